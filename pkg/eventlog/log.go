@@ -1,0 +1,383 @@
+// Package eventlog owns the runtime's event log on NATS JetStream: the one
+// source of truth every service appends its facts to and every read model is
+// projected from (DESIGN §1, §3, §4).
+//
+// It provides idempotent stream setup, appends with per-aggregate optimistic
+// concurrency and de-duplication by event id, batched async appends,
+// subscriptions from a sequence with subject filters, history reads, a
+// JetStream Object Store for large payloads, and W3C trace context carried
+// in message headers.
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/agentruntime/agentruntime/pkg/events"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+)
+
+var (
+	// ErrConflict: the aggregate changed since the caller read it (the
+	// expected last subject sequence did not hold). Reload, decide again.
+	ErrConflict = errors.New("eventlog: aggregate changed since it was read")
+	// ErrInvalid: the event or aggregate breaks an envelope rule.
+	ErrInvalid = errors.New("eventlog: invalid event")
+)
+
+// Header keys set on every appended message. Lowercase on purpose: NATS
+// header keys are case-sensitive.
+const (
+	HeaderType   = "ar-type"
+	HeaderTenant = "ar-tenant"
+)
+
+// Config of a log. Zero values take the defaults below.
+type Config struct {
+	Stream          string        // default "AGENTRUNTIME"
+	SubjectPrefix   string        // default "ar.ev"
+	Replicas        int           // default 1; 3 in production clusters
+	Storage         jetstream.StorageType
+	DuplicateWindow time.Duration // de-duplication window by event id, default 10m
+	MaxAsyncPending int           // in-flight bound of batch appends, default 512
+	ObjectBucket    string        // default "AGENTRUNTIME_OBJECTS"
+	RuntimeID       string        // stamped into events that carry none
+	Propagator      propagation.TextMapPropagator
+}
+
+func (c *Config) defaults() {
+	if c.Stream == "" {
+		c.Stream = "AGENTRUNTIME"
+	}
+	if c.SubjectPrefix == "" {
+		c.SubjectPrefix = "ar.ev"
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.DuplicateWindow == 0 {
+		c.DuplicateWindow = 10 * time.Minute
+	}
+	if c.MaxAsyncPending == 0 {
+		c.MaxAsyncPending = 512
+	}
+	if c.ObjectBucket == "" {
+		c.ObjectBucket = "AGENTRUNTIME_OBJECTS"
+	}
+	if c.RuntimeID == "" {
+		c.RuntimeID = ids.New(ids.Runtime)
+	}
+	if c.Propagator == nil {
+		c.Propagator = propagation.TraceContext{}
+	}
+}
+
+// Log is an open event log. It is safe for concurrent use.
+type Log struct {
+	cfg      Config
+	js       jetstream.JetStream
+	stream   jetstream.Stream
+	objects  jetstream.ObjectStore
+	Subjects Subjects
+}
+
+// Open ensures the stream and object bucket exist with this configuration
+// (creating or updating them, so every replica may call it at start) and
+// returns the log.
+func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
+	cfg.defaults()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(cfg.MaxAsyncPending))
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: jetstream: %w", err)
+	}
+	subjects := Subjects{Prefix: cfg.SubjectPrefix}
+	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        cfg.Stream,
+		Description: "agentruntime event log: the only truth; never expires",
+		Subjects:    []string{subjects.All()},
+		Storage:     cfg.Storage,
+		Replicas:    cfg.Replicas,
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardNew,
+		Duplicates:  cfg.DuplicateWindow,
+		AllowDirect: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: stream %s: %w", cfg.Stream, err)
+	}
+	objects, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket:      cfg.ObjectBucket,
+		Description: "agentruntime large payloads referenced by events",
+		Storage:     cfg.Storage,
+		Replicas:    cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: object bucket %s: %w", cfg.ObjectBucket, err)
+	}
+	return &Log{cfg: cfg, js: js, stream: stream, objects: objects, Subjects: subjects}, nil
+}
+
+// RuntimeID is the id stamped into events that carry none.
+func (l *Log) RuntimeID() string { return l.cfg.RuntimeID }
+
+// Expect is the optimistic concurrency precondition of an append.
+type Expect struct {
+	seq uint64
+	set bool
+}
+
+// Any appends without a precondition (facts that cannot conflict, such as
+// telemetry-like deltas).
+var Any = Expect{}
+
+// ExpectSequence requires the aggregate's last event to be at stream
+// sequence seq; 0 requires the aggregate to have no events yet.
+func ExpectSequence(seq uint64) Expect { return Expect{seq: seq, set: true} }
+
+// Appended is where one event landed.
+type Appended struct {
+	EventID  string
+	Sequence uint64
+	// Duplicate: the event id was already in the log (a retried command);
+	// Sequence is that earlier event's.
+	Duplicate bool
+}
+
+// Append writes events to one aggregate in order. The first must find the
+// aggregate at expect; each next one expects the one before it, so
+// concurrent writers to the aggregate cannot interleave. Append fills in
+// missing envelope fields (event id, timestamp, schema version, runtime,
+// tenant and session from the aggregate, trace and span ids from ctx) on the
+// events it is given.
+//
+// The events are not one atomic unit: if the connection fails between two
+// of them, a retry of the same command with the same event ids completes
+// the rest (the log drops the ones that landed as duplicates).
+func (l *Log) Append(ctx context.Context, agg Aggregate, expect Expect, evs ...*eventsv1.RuntimeEvent) ([]Appended, error) {
+	if err := agg.validate(); err != nil {
+		return nil, err
+	}
+	subject := l.Subjects.Aggregate(agg)
+	out := make([]Appended, 0, len(evs))
+	for _, ev := range evs {
+		msg, err := l.message(ctx, agg, subject, ev)
+		if err != nil {
+			return out, err
+		}
+		opts := []jetstream.PublishOpt{jetstream.WithMsgID(ev.GetEventId())}
+		if expect.set {
+			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(expect.seq))
+		}
+		ack, err := l.js.PublishMsg(ctx, msg, opts...)
+		if err != nil {
+			a, err := l.recoverDuplicate(ctx, agg, expect, ev.GetEventId(), publishError(agg, err))
+			if err != nil {
+				return out, err
+			}
+			out = append(out, a)
+			expect = ExpectSequence(a.Sequence)
+			continue
+		}
+		out = append(out, Appended{EventID: ev.GetEventId(), Sequence: ack.Sequence, Duplicate: ack.Duplicate})
+		expect = ExpectSequence(ack.Sequence)
+	}
+	return out, nil
+}
+
+// Entry is one event of a batch append.
+type Entry struct {
+	Aggregate Aggregate
+	Expect    Expect
+	Event     *eventsv1.RuntimeEvent
+}
+
+// Result of one entry of a batch.
+type Result struct {
+	Appended
+	Err error
+}
+
+// AppendBatch publishes entries asynchronously, with at most
+// Config.MaxAsyncPending acknowledgements in flight, and waits for all of
+// them. Results are in entry order; a failed entry does not stop the rest.
+// Use it for throughput (imports, replays, bulk deltas); entries of one
+// aggregate must not depend on each other's sequences.
+func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Result, error) {
+	results := make([]Result, len(entries))
+	futures := make([]jetstream.PubAckFuture, len(entries))
+	for i, e := range entries {
+		if err := e.Aggregate.validate(); err != nil {
+			results[i].Err = err
+			continue
+		}
+		msg, err := l.message(ctx, e.Aggregate, l.Subjects.Aggregate(e.Aggregate), e.Event)
+		if err != nil {
+			results[i].Err = err
+			continue
+		}
+		results[i].EventID = e.Event.GetEventId()
+		opts := []jetstream.PublishOpt{jetstream.WithMsgID(e.Event.GetEventId())}
+		if e.Expect.set {
+			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(e.Expect.seq))
+		}
+		// PublishMsgAsync blocks while MaxAsyncPending acks are outstanding,
+		// which bounds memory however large the batch.
+		f, err := l.js.PublishMsgAsync(msg, opts...)
+		if err != nil {
+			results[i].Err = publishError(e.Aggregate, err)
+			continue
+		}
+		futures[i] = f
+	}
+	for i, f := range futures {
+		if f == nil {
+			continue
+		}
+		select {
+		case ack := <-f.Ok():
+			results[i].Sequence, results[i].Duplicate = ack.Sequence, ack.Duplicate
+		case err := <-f.Err():
+			e := entries[i]
+			a, err := l.recoverDuplicate(ctx, e.Aggregate, e.Expect, e.Event.GetEventId(), publishError(e.Aggregate, err))
+			results[i] = Result{Appended: a, Err: err}
+		case <-ctx.Done():
+			return results, ctx.Err()
+		}
+	}
+	return results, nil
+}
+
+// LastSequence returns the stream sequence of an aggregate's last event, or
+// 0 when it has none: the value to pass to ExpectSequence for a blind write.
+func (l *Log) LastSequence(ctx context.Context, agg Aggregate) (uint64, error) {
+	if err := agg.validate(); err != nil {
+		return 0, err
+	}
+	msg, err := l.stream.GetLastMsgForSubject(ctx, l.Subjects.Aggregate(agg))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("eventlog: last sequence of %s: %w", agg, err)
+	}
+	return msg.Sequence, nil
+}
+
+// Head is the stream's last sequence: everything appended so far.
+func (l *Log) Head(ctx context.Context) (uint64, error) {
+	info, err := l.stream.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("eventlog: stream info: %w", err)
+	}
+	return info.State.LastSeq, nil
+}
+
+func (l *Log) message(ctx context.Context, agg Aggregate, subject string, ev *eventsv1.RuntimeEvent) (*nats.Msg, error) {
+	if ev == nil {
+		return nil, fmt.Errorf("%w: nil event", ErrInvalid)
+	}
+	if err := l.stamp(ctx, agg, ev); err != nil {
+		return nil, err
+	}
+	data, err := proto.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("%w: marshal: %v", ErrInvalid, err)
+	}
+	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	msg.Header[HeaderType] = []string{ev.GetType()}
+	msg.Header[HeaderTenant] = []string{ev.GetTenantId()}
+	l.cfg.Propagator.Inject(ctx, headerCarrier(msg.Header))
+	return msg, nil
+}
+
+func (l *Log) stamp(ctx context.Context, agg Aggregate, ev *eventsv1.RuntimeEvent) error {
+	if ev.EventId == "" {
+		ev.EventId = ids.New(ids.Event)
+	}
+	if ev.Timestamp == nil {
+		ev.Timestamp = timestamppb.Now()
+	}
+	if ev.SchemaVersion == "" {
+		ev.SchemaVersion = events.SchemaVersion
+	}
+	if ev.RuntimeId == "" {
+		ev.RuntimeId = l.cfg.RuntimeID
+	}
+	switch ev.TenantId {
+	case "":
+		ev.TenantId = agg.Tenant
+	case agg.Tenant:
+	default:
+		return fmt.Errorf("%w: event tenant %q differs from its aggregate's %q", ErrInvalid, ev.TenantId, agg.Tenant)
+	}
+	if agg.Session != NoSession {
+		switch ev.SessionId {
+		case "":
+			ev.SessionId = agg.Session
+		case agg.Session:
+		default:
+			return fmt.Errorf("%w: event session %q differs from its aggregate's %q", ErrInvalid, ev.SessionId, agg.Session)
+		}
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && ev.TraceId == "" {
+		ev.TraceId, ev.SpanId = sc.TraceID().String(), sc.SpanID().String()
+	}
+	// The sequence is the log's to assign; a stale one must not be stored.
+	ev.Sequence = 0
+	if err := events.Validate(ev); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return nil
+}
+
+// recoverDuplicate tells a retried append from a real conflict. JetStream
+// checks the expected sequence before de-duplicating, so a retry whose
+// first attempt landed fails its (now stale) expectation. If the event id is
+// among the aggregate's events after the expected sequence, the append had
+// already happened: report that event as a duplicate. Conflicts are rare, so
+// the scan costs nothing on the hot path, and unlike the de-duplication
+// window it never forgets.
+func (l *Log) recoverDuplicate(ctx context.Context, agg Aggregate, expect Expect, eventID string, err error) (Appended, error) {
+	if !expect.set || !errors.Is(err, ErrConflict) {
+		return Appended{}, err
+	}
+	found := Appended{}
+	_, scanErr := l.Read(ctx, []string{l.Subjects.Aggregate(agg)}, FromSequence(expect.seq+1), func(r *Record) error {
+		if r.Event.GetEventId() == eventID {
+			found = Appended{EventID: eventID, Sequence: r.Event.Sequence, Duplicate: true}
+			return errStopRead
+		}
+		return nil
+	})
+	if scanErr != nil && !errors.Is(scanErr, errStopRead) {
+		return Appended{}, errors.Join(err, scanErr)
+	}
+	if found.Sequence == 0 {
+		return Appended{}, err
+	}
+	return found, nil
+}
+
+var errStopRead = errors.New("stop read")
+
+func publishError(agg Aggregate, err error) error {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		// 10071 on a single replica, 10164 on replicated streams: one conflict.
+		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant:
+			return fmt.Errorf("%w: %s: %s", ErrConflict, agg, apiErr.Description)
+		}
+	}
+	return fmt.Errorf("eventlog: append to %s: %w", agg, err)
+}

@@ -1,0 +1,161 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+)
+
+// Record is one event read from the log.
+type Record struct {
+	// Event carries its stream sequence in Event.Sequence.
+	Event   *eventsv1.RuntimeEvent
+	Subject string
+	Header  nats.Header
+}
+
+// TraceContext returns ctx joined to the trace the event was appended in.
+func (l *Log) TraceContext(ctx context.Context, r *Record) context.Context {
+	return l.cfg.Propagator.Extract(ctx, headerCarrier(r.Header))
+}
+
+func decode(msg jetstream.Msg) (*Record, error) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: message metadata: %w", err)
+	}
+	ev := &eventsv1.RuntimeEvent{}
+	if err := proto.Unmarshal(msg.Data(), ev); err != nil {
+		return nil, fmt.Errorf("eventlog: decode event at %d: %w", meta.Sequence.Stream, err)
+	}
+	ev.Sequence = meta.Sequence.Stream
+	return &Record{Event: ev, Subject: msg.Subject(), Header: msg.Headers()}, nil
+}
+
+// From is where a subscription or read starts.
+type From struct {
+	sequence uint64
+	new      bool
+}
+
+// FromStart reads the whole matching history.
+var FromStart = From{}
+
+// FromNew skips history: only events appended after the subscription.
+var FromNew = From{new: true}
+
+// FromSequence starts at stream sequence seq (inclusive). To resume after
+// the last event seen, pass its sequence + 1.
+func FromSequence(seq uint64) From { return From{sequence: seq} }
+
+func (f From) deliver() (jetstream.DeliverPolicy, uint64) {
+	switch {
+	case f.new:
+		return jetstream.DeliverNewPolicy, 0
+	case f.sequence > 1:
+		return jetstream.DeliverByStartSequencePolicy, f.sequence
+	default:
+		return jetstream.DeliverAllPolicy, 0
+	}
+}
+
+// Subscription is a live, ordered view of the log for streaming to clients:
+// an ordered consumer, which recovers from gaps and reconnects by itself.
+type Subscription struct {
+	it jetstream.MessagesContext
+}
+
+// Subscribe follows the events matching filters (subjects from
+// Log.Subjects; none means the whole log) from a starting point.
+func (l *Log) Subscribe(ctx context.Context, filters []string, from From) (*Subscription, error) {
+	policy, start := from.deliver()
+	cons, err := l.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: filters,
+		DeliverPolicy:  policy,
+		OptStartSeq:    start,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: subscribe: %w", err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: subscribe: %w", err)
+	}
+	return &Subscription{it: it}, nil
+}
+
+// Next blocks until the next event or until ctx ends.
+func (s *Subscription) Next(ctx context.Context) (*Record, error) {
+	msg, err := s.it.Next(jetstream.NextContext(ctx))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("eventlog: next: %w", err)
+	}
+	return decode(msg)
+}
+
+// Stop ends the subscription.
+func (s *Subscription) Stop() { s.it.Stop() }
+
+// Read calls fn for every event matching filters that is in the log when
+// Read starts, in stream order, and returns the sequence of the last one
+// (0 if none). Projections rebuild and aggregates load with it. fn's error
+// stops the read and is returned.
+func (l *Log) Read(ctx context.Context, filters []string, from From, fn func(*Record) error) (uint64, error) {
+	policy, start := from.deliver()
+	if from.new {
+		return 0, errors.New("eventlog: Read needs history; FromNew has none")
+	}
+	// An ephemeral pull consumer without acks: it reports how many messages
+	// match at creation, which is exactly where "history" ends, and delivers
+	// them in stream order.
+	cons, err := l.stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		FilterSubjects:    filters,
+		DeliverPolicy:     policy,
+		OptStartSeq:       start,
+		AckPolicy:         jetstream.AckNonePolicy,
+		InactiveThreshold: time.Minute,
+		MemoryStorage:     true,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("eventlog: read: %w", err)
+	}
+	defer func() {
+		// Best effort: the inactive threshold removes it anyway.
+		_ = l.stream.DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name)
+	}()
+	// Every requested message exists already, so each fetch fills at once.
+	pending := cons.CachedInfo().NumPending
+	var last uint64
+	for pending > 0 {
+		batch := min(pending, 1024)
+		msgs, err := cons.Fetch(int(batch), jetstream.FetchContext(ctx))
+		if err != nil {
+			return last, fmt.Errorf("eventlog: read: %w", err)
+		}
+		for msg := range msgs.Messages() {
+			pending--
+			rec, err := decode(msg)
+			if err != nil {
+				return last, err
+			}
+			if err := fn(rec); err != nil {
+				return last, err
+			}
+			last = rec.Event.Sequence
+		}
+		if err := msgs.Error(); err != nil {
+			return last, fmt.Errorf("eventlog: read: %w", err)
+		}
+	}
+	return last, nil
+}
