@@ -1,0 +1,186 @@
+// Package server owns the gRPC server every agentruntime service runs on:
+// health and reflection, OpenTelemetry tracing and metrics through the gRPC
+// stats handler, and one interceptor chain that recovers panics, logs each
+// call, authenticates the caller and validates the request against its
+// protovalidate rules before a handler sees it (DESIGN.md §3, §8, §10).
+// Services only register their implementations and call MarkServing.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"buf.build/go/protovalidate"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc/filters"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/telemetry"
+)
+
+const defaultShutdownTimeout = 10 * time.Second
+
+// Config configures a Server. Only Authenticator is required.
+type Config struct {
+	Listen         string               // address for Listen, e.g. "127.0.0.1:7070"
+	Logger         *slog.Logger         // nil discards logs
+	TracerProvider trace.TracerProvider // nil records no spans; never the global
+	MeterProvider  metric.MeterProvider // nil records no metrics; never the global
+	// Propagator reads trace context from incoming metadata; nil means
+	// telemetry.Propagator() (W3C Trace Context + Baggage).
+	Propagator    propagation.TextMapPropagator
+	Authenticator auth.Authenticator // required; auth.Anonymous for dev mode
+	// ShutdownTimeout bounds GracefulStop; streams still open after it are
+	// cut by Stop. Default 10s.
+	ShutdownTimeout time.Duration
+	// GRPCOptions are appended to the kit's own server options (keepalive,
+	// message size limits, ...). They must not add interceptors or stats
+	// handlers that bypass the kit's chain.
+	GRPCOptions []grpc.ServerOption
+}
+
+// Server is a gRPC server with the kit's cross-cutting behaviour installed.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	grpc      *grpc.Server
+	health    *health.Server
+	validator protovalidate.Validator
+	authn     auth.Authenticator
+}
+
+// New builds a Server. Register services on GRPC(), then MarkServing and
+// Serve.
+func New(cfg Config) (*Server, error) {
+	if cfg.Authenticator == nil {
+		return nil, errors.New("server: Authenticator is required (use auth.Anonymous for single-user dev mode)")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider = tracenoop.NewTracerProvider()
+	}
+	if cfg.MeterProvider == nil {
+		cfg.MeterProvider = metricnoop.NewMeterProvider()
+	}
+	if cfg.Propagator == nil {
+		cfg.Propagator = telemetry.Propagator()
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = defaultShutdownTimeout
+	}
+	// One validator for the server's lifetime: it caches the compiled rules
+	// of every message type it has seen.
+	validator, err := protovalidate.New()
+	if err != nil {
+		return nil, fmt.Errorf("server: protovalidate: %w", err)
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		health:    health.NewServer(),
+		validator: validator,
+		authn:     cfg.Authenticator,
+	}
+	opts := []grpc.ServerOption{
+		grpc.StatsHandler(otelgrpc.NewServerHandler(
+			otelgrpc.WithTracerProvider(cfg.TracerProvider),
+			otelgrpc.WithMeterProvider(cfg.MeterProvider),
+			otelgrpc.WithPropagators(cfg.Propagator),
+			// Probes arrive every few seconds and would drown real traces.
+			otelgrpc.WithFilter(filters.Not(filters.HealthCheck())),
+		)),
+		grpc.ChainUnaryInterceptor(s.recoverUnary, s.logUnary, s.authUnary, s.validateUnary),
+		grpc.ChainStreamInterceptor(s.recoverStream, s.logStream, s.authStream, s.validateStream),
+	}
+	s.grpc = grpc.NewServer(append(opts, cfg.GRPCOptions...)...)
+
+	// Not serving until the service says it is ready: a readiness probe
+	// must not send traffic to a process still replaying its projections.
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	return s, nil
+}
+
+// GRPC returns the underlying server to register services on. Register
+// before Serve.
+func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+// MarkServing reports the named services (full names such as
+// "agentruntime.control.v1.ControlService") and the server as a whole ("")
+// as SERVING. After shutdown has begun it has no effect.
+func (s *Server) MarkServing(names ...string) {
+	for _, name := range names {
+		s.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+}
+
+// Listen opens a TCP listener on Config.Listen.
+func (s *Server) Listen() (net.Listener, error) {
+	if s.cfg.Listen == "" {
+		return nil, errors.New("server: Config.Listen is empty")
+	}
+	lis, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("server: listen on %s: %w", s.cfg.Listen, err)
+	}
+	return lis, nil
+}
+
+// Serve accepts connections on lis until ctx is done, then shuts down:
+// every health status turns NOT_SERVING (so probes and clients watching
+// health move away), in-flight calls get up to ShutdownTimeout to finish,
+// and whatever is still open after that is cut. It returns nil after a
+// shutdown caused by ctx, or the error that stopped serving.
+func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
+	served := make(chan error, 1)
+	go func() { served <- s.grpc.Serve(lis) }()
+
+	select {
+	case err := <-served:
+		s.health.Shutdown()
+		if err != nil {
+			return fmt.Errorf("server: serve: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+	}
+
+	s.log.Info("grpc server shutting down", "addr", lis.Addr().String(), "timeout", s.cfg.ShutdownTimeout)
+	s.health.Shutdown()
+	stopped := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(stopped)
+	}()
+	timer := time.NewTimer(s.cfg.ShutdownTimeout)
+	defer timer.Stop()
+	select {
+	case <-stopped:
+	case <-timer.C:
+		// Long-lived streams (event subscriptions, health watches) never end
+		// on their own; their clients resume from their last cursor.
+		s.log.Warn("graceful stop timed out; closing remaining calls", "timeout", s.cfg.ShutdownTimeout)
+		s.grpc.Stop()
+		<-stopped
+	}
+	<-served // Serve returns nil once GracefulStop or Stop has run.
+	s.log.Info("grpc server stopped")
+	return nil
+}
