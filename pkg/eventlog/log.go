@@ -44,9 +44,9 @@ const (
 
 // Config of a log. Zero values take the defaults below.
 type Config struct {
-	Stream          string        // default "AGENTRUNTIME"
-	SubjectPrefix   string        // default "ar.ev"
-	Replicas        int           // default 1; 3 in production clusters
+	Stream          string // default "AGENTRUNTIME"
+	SubjectPrefix   string // default "ar.ev"
+	Replicas        int    // default 1; 3 in production clusters
 	Storage         jetstream.StorageType
 	DuplicateWindow time.Duration // de-duplication window by event id, default 10m
 	MaxAsyncPending int           // in-flight bound of batch appends, default 512
@@ -293,7 +293,7 @@ func (l *Log) message(ctx context.Context, agg Aggregate, subject string, ev *ev
 	if err != nil {
 		return nil, fmt.Errorf("%w: marshal: %v", ErrInvalid, err)
 	}
-	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	msg := &nats.Msg{Subject: subject, Data: data, Header: make(nats.Header, 4)}
 	msg.Header[HeaderType] = []string{ev.GetType()}
 	msg.Header[HeaderTenant] = []string{ev.GetTenantId()}
 	l.cfg.Propagator.Inject(ctx, headerCarrier(msg.Header))

@@ -89,7 +89,7 @@ func Validate(ev *eventsv1.RuntimeEvent) error {
 			}
 		}
 	}
-	if f := ev.ProtoReflect().WhichOneof(payloadOneof); f != nil && string(f.Name()) != PayloadField(class.Type) {
+	if f := ev.ProtoReflect().WhichOneof(payloadOneof); f != nil && string(f.Name()) != class.PayloadField {
 		return &Invalid{Field: "payload", Reason: fmt.Sprintf("%s payload on a %s event", f.Name(), class.Type)}
 	}
 	return nil

@@ -46,6 +46,8 @@ type Class struct {
 	Type     string
 	Owner    Owner
 	Requires []Scope
+	// PayloadField names the envelope's payload field for this class.
+	PayloadField string
 }
 
 // classes is every event class of the spec: the standard classes, every
@@ -135,7 +137,7 @@ func buildClasses(byOwner map[Owner][]string) map[string]Class {
 			if _, dup := out[typ]; dup {
 				panic("events: class registered twice: " + typ)
 			}
-			out[typ] = Class{Type: typ, Owner: owner, Requires: requiredScopes(typ)}
+			out[typ] = Class{Type: typ, Owner: owner, Requires: requiredScopes(typ), PayloadField: PayloadField(typ)}
 		}
 	}
 	return out

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/natsembed"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/all"
+)
+
+// DevTenant is the tenant of calls without credentials in dev mode without
+// an auth config.
+const DevTenant = "dev"
+
+func defaultDataDir() string {
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".agentruntime", "dev")
+	}
+	return ".agentruntime"
+}
+
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agentruntime dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		c       common
+		dataDir string
+		tenant  string
+	)
+	c.register(fs, net.JoinHostPort("127.0.0.1", DefaultPort))
+	fs.StringVar(&dataDir, "data-dir", defaultDataDir(), "where the embedded JetStream keeps the event log")
+	fs.StringVar(&tenant, "tenant", DevTenant, "tenant of calls without credentials when --auth is not set")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+
+	authn, authDesc, err := devAuthenticator(c.authFile, tenant)
+	if err != nil {
+		return err
+	}
+	dev, err := openDev(ctx, dataDir)
+	if err != nil {
+		return err
+	}
+	defer dev.close()
+
+	rt, err := newRuntime(ctx, c, all.Names, authn, dev.log, projection.NewMemory(), stderr)
+	if err != nil {
+		return err
+	}
+	return rt.serve(ctx, func(addr string) {
+		fmt.Fprintf(stdout, `agentruntime dev (version %s)
+  listening  %s  (gRPC: %s; grpc.health.v1; reflection)
+  data dir   %s
+  tenant     %s
+  auth       %s
+  nats       embedded JetStream, in-process connection (no port)
+Ctrl-C stops it; the event log stays in the data dir.
+`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc)
+	})
+}
+
+func devAuthenticator(authFile, tenant string) (auth.Authenticator, string, error) {
+	if authFile == "" {
+		if err := auth.ValidateTenant(tenant); err != nil {
+			return nil, "", fmt.Errorf("--tenant: %w", err)
+		}
+		return auth.Anonymous(tenant), "off", nil
+	}
+	authn, err := loadAuth(authFile)
+	if err != nil {
+		return nil, "", err
+	}
+	return authn, "on (" + authFile + ")", nil
+}
+
+func loadAuth(path string) (auth.Authenticator, error) {
+	cfg, err := auth.LoadConfig(path)
+	if err != nil {
+		return nil, fmt.Errorf("--auth: %w", err)
+	}
+	authn, err := auth.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("--auth: %w", err)
+	}
+	return authn, nil
+}
+
+func tenantLine(authDesc, tenant string) string {
+	if authDesc == "off" {
+		return tenant + " (calls without credentials act for it)"
+	}
+	return "from each call's credentials"
+}
+
+// devStore is the embedded JetStream of dev mode with the event log open on
+// it, holding the data dir's lock.
+type devStore struct {
+	dataDir string
+	lock    *os.File
+	nats    *natsembed.Server
+	conn    *nats.Conn
+	log     *eventlog.Log
+}
+
+// openDev locks the data dir (two processes on one JetStream store would
+// corrupt it), starts the embedded server without a TCP port and opens the
+// log. JetStream writes each message to its file before acknowledging it,
+// so an append that returned survives kill -9 of the process.
+func openDev(ctx context.Context, dataDir string) (_ *devStore, err error) {
+	dataDir, err = filepath.Abs(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	d := &devStore{dataDir: dataDir}
+	defer func() {
+		if err != nil {
+			d.close()
+		}
+	}()
+	if d.lock, err = lockDir(dataDir); err != nil {
+		return nil, err
+	}
+	if d.nats, err = natsembed.Start(natsembed.Config{StoreDir: filepath.Join(dataDir, "jetstream")}); err != nil {
+		return nil, err
+	}
+	if d.conn, err = d.nats.Connect(); err != nil {
+		return nil, fmt.Errorf("connect embedded NATS: %w", err)
+	}
+	if d.log, err = eventlog.Open(ctx, d.conn, eventlog.Config{}); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *devStore) close() {
+	if d.conn != nil {
+		_ = d.conn.Drain()
+	}
+	if d.nats != nil {
+		d.nats.Shutdown()
+	}
+	if d.lock != nil {
+		_ = d.lock.Close()
+	}
+}
+
+// lockDir takes an exclusive advisory lock on dir/LOCK; the kernel drops it
+// when the process dies, even by kill -9.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("data dir lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("data dir %s is in use by another agentruntime dev (choose another --data-dir)", dir)
+		}
+		return nil, fmt.Errorf("data dir lock: %w", err)
+	}
+	return f, nil
+}

@@ -1,0 +1,65 @@
+// Command agentruntime runs the Agent Runtime: `agentruntime dev` runs all
+// five services in one process on one machine; `agentruntime serve <name>`
+// runs one service against a NATS JetStream cluster and Redis (the
+// Kubernetes shape).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `agentruntime: the Agent Runtime execution service
+
+Usage:
+  agentruntime dev [flags]            all five services, embedded JetStream, one process
+  agentruntime serve <service> [flags] one service against NATS JetStream and Redis
+                                      (service: control, tasks, routing, permission, evidence)
+  agentruntime version
+
+Run "agentruntime <command> -h" for the flags of a command. Every flag can
+also be set by an AR_* environment variable (--data-dir <- AR_DATA_DIR).
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "dev":
+		err = runDev(ctx, args[1:], stdout, stderr)
+	case "serve":
+		err = runServe(ctx, args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "agentruntime", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "agentruntime: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		if err == errUsage {
+			return 2
+		}
+		fmt.Fprintln(stderr, "agentruntime:", err)
+		return 1
+	}
+	return 0
+}

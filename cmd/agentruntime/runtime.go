@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/config"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/server"
+	"github.com/agentruntime/agentruntime/pkg/telemetry"
+	"github.com/agentruntime/agentruntime/services/all"
+	"github.com/agentruntime/agentruntime/services/kit"
+)
+
+// errUsage: the flag package has already printed what is wrong.
+var errUsage = errors.New("usage")
+
+// DefaultPort is where `agentruntime dev` listens unless told otherwise.
+const DefaultPort = "7070"
+
+// common are the flags every command that runs services shares.
+type common struct {
+	listen          string
+	authFile        string
+	logLevel        slog.Level
+	otlpEndpoint    string
+	otlpInsecure    bool
+	runtimeID       string
+	shutdownTimeout time.Duration
+}
+
+func (c *common) register(fs *flag.FlagSet, defaultListen string) {
+	fs.StringVar(&c.listen, "listen", defaultListen, "gRPC listen address (host:port; port 0 picks a free one)")
+	fs.StringVar(&c.authFile, "auth", "", "auth config file (API keys, JWT); see docs/configuration.md")
+	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
+	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", "", "OTLP/gRPC collector for traces (host:port); empty exports nothing")
+	fs.BoolVar(&c.otlpInsecure, "otlp-insecure", false, "talk to the OTLP collector without TLS")
+	fs.StringVar(&c.runtimeID, "runtime-id", "", "runtime_id stamped into events (default: a new id per process)")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "bound on graceful shutdown")
+}
+
+// parseFlags applies AR_* environment defaults, then the command line. The
+// flag package prints its own errors and usage, so those come back as
+// errUsage; environment errors come back as they are.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := config.EnvDefault(fs); err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "unexpected arguments: %v\n", fs.Args())
+		return errUsage
+	}
+	return nil
+}
+
+// runtime is the running composition: telemetry, services and the gRPC
+// server around an open event log and projection store.
+type runtime struct {
+	server   *server.Server
+	services []kit.Service
+	tel      *telemetry.Providers
+	logger   *slog.Logger
+}
+
+func newRuntime(ctx context.Context, c common, names []string, authn auth.Authenticator, log *eventlog.Log, store projection.Store, stderr io.Writer) (*runtime, error) {
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel}))
+	tel, err := telemetry.Setup(ctx, telemetry.Config{
+		ServiceName:    "agentruntime",
+		ServiceVersion: version,
+		OTLPEndpoint:   c.otlpEndpoint,
+		Insecure:       c.otlpInsecure,
+	})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.New(server.Config{
+		Listen:          c.listen,
+		Logger:          logger,
+		TracerProvider:  tel.TracerProvider,
+		MeterProvider:   tel.MeterProvider,
+		Authenticator:   authn,
+		ShutdownTimeout: c.shutdownTimeout,
+	})
+	if err != nil {
+		_ = tel.Shutdown(ctx)
+		return nil, err
+	}
+	deps := kit.Deps{Log: log, Store: store, Logger: logger, TracerProvider: tel.TracerProvider}
+	rt := &runtime{server: srv, tel: tel, logger: logger}
+	for _, name := range names {
+		svc, err := all.New(name, deps)
+		if err != nil {
+			_ = tel.Shutdown(ctx)
+			return nil, err
+		}
+		svc.Register(srv.GRPC())
+		rt.services = append(rt.services, svc)
+	}
+	return rt, nil
+}
+
+// serve listens, reports the address through ready, marks every service
+// SERVING and blocks until ctx ends; then health turns NOT_SERVING and the
+// server stops gracefully.
+func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
+	defer func() {
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = rt.tel.Shutdown(shutdownCtx)
+	}()
+	lis, err := rt.server.Listen()
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	names := make([]string, 0, len(rt.services))
+	for _, s := range rt.services {
+		names = append(names, s.HealthName())
+	}
+	rt.server.MarkServing(names...)
+	ready(lis.Addr().String())
+	return rt.server.Serve(ctx, lis)
+}

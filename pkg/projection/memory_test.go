@@ -1,0 +1,14 @@
+package projection_test
+
+import (
+	"testing"
+
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projection/projectiontest"
+)
+
+func TestMemory(t *testing.T) {
+	projectiontest.Run(t, func(t *testing.T) projection.Store {
+		return projection.NewMemory()
+	})
+}
