@@ -57,7 +57,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer dev.close()
 
-	rt, err := newRuntime(ctx, c, all.Names, authn, dev.log, projection.NewMemory(), stderr)
+	// Each service gets its own in-process store, rebuilt from the log at
+	// start by its projectors.
+	be := backend{log: dev.log, storeFor: func(string) projection.Store { return projection.NewMemory() }}
+	rt, err := newRuntime(ctx, c, all.Names, authn, be, stderr)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/config"
@@ -72,7 +75,15 @@ type runtime struct {
 	logger   *slog.Logger
 }
 
-func newRuntime(ctx context.Context, c common, names []string, authn auth.Authenticator, log *eventlog.Log, store projection.Store, stderr io.Writer) (*runtime, error) {
+// backend is what the services run on: the log, a projection store per
+// service, and Redis in a deployment.
+type backend struct {
+	log      *eventlog.Log
+	storeFor func(service string) projection.Store
+	redis    redis.UniversalClient
+}
+
+func newRuntime(ctx context.Context, c common, names []string, authn auth.Authenticator, be backend, stderr io.Writer) (*runtime, error) {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel}))
 	tel, err := telemetry.Setup(ctx, telemetry.Config{
 		ServiceName:    "agentruntime",
@@ -95,9 +106,15 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 		_ = tel.Shutdown(ctx)
 		return nil, err
 	}
-	deps := kit.Deps{Log: log, Store: store, Logger: logger, TracerProvider: tel.TracerProvider}
 	rt := &runtime{server: srv, tel: tel, logger: logger}
 	for _, name := range names {
+		deps := kit.Deps{
+			Log:            be.log,
+			Store:          be.storeFor(name),
+			Redis:          be.redis,
+			Logger:         logger.With("service", name),
+			TracerProvider: tel.TracerProvider,
+		}
 		svc, err := all.New(name, deps)
 		if err != nil {
 			_ = tel.Shutdown(ctx)
@@ -122,11 +139,35 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	// Background work (projectors) runs until the server stops; a runner
+	// that fails stops the process rather than serve stale read models.
+	ctx, cancel := context.WithCancelCause(ctx)
+	var runners sync.WaitGroup
+	defer runners.Wait()
+	defer cancel(nil)
+	for _, s := range rt.services {
+		if r, ok := s.(kit.Runner); ok {
+			runners.Add(1)
+			go func() {
+				defer runners.Done()
+				if err := r.Run(ctx); err != nil && ctx.Err() == nil {
+					rt.logger.Error("service background work failed; stopping", "service", s.Name(), "error", err)
+					cancel(fmt.Errorf("%s: %w", s.Name(), err))
+				}
+			}()
+		}
+	}
 	names := make([]string, 0, len(rt.services))
 	for _, s := range rt.services {
 		names = append(names, s.HealthName())
 	}
 	rt.server.MarkServing(names...)
 	ready(lis.Addr().String())
-	return rt.server.Serve(ctx, lis)
+	if err := rt.server.Serve(ctx, lis); err != nil {
+		return err
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return nil
 }

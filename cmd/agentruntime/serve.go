@@ -80,9 +80,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := rdb.Ping(pingCtx).Err(); err != nil {
 		return fmt.Errorf("connect Redis %s: %w", opts.Addr, err)
 	}
-	store := projection.NewRedis(rdb, "agentruntime:"+name)
-
-	rt, err := newRuntime(ctx, c, []string{name}, authn, log, store, stderr)
+	be := backend{
+		log:      log,
+		storeFor: func(service string) projection.Store { return projection.NewRedis(rdb, "agentruntime:"+service) },
+		redis:    rdb,
+	}
+	rt, err := newRuntime(ctx, c, []string{name}, authn, be, stderr)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,10 @@
 package kit
 
 import (
+	"context"
 	"log/slog"
 
+	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
@@ -14,10 +16,16 @@ import (
 )
 
 // Deps are a service's dependencies: the event log it appends to and reads
-// from, the projection store its read models live in, and telemetry.
+// from, the projection store its read models live in (its own: no other
+// service shares it), and telemetry.
 type Deps struct {
-	Log            *eventlog.Log
-	Store          projection.Store
+	Log   *eventlog.Log
+	Store projection.Store
+	// Redis is set in a deployment (`serve`) for what Redis is best at
+	// beyond projections: counters, leases with TTLs. Nil in dev mode,
+	// where services use their in-process equivalents. Keys must start with
+	// "agentruntime:<service>:".
+	Redis          redis.UniversalClient
 	Logger         *slog.Logger
 	TracerProvider trace.TracerProvider
 }
@@ -31,4 +39,11 @@ type Service interface {
 	HealthName() string
 	// Register adds the service's gRPC API to a server.
 	Register(*grpc.Server)
+}
+
+// Runner is a service with background work (projectors, timers): the binary
+// calls Run once after registering it and cancels ctx on shutdown. Run
+// returns only when ctx ends or on a failure that should stop the process.
+type Runner interface {
+	Run(ctx context.Context) error
 }

@@ -1,0 +1,87 @@
+package projector_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
+)
+
+// seen appends every event's code to one document: a double application
+// or a skipped event shows in the document.
+type seen struct{ filters []string }
+
+func (seen) Name() string        { return "test.seen" }
+func (s seen) Filters() []string { return s.filters }
+func (seen) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+	cur, err := store.Get(ctx, "seen")
+	if err != nil && err != projection.ErrNotFound {
+		return projection.Batch{}, err
+	}
+	next := string(cur) + rec.Event.GetRuntimeWarning().GetCode() + ","
+	return projection.Batch{Puts: []projection.KV{{Key: "seen", Value: []byte(next)}}}, nil
+}
+
+func TestProjectorResumesFromItsCheckpoint(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := eventlog.Aggregate{Tenant: "acme", Session: "sess_1", Kind: "session", ID: "sess_1"}
+	other := eventlog.Aggregate{Tenant: "acme", Session: "sess_2", Kind: "session", ID: "sess_2"}
+	appendN := func(from, to int) {
+		for i := from; i < to; i++ {
+			for _, a := range []eventlog.Aggregate{mine, other} {
+				ev := &eventsv1.RuntimeEvent{Type: "runtime.warning", Payload: &eventsv1.RuntimeEvent_RuntimeWarning{
+					RuntimeWarning: &eventsv1.RuntimeWarning{Code: a.ID + "-" + strconv.Itoa(i)}}}
+				if _, err := log.Append(ctx, a, eventlog.Any, ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	store := projection.NewMemory()
+	p := seen{filters: []string{log.Subjects.Session("acme", "sess_1")}}
+	run := func() (stop func()) {
+		rctx, rcancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { _ = projector.Run(rctx, log, store, p, nil); close(done) }()
+		return func() { rcancel(); <-done }
+	}
+
+	appendN(0, 5)
+	stop := run()
+	head, _ := log.Head(ctx)
+	// The last matching event is one before the head (other's comes last).
+	if _, err := projector.WaitFor(ctx, store, p.Name(), head-1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	appendN(5, 10)
+	stop = run()
+	defer stop()
+	head, _ = log.Head(ctx)
+	if _, err := projector.WaitFor(ctx, store, p.Name(), head-1, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := store.Get(ctx, "seen")
+	want := ""
+	for i := 0; i < 10; i++ {
+		want += "sess_1-" + strconv.Itoa(i) + ","
+	}
+	if string(got) != want {
+		t.Fatalf("projected %q\nwant      %q", got, want)
+	}
+	// WaitFor beyond the head gives up with ErrBehind.
+	if _, err := projector.WaitFor(ctx, store, p.Name(), head+100, 20*time.Millisecond); err == nil {
+		t.Fatal("WaitFor past the head returned without error")
+	}
+}
