@@ -329,11 +329,12 @@ type isRuntimeEvent_Payload interface {
 }
 
 type RuntimeEvent_RuntimeWarning struct {
+	// control: 100-399
 	RuntimeWarning *RuntimeWarning `protobuf:"bytes,100,opt,name=runtime_warning,json=runtimeWarning,proto3,oneof"`
 }
 
 type RuntimeEvent_RuntimeError struct {
-	RuntimeError *RuntimeError `protobuf:"bytes,101,opt,name=runtime_error,json=runtimeError,proto3,oneof"`
+	RuntimeError *RuntimeError `protobuf:"bytes,101,opt,name=runtime_error,json=runtimeError,proto3,oneof"` // end control
 }
 
 func (*RuntimeEvent_RuntimeWarning) isRuntimeEvent_Payload() {}
