@@ -75,6 +75,8 @@ type RuntimeEvent struct {
 	//
 	//	*RuntimeEvent_RuntimeWarning
 	//	*RuntimeEvent_RuntimeError
+	//	*RuntimeEvent_ActionRequired
+	//	*RuntimeEvent_ActionResolved
 	Payload       isRuntimeEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -324,6 +326,24 @@ func (x *RuntimeEvent) GetRuntimeError() *RuntimeError {
 	return nil
 }
 
+func (x *RuntimeEvent) GetActionRequired() *ActionRequired {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ActionRequired); ok {
+			return x.ActionRequired
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetActionResolved() *ActionResolved {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ActionResolved); ok {
+			return x.ActionResolved
+		}
+	}
+	return nil
+}
+
 type isRuntimeEvent_Payload interface {
 	isRuntimeEvent_Payload()
 }
@@ -334,18 +354,30 @@ type RuntimeEvent_RuntimeWarning struct {
 }
 
 type RuntimeEvent_RuntimeError struct {
-	RuntimeError *RuntimeError `protobuf:"bytes,101,opt,name=runtime_error,json=runtimeError,proto3,oneof"` // end control
+	RuntimeError *RuntimeError `protobuf:"bytes,101,opt,name=runtime_error,json=runtimeError,proto3,oneof"`
+}
+
+type RuntimeEvent_ActionRequired struct {
+	ActionRequired *ActionRequired `protobuf:"bytes,110,opt,name=action_required,json=actionRequired,proto3,oneof"`
+}
+
+type RuntimeEvent_ActionResolved struct {
+	ActionResolved *ActionResolved `protobuf:"bytes,111,opt,name=action_resolved,json=actionResolved,proto3,oneof"` // end control
 }
 
 func (*RuntimeEvent_RuntimeWarning) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_RuntimeError) isRuntimeEvent_Payload() {}
 
+func (*RuntimeEvent_ActionRequired) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ActionResolved) isRuntimeEvent_Payload() {}
+
 var File_agentruntime_events_v1_envelope_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/runtime.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc5\b\n" +
+	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xeb\t\n" +
 	"\fRuntimeEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\x128\n" +
@@ -386,7 +418,9 @@ const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"artifactId\x12\x1e\n" +
 	"\vjob_item_id\x18\x1b \x01(\tR\tjobItemId\x12Q\n" +
 	"\x0fruntime_warning\x18d \x01(\v2&.agentruntime.events.v1.RuntimeWarningH\x00R\x0eruntimeWarning\x12K\n" +
-	"\rruntime_error\x18e \x01(\v2$.agentruntime.events.v1.RuntimeErrorH\x00R\fruntimeError\x1a7\n" +
+	"\rruntime_error\x18e \x01(\v2$.agentruntime.events.v1.RuntimeErrorH\x00R\fruntimeError\x12Q\n" +
+	"\x0faction_required\x18n \x01(\v2&.agentruntime.events.v1.ActionRequiredH\x00R\x0eactionRequired\x12Q\n" +
+	"\x0faction_resolved\x18o \x01(\v2&.agentruntime.events.v1.ActionResolvedH\x00R\x0eactionResolved\x1a7\n" +
 	"\tRefsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
@@ -411,17 +445,21 @@ var file_agentruntime_events_v1_envelope_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil), // 2: google.protobuf.Timestamp
 	(*RuntimeWarning)(nil),        // 3: agentruntime.events.v1.RuntimeWarning
 	(*RuntimeError)(nil),          // 4: agentruntime.events.v1.RuntimeError
+	(*ActionRequired)(nil),        // 5: agentruntime.events.v1.ActionRequired
+	(*ActionResolved)(nil),        // 6: agentruntime.events.v1.ActionResolved
 }
 var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	2, // 0: agentruntime.events.v1.RuntimeEvent.timestamp:type_name -> google.protobuf.Timestamp
 	1, // 1: agentruntime.events.v1.RuntimeEvent.refs:type_name -> agentruntime.events.v1.RuntimeEvent.RefsEntry
 	3, // 2: agentruntime.events.v1.RuntimeEvent.runtime_warning:type_name -> agentruntime.events.v1.RuntimeWarning
 	4, // 3: agentruntime.events.v1.RuntimeEvent.runtime_error:type_name -> agentruntime.events.v1.RuntimeError
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	5, // 4: agentruntime.events.v1.RuntimeEvent.action_required:type_name -> agentruntime.events.v1.ActionRequired
+	6, // 5: agentruntime.events.v1.RuntimeEvent.action_resolved:type_name -> agentruntime.events.v1.ActionResolved
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_envelope_proto_init() }
@@ -429,10 +467,13 @@ func file_agentruntime_events_v1_envelope_proto_init() {
 	if File_agentruntime_events_v1_envelope_proto != nil {
 		return
 	}
+	file_agentruntime_events_v1_control_proto_init()
 	file_agentruntime_events_v1_runtime_proto_init()
 	file_agentruntime_events_v1_envelope_proto_msgTypes[0].OneofWrappers = []any{
 		(*RuntimeEvent_RuntimeWarning)(nil),
 		(*RuntimeEvent_RuntimeError)(nil),
+		(*RuntimeEvent_ActionRequired)(nil),
+		(*RuntimeEvent_ActionResolved)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
