@@ -7,6 +7,7 @@
 package eventsv1
 
 import (
+	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -77,6 +78,59 @@ func (x ActionOutcome) Number() protoreflect.EnumNumber {
 // Deprecated: Use ActionOutcome.Descriptor instead.
 func (ActionOutcome) EnumDescriptor() ([]byte, []int) {
 	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{0}
+}
+
+// TurnOutcome says how a turn that did not complete ended.
+type TurnOutcome int32
+
+const (
+	TurnOutcome_TURN_OUTCOME_UNSPECIFIED TurnOutcome = 0
+	TurnOutcome_TURN_OUTCOME_FAILED      TurnOutcome = 1
+	TurnOutcome_TURN_OUTCOME_CANCELLED   TurnOutcome = 2
+	TurnOutcome_TURN_OUTCOME_TIMED_OUT   TurnOutcome = 3
+)
+
+// Enum value maps for TurnOutcome.
+var (
+	TurnOutcome_name = map[int32]string{
+		0: "TURN_OUTCOME_UNSPECIFIED",
+		1: "TURN_OUTCOME_FAILED",
+		2: "TURN_OUTCOME_CANCELLED",
+		3: "TURN_OUTCOME_TIMED_OUT",
+	}
+	TurnOutcome_value = map[string]int32{
+		"TURN_OUTCOME_UNSPECIFIED": 0,
+		"TURN_OUTCOME_FAILED":      1,
+		"TURN_OUTCOME_CANCELLED":   2,
+		"TURN_OUTCOME_TIMED_OUT":   3,
+	}
+)
+
+func (x TurnOutcome) Enum() *TurnOutcome {
+	p := new(TurnOutcome)
+	*p = x
+	return p
+}
+
+func (x TurnOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TurnOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentruntime_events_v1_control_proto_enumTypes[1].Descriptor()
+}
+
+func (TurnOutcome) Type() protoreflect.EnumType {
+	return &file_agentruntime_events_v1_control_proto_enumTypes[1]
+}
+
+func (x TurnOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TurnOutcome.Descriptor instead.
+func (TurnOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{1}
 }
 
 // ActionRequired: the runtime paused for a user, policy or structured-input
@@ -290,11 +344,2438 @@ func (x *ActionResolved) GetRequestedBy() string {
 	return ""
 }
 
+// SessionCreated (session.created).
+type SessionCreated struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Title    string                 `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
+	Metadata map[string]string      `protobuf:"bytes,2,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Subject of the principal that created it.
+	CreatedBy     string `protobuf:"bytes,3,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionCreated) Reset() {
+	*x = SessionCreated{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionCreated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionCreated) ProtoMessage() {}
+
+func (x *SessionCreated) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionCreated.ProtoReflect.Descriptor instead.
+func (*SessionCreated) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SessionCreated) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *SessionCreated) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *SessionCreated) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+// SessionUpdated (session.updated).
+type SessionUpdated struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Title         string                 `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
+	Metadata      map[string]string      `protobuf:"bytes,2,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionUpdated) Reset() {
+	*x = SessionUpdated{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionUpdated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionUpdated) ProtoMessage() {}
+
+func (x *SessionUpdated) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionUpdated.ProtoReflect.Descriptor instead.
+func (*SessionUpdated) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SessionUpdated) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *SessionUpdated) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+// ThreadStarted (thread.started). A subagent's thread names its parent.
+type ThreadStarted struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Title          string                 `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
+	ParentThreadId string                 `protobuf:"bytes,2,opt,name=parent_thread_id,json=parentThreadId,proto3" json:"parent_thread_id,omitempty"`
+	ParentTurnId   string                 `protobuf:"bytes,3,opt,name=parent_turn_id,json=parentTurnId,proto3" json:"parent_turn_id,omitempty"`
+	SubagentId     string                 `protobuf:"bytes,4,opt,name=subagent_id,json=subagentId,proto3" json:"subagent_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ThreadStarted) Reset() {
+	*x = ThreadStarted{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ThreadStarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ThreadStarted) ProtoMessage() {}
+
+func (x *ThreadStarted) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ThreadStarted.ProtoReflect.Descriptor instead.
+func (*ThreadStarted) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ThreadStarted) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ThreadStarted) GetParentThreadId() string {
+	if x != nil {
+		return x.ParentThreadId
+	}
+	return ""
+}
+
+func (x *ThreadStarted) GetParentTurnId() string {
+	if x != nil {
+		return x.ParentTurnId
+	}
+	return ""
+}
+
+func (x *ThreadStarted) GetSubagentId() string {
+	if x != nil {
+		return x.SubagentId
+	}
+	return ""
+}
+
+// ThreadUpdated (thread.updated): a change of the thread's own state.
+type ThreadUpdated struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "interrupt_requested", "resumed", "blocked", "idle", "closed".
+	Change string `protobuf:"bytes,1,opt,name=change,proto3" json:"change,omitempty"`
+	TurnId string `protobuf:"bytes,2,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Recovery facts recorded by ResumeThread before work continues.
+	Facts         map[string]string `protobuf:"bytes,4,rep,name=facts,proto3" json:"facts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ThreadUpdated) Reset() {
+	*x = ThreadUpdated{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ThreadUpdated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ThreadUpdated) ProtoMessage() {}
+
+func (x *ThreadUpdated) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ThreadUpdated.ProtoReflect.Descriptor instead.
+func (*ThreadUpdated) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ThreadUpdated) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *ThreadUpdated) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *ThreadUpdated) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ThreadUpdated) GetFacts() map[string]string {
+	if x != nil {
+		return x.Facts
+	}
+	return nil
+}
+
+// InputPart is one part of a turn's input. Large content rides as a ref.
+type InputPart struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Content:
+	//
+	//	*InputPart_Text
+	//	*InputPart_Json
+	//	*InputPart_Ref
+	Content       isInputPart_Content `protobuf_oneof:"content"`
+	MediaType     string              `protobuf:"bytes,4,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InputPart) Reset() {
+	*x = InputPart{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InputPart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InputPart) ProtoMessage() {}
+
+func (x *InputPart) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InputPart.ProtoReflect.Descriptor instead.
+func (*InputPart) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *InputPart) GetContent() isInputPart_Content {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *InputPart) GetText() string {
+	if x != nil {
+		if x, ok := x.Content.(*InputPart_Text); ok {
+			return x.Text
+		}
+	}
+	return ""
+}
+
+func (x *InputPart) GetJson() string {
+	if x != nil {
+		if x, ok := x.Content.(*InputPart_Json); ok {
+			return x.Json
+		}
+	}
+	return ""
+}
+
+func (x *InputPart) GetRef() string {
+	if x != nil {
+		if x, ok := x.Content.(*InputPart_Ref); ok {
+			return x.Ref
+		}
+	}
+	return ""
+}
+
+func (x *InputPart) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+type isInputPart_Content interface {
+	isInputPart_Content()
+}
+
+type InputPart_Text struct {
+	Text string `protobuf:"bytes,1,opt,name=text,proto3,oneof"`
+}
+
+type InputPart_Json struct {
+	// Structured input as JSON text.
+	Json string `protobuf:"bytes,2,opt,name=json,proto3,oneof"`
+}
+
+type InputPart_Ref struct {
+	// Content in the object store or another owned system.
+	Ref string `protobuf:"bytes,3,opt,name=ref,proto3,oneof"`
+}
+
+func (*InputPart_Text) isInputPart_Content() {}
+
+func (*InputPart_Json) isInputPart_Content() {}
+
+func (*InputPart_Ref) isInputPart_Content() {}
+
+// TurnSubmitted (turn.submitted): written before any long work.
+type TurnSubmitted struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Input          []*InputPart           `protobuf:"bytes,1,rep,name=input,proto3" json:"input,omitempty"`
+	Options        map[string]string      `protobuf:"bytes,2,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Metadata       map[string]string      `protobuf:"bytes,3,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	IdempotencyKey string                 `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// "accepted" (the thread's active turn), "queued", or "steered" (merged
+	// into the active turn named in steered_into).
+	Admission   string `protobuf:"bytes,5,opt,name=admission,proto3" json:"admission,omitempty"`
+	BusyPolicy  string `protobuf:"bytes,6,opt,name=busy_policy,json=busyPolicy,proto3" json:"busy_policy,omitempty"`
+	SteeredInto string `protobuf:"bytes,7,opt,name=steered_into,json=steeredInto,proto3" json:"steered_into,omitempty"`
+	SubmittedBy string `protobuf:"bytes,8,opt,name=submitted_by,json=submittedBy,proto3" json:"submitted_by,omitempty"`
+	// The turn interrupted to make room for this one (busy policy interrupt).
+	InterruptedTurnId string `protobuf:"bytes,9,opt,name=interrupted_turn_id,json=interruptedTurnId,proto3" json:"interrupted_turn_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *TurnSubmitted) Reset() {
+	*x = TurnSubmitted{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnSubmitted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnSubmitted) ProtoMessage() {}
+
+func (x *TurnSubmitted) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnSubmitted.ProtoReflect.Descriptor instead.
+func (*TurnSubmitted) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *TurnSubmitted) GetInput() []*InputPart {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *TurnSubmitted) GetOptions() map[string]string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *TurnSubmitted) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *TurnSubmitted) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *TurnSubmitted) GetAdmission() string {
+	if x != nil {
+		return x.Admission
+	}
+	return ""
+}
+
+func (x *TurnSubmitted) GetBusyPolicy() string {
+	if x != nil {
+		return x.BusyPolicy
+	}
+	return ""
+}
+
+func (x *TurnSubmitted) GetSteeredInto() string {
+	if x != nil {
+		return x.SteeredInto
+	}
+	return ""
+}
+
+func (x *TurnSubmitted) GetSubmittedBy() string {
+	if x != nil {
+		return x.SubmittedBy
+	}
+	return ""
+}
+
+func (x *TurnSubmitted) GetInterruptedTurnId() string {
+	if x != nil {
+		return x.InterruptedTurnId
+	}
+	return ""
+}
+
+// TurnStarted (turn.started): a worker began executing the turn.
+type TurnStarted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId      string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnStarted) Reset() {
+	*x = TurnStarted{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnStarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnStarted) ProtoMessage() {}
+
+func (x *TurnStarted) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnStarted.ProtoReflect.Descriptor instead.
+func (*TurnStarted) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *TurnStarted) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+// TurnCompleted (turn.completed).
+type TurnCompleted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Summary       string                 `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	StopReason    string                 `protobuf:"bytes,2,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	Refs          map[string]string      `protobuf:"bytes,3,rep,name=refs,proto3" json:"refs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnCompleted) Reset() {
+	*x = TurnCompleted{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnCompleted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnCompleted) ProtoMessage() {}
+
+func (x *TurnCompleted) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnCompleted.ProtoReflect.Descriptor instead.
+func (*TurnCompleted) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *TurnCompleted) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *TurnCompleted) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *TurnCompleted) GetRefs() map[string]string {
+	if x != nil {
+		return x.Refs
+	}
+	return nil
+}
+
+// TurnFailed (turn.failed): failed, cancelled or timed out.
+type TurnFailed struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Outcome TurnOutcome            `protobuf:"varint,1,opt,name=outcome,proto3,enum=agentruntime.events.v1.TurnOutcome" json:"outcome,omitempty"`
+	// Stable category: "interrupted", "provider_error", "tool_error", ...
+	Category      string `protobuf:"bytes,2,opt,name=category,proto3" json:"category,omitempty"`
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	Retryable     bool   `protobuf:"varint,4,opt,name=retryable,proto3" json:"retryable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnFailed) Reset() {
+	*x = TurnFailed{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnFailed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnFailed) ProtoMessage() {}
+
+func (x *TurnFailed) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnFailed.ProtoReflect.Descriptor instead.
+func (*TurnFailed) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *TurnFailed) GetOutcome() TurnOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return TurnOutcome_TURN_OUTCOME_UNSPECIFIED
+}
+
+func (x *TurnFailed) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *TurnFailed) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *TurnFailed) GetRetryable() bool {
+	if x != nil {
+		return x.Retryable
+	}
+	return false
+}
+
+// QueueChanged (queue.changed): every mutation of a thread's queue.
+type QueueChanged struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "enqueued", "removed", "promoted", "dequeued" (became active), "cleared".
+	Change string `protobuf:"bytes,1,opt,name=change,proto3" json:"change,omitempty"`
+	TurnId string `protobuf:"bytes,2,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	// The queue after the change, front first.
+	QueuedTurnIds []string `protobuf:"bytes,3,rep,name=queued_turn_ids,json=queuedTurnIds,proto3" json:"queued_turn_ids,omitempty"`
+	Reason        string   `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueChanged) Reset() {
+	*x = QueueChanged{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueChanged) ProtoMessage() {}
+
+func (x *QueueChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueChanged.ProtoReflect.Descriptor instead.
+func (*QueueChanged) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *QueueChanged) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *QueueChanged) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *QueueChanged) GetQueuedTurnIds() []string {
+	if x != nil {
+		return x.QueuedTurnIds
+	}
+	return nil
+}
+
+func (x *QueueChanged) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// RunStatus (run.status): human-readable status of the work.
+type RunStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Phase         string                 `protobuf:"bytes,1,opt,name=phase,proto3" json:"phase,omitempty"`
+	Title         string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	Detail        string                 `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	Checkpoints   []string               `protobuf:"bytes,4,rep,name=checkpoints,proto3" json:"checkpoints,omitempty"`
+	Metadata      map[string]string      `protobuf:"bytes,5,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunStatus) Reset() {
+	*x = RunStatus{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunStatus) ProtoMessage() {}
+
+func (x *RunStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunStatus.ProtoReflect.Descriptor instead.
+func (*RunStatus) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RunStatus) GetPhase() string {
+	if x != nil {
+		return x.Phase
+	}
+	return ""
+}
+
+func (x *RunStatus) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *RunStatus) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *RunStatus) GetCheckpoints() []string {
+	if x != nil {
+		return x.Checkpoints
+	}
+	return nil
+}
+
+func (x *RunStatus) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+// ModelRequested (model.requested): a provider call started.
+type ModelRequested struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Provider      string                 `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	Model         string                 `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	RequestRef    string                 `protobuf:"bytes,3,opt,name=request_ref,json=requestRef,proto3" json:"request_ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelRequested) Reset() {
+	*x = ModelRequested{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelRequested) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelRequested) ProtoMessage() {}
+
+func (x *ModelRequested) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelRequested.ProtoReflect.Descriptor instead.
+func (*ModelRequested) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ModelRequested) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *ModelRequested) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ModelRequested) GetRequestRef() string {
+	if x != nil {
+		return x.RequestRef
+	}
+	return ""
+}
+
+// ModelDelta (model.delta): text or structured output chunk.
+type ModelDelta struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	Index         int64                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelDelta) Reset() {
+	*x = ModelDelta{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelDelta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelDelta) ProtoMessage() {}
+
+func (x *ModelDelta) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelDelta.ProtoReflect.Descriptor instead.
+func (*ModelDelta) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ModelDelta) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ModelDelta) GetIndex() int64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+// ModelUsage is a provider call's token usage.
+type ModelUsage struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	InputTokens       int64                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens      int64                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	CachedInputTokens int64                  `protobuf:"varint,3,opt,name=cached_input_tokens,json=cachedInputTokens,proto3" json:"cached_input_tokens,omitempty"`
+	ReasoningTokens   int64                  `protobuf:"varint,4,opt,name=reasoning_tokens,json=reasoningTokens,proto3" json:"reasoning_tokens,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ModelUsage) Reset() {
+	*x = ModelUsage{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelUsage) ProtoMessage() {}
+
+func (x *ModelUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelUsage.ProtoReflect.Descriptor instead.
+func (*ModelUsage) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ModelUsage) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetCachedInputTokens() int64 {
+	if x != nil {
+		return x.CachedInputTokens
+	}
+	return 0
+}
+
+func (x *ModelUsage) GetReasoningTokens() int64 {
+	if x != nil {
+		return x.ReasoningTokens
+	}
+	return 0
+}
+
+// ModelCompleted (model.completed).
+type ModelCompleted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Provider      string                 `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	Model         string                 `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	StopReason    string                 `protobuf:"bytes,3,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	Usage         *ModelUsage            `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
+	ResponseRef   string                 `protobuf:"bytes,5,opt,name=response_ref,json=responseRef,proto3" json:"response_ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelCompleted) Reset() {
+	*x = ModelCompleted{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelCompleted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelCompleted) ProtoMessage() {}
+
+func (x *ModelCompleted) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelCompleted.ProtoReflect.Descriptor instead.
+func (*ModelCompleted) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ModelCompleted) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *ModelCompleted) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ModelCompleted) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *ModelCompleted) GetUsage() *ModelUsage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *ModelCompleted) GetResponseRef() string {
+	if x != nil {
+		return x.ResponseRef
+	}
+	return ""
+}
+
+// ModelFailed (model.failed).
+type ModelFailed struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Provider string                 `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	Model    string                 `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	// "rate_limited", "server_error", "timeout", "invalid_request", ...
+	Category      string `protobuf:"bytes,3,opt,name=category,proto3" json:"category,omitempty"`
+	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	Retryable     bool   `protobuf:"varint,5,opt,name=retryable,proto3" json:"retryable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelFailed) Reset() {
+	*x = ModelFailed{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelFailed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelFailed) ProtoMessage() {}
+
+func (x *ModelFailed) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelFailed.ProtoReflect.Descriptor instead.
+func (*ModelFailed) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ModelFailed) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *ModelFailed) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ModelFailed) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *ModelFailed) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ModelFailed) GetRetryable() bool {
+	if x != nil {
+		return x.Retryable
+	}
+	return false
+}
+
+// ReasoningDelta (reasoning.delta).
+type ReasoningDelta struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningDelta) Reset() {
+	*x = ReasoningDelta{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningDelta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningDelta) ProtoMessage() {}
+
+func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningDelta.ProtoReflect.Descriptor instead.
+func (*ReasoningDelta) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ReasoningDelta) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// ReasoningSummary (reasoning.summary).
+type ReasoningSummary struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningSummary) Reset() {
+	*x = ReasoningSummary{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningSummary) ProtoMessage() {}
+
+func (x *ReasoningSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningSummary.ProtoReflect.Descriptor instead.
+func (*ReasoningSummary) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReasoningSummary) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// ToolCatalogResolved (tool.catalog.resolved).
+type ToolCatalogResolved struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ToolNames     []string               `protobuf:"bytes,1,rep,name=tool_names,json=toolNames,proto3" json:"tool_names,omitempty"`
+	InventoryRef  string                 `protobuf:"bytes,2,opt,name=inventory_ref,json=inventoryRef,proto3" json:"inventory_ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolCatalogResolved) Reset() {
+	*x = ToolCatalogResolved{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolCatalogResolved) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolCatalogResolved) ProtoMessage() {}
+
+func (x *ToolCatalogResolved) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolCatalogResolved.ProtoReflect.Descriptor instead.
+func (*ToolCatalogResolved) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ToolCatalogResolved) GetToolNames() []string {
+	if x != nil {
+		return x.ToolNames
+	}
+	return nil
+}
+
+func (x *ToolCatalogResolved) GetInventoryRef() string {
+	if x != nil {
+		return x.InventoryRef
+	}
+	return ""
+}
+
+// ToolStarted (tool.started).
+type ToolStarted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ToolName      string                 `protobuf:"bytes,1,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolStarted) Reset() {
+	*x = ToolStarted{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolStarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolStarted) ProtoMessage() {}
+
+func (x *ToolStarted) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolStarted.ProtoReflect.Descriptor instead.
+func (*ToolStarted) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ToolStarted) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+// ToolArgs (tool.args): arguments, safe to display, or a ref to them.
+type ToolArgs struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SafeArgsJson  string                 `protobuf:"bytes,1,opt,name=safe_args_json,json=safeArgsJson,proto3" json:"safe_args_json,omitempty"`
+	InputRef      string                 `protobuf:"bytes,2,opt,name=input_ref,json=inputRef,proto3" json:"input_ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolArgs) Reset() {
+	*x = ToolArgs{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolArgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolArgs) ProtoMessage() {}
+
+func (x *ToolArgs) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolArgs.ProtoReflect.Descriptor instead.
+func (*ToolArgs) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ToolArgs) GetSafeArgsJson() string {
+	if x != nil {
+		return x.SafeArgsJson
+	}
+	return ""
+}
+
+func (x *ToolArgs) GetInputRef() string {
+	if x != nil {
+		return x.InputRef
+	}
+	return ""
+}
+
+// ToolProgress (tool.progress).
+type ToolProgress struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	Fraction      float64                `protobuf:"fixed64,2,opt,name=fraction,proto3" json:"fraction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolProgress) Reset() {
+	*x = ToolProgress{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolProgress) ProtoMessage() {}
+
+func (x *ToolProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolProgress.ProtoReflect.Descriptor instead.
+func (*ToolProgress) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ToolProgress) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ToolProgress) GetFraction() float64 {
+	if x != nil {
+		return x.Fraction
+	}
+	return 0
+}
+
+// ToolResult (tool.result).
+type ToolResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Preview       string                 `protobuf:"bytes,1,opt,name=preview,proto3" json:"preview,omitempty"`
+	Output        *v1.OutputRef          `protobuf:"bytes,2,opt,name=output,proto3" json:"output,omitempty"`
+	IsError       bool                   `protobuf:"varint,3,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolResult) Reset() {
+	*x = ToolResult{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolResult) ProtoMessage() {}
+
+func (x *ToolResult) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
+func (*ToolResult) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ToolResult) GetPreview() string {
+	if x != nil {
+		return x.Preview
+	}
+	return ""
+}
+
+func (x *ToolResult) GetOutput() *v1.OutputRef {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+func (x *ToolResult) GetIsError() bool {
+	if x != nil {
+		return x.IsError
+	}
+	return false
+}
+
+// ToolFailed (tool.failed).
+type ToolFailed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Category      string                 `protobuf:"bytes,1,opt,name=category,proto3" json:"category,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Retryable     bool                   `protobuf:"varint,3,opt,name=retryable,proto3" json:"retryable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolFailed) Reset() {
+	*x = ToolFailed{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolFailed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolFailed) ProtoMessage() {}
+
+func (x *ToolFailed) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolFailed.ProtoReflect.Descriptor instead.
+func (*ToolFailed) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ToolFailed) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *ToolFailed) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ToolFailed) GetRetryable() bool {
+	if x != nil {
+		return x.Retryable
+	}
+	return false
+}
+
+// ProcessStarted (process.started).
+type ProcessStarted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Command       string                 `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
+	Cwd           string                 `protobuf:"bytes,2,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Pty           bool                   `protobuf:"varint,3,opt,name=pty,proto3" json:"pty,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessStarted) Reset() {
+	*x = ProcessStarted{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessStarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessStarted) ProtoMessage() {}
+
+func (x *ProcessStarted) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessStarted.ProtoReflect.Descriptor instead.
+func (*ProcessStarted) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ProcessStarted) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *ProcessStarted) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *ProcessStarted) GetPty() bool {
+	if x != nil {
+		return x.Pty
+	}
+	return false
+}
+
+// ProcessOutput (process.output).
+type ProcessOutput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "stdout" or "stderr".
+	Stream        string        `protobuf:"bytes,1,opt,name=stream,proto3" json:"stream,omitempty"`
+	Preview       string        `protobuf:"bytes,2,opt,name=preview,proto3" json:"preview,omitempty"`
+	Output        *v1.OutputRef `protobuf:"bytes,3,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessOutput) Reset() {
+	*x = ProcessOutput{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessOutput) ProtoMessage() {}
+
+func (x *ProcessOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessOutput.ProtoReflect.Descriptor instead.
+func (*ProcessOutput) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ProcessOutput) GetStream() string {
+	if x != nil {
+		return x.Stream
+	}
+	return ""
+}
+
+func (x *ProcessOutput) GetPreview() string {
+	if x != nil {
+		return x.Preview
+	}
+	return ""
+}
+
+func (x *ProcessOutput) GetOutput() *v1.OutputRef {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+// ProcessInput (process.input).
+type ProcessInput struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Preview       string                 `protobuf:"bytes,1,opt,name=preview,proto3" json:"preview,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessInput) Reset() {
+	*x = ProcessInput{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessInput) ProtoMessage() {}
+
+func (x *ProcessInput) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessInput.ProtoReflect.Descriptor instead.
+func (*ProcessInput) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ProcessInput) GetPreview() string {
+	if x != nil {
+		return x.Preview
+	}
+	return ""
+}
+
+// ProcessCompleted (process.completed).
+type ProcessCompleted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ExitCode      int32                  `protobuf:"varint,1,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Output        *v1.OutputRef          `protobuf:"bytes,2,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessCompleted) Reset() {
+	*x = ProcessCompleted{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessCompleted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessCompleted) ProtoMessage() {}
+
+func (x *ProcessCompleted) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessCompleted.ProtoReflect.Descriptor instead.
+func (*ProcessCompleted) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ProcessCompleted) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *ProcessCompleted) GetOutput() *v1.OutputRef {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+// ProcessFailed (process.failed).
+type ProcessFailed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Category      string                 `protobuf:"bytes,1,opt,name=category,proto3" json:"category,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessFailed) Reset() {
+	*x = ProcessFailed{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessFailed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessFailed) ProtoMessage() {}
+
+func (x *ProcessFailed) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessFailed.ProtoReflect.Descriptor instead.
+func (*ProcessFailed) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ProcessFailed) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *ProcessFailed) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// ProcessTerminated (process.terminated).
+type ProcessTerminated struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	Signal        string                 `protobuf:"bytes,2,opt,name=signal,proto3" json:"signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessTerminated) Reset() {
+	*x = ProcessTerminated{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessTerminated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessTerminated) ProtoMessage() {}
+
+func (x *ProcessTerminated) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessTerminated.ProtoReflect.Descriptor instead.
+func (*ProcessTerminated) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ProcessTerminated) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ProcessTerminated) GetSignal() string {
+	if x != nil {
+		return x.Signal
+	}
+	return ""
+}
+
+// OutputFact covers output.spilled|truncated|redacted|expired.
+type OutputFact struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Output        *v1.OutputRef          `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OutputFact) Reset() {
+	*x = OutputFact{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OutputFact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OutputFact) ProtoMessage() {}
+
+func (x *OutputFact) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OutputFact.ProtoReflect.Descriptor instead.
+func (*OutputFact) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *OutputFact) GetOutput() *v1.OutputRef {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+func (x *OutputFact) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// ContextResolved (context.resolved).
+type ContextResolved struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Refs          []string               `protobuf:"bytes,1,rep,name=refs,proto3" json:"refs,omitempty"`
+	Tokens        int64                  `protobuf:"varint,2,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Warnings      []string               `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContextResolved) Reset() {
+	*x = ContextResolved{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContextResolved) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContextResolved) ProtoMessage() {}
+
+func (x *ContextResolved) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContextResolved.ProtoReflect.Descriptor instead.
+func (*ContextResolved) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ContextResolved) GetRefs() []string {
+	if x != nil {
+		return x.Refs
+	}
+	return nil
+}
+
+func (x *ContextResolved) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *ContextResolved) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
+// ContextCompaction covers context.compaction.started|completed|failed.
+type ContextCompaction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "auto_token_limit", "manual", ...
+	Trigger         string   `protobuf:"bytes,1,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	AffectedTurnIds []string `protobuf:"bytes,2,rep,name=affected_turn_ids,json=affectedTurnIds,proto3" json:"affected_turn_ids,omitempty"`
+	SummaryRef      string   `protobuf:"bytes,3,opt,name=summary_ref,json=summaryRef,proto3" json:"summary_ref,omitempty"`
+	TokensBefore    int64    `protobuf:"varint,4,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	TokensAfter     int64    `protobuf:"varint,5,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
+	Error           string   `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ContextCompaction) Reset() {
+	*x = ContextCompaction{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContextCompaction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContextCompaction) ProtoMessage() {}
+
+func (x *ContextCompaction) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContextCompaction.ProtoReflect.Descriptor instead.
+func (*ContextCompaction) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ContextCompaction) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *ContextCompaction) GetAffectedTurnIds() []string {
+	if x != nil {
+		return x.AffectedTurnIds
+	}
+	return nil
+}
+
+func (x *ContextCompaction) GetSummaryRef() string {
+	if x != nil {
+		return x.SummaryRef
+	}
+	return ""
+}
+
+func (x *ContextCompaction) GetTokensBefore() int64 {
+	if x != nil {
+		return x.TokensBefore
+	}
+	return 0
+}
+
+func (x *ContextCompaction) GetTokensAfter() int64 {
+	if x != nil {
+		return x.TokensAfter
+	}
+	return 0
+}
+
+func (x *ContextCompaction) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// HistoryRollback covers history.rollback.started|completed.
+type HistoryRollback struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	RemovedTurnIds []string               `protobuf:"bytes,1,rep,name=removed_turn_ids,json=removedTurnIds,proto3" json:"removed_turn_ids,omitempty"`
+	ToTurnId       string                 `protobuf:"bytes,2,opt,name=to_turn_id,json=toTurnId,proto3" json:"to_turn_id,omitempty"`
+	Reason         string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *HistoryRollback) Reset() {
+	*x = HistoryRollback{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryRollback) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryRollback) ProtoMessage() {}
+
+func (x *HistoryRollback) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryRollback.ProtoReflect.Descriptor instead.
+func (*HistoryRollback) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *HistoryRollback) GetRemovedTurnIds() []string {
+	if x != nil {
+		return x.RemovedTurnIds
+	}
+	return nil
+}
+
+func (x *HistoryRollback) GetToTurnId() string {
+	if x != nil {
+		return x.ToTurnId
+	}
+	return ""
+}
+
+func (x *HistoryRollback) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// ArtifactChanged (artifact.changed).
+type ArtifactChanged struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ArtifactId    string                 `protobuf:"bytes,1,opt,name=artifact_id,json=artifactId,proto3" json:"artifact_id,omitempty"`
+	ReadRef       string                 `protobuf:"bytes,2,opt,name=read_ref,json=readRef,proto3" json:"read_ref,omitempty"`
+	VersionId     string                 `protobuf:"bytes,3,opt,name=version_id,json=versionId,proto3" json:"version_id,omitempty"`
+	Preview       string                 `protobuf:"bytes,4,opt,name=preview,proto3" json:"preview,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ArtifactChanged) Reset() {
+	*x = ArtifactChanged{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArtifactChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArtifactChanged) ProtoMessage() {}
+
+func (x *ArtifactChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArtifactChanged.ProtoReflect.Descriptor instead.
+func (*ArtifactChanged) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ArtifactChanged) GetArtifactId() string {
+	if x != nil {
+		return x.ArtifactId
+	}
+	return ""
+}
+
+func (x *ArtifactChanged) GetReadRef() string {
+	if x != nil {
+		return x.ReadRef
+	}
+	return ""
+}
+
+func (x *ArtifactChanged) GetVersionId() string {
+	if x != nil {
+		return x.VersionId
+	}
+	return ""
+}
+
+func (x *ArtifactChanged) GetPreview() string {
+	if x != nil {
+		return x.Preview
+	}
+	return ""
+}
+
+// SubagentSpawned (subagent.spawned), on the parent thread.
+type SubagentSpawned struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ChildThreadId string                 `protobuf:"bytes,1,opt,name=child_thread_id,json=childThreadId,proto3" json:"child_thread_id,omitempty"`
+	Role          string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	// "shared", "fork", "isolated".
+	Isolation     string `protobuf:"bytes,3,opt,name=isolation,proto3" json:"isolation,omitempty"`
+	ModelPolicy   string `protobuf:"bytes,4,opt,name=model_policy,json=modelPolicy,proto3" json:"model_policy,omitempty"`
+	Objective     string `protobuf:"bytes,5,opt,name=objective,proto3" json:"objective,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubagentSpawned) Reset() {
+	*x = SubagentSpawned{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubagentSpawned) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubagentSpawned) ProtoMessage() {}
+
+func (x *SubagentSpawned) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubagentSpawned.ProtoReflect.Descriptor instead.
+func (*SubagentSpawned) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *SubagentSpawned) GetChildThreadId() string {
+	if x != nil {
+		return x.ChildThreadId
+	}
+	return ""
+}
+
+func (x *SubagentSpawned) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *SubagentSpawned) GetIsolation() string {
+	if x != nil {
+		return x.Isolation
+	}
+	return ""
+}
+
+func (x *SubagentSpawned) GetModelPolicy() string {
+	if x != nil {
+		return x.ModelPolicy
+	}
+	return ""
+}
+
+func (x *SubagentSpawned) GetObjective() string {
+	if x != nil {
+		return x.Objective
+	}
+	return ""
+}
+
+// SubagentStatus covers subagent.status|input|completed|failed|closed.
+type SubagentStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Status        string                 `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	ChildThreadId string                 `protobuf:"bytes,2,opt,name=child_thread_id,json=childThreadId,proto3" json:"child_thread_id,omitempty"`
+	Summary       string                 `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	InputTurnId   string                 `protobuf:"bytes,4,opt,name=input_turn_id,json=inputTurnId,proto3" json:"input_turn_id,omitempty"`
+	Reason        string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubagentStatus) Reset() {
+	*x = SubagentStatus{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubagentStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubagentStatus) ProtoMessage() {}
+
+func (x *SubagentStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubagentStatus.ProtoReflect.Descriptor instead.
+func (*SubagentStatus) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *SubagentStatus) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *SubagentStatus) GetChildThreadId() string {
+	if x != nil {
+		return x.ChildThreadId
+	}
+	return ""
+}
+
+func (x *SubagentStatus) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *SubagentStatus) GetInputTurnId() string {
+	if x != nil {
+		return x.InputTurnId
+	}
+	return ""
+}
+
+func (x *SubagentStatus) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// ChannelFact covers channel.connected|disconnected|resumed.
+type ChannelFact struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Peer              string                 `protobuf:"bytes,1,opt,name=peer,proto3" json:"peer,omitempty"`
+	LastAckedSequence uint64                 `protobuf:"varint,2,opt,name=last_acked_sequence,json=lastAckedSequence,proto3" json:"last_acked_sequence,omitempty"`
+	Reason            string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ChannelFact) Reset() {
+	*x = ChannelFact{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelFact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelFact) ProtoMessage() {}
+
+func (x *ChannelFact) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelFact.ProtoReflect.Descriptor instead.
+func (*ChannelFact) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ChannelFact) GetPeer() string {
+	if x != nil {
+		return x.Peer
+	}
+	return ""
+}
+
+func (x *ChannelFact) GetLastAckedSequence() uint64 {
+	if x != nil {
+		return x.LastAckedSequence
+	}
+	return 0
+}
+
+func (x *ChannelFact) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_agentruntime_events_v1_control_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"$agentruntime/events/v1/control.proto\x12\x16agentruntime.events.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x03\n" +
+	"$agentruntime/events/v1/control.proto\x12\x16agentruntime.events.v1\x1a#agentruntime/common/v1/common.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x03\n" +
 	"\x0eActionRequired\x12\x1f\n" +
 	"\vaction_type\x18\x01 \x01(\tR\n" +
 	"actionType\x12\x16\n" +
@@ -318,12 +2799,217 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\tresponder\x18\x04 \x01(\tR\tresponder\x12\x1f\n" +
 	"\vaction_type\x18\x05 \x01(\tR\n" +
 	"actionType\x12!\n" +
-	"\frequested_by\x18\x06 \x01(\tR\vrequestedBy*\x88\x01\n" +
+	"\frequested_by\x18\x06 \x01(\tR\vrequestedBy\"\xd4\x01\n" +
+	"\x0eSessionCreated\x12\x14\n" +
+	"\x05title\x18\x01 \x01(\tR\x05title\x12P\n" +
+	"\bmetadata\x18\x02 \x03(\v24.agentruntime.events.v1.SessionCreated.MetadataEntryR\bmetadata\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\x03 \x01(\tR\tcreatedBy\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb5\x01\n" +
+	"\x0eSessionUpdated\x12\x14\n" +
+	"\x05title\x18\x01 \x01(\tR\x05title\x12P\n" +
+	"\bmetadata\x18\x02 \x03(\v24.agentruntime.events.v1.SessionUpdated.MetadataEntryR\bmetadata\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x96\x01\n" +
+	"\rThreadStarted\x12\x14\n" +
+	"\x05title\x18\x01 \x01(\tR\x05title\x12(\n" +
+	"\x10parent_thread_id\x18\x02 \x01(\tR\x0eparentThreadId\x12$\n" +
+	"\x0eparent_turn_id\x18\x03 \x01(\tR\fparentTurnId\x12\x1f\n" +
+	"\vsubagent_id\x18\x04 \x01(\tR\n" +
+	"subagentId\"\xda\x01\n" +
+	"\rThreadUpdated\x12\x16\n" +
+	"\x06change\x18\x01 \x01(\tR\x06change\x12\x17\n" +
+	"\aturn_id\x18\x02 \x01(\tR\x06turnId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12F\n" +
+	"\x05facts\x18\x04 \x03(\v20.agentruntime.events.v1.ThreadUpdated.FactsEntryR\x05facts\x1a8\n" +
+	"\n" +
+	"FactsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"u\n" +
+	"\tInputPart\x12\x14\n" +
+	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12\x14\n" +
+	"\x04json\x18\x02 \x01(\tH\x00R\x04json\x12\x12\n" +
+	"\x03ref\x18\x03 \x01(\tH\x00R\x03ref\x12\x1d\n" +
+	"\n" +
+	"media_type\x18\x04 \x01(\tR\tmediaTypeB\t\n" +
+	"\acontent\"\xbe\x04\n" +
+	"\rTurnSubmitted\x127\n" +
+	"\x05input\x18\x01 \x03(\v2!.agentruntime.events.v1.InputPartR\x05input\x12L\n" +
+	"\aoptions\x18\x02 \x03(\v22.agentruntime.events.v1.TurnSubmitted.OptionsEntryR\aoptions\x12O\n" +
+	"\bmetadata\x18\x03 \x03(\v23.agentruntime.events.v1.TurnSubmitted.MetadataEntryR\bmetadata\x12'\n" +
+	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x12\x1c\n" +
+	"\tadmission\x18\x05 \x01(\tR\tadmission\x12\x1f\n" +
+	"\vbusy_policy\x18\x06 \x01(\tR\n" +
+	"busyPolicy\x12!\n" +
+	"\fsteered_into\x18\a \x01(\tR\vsteeredInto\x12!\n" +
+	"\fsubmitted_by\x18\b \x01(\tR\vsubmittedBy\x12.\n" +
+	"\x13interrupted_turn_id\x18\t \x01(\tR\x11interruptedTurnId\x1a:\n" +
+	"\fOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"*\n" +
+	"\vTurnStarted\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\"\xc8\x01\n" +
+	"\rTurnCompleted\x12\x18\n" +
+	"\asummary\x18\x01 \x01(\tR\asummary\x12\x1f\n" +
+	"\vstop_reason\x18\x02 \x01(\tR\n" +
+	"stopReason\x12C\n" +
+	"\x04refs\x18\x03 \x03(\v2/.agentruntime.events.v1.TurnCompleted.RefsEntryR\x04refs\x1a7\n" +
+	"\tRefsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9f\x01\n" +
+	"\n" +
+	"TurnFailed\x12=\n" +
+	"\aoutcome\x18\x01 \x01(\x0e2#.agentruntime.events.v1.TurnOutcomeR\aoutcome\x12\x1a\n" +
+	"\bcategory\x18\x02 \x01(\tR\bcategory\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12\x1c\n" +
+	"\tretryable\x18\x04 \x01(\bR\tretryable\"\x7f\n" +
+	"\fQueueChanged\x12\x16\n" +
+	"\x06change\x18\x01 \x01(\tR\x06change\x12\x17\n" +
+	"\aturn_id\x18\x02 \x01(\tR\x06turnId\x12&\n" +
+	"\x0fqueued_turn_ids\x18\x03 \x03(\tR\rqueuedTurnIds\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xfb\x01\n" +
+	"\tRunStatus\x12\x14\n" +
+	"\x05phase\x18\x01 \x01(\tR\x05phase\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x16\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\x12 \n" +
+	"\vcheckpoints\x18\x04 \x03(\tR\vcheckpoints\x12K\n" +
+	"\bmetadata\x18\x05 \x03(\v2/.agentruntime.events.v1.RunStatus.MetadataEntryR\bmetadata\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"c\n" +
+	"\x0eModelRequested\x12\x1a\n" +
+	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x1f\n" +
+	"\vrequest_ref\x18\x03 \x01(\tR\n" +
+	"requestRef\"6\n" +
+	"\n" +
+	"ModelDelta\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x03R\x05index\"\xaf\x01\n" +
+	"\n" +
+	"ModelUsage\x12!\n" +
+	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12.\n" +
+	"\x13cached_input_tokens\x18\x03 \x01(\x03R\x11cachedInputTokens\x12)\n" +
+	"\x10reasoning_tokens\x18\x04 \x01(\x03R\x0freasoningTokens\"\xc0\x01\n" +
+	"\x0eModelCompleted\x12\x1a\n" +
+	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x1f\n" +
+	"\vstop_reason\x18\x03 \x01(\tR\n" +
+	"stopReason\x128\n" +
+	"\x05usage\x18\x04 \x01(\v2\".agentruntime.events.v1.ModelUsageR\x05usage\x12!\n" +
+	"\fresponse_ref\x18\x05 \x01(\tR\vresponseRef\"\x93\x01\n" +
+	"\vModelFailed\x12\x1a\n" +
+	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x1a\n" +
+	"\bcategory\x18\x03 \x01(\tR\bcategory\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12\x1c\n" +
+	"\tretryable\x18\x05 \x01(\bR\tretryable\"$\n" +
+	"\x0eReasoningDelta\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"&\n" +
+	"\x10ReasoningSummary\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"Y\n" +
+	"\x13ToolCatalogResolved\x12\x1d\n" +
+	"\n" +
+	"tool_names\x18\x01 \x03(\tR\ttoolNames\x12#\n" +
+	"\rinventory_ref\x18\x02 \x01(\tR\finventoryRef\"*\n" +
+	"\vToolStarted\x12\x1b\n" +
+	"\ttool_name\x18\x01 \x01(\tR\btoolName\"M\n" +
+	"\bToolArgs\x12$\n" +
+	"\x0esafe_args_json\x18\x01 \x01(\tR\fsafeArgsJson\x12\x1b\n" +
+	"\tinput_ref\x18\x02 \x01(\tR\binputRef\"D\n" +
+	"\fToolProgress\x12\x18\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage\x12\x1a\n" +
+	"\bfraction\x18\x02 \x01(\x01R\bfraction\"|\n" +
+	"\n" +
+	"ToolResult\x12\x18\n" +
+	"\apreview\x18\x01 \x01(\tR\apreview\x129\n" +
+	"\x06output\x18\x02 \x01(\v2!.agentruntime.common.v1.OutputRefR\x06output\x12\x19\n" +
+	"\bis_error\x18\x03 \x01(\bR\aisError\"`\n" +
+	"\n" +
+	"ToolFailed\x12\x1a\n" +
+	"\bcategory\x18\x01 \x01(\tR\bcategory\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1c\n" +
+	"\tretryable\x18\x03 \x01(\bR\tretryable\"N\n" +
+	"\x0eProcessStarted\x12\x18\n" +
+	"\acommand\x18\x01 \x01(\tR\acommand\x12\x10\n" +
+	"\x03cwd\x18\x02 \x01(\tR\x03cwd\x12\x10\n" +
+	"\x03pty\x18\x03 \x01(\bR\x03pty\"|\n" +
+	"\rProcessOutput\x12\x16\n" +
+	"\x06stream\x18\x01 \x01(\tR\x06stream\x12\x18\n" +
+	"\apreview\x18\x02 \x01(\tR\apreview\x129\n" +
+	"\x06output\x18\x03 \x01(\v2!.agentruntime.common.v1.OutputRefR\x06output\"(\n" +
+	"\fProcessInput\x12\x18\n" +
+	"\apreview\x18\x01 \x01(\tR\apreview\"j\n" +
+	"\x10ProcessCompleted\x12\x1b\n" +
+	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x129\n" +
+	"\x06output\x18\x02 \x01(\v2!.agentruntime.common.v1.OutputRefR\x06output\"E\n" +
+	"\rProcessFailed\x12\x1a\n" +
+	"\bcategory\x18\x01 \x01(\tR\bcategory\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"C\n" +
+	"\x11ProcessTerminated\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06signal\x18\x02 \x01(\tR\x06signal\"_\n" +
+	"\n" +
+	"OutputFact\x129\n" +
+	"\x06output\x18\x01 \x01(\v2!.agentruntime.common.v1.OutputRefR\x06output\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"Y\n" +
+	"\x0fContextResolved\x12\x12\n" +
+	"\x04refs\x18\x01 \x03(\tR\x04refs\x12\x16\n" +
+	"\x06tokens\x18\x02 \x01(\x03R\x06tokens\x12\x1a\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"\xd8\x01\n" +
+	"\x11ContextCompaction\x12\x18\n" +
+	"\atrigger\x18\x01 \x01(\tR\atrigger\x12*\n" +
+	"\x11affected_turn_ids\x18\x02 \x03(\tR\x0faffectedTurnIds\x12\x1f\n" +
+	"\vsummary_ref\x18\x03 \x01(\tR\n" +
+	"summaryRef\x12#\n" +
+	"\rtokens_before\x18\x04 \x01(\x03R\ftokensBefore\x12!\n" +
+	"\ftokens_after\x18\x05 \x01(\x03R\vtokensAfter\x12\x14\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\"q\n" +
+	"\x0fHistoryRollback\x12(\n" +
+	"\x10removed_turn_ids\x18\x01 \x03(\tR\x0eremovedTurnIds\x12\x1c\n" +
+	"\n" +
+	"to_turn_id\x18\x02 \x01(\tR\btoTurnId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x86\x01\n" +
+	"\x0fArtifactChanged\x12\x1f\n" +
+	"\vartifact_id\x18\x01 \x01(\tR\n" +
+	"artifactId\x12\x19\n" +
+	"\bread_ref\x18\x02 \x01(\tR\areadRef\x12\x1d\n" +
+	"\n" +
+	"version_id\x18\x03 \x01(\tR\tversionId\x12\x18\n" +
+	"\apreview\x18\x04 \x01(\tR\apreview\"\xac\x01\n" +
+	"\x0fSubagentSpawned\x12&\n" +
+	"\x0fchild_thread_id\x18\x01 \x01(\tR\rchildThreadId\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x1c\n" +
+	"\tisolation\x18\x03 \x01(\tR\tisolation\x12!\n" +
+	"\fmodel_policy\x18\x04 \x01(\tR\vmodelPolicy\x12\x1c\n" +
+	"\tobjective\x18\x05 \x01(\tR\tobjective\"\xa6\x01\n" +
+	"\x0eSubagentStatus\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\x12&\n" +
+	"\x0fchild_thread_id\x18\x02 \x01(\tR\rchildThreadId\x12\x18\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\x12\"\n" +
+	"\rinput_turn_id\x18\x04 \x01(\tR\vinputTurnId\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"i\n" +
+	"\vChannelFact\x12\x12\n" +
+	"\x04peer\x18\x01 \x01(\tR\x04peer\x12.\n" +
+	"\x13last_acked_sequence\x18\x02 \x01(\x04R\x11lastAckedSequence\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason*\x88\x01\n" +
 	"\rActionOutcome\x12\x1e\n" +
 	"\x1aACTION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17ACTION_OUTCOME_RESOLVED\x10\x01\x12\x1c\n" +
 	"\x18ACTION_OUTCOME_TIMED_OUT\x10\x02\x12\x1c\n" +
-	"\x18ACTION_OUTCOME_CANCELLED\x10\x03BNZLgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1;eventsv1b\x06proto3"
+	"\x18ACTION_OUTCOME_CANCELLED\x10\x03*|\n" +
+	"\vTurnOutcome\x12\x1c\n" +
+	"\x18TURN_OUTCOME_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13TURN_OUTCOME_FAILED\x10\x01\x12\x1a\n" +
+	"\x16TURN_OUTCOME_CANCELLED\x10\x02\x12\x1a\n" +
+	"\x16TURN_OUTCOME_TIMED_OUT\x10\x03BNZLgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1;eventsv1b\x06proto3"
 
 var (
 	file_agentruntime_events_v1_control_proto_rawDescOnce sync.Once
@@ -337,26 +3023,87 @@ func file_agentruntime_events_v1_control_proto_rawDescGZIP() []byte {
 	return file_agentruntime_events_v1_control_proto_rawDescData
 }
 
-var file_agentruntime_events_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_agentruntime_events_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_agentruntime_events_v1_control_proto_goTypes = []any{
 	(ActionOutcome)(0),            // 0: agentruntime.events.v1.ActionOutcome
-	(*ActionRequired)(nil),        // 1: agentruntime.events.v1.ActionRequired
-	(*ActionResolved)(nil),        // 2: agentruntime.events.v1.ActionResolved
-	nil,                           // 3: agentruntime.events.v1.ActionRequired.ContextEntry
-	(*durationpb.Duration)(nil),   // 4: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(TurnOutcome)(0),              // 1: agentruntime.events.v1.TurnOutcome
+	(*ActionRequired)(nil),        // 2: agentruntime.events.v1.ActionRequired
+	(*ActionResolved)(nil),        // 3: agentruntime.events.v1.ActionResolved
+	(*SessionCreated)(nil),        // 4: agentruntime.events.v1.SessionCreated
+	(*SessionUpdated)(nil),        // 5: agentruntime.events.v1.SessionUpdated
+	(*ThreadStarted)(nil),         // 6: agentruntime.events.v1.ThreadStarted
+	(*ThreadUpdated)(nil),         // 7: agentruntime.events.v1.ThreadUpdated
+	(*InputPart)(nil),             // 8: agentruntime.events.v1.InputPart
+	(*TurnSubmitted)(nil),         // 9: agentruntime.events.v1.TurnSubmitted
+	(*TurnStarted)(nil),           // 10: agentruntime.events.v1.TurnStarted
+	(*TurnCompleted)(nil),         // 11: agentruntime.events.v1.TurnCompleted
+	(*TurnFailed)(nil),            // 12: agentruntime.events.v1.TurnFailed
+	(*QueueChanged)(nil),          // 13: agentruntime.events.v1.QueueChanged
+	(*RunStatus)(nil),             // 14: agentruntime.events.v1.RunStatus
+	(*ModelRequested)(nil),        // 15: agentruntime.events.v1.ModelRequested
+	(*ModelDelta)(nil),            // 16: agentruntime.events.v1.ModelDelta
+	(*ModelUsage)(nil),            // 17: agentruntime.events.v1.ModelUsage
+	(*ModelCompleted)(nil),        // 18: agentruntime.events.v1.ModelCompleted
+	(*ModelFailed)(nil),           // 19: agentruntime.events.v1.ModelFailed
+	(*ReasoningDelta)(nil),        // 20: agentruntime.events.v1.ReasoningDelta
+	(*ReasoningSummary)(nil),      // 21: agentruntime.events.v1.ReasoningSummary
+	(*ToolCatalogResolved)(nil),   // 22: agentruntime.events.v1.ToolCatalogResolved
+	(*ToolStarted)(nil),           // 23: agentruntime.events.v1.ToolStarted
+	(*ToolArgs)(nil),              // 24: agentruntime.events.v1.ToolArgs
+	(*ToolProgress)(nil),          // 25: agentruntime.events.v1.ToolProgress
+	(*ToolResult)(nil),            // 26: agentruntime.events.v1.ToolResult
+	(*ToolFailed)(nil),            // 27: agentruntime.events.v1.ToolFailed
+	(*ProcessStarted)(nil),        // 28: agentruntime.events.v1.ProcessStarted
+	(*ProcessOutput)(nil),         // 29: agentruntime.events.v1.ProcessOutput
+	(*ProcessInput)(nil),          // 30: agentruntime.events.v1.ProcessInput
+	(*ProcessCompleted)(nil),      // 31: agentruntime.events.v1.ProcessCompleted
+	(*ProcessFailed)(nil),         // 32: agentruntime.events.v1.ProcessFailed
+	(*ProcessTerminated)(nil),     // 33: agentruntime.events.v1.ProcessTerminated
+	(*OutputFact)(nil),            // 34: agentruntime.events.v1.OutputFact
+	(*ContextResolved)(nil),       // 35: agentruntime.events.v1.ContextResolved
+	(*ContextCompaction)(nil),     // 36: agentruntime.events.v1.ContextCompaction
+	(*HistoryRollback)(nil),       // 37: agentruntime.events.v1.HistoryRollback
+	(*ArtifactChanged)(nil),       // 38: agentruntime.events.v1.ArtifactChanged
+	(*SubagentSpawned)(nil),       // 39: agentruntime.events.v1.SubagentSpawned
+	(*SubagentStatus)(nil),        // 40: agentruntime.events.v1.SubagentStatus
+	(*ChannelFact)(nil),           // 41: agentruntime.events.v1.ChannelFact
+	nil,                           // 42: agentruntime.events.v1.ActionRequired.ContextEntry
+	nil,                           // 43: agentruntime.events.v1.SessionCreated.MetadataEntry
+	nil,                           // 44: agentruntime.events.v1.SessionUpdated.MetadataEntry
+	nil,                           // 45: agentruntime.events.v1.ThreadUpdated.FactsEntry
+	nil,                           // 46: agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	nil,                           // 47: agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	nil,                           // 48: agentruntime.events.v1.TurnCompleted.RefsEntry
+	nil,                           // 49: agentruntime.events.v1.RunStatus.MetadataEntry
+	(*durationpb.Duration)(nil),   // 50: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 51: google.protobuf.Timestamp
+	(*v1.OutputRef)(nil),          // 52: agentruntime.common.v1.OutputRef
 }
 var file_agentruntime_events_v1_control_proto_depIdxs = []int32{
-	4, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
-	3, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
-	5, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
-	0, // 3: agentruntime.events.v1.ActionResolved.outcome:type_name -> agentruntime.events.v1.ActionOutcome
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	50, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
+	42, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
+	51, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
+	0,  // 3: agentruntime.events.v1.ActionResolved.outcome:type_name -> agentruntime.events.v1.ActionOutcome
+	43, // 4: agentruntime.events.v1.SessionCreated.metadata:type_name -> agentruntime.events.v1.SessionCreated.MetadataEntry
+	44, // 5: agentruntime.events.v1.SessionUpdated.metadata:type_name -> agentruntime.events.v1.SessionUpdated.MetadataEntry
+	45, // 6: agentruntime.events.v1.ThreadUpdated.facts:type_name -> agentruntime.events.v1.ThreadUpdated.FactsEntry
+	8,  // 7: agentruntime.events.v1.TurnSubmitted.input:type_name -> agentruntime.events.v1.InputPart
+	46, // 8: agentruntime.events.v1.TurnSubmitted.options:type_name -> agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	47, // 9: agentruntime.events.v1.TurnSubmitted.metadata:type_name -> agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	48, // 10: agentruntime.events.v1.TurnCompleted.refs:type_name -> agentruntime.events.v1.TurnCompleted.RefsEntry
+	1,  // 11: agentruntime.events.v1.TurnFailed.outcome:type_name -> agentruntime.events.v1.TurnOutcome
+	49, // 12: agentruntime.events.v1.RunStatus.metadata:type_name -> agentruntime.events.v1.RunStatus.MetadataEntry
+	17, // 13: agentruntime.events.v1.ModelCompleted.usage:type_name -> agentruntime.events.v1.ModelUsage
+	52, // 14: agentruntime.events.v1.ToolResult.output:type_name -> agentruntime.common.v1.OutputRef
+	52, // 15: agentruntime.events.v1.ProcessOutput.output:type_name -> agentruntime.common.v1.OutputRef
+	52, // 16: agentruntime.events.v1.ProcessCompleted.output:type_name -> agentruntime.common.v1.OutputRef
+	52, // 17: agentruntime.events.v1.OutputFact.output:type_name -> agentruntime.common.v1.OutputRef
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_control_proto_init() }
@@ -364,13 +3111,18 @@ func file_agentruntime_events_v1_control_proto_init() {
 	if File_agentruntime_events_v1_control_proto != nil {
 		return
 	}
+	file_agentruntime_events_v1_control_proto_msgTypes[6].OneofWrappers = []any{
+		(*InputPart_Text)(nil),
+		(*InputPart_Json)(nil),
+		(*InputPart_Ref)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_events_v1_control_proto_rawDesc), len(file_agentruntime_events_v1_control_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   3,
+			NumEnums:      2,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -77,6 +77,55 @@ type RuntimeEvent struct {
 	//	*RuntimeEvent_RuntimeError
 	//	*RuntimeEvent_ActionRequired
 	//	*RuntimeEvent_ActionResolved
+	//	*RuntimeEvent_SessionCreated
+	//	*RuntimeEvent_SessionUpdated
+	//	*RuntimeEvent_ThreadStarted
+	//	*RuntimeEvent_ThreadUpdated
+	//	*RuntimeEvent_TurnSubmitted
+	//	*RuntimeEvent_TurnStarted
+	//	*RuntimeEvent_TurnCompleted
+	//	*RuntimeEvent_TurnFailed
+	//	*RuntimeEvent_QueueChanged
+	//	*RuntimeEvent_RunStatus
+	//	*RuntimeEvent_ModelRequested
+	//	*RuntimeEvent_ModelDelta
+	//	*RuntimeEvent_ModelCompleted
+	//	*RuntimeEvent_ModelFailed
+	//	*RuntimeEvent_ReasoningDelta
+	//	*RuntimeEvent_ReasoningSummary
+	//	*RuntimeEvent_ToolCatalogResolved
+	//	*RuntimeEvent_ToolStarted
+	//	*RuntimeEvent_ToolArgs
+	//	*RuntimeEvent_ToolProgress
+	//	*RuntimeEvent_ToolResult
+	//	*RuntimeEvent_ToolFailed
+	//	*RuntimeEvent_ProcessStarted
+	//	*RuntimeEvent_ProcessOutput
+	//	*RuntimeEvent_ProcessInput
+	//	*RuntimeEvent_ProcessCompleted
+	//	*RuntimeEvent_ProcessFailed
+	//	*RuntimeEvent_ProcessTerminated
+	//	*RuntimeEvent_OutputSpilled
+	//	*RuntimeEvent_OutputTruncated
+	//	*RuntimeEvent_OutputRedacted
+	//	*RuntimeEvent_OutputExpired
+	//	*RuntimeEvent_ContextResolved
+	//	*RuntimeEvent_ContextCompactionStarted
+	//	*RuntimeEvent_ContextCompactionCompleted
+	//	*RuntimeEvent_ContextCompactionFailed
+	//	*RuntimeEvent_HistoryRollbackStarted
+	//	*RuntimeEvent_HistoryRollbackCompleted
+	//	*RuntimeEvent_ArtifactChanged
+	//	*RuntimeEvent_SubagentSpawned
+	//	*RuntimeEvent_SubagentStatus
+	//	*RuntimeEvent_SubagentInput
+	//	*RuntimeEvent_SubagentOutput
+	//	*RuntimeEvent_SubagentCompleted
+	//	*RuntimeEvent_SubagentFailed
+	//	*RuntimeEvent_SubagentClosed
+	//	*RuntimeEvent_ChannelConnected
+	//	*RuntimeEvent_ChannelDisconnected
+	//	*RuntimeEvent_ChannelResumed
 	Payload       isRuntimeEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -344,6 +393,447 @@ func (x *RuntimeEvent) GetActionResolved() *ActionResolved {
 	return nil
 }
 
+func (x *RuntimeEvent) GetSessionCreated() *SessionCreated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SessionCreated); ok {
+			return x.SessionCreated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetSessionUpdated() *SessionUpdated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SessionUpdated); ok {
+			return x.SessionUpdated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetThreadStarted() *ThreadStarted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ThreadStarted); ok {
+			return x.ThreadStarted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetThreadUpdated() *ThreadUpdated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ThreadUpdated); ok {
+			return x.ThreadUpdated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTurnSubmitted() *TurnSubmitted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TurnSubmitted); ok {
+			return x.TurnSubmitted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTurnStarted() *TurnStarted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TurnStarted); ok {
+			return x.TurnStarted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTurnCompleted() *TurnCompleted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TurnCompleted); ok {
+			return x.TurnCompleted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTurnFailed() *TurnFailed {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TurnFailed); ok {
+			return x.TurnFailed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetQueueChanged() *QueueChanged {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_QueueChanged); ok {
+			return x.QueueChanged
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetRunStatus() *RunStatus {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_RunStatus); ok {
+			return x.RunStatus
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetModelRequested() *ModelRequested {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ModelRequested); ok {
+			return x.ModelRequested
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetModelDelta() *ModelDelta {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ModelDelta); ok {
+			return x.ModelDelta
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetModelCompleted() *ModelCompleted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ModelCompleted); ok {
+			return x.ModelCompleted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetModelFailed() *ModelFailed {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ModelFailed); ok {
+			return x.ModelFailed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetReasoningDelta() *ReasoningDelta {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ReasoningDelta); ok {
+			return x.ReasoningDelta
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetReasoningSummary() *ReasoningSummary {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ReasoningSummary); ok {
+			return x.ReasoningSummary
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetToolCatalogResolved() *ToolCatalogResolved {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ToolCatalogResolved); ok {
+			return x.ToolCatalogResolved
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetToolStarted() *ToolStarted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ToolStarted); ok {
+			return x.ToolStarted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetToolArgs() *ToolArgs {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ToolArgs); ok {
+			return x.ToolArgs
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetToolProgress() *ToolProgress {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ToolProgress); ok {
+			return x.ToolProgress
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetToolResult() *ToolResult {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ToolResult); ok {
+			return x.ToolResult
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetToolFailed() *ToolFailed {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ToolFailed); ok {
+			return x.ToolFailed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetProcessStarted() *ProcessStarted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ProcessStarted); ok {
+			return x.ProcessStarted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetProcessOutput() *ProcessOutput {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ProcessOutput); ok {
+			return x.ProcessOutput
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetProcessInput() *ProcessInput {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ProcessInput); ok {
+			return x.ProcessInput
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetProcessCompleted() *ProcessCompleted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ProcessCompleted); ok {
+			return x.ProcessCompleted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetProcessFailed() *ProcessFailed {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ProcessFailed); ok {
+			return x.ProcessFailed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetProcessTerminated() *ProcessTerminated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ProcessTerminated); ok {
+			return x.ProcessTerminated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetOutputSpilled() *OutputFact {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_OutputSpilled); ok {
+			return x.OutputSpilled
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetOutputTruncated() *OutputFact {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_OutputTruncated); ok {
+			return x.OutputTruncated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetOutputRedacted() *OutputFact {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_OutputRedacted); ok {
+			return x.OutputRedacted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetOutputExpired() *OutputFact {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_OutputExpired); ok {
+			return x.OutputExpired
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetContextResolved() *ContextResolved {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ContextResolved); ok {
+			return x.ContextResolved
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetContextCompactionStarted() *ContextCompaction {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ContextCompactionStarted); ok {
+			return x.ContextCompactionStarted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetContextCompactionCompleted() *ContextCompaction {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ContextCompactionCompleted); ok {
+			return x.ContextCompactionCompleted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetContextCompactionFailed() *ContextCompaction {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ContextCompactionFailed); ok {
+			return x.ContextCompactionFailed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetHistoryRollbackStarted() *HistoryRollback {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_HistoryRollbackStarted); ok {
+			return x.HistoryRollbackStarted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetHistoryRollbackCompleted() *HistoryRollback {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_HistoryRollbackCompleted); ok {
+			return x.HistoryRollbackCompleted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetArtifactChanged() *ArtifactChanged {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ArtifactChanged); ok {
+			return x.ArtifactChanged
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetSubagentSpawned() *SubagentSpawned {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SubagentSpawned); ok {
+			return x.SubagentSpawned
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetSubagentStatus() *SubagentStatus {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SubagentStatus); ok {
+			return x.SubagentStatus
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetSubagentInput() *SubagentStatus {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SubagentInput); ok {
+			return x.SubagentInput
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetSubagentOutput() *SubagentStatus {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SubagentOutput); ok {
+			return x.SubagentOutput
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetSubagentCompleted() *SubagentStatus {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SubagentCompleted); ok {
+			return x.SubagentCompleted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetSubagentFailed() *SubagentStatus {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SubagentFailed); ok {
+			return x.SubagentFailed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetSubagentClosed() *SubagentStatus {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SubagentClosed); ok {
+			return x.SubagentClosed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetChannelConnected() *ChannelFact {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ChannelConnected); ok {
+			return x.ChannelConnected
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetChannelDisconnected() *ChannelFact {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ChannelDisconnected); ok {
+			return x.ChannelDisconnected
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetChannelResumed() *ChannelFact {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ChannelResumed); ok {
+			return x.ChannelResumed
+		}
+	}
+	return nil
+}
+
 type isRuntimeEvent_Payload interface {
 	isRuntimeEvent_Payload()
 }
@@ -362,7 +852,203 @@ type RuntimeEvent_ActionRequired struct {
 }
 
 type RuntimeEvent_ActionResolved struct {
-	ActionResolved *ActionResolved `protobuf:"bytes,111,opt,name=action_resolved,json=actionResolved,proto3,oneof"` // end control
+	ActionResolved *ActionResolved `protobuf:"bytes,111,opt,name=action_resolved,json=actionResolved,proto3,oneof"`
+}
+
+type RuntimeEvent_SessionCreated struct {
+	SessionCreated *SessionCreated `protobuf:"bytes,120,opt,name=session_created,json=sessionCreated,proto3,oneof"`
+}
+
+type RuntimeEvent_SessionUpdated struct {
+	SessionUpdated *SessionUpdated `protobuf:"bytes,121,opt,name=session_updated,json=sessionUpdated,proto3,oneof"`
+}
+
+type RuntimeEvent_ThreadStarted struct {
+	ThreadStarted *ThreadStarted `protobuf:"bytes,122,opt,name=thread_started,json=threadStarted,proto3,oneof"`
+}
+
+type RuntimeEvent_ThreadUpdated struct {
+	ThreadUpdated *ThreadUpdated `protobuf:"bytes,123,opt,name=thread_updated,json=threadUpdated,proto3,oneof"`
+}
+
+type RuntimeEvent_TurnSubmitted struct {
+	TurnSubmitted *TurnSubmitted `protobuf:"bytes,124,opt,name=turn_submitted,json=turnSubmitted,proto3,oneof"`
+}
+
+type RuntimeEvent_TurnStarted struct {
+	TurnStarted *TurnStarted `protobuf:"bytes,125,opt,name=turn_started,json=turnStarted,proto3,oneof"`
+}
+
+type RuntimeEvent_TurnCompleted struct {
+	TurnCompleted *TurnCompleted `protobuf:"bytes,126,opt,name=turn_completed,json=turnCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_TurnFailed struct {
+	TurnFailed *TurnFailed `protobuf:"bytes,127,opt,name=turn_failed,json=turnFailed,proto3,oneof"`
+}
+
+type RuntimeEvent_QueueChanged struct {
+	QueueChanged *QueueChanged `protobuf:"bytes,128,opt,name=queue_changed,json=queueChanged,proto3,oneof"`
+}
+
+type RuntimeEvent_RunStatus struct {
+	RunStatus *RunStatus `protobuf:"bytes,129,opt,name=run_status,json=runStatus,proto3,oneof"`
+}
+
+type RuntimeEvent_ModelRequested struct {
+	ModelRequested *ModelRequested `protobuf:"bytes,130,opt,name=model_requested,json=modelRequested,proto3,oneof"`
+}
+
+type RuntimeEvent_ModelDelta struct {
+	ModelDelta *ModelDelta `protobuf:"bytes,131,opt,name=model_delta,json=modelDelta,proto3,oneof"`
+}
+
+type RuntimeEvent_ModelCompleted struct {
+	ModelCompleted *ModelCompleted `protobuf:"bytes,132,opt,name=model_completed,json=modelCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_ModelFailed struct {
+	ModelFailed *ModelFailed `protobuf:"bytes,133,opt,name=model_failed,json=modelFailed,proto3,oneof"`
+}
+
+type RuntimeEvent_ReasoningDelta struct {
+	ReasoningDelta *ReasoningDelta `protobuf:"bytes,134,opt,name=reasoning_delta,json=reasoningDelta,proto3,oneof"`
+}
+
+type RuntimeEvent_ReasoningSummary struct {
+	ReasoningSummary *ReasoningSummary `protobuf:"bytes,135,opt,name=reasoning_summary,json=reasoningSummary,proto3,oneof"`
+}
+
+type RuntimeEvent_ToolCatalogResolved struct {
+	ToolCatalogResolved *ToolCatalogResolved `protobuf:"bytes,136,opt,name=tool_catalog_resolved,json=toolCatalogResolved,proto3,oneof"`
+}
+
+type RuntimeEvent_ToolStarted struct {
+	ToolStarted *ToolStarted `protobuf:"bytes,137,opt,name=tool_started,json=toolStarted,proto3,oneof"`
+}
+
+type RuntimeEvent_ToolArgs struct {
+	ToolArgs *ToolArgs `protobuf:"bytes,138,opt,name=tool_args,json=toolArgs,proto3,oneof"`
+}
+
+type RuntimeEvent_ToolProgress struct {
+	ToolProgress *ToolProgress `protobuf:"bytes,139,opt,name=tool_progress,json=toolProgress,proto3,oneof"`
+}
+
+type RuntimeEvent_ToolResult struct {
+	ToolResult *ToolResult `protobuf:"bytes,140,opt,name=tool_result,json=toolResult,proto3,oneof"`
+}
+
+type RuntimeEvent_ToolFailed struct {
+	ToolFailed *ToolFailed `protobuf:"bytes,141,opt,name=tool_failed,json=toolFailed,proto3,oneof"`
+}
+
+type RuntimeEvent_ProcessStarted struct {
+	ProcessStarted *ProcessStarted `protobuf:"bytes,142,opt,name=process_started,json=processStarted,proto3,oneof"`
+}
+
+type RuntimeEvent_ProcessOutput struct {
+	ProcessOutput *ProcessOutput `protobuf:"bytes,143,opt,name=process_output,json=processOutput,proto3,oneof"`
+}
+
+type RuntimeEvent_ProcessInput struct {
+	ProcessInput *ProcessInput `protobuf:"bytes,144,opt,name=process_input,json=processInput,proto3,oneof"`
+}
+
+type RuntimeEvent_ProcessCompleted struct {
+	ProcessCompleted *ProcessCompleted `protobuf:"bytes,145,opt,name=process_completed,json=processCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_ProcessFailed struct {
+	ProcessFailed *ProcessFailed `protobuf:"bytes,146,opt,name=process_failed,json=processFailed,proto3,oneof"`
+}
+
+type RuntimeEvent_ProcessTerminated struct {
+	ProcessTerminated *ProcessTerminated `protobuf:"bytes,147,opt,name=process_terminated,json=processTerminated,proto3,oneof"`
+}
+
+type RuntimeEvent_OutputSpilled struct {
+	OutputSpilled *OutputFact `protobuf:"bytes,148,opt,name=output_spilled,json=outputSpilled,proto3,oneof"`
+}
+
+type RuntimeEvent_OutputTruncated struct {
+	OutputTruncated *OutputFact `protobuf:"bytes,149,opt,name=output_truncated,json=outputTruncated,proto3,oneof"`
+}
+
+type RuntimeEvent_OutputRedacted struct {
+	OutputRedacted *OutputFact `protobuf:"bytes,150,opt,name=output_redacted,json=outputRedacted,proto3,oneof"`
+}
+
+type RuntimeEvent_OutputExpired struct {
+	OutputExpired *OutputFact `protobuf:"bytes,151,opt,name=output_expired,json=outputExpired,proto3,oneof"`
+}
+
+type RuntimeEvent_ContextResolved struct {
+	ContextResolved *ContextResolved `protobuf:"bytes,152,opt,name=context_resolved,json=contextResolved,proto3,oneof"`
+}
+
+type RuntimeEvent_ContextCompactionStarted struct {
+	ContextCompactionStarted *ContextCompaction `protobuf:"bytes,153,opt,name=context_compaction_started,json=contextCompactionStarted,proto3,oneof"`
+}
+
+type RuntimeEvent_ContextCompactionCompleted struct {
+	ContextCompactionCompleted *ContextCompaction `protobuf:"bytes,154,opt,name=context_compaction_completed,json=contextCompactionCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_ContextCompactionFailed struct {
+	ContextCompactionFailed *ContextCompaction `protobuf:"bytes,155,opt,name=context_compaction_failed,json=contextCompactionFailed,proto3,oneof"`
+}
+
+type RuntimeEvent_HistoryRollbackStarted struct {
+	HistoryRollbackStarted *HistoryRollback `protobuf:"bytes,156,opt,name=history_rollback_started,json=historyRollbackStarted,proto3,oneof"`
+}
+
+type RuntimeEvent_HistoryRollbackCompleted struct {
+	HistoryRollbackCompleted *HistoryRollback `protobuf:"bytes,157,opt,name=history_rollback_completed,json=historyRollbackCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_ArtifactChanged struct {
+	ArtifactChanged *ArtifactChanged `protobuf:"bytes,158,opt,name=artifact_changed,json=artifactChanged,proto3,oneof"`
+}
+
+type RuntimeEvent_SubagentSpawned struct {
+	SubagentSpawned *SubagentSpawned `protobuf:"bytes,159,opt,name=subagent_spawned,json=subagentSpawned,proto3,oneof"`
+}
+
+type RuntimeEvent_SubagentStatus struct {
+	SubagentStatus *SubagentStatus `protobuf:"bytes,160,opt,name=subagent_status,json=subagentStatus,proto3,oneof"`
+}
+
+type RuntimeEvent_SubagentInput struct {
+	SubagentInput *SubagentStatus `protobuf:"bytes,161,opt,name=subagent_input,json=subagentInput,proto3,oneof"`
+}
+
+type RuntimeEvent_SubagentOutput struct {
+	SubagentOutput *SubagentStatus `protobuf:"bytes,162,opt,name=subagent_output,json=subagentOutput,proto3,oneof"`
+}
+
+type RuntimeEvent_SubagentCompleted struct {
+	SubagentCompleted *SubagentStatus `protobuf:"bytes,163,opt,name=subagent_completed,json=subagentCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_SubagentFailed struct {
+	SubagentFailed *SubagentStatus `protobuf:"bytes,164,opt,name=subagent_failed,json=subagentFailed,proto3,oneof"`
+}
+
+type RuntimeEvent_SubagentClosed struct {
+	SubagentClosed *SubagentStatus `protobuf:"bytes,165,opt,name=subagent_closed,json=subagentClosed,proto3,oneof"`
+}
+
+type RuntimeEvent_ChannelConnected struct {
+	ChannelConnected *ChannelFact `protobuf:"bytes,166,opt,name=channel_connected,json=channelConnected,proto3,oneof"`
+}
+
+type RuntimeEvent_ChannelDisconnected struct {
+	ChannelDisconnected *ChannelFact `protobuf:"bytes,167,opt,name=channel_disconnected,json=channelDisconnected,proto3,oneof"`
+}
+
+type RuntimeEvent_ChannelResumed struct {
+	ChannelResumed *ChannelFact `protobuf:"bytes,168,opt,name=channel_resumed,json=channelResumed,proto3,oneof"` // end control
 }
 
 func (*RuntimeEvent_RuntimeWarning) isRuntimeEvent_Payload() {}
@@ -373,11 +1059,109 @@ func (*RuntimeEvent_ActionRequired) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_ActionResolved) isRuntimeEvent_Payload() {}
 
+func (*RuntimeEvent_SessionCreated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_SessionUpdated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ThreadStarted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ThreadUpdated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TurnSubmitted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TurnStarted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TurnCompleted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TurnFailed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_QueueChanged) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_RunStatus) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ModelRequested) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ModelDelta) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ModelCompleted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ModelFailed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ReasoningDelta) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ReasoningSummary) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ToolCatalogResolved) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ToolStarted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ToolArgs) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ToolProgress) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ToolResult) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ToolFailed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ProcessStarted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ProcessOutput) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ProcessInput) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ProcessCompleted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ProcessFailed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ProcessTerminated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_OutputSpilled) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_OutputTruncated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_OutputRedacted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_OutputExpired) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ContextResolved) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ContextCompactionStarted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ContextCompactionCompleted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ContextCompactionFailed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_HistoryRollbackStarted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_HistoryRollbackCompleted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ArtifactChanged) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_SubagentSpawned) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_SubagentStatus) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_SubagentInput) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_SubagentOutput) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_SubagentCompleted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_SubagentFailed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_SubagentClosed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ChannelConnected) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ChannelDisconnected) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ChannelResumed) isRuntimeEvent_Payload() {}
+
 var File_agentruntime_events_v1_envelope_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xeb\t\n" +
+	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfe)\n" +
 	"\fRuntimeEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\x128\n" +
@@ -420,7 +1204,61 @@ const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\x0fruntime_warning\x18d \x01(\v2&.agentruntime.events.v1.RuntimeWarningH\x00R\x0eruntimeWarning\x12K\n" +
 	"\rruntime_error\x18e \x01(\v2$.agentruntime.events.v1.RuntimeErrorH\x00R\fruntimeError\x12Q\n" +
 	"\x0faction_required\x18n \x01(\v2&.agentruntime.events.v1.ActionRequiredH\x00R\x0eactionRequired\x12Q\n" +
-	"\x0faction_resolved\x18o \x01(\v2&.agentruntime.events.v1.ActionResolvedH\x00R\x0eactionResolved\x1a7\n" +
+	"\x0faction_resolved\x18o \x01(\v2&.agentruntime.events.v1.ActionResolvedH\x00R\x0eactionResolved\x12Q\n" +
+	"\x0fsession_created\x18x \x01(\v2&.agentruntime.events.v1.SessionCreatedH\x00R\x0esessionCreated\x12Q\n" +
+	"\x0fsession_updated\x18y \x01(\v2&.agentruntime.events.v1.SessionUpdatedH\x00R\x0esessionUpdated\x12N\n" +
+	"\x0ethread_started\x18z \x01(\v2%.agentruntime.events.v1.ThreadStartedH\x00R\rthreadStarted\x12N\n" +
+	"\x0ethread_updated\x18{ \x01(\v2%.agentruntime.events.v1.ThreadUpdatedH\x00R\rthreadUpdated\x12N\n" +
+	"\x0eturn_submitted\x18| \x01(\v2%.agentruntime.events.v1.TurnSubmittedH\x00R\rturnSubmitted\x12H\n" +
+	"\fturn_started\x18} \x01(\v2#.agentruntime.events.v1.TurnStartedH\x00R\vturnStarted\x12N\n" +
+	"\x0eturn_completed\x18~ \x01(\v2%.agentruntime.events.v1.TurnCompletedH\x00R\rturnCompleted\x12E\n" +
+	"\vturn_failed\x18\x7f \x01(\v2\".agentruntime.events.v1.TurnFailedH\x00R\n" +
+	"turnFailed\x12L\n" +
+	"\rqueue_changed\x18\x80\x01 \x01(\v2$.agentruntime.events.v1.QueueChangedH\x00R\fqueueChanged\x12C\n" +
+	"\n" +
+	"run_status\x18\x81\x01 \x01(\v2!.agentruntime.events.v1.RunStatusH\x00R\trunStatus\x12R\n" +
+	"\x0fmodel_requested\x18\x82\x01 \x01(\v2&.agentruntime.events.v1.ModelRequestedH\x00R\x0emodelRequested\x12F\n" +
+	"\vmodel_delta\x18\x83\x01 \x01(\v2\".agentruntime.events.v1.ModelDeltaH\x00R\n" +
+	"modelDelta\x12R\n" +
+	"\x0fmodel_completed\x18\x84\x01 \x01(\v2&.agentruntime.events.v1.ModelCompletedH\x00R\x0emodelCompleted\x12I\n" +
+	"\fmodel_failed\x18\x85\x01 \x01(\v2#.agentruntime.events.v1.ModelFailedH\x00R\vmodelFailed\x12R\n" +
+	"\x0freasoning_delta\x18\x86\x01 \x01(\v2&.agentruntime.events.v1.ReasoningDeltaH\x00R\x0ereasoningDelta\x12X\n" +
+	"\x11reasoning_summary\x18\x87\x01 \x01(\v2(.agentruntime.events.v1.ReasoningSummaryH\x00R\x10reasoningSummary\x12b\n" +
+	"\x15tool_catalog_resolved\x18\x88\x01 \x01(\v2+.agentruntime.events.v1.ToolCatalogResolvedH\x00R\x13toolCatalogResolved\x12I\n" +
+	"\ftool_started\x18\x89\x01 \x01(\v2#.agentruntime.events.v1.ToolStartedH\x00R\vtoolStarted\x12@\n" +
+	"\ttool_args\x18\x8a\x01 \x01(\v2 .agentruntime.events.v1.ToolArgsH\x00R\btoolArgs\x12L\n" +
+	"\rtool_progress\x18\x8b\x01 \x01(\v2$.agentruntime.events.v1.ToolProgressH\x00R\ftoolProgress\x12F\n" +
+	"\vtool_result\x18\x8c\x01 \x01(\v2\".agentruntime.events.v1.ToolResultH\x00R\n" +
+	"toolResult\x12F\n" +
+	"\vtool_failed\x18\x8d\x01 \x01(\v2\".agentruntime.events.v1.ToolFailedH\x00R\n" +
+	"toolFailed\x12R\n" +
+	"\x0fprocess_started\x18\x8e\x01 \x01(\v2&.agentruntime.events.v1.ProcessStartedH\x00R\x0eprocessStarted\x12O\n" +
+	"\x0eprocess_output\x18\x8f\x01 \x01(\v2%.agentruntime.events.v1.ProcessOutputH\x00R\rprocessOutput\x12L\n" +
+	"\rprocess_input\x18\x90\x01 \x01(\v2$.agentruntime.events.v1.ProcessInputH\x00R\fprocessInput\x12X\n" +
+	"\x11process_completed\x18\x91\x01 \x01(\v2(.agentruntime.events.v1.ProcessCompletedH\x00R\x10processCompleted\x12O\n" +
+	"\x0eprocess_failed\x18\x92\x01 \x01(\v2%.agentruntime.events.v1.ProcessFailedH\x00R\rprocessFailed\x12[\n" +
+	"\x12process_terminated\x18\x93\x01 \x01(\v2).agentruntime.events.v1.ProcessTerminatedH\x00R\x11processTerminated\x12L\n" +
+	"\x0eoutput_spilled\x18\x94\x01 \x01(\v2\".agentruntime.events.v1.OutputFactH\x00R\routputSpilled\x12P\n" +
+	"\x10output_truncated\x18\x95\x01 \x01(\v2\".agentruntime.events.v1.OutputFactH\x00R\x0foutputTruncated\x12N\n" +
+	"\x0foutput_redacted\x18\x96\x01 \x01(\v2\".agentruntime.events.v1.OutputFactH\x00R\x0eoutputRedacted\x12L\n" +
+	"\x0eoutput_expired\x18\x97\x01 \x01(\v2\".agentruntime.events.v1.OutputFactH\x00R\routputExpired\x12U\n" +
+	"\x10context_resolved\x18\x98\x01 \x01(\v2'.agentruntime.events.v1.ContextResolvedH\x00R\x0fcontextResolved\x12j\n" +
+	"\x1acontext_compaction_started\x18\x99\x01 \x01(\v2).agentruntime.events.v1.ContextCompactionH\x00R\x18contextCompactionStarted\x12n\n" +
+	"\x1ccontext_compaction_completed\x18\x9a\x01 \x01(\v2).agentruntime.events.v1.ContextCompactionH\x00R\x1acontextCompactionCompleted\x12h\n" +
+	"\x19context_compaction_failed\x18\x9b\x01 \x01(\v2).agentruntime.events.v1.ContextCompactionH\x00R\x17contextCompactionFailed\x12d\n" +
+	"\x18history_rollback_started\x18\x9c\x01 \x01(\v2'.agentruntime.events.v1.HistoryRollbackH\x00R\x16historyRollbackStarted\x12h\n" +
+	"\x1ahistory_rollback_completed\x18\x9d\x01 \x01(\v2'.agentruntime.events.v1.HistoryRollbackH\x00R\x18historyRollbackCompleted\x12U\n" +
+	"\x10artifact_changed\x18\x9e\x01 \x01(\v2'.agentruntime.events.v1.ArtifactChangedH\x00R\x0fartifactChanged\x12U\n" +
+	"\x10subagent_spawned\x18\x9f\x01 \x01(\v2'.agentruntime.events.v1.SubagentSpawnedH\x00R\x0fsubagentSpawned\x12R\n" +
+	"\x0fsubagent_status\x18\xa0\x01 \x01(\v2&.agentruntime.events.v1.SubagentStatusH\x00R\x0esubagentStatus\x12P\n" +
+	"\x0esubagent_input\x18\xa1\x01 \x01(\v2&.agentruntime.events.v1.SubagentStatusH\x00R\rsubagentInput\x12R\n" +
+	"\x0fsubagent_output\x18\xa2\x01 \x01(\v2&.agentruntime.events.v1.SubagentStatusH\x00R\x0esubagentOutput\x12X\n" +
+	"\x12subagent_completed\x18\xa3\x01 \x01(\v2&.agentruntime.events.v1.SubagentStatusH\x00R\x11subagentCompleted\x12R\n" +
+	"\x0fsubagent_failed\x18\xa4\x01 \x01(\v2&.agentruntime.events.v1.SubagentStatusH\x00R\x0esubagentFailed\x12R\n" +
+	"\x0fsubagent_closed\x18\xa5\x01 \x01(\v2&.agentruntime.events.v1.SubagentStatusH\x00R\x0esubagentClosed\x12S\n" +
+	"\x11channel_connected\x18\xa6\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x10channelConnected\x12Y\n" +
+	"\x14channel_disconnected\x18\xa7\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x13channelDisconnected\x12O\n" +
+	"\x0fchannel_resumed\x18\xa8\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelResumed\x1a7\n" +
 	"\tRefsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
@@ -447,19 +1285,104 @@ var file_agentruntime_events_v1_envelope_proto_goTypes = []any{
 	(*RuntimeError)(nil),          // 4: agentruntime.events.v1.RuntimeError
 	(*ActionRequired)(nil),        // 5: agentruntime.events.v1.ActionRequired
 	(*ActionResolved)(nil),        // 6: agentruntime.events.v1.ActionResolved
+	(*SessionCreated)(nil),        // 7: agentruntime.events.v1.SessionCreated
+	(*SessionUpdated)(nil),        // 8: agentruntime.events.v1.SessionUpdated
+	(*ThreadStarted)(nil),         // 9: agentruntime.events.v1.ThreadStarted
+	(*ThreadUpdated)(nil),         // 10: agentruntime.events.v1.ThreadUpdated
+	(*TurnSubmitted)(nil),         // 11: agentruntime.events.v1.TurnSubmitted
+	(*TurnStarted)(nil),           // 12: agentruntime.events.v1.TurnStarted
+	(*TurnCompleted)(nil),         // 13: agentruntime.events.v1.TurnCompleted
+	(*TurnFailed)(nil),            // 14: agentruntime.events.v1.TurnFailed
+	(*QueueChanged)(nil),          // 15: agentruntime.events.v1.QueueChanged
+	(*RunStatus)(nil),             // 16: agentruntime.events.v1.RunStatus
+	(*ModelRequested)(nil),        // 17: agentruntime.events.v1.ModelRequested
+	(*ModelDelta)(nil),            // 18: agentruntime.events.v1.ModelDelta
+	(*ModelCompleted)(nil),        // 19: agentruntime.events.v1.ModelCompleted
+	(*ModelFailed)(nil),           // 20: agentruntime.events.v1.ModelFailed
+	(*ReasoningDelta)(nil),        // 21: agentruntime.events.v1.ReasoningDelta
+	(*ReasoningSummary)(nil),      // 22: agentruntime.events.v1.ReasoningSummary
+	(*ToolCatalogResolved)(nil),   // 23: agentruntime.events.v1.ToolCatalogResolved
+	(*ToolStarted)(nil),           // 24: agentruntime.events.v1.ToolStarted
+	(*ToolArgs)(nil),              // 25: agentruntime.events.v1.ToolArgs
+	(*ToolProgress)(nil),          // 26: agentruntime.events.v1.ToolProgress
+	(*ToolResult)(nil),            // 27: agentruntime.events.v1.ToolResult
+	(*ToolFailed)(nil),            // 28: agentruntime.events.v1.ToolFailed
+	(*ProcessStarted)(nil),        // 29: agentruntime.events.v1.ProcessStarted
+	(*ProcessOutput)(nil),         // 30: agentruntime.events.v1.ProcessOutput
+	(*ProcessInput)(nil),          // 31: agentruntime.events.v1.ProcessInput
+	(*ProcessCompleted)(nil),      // 32: agentruntime.events.v1.ProcessCompleted
+	(*ProcessFailed)(nil),         // 33: agentruntime.events.v1.ProcessFailed
+	(*ProcessTerminated)(nil),     // 34: agentruntime.events.v1.ProcessTerminated
+	(*OutputFact)(nil),            // 35: agentruntime.events.v1.OutputFact
+	(*ContextResolved)(nil),       // 36: agentruntime.events.v1.ContextResolved
+	(*ContextCompaction)(nil),     // 37: agentruntime.events.v1.ContextCompaction
+	(*HistoryRollback)(nil),       // 38: agentruntime.events.v1.HistoryRollback
+	(*ArtifactChanged)(nil),       // 39: agentruntime.events.v1.ArtifactChanged
+	(*SubagentSpawned)(nil),       // 40: agentruntime.events.v1.SubagentSpawned
+	(*SubagentStatus)(nil),        // 41: agentruntime.events.v1.SubagentStatus
+	(*ChannelFact)(nil),           // 42: agentruntime.events.v1.ChannelFact
 }
 var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
-	2, // 0: agentruntime.events.v1.RuntimeEvent.timestamp:type_name -> google.protobuf.Timestamp
-	1, // 1: agentruntime.events.v1.RuntimeEvent.refs:type_name -> agentruntime.events.v1.RuntimeEvent.RefsEntry
-	3, // 2: agentruntime.events.v1.RuntimeEvent.runtime_warning:type_name -> agentruntime.events.v1.RuntimeWarning
-	4, // 3: agentruntime.events.v1.RuntimeEvent.runtime_error:type_name -> agentruntime.events.v1.RuntimeError
-	5, // 4: agentruntime.events.v1.RuntimeEvent.action_required:type_name -> agentruntime.events.v1.ActionRequired
-	6, // 5: agentruntime.events.v1.RuntimeEvent.action_resolved:type_name -> agentruntime.events.v1.ActionResolved
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	2,  // 0: agentruntime.events.v1.RuntimeEvent.timestamp:type_name -> google.protobuf.Timestamp
+	1,  // 1: agentruntime.events.v1.RuntimeEvent.refs:type_name -> agentruntime.events.v1.RuntimeEvent.RefsEntry
+	3,  // 2: agentruntime.events.v1.RuntimeEvent.runtime_warning:type_name -> agentruntime.events.v1.RuntimeWarning
+	4,  // 3: agentruntime.events.v1.RuntimeEvent.runtime_error:type_name -> agentruntime.events.v1.RuntimeError
+	5,  // 4: agentruntime.events.v1.RuntimeEvent.action_required:type_name -> agentruntime.events.v1.ActionRequired
+	6,  // 5: agentruntime.events.v1.RuntimeEvent.action_resolved:type_name -> agentruntime.events.v1.ActionResolved
+	7,  // 6: agentruntime.events.v1.RuntimeEvent.session_created:type_name -> agentruntime.events.v1.SessionCreated
+	8,  // 7: agentruntime.events.v1.RuntimeEvent.session_updated:type_name -> agentruntime.events.v1.SessionUpdated
+	9,  // 8: agentruntime.events.v1.RuntimeEvent.thread_started:type_name -> agentruntime.events.v1.ThreadStarted
+	10, // 9: agentruntime.events.v1.RuntimeEvent.thread_updated:type_name -> agentruntime.events.v1.ThreadUpdated
+	11, // 10: agentruntime.events.v1.RuntimeEvent.turn_submitted:type_name -> agentruntime.events.v1.TurnSubmitted
+	12, // 11: agentruntime.events.v1.RuntimeEvent.turn_started:type_name -> agentruntime.events.v1.TurnStarted
+	13, // 12: agentruntime.events.v1.RuntimeEvent.turn_completed:type_name -> agentruntime.events.v1.TurnCompleted
+	14, // 13: agentruntime.events.v1.RuntimeEvent.turn_failed:type_name -> agentruntime.events.v1.TurnFailed
+	15, // 14: agentruntime.events.v1.RuntimeEvent.queue_changed:type_name -> agentruntime.events.v1.QueueChanged
+	16, // 15: agentruntime.events.v1.RuntimeEvent.run_status:type_name -> agentruntime.events.v1.RunStatus
+	17, // 16: agentruntime.events.v1.RuntimeEvent.model_requested:type_name -> agentruntime.events.v1.ModelRequested
+	18, // 17: agentruntime.events.v1.RuntimeEvent.model_delta:type_name -> agentruntime.events.v1.ModelDelta
+	19, // 18: agentruntime.events.v1.RuntimeEvent.model_completed:type_name -> agentruntime.events.v1.ModelCompleted
+	20, // 19: agentruntime.events.v1.RuntimeEvent.model_failed:type_name -> agentruntime.events.v1.ModelFailed
+	21, // 20: agentruntime.events.v1.RuntimeEvent.reasoning_delta:type_name -> agentruntime.events.v1.ReasoningDelta
+	22, // 21: agentruntime.events.v1.RuntimeEvent.reasoning_summary:type_name -> agentruntime.events.v1.ReasoningSummary
+	23, // 22: agentruntime.events.v1.RuntimeEvent.tool_catalog_resolved:type_name -> agentruntime.events.v1.ToolCatalogResolved
+	24, // 23: agentruntime.events.v1.RuntimeEvent.tool_started:type_name -> agentruntime.events.v1.ToolStarted
+	25, // 24: agentruntime.events.v1.RuntimeEvent.tool_args:type_name -> agentruntime.events.v1.ToolArgs
+	26, // 25: agentruntime.events.v1.RuntimeEvent.tool_progress:type_name -> agentruntime.events.v1.ToolProgress
+	27, // 26: agentruntime.events.v1.RuntimeEvent.tool_result:type_name -> agentruntime.events.v1.ToolResult
+	28, // 27: agentruntime.events.v1.RuntimeEvent.tool_failed:type_name -> agentruntime.events.v1.ToolFailed
+	29, // 28: agentruntime.events.v1.RuntimeEvent.process_started:type_name -> agentruntime.events.v1.ProcessStarted
+	30, // 29: agentruntime.events.v1.RuntimeEvent.process_output:type_name -> agentruntime.events.v1.ProcessOutput
+	31, // 30: agentruntime.events.v1.RuntimeEvent.process_input:type_name -> agentruntime.events.v1.ProcessInput
+	32, // 31: agentruntime.events.v1.RuntimeEvent.process_completed:type_name -> agentruntime.events.v1.ProcessCompleted
+	33, // 32: agentruntime.events.v1.RuntimeEvent.process_failed:type_name -> agentruntime.events.v1.ProcessFailed
+	34, // 33: agentruntime.events.v1.RuntimeEvent.process_terminated:type_name -> agentruntime.events.v1.ProcessTerminated
+	35, // 34: agentruntime.events.v1.RuntimeEvent.output_spilled:type_name -> agentruntime.events.v1.OutputFact
+	35, // 35: agentruntime.events.v1.RuntimeEvent.output_truncated:type_name -> agentruntime.events.v1.OutputFact
+	35, // 36: agentruntime.events.v1.RuntimeEvent.output_redacted:type_name -> agentruntime.events.v1.OutputFact
+	35, // 37: agentruntime.events.v1.RuntimeEvent.output_expired:type_name -> agentruntime.events.v1.OutputFact
+	36, // 38: agentruntime.events.v1.RuntimeEvent.context_resolved:type_name -> agentruntime.events.v1.ContextResolved
+	37, // 39: agentruntime.events.v1.RuntimeEvent.context_compaction_started:type_name -> agentruntime.events.v1.ContextCompaction
+	37, // 40: agentruntime.events.v1.RuntimeEvent.context_compaction_completed:type_name -> agentruntime.events.v1.ContextCompaction
+	37, // 41: agentruntime.events.v1.RuntimeEvent.context_compaction_failed:type_name -> agentruntime.events.v1.ContextCompaction
+	38, // 42: agentruntime.events.v1.RuntimeEvent.history_rollback_started:type_name -> agentruntime.events.v1.HistoryRollback
+	38, // 43: agentruntime.events.v1.RuntimeEvent.history_rollback_completed:type_name -> agentruntime.events.v1.HistoryRollback
+	39, // 44: agentruntime.events.v1.RuntimeEvent.artifact_changed:type_name -> agentruntime.events.v1.ArtifactChanged
+	40, // 45: agentruntime.events.v1.RuntimeEvent.subagent_spawned:type_name -> agentruntime.events.v1.SubagentSpawned
+	41, // 46: agentruntime.events.v1.RuntimeEvent.subagent_status:type_name -> agentruntime.events.v1.SubagentStatus
+	41, // 47: agentruntime.events.v1.RuntimeEvent.subagent_input:type_name -> agentruntime.events.v1.SubagentStatus
+	41, // 48: agentruntime.events.v1.RuntimeEvent.subagent_output:type_name -> agentruntime.events.v1.SubagentStatus
+	41, // 49: agentruntime.events.v1.RuntimeEvent.subagent_completed:type_name -> agentruntime.events.v1.SubagentStatus
+	41, // 50: agentruntime.events.v1.RuntimeEvent.subagent_failed:type_name -> agentruntime.events.v1.SubagentStatus
+	41, // 51: agentruntime.events.v1.RuntimeEvent.subagent_closed:type_name -> agentruntime.events.v1.SubagentStatus
+	42, // 52: agentruntime.events.v1.RuntimeEvent.channel_connected:type_name -> agentruntime.events.v1.ChannelFact
+	42, // 53: agentruntime.events.v1.RuntimeEvent.channel_disconnected:type_name -> agentruntime.events.v1.ChannelFact
+	42, // 54: agentruntime.events.v1.RuntimeEvent.channel_resumed:type_name -> agentruntime.events.v1.ChannelFact
+	55, // [55:55] is the sub-list for method output_type
+	55, // [55:55] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_envelope_proto_init() }
@@ -474,6 +1397,55 @@ func file_agentruntime_events_v1_envelope_proto_init() {
 		(*RuntimeEvent_RuntimeError)(nil),
 		(*RuntimeEvent_ActionRequired)(nil),
 		(*RuntimeEvent_ActionResolved)(nil),
+		(*RuntimeEvent_SessionCreated)(nil),
+		(*RuntimeEvent_SessionUpdated)(nil),
+		(*RuntimeEvent_ThreadStarted)(nil),
+		(*RuntimeEvent_ThreadUpdated)(nil),
+		(*RuntimeEvent_TurnSubmitted)(nil),
+		(*RuntimeEvent_TurnStarted)(nil),
+		(*RuntimeEvent_TurnCompleted)(nil),
+		(*RuntimeEvent_TurnFailed)(nil),
+		(*RuntimeEvent_QueueChanged)(nil),
+		(*RuntimeEvent_RunStatus)(nil),
+		(*RuntimeEvent_ModelRequested)(nil),
+		(*RuntimeEvent_ModelDelta)(nil),
+		(*RuntimeEvent_ModelCompleted)(nil),
+		(*RuntimeEvent_ModelFailed)(nil),
+		(*RuntimeEvent_ReasoningDelta)(nil),
+		(*RuntimeEvent_ReasoningSummary)(nil),
+		(*RuntimeEvent_ToolCatalogResolved)(nil),
+		(*RuntimeEvent_ToolStarted)(nil),
+		(*RuntimeEvent_ToolArgs)(nil),
+		(*RuntimeEvent_ToolProgress)(nil),
+		(*RuntimeEvent_ToolResult)(nil),
+		(*RuntimeEvent_ToolFailed)(nil),
+		(*RuntimeEvent_ProcessStarted)(nil),
+		(*RuntimeEvent_ProcessOutput)(nil),
+		(*RuntimeEvent_ProcessInput)(nil),
+		(*RuntimeEvent_ProcessCompleted)(nil),
+		(*RuntimeEvent_ProcessFailed)(nil),
+		(*RuntimeEvent_ProcessTerminated)(nil),
+		(*RuntimeEvent_OutputSpilled)(nil),
+		(*RuntimeEvent_OutputTruncated)(nil),
+		(*RuntimeEvent_OutputRedacted)(nil),
+		(*RuntimeEvent_OutputExpired)(nil),
+		(*RuntimeEvent_ContextResolved)(nil),
+		(*RuntimeEvent_ContextCompactionStarted)(nil),
+		(*RuntimeEvent_ContextCompactionCompleted)(nil),
+		(*RuntimeEvent_ContextCompactionFailed)(nil),
+		(*RuntimeEvent_HistoryRollbackStarted)(nil),
+		(*RuntimeEvent_HistoryRollbackCompleted)(nil),
+		(*RuntimeEvent_ArtifactChanged)(nil),
+		(*RuntimeEvent_SubagentSpawned)(nil),
+		(*RuntimeEvent_SubagentStatus)(nil),
+		(*RuntimeEvent_SubagentInput)(nil),
+		(*RuntimeEvent_SubagentOutput)(nil),
+		(*RuntimeEvent_SubagentCompleted)(nil),
+		(*RuntimeEvent_SubagentFailed)(nil),
+		(*RuntimeEvent_SubagentClosed)(nil),
+		(*RuntimeEvent_ChannelConnected)(nil),
+		(*RuntimeEvent_ChannelDisconnected)(nil),
+		(*RuntimeEvent_ChannelResumed)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
