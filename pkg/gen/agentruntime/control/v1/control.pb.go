@@ -8,8 +8,11 @@ package controlv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -22,19 +25,1350 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// CreatePolicy says what SubmitTurn does when the session or thread is missing.
+type CreatePolicy int32
+
+const (
+	// Same as CREATE_IF_MISSING.
+	CreatePolicy_CREATE_POLICY_UNSPECIFIED       CreatePolicy = 0
+	CreatePolicy_CREATE_POLICY_CREATE_IF_MISSING CreatePolicy = 1
+	// NotFound unless both exist.
+	CreatePolicy_CREATE_POLICY_REQUIRE_EXISTING CreatePolicy = 2
+)
+
+// Enum value maps for CreatePolicy.
+var (
+	CreatePolicy_name = map[int32]string{
+		0: "CREATE_POLICY_UNSPECIFIED",
+		1: "CREATE_POLICY_CREATE_IF_MISSING",
+		2: "CREATE_POLICY_REQUIRE_EXISTING",
+	}
+	CreatePolicy_value = map[string]int32{
+		"CREATE_POLICY_UNSPECIFIED":       0,
+		"CREATE_POLICY_CREATE_IF_MISSING": 1,
+		"CREATE_POLICY_REQUIRE_EXISTING":  2,
+	}
+)
+
+func (x CreatePolicy) Enum() *CreatePolicy {
+	p := new(CreatePolicy)
+	*p = x
+	return p
+}
+
+func (x CreatePolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CreatePolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentruntime_control_v1_control_proto_enumTypes[0].Descriptor()
+}
+
+func (CreatePolicy) Type() protoreflect.EnumType {
+	return &file_agentruntime_control_v1_control_proto_enumTypes[0]
+}
+
+func (x CreatePolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CreatePolicy.Descriptor instead.
+func (CreatePolicy) EnumDescriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{0}
+}
+
+// BusyPolicy says what SubmitTurn does when the thread has an active turn.
+type BusyPolicy int32
+
+const (
+	// Same as ENQUEUE.
+	BusyPolicy_BUSY_POLICY_UNSPECIFIED BusyPolicy = 0
+	// FailedPrecondition THREAD_BUSY naming the active turn.
+	BusyPolicy_BUSY_POLICY_REJECT BusyPolicy = 1
+	// Queue behind the active turn.
+	BusyPolicy_BUSY_POLICY_ENQUEUE BusyPolicy = 2
+	// Interrupt the active turn and make this one active.
+	BusyPolicy_BUSY_POLICY_INTERRUPT BusyPolicy = 3
+	// Merge the input into the active turn.
+	BusyPolicy_BUSY_POLICY_STEER BusyPolicy = 4
+)
+
+// Enum value maps for BusyPolicy.
+var (
+	BusyPolicy_name = map[int32]string{
+		0: "BUSY_POLICY_UNSPECIFIED",
+		1: "BUSY_POLICY_REJECT",
+		2: "BUSY_POLICY_ENQUEUE",
+		3: "BUSY_POLICY_INTERRUPT",
+		4: "BUSY_POLICY_STEER",
+	}
+	BusyPolicy_value = map[string]int32{
+		"BUSY_POLICY_UNSPECIFIED": 0,
+		"BUSY_POLICY_REJECT":      1,
+		"BUSY_POLICY_ENQUEUE":     2,
+		"BUSY_POLICY_INTERRUPT":   3,
+		"BUSY_POLICY_STEER":       4,
+	}
+)
+
+func (x BusyPolicy) Enum() *BusyPolicy {
+	p := new(BusyPolicy)
+	*p = x
+	return p
+}
+
+func (x BusyPolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BusyPolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentruntime_control_v1_control_proto_enumTypes[1].Descriptor()
+}
+
+func (BusyPolicy) Type() protoreflect.EnumType {
+	return &file_agentruntime_control_v1_control_proto_enumTypes[1]
+}
+
+func (x BusyPolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BusyPolicy.Descriptor instead.
+func (BusyPolicy) EnumDescriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{1}
+}
+
+// QueuePolicy says what an interrupt does to queued turns.
+type QueuePolicy int32
+
+const (
+	// Same as PRESERVE.
+	QueuePolicy_QUEUE_POLICY_UNSPECIFIED QueuePolicy = 0
+	// Queued turns stay; the next one becomes active.
+	QueuePolicy_QUEUE_POLICY_PRESERVE QueuePolicy = 1
+	// Queued turns are cancelled too.
+	QueuePolicy_QUEUE_POLICY_CANCEL QueuePolicy = 2
+)
+
+// Enum value maps for QueuePolicy.
+var (
+	QueuePolicy_name = map[int32]string{
+		0: "QUEUE_POLICY_UNSPECIFIED",
+		1: "QUEUE_POLICY_PRESERVE",
+		2: "QUEUE_POLICY_CANCEL",
+	}
+	QueuePolicy_value = map[string]int32{
+		"QUEUE_POLICY_UNSPECIFIED": 0,
+		"QUEUE_POLICY_PRESERVE":    1,
+		"QUEUE_POLICY_CANCEL":      2,
+	}
+)
+
+func (x QueuePolicy) Enum() *QueuePolicy {
+	p := new(QueuePolicy)
+	*p = x
+	return p
+}
+
+func (x QueuePolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (QueuePolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentruntime_control_v1_control_proto_enumTypes[2].Descriptor()
+}
+
+func (QueuePolicy) Type() protoreflect.EnumType {
+	return &file_agentruntime_control_v1_control_proto_enumTypes[2]
+}
+
+func (x QueuePolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use QueuePolicy.Descriptor instead.
+func (QueuePolicy) EnumDescriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{2}
+}
+
+// StartFrom says where a subscription starts.
+type StartFrom int32
+
+const (
+	// Same as NOW.
+	StartFrom_START_FROM_UNSPECIFIED StartFrom = 0
+	// Events appended after the subscription.
+	StartFrom_START_FROM_NOW StartFrom = 1
+	// Events from from_sequence (inclusive).
+	StartFrom_START_FROM_SEQUENCE StartFrom = 2
+	// The thread read model (session and thread required) or session
+	// snapshot first, then every event after the sequence it covers.
+	StartFrom_START_FROM_SNAPSHOT StartFrom = 3
+)
+
+// Enum value maps for StartFrom.
+var (
+	StartFrom_name = map[int32]string{
+		0: "START_FROM_UNSPECIFIED",
+		1: "START_FROM_NOW",
+		2: "START_FROM_SEQUENCE",
+		3: "START_FROM_SNAPSHOT",
+	}
+	StartFrom_value = map[string]int32{
+		"START_FROM_UNSPECIFIED": 0,
+		"START_FROM_NOW":         1,
+		"START_FROM_SEQUENCE":    2,
+		"START_FROM_SNAPSHOT":    3,
+	}
+)
+
+func (x StartFrom) Enum() *StartFrom {
+	p := new(StartFrom)
+	*p = x
+	return p
+}
+
+func (x StartFrom) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (StartFrom) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentruntime_control_v1_control_proto_enumTypes[3].Descriptor()
+}
+
+func (StartFrom) Type() protoreflect.EnumType {
+	return &file_agentruntime_control_v1_control_proto_enumTypes[3]
+}
+
+func (x StartFrom) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use StartFrom.Descriptor instead.
+func (StartFrom) EnumDescriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{3}
+}
+
+type SubmitTurnRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId  string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// Caller-chosen turn id: a retry with the same id returns the turn.
+	TurnId string `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	// A retry with the same key on the same thread returns the turn.
+	IdempotencyKey string            `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Input          []*v1.InputPart   `protobuf:"bytes,5,rep,name=input,proto3" json:"input,omitempty"`
+	Options        map[string]string `protobuf:"bytes,6,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Metadata       map[string]string `protobuf:"bytes,7,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	CreatePolicy   CreatePolicy      `protobuf:"varint,8,opt,name=create_policy,json=createPolicy,proto3,enum=agentruntime.control.v1.CreatePolicy" json:"create_policy,omitempty"`
+	BusyPolicy     BusyPolicy        `protobuf:"varint,9,opt,name=busy_policy,json=busyPolicy,proto3,enum=agentruntime.control.v1.BusyPolicy" json:"busy_policy,omitempty"`
+	// Precondition guarding steering races: the thread's active turn must be
+	// this one ("" means no precondition).
+	ExpectedActiveTurnId string `protobuf:"bytes,10,opt,name=expected_active_turn_id,json=expectedActiveTurnId,proto3" json:"expected_active_turn_id,omitempty"`
+	// Title of the session when it is created.
+	SessionTitle  string `protobuf:"bytes,11,opt,name=session_title,json=sessionTitle,proto3" json:"session_title,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitTurnRequest) Reset() {
+	*x = SubmitTurnRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitTurnRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitTurnRequest) ProtoMessage() {}
+
+func (x *SubmitTurnRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitTurnRequest.ProtoReflect.Descriptor instead.
+func (*SubmitTurnRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SubmitTurnRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SubmitTurnRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *SubmitTurnRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *SubmitTurnRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *SubmitTurnRequest) GetInput() []*v1.InputPart {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *SubmitTurnRequest) GetOptions() map[string]string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *SubmitTurnRequest) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *SubmitTurnRequest) GetCreatePolicy() CreatePolicy {
+	if x != nil {
+		return x.CreatePolicy
+	}
+	return CreatePolicy_CREATE_POLICY_UNSPECIFIED
+}
+
+func (x *SubmitTurnRequest) GetBusyPolicy() BusyPolicy {
+	if x != nil {
+		return x.BusyPolicy
+	}
+	return BusyPolicy_BUSY_POLICY_UNSPECIFIED
+}
+
+func (x *SubmitTurnRequest) GetExpectedActiveTurnId() string {
+	if x != nil {
+		return x.ExpectedActiveTurnId
+	}
+	return ""
+}
+
+func (x *SubmitTurnRequest) GetSessionTitle() string {
+	if x != nil {
+		return x.SessionTitle
+	}
+	return ""
+}
+
+type SubmitTurnResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Turn  *Turn                  `protobuf:"bytes,1,opt,name=turn,proto3" json:"turn,omitempty"`
+	// True when this was a retry of an existing turn: nothing was appended.
+	Deduplicated  bool   `protobuf:"varint,2,opt,name=deduplicated,proto3" json:"deduplicated,omitempty"`
+	Sequence      uint64 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitTurnResponse) Reset() {
+	*x = SubmitTurnResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitTurnResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitTurnResponse) ProtoMessage() {}
+
+func (x *SubmitTurnResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitTurnResponse.ProtoReflect.Descriptor instead.
+func (*SubmitTurnResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SubmitTurnResponse) GetTurn() *Turn {
+	if x != nil {
+		return x.Turn
+	}
+	return nil
+}
+
+func (x *SubmitTurnResponse) GetDeduplicated() bool {
+	if x != nil {
+		return x.Deduplicated
+	}
+	return false
+}
+
+func (x *SubmitTurnResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type InterruptTurnRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId  string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// The turn to interrupt; empty means the active one.
+	TurnId        string      `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	Reason        string      `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	QueuePolicy   QueuePolicy `protobuf:"varint,5,opt,name=queue_policy,json=queuePolicy,proto3,enum=agentruntime.control.v1.QueuePolicy" json:"queue_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InterruptTurnRequest) Reset() {
+	*x = InterruptTurnRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterruptTurnRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterruptTurnRequest) ProtoMessage() {}
+
+func (x *InterruptTurnRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterruptTurnRequest.ProtoReflect.Descriptor instead.
+func (*InterruptTurnRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *InterruptTurnRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *InterruptTurnRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *InterruptTurnRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *InterruptTurnRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *InterruptTurnRequest) GetQueuePolicy() QueuePolicy {
+	if x != nil {
+		return x.QueuePolicy
+	}
+	return QueuePolicy_QUEUE_POLICY_UNSPECIFIED
+}
+
+type InterruptTurnResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when there was nothing to interrupt (a no-op).
+	Accepted      bool   `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
+	Turn          *Turn  `protobuf:"bytes,2,opt,name=turn,proto3" json:"turn,omitempty"`
+	Sequence      uint64 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InterruptTurnResponse) Reset() {
+	*x = InterruptTurnResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InterruptTurnResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InterruptTurnResponse) ProtoMessage() {}
+
+func (x *InterruptTurnResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InterruptTurnResponse.ProtoReflect.Descriptor instead.
+func (*InterruptTurnResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *InterruptTurnResponse) GetAccepted() bool {
+	if x != nil {
+		return x.Accepted
+	}
+	return false
+}
+
+func (x *InterruptTurnResponse) GetTurn() *Turn {
+	if x != nil {
+		return x.Turn
+	}
+	return nil
+}
+
+func (x *InterruptTurnResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type ResumeThreadRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	ResumeToken   string                 `protobuf:"bytes,3,opt,name=resume_token,json=resumeToken,proto3" json:"resume_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeThreadRequest) Reset() {
+	*x = ResumeThreadRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeThreadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeThreadRequest) ProtoMessage() {}
+
+func (x *ResumeThreadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeThreadRequest.ProtoReflect.Descriptor instead.
+func (*ResumeThreadRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ResumeThreadRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ResumeThreadRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ResumeThreadRequest) GetResumeToken() string {
+	if x != nil {
+		return x.ResumeToken
+	}
+	return ""
+}
+
+type ResumeThreadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Thread        *ThreadRead            `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeThreadResponse) Reset() {
+	*x = ResumeThreadResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeThreadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeThreadResponse) ProtoMessage() {}
+
+func (x *ResumeThreadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeThreadResponse.ProtoReflect.Descriptor instead.
+func (*ResumeThreadResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ResumeThreadResponse) GetThread() *ThreadRead {
+	if x != nil {
+		return x.Thread
+	}
+	return nil
+}
+
+func (x *ResumeThreadResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type RequestActionRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId  string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId    string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	// Caller-chosen action id (retries return the same action); generated
+	// when empty.
+	ActionId   string `protobuf:"bytes,4,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
+	ActionType string `protobuf:"bytes,5,opt,name=action_type,json=actionType,proto3" json:"action_type,omitempty"`
+	Prompt     string `protobuf:"bytes,6,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// JSON Schema a structured response must match.
+	JsonSchema string               `protobuf:"bytes,7,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	Decisions  []string             `protobuf:"bytes,8,rep,name=decisions,proto3" json:"decisions,omitempty"`
+	Timeout    *durationpb.Duration `protobuf:"bytes,9,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// Applied on timeout; must be one of decisions.
+	DecisionOnTimeout string            `protobuf:"bytes,10,opt,name=decision_on_timeout,json=decisionOnTimeout,proto3" json:"decision_on_timeout,omitempty"`
+	Context           map[string]string `protobuf:"bytes,11,rep,name=context,proto3" json:"context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	StepId            string            `protobuf:"bytes,12,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	ToolCallId        string            `protobuf:"bytes,13,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *RequestActionRequest) Reset() {
+	*x = RequestActionRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RequestActionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RequestActionRequest) ProtoMessage() {}
+
+func (x *RequestActionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RequestActionRequest.ProtoReflect.Descriptor instead.
+func (*RequestActionRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RequestActionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RequestActionRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *RequestActionRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *RequestActionRequest) GetActionId() string {
+	if x != nil {
+		return x.ActionId
+	}
+	return ""
+}
+
+func (x *RequestActionRequest) GetActionType() string {
+	if x != nil {
+		return x.ActionType
+	}
+	return ""
+}
+
+func (x *RequestActionRequest) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *RequestActionRequest) GetJsonSchema() string {
+	if x != nil {
+		return x.JsonSchema
+	}
+	return ""
+}
+
+func (x *RequestActionRequest) GetDecisions() []string {
+	if x != nil {
+		return x.Decisions
+	}
+	return nil
+}
+
+func (x *RequestActionRequest) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+func (x *RequestActionRequest) GetDecisionOnTimeout() string {
+	if x != nil {
+		return x.DecisionOnTimeout
+	}
+	return ""
+}
+
+func (x *RequestActionRequest) GetContext() map[string]string {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *RequestActionRequest) GetStepId() string {
+	if x != nil {
+		return x.StepId
+	}
+	return ""
+}
+
+func (x *RequestActionRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+type RequestActionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Action        *Action                `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RequestActionResponse) Reset() {
+	*x = RequestActionResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RequestActionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RequestActionResponse) ProtoMessage() {}
+
+func (x *RequestActionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RequestActionResponse.ProtoReflect.Descriptor instead.
+func (*RequestActionResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RequestActionResponse) GetAction() *Action {
+	if x != nil {
+		return x.Action
+	}
+	return nil
+}
+
+func (x *RequestActionResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type RespondActionRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ActionId string                 `protobuf:"bytes,1,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
+	Decision string                 `protobuf:"bytes,2,opt,name=decision,proto3" json:"decision,omitempty"`
+	// Structured response as JSON, matched against the action's schema.
+	PayloadJson   string `protobuf:"bytes,3,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RespondActionRequest) Reset() {
+	*x = RespondActionRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RespondActionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RespondActionRequest) ProtoMessage() {}
+
+func (x *RespondActionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RespondActionRequest.ProtoReflect.Descriptor instead.
+func (*RespondActionRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RespondActionRequest) GetActionId() string {
+	if x != nil {
+		return x.ActionId
+	}
+	return ""
+}
+
+func (x *RespondActionRequest) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+func (x *RespondActionRequest) GetPayloadJson() string {
+	if x != nil {
+		return x.PayloadJson
+	}
+	return ""
+}
+
+type RespondActionResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Action *Action                `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
+	// True when the action had already been resolved: the first resolution
+	// is returned and nothing was appended.
+	AlreadyResolved bool   `protobuf:"varint,2,opt,name=already_resolved,json=alreadyResolved,proto3" json:"already_resolved,omitempty"`
+	Sequence        uint64 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RespondActionResponse) Reset() {
+	*x = RespondActionResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RespondActionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RespondActionResponse) ProtoMessage() {}
+
+func (x *RespondActionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RespondActionResponse.ProtoReflect.Descriptor instead.
+func (*RespondActionResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *RespondActionResponse) GetAction() *Action {
+	if x != nil {
+		return x.Action
+	}
+	return nil
+}
+
+func (x *RespondActionResponse) GetAlreadyResolved() bool {
+	if x != nil {
+		return x.AlreadyResolved
+	}
+	return false
+}
+
+func (x *RespondActionResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type RemoveQueuedTurnRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	QueuedTurnId  string                 `protobuf:"bytes,3,opt,name=queued_turn_id,json=queuedTurnId,proto3" json:"queued_turn_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveQueuedTurnRequest) Reset() {
+	*x = RemoveQueuedTurnRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveQueuedTurnRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveQueuedTurnRequest) ProtoMessage() {}
+
+func (x *RemoveQueuedTurnRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveQueuedTurnRequest.ProtoReflect.Descriptor instead.
+func (*RemoveQueuedTurnRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RemoveQueuedTurnRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RemoveQueuedTurnRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *RemoveQueuedTurnRequest) GetQueuedTurnId() string {
+	if x != nil {
+		return x.QueuedTurnId
+	}
+	return ""
+}
+
+type RemoveQueuedTurnResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	QueuedTurnIds []string               `protobuf:"bytes,1,rep,name=queued_turn_ids,json=queuedTurnIds,proto3" json:"queued_turn_ids,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveQueuedTurnResponse) Reset() {
+	*x = RemoveQueuedTurnResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveQueuedTurnResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveQueuedTurnResponse) ProtoMessage() {}
+
+func (x *RemoveQueuedTurnResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveQueuedTurnResponse.ProtoReflect.Descriptor instead.
+func (*RemoveQueuedTurnResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RemoveQueuedTurnResponse) GetQueuedTurnIds() []string {
+	if x != nil {
+		return x.QueuedTurnIds
+	}
+	return nil
+}
+
+func (x *RemoveQueuedTurnResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type PromoteQueuedTurnRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	QueuedTurnId  string                 `protobuf:"bytes,3,opt,name=queued_turn_id,json=queuedTurnId,proto3" json:"queued_turn_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromoteQueuedTurnRequest) Reset() {
+	*x = PromoteQueuedTurnRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromoteQueuedTurnRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromoteQueuedTurnRequest) ProtoMessage() {}
+
+func (x *PromoteQueuedTurnRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromoteQueuedTurnRequest.ProtoReflect.Descriptor instead.
+func (*PromoteQueuedTurnRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PromoteQueuedTurnRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *PromoteQueuedTurnRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *PromoteQueuedTurnRequest) GetQueuedTurnId() string {
+	if x != nil {
+		return x.QueuedTurnId
+	}
+	return ""
+}
+
+type PromoteQueuedTurnResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	QueuedTurnIds []string               `protobuf:"bytes,1,rep,name=queued_turn_ids,json=queuedTurnIds,proto3" json:"queued_turn_ids,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromoteQueuedTurnResponse) Reset() {
+	*x = PromoteQueuedTurnResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromoteQueuedTurnResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromoteQueuedTurnResponse) ProtoMessage() {}
+
+func (x *PromoteQueuedTurnResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromoteQueuedTurnResponse.ProtoReflect.Descriptor instead.
+func (*PromoteQueuedTurnResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PromoteQueuedTurnResponse) GetQueuedTurnIds() []string {
+	if x != nil {
+		return x.QueuedTurnIds
+	}
+	return nil
+}
+
+func (x *PromoteQueuedTurnResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type ListSessionsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PageSize      int32                  `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken     string                 `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsRequest) Reset() {
+	*x = ListSessionsRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsRequest) ProtoMessage() {}
+
+func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
+func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListSessionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListSessionsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type ListSessionsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sessions      []*Session             `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsResponse) Reset() {
+	*x = ListSessionsResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsResponse) ProtoMessage() {}
+
+func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
+func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ListSessionsResponse) GetSessions() []*Session {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+func (x *ListSessionsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ListSessionsResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
 type GetSessionRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Wait (bounded) until the read model has applied this stream sequence:
 	// pass the sequence a write answered with to read your own writes.
-	MinSequence   uint64 `protobuf:"varint,2,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	MinSequence uint64 `protobuf:"varint,2,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	// How many recent turns to return (default 20).
+	HistoryLimit int32 `protobuf:"varint,3,opt,name=history_limit,json=historyLimit,proto3" json:"history_limit,omitempty"`
+	// From a previous response's history_cursor: the page before it.
+	HistoryCursor string `protobuf:"bytes,4,opt,name=history_cursor,json=historyCursor,proto3" json:"history_cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[0]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +1380,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[0]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +1393,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{0}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -76,17 +1410,36 @@ func (x *GetSessionRequest) GetMinSequence() uint64 {
 	return 0
 }
 
+func (x *GetSessionRequest) GetHistoryLimit() int32 {
+	if x != nil {
+		return x.HistoryLimit
+	}
+	return 0
+}
+
+func (x *GetSessionRequest) GetHistoryCursor() string {
+	if x != nil {
+		return x.HistoryCursor
+	}
+	return ""
+}
+
 type GetSessionResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The stream sequence the answer reflects.
-	Sequence      uint64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Session *Session               `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Threads []*ThreadRead          `protobuf:"bytes,2,rep,name=threads,proto3" json:"threads,omitempty"`
+	// Newest first.
+	History []*Turn `protobuf:"bytes,3,rep,name=history,proto3" json:"history,omitempty"`
+	// Empty when there is no older history.
+	HistoryCursor string `protobuf:"bytes,4,opt,name=history_cursor,json=historyCursor,proto3" json:"history_cursor,omitempty"`
+	Sequence      uint64 `protobuf:"varint,5,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[1]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -98,7 +1451,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[1]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -111,10 +1464,3014 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{1}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GetSessionResponse) GetSession() *Session {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+func (x *GetSessionResponse) GetThreads() []*ThreadRead {
+	if x != nil {
+		return x.Threads
+	}
+	return nil
+}
+
+func (x *GetSessionResponse) GetHistory() []*Turn {
+	if x != nil {
+		return x.History
+	}
+	return nil
+}
+
+func (x *GetSessionResponse) GetHistoryCursor() string {
+	if x != nil {
+		return x.HistoryCursor
+	}
+	return ""
 }
 
 func (x *GetSessionResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type GetThreadReadRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetThreadReadRequest) Reset() {
+	*x = GetThreadReadRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetThreadReadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetThreadReadRequest) ProtoMessage() {}
+
+func (x *GetThreadReadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetThreadReadRequest.ProtoReflect.Descriptor instead.
+func (*GetThreadReadRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetThreadReadRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetThreadReadRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *GetThreadReadRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type GetThreadReadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Thread        *ThreadRead            `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetThreadReadResponse) Reset() {
+	*x = GetThreadReadResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetThreadReadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetThreadReadResponse) ProtoMessage() {}
+
+func (x *GetThreadReadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetThreadReadResponse.ProtoReflect.Descriptor instead.
+func (*GetThreadReadResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *GetThreadReadResponse) GetThread() *ThreadRead {
+	if x != nil {
+		return x.Thread
+	}
+	return nil
+}
+
+func (x *GetThreadReadResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// Tool is one tool a worker offers.
+type Tool struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description     string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	InputSchemaJson string                 `protobuf:"bytes,3,opt,name=input_schema_json,json=inputSchemaJson,proto3" json:"input_schema_json,omitempty"`
+	ReadOnly        bool                   `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
+	Destructive     bool                   `protobuf:"varint,5,opt,name=destructive,proto3" json:"destructive,omitempty"`
+	ConcurrencySafe bool                   `protobuf:"varint,6,opt,name=concurrency_safe,json=concurrencySafe,proto3" json:"concurrency_safe,omitempty"`
+	// "cancel", "block", "finish": what an interrupt does to a running call.
+	InterruptBehavior string `protobuf:"bytes,7,opt,name=interrupt_behavior,json=interruptBehavior,proto3" json:"interrupt_behavior,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Tool) Reset() {
+	*x = Tool{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Tool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Tool) ProtoMessage() {}
+
+func (x *Tool) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Tool.ProtoReflect.Descriptor instead.
+func (*Tool) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *Tool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Tool) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Tool) GetInputSchemaJson() string {
+	if x != nil {
+		return x.InputSchemaJson
+	}
+	return ""
+}
+
+func (x *Tool) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
+}
+
+func (x *Tool) GetDestructive() bool {
+	if x != nil {
+		return x.Destructive
+	}
+	return false
+}
+
+func (x *Tool) GetConcurrencySafe() bool {
+	if x != nil {
+		return x.ConcurrencySafe
+	}
+	return false
+}
+
+func (x *Tool) GetInterruptBehavior() string {
+	if x != nil {
+		return x.InterruptBehavior
+	}
+	return ""
+}
+
+type RegisterToolsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Empty session: the tools apply to every session of the tenant.
+	SessionId     string  `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	WorkerId      string  `protobuf:"bytes,2,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Tools         []*Tool `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterToolsRequest) Reset() {
+	*x = RegisterToolsRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterToolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterToolsRequest) ProtoMessage() {}
+
+func (x *RegisterToolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterToolsRequest.ProtoReflect.Descriptor instead.
+func (*RegisterToolsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RegisterToolsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RegisterToolsRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *RegisterToolsRequest) GetTools() []*Tool {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+type RegisterToolsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sequence      uint64                 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterToolsResponse) Reset() {
+	*x = RegisterToolsResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterToolsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterToolsResponse) ProtoMessage() {}
+
+func (x *RegisterToolsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterToolsResponse.ProtoReflect.Descriptor instead.
+func (*RegisterToolsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *RegisterToolsResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type GetToolInventoryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,2,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetToolInventoryRequest) Reset() {
+	*x = GetToolInventoryRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetToolInventoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetToolInventoryRequest) ProtoMessage() {}
+
+func (x *GetToolInventoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetToolInventoryRequest.ProtoReflect.Descriptor instead.
+func (*GetToolInventoryRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *GetToolInventoryRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetToolInventoryRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type GetToolInventoryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tools         []*Tool                `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetToolInventoryResponse) Reset() {
+	*x = GetToolInventoryResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetToolInventoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetToolInventoryResponse) ProtoMessage() {}
+
+func (x *GetToolInventoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetToolInventoryResponse.ProtoReflect.Descriptor instead.
+func (*GetToolInventoryResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GetToolInventoryResponse) GetTools() []*Tool {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *GetToolInventoryResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type ReportEventsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Envelopes with type, payload and scope ids; the service fills ids,
+	// timestamps, tenant and runtime, checks the scope and appends.
+	Events        []*v1.RuntimeEvent `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportEventsRequest) Reset() {
+	*x = ReportEventsRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportEventsRequest) ProtoMessage() {}
+
+func (x *ReportEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportEventsRequest.ProtoReflect.Descriptor instead.
+func (*ReportEventsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ReportEventsRequest) GetEvents() []*v1.RuntimeEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+type ReportEventsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	EventIds      []string               `protobuf:"bytes,1,rep,name=event_ids,json=eventIds,proto3" json:"event_ids,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportEventsResponse) Reset() {
+	*x = ReportEventsResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportEventsResponse) ProtoMessage() {}
+
+func (x *ReportEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportEventsResponse.ProtoReflect.Descriptor instead.
+func (*ReportEventsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ReportEventsResponse) GetEventIds() []string {
+	if x != nil {
+		return x.EventIds
+	}
+	return nil
+}
+
+func (x *ReportEventsResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type SpawnSubagentRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	SessionId      string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ParentThreadId string                 `protobuf:"bytes,2,opt,name=parent_thread_id,json=parentThreadId,proto3" json:"parent_thread_id,omitempty"`
+	ParentTurnId   string                 `protobuf:"bytes,3,opt,name=parent_turn_id,json=parentTurnId,proto3" json:"parent_turn_id,omitempty"`
+	// Caller-chosen id (retries return the same subagent).
+	SubagentId  string `protobuf:"bytes,4,opt,name=subagent_id,json=subagentId,proto3" json:"subagent_id,omitempty"`
+	Role        string `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
+	Isolation   string `protobuf:"bytes,6,opt,name=isolation,proto3" json:"isolation,omitempty"`
+	ModelPolicy string `protobuf:"bytes,7,opt,name=model_policy,json=modelPolicy,proto3" json:"model_policy,omitempty"`
+	Objective   string `protobuf:"bytes,8,opt,name=objective,proto3" json:"objective,omitempty"`
+	// Optional first input, submitted as the child's first turn.
+	Input         []*v1.InputPart `protobuf:"bytes,9,rep,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpawnSubagentRequest) Reset() {
+	*x = SpawnSubagentRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpawnSubagentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpawnSubagentRequest) ProtoMessage() {}
+
+func (x *SpawnSubagentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpawnSubagentRequest.ProtoReflect.Descriptor instead.
+func (*SpawnSubagentRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *SpawnSubagentRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SpawnSubagentRequest) GetParentThreadId() string {
+	if x != nil {
+		return x.ParentThreadId
+	}
+	return ""
+}
+
+func (x *SpawnSubagentRequest) GetParentTurnId() string {
+	if x != nil {
+		return x.ParentTurnId
+	}
+	return ""
+}
+
+func (x *SpawnSubagentRequest) GetSubagentId() string {
+	if x != nil {
+		return x.SubagentId
+	}
+	return ""
+}
+
+func (x *SpawnSubagentRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *SpawnSubagentRequest) GetIsolation() string {
+	if x != nil {
+		return x.Isolation
+	}
+	return ""
+}
+
+func (x *SpawnSubagentRequest) GetModelPolicy() string {
+	if x != nil {
+		return x.ModelPolicy
+	}
+	return ""
+}
+
+func (x *SpawnSubagentRequest) GetObjective() string {
+	if x != nil {
+		return x.Objective
+	}
+	return ""
+}
+
+func (x *SpawnSubagentRequest) GetInput() []*v1.InputPart {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+type SpawnSubagentResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Subagent      *Subagent              `protobuf:"bytes,1,opt,name=subagent,proto3" json:"subagent,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpawnSubagentResponse) Reset() {
+	*x = SpawnSubagentResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpawnSubagentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpawnSubagentResponse) ProtoMessage() {}
+
+func (x *SpawnSubagentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpawnSubagentResponse.ProtoReflect.Descriptor instead.
+func (*SpawnSubagentResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *SpawnSubagentResponse) GetSubagent() *Subagent {
+	if x != nil {
+		return x.Subagent
+	}
+	return nil
+}
+
+func (x *SpawnSubagentResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type SendSubagentInputRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SubagentId    string                 `protobuf:"bytes,2,opt,name=subagent_id,json=subagentId,proto3" json:"subagent_id,omitempty"`
+	Input         []*v1.InputPart        `protobuf:"bytes,3,rep,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendSubagentInputRequest) Reset() {
+	*x = SendSubagentInputRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendSubagentInputRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendSubagentInputRequest) ProtoMessage() {}
+
+func (x *SendSubagentInputRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendSubagentInputRequest.ProtoReflect.Descriptor instead.
+func (*SendSubagentInputRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *SendSubagentInputRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SendSubagentInputRequest) GetSubagentId() string {
+	if x != nil {
+		return x.SubagentId
+	}
+	return ""
+}
+
+func (x *SendSubagentInputRequest) GetInput() []*v1.InputPart {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+type SendSubagentInputResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Turn          *Turn                  `protobuf:"bytes,1,opt,name=turn,proto3" json:"turn,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendSubagentInputResponse) Reset() {
+	*x = SendSubagentInputResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendSubagentInputResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendSubagentInputResponse) ProtoMessage() {}
+
+func (x *SendSubagentInputResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendSubagentInputResponse.ProtoReflect.Descriptor instead.
+func (*SendSubagentInputResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *SendSubagentInputResponse) GetTurn() *Turn {
+	if x != nil {
+		return x.Turn
+	}
+	return nil
+}
+
+func (x *SendSubagentInputResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type WaitSubagentsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SubagentIds   []string               `protobuf:"bytes,2,rep,name=subagent_ids,json=subagentIds,proto3" json:"subagent_ids,omitempty"`
+	Timeout       *durationpb.Duration   `protobuf:"bytes,3,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitSubagentsRequest) Reset() {
+	*x = WaitSubagentsRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitSubagentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitSubagentsRequest) ProtoMessage() {}
+
+func (x *WaitSubagentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitSubagentsRequest.ProtoReflect.Descriptor instead.
+func (*WaitSubagentsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *WaitSubagentsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *WaitSubagentsRequest) GetSubagentIds() []string {
+	if x != nil {
+		return x.SubagentIds
+	}
+	return nil
+}
+
+func (x *WaitSubagentsRequest) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+type WaitSubagentsResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Subagents []*Subagent            `protobuf:"bytes,1,rep,name=subagents,proto3" json:"subagents,omitempty"`
+	// True when every subagent is terminal; false when the deadline passed.
+	AllTerminal   bool   `protobuf:"varint,2,opt,name=all_terminal,json=allTerminal,proto3" json:"all_terminal,omitempty"`
+	Sequence      uint64 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitSubagentsResponse) Reset() {
+	*x = WaitSubagentsResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitSubagentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitSubagentsResponse) ProtoMessage() {}
+
+func (x *WaitSubagentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitSubagentsResponse.ProtoReflect.Descriptor instead.
+func (*WaitSubagentsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *WaitSubagentsResponse) GetSubagents() []*Subagent {
+	if x != nil {
+		return x.Subagents
+	}
+	return nil
+}
+
+func (x *WaitSubagentsResponse) GetAllTerminal() bool {
+	if x != nil {
+		return x.AllTerminal
+	}
+	return false
+}
+
+func (x *WaitSubagentsResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type ResumeSubagentRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SubagentId    string                 `protobuf:"bytes,2,opt,name=subagent_id,json=subagentId,proto3" json:"subagent_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeSubagentRequest) Reset() {
+	*x = ResumeSubagentRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeSubagentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeSubagentRequest) ProtoMessage() {}
+
+func (x *ResumeSubagentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeSubagentRequest.ProtoReflect.Descriptor instead.
+func (*ResumeSubagentRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ResumeSubagentRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ResumeSubagentRequest) GetSubagentId() string {
+	if x != nil {
+		return x.SubagentId
+	}
+	return ""
+}
+
+type ResumeSubagentResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Subagent      *Subagent              `protobuf:"bytes,1,opt,name=subagent,proto3" json:"subagent,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeSubagentResponse) Reset() {
+	*x = ResumeSubagentResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeSubagentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeSubagentResponse) ProtoMessage() {}
+
+func (x *ResumeSubagentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeSubagentResponse.ProtoReflect.Descriptor instead.
+func (*ResumeSubagentResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ResumeSubagentResponse) GetSubagent() *Subagent {
+	if x != nil {
+		return x.Subagent
+	}
+	return nil
+}
+
+func (x *ResumeSubagentResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type CloseSubagentRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	SubagentId    string                 `protobuf:"bytes,2,opt,name=subagent_id,json=subagentId,proto3" json:"subagent_id,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseSubagentRequest) Reset() {
+	*x = CloseSubagentRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseSubagentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseSubagentRequest) ProtoMessage() {}
+
+func (x *CloseSubagentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseSubagentRequest.ProtoReflect.Descriptor instead.
+func (*CloseSubagentRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *CloseSubagentRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *CloseSubagentRequest) GetSubagentId() string {
+	if x != nil {
+		return x.SubagentId
+	}
+	return ""
+}
+
+func (x *CloseSubagentRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type CloseSubagentResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Subagent      *Subagent              `protobuf:"bytes,1,opt,name=subagent,proto3" json:"subagent,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseSubagentResponse) Reset() {
+	*x = CloseSubagentResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseSubagentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseSubagentResponse) ProtoMessage() {}
+
+func (x *CloseSubagentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseSubagentResponse.ProtoReflect.Descriptor instead.
+func (*CloseSubagentResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *CloseSubagentResponse) GetSubagent() *Subagent {
+	if x != nil {
+		return x.Subagent
+	}
+	return nil
+}
+
+func (x *CloseSubagentResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type ListSubagentsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId  string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// Include all descendants, not only direct children.
+	Recursive     bool   `protobuf:"varint,3,opt,name=recursive,proto3" json:"recursive,omitempty"`
+	MinSequence   uint64 `protobuf:"varint,4,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSubagentsRequest) Reset() {
+	*x = ListSubagentsRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSubagentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSubagentsRequest) ProtoMessage() {}
+
+func (x *ListSubagentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSubagentsRequest.ProtoReflect.Descriptor instead.
+func (*ListSubagentsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ListSubagentsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ListSubagentsRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ListSubagentsRequest) GetRecursive() bool {
+	if x != nil {
+		return x.Recursive
+	}
+	return false
+}
+
+func (x *ListSubagentsRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type ListSubagentsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Subagents     []*Subagent            `protobuf:"bytes,1,rep,name=subagents,proto3" json:"subagents,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSubagentsResponse) Reset() {
+	*x = ListSubagentsResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSubagentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSubagentsResponse) ProtoMessage() {}
+
+func (x *ListSubagentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSubagentsResponse.ProtoReflect.Descriptor instead.
+func (*ListSubagentsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ListSubagentsResponse) GetSubagents() []*Subagent {
+	if x != nil {
+		return x.Subagents
+	}
+	return nil
+}
+
+func (x *ListSubagentsResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type SubscribeEventsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Filters; the tenant is always the caller's.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId  string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TaskId    string `protobuf:"bytes,3,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Event type prefixes, e.g. "turn.", "tool.result".
+	TypePrefixes []string  `protobuf:"bytes,4,rep,name=type_prefixes,json=typePrefixes,proto3" json:"type_prefixes,omitempty"`
+	Start        StartFrom `protobuf:"varint,5,opt,name=start,proto3,enum=agentruntime.control.v1.StartFrom" json:"start,omitempty"`
+	FromSequence uint64    `protobuf:"varint,6,opt,name=from_sequence,json=fromSequence,proto3" json:"from_sequence,omitempty"`
+	// Heartbeat interval on an idle stream (default 15s).
+	Heartbeat *durationpb.Duration `protobuf:"bytes,7,opt,name=heartbeat,proto3" json:"heartbeat,omitempty"`
+	// Channel whose acknowledgements this subscription serves (optional).
+	ChannelId     string `protobuf:"bytes,8,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscribeEventsRequest) Reset() {
+	*x = SubscribeEventsRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscribeEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscribeEventsRequest) ProtoMessage() {}
+
+func (x *SubscribeEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscribeEventsRequest.ProtoReflect.Descriptor instead.
+func (*SubscribeEventsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *SubscribeEventsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SubscribeEventsRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *SubscribeEventsRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *SubscribeEventsRequest) GetTypePrefixes() []string {
+	if x != nil {
+		return x.TypePrefixes
+	}
+	return nil
+}
+
+func (x *SubscribeEventsRequest) GetStart() StartFrom {
+	if x != nil {
+		return x.Start
+	}
+	return StartFrom_START_FROM_UNSPECIFIED
+}
+
+func (x *SubscribeEventsRequest) GetFromSequence() uint64 {
+	if x != nil {
+		return x.FromSequence
+	}
+	return 0
+}
+
+func (x *SubscribeEventsRequest) GetHeartbeat() *durationpb.Duration {
+	if x != nil {
+		return x.Heartbeat
+	}
+	return nil
+}
+
+func (x *SubscribeEventsRequest) GetChannelId() string {
+	if x != nil {
+		return x.ChannelId
+	}
+	return ""
+}
+
+type SubscribeEventsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Item:
+	//
+	//	*SubscribeEventsResponse_Event
+	//	*SubscribeEventsResponse_Heartbeat
+	//	*SubscribeEventsResponse_Snapshot
+	//	*SubscribeEventsResponse_Gap
+	Item          isSubscribeEventsResponse_Item `protobuf_oneof:"item"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscribeEventsResponse) Reset() {
+	*x = SubscribeEventsResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscribeEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscribeEventsResponse) ProtoMessage() {}
+
+func (x *SubscribeEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscribeEventsResponse.ProtoReflect.Descriptor instead.
+func (*SubscribeEventsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *SubscribeEventsResponse) GetItem() isSubscribeEventsResponse_Item {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+func (x *SubscribeEventsResponse) GetEvent() *v1.RuntimeEvent {
+	if x != nil {
+		if x, ok := x.Item.(*SubscribeEventsResponse_Event); ok {
+			return x.Event
+		}
+	}
+	return nil
+}
+
+func (x *SubscribeEventsResponse) GetHeartbeat() *Heartbeat {
+	if x != nil {
+		if x, ok := x.Item.(*SubscribeEventsResponse_Heartbeat); ok {
+			return x.Heartbeat
+		}
+	}
+	return nil
+}
+
+func (x *SubscribeEventsResponse) GetSnapshot() *Snapshot {
+	if x != nil {
+		if x, ok := x.Item.(*SubscribeEventsResponse_Snapshot); ok {
+			return x.Snapshot
+		}
+	}
+	return nil
+}
+
+func (x *SubscribeEventsResponse) GetGap() *Gap {
+	if x != nil {
+		if x, ok := x.Item.(*SubscribeEventsResponse_Gap); ok {
+			return x.Gap
+		}
+	}
+	return nil
+}
+
+type isSubscribeEventsResponse_Item interface {
+	isSubscribeEventsResponse_Item()
+}
+
+type SubscribeEventsResponse_Event struct {
+	Event *v1.RuntimeEvent `protobuf:"bytes,1,opt,name=event,proto3,oneof"`
+}
+
+type SubscribeEventsResponse_Heartbeat struct {
+	Heartbeat *Heartbeat `protobuf:"bytes,2,opt,name=heartbeat,proto3,oneof"`
+}
+
+type SubscribeEventsResponse_Snapshot struct {
+	Snapshot *Snapshot `protobuf:"bytes,3,opt,name=snapshot,proto3,oneof"`
+}
+
+type SubscribeEventsResponse_Gap struct {
+	Gap *Gap `protobuf:"bytes,4,opt,name=gap,proto3,oneof"`
+}
+
+func (*SubscribeEventsResponse_Event) isSubscribeEventsResponse_Item() {}
+
+func (*SubscribeEventsResponse_Heartbeat) isSubscribeEventsResponse_Item() {}
+
+func (*SubscribeEventsResponse_Snapshot) isSubscribeEventsResponse_Item() {}
+
+func (*SubscribeEventsResponse_Gap) isSubscribeEventsResponse_Item() {}
+
+// Heartbeat keeps an idle stream alive and tells the head of the log.
+type Heartbeat struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Time  *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=time,proto3" json:"time,omitempty"`
+	// The last sequence the subscription has looked at.
+	Sequence      uint64 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Heartbeat) Reset() {
+	*x = Heartbeat{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Heartbeat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Heartbeat) ProtoMessage() {}
+
+func (x *Heartbeat) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
+func (*Heartbeat) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *Heartbeat) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *Heartbeat) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// Snapshot is the read model a snapshot-first subscription starts with.
+type Snapshot struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Thread  *ThreadRead            `protobuf:"bytes,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	Session *Session               `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	// Every event after this sequence follows.
+	Sequence      uint64 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Snapshot) Reset() {
+	*x = Snapshot{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Snapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Snapshot) ProtoMessage() {}
+
+func (x *Snapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
+func (*Snapshot) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *Snapshot) GetThread() *ThreadRead {
+	if x != nil {
+		return x.Thread
+	}
+	return nil
+}
+
+func (x *Snapshot) GetSession() *Session {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+func (x *Snapshot) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// Gap says the requested history is not available: events from
+// requested_sequence up to first_available_sequence - 1 are gone
+// (retention); the consumer should repair from a snapshot.
+type Gap struct {
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	RequestedSequence      uint64                 `protobuf:"varint,1,opt,name=requested_sequence,json=requestedSequence,proto3" json:"requested_sequence,omitempty"`
+	FirstAvailableSequence uint64                 `protobuf:"varint,2,opt,name=first_available_sequence,json=firstAvailableSequence,proto3" json:"first_available_sequence,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *Gap) Reset() {
+	*x = Gap{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Gap) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Gap) ProtoMessage() {}
+
+func (x *Gap) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Gap.ProtoReflect.Descriptor instead.
+func (*Gap) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *Gap) GetRequestedSequence() uint64 {
+	if x != nil {
+		return x.RequestedSequence
+	}
+	return 0
+}
+
+func (x *Gap) GetFirstAvailableSequence() uint64 {
+	if x != nil {
+		return x.FirstAvailableSequence
+	}
+	return 0
+}
+
+type ReconnectChannelRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ChannelId     string                 `protobuf:"bytes,1,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
+	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Peer          string                 `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
+	ResumeToken   string                 `protobuf:"bytes,4,opt,name=resume_token,json=resumeToken,proto3" json:"resume_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReconnectChannelRequest) Reset() {
+	*x = ReconnectChannelRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconnectChannelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconnectChannelRequest) ProtoMessage() {}
+
+func (x *ReconnectChannelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReconnectChannelRequest.ProtoReflect.Descriptor instead.
+func (*ReconnectChannelRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ReconnectChannelRequest) GetChannelId() string {
+	if x != nil {
+		return x.ChannelId
+	}
+	return ""
+}
+
+func (x *ReconnectChannelRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ReconnectChannelRequest) GetPeer() string {
+	if x != nil {
+		return x.Peer
+	}
+	return ""
+}
+
+func (x *ReconnectChannelRequest) GetResumeToken() string {
+	if x != nil {
+		return x.ResumeToken
+	}
+	return ""
+}
+
+type ReconnectChannelResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Channel *Channel               `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
+	// Subscribe from here to continue without a gap or duplicate.
+	ResumeFromSequence uint64 `protobuf:"varint,2,opt,name=resume_from_sequence,json=resumeFromSequence,proto3" json:"resume_from_sequence,omitempty"`
+	Sequence           uint64 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ReconnectChannelResponse) Reset() {
+	*x = ReconnectChannelResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconnectChannelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconnectChannelResponse) ProtoMessage() {}
+
+func (x *ReconnectChannelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReconnectChannelResponse.ProtoReflect.Descriptor instead.
+func (*ReconnectChannelResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ReconnectChannelResponse) GetChannel() *Channel {
+	if x != nil {
+		return x.Channel
+	}
+	return nil
+}
+
+func (x *ReconnectChannelResponse) GetResumeFromSequence() uint64 {
+	if x != nil {
+		return x.ResumeFromSequence
+	}
+	return 0
+}
+
+func (x *ReconnectChannelResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type AckEventsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ChannelId     string                 `protobuf:"bytes,1,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
+	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AckEventsRequest) Reset() {
+	*x = AckEventsRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AckEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AckEventsRequest) ProtoMessage() {}
+
+func (x *AckEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AckEventsRequest.ProtoReflect.Descriptor instead.
+func (*AckEventsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *AckEventsRequest) GetChannelId() string {
+	if x != nil {
+		return x.ChannelId
+	}
+	return ""
+}
+
+func (x *AckEventsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *AckEventsRequest) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type AckEventsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Channel       *Channel               `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AckEventsResponse) Reset() {
+	*x = AckEventsResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AckEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AckEventsResponse) ProtoMessage() {}
+
+func (x *AckEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AckEventsResponse.ProtoReflect.Descriptor instead.
+func (*AckEventsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *AckEventsResponse) GetChannel() *Channel {
+	if x != nil {
+		return x.Channel
+	}
+	return nil
+}
+
+func (x *AckEventsResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// Session is the session shell of the session snapshot.
+type Session struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Title     string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	Metadata  map[string]string      `protobuf:"bytes,3,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	CreatedBy string                 `protobuf:"bytes,4,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	ThreadIds []string               `protobuf:"bytes,7,rep,name=thread_ids,json=threadIds,proto3" json:"thread_ids,omitempty"`
+	TurnCount int64                  `protobuf:"varint,8,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
+	// The stream sequence of the last event that changed it.
+	Sequence      uint64 `protobuf:"varint,9,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Session) Reset() {
+	*x = Session{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Session) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Session) ProtoMessage() {}
+
+func (x *Session) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Session.ProtoReflect.Descriptor instead.
+func (*Session) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *Session) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *Session) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Session) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *Session) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *Session) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Session) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *Session) GetThreadIds() []string {
+	if x != nil {
+		return x.ThreadIds
+	}
+	return nil
+}
+
+func (x *Session) GetTurnCount() int64 {
+	if x != nil {
+		return x.TurnCount
+	}
+	return 0
+}
+
+func (x *Session) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// Turn is one submitted input cycle.
+type Turn struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	TurnId    string                 `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId  string                 `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// accepted, queued, running, waiting_permission, waiting_input,
+	// interrupting, completed, failed, cancelled, timed_out.
+	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// accepted, queued or steered, as admitted.
+	Admission       string                 `protobuf:"bytes,5,opt,name=admission,proto3" json:"admission,omitempty"`
+	Input           []*v1.InputPart        `protobuf:"bytes,6,rep,name=input,proto3" json:"input,omitempty"`
+	Options         map[string]string      `protobuf:"bytes,7,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Metadata        map[string]string      `protobuf:"bytes,8,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	IdempotencyKey  string                 `protobuf:"bytes,9,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	SubmittedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=submitted_at,json=submittedAt,proto3" json:"submitted_at,omitempty"`
+	StartedAt       *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	EndedAt         *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
+	OutcomeCategory string                 `protobuf:"bytes,13,opt,name=outcome_category,json=outcomeCategory,proto3" json:"outcome_category,omitempty"`
+	OutcomeMessage  string                 `protobuf:"bytes,14,opt,name=outcome_message,json=outcomeMessage,proto3" json:"outcome_message,omitempty"`
+	SteeredInto     string                 `protobuf:"bytes,15,opt,name=steered_into,json=steeredInto,proto3" json:"steered_into,omitempty"`
+	// Sequence of its turn.submitted: the history cursor unit.
+	SubmittedSequence uint64 `protobuf:"varint,16,opt,name=submitted_sequence,json=submittedSequence,proto3" json:"submitted_sequence,omitempty"`
+	Sequence          uint64 `protobuf:"varint,17,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Turn) Reset() {
+	*x = Turn{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Turn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Turn) ProtoMessage() {}
+
+func (x *Turn) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Turn.ProtoReflect.Descriptor instead.
+func (*Turn) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *Turn) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *Turn) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *Turn) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *Turn) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Turn) GetAdmission() string {
+	if x != nil {
+		return x.Admission
+	}
+	return ""
+}
+
+func (x *Turn) GetInput() []*v1.InputPart {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *Turn) GetOptions() map[string]string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *Turn) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *Turn) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *Turn) GetSubmittedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SubmittedAt
+	}
+	return nil
+}
+
+func (x *Turn) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *Turn) GetEndedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndedAt
+	}
+	return nil
+}
+
+func (x *Turn) GetOutcomeCategory() string {
+	if x != nil {
+		return x.OutcomeCategory
+	}
+	return ""
+}
+
+func (x *Turn) GetOutcomeMessage() string {
+	if x != nil {
+		return x.OutcomeMessage
+	}
+	return ""
+}
+
+func (x *Turn) GetSteeredInto() string {
+	if x != nil {
+		return x.SteeredInto
+	}
+	return ""
+}
+
+func (x *Turn) GetSubmittedSequence() uint64 {
+	if x != nil {
+		return x.SubmittedSequence
+	}
+	return 0
+}
+
+func (x *Turn) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// Action is a human or policy decision.
+type Action struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	ActionId          string                 `protobuf:"bytes,1,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
+	SessionId         string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId          string                 `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId            string                 `protobuf:"bytes,4,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	ActionType        string                 `protobuf:"bytes,5,opt,name=action_type,json=actionType,proto3" json:"action_type,omitempty"`
+	Prompt            string                 `protobuf:"bytes,6,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	JsonSchema        string                 `protobuf:"bytes,7,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	Decisions         []string               `protobuf:"bytes,8,rep,name=decisions,proto3" json:"decisions,omitempty"`
+	DecisionOnTimeout string                 `protobuf:"bytes,9,opt,name=decision_on_timeout,json=decisionOnTimeout,proto3" json:"decision_on_timeout,omitempty"`
+	ExpiresAt         *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	Context           map[string]string      `protobuf:"bytes,11,rep,name=context,proto3" json:"context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	RequestedBy       string                 `protobuf:"bytes,12,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
+	// pending, resolved, timed_out, cancelled.
+	Status        string                 `protobuf:"bytes,13,opt,name=status,proto3" json:"status,omitempty"`
+	Decision      string                 `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
+	PayloadJson   string                 `protobuf:"bytes,15,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
+	Responder     string                 `protobuf:"bytes,16,opt,name=responder,proto3" json:"responder,omitempty"`
+	RequestedAt   *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
+	ResolvedAt    *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=resolved_at,json=resolvedAt,proto3" json:"resolved_at,omitempty"`
+	StepId        string                 `protobuf:"bytes,19,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	ToolCallId    string                 `protobuf:"bytes,20,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,21,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Action) Reset() {
+	*x = Action{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Action) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Action) ProtoMessage() {}
+
+func (x *Action) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Action.ProtoReflect.Descriptor instead.
+func (*Action) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *Action) GetActionId() string {
+	if x != nil {
+		return x.ActionId
+	}
+	return ""
+}
+
+func (x *Action) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *Action) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *Action) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *Action) GetActionType() string {
+	if x != nil {
+		return x.ActionType
+	}
+	return ""
+}
+
+func (x *Action) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *Action) GetJsonSchema() string {
+	if x != nil {
+		return x.JsonSchema
+	}
+	return ""
+}
+
+func (x *Action) GetDecisions() []string {
+	if x != nil {
+		return x.Decisions
+	}
+	return nil
+}
+
+func (x *Action) GetDecisionOnTimeout() string {
+	if x != nil {
+		return x.DecisionOnTimeout
+	}
+	return ""
+}
+
+func (x *Action) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *Action) GetContext() map[string]string {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *Action) GetRequestedBy() string {
+	if x != nil {
+		return x.RequestedBy
+	}
+	return ""
+}
+
+func (x *Action) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Action) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+func (x *Action) GetPayloadJson() string {
+	if x != nil {
+		return x.PayloadJson
+	}
+	return ""
+}
+
+func (x *Action) GetResponder() string {
+	if x != nil {
+		return x.Responder
+	}
+	return ""
+}
+
+func (x *Action) GetRequestedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RequestedAt
+	}
+	return nil
+}
+
+func (x *Action) GetResolvedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResolvedAt
+	}
+	return nil
+}
+
+func (x *Action) GetStepId() string {
+	if x != nil {
+		return x.StepId
+	}
+	return ""
+}
+
+func (x *Action) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *Action) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// Incident is a failure or warning worth showing with the thread.
+type Incident struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	TurnId        string                 `protobuf:"bytes,2,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	Category      string                 `protobuf:"bytes,3,opt,name=category,proto3" json:"category,omitempty"`
+	Message       string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,5,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Incident) Reset() {
+	*x = Incident{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Incident) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Incident) ProtoMessage() {}
+
+func (x *Incident) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Incident.ProtoReflect.Descriptor instead.
+func (*Incident) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *Incident) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Incident) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *Incident) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *Incident) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *Incident) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// Summary is a joined view of another owner's facts, honest about what is
+// known.
+type Summary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// known, unknown, stale, unavailable, not_applicable, blocked.
+	State         string            `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	Facts         map[string]string `protobuf:"bytes,2,rep,name=facts,proto3" json:"facts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Sequence      uint64            `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Summary) Reset() {
+	*x = Summary{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Summary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Summary) ProtoMessage() {}
+
+func (x *Summary) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Summary.ProtoReflect.Descriptor instead.
+func (*Summary) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *Summary) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Summary) GetFacts() map[string]string {
+	if x != nil {
+		return x.Facts
+	}
+	return nil
+}
+
+func (x *Summary) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// ThreadRead is the thread read model.
+type ThreadRead struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId  string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// idle, running, waiting_permission, waiting_input, interrupting,
+	// blocked, closed.
+	Status         string    `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	ActiveTurnId   string    `protobuf:"bytes,4,opt,name=active_turn_id,json=activeTurnId,proto3" json:"active_turn_id,omitempty"`
+	ActiveTurn     *Turn     `protobuf:"bytes,5,opt,name=active_turn,json=activeTurn,proto3" json:"active_turn,omitempty"`
+	QueuedTurnIds  []string  `protobuf:"bytes,6,rep,name=queued_turn_ids,json=queuedTurnIds,proto3" json:"queued_turn_ids,omitempty"`
+	PendingActions []*Action `protobuf:"bytes,7,rep,name=pending_actions,json=pendingActions,proto3" json:"pending_actions,omitempty"`
+	// The last turn that ended: completed, failed, cancelled or timed_out.
+	LastOutcome           string                 `protobuf:"bytes,8,opt,name=last_outcome,json=lastOutcome,proto3" json:"last_outcome,omitempty"`
+	LastTurnId            string                 `protobuf:"bytes,9,opt,name=last_turn_id,json=lastTurnId,proto3" json:"last_turn_id,omitempty"`
+	Incidents             []*Incident            `protobuf:"bytes,10,rep,name=incidents,proto3" json:"incidents,omitempty"`
+	Diagnostics           map[string]string      `protobuf:"bytes,11,rep,name=diagnostics,proto3" json:"diagnostics,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ParentThreadId        string                 `protobuf:"bytes,12,opt,name=parent_thread_id,json=parentThreadId,proto3" json:"parent_thread_id,omitempty"`
+	ParentTurnId          string                 `protobuf:"bytes,13,opt,name=parent_turn_id,json=parentTurnId,proto3" json:"parent_turn_id,omitempty"`
+	SubagentId            string                 `protobuf:"bytes,14,opt,name=subagent_id,json=subagentId,proto3" json:"subagent_id,omitempty"`
+	TaskIds               []string               `protobuf:"bytes,15,rep,name=task_ids,json=taskIds,proto3" json:"task_ids,omitempty"`
+	Routing               *Summary               `protobuf:"bytes,16,opt,name=routing,proto3" json:"routing,omitempty"`
+	Permission            *Summary               `protobuf:"bytes,17,opt,name=permission,proto3" json:"permission,omitempty"`
+	Tasks                 *Summary               `protobuf:"bytes,18,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	EvidenceRefs          []string               `protobuf:"bytes,19,rep,name=evidence_refs,json=evidenceRefs,proto3" json:"evidence_refs,omitempty"`
+	Title                 string                 `protobuf:"bytes,20,opt,name=title,proto3" json:"title,omitempty"`
+	CreatedAt             *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt             *timestamppb.Timestamp `protobuf:"bytes,22,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	TurnCount             int64                  `protobuf:"varint,23,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
+	CompactionSummaryRefs []string               `protobuf:"bytes,24,rep,name=compaction_summary_refs,json=compactionSummaryRefs,proto3" json:"compaction_summary_refs,omitempty"`
+	Sequence              uint64                 `protobuf:"varint,25,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *ThreadRead) Reset() {
+	*x = ThreadRead{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ThreadRead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ThreadRead) ProtoMessage() {}
+
+func (x *ThreadRead) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ThreadRead.ProtoReflect.Descriptor instead.
+func (*ThreadRead) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *ThreadRead) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ThreadRead) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ThreadRead) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *ThreadRead) GetActiveTurnId() string {
+	if x != nil {
+		return x.ActiveTurnId
+	}
+	return ""
+}
+
+func (x *ThreadRead) GetActiveTurn() *Turn {
+	if x != nil {
+		return x.ActiveTurn
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetQueuedTurnIds() []string {
+	if x != nil {
+		return x.QueuedTurnIds
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetPendingActions() []*Action {
+	if x != nil {
+		return x.PendingActions
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetLastOutcome() string {
+	if x != nil {
+		return x.LastOutcome
+	}
+	return ""
+}
+
+func (x *ThreadRead) GetLastTurnId() string {
+	if x != nil {
+		return x.LastTurnId
+	}
+	return ""
+}
+
+func (x *ThreadRead) GetIncidents() []*Incident {
+	if x != nil {
+		return x.Incidents
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetDiagnostics() map[string]string {
+	if x != nil {
+		return x.Diagnostics
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetParentThreadId() string {
+	if x != nil {
+		return x.ParentThreadId
+	}
+	return ""
+}
+
+func (x *ThreadRead) GetParentTurnId() string {
+	if x != nil {
+		return x.ParentTurnId
+	}
+	return ""
+}
+
+func (x *ThreadRead) GetSubagentId() string {
+	if x != nil {
+		return x.SubagentId
+	}
+	return ""
+}
+
+func (x *ThreadRead) GetTaskIds() []string {
+	if x != nil {
+		return x.TaskIds
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetRouting() *Summary {
+	if x != nil {
+		return x.Routing
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetPermission() *Summary {
+	if x != nil {
+		return x.Permission
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetTasks() *Summary {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetEvidenceRefs() []string {
+	if x != nil {
+		return x.EvidenceRefs
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ThreadRead) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetTurnCount() int64 {
+	if x != nil {
+		return x.TurnCount
+	}
+	return 0
+}
+
+func (x *ThreadRead) GetCompactionSummaryRefs() []string {
+	if x != nil {
+		return x.CompactionSummaryRefs
+	}
+	return nil
+}
+
+func (x *ThreadRead) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// Subagent is a child agent context.
+type Subagent struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	SubagentId     string                 `protobuf:"bytes,1,opt,name=subagent_id,json=subagentId,proto3" json:"subagent_id,omitempty"`
+	SessionId      string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ParentThreadId string                 `protobuf:"bytes,3,opt,name=parent_thread_id,json=parentThreadId,proto3" json:"parent_thread_id,omitempty"`
+	ParentTurnId   string                 `protobuf:"bytes,4,opt,name=parent_turn_id,json=parentTurnId,proto3" json:"parent_turn_id,omitempty"`
+	ChildThreadId  string                 `protobuf:"bytes,5,opt,name=child_thread_id,json=childThreadId,proto3" json:"child_thread_id,omitempty"`
+	Role           string                 `protobuf:"bytes,6,opt,name=role,proto3" json:"role,omitempty"`
+	Isolation      string                 `protobuf:"bytes,7,opt,name=isolation,proto3" json:"isolation,omitempty"`
+	ModelPolicy    string                 `protobuf:"bytes,8,opt,name=model_policy,json=modelPolicy,proto3" json:"model_policy,omitempty"`
+	Objective      string                 `protobuf:"bytes,9,opt,name=objective,proto3" json:"objective,omitempty"`
+	// running, idle, completed, failed, closed.
+	Status        string `protobuf:"bytes,10,opt,name=status,proto3" json:"status,omitempty"`
+	Summary       string `protobuf:"bytes,11,opt,name=summary,proto3" json:"summary,omitempty"`
+	Depth         int32  `protobuf:"varint,12,opt,name=depth,proto3" json:"depth,omitempty"`
+	Sequence      uint64 `protobuf:"varint,13,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Subagent) Reset() {
+	*x = Subagent{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Subagent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Subagent) ProtoMessage() {}
+
+func (x *Subagent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Subagent.ProtoReflect.Descriptor instead.
+func (*Subagent) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *Subagent) GetSubagentId() string {
+	if x != nil {
+		return x.SubagentId
+	}
+	return ""
+}
+
+func (x *Subagent) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *Subagent) GetParentThreadId() string {
+	if x != nil {
+		return x.ParentThreadId
+	}
+	return ""
+}
+
+func (x *Subagent) GetParentTurnId() string {
+	if x != nil {
+		return x.ParentTurnId
+	}
+	return ""
+}
+
+func (x *Subagent) GetChildThreadId() string {
+	if x != nil {
+		return x.ChildThreadId
+	}
+	return ""
+}
+
+func (x *Subagent) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *Subagent) GetIsolation() string {
+	if x != nil {
+		return x.Isolation
+	}
+	return ""
+}
+
+func (x *Subagent) GetModelPolicy() string {
+	if x != nil {
+		return x.ModelPolicy
+	}
+	return ""
+}
+
+func (x *Subagent) GetObjective() string {
+	if x != nil {
+		return x.Objective
+	}
+	return ""
+}
+
+func (x *Subagent) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Subagent) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *Subagent) GetDepth() int32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *Subagent) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// Channel is a remote channel's resume state.
+type Channel struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	ChannelId string                 `protobuf:"bytes,1,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Peer      string                 `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
+	// connected, disconnected.
+	Status            string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	LastAckedSequence uint64 `protobuf:"varint,5,opt,name=last_acked_sequence,json=lastAckedSequence,proto3" json:"last_acked_sequence,omitempty"`
+	Sequence          uint64 `protobuf:"varint,6,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Channel) Reset() {
+	*x = Channel{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Channel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Channel) ProtoMessage() {}
+
+func (x *Channel) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Channel.ProtoReflect.Descriptor instead.
+func (*Channel) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *Channel) GetChannelId() string {
+	if x != nil {
+		return x.ChannelId
+	}
+	return ""
+}
+
+func (x *Channel) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *Channel) GetPeer() string {
+	if x != nil {
+		return x.Peer
+	}
+	return ""
+}
+
+func (x *Channel) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Channel) GetLastAckedSequence() uint64 {
+	if x != nil {
+		return x.LastAckedSequence
+	}
+	return 0
+}
+
+func (x *Channel) GetSequence() uint64 {
 	if x != nil {
 		return x.Sequence
 	}
@@ -125,16 +4482,472 @@ var File_agentruntime_control_v1_control_proto protoreflect.FileDescriptor
 
 const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a\x1bbuf/validate/validate.proto\"~\n" +
+	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/envelope.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\a\n" +
+	"\x11SubmitTurnRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12A\n" +
+	"\aturn_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06turnId\x121\n" +
+	"\x0fidempotency_key\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x0eidempotencyKey\x12C\n" +
+	"\x05input\x18\x05 \x03(\v2!.agentruntime.events.v1.InputPartB\n" +
+	"\xbaH\a\x92\x01\x04\b\x01\x10@R\x05input\x12[\n" +
+	"\aoptions\x18\x06 \x03(\v27.agentruntime.control.v1.SubmitTurnRequest.OptionsEntryB\b\xbaH\x05\x9a\x01\x02\x10@R\aoptions\x12^\n" +
+	"\bmetadata\x18\a \x03(\v28.agentruntime.control.v1.SubmitTurnRequest.MetadataEntryB\b\xbaH\x05\x9a\x01\x02\x10@R\bmetadata\x12T\n" +
+	"\rcreate_policy\x18\b \x01(\x0e2%.agentruntime.control.v1.CreatePolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\fcreatePolicy\x12N\n" +
+	"\vbusy_policy\x18\t \x01(\x0e2#.agentruntime.control.v1.BusyPolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\n" +
+	"busyPolicy\x12?\n" +
+	"\x17expected_active_turn_id\x18\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x14expectedActiveTurnId\x12-\n" +
+	"\rsession_title\x18\v \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\fsessionTitle\x1a:\n" +
+	"\fOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x87\x01\n" +
+	"\x12SubmitTurnResponse\x121\n" +
+	"\x04turn\x18\x01 \x01(\v2\x1d.agentruntime.control.v1.TurnR\x04turn\x12\"\n" +
+	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xbc\x02\n" +
+	"\x14InterruptTurnRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12!\n" +
+	"\aturn_id\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x06turnId\x12 \n" +
+	"\x06reason\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\x12Q\n" +
+	"\fqueue_policy\x18\x05 \x01(\x0e2$.agentruntime.control.v1.QueuePolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\vqueuePolicy\"\x82\x01\n" +
+	"\x15InterruptTurnResponse\x12\x1a\n" +
+	"\baccepted\x18\x01 \x01(\bR\baccepted\x121\n" +
+	"\x04turn\x18\x02 \x01(\v2\x1d.agentruntime.control.v1.TurnR\x04turn\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xd0\x01\n" +
+	"\x13ResumeThreadRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12+\n" +
+	"\fresume_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\vresumeToken\"o\n" +
+	"\x14ResumeThreadResponse\x12;\n" +
+	"\x06thread\x18\x01 \x01(\v2#.agentruntime.control.v1.ThreadReadR\x06thread\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xc5\x06\n" +
+	"\x14RequestActionRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12@\n" +
+	"\aturn_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12E\n" +
+	"\taction_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bactionId\x12*\n" +
+	"\vaction_type\x18\x05 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"actionType\x12!\n" +
+	"\x06prompt\x18\x06 \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80\x01R\x06prompt\x12*\n" +
+	"\vjson_schema\x18\a \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80\x04R\n" +
+	"jsonSchema\x122\n" +
+	"\tdecisions\x18\b \x03(\tB\x14\xbaH\x11\x92\x01\x0e\b\x01\x10\x10\x18\x01\"\x06r\x04\x10\x01\x18@R\tdecisions\x12C\n" +
+	"\atimeout\x18\t \x01(\v2\x19.google.protobuf.DurationB\x0e\xbaH\v\xaa\x01\b\"\x04\b\x80\xf5$2\x00R\atimeout\x127\n" +
+	"\x13decision_on_timeout\x18\n" +
+	" \x01(\tB\a\xbaH\x04r\x02\x18@R\x11decisionOnTimeout\x12^\n" +
+	"\acontext\x18\v \x03(\v2:.agentruntime.control.v1.RequestActionRequest.ContextEntryB\b\xbaH\x05\x9a\x01\x02\x10@R\acontext\x12!\n" +
+	"\astep_id\x18\f \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x06stepId\x12*\n" +
+	"\ftool_call_id\x18\r \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\n" +
+	"toolCallId\x1a:\n" +
+	"\fContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"l\n" +
+	"\x15RequestActionResponse\x127\n" +
+	"\x06action\x18\x01 \x01(\v2\x1f.agentruntime.control.v1.ActionR\x06action\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xb1\x01\n" +
+	"\x14RespondActionRequest\x12D\n" +
+	"\taction_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bactionId\x12%\n" +
+	"\bdecision\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\bdecision\x12,\n" +
+	"\fpayload_json\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80\x10R\vpayloadJson\"\x97\x01\n" +
+	"\x15RespondActionResponse\x127\n" +
+	"\x06action\x18\x01 \x01(\v2\x1f.agentruntime.control.v1.ActionR\x06action\x12)\n" +
+	"\x10already_resolved\x18\x02 \x01(\bR\x0falreadyResolved\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xf6\x01\n" +
+	"\x17RemoveQueuedTurnRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12M\n" +
+	"\x0equeued_turn_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\fqueuedTurnId\"^\n" +
+	"\x18RemoveQueuedTurnResponse\x12&\n" +
+	"\x0fqueued_turn_ids\x18\x01 \x03(\tR\rqueuedTurnIds\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xf7\x01\n" +
+	"\x18PromoteQueuedTurnRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12M\n" +
+	"\x0equeued_turn_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\fqueuedTurnId\"_\n" +
+	"\x19PromoteQueuedTurnResponse\x12&\n" +
+	"\x0fqueued_turn_ids\x18\x01 \x03(\tR\rqueuedTurnIds\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\x89\x01\n" +
+	"\x13ListSessionsRequest\x12'\n" +
+	"\tpage_size\x18\x01 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12&\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\tpageToken\x12!\n" +
+	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\"\x98\x01\n" +
+	"\x14ListSessionsResponse\x12<\n" +
+	"\bsessions\x18\x01 \x03(\v2 .agentruntime.control.v1.SessionR\bsessions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xdf\x01\n" +
 	"\x11GetSessionRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12!\n" +
-	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"0\n" +
-	"\x12GetSessionResponse\x12\x1a\n" +
-	"\bsequence\x18\x01 \x01(\x04R\bsequence2w\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\x12/\n" +
+	"\rhistory_limit\x18\x03 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\fhistoryLimit\x12.\n" +
+	"\x0ehistory_cursor\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\rhistoryCursor\"\x8b\x02\n" +
+	"\x12GetSessionResponse\x12:\n" +
+	"\asession\x18\x01 \x01(\v2 .agentruntime.control.v1.SessionR\asession\x12=\n" +
+	"\athreads\x18\x02 \x03(\v2#.agentruntime.control.v1.ThreadReadR\athreads\x127\n" +
+	"\ahistory\x18\x03 \x03(\v2\x1d.agentruntime.control.v1.TurnR\ahistory\x12%\n" +
+	"\x0ehistory_cursor\x18\x04 \x01(\tR\rhistoryCursor\x12\x1a\n" +
+	"\bsequence\x18\x05 \x01(\x04R\bsequence\"\xc7\x01\n" +
+	"\x14GetThreadReadRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12!\n" +
+	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\"p\n" +
+	"\x15GetThreadReadResponse\x12;\n" +
+	"\x06thread\x18\x01 \x01(\v2#.agentruntime.control.v1.ThreadReadR\x06thread\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xab\x02\n" +
+	"\x04Tool\x12\x1e\n" +
+	"\x04name\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x04name\x12*\n" +
+	"\vdescription\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\vdescription\x125\n" +
+	"\x11input_schema_json\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80\x04R\x0finputSchemaJson\x12\x1b\n" +
+	"\tread_only\x18\x04 \x01(\bR\breadOnly\x12 \n" +
+	"\vdestructive\x18\x05 \x01(\bR\vdestructive\x12)\n" +
+	"\x10concurrency_safe\x18\x06 \x01(\bR\x0fconcurrencySafe\x126\n" +
+	"\x12interrupt_behavior\x18\a \x01(\tB\a\xbaH\x04r\x02\x18 R\x11interruptBehavior\"\xe5\x01\n" +
+	"\x14RegisterToolsRequest\x12G\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12D\n" +
+	"\tworker_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bworkerId\x12>\n" +
+	"\x05tools\x18\x03 \x03(\v2\x1d.agentruntime.control.v1.ToolB\t\xbaH\x06\x92\x01\x03\x10\x80\x04R\x05tools\"3\n" +
+	"\x15RegisterToolsResponse\x12\x1a\n" +
+	"\bsequence\x18\x01 \x01(\x04R\bsequence\"\x85\x01\n" +
+	"\x17GetToolInventoryRequest\x12G\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12!\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"k\n" +
+	"\x18GetToolInventoryResponse\x123\n" +
+	"\x05tools\x18\x01 \x03(\v2\x1d.agentruntime.control.v1.ToolR\x05tools\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"`\n" +
+	"\x13ReportEventsRequest\x12I\n" +
+	"\x06events\x18\x01 \x03(\v2$.agentruntime.events.v1.RuntimeEventB\v\xbaH\b\x92\x01\x05\b\x01\x10\x80\x02R\x06events\"O\n" +
+	"\x14ReportEventsResponse\x12\x1b\n" +
+	"\tevent_ids\x18\x01 \x03(\tR\beventIds\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xc1\x04\n" +
+	"\x14SpawnSubagentRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12Q\n" +
+	"\x10parent_thread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x0eparentThreadId\x12M\n" +
+	"\x0eparent_turn_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\fparentTurnId\x12I\n" +
+	"\vsubagent_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\n" +
+	"subagentId\x12\x1c\n" +
+	"\x04role\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x04role\x12=\n" +
+	"\tisolation\x18\x06 \x01(\tB\x1f\xbaH\x1cr\x1aR\x00R\x06sharedR\x04forkR\bisolatedR\tisolation\x12+\n" +
+	"\fmodel_policy\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\vmodelPolicy\x12'\n" +
+	"\tobjective\x18\b \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80\x01R\tobjective\x12A\n" +
+	"\x05input\x18\t \x03(\v2!.agentruntime.events.v1.InputPartB\b\xbaH\x05\x92\x01\x02\x10@R\x05input\"r\n" +
+	"\x15SpawnSubagentResponse\x12=\n" +
+	"\bsubagent\x18\x01 \x01(\v2!.agentruntime.control.v1.SubagentR\bsubagent\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xf1\x01\n" +
+	"\x18SendSubagentInputRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12H\n" +
+	"\vsubagent_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\n" +
+	"subagentId\x12C\n" +
+	"\x05input\x18\x03 \x03(\v2!.agentruntime.events.v1.InputPartB\n" +
+	"\xbaH\a\x92\x01\x04\b\x01\x10@R\x05input\"j\n" +
+	"\x19SendSubagentInputResponse\x121\n" +
+	"\x04turn\x18\x01 \x01(\v2\x1d.agentruntime.control.v1.TurnR\x04turn\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xd2\x01\n" +
+	"\x14WaitSubagentsRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12.\n" +
+	"\fsubagent_ids\x18\x02 \x03(\tB\v\xbaH\b\x92\x01\x05\b\x01\x10\x80\x02R\vsubagentIds\x12B\n" +
+	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\r\xbaH\n" +
+	"\xaa\x01\a\"\x03\b\x90\x1c2\x00R\atimeout\"\x97\x01\n" +
+	"\x15WaitSubagentsResponse\x12?\n" +
+	"\tsubagents\x18\x01 \x03(\v2!.agentruntime.control.v1.SubagentR\tsubagents\x12!\n" +
+	"\fall_terminal\x18\x02 \x01(\bR\vallTerminal\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xa9\x01\n" +
+	"\x15ResumeSubagentRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12H\n" +
+	"\vsubagent_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\n" +
+	"subagentId\"s\n" +
+	"\x16ResumeSubagentResponse\x12=\n" +
+	"\bsubagent\x18\x01 \x01(\v2!.agentruntime.control.v1.SubagentR\bsubagent\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xca\x01\n" +
+	"\x14CloseSubagentRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12H\n" +
+	"\vsubagent_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\n" +
+	"subagentId\x12 \n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\"r\n" +
+	"\x15CloseSubagentResponse\x12=\n" +
+	"\bsubagent\x18\x01 \x01(\v2!.agentruntime.control.v1.SubagentR\bsubagent\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xe5\x01\n" +
+	"\x14ListSubagentsRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12\x1c\n" +
+	"\trecursive\x18\x03 \x01(\bR\trecursive\x12!\n" +
+	"\fmin_sequence\x18\x04 \x01(\x04R\vminSequence\"t\n" +
+	"\x15ListSubagentsResponse\x12?\n" +
+	"\tsubagents\x18\x01 \x03(\v2!.agentruntime.control.v1.SubagentR\tsubagents\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xa1\x04\n" +
+	"\x16SubscribeEventsRequest\x12G\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12E\n" +
+	"\tthread_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\x12A\n" +
+	"\atask_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06taskId\x125\n" +
+	"\rtype_prefixes\x18\x04 \x03(\tB\x10\xbaH\r\x92\x01\n" +
+	"\x10 \"\x06r\x04\x10\x01\x18@R\ftypePrefixes\x12B\n" +
+	"\x05start\x18\x05 \x01(\x0e2\".agentruntime.control.v1.StartFromB\b\xbaH\x05\x82\x01\x02\x10\x01R\x05start\x12#\n" +
+	"\rfrom_sequence\x18\x06 \x01(\x04R\ffromSequence\x12K\n" +
+	"\theartbeat\x18\a \x01(\v2\x19.google.protobuf.DurationB\x12\xbaH\x0f\xaa\x01\f\"\x03\b\xac\x022\x05\x10\x80\xad\xe2\x04R\theartbeat\x12G\n" +
+	"\n" +
+	"channel_id\x18\b \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tchannelId\"\x96\x02\n" +
+	"\x17SubscribeEventsResponse\x12<\n" +
+	"\x05event\x18\x01 \x01(\v2$.agentruntime.events.v1.RuntimeEventH\x00R\x05event\x12B\n" +
+	"\theartbeat\x18\x02 \x01(\v2\".agentruntime.control.v1.HeartbeatH\x00R\theartbeat\x12?\n" +
+	"\bsnapshot\x18\x03 \x01(\v2!.agentruntime.control.v1.SnapshotH\x00R\bsnapshot\x120\n" +
+	"\x03gap\x18\x04 \x01(\v2\x1c.agentruntime.control.v1.GapH\x00R\x03gapB\x06\n" +
+	"\x04item\"W\n" +
+	"\tHeartbeat\x12.\n" +
+	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\x9f\x01\n" +
+	"\bSnapshot\x12;\n" +
+	"\x06thread\x18\x01 \x01(\v2#.agentruntime.control.v1.ThreadReadR\x06thread\x12:\n" +
+	"\asession\x18\x02 \x01(\v2 .agentruntime.control.v1.SessionR\asession\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"n\n" +
+	"\x03Gap\x12-\n" +
+	"\x12requested_sequence\x18\x01 \x01(\x04R\x11requestedSequence\x128\n" +
+	"\x18first_available_sequence\x18\x02 \x01(\x04R\x16firstAvailableSequence\"\xf4\x01\n" +
+	"\x17ReconnectChannelRequest\x12F\n" +
+	"\n" +
+	"channel_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tchannelId\x12F\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12\x1c\n" +
+	"\x04peer\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x04peer\x12+\n" +
+	"\fresume_token\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\vresumeToken\"\xa4\x01\n" +
+	"\x18ReconnectChannelResponse\x12:\n" +
+	"\achannel\x18\x01 \x01(\v2 .agentruntime.control.v1.ChannelR\achannel\x120\n" +
+	"\x14resume_from_sequence\x18\x02 \x01(\x04R\x12resumeFromSequence\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xc7\x01\n" +
+	"\x10AckEventsRequest\x12F\n" +
+	"\n" +
+	"channel_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tchannelId\x12F\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12#\n" +
+	"\bsequence\x18\x03 \x01(\x04B\a\xbaH\x042\x02 \x00R\bsequence\"k\n" +
+	"\x11AckEventsResponse\x12:\n" +
+	"\achannel\x18\x01 \x01(\v2 .agentruntime.control.v1.ChannelR\achannel\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xb6\x03\n" +
+	"\aSession\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12J\n" +
+	"\bmetadata\x18\x03 \x03(\v2..agentruntime.control.v1.Session.MetadataEntryR\bmetadata\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\x04 \x01(\tR\tcreatedBy\x129\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"thread_ids\x18\a \x03(\tR\tthreadIds\x12\x1d\n" +
+	"\n" +
+	"turn_count\x18\b \x01(\x03R\tturnCount\x12\x1a\n" +
+	"\bsequence\x18\t \x01(\x04R\bsequence\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xee\x06\n" +
+	"\x04Turn\x12\x17\n" +
+	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12\x1c\n" +
+	"\tadmission\x18\x05 \x01(\tR\tadmission\x127\n" +
+	"\x05input\x18\x06 \x03(\v2!.agentruntime.events.v1.InputPartR\x05input\x12D\n" +
+	"\aoptions\x18\a \x03(\v2*.agentruntime.control.v1.Turn.OptionsEntryR\aoptions\x12G\n" +
+	"\bmetadata\x18\b \x03(\v2+.agentruntime.control.v1.Turn.MetadataEntryR\bmetadata\x12'\n" +
+	"\x0fidempotency_key\x18\t \x01(\tR\x0eidempotencyKey\x12=\n" +
+	"\fsubmitted_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\vsubmittedAt\x129\n" +
+	"\n" +
+	"started_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
+	"\bended_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12)\n" +
+	"\x10outcome_category\x18\r \x01(\tR\x0foutcomeCategory\x12'\n" +
+	"\x0foutcome_message\x18\x0e \x01(\tR\x0eoutcomeMessage\x12!\n" +
+	"\fsteered_into\x18\x0f \x01(\tR\vsteeredInto\x12-\n" +
+	"\x12submitted_sequence\x18\x10 \x01(\x04R\x11submittedSequence\x12\x1a\n" +
+	"\bsequence\x18\x11 \x01(\x04R\bsequence\x1a:\n" +
+	"\fOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcc\x06\n" +
+	"\x06Action\x12\x1b\n" +
+	"\taction_id\x18\x01 \x01(\tR\bactionId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12\x17\n" +
+	"\aturn_id\x18\x04 \x01(\tR\x06turnId\x12\x1f\n" +
+	"\vaction_type\x18\x05 \x01(\tR\n" +
+	"actionType\x12\x16\n" +
+	"\x06prompt\x18\x06 \x01(\tR\x06prompt\x12\x1f\n" +
+	"\vjson_schema\x18\a \x01(\tR\n" +
+	"jsonSchema\x12\x1c\n" +
+	"\tdecisions\x18\b \x03(\tR\tdecisions\x12.\n" +
+	"\x13decision_on_timeout\x18\t \x01(\tR\x11decisionOnTimeout\x129\n" +
+	"\n" +
+	"expires_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12F\n" +
+	"\acontext\x18\v \x03(\v2,.agentruntime.control.v1.Action.ContextEntryR\acontext\x12!\n" +
+	"\frequested_by\x18\f \x01(\tR\vrequestedBy\x12\x16\n" +
+	"\x06status\x18\r \x01(\tR\x06status\x12\x1a\n" +
+	"\bdecision\x18\x0e \x01(\tR\bdecision\x12!\n" +
+	"\fpayload_json\x18\x0f \x01(\tR\vpayloadJson\x12\x1c\n" +
+	"\tresponder\x18\x10 \x01(\tR\tresponder\x12=\n" +
+	"\frequested_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12;\n" +
+	"\vresolved_at\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"resolvedAt\x12\x17\n" +
+	"\astep_id\x18\x13 \x01(\tR\x06stepId\x12 \n" +
+	"\ftool_call_id\x18\x14 \x01(\tR\n" +
+	"toolCallId\x12\x1a\n" +
+	"\bsequence\x18\x15 \x01(\x04R\bsequence\x1a:\n" +
+	"\fContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x89\x01\n" +
+	"\bIncident\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x17\n" +
+	"\aturn_id\x18\x02 \x01(\tR\x06turnId\x12\x1a\n" +
+	"\bcategory\x18\x03 \x01(\tR\bcategory\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12\x1a\n" +
+	"\bsequence\x18\x05 \x01(\x04R\bsequence\"\xb8\x01\n" +
+	"\aSummary\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\tR\x05state\x12A\n" +
+	"\x05facts\x18\x02 \x03(\v2+.agentruntime.control.v1.Summary.FactsEntryR\x05facts\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\x1a8\n" +
+	"\n" +
+	"FactsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbc\t\n" +
+	"\n" +
+	"ThreadRead\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12$\n" +
+	"\x0eactive_turn_id\x18\x04 \x01(\tR\factiveTurnId\x12>\n" +
+	"\vactive_turn\x18\x05 \x01(\v2\x1d.agentruntime.control.v1.TurnR\n" +
+	"activeTurn\x12&\n" +
+	"\x0fqueued_turn_ids\x18\x06 \x03(\tR\rqueuedTurnIds\x12H\n" +
+	"\x0fpending_actions\x18\a \x03(\v2\x1f.agentruntime.control.v1.ActionR\x0ependingActions\x12!\n" +
+	"\flast_outcome\x18\b \x01(\tR\vlastOutcome\x12 \n" +
+	"\flast_turn_id\x18\t \x01(\tR\n" +
+	"lastTurnId\x12?\n" +
+	"\tincidents\x18\n" +
+	" \x03(\v2!.agentruntime.control.v1.IncidentR\tincidents\x12V\n" +
+	"\vdiagnostics\x18\v \x03(\v24.agentruntime.control.v1.ThreadRead.DiagnosticsEntryR\vdiagnostics\x12(\n" +
+	"\x10parent_thread_id\x18\f \x01(\tR\x0eparentThreadId\x12$\n" +
+	"\x0eparent_turn_id\x18\r \x01(\tR\fparentTurnId\x12\x1f\n" +
+	"\vsubagent_id\x18\x0e \x01(\tR\n" +
+	"subagentId\x12\x19\n" +
+	"\btask_ids\x18\x0f \x03(\tR\ataskIds\x12:\n" +
+	"\arouting\x18\x10 \x01(\v2 .agentruntime.control.v1.SummaryR\arouting\x12@\n" +
+	"\n" +
+	"permission\x18\x11 \x01(\v2 .agentruntime.control.v1.SummaryR\n" +
+	"permission\x126\n" +
+	"\x05tasks\x18\x12 \x01(\v2 .agentruntime.control.v1.SummaryR\x05tasks\x12#\n" +
+	"\revidence_refs\x18\x13 \x03(\tR\fevidenceRefs\x12\x14\n" +
+	"\x05title\x18\x14 \x01(\tR\x05title\x129\n" +
+	"\n" +
+	"created_at\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\x16 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"turn_count\x18\x17 \x01(\x03R\tturnCount\x126\n" +
+	"\x17compaction_summary_refs\x18\x18 \x03(\tR\x15compactionSummaryRefs\x12\x1a\n" +
+	"\bsequence\x18\x19 \x01(\x04R\bsequence\x1a>\n" +
+	"\x10DiagnosticsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x99\x03\n" +
+	"\bSubagent\x12\x1f\n" +
+	"\vsubagent_id\x18\x01 \x01(\tR\n" +
+	"subagentId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12(\n" +
+	"\x10parent_thread_id\x18\x03 \x01(\tR\x0eparentThreadId\x12$\n" +
+	"\x0eparent_turn_id\x18\x04 \x01(\tR\fparentTurnId\x12&\n" +
+	"\x0fchild_thread_id\x18\x05 \x01(\tR\rchildThreadId\x12\x12\n" +
+	"\x04role\x18\x06 \x01(\tR\x04role\x12\x1c\n" +
+	"\tisolation\x18\a \x01(\tR\tisolation\x12!\n" +
+	"\fmodel_policy\x18\b \x01(\tR\vmodelPolicy\x12\x1c\n" +
+	"\tobjective\x18\t \x01(\tR\tobjective\x12\x16\n" +
+	"\x06status\x18\n" +
+	" \x01(\tR\x06status\x12\x18\n" +
+	"\asummary\x18\v \x01(\tR\asummary\x12\x14\n" +
+	"\x05depth\x18\f \x01(\x05R\x05depth\x12\x1a\n" +
+	"\bsequence\x18\r \x01(\x04R\bsequence\"\xbf\x01\n" +
+	"\aChannel\x12\x1d\n" +
+	"\n" +
+	"channel_id\x18\x01 \x01(\tR\tchannelId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x12\n" +
+	"\x04peer\x18\x03 \x01(\tR\x04peer\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12.\n" +
+	"\x13last_acked_sequence\x18\x05 \x01(\x04R\x11lastAckedSequence\x12\x1a\n" +
+	"\bsequence\x18\x06 \x01(\x04R\bsequence*v\n" +
+	"\fCreatePolicy\x12\x1d\n" +
+	"\x19CREATE_POLICY_UNSPECIFIED\x10\x00\x12#\n" +
+	"\x1fCREATE_POLICY_CREATE_IF_MISSING\x10\x01\x12\"\n" +
+	"\x1eCREATE_POLICY_REQUIRE_EXISTING\x10\x02*\x8c\x01\n" +
+	"\n" +
+	"BusyPolicy\x12\x1b\n" +
+	"\x17BUSY_POLICY_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12BUSY_POLICY_REJECT\x10\x01\x12\x17\n" +
+	"\x13BUSY_POLICY_ENQUEUE\x10\x02\x12\x19\n" +
+	"\x15BUSY_POLICY_INTERRUPT\x10\x03\x12\x15\n" +
+	"\x11BUSY_POLICY_STEER\x10\x04*_\n" +
+	"\vQueuePolicy\x12\x1c\n" +
+	"\x18QUEUE_POLICY_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15QUEUE_POLICY_PRESERVE\x10\x01\x12\x17\n" +
+	"\x13QUEUE_POLICY_CANCEL\x10\x02*m\n" +
+	"\tStartFrom\x12\x1a\n" +
+	"\x16START_FROM_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eSTART_FROM_NOW\x10\x01\x12\x17\n" +
+	"\x13START_FROM_SEQUENCE\x10\x02\x12\x17\n" +
+	"\x13START_FROM_SNAPSHOT\x10\x032\xc7\x13\n" +
 	"\x0eControlService\x12e\n" +
 	"\n" +
-	"GetSession\x12*.agentruntime.control.v1.GetSessionRequest\x1a+.agentruntime.control.v1.GetSessionResponseBPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3"
+	"SubmitTurn\x12*.agentruntime.control.v1.SubmitTurnRequest\x1a+.agentruntime.control.v1.SubmitTurnResponse\x12n\n" +
+	"\rInterruptTurn\x12-.agentruntime.control.v1.InterruptTurnRequest\x1a..agentruntime.control.v1.InterruptTurnResponse\x12k\n" +
+	"\fResumeThread\x12,.agentruntime.control.v1.ResumeThreadRequest\x1a-.agentruntime.control.v1.ResumeThreadResponse\x12n\n" +
+	"\rRequestAction\x12-.agentruntime.control.v1.RequestActionRequest\x1a..agentruntime.control.v1.RequestActionResponse\x12n\n" +
+	"\rRespondAction\x12-.agentruntime.control.v1.RespondActionRequest\x1a..agentruntime.control.v1.RespondActionResponse\x12w\n" +
+	"\x10RemoveQueuedTurn\x120.agentruntime.control.v1.RemoveQueuedTurnRequest\x1a1.agentruntime.control.v1.RemoveQueuedTurnResponse\x12z\n" +
+	"\x11PromoteQueuedTurn\x121.agentruntime.control.v1.PromoteQueuedTurnRequest\x1a2.agentruntime.control.v1.PromoteQueuedTurnResponse\x12k\n" +
+	"\fListSessions\x12,.agentruntime.control.v1.ListSessionsRequest\x1a-.agentruntime.control.v1.ListSessionsResponse\x12e\n" +
+	"\n" +
+	"GetSession\x12*.agentruntime.control.v1.GetSessionRequest\x1a+.agentruntime.control.v1.GetSessionResponse\x12n\n" +
+	"\rGetThreadRead\x12-.agentruntime.control.v1.GetThreadReadRequest\x1a..agentruntime.control.v1.GetThreadReadResponse\x12n\n" +
+	"\rRegisterTools\x12-.agentruntime.control.v1.RegisterToolsRequest\x1a..agentruntime.control.v1.RegisterToolsResponse\x12w\n" +
+	"\x10GetToolInventory\x120.agentruntime.control.v1.GetToolInventoryRequest\x1a1.agentruntime.control.v1.GetToolInventoryResponse\x12k\n" +
+	"\fReportEvents\x12,.agentruntime.control.v1.ReportEventsRequest\x1a-.agentruntime.control.v1.ReportEventsResponse\x12n\n" +
+	"\rSpawnSubagent\x12-.agentruntime.control.v1.SpawnSubagentRequest\x1a..agentruntime.control.v1.SpawnSubagentResponse\x12z\n" +
+	"\x11SendSubagentInput\x121.agentruntime.control.v1.SendSubagentInputRequest\x1a2.agentruntime.control.v1.SendSubagentInputResponse\x12n\n" +
+	"\rWaitSubagents\x12-.agentruntime.control.v1.WaitSubagentsRequest\x1a..agentruntime.control.v1.WaitSubagentsResponse\x12q\n" +
+	"\x0eResumeSubagent\x12..agentruntime.control.v1.ResumeSubagentRequest\x1a/.agentruntime.control.v1.ResumeSubagentResponse\x12n\n" +
+	"\rCloseSubagent\x12-.agentruntime.control.v1.CloseSubagentRequest\x1a..agentruntime.control.v1.CloseSubagentResponse\x12n\n" +
+	"\rListSubagents\x12-.agentruntime.control.v1.ListSubagentsRequest\x1a..agentruntime.control.v1.ListSubagentsResponse\x12v\n" +
+	"\x0fSubscribeEvents\x12/.agentruntime.control.v1.SubscribeEventsRequest\x1a0.agentruntime.control.v1.SubscribeEventsResponse0\x01\x12w\n" +
+	"\x10ReconnectChannel\x120.agentruntime.control.v1.ReconnectChannelRequest\x1a1.agentruntime.control.v1.ReconnectChannelResponse\x12b\n" +
+	"\tAckEvents\x12).agentruntime.control.v1.AckEventsRequest\x1a*.agentruntime.control.v1.AckEventsResponseBPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3"
 
 var (
 	file_agentruntime_control_v1_control_proto_rawDescOnce sync.Once
@@ -148,19 +4961,197 @@ func file_agentruntime_control_v1_control_proto_rawDescGZIP() []byte {
 	return file_agentruntime_control_v1_control_proto_rawDescData
 }
 
-var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_agentruntime_control_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_agentruntime_control_v1_control_proto_goTypes = []any{
-	(*GetSessionRequest)(nil),  // 0: agentruntime.control.v1.GetSessionRequest
-	(*GetSessionResponse)(nil), // 1: agentruntime.control.v1.GetSessionResponse
+	(CreatePolicy)(0),                 // 0: agentruntime.control.v1.CreatePolicy
+	(BusyPolicy)(0),                   // 1: agentruntime.control.v1.BusyPolicy
+	(QueuePolicy)(0),                  // 2: agentruntime.control.v1.QueuePolicy
+	(StartFrom)(0),                    // 3: agentruntime.control.v1.StartFrom
+	(*SubmitTurnRequest)(nil),         // 4: agentruntime.control.v1.SubmitTurnRequest
+	(*SubmitTurnResponse)(nil),        // 5: agentruntime.control.v1.SubmitTurnResponse
+	(*InterruptTurnRequest)(nil),      // 6: agentruntime.control.v1.InterruptTurnRequest
+	(*InterruptTurnResponse)(nil),     // 7: agentruntime.control.v1.InterruptTurnResponse
+	(*ResumeThreadRequest)(nil),       // 8: agentruntime.control.v1.ResumeThreadRequest
+	(*ResumeThreadResponse)(nil),      // 9: agentruntime.control.v1.ResumeThreadResponse
+	(*RequestActionRequest)(nil),      // 10: agentruntime.control.v1.RequestActionRequest
+	(*RequestActionResponse)(nil),     // 11: agentruntime.control.v1.RequestActionResponse
+	(*RespondActionRequest)(nil),      // 12: agentruntime.control.v1.RespondActionRequest
+	(*RespondActionResponse)(nil),     // 13: agentruntime.control.v1.RespondActionResponse
+	(*RemoveQueuedTurnRequest)(nil),   // 14: agentruntime.control.v1.RemoveQueuedTurnRequest
+	(*RemoveQueuedTurnResponse)(nil),  // 15: agentruntime.control.v1.RemoveQueuedTurnResponse
+	(*PromoteQueuedTurnRequest)(nil),  // 16: agentruntime.control.v1.PromoteQueuedTurnRequest
+	(*PromoteQueuedTurnResponse)(nil), // 17: agentruntime.control.v1.PromoteQueuedTurnResponse
+	(*ListSessionsRequest)(nil),       // 18: agentruntime.control.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),      // 19: agentruntime.control.v1.ListSessionsResponse
+	(*GetSessionRequest)(nil),         // 20: agentruntime.control.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),        // 21: agentruntime.control.v1.GetSessionResponse
+	(*GetThreadReadRequest)(nil),      // 22: agentruntime.control.v1.GetThreadReadRequest
+	(*GetThreadReadResponse)(nil),     // 23: agentruntime.control.v1.GetThreadReadResponse
+	(*Tool)(nil),                      // 24: agentruntime.control.v1.Tool
+	(*RegisterToolsRequest)(nil),      // 25: agentruntime.control.v1.RegisterToolsRequest
+	(*RegisterToolsResponse)(nil),     // 26: agentruntime.control.v1.RegisterToolsResponse
+	(*GetToolInventoryRequest)(nil),   // 27: agentruntime.control.v1.GetToolInventoryRequest
+	(*GetToolInventoryResponse)(nil),  // 28: agentruntime.control.v1.GetToolInventoryResponse
+	(*ReportEventsRequest)(nil),       // 29: agentruntime.control.v1.ReportEventsRequest
+	(*ReportEventsResponse)(nil),      // 30: agentruntime.control.v1.ReportEventsResponse
+	(*SpawnSubagentRequest)(nil),      // 31: agentruntime.control.v1.SpawnSubagentRequest
+	(*SpawnSubagentResponse)(nil),     // 32: agentruntime.control.v1.SpawnSubagentResponse
+	(*SendSubagentInputRequest)(nil),  // 33: agentruntime.control.v1.SendSubagentInputRequest
+	(*SendSubagentInputResponse)(nil), // 34: agentruntime.control.v1.SendSubagentInputResponse
+	(*WaitSubagentsRequest)(nil),      // 35: agentruntime.control.v1.WaitSubagentsRequest
+	(*WaitSubagentsResponse)(nil),     // 36: agentruntime.control.v1.WaitSubagentsResponse
+	(*ResumeSubagentRequest)(nil),     // 37: agentruntime.control.v1.ResumeSubagentRequest
+	(*ResumeSubagentResponse)(nil),    // 38: agentruntime.control.v1.ResumeSubagentResponse
+	(*CloseSubagentRequest)(nil),      // 39: agentruntime.control.v1.CloseSubagentRequest
+	(*CloseSubagentResponse)(nil),     // 40: agentruntime.control.v1.CloseSubagentResponse
+	(*ListSubagentsRequest)(nil),      // 41: agentruntime.control.v1.ListSubagentsRequest
+	(*ListSubagentsResponse)(nil),     // 42: agentruntime.control.v1.ListSubagentsResponse
+	(*SubscribeEventsRequest)(nil),    // 43: agentruntime.control.v1.SubscribeEventsRequest
+	(*SubscribeEventsResponse)(nil),   // 44: agentruntime.control.v1.SubscribeEventsResponse
+	(*Heartbeat)(nil),                 // 45: agentruntime.control.v1.Heartbeat
+	(*Snapshot)(nil),                  // 46: agentruntime.control.v1.Snapshot
+	(*Gap)(nil),                       // 47: agentruntime.control.v1.Gap
+	(*ReconnectChannelRequest)(nil),   // 48: agentruntime.control.v1.ReconnectChannelRequest
+	(*ReconnectChannelResponse)(nil),  // 49: agentruntime.control.v1.ReconnectChannelResponse
+	(*AckEventsRequest)(nil),          // 50: agentruntime.control.v1.AckEventsRequest
+	(*AckEventsResponse)(nil),         // 51: agentruntime.control.v1.AckEventsResponse
+	(*Session)(nil),                   // 52: agentruntime.control.v1.Session
+	(*Turn)(nil),                      // 53: agentruntime.control.v1.Turn
+	(*Action)(nil),                    // 54: agentruntime.control.v1.Action
+	(*Incident)(nil),                  // 55: agentruntime.control.v1.Incident
+	(*Summary)(nil),                   // 56: agentruntime.control.v1.Summary
+	(*ThreadRead)(nil),                // 57: agentruntime.control.v1.ThreadRead
+	(*Subagent)(nil),                  // 58: agentruntime.control.v1.Subagent
+	(*Channel)(nil),                   // 59: agentruntime.control.v1.Channel
+	nil,                               // 60: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	nil,                               // 61: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	nil,                               // 62: agentruntime.control.v1.RequestActionRequest.ContextEntry
+	nil,                               // 63: agentruntime.control.v1.Session.MetadataEntry
+	nil,                               // 64: agentruntime.control.v1.Turn.OptionsEntry
+	nil,                               // 65: agentruntime.control.v1.Turn.MetadataEntry
+	nil,                               // 66: agentruntime.control.v1.Action.ContextEntry
+	nil,                               // 67: agentruntime.control.v1.Summary.FactsEntry
+	nil,                               // 68: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	(*v1.InputPart)(nil),              // 69: agentruntime.events.v1.InputPart
+	(*durationpb.Duration)(nil),       // 70: google.protobuf.Duration
+	(*v1.RuntimeEvent)(nil),           // 71: agentruntime.events.v1.RuntimeEvent
+	(*timestamppb.Timestamp)(nil),     // 72: google.protobuf.Timestamp
 }
 var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
-	0, // 0: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
-	1, // 1: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
-	1, // [1:2] is the sub-list for method output_type
-	0, // [0:1] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	69, // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
+	60, // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	61, // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	0,  // 3: agentruntime.control.v1.SubmitTurnRequest.create_policy:type_name -> agentruntime.control.v1.CreatePolicy
+	1,  // 4: agentruntime.control.v1.SubmitTurnRequest.busy_policy:type_name -> agentruntime.control.v1.BusyPolicy
+	53, // 5: agentruntime.control.v1.SubmitTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	2,  // 6: agentruntime.control.v1.InterruptTurnRequest.queue_policy:type_name -> agentruntime.control.v1.QueuePolicy
+	53, // 7: agentruntime.control.v1.InterruptTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	57, // 8: agentruntime.control.v1.ResumeThreadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
+	70, // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
+	62, // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
+	54, // 11: agentruntime.control.v1.RequestActionResponse.action:type_name -> agentruntime.control.v1.Action
+	54, // 12: agentruntime.control.v1.RespondActionResponse.action:type_name -> agentruntime.control.v1.Action
+	52, // 13: agentruntime.control.v1.ListSessionsResponse.sessions:type_name -> agentruntime.control.v1.Session
+	52, // 14: agentruntime.control.v1.GetSessionResponse.session:type_name -> agentruntime.control.v1.Session
+	57, // 15: agentruntime.control.v1.GetSessionResponse.threads:type_name -> agentruntime.control.v1.ThreadRead
+	53, // 16: agentruntime.control.v1.GetSessionResponse.history:type_name -> agentruntime.control.v1.Turn
+	57, // 17: agentruntime.control.v1.GetThreadReadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
+	24, // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.control.v1.Tool
+	24, // 19: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.control.v1.Tool
+	71, // 20: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
+	69, // 21: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
+	58, // 22: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	69, // 23: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
+	53, // 24: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
+	70, // 25: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
+	58, // 26: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	58, // 27: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	58, // 28: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	58, // 29: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	3,  // 30: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
+	70, // 31: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
+	71, // 32: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
+	45, // 33: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
+	46, // 34: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
+	47, // 35: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
+	72, // 36: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	57, // 37: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
+	52, // 38: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
+	59, // 39: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
+	59, // 40: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
+	63, // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
+	72, // 42: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	72, // 43: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	69, // 44: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
+	64, // 45: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
+	65, // 46: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
+	72, // 47: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
+	72, // 48: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
+	72, // 49: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
+	72, // 50: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
+	66, // 51: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
+	72, // 52: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
+	72, // 53: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
+	67, // 54: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
+	53, // 55: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
+	54, // 56: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
+	55, // 57: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
+	68, // 58: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	56, // 59: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
+	56, // 60: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
+	56, // 61: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
+	72, // 62: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
+	72, // 63: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
+	4,  // 64: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
+	6,  // 65: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
+	8,  // 66: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
+	10, // 67: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
+	12, // 68: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
+	14, // 69: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
+	16, // 70: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
+	18, // 71: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
+	20, // 72: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
+	22, // 73: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
+	25, // 74: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
+	27, // 75: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
+	29, // 76: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
+	31, // 77: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
+	33, // 78: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
+	35, // 79: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
+	37, // 80: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
+	39, // 81: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
+	41, // 82: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
+	43, // 83: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
+	48, // 84: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
+	50, // 85: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
+	5,  // 86: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
+	7,  // 87: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
+	9,  // 88: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
+	11, // 89: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
+	13, // 90: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
+	15, // 91: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
+	17, // 92: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
+	19, // 93: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
+	21, // 94: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
+	23, // 95: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
+	26, // 96: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
+	28, // 97: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
+	30, // 98: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
+	32, // 99: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
+	34, // 100: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
+	36, // 101: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
+	38, // 102: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
+	40, // 103: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
+	42, // 104: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
+	44, // 105: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
+	49, // 106: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
+	51, // 107: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
+	86, // [86:108] is the sub-list for method output_type
+	64, // [64:86] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_control_v1_control_proto_init() }
@@ -168,18 +5159,25 @@ func file_agentruntime_control_v1_control_proto_init() {
 	if File_agentruntime_control_v1_control_proto != nil {
 		return
 	}
+	file_agentruntime_control_v1_control_proto_msgTypes[40].OneofWrappers = []any{
+		(*SubscribeEventsResponse_Event)(nil),
+		(*SubscribeEventsResponse_Heartbeat)(nil),
+		(*SubscribeEventsResponse_Snapshot)(nil),
+		(*SubscribeEventsResponse_Gap)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_control_v1_control_proto_rawDesc), len(file_agentruntime_control_v1_control_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   2,
+			NumEnums:      4,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_agentruntime_control_v1_control_proto_goTypes,
 		DependencyIndexes: file_agentruntime_control_v1_control_proto_depIdxs,
+		EnumInfos:         file_agentruntime_control_v1_control_proto_enumTypes,
 		MessageInfos:      file_agentruntime_control_v1_control_proto_msgTypes,
 	}.Build()
 	File_agentruntime_control_v1_control_proto = out.File

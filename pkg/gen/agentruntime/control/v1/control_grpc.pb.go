@@ -19,18 +19,76 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ControlService_GetSession_FullMethodName = "/agentruntime.control.v1.ControlService/GetSession"
+	ControlService_SubmitTurn_FullMethodName        = "/agentruntime.control.v1.ControlService/SubmitTurn"
+	ControlService_InterruptTurn_FullMethodName     = "/agentruntime.control.v1.ControlService/InterruptTurn"
+	ControlService_ResumeThread_FullMethodName      = "/agentruntime.control.v1.ControlService/ResumeThread"
+	ControlService_RequestAction_FullMethodName     = "/agentruntime.control.v1.ControlService/RequestAction"
+	ControlService_RespondAction_FullMethodName     = "/agentruntime.control.v1.ControlService/RespondAction"
+	ControlService_RemoveQueuedTurn_FullMethodName  = "/agentruntime.control.v1.ControlService/RemoveQueuedTurn"
+	ControlService_PromoteQueuedTurn_FullMethodName = "/agentruntime.control.v1.ControlService/PromoteQueuedTurn"
+	ControlService_ListSessions_FullMethodName      = "/agentruntime.control.v1.ControlService/ListSessions"
+	ControlService_GetSession_FullMethodName        = "/agentruntime.control.v1.ControlService/GetSession"
+	ControlService_GetThreadRead_FullMethodName     = "/agentruntime.control.v1.ControlService/GetThreadRead"
+	ControlService_RegisterTools_FullMethodName     = "/agentruntime.control.v1.ControlService/RegisterTools"
+	ControlService_GetToolInventory_FullMethodName  = "/agentruntime.control.v1.ControlService/GetToolInventory"
+	ControlService_ReportEvents_FullMethodName      = "/agentruntime.control.v1.ControlService/ReportEvents"
+	ControlService_SpawnSubagent_FullMethodName     = "/agentruntime.control.v1.ControlService/SpawnSubagent"
+	ControlService_SendSubagentInput_FullMethodName = "/agentruntime.control.v1.ControlService/SendSubagentInput"
+	ControlService_WaitSubagents_FullMethodName     = "/agentruntime.control.v1.ControlService/WaitSubagents"
+	ControlService_ResumeSubagent_FullMethodName    = "/agentruntime.control.v1.ControlService/ResumeSubagent"
+	ControlService_CloseSubagent_FullMethodName     = "/agentruntime.control.v1.ControlService/CloseSubagent"
+	ControlService_ListSubagents_FullMethodName     = "/agentruntime.control.v1.ControlService/ListSubagents"
+	ControlService_SubscribeEvents_FullMethodName   = "/agentruntime.control.v1.ControlService/SubscribeEvents"
+	ControlService_ReconnectChannel_FullMethodName  = "/agentruntime.control.v1.ControlService/ReconnectChannel"
+	ControlService_AckEvents_FullMethodName         = "/agentruntime.control.v1.ControlService/AckEvents"
 )
 
 // ControlServiceClient is the client API for ControlService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// ControlService owns sessions, threads, turns, the queue, human actions, subagents, channels and the event subscription.
-// RPCs are added by the issue that builds the service; until a method is
-// implemented it answers Unimplemented.
+// ControlService owns sessions, threads, turns, the queue, human actions,
+// subagents, channels and the event subscription (spec: control-plane).
+// Every command answers with the stream sequence it reached; reads accept
+// min_sequence to see their own writes.
 type ControlServiceClient interface {
+	// Submits a turn; creates the session and thread when the create policy
+	// allows; applies the busy policy when the thread has an active turn.
+	SubmitTurn(ctx context.Context, in *SubmitTurnRequest, opts ...grpc.CallOption) (*SubmitTurnResponse, error)
+	// Interrupts the active (or named) turn; records the intent first.
+	InterruptTurn(ctx context.Context, in *InterruptTurnRequest, opts ...grpc.CallOption) (*InterruptTurnResponse, error)
+	// Resumes a thread after a restart or a blocked state, recording the
+	// recovery facts first.
+	ResumeThread(ctx context.Context, in *ResumeThreadRequest, opts ...grpc.CallOption) (*ResumeThreadResponse, error)
+	// Opens a human or policy decision (workers, hosts, services).
+	RequestAction(ctx context.Context, in *RequestActionRequest, opts ...grpc.CallOption) (*RequestActionResponse, error)
+	// The only way to resolve an action; exactly once.
+	RespondAction(ctx context.Context, in *RespondActionRequest, opts ...grpc.CallOption) (*RespondActionResponse, error)
+	RemoveQueuedTurn(ctx context.Context, in *RemoveQueuedTurnRequest, opts ...grpc.CallOption) (*RemoveQueuedTurnResponse, error)
+	PromoteQueuedTurn(ctx context.Context, in *PromoteQueuedTurnRequest, opts ...grpc.CallOption) (*PromoteQueuedTurnResponse, error)
+	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
+	// The session snapshot: shell, threads, a recent history window and a
+	// cursor that pages older history.
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
+	// The thread read model.
+	GetThreadRead(ctx context.Context, in *GetThreadReadRequest, opts ...grpc.CallOption) (*GetThreadReadResponse, error)
+	// Workers register the tools they offer for a scope.
+	RegisterTools(ctx context.Context, in *RegisterToolsRequest, opts ...grpc.CallOption) (*RegisterToolsResponse, error)
+	GetToolInventory(ctx context.Context, in *GetToolInventoryRequest, opts ...grpc.CallOption) (*GetToolInventoryResponse, error)
+	// Workers report step facts (model, reasoning, tool, process, output,
+	// context, artifact, run status) and turn lifecycle for a known turn.
+	ReportEvents(ctx context.Context, in *ReportEventsRequest, opts ...grpc.CallOption) (*ReportEventsResponse, error)
+	SpawnSubagent(ctx context.Context, in *SpawnSubagentRequest, opts ...grpc.CallOption) (*SpawnSubagentResponse, error)
+	SendSubagentInput(ctx context.Context, in *SendSubagentInputRequest, opts ...grpc.CallOption) (*SendSubagentInputResponse, error)
+	WaitSubagents(ctx context.Context, in *WaitSubagentsRequest, opts ...grpc.CallOption) (*WaitSubagentsResponse, error)
+	ResumeSubagent(ctx context.Context, in *ResumeSubagentRequest, opts ...grpc.CallOption) (*ResumeSubagentResponse, error)
+	CloseSubagent(ctx context.Context, in *CloseSubagentRequest, opts ...grpc.CallOption) (*CloseSubagentResponse, error)
+	ListSubagents(ctx context.Context, in *ListSubagentsRequest, opts ...grpc.CallOption) (*ListSubagentsResponse, error)
+	// Follows the tenant's events with filters, from a sequence, from now,
+	// or snapshot first.
+	SubscribeEvents(ctx context.Context, in *SubscribeEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscribeEventsResponse], error)
+	ReconnectChannel(ctx context.Context, in *ReconnectChannelRequest, opts ...grpc.CallOption) (*ReconnectChannelResponse, error)
+	AckEvents(ctx context.Context, in *AckEventsRequest, opts ...grpc.CallOption) (*AckEventsResponse, error)
 }
 
 type controlServiceClient struct {
@@ -39,6 +97,86 @@ type controlServiceClient struct {
 
 func NewControlServiceClient(cc grpc.ClientConnInterface) ControlServiceClient {
 	return &controlServiceClient{cc}
+}
+
+func (c *controlServiceClient) SubmitTurn(ctx context.Context, in *SubmitTurnRequest, opts ...grpc.CallOption) (*SubmitTurnResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SubmitTurnResponse)
+	err := c.cc.Invoke(ctx, ControlService_SubmitTurn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) InterruptTurn(ctx context.Context, in *InterruptTurnRequest, opts ...grpc.CallOption) (*InterruptTurnResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InterruptTurnResponse)
+	err := c.cc.Invoke(ctx, ControlService_InterruptTurn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) ResumeThread(ctx context.Context, in *ResumeThreadRequest, opts ...grpc.CallOption) (*ResumeThreadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeThreadResponse)
+	err := c.cc.Invoke(ctx, ControlService_ResumeThread_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) RequestAction(ctx context.Context, in *RequestActionRequest, opts ...grpc.CallOption) (*RequestActionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RequestActionResponse)
+	err := c.cc.Invoke(ctx, ControlService_RequestAction_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) RespondAction(ctx context.Context, in *RespondActionRequest, opts ...grpc.CallOption) (*RespondActionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RespondActionResponse)
+	err := c.cc.Invoke(ctx, ControlService_RespondAction_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) RemoveQueuedTurn(ctx context.Context, in *RemoveQueuedTurnRequest, opts ...grpc.CallOption) (*RemoveQueuedTurnResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveQueuedTurnResponse)
+	err := c.cc.Invoke(ctx, ControlService_RemoveQueuedTurn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) PromoteQueuedTurn(ctx context.Context, in *PromoteQueuedTurnRequest, opts ...grpc.CallOption) (*PromoteQueuedTurnResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PromoteQueuedTurnResponse)
+	err := c.cc.Invoke(ctx, ControlService_PromoteQueuedTurn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSessionsResponse)
+	err := c.cc.Invoke(ctx, ControlService_ListSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *controlServiceClient) GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error) {
@@ -51,15 +189,191 @@ func (c *controlServiceClient) GetSession(ctx context.Context, in *GetSessionReq
 	return out, nil
 }
 
+func (c *controlServiceClient) GetThreadRead(ctx context.Context, in *GetThreadReadRequest, opts ...grpc.CallOption) (*GetThreadReadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetThreadReadResponse)
+	err := c.cc.Invoke(ctx, ControlService_GetThreadRead_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) RegisterTools(ctx context.Context, in *RegisterToolsRequest, opts ...grpc.CallOption) (*RegisterToolsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RegisterToolsResponse)
+	err := c.cc.Invoke(ctx, ControlService_RegisterTools_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) GetToolInventory(ctx context.Context, in *GetToolInventoryRequest, opts ...grpc.CallOption) (*GetToolInventoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetToolInventoryResponse)
+	err := c.cc.Invoke(ctx, ControlService_GetToolInventory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) ReportEvents(ctx context.Context, in *ReportEventsRequest, opts ...grpc.CallOption) (*ReportEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportEventsResponse)
+	err := c.cc.Invoke(ctx, ControlService_ReportEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) SpawnSubagent(ctx context.Context, in *SpawnSubagentRequest, opts ...grpc.CallOption) (*SpawnSubagentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SpawnSubagentResponse)
+	err := c.cc.Invoke(ctx, ControlService_SpawnSubagent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) SendSubagentInput(ctx context.Context, in *SendSubagentInputRequest, opts ...grpc.CallOption) (*SendSubagentInputResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendSubagentInputResponse)
+	err := c.cc.Invoke(ctx, ControlService_SendSubagentInput_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) WaitSubagents(ctx context.Context, in *WaitSubagentsRequest, opts ...grpc.CallOption) (*WaitSubagentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WaitSubagentsResponse)
+	err := c.cc.Invoke(ctx, ControlService_WaitSubagents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) ResumeSubagent(ctx context.Context, in *ResumeSubagentRequest, opts ...grpc.CallOption) (*ResumeSubagentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeSubagentResponse)
+	err := c.cc.Invoke(ctx, ControlService_ResumeSubagent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) CloseSubagent(ctx context.Context, in *CloseSubagentRequest, opts ...grpc.CallOption) (*CloseSubagentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseSubagentResponse)
+	err := c.cc.Invoke(ctx, ControlService_CloseSubagent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) ListSubagents(ctx context.Context, in *ListSubagentsRequest, opts ...grpc.CallOption) (*ListSubagentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSubagentsResponse)
+	err := c.cc.Invoke(ctx, ControlService_ListSubagents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) SubscribeEvents(ctx context.Context, in *SubscribeEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscribeEventsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ControlService_ServiceDesc.Streams[0], ControlService_SubscribeEvents_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SubscribeEventsRequest, SubscribeEventsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ControlService_SubscribeEventsClient = grpc.ServerStreamingClient[SubscribeEventsResponse]
+
+func (c *controlServiceClient) ReconnectChannel(ctx context.Context, in *ReconnectChannelRequest, opts ...grpc.CallOption) (*ReconnectChannelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReconnectChannelResponse)
+	err := c.cc.Invoke(ctx, ControlService_ReconnectChannel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) AckEvents(ctx context.Context, in *AckEventsRequest, opts ...grpc.CallOption) (*AckEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AckEventsResponse)
+	err := c.cc.Invoke(ctx, ControlService_AckEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServiceServer is the server API for ControlService service.
 // All implementations must embed UnimplementedControlServiceServer
 // for forward compatibility.
 //
-// ControlService owns sessions, threads, turns, the queue, human actions, subagents, channels and the event subscription.
-// RPCs are added by the issue that builds the service; until a method is
-// implemented it answers Unimplemented.
+// ControlService owns sessions, threads, turns, the queue, human actions,
+// subagents, channels and the event subscription (spec: control-plane).
+// Every command answers with the stream sequence it reached; reads accept
+// min_sequence to see their own writes.
 type ControlServiceServer interface {
+	// Submits a turn; creates the session and thread when the create policy
+	// allows; applies the busy policy when the thread has an active turn.
+	SubmitTurn(context.Context, *SubmitTurnRequest) (*SubmitTurnResponse, error)
+	// Interrupts the active (or named) turn; records the intent first.
+	InterruptTurn(context.Context, *InterruptTurnRequest) (*InterruptTurnResponse, error)
+	// Resumes a thread after a restart or a blocked state, recording the
+	// recovery facts first.
+	ResumeThread(context.Context, *ResumeThreadRequest) (*ResumeThreadResponse, error)
+	// Opens a human or policy decision (workers, hosts, services).
+	RequestAction(context.Context, *RequestActionRequest) (*RequestActionResponse, error)
+	// The only way to resolve an action; exactly once.
+	RespondAction(context.Context, *RespondActionRequest) (*RespondActionResponse, error)
+	RemoveQueuedTurn(context.Context, *RemoveQueuedTurnRequest) (*RemoveQueuedTurnResponse, error)
+	PromoteQueuedTurn(context.Context, *PromoteQueuedTurnRequest) (*PromoteQueuedTurnResponse, error)
+	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
+	// The session snapshot: shell, threads, a recent history window and a
+	// cursor that pages older history.
 	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
+	// The thread read model.
+	GetThreadRead(context.Context, *GetThreadReadRequest) (*GetThreadReadResponse, error)
+	// Workers register the tools they offer for a scope.
+	RegisterTools(context.Context, *RegisterToolsRequest) (*RegisterToolsResponse, error)
+	GetToolInventory(context.Context, *GetToolInventoryRequest) (*GetToolInventoryResponse, error)
+	// Workers report step facts (model, reasoning, tool, process, output,
+	// context, artifact, run status) and turn lifecycle for a known turn.
+	ReportEvents(context.Context, *ReportEventsRequest) (*ReportEventsResponse, error)
+	SpawnSubagent(context.Context, *SpawnSubagentRequest) (*SpawnSubagentResponse, error)
+	SendSubagentInput(context.Context, *SendSubagentInputRequest) (*SendSubagentInputResponse, error)
+	WaitSubagents(context.Context, *WaitSubagentsRequest) (*WaitSubagentsResponse, error)
+	ResumeSubagent(context.Context, *ResumeSubagentRequest) (*ResumeSubagentResponse, error)
+	CloseSubagent(context.Context, *CloseSubagentRequest) (*CloseSubagentResponse, error)
+	ListSubagents(context.Context, *ListSubagentsRequest) (*ListSubagentsResponse, error)
+	// Follows the tenant's events with filters, from a sequence, from now,
+	// or snapshot first.
+	SubscribeEvents(*SubscribeEventsRequest, grpc.ServerStreamingServer[SubscribeEventsResponse]) error
+	ReconnectChannel(context.Context, *ReconnectChannelRequest) (*ReconnectChannelResponse, error)
+	AckEvents(context.Context, *AckEventsRequest) (*AckEventsResponse, error)
 	mustEmbedUnimplementedControlServiceServer()
 }
 
@@ -70,8 +384,71 @@ type ControlServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedControlServiceServer struct{}
 
+func (UnimplementedControlServiceServer) SubmitTurn(context.Context, *SubmitTurnRequest) (*SubmitTurnResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SubmitTurn not implemented")
+}
+func (UnimplementedControlServiceServer) InterruptTurn(context.Context, *InterruptTurnRequest) (*InterruptTurnResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method InterruptTurn not implemented")
+}
+func (UnimplementedControlServiceServer) ResumeThread(context.Context, *ResumeThreadRequest) (*ResumeThreadResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ResumeThread not implemented")
+}
+func (UnimplementedControlServiceServer) RequestAction(context.Context, *RequestActionRequest) (*RequestActionResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RequestAction not implemented")
+}
+func (UnimplementedControlServiceServer) RespondAction(context.Context, *RespondActionRequest) (*RespondActionResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RespondAction not implemented")
+}
+func (UnimplementedControlServiceServer) RemoveQueuedTurn(context.Context, *RemoveQueuedTurnRequest) (*RemoveQueuedTurnResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RemoveQueuedTurn not implemented")
+}
+func (UnimplementedControlServiceServer) PromoteQueuedTurn(context.Context, *PromoteQueuedTurnRequest) (*PromoteQueuedTurnResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PromoteQueuedTurn not implemented")
+}
+func (UnimplementedControlServiceServer) ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListSessions not implemented")
+}
 func (UnimplementedControlServiceServer) GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetSession not implemented")
+}
+func (UnimplementedControlServiceServer) GetThreadRead(context.Context, *GetThreadReadRequest) (*GetThreadReadResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetThreadRead not implemented")
+}
+func (UnimplementedControlServiceServer) RegisterTools(context.Context, *RegisterToolsRequest) (*RegisterToolsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RegisterTools not implemented")
+}
+func (UnimplementedControlServiceServer) GetToolInventory(context.Context, *GetToolInventoryRequest) (*GetToolInventoryResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetToolInventory not implemented")
+}
+func (UnimplementedControlServiceServer) ReportEvents(context.Context, *ReportEventsRequest) (*ReportEventsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReportEvents not implemented")
+}
+func (UnimplementedControlServiceServer) SpawnSubagent(context.Context, *SpawnSubagentRequest) (*SpawnSubagentResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SpawnSubagent not implemented")
+}
+func (UnimplementedControlServiceServer) SendSubagentInput(context.Context, *SendSubagentInputRequest) (*SendSubagentInputResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SendSubagentInput not implemented")
+}
+func (UnimplementedControlServiceServer) WaitSubagents(context.Context, *WaitSubagentsRequest) (*WaitSubagentsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method WaitSubagents not implemented")
+}
+func (UnimplementedControlServiceServer) ResumeSubagent(context.Context, *ResumeSubagentRequest) (*ResumeSubagentResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ResumeSubagent not implemented")
+}
+func (UnimplementedControlServiceServer) CloseSubagent(context.Context, *CloseSubagentRequest) (*CloseSubagentResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CloseSubagent not implemented")
+}
+func (UnimplementedControlServiceServer) ListSubagents(context.Context, *ListSubagentsRequest) (*ListSubagentsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListSubagents not implemented")
+}
+func (UnimplementedControlServiceServer) SubscribeEvents(*SubscribeEventsRequest, grpc.ServerStreamingServer[SubscribeEventsResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method SubscribeEvents not implemented")
+}
+func (UnimplementedControlServiceServer) ReconnectChannel(context.Context, *ReconnectChannelRequest) (*ReconnectChannelResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReconnectChannel not implemented")
+}
+func (UnimplementedControlServiceServer) AckEvents(context.Context, *AckEventsRequest) (*AckEventsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method AckEvents not implemented")
 }
 func (UnimplementedControlServiceServer) mustEmbedUnimplementedControlServiceServer() {}
 func (UnimplementedControlServiceServer) testEmbeddedByValue()                        {}
@@ -94,6 +471,150 @@ func RegisterControlServiceServer(s grpc.ServiceRegistrar, srv ControlServiceSer
 	s.RegisterService(&ControlService_ServiceDesc, srv)
 }
 
+func _ControlService_SubmitTurn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SubmitTurnRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).SubmitTurn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_SubmitTurn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).SubmitTurn(ctx, req.(*SubmitTurnRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_InterruptTurn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InterruptTurnRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).InterruptTurn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_InterruptTurn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).InterruptTurn(ctx, req.(*InterruptTurnRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_ResumeThread_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeThreadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).ResumeThread(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_ResumeThread_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).ResumeThread(ctx, req.(*ResumeThreadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_RequestAction_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RequestActionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).RequestAction(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_RequestAction_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).RequestAction(ctx, req.(*RequestActionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_RespondAction_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RespondActionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).RespondAction(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_RespondAction_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).RespondAction(ctx, req.(*RespondActionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_RemoveQueuedTurn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveQueuedTurnRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).RemoveQueuedTurn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_RemoveQueuedTurn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).RemoveQueuedTurn(ctx, req.(*RemoveQueuedTurnRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_PromoteQueuedTurn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PromoteQueuedTurnRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).PromoteQueuedTurn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_PromoteQueuedTurn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).PromoteQueuedTurn(ctx, req.(*PromoteQueuedTurnRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_ListSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSessionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).ListSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_ListSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).ListSessions(ctx, req.(*ListSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ControlService_GetSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetSessionRequest)
 	if err := dec(in); err != nil {
@@ -112,6 +633,233 @@ func _ControlService_GetSession_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ControlService_GetThreadRead_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetThreadReadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).GetThreadRead(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_GetThreadRead_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).GetThreadRead(ctx, req.(*GetThreadReadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_RegisterTools_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RegisterToolsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).RegisterTools(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_RegisterTools_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).RegisterTools(ctx, req.(*RegisterToolsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_GetToolInventory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetToolInventoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).GetToolInventory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_GetToolInventory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).GetToolInventory(ctx, req.(*GetToolInventoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_ReportEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).ReportEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_ReportEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).ReportEvents(ctx, req.(*ReportEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_SpawnSubagent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SpawnSubagentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).SpawnSubagent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_SpawnSubagent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).SpawnSubagent(ctx, req.(*SpawnSubagentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_SendSubagentInput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendSubagentInputRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).SendSubagentInput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_SendSubagentInput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).SendSubagentInput(ctx, req.(*SendSubagentInputRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_WaitSubagents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WaitSubagentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).WaitSubagents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_WaitSubagents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).WaitSubagents(ctx, req.(*WaitSubagentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_ResumeSubagent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeSubagentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).ResumeSubagent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_ResumeSubagent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).ResumeSubagent(ctx, req.(*ResumeSubagentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_CloseSubagent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseSubagentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).CloseSubagent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_CloseSubagent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).CloseSubagent(ctx, req.(*CloseSubagentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_ListSubagents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSubagentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).ListSubagents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_ListSubagents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).ListSubagents(ctx, req.(*ListSubagentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_SubscribeEvents_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(SubscribeEventsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ControlServiceServer).SubscribeEvents(m, &grpc.GenericServerStream[SubscribeEventsRequest, SubscribeEventsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ControlService_SubscribeEventsServer = grpc.ServerStreamingServer[SubscribeEventsResponse]
+
+func _ControlService_ReconnectChannel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReconnectChannelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).ReconnectChannel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_ReconnectChannel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).ReconnectChannel(ctx, req.(*ReconnectChannelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_AckEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AckEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).AckEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_AckEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).AckEvents(ctx, req.(*AckEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ControlService_ServiceDesc is the grpc.ServiceDesc for ControlService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -120,10 +868,96 @@ var ControlService_ServiceDesc = grpc.ServiceDesc{
 	HandlerType: (*ControlServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
+			MethodName: "SubmitTurn",
+			Handler:    _ControlService_SubmitTurn_Handler,
+		},
+		{
+			MethodName: "InterruptTurn",
+			Handler:    _ControlService_InterruptTurn_Handler,
+		},
+		{
+			MethodName: "ResumeThread",
+			Handler:    _ControlService_ResumeThread_Handler,
+		},
+		{
+			MethodName: "RequestAction",
+			Handler:    _ControlService_RequestAction_Handler,
+		},
+		{
+			MethodName: "RespondAction",
+			Handler:    _ControlService_RespondAction_Handler,
+		},
+		{
+			MethodName: "RemoveQueuedTurn",
+			Handler:    _ControlService_RemoveQueuedTurn_Handler,
+		},
+		{
+			MethodName: "PromoteQueuedTurn",
+			Handler:    _ControlService_PromoteQueuedTurn_Handler,
+		},
+		{
+			MethodName: "ListSessions",
+			Handler:    _ControlService_ListSessions_Handler,
+		},
+		{
 			MethodName: "GetSession",
 			Handler:    _ControlService_GetSession_Handler,
 		},
+		{
+			MethodName: "GetThreadRead",
+			Handler:    _ControlService_GetThreadRead_Handler,
+		},
+		{
+			MethodName: "RegisterTools",
+			Handler:    _ControlService_RegisterTools_Handler,
+		},
+		{
+			MethodName: "GetToolInventory",
+			Handler:    _ControlService_GetToolInventory_Handler,
+		},
+		{
+			MethodName: "ReportEvents",
+			Handler:    _ControlService_ReportEvents_Handler,
+		},
+		{
+			MethodName: "SpawnSubagent",
+			Handler:    _ControlService_SpawnSubagent_Handler,
+		},
+		{
+			MethodName: "SendSubagentInput",
+			Handler:    _ControlService_SendSubagentInput_Handler,
+		},
+		{
+			MethodName: "WaitSubagents",
+			Handler:    _ControlService_WaitSubagents_Handler,
+		},
+		{
+			MethodName: "ResumeSubagent",
+			Handler:    _ControlService_ResumeSubagent_Handler,
+		},
+		{
+			MethodName: "CloseSubagent",
+			Handler:    _ControlService_CloseSubagent_Handler,
+		},
+		{
+			MethodName: "ListSubagents",
+			Handler:    _ControlService_ListSubagents_Handler,
+		},
+		{
+			MethodName: "ReconnectChannel",
+			Handler:    _ControlService_ReconnectChannel_Handler,
+		},
+		{
+			MethodName: "AckEvents",
+			Handler:    _ControlService_AckEvents_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "SubscribeEvents",
+			Handler:       _ControlService_SubscribeEvents_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "agentruntime/control/v1/control.proto",
 }
