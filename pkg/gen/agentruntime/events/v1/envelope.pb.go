@@ -126,6 +126,15 @@ type RuntimeEvent struct {
 	//	*RuntimeEvent_ChannelConnected
 	//	*RuntimeEvent_ChannelDisconnected
 	//	*RuntimeEvent_ChannelResumed
+	//	*RuntimeEvent_PermissionEvaluated
+	//	*RuntimeEvent_PermissionRequested
+	//	*RuntimeEvent_PermissionResolved
+	//	*RuntimeEvent_SandboxApplied
+	//	*RuntimeEvent_SandboxViolation
+	//	*RuntimeEvent_HookStarted
+	//	*RuntimeEvent_HookCompleted
+	//	*RuntimeEvent_HookFailed
+	//	*RuntimeEvent_PolicyChanged
 	Payload       isRuntimeEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -834,6 +843,87 @@ func (x *RuntimeEvent) GetChannelResumed() *ChannelFact {
 	return nil
 }
 
+func (x *RuntimeEvent) GetPermissionEvaluated() *PermissionEvaluated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_PermissionEvaluated); ok {
+			return x.PermissionEvaluated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetPermissionRequested() *PermissionRequested {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_PermissionRequested); ok {
+			return x.PermissionRequested
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetPermissionResolved() *PermissionResolved {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_PermissionResolved); ok {
+			return x.PermissionResolved
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetSandboxApplied() *SandboxApplied {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SandboxApplied); ok {
+			return x.SandboxApplied
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetSandboxViolation() *SandboxViolation {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SandboxViolation); ok {
+			return x.SandboxViolation
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetHookStarted() *HookStarted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_HookStarted); ok {
+			return x.HookStarted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetHookCompleted() *HookCompleted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_HookCompleted); ok {
+			return x.HookCompleted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetHookFailed() *HookFailed {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_HookFailed); ok {
+			return x.HookFailed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetPolicyChanged() *PolicyChanged {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_PolicyChanged); ok {
+			return x.PolicyChanged
+		}
+	}
+	return nil
+}
+
 type isRuntimeEvent_Payload interface {
 	isRuntimeEvent_Payload()
 }
@@ -1051,6 +1141,43 @@ type RuntimeEvent_ChannelResumed struct {
 	ChannelResumed *ChannelFact `protobuf:"bytes,168,opt,name=channel_resumed,json=channelResumed,proto3,oneof"` // end control
 }
 
+type RuntimeEvent_PermissionEvaluated struct {
+	// permission: 600-699
+	PermissionEvaluated *PermissionEvaluated `protobuf:"bytes,600,opt,name=permission_evaluated,json=permissionEvaluated,proto3,oneof"`
+}
+
+type RuntimeEvent_PermissionRequested struct {
+	PermissionRequested *PermissionRequested `protobuf:"bytes,601,opt,name=permission_requested,json=permissionRequested,proto3,oneof"`
+}
+
+type RuntimeEvent_PermissionResolved struct {
+	PermissionResolved *PermissionResolved `protobuf:"bytes,602,opt,name=permission_resolved,json=permissionResolved,proto3,oneof"`
+}
+
+type RuntimeEvent_SandboxApplied struct {
+	SandboxApplied *SandboxApplied `protobuf:"bytes,610,opt,name=sandbox_applied,json=sandboxApplied,proto3,oneof"`
+}
+
+type RuntimeEvent_SandboxViolation struct {
+	SandboxViolation *SandboxViolation `protobuf:"bytes,611,opt,name=sandbox_violation,json=sandboxViolation,proto3,oneof"`
+}
+
+type RuntimeEvent_HookStarted struct {
+	HookStarted *HookStarted `protobuf:"bytes,620,opt,name=hook_started,json=hookStarted,proto3,oneof"`
+}
+
+type RuntimeEvent_HookCompleted struct {
+	HookCompleted *HookCompleted `protobuf:"bytes,621,opt,name=hook_completed,json=hookCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_HookFailed struct {
+	HookFailed *HookFailed `protobuf:"bytes,622,opt,name=hook_failed,json=hookFailed,proto3,oneof"`
+}
+
+type RuntimeEvent_PolicyChanged struct {
+	PolicyChanged *PolicyChanged `protobuf:"bytes,630,opt,name=policy_changed,json=policyChanged,proto3,oneof"` // end permission
+}
+
 func (*RuntimeEvent_RuntimeWarning) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_RuntimeError) isRuntimeEvent_Payload() {}
@@ -1157,11 +1284,29 @@ func (*RuntimeEvent_ChannelDisconnected) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_ChannelResumed) isRuntimeEvent_Payload() {}
 
+func (*RuntimeEvent_PermissionEvaluated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_PermissionRequested) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_PermissionResolved) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_SandboxApplied) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_SandboxViolation) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_HookStarted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_HookCompleted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_HookFailed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_PolicyChanged) isRuntimeEvent_Payload() {}
+
 var File_agentruntime_events_v1_envelope_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfe)\n" +
+	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x870\n" +
 	"\fRuntimeEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\x128\n" +
@@ -1258,7 +1403,17 @@ const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\x0fsubagent_closed\x18\xa5\x01 \x01(\v2&.agentruntime.events.v1.SubagentStatusH\x00R\x0esubagentClosed\x12S\n" +
 	"\x11channel_connected\x18\xa6\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x10channelConnected\x12Y\n" +
 	"\x14channel_disconnected\x18\xa7\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x13channelDisconnected\x12O\n" +
-	"\x0fchannel_resumed\x18\xa8\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelResumed\x1a7\n" +
+	"\x0fchannel_resumed\x18\xa8\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelResumed\x12a\n" +
+	"\x14permission_evaluated\x18\xd8\x04 \x01(\v2+.agentruntime.events.v1.PermissionEvaluatedH\x00R\x13permissionEvaluated\x12a\n" +
+	"\x14permission_requested\x18\xd9\x04 \x01(\v2+.agentruntime.events.v1.PermissionRequestedH\x00R\x13permissionRequested\x12^\n" +
+	"\x13permission_resolved\x18\xda\x04 \x01(\v2*.agentruntime.events.v1.PermissionResolvedH\x00R\x12permissionResolved\x12R\n" +
+	"\x0fsandbox_applied\x18\xe2\x04 \x01(\v2&.agentruntime.events.v1.SandboxAppliedH\x00R\x0esandboxApplied\x12X\n" +
+	"\x11sandbox_violation\x18\xe3\x04 \x01(\v2(.agentruntime.events.v1.SandboxViolationH\x00R\x10sandboxViolation\x12I\n" +
+	"\fhook_started\x18\xec\x04 \x01(\v2#.agentruntime.events.v1.HookStartedH\x00R\vhookStarted\x12O\n" +
+	"\x0ehook_completed\x18\xed\x04 \x01(\v2%.agentruntime.events.v1.HookCompletedH\x00R\rhookCompleted\x12F\n" +
+	"\vhook_failed\x18\xee\x04 \x01(\v2\".agentruntime.events.v1.HookFailedH\x00R\n" +
+	"hookFailed\x12O\n" +
+	"\x0epolicy_changed\x18\xf6\x04 \x01(\v2%.agentruntime.events.v1.PolicyChangedH\x00R\rpolicyChanged\x1a7\n" +
 	"\tRefsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
@@ -1321,6 +1476,15 @@ var file_agentruntime_events_v1_envelope_proto_goTypes = []any{
 	(*SubagentSpawned)(nil),       // 40: agentruntime.events.v1.SubagentSpawned
 	(*SubagentStatus)(nil),        // 41: agentruntime.events.v1.SubagentStatus
 	(*ChannelFact)(nil),           // 42: agentruntime.events.v1.ChannelFact
+	(*PermissionEvaluated)(nil),   // 43: agentruntime.events.v1.PermissionEvaluated
+	(*PermissionRequested)(nil),   // 44: agentruntime.events.v1.PermissionRequested
+	(*PermissionResolved)(nil),    // 45: agentruntime.events.v1.PermissionResolved
+	(*SandboxApplied)(nil),        // 46: agentruntime.events.v1.SandboxApplied
+	(*SandboxViolation)(nil),      // 47: agentruntime.events.v1.SandboxViolation
+	(*HookStarted)(nil),           // 48: agentruntime.events.v1.HookStarted
+	(*HookCompleted)(nil),         // 49: agentruntime.events.v1.HookCompleted
+	(*HookFailed)(nil),            // 50: agentruntime.events.v1.HookFailed
+	(*PolicyChanged)(nil),         // 51: agentruntime.events.v1.PolicyChanged
 }
 var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	2,  // 0: agentruntime.events.v1.RuntimeEvent.timestamp:type_name -> google.protobuf.Timestamp
@@ -1378,11 +1542,20 @@ var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	42, // 52: agentruntime.events.v1.RuntimeEvent.channel_connected:type_name -> agentruntime.events.v1.ChannelFact
 	42, // 53: agentruntime.events.v1.RuntimeEvent.channel_disconnected:type_name -> agentruntime.events.v1.ChannelFact
 	42, // 54: agentruntime.events.v1.RuntimeEvent.channel_resumed:type_name -> agentruntime.events.v1.ChannelFact
-	55, // [55:55] is the sub-list for method output_type
-	55, // [55:55] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	43, // 55: agentruntime.events.v1.RuntimeEvent.permission_evaluated:type_name -> agentruntime.events.v1.PermissionEvaluated
+	44, // 56: agentruntime.events.v1.RuntimeEvent.permission_requested:type_name -> agentruntime.events.v1.PermissionRequested
+	45, // 57: agentruntime.events.v1.RuntimeEvent.permission_resolved:type_name -> agentruntime.events.v1.PermissionResolved
+	46, // 58: agentruntime.events.v1.RuntimeEvent.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
+	47, // 59: agentruntime.events.v1.RuntimeEvent.sandbox_violation:type_name -> agentruntime.events.v1.SandboxViolation
+	48, // 60: agentruntime.events.v1.RuntimeEvent.hook_started:type_name -> agentruntime.events.v1.HookStarted
+	49, // 61: agentruntime.events.v1.RuntimeEvent.hook_completed:type_name -> agentruntime.events.v1.HookCompleted
+	50, // 62: agentruntime.events.v1.RuntimeEvent.hook_failed:type_name -> agentruntime.events.v1.HookFailed
+	51, // 63: agentruntime.events.v1.RuntimeEvent.policy_changed:type_name -> agentruntime.events.v1.PolicyChanged
+	64, // [64:64] is the sub-list for method output_type
+	64, // [64:64] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_envelope_proto_init() }
@@ -1391,6 +1564,7 @@ func file_agentruntime_events_v1_envelope_proto_init() {
 		return
 	}
 	file_agentruntime_events_v1_control_proto_init()
+	file_agentruntime_events_v1_permission_proto_init()
 	file_agentruntime_events_v1_runtime_proto_init()
 	file_agentruntime_events_v1_envelope_proto_msgTypes[0].OneofWrappers = []any{
 		(*RuntimeEvent_RuntimeWarning)(nil),
@@ -1446,6 +1620,15 @@ func file_agentruntime_events_v1_envelope_proto_init() {
 		(*RuntimeEvent_ChannelConnected)(nil),
 		(*RuntimeEvent_ChannelDisconnected)(nil),
 		(*RuntimeEvent_ChannelResumed)(nil),
+		(*RuntimeEvent_PermissionEvaluated)(nil),
+		(*RuntimeEvent_PermissionRequested)(nil),
+		(*RuntimeEvent_PermissionResolved)(nil),
+		(*RuntimeEvent_SandboxApplied)(nil),
+		(*RuntimeEvent_SandboxViolation)(nil),
+		(*RuntimeEvent_HookStarted)(nil),
+		(*RuntimeEvent_HookCompleted)(nil),
+		(*RuntimeEvent_HookFailed)(nil),
+		(*RuntimeEvent_PolicyChanged)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

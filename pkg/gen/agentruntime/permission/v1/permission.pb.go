@@ -8,8 +8,12 @@ package permissionv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -22,9 +26,2338 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Scope names where a policy lives.
+type PolicyScope struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Level         v1.PolicyLevel         `protobuf:"varint,1,opt,name=level,proto3,enum=agentruntime.events.v1.PolicyLevel" json:"level,omitempty"`
+	WorkspaceId   string                 `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	SessionId     string                 `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,4,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PolicyScope) Reset() {
+	*x = PolicyScope{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PolicyScope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PolicyScope) ProtoMessage() {}
+
+func (x *PolicyScope) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PolicyScope.ProtoReflect.Descriptor instead.
+func (*PolicyScope) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *PolicyScope) GetLevel() v1.PolicyLevel {
+	if x != nil {
+		return x.Level
+	}
+	return v1.PolicyLevel(0)
+}
+
+func (x *PolicyScope) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *PolicyScope) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *PolicyScope) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+// Target is what the effective state is asked for: the most specific
+// policy among thread, session, workspace and tenant applies.
+type Target struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WorkspaceId   string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Target) Reset() {
+	*x = Target{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Target) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Target) ProtoMessage() {}
+
+func (x *Target) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Target.ProtoReflect.Descriptor instead.
+func (*Target) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Target) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *Target) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *Target) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+// PathResolution is a path as the executing host resolved it (symlinks
+// followed): the boundary is checked on both forms.
+type PathResolution struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Resolved      string                 `protobuf:"bytes,2,opt,name=resolved,proto3" json:"resolved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PathResolution) Reset() {
+	*x = PathResolution{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PathResolution) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PathResolution) ProtoMessage() {}
+
+func (x *PathResolution) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PathResolution.ProtoReflect.Descriptor instead.
+func (*PathResolution) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PathResolution) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *PathResolution) GetResolved() string {
+	if x != nil {
+		return x.Resolved
+	}
+	return ""
+}
+
+type EvaluatePermissionRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	SessionId   string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId    string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId      string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	StepId      string                 `protobuf:"bytes,4,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	ToolCallId  string                 `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ProcessId   string                 `protobuf:"bytes,6,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"`
+	WorkspaceId string                 `protobuf:"bytes,7,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	Target      v1.TargetKind          `protobuf:"varint,8,opt,name=target,proto3,enum=agentruntime.events.v1.TargetKind" json:"target,omitempty"`
+	// Tool, process or action name.
+	Name   string    `protobuf:"bytes,9,opt,name=name,proto3" json:"name,omitempty"`
+	Access v1.Access `protobuf:"varint,10,opt,name=access,proto3,enum=agentruntime.events.v1.Access" json:"access,omitempty"`
+	// Paths the call reads or writes (relative ones are relative to cwd).
+	Paths []string `protobuf:"bytes,11,rep,name=paths,proto3" json:"paths,omitempty"`
+	// A shell command line; parsed into subcommands, each judged.
+	Command string   `protobuf:"bytes,12,opt,name=command,proto3" json:"command,omitempty"`
+	Hosts   []string `protobuf:"bytes,13,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	// The working directory; the sandbox's cwd when empty.
+	Cwd           string            `protobuf:"bytes,14,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	ResolvedPaths []*PathResolution `protobuf:"bytes,15,rep,name=resolved_paths,json=resolvedPaths,proto3" json:"resolved_paths,omitempty"`
+	// The tool input as JSON: hooks see it with secrets redacted, and a hook
+	// may rewrite it.
+	ArgumentsJson string `protobuf:"bytes,16,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
+	// Do not run pre_tool_use hooks (the caller ran them with RunHooks).
+	SkipHooks bool `protobuf:"varint,17,opt,name=skip_hooks,json=skipHooks,proto3" json:"skip_hooks,omitempty"`
+	// How long a human has to answer an ask; default 5 minutes.
+	ApprovalTimeout *durationpb.Duration `protobuf:"bytes,18,opt,name=approval_timeout,json=approvalTimeout,proto3" json:"approval_timeout,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *EvaluatePermissionRequest) Reset() {
+	*x = EvaluatePermissionRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EvaluatePermissionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EvaluatePermissionRequest) ProtoMessage() {}
+
+func (x *EvaluatePermissionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EvaluatePermissionRequest.ProtoReflect.Descriptor instead.
+func (*EvaluatePermissionRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *EvaluatePermissionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionRequest) GetStepId() string {
+	if x != nil {
+		return x.StepId
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionRequest) GetProcessId() string {
+	if x != nil {
+		return x.ProcessId
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionRequest) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionRequest) GetTarget() v1.TargetKind {
+	if x != nil {
+		return x.Target
+	}
+	return v1.TargetKind(0)
+}
+
+func (x *EvaluatePermissionRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionRequest) GetAccess() v1.Access {
+	if x != nil {
+		return x.Access
+	}
+	return v1.Access(0)
+}
+
+func (x *EvaluatePermissionRequest) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+func (x *EvaluatePermissionRequest) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionRequest) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *EvaluatePermissionRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionRequest) GetResolvedPaths() []*PathResolution {
+	if x != nil {
+		return x.ResolvedPaths
+	}
+	return nil
+}
+
+func (x *EvaluatePermissionRequest) GetArgumentsJson() string {
+	if x != nil {
+		return x.ArgumentsJson
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionRequest) GetSkipHooks() bool {
+	if x != nil {
+		return x.SkipHooks
+	}
+	return false
+}
+
+func (x *EvaluatePermissionRequest) GetApprovalTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.ApprovalTimeout
+	}
+	return nil
+}
+
+type EvaluatePermissionResponse struct {
+	state      protoimpl.MessageState  `protogen:"open.v1"`
+	Evaluation *v1.PermissionEvaluated `protobuf:"bytes,1,opt,name=evaluation,proto3" json:"evaluation,omitempty"`
+	// The profile the call must run in (sandbox.applied records it).
+	SandboxProfile *v1.SandboxProfile `protobuf:"bytes,2,opt,name=sandbox_profile,json=sandboxProfile,proto3" json:"sandbox_profile,omitempty"`
+	// The rewritten tool input, when a hook rewrote it: run this, not the
+	// original.
+	UpdatedArgumentsJson string           `protobuf:"bytes,3,opt,name=updated_arguments_json,json=updatedArgumentsJson,proto3" json:"updated_arguments_json,omitempty"`
+	Write                *v11.WriteResult `protobuf:"bytes,4,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *EvaluatePermissionResponse) Reset() {
+	*x = EvaluatePermissionResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EvaluatePermissionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EvaluatePermissionResponse) ProtoMessage() {}
+
+func (x *EvaluatePermissionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EvaluatePermissionResponse.ProtoReflect.Descriptor instead.
+func (*EvaluatePermissionResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *EvaluatePermissionResponse) GetEvaluation() *v1.PermissionEvaluated {
+	if x != nil {
+		return x.Evaluation
+	}
+	return nil
+}
+
+func (x *EvaluatePermissionResponse) GetSandboxProfile() *v1.SandboxProfile {
+	if x != nil {
+		return x.SandboxProfile
+	}
+	return nil
+}
+
+func (x *EvaluatePermissionResponse) GetUpdatedArgumentsJson() string {
+	if x != nil {
+		return x.UpdatedArgumentsJson
+	}
+	return ""
+}
+
+func (x *EvaluatePermissionResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type ResolvePermissionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ActionId      string                 `protobuf:"bytes,2,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
+	Decision      string                 `protobuf:"bytes,3,opt,name=decision,proto3" json:"decision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolvePermissionRequest) Reset() {
+	*x = ResolvePermissionRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolvePermissionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolvePermissionRequest) ProtoMessage() {}
+
+func (x *ResolvePermissionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolvePermissionRequest.ProtoReflect.Descriptor instead.
+func (*ResolvePermissionRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ResolvePermissionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ResolvePermissionRequest) GetActionId() string {
+	if x != nil {
+		return x.ActionId
+	}
+	return ""
+}
+
+func (x *ResolvePermissionRequest) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+type ResolvePermissionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Resolution    *v1.PermissionResolved `protobuf:"bytes,1,opt,name=resolution,proto3" json:"resolution,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolvePermissionResponse) Reset() {
+	*x = ResolvePermissionResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolvePermissionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolvePermissionResponse) ProtoMessage() {}
+
+func (x *ResolvePermissionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolvePermissionResponse.ProtoReflect.Descriptor instead.
+func (*ResolvePermissionResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ResolvePermissionResponse) GetResolution() *v1.PermissionResolved {
+	if x != nil {
+		return x.Resolution
+	}
+	return nil
+}
+
+func (x *ResolvePermissionResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+// LevelState is one level's own settings.
+type LevelState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Scope *PolicyScope           `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// UNSPECIFIED when the level sets no mode.
+	Mode v1.PermissionMode `protobuf:"varint,2,opt,name=mode,proto3,enum=agentruntime.events.v1.PermissionMode" json:"mode,omitempty"`
+	// Meaningful only when mode_set.
+	Interactive   bool                 `protobuf:"varint,3,opt,name=interactive,proto3" json:"interactive,omitempty"`
+	ModeSet       bool                 `protobuf:"varint,4,opt,name=mode_set,json=modeSet,proto3" json:"mode_set,omitempty"`
+	Rules         []*v1.PermissionRule `protobuf:"bytes,5,rep,name=rules,proto3" json:"rules,omitempty"`
+	Sandbox       *v1.SandboxProfile   `protobuf:"bytes,6,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LevelState) Reset() {
+	*x = LevelState{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LevelState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LevelState) ProtoMessage() {}
+
+func (x *LevelState) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LevelState.ProtoReflect.Descriptor instead.
+func (*LevelState) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *LevelState) GetScope() *PolicyScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *LevelState) GetMode() v1.PermissionMode {
+	if x != nil {
+		return x.Mode
+	}
+	return v1.PermissionMode(0)
+}
+
+func (x *LevelState) GetInteractive() bool {
+	if x != nil {
+		return x.Interactive
+	}
+	return false
+}
+
+func (x *LevelState) GetModeSet() bool {
+	if x != nil {
+		return x.ModeSet
+	}
+	return false
+}
+
+func (x *LevelState) GetRules() []*v1.PermissionRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *LevelState) GetSandbox() *v1.SandboxProfile {
+	if x != nil {
+		return x.Sandbox
+	}
+	return nil
+}
+
+type GetPermissionStateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Target        *Target                `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,2,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPermissionStateRequest) Reset() {
+	*x = GetPermissionStateRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPermissionStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPermissionStateRequest) ProtoMessage() {}
+
+func (x *GetPermissionStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPermissionStateRequest.ProtoReflect.Descriptor instead.
+func (*GetPermissionStateRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *GetPermissionStateRequest) GetTarget() *Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *GetPermissionStateRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type GetPermissionStateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Mode  v1.PermissionMode      `protobuf:"varint,1,opt,name=mode,proto3,enum=agentruntime.events.v1.PermissionMode" json:"mode,omitempty"`
+	// Which level the mode came from (TENANT with mode DEFAULT when no
+	// level set one).
+	ModeLevel   v1.PolicyLevel `protobuf:"varint,2,opt,name=mode_level,json=modeLevel,proto3,enum=agentruntime.events.v1.PolicyLevel" json:"mode_level,omitempty"`
+	Interactive bool           `protobuf:"varint,3,opt,name=interactive,proto3" json:"interactive,omitempty"`
+	// Every rule that applies, with its level's rules in order tenant,
+	// workspace, session, thread.
+	Rules         []*v1.PermissionRule `protobuf:"bytes,4,rep,name=rules,proto3" json:"rules,omitempty"`
+	Levels        []*LevelState        `protobuf:"bytes,5,rep,name=levels,proto3" json:"levels,omitempty"`
+	Sequence      uint64               `protobuf:"varint,6,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPermissionStateResponse) Reset() {
+	*x = GetPermissionStateResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPermissionStateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPermissionStateResponse) ProtoMessage() {}
+
+func (x *GetPermissionStateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPermissionStateResponse.ProtoReflect.Descriptor instead.
+func (*GetPermissionStateResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *GetPermissionStateResponse) GetMode() v1.PermissionMode {
+	if x != nil {
+		return x.Mode
+	}
+	return v1.PermissionMode(0)
+}
+
+func (x *GetPermissionStateResponse) GetModeLevel() v1.PolicyLevel {
+	if x != nil {
+		return x.ModeLevel
+	}
+	return v1.PolicyLevel(0)
+}
+
+func (x *GetPermissionStateResponse) GetInteractive() bool {
+	if x != nil {
+		return x.Interactive
+	}
+	return false
+}
+
+func (x *GetPermissionStateResponse) GetRules() []*v1.PermissionRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *GetPermissionStateResponse) GetLevels() []*LevelState {
+	if x != nil {
+		return x.Levels
+	}
+	return nil
+}
+
+func (x *GetPermissionStateResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type SetPermissionModeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Scope *PolicyScope           `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Mode  v1.PermissionMode      `protobuf:"varint,2,opt,name=mode,proto3,enum=agentruntime.events.v1.PermissionMode" json:"mode,omitempty"`
+	// Whether a human may be asked. Non-interactive modes (never, auto,
+	// bypass) never wait for one, whatever this says.
+	Interactive   bool   `protobuf:"varint,3,opt,name=interactive,proto3" json:"interactive,omitempty"`
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPermissionModeRequest) Reset() {
+	*x = SetPermissionModeRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPermissionModeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPermissionModeRequest) ProtoMessage() {}
+
+func (x *SetPermissionModeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPermissionModeRequest.ProtoReflect.Descriptor instead.
+func (*SetPermissionModeRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *SetPermissionModeRequest) GetScope() *PolicyScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *SetPermissionModeRequest) GetMode() v1.PermissionMode {
+	if x != nil {
+		return x.Mode
+	}
+	return v1.PermissionMode(0)
+}
+
+func (x *SetPermissionModeRequest) GetInteractive() bool {
+	if x != nil {
+		return x.Interactive
+	}
+	return false
+}
+
+func (x *SetPermissionModeRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type SetPermissionModeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Write         *v11.WriteResult       `protobuf:"bytes,1,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPermissionModeResponse) Reset() {
+	*x = SetPermissionModeResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPermissionModeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPermissionModeResponse) ProtoMessage() {}
+
+func (x *SetPermissionModeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPermissionModeResponse.ProtoReflect.Descriptor instead.
+func (*SetPermissionModeResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SetPermissionModeResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type PutRulesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         *PolicyScope           `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Rules         []*v1.PermissionRule   `protobuf:"bytes,2,rep,name=rules,proto3" json:"rules,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutRulesRequest) Reset() {
+	*x = PutRulesRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutRulesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutRulesRequest) ProtoMessage() {}
+
+func (x *PutRulesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutRulesRequest.ProtoReflect.Descriptor instead.
+func (*PutRulesRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PutRulesRequest) GetScope() *PolicyScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *PutRulesRequest) GetRules() []*v1.PermissionRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *PutRulesRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type PutRulesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rules as stored (generated rule ids filled in).
+	Rules         []*v1.PermissionRule `protobuf:"bytes,1,rep,name=rules,proto3" json:"rules,omitempty"`
+	Write         *v11.WriteResult     `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutRulesResponse) Reset() {
+	*x = PutRulesResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutRulesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutRulesResponse) ProtoMessage() {}
+
+func (x *PutRulesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutRulesResponse.ProtoReflect.Descriptor instead.
+func (*PutRulesResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PutRulesResponse) GetRules() []*v1.PermissionRule {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *PutRulesResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type SetSandboxProfileRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         *PolicyScope           `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Profile       *v1.SandboxProfile     `protobuf:"bytes,2,opt,name=profile,proto3" json:"profile,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSandboxProfileRequest) Reset() {
+	*x = SetSandboxProfileRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSandboxProfileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSandboxProfileRequest) ProtoMessage() {}
+
+func (x *SetSandboxProfileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSandboxProfileRequest.ProtoReflect.Descriptor instead.
+func (*SetSandboxProfileRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SetSandboxProfileRequest) GetScope() *PolicyScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *SetSandboxProfileRequest) GetProfile() *v1.SandboxProfile {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+func (x *SetSandboxProfileRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type SetSandboxProfileResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Profile       *v1.SandboxProfile     `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSandboxProfileResponse) Reset() {
+	*x = SetSandboxProfileResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSandboxProfileResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSandboxProfileResponse) ProtoMessage() {}
+
+func (x *SetSandboxProfileResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSandboxProfileResponse.ProtoReflect.Descriptor instead.
+func (*SetSandboxProfileResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SetSandboxProfileResponse) GetProfile() *v1.SandboxProfile {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+func (x *SetSandboxProfileResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type GetSandboxProfileRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Target        *Target                `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,2,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSandboxProfileRequest) Reset() {
+	*x = GetSandboxProfileRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSandboxProfileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSandboxProfileRequest) ProtoMessage() {}
+
+func (x *GetSandboxProfileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSandboxProfileRequest.ProtoReflect.Descriptor instead.
+func (*GetSandboxProfileRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GetSandboxProfileRequest) GetTarget() *Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *GetSandboxProfileRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type GetSandboxProfileResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Profile *v1.SandboxProfile     `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"`
+	// Which level it came from; UNSPECIFIED when no level set one (the
+	// built-in default, read-only without network).
+	Level         v1.PolicyLevel `protobuf:"varint,2,opt,name=level,proto3,enum=agentruntime.events.v1.PolicyLevel" json:"level,omitempty"`
+	Sequence      uint64         `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSandboxProfileResponse) Reset() {
+	*x = GetSandboxProfileResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSandboxProfileResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSandboxProfileResponse) ProtoMessage() {}
+
+func (x *GetSandboxProfileResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSandboxProfileResponse.ProtoReflect.Descriptor instead.
+func (*GetSandboxProfileResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GetSandboxProfileResponse) GetProfile() *v1.SandboxProfile {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+func (x *GetSandboxProfileResponse) GetLevel() v1.PolicyLevel {
+	if x != nil {
+		return x.Level
+	}
+	return v1.PolicyLevel(0)
+}
+
+func (x *GetSandboxProfileResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type ReportSandboxViolationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId        string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	ToolCallId    string                 `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ProcessId     string                 `protobuf:"bytes,5,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"`
+	Kind          v1.ViolationKind       `protobuf:"varint,6,opt,name=kind,proto3,enum=agentruntime.events.v1.ViolationKind" json:"kind,omitempty"`
+	Target        string                 `protobuf:"bytes,7,opt,name=target,proto3" json:"target,omitempty"`
+	Reason        string                 `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	EvaluationId  string                 `protobuf:"bytes,9,opt,name=evaluation_id,json=evaluationId,proto3" json:"evaluation_id,omitempty"`
+	Blocked       bool                   `protobuf:"varint,10,opt,name=blocked,proto3" json:"blocked,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportSandboxViolationRequest) Reset() {
+	*x = ReportSandboxViolationRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportSandboxViolationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportSandboxViolationRequest) ProtoMessage() {}
+
+func (x *ReportSandboxViolationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportSandboxViolationRequest.ProtoReflect.Descriptor instead.
+func (*ReportSandboxViolationRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ReportSandboxViolationRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ReportSandboxViolationRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ReportSandboxViolationRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *ReportSandboxViolationRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ReportSandboxViolationRequest) GetProcessId() string {
+	if x != nil {
+		return x.ProcessId
+	}
+	return ""
+}
+
+func (x *ReportSandboxViolationRequest) GetKind() v1.ViolationKind {
+	if x != nil {
+		return x.Kind
+	}
+	return v1.ViolationKind(0)
+}
+
+func (x *ReportSandboxViolationRequest) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *ReportSandboxViolationRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ReportSandboxViolationRequest) GetEvaluationId() string {
+	if x != nil {
+		return x.EvaluationId
+	}
+	return ""
+}
+
+func (x *ReportSandboxViolationRequest) GetBlocked() bool {
+	if x != nil {
+		return x.Blocked
+	}
+	return false
+}
+
+type ReportSandboxViolationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Violation     *v1.SandboxViolation   `protobuf:"bytes,1,opt,name=violation,proto3" json:"violation,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportSandboxViolationResponse) Reset() {
+	*x = ReportSandboxViolationResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportSandboxViolationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportSandboxViolationResponse) ProtoMessage() {}
+
+func (x *ReportSandboxViolationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportSandboxViolationResponse.ProtoReflect.Descriptor instead.
+func (*ReportSandboxViolationResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReportSandboxViolationResponse) GetViolation() *v1.SandboxViolation {
+	if x != nil {
+		return x.Violation
+	}
+	return nil
+}
+
+func (x *ReportSandboxViolationResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type RegisterHookRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hook          *v1.Hook               `protobuf:"bytes,1,opt,name=hook,proto3" json:"hook,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterHookRequest) Reset() {
+	*x = RegisterHookRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterHookRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterHookRequest) ProtoMessage() {}
+
+func (x *RegisterHookRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterHookRequest.ProtoReflect.Descriptor instead.
+func (*RegisterHookRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *RegisterHookRequest) GetHook() *v1.Hook {
+	if x != nil {
+		return x.Hook
+	}
+	return nil
+}
+
+type RegisterHookResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hook          *v1.Hook               `protobuf:"bytes,1,opt,name=hook,proto3" json:"hook,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterHookResponse) Reset() {
+	*x = RegisterHookResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterHookResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterHookResponse) ProtoMessage() {}
+
+func (x *RegisterHookResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterHookResponse.ProtoReflect.Descriptor instead.
+func (*RegisterHookResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RegisterHookResponse) GetHook() *v1.Hook {
+	if x != nil {
+		return x.Hook
+	}
+	return nil
+}
+
+func (x *RegisterHookResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type RemoveHookRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	HookId        string                 `protobuf:"bytes,1,opt,name=hook_id,json=hookId,proto3" json:"hook_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveHookRequest) Reset() {
+	*x = RemoveHookRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveHookRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveHookRequest) ProtoMessage() {}
+
+func (x *RemoveHookRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveHookRequest.ProtoReflect.Descriptor instead.
+func (*RemoveHookRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *RemoveHookRequest) GetHookId() string {
+	if x != nil {
+		return x.HookId
+	}
+	return ""
+}
+
+type RemoveHookResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Write         *v11.WriteResult       `protobuf:"bytes,1,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveHookResponse) Reset() {
+	*x = RemoveHookResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveHookResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveHookResponse) ProtoMessage() {}
+
+func (x *RemoveHookResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveHookResponse.ProtoReflect.Descriptor instead.
+func (*RemoveHookResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RemoveHookResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type ListHooksRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// UNSPECIFIED lists every point.
+	Point         v1.HookPoint `protobuf:"varint,1,opt,name=point,proto3,enum=agentruntime.events.v1.HookPoint" json:"point,omitempty"`
+	MinSequence   uint64       `protobuf:"varint,2,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListHooksRequest) Reset() {
+	*x = ListHooksRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListHooksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListHooksRequest) ProtoMessage() {}
+
+func (x *ListHooksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListHooksRequest.ProtoReflect.Descriptor instead.
+func (*ListHooksRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ListHooksRequest) GetPoint() v1.HookPoint {
+	if x != nil {
+		return x.Point
+	}
+	return v1.HookPoint(0)
+}
+
+func (x *ListHooksRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type ListHooksResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hooks         []*v1.Hook             `protobuf:"bytes,1,rep,name=hooks,proto3" json:"hooks,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListHooksResponse) Reset() {
+	*x = ListHooksResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListHooksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListHooksResponse) ProtoMessage() {}
+
+func (x *ListHooksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListHooksResponse.ProtoReflect.Descriptor instead.
+func (*ListHooksResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ListHooksResponse) GetHooks() []*v1.Hook {
+	if x != nil {
+		return x.Hooks
+	}
+	return nil
+}
+
+func (x *ListHooksResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type RunHooksRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Point          v1.HookPoint           `protobuf:"varint,1,opt,name=point,proto3,enum=agentruntime.events.v1.HookPoint" json:"point,omitempty"`
+	SessionId      string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId       string                 `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId         string                 `protobuf:"bytes,4,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	StepId         string                 `protobuf:"bytes,5,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	ToolCallId     string                 `protobuf:"bytes,6,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	WorkspaceId    string                 `protobuf:"bytes,7,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	ToolName       string                 `protobuf:"bytes,8,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	ToolInputJson  string                 `protobuf:"bytes,9,opt,name=tool_input_json,json=toolInputJson,proto3" json:"tool_input_json,omitempty"`
+	ToolOutputJson string                 `protobuf:"bytes,10,opt,name=tool_output_json,json=toolOutputJson,proto3" json:"tool_output_json,omitempty"`
+	Prompt         string                 `protobuf:"bytes,11,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	Cwd            string                 `protobuf:"bytes,12,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RunHooksRequest) Reset() {
+	*x = RunHooksRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunHooksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunHooksRequest) ProtoMessage() {}
+
+func (x *RunHooksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunHooksRequest.ProtoReflect.Descriptor instead.
+func (*RunHooksRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *RunHooksRequest) GetPoint() v1.HookPoint {
+	if x != nil {
+		return x.Point
+	}
+	return v1.HookPoint(0)
+}
+
+func (x *RunHooksRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RunHooksRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *RunHooksRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *RunHooksRequest) GetStepId() string {
+	if x != nil {
+		return x.StepId
+	}
+	return ""
+}
+
+func (x *RunHooksRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *RunHooksRequest) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *RunHooksRequest) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *RunHooksRequest) GetToolInputJson() string {
+	if x != nil {
+		return x.ToolInputJson
+	}
+	return ""
+}
+
+func (x *RunHooksRequest) GetToolOutputJson() string {
+	if x != nil {
+		return x.ToolOutputJson
+	}
+	return ""
+}
+
+func (x *RunHooksRequest) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *RunHooksRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+// HookRunResult is one hook's normalized output.
+type HookRunResult struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	HookRunId string                 `protobuf:"bytes,1,opt,name=hook_run_id,json=hookRunId,proto3" json:"hook_run_id,omitempty"`
+	HookId    string                 `protobuf:"bytes,2,opt,name=hook_id,json=hookId,proto3" json:"hook_id,omitempty"`
+	Decision  v1.HookOutcome         `protobuf:"varint,3,opt,name=decision,proto3,enum=agentruntime.events.v1.HookOutcome" json:"decision,omitempty"`
+	Reason    string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Set when the hook failed.
+	Failure               v1.HookFailureCategory `protobuf:"varint,5,opt,name=failure,proto3,enum=agentruntime.events.v1.HookFailureCategory" json:"failure,omitempty"`
+	FailMode              v1.FailMode            `protobuf:"varint,6,opt,name=fail_mode,json=failMode,proto3,enum=agentruntime.events.v1.FailMode" json:"fail_mode,omitempty"`
+	UpdatedInputRef       *v11.OutputRef         `protobuf:"bytes,7,opt,name=updated_input_ref,json=updatedInputRef,proto3" json:"updated_input_ref,omitempty"`
+	AdditionalContextRefs []*v11.OutputRef       `protobuf:"bytes,8,rep,name=additional_context_refs,json=additionalContextRefs,proto3" json:"additional_context_refs,omitempty"`
+	UpdatedOutputRef      *v11.OutputRef         `protobuf:"bytes,9,opt,name=updated_output_ref,json=updatedOutputRef,proto3" json:"updated_output_ref,omitempty"`
+	SuppressOutput        bool                   `protobuf:"varint,10,opt,name=suppress_output,json=suppressOutput,proto3" json:"suppress_output,omitempty"`
+	AuditRefs             []string               `protobuf:"bytes,11,rep,name=audit_refs,json=auditRefs,proto3" json:"audit_refs,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *HookRunResult) Reset() {
+	*x = HookRunResult{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HookRunResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HookRunResult) ProtoMessage() {}
+
+func (x *HookRunResult) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HookRunResult.ProtoReflect.Descriptor instead.
+func (*HookRunResult) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *HookRunResult) GetHookRunId() string {
+	if x != nil {
+		return x.HookRunId
+	}
+	return ""
+}
+
+func (x *HookRunResult) GetHookId() string {
+	if x != nil {
+		return x.HookId
+	}
+	return ""
+}
+
+func (x *HookRunResult) GetDecision() v1.HookOutcome {
+	if x != nil {
+		return x.Decision
+	}
+	return v1.HookOutcome(0)
+}
+
+func (x *HookRunResult) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *HookRunResult) GetFailure() v1.HookFailureCategory {
+	if x != nil {
+		return x.Failure
+	}
+	return v1.HookFailureCategory(0)
+}
+
+func (x *HookRunResult) GetFailMode() v1.FailMode {
+	if x != nil {
+		return x.FailMode
+	}
+	return v1.FailMode(0)
+}
+
+func (x *HookRunResult) GetUpdatedInputRef() *v11.OutputRef {
+	if x != nil {
+		return x.UpdatedInputRef
+	}
+	return nil
+}
+
+func (x *HookRunResult) GetAdditionalContextRefs() []*v11.OutputRef {
+	if x != nil {
+		return x.AdditionalContextRefs
+	}
+	return nil
+}
+
+func (x *HookRunResult) GetUpdatedOutputRef() *v11.OutputRef {
+	if x != nil {
+		return x.UpdatedOutputRef
+	}
+	return nil
+}
+
+func (x *HookRunResult) GetSuppressOutput() bool {
+	if x != nil {
+		return x.SuppressOutput
+	}
+	return false
+}
+
+func (x *HookRunResult) GetAuditRefs() []string {
+	if x != nil {
+		return x.AuditRefs
+	}
+	return nil
+}
+
+type RunHooksResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Results []*HookRunResult       `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// The combined outcome: block/deny from any hook (or a fail-closed
+	// failure) wins, then ask, then allow, then continue.
+	Decision v1.HookOutcome `protobuf:"varint,2,opt,name=decision,proto3,enum=agentruntime.events.v1.HookOutcome" json:"decision,omitempty"`
+	Reason   string         `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The last rewrite wins; hooks run in registration order, each seeing
+	// the previous one's rewrite.
+	UpdatedInputJson string           `protobuf:"bytes,4,opt,name=updated_input_json,json=updatedInputJson,proto3" json:"updated_input_json,omitempty"`
+	Write            *v11.WriteResult `protobuf:"bytes,5,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *RunHooksResponse) Reset() {
+	*x = RunHooksResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunHooksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunHooksResponse) ProtoMessage() {}
+
+func (x *RunHooksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunHooksResponse.ProtoReflect.Descriptor instead.
+func (*RunHooksResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RunHooksResponse) GetResults() []*HookRunResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *RunHooksResponse) GetDecision() v1.HookOutcome {
+	if x != nil {
+		return x.Decision
+	}
+	return v1.HookOutcome(0)
+}
+
+func (x *RunHooksResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *RunHooksResponse) GetUpdatedInputJson() string {
+	if x != nil {
+		return x.UpdatedInputJson
+	}
+	return ""
+}
+
+func (x *RunHooksResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type ReportExecutionEnvironmentRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	SessionId       string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId        string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId          string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	WorkspaceId     string                 `protobuf:"bytes,4,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	Cwd             string                 `protobuf:"bytes,5,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	AdditionalRoots []string               `protobuf:"bytes,6,rep,name=additional_roots,json=additionalRoots,proto3" json:"additional_roots,omitempty"`
+	Shell           string                 `protobuf:"bytes,7,opt,name=shell,proto3" json:"shell,omitempty"`
+	Os              string                 `protobuf:"bytes,8,opt,name=os,proto3" json:"os,omitempty"`
+	Arch            string                 `protobuf:"bytes,9,opt,name=arch,proto3" json:"arch,omitempty"`
+	EnvRef          string                 `protobuf:"bytes,10,opt,name=env_ref,json=envRef,proto3" json:"env_ref,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ReportExecutionEnvironmentRequest) Reset() {
+	*x = ReportExecutionEnvironmentRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportExecutionEnvironmentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportExecutionEnvironmentRequest) ProtoMessage() {}
+
+func (x *ReportExecutionEnvironmentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportExecutionEnvironmentRequest.ProtoReflect.Descriptor instead.
+func (*ReportExecutionEnvironmentRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ReportExecutionEnvironmentRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ReportExecutionEnvironmentRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ReportExecutionEnvironmentRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *ReportExecutionEnvironmentRequest) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *ReportExecutionEnvironmentRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *ReportExecutionEnvironmentRequest) GetAdditionalRoots() []string {
+	if x != nil {
+		return x.AdditionalRoots
+	}
+	return nil
+}
+
+func (x *ReportExecutionEnvironmentRequest) GetShell() string {
+	if x != nil {
+		return x.Shell
+	}
+	return ""
+}
+
+func (x *ReportExecutionEnvironmentRequest) GetOs() string {
+	if x != nil {
+		return x.Os
+	}
+	return ""
+}
+
+func (x *ReportExecutionEnvironmentRequest) GetArch() string {
+	if x != nil {
+		return x.Arch
+	}
+	return ""
+}
+
+func (x *ReportExecutionEnvironmentRequest) GetEnvRef() string {
+	if x != nil {
+		return x.EnvRef
+	}
+	return ""
+}
+
+type ReportExecutionEnvironmentResponse struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	Environment   *v1.ExecutionEnvironment `protobuf:"bytes,1,opt,name=environment,proto3" json:"environment,omitempty"`
+	Write         *v11.WriteResult         `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportExecutionEnvironmentResponse) Reset() {
+	*x = ReportExecutionEnvironmentResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportExecutionEnvironmentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportExecutionEnvironmentResponse) ProtoMessage() {}
+
+func (x *ReportExecutionEnvironmentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportExecutionEnvironmentResponse.ProtoReflect.Descriptor instead.
+func (*ReportExecutionEnvironmentResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ReportExecutionEnvironmentResponse) GetEnvironment() *v1.ExecutionEnvironment {
+	if x != nil {
+		return x.Environment
+	}
+	return nil
+}
+
+func (x *ReportExecutionEnvironmentResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type GetExecutionEnvironmentRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	TurnId        string                 `protobuf:"bytes,2,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetExecutionEnvironmentRequest) Reset() {
+	*x = GetExecutionEnvironmentRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetExecutionEnvironmentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetExecutionEnvironmentRequest) ProtoMessage() {}
+
+func (x *GetExecutionEnvironmentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetExecutionEnvironmentRequest.ProtoReflect.Descriptor instead.
+func (*GetExecutionEnvironmentRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *GetExecutionEnvironmentRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetExecutionEnvironmentRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *GetExecutionEnvironmentRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type GetExecutionEnvironmentResponse struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	Environment   *v1.ExecutionEnvironment `protobuf:"bytes,1,opt,name=environment,proto3" json:"environment,omitempty"`
+	ThreadId      string                   `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	RecordedAt    *timestamppb.Timestamp   `protobuf:"bytes,3,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
+	Sequence      uint64                   `protobuf:"varint,4,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetExecutionEnvironmentResponse) Reset() {
+	*x = GetExecutionEnvironmentResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetExecutionEnvironmentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetExecutionEnvironmentResponse) ProtoMessage() {}
+
+func (x *GetExecutionEnvironmentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetExecutionEnvironmentResponse.ProtoReflect.Descriptor instead.
+func (*GetExecutionEnvironmentResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetExecutionEnvironmentResponse) GetEnvironment() *v1.ExecutionEnvironment {
+	if x != nil {
+		return x.Environment
+	}
+	return nil
+}
+
+func (x *GetExecutionEnvironmentResponse) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *GetExecutionEnvironmentResponse) GetRecordedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RecordedAt
+	}
+	return nil
+}
+
+func (x *GetExecutionEnvironmentResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
 type GetPermissionSandboxSummaryRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Narrows the summary to one thread; empty summarizes the session.
+	ThreadId string `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	// Wait (bounded) until the read model has applied this stream sequence:
 	// pass the sequence a write answered with to read your own writes.
 	MinSequence   uint64 `protobuf:"varint,2,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
@@ -34,7 +2367,7 @@ type GetPermissionSandboxSummaryRequest struct {
 
 func (x *GetPermissionSandboxSummaryRequest) Reset() {
 	*x = GetPermissionSandboxSummaryRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[0]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +2379,7 @@ func (x *GetPermissionSandboxSummaryRequest) String() string {
 func (*GetPermissionSandboxSummaryRequest) ProtoMessage() {}
 
 func (x *GetPermissionSandboxSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[0]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,12 +2392,19 @@ func (x *GetPermissionSandboxSummaryRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetPermissionSandboxSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetPermissionSandboxSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{0}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetPermissionSandboxSummaryRequest) GetSessionId() string {
 	if x != nil {
 		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetPermissionSandboxSummaryRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
 	}
 	return ""
 }
@@ -76,17 +2416,562 @@ func (x *GetPermissionSandboxSummaryRequest) GetMinSequence() uint64 {
 	return 0
 }
 
-type GetPermissionSandboxSummaryResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The stream sequence the answer reflects.
-	Sequence      uint64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+// DecisionSummary is one recent decision, enough to explain it.
+type DecisionSummary struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	EvaluationId     string                 `protobuf:"bytes,1,opt,name=evaluation_id,json=evaluationId,proto3" json:"evaluation_id,omitempty"`
+	ThreadId         string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId           string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	ToolCallId       string                 `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	Name             string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
+	Decision         v1.Decision            `protobuf:"varint,6,opt,name=decision,proto3,enum=agentruntime.events.v1.Decision" json:"decision,omitempty"`
+	DecisionSource   v1.DecisionSource      `protobuf:"varint,7,opt,name=decision_source,json=decisionSource,proto3,enum=agentruntime.events.v1.DecisionSource" json:"decision_source,omitempty"`
+	DecisionReason   string                 `protobuf:"bytes,8,opt,name=decision_reason,json=decisionReason,proto3" json:"decision_reason,omitempty"`
+	RuleRefs         []string               `protobuf:"bytes,9,rep,name=rule_refs,json=ruleRefs,proto3" json:"rule_refs,omitempty"`
+	Destructive      bool                   `protobuf:"varint,10,opt,name=destructive,proto3" json:"destructive,omitempty"`
+	ApprovalActionId string                 `protobuf:"bytes,11,opt,name=approval_action_id,json=approvalActionId,proto3" json:"approval_action_id,omitempty"`
+	// For an ask: how the request ended; UNSPECIFIED while pending.
+	Resolution     v1.PermissionResolution `protobuf:"varint,12,opt,name=resolution,proto3,enum=agentruntime.events.v1.PermissionResolution" json:"resolution,omitempty"`
+	Sequence       uint64                  `protobuf:"varint,13,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	InputRewritten bool                    `protobuf:"varint,14,opt,name=input_rewritten,json=inputRewritten,proto3" json:"input_rewritten,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *DecisionSummary) Reset() {
+	*x = DecisionSummary{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecisionSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecisionSummary) ProtoMessage() {}
+
+func (x *DecisionSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecisionSummary.ProtoReflect.Descriptor instead.
+func (*DecisionSummary) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *DecisionSummary) GetEvaluationId() string {
+	if x != nil {
+		return x.EvaluationId
+	}
+	return ""
+}
+
+func (x *DecisionSummary) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *DecisionSummary) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *DecisionSummary) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *DecisionSummary) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DecisionSummary) GetDecision() v1.Decision {
+	if x != nil {
+		return x.Decision
+	}
+	return v1.Decision(0)
+}
+
+func (x *DecisionSummary) GetDecisionSource() v1.DecisionSource {
+	if x != nil {
+		return x.DecisionSource
+	}
+	return v1.DecisionSource(0)
+}
+
+func (x *DecisionSummary) GetDecisionReason() string {
+	if x != nil {
+		return x.DecisionReason
+	}
+	return ""
+}
+
+func (x *DecisionSummary) GetRuleRefs() []string {
+	if x != nil {
+		return x.RuleRefs
+	}
+	return nil
+}
+
+func (x *DecisionSummary) GetDestructive() bool {
+	if x != nil {
+		return x.Destructive
+	}
+	return false
+}
+
+func (x *DecisionSummary) GetApprovalActionId() string {
+	if x != nil {
+		return x.ApprovalActionId
+	}
+	return ""
+}
+
+func (x *DecisionSummary) GetResolution() v1.PermissionResolution {
+	if x != nil {
+		return x.Resolution
+	}
+	return v1.PermissionResolution(0)
+}
+
+func (x *DecisionSummary) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *DecisionSummary) GetInputRewritten() bool {
+	if x != nil {
+		return x.InputRewritten
+	}
+	return false
+}
+
+// PendingApproval is an unresolved permission request.
+type PendingApproval struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ActionId      string                 `protobuf:"bytes,1,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
+	EvaluationId  string                 `protobuf:"bytes,2,opt,name=evaluation_id,json=evaluationId,proto3" json:"evaluation_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId        string                 `protobuf:"bytes,4,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	Name          string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
+	Prompt        string                 `protobuf:"bytes,6,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	RequestedAt   *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
+	Timeout       *durationpb.Duration   `protobuf:"bytes,8,opt,name=timeout,proto3" json:"timeout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
+func (x *PendingApproval) Reset() {
+	*x = PendingApproval{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PendingApproval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PendingApproval) ProtoMessage() {}
+
+func (x *PendingApproval) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PendingApproval.ProtoReflect.Descriptor instead.
+func (*PendingApproval) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *PendingApproval) GetActionId() string {
+	if x != nil {
+		return x.ActionId
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetEvaluationId() string {
+	if x != nil {
+		return x.EvaluationId
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetRequestedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RequestedAt
+	}
+	return nil
+}
+
+func (x *PendingApproval) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+// ViolationSummary is one recorded sandbox.violation.
+type ViolationSummary struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	EventId       string                 `protobuf:"bytes,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId        string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	Kind          v1.ViolationKind       `protobuf:"varint,4,opt,name=kind,proto3,enum=agentruntime.events.v1.ViolationKind" json:"kind,omitempty"`
+	Target        string                 `protobuf:"bytes,5,opt,name=target,proto3" json:"target,omitempty"`
+	Reason        string                 `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	Blocked       bool                   `protobuf:"varint,7,opt,name=blocked,proto3" json:"blocked,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,8,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ViolationSummary) Reset() {
+	*x = ViolationSummary{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ViolationSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ViolationSummary) ProtoMessage() {}
+
+func (x *ViolationSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ViolationSummary.ProtoReflect.Descriptor instead.
+func (*ViolationSummary) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ViolationSummary) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *ViolationSummary) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ViolationSummary) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *ViolationSummary) GetKind() v1.ViolationKind {
+	if x != nil {
+		return x.Kind
+	}
+	return v1.ViolationKind(0)
+}
+
+func (x *ViolationSummary) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *ViolationSummary) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ViolationSummary) GetBlocked() bool {
+	if x != nil {
+		return x.Blocked
+	}
+	return false
+}
+
+func (x *ViolationSummary) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// Explanation says what caused the latest denial (or unavailable
+// decision) of the scope.
+type Explanation struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	State         v11.FactState          `protobuf:"varint,1,opt,name=state,proto3,enum=agentruntime.common.v1.FactState" json:"state,omitempty"`
+	Cause         v1.DecisionSource      `protobuf:"varint,2,opt,name=cause,proto3,enum=agentruntime.events.v1.DecisionSource" json:"cause,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	EvaluationId  string                 `protobuf:"bytes,4,opt,name=evaluation_id,json=evaluationId,proto3" json:"evaluation_id,omitempty"`
+	RuleRefs      []string               `protobuf:"bytes,5,rep,name=rule_refs,json=ruleRefs,proto3" json:"rule_refs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Explanation) Reset() {
+	*x = Explanation{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Explanation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Explanation) ProtoMessage() {}
+
+func (x *Explanation) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Explanation.ProtoReflect.Descriptor instead.
+func (*Explanation) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *Explanation) GetState() v11.FactState {
+	if x != nil {
+		return x.State
+	}
+	return v11.FactState(0)
+}
+
+func (x *Explanation) GetCause() v1.DecisionSource {
+	if x != nil {
+		return x.Cause
+	}
+	return v1.DecisionSource(0)
+}
+
+func (x *Explanation) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Explanation) GetEvaluationId() string {
+	if x != nil {
+		return x.EvaluationId
+	}
+	return ""
+}
+
+func (x *Explanation) GetRuleRefs() []string {
+	if x != nil {
+		return x.RuleRefs
+	}
+	return nil
+}
+
+// HookRunSummary is one recent hook run.
+type HookRunSummary struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	HookRunId string                 `protobuf:"bytes,1,opt,name=hook_run_id,json=hookRunId,proto3" json:"hook_run_id,omitempty"`
+	HookId    string                 `protobuf:"bytes,2,opt,name=hook_id,json=hookId,proto3" json:"hook_id,omitempty"`
+	Point     v1.HookPoint           `protobuf:"varint,3,opt,name=point,proto3,enum=agentruntime.events.v1.HookPoint" json:"point,omitempty"`
+	// "running", "completed" or "failed".
+	Status         string         `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	Decision       v1.HookOutcome `protobuf:"varint,5,opt,name=decision,proto3,enum=agentruntime.events.v1.HookOutcome" json:"decision,omitempty"`
+	FailMode       v1.FailMode    `protobuf:"varint,6,opt,name=fail_mode,json=failMode,proto3,enum=agentruntime.events.v1.FailMode" json:"fail_mode,omitempty"`
+	InputRewritten bool           `protobuf:"varint,7,opt,name=input_rewritten,json=inputRewritten,proto3" json:"input_rewritten,omitempty"`
+	Reason         string         `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *HookRunSummary) Reset() {
+	*x = HookRunSummary{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HookRunSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HookRunSummary) ProtoMessage() {}
+
+func (x *HookRunSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HookRunSummary.ProtoReflect.Descriptor instead.
+func (*HookRunSummary) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *HookRunSummary) GetHookRunId() string {
+	if x != nil {
+		return x.HookRunId
+	}
+	return ""
+}
+
+func (x *HookRunSummary) GetHookId() string {
+	if x != nil {
+		return x.HookId
+	}
+	return ""
+}
+
+func (x *HookRunSummary) GetPoint() v1.HookPoint {
+	if x != nil {
+		return x.Point
+	}
+	return v1.HookPoint(0)
+}
+
+func (x *HookRunSummary) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *HookRunSummary) GetDecision() v1.HookOutcome {
+	if x != nil {
+		return x.Decision
+	}
+	return v1.HookOutcome(0)
+}
+
+func (x *HookRunSummary) GetFailMode() v1.FailMode {
+	if x != nil {
+		return x.FailMode
+	}
+	return v1.FailMode(0)
+}
+
+func (x *HookRunSummary) GetInputRewritten() bool {
+	if x != nil {
+		return x.InputRewritten
+	}
+	return false
+}
+
+func (x *HookRunSummary) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type GetPermissionSandboxSummaryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The stream sequence the answer reflects.
+	Sequence         uint64             `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Mode             v1.PermissionMode  `protobuf:"varint,2,opt,name=mode,proto3,enum=agentruntime.events.v1.PermissionMode" json:"mode,omitempty"`
+	Interactive      bool               `protobuf:"varint,3,opt,name=interactive,proto3" json:"interactive,omitempty"`
+	PendingApprovals []*PendingApproval `protobuf:"bytes,4,rep,name=pending_approvals,json=pendingApprovals,proto3" json:"pending_approvals,omitempty"`
+	// Most recent first, at most 20.
+	RecentDecisions []*DecisionSummary `protobuf:"bytes,5,rep,name=recent_decisions,json=recentDecisions,proto3" json:"recent_decisions,omitempty"`
+	// The profile last applied in this scope; state UNKNOWN when none was.
+	SandboxProfile *v1.SandboxProfile `protobuf:"bytes,6,opt,name=sandbox_profile,json=sandboxProfile,proto3" json:"sandbox_profile,omitempty"`
+	SandboxState   v11.FactState      `protobuf:"varint,7,opt,name=sandbox_state,json=sandboxState,proto3,enum=agentruntime.common.v1.FactState" json:"sandbox_state,omitempty"`
+	// Most recent first, at most 20.
+	Violations []*ViolationSummary `protobuf:"bytes,8,rep,name=violations,proto3" json:"violations,omitempty"`
+	// Why the last denial happened; NOT_APPLICABLE when nothing was denied.
+	LastDenial     *Explanation      `protobuf:"bytes,9,opt,name=last_denial,json=lastDenial,proto3" json:"last_denial,omitempty"`
+	RecentHookRuns []*HookRunSummary `protobuf:"bytes,10,rep,name=recent_hook_runs,json=recentHookRuns,proto3" json:"recent_hook_runs,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
 func (x *GetPermissionSandboxSummaryResponse) Reset() {
 	*x = GetPermissionSandboxSummaryResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[1]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -98,7 +2983,7 @@ func (x *GetPermissionSandboxSummaryResponse) String() string {
 func (*GetPermissionSandboxSummaryResponse) ProtoMessage() {}
 
 func (x *GetPermissionSandboxSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[1]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -111,7 +2996,7 @@ func (x *GetPermissionSandboxSummaryResponse) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetPermissionSandboxSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetPermissionSandboxSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{1}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetPermissionSandboxSummaryResponse) GetSequence() uint64 {
@@ -121,18 +3006,370 @@ func (x *GetPermissionSandboxSummaryResponse) GetSequence() uint64 {
 	return 0
 }
 
+func (x *GetPermissionSandboxSummaryResponse) GetMode() v1.PermissionMode {
+	if x != nil {
+		return x.Mode
+	}
+	return v1.PermissionMode(0)
+}
+
+func (x *GetPermissionSandboxSummaryResponse) GetInteractive() bool {
+	if x != nil {
+		return x.Interactive
+	}
+	return false
+}
+
+func (x *GetPermissionSandboxSummaryResponse) GetPendingApprovals() []*PendingApproval {
+	if x != nil {
+		return x.PendingApprovals
+	}
+	return nil
+}
+
+func (x *GetPermissionSandboxSummaryResponse) GetRecentDecisions() []*DecisionSummary {
+	if x != nil {
+		return x.RecentDecisions
+	}
+	return nil
+}
+
+func (x *GetPermissionSandboxSummaryResponse) GetSandboxProfile() *v1.SandboxProfile {
+	if x != nil {
+		return x.SandboxProfile
+	}
+	return nil
+}
+
+func (x *GetPermissionSandboxSummaryResponse) GetSandboxState() v11.FactState {
+	if x != nil {
+		return x.SandboxState
+	}
+	return v11.FactState(0)
+}
+
+func (x *GetPermissionSandboxSummaryResponse) GetViolations() []*ViolationSummary {
+	if x != nil {
+		return x.Violations
+	}
+	return nil
+}
+
+func (x *GetPermissionSandboxSummaryResponse) GetLastDenial() *Explanation {
+	if x != nil {
+		return x.LastDenial
+	}
+	return nil
+}
+
+func (x *GetPermissionSandboxSummaryResponse) GetRecentHookRuns() []*HookRunSummary {
+	if x != nil {
+		return x.RecentHookRuns
+	}
+	return nil
+}
+
 var File_agentruntime_permission_v1_permission_proto protoreflect.FileDescriptor
 
 const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\n" +
-	"+agentruntime/permission/v1/permission.proto\x12\x1aagentruntime.permission.v1\x1a\x1bbuf/validate/validate.proto\"\x8f\x01\n" +
+	"+agentruntime/permission/v1/permission.proto\x12\x1aagentruntime.permission.v1\x1a#agentruntime/common/v1/common.proto\x1a'agentruntime/events/v1/permission.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf4\x04\n" +
+	"\vPolicyScope\x12E\n" +
+	"\x05level\x18\x01 \x01(\x0e2#.agentruntime.events.v1.PolicyLevelB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x05level\x12K\n" +
+	"\fworkspace_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\vworkspaceId\x12G\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12E\n" +
+	"\tthread_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId:\xc0\x02\xbaH\xbc\x02\x1a\xb9\x02\n" +
+	"\x10policy_scope.ids\x12oworkspace level needs workspace_id; session level needs session_id; thread level needs session_id and thread_id\x1a\xb3\x01(this.level == 2 && this.workspace_id != '') || (this.level == 3 && this.session_id != '') || (this.level == 4 && this.session_id != '' && this.thread_id != '') || this.level == 1\"\xe5\x01\n" +
+	"\x06Target\x12K\n" +
+	"\fworkspace_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\vworkspaceId\x12G\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12E\n" +
+	"\tthread_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\"R\n" +
+	"\x0ePathResolution\x12\x1b\n" +
+	"\x04path\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04path\x12#\n" +
+	"\bresolved\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\bresolved\"\xd5\b\n" +
+	"\x19EvaluatePermissionRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12@\n" +
+	"\aturn_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12A\n" +
+	"\astep_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06stepId\x12J\n" +
+	"\ftool_call_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\n" +
+	"toolCallId\x12G\n" +
+	"\n" +
+	"process_id\x18\x06 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tprocessId\x12K\n" +
+	"\fworkspace_id\x18\a \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\vworkspaceId\x12F\n" +
+	"\x06target\x18\b \x01(\x0e2\".agentruntime.events.v1.TargetKindB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06target\x12\x1e\n" +
+	"\x04name\x18\t \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x02R\x04name\x12B\n" +
+	"\x06access\x18\n" +
+	" \x01(\x0e2\x1e.agentruntime.events.v1.AccessB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06access\x12(\n" +
+	"\x05paths\x18\v \x03(\tB\x12\xbaH\x0f\x92\x01\f\x10\x80\x02\"\ar\x05\x10\x01\x18\x80 R\x05paths\x12#\n" +
+	"\acommand\x18\f \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80\x04R\acommand\x12'\n" +
+	"\x05hosts\x18\r \x03(\tB\x11\xbaH\x0e\x92\x01\v\x10@\"\ar\x05\x10\x01\x18\xfd\x01R\x05hosts\x12\x1a\n" +
+	"\x03cwd\x18\x0e \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x03cwd\x12\\\n" +
+	"\x0eresolved_paths\x18\x0f \x03(\v2*.agentruntime.permission.v1.PathResolutionB\t\xbaH\x06\x92\x01\x03\x10\x80\x02R\rresolvedPaths\x120\n" +
+	"\x0earguments_json\x18\x10 \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80@R\rargumentsJson\x12\x1d\n" +
+	"\n" +
+	"skip_hooks\x18\x11 \x01(\bR\tskipHooks\x12T\n" +
+	"\x10approval_timeout\x18\x12 \x01(\v2\x19.google.protobuf.DurationB\x0e\xbaH\v\xaa\x01\b\"\x04\b\x80\xa3\x052\x00R\x0fapprovalTimeout\"\xab\x02\n" +
+	"\x1aEvaluatePermissionResponse\x12K\n" +
+	"\n" +
+	"evaluation\x18\x01 \x01(\v2+.agentruntime.events.v1.PermissionEvaluatedR\n" +
+	"evaluation\x12O\n" +
+	"\x0fsandbox_profile\x18\x02 \x01(\v2&.agentruntime.events.v1.SandboxProfileR\x0esandboxProfile\x124\n" +
+	"\x16updated_arguments_json\x18\x03 \x01(\tR\x14updatedArgumentsJson\x129\n" +
+	"\x05write\x18\x04 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xec\x01\n" +
+	"\x18ResolvePermissionRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\taction_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bactionId\x12B\n" +
+	"\bdecision\x18\x03 \x01(\tB&\xbaH#r!R\n" +
+	"allow_onceR\rallow_sessionR\x04denyR\bdecision\"\xa2\x01\n" +
+	"\x19ResolvePermissionResponse\x12J\n" +
+	"\n" +
+	"resolution\x18\x01 \x01(\v2*.agentruntime.events.v1.PermissionResolvedR\n" +
+	"resolution\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xc4\x02\n" +
+	"\n" +
+	"LevelState\x12=\n" +
+	"\x05scope\x18\x01 \x01(\v2'.agentruntime.permission.v1.PolicyScopeR\x05scope\x12:\n" +
+	"\x04mode\x18\x02 \x01(\x0e2&.agentruntime.events.v1.PermissionModeR\x04mode\x12 \n" +
+	"\vinteractive\x18\x03 \x01(\bR\vinteractive\x12\x19\n" +
+	"\bmode_set\x18\x04 \x01(\bR\amodeSet\x12<\n" +
+	"\x05rules\x18\x05 \x03(\v2&.agentruntime.events.v1.PermissionRuleR\x05rules\x12@\n" +
+	"\asandbox\x18\x06 \x01(\v2&.agentruntime.events.v1.SandboxProfileR\asandbox\"\x82\x01\n" +
+	"\x19GetPermissionStateRequest\x12B\n" +
+	"\x06target\x18\x01 \x01(\v2\".agentruntime.permission.v1.TargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\x12!\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xd8\x02\n" +
+	"\x1aGetPermissionStateResponse\x12:\n" +
+	"\x04mode\x18\x01 \x01(\x0e2&.agentruntime.events.v1.PermissionModeR\x04mode\x12B\n" +
+	"\n" +
+	"mode_level\x18\x02 \x01(\x0e2#.agentruntime.events.v1.PolicyLevelR\tmodeLevel\x12 \n" +
+	"\vinteractive\x18\x03 \x01(\bR\vinteractive\x12<\n" +
+	"\x05rules\x18\x04 \x03(\v2&.agentruntime.events.v1.PermissionRuleR\x05rules\x12>\n" +
+	"\x06levels\x18\x05 \x03(\v2&.agentruntime.permission.v1.LevelStateR\x06levels\x12\x1a\n" +
+	"\bsequence\x18\x06 \x01(\x04R\bsequence\"\xed\x01\n" +
+	"\x18SetPermissionModeRequest\x12E\n" +
+	"\x05scope\x18\x01 \x01(\v2'.agentruntime.permission.v1.PolicyScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x12F\n" +
+	"\x04mode\x18\x02 \x01(\x0e2&.agentruntime.events.v1.PermissionModeB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04mode\x12 \n" +
+	"\vinteractive\x18\x03 \x01(\bR\vinteractive\x12 \n" +
+	"\x06reason\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\"V\n" +
+	"\x19SetPermissionModeResponse\x129\n" +
+	"\x05write\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xc3\x01\n" +
+	"\x0fPutRulesRequest\x12E\n" +
+	"\x05scope\x18\x01 \x01(\v2'.agentruntime.permission.v1.PolicyScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x12G\n" +
+	"\x05rules\x18\x02 \x03(\v2&.agentruntime.events.v1.PermissionRuleB\t\xbaH\x06\x92\x01\x03\x10\x80\x04R\x05rules\x12 \n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\"\x8b\x01\n" +
+	"\x10PutRulesResponse\x12<\n" +
+	"\x05rules\x18\x01 \x03(\v2&.agentruntime.events.v1.PermissionRuleR\x05rules\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xcd\x01\n" +
+	"\x18SetSandboxProfileRequest\x12E\n" +
+	"\x05scope\x18\x01 \x01(\v2'.agentruntime.permission.v1.PolicyScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x12H\n" +
+	"\aprofile\x18\x02 \x01(\v2&.agentruntime.events.v1.SandboxProfileB\x06\xbaH\x03\xc8\x01\x01R\aprofile\x12 \n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\"\x98\x01\n" +
+	"\x19SetSandboxProfileResponse\x12@\n" +
+	"\aprofile\x18\x01 \x01(\v2&.agentruntime.events.v1.SandboxProfileR\aprofile\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\x81\x01\n" +
+	"\x18GetSandboxProfileRequest\x12B\n" +
+	"\x06target\x18\x01 \x01(\v2\".agentruntime.permission.v1.TargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\x12!\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xb4\x01\n" +
+	"\x19GetSandboxProfileResponse\x12@\n" +
+	"\aprofile\x18\x01 \x01(\v2&.agentruntime.events.v1.SandboxProfileR\aprofile\x129\n" +
+	"\x05level\x18\x02 \x01(\x0e2#.agentruntime.events.v1.PolicyLevelR\x05level\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xda\x04\n" +
+	"\x1dReportSandboxViolationRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12@\n" +
+	"\aturn_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12J\n" +
+	"\ftool_call_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\n" +
+	"toolCallId\x12G\n" +
+	"\n" +
+	"process_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tprocessId\x12E\n" +
+	"\x04kind\x18\x06 \x01(\x0e2%.agentruntime.events.v1.ViolationKindB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x12\"\n" +
+	"\x06target\x18\a \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80 R\x06target\x12 \n" +
+	"\x06reason\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\x12-\n" +
+	"\revaluation_id\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\fevaluationId\x12\x18\n" +
+	"\ablocked\x18\n" +
+	" \x01(\bR\ablocked\"\xa3\x01\n" +
+	"\x1eReportSandboxViolationResponse\x12F\n" +
+	"\tviolation\x18\x01 \x01(\v2(.agentruntime.events.v1.SandboxViolationR\tviolation\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"O\n" +
+	"\x13RegisterHookRequest\x128\n" +
+	"\x04hook\x18\x01 \x01(\v2\x1c.agentruntime.events.v1.HookB\x06\xbaH\x03\xc8\x01\x01R\x04hook\"\x83\x01\n" +
+	"\x14RegisterHookResponse\x120\n" +
+	"\x04hook\x18\x01 \x01(\v2\x1c.agentruntime.events.v1.HookR\x04hook\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"U\n" +
+	"\x11RemoveHookRequest\x12@\n" +
+	"\ahook_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06hookId\"O\n" +
+	"\x12RemoveHookResponse\x129\n" +
+	"\x05write\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"x\n" +
+	"\x10ListHooksRequest\x12A\n" +
+	"\x05point\x18\x01 \x01(\x0e2!.agentruntime.events.v1.HookPointB\b\xbaH\x05\x82\x01\x02\x10\x01R\x05point\x12!\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"c\n" +
+	"\x11ListHooksResponse\x122\n" +
+	"\x05hooks\x18\x01 \x03(\v2\x1c.agentruntime.events.v1.HookR\x05hooks\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xd0\x05\n" +
+	"\x0fRunHooksRequest\x12C\n" +
+	"\x05point\x18\x01 \x01(\x0e2!.agentruntime.events.v1.HookPointB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x05point\x12F\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12@\n" +
+	"\aturn_id\x18\x04 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12A\n" +
+	"\astep_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06stepId\x12J\n" +
+	"\ftool_call_id\x18\x06 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\n" +
+	"toolCallId\x12K\n" +
+	"\fworkspace_id\x18\a \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\vworkspaceId\x12%\n" +
+	"\ttool_name\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\btoolName\x121\n" +
+	"\x0ftool_input_json\x18\t \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80@R\rtoolInputJson\x123\n" +
+	"\x10tool_output_json\x18\n" +
+	" \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80@R\x0etoolOutputJson\x12!\n" +
+	"\x06prompt\x18\v \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80@R\x06prompt\x12\x1a\n" +
+	"\x03cwd\x18\f \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x03cwd\"\xea\x04\n" +
+	"\rHookRunResult\x12\x1e\n" +
+	"\vhook_run_id\x18\x01 \x01(\tR\thookRunId\x12\x17\n" +
+	"\ahook_id\x18\x02 \x01(\tR\x06hookId\x12?\n" +
+	"\bdecision\x18\x03 \x01(\x0e2#.agentruntime.events.v1.HookOutcomeR\bdecision\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12E\n" +
+	"\afailure\x18\x05 \x01(\x0e2+.agentruntime.events.v1.HookFailureCategoryR\afailure\x12=\n" +
+	"\tfail_mode\x18\x06 \x01(\x0e2 .agentruntime.events.v1.FailModeR\bfailMode\x12M\n" +
+	"\x11updated_input_ref\x18\a \x01(\v2!.agentruntime.common.v1.OutputRefR\x0fupdatedInputRef\x12Y\n" +
+	"\x17additional_context_refs\x18\b \x03(\v2!.agentruntime.common.v1.OutputRefR\x15additionalContextRefs\x12O\n" +
+	"\x12updated_output_ref\x18\t \x01(\v2!.agentruntime.common.v1.OutputRefR\x10updatedOutputRef\x12'\n" +
+	"\x0fsuppress_output\x18\n" +
+	" \x01(\bR\x0esuppressOutput\x12\x1d\n" +
+	"\n" +
+	"audit_refs\x18\v \x03(\tR\tauditRefs\"\x99\x02\n" +
+	"\x10RunHooksResponse\x12C\n" +
+	"\aresults\x18\x01 \x03(\v2).agentruntime.permission.v1.HookRunResultR\aresults\x12?\n" +
+	"\bdecision\x18\x02 \x01(\x0e2#.agentruntime.events.v1.HookOutcomeR\bdecision\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12,\n" +
+	"\x12updated_input_json\x18\x04 \x01(\tR\x10updatedInputJson\x129\n" +
+	"\x05write\x18\x05 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\x8a\x04\n" +
+	"!ReportExecutionEnvironmentRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12@\n" +
+	"\aturn_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12K\n" +
+	"\fworkspace_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\vworkspaceId\x12\x1a\n" +
+	"\x03cwd\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x03cwd\x123\n" +
+	"\x10additional_roots\x18\x06 \x03(\tB\b\xbaH\x05\x92\x01\x02\x10@R\x0fadditionalRoots\x12\x1e\n" +
+	"\x05shell\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x05shell\x12\x17\n" +
+	"\x02os\x18\b \x01(\tB\a\xbaH\x04r\x02\x18@R\x02os\x12\x1b\n" +
+	"\x04arch\x18\t \x01(\tB\a\xbaH\x04r\x02\x18@R\x04arch\x12!\n" +
+	"\aenv_ref\x18\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06envRef\"\xaf\x01\n" +
+	"\"ReportExecutionEnvironmentResponse\x12N\n" +
+	"\venvironment\x18\x01 \x01(\v2,.agentruntime.events.v1.ExecutionEnvironmentR\venvironment\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xcd\x01\n" +
+	"\x1eGetExecutionEnvironmentRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12@\n" +
+	"\aturn_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12!\n" +
+	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\"\xe7\x01\n" +
+	"\x1fGetExecutionEnvironmentResponse\x12N\n" +
+	"\venvironment\x18\x01 \x01(\v2,.agentruntime.events.v1.ExecutionEnvironmentR\venvironment\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12;\n" +
+	"\vrecorded_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"recordedAt\x12\x1a\n" +
+	"\bsequence\x18\x04 \x01(\x04R\bsequence\"\xd6\x01\n" +
 	"\"GetPermissionSandboxSummaryRequest\x12F\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12!\n" +
-	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"A\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12E\n" +
+	"\tthread_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\x12!\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xda\x04\n" +
+	"\x0fDecisionSummary\x12#\n" +
+	"\revaluation_id\x18\x01 \x01(\tR\fevaluationId\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x17\n" +
+	"\aturn_id\x18\x03 \x01(\tR\x06turnId\x12 \n" +
+	"\ftool_call_id\x18\x04 \x01(\tR\n" +
+	"toolCallId\x12\x12\n" +
+	"\x04name\x18\x05 \x01(\tR\x04name\x12<\n" +
+	"\bdecision\x18\x06 \x01(\x0e2 .agentruntime.events.v1.DecisionR\bdecision\x12O\n" +
+	"\x0fdecision_source\x18\a \x01(\x0e2&.agentruntime.events.v1.DecisionSourceR\x0edecisionSource\x12'\n" +
+	"\x0fdecision_reason\x18\b \x01(\tR\x0edecisionReason\x12\x1b\n" +
+	"\trule_refs\x18\t \x03(\tR\bruleRefs\x12 \n" +
+	"\vdestructive\x18\n" +
+	" \x01(\bR\vdestructive\x12,\n" +
+	"\x12approval_action_id\x18\v \x01(\tR\x10approvalActionId\x12L\n" +
+	"\n" +
+	"resolution\x18\f \x01(\x0e2,.agentruntime.events.v1.PermissionResolutionR\n" +
+	"resolution\x12\x1a\n" +
+	"\bsequence\x18\r \x01(\x04R\bsequence\x12'\n" +
+	"\x0finput_rewritten\x18\x0e \x01(\bR\x0einputRewritten\"\xa9\x02\n" +
+	"\x0fPendingApproval\x12\x1b\n" +
+	"\taction_id\x18\x01 \x01(\tR\bactionId\x12#\n" +
+	"\revaluation_id\x18\x02 \x01(\tR\fevaluationId\x12\x1b\n" +
+	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12\x17\n" +
+	"\aturn_id\x18\x04 \x01(\tR\x06turnId\x12\x12\n" +
+	"\x04name\x18\x05 \x01(\tR\x04name\x12\x16\n" +
+	"\x06prompt\x18\x06 \x01(\tR\x06prompt\x12=\n" +
+	"\frequested_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x123\n" +
+	"\atimeout\x18\b \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\x84\x02\n" +
+	"\x10ViolationSummary\x12\x19\n" +
+	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x17\n" +
+	"\aturn_id\x18\x03 \x01(\tR\x06turnId\x129\n" +
+	"\x04kind\x18\x04 \x01(\x0e2%.agentruntime.events.v1.ViolationKindR\x04kind\x12\x16\n" +
+	"\x06target\x18\x05 \x01(\tR\x06target\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x18\n" +
+	"\ablocked\x18\a \x01(\bR\ablocked\x12\x1a\n" +
+	"\bsequence\x18\b \x01(\x04R\bsequence\"\xde\x01\n" +
+	"\vExplanation\x127\n" +
+	"\x05state\x18\x01 \x01(\x0e2!.agentruntime.common.v1.FactStateR\x05state\x12<\n" +
+	"\x05cause\x18\x02 \x01(\x0e2&.agentruntime.events.v1.DecisionSourceR\x05cause\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12#\n" +
+	"\revaluation_id\x18\x04 \x01(\tR\fevaluationId\x12\x1b\n" +
+	"\trule_refs\x18\x05 \x03(\tR\bruleRefs\"\xdb\x02\n" +
+	"\x0eHookRunSummary\x12\x1e\n" +
+	"\vhook_run_id\x18\x01 \x01(\tR\thookRunId\x12\x17\n" +
+	"\ahook_id\x18\x02 \x01(\tR\x06hookId\x127\n" +
+	"\x05point\x18\x03 \x01(\x0e2!.agentruntime.events.v1.HookPointR\x05point\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12?\n" +
+	"\bdecision\x18\x05 \x01(\x0e2#.agentruntime.events.v1.HookOutcomeR\bdecision\x12=\n" +
+	"\tfail_mode\x18\x06 \x01(\x0e2 .agentruntime.events.v1.FailModeR\bfailMode\x12'\n" +
+	"\x0finput_rewritten\x18\a \x01(\bR\x0einputRewritten\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\"\xd8\x05\n" +
 	"#GetPermissionSandboxSummaryResponse\x12\x1a\n" +
-	"\bsequence\x18\x01 \x01(\x04R\bsequence2\xb4\x01\n" +
-	"\x11PermissionService\x12\x9e\x01\n" +
+	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12:\n" +
+	"\x04mode\x18\x02 \x01(\x0e2&.agentruntime.events.v1.PermissionModeR\x04mode\x12 \n" +
+	"\vinteractive\x18\x03 \x01(\bR\vinteractive\x12X\n" +
+	"\x11pending_approvals\x18\x04 \x03(\v2+.agentruntime.permission.v1.PendingApprovalR\x10pendingApprovals\x12V\n" +
+	"\x10recent_decisions\x18\x05 \x03(\v2+.agentruntime.permission.v1.DecisionSummaryR\x0frecentDecisions\x12O\n" +
+	"\x0fsandbox_profile\x18\x06 \x01(\v2&.agentruntime.events.v1.SandboxProfileR\x0esandboxProfile\x12F\n" +
+	"\rsandbox_state\x18\a \x01(\x0e2!.agentruntime.common.v1.FactStateR\fsandboxState\x12L\n" +
+	"\n" +
+	"violations\x18\b \x03(\v2,.agentruntime.permission.v1.ViolationSummaryR\n" +
+	"violations\x12H\n" +
+	"\vlast_denial\x18\t \x01(\v2'.agentruntime.permission.v1.ExplanationR\n" +
+	"lastDenial\x12T\n" +
+	"\x10recent_hook_runs\x18\n" +
+	" \x03(\v2*.agentruntime.permission.v1.HookRunSummaryR\x0erecentHookRuns2\xa9\x0f\n" +
+	"\x11PermissionService\x12\x83\x01\n" +
+	"\x12EvaluatePermission\x125.agentruntime.permission.v1.EvaluatePermissionRequest\x1a6.agentruntime.permission.v1.EvaluatePermissionResponse\x12\x80\x01\n" +
+	"\x11ResolvePermission\x124.agentruntime.permission.v1.ResolvePermissionRequest\x1a5.agentruntime.permission.v1.ResolvePermissionResponse\x12\x83\x01\n" +
+	"\x12GetPermissionState\x125.agentruntime.permission.v1.GetPermissionStateRequest\x1a6.agentruntime.permission.v1.GetPermissionStateResponse\x12\x80\x01\n" +
+	"\x11SetPermissionMode\x124.agentruntime.permission.v1.SetPermissionModeRequest\x1a5.agentruntime.permission.v1.SetPermissionModeResponse\x12e\n" +
+	"\bPutRules\x12+.agentruntime.permission.v1.PutRulesRequest\x1a,.agentruntime.permission.v1.PutRulesResponse\x12\x80\x01\n" +
+	"\x11SetSandboxProfile\x124.agentruntime.permission.v1.SetSandboxProfileRequest\x1a5.agentruntime.permission.v1.SetSandboxProfileResponse\x12\x80\x01\n" +
+	"\x11GetSandboxProfile\x124.agentruntime.permission.v1.GetSandboxProfileRequest\x1a5.agentruntime.permission.v1.GetSandboxProfileResponse\x12\x8f\x01\n" +
+	"\x16ReportSandboxViolation\x129.agentruntime.permission.v1.ReportSandboxViolationRequest\x1a:.agentruntime.permission.v1.ReportSandboxViolationResponse\x12q\n" +
+	"\fRegisterHook\x12/.agentruntime.permission.v1.RegisterHookRequest\x1a0.agentruntime.permission.v1.RegisterHookResponse\x12k\n" +
+	"\n" +
+	"RemoveHook\x12-.agentruntime.permission.v1.RemoveHookRequest\x1a..agentruntime.permission.v1.RemoveHookResponse\x12h\n" +
+	"\tListHooks\x12,.agentruntime.permission.v1.ListHooksRequest\x1a-.agentruntime.permission.v1.ListHooksResponse\x12e\n" +
+	"\bRunHooks\x12+.agentruntime.permission.v1.RunHooksRequest\x1a,.agentruntime.permission.v1.RunHooksResponse\x12\x9b\x01\n" +
+	"\x1aReportExecutionEnvironment\x12=.agentruntime.permission.v1.ReportExecutionEnvironmentRequest\x1a>.agentruntime.permission.v1.ReportExecutionEnvironmentResponse\x12\x92\x01\n" +
+	"\x17GetExecutionEnvironment\x12:.agentruntime.permission.v1.GetExecutionEnvironmentRequest\x1a;.agentruntime.permission.v1.GetExecutionEnvironmentResponse\x12\x9e\x01\n" +
 	"\x1bGetPermissionSandboxSummary\x12>.agentruntime.permission.v1.GetPermissionSandboxSummaryRequest\x1a?.agentruntime.permission.v1.GetPermissionSandboxSummaryResponseBVZTgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1;permissionv1b\x06proto3"
 
 var (
@@ -147,19 +3384,184 @@ func file_agentruntime_permission_v1_permission_proto_rawDescGZIP() []byte {
 	return file_agentruntime_permission_v1_permission_proto_rawDescData
 }
 
-var file_agentruntime_permission_v1_permission_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_agentruntime_permission_v1_permission_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_agentruntime_permission_v1_permission_proto_goTypes = []any{
-	(*GetPermissionSandboxSummaryRequest)(nil),  // 0: agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
-	(*GetPermissionSandboxSummaryResponse)(nil), // 1: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
+	(*PolicyScope)(nil),                         // 0: agentruntime.permission.v1.PolicyScope
+	(*Target)(nil),                              // 1: agentruntime.permission.v1.Target
+	(*PathResolution)(nil),                      // 2: agentruntime.permission.v1.PathResolution
+	(*EvaluatePermissionRequest)(nil),           // 3: agentruntime.permission.v1.EvaluatePermissionRequest
+	(*EvaluatePermissionResponse)(nil),          // 4: agentruntime.permission.v1.EvaluatePermissionResponse
+	(*ResolvePermissionRequest)(nil),            // 5: agentruntime.permission.v1.ResolvePermissionRequest
+	(*ResolvePermissionResponse)(nil),           // 6: agentruntime.permission.v1.ResolvePermissionResponse
+	(*LevelState)(nil),                          // 7: agentruntime.permission.v1.LevelState
+	(*GetPermissionStateRequest)(nil),           // 8: agentruntime.permission.v1.GetPermissionStateRequest
+	(*GetPermissionStateResponse)(nil),          // 9: agentruntime.permission.v1.GetPermissionStateResponse
+	(*SetPermissionModeRequest)(nil),            // 10: agentruntime.permission.v1.SetPermissionModeRequest
+	(*SetPermissionModeResponse)(nil),           // 11: agentruntime.permission.v1.SetPermissionModeResponse
+	(*PutRulesRequest)(nil),                     // 12: agentruntime.permission.v1.PutRulesRequest
+	(*PutRulesResponse)(nil),                    // 13: agentruntime.permission.v1.PutRulesResponse
+	(*SetSandboxProfileRequest)(nil),            // 14: agentruntime.permission.v1.SetSandboxProfileRequest
+	(*SetSandboxProfileResponse)(nil),           // 15: agentruntime.permission.v1.SetSandboxProfileResponse
+	(*GetSandboxProfileRequest)(nil),            // 16: agentruntime.permission.v1.GetSandboxProfileRequest
+	(*GetSandboxProfileResponse)(nil),           // 17: agentruntime.permission.v1.GetSandboxProfileResponse
+	(*ReportSandboxViolationRequest)(nil),       // 18: agentruntime.permission.v1.ReportSandboxViolationRequest
+	(*ReportSandboxViolationResponse)(nil),      // 19: agentruntime.permission.v1.ReportSandboxViolationResponse
+	(*RegisterHookRequest)(nil),                 // 20: agentruntime.permission.v1.RegisterHookRequest
+	(*RegisterHookResponse)(nil),                // 21: agentruntime.permission.v1.RegisterHookResponse
+	(*RemoveHookRequest)(nil),                   // 22: agentruntime.permission.v1.RemoveHookRequest
+	(*RemoveHookResponse)(nil),                  // 23: agentruntime.permission.v1.RemoveHookResponse
+	(*ListHooksRequest)(nil),                    // 24: agentruntime.permission.v1.ListHooksRequest
+	(*ListHooksResponse)(nil),                   // 25: agentruntime.permission.v1.ListHooksResponse
+	(*RunHooksRequest)(nil),                     // 26: agentruntime.permission.v1.RunHooksRequest
+	(*HookRunResult)(nil),                       // 27: agentruntime.permission.v1.HookRunResult
+	(*RunHooksResponse)(nil),                    // 28: agentruntime.permission.v1.RunHooksResponse
+	(*ReportExecutionEnvironmentRequest)(nil),   // 29: agentruntime.permission.v1.ReportExecutionEnvironmentRequest
+	(*ReportExecutionEnvironmentResponse)(nil),  // 30: agentruntime.permission.v1.ReportExecutionEnvironmentResponse
+	(*GetExecutionEnvironmentRequest)(nil),      // 31: agentruntime.permission.v1.GetExecutionEnvironmentRequest
+	(*GetExecutionEnvironmentResponse)(nil),     // 32: agentruntime.permission.v1.GetExecutionEnvironmentResponse
+	(*GetPermissionSandboxSummaryRequest)(nil),  // 33: agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
+	(*DecisionSummary)(nil),                     // 34: agentruntime.permission.v1.DecisionSummary
+	(*PendingApproval)(nil),                     // 35: agentruntime.permission.v1.PendingApproval
+	(*ViolationSummary)(nil),                    // 36: agentruntime.permission.v1.ViolationSummary
+	(*Explanation)(nil),                         // 37: agentruntime.permission.v1.Explanation
+	(*HookRunSummary)(nil),                      // 38: agentruntime.permission.v1.HookRunSummary
+	(*GetPermissionSandboxSummaryResponse)(nil), // 39: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
+	(v1.PolicyLevel)(0),                         // 40: agentruntime.events.v1.PolicyLevel
+	(v1.TargetKind)(0),                          // 41: agentruntime.events.v1.TargetKind
+	(v1.Access)(0),                              // 42: agentruntime.events.v1.Access
+	(*durationpb.Duration)(nil),                 // 43: google.protobuf.Duration
+	(*v1.PermissionEvaluated)(nil),              // 44: agentruntime.events.v1.PermissionEvaluated
+	(*v1.SandboxProfile)(nil),                   // 45: agentruntime.events.v1.SandboxProfile
+	(*v11.WriteResult)(nil),                     // 46: agentruntime.common.v1.WriteResult
+	(*v1.PermissionResolved)(nil),               // 47: agentruntime.events.v1.PermissionResolved
+	(v1.PermissionMode)(0),                      // 48: agentruntime.events.v1.PermissionMode
+	(*v1.PermissionRule)(nil),                   // 49: agentruntime.events.v1.PermissionRule
+	(v1.ViolationKind)(0),                       // 50: agentruntime.events.v1.ViolationKind
+	(*v1.SandboxViolation)(nil),                 // 51: agentruntime.events.v1.SandboxViolation
+	(*v1.Hook)(nil),                             // 52: agentruntime.events.v1.Hook
+	(v1.HookPoint)(0),                           // 53: agentruntime.events.v1.HookPoint
+	(v1.HookOutcome)(0),                         // 54: agentruntime.events.v1.HookOutcome
+	(v1.HookFailureCategory)(0),                 // 55: agentruntime.events.v1.HookFailureCategory
+	(v1.FailMode)(0),                            // 56: agentruntime.events.v1.FailMode
+	(*v11.OutputRef)(nil),                       // 57: agentruntime.common.v1.OutputRef
+	(*v1.ExecutionEnvironment)(nil),             // 58: agentruntime.events.v1.ExecutionEnvironment
+	(*timestamppb.Timestamp)(nil),               // 59: google.protobuf.Timestamp
+	(v1.Decision)(0),                            // 60: agentruntime.events.v1.Decision
+	(v1.DecisionSource)(0),                      // 61: agentruntime.events.v1.DecisionSource
+	(v1.PermissionResolution)(0),                // 62: agentruntime.events.v1.PermissionResolution
+	(v11.FactState)(0),                          // 63: agentruntime.common.v1.FactState
 }
 var file_agentruntime_permission_v1_permission_proto_depIdxs = []int32{
-	0, // 0: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:input_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
-	1, // 1: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:output_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
-	1, // [1:2] is the sub-list for method output_type
-	0, // [0:1] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	40, // 0: agentruntime.permission.v1.PolicyScope.level:type_name -> agentruntime.events.v1.PolicyLevel
+	41, // 1: agentruntime.permission.v1.EvaluatePermissionRequest.target:type_name -> agentruntime.events.v1.TargetKind
+	42, // 2: agentruntime.permission.v1.EvaluatePermissionRequest.access:type_name -> agentruntime.events.v1.Access
+	2,  // 3: agentruntime.permission.v1.EvaluatePermissionRequest.resolved_paths:type_name -> agentruntime.permission.v1.PathResolution
+	43, // 4: agentruntime.permission.v1.EvaluatePermissionRequest.approval_timeout:type_name -> google.protobuf.Duration
+	44, // 5: agentruntime.permission.v1.EvaluatePermissionResponse.evaluation:type_name -> agentruntime.events.v1.PermissionEvaluated
+	45, // 6: agentruntime.permission.v1.EvaluatePermissionResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	46, // 7: agentruntime.permission.v1.EvaluatePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	47, // 8: agentruntime.permission.v1.ResolvePermissionResponse.resolution:type_name -> agentruntime.events.v1.PermissionResolved
+	46, // 9: agentruntime.permission.v1.ResolvePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	0,  // 10: agentruntime.permission.v1.LevelState.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	48, // 11: agentruntime.permission.v1.LevelState.mode:type_name -> agentruntime.events.v1.PermissionMode
+	49, // 12: agentruntime.permission.v1.LevelState.rules:type_name -> agentruntime.events.v1.PermissionRule
+	45, // 13: agentruntime.permission.v1.LevelState.sandbox:type_name -> agentruntime.events.v1.SandboxProfile
+	1,  // 14: agentruntime.permission.v1.GetPermissionStateRequest.target:type_name -> agentruntime.permission.v1.Target
+	48, // 15: agentruntime.permission.v1.GetPermissionStateResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
+	40, // 16: agentruntime.permission.v1.GetPermissionStateResponse.mode_level:type_name -> agentruntime.events.v1.PolicyLevel
+	49, // 17: agentruntime.permission.v1.GetPermissionStateResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
+	7,  // 18: agentruntime.permission.v1.GetPermissionStateResponse.levels:type_name -> agentruntime.permission.v1.LevelState
+	0,  // 19: agentruntime.permission.v1.SetPermissionModeRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	48, // 20: agentruntime.permission.v1.SetPermissionModeRequest.mode:type_name -> agentruntime.events.v1.PermissionMode
+	46, // 21: agentruntime.permission.v1.SetPermissionModeResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	0,  // 22: agentruntime.permission.v1.PutRulesRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	49, // 23: agentruntime.permission.v1.PutRulesRequest.rules:type_name -> agentruntime.events.v1.PermissionRule
+	49, // 24: agentruntime.permission.v1.PutRulesResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
+	46, // 25: agentruntime.permission.v1.PutRulesResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	0,  // 26: agentruntime.permission.v1.SetSandboxProfileRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	45, // 27: agentruntime.permission.v1.SetSandboxProfileRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	45, // 28: agentruntime.permission.v1.SetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	46, // 29: agentruntime.permission.v1.SetSandboxProfileResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	1,  // 30: agentruntime.permission.v1.GetSandboxProfileRequest.target:type_name -> agentruntime.permission.v1.Target
+	45, // 31: agentruntime.permission.v1.GetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	40, // 32: agentruntime.permission.v1.GetSandboxProfileResponse.level:type_name -> agentruntime.events.v1.PolicyLevel
+	50, // 33: agentruntime.permission.v1.ReportSandboxViolationRequest.kind:type_name -> agentruntime.events.v1.ViolationKind
+	51, // 34: agentruntime.permission.v1.ReportSandboxViolationResponse.violation:type_name -> agentruntime.events.v1.SandboxViolation
+	46, // 35: agentruntime.permission.v1.ReportSandboxViolationResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	52, // 36: agentruntime.permission.v1.RegisterHookRequest.hook:type_name -> agentruntime.events.v1.Hook
+	52, // 37: agentruntime.permission.v1.RegisterHookResponse.hook:type_name -> agentruntime.events.v1.Hook
+	46, // 38: agentruntime.permission.v1.RegisterHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	46, // 39: agentruntime.permission.v1.RemoveHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	53, // 40: agentruntime.permission.v1.ListHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
+	52, // 41: agentruntime.permission.v1.ListHooksResponse.hooks:type_name -> agentruntime.events.v1.Hook
+	53, // 42: agentruntime.permission.v1.RunHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
+	54, // 43: agentruntime.permission.v1.HookRunResult.decision:type_name -> agentruntime.events.v1.HookOutcome
+	55, // 44: agentruntime.permission.v1.HookRunResult.failure:type_name -> agentruntime.events.v1.HookFailureCategory
+	56, // 45: agentruntime.permission.v1.HookRunResult.fail_mode:type_name -> agentruntime.events.v1.FailMode
+	57, // 46: agentruntime.permission.v1.HookRunResult.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
+	57, // 47: agentruntime.permission.v1.HookRunResult.additional_context_refs:type_name -> agentruntime.common.v1.OutputRef
+	57, // 48: agentruntime.permission.v1.HookRunResult.updated_output_ref:type_name -> agentruntime.common.v1.OutputRef
+	27, // 49: agentruntime.permission.v1.RunHooksResponse.results:type_name -> agentruntime.permission.v1.HookRunResult
+	54, // 50: agentruntime.permission.v1.RunHooksResponse.decision:type_name -> agentruntime.events.v1.HookOutcome
+	46, // 51: agentruntime.permission.v1.RunHooksResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	58, // 52: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
+	46, // 53: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	58, // 54: agentruntime.permission.v1.GetExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
+	59, // 55: agentruntime.permission.v1.GetExecutionEnvironmentResponse.recorded_at:type_name -> google.protobuf.Timestamp
+	60, // 56: agentruntime.permission.v1.DecisionSummary.decision:type_name -> agentruntime.events.v1.Decision
+	61, // 57: agentruntime.permission.v1.DecisionSummary.decision_source:type_name -> agentruntime.events.v1.DecisionSource
+	62, // 58: agentruntime.permission.v1.DecisionSummary.resolution:type_name -> agentruntime.events.v1.PermissionResolution
+	59, // 59: agentruntime.permission.v1.PendingApproval.requested_at:type_name -> google.protobuf.Timestamp
+	43, // 60: agentruntime.permission.v1.PendingApproval.timeout:type_name -> google.protobuf.Duration
+	50, // 61: agentruntime.permission.v1.ViolationSummary.kind:type_name -> agentruntime.events.v1.ViolationKind
+	63, // 62: agentruntime.permission.v1.Explanation.state:type_name -> agentruntime.common.v1.FactState
+	61, // 63: agentruntime.permission.v1.Explanation.cause:type_name -> agentruntime.events.v1.DecisionSource
+	53, // 64: agentruntime.permission.v1.HookRunSummary.point:type_name -> agentruntime.events.v1.HookPoint
+	54, // 65: agentruntime.permission.v1.HookRunSummary.decision:type_name -> agentruntime.events.v1.HookOutcome
+	56, // 66: agentruntime.permission.v1.HookRunSummary.fail_mode:type_name -> agentruntime.events.v1.FailMode
+	48, // 67: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
+	35, // 68: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.pending_approvals:type_name -> agentruntime.permission.v1.PendingApproval
+	34, // 69: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_decisions:type_name -> agentruntime.permission.v1.DecisionSummary
+	45, // 70: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	63, // 71: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_state:type_name -> agentruntime.common.v1.FactState
+	36, // 72: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.violations:type_name -> agentruntime.permission.v1.ViolationSummary
+	37, // 73: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.last_denial:type_name -> agentruntime.permission.v1.Explanation
+	38, // 74: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_hook_runs:type_name -> agentruntime.permission.v1.HookRunSummary
+	3,  // 75: agentruntime.permission.v1.PermissionService.EvaluatePermission:input_type -> agentruntime.permission.v1.EvaluatePermissionRequest
+	5,  // 76: agentruntime.permission.v1.PermissionService.ResolvePermission:input_type -> agentruntime.permission.v1.ResolvePermissionRequest
+	8,  // 77: agentruntime.permission.v1.PermissionService.GetPermissionState:input_type -> agentruntime.permission.v1.GetPermissionStateRequest
+	10, // 78: agentruntime.permission.v1.PermissionService.SetPermissionMode:input_type -> agentruntime.permission.v1.SetPermissionModeRequest
+	12, // 79: agentruntime.permission.v1.PermissionService.PutRules:input_type -> agentruntime.permission.v1.PutRulesRequest
+	14, // 80: agentruntime.permission.v1.PermissionService.SetSandboxProfile:input_type -> agentruntime.permission.v1.SetSandboxProfileRequest
+	16, // 81: agentruntime.permission.v1.PermissionService.GetSandboxProfile:input_type -> agentruntime.permission.v1.GetSandboxProfileRequest
+	18, // 82: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:input_type -> agentruntime.permission.v1.ReportSandboxViolationRequest
+	20, // 83: agentruntime.permission.v1.PermissionService.RegisterHook:input_type -> agentruntime.permission.v1.RegisterHookRequest
+	22, // 84: agentruntime.permission.v1.PermissionService.RemoveHook:input_type -> agentruntime.permission.v1.RemoveHookRequest
+	24, // 85: agentruntime.permission.v1.PermissionService.ListHooks:input_type -> agentruntime.permission.v1.ListHooksRequest
+	26, // 86: agentruntime.permission.v1.PermissionService.RunHooks:input_type -> agentruntime.permission.v1.RunHooksRequest
+	29, // 87: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:input_type -> agentruntime.permission.v1.ReportExecutionEnvironmentRequest
+	31, // 88: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:input_type -> agentruntime.permission.v1.GetExecutionEnvironmentRequest
+	33, // 89: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:input_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
+	4,  // 90: agentruntime.permission.v1.PermissionService.EvaluatePermission:output_type -> agentruntime.permission.v1.EvaluatePermissionResponse
+	6,  // 91: agentruntime.permission.v1.PermissionService.ResolvePermission:output_type -> agentruntime.permission.v1.ResolvePermissionResponse
+	9,  // 92: agentruntime.permission.v1.PermissionService.GetPermissionState:output_type -> agentruntime.permission.v1.GetPermissionStateResponse
+	11, // 93: agentruntime.permission.v1.PermissionService.SetPermissionMode:output_type -> agentruntime.permission.v1.SetPermissionModeResponse
+	13, // 94: agentruntime.permission.v1.PermissionService.PutRules:output_type -> agentruntime.permission.v1.PutRulesResponse
+	15, // 95: agentruntime.permission.v1.PermissionService.SetSandboxProfile:output_type -> agentruntime.permission.v1.SetSandboxProfileResponse
+	17, // 96: agentruntime.permission.v1.PermissionService.GetSandboxProfile:output_type -> agentruntime.permission.v1.GetSandboxProfileResponse
+	19, // 97: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:output_type -> agentruntime.permission.v1.ReportSandboxViolationResponse
+	21, // 98: agentruntime.permission.v1.PermissionService.RegisterHook:output_type -> agentruntime.permission.v1.RegisterHookResponse
+	23, // 99: agentruntime.permission.v1.PermissionService.RemoveHook:output_type -> agentruntime.permission.v1.RemoveHookResponse
+	25, // 100: agentruntime.permission.v1.PermissionService.ListHooks:output_type -> agentruntime.permission.v1.ListHooksResponse
+	28, // 101: agentruntime.permission.v1.PermissionService.RunHooks:output_type -> agentruntime.permission.v1.RunHooksResponse
+	30, // 102: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:output_type -> agentruntime.permission.v1.ReportExecutionEnvironmentResponse
+	32, // 103: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:output_type -> agentruntime.permission.v1.GetExecutionEnvironmentResponse
+	39, // 104: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:output_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
+	90, // [90:105] is the sub-list for method output_type
+	75, // [75:90] is the sub-list for method input_type
+	75, // [75:75] is the sub-list for extension type_name
+	75, // [75:75] is the sub-list for extension extendee
+	0,  // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_permission_v1_permission_proto_init() }
@@ -173,7 +3575,7 @@ func file_agentruntime_permission_v1_permission_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_permission_v1_permission_proto_rawDesc), len(file_agentruntime_permission_v1_permission_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,6 +19,20 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
+	PermissionService_EvaluatePermission_FullMethodName          = "/agentruntime.permission.v1.PermissionService/EvaluatePermission"
+	PermissionService_ResolvePermission_FullMethodName           = "/agentruntime.permission.v1.PermissionService/ResolvePermission"
+	PermissionService_GetPermissionState_FullMethodName          = "/agentruntime.permission.v1.PermissionService/GetPermissionState"
+	PermissionService_SetPermissionMode_FullMethodName           = "/agentruntime.permission.v1.PermissionService/SetPermissionMode"
+	PermissionService_PutRules_FullMethodName                    = "/agentruntime.permission.v1.PermissionService/PutRules"
+	PermissionService_SetSandboxProfile_FullMethodName           = "/agentruntime.permission.v1.PermissionService/SetSandboxProfile"
+	PermissionService_GetSandboxProfile_FullMethodName           = "/agentruntime.permission.v1.PermissionService/GetSandboxProfile"
+	PermissionService_ReportSandboxViolation_FullMethodName      = "/agentruntime.permission.v1.PermissionService/ReportSandboxViolation"
+	PermissionService_RegisterHook_FullMethodName                = "/agentruntime.permission.v1.PermissionService/RegisterHook"
+	PermissionService_RemoveHook_FullMethodName                  = "/agentruntime.permission.v1.PermissionService/RemoveHook"
+	PermissionService_ListHooks_FullMethodName                   = "/agentruntime.permission.v1.PermissionService/ListHooks"
+	PermissionService_RunHooks_FullMethodName                    = "/agentruntime.permission.v1.PermissionService/RunHooks"
+	PermissionService_ReportExecutionEnvironment_FullMethodName  = "/agentruntime.permission.v1.PermissionService/ReportExecutionEnvironment"
+	PermissionService_GetExecutionEnvironment_FullMethodName     = "/agentruntime.permission.v1.PermissionService/GetExecutionEnvironment"
 	PermissionService_GetPermissionSandboxSummary_FullMethodName = "/agentruntime.permission.v1.PermissionService/GetPermissionSandboxSummary"
 )
 
@@ -26,10 +40,43 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// PermissionService owns permission decisions, sandbox profiles, hooks and execution environments.
-// RPCs are added by the issue that builds the service; until a method is
-// implemented it answers Unimplemented.
+// PermissionService owns permission decisions, sandbox profiles, hooks and
+// execution environments (spec: permission-and-sandbox.md,
+// hooks-and-policy.md, execution-environment.md). Every decision and every
+// policy change is an event in the log; the tenant comes from credentials.
 type PermissionServiceClient interface {
+	// Decides whether a tool call, process or action may run, records
+	// permission.evaluated (and sandbox.applied, hook.*), and for an ask
+	// records permission.requested with a new action id that the control
+	// service opens as action.required.
+	EvaluatePermission(ctx context.Context, in *EvaluatePermissionRequest, opts ...grpc.CallOption) (*EvaluatePermissionResponse, error)
+	// Resolves a pending permission request directly (a host or channel
+	// answering without the control service's action); the usual path is
+	// RespondAction on the control service, whose action.resolved this
+	// service consumes.
+	ResolvePermission(ctx context.Context, in *ResolvePermissionRequest, opts ...grpc.CallOption) (*ResolvePermissionResponse, error)
+	// The permission state that applies to a scope: mode, interactivity,
+	// rules of every level, and each level's own settings.
+	GetPermissionState(ctx context.Context, in *GetPermissionStateRequest, opts ...grpc.CallOption) (*GetPermissionStateResponse, error)
+	SetPermissionMode(ctx context.Context, in *SetPermissionModeRequest, opts ...grpc.CallOption) (*SetPermissionModeResponse, error)
+	// Replaces a level's rule set.
+	PutRules(ctx context.Context, in *PutRulesRequest, opts ...grpc.CallOption) (*PutRulesResponse, error)
+	SetSandboxProfile(ctx context.Context, in *SetSandboxProfileRequest, opts ...grpc.CallOption) (*SetSandboxProfileResponse, error)
+	// The sandbox profile that applies to a scope.
+	GetSandboxProfile(ctx context.Context, in *GetSandboxProfileRequest, opts ...grpc.CallOption) (*GetSandboxProfileResponse, error)
+	// Records a sandbox.violation a worker's sandbox observed at execution.
+	ReportSandboxViolation(ctx context.Context, in *ReportSandboxViolationRequest, opts ...grpc.CallOption) (*ReportSandboxViolationResponse, error)
+	RegisterHook(ctx context.Context, in *RegisterHookRequest, opts ...grpc.CallOption) (*RegisterHookResponse, error)
+	RemoveHook(ctx context.Context, in *RemoveHookRequest, opts ...grpc.CallOption) (*RemoveHookResponse, error)
+	ListHooks(ctx context.Context, in *ListHooksRequest, opts ...grpc.CallOption) (*ListHooksResponse, error)
+	// Runs the hooks registered for a point and records hook.* facts.
+	RunHooks(ctx context.Context, in *RunHooksRequest, opts ...grpc.CallOption) (*RunHooksResponse, error)
+	// Records a turn's execution environment (sandbox.applied, target turn)
+	// from the facts only the executing host knows (shell, os, arch).
+	ReportExecutionEnvironment(ctx context.Context, in *ReportExecutionEnvironmentRequest, opts ...grpc.CallOption) (*ReportExecutionEnvironmentResponse, error)
+	GetExecutionEnvironment(ctx context.Context, in *GetExecutionEnvironmentRequest, opts ...grpc.CallOption) (*GetExecutionEnvironmentResponse, error)
+	// The permission and sandbox summary of a session or thread (spec:
+	// permission_sandbox_summary).
 	GetPermissionSandboxSummary(ctx context.Context, in *GetPermissionSandboxSummaryRequest, opts ...grpc.CallOption) (*GetPermissionSandboxSummaryResponse, error)
 }
 
@@ -39,6 +86,146 @@ type permissionServiceClient struct {
 
 func NewPermissionServiceClient(cc grpc.ClientConnInterface) PermissionServiceClient {
 	return &permissionServiceClient{cc}
+}
+
+func (c *permissionServiceClient) EvaluatePermission(ctx context.Context, in *EvaluatePermissionRequest, opts ...grpc.CallOption) (*EvaluatePermissionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EvaluatePermissionResponse)
+	err := c.cc.Invoke(ctx, PermissionService_EvaluatePermission_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) ResolvePermission(ctx context.Context, in *ResolvePermissionRequest, opts ...grpc.CallOption) (*ResolvePermissionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResolvePermissionResponse)
+	err := c.cc.Invoke(ctx, PermissionService_ResolvePermission_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) GetPermissionState(ctx context.Context, in *GetPermissionStateRequest, opts ...grpc.CallOption) (*GetPermissionStateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPermissionStateResponse)
+	err := c.cc.Invoke(ctx, PermissionService_GetPermissionState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) SetPermissionMode(ctx context.Context, in *SetPermissionModeRequest, opts ...grpc.CallOption) (*SetPermissionModeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPermissionModeResponse)
+	err := c.cc.Invoke(ctx, PermissionService_SetPermissionMode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) PutRules(ctx context.Context, in *PutRulesRequest, opts ...grpc.CallOption) (*PutRulesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PutRulesResponse)
+	err := c.cc.Invoke(ctx, PermissionService_PutRules_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) SetSandboxProfile(ctx context.Context, in *SetSandboxProfileRequest, opts ...grpc.CallOption) (*SetSandboxProfileResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetSandboxProfileResponse)
+	err := c.cc.Invoke(ctx, PermissionService_SetSandboxProfile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) GetSandboxProfile(ctx context.Context, in *GetSandboxProfileRequest, opts ...grpc.CallOption) (*GetSandboxProfileResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSandboxProfileResponse)
+	err := c.cc.Invoke(ctx, PermissionService_GetSandboxProfile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) ReportSandboxViolation(ctx context.Context, in *ReportSandboxViolationRequest, opts ...grpc.CallOption) (*ReportSandboxViolationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportSandboxViolationResponse)
+	err := c.cc.Invoke(ctx, PermissionService_ReportSandboxViolation_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) RegisterHook(ctx context.Context, in *RegisterHookRequest, opts ...grpc.CallOption) (*RegisterHookResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RegisterHookResponse)
+	err := c.cc.Invoke(ctx, PermissionService_RegisterHook_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) RemoveHook(ctx context.Context, in *RemoveHookRequest, opts ...grpc.CallOption) (*RemoveHookResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveHookResponse)
+	err := c.cc.Invoke(ctx, PermissionService_RemoveHook_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) ListHooks(ctx context.Context, in *ListHooksRequest, opts ...grpc.CallOption) (*ListHooksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListHooksResponse)
+	err := c.cc.Invoke(ctx, PermissionService_ListHooks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) RunHooks(ctx context.Context, in *RunHooksRequest, opts ...grpc.CallOption) (*RunHooksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RunHooksResponse)
+	err := c.cc.Invoke(ctx, PermissionService_RunHooks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) ReportExecutionEnvironment(ctx context.Context, in *ReportExecutionEnvironmentRequest, opts ...grpc.CallOption) (*ReportExecutionEnvironmentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportExecutionEnvironmentResponse)
+	err := c.cc.Invoke(ctx, PermissionService_ReportExecutionEnvironment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) GetExecutionEnvironment(ctx context.Context, in *GetExecutionEnvironmentRequest, opts ...grpc.CallOption) (*GetExecutionEnvironmentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetExecutionEnvironmentResponse)
+	err := c.cc.Invoke(ctx, PermissionService_GetExecutionEnvironment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *permissionServiceClient) GetPermissionSandboxSummary(ctx context.Context, in *GetPermissionSandboxSummaryRequest, opts ...grpc.CallOption) (*GetPermissionSandboxSummaryResponse, error) {
@@ -55,10 +242,43 @@ func (c *permissionServiceClient) GetPermissionSandboxSummary(ctx context.Contex
 // All implementations must embed UnimplementedPermissionServiceServer
 // for forward compatibility.
 //
-// PermissionService owns permission decisions, sandbox profiles, hooks and execution environments.
-// RPCs are added by the issue that builds the service; until a method is
-// implemented it answers Unimplemented.
+// PermissionService owns permission decisions, sandbox profiles, hooks and
+// execution environments (spec: permission-and-sandbox.md,
+// hooks-and-policy.md, execution-environment.md). Every decision and every
+// policy change is an event in the log; the tenant comes from credentials.
 type PermissionServiceServer interface {
+	// Decides whether a tool call, process or action may run, records
+	// permission.evaluated (and sandbox.applied, hook.*), and for an ask
+	// records permission.requested with a new action id that the control
+	// service opens as action.required.
+	EvaluatePermission(context.Context, *EvaluatePermissionRequest) (*EvaluatePermissionResponse, error)
+	// Resolves a pending permission request directly (a host or channel
+	// answering without the control service's action); the usual path is
+	// RespondAction on the control service, whose action.resolved this
+	// service consumes.
+	ResolvePermission(context.Context, *ResolvePermissionRequest) (*ResolvePermissionResponse, error)
+	// The permission state that applies to a scope: mode, interactivity,
+	// rules of every level, and each level's own settings.
+	GetPermissionState(context.Context, *GetPermissionStateRequest) (*GetPermissionStateResponse, error)
+	SetPermissionMode(context.Context, *SetPermissionModeRequest) (*SetPermissionModeResponse, error)
+	// Replaces a level's rule set.
+	PutRules(context.Context, *PutRulesRequest) (*PutRulesResponse, error)
+	SetSandboxProfile(context.Context, *SetSandboxProfileRequest) (*SetSandboxProfileResponse, error)
+	// The sandbox profile that applies to a scope.
+	GetSandboxProfile(context.Context, *GetSandboxProfileRequest) (*GetSandboxProfileResponse, error)
+	// Records a sandbox.violation a worker's sandbox observed at execution.
+	ReportSandboxViolation(context.Context, *ReportSandboxViolationRequest) (*ReportSandboxViolationResponse, error)
+	RegisterHook(context.Context, *RegisterHookRequest) (*RegisterHookResponse, error)
+	RemoveHook(context.Context, *RemoveHookRequest) (*RemoveHookResponse, error)
+	ListHooks(context.Context, *ListHooksRequest) (*ListHooksResponse, error)
+	// Runs the hooks registered for a point and records hook.* facts.
+	RunHooks(context.Context, *RunHooksRequest) (*RunHooksResponse, error)
+	// Records a turn's execution environment (sandbox.applied, target turn)
+	// from the facts only the executing host knows (shell, os, arch).
+	ReportExecutionEnvironment(context.Context, *ReportExecutionEnvironmentRequest) (*ReportExecutionEnvironmentResponse, error)
+	GetExecutionEnvironment(context.Context, *GetExecutionEnvironmentRequest) (*GetExecutionEnvironmentResponse, error)
+	// The permission and sandbox summary of a session or thread (spec:
+	// permission_sandbox_summary).
 	GetPermissionSandboxSummary(context.Context, *GetPermissionSandboxSummaryRequest) (*GetPermissionSandboxSummaryResponse, error)
 	mustEmbedUnimplementedPermissionServiceServer()
 }
@@ -70,6 +290,48 @@ type PermissionServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedPermissionServiceServer struct{}
 
+func (UnimplementedPermissionServiceServer) EvaluatePermission(context.Context, *EvaluatePermissionRequest) (*EvaluatePermissionResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method EvaluatePermission not implemented")
+}
+func (UnimplementedPermissionServiceServer) ResolvePermission(context.Context, *ResolvePermissionRequest) (*ResolvePermissionResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ResolvePermission not implemented")
+}
+func (UnimplementedPermissionServiceServer) GetPermissionState(context.Context, *GetPermissionStateRequest) (*GetPermissionStateResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetPermissionState not implemented")
+}
+func (UnimplementedPermissionServiceServer) SetPermissionMode(context.Context, *SetPermissionModeRequest) (*SetPermissionModeResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetPermissionMode not implemented")
+}
+func (UnimplementedPermissionServiceServer) PutRules(context.Context, *PutRulesRequest) (*PutRulesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PutRules not implemented")
+}
+func (UnimplementedPermissionServiceServer) SetSandboxProfile(context.Context, *SetSandboxProfileRequest) (*SetSandboxProfileResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetSandboxProfile not implemented")
+}
+func (UnimplementedPermissionServiceServer) GetSandboxProfile(context.Context, *GetSandboxProfileRequest) (*GetSandboxProfileResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetSandboxProfile not implemented")
+}
+func (UnimplementedPermissionServiceServer) ReportSandboxViolation(context.Context, *ReportSandboxViolationRequest) (*ReportSandboxViolationResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReportSandboxViolation not implemented")
+}
+func (UnimplementedPermissionServiceServer) RegisterHook(context.Context, *RegisterHookRequest) (*RegisterHookResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RegisterHook not implemented")
+}
+func (UnimplementedPermissionServiceServer) RemoveHook(context.Context, *RemoveHookRequest) (*RemoveHookResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RemoveHook not implemented")
+}
+func (UnimplementedPermissionServiceServer) ListHooks(context.Context, *ListHooksRequest) (*ListHooksResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListHooks not implemented")
+}
+func (UnimplementedPermissionServiceServer) RunHooks(context.Context, *RunHooksRequest) (*RunHooksResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RunHooks not implemented")
+}
+func (UnimplementedPermissionServiceServer) ReportExecutionEnvironment(context.Context, *ReportExecutionEnvironmentRequest) (*ReportExecutionEnvironmentResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReportExecutionEnvironment not implemented")
+}
+func (UnimplementedPermissionServiceServer) GetExecutionEnvironment(context.Context, *GetExecutionEnvironmentRequest) (*GetExecutionEnvironmentResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetExecutionEnvironment not implemented")
+}
 func (UnimplementedPermissionServiceServer) GetPermissionSandboxSummary(context.Context, *GetPermissionSandboxSummaryRequest) (*GetPermissionSandboxSummaryResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetPermissionSandboxSummary not implemented")
 }
@@ -92,6 +354,258 @@ func RegisterPermissionServiceServer(s grpc.ServiceRegistrar, srv PermissionServ
 		t.testEmbeddedByValue()
 	}
 	s.RegisterService(&PermissionService_ServiceDesc, srv)
+}
+
+func _PermissionService_EvaluatePermission_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EvaluatePermissionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).EvaluatePermission(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_EvaluatePermission_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).EvaluatePermission(ctx, req.(*EvaluatePermissionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_ResolvePermission_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResolvePermissionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).ResolvePermission(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_ResolvePermission_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).ResolvePermission(ctx, req.(*ResolvePermissionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_GetPermissionState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPermissionStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).GetPermissionState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_GetPermissionState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).GetPermissionState(ctx, req.(*GetPermissionStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_SetPermissionMode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPermissionModeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).SetPermissionMode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_SetPermissionMode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).SetPermissionMode(ctx, req.(*SetPermissionModeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_PutRules_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PutRulesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).PutRules(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_PutRules_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).PutRules(ctx, req.(*PutRulesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_SetSandboxProfile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetSandboxProfileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).SetSandboxProfile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_SetSandboxProfile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).SetSandboxProfile(ctx, req.(*SetSandboxProfileRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_GetSandboxProfile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSandboxProfileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).GetSandboxProfile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_GetSandboxProfile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).GetSandboxProfile(ctx, req.(*GetSandboxProfileRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_ReportSandboxViolation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportSandboxViolationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).ReportSandboxViolation(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_ReportSandboxViolation_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).ReportSandboxViolation(ctx, req.(*ReportSandboxViolationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_RegisterHook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RegisterHookRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).RegisterHook(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_RegisterHook_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).RegisterHook(ctx, req.(*RegisterHookRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_RemoveHook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveHookRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).RemoveHook(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_RemoveHook_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).RemoveHook(ctx, req.(*RemoveHookRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_ListHooks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListHooksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).ListHooks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_ListHooks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).ListHooks(ctx, req.(*ListHooksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_RunHooks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RunHooksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).RunHooks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_RunHooks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).RunHooks(ctx, req.(*RunHooksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_ReportExecutionEnvironment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportExecutionEnvironmentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).ReportExecutionEnvironment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_ReportExecutionEnvironment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).ReportExecutionEnvironment(ctx, req.(*ReportExecutionEnvironmentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PermissionService_GetExecutionEnvironment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetExecutionEnvironmentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).GetExecutionEnvironment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_GetExecutionEnvironment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).GetExecutionEnvironment(ctx, req.(*GetExecutionEnvironmentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
 }
 
 func _PermissionService_GetPermissionSandboxSummary_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
@@ -119,6 +633,62 @@ var PermissionService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "agentruntime.permission.v1.PermissionService",
 	HandlerType: (*PermissionServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "EvaluatePermission",
+			Handler:    _PermissionService_EvaluatePermission_Handler,
+		},
+		{
+			MethodName: "ResolvePermission",
+			Handler:    _PermissionService_ResolvePermission_Handler,
+		},
+		{
+			MethodName: "GetPermissionState",
+			Handler:    _PermissionService_GetPermissionState_Handler,
+		},
+		{
+			MethodName: "SetPermissionMode",
+			Handler:    _PermissionService_SetPermissionMode_Handler,
+		},
+		{
+			MethodName: "PutRules",
+			Handler:    _PermissionService_PutRules_Handler,
+		},
+		{
+			MethodName: "SetSandboxProfile",
+			Handler:    _PermissionService_SetSandboxProfile_Handler,
+		},
+		{
+			MethodName: "GetSandboxProfile",
+			Handler:    _PermissionService_GetSandboxProfile_Handler,
+		},
+		{
+			MethodName: "ReportSandboxViolation",
+			Handler:    _PermissionService_ReportSandboxViolation_Handler,
+		},
+		{
+			MethodName: "RegisterHook",
+			Handler:    _PermissionService_RegisterHook_Handler,
+		},
+		{
+			MethodName: "RemoveHook",
+			Handler:    _PermissionService_RemoveHook_Handler,
+		},
+		{
+			MethodName: "ListHooks",
+			Handler:    _PermissionService_ListHooks_Handler,
+		},
+		{
+			MethodName: "RunHooks",
+			Handler:    _PermissionService_RunHooks_Handler,
+		},
+		{
+			MethodName: "ReportExecutionEnvironment",
+			Handler:    _PermissionService_ReportExecutionEnvironment_Handler,
+		},
+		{
+			MethodName: "GetExecutionEnvironment",
+			Handler:    _PermissionService_GetExecutionEnvironment_Handler,
+		},
 		{
 			MethodName: "GetPermissionSandboxSummary",
 			Handler:    _PermissionService_GetPermissionSandboxSummary_Handler,
