@@ -126,6 +126,50 @@ type RuntimeEvent struct {
 	//	*RuntimeEvent_ChannelConnected
 	//	*RuntimeEvent_ChannelDisconnected
 	//	*RuntimeEvent_ChannelResumed
+	//	*RuntimeEvent_TaskCreated
+	//	*RuntimeEvent_TaskAccepted
+	//	*RuntimeEvent_TaskQueued
+	//	*RuntimeEvent_TaskStarted
+	//	*RuntimeEvent_TaskUpdated
+	//	*RuntimeEvent_TaskProgress
+	//	*RuntimeEvent_TaskWaiting
+	//	*RuntimeEvent_TaskBlocked
+	//	*RuntimeEvent_TaskPaused
+	//	*RuntimeEvent_TaskResumed
+	//	*RuntimeEvent_TaskRetrying
+	//	*RuntimeEvent_TaskCancelRequested
+	//	*RuntimeEvent_TaskCancelled
+	//	*RuntimeEvent_TaskTimedOut
+	//	*RuntimeEvent_TaskFailed
+	//	*RuntimeEvent_TaskLost
+	//	*RuntimeEvent_TaskCompleted
+	//	*RuntimeEvent_TaskArchived
+	//	*RuntimeEvent_TaskDelegated
+	//	*RuntimeEvent_TaskDependencyUpdated
+	//	*RuntimeEvent_TaskAttemptStarted
+	//	*RuntimeEvent_TaskAttemptCompleted
+	//	*RuntimeEvent_TaskAttemptFailed
+	//	*RuntimeEvent_JobCreated
+	//	*RuntimeEvent_JobStarted
+	//	*RuntimeEvent_JobProgress
+	//	*RuntimeEvent_JobItemStarted
+	//	*RuntimeEvent_JobItemCompleted
+	//	*RuntimeEvent_JobItemFailed
+	//	*RuntimeEvent_JobCompleted
+	//	*RuntimeEvent_JobFailed
+	//	*RuntimeEvent_JobCancelled
+	//	*RuntimeEvent_TaskProfileResolved
+	//	*RuntimeEvent_RoutingCandidatesResolved
+	//	*RuntimeEvent_RoutingDecided
+	//	*RuntimeEvent_RoutingFallbackApplied
+	//	*RuntimeEvent_RoutingNotPossible
+	//	*RuntimeEvent_RoutingSingleCandidate
+	//	*RuntimeEvent_CostEstimated
+	//	*RuntimeEvent_CostRecorded
+	//	*RuntimeEvent_RateLimitHit
+	//	*RuntimeEvent_QuotaLow
+	//	*RuntimeEvent_QuotaBlocked
+	//	*RuntimeEvent_LimitChanged
 	//	*RuntimeEvent_PermissionEvaluated
 	//	*RuntimeEvent_PermissionRequested
 	//	*RuntimeEvent_PermissionResolved
@@ -843,6 +887,402 @@ func (x *RuntimeEvent) GetChannelResumed() *ChannelFact {
 	return nil
 }
 
+func (x *RuntimeEvent) GetTaskCreated() *TaskCreated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskCreated); ok {
+			return x.TaskCreated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskAccepted() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskAccepted); ok {
+			return x.TaskAccepted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskQueued() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskQueued); ok {
+			return x.TaskQueued
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskStarted() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskStarted); ok {
+			return x.TaskStarted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskUpdated() *TaskUpdated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskUpdated); ok {
+			return x.TaskUpdated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskProgress() *TaskProgressed {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskProgress); ok {
+			return x.TaskProgress
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskWaiting() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskWaiting); ok {
+			return x.TaskWaiting
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskBlocked() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskBlocked); ok {
+			return x.TaskBlocked
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskPaused() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskPaused); ok {
+			return x.TaskPaused
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskResumed() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskResumed); ok {
+			return x.TaskResumed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskRetrying() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskRetrying); ok {
+			return x.TaskRetrying
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskCancelRequested() *TaskCancelRequested {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskCancelRequested); ok {
+			return x.TaskCancelRequested
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskCancelled() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskCancelled); ok {
+			return x.TaskCancelled
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskTimedOut() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskTimedOut); ok {
+			return x.TaskTimedOut
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskFailed() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskFailed); ok {
+			return x.TaskFailed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskLost() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskLost); ok {
+			return x.TaskLost
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskCompleted() *TaskCompleted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskCompleted); ok {
+			return x.TaskCompleted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskArchived() *TaskTransition {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskArchived); ok {
+			return x.TaskArchived
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskDelegated() *TaskDelegated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskDelegated); ok {
+			return x.TaskDelegated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskDependencyUpdated() *TaskDependencyUpdated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskDependencyUpdated); ok {
+			return x.TaskDependencyUpdated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskAttemptStarted() *TaskAttemptStarted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskAttemptStarted); ok {
+			return x.TaskAttemptStarted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskAttemptCompleted() *TaskAttemptCompleted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskAttemptCompleted); ok {
+			return x.TaskAttemptCompleted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskAttemptFailed() *TaskAttemptFailed {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskAttemptFailed); ok {
+			return x.TaskAttemptFailed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetJobCreated() *JobCreated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_JobCreated); ok {
+			return x.JobCreated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetJobStarted() *JobStarted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_JobStarted); ok {
+			return x.JobStarted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetJobProgress() *JobProgressed {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_JobProgress); ok {
+			return x.JobProgress
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetJobItemStarted() *JobItemStarted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_JobItemStarted); ok {
+			return x.JobItemStarted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetJobItemCompleted() *JobItemCompleted {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_JobItemCompleted); ok {
+			return x.JobItemCompleted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetJobItemFailed() *JobItemFailed {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_JobItemFailed); ok {
+			return x.JobItemFailed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetJobCompleted() *JobEnded {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_JobCompleted); ok {
+			return x.JobCompleted
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetJobFailed() *JobEnded {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_JobFailed); ok {
+			return x.JobFailed
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetJobCancelled() *JobEnded {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_JobCancelled); ok {
+			return x.JobCancelled
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetTaskProfileResolved() *TaskProfileResolved {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_TaskProfileResolved); ok {
+			return x.TaskProfileResolved
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetRoutingCandidatesResolved() *RoutingCandidatesResolved {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_RoutingCandidatesResolved); ok {
+			return x.RoutingCandidatesResolved
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetRoutingDecided() *RoutingDecided {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_RoutingDecided); ok {
+			return x.RoutingDecided
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetRoutingFallbackApplied() *RoutingFallbackApplied {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_RoutingFallbackApplied); ok {
+			return x.RoutingFallbackApplied
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetRoutingNotPossible() *RoutingNotPossible {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_RoutingNotPossible); ok {
+			return x.RoutingNotPossible
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetRoutingSingleCandidate() *RoutingSingleCandidate {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_RoutingSingleCandidate); ok {
+			return x.RoutingSingleCandidate
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetCostEstimated() *CostEstimated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_CostEstimated); ok {
+			return x.CostEstimated
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetCostRecorded() *CostRecorded {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_CostRecorded); ok {
+			return x.CostRecorded
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetRateLimitHit() *RateLimitHit {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_RateLimitHit); ok {
+			return x.RateLimitHit
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetQuotaLow() *QuotaLow {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_QuotaLow); ok {
+			return x.QuotaLow
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetQuotaBlocked() *QuotaBlocked {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_QuotaBlocked); ok {
+			return x.QuotaBlocked
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetLimitChanged() *LimitChanged {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_LimitChanged); ok {
+			return x.LimitChanged
+		}
+	}
+	return nil
+}
+
 func (x *RuntimeEvent) GetPermissionEvaluated() *PermissionEvaluated {
 	if x != nil {
 		if x, ok := x.Payload.(*RuntimeEvent_PermissionEvaluated); ok {
@@ -1141,6 +1581,184 @@ type RuntimeEvent_ChannelResumed struct {
 	ChannelResumed *ChannelFact `protobuf:"bytes,168,opt,name=channel_resumed,json=channelResumed,proto3,oneof"` // end control
 }
 
+type RuntimeEvent_TaskCreated struct {
+	// tasks: 400-499
+	TaskCreated *TaskCreated `protobuf:"bytes,400,opt,name=task_created,json=taskCreated,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskAccepted struct {
+	TaskAccepted *TaskTransition `protobuf:"bytes,401,opt,name=task_accepted,json=taskAccepted,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskQueued struct {
+	TaskQueued *TaskTransition `protobuf:"bytes,402,opt,name=task_queued,json=taskQueued,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskStarted struct {
+	TaskStarted *TaskTransition `protobuf:"bytes,403,opt,name=task_started,json=taskStarted,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskUpdated struct {
+	TaskUpdated *TaskUpdated `protobuf:"bytes,404,opt,name=task_updated,json=taskUpdated,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskProgress struct {
+	TaskProgress *TaskProgressed `protobuf:"bytes,405,opt,name=task_progress,json=taskProgress,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskWaiting struct {
+	TaskWaiting *TaskTransition `protobuf:"bytes,406,opt,name=task_waiting,json=taskWaiting,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskBlocked struct {
+	TaskBlocked *TaskTransition `protobuf:"bytes,407,opt,name=task_blocked,json=taskBlocked,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskPaused struct {
+	TaskPaused *TaskTransition `protobuf:"bytes,408,opt,name=task_paused,json=taskPaused,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskResumed struct {
+	TaskResumed *TaskTransition `protobuf:"bytes,409,opt,name=task_resumed,json=taskResumed,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskRetrying struct {
+	TaskRetrying *TaskTransition `protobuf:"bytes,410,opt,name=task_retrying,json=taskRetrying,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskCancelRequested struct {
+	TaskCancelRequested *TaskCancelRequested `protobuf:"bytes,411,opt,name=task_cancel_requested,json=taskCancelRequested,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskCancelled struct {
+	TaskCancelled *TaskTransition `protobuf:"bytes,412,opt,name=task_cancelled,json=taskCancelled,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskTimedOut struct {
+	TaskTimedOut *TaskTransition `protobuf:"bytes,413,opt,name=task_timed_out,json=taskTimedOut,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskFailed struct {
+	TaskFailed *TaskTransition `protobuf:"bytes,414,opt,name=task_failed,json=taskFailed,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskLost struct {
+	TaskLost *TaskTransition `protobuf:"bytes,415,opt,name=task_lost,json=taskLost,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskCompleted struct {
+	TaskCompleted *TaskCompleted `protobuf:"bytes,416,opt,name=task_completed,json=taskCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskArchived struct {
+	TaskArchived *TaskTransition `protobuf:"bytes,417,opt,name=task_archived,json=taskArchived,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskDelegated struct {
+	TaskDelegated *TaskDelegated `protobuf:"bytes,418,opt,name=task_delegated,json=taskDelegated,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskDependencyUpdated struct {
+	TaskDependencyUpdated *TaskDependencyUpdated `protobuf:"bytes,419,opt,name=task_dependency_updated,json=taskDependencyUpdated,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskAttemptStarted struct {
+	TaskAttemptStarted *TaskAttemptStarted `protobuf:"bytes,420,opt,name=task_attempt_started,json=taskAttemptStarted,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskAttemptCompleted struct {
+	TaskAttemptCompleted *TaskAttemptCompleted `protobuf:"bytes,421,opt,name=task_attempt_completed,json=taskAttemptCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_TaskAttemptFailed struct {
+	TaskAttemptFailed *TaskAttemptFailed `protobuf:"bytes,422,opt,name=task_attempt_failed,json=taskAttemptFailed,proto3,oneof"`
+}
+
+type RuntimeEvent_JobCreated struct {
+	JobCreated *JobCreated `protobuf:"bytes,430,opt,name=job_created,json=jobCreated,proto3,oneof"`
+}
+
+type RuntimeEvent_JobStarted struct {
+	JobStarted *JobStarted `protobuf:"bytes,431,opt,name=job_started,json=jobStarted,proto3,oneof"`
+}
+
+type RuntimeEvent_JobProgress struct {
+	JobProgress *JobProgressed `protobuf:"bytes,432,opt,name=job_progress,json=jobProgress,proto3,oneof"`
+}
+
+type RuntimeEvent_JobItemStarted struct {
+	JobItemStarted *JobItemStarted `protobuf:"bytes,433,opt,name=job_item_started,json=jobItemStarted,proto3,oneof"`
+}
+
+type RuntimeEvent_JobItemCompleted struct {
+	JobItemCompleted *JobItemCompleted `protobuf:"bytes,434,opt,name=job_item_completed,json=jobItemCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_JobItemFailed struct {
+	JobItemFailed *JobItemFailed `protobuf:"bytes,435,opt,name=job_item_failed,json=jobItemFailed,proto3,oneof"`
+}
+
+type RuntimeEvent_JobCompleted struct {
+	JobCompleted *JobEnded `protobuf:"bytes,436,opt,name=job_completed,json=jobCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_JobFailed struct {
+	JobFailed *JobEnded `protobuf:"bytes,437,opt,name=job_failed,json=jobFailed,proto3,oneof"`
+}
+
+type RuntimeEvent_JobCancelled struct {
+	JobCancelled *JobEnded `protobuf:"bytes,438,opt,name=job_cancelled,json=jobCancelled,proto3,oneof"` // end tasks
+}
+
+type RuntimeEvent_TaskProfileResolved struct {
+	// routing: 500-599
+	TaskProfileResolved *TaskProfileResolved `protobuf:"bytes,500,opt,name=task_profile_resolved,json=taskProfileResolved,proto3,oneof"`
+}
+
+type RuntimeEvent_RoutingCandidatesResolved struct {
+	RoutingCandidatesResolved *RoutingCandidatesResolved `protobuf:"bytes,501,opt,name=routing_candidates_resolved,json=routingCandidatesResolved,proto3,oneof"`
+}
+
+type RuntimeEvent_RoutingDecided struct {
+	RoutingDecided *RoutingDecided `protobuf:"bytes,502,opt,name=routing_decided,json=routingDecided,proto3,oneof"`
+}
+
+type RuntimeEvent_RoutingFallbackApplied struct {
+	RoutingFallbackApplied *RoutingFallbackApplied `protobuf:"bytes,503,opt,name=routing_fallback_applied,json=routingFallbackApplied,proto3,oneof"`
+}
+
+type RuntimeEvent_RoutingNotPossible struct {
+	RoutingNotPossible *RoutingNotPossible `protobuf:"bytes,504,opt,name=routing_not_possible,json=routingNotPossible,proto3,oneof"`
+}
+
+type RuntimeEvent_RoutingSingleCandidate struct {
+	RoutingSingleCandidate *RoutingSingleCandidate `protobuf:"bytes,505,opt,name=routing_single_candidate,json=routingSingleCandidate,proto3,oneof"`
+}
+
+type RuntimeEvent_CostEstimated struct {
+	CostEstimated *CostEstimated `protobuf:"bytes,510,opt,name=cost_estimated,json=costEstimated,proto3,oneof"`
+}
+
+type RuntimeEvent_CostRecorded struct {
+	CostRecorded *CostRecorded `protobuf:"bytes,511,opt,name=cost_recorded,json=costRecorded,proto3,oneof"`
+}
+
+type RuntimeEvent_RateLimitHit struct {
+	RateLimitHit *RateLimitHit `protobuf:"bytes,520,opt,name=rate_limit_hit,json=rateLimitHit,proto3,oneof"`
+}
+
+type RuntimeEvent_QuotaLow struct {
+	QuotaLow *QuotaLow `protobuf:"bytes,521,opt,name=quota_low,json=quotaLow,proto3,oneof"`
+}
+
+type RuntimeEvent_QuotaBlocked struct {
+	QuotaBlocked *QuotaBlocked `protobuf:"bytes,522,opt,name=quota_blocked,json=quotaBlocked,proto3,oneof"`
+}
+
+type RuntimeEvent_LimitChanged struct {
+	LimitChanged *LimitChanged `protobuf:"bytes,530,opt,name=limit_changed,json=limitChanged,proto3,oneof"` // end routing
+}
+
 type RuntimeEvent_PermissionEvaluated struct {
 	// permission: 600-699
 	PermissionEvaluated *PermissionEvaluated `protobuf:"bytes,600,opt,name=permission_evaluated,json=permissionEvaluated,proto3,oneof"`
@@ -1284,6 +1902,94 @@ func (*RuntimeEvent_ChannelDisconnected) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_ChannelResumed) isRuntimeEvent_Payload() {}
 
+func (*RuntimeEvent_TaskCreated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskAccepted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskQueued) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskStarted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskUpdated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskProgress) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskWaiting) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskBlocked) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskPaused) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskResumed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskRetrying) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskCancelRequested) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskCancelled) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskTimedOut) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskFailed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskLost) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskCompleted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskArchived) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskDelegated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskDependencyUpdated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskAttemptStarted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskAttemptCompleted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskAttemptFailed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_JobCreated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_JobStarted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_JobProgress) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_JobItemStarted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_JobItemCompleted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_JobItemFailed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_JobCompleted) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_JobFailed) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_JobCancelled) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_TaskProfileResolved) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_RoutingCandidatesResolved) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_RoutingDecided) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_RoutingFallbackApplied) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_RoutingNotPossible) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_RoutingSingleCandidate) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_CostEstimated) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_CostRecorded) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_RateLimitHit) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_QuotaLow) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_QuotaBlocked) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_LimitChanged) isRuntimeEvent_Payload() {}
+
 func (*RuntimeEvent_PermissionEvaluated) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_PermissionRequested) isRuntimeEvent_Payload() {}
@@ -1306,7 +2012,7 @@ var File_agentruntime_events_v1_envelope_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x870\n" +
+	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/routing.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\"agentruntime/events/v1/tasks.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe6L\n" +
 	"\fRuntimeEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\x128\n" +
@@ -1403,7 +2109,57 @@ const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\x0fsubagent_closed\x18\xa5\x01 \x01(\v2&.agentruntime.events.v1.SubagentStatusH\x00R\x0esubagentClosed\x12S\n" +
 	"\x11channel_connected\x18\xa6\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x10channelConnected\x12Y\n" +
 	"\x14channel_disconnected\x18\xa7\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x13channelDisconnected\x12O\n" +
-	"\x0fchannel_resumed\x18\xa8\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelResumed\x12a\n" +
+	"\x0fchannel_resumed\x18\xa8\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelResumed\x12I\n" +
+	"\ftask_created\x18\x90\x03 \x01(\v2#.agentruntime.events.v1.TaskCreatedH\x00R\vtaskCreated\x12N\n" +
+	"\rtask_accepted\x18\x91\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\ftaskAccepted\x12J\n" +
+	"\vtask_queued\x18\x92\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\n" +
+	"taskQueued\x12L\n" +
+	"\ftask_started\x18\x93\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\vtaskStarted\x12I\n" +
+	"\ftask_updated\x18\x94\x03 \x01(\v2#.agentruntime.events.v1.TaskUpdatedH\x00R\vtaskUpdated\x12N\n" +
+	"\rtask_progress\x18\x95\x03 \x01(\v2&.agentruntime.events.v1.TaskProgressedH\x00R\ftaskProgress\x12L\n" +
+	"\ftask_waiting\x18\x96\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\vtaskWaiting\x12L\n" +
+	"\ftask_blocked\x18\x97\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\vtaskBlocked\x12J\n" +
+	"\vtask_paused\x18\x98\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\n" +
+	"taskPaused\x12L\n" +
+	"\ftask_resumed\x18\x99\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\vtaskResumed\x12N\n" +
+	"\rtask_retrying\x18\x9a\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\ftaskRetrying\x12b\n" +
+	"\x15task_cancel_requested\x18\x9b\x03 \x01(\v2+.agentruntime.events.v1.TaskCancelRequestedH\x00R\x13taskCancelRequested\x12P\n" +
+	"\x0etask_cancelled\x18\x9c\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\rtaskCancelled\x12O\n" +
+	"\x0etask_timed_out\x18\x9d\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\ftaskTimedOut\x12J\n" +
+	"\vtask_failed\x18\x9e\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\n" +
+	"taskFailed\x12F\n" +
+	"\ttask_lost\x18\x9f\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\btaskLost\x12O\n" +
+	"\x0etask_completed\x18\xa0\x03 \x01(\v2%.agentruntime.events.v1.TaskCompletedH\x00R\rtaskCompleted\x12N\n" +
+	"\rtask_archived\x18\xa1\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\ftaskArchived\x12O\n" +
+	"\x0etask_delegated\x18\xa2\x03 \x01(\v2%.agentruntime.events.v1.TaskDelegatedH\x00R\rtaskDelegated\x12h\n" +
+	"\x17task_dependency_updated\x18\xa3\x03 \x01(\v2-.agentruntime.events.v1.TaskDependencyUpdatedH\x00R\x15taskDependencyUpdated\x12_\n" +
+	"\x14task_attempt_started\x18\xa4\x03 \x01(\v2*.agentruntime.events.v1.TaskAttemptStartedH\x00R\x12taskAttemptStarted\x12e\n" +
+	"\x16task_attempt_completed\x18\xa5\x03 \x01(\v2,.agentruntime.events.v1.TaskAttemptCompletedH\x00R\x14taskAttemptCompleted\x12\\\n" +
+	"\x13task_attempt_failed\x18\xa6\x03 \x01(\v2).agentruntime.events.v1.TaskAttemptFailedH\x00R\x11taskAttemptFailed\x12F\n" +
+	"\vjob_created\x18\xae\x03 \x01(\v2\".agentruntime.events.v1.JobCreatedH\x00R\n" +
+	"jobCreated\x12F\n" +
+	"\vjob_started\x18\xaf\x03 \x01(\v2\".agentruntime.events.v1.JobStartedH\x00R\n" +
+	"jobStarted\x12K\n" +
+	"\fjob_progress\x18\xb0\x03 \x01(\v2%.agentruntime.events.v1.JobProgressedH\x00R\vjobProgress\x12S\n" +
+	"\x10job_item_started\x18\xb1\x03 \x01(\v2&.agentruntime.events.v1.JobItemStartedH\x00R\x0ejobItemStarted\x12Y\n" +
+	"\x12job_item_completed\x18\xb2\x03 \x01(\v2(.agentruntime.events.v1.JobItemCompletedH\x00R\x10jobItemCompleted\x12P\n" +
+	"\x0fjob_item_failed\x18\xb3\x03 \x01(\v2%.agentruntime.events.v1.JobItemFailedH\x00R\rjobItemFailed\x12H\n" +
+	"\rjob_completed\x18\xb4\x03 \x01(\v2 .agentruntime.events.v1.JobEndedH\x00R\fjobCompleted\x12B\n" +
+	"\n" +
+	"job_failed\x18\xb5\x03 \x01(\v2 .agentruntime.events.v1.JobEndedH\x00R\tjobFailed\x12H\n" +
+	"\rjob_cancelled\x18\xb6\x03 \x01(\v2 .agentruntime.events.v1.JobEndedH\x00R\fjobCancelled\x12b\n" +
+	"\x15task_profile_resolved\x18\xf4\x03 \x01(\v2+.agentruntime.events.v1.TaskProfileResolvedH\x00R\x13taskProfileResolved\x12t\n" +
+	"\x1brouting_candidates_resolved\x18\xf5\x03 \x01(\v21.agentruntime.events.v1.RoutingCandidatesResolvedH\x00R\x19routingCandidatesResolved\x12R\n" +
+	"\x0frouting_decided\x18\xf6\x03 \x01(\v2&.agentruntime.events.v1.RoutingDecidedH\x00R\x0eroutingDecided\x12k\n" +
+	"\x18routing_fallback_applied\x18\xf7\x03 \x01(\v2..agentruntime.events.v1.RoutingFallbackAppliedH\x00R\x16routingFallbackApplied\x12_\n" +
+	"\x14routing_not_possible\x18\xf8\x03 \x01(\v2*.agentruntime.events.v1.RoutingNotPossibleH\x00R\x12routingNotPossible\x12k\n" +
+	"\x18routing_single_candidate\x18\xf9\x03 \x01(\v2..agentruntime.events.v1.RoutingSingleCandidateH\x00R\x16routingSingleCandidate\x12O\n" +
+	"\x0ecost_estimated\x18\xfe\x03 \x01(\v2%.agentruntime.events.v1.CostEstimatedH\x00R\rcostEstimated\x12L\n" +
+	"\rcost_recorded\x18\xff\x03 \x01(\v2$.agentruntime.events.v1.CostRecordedH\x00R\fcostRecorded\x12M\n" +
+	"\x0erate_limit_hit\x18\x88\x04 \x01(\v2$.agentruntime.events.v1.RateLimitHitH\x00R\frateLimitHit\x12@\n" +
+	"\tquota_low\x18\x89\x04 \x01(\v2 .agentruntime.events.v1.QuotaLowH\x00R\bquotaLow\x12L\n" +
+	"\rquota_blocked\x18\x8a\x04 \x01(\v2$.agentruntime.events.v1.QuotaBlockedH\x00R\fquotaBlocked\x12L\n" +
+	"\rlimit_changed\x18\x92\x04 \x01(\v2$.agentruntime.events.v1.LimitChangedH\x00R\flimitChanged\x12a\n" +
 	"\x14permission_evaluated\x18\xd8\x04 \x01(\v2+.agentruntime.events.v1.PermissionEvaluatedH\x00R\x13permissionEvaluated\x12a\n" +
 	"\x14permission_requested\x18\xd9\x04 \x01(\v2+.agentruntime.events.v1.PermissionRequestedH\x00R\x13permissionRequested\x12^\n" +
 	"\x13permission_resolved\x18\xda\x04 \x01(\v2*.agentruntime.events.v1.PermissionResolvedH\x00R\x12permissionResolved\x12R\n" +
@@ -1433,129 +2189,203 @@ func file_agentruntime_events_v1_envelope_proto_rawDescGZIP() []byte {
 
 var file_agentruntime_events_v1_envelope_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_agentruntime_events_v1_envelope_proto_goTypes = []any{
-	(*RuntimeEvent)(nil),          // 0: agentruntime.events.v1.RuntimeEvent
-	nil,                           // 1: agentruntime.events.v1.RuntimeEvent.RefsEntry
-	(*timestamppb.Timestamp)(nil), // 2: google.protobuf.Timestamp
-	(*RuntimeWarning)(nil),        // 3: agentruntime.events.v1.RuntimeWarning
-	(*RuntimeError)(nil),          // 4: agentruntime.events.v1.RuntimeError
-	(*ActionRequired)(nil),        // 5: agentruntime.events.v1.ActionRequired
-	(*ActionResolved)(nil),        // 6: agentruntime.events.v1.ActionResolved
-	(*SessionCreated)(nil),        // 7: agentruntime.events.v1.SessionCreated
-	(*SessionUpdated)(nil),        // 8: agentruntime.events.v1.SessionUpdated
-	(*ThreadStarted)(nil),         // 9: agentruntime.events.v1.ThreadStarted
-	(*ThreadUpdated)(nil),         // 10: agentruntime.events.v1.ThreadUpdated
-	(*TurnSubmitted)(nil),         // 11: agentruntime.events.v1.TurnSubmitted
-	(*TurnStarted)(nil),           // 12: agentruntime.events.v1.TurnStarted
-	(*TurnCompleted)(nil),         // 13: agentruntime.events.v1.TurnCompleted
-	(*TurnFailed)(nil),            // 14: agentruntime.events.v1.TurnFailed
-	(*QueueChanged)(nil),          // 15: agentruntime.events.v1.QueueChanged
-	(*RunStatus)(nil),             // 16: agentruntime.events.v1.RunStatus
-	(*ModelRequested)(nil),        // 17: agentruntime.events.v1.ModelRequested
-	(*ModelDelta)(nil),            // 18: agentruntime.events.v1.ModelDelta
-	(*ModelCompleted)(nil),        // 19: agentruntime.events.v1.ModelCompleted
-	(*ModelFailed)(nil),           // 20: agentruntime.events.v1.ModelFailed
-	(*ReasoningDelta)(nil),        // 21: agentruntime.events.v1.ReasoningDelta
-	(*ReasoningSummary)(nil),      // 22: agentruntime.events.v1.ReasoningSummary
-	(*ToolCatalogResolved)(nil),   // 23: agentruntime.events.v1.ToolCatalogResolved
-	(*ToolStarted)(nil),           // 24: agentruntime.events.v1.ToolStarted
-	(*ToolArgs)(nil),              // 25: agentruntime.events.v1.ToolArgs
-	(*ToolProgress)(nil),          // 26: agentruntime.events.v1.ToolProgress
-	(*ToolResult)(nil),            // 27: agentruntime.events.v1.ToolResult
-	(*ToolFailed)(nil),            // 28: agentruntime.events.v1.ToolFailed
-	(*ProcessStarted)(nil),        // 29: agentruntime.events.v1.ProcessStarted
-	(*ProcessOutput)(nil),         // 30: agentruntime.events.v1.ProcessOutput
-	(*ProcessInput)(nil),          // 31: agentruntime.events.v1.ProcessInput
-	(*ProcessCompleted)(nil),      // 32: agentruntime.events.v1.ProcessCompleted
-	(*ProcessFailed)(nil),         // 33: agentruntime.events.v1.ProcessFailed
-	(*ProcessTerminated)(nil),     // 34: agentruntime.events.v1.ProcessTerminated
-	(*OutputFact)(nil),            // 35: agentruntime.events.v1.OutputFact
-	(*ContextResolved)(nil),       // 36: agentruntime.events.v1.ContextResolved
-	(*ContextCompaction)(nil),     // 37: agentruntime.events.v1.ContextCompaction
-	(*HistoryRollback)(nil),       // 38: agentruntime.events.v1.HistoryRollback
-	(*ArtifactChanged)(nil),       // 39: agentruntime.events.v1.ArtifactChanged
-	(*SubagentSpawned)(nil),       // 40: agentruntime.events.v1.SubagentSpawned
-	(*SubagentStatus)(nil),        // 41: agentruntime.events.v1.SubagentStatus
-	(*ChannelFact)(nil),           // 42: agentruntime.events.v1.ChannelFact
-	(*PermissionEvaluated)(nil),   // 43: agentruntime.events.v1.PermissionEvaluated
-	(*PermissionRequested)(nil),   // 44: agentruntime.events.v1.PermissionRequested
-	(*PermissionResolved)(nil),    // 45: agentruntime.events.v1.PermissionResolved
-	(*SandboxApplied)(nil),        // 46: agentruntime.events.v1.SandboxApplied
-	(*SandboxViolation)(nil),      // 47: agentruntime.events.v1.SandboxViolation
-	(*HookStarted)(nil),           // 48: agentruntime.events.v1.HookStarted
-	(*HookCompleted)(nil),         // 49: agentruntime.events.v1.HookCompleted
-	(*HookFailed)(nil),            // 50: agentruntime.events.v1.HookFailed
-	(*PolicyChanged)(nil),         // 51: agentruntime.events.v1.PolicyChanged
+	(*RuntimeEvent)(nil),              // 0: agentruntime.events.v1.RuntimeEvent
+	nil,                               // 1: agentruntime.events.v1.RuntimeEvent.RefsEntry
+	(*timestamppb.Timestamp)(nil),     // 2: google.protobuf.Timestamp
+	(*RuntimeWarning)(nil),            // 3: agentruntime.events.v1.RuntimeWarning
+	(*RuntimeError)(nil),              // 4: agentruntime.events.v1.RuntimeError
+	(*ActionRequired)(nil),            // 5: agentruntime.events.v1.ActionRequired
+	(*ActionResolved)(nil),            // 6: agentruntime.events.v1.ActionResolved
+	(*SessionCreated)(nil),            // 7: agentruntime.events.v1.SessionCreated
+	(*SessionUpdated)(nil),            // 8: agentruntime.events.v1.SessionUpdated
+	(*ThreadStarted)(nil),             // 9: agentruntime.events.v1.ThreadStarted
+	(*ThreadUpdated)(nil),             // 10: agentruntime.events.v1.ThreadUpdated
+	(*TurnSubmitted)(nil),             // 11: agentruntime.events.v1.TurnSubmitted
+	(*TurnStarted)(nil),               // 12: agentruntime.events.v1.TurnStarted
+	(*TurnCompleted)(nil),             // 13: agentruntime.events.v1.TurnCompleted
+	(*TurnFailed)(nil),                // 14: agentruntime.events.v1.TurnFailed
+	(*QueueChanged)(nil),              // 15: agentruntime.events.v1.QueueChanged
+	(*RunStatus)(nil),                 // 16: agentruntime.events.v1.RunStatus
+	(*ModelRequested)(nil),            // 17: agentruntime.events.v1.ModelRequested
+	(*ModelDelta)(nil),                // 18: agentruntime.events.v1.ModelDelta
+	(*ModelCompleted)(nil),            // 19: agentruntime.events.v1.ModelCompleted
+	(*ModelFailed)(nil),               // 20: agentruntime.events.v1.ModelFailed
+	(*ReasoningDelta)(nil),            // 21: agentruntime.events.v1.ReasoningDelta
+	(*ReasoningSummary)(nil),          // 22: agentruntime.events.v1.ReasoningSummary
+	(*ToolCatalogResolved)(nil),       // 23: agentruntime.events.v1.ToolCatalogResolved
+	(*ToolStarted)(nil),               // 24: agentruntime.events.v1.ToolStarted
+	(*ToolArgs)(nil),                  // 25: agentruntime.events.v1.ToolArgs
+	(*ToolProgress)(nil),              // 26: agentruntime.events.v1.ToolProgress
+	(*ToolResult)(nil),                // 27: agentruntime.events.v1.ToolResult
+	(*ToolFailed)(nil),                // 28: agentruntime.events.v1.ToolFailed
+	(*ProcessStarted)(nil),            // 29: agentruntime.events.v1.ProcessStarted
+	(*ProcessOutput)(nil),             // 30: agentruntime.events.v1.ProcessOutput
+	(*ProcessInput)(nil),              // 31: agentruntime.events.v1.ProcessInput
+	(*ProcessCompleted)(nil),          // 32: agentruntime.events.v1.ProcessCompleted
+	(*ProcessFailed)(nil),             // 33: agentruntime.events.v1.ProcessFailed
+	(*ProcessTerminated)(nil),         // 34: agentruntime.events.v1.ProcessTerminated
+	(*OutputFact)(nil),                // 35: agentruntime.events.v1.OutputFact
+	(*ContextResolved)(nil),           // 36: agentruntime.events.v1.ContextResolved
+	(*ContextCompaction)(nil),         // 37: agentruntime.events.v1.ContextCompaction
+	(*HistoryRollback)(nil),           // 38: agentruntime.events.v1.HistoryRollback
+	(*ArtifactChanged)(nil),           // 39: agentruntime.events.v1.ArtifactChanged
+	(*SubagentSpawned)(nil),           // 40: agentruntime.events.v1.SubagentSpawned
+	(*SubagentStatus)(nil),            // 41: agentruntime.events.v1.SubagentStatus
+	(*ChannelFact)(nil),               // 42: agentruntime.events.v1.ChannelFact
+	(*TaskCreated)(nil),               // 43: agentruntime.events.v1.TaskCreated
+	(*TaskTransition)(nil),            // 44: agentruntime.events.v1.TaskTransition
+	(*TaskUpdated)(nil),               // 45: agentruntime.events.v1.TaskUpdated
+	(*TaskProgressed)(nil),            // 46: agentruntime.events.v1.TaskProgressed
+	(*TaskCancelRequested)(nil),       // 47: agentruntime.events.v1.TaskCancelRequested
+	(*TaskCompleted)(nil),             // 48: agentruntime.events.v1.TaskCompleted
+	(*TaskDelegated)(nil),             // 49: agentruntime.events.v1.TaskDelegated
+	(*TaskDependencyUpdated)(nil),     // 50: agentruntime.events.v1.TaskDependencyUpdated
+	(*TaskAttemptStarted)(nil),        // 51: agentruntime.events.v1.TaskAttemptStarted
+	(*TaskAttemptCompleted)(nil),      // 52: agentruntime.events.v1.TaskAttemptCompleted
+	(*TaskAttemptFailed)(nil),         // 53: agentruntime.events.v1.TaskAttemptFailed
+	(*JobCreated)(nil),                // 54: agentruntime.events.v1.JobCreated
+	(*JobStarted)(nil),                // 55: agentruntime.events.v1.JobStarted
+	(*JobProgressed)(nil),             // 56: agentruntime.events.v1.JobProgressed
+	(*JobItemStarted)(nil),            // 57: agentruntime.events.v1.JobItemStarted
+	(*JobItemCompleted)(nil),          // 58: agentruntime.events.v1.JobItemCompleted
+	(*JobItemFailed)(nil),             // 59: agentruntime.events.v1.JobItemFailed
+	(*JobEnded)(nil),                  // 60: agentruntime.events.v1.JobEnded
+	(*TaskProfileResolved)(nil),       // 61: agentruntime.events.v1.TaskProfileResolved
+	(*RoutingCandidatesResolved)(nil), // 62: agentruntime.events.v1.RoutingCandidatesResolved
+	(*RoutingDecided)(nil),            // 63: agentruntime.events.v1.RoutingDecided
+	(*RoutingFallbackApplied)(nil),    // 64: agentruntime.events.v1.RoutingFallbackApplied
+	(*RoutingNotPossible)(nil),        // 65: agentruntime.events.v1.RoutingNotPossible
+	(*RoutingSingleCandidate)(nil),    // 66: agentruntime.events.v1.RoutingSingleCandidate
+	(*CostEstimated)(nil),             // 67: agentruntime.events.v1.CostEstimated
+	(*CostRecorded)(nil),              // 68: agentruntime.events.v1.CostRecorded
+	(*RateLimitHit)(nil),              // 69: agentruntime.events.v1.RateLimitHit
+	(*QuotaLow)(nil),                  // 70: agentruntime.events.v1.QuotaLow
+	(*QuotaBlocked)(nil),              // 71: agentruntime.events.v1.QuotaBlocked
+	(*LimitChanged)(nil),              // 72: agentruntime.events.v1.LimitChanged
+	(*PermissionEvaluated)(nil),       // 73: agentruntime.events.v1.PermissionEvaluated
+	(*PermissionRequested)(nil),       // 74: agentruntime.events.v1.PermissionRequested
+	(*PermissionResolved)(nil),        // 75: agentruntime.events.v1.PermissionResolved
+	(*SandboxApplied)(nil),            // 76: agentruntime.events.v1.SandboxApplied
+	(*SandboxViolation)(nil),          // 77: agentruntime.events.v1.SandboxViolation
+	(*HookStarted)(nil),               // 78: agentruntime.events.v1.HookStarted
+	(*HookCompleted)(nil),             // 79: agentruntime.events.v1.HookCompleted
+	(*HookFailed)(nil),                // 80: agentruntime.events.v1.HookFailed
+	(*PolicyChanged)(nil),             // 81: agentruntime.events.v1.PolicyChanged
 }
 var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
-	2,  // 0: agentruntime.events.v1.RuntimeEvent.timestamp:type_name -> google.protobuf.Timestamp
-	1,  // 1: agentruntime.events.v1.RuntimeEvent.refs:type_name -> agentruntime.events.v1.RuntimeEvent.RefsEntry
-	3,  // 2: agentruntime.events.v1.RuntimeEvent.runtime_warning:type_name -> agentruntime.events.v1.RuntimeWarning
-	4,  // 3: agentruntime.events.v1.RuntimeEvent.runtime_error:type_name -> agentruntime.events.v1.RuntimeError
-	5,  // 4: agentruntime.events.v1.RuntimeEvent.action_required:type_name -> agentruntime.events.v1.ActionRequired
-	6,  // 5: agentruntime.events.v1.RuntimeEvent.action_resolved:type_name -> agentruntime.events.v1.ActionResolved
-	7,  // 6: agentruntime.events.v1.RuntimeEvent.session_created:type_name -> agentruntime.events.v1.SessionCreated
-	8,  // 7: agentruntime.events.v1.RuntimeEvent.session_updated:type_name -> agentruntime.events.v1.SessionUpdated
-	9,  // 8: agentruntime.events.v1.RuntimeEvent.thread_started:type_name -> agentruntime.events.v1.ThreadStarted
-	10, // 9: agentruntime.events.v1.RuntimeEvent.thread_updated:type_name -> agentruntime.events.v1.ThreadUpdated
-	11, // 10: agentruntime.events.v1.RuntimeEvent.turn_submitted:type_name -> agentruntime.events.v1.TurnSubmitted
-	12, // 11: agentruntime.events.v1.RuntimeEvent.turn_started:type_name -> agentruntime.events.v1.TurnStarted
-	13, // 12: agentruntime.events.v1.RuntimeEvent.turn_completed:type_name -> agentruntime.events.v1.TurnCompleted
-	14, // 13: agentruntime.events.v1.RuntimeEvent.turn_failed:type_name -> agentruntime.events.v1.TurnFailed
-	15, // 14: agentruntime.events.v1.RuntimeEvent.queue_changed:type_name -> agentruntime.events.v1.QueueChanged
-	16, // 15: agentruntime.events.v1.RuntimeEvent.run_status:type_name -> agentruntime.events.v1.RunStatus
-	17, // 16: agentruntime.events.v1.RuntimeEvent.model_requested:type_name -> agentruntime.events.v1.ModelRequested
-	18, // 17: agentruntime.events.v1.RuntimeEvent.model_delta:type_name -> agentruntime.events.v1.ModelDelta
-	19, // 18: agentruntime.events.v1.RuntimeEvent.model_completed:type_name -> agentruntime.events.v1.ModelCompleted
-	20, // 19: agentruntime.events.v1.RuntimeEvent.model_failed:type_name -> agentruntime.events.v1.ModelFailed
-	21, // 20: agentruntime.events.v1.RuntimeEvent.reasoning_delta:type_name -> agentruntime.events.v1.ReasoningDelta
-	22, // 21: agentruntime.events.v1.RuntimeEvent.reasoning_summary:type_name -> agentruntime.events.v1.ReasoningSummary
-	23, // 22: agentruntime.events.v1.RuntimeEvent.tool_catalog_resolved:type_name -> agentruntime.events.v1.ToolCatalogResolved
-	24, // 23: agentruntime.events.v1.RuntimeEvent.tool_started:type_name -> agentruntime.events.v1.ToolStarted
-	25, // 24: agentruntime.events.v1.RuntimeEvent.tool_args:type_name -> agentruntime.events.v1.ToolArgs
-	26, // 25: agentruntime.events.v1.RuntimeEvent.tool_progress:type_name -> agentruntime.events.v1.ToolProgress
-	27, // 26: agentruntime.events.v1.RuntimeEvent.tool_result:type_name -> agentruntime.events.v1.ToolResult
-	28, // 27: agentruntime.events.v1.RuntimeEvent.tool_failed:type_name -> agentruntime.events.v1.ToolFailed
-	29, // 28: agentruntime.events.v1.RuntimeEvent.process_started:type_name -> agentruntime.events.v1.ProcessStarted
-	30, // 29: agentruntime.events.v1.RuntimeEvent.process_output:type_name -> agentruntime.events.v1.ProcessOutput
-	31, // 30: agentruntime.events.v1.RuntimeEvent.process_input:type_name -> agentruntime.events.v1.ProcessInput
-	32, // 31: agentruntime.events.v1.RuntimeEvent.process_completed:type_name -> agentruntime.events.v1.ProcessCompleted
-	33, // 32: agentruntime.events.v1.RuntimeEvent.process_failed:type_name -> agentruntime.events.v1.ProcessFailed
-	34, // 33: agentruntime.events.v1.RuntimeEvent.process_terminated:type_name -> agentruntime.events.v1.ProcessTerminated
-	35, // 34: agentruntime.events.v1.RuntimeEvent.output_spilled:type_name -> agentruntime.events.v1.OutputFact
-	35, // 35: agentruntime.events.v1.RuntimeEvent.output_truncated:type_name -> agentruntime.events.v1.OutputFact
-	35, // 36: agentruntime.events.v1.RuntimeEvent.output_redacted:type_name -> agentruntime.events.v1.OutputFact
-	35, // 37: agentruntime.events.v1.RuntimeEvent.output_expired:type_name -> agentruntime.events.v1.OutputFact
-	36, // 38: agentruntime.events.v1.RuntimeEvent.context_resolved:type_name -> agentruntime.events.v1.ContextResolved
-	37, // 39: agentruntime.events.v1.RuntimeEvent.context_compaction_started:type_name -> agentruntime.events.v1.ContextCompaction
-	37, // 40: agentruntime.events.v1.RuntimeEvent.context_compaction_completed:type_name -> agentruntime.events.v1.ContextCompaction
-	37, // 41: agentruntime.events.v1.RuntimeEvent.context_compaction_failed:type_name -> agentruntime.events.v1.ContextCompaction
-	38, // 42: agentruntime.events.v1.RuntimeEvent.history_rollback_started:type_name -> agentruntime.events.v1.HistoryRollback
-	38, // 43: agentruntime.events.v1.RuntimeEvent.history_rollback_completed:type_name -> agentruntime.events.v1.HistoryRollback
-	39, // 44: agentruntime.events.v1.RuntimeEvent.artifact_changed:type_name -> agentruntime.events.v1.ArtifactChanged
-	40, // 45: agentruntime.events.v1.RuntimeEvent.subagent_spawned:type_name -> agentruntime.events.v1.SubagentSpawned
-	41, // 46: agentruntime.events.v1.RuntimeEvent.subagent_status:type_name -> agentruntime.events.v1.SubagentStatus
-	41, // 47: agentruntime.events.v1.RuntimeEvent.subagent_input:type_name -> agentruntime.events.v1.SubagentStatus
-	41, // 48: agentruntime.events.v1.RuntimeEvent.subagent_output:type_name -> agentruntime.events.v1.SubagentStatus
-	41, // 49: agentruntime.events.v1.RuntimeEvent.subagent_completed:type_name -> agentruntime.events.v1.SubagentStatus
-	41, // 50: agentruntime.events.v1.RuntimeEvent.subagent_failed:type_name -> agentruntime.events.v1.SubagentStatus
-	41, // 51: agentruntime.events.v1.RuntimeEvent.subagent_closed:type_name -> agentruntime.events.v1.SubagentStatus
-	42, // 52: agentruntime.events.v1.RuntimeEvent.channel_connected:type_name -> agentruntime.events.v1.ChannelFact
-	42, // 53: agentruntime.events.v1.RuntimeEvent.channel_disconnected:type_name -> agentruntime.events.v1.ChannelFact
-	42, // 54: agentruntime.events.v1.RuntimeEvent.channel_resumed:type_name -> agentruntime.events.v1.ChannelFact
-	43, // 55: agentruntime.events.v1.RuntimeEvent.permission_evaluated:type_name -> agentruntime.events.v1.PermissionEvaluated
-	44, // 56: agentruntime.events.v1.RuntimeEvent.permission_requested:type_name -> agentruntime.events.v1.PermissionRequested
-	45, // 57: agentruntime.events.v1.RuntimeEvent.permission_resolved:type_name -> agentruntime.events.v1.PermissionResolved
-	46, // 58: agentruntime.events.v1.RuntimeEvent.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
-	47, // 59: agentruntime.events.v1.RuntimeEvent.sandbox_violation:type_name -> agentruntime.events.v1.SandboxViolation
-	48, // 60: agentruntime.events.v1.RuntimeEvent.hook_started:type_name -> agentruntime.events.v1.HookStarted
-	49, // 61: agentruntime.events.v1.RuntimeEvent.hook_completed:type_name -> agentruntime.events.v1.HookCompleted
-	50, // 62: agentruntime.events.v1.RuntimeEvent.hook_failed:type_name -> agentruntime.events.v1.HookFailed
-	51, // 63: agentruntime.events.v1.RuntimeEvent.policy_changed:type_name -> agentruntime.events.v1.PolicyChanged
-	64, // [64:64] is the sub-list for method output_type
-	64, // [64:64] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	2,   // 0: agentruntime.events.v1.RuntimeEvent.timestamp:type_name -> google.protobuf.Timestamp
+	1,   // 1: agentruntime.events.v1.RuntimeEvent.refs:type_name -> agentruntime.events.v1.RuntimeEvent.RefsEntry
+	3,   // 2: agentruntime.events.v1.RuntimeEvent.runtime_warning:type_name -> agentruntime.events.v1.RuntimeWarning
+	4,   // 3: agentruntime.events.v1.RuntimeEvent.runtime_error:type_name -> agentruntime.events.v1.RuntimeError
+	5,   // 4: agentruntime.events.v1.RuntimeEvent.action_required:type_name -> agentruntime.events.v1.ActionRequired
+	6,   // 5: agentruntime.events.v1.RuntimeEvent.action_resolved:type_name -> agentruntime.events.v1.ActionResolved
+	7,   // 6: agentruntime.events.v1.RuntimeEvent.session_created:type_name -> agentruntime.events.v1.SessionCreated
+	8,   // 7: agentruntime.events.v1.RuntimeEvent.session_updated:type_name -> agentruntime.events.v1.SessionUpdated
+	9,   // 8: agentruntime.events.v1.RuntimeEvent.thread_started:type_name -> agentruntime.events.v1.ThreadStarted
+	10,  // 9: agentruntime.events.v1.RuntimeEvent.thread_updated:type_name -> agentruntime.events.v1.ThreadUpdated
+	11,  // 10: agentruntime.events.v1.RuntimeEvent.turn_submitted:type_name -> agentruntime.events.v1.TurnSubmitted
+	12,  // 11: agentruntime.events.v1.RuntimeEvent.turn_started:type_name -> agentruntime.events.v1.TurnStarted
+	13,  // 12: agentruntime.events.v1.RuntimeEvent.turn_completed:type_name -> agentruntime.events.v1.TurnCompleted
+	14,  // 13: agentruntime.events.v1.RuntimeEvent.turn_failed:type_name -> agentruntime.events.v1.TurnFailed
+	15,  // 14: agentruntime.events.v1.RuntimeEvent.queue_changed:type_name -> agentruntime.events.v1.QueueChanged
+	16,  // 15: agentruntime.events.v1.RuntimeEvent.run_status:type_name -> agentruntime.events.v1.RunStatus
+	17,  // 16: agentruntime.events.v1.RuntimeEvent.model_requested:type_name -> agentruntime.events.v1.ModelRequested
+	18,  // 17: agentruntime.events.v1.RuntimeEvent.model_delta:type_name -> agentruntime.events.v1.ModelDelta
+	19,  // 18: agentruntime.events.v1.RuntimeEvent.model_completed:type_name -> agentruntime.events.v1.ModelCompleted
+	20,  // 19: agentruntime.events.v1.RuntimeEvent.model_failed:type_name -> agentruntime.events.v1.ModelFailed
+	21,  // 20: agentruntime.events.v1.RuntimeEvent.reasoning_delta:type_name -> agentruntime.events.v1.ReasoningDelta
+	22,  // 21: agentruntime.events.v1.RuntimeEvent.reasoning_summary:type_name -> agentruntime.events.v1.ReasoningSummary
+	23,  // 22: agentruntime.events.v1.RuntimeEvent.tool_catalog_resolved:type_name -> agentruntime.events.v1.ToolCatalogResolved
+	24,  // 23: agentruntime.events.v1.RuntimeEvent.tool_started:type_name -> agentruntime.events.v1.ToolStarted
+	25,  // 24: agentruntime.events.v1.RuntimeEvent.tool_args:type_name -> agentruntime.events.v1.ToolArgs
+	26,  // 25: agentruntime.events.v1.RuntimeEvent.tool_progress:type_name -> agentruntime.events.v1.ToolProgress
+	27,  // 26: agentruntime.events.v1.RuntimeEvent.tool_result:type_name -> agentruntime.events.v1.ToolResult
+	28,  // 27: agentruntime.events.v1.RuntimeEvent.tool_failed:type_name -> agentruntime.events.v1.ToolFailed
+	29,  // 28: agentruntime.events.v1.RuntimeEvent.process_started:type_name -> agentruntime.events.v1.ProcessStarted
+	30,  // 29: agentruntime.events.v1.RuntimeEvent.process_output:type_name -> agentruntime.events.v1.ProcessOutput
+	31,  // 30: agentruntime.events.v1.RuntimeEvent.process_input:type_name -> agentruntime.events.v1.ProcessInput
+	32,  // 31: agentruntime.events.v1.RuntimeEvent.process_completed:type_name -> agentruntime.events.v1.ProcessCompleted
+	33,  // 32: agentruntime.events.v1.RuntimeEvent.process_failed:type_name -> agentruntime.events.v1.ProcessFailed
+	34,  // 33: agentruntime.events.v1.RuntimeEvent.process_terminated:type_name -> agentruntime.events.v1.ProcessTerminated
+	35,  // 34: agentruntime.events.v1.RuntimeEvent.output_spilled:type_name -> agentruntime.events.v1.OutputFact
+	35,  // 35: agentruntime.events.v1.RuntimeEvent.output_truncated:type_name -> agentruntime.events.v1.OutputFact
+	35,  // 36: agentruntime.events.v1.RuntimeEvent.output_redacted:type_name -> agentruntime.events.v1.OutputFact
+	35,  // 37: agentruntime.events.v1.RuntimeEvent.output_expired:type_name -> agentruntime.events.v1.OutputFact
+	36,  // 38: agentruntime.events.v1.RuntimeEvent.context_resolved:type_name -> agentruntime.events.v1.ContextResolved
+	37,  // 39: agentruntime.events.v1.RuntimeEvent.context_compaction_started:type_name -> agentruntime.events.v1.ContextCompaction
+	37,  // 40: agentruntime.events.v1.RuntimeEvent.context_compaction_completed:type_name -> agentruntime.events.v1.ContextCompaction
+	37,  // 41: agentruntime.events.v1.RuntimeEvent.context_compaction_failed:type_name -> agentruntime.events.v1.ContextCompaction
+	38,  // 42: agentruntime.events.v1.RuntimeEvent.history_rollback_started:type_name -> agentruntime.events.v1.HistoryRollback
+	38,  // 43: agentruntime.events.v1.RuntimeEvent.history_rollback_completed:type_name -> agentruntime.events.v1.HistoryRollback
+	39,  // 44: agentruntime.events.v1.RuntimeEvent.artifact_changed:type_name -> agentruntime.events.v1.ArtifactChanged
+	40,  // 45: agentruntime.events.v1.RuntimeEvent.subagent_spawned:type_name -> agentruntime.events.v1.SubagentSpawned
+	41,  // 46: agentruntime.events.v1.RuntimeEvent.subagent_status:type_name -> agentruntime.events.v1.SubagentStatus
+	41,  // 47: agentruntime.events.v1.RuntimeEvent.subagent_input:type_name -> agentruntime.events.v1.SubagentStatus
+	41,  // 48: agentruntime.events.v1.RuntimeEvent.subagent_output:type_name -> agentruntime.events.v1.SubagentStatus
+	41,  // 49: agentruntime.events.v1.RuntimeEvent.subagent_completed:type_name -> agentruntime.events.v1.SubagentStatus
+	41,  // 50: agentruntime.events.v1.RuntimeEvent.subagent_failed:type_name -> agentruntime.events.v1.SubagentStatus
+	41,  // 51: agentruntime.events.v1.RuntimeEvent.subagent_closed:type_name -> agentruntime.events.v1.SubagentStatus
+	42,  // 52: agentruntime.events.v1.RuntimeEvent.channel_connected:type_name -> agentruntime.events.v1.ChannelFact
+	42,  // 53: agentruntime.events.v1.RuntimeEvent.channel_disconnected:type_name -> agentruntime.events.v1.ChannelFact
+	42,  // 54: agentruntime.events.v1.RuntimeEvent.channel_resumed:type_name -> agentruntime.events.v1.ChannelFact
+	43,  // 55: agentruntime.events.v1.RuntimeEvent.task_created:type_name -> agentruntime.events.v1.TaskCreated
+	44,  // 56: agentruntime.events.v1.RuntimeEvent.task_accepted:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 57: agentruntime.events.v1.RuntimeEvent.task_queued:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 58: agentruntime.events.v1.RuntimeEvent.task_started:type_name -> agentruntime.events.v1.TaskTransition
+	45,  // 59: agentruntime.events.v1.RuntimeEvent.task_updated:type_name -> agentruntime.events.v1.TaskUpdated
+	46,  // 60: agentruntime.events.v1.RuntimeEvent.task_progress:type_name -> agentruntime.events.v1.TaskProgressed
+	44,  // 61: agentruntime.events.v1.RuntimeEvent.task_waiting:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 62: agentruntime.events.v1.RuntimeEvent.task_blocked:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 63: agentruntime.events.v1.RuntimeEvent.task_paused:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 64: agentruntime.events.v1.RuntimeEvent.task_resumed:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 65: agentruntime.events.v1.RuntimeEvent.task_retrying:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 66: agentruntime.events.v1.RuntimeEvent.task_cancel_requested:type_name -> agentruntime.events.v1.TaskCancelRequested
+	44,  // 67: agentruntime.events.v1.RuntimeEvent.task_cancelled:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 68: agentruntime.events.v1.RuntimeEvent.task_timed_out:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 69: agentruntime.events.v1.RuntimeEvent.task_failed:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 70: agentruntime.events.v1.RuntimeEvent.task_lost:type_name -> agentruntime.events.v1.TaskTransition
+	48,  // 71: agentruntime.events.v1.RuntimeEvent.task_completed:type_name -> agentruntime.events.v1.TaskCompleted
+	44,  // 72: agentruntime.events.v1.RuntimeEvent.task_archived:type_name -> agentruntime.events.v1.TaskTransition
+	49,  // 73: agentruntime.events.v1.RuntimeEvent.task_delegated:type_name -> agentruntime.events.v1.TaskDelegated
+	50,  // 74: agentruntime.events.v1.RuntimeEvent.task_dependency_updated:type_name -> agentruntime.events.v1.TaskDependencyUpdated
+	51,  // 75: agentruntime.events.v1.RuntimeEvent.task_attempt_started:type_name -> agentruntime.events.v1.TaskAttemptStarted
+	52,  // 76: agentruntime.events.v1.RuntimeEvent.task_attempt_completed:type_name -> agentruntime.events.v1.TaskAttemptCompleted
+	53,  // 77: agentruntime.events.v1.RuntimeEvent.task_attempt_failed:type_name -> agentruntime.events.v1.TaskAttemptFailed
+	54,  // 78: agentruntime.events.v1.RuntimeEvent.job_created:type_name -> agentruntime.events.v1.JobCreated
+	55,  // 79: agentruntime.events.v1.RuntimeEvent.job_started:type_name -> agentruntime.events.v1.JobStarted
+	56,  // 80: agentruntime.events.v1.RuntimeEvent.job_progress:type_name -> agentruntime.events.v1.JobProgressed
+	57,  // 81: agentruntime.events.v1.RuntimeEvent.job_item_started:type_name -> agentruntime.events.v1.JobItemStarted
+	58,  // 82: agentruntime.events.v1.RuntimeEvent.job_item_completed:type_name -> agentruntime.events.v1.JobItemCompleted
+	59,  // 83: agentruntime.events.v1.RuntimeEvent.job_item_failed:type_name -> agentruntime.events.v1.JobItemFailed
+	60,  // 84: agentruntime.events.v1.RuntimeEvent.job_completed:type_name -> agentruntime.events.v1.JobEnded
+	60,  // 85: agentruntime.events.v1.RuntimeEvent.job_failed:type_name -> agentruntime.events.v1.JobEnded
+	60,  // 86: agentruntime.events.v1.RuntimeEvent.job_cancelled:type_name -> agentruntime.events.v1.JobEnded
+	61,  // 87: agentruntime.events.v1.RuntimeEvent.task_profile_resolved:type_name -> agentruntime.events.v1.TaskProfileResolved
+	62,  // 88: agentruntime.events.v1.RuntimeEvent.routing_candidates_resolved:type_name -> agentruntime.events.v1.RoutingCandidatesResolved
+	63,  // 89: agentruntime.events.v1.RuntimeEvent.routing_decided:type_name -> agentruntime.events.v1.RoutingDecided
+	64,  // 90: agentruntime.events.v1.RuntimeEvent.routing_fallback_applied:type_name -> agentruntime.events.v1.RoutingFallbackApplied
+	65,  // 91: agentruntime.events.v1.RuntimeEvent.routing_not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
+	66,  // 92: agentruntime.events.v1.RuntimeEvent.routing_single_candidate:type_name -> agentruntime.events.v1.RoutingSingleCandidate
+	67,  // 93: agentruntime.events.v1.RuntimeEvent.cost_estimated:type_name -> agentruntime.events.v1.CostEstimated
+	68,  // 94: agentruntime.events.v1.RuntimeEvent.cost_recorded:type_name -> agentruntime.events.v1.CostRecorded
+	69,  // 95: agentruntime.events.v1.RuntimeEvent.rate_limit_hit:type_name -> agentruntime.events.v1.RateLimitHit
+	70,  // 96: agentruntime.events.v1.RuntimeEvent.quota_low:type_name -> agentruntime.events.v1.QuotaLow
+	71,  // 97: agentruntime.events.v1.RuntimeEvent.quota_blocked:type_name -> agentruntime.events.v1.QuotaBlocked
+	72,  // 98: agentruntime.events.v1.RuntimeEvent.limit_changed:type_name -> agentruntime.events.v1.LimitChanged
+	73,  // 99: agentruntime.events.v1.RuntimeEvent.permission_evaluated:type_name -> agentruntime.events.v1.PermissionEvaluated
+	74,  // 100: agentruntime.events.v1.RuntimeEvent.permission_requested:type_name -> agentruntime.events.v1.PermissionRequested
+	75,  // 101: agentruntime.events.v1.RuntimeEvent.permission_resolved:type_name -> agentruntime.events.v1.PermissionResolved
+	76,  // 102: agentruntime.events.v1.RuntimeEvent.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
+	77,  // 103: agentruntime.events.v1.RuntimeEvent.sandbox_violation:type_name -> agentruntime.events.v1.SandboxViolation
+	78,  // 104: agentruntime.events.v1.RuntimeEvent.hook_started:type_name -> agentruntime.events.v1.HookStarted
+	79,  // 105: agentruntime.events.v1.RuntimeEvent.hook_completed:type_name -> agentruntime.events.v1.HookCompleted
+	80,  // 106: agentruntime.events.v1.RuntimeEvent.hook_failed:type_name -> agentruntime.events.v1.HookFailed
+	81,  // 107: agentruntime.events.v1.RuntimeEvent.policy_changed:type_name -> agentruntime.events.v1.PolicyChanged
+	108, // [108:108] is the sub-list for method output_type
+	108, // [108:108] is the sub-list for method input_type
+	108, // [108:108] is the sub-list for extension type_name
+	108, // [108:108] is the sub-list for extension extendee
+	0,   // [0:108] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_envelope_proto_init() }
@@ -1565,7 +2395,9 @@ func file_agentruntime_events_v1_envelope_proto_init() {
 	}
 	file_agentruntime_events_v1_control_proto_init()
 	file_agentruntime_events_v1_permission_proto_init()
+	file_agentruntime_events_v1_routing_proto_init()
 	file_agentruntime_events_v1_runtime_proto_init()
+	file_agentruntime_events_v1_tasks_proto_init()
 	file_agentruntime_events_v1_envelope_proto_msgTypes[0].OneofWrappers = []any{
 		(*RuntimeEvent_RuntimeWarning)(nil),
 		(*RuntimeEvent_RuntimeError)(nil),
@@ -1620,6 +2452,50 @@ func file_agentruntime_events_v1_envelope_proto_init() {
 		(*RuntimeEvent_ChannelConnected)(nil),
 		(*RuntimeEvent_ChannelDisconnected)(nil),
 		(*RuntimeEvent_ChannelResumed)(nil),
+		(*RuntimeEvent_TaskCreated)(nil),
+		(*RuntimeEvent_TaskAccepted)(nil),
+		(*RuntimeEvent_TaskQueued)(nil),
+		(*RuntimeEvent_TaskStarted)(nil),
+		(*RuntimeEvent_TaskUpdated)(nil),
+		(*RuntimeEvent_TaskProgress)(nil),
+		(*RuntimeEvent_TaskWaiting)(nil),
+		(*RuntimeEvent_TaskBlocked)(nil),
+		(*RuntimeEvent_TaskPaused)(nil),
+		(*RuntimeEvent_TaskResumed)(nil),
+		(*RuntimeEvent_TaskRetrying)(nil),
+		(*RuntimeEvent_TaskCancelRequested)(nil),
+		(*RuntimeEvent_TaskCancelled)(nil),
+		(*RuntimeEvent_TaskTimedOut)(nil),
+		(*RuntimeEvent_TaskFailed)(nil),
+		(*RuntimeEvent_TaskLost)(nil),
+		(*RuntimeEvent_TaskCompleted)(nil),
+		(*RuntimeEvent_TaskArchived)(nil),
+		(*RuntimeEvent_TaskDelegated)(nil),
+		(*RuntimeEvent_TaskDependencyUpdated)(nil),
+		(*RuntimeEvent_TaskAttemptStarted)(nil),
+		(*RuntimeEvent_TaskAttemptCompleted)(nil),
+		(*RuntimeEvent_TaskAttemptFailed)(nil),
+		(*RuntimeEvent_JobCreated)(nil),
+		(*RuntimeEvent_JobStarted)(nil),
+		(*RuntimeEvent_JobProgress)(nil),
+		(*RuntimeEvent_JobItemStarted)(nil),
+		(*RuntimeEvent_JobItemCompleted)(nil),
+		(*RuntimeEvent_JobItemFailed)(nil),
+		(*RuntimeEvent_JobCompleted)(nil),
+		(*RuntimeEvent_JobFailed)(nil),
+		(*RuntimeEvent_JobCancelled)(nil),
+		(*RuntimeEvent_TaskProfileResolved)(nil),
+		(*RuntimeEvent_RoutingCandidatesResolved)(nil),
+		(*RuntimeEvent_RoutingDecided)(nil),
+		(*RuntimeEvent_RoutingFallbackApplied)(nil),
+		(*RuntimeEvent_RoutingNotPossible)(nil),
+		(*RuntimeEvent_RoutingSingleCandidate)(nil),
+		(*RuntimeEvent_CostEstimated)(nil),
+		(*RuntimeEvent_CostRecorded)(nil),
+		(*RuntimeEvent_RateLimitHit)(nil),
+		(*RuntimeEvent_QuotaLow)(nil),
+		(*RuntimeEvent_QuotaBlocked)(nil),
+		(*RuntimeEvent_LimitChanged)(nil),
 		(*RuntimeEvent_PermissionEvaluated)(nil),
 		(*RuntimeEvent_PermissionRequested)(nil),
 		(*RuntimeEvent_PermissionResolved)(nil),

@@ -8,8 +8,11 @@ package tasksv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -21,6 +24,1647 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+type CreateTaskRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Optional caller-chosen id; generated when empty.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Repeating a create with the same key returns the first task.
+	IdempotencyKey string    `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	SessionId      string    `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId       string    `protobuf:"bytes,4,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId         string    `protobuf:"bytes,5,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	ParentTaskId   string    `protobuf:"bytes,6,opt,name=parent_task_id,json=parentTaskId,proto3" json:"parent_task_id,omitempty"`
+	Spec           *TaskSpec `protobuf:"bytes,7,opt,name=spec,proto3" json:"spec,omitempty"`
+	// Tasks this one is blocked by (BLOCKED_BY edges); it cannot start until
+	// they complete.
+	BlockedBy []string `protobuf:"bytes,8,rep,name=blocked_by,json=blockedBy,proto3" json:"blocked_by,omitempty"`
+	// Create as draft: not accepted until UpdateTask with submit.
+	Draft         bool `protobuf:"varint,9,opt,name=draft,proto3" json:"draft,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateTaskRequest) Reset() {
+	*x = CreateTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateTaskRequest) ProtoMessage() {}
+
+func (x *CreateTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateTaskRequest.ProtoReflect.Descriptor instead.
+func (*CreateTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *CreateTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *CreateTaskRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *CreateTaskRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *CreateTaskRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *CreateTaskRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *CreateTaskRequest) GetParentTaskId() string {
+	if x != nil {
+		return x.ParentTaskId
+	}
+	return ""
+}
+
+func (x *CreateTaskRequest) GetSpec() *TaskSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *CreateTaskRequest) GetBlockedBy() []string {
+	if x != nil {
+		return x.BlockedBy
+	}
+	return nil
+}
+
+func (x *CreateTaskRequest) GetDraft() bool {
+	if x != nil {
+		return x.Draft
+	}
+	return false
+}
+
+type CreateTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	Task          *Task                  `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateTaskResponse) Reset() {
+	*x = CreateTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateTaskResponse) ProtoMessage() {}
+
+func (x *CreateTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateTaskResponse.ProtoReflect.Descriptor instead.
+func (*CreateTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *CreateTaskResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *CreateTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+type UpdateTaskRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// The new values of the fields named in update_fields (spec field names:
+	// "title", "objective", "priority", "assignee", "acceptance", ...).
+	Spec         *TaskSpec `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
+	UpdateFields []string  `protobuf:"bytes,4,rep,name=update_fields,json=updateFields,proto3" json:"update_fields,omitempty"`
+	// Accept a draft task.
+	Submit        bool `protobuf:"varint,5,opt,name=submit,proto3" json:"submit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateTaskRequest) Reset() {
+	*x = UpdateTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateTaskRequest) ProtoMessage() {}
+
+func (x *UpdateTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateTaskRequest.ProtoReflect.Descriptor instead.
+func (*UpdateTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *UpdateTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *UpdateTaskRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *UpdateTaskRequest) GetSpec() *TaskSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *UpdateTaskRequest) GetUpdateFields() []string {
+	if x != nil {
+		return x.UpdateFields
+	}
+	return nil
+}
+
+func (x *UpdateTaskRequest) GetSubmit() bool {
+	if x != nil {
+		return x.Submit
+	}
+	return false
+}
+
+type UpdateTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateTaskResponse) Reset() {
+	*x = UpdateTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateTaskResponse) ProtoMessage() {}
+
+func (x *UpdateTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateTaskResponse.ProtoReflect.Descriptor instead.
+func (*UpdateTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *UpdateTaskResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type StartTaskRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// Optional caller-chosen run id; generated when empty.
+	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// What the attempt is bound to: a worker, a thread or a job item.
+	Worker    *WorkerRef `protobuf:"bytes,4,opt,name=worker,proto3" json:"worker,omitempty"`
+	InputRefs []string   `protobuf:"bytes,5,rep,name=input_refs,json=inputRefs,proto3" json:"input_refs,omitempty"`
+	// Supervise the run with a worker lease of this length (renewed by
+	// HeartbeatTask). Unset: the run is supervised by what it is bound to.
+	LeaseTtl      *durationpb.Duration `protobuf:"bytes,6,opt,name=lease_ttl,json=leaseTtl,proto3" json:"lease_ttl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartTaskRequest) Reset() {
+	*x = StartTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartTaskRequest) ProtoMessage() {}
+
+func (x *StartTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartTaskRequest.ProtoReflect.Descriptor instead.
+func (*StartTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *StartTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *StartTaskRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *StartTaskRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *StartTaskRequest) GetWorker() *WorkerRef {
+	if x != nil {
+		return x.Worker
+	}
+	return nil
+}
+
+func (x *StartTaskRequest) GetInputRefs() []string {
+	if x != nil {
+		return x.InputRefs
+	}
+	return nil
+}
+
+func (x *StartTaskRequest) GetLeaseTtl() *durationpb.Duration {
+	if x != nil {
+		return x.LeaseTtl
+	}
+	return nil
+}
+
+type StartTaskResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Result         *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	RunId          string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	AttemptId      string                 `protobuf:"bytes,3,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *StartTaskResponse) Reset() {
+	*x = StartTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartTaskResponse) ProtoMessage() {}
+
+func (x *StartTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartTaskResponse.ProtoReflect.Descriptor instead.
+func (*StartTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *StartTaskResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *StartTaskResponse) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *StartTaskResponse) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *StartTaskResponse) GetLeaseExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LeaseExpiresAt
+	}
+	return nil
+}
+
+type AppendTaskProgressRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	RunId          string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Progress       *Progress              `protobuf:"bytes,4,opt,name=progress,proto3" json:"progress,omitempty"`
+	Artifacts      []string               `protobuf:"bytes,5,rep,name=artifacts,proto3" json:"artifacts,omitempty"`
+	EvidenceRefs   []string               `protobuf:"bytes,6,rep,name=evidence_refs,json=evidenceRefs,proto3" json:"evidence_refs,omitempty"`
+	CheckpointRefs []string               `protobuf:"bytes,7,rep,name=checkpoint_refs,json=checkpointRefs,proto3" json:"checkpoint_refs,omitempty"`
+	// The run's state when it changes: PREPARING, RUNNING, WAITING_INPUT,
+	// WAITING_PERMISSION or WAITING_RESOURCE.
+	RunState      TaskStatus `protobuf:"varint,8,opt,name=run_state,json=runState,proto3,enum=agentruntime.tasks.v1.TaskStatus" json:"run_state,omitempty"`
+	Reason        string     `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendTaskProgressRequest) Reset() {
+	*x = AppendTaskProgressRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendTaskProgressRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendTaskProgressRequest) ProtoMessage() {}
+
+func (x *AppendTaskProgressRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendTaskProgressRequest.ProtoReflect.Descriptor instead.
+func (*AppendTaskProgressRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *AppendTaskProgressRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *AppendTaskProgressRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *AppendTaskProgressRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *AppendTaskProgressRequest) GetProgress() *Progress {
+	if x != nil {
+		return x.Progress
+	}
+	return nil
+}
+
+func (x *AppendTaskProgressRequest) GetArtifacts() []string {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
+func (x *AppendTaskProgressRequest) GetEvidenceRefs() []string {
+	if x != nil {
+		return x.EvidenceRefs
+	}
+	return nil
+}
+
+func (x *AppendTaskProgressRequest) GetCheckpointRefs() []string {
+	if x != nil {
+		return x.CheckpointRefs
+	}
+	return nil
+}
+
+func (x *AppendTaskProgressRequest) GetRunState() TaskStatus {
+	if x != nil {
+		return x.RunState
+	}
+	return TaskStatus_TASK_STATUS_UNSPECIFIED
+}
+
+func (x *AppendTaskProgressRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type AppendTaskProgressResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendTaskProgressResponse) Reset() {
+	*x = AppendTaskProgressResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendTaskProgressResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendTaskProgressResponse) ProtoMessage() {}
+
+func (x *AppendTaskProgressResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendTaskProgressResponse.ProtoReflect.Descriptor instead.
+func (*AppendTaskProgressResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *AppendTaskProgressResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type PauseTaskRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Reason         string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *PauseTaskRequest) Reset() {
+	*x = PauseTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseTaskRequest) ProtoMessage() {}
+
+func (x *PauseTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseTaskRequest.ProtoReflect.Descriptor instead.
+func (*PauseTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PauseTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *PauseTaskRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *PauseTaskRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type PauseTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseTaskResponse) Reset() {
+	*x = PauseTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseTaskResponse) ProtoMessage() {}
+
+func (x *PauseTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseTaskResponse.ProtoReflect.Descriptor instead.
+func (*PauseTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *PauseTaskResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type ResumeTaskRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Reason         string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ResumeTaskRequest) Reset() {
+	*x = ResumeTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeTaskRequest) ProtoMessage() {}
+
+func (x *ResumeTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeTaskRequest.ProtoReflect.Descriptor instead.
+func (*ResumeTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ResumeTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ResumeTaskRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *ResumeTaskRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ResumeTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeTaskResponse) Reset() {
+	*x = ResumeTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeTaskResponse) ProtoMessage() {}
+
+func (x *ResumeTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeTaskResponse.ProtoReflect.Descriptor instead.
+func (*ResumeTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ResumeTaskResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type CancelTaskRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Reason         string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Do not propagate to active child tasks and jobs.
+	NoPropagation bool `protobuf:"varint,4,opt,name=no_propagation,json=noPropagation,proto3" json:"no_propagation,omitempty"`
+	// End a cancelling task now, abandoning its active run (marked
+	// cancelled) instead of waiting for the worker to settle it.
+	Force         bool `protobuf:"varint,5,opt,name=force,proto3" json:"force,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelTaskRequest) Reset() {
+	*x = CancelTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelTaskRequest) ProtoMessage() {}
+
+func (x *CancelTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelTaskRequest.ProtoReflect.Descriptor instead.
+func (*CancelTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CancelTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *CancelTaskRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *CancelTaskRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *CancelTaskRequest) GetNoPropagation() bool {
+	if x != nil {
+		return x.NoPropagation
+	}
+	return false
+}
+
+func (x *CancelTaskRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
+}
+
+type CancelTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	Status        TaskStatus             `protobuf:"varint,2,opt,name=status,proto3,enum=agentruntime.tasks.v1.TaskStatus" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelTaskResponse) Reset() {
+	*x = CancelTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelTaskResponse) ProtoMessage() {}
+
+func (x *CancelTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelTaskResponse.ProtoReflect.Descriptor instead.
+func (*CancelTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CancelTaskResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *CancelTaskResponse) GetStatus() TaskStatus {
+	if x != nil {
+		return x.Status
+	}
+	return TaskStatus_TASK_STATUS_UNSPECIFIED
+}
+
+type RetryTaskRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// Why a new attempt: required, recorded on the attempt.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Bind the new attempt now; unset, the task waits in retrying for a
+	// worker to poll it.
+	Worker        *WorkerRef `protobuf:"bytes,4,opt,name=worker,proto3" json:"worker,omitempty"`
+	RunId         string     `protobuf:"bytes,5,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryTaskRequest) Reset() {
+	*x = RetryTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryTaskRequest) ProtoMessage() {}
+
+func (x *RetryTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryTaskRequest.ProtoReflect.Descriptor instead.
+func (*RetryTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RetryTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *RetryTaskRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *RetryTaskRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *RetryTaskRequest) GetWorker() *WorkerRef {
+	if x != nil {
+		return x.Worker
+	}
+	return nil
+}
+
+func (x *RetryTaskRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+type RetryTaskResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Result *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	// Set when worker was given.
+	RunId         string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryTaskResponse) Reset() {
+	*x = RetryTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryTaskResponse) ProtoMessage() {}
+
+func (x *RetryTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryTaskResponse.ProtoReflect.Descriptor instead.
+func (*RetryTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *RetryTaskResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *RetryTaskResponse) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+type CompleteTaskRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	RunId          string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Summary        string                 `protobuf:"bytes,4,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Artifacts and evidence recorded with the completion; the acceptance
+	// criteria are checked against everything recorded on the task.
+	Artifacts      []string        `protobuf:"bytes,5,rep,name=artifacts,proto3" json:"artifacts,omitempty"`
+	EvidenceRefs   []string        `protobuf:"bytes,6,rep,name=evidence_refs,json=evidenceRefs,proto3" json:"evidence_refs,omitempty"`
+	OutputRefs     []*v1.OutputRef `protobuf:"bytes,7,rep,name=output_refs,json=outputRefs,proto3" json:"output_refs,omitempty"`
+	CheckpointRefs []string        `protobuf:"bytes,8,rep,name=checkpoint_refs,json=checkpointRefs,proto3" json:"checkpoint_refs,omitempty"`
+	NativeStatus   string          `protobuf:"bytes,9,opt,name=native_status,json=nativeStatus,proto3" json:"native_status,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CompleteTaskRequest) Reset() {
+	*x = CompleteTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteTaskRequest) ProtoMessage() {}
+
+func (x *CompleteTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteTaskRequest.ProtoReflect.Descriptor instead.
+func (*CompleteTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CompleteTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *CompleteTaskRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *CompleteTaskRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *CompleteTaskRequest) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *CompleteTaskRequest) GetArtifacts() []string {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
+func (x *CompleteTaskRequest) GetEvidenceRefs() []string {
+	if x != nil {
+		return x.EvidenceRefs
+	}
+	return nil
+}
+
+func (x *CompleteTaskRequest) GetOutputRefs() []*v1.OutputRef {
+	if x != nil {
+		return x.OutputRefs
+	}
+	return nil
+}
+
+func (x *CompleteTaskRequest) GetCheckpointRefs() []string {
+	if x != nil {
+		return x.CheckpointRefs
+	}
+	return nil
+}
+
+func (x *CompleteTaskRequest) GetNativeStatus() string {
+	if x != nil {
+		return x.NativeStatus
+	}
+	return ""
+}
+
+type CompleteTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteTaskResponse) Reset() {
+	*x = CompleteTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteTaskResponse) ProtoMessage() {}
+
+func (x *CompleteTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteTaskResponse.ProtoReflect.Descriptor instead.
+func (*CompleteTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *CompleteTaskResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type FailTaskRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	RunId          string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Error          *TaskError             `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	OutputRefs     []*v1.OutputRef        `protobuf:"bytes,5,rep,name=output_refs,json=outputRefs,proto3" json:"output_refs,omitempty"`
+	CheckpointRefs []string               `protobuf:"bytes,6,rep,name=checkpoint_refs,json=checkpointRefs,proto3" json:"checkpoint_refs,omitempty"`
+	// Fail the task even when its retry policy would retry.
+	NoRetry       bool `protobuf:"varint,7,opt,name=no_retry,json=noRetry,proto3" json:"no_retry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailTaskRequest) Reset() {
+	*x = FailTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailTaskRequest) ProtoMessage() {}
+
+func (x *FailTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailTaskRequest.ProtoReflect.Descriptor instead.
+func (*FailTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *FailTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *FailTaskRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *FailTaskRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *FailTaskRequest) GetError() *TaskError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *FailTaskRequest) GetOutputRefs() []*v1.OutputRef {
+	if x != nil {
+		return x.OutputRefs
+	}
+	return nil
+}
+
+func (x *FailTaskRequest) GetCheckpointRefs() []string {
+	if x != nil {
+		return x.CheckpointRefs
+	}
+	return nil
+}
+
+func (x *FailTaskRequest) GetNoRetry() bool {
+	if x != nil {
+		return x.NoRetry
+	}
+	return false
+}
+
+type FailTaskResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Result *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	// FAILED, or RETRYING when the retry policy scheduled another attempt.
+	Status        TaskStatus `protobuf:"varint,2,opt,name=status,proto3,enum=agentruntime.tasks.v1.TaskStatus" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailTaskResponse) Reset() {
+	*x = FailTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailTaskResponse) ProtoMessage() {}
+
+func (x *FailTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailTaskResponse.ProtoReflect.Descriptor instead.
+func (*FailTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *FailTaskResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *FailTaskResponse) GetStatus() TaskStatus {
+	if x != nil {
+		return x.Status
+	}
+	return TaskStatus_TASK_STATUS_UNSPECIFIED
+}
+
+type ArchiveTaskRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Reason         string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ArchiveTaskRequest) Reset() {
+	*x = ArchiveTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArchiveTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArchiveTaskRequest) ProtoMessage() {}
+
+func (x *ArchiveTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArchiveTaskRequest.ProtoReflect.Descriptor instead.
+func (*ArchiveTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ArchiveTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ArchiveTaskRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *ArchiveTaskRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ArchiveTaskResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ArchiveTaskResponse) Reset() {
+	*x = ArchiveTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArchiveTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArchiveTaskResponse) ProtoMessage() {}
+
+func (x *ArchiveTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArchiveTaskResponse.ProtoReflect.Descriptor instead.
+func (*ArchiveTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ArchiveTaskResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type ListTasksRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	Status        TaskStatus             `protobuf:"varint,3,opt,name=status,proto3,enum=agentruntime.tasks.v1.TaskStatus" json:"status,omitempty"`
+	ParentTaskId  string                 `protobuf:"bytes,4,opt,name=parent_task_id,json=parentTaskId,proto3" json:"parent_task_id,omitempty"`
+	TaskKind      string                 `protobuf:"bytes,5,opt,name=task_kind,json=taskKind,proto3" json:"task_kind,omitempty"`
+	Owner         string                 `protobuf:"bytes,6,opt,name=owner,proto3" json:"owner,omitempty"`
+	PageSize      int32                  `protobuf:"varint,7,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken     string                 `protobuf:"bytes,8,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,9,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTasksRequest) Reset() {
+	*x = ListTasksRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTasksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTasksRequest) ProtoMessage() {}
+
+func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
+func (*ListTasksRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ListTasksRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetStatus() TaskStatus {
+	if x != nil {
+		return x.Status
+	}
+	return TaskStatus_TASK_STATUS_UNSPECIFIED
+}
+
+func (x *ListTasksRequest) GetParentTaskId() string {
+	if x != nil {
+		return x.ParentTaskId
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetTaskKind() string {
+	if x != nil {
+		return x.TaskKind
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListTasksRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListTasksRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type ListTasksResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tasks         []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTasksResponse) Reset() {
+	*x = ListTasksResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTasksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTasksResponse) ProtoMessage() {}
+
+func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
+func (*ListTasksResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ListTasksResponse) GetTasks() []*Task {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+func (x *ListTasksResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ListTasksResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
 
 type GetTaskRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -34,7 +1678,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[0]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +1690,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[0]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +1703,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{0}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetTaskRequest) GetTaskId() string {
@@ -78,15 +1722,19 @@ func (x *GetTaskRequest) GetMinSequence() uint64 {
 
 type GetTaskResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
+	Task  *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// Edges stored on other tasks that point at this one (CHILD, BLOCKS,
+	// and the reverse of SOURCE_TASK), shown from this task's side.
+	ReverseEdges []*Edge `protobuf:"bytes,2,rep,name=reverse_edges,json=reverseEdges,proto3" json:"reverse_edges,omitempty"`
 	// The stream sequence the answer reflects.
-	Sequence      uint64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Sequence      uint64 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[1]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -98,7 +1746,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[1]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -111,7 +1759,21 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{1}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *GetTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *GetTaskResponse) GetReverseEdges() []*Edge {
+	if x != nil {
+		return x.ReverseEdges
+	}
+	return nil
 }
 
 func (x *GetTaskResponse) GetSequence() uint64 {
@@ -121,18 +1783,2370 @@ func (x *GetTaskResponse) GetSequence() uint64 {
 	return 0
 }
 
+type LinkTasksRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The edge (task_id, relation, target_id). CHILD and BLOCKS are stored
+	// on the target as PARENT and BLOCKED_BY.
+	TaskId         string       `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Relation       EdgeRelation `protobuf:"varint,2,opt,name=relation,proto3,enum=agentruntime.tasks.v1.EdgeRelation" json:"relation,omitempty"`
+	TargetId       string       `protobuf:"bytes,3,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
+	Reason         string       `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	IdempotencyKey string       `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *LinkTasksRequest) Reset() {
+	*x = LinkTasksRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkTasksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkTasksRequest) ProtoMessage() {}
+
+func (x *LinkTasksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkTasksRequest.ProtoReflect.Descriptor instead.
+func (*LinkTasksRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *LinkTasksRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *LinkTasksRequest) GetRelation() EdgeRelation {
+	if x != nil {
+		return x.Relation
+	}
+	return EdgeRelation_EDGE_RELATION_UNSPECIFIED
+}
+
+func (x *LinkTasksRequest) GetTargetId() string {
+	if x != nil {
+		return x.TargetId
+	}
+	return ""
+}
+
+func (x *LinkTasksRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *LinkTasksRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+type LinkTasksResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinkTasksResponse) Reset() {
+	*x = LinkTasksResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkTasksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkTasksResponse) ProtoMessage() {}
+
+func (x *LinkTasksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkTasksResponse.ProtoReflect.Descriptor instead.
+func (*LinkTasksResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *LinkTasksResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type UnlinkTasksRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TaskId         string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Relation       EdgeRelation           `protobuf:"varint,2,opt,name=relation,proto3,enum=agentruntime.tasks.v1.EdgeRelation" json:"relation,omitempty"`
+	TargetId       string                 `protobuf:"bytes,3,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
+	Reason         string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *UnlinkTasksRequest) Reset() {
+	*x = UnlinkTasksRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnlinkTasksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnlinkTasksRequest) ProtoMessage() {}
+
+func (x *UnlinkTasksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnlinkTasksRequest.ProtoReflect.Descriptor instead.
+func (*UnlinkTasksRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *UnlinkTasksRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *UnlinkTasksRequest) GetRelation() EdgeRelation {
+	if x != nil {
+		return x.Relation
+	}
+	return EdgeRelation_EDGE_RELATION_UNSPECIFIED
+}
+
+func (x *UnlinkTasksRequest) GetTargetId() string {
+	if x != nil {
+		return x.TargetId
+	}
+	return ""
+}
+
+func (x *UnlinkTasksRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *UnlinkTasksRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+type UnlinkTasksResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnlinkTasksResponse) Reset() {
+	*x = UnlinkTasksResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnlinkTasksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnlinkTasksResponse) ProtoMessage() {}
+
+func (x *UnlinkTasksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnlinkTasksResponse.ProtoReflect.Descriptor instead.
+func (*UnlinkTasksResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *UnlinkTasksResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type GetTaskSnapshotRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Session-less tasks when empty.
+	SessionId   string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	MinSequence uint64 `protobuf:"varint,2,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	// Bounds the tasks listed; the counts cover every task.
+	MaxTasks      int32 `protobuf:"varint,3,opt,name=max_tasks,json=maxTasks,proto3" json:"max_tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTaskSnapshotRequest) Reset() {
+	*x = GetTaskSnapshotRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTaskSnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTaskSnapshotRequest) ProtoMessage() {}
+
+func (x *GetTaskSnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTaskSnapshotRequest.ProtoReflect.Descriptor instead.
+func (*GetTaskSnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *GetTaskSnapshotRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetTaskSnapshotRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+func (x *GetTaskSnapshotRequest) GetMaxTasks() int32 {
+	if x != nil {
+		return x.MaxTasks
+	}
+	return 0
+}
+
+type TaskSummary struct {
+	state                 protoimpl.MessageState `protogen:"open.v1"`
+	Active                uint32                 `protobuf:"varint,1,opt,name=active,proto3" json:"active,omitempty"`
+	Terminal              uint32                 `protobuf:"varint,2,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	Failed                uint32                 `protobuf:"varint,3,opt,name=failed,proto3" json:"failed,omitempty"`
+	Lost                  uint32                 `protobuf:"varint,4,opt,name=lost,proto3" json:"lost,omitempty"`
+	Waiting               uint32                 `protobuf:"varint,5,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	Blocked               uint32                 `protobuf:"varint,6,opt,name=blocked,proto3" json:"blocked,omitempty"`
+	RecentTerminalTaskIds []string               `protobuf:"bytes,7,rep,name=recent_terminal_task_ids,json=recentTerminalTaskIds,proto3" json:"recent_terminal_task_ids,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *TaskSummary) Reset() {
+	*x = TaskSummary{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskSummary) ProtoMessage() {}
+
+func (x *TaskSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskSummary.ProtoReflect.Descriptor instead.
+func (*TaskSummary) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *TaskSummary) GetActive() uint32 {
+	if x != nil {
+		return x.Active
+	}
+	return 0
+}
+
+func (x *TaskSummary) GetTerminal() uint32 {
+	if x != nil {
+		return x.Terminal
+	}
+	return 0
+}
+
+func (x *TaskSummary) GetFailed() uint32 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *TaskSummary) GetLost() uint32 {
+	if x != nil {
+		return x.Lost
+	}
+	return 0
+}
+
+func (x *TaskSummary) GetWaiting() uint32 {
+	if x != nil {
+		return x.Waiting
+	}
+	return 0
+}
+
+func (x *TaskSummary) GetBlocked() uint32 {
+	if x != nil {
+		return x.Blocked
+	}
+	return 0
+}
+
+func (x *TaskSummary) GetRecentTerminalTaskIds() []string {
+	if x != nil {
+		return x.RecentTerminalTaskIds
+	}
+	return nil
+}
+
+type BlockedTask struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// The unfinished or failed tasks it waits for.
+	Blockers     []*Edge `protobuf:"bytes,2,rep,name=blockers,proto3" json:"blockers,omitempty"`
+	StatusReason string  `protobuf:"bytes,3,opt,name=status_reason,json=statusReason,proto3" json:"status_reason,omitempty"`
+	// Actions a human must resolve (waiting_permission / waiting_input);
+	// empty when none are known.
+	RequiredActionIds []string `protobuf:"bytes,4,rep,name=required_action_ids,json=requiredActionIds,proto3" json:"required_action_ids,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *BlockedTask) Reset() {
+	*x = BlockedTask{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockedTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockedTask) ProtoMessage() {}
+
+func (x *BlockedTask) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockedTask.ProtoReflect.Descriptor instead.
+func (*BlockedTask) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *BlockedTask) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *BlockedTask) GetBlockers() []*Edge {
+	if x != nil {
+		return x.Blockers
+	}
+	return nil
+}
+
+func (x *BlockedTask) GetStatusReason() string {
+	if x != nil {
+		return x.StatusReason
+	}
+	return ""
+}
+
+func (x *BlockedTask) GetRequiredActionIds() []string {
+	if x != nil {
+		return x.RequiredActionIds
+	}
+	return nil
+}
+
+type TaskDelivery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskId        string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	DeliveryState DeliveryState          `protobuf:"varint,2,opt,name=delivery_state,json=deliveryState,proto3,enum=agentruntime.tasks.v1.DeliveryState" json:"delivery_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskDelivery) Reset() {
+	*x = TaskDelivery{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskDelivery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskDelivery) ProtoMessage() {}
+
+func (x *TaskDelivery) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskDelivery.ProtoReflect.Descriptor instead.
+func (*TaskDelivery) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *TaskDelivery) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *TaskDelivery) GetDeliveryState() DeliveryState {
+	if x != nil {
+		return x.DeliveryState
+	}
+	return DeliveryState_DELIVERY_STATE_UNSPECIFIED
+}
+
+type GetTaskSnapshotResponse struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	TaskSummary *TaskSummary           `protobuf:"bytes,1,opt,name=task_summary,json=taskSummary,proto3" json:"task_summary,omitempty"`
+	Tasks       []*Task                `protobuf:"bytes,2,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	TaskGraph   []*Edge                `protobuf:"bytes,3,rep,name=task_graph,json=taskGraph,proto3" json:"task_graph,omitempty"`
+	// Active and recent attempts, with output and checkpoint refs.
+	Attempts     []*Attempt     `protobuf:"bytes,4,rep,name=attempts,proto3" json:"attempts,omitempty"`
+	BlockedTasks []*BlockedTask `protobuf:"bytes,5,rep,name=blocked_tasks,json=blockedTasks,proto3" json:"blocked_tasks,omitempty"`
+	// Delivery state per task; NOT_APPLICABLE or PENDING are reported as
+	// recorded, never inferred.
+	DeliveryState []*TaskDelivery `protobuf:"bytes,6,rep,name=delivery_state,json=deliveryState,proto3" json:"delivery_state,omitempty"`
+	Sequence      uint64          `protobuf:"varint,7,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// The task list was cut at max_tasks.
+	Truncated     bool `protobuf:"varint,8,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTaskSnapshotResponse) Reset() {
+	*x = GetTaskSnapshotResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTaskSnapshotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTaskSnapshotResponse) ProtoMessage() {}
+
+func (x *GetTaskSnapshotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTaskSnapshotResponse.ProtoReflect.Descriptor instead.
+func (*GetTaskSnapshotResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *GetTaskSnapshotResponse) GetTaskSummary() *TaskSummary {
+	if x != nil {
+		return x.TaskSummary
+	}
+	return nil
+}
+
+func (x *GetTaskSnapshotResponse) GetTasks() []*Task {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+func (x *GetTaskSnapshotResponse) GetTaskGraph() []*Edge {
+	if x != nil {
+		return x.TaskGraph
+	}
+	return nil
+}
+
+func (x *GetTaskSnapshotResponse) GetAttempts() []*Attempt {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+func (x *GetTaskSnapshotResponse) GetBlockedTasks() []*BlockedTask {
+	if x != nil {
+		return x.BlockedTasks
+	}
+	return nil
+}
+
+func (x *GetTaskSnapshotResponse) GetDeliveryState() []*TaskDelivery {
+	if x != nil {
+		return x.DeliveryState
+	}
+	return nil
+}
+
+func (x *GetTaskSnapshotResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *GetTaskSnapshotResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+type PollTaskRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// Only tasks of these kinds; any kind when empty.
+	TaskKinds []string `protobuf:"bytes,2,rep,name=task_kinds,json=taskKinds,proto3" json:"task_kinds,omitempty"`
+	// How long to wait for a runnable task; 0 answers at once.
+	Wait *durationpb.Duration `protobuf:"bytes,3,opt,name=wait,proto3" json:"wait,omitempty"`
+	// Lease length; default 30s.
+	LeaseTtl      *durationpb.Duration `protobuf:"bytes,4,opt,name=lease_ttl,json=leaseTtl,proto3" json:"lease_ttl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PollTaskRequest) Reset() {
+	*x = PollTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PollTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PollTaskRequest) ProtoMessage() {}
+
+func (x *PollTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PollTaskRequest.ProtoReflect.Descriptor instead.
+func (*PollTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *PollTaskRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *PollTaskRequest) GetTaskKinds() []string {
+	if x != nil {
+		return x.TaskKinds
+	}
+	return nil
+}
+
+func (x *PollTaskRequest) GetWait() *durationpb.Duration {
+	if x != nil {
+		return x.Wait
+	}
+	return nil
+}
+
+func (x *PollTaskRequest) GetLeaseTtl() *durationpb.Duration {
+	if x != nil {
+		return x.LeaseTtl
+	}
+	return nil
+}
+
+type PollTaskResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unset when nothing became runnable in time.
+	Task           *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	RunId          string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	AttemptId      string                 `protobuf:"bytes,3,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
+	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
+	Result         *v1.WriteResult        `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *PollTaskResponse) Reset() {
+	*x = PollTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PollTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PollTaskResponse) ProtoMessage() {}
+
+func (x *PollTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PollTaskResponse.ProtoReflect.Descriptor instead.
+func (*PollTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *PollTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *PollTaskResponse) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *PollTaskResponse) GetAttemptId() string {
+	if x != nil {
+		return x.AttemptId
+	}
+	return ""
+}
+
+func (x *PollTaskResponse) GetLeaseExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LeaseExpiresAt
+	}
+	return nil
+}
+
+func (x *PollTaskResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type HeartbeatTaskRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskId        string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	RunId         string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	LeaseTtl      *durationpb.Duration   `protobuf:"bytes,3,opt,name=lease_ttl,json=leaseTtl,proto3" json:"lease_ttl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeartbeatTaskRequest) Reset() {
+	*x = HeartbeatTaskRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeartbeatTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeartbeatTaskRequest) ProtoMessage() {}
+
+func (x *HeartbeatTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeartbeatTaskRequest.ProtoReflect.Descriptor instead.
+func (*HeartbeatTaskRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *HeartbeatTaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *HeartbeatTaskRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *HeartbeatTaskRequest) GetLeaseTtl() *durationpb.Duration {
+	if x != nil {
+		return x.LeaseTtl
+	}
+	return nil
+}
+
+type HeartbeatTaskResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
+	// Cancellation was requested: stop, clean up and settle the run
+	// (FailTask with category "cancelled", or CompleteTask if done).
+	CancelRequested bool `protobuf:"varint,2,opt,name=cancel_requested,json=cancelRequested,proto3" json:"cancel_requested,omitempty"`
+	// The task was paused: stop making progress until resumed.
+	PauseRequested bool `protobuf:"varint,3,opt,name=pause_requested,json=pauseRequested,proto3" json:"pause_requested,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *HeartbeatTaskResponse) Reset() {
+	*x = HeartbeatTaskResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeartbeatTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeartbeatTaskResponse) ProtoMessage() {}
+
+func (x *HeartbeatTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeartbeatTaskResponse.ProtoReflect.Descriptor instead.
+func (*HeartbeatTaskResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *HeartbeatTaskResponse) GetLeaseExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LeaseExpiresAt
+	}
+	return nil
+}
+
+func (x *HeartbeatTaskResponse) GetCancelRequested() bool {
+	if x != nil {
+		return x.CancelRequested
+	}
+	return false
+}
+
+func (x *HeartbeatTaskResponse) GetPauseRequested() bool {
+	if x != nil {
+		return x.PauseRequested
+	}
+	return false
+}
+
+type JobItemInput struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ItemId        string                 `protobuf:"bytes,1,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	InputRef      string                 `protobuf:"bytes,2,opt,name=input_ref,json=inputRef,proto3" json:"input_ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobItemInput) Reset() {
+	*x = JobItemInput{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobItemInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobItemInput) ProtoMessage() {}
+
+func (x *JobItemInput) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobItemInput.ProtoReflect.Descriptor instead.
+func (*JobItemInput) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *JobItemInput) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *JobItemInput) GetInputRef() string {
+	if x != nil {
+		return x.InputRef
+	}
+	return ""
+}
+
+type CreateJobRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	JobId          string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	SessionId      string                 `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The task the job works for, when any.
+	TaskId        string          `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Spec          *JobSpec        `protobuf:"bytes,5,opt,name=spec,proto3" json:"spec,omitempty"`
+	Items         []*JobItemInput `protobuf:"bytes,6,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateJobRequest) Reset() {
+	*x = CreateJobRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateJobRequest) ProtoMessage() {}
+
+func (x *CreateJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateJobRequest.ProtoReflect.Descriptor instead.
+func (*CreateJobRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *CreateJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *CreateJobRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *CreateJobRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *CreateJobRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *CreateJobRequest) GetSpec() *JobSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *CreateJobRequest) GetItems() []*JobItemInput {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+type CreateJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	Job           *Job                   `protobuf:"bytes,2,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateJobResponse) Reset() {
+	*x = CreateJobResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateJobResponse) ProtoMessage() {}
+
+func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateJobResponse.ProtoReflect.Descriptor instead.
+func (*CreateJobResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *CreateJobResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *CreateJobResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+type GetJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,2,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetJobRequest) Reset() {
+	*x = GetJobRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetJobRequest) ProtoMessage() {}
+
+func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
+func (*GetJobRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *GetJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *GetJobRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type GetJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetJobResponse) Reset() {
+	*x = GetJobResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetJobResponse) ProtoMessage() {}
+
+func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
+func (*GetJobResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *GetJobResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *GetJobResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type ListJobsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	TaskId        string                 `protobuf:"bytes,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Status        JobStatus              `protobuf:"varint,3,opt,name=status,proto3,enum=agentruntime.tasks.v1.JobStatus" json:"status,omitempty"`
+	PageSize      int32                  `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken     string                 `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,6,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJobsRequest) Reset() {
+	*x = ListJobsRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJobsRequest) ProtoMessage() {}
+
+func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
+func (*ListJobsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ListJobsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetStatus() JobStatus {
+	if x != nil {
+		return x.Status
+	}
+	return JobStatus_JOB_STATUS_UNSPECIFIED
+}
+
+func (x *ListJobsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListJobsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type ListJobsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Jobs          []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJobsResponse) Reset() {
+	*x = ListJobsResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJobsResponse) ProtoMessage() {}
+
+func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
+func (*ListJobsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ListJobsResponse) GetJobs() []*Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *ListJobsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ListJobsResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+type CancelJobRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	JobId          string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Reason         string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CancelJobRequest) Reset() {
+	*x = CancelJobRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelJobRequest) ProtoMessage() {}
+
+func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
+func (*CancelJobRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *CancelJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *CancelJobRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *CancelJobRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type CancelJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelJobResponse) Reset() {
+	*x = CancelJobResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelJobResponse) ProtoMessage() {}
+
+func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
+func (*CancelJobResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *CancelJobResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type RetryJobItemRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	JobId          string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ItemId         string                 `protobuf:"bytes,2,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Reason         string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RetryJobItemRequest) Reset() {
+	*x = RetryJobItemRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryJobItemRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryJobItemRequest) ProtoMessage() {}
+
+func (x *RetryJobItemRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryJobItemRequest.ProtoReflect.Descriptor instead.
+func (*RetryJobItemRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *RetryJobItemRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *RetryJobItemRequest) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *RetryJobItemRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *RetryJobItemRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type RetryJobItemResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryJobItemResponse) Reset() {
+	*x = RetryJobItemResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryJobItemResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryJobItemResponse) ProtoMessage() {}
+
+func (x *RetryJobItemResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryJobItemResponse.ProtoReflect.Descriptor instead.
+func (*RetryJobItemResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *RetryJobItemResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type StartJobItemRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	JobId          string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ItemId         string                 `protobuf:"bytes,2,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	RunId          string                 `protobuf:"bytes,4,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	ThreadId       string                 `protobuf:"bytes,5,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	WorkerId       string                 `protobuf:"bytes,6,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *StartJobItemRequest) Reset() {
+	*x = StartJobItemRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartJobItemRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartJobItemRequest) ProtoMessage() {}
+
+func (x *StartJobItemRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartJobItemRequest.ProtoReflect.Descriptor instead.
+func (*StartJobItemRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *StartJobItemRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *StartJobItemRequest) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *StartJobItemRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *StartJobItemRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *StartJobItemRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *StartJobItemRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+type StartJobItemResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	RunId         string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	Attempt       uint32                 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartJobItemResponse) Reset() {
+	*x = StartJobItemResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartJobItemResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartJobItemResponse) ProtoMessage() {}
+
+func (x *StartJobItemResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartJobItemResponse.ProtoReflect.Descriptor instead.
+func (*StartJobItemResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *StartJobItemResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *StartJobItemResponse) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *StartJobItemResponse) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+type CompleteJobItemRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	JobId          string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ItemId         string                 `protobuf:"bytes,2,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	RunId          string                 `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	OutputRef      *v1.OutputRef          `protobuf:"bytes,5,opt,name=output_ref,json=outputRef,proto3" json:"output_ref,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CompleteJobItemRequest) Reset() {
+	*x = CompleteJobItemRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteJobItemRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteJobItemRequest) ProtoMessage() {}
+
+func (x *CompleteJobItemRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteJobItemRequest.ProtoReflect.Descriptor instead.
+func (*CompleteJobItemRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *CompleteJobItemRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *CompleteJobItemRequest) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *CompleteJobItemRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *CompleteJobItemRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *CompleteJobItemRequest) GetOutputRef() *v1.OutputRef {
+	if x != nil {
+		return x.OutputRef
+	}
+	return nil
+}
+
+type CompleteJobItemResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteJobItemResponse) Reset() {
+	*x = CompleteJobItemResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteJobItemResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteJobItemResponse) ProtoMessage() {}
+
+func (x *CompleteJobItemResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteJobItemResponse.ProtoReflect.Descriptor instead.
+func (*CompleteJobItemResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *CompleteJobItemResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type FailJobItemRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	JobId          string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ItemId         string                 `protobuf:"bytes,2,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	RunId          string                 `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Error          *TaskError             `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *FailJobItemRequest) Reset() {
+	*x = FailJobItemRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailJobItemRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailJobItemRequest) ProtoMessage() {}
+
+func (x *FailJobItemRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailJobItemRequest.ProtoReflect.Descriptor instead.
+func (*FailJobItemRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *FailJobItemRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *FailJobItemRequest) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *FailJobItemRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *FailJobItemRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *FailJobItemRequest) GetError() *TaskError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+type FailJobItemResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailJobItemResponse) Reset() {
+	*x = FailJobItemResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailJobItemResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailJobItemResponse) ProtoMessage() {}
+
+func (x *FailJobItemResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailJobItemResponse.ProtoReflect.Descriptor instead.
+func (*FailJobItemResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *FailJobItemResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type ReportJobItemRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	JobId          string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ItemId         string                 `protobuf:"bytes,2,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ReportJobItemRequest) Reset() {
+	*x = ReportJobItemRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportJobItemRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportJobItemRequest) ProtoMessage() {}
+
+func (x *ReportJobItemRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportJobItemRequest.ProtoReflect.Descriptor instead.
+func (*ReportJobItemRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *ReportJobItemRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *ReportJobItemRequest) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *ReportJobItemRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+type ReportJobItemResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportJobItemResponse) Reset() {
+	*x = ReportJobItemResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportJobItemResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportJobItemResponse) ProtoMessage() {}
+
+func (x *ReportJobItemResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportJobItemResponse.ProtoReflect.Descriptor instead.
+func (*ReportJobItemResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ReportJobItemResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 var File_agentruntime_tasks_v1_tasks_proto protoreflect.FileDescriptor
 
 const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\n" +
-	"!agentruntime/tasks/v1/tasks.proto\x12\x15agentruntime.tasks.v1\x1a\x1bbuf/validate/validate.proto\"u\n" +
+	"!agentruntime/tasks/v1/tasks.proto\x12\x15agentruntime.tasks.v1\x1a#agentruntime/common/v1/common.proto\x1a!agentruntime/tasks/v1/types.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf3\x04\n" +
+	"\x11CreateTaskRequest\x12A\n" +
+	"\atask_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06taskId\x12S\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12G\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12E\n" +
+	"\tthread_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\x12A\n" +
+	"\aturn_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06turnId\x12N\n" +
+	"\x0eparent_task_id\x18\x06 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\fparentTaskId\x12;\n" +
+	"\x04spec\x18\a \x01(\v2\x1f.agentruntime.tasks.v1.TaskSpecB\x06\xbaH\x03\xc8\x01\x01R\x04spec\x12P\n" +
+	"\n" +
+	"blocked_by\x18\b \x03(\tB1\xbaH.\x92\x01+\x10\x80\x02\x18\x01\"$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tblockedBy\x12\x14\n" +
+	"\x05draft\x18\t \x01(\bR\x05draft\"\x82\x01\n" +
+	"\x12CreateTaskResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x12/\n" +
+	"\x04task\x18\x02 \x01(\v2\x1b.agentruntime.tasks.v1.TaskR\x04task\"\xf8\x03\n" +
+	"\x11UpdateTaskRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12S\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x123\n" +
+	"\x04spec\x18\x03 \x01(\v2\x1f.agentruntime.tasks.v1.TaskSpecR\x04spec\x12\xfe\x01\n" +
+	"\rupdate_fields\x18\x04 \x03(\tB\xd8\x01\xbaH\xd4\x01\x92\x01\xd0\x01\x10 \"\xcb\x01r\xc8\x01R\x05titleR\tobjectiveR\ttask_kindR\vtask_familyR\n" +
+	"visibilityR\bpriorityR\frequested_byR\x05ownerR\bassigneeR\x05scopeR\vconstraintsR\ftask_profileR\n" +
+	"acceptanceR\fretry_policyR\x0etimeout_policyR\x04peerR\rnative_statusR\x06labelsR\fupdateFields\x12\x16\n" +
+	"\x06submit\x18\x05 \x01(\bR\x06submit\"Q\n" +
+	"\x12UpdateTaskResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\x83\x03\n" +
+	"\x10StartTaskRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12S\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12?\n" +
+	"\x06run_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05runId\x12@\n" +
+	"\x06worker\x18\x04 \x01(\v2 .agentruntime.tasks.v1.WorkerRefB\x06\xbaH\x03\xc8\x01\x01R\x06worker\x12\x1d\n" +
+	"\n" +
+	"input_refs\x18\x05 \x03(\tR\tinputRefs\x126\n" +
+	"\tlease_ttl\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\bleaseTtl\"\xcc\x01\n" +
+	"\x11StartTaskResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x03 \x01(\tR\tattemptId\x12D\n" +
+	"\x10lease_expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"\x91\x04\n" +
+	"\x19AppendTaskProgressRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12>\n" +
+	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12S\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12;\n" +
+	"\bprogress\x18\x04 \x01(\v2\x1f.agentruntime.tasks.v1.ProgressR\bprogress\x12\x1c\n" +
+	"\tartifacts\x18\x05 \x03(\tR\tartifacts\x12#\n" +
+	"\revidence_refs\x18\x06 \x03(\tR\fevidenceRefs\x12'\n" +
+	"\x0fcheckpoint_refs\x18\a \x03(\tR\x0echeckpointRefs\x12R\n" +
+	"\trun_state\x18\b \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusB\x12\xbaH\x0f\x82\x01\f\x18\x00\x18\x04\x18\x05\x18\x06\x18\a\x18\bR\brunState\x12 \n" +
+	"\x06reason\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\"Y\n" +
+	"\x1aAppendTaskProgressResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xcb\x01\n" +
+	"\x10PauseTaskRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12S\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12 \n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\"P\n" +
+	"\x11PauseTaskResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xcc\x01\n" +
+	"\x11ResumeTaskRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12S\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12 \n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\"Q\n" +
+	"\x12ResumeTaskResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\x89\x02\n" +
+	"\x11CancelTaskRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12S\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12 \n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\x12%\n" +
+	"\x0eno_propagation\x18\x04 \x01(\bR\rnoPropagation\x12\x14\n" +
+	"\x05force\x18\x05 \x01(\bR\x05force\"\x8c\x01\n" +
+	"\x12CancelTaskResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x129\n" +
+	"\x06status\x18\x02 \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusR\x06status\"\xc8\x02\n" +
+	"\x10RetryTaskRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12S\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12\"\n" +
+	"\x06reason\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\bR\x06reason\x128\n" +
+	"\x06worker\x18\x04 \x01(\v2 .agentruntime.tasks.v1.WorkerRefR\x06worker\x12?\n" +
+	"\x06run_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05runId\"g\n" +
+	"\x11RetryTaskResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\"\xe5\x03\n" +
+	"\x13CompleteTaskRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12>\n" +
+	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12S\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12\"\n" +
+	"\asummary\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80@R\asummary\x12\x1c\n" +
+	"\tartifacts\x18\x05 \x03(\tR\tartifacts\x12#\n" +
+	"\revidence_refs\x18\x06 \x03(\tR\fevidenceRefs\x12B\n" +
+	"\voutput_refs\x18\a \x03(\v2!.agentruntime.common.v1.OutputRefR\n" +
+	"outputRefs\x12'\n" +
+	"\x0fcheckpoint_refs\x18\b \x03(\tR\x0echeckpointRefs\x12#\n" +
+	"\rnative_status\x18\t \x01(\tR\fnativeStatus\"S\n" +
+	"\x14CompleteTaskResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xb0\x03\n" +
+	"\x0fFailTaskRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12>\n" +
+	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12S\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12>\n" +
+	"\x05error\x18\x04 \x01(\v2 .agentruntime.tasks.v1.TaskErrorB\x06\xbaH\x03\xc8\x01\x01R\x05error\x12B\n" +
+	"\voutput_refs\x18\x05 \x03(\v2!.agentruntime.common.v1.OutputRefR\n" +
+	"outputRefs\x12'\n" +
+	"\x0fcheckpoint_refs\x18\x06 \x03(\tR\x0echeckpointRefs\x12\x19\n" +
+	"\bno_retry\x18\a \x01(\bR\anoRetry\"\x8a\x01\n" +
+	"\x10FailTaskResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x129\n" +
+	"\x06status\x18\x02 \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusR\x06status\"\xcd\x01\n" +
+	"\x12ArchiveTaskRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12S\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12 \n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\"R\n" +
+	"\x13ArchiveTaskResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xf2\x03\n" +
+	"\x10ListTasksRequest\x12G\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12E\n" +
+	"\tthread_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\x12C\n" +
+	"\x06status\x18\x03 \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06status\x12N\n" +
+	"\x0eparent_task_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\fparentTaskId\x12%\n" +
+	"\ttask_kind\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\btaskKind\x12\x1e\n" +
+	"\x05owner\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x05owner\x12'\n" +
+	"\tpage_size\x18\a \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12&\n" +
+	"\n" +
+	"page_token\x18\b \x01(\tB\a\xbaH\x04r\x02\x18@R\tpageToken\x12!\n" +
+	"\fmin_sequence\x18\t \x01(\x04R\vminSequence\"\x8a\x01\n" +
+	"\x11ListTasksResponse\x121\n" +
+	"\x05tasks\x18\x01 \x03(\v2\x1b.agentruntime.tasks.v1.TaskR\x05tasks\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"u\n" +
 	"\x0eGetTaskRequest\x12@\n" +
 	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12!\n" +
-	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"-\n" +
-	"\x0fGetTaskResponse\x12\x1a\n" +
-	"\bsequence\x18\x01 \x01(\x04R\bsequence2h\n" +
-	"\fTasksService\x12X\n" +
-	"\aGetTask\x12%.agentruntime.tasks.v1.GetTaskRequest\x1a&.agentruntime.tasks.v1.GetTaskResponseBLZJgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1;tasksv1b\x06proto3"
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xa0\x01\n" +
+	"\x0fGetTaskResponse\x12/\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.agentruntime.tasks.v1.TaskR\x04task\x12@\n" +
+	"\rreverse_edges\x18\x02 \x03(\v2\x1b.agentruntime.tasks.v1.EdgeR\freverseEdges\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xde\x02\n" +
+	"\x10LinkTasksRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12K\n" +
+	"\brelation\x18\x02 \x01(\x0e2#.agentruntime.tasks.v1.EdgeRelationB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\brelation\x12D\n" +
+	"\ttarget_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\btargetId\x12 \n" +
+	"\x06reason\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\x12S\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\"P\n" +
+	"\x11LinkTasksResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xe0\x02\n" +
+	"\x12UnlinkTasksRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12K\n" +
+	"\brelation\x18\x02 \x01(\x0e2#.agentruntime.tasks.v1.EdgeRelationB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\brelation\x12D\n" +
+	"\ttarget_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\btargetId\x12 \n" +
+	"\x06reason\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\x12S\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\"R\n" +
+	"\x13UnlinkTasksResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xad\x01\n" +
+	"\x16GetTaskSnapshotRequest\x12G\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12!\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\x12'\n" +
+	"\tmax_tasks\x18\x03 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\x90N(\x00R\bmaxTasks\"\xda\x01\n" +
+	"\vTaskSummary\x12\x16\n" +
+	"\x06active\x18\x01 \x01(\rR\x06active\x12\x1a\n" +
+	"\bterminal\x18\x02 \x01(\rR\bterminal\x12\x16\n" +
+	"\x06failed\x18\x03 \x01(\rR\x06failed\x12\x12\n" +
+	"\x04lost\x18\x04 \x01(\rR\x04lost\x12\x18\n" +
+	"\awaiting\x18\x05 \x01(\rR\awaiting\x12\x18\n" +
+	"\ablocked\x18\x06 \x01(\rR\ablocked\x127\n" +
+	"\x18recent_terminal_task_ids\x18\a \x03(\tR\x15recentTerminalTaskIds\"\xb4\x01\n" +
+	"\vBlockedTask\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x127\n" +
+	"\bblockers\x18\x02 \x03(\v2\x1b.agentruntime.tasks.v1.EdgeR\bblockers\x12#\n" +
+	"\rstatus_reason\x18\x03 \x01(\tR\fstatusReason\x12.\n" +
+	"\x13required_action_ids\x18\x04 \x03(\tR\x11requiredActionIds\"t\n" +
+	"\fTaskDelivery\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12K\n" +
+	"\x0edelivery_state\x18\x02 \x01(\x0e2$.agentruntime.tasks.v1.DeliveryStateR\rdeliveryState\"\xda\x03\n" +
+	"\x17GetTaskSnapshotResponse\x12E\n" +
+	"\ftask_summary\x18\x01 \x01(\v2\".agentruntime.tasks.v1.TaskSummaryR\vtaskSummary\x121\n" +
+	"\x05tasks\x18\x02 \x03(\v2\x1b.agentruntime.tasks.v1.TaskR\x05tasks\x12:\n" +
+	"\n" +
+	"task_graph\x18\x03 \x03(\v2\x1b.agentruntime.tasks.v1.EdgeR\ttaskGraph\x12:\n" +
+	"\battempts\x18\x04 \x03(\v2\x1e.agentruntime.tasks.v1.AttemptR\battempts\x12G\n" +
+	"\rblocked_tasks\x18\x05 \x03(\v2\".agentruntime.tasks.v1.BlockedTaskR\fblockedTasks\x12J\n" +
+	"\x0edelivery_state\x18\x06 \x03(\v2#.agentruntime.tasks.v1.TaskDeliveryR\rdeliveryState\x12\x1a\n" +
+	"\bsequence\x18\a \x01(\x04R\bsequence\x12\x1c\n" +
+	"\ttruncated\x18\b \x01(\bR\ttruncated\"\x84\x02\n" +
+	"\x0fPollTaskRequest\x12D\n" +
+	"\tworker_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bworkerId\x12'\n" +
+	"\n" +
+	"task_kinds\x18\x02 \x03(\tB\b\xbaH\x05\x92\x01\x02\x10 R\ttaskKinds\x12;\n" +
+	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\f\xbaH\t\xaa\x01\x06\"\x02\b<2\x00R\x04wait\x12E\n" +
+	"\tlease_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\r\xbaH\n" +
+	"\xaa\x01\a\"\x03\b\xd8\x042\x00R\bleaseTtl\"\xfc\x01\n" +
+	"\x10PollTaskResponse\x12/\n" +
+	"\x04task\x18\x01 \x01(\v2\x1b.agentruntime.tasks.v1.TaskR\x04task\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1d\n" +
+	"\n" +
+	"attempt_id\x18\x03 \x01(\tR\tattemptId\x12D\n" +
+	"\x10lease_expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12;\n" +
+	"\x06result\x18\x05 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xdf\x01\n" +
+	"\x14HeartbeatTaskRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12>\n" +
+	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12E\n" +
+	"\tlease_ttl\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\r\xbaH\n" +
+	"\xaa\x01\a\"\x03\b\xd8\x042\x00R\bleaseTtl\"\xb1\x01\n" +
+	"\x15HeartbeatTaskResponse\x12D\n" +
+	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12)\n" +
+	"\x10cancel_requested\x18\x02 \x01(\bR\x0fcancelRequested\x12'\n" +
+	"\x0fpause_requested\x18\x03 \x01(\bR\x0epauseRequested\"n\n" +
+	"\fJobItemInput\x12A\n" +
+	"\aitem_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06itemId\x12\x1b\n" +
+	"\tinput_ref\x18\x02 \x01(\tR\binputRef\"\xb8\x03\n" +
+	"\x10CreateJobRequest\x12?\n" +
+	"\x06job_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05jobId\x12S\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12G\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12A\n" +
+	"\atask_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06taskId\x12:\n" +
+	"\x04spec\x18\x05 \x01(\v2\x1e.agentruntime.tasks.v1.JobSpecB\x06\xbaH\x03\xc8\x01\x01R\x04spec\x12F\n" +
+	"\x05items\x18\x06 \x03(\v2#.agentruntime.tasks.v1.JobItemInputB\v\xbaH\b\x92\x01\x05\b\x01\x10\x90NR\x05items\"~\n" +
+	"\x11CreateJobResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x12,\n" +
+	"\x03job\x18\x02 \x01(\v2\x1a.agentruntime.tasks.v1.JobR\x03job\"r\n" +
+	"\rGetJobRequest\x12>\n" +
+	"\x06job_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05jobId\x12!\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"Z\n" +
+	"\x0eGetJobResponse\x12,\n" +
+	"\x03job\x18\x01 \x01(\v2\x1a.agentruntime.tasks.v1.JobR\x03job\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xd5\x02\n" +
+	"\x0fListJobsRequest\x12G\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12A\n" +
+	"\atask_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06taskId\x12B\n" +
+	"\x06status\x18\x03 \x01(\x0e2 .agentruntime.tasks.v1.JobStatusB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06status\x12'\n" +
+	"\tpage_size\x18\x04 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12&\n" +
+	"\n" +
+	"page_token\x18\x05 \x01(\tB\a\xbaH\x04r\x02\x18@R\tpageToken\x12!\n" +
+	"\fmin_sequence\x18\x06 \x01(\x04R\vminSequence\"\x86\x01\n" +
+	"\x10ListJobsResponse\x12.\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x1a.agentruntime.tasks.v1.JobR\x04jobs\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xc9\x01\n" +
+	"\x10CancelJobRequest\x12>\n" +
+	"\x06job_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05jobId\x12S\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12 \n" +
+	"\x06reason\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\"P\n" +
+	"\x11CancelJobResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\x90\x02\n" +
+	"\x13RetryJobItemRequest\x12>\n" +
+	"\x06job_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05jobId\x12@\n" +
+	"\aitem_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06itemId\x12S\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12\"\n" +
+	"\x06reason\x18\x04 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\bR\x06reason\"S\n" +
+	"\x14RetryJobItemResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xbb\x03\n" +
+	"\x13StartJobItemRequest\x12>\n" +
+	"\x06job_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05jobId\x12@\n" +
+	"\aitem_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06itemId\x12S\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12?\n" +
+	"\x06run_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05runId\x12E\n" +
+	"\tthread_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\x12E\n" +
+	"\tworker_id\x18\x06 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bworkerId\"\x84\x01\n" +
+	"\x14StartJobItemResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\rR\aattempt\"\xf1\x02\n" +
+	"\x16CompleteJobItemRequest\x12>\n" +
+	"\x06job_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05jobId\x12@\n" +
+	"\aitem_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06itemId\x12>\n" +
+	"\x06run_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12S\n" +
+	"\x0fidempotency_key\x18\x04 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12@\n" +
+	"\n" +
+	"output_ref\x18\x05 \x01(\v2!.agentruntime.common.v1.OutputRefR\toutputRef\"V\n" +
+	"\x17CompleteJobItemResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xeb\x02\n" +
+	"\x12FailJobItemRequest\x12>\n" +
+	"\x06job_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05jobId\x12@\n" +
+	"\aitem_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06itemId\x12>\n" +
+	"\x06run_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12S\n" +
+	"\x0fidempotency_key\x18\x04 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12>\n" +
+	"\x05error\x18\x05 \x01(\v2 .agentruntime.tasks.v1.TaskErrorB\x06\xbaH\x03\xc8\x01\x01R\x05error\"R\n" +
+	"\x13FailJobItemResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xed\x01\n" +
+	"\x14ReportJobItemRequest\x12>\n" +
+	"\x06job_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05jobId\x12@\n" +
+	"\aitem_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06itemId\x12S\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\"T\n" +
+	"\x15ReportJobItemResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result2\xa6\x15\n" +
+	"\fTasksService\x12a\n" +
+	"\n" +
+	"CreateTask\x12(.agentruntime.tasks.v1.CreateTaskRequest\x1a).agentruntime.tasks.v1.CreateTaskResponse\x12a\n" +
+	"\n" +
+	"UpdateTask\x12(.agentruntime.tasks.v1.UpdateTaskRequest\x1a).agentruntime.tasks.v1.UpdateTaskResponse\x12^\n" +
+	"\tStartTask\x12'.agentruntime.tasks.v1.StartTaskRequest\x1a(.agentruntime.tasks.v1.StartTaskResponse\x12y\n" +
+	"\x12AppendTaskProgress\x120.agentruntime.tasks.v1.AppendTaskProgressRequest\x1a1.agentruntime.tasks.v1.AppendTaskProgressResponse\x12^\n" +
+	"\tPauseTask\x12'.agentruntime.tasks.v1.PauseTaskRequest\x1a(.agentruntime.tasks.v1.PauseTaskResponse\x12a\n" +
+	"\n" +
+	"ResumeTask\x12(.agentruntime.tasks.v1.ResumeTaskRequest\x1a).agentruntime.tasks.v1.ResumeTaskResponse\x12a\n" +
+	"\n" +
+	"CancelTask\x12(.agentruntime.tasks.v1.CancelTaskRequest\x1a).agentruntime.tasks.v1.CancelTaskResponse\x12^\n" +
+	"\tRetryTask\x12'.agentruntime.tasks.v1.RetryTaskRequest\x1a(.agentruntime.tasks.v1.RetryTaskResponse\x12g\n" +
+	"\fCompleteTask\x12*.agentruntime.tasks.v1.CompleteTaskRequest\x1a+.agentruntime.tasks.v1.CompleteTaskResponse\x12[\n" +
+	"\bFailTask\x12&.agentruntime.tasks.v1.FailTaskRequest\x1a'.agentruntime.tasks.v1.FailTaskResponse\x12d\n" +
+	"\vArchiveTask\x12).agentruntime.tasks.v1.ArchiveTaskRequest\x1a*.agentruntime.tasks.v1.ArchiveTaskResponse\x12^\n" +
+	"\tListTasks\x12'.agentruntime.tasks.v1.ListTasksRequest\x1a(.agentruntime.tasks.v1.ListTasksResponse\x12X\n" +
+	"\aGetTask\x12%.agentruntime.tasks.v1.GetTaskRequest\x1a&.agentruntime.tasks.v1.GetTaskResponse\x12^\n" +
+	"\tLinkTasks\x12'.agentruntime.tasks.v1.LinkTasksRequest\x1a(.agentruntime.tasks.v1.LinkTasksResponse\x12d\n" +
+	"\vUnlinkTasks\x12).agentruntime.tasks.v1.UnlinkTasksRequest\x1a*.agentruntime.tasks.v1.UnlinkTasksResponse\x12p\n" +
+	"\x0fGetTaskSnapshot\x12-.agentruntime.tasks.v1.GetTaskSnapshotRequest\x1a..agentruntime.tasks.v1.GetTaskSnapshotResponse\x12[\n" +
+	"\bPollTask\x12&.agentruntime.tasks.v1.PollTaskRequest\x1a'.agentruntime.tasks.v1.PollTaskResponse\x12j\n" +
+	"\rHeartbeatTask\x12+.agentruntime.tasks.v1.HeartbeatTaskRequest\x1a,.agentruntime.tasks.v1.HeartbeatTaskResponse\x12^\n" +
+	"\tCreateJob\x12'.agentruntime.tasks.v1.CreateJobRequest\x1a(.agentruntime.tasks.v1.CreateJobResponse\x12U\n" +
+	"\x06GetJob\x12$.agentruntime.tasks.v1.GetJobRequest\x1a%.agentruntime.tasks.v1.GetJobResponse\x12[\n" +
+	"\bListJobs\x12&.agentruntime.tasks.v1.ListJobsRequest\x1a'.agentruntime.tasks.v1.ListJobsResponse\x12^\n" +
+	"\tCancelJob\x12'.agentruntime.tasks.v1.CancelJobRequest\x1a(.agentruntime.tasks.v1.CancelJobResponse\x12g\n" +
+	"\fRetryJobItem\x12*.agentruntime.tasks.v1.RetryJobItemRequest\x1a+.agentruntime.tasks.v1.RetryJobItemResponse\x12g\n" +
+	"\fStartJobItem\x12*.agentruntime.tasks.v1.StartJobItemRequest\x1a+.agentruntime.tasks.v1.StartJobItemResponse\x12p\n" +
+	"\x0fCompleteJobItem\x12-.agentruntime.tasks.v1.CompleteJobItemRequest\x1a..agentruntime.tasks.v1.CompleteJobItemResponse\x12d\n" +
+	"\vFailJobItem\x12).agentruntime.tasks.v1.FailJobItemRequest\x1a*.agentruntime.tasks.v1.FailJobItemResponse\x12j\n" +
+	"\rReportJobItem\x12+.agentruntime.tasks.v1.ReportJobItemRequest\x1a,.agentruntime.tasks.v1.ReportJobItemResponseBLZJgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1;tasksv1b\x06proto3"
 
 var (
 	file_agentruntime_tasks_v1_tasks_proto_rawDescOnce sync.Once
@@ -146,19 +4160,207 @@ func file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP() []byte {
 	return file_agentruntime_tasks_v1_tasks_proto_rawDescData
 }
 
-var file_agentruntime_tasks_v1_tasks_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_agentruntime_tasks_v1_tasks_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_agentruntime_tasks_v1_tasks_proto_goTypes = []any{
-	(*GetTaskRequest)(nil),  // 0: agentruntime.tasks.v1.GetTaskRequest
-	(*GetTaskResponse)(nil), // 1: agentruntime.tasks.v1.GetTaskResponse
+	(*CreateTaskRequest)(nil),          // 0: agentruntime.tasks.v1.CreateTaskRequest
+	(*CreateTaskResponse)(nil),         // 1: agentruntime.tasks.v1.CreateTaskResponse
+	(*UpdateTaskRequest)(nil),          // 2: agentruntime.tasks.v1.UpdateTaskRequest
+	(*UpdateTaskResponse)(nil),         // 3: agentruntime.tasks.v1.UpdateTaskResponse
+	(*StartTaskRequest)(nil),           // 4: agentruntime.tasks.v1.StartTaskRequest
+	(*StartTaskResponse)(nil),          // 5: agentruntime.tasks.v1.StartTaskResponse
+	(*AppendTaskProgressRequest)(nil),  // 6: agentruntime.tasks.v1.AppendTaskProgressRequest
+	(*AppendTaskProgressResponse)(nil), // 7: agentruntime.tasks.v1.AppendTaskProgressResponse
+	(*PauseTaskRequest)(nil),           // 8: agentruntime.tasks.v1.PauseTaskRequest
+	(*PauseTaskResponse)(nil),          // 9: agentruntime.tasks.v1.PauseTaskResponse
+	(*ResumeTaskRequest)(nil),          // 10: agentruntime.tasks.v1.ResumeTaskRequest
+	(*ResumeTaskResponse)(nil),         // 11: agentruntime.tasks.v1.ResumeTaskResponse
+	(*CancelTaskRequest)(nil),          // 12: agentruntime.tasks.v1.CancelTaskRequest
+	(*CancelTaskResponse)(nil),         // 13: agentruntime.tasks.v1.CancelTaskResponse
+	(*RetryTaskRequest)(nil),           // 14: agentruntime.tasks.v1.RetryTaskRequest
+	(*RetryTaskResponse)(nil),          // 15: agentruntime.tasks.v1.RetryTaskResponse
+	(*CompleteTaskRequest)(nil),        // 16: agentruntime.tasks.v1.CompleteTaskRequest
+	(*CompleteTaskResponse)(nil),       // 17: agentruntime.tasks.v1.CompleteTaskResponse
+	(*FailTaskRequest)(nil),            // 18: agentruntime.tasks.v1.FailTaskRequest
+	(*FailTaskResponse)(nil),           // 19: agentruntime.tasks.v1.FailTaskResponse
+	(*ArchiveTaskRequest)(nil),         // 20: agentruntime.tasks.v1.ArchiveTaskRequest
+	(*ArchiveTaskResponse)(nil),        // 21: agentruntime.tasks.v1.ArchiveTaskResponse
+	(*ListTasksRequest)(nil),           // 22: agentruntime.tasks.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),          // 23: agentruntime.tasks.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),             // 24: agentruntime.tasks.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),            // 25: agentruntime.tasks.v1.GetTaskResponse
+	(*LinkTasksRequest)(nil),           // 26: agentruntime.tasks.v1.LinkTasksRequest
+	(*LinkTasksResponse)(nil),          // 27: agentruntime.tasks.v1.LinkTasksResponse
+	(*UnlinkTasksRequest)(nil),         // 28: agentruntime.tasks.v1.UnlinkTasksRequest
+	(*UnlinkTasksResponse)(nil),        // 29: agentruntime.tasks.v1.UnlinkTasksResponse
+	(*GetTaskSnapshotRequest)(nil),     // 30: agentruntime.tasks.v1.GetTaskSnapshotRequest
+	(*TaskSummary)(nil),                // 31: agentruntime.tasks.v1.TaskSummary
+	(*BlockedTask)(nil),                // 32: agentruntime.tasks.v1.BlockedTask
+	(*TaskDelivery)(nil),               // 33: agentruntime.tasks.v1.TaskDelivery
+	(*GetTaskSnapshotResponse)(nil),    // 34: agentruntime.tasks.v1.GetTaskSnapshotResponse
+	(*PollTaskRequest)(nil),            // 35: agentruntime.tasks.v1.PollTaskRequest
+	(*PollTaskResponse)(nil),           // 36: agentruntime.tasks.v1.PollTaskResponse
+	(*HeartbeatTaskRequest)(nil),       // 37: agentruntime.tasks.v1.HeartbeatTaskRequest
+	(*HeartbeatTaskResponse)(nil),      // 38: agentruntime.tasks.v1.HeartbeatTaskResponse
+	(*JobItemInput)(nil),               // 39: agentruntime.tasks.v1.JobItemInput
+	(*CreateJobRequest)(nil),           // 40: agentruntime.tasks.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),          // 41: agentruntime.tasks.v1.CreateJobResponse
+	(*GetJobRequest)(nil),              // 42: agentruntime.tasks.v1.GetJobRequest
+	(*GetJobResponse)(nil),             // 43: agentruntime.tasks.v1.GetJobResponse
+	(*ListJobsRequest)(nil),            // 44: agentruntime.tasks.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),           // 45: agentruntime.tasks.v1.ListJobsResponse
+	(*CancelJobRequest)(nil),           // 46: agentruntime.tasks.v1.CancelJobRequest
+	(*CancelJobResponse)(nil),          // 47: agentruntime.tasks.v1.CancelJobResponse
+	(*RetryJobItemRequest)(nil),        // 48: agentruntime.tasks.v1.RetryJobItemRequest
+	(*RetryJobItemResponse)(nil),       // 49: agentruntime.tasks.v1.RetryJobItemResponse
+	(*StartJobItemRequest)(nil),        // 50: agentruntime.tasks.v1.StartJobItemRequest
+	(*StartJobItemResponse)(nil),       // 51: agentruntime.tasks.v1.StartJobItemResponse
+	(*CompleteJobItemRequest)(nil),     // 52: agentruntime.tasks.v1.CompleteJobItemRequest
+	(*CompleteJobItemResponse)(nil),    // 53: agentruntime.tasks.v1.CompleteJobItemResponse
+	(*FailJobItemRequest)(nil),         // 54: agentruntime.tasks.v1.FailJobItemRequest
+	(*FailJobItemResponse)(nil),        // 55: agentruntime.tasks.v1.FailJobItemResponse
+	(*ReportJobItemRequest)(nil),       // 56: agentruntime.tasks.v1.ReportJobItemRequest
+	(*ReportJobItemResponse)(nil),      // 57: agentruntime.tasks.v1.ReportJobItemResponse
+	(*TaskSpec)(nil),                   // 58: agentruntime.tasks.v1.TaskSpec
+	(*v1.WriteResult)(nil),             // 59: agentruntime.common.v1.WriteResult
+	(*Task)(nil),                       // 60: agentruntime.tasks.v1.Task
+	(*WorkerRef)(nil),                  // 61: agentruntime.tasks.v1.WorkerRef
+	(*durationpb.Duration)(nil),        // 62: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),      // 63: google.protobuf.Timestamp
+	(*Progress)(nil),                   // 64: agentruntime.tasks.v1.Progress
+	(TaskStatus)(0),                    // 65: agentruntime.tasks.v1.TaskStatus
+	(*v1.OutputRef)(nil),               // 66: agentruntime.common.v1.OutputRef
+	(*TaskError)(nil),                  // 67: agentruntime.tasks.v1.TaskError
+	(*Edge)(nil),                       // 68: agentruntime.tasks.v1.Edge
+	(EdgeRelation)(0),                  // 69: agentruntime.tasks.v1.EdgeRelation
+	(DeliveryState)(0),                 // 70: agentruntime.tasks.v1.DeliveryState
+	(*Attempt)(nil),                    // 71: agentruntime.tasks.v1.Attempt
+	(*JobSpec)(nil),                    // 72: agentruntime.tasks.v1.JobSpec
+	(*Job)(nil),                        // 73: agentruntime.tasks.v1.Job
+	(JobStatus)(0),                     // 74: agentruntime.tasks.v1.JobStatus
 }
 var file_agentruntime_tasks_v1_tasks_proto_depIdxs = []int32{
-	0, // 0: agentruntime.tasks.v1.TasksService.GetTask:input_type -> agentruntime.tasks.v1.GetTaskRequest
-	1, // 1: agentruntime.tasks.v1.TasksService.GetTask:output_type -> agentruntime.tasks.v1.GetTaskResponse
-	1, // [1:2] is the sub-list for method output_type
-	0, // [0:1] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	58, // 0: agentruntime.tasks.v1.CreateTaskRequest.spec:type_name -> agentruntime.tasks.v1.TaskSpec
+	59, // 1: agentruntime.tasks.v1.CreateTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	60, // 2: agentruntime.tasks.v1.CreateTaskResponse.task:type_name -> agentruntime.tasks.v1.Task
+	58, // 3: agentruntime.tasks.v1.UpdateTaskRequest.spec:type_name -> agentruntime.tasks.v1.TaskSpec
+	59, // 4: agentruntime.tasks.v1.UpdateTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	61, // 5: agentruntime.tasks.v1.StartTaskRequest.worker:type_name -> agentruntime.tasks.v1.WorkerRef
+	62, // 6: agentruntime.tasks.v1.StartTaskRequest.lease_ttl:type_name -> google.protobuf.Duration
+	59, // 7: agentruntime.tasks.v1.StartTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	63, // 8: agentruntime.tasks.v1.StartTaskResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	64, // 9: agentruntime.tasks.v1.AppendTaskProgressRequest.progress:type_name -> agentruntime.tasks.v1.Progress
+	65, // 10: agentruntime.tasks.v1.AppendTaskProgressRequest.run_state:type_name -> agentruntime.tasks.v1.TaskStatus
+	59, // 11: agentruntime.tasks.v1.AppendTaskProgressResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	59, // 12: agentruntime.tasks.v1.PauseTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	59, // 13: agentruntime.tasks.v1.ResumeTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	59, // 14: agentruntime.tasks.v1.CancelTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	65, // 15: agentruntime.tasks.v1.CancelTaskResponse.status:type_name -> agentruntime.tasks.v1.TaskStatus
+	61, // 16: agentruntime.tasks.v1.RetryTaskRequest.worker:type_name -> agentruntime.tasks.v1.WorkerRef
+	59, // 17: agentruntime.tasks.v1.RetryTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	66, // 18: agentruntime.tasks.v1.CompleteTaskRequest.output_refs:type_name -> agentruntime.common.v1.OutputRef
+	59, // 19: agentruntime.tasks.v1.CompleteTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	67, // 20: agentruntime.tasks.v1.FailTaskRequest.error:type_name -> agentruntime.tasks.v1.TaskError
+	66, // 21: agentruntime.tasks.v1.FailTaskRequest.output_refs:type_name -> agentruntime.common.v1.OutputRef
+	59, // 22: agentruntime.tasks.v1.FailTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	65, // 23: agentruntime.tasks.v1.FailTaskResponse.status:type_name -> agentruntime.tasks.v1.TaskStatus
+	59, // 24: agentruntime.tasks.v1.ArchiveTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	65, // 25: agentruntime.tasks.v1.ListTasksRequest.status:type_name -> agentruntime.tasks.v1.TaskStatus
+	60, // 26: agentruntime.tasks.v1.ListTasksResponse.tasks:type_name -> agentruntime.tasks.v1.Task
+	60, // 27: agentruntime.tasks.v1.GetTaskResponse.task:type_name -> agentruntime.tasks.v1.Task
+	68, // 28: agentruntime.tasks.v1.GetTaskResponse.reverse_edges:type_name -> agentruntime.tasks.v1.Edge
+	69, // 29: agentruntime.tasks.v1.LinkTasksRequest.relation:type_name -> agentruntime.tasks.v1.EdgeRelation
+	59, // 30: agentruntime.tasks.v1.LinkTasksResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	69, // 31: agentruntime.tasks.v1.UnlinkTasksRequest.relation:type_name -> agentruntime.tasks.v1.EdgeRelation
+	59, // 32: agentruntime.tasks.v1.UnlinkTasksResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	68, // 33: agentruntime.tasks.v1.BlockedTask.blockers:type_name -> agentruntime.tasks.v1.Edge
+	70, // 34: agentruntime.tasks.v1.TaskDelivery.delivery_state:type_name -> agentruntime.tasks.v1.DeliveryState
+	31, // 35: agentruntime.tasks.v1.GetTaskSnapshotResponse.task_summary:type_name -> agentruntime.tasks.v1.TaskSummary
+	60, // 36: agentruntime.tasks.v1.GetTaskSnapshotResponse.tasks:type_name -> agentruntime.tasks.v1.Task
+	68, // 37: agentruntime.tasks.v1.GetTaskSnapshotResponse.task_graph:type_name -> agentruntime.tasks.v1.Edge
+	71, // 38: agentruntime.tasks.v1.GetTaskSnapshotResponse.attempts:type_name -> agentruntime.tasks.v1.Attempt
+	32, // 39: agentruntime.tasks.v1.GetTaskSnapshotResponse.blocked_tasks:type_name -> agentruntime.tasks.v1.BlockedTask
+	33, // 40: agentruntime.tasks.v1.GetTaskSnapshotResponse.delivery_state:type_name -> agentruntime.tasks.v1.TaskDelivery
+	62, // 41: agentruntime.tasks.v1.PollTaskRequest.wait:type_name -> google.protobuf.Duration
+	62, // 42: agentruntime.tasks.v1.PollTaskRequest.lease_ttl:type_name -> google.protobuf.Duration
+	60, // 43: agentruntime.tasks.v1.PollTaskResponse.task:type_name -> agentruntime.tasks.v1.Task
+	63, // 44: agentruntime.tasks.v1.PollTaskResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	59, // 45: agentruntime.tasks.v1.PollTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	62, // 46: agentruntime.tasks.v1.HeartbeatTaskRequest.lease_ttl:type_name -> google.protobuf.Duration
+	63, // 47: agentruntime.tasks.v1.HeartbeatTaskResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	72, // 48: agentruntime.tasks.v1.CreateJobRequest.spec:type_name -> agentruntime.tasks.v1.JobSpec
+	39, // 49: agentruntime.tasks.v1.CreateJobRequest.items:type_name -> agentruntime.tasks.v1.JobItemInput
+	59, // 50: agentruntime.tasks.v1.CreateJobResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	73, // 51: agentruntime.tasks.v1.CreateJobResponse.job:type_name -> agentruntime.tasks.v1.Job
+	73, // 52: agentruntime.tasks.v1.GetJobResponse.job:type_name -> agentruntime.tasks.v1.Job
+	74, // 53: agentruntime.tasks.v1.ListJobsRequest.status:type_name -> agentruntime.tasks.v1.JobStatus
+	73, // 54: agentruntime.tasks.v1.ListJobsResponse.jobs:type_name -> agentruntime.tasks.v1.Job
+	59, // 55: agentruntime.tasks.v1.CancelJobResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	59, // 56: agentruntime.tasks.v1.RetryJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	59, // 57: agentruntime.tasks.v1.StartJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	66, // 58: agentruntime.tasks.v1.CompleteJobItemRequest.output_ref:type_name -> agentruntime.common.v1.OutputRef
+	59, // 59: agentruntime.tasks.v1.CompleteJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	67, // 60: agentruntime.tasks.v1.FailJobItemRequest.error:type_name -> agentruntime.tasks.v1.TaskError
+	59, // 61: agentruntime.tasks.v1.FailJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	59, // 62: agentruntime.tasks.v1.ReportJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	0,  // 63: agentruntime.tasks.v1.TasksService.CreateTask:input_type -> agentruntime.tasks.v1.CreateTaskRequest
+	2,  // 64: agentruntime.tasks.v1.TasksService.UpdateTask:input_type -> agentruntime.tasks.v1.UpdateTaskRequest
+	4,  // 65: agentruntime.tasks.v1.TasksService.StartTask:input_type -> agentruntime.tasks.v1.StartTaskRequest
+	6,  // 66: agentruntime.tasks.v1.TasksService.AppendTaskProgress:input_type -> agentruntime.tasks.v1.AppendTaskProgressRequest
+	8,  // 67: agentruntime.tasks.v1.TasksService.PauseTask:input_type -> agentruntime.tasks.v1.PauseTaskRequest
+	10, // 68: agentruntime.tasks.v1.TasksService.ResumeTask:input_type -> agentruntime.tasks.v1.ResumeTaskRequest
+	12, // 69: agentruntime.tasks.v1.TasksService.CancelTask:input_type -> agentruntime.tasks.v1.CancelTaskRequest
+	14, // 70: agentruntime.tasks.v1.TasksService.RetryTask:input_type -> agentruntime.tasks.v1.RetryTaskRequest
+	16, // 71: agentruntime.tasks.v1.TasksService.CompleteTask:input_type -> agentruntime.tasks.v1.CompleteTaskRequest
+	18, // 72: agentruntime.tasks.v1.TasksService.FailTask:input_type -> agentruntime.tasks.v1.FailTaskRequest
+	20, // 73: agentruntime.tasks.v1.TasksService.ArchiveTask:input_type -> agentruntime.tasks.v1.ArchiveTaskRequest
+	22, // 74: agentruntime.tasks.v1.TasksService.ListTasks:input_type -> agentruntime.tasks.v1.ListTasksRequest
+	24, // 75: agentruntime.tasks.v1.TasksService.GetTask:input_type -> agentruntime.tasks.v1.GetTaskRequest
+	26, // 76: agentruntime.tasks.v1.TasksService.LinkTasks:input_type -> agentruntime.tasks.v1.LinkTasksRequest
+	28, // 77: agentruntime.tasks.v1.TasksService.UnlinkTasks:input_type -> agentruntime.tasks.v1.UnlinkTasksRequest
+	30, // 78: agentruntime.tasks.v1.TasksService.GetTaskSnapshot:input_type -> agentruntime.tasks.v1.GetTaskSnapshotRequest
+	35, // 79: agentruntime.tasks.v1.TasksService.PollTask:input_type -> agentruntime.tasks.v1.PollTaskRequest
+	37, // 80: agentruntime.tasks.v1.TasksService.HeartbeatTask:input_type -> agentruntime.tasks.v1.HeartbeatTaskRequest
+	40, // 81: agentruntime.tasks.v1.TasksService.CreateJob:input_type -> agentruntime.tasks.v1.CreateJobRequest
+	42, // 82: agentruntime.tasks.v1.TasksService.GetJob:input_type -> agentruntime.tasks.v1.GetJobRequest
+	44, // 83: agentruntime.tasks.v1.TasksService.ListJobs:input_type -> agentruntime.tasks.v1.ListJobsRequest
+	46, // 84: agentruntime.tasks.v1.TasksService.CancelJob:input_type -> agentruntime.tasks.v1.CancelJobRequest
+	48, // 85: agentruntime.tasks.v1.TasksService.RetryJobItem:input_type -> agentruntime.tasks.v1.RetryJobItemRequest
+	50, // 86: agentruntime.tasks.v1.TasksService.StartJobItem:input_type -> agentruntime.tasks.v1.StartJobItemRequest
+	52, // 87: agentruntime.tasks.v1.TasksService.CompleteJobItem:input_type -> agentruntime.tasks.v1.CompleteJobItemRequest
+	54, // 88: agentruntime.tasks.v1.TasksService.FailJobItem:input_type -> agentruntime.tasks.v1.FailJobItemRequest
+	56, // 89: agentruntime.tasks.v1.TasksService.ReportJobItem:input_type -> agentruntime.tasks.v1.ReportJobItemRequest
+	1,  // 90: agentruntime.tasks.v1.TasksService.CreateTask:output_type -> agentruntime.tasks.v1.CreateTaskResponse
+	3,  // 91: agentruntime.tasks.v1.TasksService.UpdateTask:output_type -> agentruntime.tasks.v1.UpdateTaskResponse
+	5,  // 92: agentruntime.tasks.v1.TasksService.StartTask:output_type -> agentruntime.tasks.v1.StartTaskResponse
+	7,  // 93: agentruntime.tasks.v1.TasksService.AppendTaskProgress:output_type -> agentruntime.tasks.v1.AppendTaskProgressResponse
+	9,  // 94: agentruntime.tasks.v1.TasksService.PauseTask:output_type -> agentruntime.tasks.v1.PauseTaskResponse
+	11, // 95: agentruntime.tasks.v1.TasksService.ResumeTask:output_type -> agentruntime.tasks.v1.ResumeTaskResponse
+	13, // 96: agentruntime.tasks.v1.TasksService.CancelTask:output_type -> agentruntime.tasks.v1.CancelTaskResponse
+	15, // 97: agentruntime.tasks.v1.TasksService.RetryTask:output_type -> agentruntime.tasks.v1.RetryTaskResponse
+	17, // 98: agentruntime.tasks.v1.TasksService.CompleteTask:output_type -> agentruntime.tasks.v1.CompleteTaskResponse
+	19, // 99: agentruntime.tasks.v1.TasksService.FailTask:output_type -> agentruntime.tasks.v1.FailTaskResponse
+	21, // 100: agentruntime.tasks.v1.TasksService.ArchiveTask:output_type -> agentruntime.tasks.v1.ArchiveTaskResponse
+	23, // 101: agentruntime.tasks.v1.TasksService.ListTasks:output_type -> agentruntime.tasks.v1.ListTasksResponse
+	25, // 102: agentruntime.tasks.v1.TasksService.GetTask:output_type -> agentruntime.tasks.v1.GetTaskResponse
+	27, // 103: agentruntime.tasks.v1.TasksService.LinkTasks:output_type -> agentruntime.tasks.v1.LinkTasksResponse
+	29, // 104: agentruntime.tasks.v1.TasksService.UnlinkTasks:output_type -> agentruntime.tasks.v1.UnlinkTasksResponse
+	34, // 105: agentruntime.tasks.v1.TasksService.GetTaskSnapshot:output_type -> agentruntime.tasks.v1.GetTaskSnapshotResponse
+	36, // 106: agentruntime.tasks.v1.TasksService.PollTask:output_type -> agentruntime.tasks.v1.PollTaskResponse
+	38, // 107: agentruntime.tasks.v1.TasksService.HeartbeatTask:output_type -> agentruntime.tasks.v1.HeartbeatTaskResponse
+	41, // 108: agentruntime.tasks.v1.TasksService.CreateJob:output_type -> agentruntime.tasks.v1.CreateJobResponse
+	43, // 109: agentruntime.tasks.v1.TasksService.GetJob:output_type -> agentruntime.tasks.v1.GetJobResponse
+	45, // 110: agentruntime.tasks.v1.TasksService.ListJobs:output_type -> agentruntime.tasks.v1.ListJobsResponse
+	47, // 111: agentruntime.tasks.v1.TasksService.CancelJob:output_type -> agentruntime.tasks.v1.CancelJobResponse
+	49, // 112: agentruntime.tasks.v1.TasksService.RetryJobItem:output_type -> agentruntime.tasks.v1.RetryJobItemResponse
+	51, // 113: agentruntime.tasks.v1.TasksService.StartJobItem:output_type -> agentruntime.tasks.v1.StartJobItemResponse
+	53, // 114: agentruntime.tasks.v1.TasksService.CompleteJobItem:output_type -> agentruntime.tasks.v1.CompleteJobItemResponse
+	55, // 115: agentruntime.tasks.v1.TasksService.FailJobItem:output_type -> agentruntime.tasks.v1.FailJobItemResponse
+	57, // 116: agentruntime.tasks.v1.TasksService.ReportJobItem:output_type -> agentruntime.tasks.v1.ReportJobItemResponse
+	90, // [90:117] is the sub-list for method output_type
+	63, // [63:90] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_tasks_v1_tasks_proto_init() }
@@ -166,13 +4368,14 @@ func file_agentruntime_tasks_v1_tasks_proto_init() {
 	if File_agentruntime_tasks_v1_tasks_proto != nil {
 		return
 	}
+	file_agentruntime_tasks_v1_types_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_tasks_v1_tasks_proto_rawDesc), len(file_agentruntime_tasks_v1_tasks_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,18 +19,82 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	TasksService_GetTask_FullMethodName = "/agentruntime.tasks.v1.TasksService/GetTask"
+	TasksService_CreateTask_FullMethodName         = "/agentruntime.tasks.v1.TasksService/CreateTask"
+	TasksService_UpdateTask_FullMethodName         = "/agentruntime.tasks.v1.TasksService/UpdateTask"
+	TasksService_StartTask_FullMethodName          = "/agentruntime.tasks.v1.TasksService/StartTask"
+	TasksService_AppendTaskProgress_FullMethodName = "/agentruntime.tasks.v1.TasksService/AppendTaskProgress"
+	TasksService_PauseTask_FullMethodName          = "/agentruntime.tasks.v1.TasksService/PauseTask"
+	TasksService_ResumeTask_FullMethodName         = "/agentruntime.tasks.v1.TasksService/ResumeTask"
+	TasksService_CancelTask_FullMethodName         = "/agentruntime.tasks.v1.TasksService/CancelTask"
+	TasksService_RetryTask_FullMethodName          = "/agentruntime.tasks.v1.TasksService/RetryTask"
+	TasksService_CompleteTask_FullMethodName       = "/agentruntime.tasks.v1.TasksService/CompleteTask"
+	TasksService_FailTask_FullMethodName           = "/agentruntime.tasks.v1.TasksService/FailTask"
+	TasksService_ArchiveTask_FullMethodName        = "/agentruntime.tasks.v1.TasksService/ArchiveTask"
+	TasksService_ListTasks_FullMethodName          = "/agentruntime.tasks.v1.TasksService/ListTasks"
+	TasksService_GetTask_FullMethodName            = "/agentruntime.tasks.v1.TasksService/GetTask"
+	TasksService_LinkTasks_FullMethodName          = "/agentruntime.tasks.v1.TasksService/LinkTasks"
+	TasksService_UnlinkTasks_FullMethodName        = "/agentruntime.tasks.v1.TasksService/UnlinkTasks"
+	TasksService_GetTaskSnapshot_FullMethodName    = "/agentruntime.tasks.v1.TasksService/GetTaskSnapshot"
+	TasksService_PollTask_FullMethodName           = "/agentruntime.tasks.v1.TasksService/PollTask"
+	TasksService_HeartbeatTask_FullMethodName      = "/agentruntime.tasks.v1.TasksService/HeartbeatTask"
+	TasksService_CreateJob_FullMethodName          = "/agentruntime.tasks.v1.TasksService/CreateJob"
+	TasksService_GetJob_FullMethodName             = "/agentruntime.tasks.v1.TasksService/GetJob"
+	TasksService_ListJobs_FullMethodName           = "/agentruntime.tasks.v1.TasksService/ListJobs"
+	TasksService_CancelJob_FullMethodName          = "/agentruntime.tasks.v1.TasksService/CancelJob"
+	TasksService_RetryJobItem_FullMethodName       = "/agentruntime.tasks.v1.TasksService/RetryJobItem"
+	TasksService_StartJobItem_FullMethodName       = "/agentruntime.tasks.v1.TasksService/StartJobItem"
+	TasksService_CompleteJobItem_FullMethodName    = "/agentruntime.tasks.v1.TasksService/CompleteJobItem"
+	TasksService_FailJobItem_FullMethodName        = "/agentruntime.tasks.v1.TasksService/FailJobItem"
+	TasksService_ReportJobItem_FullMethodName      = "/agentruntime.tasks.v1.TasksService/ReportJobItem"
 )
 
 // TasksServiceClient is the client API for TasksService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// TasksService owns agent tasks, attempts, the task graph, jobs and worker leases.
-// RPCs are added by the issue that builds the service; until a method is
-// implemented it answers Unimplemented.
+// TasksService owns agent tasks, attempts, the task graph, jobs and worker
+// leases (spec: agent-task.md, subagents-and-jobs.md, control-plane.md).
+//
+// Every mutating RPC appends facts to the event log and answers a
+// WriteResult whose sequence reads may pass as min_sequence. Commands that
+// take an idempotency_key append nothing when repeated with the same key.
+// An illegal transition is FAILED_PRECONDITION with the reason
+// (ILLEGAL_TRANSITION, TASK_BLOCKED, ACCEPTANCE_NOT_MET, ...) and the
+// statuses that would allow the command.
 type TasksServiceClient interface {
+	CreateTask(ctx context.Context, in *CreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error)
+	UpdateTask(ctx context.Context, in *UpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error)
+	StartTask(ctx context.Context, in *StartTaskRequest, opts ...grpc.CallOption) (*StartTaskResponse, error)
+	AppendTaskProgress(ctx context.Context, in *AppendTaskProgressRequest, opts ...grpc.CallOption) (*AppendTaskProgressResponse, error)
+	PauseTask(ctx context.Context, in *PauseTaskRequest, opts ...grpc.CallOption) (*PauseTaskResponse, error)
+	ResumeTask(ctx context.Context, in *ResumeTaskRequest, opts ...grpc.CallOption) (*ResumeTaskResponse, error)
+	CancelTask(ctx context.Context, in *CancelTaskRequest, opts ...grpc.CallOption) (*CancelTaskResponse, error)
+	RetryTask(ctx context.Context, in *RetryTaskRequest, opts ...grpc.CallOption) (*RetryTaskResponse, error)
+	CompleteTask(ctx context.Context, in *CompleteTaskRequest, opts ...grpc.CallOption) (*CompleteTaskResponse, error)
+	FailTask(ctx context.Context, in *FailTaskRequest, opts ...grpc.CallOption) (*FailTaskResponse, error)
+	ArchiveTask(ctx context.Context, in *ArchiveTaskRequest, opts ...grpc.CallOption) (*ArchiveTaskResponse, error)
+	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
 	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
+	LinkTasks(ctx context.Context, in *LinkTasksRequest, opts ...grpc.CallOption) (*LinkTasksResponse, error)
+	UnlinkTasks(ctx context.Context, in *UnlinkTasksRequest, opts ...grpc.CallOption) (*UnlinkTasksResponse, error)
+	// The task snapshot of a session (spec: agent-task.md "Snapshot
+	// projection").
+	GetTaskSnapshot(ctx context.Context, in *GetTaskSnapshotRequest, opts ...grpc.CallOption) (*GetTaskSnapshotResponse, error)
+	// Worker leases. A worker (any language) long-polls for a runnable task;
+	// the answer starts a new attempt bound to it and grants a lease the
+	// worker renews with HeartbeatTask. A lease that expires marks the run
+	// lost.
+	PollTask(ctx context.Context, in *PollTaskRequest, opts ...grpc.CallOption) (*PollTaskResponse, error)
+	HeartbeatTask(ctx context.Context, in *HeartbeatTaskRequest, opts ...grpc.CallOption) (*HeartbeatTaskResponse, error)
+	CreateJob(ctx context.Context, in *CreateJobRequest, opts ...grpc.CallOption) (*CreateJobResponse, error)
+	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*GetJobResponse, error)
+	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
+	CancelJob(ctx context.Context, in *CancelJobRequest, opts ...grpc.CallOption) (*CancelJobResponse, error)
+	RetryJobItem(ctx context.Context, in *RetryJobItemRequest, opts ...grpc.CallOption) (*RetryJobItemResponse, error)
+	StartJobItem(ctx context.Context, in *StartJobItemRequest, opts ...grpc.CallOption) (*StartJobItemResponse, error)
+	CompleteJobItem(ctx context.Context, in *CompleteJobItemRequest, opts ...grpc.CallOption) (*CompleteJobItemResponse, error)
+	FailJobItem(ctx context.Context, in *FailJobItemRequest, opts ...grpc.CallOption) (*FailJobItemResponse, error)
+	ReportJobItem(ctx context.Context, in *ReportJobItemRequest, opts ...grpc.CallOption) (*ReportJobItemResponse, error)
 }
 
 type tasksServiceClient struct {
@@ -39,6 +103,126 @@ type tasksServiceClient struct {
 
 func NewTasksServiceClient(cc grpc.ClientConnInterface) TasksServiceClient {
 	return &tasksServiceClient{cc}
+}
+
+func (c *tasksServiceClient) CreateTask(ctx context.Context, in *CreateTaskRequest, opts ...grpc.CallOption) (*CreateTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_CreateTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) UpdateTask(ctx context.Context, in *UpdateTaskRequest, opts ...grpc.CallOption) (*UpdateTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_UpdateTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) StartTask(ctx context.Context, in *StartTaskRequest, opts ...grpc.CallOption) (*StartTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StartTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_StartTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) AppendTaskProgress(ctx context.Context, in *AppendTaskProgressRequest, opts ...grpc.CallOption) (*AppendTaskProgressResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppendTaskProgressResponse)
+	err := c.cc.Invoke(ctx, TasksService_AppendTaskProgress_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) PauseTask(ctx context.Context, in *PauseTaskRequest, opts ...grpc.CallOption) (*PauseTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PauseTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_PauseTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) ResumeTask(ctx context.Context, in *ResumeTaskRequest, opts ...grpc.CallOption) (*ResumeTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_ResumeTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) CancelTask(ctx context.Context, in *CancelTaskRequest, opts ...grpc.CallOption) (*CancelTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_CancelTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) RetryTask(ctx context.Context, in *RetryTaskRequest, opts ...grpc.CallOption) (*RetryTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RetryTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_RetryTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) CompleteTask(ctx context.Context, in *CompleteTaskRequest, opts ...grpc.CallOption) (*CompleteTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_CompleteTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) FailTask(ctx context.Context, in *FailTaskRequest, opts ...grpc.CallOption) (*FailTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FailTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_FailTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) ArchiveTask(ctx context.Context, in *ArchiveTaskRequest, opts ...grpc.CallOption) (*ArchiveTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ArchiveTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_ArchiveTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTasksResponse)
+	err := c.cc.Invoke(ctx, TasksService_ListTasks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *tasksServiceClient) GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error) {
@@ -51,15 +235,193 @@ func (c *tasksServiceClient) GetTask(ctx context.Context, in *GetTaskRequest, op
 	return out, nil
 }
 
+func (c *tasksServiceClient) LinkTasks(ctx context.Context, in *LinkTasksRequest, opts ...grpc.CallOption) (*LinkTasksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LinkTasksResponse)
+	err := c.cc.Invoke(ctx, TasksService_LinkTasks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) UnlinkTasks(ctx context.Context, in *UnlinkTasksRequest, opts ...grpc.CallOption) (*UnlinkTasksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UnlinkTasksResponse)
+	err := c.cc.Invoke(ctx, TasksService_UnlinkTasks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) GetTaskSnapshot(ctx context.Context, in *GetTaskSnapshotRequest, opts ...grpc.CallOption) (*GetTaskSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTaskSnapshotResponse)
+	err := c.cc.Invoke(ctx, TasksService_GetTaskSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) PollTask(ctx context.Context, in *PollTaskRequest, opts ...grpc.CallOption) (*PollTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PollTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_PollTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) HeartbeatTask(ctx context.Context, in *HeartbeatTaskRequest, opts ...grpc.CallOption) (*HeartbeatTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HeartbeatTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_HeartbeatTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) CreateJob(ctx context.Context, in *CreateJobRequest, opts ...grpc.CallOption) (*CreateJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateJobResponse)
+	err := c.cc.Invoke(ctx, TasksService_CreateJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*GetJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetJobResponse)
+	err := c.cc.Invoke(ctx, TasksService_GetJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListJobsResponse)
+	err := c.cc.Invoke(ctx, TasksService_ListJobs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) CancelJob(ctx context.Context, in *CancelJobRequest, opts ...grpc.CallOption) (*CancelJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelJobResponse)
+	err := c.cc.Invoke(ctx, TasksService_CancelJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) RetryJobItem(ctx context.Context, in *RetryJobItemRequest, opts ...grpc.CallOption) (*RetryJobItemResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RetryJobItemResponse)
+	err := c.cc.Invoke(ctx, TasksService_RetryJobItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) StartJobItem(ctx context.Context, in *StartJobItemRequest, opts ...grpc.CallOption) (*StartJobItemResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StartJobItemResponse)
+	err := c.cc.Invoke(ctx, TasksService_StartJobItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) CompleteJobItem(ctx context.Context, in *CompleteJobItemRequest, opts ...grpc.CallOption) (*CompleteJobItemResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteJobItemResponse)
+	err := c.cc.Invoke(ctx, TasksService_CompleteJobItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) FailJobItem(ctx context.Context, in *FailJobItemRequest, opts ...grpc.CallOption) (*FailJobItemResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FailJobItemResponse)
+	err := c.cc.Invoke(ctx, TasksService_FailJobItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) ReportJobItem(ctx context.Context, in *ReportJobItemRequest, opts ...grpc.CallOption) (*ReportJobItemResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportJobItemResponse)
+	err := c.cc.Invoke(ctx, TasksService_ReportJobItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TasksServiceServer is the server API for TasksService service.
 // All implementations must embed UnimplementedTasksServiceServer
 // for forward compatibility.
 //
-// TasksService owns agent tasks, attempts, the task graph, jobs and worker leases.
-// RPCs are added by the issue that builds the service; until a method is
-// implemented it answers Unimplemented.
+// TasksService owns agent tasks, attempts, the task graph, jobs and worker
+// leases (spec: agent-task.md, subagents-and-jobs.md, control-plane.md).
+//
+// Every mutating RPC appends facts to the event log and answers a
+// WriteResult whose sequence reads may pass as min_sequence. Commands that
+// take an idempotency_key append nothing when repeated with the same key.
+// An illegal transition is FAILED_PRECONDITION with the reason
+// (ILLEGAL_TRANSITION, TASK_BLOCKED, ACCEPTANCE_NOT_MET, ...) and the
+// statuses that would allow the command.
 type TasksServiceServer interface {
+	CreateTask(context.Context, *CreateTaskRequest) (*CreateTaskResponse, error)
+	UpdateTask(context.Context, *UpdateTaskRequest) (*UpdateTaskResponse, error)
+	StartTask(context.Context, *StartTaskRequest) (*StartTaskResponse, error)
+	AppendTaskProgress(context.Context, *AppendTaskProgressRequest) (*AppendTaskProgressResponse, error)
+	PauseTask(context.Context, *PauseTaskRequest) (*PauseTaskResponse, error)
+	ResumeTask(context.Context, *ResumeTaskRequest) (*ResumeTaskResponse, error)
+	CancelTask(context.Context, *CancelTaskRequest) (*CancelTaskResponse, error)
+	RetryTask(context.Context, *RetryTaskRequest) (*RetryTaskResponse, error)
+	CompleteTask(context.Context, *CompleteTaskRequest) (*CompleteTaskResponse, error)
+	FailTask(context.Context, *FailTaskRequest) (*FailTaskResponse, error)
+	ArchiveTask(context.Context, *ArchiveTaskRequest) (*ArchiveTaskResponse, error)
+	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
 	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
+	LinkTasks(context.Context, *LinkTasksRequest) (*LinkTasksResponse, error)
+	UnlinkTasks(context.Context, *UnlinkTasksRequest) (*UnlinkTasksResponse, error)
+	// The task snapshot of a session (spec: agent-task.md "Snapshot
+	// projection").
+	GetTaskSnapshot(context.Context, *GetTaskSnapshotRequest) (*GetTaskSnapshotResponse, error)
+	// Worker leases. A worker (any language) long-polls for a runnable task;
+	// the answer starts a new attempt bound to it and grants a lease the
+	// worker renews with HeartbeatTask. A lease that expires marks the run
+	// lost.
+	PollTask(context.Context, *PollTaskRequest) (*PollTaskResponse, error)
+	HeartbeatTask(context.Context, *HeartbeatTaskRequest) (*HeartbeatTaskResponse, error)
+	CreateJob(context.Context, *CreateJobRequest) (*CreateJobResponse, error)
+	GetJob(context.Context, *GetJobRequest) (*GetJobResponse, error)
+	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
+	CancelJob(context.Context, *CancelJobRequest) (*CancelJobResponse, error)
+	RetryJobItem(context.Context, *RetryJobItemRequest) (*RetryJobItemResponse, error)
+	StartJobItem(context.Context, *StartJobItemRequest) (*StartJobItemResponse, error)
+	CompleteJobItem(context.Context, *CompleteJobItemRequest) (*CompleteJobItemResponse, error)
+	FailJobItem(context.Context, *FailJobItemRequest) (*FailJobItemResponse, error)
+	ReportJobItem(context.Context, *ReportJobItemRequest) (*ReportJobItemResponse, error)
 	mustEmbedUnimplementedTasksServiceServer()
 }
 
@@ -70,8 +432,86 @@ type TasksServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedTasksServiceServer struct{}
 
+func (UnimplementedTasksServiceServer) CreateTask(context.Context, *CreateTaskRequest) (*CreateTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CreateTask not implemented")
+}
+func (UnimplementedTasksServiceServer) UpdateTask(context.Context, *UpdateTaskRequest) (*UpdateTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method UpdateTask not implemented")
+}
+func (UnimplementedTasksServiceServer) StartTask(context.Context, *StartTaskRequest) (*StartTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method StartTask not implemented")
+}
+func (UnimplementedTasksServiceServer) AppendTaskProgress(context.Context, *AppendTaskProgressRequest) (*AppendTaskProgressResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method AppendTaskProgress not implemented")
+}
+func (UnimplementedTasksServiceServer) PauseTask(context.Context, *PauseTaskRequest) (*PauseTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PauseTask not implemented")
+}
+func (UnimplementedTasksServiceServer) ResumeTask(context.Context, *ResumeTaskRequest) (*ResumeTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ResumeTask not implemented")
+}
+func (UnimplementedTasksServiceServer) CancelTask(context.Context, *CancelTaskRequest) (*CancelTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CancelTask not implemented")
+}
+func (UnimplementedTasksServiceServer) RetryTask(context.Context, *RetryTaskRequest) (*RetryTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RetryTask not implemented")
+}
+func (UnimplementedTasksServiceServer) CompleteTask(context.Context, *CompleteTaskRequest) (*CompleteTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CompleteTask not implemented")
+}
+func (UnimplementedTasksServiceServer) FailTask(context.Context, *FailTaskRequest) (*FailTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method FailTask not implemented")
+}
+func (UnimplementedTasksServiceServer) ArchiveTask(context.Context, *ArchiveTaskRequest) (*ArchiveTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ArchiveTask not implemented")
+}
+func (UnimplementedTasksServiceServer) ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListTasks not implemented")
+}
 func (UnimplementedTasksServiceServer) GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetTask not implemented")
+}
+func (UnimplementedTasksServiceServer) LinkTasks(context.Context, *LinkTasksRequest) (*LinkTasksResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method LinkTasks not implemented")
+}
+func (UnimplementedTasksServiceServer) UnlinkTasks(context.Context, *UnlinkTasksRequest) (*UnlinkTasksResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method UnlinkTasks not implemented")
+}
+func (UnimplementedTasksServiceServer) GetTaskSnapshot(context.Context, *GetTaskSnapshotRequest) (*GetTaskSnapshotResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetTaskSnapshot not implemented")
+}
+func (UnimplementedTasksServiceServer) PollTask(context.Context, *PollTaskRequest) (*PollTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PollTask not implemented")
+}
+func (UnimplementedTasksServiceServer) HeartbeatTask(context.Context, *HeartbeatTaskRequest) (*HeartbeatTaskResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method HeartbeatTask not implemented")
+}
+func (UnimplementedTasksServiceServer) CreateJob(context.Context, *CreateJobRequest) (*CreateJobResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CreateJob not implemented")
+}
+func (UnimplementedTasksServiceServer) GetJob(context.Context, *GetJobRequest) (*GetJobResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetJob not implemented")
+}
+func (UnimplementedTasksServiceServer) ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListJobs not implemented")
+}
+func (UnimplementedTasksServiceServer) CancelJob(context.Context, *CancelJobRequest) (*CancelJobResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CancelJob not implemented")
+}
+func (UnimplementedTasksServiceServer) RetryJobItem(context.Context, *RetryJobItemRequest) (*RetryJobItemResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RetryJobItem not implemented")
+}
+func (UnimplementedTasksServiceServer) StartJobItem(context.Context, *StartJobItemRequest) (*StartJobItemResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method StartJobItem not implemented")
+}
+func (UnimplementedTasksServiceServer) CompleteJobItem(context.Context, *CompleteJobItemRequest) (*CompleteJobItemResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CompleteJobItem not implemented")
+}
+func (UnimplementedTasksServiceServer) FailJobItem(context.Context, *FailJobItemRequest) (*FailJobItemResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method FailJobItem not implemented")
+}
+func (UnimplementedTasksServiceServer) ReportJobItem(context.Context, *ReportJobItemRequest) (*ReportJobItemResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReportJobItem not implemented")
 }
 func (UnimplementedTasksServiceServer) mustEmbedUnimplementedTasksServiceServer() {}
 func (UnimplementedTasksServiceServer) testEmbeddedByValue()                      {}
@@ -94,6 +534,222 @@ func RegisterTasksServiceServer(s grpc.ServiceRegistrar, srv TasksServiceServer)
 	s.RegisterService(&TasksService_ServiceDesc, srv)
 }
 
+func _TasksService_CreateTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).CreateTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_CreateTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).CreateTask(ctx, req.(*CreateTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_UpdateTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).UpdateTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_UpdateTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).UpdateTask(ctx, req.(*UpdateTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_StartTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StartTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).StartTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_StartTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).StartTask(ctx, req.(*StartTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_AppendTaskProgress_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppendTaskProgressRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).AppendTaskProgress(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_AppendTaskProgress_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).AppendTaskProgress(ctx, req.(*AppendTaskProgressRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_PauseTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PauseTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).PauseTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_PauseTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).PauseTask(ctx, req.(*PauseTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_ResumeTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).ResumeTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_ResumeTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).ResumeTask(ctx, req.(*ResumeTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_CancelTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).CancelTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_CancelTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).CancelTask(ctx, req.(*CancelTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_RetryTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RetryTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).RetryTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_RetryTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).RetryTask(ctx, req.(*RetryTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_CompleteTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).CompleteTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_CompleteTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).CompleteTask(ctx, req.(*CompleteTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_FailTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FailTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).FailTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_FailTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).FailTask(ctx, req.(*FailTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_ArchiveTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ArchiveTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).ArchiveTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_ArchiveTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).ArchiveTask(ctx, req.(*ArchiveTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_ListTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListTasksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).ListTasks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_ListTasks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).ListTasks(ctx, req.(*ListTasksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TasksService_GetTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetTaskRequest)
 	if err := dec(in); err != nil {
@@ -112,6 +768,258 @@ func _TasksService_GetTask_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TasksService_LinkTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LinkTasksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).LinkTasks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_LinkTasks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).LinkTasks(ctx, req.(*LinkTasksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_UnlinkTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UnlinkTasksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).UnlinkTasks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_UnlinkTasks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).UnlinkTasks(ctx, req.(*UnlinkTasksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_GetTaskSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTaskSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).GetTaskSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_GetTaskSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).GetTaskSnapshot(ctx, req.(*GetTaskSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_PollTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PollTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).PollTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_PollTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).PollTask(ctx, req.(*PollTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_HeartbeatTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HeartbeatTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).HeartbeatTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_HeartbeatTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).HeartbeatTask(ctx, req.(*HeartbeatTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_CreateJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).CreateJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_CreateJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).CreateJob(ctx, req.(*CreateJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_GetJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).GetJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_GetJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).GetJob(ctx, req.(*GetJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_ListJobs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListJobsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).ListJobs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_ListJobs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).ListJobs(ctx, req.(*ListJobsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_CancelJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).CancelJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_CancelJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).CancelJob(ctx, req.(*CancelJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_RetryJobItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RetryJobItemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).RetryJobItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_RetryJobItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).RetryJobItem(ctx, req.(*RetryJobItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_StartJobItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StartJobItemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).StartJobItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_StartJobItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).StartJobItem(ctx, req.(*StartJobItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_CompleteJobItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteJobItemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).CompleteJobItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_CompleteJobItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).CompleteJobItem(ctx, req.(*CompleteJobItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_FailJobItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FailJobItemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).FailJobItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_FailJobItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).FailJobItem(ctx, req.(*FailJobItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_ReportJobItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportJobItemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).ReportJobItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_ReportJobItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).ReportJobItem(ctx, req.(*ReportJobItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TasksService_ServiceDesc is the grpc.ServiceDesc for TasksService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -120,8 +1028,112 @@ var TasksService_ServiceDesc = grpc.ServiceDesc{
 	HandlerType: (*TasksServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
+			MethodName: "CreateTask",
+			Handler:    _TasksService_CreateTask_Handler,
+		},
+		{
+			MethodName: "UpdateTask",
+			Handler:    _TasksService_UpdateTask_Handler,
+		},
+		{
+			MethodName: "StartTask",
+			Handler:    _TasksService_StartTask_Handler,
+		},
+		{
+			MethodName: "AppendTaskProgress",
+			Handler:    _TasksService_AppendTaskProgress_Handler,
+		},
+		{
+			MethodName: "PauseTask",
+			Handler:    _TasksService_PauseTask_Handler,
+		},
+		{
+			MethodName: "ResumeTask",
+			Handler:    _TasksService_ResumeTask_Handler,
+		},
+		{
+			MethodName: "CancelTask",
+			Handler:    _TasksService_CancelTask_Handler,
+		},
+		{
+			MethodName: "RetryTask",
+			Handler:    _TasksService_RetryTask_Handler,
+		},
+		{
+			MethodName: "CompleteTask",
+			Handler:    _TasksService_CompleteTask_Handler,
+		},
+		{
+			MethodName: "FailTask",
+			Handler:    _TasksService_FailTask_Handler,
+		},
+		{
+			MethodName: "ArchiveTask",
+			Handler:    _TasksService_ArchiveTask_Handler,
+		},
+		{
+			MethodName: "ListTasks",
+			Handler:    _TasksService_ListTasks_Handler,
+		},
+		{
 			MethodName: "GetTask",
 			Handler:    _TasksService_GetTask_Handler,
+		},
+		{
+			MethodName: "LinkTasks",
+			Handler:    _TasksService_LinkTasks_Handler,
+		},
+		{
+			MethodName: "UnlinkTasks",
+			Handler:    _TasksService_UnlinkTasks_Handler,
+		},
+		{
+			MethodName: "GetTaskSnapshot",
+			Handler:    _TasksService_GetTaskSnapshot_Handler,
+		},
+		{
+			MethodName: "PollTask",
+			Handler:    _TasksService_PollTask_Handler,
+		},
+		{
+			MethodName: "HeartbeatTask",
+			Handler:    _TasksService_HeartbeatTask_Handler,
+		},
+		{
+			MethodName: "CreateJob",
+			Handler:    _TasksService_CreateJob_Handler,
+		},
+		{
+			MethodName: "GetJob",
+			Handler:    _TasksService_GetJob_Handler,
+		},
+		{
+			MethodName: "ListJobs",
+			Handler:    _TasksService_ListJobs_Handler,
+		},
+		{
+			MethodName: "CancelJob",
+			Handler:    _TasksService_CancelJob_Handler,
+		},
+		{
+			MethodName: "RetryJobItem",
+			Handler:    _TasksService_RetryJobItem_Handler,
+		},
+		{
+			MethodName: "StartJobItem",
+			Handler:    _TasksService_StartJobItem_Handler,
+		},
+		{
+			MethodName: "CompleteJobItem",
+			Handler:    _TasksService_CompleteJobItem_Handler,
+		},
+		{
+			MethodName: "FailJobItem",
+			Handler:    _TasksService_FailJobItem_Handler,
+		},
+		{
+			MethodName: "ReportJobItem",
+			Handler:    _TasksService_ReportJobItem_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
