@@ -126,6 +126,7 @@ type RuntimeEvent struct {
 	//	*RuntimeEvent_ChannelConnected
 	//	*RuntimeEvent_ChannelDisconnected
 	//	*RuntimeEvent_ChannelResumed
+	//	*RuntimeEvent_ChannelMessage
 	//	*RuntimeEvent_TaskCreated
 	//	*RuntimeEvent_TaskAccepted
 	//	*RuntimeEvent_TaskQueued
@@ -887,6 +888,15 @@ func (x *RuntimeEvent) GetChannelResumed() *ChannelFact {
 	return nil
 }
 
+func (x *RuntimeEvent) GetChannelMessage() *ChannelFact {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ChannelMessage); ok {
+			return x.ChannelMessage
+		}
+	}
+	return nil
+}
+
 func (x *RuntimeEvent) GetTaskCreated() *TaskCreated {
 	if x != nil {
 		if x, ok := x.Payload.(*RuntimeEvent_TaskCreated); ok {
@@ -1578,7 +1588,12 @@ type RuntimeEvent_ChannelDisconnected struct {
 }
 
 type RuntimeEvent_ChannelResumed struct {
-	ChannelResumed *ChannelFact `protobuf:"bytes,168,opt,name=channel_resumed,json=channelResumed,proto3,oneof"` // end control
+	ChannelResumed *ChannelFact `protobuf:"bytes,168,opt,name=channel_resumed,json=channelResumed,proto3,oneof"`
+}
+
+type RuntimeEvent_ChannelMessage struct {
+	// Acknowledgements ride as channel.message with last_acked_sequence.
+	ChannelMessage *ChannelFact `protobuf:"bytes,169,opt,name=channel_message,json=channelMessage,proto3,oneof"` // end control
 }
 
 type RuntimeEvent_TaskCreated struct {
@@ -1902,6 +1917,8 @@ func (*RuntimeEvent_ChannelDisconnected) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_ChannelResumed) isRuntimeEvent_Payload() {}
 
+func (*RuntimeEvent_ChannelMessage) isRuntimeEvent_Payload() {}
+
 func (*RuntimeEvent_TaskCreated) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_TaskAccepted) isRuntimeEvent_Payload() {}
@@ -2012,7 +2029,7 @@ var File_agentruntime_events_v1_envelope_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/routing.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\"agentruntime/events/v1/tasks.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe6L\n" +
+	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/routing.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\"agentruntime/events/v1/tasks.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb7M\n" +
 	"\fRuntimeEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\x128\n" +
@@ -2109,7 +2126,8 @@ const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\x0fsubagent_closed\x18\xa5\x01 \x01(\v2&.agentruntime.events.v1.SubagentStatusH\x00R\x0esubagentClosed\x12S\n" +
 	"\x11channel_connected\x18\xa6\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x10channelConnected\x12Y\n" +
 	"\x14channel_disconnected\x18\xa7\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x13channelDisconnected\x12O\n" +
-	"\x0fchannel_resumed\x18\xa8\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelResumed\x12I\n" +
+	"\x0fchannel_resumed\x18\xa8\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelResumed\x12O\n" +
+	"\x0fchannel_message\x18\xa9\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelMessage\x12I\n" +
 	"\ftask_created\x18\x90\x03 \x01(\v2#.agentruntime.events.v1.TaskCreatedH\x00R\vtaskCreated\x12N\n" +
 	"\rtask_accepted\x18\x91\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\ftaskAccepted\x12J\n" +
 	"\vtask_queued\x18\x92\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\n" +
@@ -2328,64 +2346,65 @@ var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	42,  // 52: agentruntime.events.v1.RuntimeEvent.channel_connected:type_name -> agentruntime.events.v1.ChannelFact
 	42,  // 53: agentruntime.events.v1.RuntimeEvent.channel_disconnected:type_name -> agentruntime.events.v1.ChannelFact
 	42,  // 54: agentruntime.events.v1.RuntimeEvent.channel_resumed:type_name -> agentruntime.events.v1.ChannelFact
-	43,  // 55: agentruntime.events.v1.RuntimeEvent.task_created:type_name -> agentruntime.events.v1.TaskCreated
-	44,  // 56: agentruntime.events.v1.RuntimeEvent.task_accepted:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 57: agentruntime.events.v1.RuntimeEvent.task_queued:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 58: agentruntime.events.v1.RuntimeEvent.task_started:type_name -> agentruntime.events.v1.TaskTransition
-	45,  // 59: agentruntime.events.v1.RuntimeEvent.task_updated:type_name -> agentruntime.events.v1.TaskUpdated
-	46,  // 60: agentruntime.events.v1.RuntimeEvent.task_progress:type_name -> agentruntime.events.v1.TaskProgressed
-	44,  // 61: agentruntime.events.v1.RuntimeEvent.task_waiting:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 62: agentruntime.events.v1.RuntimeEvent.task_blocked:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 63: agentruntime.events.v1.RuntimeEvent.task_paused:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 64: agentruntime.events.v1.RuntimeEvent.task_resumed:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 65: agentruntime.events.v1.RuntimeEvent.task_retrying:type_name -> agentruntime.events.v1.TaskTransition
-	47,  // 66: agentruntime.events.v1.RuntimeEvent.task_cancel_requested:type_name -> agentruntime.events.v1.TaskCancelRequested
-	44,  // 67: agentruntime.events.v1.RuntimeEvent.task_cancelled:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 68: agentruntime.events.v1.RuntimeEvent.task_timed_out:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 69: agentruntime.events.v1.RuntimeEvent.task_failed:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 70: agentruntime.events.v1.RuntimeEvent.task_lost:type_name -> agentruntime.events.v1.TaskTransition
-	48,  // 71: agentruntime.events.v1.RuntimeEvent.task_completed:type_name -> agentruntime.events.v1.TaskCompleted
-	44,  // 72: agentruntime.events.v1.RuntimeEvent.task_archived:type_name -> agentruntime.events.v1.TaskTransition
-	49,  // 73: agentruntime.events.v1.RuntimeEvent.task_delegated:type_name -> agentruntime.events.v1.TaskDelegated
-	50,  // 74: agentruntime.events.v1.RuntimeEvent.task_dependency_updated:type_name -> agentruntime.events.v1.TaskDependencyUpdated
-	51,  // 75: agentruntime.events.v1.RuntimeEvent.task_attempt_started:type_name -> agentruntime.events.v1.TaskAttemptStarted
-	52,  // 76: agentruntime.events.v1.RuntimeEvent.task_attempt_completed:type_name -> agentruntime.events.v1.TaskAttemptCompleted
-	53,  // 77: agentruntime.events.v1.RuntimeEvent.task_attempt_failed:type_name -> agentruntime.events.v1.TaskAttemptFailed
-	54,  // 78: agentruntime.events.v1.RuntimeEvent.job_created:type_name -> agentruntime.events.v1.JobCreated
-	55,  // 79: agentruntime.events.v1.RuntimeEvent.job_started:type_name -> agentruntime.events.v1.JobStarted
-	56,  // 80: agentruntime.events.v1.RuntimeEvent.job_progress:type_name -> agentruntime.events.v1.JobProgressed
-	57,  // 81: agentruntime.events.v1.RuntimeEvent.job_item_started:type_name -> agentruntime.events.v1.JobItemStarted
-	58,  // 82: agentruntime.events.v1.RuntimeEvent.job_item_completed:type_name -> agentruntime.events.v1.JobItemCompleted
-	59,  // 83: agentruntime.events.v1.RuntimeEvent.job_item_failed:type_name -> agentruntime.events.v1.JobItemFailed
-	60,  // 84: agentruntime.events.v1.RuntimeEvent.job_completed:type_name -> agentruntime.events.v1.JobEnded
-	60,  // 85: agentruntime.events.v1.RuntimeEvent.job_failed:type_name -> agentruntime.events.v1.JobEnded
-	60,  // 86: agentruntime.events.v1.RuntimeEvent.job_cancelled:type_name -> agentruntime.events.v1.JobEnded
-	61,  // 87: agentruntime.events.v1.RuntimeEvent.task_profile_resolved:type_name -> agentruntime.events.v1.TaskProfileResolved
-	62,  // 88: agentruntime.events.v1.RuntimeEvent.routing_candidates_resolved:type_name -> agentruntime.events.v1.RoutingCandidatesResolved
-	63,  // 89: agentruntime.events.v1.RuntimeEvent.routing_decided:type_name -> agentruntime.events.v1.RoutingDecided
-	64,  // 90: agentruntime.events.v1.RuntimeEvent.routing_fallback_applied:type_name -> agentruntime.events.v1.RoutingFallbackApplied
-	65,  // 91: agentruntime.events.v1.RuntimeEvent.routing_not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
-	66,  // 92: agentruntime.events.v1.RuntimeEvent.routing_single_candidate:type_name -> agentruntime.events.v1.RoutingSingleCandidate
-	67,  // 93: agentruntime.events.v1.RuntimeEvent.cost_estimated:type_name -> agentruntime.events.v1.CostEstimated
-	68,  // 94: agentruntime.events.v1.RuntimeEvent.cost_recorded:type_name -> agentruntime.events.v1.CostRecorded
-	69,  // 95: agentruntime.events.v1.RuntimeEvent.rate_limit_hit:type_name -> agentruntime.events.v1.RateLimitHit
-	70,  // 96: agentruntime.events.v1.RuntimeEvent.quota_low:type_name -> agentruntime.events.v1.QuotaLow
-	71,  // 97: agentruntime.events.v1.RuntimeEvent.quota_blocked:type_name -> agentruntime.events.v1.QuotaBlocked
-	72,  // 98: agentruntime.events.v1.RuntimeEvent.limit_changed:type_name -> agentruntime.events.v1.LimitChanged
-	73,  // 99: agentruntime.events.v1.RuntimeEvent.permission_evaluated:type_name -> agentruntime.events.v1.PermissionEvaluated
-	74,  // 100: agentruntime.events.v1.RuntimeEvent.permission_requested:type_name -> agentruntime.events.v1.PermissionRequested
-	75,  // 101: agentruntime.events.v1.RuntimeEvent.permission_resolved:type_name -> agentruntime.events.v1.PermissionResolved
-	76,  // 102: agentruntime.events.v1.RuntimeEvent.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
-	77,  // 103: agentruntime.events.v1.RuntimeEvent.sandbox_violation:type_name -> agentruntime.events.v1.SandboxViolation
-	78,  // 104: agentruntime.events.v1.RuntimeEvent.hook_started:type_name -> agentruntime.events.v1.HookStarted
-	79,  // 105: agentruntime.events.v1.RuntimeEvent.hook_completed:type_name -> agentruntime.events.v1.HookCompleted
-	80,  // 106: agentruntime.events.v1.RuntimeEvent.hook_failed:type_name -> agentruntime.events.v1.HookFailed
-	81,  // 107: agentruntime.events.v1.RuntimeEvent.policy_changed:type_name -> agentruntime.events.v1.PolicyChanged
-	108, // [108:108] is the sub-list for method output_type
-	108, // [108:108] is the sub-list for method input_type
-	108, // [108:108] is the sub-list for extension type_name
-	108, // [108:108] is the sub-list for extension extendee
-	0,   // [0:108] is the sub-list for field type_name
+	42,  // 55: agentruntime.events.v1.RuntimeEvent.channel_message:type_name -> agentruntime.events.v1.ChannelFact
+	43,  // 56: agentruntime.events.v1.RuntimeEvent.task_created:type_name -> agentruntime.events.v1.TaskCreated
+	44,  // 57: agentruntime.events.v1.RuntimeEvent.task_accepted:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 58: agentruntime.events.v1.RuntimeEvent.task_queued:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 59: agentruntime.events.v1.RuntimeEvent.task_started:type_name -> agentruntime.events.v1.TaskTransition
+	45,  // 60: agentruntime.events.v1.RuntimeEvent.task_updated:type_name -> agentruntime.events.v1.TaskUpdated
+	46,  // 61: agentruntime.events.v1.RuntimeEvent.task_progress:type_name -> agentruntime.events.v1.TaskProgressed
+	44,  // 62: agentruntime.events.v1.RuntimeEvent.task_waiting:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 63: agentruntime.events.v1.RuntimeEvent.task_blocked:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 64: agentruntime.events.v1.RuntimeEvent.task_paused:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 65: agentruntime.events.v1.RuntimeEvent.task_resumed:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 66: agentruntime.events.v1.RuntimeEvent.task_retrying:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 67: agentruntime.events.v1.RuntimeEvent.task_cancel_requested:type_name -> agentruntime.events.v1.TaskCancelRequested
+	44,  // 68: agentruntime.events.v1.RuntimeEvent.task_cancelled:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 69: agentruntime.events.v1.RuntimeEvent.task_timed_out:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 70: agentruntime.events.v1.RuntimeEvent.task_failed:type_name -> agentruntime.events.v1.TaskTransition
+	44,  // 71: agentruntime.events.v1.RuntimeEvent.task_lost:type_name -> agentruntime.events.v1.TaskTransition
+	48,  // 72: agentruntime.events.v1.RuntimeEvent.task_completed:type_name -> agentruntime.events.v1.TaskCompleted
+	44,  // 73: agentruntime.events.v1.RuntimeEvent.task_archived:type_name -> agentruntime.events.v1.TaskTransition
+	49,  // 74: agentruntime.events.v1.RuntimeEvent.task_delegated:type_name -> agentruntime.events.v1.TaskDelegated
+	50,  // 75: agentruntime.events.v1.RuntimeEvent.task_dependency_updated:type_name -> agentruntime.events.v1.TaskDependencyUpdated
+	51,  // 76: agentruntime.events.v1.RuntimeEvent.task_attempt_started:type_name -> agentruntime.events.v1.TaskAttemptStarted
+	52,  // 77: agentruntime.events.v1.RuntimeEvent.task_attempt_completed:type_name -> agentruntime.events.v1.TaskAttemptCompleted
+	53,  // 78: agentruntime.events.v1.RuntimeEvent.task_attempt_failed:type_name -> agentruntime.events.v1.TaskAttemptFailed
+	54,  // 79: agentruntime.events.v1.RuntimeEvent.job_created:type_name -> agentruntime.events.v1.JobCreated
+	55,  // 80: agentruntime.events.v1.RuntimeEvent.job_started:type_name -> agentruntime.events.v1.JobStarted
+	56,  // 81: agentruntime.events.v1.RuntimeEvent.job_progress:type_name -> agentruntime.events.v1.JobProgressed
+	57,  // 82: agentruntime.events.v1.RuntimeEvent.job_item_started:type_name -> agentruntime.events.v1.JobItemStarted
+	58,  // 83: agentruntime.events.v1.RuntimeEvent.job_item_completed:type_name -> agentruntime.events.v1.JobItemCompleted
+	59,  // 84: agentruntime.events.v1.RuntimeEvent.job_item_failed:type_name -> agentruntime.events.v1.JobItemFailed
+	60,  // 85: agentruntime.events.v1.RuntimeEvent.job_completed:type_name -> agentruntime.events.v1.JobEnded
+	60,  // 86: agentruntime.events.v1.RuntimeEvent.job_failed:type_name -> agentruntime.events.v1.JobEnded
+	60,  // 87: agentruntime.events.v1.RuntimeEvent.job_cancelled:type_name -> agentruntime.events.v1.JobEnded
+	61,  // 88: agentruntime.events.v1.RuntimeEvent.task_profile_resolved:type_name -> agentruntime.events.v1.TaskProfileResolved
+	62,  // 89: agentruntime.events.v1.RuntimeEvent.routing_candidates_resolved:type_name -> agentruntime.events.v1.RoutingCandidatesResolved
+	63,  // 90: agentruntime.events.v1.RuntimeEvent.routing_decided:type_name -> agentruntime.events.v1.RoutingDecided
+	64,  // 91: agentruntime.events.v1.RuntimeEvent.routing_fallback_applied:type_name -> agentruntime.events.v1.RoutingFallbackApplied
+	65,  // 92: agentruntime.events.v1.RuntimeEvent.routing_not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
+	66,  // 93: agentruntime.events.v1.RuntimeEvent.routing_single_candidate:type_name -> agentruntime.events.v1.RoutingSingleCandidate
+	67,  // 94: agentruntime.events.v1.RuntimeEvent.cost_estimated:type_name -> agentruntime.events.v1.CostEstimated
+	68,  // 95: agentruntime.events.v1.RuntimeEvent.cost_recorded:type_name -> agentruntime.events.v1.CostRecorded
+	69,  // 96: agentruntime.events.v1.RuntimeEvent.rate_limit_hit:type_name -> agentruntime.events.v1.RateLimitHit
+	70,  // 97: agentruntime.events.v1.RuntimeEvent.quota_low:type_name -> agentruntime.events.v1.QuotaLow
+	71,  // 98: agentruntime.events.v1.RuntimeEvent.quota_blocked:type_name -> agentruntime.events.v1.QuotaBlocked
+	72,  // 99: agentruntime.events.v1.RuntimeEvent.limit_changed:type_name -> agentruntime.events.v1.LimitChanged
+	73,  // 100: agentruntime.events.v1.RuntimeEvent.permission_evaluated:type_name -> agentruntime.events.v1.PermissionEvaluated
+	74,  // 101: agentruntime.events.v1.RuntimeEvent.permission_requested:type_name -> agentruntime.events.v1.PermissionRequested
+	75,  // 102: agentruntime.events.v1.RuntimeEvent.permission_resolved:type_name -> agentruntime.events.v1.PermissionResolved
+	76,  // 103: agentruntime.events.v1.RuntimeEvent.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
+	77,  // 104: agentruntime.events.v1.RuntimeEvent.sandbox_violation:type_name -> agentruntime.events.v1.SandboxViolation
+	78,  // 105: agentruntime.events.v1.RuntimeEvent.hook_started:type_name -> agentruntime.events.v1.HookStarted
+	79,  // 106: agentruntime.events.v1.RuntimeEvent.hook_completed:type_name -> agentruntime.events.v1.HookCompleted
+	80,  // 107: agentruntime.events.v1.RuntimeEvent.hook_failed:type_name -> agentruntime.events.v1.HookFailed
+	81,  // 108: agentruntime.events.v1.RuntimeEvent.policy_changed:type_name -> agentruntime.events.v1.PolicyChanged
+	109, // [109:109] is the sub-list for method output_type
+	109, // [109:109] is the sub-list for method input_type
+	109, // [109:109] is the sub-list for extension type_name
+	109, // [109:109] is the sub-list for extension extendee
+	0,   // [0:109] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_envelope_proto_init() }
@@ -2452,6 +2471,7 @@ func file_agentruntime_events_v1_envelope_proto_init() {
 		(*RuntimeEvent_ChannelConnected)(nil),
 		(*RuntimeEvent_ChannelDisconnected)(nil),
 		(*RuntimeEvent_ChannelResumed)(nil),
+		(*RuntimeEvent_ChannelMessage)(nil),
 		(*RuntimeEvent_TaskCreated)(nil),
 		(*RuntimeEvent_TaskAccepted)(nil),
 		(*RuntimeEvent_TaskQueued)(nil),

@@ -8,8 +8,11 @@ package routingv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -22,9 +25,1385 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// TurnScope names the turn a routing fact belongs to. routing.*, cost.*,
+// rate_limit.* and quota.* facts require session, thread and turn; a task
+// run routes within the turn that started it and names its task and run.
+type TurnScope struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId        string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	TaskId        string                 `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	RunId         string                 `protobuf:"bytes,5,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnScope) Reset() {
+	*x = TurnScope{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnScope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnScope) ProtoMessage() {}
+
+func (x *TurnScope) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnScope.ProtoReflect.Descriptor instead.
+func (*TurnScope) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *TurnScope) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *TurnScope) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *TurnScope) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *TurnScope) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *TurnScope) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+// ProfileScope names a turn or a task: task.profile.resolved requires only
+// the task, so a task may be profiled before any turn runs it.
+type ProfileScope struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId        string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	TaskId        string                 `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	RunId         string                 `protobuf:"bytes,5,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProfileScope) Reset() {
+	*x = ProfileScope{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProfileScope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProfileScope) ProtoMessage() {}
+
+func (x *ProfileScope) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProfileScope.ProtoReflect.Descriptor instead.
+func (*ProfileScope) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ProfileScope) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ProfileScope) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ProfileScope) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *ProfileScope) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ProfileScope) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+type ResolveTaskProfileRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Scope *ProfileScope          `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// e.g. "chat", "coding", "vision", "summarize"; unknown kinds get the
+	// generic defaults.
+	Kind   string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Source string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	// Added to the kind's defaults.
+	RequiredCapabilities []v1.Capability   `protobuf:"varint,4,rep,packed,name=required_capabilities,json=requiredCapabilities,proto3,enum=agentruntime.events.v1.Capability" json:"required_capabilities,omitempty"`
+	LatencyTarget        v1.LatencyClass   `protobuf:"varint,5,opt,name=latency_target,json=latencyTarget,proto3,enum=agentruntime.events.v1.LatencyClass" json:"latency_target,omitempty"`
+	BudgetClass          string            `protobuf:"bytes,6,opt,name=budget_class,json=budgetClass,proto3" json:"budget_class,omitempty"`
+	FallbackPolicy       v1.FallbackPolicy `protobuf:"varint,7,opt,name=fallback_policy,json=fallbackPolicy,proto3,enum=agentruntime.events.v1.FallbackPolicy" json:"fallback_policy,omitempty"`
+	Region               string            `protobuf:"bytes,8,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *ResolveTaskProfileRequest) Reset() {
+	*x = ResolveTaskProfileRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveTaskProfileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveTaskProfileRequest) ProtoMessage() {}
+
+func (x *ResolveTaskProfileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveTaskProfileRequest.ProtoReflect.Descriptor instead.
+func (*ResolveTaskProfileRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ResolveTaskProfileRequest) GetScope() *ProfileScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *ResolveTaskProfileRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ResolveTaskProfileRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *ResolveTaskProfileRequest) GetRequiredCapabilities() []v1.Capability {
+	if x != nil {
+		return x.RequiredCapabilities
+	}
+	return nil
+}
+
+func (x *ResolveTaskProfileRequest) GetLatencyTarget() v1.LatencyClass {
+	if x != nil {
+		return x.LatencyTarget
+	}
+	return v1.LatencyClass(0)
+}
+
+func (x *ResolveTaskProfileRequest) GetBudgetClass() string {
+	if x != nil {
+		return x.BudgetClass
+	}
+	return ""
+}
+
+func (x *ResolveTaskProfileRequest) GetFallbackPolicy() v1.FallbackPolicy {
+	if x != nil {
+		return x.FallbackPolicy
+	}
+	return v1.FallbackPolicy(0)
+}
+
+func (x *ResolveTaskProfileRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type ResolveTaskProfileResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Profile       *v1.TaskProfile        `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveTaskProfileResponse) Reset() {
+	*x = ResolveTaskProfileResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveTaskProfileResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveTaskProfileResponse) ProtoMessage() {}
+
+func (x *ResolveTaskProfileResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveTaskProfileResponse.ProtoReflect.Descriptor instead.
+func (*ResolveTaskProfileResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ResolveTaskProfileResponse) GetProfile() *v1.TaskProfile {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+func (x *ResolveTaskProfileResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+// RouteRequest is what a routing decision is asked for.
+type RouteRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The profile to route for. Unset: the profile last resolved for the
+	// turn (ResolveTaskProfile); FailedPrecondition PROFILE_NOT_RESOLVED when
+	// there is none.
+	Profile             *v1.TaskProfile `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"`
+	RequestedProviderId string          `protobuf:"bytes,2,opt,name=requested_provider_id,json=requestedProviderId,proto3" json:"requested_provider_id,omitempty"`
+	RequestedModelId    string          `protobuf:"bytes,3,opt,name=requested_model_id,json=requestedModelId,proto3" json:"requested_model_id,omitempty"`
+	// The user locked the turn to the requested model: no other model may be
+	// selected, and the lock is reported when it leaves no candidate.
+	UserLock bool `protobuf:"varint,4,opt,name=user_lock,json=userLock,proto3" json:"user_lock,omitempty"`
+	// Token estimates for cost and budget checks; 0 when unknown.
+	EstimatedInputTokens  int64 `protobuf:"varint,5,opt,name=estimated_input_tokens,json=estimatedInputTokens,proto3" json:"estimated_input_tokens,omitempty"`
+	EstimatedOutputTokens int64 `protobuf:"varint,6,opt,name=estimated_output_tokens,json=estimatedOutputTokens,proto3" json:"estimated_output_tokens,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *RouteRequest) Reset() {
+	*x = RouteRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RouteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RouteRequest) ProtoMessage() {}
+
+func (x *RouteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RouteRequest.ProtoReflect.Descriptor instead.
+func (*RouteRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *RouteRequest) GetProfile() *v1.TaskProfile {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+func (x *RouteRequest) GetRequestedProviderId() string {
+	if x != nil {
+		return x.RequestedProviderId
+	}
+	return ""
+}
+
+func (x *RouteRequest) GetRequestedModelId() string {
+	if x != nil {
+		return x.RequestedModelId
+	}
+	return ""
+}
+
+func (x *RouteRequest) GetUserLock() bool {
+	if x != nil {
+		return x.UserLock
+	}
+	return false
+}
+
+func (x *RouteRequest) GetEstimatedInputTokens() int64 {
+	if x != nil {
+		return x.EstimatedInputTokens
+	}
+	return 0
+}
+
+func (x *RouteRequest) GetEstimatedOutputTokens() int64 {
+	if x != nil {
+		return x.EstimatedOutputTokens
+	}
+	return 0
+}
+
+type ResolveCandidatesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         *TurnScope             `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Route         *RouteRequest          `protobuf:"bytes,2,opt,name=route,proto3" json:"route,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveCandidatesRequest) Reset() {
+	*x = ResolveCandidatesRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveCandidatesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveCandidatesRequest) ProtoMessage() {}
+
+func (x *ResolveCandidatesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveCandidatesRequest.ProtoReflect.Descriptor instead.
+func (*ResolveCandidatesRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ResolveCandidatesRequest) GetScope() *TurnScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *ResolveCandidatesRequest) GetRoute() *RouteRequest {
+	if x != nil {
+		return x.Route
+	}
+	return nil
+}
+
+type ResolveCandidatesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CandidateSet  *v1.CandidateSet       `protobuf:"bytes,1,opt,name=candidate_set,json=candidateSet,proto3" json:"candidate_set,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveCandidatesResponse) Reset() {
+	*x = ResolveCandidatesResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveCandidatesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveCandidatesResponse) ProtoMessage() {}
+
+func (x *ResolveCandidatesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveCandidatesResponse.ProtoReflect.Descriptor instead.
+func (*ResolveCandidatesResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ResolveCandidatesResponse) GetCandidateSet() *v1.CandidateSet {
+	if x != nil {
+		return x.CandidateSet
+	}
+	return nil
+}
+
+func (x *ResolveCandidatesResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type DecideRouteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         *TurnScope             `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Route         *RouteRequest          `protobuf:"bytes,2,opt,name=route,proto3" json:"route,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideRouteRequest) Reset() {
+	*x = DecideRouteRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideRouteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideRouteRequest) ProtoMessage() {}
+
+func (x *DecideRouteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideRouteRequest.ProtoReflect.Descriptor instead.
+func (*DecideRouteRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *DecideRouteRequest) GetScope() *TurnScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *DecideRouteRequest) GetRoute() *RouteRequest {
+	if x != nil {
+		return x.Route
+	}
+	return nil
+}
+
+type DecideRouteResponse struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	CandidateSet *v1.CandidateSet       `protobuf:"bytes,1,opt,name=candidate_set,json=candidateSet,proto3" json:"candidate_set,omitempty"`
+	// Types that are valid to be assigned to Outcome:
+	//
+	//	*DecideRouteResponse_Decision
+	//	*DecideRouteResponse_NotPossible
+	Outcome       isDecideRouteResponse_Outcome `protobuf_oneof:"outcome"`
+	Write         *v11.WriteResult              `protobuf:"bytes,4,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideRouteResponse) Reset() {
+	*x = DecideRouteResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideRouteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideRouteResponse) ProtoMessage() {}
+
+func (x *DecideRouteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideRouteResponse.ProtoReflect.Descriptor instead.
+func (*DecideRouteResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *DecideRouteResponse) GetCandidateSet() *v1.CandidateSet {
+	if x != nil {
+		return x.CandidateSet
+	}
+	return nil
+}
+
+func (x *DecideRouteResponse) GetOutcome() isDecideRouteResponse_Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return nil
+}
+
+func (x *DecideRouteResponse) GetDecision() *v1.RoutingDecision {
+	if x != nil {
+		if x, ok := x.Outcome.(*DecideRouteResponse_Decision); ok {
+			return x.Decision
+		}
+	}
+	return nil
+}
+
+func (x *DecideRouteResponse) GetNotPossible() *v1.RoutingNotPossible {
+	if x != nil {
+		if x, ok := x.Outcome.(*DecideRouteResponse_NotPossible); ok {
+			return x.NotPossible
+		}
+	}
+	return nil
+}
+
+func (x *DecideRouteResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type isDecideRouteResponse_Outcome interface {
+	isDecideRouteResponse_Outcome()
+}
+
+type DecideRouteResponse_Decision struct {
+	// Set for routing.decided and routing.single_candidate.
+	Decision *v1.RoutingDecision `protobuf:"bytes,2,opt,name=decision,proto3,oneof"`
+}
+
+type DecideRouteResponse_NotPossible struct {
+	NotPossible *v1.RoutingNotPossible `protobuf:"bytes,3,opt,name=not_possible,json=notPossible,proto3,oneof"`
+}
+
+func (*DecideRouteResponse_Decision) isDecideRouteResponse_Outcome() {}
+
+func (*DecideRouteResponse_NotPossible) isDecideRouteResponse_Outcome() {}
+
+type ApplyFallbackRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Scope *TurnScope             `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The model whose call failed: it must be the turn's current selection.
+	FailedModelId   string             `protobuf:"bytes,2,opt,name=failed_model_id,json=failedModelId,proto3" json:"failed_model_id,omitempty"`
+	FailureCategory v1.FailureCategory `protobuf:"varint,3,opt,name=failure_category,json=failureCategory,proto3,enum=agentruntime.events.v1.FailureCategory" json:"failure_category,omitempty"`
+	FailureDetail   string             `protobuf:"bytes,4,opt,name=failure_detail,json=failureDetail,proto3" json:"failure_detail,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ApplyFallbackRequest) Reset() {
+	*x = ApplyFallbackRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyFallbackRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyFallbackRequest) ProtoMessage() {}
+
+func (x *ApplyFallbackRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyFallbackRequest.ProtoReflect.Descriptor instead.
+func (*ApplyFallbackRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ApplyFallbackRequest) GetScope() *TurnScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *ApplyFallbackRequest) GetFailedModelId() string {
+	if x != nil {
+		return x.FailedModelId
+	}
+	return ""
+}
+
+func (x *ApplyFallbackRequest) GetFailureCategory() v1.FailureCategory {
+	if x != nil {
+		return x.FailureCategory
+	}
+	return v1.FailureCategory(0)
+}
+
+func (x *ApplyFallbackRequest) GetFailureDetail() string {
+	if x != nil {
+		return x.FailureDetail
+	}
+	return ""
+}
+
+type ApplyFallbackResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Outcome:
+	//
+	//	*ApplyFallbackResponse_Fallback
+	//	*ApplyFallbackResponse_NotPossible
+	Outcome       isApplyFallbackResponse_Outcome `protobuf_oneof:"outcome"`
+	Write         *v11.WriteResult                `protobuf:"bytes,3,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyFallbackResponse) Reset() {
+	*x = ApplyFallbackResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyFallbackResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyFallbackResponse) ProtoMessage() {}
+
+func (x *ApplyFallbackResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyFallbackResponse.ProtoReflect.Descriptor instead.
+func (*ApplyFallbackResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ApplyFallbackResponse) GetOutcome() isApplyFallbackResponse_Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return nil
+}
+
+func (x *ApplyFallbackResponse) GetFallback() *v1.RoutingFallbackApplied {
+	if x != nil {
+		if x, ok := x.Outcome.(*ApplyFallbackResponse_Fallback); ok {
+			return x.Fallback
+		}
+	}
+	return nil
+}
+
+func (x *ApplyFallbackResponse) GetNotPossible() *v1.RoutingNotPossible {
+	if x != nil {
+		if x, ok := x.Outcome.(*ApplyFallbackResponse_NotPossible); ok {
+			return x.NotPossible
+		}
+	}
+	return nil
+}
+
+func (x *ApplyFallbackResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type isApplyFallbackResponse_Outcome interface {
+	isApplyFallbackResponse_Outcome()
+}
+
+type ApplyFallbackResponse_Fallback struct {
+	Fallback *v1.RoutingFallbackApplied `protobuf:"bytes,1,opt,name=fallback,proto3,oneof"`
+}
+
+type ApplyFallbackResponse_NotPossible struct {
+	NotPossible *v1.RoutingNotPossible `protobuf:"bytes,2,opt,name=not_possible,json=notPossible,proto3,oneof"`
+}
+
+func (*ApplyFallbackResponse_Fallback) isApplyFallbackResponse_Outcome() {}
+
+func (*ApplyFallbackResponse_NotPossible) isApplyFallbackResponse_Outcome() {}
+
+type EstimateCostRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         *TurnScope             `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	ModelId       string                 `protobuf:"bytes,2,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	Usage         *Usage                 `protobuf:"bytes,3,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EstimateCostRequest) Reset() {
+	*x = EstimateCostRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EstimateCostRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EstimateCostRequest) ProtoMessage() {}
+
+func (x *EstimateCostRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EstimateCostRequest.ProtoReflect.Descriptor instead.
+func (*EstimateCostRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *EstimateCostRequest) GetScope() *TurnScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *EstimateCostRequest) GetModelId() string {
+	if x != nil {
+		return x.ModelId
+	}
+	return ""
+}
+
+func (x *EstimateCostRequest) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+// Usage in tokens; never negative.
+type Usage struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	InputTokens       int64                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens      int64                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	CachedInputTokens int64                  `protobuf:"varint,3,opt,name=cached_input_tokens,json=cachedInputTokens,proto3" json:"cached_input_tokens,omitempty"`
+	ReasoningTokens   int64                  `protobuf:"varint,4,opt,name=reasoning_tokens,json=reasoningTokens,proto3" json:"reasoning_tokens,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Usage) Reset() {
+	*x = Usage{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Usage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Usage) ProtoMessage() {}
+
+func (x *Usage) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Usage.ProtoReflect.Descriptor instead.
+func (*Usage) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Usage) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetCachedInputTokens() int64 {
+	if x != nil {
+		return x.CachedInputTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetReasoningTokens() int64 {
+	if x != nil {
+		return x.ReasoningTokens
+	}
+	return 0
+}
+
+type EstimateCostResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Estimate      *v1.CostEstimated      `protobuf:"bytes,1,opt,name=estimate,proto3" json:"estimate,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EstimateCostResponse) Reset() {
+	*x = EstimateCostResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EstimateCostResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EstimateCostResponse) ProtoMessage() {}
+
+func (x *EstimateCostResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EstimateCostResponse.ProtoReflect.Descriptor instead.
+func (*EstimateCostResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *EstimateCostResponse) GetEstimate() *v1.CostEstimated {
+	if x != nil {
+		return x.Estimate
+	}
+	return nil
+}
+
+func (x *EstimateCostResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type RecordCostRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Scope *TurnScope             `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The caller's id of this usage (e.g. the model request id): retrying
+	// with the same id records and charges nothing twice.
+	UsageId       string `protobuf:"bytes,2,opt,name=usage_id,json=usageId,proto3" json:"usage_id,omitempty"`
+	ModelId       string `protobuf:"bytes,3,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	Usage         *Usage `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordCostRequest) Reset() {
+	*x = RecordCostRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordCostRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordCostRequest) ProtoMessage() {}
+
+func (x *RecordCostRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordCostRequest.ProtoReflect.Descriptor instead.
+func (*RecordCostRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RecordCostRequest) GetScope() *TurnScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *RecordCostRequest) GetUsageId() string {
+	if x != nil {
+		return x.UsageId
+	}
+	return ""
+}
+
+func (x *RecordCostRequest) GetModelId() string {
+	if x != nil {
+		return x.ModelId
+	}
+	return ""
+}
+
+func (x *RecordCostRequest) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+type RecordCostResponse struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Recorded *v1.CostRecorded       `protobuf:"bytes,1,opt,name=recorded,proto3" json:"recorded,omitempty"`
+	// Quota states after the charge.
+	Limits        *v1.LimitStateSnapshot `protobuf:"bytes,2,opt,name=limits,proto3" json:"limits,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,3,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordCostResponse) Reset() {
+	*x = RecordCostResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordCostResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordCostResponse) ProtoMessage() {}
+
+func (x *RecordCostResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordCostResponse.ProtoReflect.Descriptor instead.
+func (*RecordCostResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *RecordCostResponse) GetRecorded() *v1.CostRecorded {
+	if x != nil {
+		return x.Recorded
+	}
+	return nil
+}
+
+func (x *RecordCostResponse) GetLimits() *v1.LimitStateSnapshot {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *RecordCostResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type CheckLimitsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ModelId       string                 `protobuf:"bytes,1,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	Requests      int64                  `protobuf:"varint,2,opt,name=requests,proto3" json:"requests,omitempty"`
+	Tokens        int64                  `protobuf:"varint,3,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckLimitsRequest) Reset() {
+	*x = CheckLimitsRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckLimitsRequest) ProtoMessage() {}
+
+func (x *CheckLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckLimitsRequest.ProtoReflect.Descriptor instead.
+func (*CheckLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CheckLimitsRequest) GetModelId() string {
+	if x != nil {
+		return x.ModelId
+	}
+	return ""
+}
+
+func (x *CheckLimitsRequest) GetRequests() int64 {
+	if x != nil {
+		return x.Requests
+	}
+	return 0
+}
+
+func (x *CheckLimitsRequest) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+type CheckLimitsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every limit would allow the call now.
+	Allowed bool                   `protobuf:"varint,1,opt,name=allowed,proto3" json:"allowed,omitempty"`
+	Limits  *v1.LimitStateSnapshot `protobuf:"bytes,2,opt,name=limits,proto3" json:"limits,omitempty"`
+	// When refused: the longest wait among the refusing limits (unset for an
+	// exhausted quota).
+	RetryAfter    *durationpb.Duration `protobuf:"bytes,3,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckLimitsResponse) Reset() {
+	*x = CheckLimitsResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckLimitsResponse) ProtoMessage() {}
+
+func (x *CheckLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckLimitsResponse.ProtoReflect.Descriptor instead.
+func (*CheckLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *CheckLimitsResponse) GetAllowed() bool {
+	if x != nil {
+		return x.Allowed
+	}
+	return false
+}
+
+func (x *CheckLimitsResponse) GetLimits() *v1.LimitStateSnapshot {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *CheckLimitsResponse) GetRetryAfter() *durationpb.Duration {
+	if x != nil {
+		return x.RetryAfter
+	}
+	return nil
+}
+
+type ConsumeLimitsRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Scope   *TurnScope             `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	ModelId string                 `protobuf:"bytes,2,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	// Requests to consume; default 1 when 0.
+	Requests int64 `protobuf:"varint,3,opt,name=requests,proto3" json:"requests,omitempty"`
+	// Tokens the call is expected to use (tokens-per-minute limits).
+	Tokens        int64 `protobuf:"varint,4,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsumeLimitsRequest) Reset() {
+	*x = ConsumeLimitsRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsumeLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsumeLimitsRequest) ProtoMessage() {}
+
+func (x *ConsumeLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsumeLimitsRequest.ProtoReflect.Descriptor instead.
+func (*ConsumeLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ConsumeLimitsRequest) GetScope() *TurnScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *ConsumeLimitsRequest) GetModelId() string {
+	if x != nil {
+		return x.ModelId
+	}
+	return ""
+}
+
+func (x *ConsumeLimitsRequest) GetRequests() int64 {
+	if x != nil {
+		return x.Requests
+	}
+	return 0
+}
+
+func (x *ConsumeLimitsRequest) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+type ConsumeLimitsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limits        *v1.LimitStateSnapshot `protobuf:"bytes,1,opt,name=limits,proto3" json:"limits,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsumeLimitsResponse) Reset() {
+	*x = ConsumeLimitsResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsumeLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsumeLimitsResponse) ProtoMessage() {}
+
+func (x *ConsumeLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsumeLimitsResponse.ProtoReflect.Descriptor instead.
+func (*ConsumeLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ConsumeLimitsResponse) GetLimits() *v1.LimitStateSnapshot {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *ConsumeLimitsResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
 type GetRoutingLimitSummaryRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Only this thread; empty: every thread of the session.
+	ThreadId string `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	// Wait (bounded) until the read model has applied this stream sequence:
 	// pass the sequence a write answered with to read your own writes.
 	MinSequence   uint64 `protobuf:"varint,2,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
@@ -34,7 +1413,7 @@ type GetRoutingLimitSummaryRequest struct {
 
 func (x *GetRoutingLimitSummaryRequest) Reset() {
 	*x = GetRoutingLimitSummaryRequest{}
-	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[0]
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +1425,7 @@ func (x *GetRoutingLimitSummaryRequest) String() string {
 func (*GetRoutingLimitSummaryRequest) ProtoMessage() {}
 
 func (x *GetRoutingLimitSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[0]
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,12 +1438,19 @@ func (x *GetRoutingLimitSummaryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoutingLimitSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetRoutingLimitSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{0}
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetRoutingLimitSummaryRequest) GetSessionId() string {
 	if x != nil {
 		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetRoutingLimitSummaryRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
 	}
 	return ""
 }
@@ -76,17 +1462,288 @@ func (x *GetRoutingLimitSummaryRequest) GetMinSequence() uint64 {
 	return 0
 }
 
+// RoutingLimitSummary is the routing and limit state of one thread (spec:
+// Lime RoutingLimitSummary): its latest turn's profile, candidates and
+// decision, fallbacks, and the thread's cost, quota and rate-limit facts.
+// Every part is built from the routing service's events alone.
+type RoutingLimitSummary struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId  string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// The turn the routing facts below are about (the latest routed turn).
+	TurnId string `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	// KNOWN once a profile or routing fact exists; UNKNOWN otherwise.
+	RoutingState    v11.FactState   `protobuf:"varint,4,opt,name=routing_state,json=routingState,proto3,enum=agentruntime.common.v1.FactState" json:"routing_state,omitempty"`
+	TaskProfile     *v1.TaskProfile `protobuf:"bytes,5,opt,name=task_profile,json=taskProfile,proto3" json:"task_profile,omitempty"`
+	CandidateCount  int32           `protobuf:"varint,6,opt,name=candidate_count,json=candidateCount,proto3" json:"candidate_count,omitempty"`
+	SingleCandidate bool            `protobuf:"varint,7,opt,name=single_candidate,json=singleCandidate,proto3" json:"single_candidate,omitempty"`
+	// The turn's current decision (after fallbacks), if one was made.
+	Decision *v1.RoutingDecision `protobuf:"bytes,8,opt,name=decision,proto3" json:"decision,omitempty"`
+	// Set when the turn's last routing outcome was routing.not_possible.
+	NotPossible   *v1.RoutingNotPossible     `protobuf:"bytes,9,opt,name=not_possible,json=notPossible,proto3" json:"not_possible,omitempty"`
+	FallbackCount int32                      `protobuf:"varint,10,opt,name=fallback_count,json=fallbackCount,proto3" json:"fallback_count,omitempty"`
+	LastFallback  *v1.RoutingFallbackApplied `protobuf:"bytes,11,opt,name=last_fallback,json=lastFallback,proto3" json:"last_fallback,omitempty"`
+	Cost          *CostState                 `protobuf:"bytes,12,opt,name=cost,proto3" json:"cost,omitempty"`
+	// KNOWN after a quota fact in the thread, BLOCKED while the last one is
+	// quota.blocked, UNKNOWN when none was reported (not "fine").
+	QuotaState       v11.FactState    `protobuf:"varint,13,opt,name=quota_state,json=quotaState,proto3,enum=agentruntime.common.v1.FactState" json:"quota_state,omitempty"`
+	LastQuotaLow     *v1.QuotaLow     `protobuf:"bytes,14,opt,name=last_quota_low,json=lastQuotaLow,proto3" json:"last_quota_low,omitempty"`
+	LastQuotaBlocked *v1.QuotaBlocked `protobuf:"bytes,15,opt,name=last_quota_blocked,json=lastQuotaBlocked,proto3" json:"last_quota_blocked,omitempty"`
+	// KNOWN after a rate_limit.hit in the thread, UNKNOWN when none.
+	RateLimitState   v11.FactState    `protobuf:"varint,16,opt,name=rate_limit_state,json=rateLimitState,proto3,enum=agentruntime.common.v1.FactState" json:"rate_limit_state,omitempty"`
+	LastRateLimitHit *v1.RateLimitHit `protobuf:"bytes,17,opt,name=last_rate_limit_hit,json=lastRateLimitHit,proto3" json:"last_rate_limit_hit,omitempty"`
+	// The stream sequence of the last fact in this summary.
+	LastSequence  uint64 `protobuf:"varint,18,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoutingLimitSummary) Reset() {
+	*x = RoutingLimitSummary{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoutingLimitSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoutingLimitSummary) ProtoMessage() {}
+
+func (x *RoutingLimitSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoutingLimitSummary.ProtoReflect.Descriptor instead.
+func (*RoutingLimitSummary) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RoutingLimitSummary) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RoutingLimitSummary) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *RoutingLimitSummary) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *RoutingLimitSummary) GetRoutingState() v11.FactState {
+	if x != nil {
+		return x.RoutingState
+	}
+	return v11.FactState(0)
+}
+
+func (x *RoutingLimitSummary) GetTaskProfile() *v1.TaskProfile {
+	if x != nil {
+		return x.TaskProfile
+	}
+	return nil
+}
+
+func (x *RoutingLimitSummary) GetCandidateCount() int32 {
+	if x != nil {
+		return x.CandidateCount
+	}
+	return 0
+}
+
+func (x *RoutingLimitSummary) GetSingleCandidate() bool {
+	if x != nil {
+		return x.SingleCandidate
+	}
+	return false
+}
+
+func (x *RoutingLimitSummary) GetDecision() *v1.RoutingDecision {
+	if x != nil {
+		return x.Decision
+	}
+	return nil
+}
+
+func (x *RoutingLimitSummary) GetNotPossible() *v1.RoutingNotPossible {
+	if x != nil {
+		return x.NotPossible
+	}
+	return nil
+}
+
+func (x *RoutingLimitSummary) GetFallbackCount() int32 {
+	if x != nil {
+		return x.FallbackCount
+	}
+	return 0
+}
+
+func (x *RoutingLimitSummary) GetLastFallback() *v1.RoutingFallbackApplied {
+	if x != nil {
+		return x.LastFallback
+	}
+	return nil
+}
+
+func (x *RoutingLimitSummary) GetCost() *CostState {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+func (x *RoutingLimitSummary) GetQuotaState() v11.FactState {
+	if x != nil {
+		return x.QuotaState
+	}
+	return v11.FactState(0)
+}
+
+func (x *RoutingLimitSummary) GetLastQuotaLow() *v1.QuotaLow {
+	if x != nil {
+		return x.LastQuotaLow
+	}
+	return nil
+}
+
+func (x *RoutingLimitSummary) GetLastQuotaBlocked() *v1.QuotaBlocked {
+	if x != nil {
+		return x.LastQuotaBlocked
+	}
+	return nil
+}
+
+func (x *RoutingLimitSummary) GetRateLimitState() v11.FactState {
+	if x != nil {
+		return x.RateLimitState
+	}
+	return v11.FactState(0)
+}
+
+func (x *RoutingLimitSummary) GetLastRateLimitHit() *v1.RateLimitHit {
+	if x != nil {
+		return x.LastRateLimitHit
+	}
+	return nil
+}
+
+func (x *RoutingLimitSummary) GetLastSequence() uint64 {
+	if x != nil {
+		return x.LastSequence
+	}
+	return 0
+}
+
+// CostState of a thread: estimates and recorded usage summed over its turns.
+type CostState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// KNOWN once a cost was recorded; UNKNOWN before.
+	State              v11.FactState  `protobuf:"varint,1,opt,name=state,proto3,enum=agentruntime.common.v1.FactState" json:"state,omitempty"`
+	LastEstimatedNanos int64          `protobuf:"varint,2,opt,name=last_estimated_nanos,json=lastEstimatedNanos,proto3" json:"last_estimated_nanos,omitempty"`
+	RecordedNanos      int64          `protobuf:"varint,3,opt,name=recorded_nanos,json=recordedNanos,proto3" json:"recorded_nanos,omitempty"`
+	RecordedUsage      *v1.TokenUsage `protobuf:"bytes,4,opt,name=recorded_usage,json=recordedUsage,proto3" json:"recorded_usage,omitempty"`
+	RecordedCalls      int32          `protobuf:"varint,5,opt,name=recorded_calls,json=recordedCalls,proto3" json:"recorded_calls,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *CostState) Reset() {
+	*x = CostState{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CostState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CostState) ProtoMessage() {}
+
+func (x *CostState) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CostState.ProtoReflect.Descriptor instead.
+func (*CostState) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *CostState) GetState() v11.FactState {
+	if x != nil {
+		return x.State
+	}
+	return v11.FactState(0)
+}
+
+func (x *CostState) GetLastEstimatedNanos() int64 {
+	if x != nil {
+		return x.LastEstimatedNanos
+	}
+	return 0
+}
+
+func (x *CostState) GetRecordedNanos() int64 {
+	if x != nil {
+		return x.RecordedNanos
+	}
+	return 0
+}
+
+func (x *CostState) GetRecordedUsage() *v1.TokenUsage {
+	if x != nil {
+		return x.RecordedUsage
+	}
+	return nil
+}
+
+func (x *CostState) GetRecordedCalls() int32 {
+	if x != nil {
+		return x.RecordedCalls
+	}
+	return 0
+}
+
 type GetRoutingLimitSummaryResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The stream sequence the answer reflects.
-	Sequence      uint64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Threads       []*RoutingLimitSummary `protobuf:"bytes,2,rep,name=threads,proto3" json:"threads,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetRoutingLimitSummaryResponse) Reset() {
 	*x = GetRoutingLimitSummaryResponse{}
-	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[1]
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -98,7 +1755,7 @@ func (x *GetRoutingLimitSummaryResponse) String() string {
 func (*GetRoutingLimitSummaryResponse) ProtoMessage() {}
 
 func (x *GetRoutingLimitSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[1]
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -111,10 +1768,679 @@ func (x *GetRoutingLimitSummaryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoutingLimitSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetRoutingLimitSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{1}
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetRoutingLimitSummaryResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *GetRoutingLimitSummaryResponse) GetThreads() []*RoutingLimitSummary {
+	if x != nil {
+		return x.Threads
+	}
+	return nil
+}
+
+type GetModelRegistryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MinSequence   uint64                 `protobuf:"varint,1,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetModelRegistryRequest) Reset() {
+	*x = GetModelRegistryRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetModelRegistryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetModelRegistryRequest) ProtoMessage() {}
+
+func (x *GetModelRegistryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetModelRegistryRequest.ProtoReflect.Descriptor instead.
+func (*GetModelRegistryRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GetModelRegistryRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type GetModelRegistryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Registry      *v1.Registry           `protobuf:"bytes,1,opt,name=registry,proto3" json:"registry,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetModelRegistryResponse) Reset() {
+	*x = GetModelRegistryResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetModelRegistryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetModelRegistryResponse) ProtoMessage() {}
+
+func (x *GetModelRegistryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetModelRegistryResponse.ProtoReflect.Descriptor instead.
+func (*GetModelRegistryResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *GetModelRegistryResponse) GetRegistry() *v1.Registry {
+	if x != nil {
+		return x.Registry
+	}
+	return nil
+}
+
+func (x *GetModelRegistryResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// ModelRegistryChange is one change of providers or models.
+type ModelRegistryChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Change:
+	//
+	//	*ModelRegistryChange_UpsertProvider
+	//	*ModelRegistryChange_RemoveProvider
+	//	*ModelRegistryChange_UpsertModel
+	//	*ModelRegistryChange_RemoveModel
+	Change        isModelRegistryChange_Change `protobuf_oneof:"change"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelRegistryChange) Reset() {
+	*x = ModelRegistryChange{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelRegistryChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelRegistryChange) ProtoMessage() {}
+
+func (x *ModelRegistryChange) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelRegistryChange.ProtoReflect.Descriptor instead.
+func (*ModelRegistryChange) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ModelRegistryChange) GetChange() isModelRegistryChange_Change {
+	if x != nil {
+		return x.Change
+	}
+	return nil
+}
+
+func (x *ModelRegistryChange) GetUpsertProvider() *v1.Provider {
+	if x != nil {
+		if x, ok := x.Change.(*ModelRegistryChange_UpsertProvider); ok {
+			return x.UpsertProvider
+		}
+	}
+	return nil
+}
+
+func (x *ModelRegistryChange) GetRemoveProvider() string {
+	if x != nil {
+		if x, ok := x.Change.(*ModelRegistryChange_RemoveProvider); ok {
+			return x.RemoveProvider
+		}
+	}
+	return ""
+}
+
+func (x *ModelRegistryChange) GetUpsertModel() *v1.Model {
+	if x != nil {
+		if x, ok := x.Change.(*ModelRegistryChange_UpsertModel); ok {
+			return x.UpsertModel
+		}
+	}
+	return nil
+}
+
+func (x *ModelRegistryChange) GetRemoveModel() string {
+	if x != nil {
+		if x, ok := x.Change.(*ModelRegistryChange_RemoveModel); ok {
+			return x.RemoveModel
+		}
+	}
+	return ""
+}
+
+type isModelRegistryChange_Change interface {
+	isModelRegistryChange_Change()
+}
+
+type ModelRegistryChange_UpsertProvider struct {
+	UpsertProvider *v1.Provider `protobuf:"bytes,1,opt,name=upsert_provider,json=upsertProvider,proto3,oneof"`
+}
+
+type ModelRegistryChange_RemoveProvider struct {
+	RemoveProvider string `protobuf:"bytes,2,opt,name=remove_provider,json=removeProvider,proto3,oneof"`
+}
+
+type ModelRegistryChange_UpsertModel struct {
+	UpsertModel *v1.Model `protobuf:"bytes,3,opt,name=upsert_model,json=upsertModel,proto3,oneof"`
+}
+
+type ModelRegistryChange_RemoveModel struct {
+	RemoveModel string `protobuf:"bytes,4,opt,name=remove_model,json=removeModel,proto3,oneof"`
+}
+
+func (*ModelRegistryChange_UpsertProvider) isModelRegistryChange_Change() {}
+
+func (*ModelRegistryChange_RemoveProvider) isModelRegistryChange_Change() {}
+
+func (*ModelRegistryChange_UpsertModel) isModelRegistryChange_Change() {}
+
+func (*ModelRegistryChange_RemoveModel) isModelRegistryChange_Change() {}
+
+type UpdateModelRegistryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       []*ModelRegistryChange `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateModelRegistryRequest) Reset() {
+	*x = UpdateModelRegistryRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateModelRegistryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateModelRegistryRequest) ProtoMessage() {}
+
+func (x *UpdateModelRegistryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateModelRegistryRequest.ProtoReflect.Descriptor instead.
+func (*UpdateModelRegistryRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *UpdateModelRegistryRequest) GetChanges() []*ModelRegistryChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+type UpdateModelRegistryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Registry      *v1.Registry           `protobuf:"bytes,1,opt,name=registry,proto3" json:"registry,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateModelRegistryResponse) Reset() {
+	*x = UpdateModelRegistryResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateModelRegistryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateModelRegistryResponse) ProtoMessage() {}
+
+func (x *UpdateModelRegistryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateModelRegistryResponse.ProtoReflect.Descriptor instead.
+func (*UpdateModelRegistryResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *UpdateModelRegistryResponse) GetRegistry() *v1.Registry {
+	if x != nil {
+		return x.Registry
+	}
+	return nil
+}
+
+func (x *UpdateModelRegistryResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+// LimitConfigChange is one change of rate limits, quotas or budgets.
+type LimitConfigChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Change:
+	//
+	//	*LimitConfigChange_SetRateLimit
+	//	*LimitConfigChange_RemoveRateLimit
+	//	*LimitConfigChange_SetQuota
+	//	*LimitConfigChange_RemoveQuota
+	//	*LimitConfigChange_SetBudget
+	//	*LimitConfigChange_RemoveBudget
+	Change        isLimitConfigChange_Change `protobuf_oneof:"change"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LimitConfigChange) Reset() {
+	*x = LimitConfigChange{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitConfigChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitConfigChange) ProtoMessage() {}
+
+func (x *LimitConfigChange) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitConfigChange.ProtoReflect.Descriptor instead.
+func (*LimitConfigChange) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *LimitConfigChange) GetChange() isLimitConfigChange_Change {
+	if x != nil {
+		return x.Change
+	}
+	return nil
+}
+
+func (x *LimitConfigChange) GetSetRateLimit() *v1.RateLimit {
+	if x != nil {
+		if x, ok := x.Change.(*LimitConfigChange_SetRateLimit); ok {
+			return x.SetRateLimit
+		}
+	}
+	return nil
+}
+
+func (x *LimitConfigChange) GetRemoveRateLimit() string {
+	if x != nil {
+		if x, ok := x.Change.(*LimitConfigChange_RemoveRateLimit); ok {
+			return x.RemoveRateLimit
+		}
+	}
+	return ""
+}
+
+func (x *LimitConfigChange) GetSetQuota() *v1.Quota {
+	if x != nil {
+		if x, ok := x.Change.(*LimitConfigChange_SetQuota); ok {
+			return x.SetQuota
+		}
+	}
+	return nil
+}
+
+func (x *LimitConfigChange) GetRemoveQuota() string {
+	if x != nil {
+		if x, ok := x.Change.(*LimitConfigChange_RemoveQuota); ok {
+			return x.RemoveQuota
+		}
+	}
+	return ""
+}
+
+func (x *LimitConfigChange) GetSetBudget() *v1.Budget {
+	if x != nil {
+		if x, ok := x.Change.(*LimitConfigChange_SetBudget); ok {
+			return x.SetBudget
+		}
+	}
+	return nil
+}
+
+func (x *LimitConfigChange) GetRemoveBudget() string {
+	if x != nil {
+		if x, ok := x.Change.(*LimitConfigChange_RemoveBudget); ok {
+			return x.RemoveBudget
+		}
+	}
+	return ""
+}
+
+type isLimitConfigChange_Change interface {
+	isLimitConfigChange_Change()
+}
+
+type LimitConfigChange_SetRateLimit struct {
+	SetRateLimit *v1.RateLimit `protobuf:"bytes,1,opt,name=set_rate_limit,json=setRateLimit,proto3,oneof"`
+}
+
+type LimitConfigChange_RemoveRateLimit struct {
+	RemoveRateLimit string `protobuf:"bytes,2,opt,name=remove_rate_limit,json=removeRateLimit,proto3,oneof"`
+}
+
+type LimitConfigChange_SetQuota struct {
+	SetQuota *v1.Quota `protobuf:"bytes,3,opt,name=set_quota,json=setQuota,proto3,oneof"`
+}
+
+type LimitConfigChange_RemoveQuota struct {
+	RemoveQuota string `protobuf:"bytes,4,opt,name=remove_quota,json=removeQuota,proto3,oneof"`
+}
+
+type LimitConfigChange_SetBudget struct {
+	SetBudget *v1.Budget `protobuf:"bytes,5,opt,name=set_budget,json=setBudget,proto3,oneof"`
+}
+
+type LimitConfigChange_RemoveBudget struct {
+	RemoveBudget string `protobuf:"bytes,6,opt,name=remove_budget,json=removeBudget,proto3,oneof"`
+}
+
+func (*LimitConfigChange_SetRateLimit) isLimitConfigChange_Change() {}
+
+func (*LimitConfigChange_RemoveRateLimit) isLimitConfigChange_Change() {}
+
+func (*LimitConfigChange_SetQuota) isLimitConfigChange_Change() {}
+
+func (*LimitConfigChange_RemoveQuota) isLimitConfigChange_Change() {}
+
+func (*LimitConfigChange_SetBudget) isLimitConfigChange_Change() {}
+
+func (*LimitConfigChange_RemoveBudget) isLimitConfigChange_Change() {}
+
+type UpdateLimitConfigRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       []*LimitConfigChange   `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateLimitConfigRequest) Reset() {
+	*x = UpdateLimitConfigRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateLimitConfigRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateLimitConfigRequest) ProtoMessage() {}
+
+func (x *UpdateLimitConfigRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateLimitConfigRequest.ProtoReflect.Descriptor instead.
+func (*UpdateLimitConfigRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *UpdateLimitConfigRequest) GetChanges() []*LimitConfigChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+type UpdateLimitConfigResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Registry      *v1.Registry           `protobuf:"bytes,1,opt,name=registry,proto3" json:"registry,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateLimitConfigResponse) Reset() {
+	*x = UpdateLimitConfigResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateLimitConfigResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateLimitConfigResponse) ProtoMessage() {}
+
+func (x *UpdateLimitConfigResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateLimitConfigResponse.ProtoReflect.Descriptor instead.
+func (*UpdateLimitConfigResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *UpdateLimitConfigResponse) GetRegistry() *v1.Registry {
+	if x != nil {
+		return x.Registry
+	}
+	return nil
+}
+
+func (x *UpdateLimitConfigResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type GetBudgetsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	TaskId        string                 `protobuf:"bytes,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBudgetsRequest) Reset() {
+	*x = GetBudgetsRequest{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBudgetsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBudgetsRequest) ProtoMessage() {}
+
+func (x *GetBudgetsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBudgetsRequest.ProtoReflect.Descriptor instead.
+func (*GetBudgetsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetBudgetsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetBudgetsRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *GetBudgetsRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type GetBudgetsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Budgets       []*v1.BudgetState      `protobuf:"bytes,1,rep,name=budgets,proto3" json:"budgets,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBudgetsResponse) Reset() {
+	*x = GetBudgetsResponse{}
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBudgetsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBudgetsResponse) ProtoMessage() {}
+
+func (x *GetBudgetsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_routing_v1_routing_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBudgetsResponse.ProtoReflect.Descriptor instead.
+func (*GetBudgetsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_routing_v1_routing_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *GetBudgetsResponse) GetBudgets() []*v1.BudgetState {
+	if x != nil {
+		return x.Budgets
+	}
+	return nil
+}
+
+func (x *GetBudgetsResponse) GetSequence() uint64 {
 	if x != nil {
 		return x.Sequence
 	}
@@ -125,15 +2451,209 @@ var File_agentruntime_routing_v1_routing_proto protoreflect.FileDescriptor
 
 const file_agentruntime_routing_v1_routing_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/routing/v1/routing.proto\x12\x17agentruntime.routing.v1\x1a\x1bbuf/validate/validate.proto\"\x8a\x01\n" +
+	"%agentruntime/routing/v1/routing.proto\x12\x17agentruntime.routing.v1\x1a#agentruntime/common/v1/common.proto\x1a$agentruntime/events/v1/routing.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\"\xdf\x02\n" +
+	"\tTurnScope\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12@\n" +
+	"\aturn_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12A\n" +
+	"\atask_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06taskId\x12?\n" +
+	"\x06run_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05runId\"\xbb\x05\n" +
+	"\fProfileScope\x12G\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12E\n" +
+	"\tthread_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\x12A\n" +
+	"\aturn_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06turnId\x12A\n" +
+	"\atask_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06taskId\x12?\n" +
+	"\x06run_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05runId:\xd3\x02\xbaH\xcf\x02\x1a\xb7\x01\n" +
+	"\x1aprofile_scope.turn_or_task\x12<name a turn (session_id, thread_id and turn_id) or a task_id\x1a[(this.session_id != '' && this.thread_id != '' && this.turn_id != '') || this.task_id != ''\x1a\x92\x01\n" +
+	"\"profile_scope.thread_needs_session\x12%thread_id and turn_id need session_id\x1aEthis.session_id != '' || (this.thread_id == '' && this.turn_id == '')\"\xb2\x04\n" +
+	"\x19ResolveTaskProfileRequest\x12C\n" +
+	"\x05scope\x18\x01 \x01(\v2%.agentruntime.routing.v1.ProfileScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x120\n" +
+	"\x04kind\x18\x02 \x01(\tB\x1c\xbaH\x19r\x17\x10\x01\x18@2\x11^[a-z][a-z0-9_]*$R\x04kind\x12\x1f\n" +
+	"\x06source\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06source\x12h\n" +
+	"\x15required_capabilities\x18\x04 \x03(\x0e2\".agentruntime.events.v1.CapabilityB\x0f\xbaH\f\x92\x01\t\"\a\x82\x01\x04\x10\x01 \x00R\x14requiredCapabilities\x12U\n" +
+	"\x0elatency_target\x18\x05 \x01(\x0e2$.agentruntime.events.v1.LatencyClassB\b\xbaH\x05\x82\x01\x02\x10\x01R\rlatencyTarget\x12@\n" +
+	"\fbudget_class\x18\x06 \x01(\tB\x1d\xbaH\x1ar\x18\x18@2\x14^([a-z][a-z0-9_]*)?$R\vbudgetClass\x12Y\n" +
+	"\x0ffallback_policy\x18\a \x01(\x0e2&.agentruntime.events.v1.FallbackPolicyB\b\xbaH\x05\x82\x01\x02\x10\x01R\x0efallbackPolicy\x12\x1f\n" +
+	"\x06region\x18\b \x01(\tB\a\xbaH\x04r\x02\x18@R\x06region\"\x96\x01\n" +
+	"\x1aResolveTaskProfileResponse\x12=\n" +
+	"\aprofile\x18\x01 \x01(\v2#.agentruntime.events.v1.TaskProfileR\aprofile\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xdd\x03\n" +
+	"\fRouteRequest\x12=\n" +
+	"\aprofile\x18\x01 \x01(\v2#.agentruntime.events.v1.TaskProfileR\aprofile\x12<\n" +
+	"\x15requested_provider_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x13requestedProviderId\x126\n" +
+	"\x12requested_model_id\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x10requestedModelId\x12\x1b\n" +
+	"\tuser_lock\x18\x04 \x01(\bR\buserLock\x12=\n" +
+	"\x16estimated_input_tokens\x18\x05 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x14estimatedInputTokens\x12?\n" +
+	"\x17estimated_output_tokens\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x15estimatedOutputTokens:{\xbaHx\x1av\n" +
+	"\x1eroute_request.lock_needs_model\x12\"user_lock needs requested_model_id\x1a0!this.user_lock || this.requested_model_id != ''\"\x99\x01\n" +
+	"\x18ResolveCandidatesRequest\x12@\n" +
+	"\x05scope\x18\x01 \x01(\v2\".agentruntime.routing.v1.TurnScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x12;\n" +
+	"\x05route\x18\x02 \x01(\v2%.agentruntime.routing.v1.RouteRequestR\x05route\"\xa1\x01\n" +
+	"\x19ResolveCandidatesResponse\x12I\n" +
+	"\rcandidate_set\x18\x01 \x01(\v2$.agentruntime.events.v1.CandidateSetR\fcandidateSet\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\x93\x01\n" +
+	"\x12DecideRouteRequest\x12@\n" +
+	"\x05scope\x18\x01 \x01(\v2\".agentruntime.routing.v1.TurnScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x12;\n" +
+	"\x05route\x18\x02 \x01(\v2%.agentruntime.routing.v1.RouteRequestR\x05route\"\xbe\x02\n" +
+	"\x13DecideRouteResponse\x12I\n" +
+	"\rcandidate_set\x18\x01 \x01(\v2$.agentruntime.events.v1.CandidateSetR\fcandidateSet\x12E\n" +
+	"\bdecision\x18\x02 \x01(\v2'.agentruntime.events.v1.RoutingDecisionH\x00R\bdecision\x12O\n" +
+	"\fnot_possible\x18\x03 \x01(\v2*.agentruntime.events.v1.RoutingNotPossibleH\x00R\vnotPossible\x129\n" +
+	"\x05write\x18\x04 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05writeB\t\n" +
+	"\aoutcome\"\x9d\x02\n" +
+	"\x14ApplyFallbackRequest\x12@\n" +
+	"\x05scope\x18\x01 \x01(\v2\".agentruntime.routing.v1.TurnScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x122\n" +
+	"\x0ffailed_model_id\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\rfailedModelId\x12^\n" +
+	"\x10failure_category\x18\x03 \x01(\x0e2'.agentruntime.events.v1.FailureCategoryB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x0ffailureCategory\x12/\n" +
+	"\x0efailure_detail\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\rfailureDetail\"\xfc\x01\n" +
+	"\x15ApplyFallbackResponse\x12L\n" +
+	"\bfallback\x18\x01 \x01(\v2..agentruntime.events.v1.RoutingFallbackAppliedH\x00R\bfallback\x12O\n" +
+	"\fnot_possible\x18\x02 \x01(\v2*.agentruntime.events.v1.RoutingNotPossibleH\x00R\vnotPossible\x129\n" +
+	"\x05write\x18\x03 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05writeB\t\n" +
+	"\aoutcome\"\xbc\x01\n" +
+	"\x13EstimateCostRequest\x12@\n" +
+	"\x05scope\x18\x01 \x01(\v2\".agentruntime.routing.v1.TurnScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x12%\n" +
+	"\bmodel_id\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\amodelId\x12<\n" +
+	"\x05usage\x18\x03 \x01(\v2\x1e.agentruntime.routing.v1.UsageB\x06\xbaH\x03\xc8\x01\x01R\x05usage\"\xce\x01\n" +
+	"\x05Usage\x12*\n" +
+	"\finput_tokens\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\vinputTokens\x12,\n" +
+	"\routput_tokens\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\foutputTokens\x127\n" +
+	"\x13cached_input_tokens\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x11cachedInputTokens\x122\n" +
+	"\x10reasoning_tokens\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x0freasoningTokens\"\x94\x01\n" +
+	"\x14EstimateCostResponse\x12A\n" +
+	"\bestimate\x18\x01 \x01(\v2%.agentruntime.events.v1.CostEstimatedR\bestimate\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xfd\x01\n" +
+	"\x11RecordCostRequest\x12@\n" +
+	"\x05scope\x18\x01 \x01(\v2\".agentruntime.routing.v1.TurnScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x12A\n" +
+	"\busage_id\x18\x02 \x01(\tB&\xbaH#r!\x10\x01\x18d2\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\ausageId\x12%\n" +
+	"\bmodel_id\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\amodelId\x12<\n" +
+	"\x05usage\x18\x04 \x01(\v2\x1e.agentruntime.routing.v1.UsageB\x06\xbaH\x03\xc8\x01\x01R\x05usage\"\xd5\x01\n" +
+	"\x12RecordCostResponse\x12@\n" +
+	"\brecorded\x18\x01 \x01(\v2$.agentruntime.events.v1.CostRecordedR\brecorded\x12B\n" +
+	"\x06limits\x18\x02 \x01(\v2*.agentruntime.events.v1.LimitStateSnapshotR\x06limits\x129\n" +
+	"\x05write\x18\x03 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\x85\x01\n" +
+	"\x12CheckLimitsRequest\x12%\n" +
+	"\bmodel_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\amodelId\x12'\n" +
+	"\brequests\x18\x02 \x01(\x03B\v\xbaH\b\"\x06\x18\xc0\x84=(\x00R\brequests\x12\x1f\n" +
+	"\x06tokens\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06tokens\"\xaf\x01\n" +
+	"\x13CheckLimitsResponse\x12\x18\n" +
+	"\aallowed\x18\x01 \x01(\bR\aallowed\x12B\n" +
+	"\x06limits\x18\x02 \x01(\v2*.agentruntime.events.v1.LimitStateSnapshotR\x06limits\x12:\n" +
+	"\vretry_after\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"retryAfter\"\xc9\x01\n" +
+	"\x14ConsumeLimitsRequest\x12@\n" +
+	"\x05scope\x18\x01 \x01(\v2\".agentruntime.routing.v1.TurnScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x12%\n" +
+	"\bmodel_id\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\amodelId\x12'\n" +
+	"\brequests\x18\x03 \x01(\x03B\v\xbaH\b\"\x06\x18\xc0\x84=(\x00R\brequests\x12\x1f\n" +
+	"\x06tokens\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06tokens\"\x96\x01\n" +
+	"\x15ConsumeLimitsResponse\x12B\n" +
+	"\x06limits\x18\x01 \x01(\v2*.agentruntime.events.v1.LimitStateSnapshotR\x06limits\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xd1\x01\n" +
 	"\x1dGetRoutingLimitSummaryRequest\x12F\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12!\n" +
-	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"<\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12E\n" +
+	"\tthread_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\x12!\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xbd\b\n" +
+	"\x13RoutingLimitSummary\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x17\n" +
+	"\aturn_id\x18\x03 \x01(\tR\x06turnId\x12F\n" +
+	"\rrouting_state\x18\x04 \x01(\x0e2!.agentruntime.common.v1.FactStateR\froutingState\x12F\n" +
+	"\ftask_profile\x18\x05 \x01(\v2#.agentruntime.events.v1.TaskProfileR\vtaskProfile\x12'\n" +
+	"\x0fcandidate_count\x18\x06 \x01(\x05R\x0ecandidateCount\x12)\n" +
+	"\x10single_candidate\x18\a \x01(\bR\x0fsingleCandidate\x12C\n" +
+	"\bdecision\x18\b \x01(\v2'.agentruntime.events.v1.RoutingDecisionR\bdecision\x12M\n" +
+	"\fnot_possible\x18\t \x01(\v2*.agentruntime.events.v1.RoutingNotPossibleR\vnotPossible\x12%\n" +
+	"\x0efallback_count\x18\n" +
+	" \x01(\x05R\rfallbackCount\x12S\n" +
+	"\rlast_fallback\x18\v \x01(\v2..agentruntime.events.v1.RoutingFallbackAppliedR\flastFallback\x126\n" +
+	"\x04cost\x18\f \x01(\v2\".agentruntime.routing.v1.CostStateR\x04cost\x12B\n" +
+	"\vquota_state\x18\r \x01(\x0e2!.agentruntime.common.v1.FactStateR\n" +
+	"quotaState\x12F\n" +
+	"\x0elast_quota_low\x18\x0e \x01(\v2 .agentruntime.events.v1.QuotaLowR\flastQuotaLow\x12R\n" +
+	"\x12last_quota_blocked\x18\x0f \x01(\v2$.agentruntime.events.v1.QuotaBlockedR\x10lastQuotaBlocked\x12K\n" +
+	"\x10rate_limit_state\x18\x10 \x01(\x0e2!.agentruntime.common.v1.FactStateR\x0erateLimitState\x12S\n" +
+	"\x13last_rate_limit_hit\x18\x11 \x01(\v2$.agentruntime.events.v1.RateLimitHitR\x10lastRateLimitHit\x12#\n" +
+	"\rlast_sequence\x18\x12 \x01(\x04R\flastSequence\"\x8f\x02\n" +
+	"\tCostState\x127\n" +
+	"\x05state\x18\x01 \x01(\x0e2!.agentruntime.common.v1.FactStateR\x05state\x120\n" +
+	"\x14last_estimated_nanos\x18\x02 \x01(\x03R\x12lastEstimatedNanos\x12%\n" +
+	"\x0erecorded_nanos\x18\x03 \x01(\x03R\rrecordedNanos\x12I\n" +
+	"\x0erecorded_usage\x18\x04 \x01(\v2\".agentruntime.events.v1.TokenUsageR\rrecordedUsage\x12%\n" +
+	"\x0erecorded_calls\x18\x05 \x01(\x05R\rrecordedCalls\"\x84\x01\n" +
 	"\x1eGetRoutingLimitSummaryResponse\x12\x1a\n" +
-	"\bsequence\x18\x01 \x01(\x04R\bsequence2\x9c\x01\n" +
-	"\x0eRoutingService\x12\x89\x01\n" +
-	"\x16GetRoutingLimitSummary\x126.agentruntime.routing.v1.GetRoutingLimitSummaryRequest\x1a7.agentruntime.routing.v1.GetRoutingLimitSummaryResponseBPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1;routingv1b\x06proto3"
+	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12F\n" +
+	"\athreads\x18\x02 \x03(\v2,.agentruntime.routing.v1.RoutingLimitSummaryR\athreads\"<\n" +
+	"\x17GetModelRegistryRequest\x12!\n" +
+	"\fmin_sequence\x18\x01 \x01(\x04R\vminSequence\"t\n" +
+	"\x18GetModelRegistryResponse\x12<\n" +
+	"\bregistry\x18\x01 \x01(\v2 .agentruntime.events.v1.RegistryR\bregistry\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\x9f\x02\n" +
+	"\x13ModelRegistryChange\x12K\n" +
+	"\x0fupsert_provider\x18\x01 \x01(\v2 .agentruntime.events.v1.ProviderH\x00R\x0eupsertProvider\x125\n" +
+	"\x0fremove_provider\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01H\x00R\x0eremoveProvider\x12B\n" +
+	"\fupsert_model\x18\x03 \x01(\v2\x1d.agentruntime.events.v1.ModelH\x00R\vupsertModel\x12/\n" +
+	"\fremove_model\x18\x04 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01H\x00R\vremoveModelB\x0f\n" +
+	"\x06change\x12\x05\xbaH\x02\b\x01\"p\n" +
+	"\x1aUpdateModelRegistryRequest\x12R\n" +
+	"\achanges\x18\x01 \x03(\v2,.agentruntime.routing.v1.ModelRegistryChangeB\n" +
+	"\xbaH\a\x92\x01\x04\b\x01\x10dR\achanges\"\x96\x01\n" +
+	"\x1bUpdateModelRegistryResponse\x12<\n" +
+	"\bregistry\x18\x01 \x01(\v2 .agentruntime.events.v1.RegistryR\bregistry\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\x8c\x03\n" +
+	"\x11LimitConfigChange\x12I\n" +
+	"\x0eset_rate_limit\x18\x01 \x01(\v2!.agentruntime.events.v1.RateLimitH\x00R\fsetRateLimit\x128\n" +
+	"\x11remove_rate_limit\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01H\x00R\x0fremoveRateLimit\x12<\n" +
+	"\tset_quota\x18\x03 \x01(\v2\x1d.agentruntime.events.v1.QuotaH\x00R\bsetQuota\x12/\n" +
+	"\fremove_quota\x18\x04 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01H\x00R\vremoveQuota\x12?\n" +
+	"\n" +
+	"set_budget\x18\x05 \x01(\v2\x1e.agentruntime.events.v1.BudgetH\x00R\tsetBudget\x121\n" +
+	"\rremove_budget\x18\x06 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01H\x00R\fremoveBudgetB\x0f\n" +
+	"\x06change\x12\x05\xbaH\x02\b\x01\"l\n" +
+	"\x18UpdateLimitConfigRequest\x12P\n" +
+	"\achanges\x18\x01 \x03(\v2*.agentruntime.routing.v1.LimitConfigChangeB\n" +
+	"\xbaH\a\x92\x01\x04\b\x01\x10dR\achanges\"\x94\x01\n" +
+	"\x19UpdateLimitConfigResponse\x12<\n" +
+	"\bregistry\x18\x01 \x01(\v2 .agentruntime.events.v1.RegistryR\bregistry\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xc2\x01\n" +
+	"\x11GetBudgetsRequest\x12G\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12A\n" +
+	"\atask_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06taskId\x12!\n" +
+	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\"o\n" +
+	"\x12GetBudgetsResponse\x12=\n" +
+	"\abudgets\x18\x01 \x03(\v2#.agentruntime.events.v1.BudgetStateR\abudgets\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence2\xfe\v\n" +
+	"\x0eRoutingService\x12}\n" +
+	"\x12ResolveTaskProfile\x122.agentruntime.routing.v1.ResolveTaskProfileRequest\x1a3.agentruntime.routing.v1.ResolveTaskProfileResponse\x12z\n" +
+	"\x11ResolveCandidates\x121.agentruntime.routing.v1.ResolveCandidatesRequest\x1a2.agentruntime.routing.v1.ResolveCandidatesResponse\x12h\n" +
+	"\vDecideRoute\x12+.agentruntime.routing.v1.DecideRouteRequest\x1a,.agentruntime.routing.v1.DecideRouteResponse\x12n\n" +
+	"\rApplyFallback\x12-.agentruntime.routing.v1.ApplyFallbackRequest\x1a..agentruntime.routing.v1.ApplyFallbackResponse\x12k\n" +
+	"\fEstimateCost\x12,.agentruntime.routing.v1.EstimateCostRequest\x1a-.agentruntime.routing.v1.EstimateCostResponse\x12e\n" +
+	"\n" +
+	"RecordCost\x12*.agentruntime.routing.v1.RecordCostRequest\x1a+.agentruntime.routing.v1.RecordCostResponse\x12h\n" +
+	"\vCheckLimits\x12+.agentruntime.routing.v1.CheckLimitsRequest\x1a,.agentruntime.routing.v1.CheckLimitsResponse\x12n\n" +
+	"\rConsumeLimits\x12-.agentruntime.routing.v1.ConsumeLimitsRequest\x1a..agentruntime.routing.v1.ConsumeLimitsResponse\x12\x89\x01\n" +
+	"\x16GetRoutingLimitSummary\x126.agentruntime.routing.v1.GetRoutingLimitSummaryRequest\x1a7.agentruntime.routing.v1.GetRoutingLimitSummaryResponse\x12w\n" +
+	"\x10GetModelRegistry\x120.agentruntime.routing.v1.GetModelRegistryRequest\x1a1.agentruntime.routing.v1.GetModelRegistryResponse\x12\x80\x01\n" +
+	"\x13UpdateModelRegistry\x123.agentruntime.routing.v1.UpdateModelRegistryRequest\x1a4.agentruntime.routing.v1.UpdateModelRegistryResponse\x12z\n" +
+	"\x11UpdateLimitConfig\x121.agentruntime.routing.v1.UpdateLimitConfigRequest\x1a2.agentruntime.routing.v1.UpdateLimitConfigResponse\x12e\n" +
+	"\n" +
+	"GetBudgets\x12*.agentruntime.routing.v1.GetBudgetsRequest\x1a+.agentruntime.routing.v1.GetBudgetsResponseBPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1;routingv1b\x06proto3"
 
 var (
 	file_agentruntime_routing_v1_routing_proto_rawDescOnce sync.Once
@@ -147,19 +2667,164 @@ func file_agentruntime_routing_v1_routing_proto_rawDescGZIP() []byte {
 	return file_agentruntime_routing_v1_routing_proto_rawDescData
 }
 
-var file_agentruntime_routing_v1_routing_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_agentruntime_routing_v1_routing_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_agentruntime_routing_v1_routing_proto_goTypes = []any{
-	(*GetRoutingLimitSummaryRequest)(nil),  // 0: agentruntime.routing.v1.GetRoutingLimitSummaryRequest
-	(*GetRoutingLimitSummaryResponse)(nil), // 1: agentruntime.routing.v1.GetRoutingLimitSummaryResponse
+	(*TurnScope)(nil),                      // 0: agentruntime.routing.v1.TurnScope
+	(*ProfileScope)(nil),                   // 1: agentruntime.routing.v1.ProfileScope
+	(*ResolveTaskProfileRequest)(nil),      // 2: agentruntime.routing.v1.ResolveTaskProfileRequest
+	(*ResolveTaskProfileResponse)(nil),     // 3: agentruntime.routing.v1.ResolveTaskProfileResponse
+	(*RouteRequest)(nil),                   // 4: agentruntime.routing.v1.RouteRequest
+	(*ResolveCandidatesRequest)(nil),       // 5: agentruntime.routing.v1.ResolveCandidatesRequest
+	(*ResolveCandidatesResponse)(nil),      // 6: agentruntime.routing.v1.ResolveCandidatesResponse
+	(*DecideRouteRequest)(nil),             // 7: agentruntime.routing.v1.DecideRouteRequest
+	(*DecideRouteResponse)(nil),            // 8: agentruntime.routing.v1.DecideRouteResponse
+	(*ApplyFallbackRequest)(nil),           // 9: agentruntime.routing.v1.ApplyFallbackRequest
+	(*ApplyFallbackResponse)(nil),          // 10: agentruntime.routing.v1.ApplyFallbackResponse
+	(*EstimateCostRequest)(nil),            // 11: agentruntime.routing.v1.EstimateCostRequest
+	(*Usage)(nil),                          // 12: agentruntime.routing.v1.Usage
+	(*EstimateCostResponse)(nil),           // 13: agentruntime.routing.v1.EstimateCostResponse
+	(*RecordCostRequest)(nil),              // 14: agentruntime.routing.v1.RecordCostRequest
+	(*RecordCostResponse)(nil),             // 15: agentruntime.routing.v1.RecordCostResponse
+	(*CheckLimitsRequest)(nil),             // 16: agentruntime.routing.v1.CheckLimitsRequest
+	(*CheckLimitsResponse)(nil),            // 17: agentruntime.routing.v1.CheckLimitsResponse
+	(*ConsumeLimitsRequest)(nil),           // 18: agentruntime.routing.v1.ConsumeLimitsRequest
+	(*ConsumeLimitsResponse)(nil),          // 19: agentruntime.routing.v1.ConsumeLimitsResponse
+	(*GetRoutingLimitSummaryRequest)(nil),  // 20: agentruntime.routing.v1.GetRoutingLimitSummaryRequest
+	(*RoutingLimitSummary)(nil),            // 21: agentruntime.routing.v1.RoutingLimitSummary
+	(*CostState)(nil),                      // 22: agentruntime.routing.v1.CostState
+	(*GetRoutingLimitSummaryResponse)(nil), // 23: agentruntime.routing.v1.GetRoutingLimitSummaryResponse
+	(*GetModelRegistryRequest)(nil),        // 24: agentruntime.routing.v1.GetModelRegistryRequest
+	(*GetModelRegistryResponse)(nil),       // 25: agentruntime.routing.v1.GetModelRegistryResponse
+	(*ModelRegistryChange)(nil),            // 26: agentruntime.routing.v1.ModelRegistryChange
+	(*UpdateModelRegistryRequest)(nil),     // 27: agentruntime.routing.v1.UpdateModelRegistryRequest
+	(*UpdateModelRegistryResponse)(nil),    // 28: agentruntime.routing.v1.UpdateModelRegistryResponse
+	(*LimitConfigChange)(nil),              // 29: agentruntime.routing.v1.LimitConfigChange
+	(*UpdateLimitConfigRequest)(nil),       // 30: agentruntime.routing.v1.UpdateLimitConfigRequest
+	(*UpdateLimitConfigResponse)(nil),      // 31: agentruntime.routing.v1.UpdateLimitConfigResponse
+	(*GetBudgetsRequest)(nil),              // 32: agentruntime.routing.v1.GetBudgetsRequest
+	(*GetBudgetsResponse)(nil),             // 33: agentruntime.routing.v1.GetBudgetsResponse
+	(v1.Capability)(0),                     // 34: agentruntime.events.v1.Capability
+	(v1.LatencyClass)(0),                   // 35: agentruntime.events.v1.LatencyClass
+	(v1.FallbackPolicy)(0),                 // 36: agentruntime.events.v1.FallbackPolicy
+	(*v1.TaskProfile)(nil),                 // 37: agentruntime.events.v1.TaskProfile
+	(*v11.WriteResult)(nil),                // 38: agentruntime.common.v1.WriteResult
+	(*v1.CandidateSet)(nil),                // 39: agentruntime.events.v1.CandidateSet
+	(*v1.RoutingDecision)(nil),             // 40: agentruntime.events.v1.RoutingDecision
+	(*v1.RoutingNotPossible)(nil),          // 41: agentruntime.events.v1.RoutingNotPossible
+	(v1.FailureCategory)(0),                // 42: agentruntime.events.v1.FailureCategory
+	(*v1.RoutingFallbackApplied)(nil),      // 43: agentruntime.events.v1.RoutingFallbackApplied
+	(*v1.CostEstimated)(nil),               // 44: agentruntime.events.v1.CostEstimated
+	(*v1.CostRecorded)(nil),                // 45: agentruntime.events.v1.CostRecorded
+	(*v1.LimitStateSnapshot)(nil),          // 46: agentruntime.events.v1.LimitStateSnapshot
+	(*durationpb.Duration)(nil),            // 47: google.protobuf.Duration
+	(v11.FactState)(0),                     // 48: agentruntime.common.v1.FactState
+	(*v1.QuotaLow)(nil),                    // 49: agentruntime.events.v1.QuotaLow
+	(*v1.QuotaBlocked)(nil),                // 50: agentruntime.events.v1.QuotaBlocked
+	(*v1.RateLimitHit)(nil),                // 51: agentruntime.events.v1.RateLimitHit
+	(*v1.TokenUsage)(nil),                  // 52: agentruntime.events.v1.TokenUsage
+	(*v1.Registry)(nil),                    // 53: agentruntime.events.v1.Registry
+	(*v1.Provider)(nil),                    // 54: agentruntime.events.v1.Provider
+	(*v1.Model)(nil),                       // 55: agentruntime.events.v1.Model
+	(*v1.RateLimit)(nil),                   // 56: agentruntime.events.v1.RateLimit
+	(*v1.Quota)(nil),                       // 57: agentruntime.events.v1.Quota
+	(*v1.Budget)(nil),                      // 58: agentruntime.events.v1.Budget
+	(*v1.BudgetState)(nil),                 // 59: agentruntime.events.v1.BudgetState
 }
 var file_agentruntime_routing_v1_routing_proto_depIdxs = []int32{
-	0, // 0: agentruntime.routing.v1.RoutingService.GetRoutingLimitSummary:input_type -> agentruntime.routing.v1.GetRoutingLimitSummaryRequest
-	1, // 1: agentruntime.routing.v1.RoutingService.GetRoutingLimitSummary:output_type -> agentruntime.routing.v1.GetRoutingLimitSummaryResponse
-	1, // [1:2] is the sub-list for method output_type
-	0, // [0:1] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	1,  // 0: agentruntime.routing.v1.ResolveTaskProfileRequest.scope:type_name -> agentruntime.routing.v1.ProfileScope
+	34, // 1: agentruntime.routing.v1.ResolveTaskProfileRequest.required_capabilities:type_name -> agentruntime.events.v1.Capability
+	35, // 2: agentruntime.routing.v1.ResolveTaskProfileRequest.latency_target:type_name -> agentruntime.events.v1.LatencyClass
+	36, // 3: agentruntime.routing.v1.ResolveTaskProfileRequest.fallback_policy:type_name -> agentruntime.events.v1.FallbackPolicy
+	37, // 4: agentruntime.routing.v1.ResolveTaskProfileResponse.profile:type_name -> agentruntime.events.v1.TaskProfile
+	38, // 5: agentruntime.routing.v1.ResolveTaskProfileResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	37, // 6: agentruntime.routing.v1.RouteRequest.profile:type_name -> agentruntime.events.v1.TaskProfile
+	0,  // 7: agentruntime.routing.v1.ResolveCandidatesRequest.scope:type_name -> agentruntime.routing.v1.TurnScope
+	4,  // 8: agentruntime.routing.v1.ResolveCandidatesRequest.route:type_name -> agentruntime.routing.v1.RouteRequest
+	39, // 9: agentruntime.routing.v1.ResolveCandidatesResponse.candidate_set:type_name -> agentruntime.events.v1.CandidateSet
+	38, // 10: agentruntime.routing.v1.ResolveCandidatesResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	0,  // 11: agentruntime.routing.v1.DecideRouteRequest.scope:type_name -> agentruntime.routing.v1.TurnScope
+	4,  // 12: agentruntime.routing.v1.DecideRouteRequest.route:type_name -> agentruntime.routing.v1.RouteRequest
+	39, // 13: agentruntime.routing.v1.DecideRouteResponse.candidate_set:type_name -> agentruntime.events.v1.CandidateSet
+	40, // 14: agentruntime.routing.v1.DecideRouteResponse.decision:type_name -> agentruntime.events.v1.RoutingDecision
+	41, // 15: agentruntime.routing.v1.DecideRouteResponse.not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
+	38, // 16: agentruntime.routing.v1.DecideRouteResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	0,  // 17: agentruntime.routing.v1.ApplyFallbackRequest.scope:type_name -> agentruntime.routing.v1.TurnScope
+	42, // 18: agentruntime.routing.v1.ApplyFallbackRequest.failure_category:type_name -> agentruntime.events.v1.FailureCategory
+	43, // 19: agentruntime.routing.v1.ApplyFallbackResponse.fallback:type_name -> agentruntime.events.v1.RoutingFallbackApplied
+	41, // 20: agentruntime.routing.v1.ApplyFallbackResponse.not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
+	38, // 21: agentruntime.routing.v1.ApplyFallbackResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	0,  // 22: agentruntime.routing.v1.EstimateCostRequest.scope:type_name -> agentruntime.routing.v1.TurnScope
+	12, // 23: agentruntime.routing.v1.EstimateCostRequest.usage:type_name -> agentruntime.routing.v1.Usage
+	44, // 24: agentruntime.routing.v1.EstimateCostResponse.estimate:type_name -> agentruntime.events.v1.CostEstimated
+	38, // 25: agentruntime.routing.v1.EstimateCostResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	0,  // 26: agentruntime.routing.v1.RecordCostRequest.scope:type_name -> agentruntime.routing.v1.TurnScope
+	12, // 27: agentruntime.routing.v1.RecordCostRequest.usage:type_name -> agentruntime.routing.v1.Usage
+	45, // 28: agentruntime.routing.v1.RecordCostResponse.recorded:type_name -> agentruntime.events.v1.CostRecorded
+	46, // 29: agentruntime.routing.v1.RecordCostResponse.limits:type_name -> agentruntime.events.v1.LimitStateSnapshot
+	38, // 30: agentruntime.routing.v1.RecordCostResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	46, // 31: agentruntime.routing.v1.CheckLimitsResponse.limits:type_name -> agentruntime.events.v1.LimitStateSnapshot
+	47, // 32: agentruntime.routing.v1.CheckLimitsResponse.retry_after:type_name -> google.protobuf.Duration
+	0,  // 33: agentruntime.routing.v1.ConsumeLimitsRequest.scope:type_name -> agentruntime.routing.v1.TurnScope
+	46, // 34: agentruntime.routing.v1.ConsumeLimitsResponse.limits:type_name -> agentruntime.events.v1.LimitStateSnapshot
+	38, // 35: agentruntime.routing.v1.ConsumeLimitsResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	48, // 36: agentruntime.routing.v1.RoutingLimitSummary.routing_state:type_name -> agentruntime.common.v1.FactState
+	37, // 37: agentruntime.routing.v1.RoutingLimitSummary.task_profile:type_name -> agentruntime.events.v1.TaskProfile
+	40, // 38: agentruntime.routing.v1.RoutingLimitSummary.decision:type_name -> agentruntime.events.v1.RoutingDecision
+	41, // 39: agentruntime.routing.v1.RoutingLimitSummary.not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
+	43, // 40: agentruntime.routing.v1.RoutingLimitSummary.last_fallback:type_name -> agentruntime.events.v1.RoutingFallbackApplied
+	22, // 41: agentruntime.routing.v1.RoutingLimitSummary.cost:type_name -> agentruntime.routing.v1.CostState
+	48, // 42: agentruntime.routing.v1.RoutingLimitSummary.quota_state:type_name -> agentruntime.common.v1.FactState
+	49, // 43: agentruntime.routing.v1.RoutingLimitSummary.last_quota_low:type_name -> agentruntime.events.v1.QuotaLow
+	50, // 44: agentruntime.routing.v1.RoutingLimitSummary.last_quota_blocked:type_name -> agentruntime.events.v1.QuotaBlocked
+	48, // 45: agentruntime.routing.v1.RoutingLimitSummary.rate_limit_state:type_name -> agentruntime.common.v1.FactState
+	51, // 46: agentruntime.routing.v1.RoutingLimitSummary.last_rate_limit_hit:type_name -> agentruntime.events.v1.RateLimitHit
+	48, // 47: agentruntime.routing.v1.CostState.state:type_name -> agentruntime.common.v1.FactState
+	52, // 48: agentruntime.routing.v1.CostState.recorded_usage:type_name -> agentruntime.events.v1.TokenUsage
+	21, // 49: agentruntime.routing.v1.GetRoutingLimitSummaryResponse.threads:type_name -> agentruntime.routing.v1.RoutingLimitSummary
+	53, // 50: agentruntime.routing.v1.GetModelRegistryResponse.registry:type_name -> agentruntime.events.v1.Registry
+	54, // 51: agentruntime.routing.v1.ModelRegistryChange.upsert_provider:type_name -> agentruntime.events.v1.Provider
+	55, // 52: agentruntime.routing.v1.ModelRegistryChange.upsert_model:type_name -> agentruntime.events.v1.Model
+	26, // 53: agentruntime.routing.v1.UpdateModelRegistryRequest.changes:type_name -> agentruntime.routing.v1.ModelRegistryChange
+	53, // 54: agentruntime.routing.v1.UpdateModelRegistryResponse.registry:type_name -> agentruntime.events.v1.Registry
+	38, // 55: agentruntime.routing.v1.UpdateModelRegistryResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	56, // 56: agentruntime.routing.v1.LimitConfigChange.set_rate_limit:type_name -> agentruntime.events.v1.RateLimit
+	57, // 57: agentruntime.routing.v1.LimitConfigChange.set_quota:type_name -> agentruntime.events.v1.Quota
+	58, // 58: agentruntime.routing.v1.LimitConfigChange.set_budget:type_name -> agentruntime.events.v1.Budget
+	29, // 59: agentruntime.routing.v1.UpdateLimitConfigRequest.changes:type_name -> agentruntime.routing.v1.LimitConfigChange
+	53, // 60: agentruntime.routing.v1.UpdateLimitConfigResponse.registry:type_name -> agentruntime.events.v1.Registry
+	38, // 61: agentruntime.routing.v1.UpdateLimitConfigResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	59, // 62: agentruntime.routing.v1.GetBudgetsResponse.budgets:type_name -> agentruntime.events.v1.BudgetState
+	2,  // 63: agentruntime.routing.v1.RoutingService.ResolveTaskProfile:input_type -> agentruntime.routing.v1.ResolveTaskProfileRequest
+	5,  // 64: agentruntime.routing.v1.RoutingService.ResolveCandidates:input_type -> agentruntime.routing.v1.ResolveCandidatesRequest
+	7,  // 65: agentruntime.routing.v1.RoutingService.DecideRoute:input_type -> agentruntime.routing.v1.DecideRouteRequest
+	9,  // 66: agentruntime.routing.v1.RoutingService.ApplyFallback:input_type -> agentruntime.routing.v1.ApplyFallbackRequest
+	11, // 67: agentruntime.routing.v1.RoutingService.EstimateCost:input_type -> agentruntime.routing.v1.EstimateCostRequest
+	14, // 68: agentruntime.routing.v1.RoutingService.RecordCost:input_type -> agentruntime.routing.v1.RecordCostRequest
+	16, // 69: agentruntime.routing.v1.RoutingService.CheckLimits:input_type -> agentruntime.routing.v1.CheckLimitsRequest
+	18, // 70: agentruntime.routing.v1.RoutingService.ConsumeLimits:input_type -> agentruntime.routing.v1.ConsumeLimitsRequest
+	20, // 71: agentruntime.routing.v1.RoutingService.GetRoutingLimitSummary:input_type -> agentruntime.routing.v1.GetRoutingLimitSummaryRequest
+	24, // 72: agentruntime.routing.v1.RoutingService.GetModelRegistry:input_type -> agentruntime.routing.v1.GetModelRegistryRequest
+	27, // 73: agentruntime.routing.v1.RoutingService.UpdateModelRegistry:input_type -> agentruntime.routing.v1.UpdateModelRegistryRequest
+	30, // 74: agentruntime.routing.v1.RoutingService.UpdateLimitConfig:input_type -> agentruntime.routing.v1.UpdateLimitConfigRequest
+	32, // 75: agentruntime.routing.v1.RoutingService.GetBudgets:input_type -> agentruntime.routing.v1.GetBudgetsRequest
+	3,  // 76: agentruntime.routing.v1.RoutingService.ResolveTaskProfile:output_type -> agentruntime.routing.v1.ResolveTaskProfileResponse
+	6,  // 77: agentruntime.routing.v1.RoutingService.ResolveCandidates:output_type -> agentruntime.routing.v1.ResolveCandidatesResponse
+	8,  // 78: agentruntime.routing.v1.RoutingService.DecideRoute:output_type -> agentruntime.routing.v1.DecideRouteResponse
+	10, // 79: agentruntime.routing.v1.RoutingService.ApplyFallback:output_type -> agentruntime.routing.v1.ApplyFallbackResponse
+	13, // 80: agentruntime.routing.v1.RoutingService.EstimateCost:output_type -> agentruntime.routing.v1.EstimateCostResponse
+	15, // 81: agentruntime.routing.v1.RoutingService.RecordCost:output_type -> agentruntime.routing.v1.RecordCostResponse
+	17, // 82: agentruntime.routing.v1.RoutingService.CheckLimits:output_type -> agentruntime.routing.v1.CheckLimitsResponse
+	19, // 83: agentruntime.routing.v1.RoutingService.ConsumeLimits:output_type -> agentruntime.routing.v1.ConsumeLimitsResponse
+	23, // 84: agentruntime.routing.v1.RoutingService.GetRoutingLimitSummary:output_type -> agentruntime.routing.v1.GetRoutingLimitSummaryResponse
+	25, // 85: agentruntime.routing.v1.RoutingService.GetModelRegistry:output_type -> agentruntime.routing.v1.GetModelRegistryResponse
+	28, // 86: agentruntime.routing.v1.RoutingService.UpdateModelRegistry:output_type -> agentruntime.routing.v1.UpdateModelRegistryResponse
+	31, // 87: agentruntime.routing.v1.RoutingService.UpdateLimitConfig:output_type -> agentruntime.routing.v1.UpdateLimitConfigResponse
+	33, // 88: agentruntime.routing.v1.RoutingService.GetBudgets:output_type -> agentruntime.routing.v1.GetBudgetsResponse
+	76, // [76:89] is the sub-list for method output_type
+	63, // [63:76] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_routing_v1_routing_proto_init() }
@@ -167,13 +2832,35 @@ func file_agentruntime_routing_v1_routing_proto_init() {
 	if File_agentruntime_routing_v1_routing_proto != nil {
 		return
 	}
+	file_agentruntime_routing_v1_routing_proto_msgTypes[8].OneofWrappers = []any{
+		(*DecideRouteResponse_Decision)(nil),
+		(*DecideRouteResponse_NotPossible)(nil),
+	}
+	file_agentruntime_routing_v1_routing_proto_msgTypes[10].OneofWrappers = []any{
+		(*ApplyFallbackResponse_Fallback)(nil),
+		(*ApplyFallbackResponse_NotPossible)(nil),
+	}
+	file_agentruntime_routing_v1_routing_proto_msgTypes[26].OneofWrappers = []any{
+		(*ModelRegistryChange_UpsertProvider)(nil),
+		(*ModelRegistryChange_RemoveProvider)(nil),
+		(*ModelRegistryChange_UpsertModel)(nil),
+		(*ModelRegistryChange_RemoveModel)(nil),
+	}
+	file_agentruntime_routing_v1_routing_proto_msgTypes[29].OneofWrappers = []any{
+		(*LimitConfigChange_SetRateLimit)(nil),
+		(*LimitConfigChange_RemoveRateLimit)(nil),
+		(*LimitConfigChange_SetQuota)(nil),
+		(*LimitConfigChange_RemoveQuota)(nil),
+		(*LimitConfigChange_SetBudget)(nil),
+		(*LimitConfigChange_RemoveBudget)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_routing_v1_routing_proto_rawDesc), len(file_agentruntime_routing_v1_routing_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

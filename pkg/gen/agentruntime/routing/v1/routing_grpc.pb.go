@@ -19,18 +19,61 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
+	RoutingService_ResolveTaskProfile_FullMethodName     = "/agentruntime.routing.v1.RoutingService/ResolveTaskProfile"
+	RoutingService_ResolveCandidates_FullMethodName      = "/agentruntime.routing.v1.RoutingService/ResolveCandidates"
+	RoutingService_DecideRoute_FullMethodName            = "/agentruntime.routing.v1.RoutingService/DecideRoute"
+	RoutingService_ApplyFallback_FullMethodName          = "/agentruntime.routing.v1.RoutingService/ApplyFallback"
+	RoutingService_EstimateCost_FullMethodName           = "/agentruntime.routing.v1.RoutingService/EstimateCost"
+	RoutingService_RecordCost_FullMethodName             = "/agentruntime.routing.v1.RoutingService/RecordCost"
+	RoutingService_CheckLimits_FullMethodName            = "/agentruntime.routing.v1.RoutingService/CheckLimits"
+	RoutingService_ConsumeLimits_FullMethodName          = "/agentruntime.routing.v1.RoutingService/ConsumeLimits"
 	RoutingService_GetRoutingLimitSummary_FullMethodName = "/agentruntime.routing.v1.RoutingService/GetRoutingLimitSummary"
+	RoutingService_GetModelRegistry_FullMethodName       = "/agentruntime.routing.v1.RoutingService/GetModelRegistry"
+	RoutingService_UpdateModelRegistry_FullMethodName    = "/agentruntime.routing.v1.RoutingService/UpdateModelRegistry"
+	RoutingService_UpdateLimitConfig_FullMethodName      = "/agentruntime.routing.v1.RoutingService/UpdateLimitConfig"
+	RoutingService_GetBudgets_FullMethodName             = "/agentruntime.routing.v1.RoutingService/GetBudgets"
 )
 
 // RoutingServiceClient is the client API for RoutingService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// RoutingService owns model routing, fallback, cost, budgets, quotas and rate limits.
-// RPCs are added by the issue that builds the service; until a method is
-// implemented it answers Unimplemented.
+// RoutingService owns model routing, fallback, cost, budgets, quotas and
+// rate limits (spec: model-routing-limits.md). Every decision it makes is a
+// fact in the log; answers carry the same messages the facts do.
 type RoutingServiceClient interface {
+	// Resolves the task profile of a turn or a task: task.profile.resolved.
+	ResolveTaskProfile(ctx context.Context, in *ResolveTaskProfileRequest, opts ...grpc.CallOption) (*ResolveTaskProfileResponse, error)
+	// Resolves the candidates available for a turn, and the excluded models
+	// with why: routing.candidates.resolved.
+	ResolveCandidates(ctx context.Context, in *ResolveCandidatesRequest, opts ...grpc.CallOption) (*ResolveCandidatesResponse, error)
+	// Resolves candidates and selects one: routing.candidates.resolved, then
+	// routing.decided, routing.single_candidate or routing.not_possible.
+	DecideRoute(ctx context.Context, in *DecideRouteRequest, opts ...grpc.CallOption) (*DecideRouteResponse, error)
+	// After a provider failure reported by a worker, moves to the next
+	// candidate: routing.fallback.applied, or routing.not_possible.
+	ApplyFallback(ctx context.Context, in *ApplyFallbackRequest, opts ...grpc.CallOption) (*ApplyFallbackResponse, error)
+	// Prices a planned call: cost.estimated.
+	EstimateCost(ctx context.Context, in *EstimateCostRequest, opts ...grpc.CallOption) (*EstimateCostResponse, error)
+	// Prices and records the usage of a call, charges quotas and budgets:
+	// cost.recorded (and quota.low / quota.blocked on crossings).
+	RecordCost(ctx context.Context, in *RecordCostRequest, opts ...grpc.CallOption) (*RecordCostResponse, error)
+	// The state of every limit that applies to a call, consuming nothing.
+	CheckLimits(ctx context.Context, in *CheckLimitsRequest, opts ...grpc.CallOption) (*CheckLimitsResponse, error)
+	// Consumes rate limits for a call, all or nothing, atomically across
+	// replicas. A refusal is a fact (rate_limit.hit or quota.blocked) and
+	// answers ResourceExhausted with RetryInfo.
+	ConsumeLimits(ctx context.Context, in *ConsumeLimitsRequest, opts ...grpc.CallOption) (*ConsumeLimitsResponse, error)
+	// The routing and limit summary of a session's threads.
 	GetRoutingLimitSummary(ctx context.Context, in *GetRoutingLimitSummaryRequest, opts ...grpc.CallOption) (*GetRoutingLimitSummaryResponse, error)
+	// The tenant's effective registry: providers, models, limits, budgets.
+	GetModelRegistry(ctx context.Context, in *GetModelRegistryRequest, opts ...grpc.CallOption) (*GetModelRegistryResponse, error)
+	// Changes providers and models: one limit.changed per change.
+	UpdateModelRegistry(ctx context.Context, in *UpdateModelRegistryRequest, opts ...grpc.CallOption) (*UpdateModelRegistryResponse, error)
+	// Changes rate limits, quotas and budgets: one limit.changed per change.
+	UpdateLimitConfig(ctx context.Context, in *UpdateLimitConfigRequest, opts ...grpc.CallOption) (*UpdateLimitConfigResponse, error)
+	// Cumulative budget states of the tenant, a session or a task.
+	GetBudgets(ctx context.Context, in *GetBudgetsRequest, opts ...grpc.CallOption) (*GetBudgetsResponse, error)
 }
 
 type routingServiceClient struct {
@@ -39,6 +82,86 @@ type routingServiceClient struct {
 
 func NewRoutingServiceClient(cc grpc.ClientConnInterface) RoutingServiceClient {
 	return &routingServiceClient{cc}
+}
+
+func (c *routingServiceClient) ResolveTaskProfile(ctx context.Context, in *ResolveTaskProfileRequest, opts ...grpc.CallOption) (*ResolveTaskProfileResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResolveTaskProfileResponse)
+	err := c.cc.Invoke(ctx, RoutingService_ResolveTaskProfile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *routingServiceClient) ResolveCandidates(ctx context.Context, in *ResolveCandidatesRequest, opts ...grpc.CallOption) (*ResolveCandidatesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResolveCandidatesResponse)
+	err := c.cc.Invoke(ctx, RoutingService_ResolveCandidates_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *routingServiceClient) DecideRoute(ctx context.Context, in *DecideRouteRequest, opts ...grpc.CallOption) (*DecideRouteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DecideRouteResponse)
+	err := c.cc.Invoke(ctx, RoutingService_DecideRoute_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *routingServiceClient) ApplyFallback(ctx context.Context, in *ApplyFallbackRequest, opts ...grpc.CallOption) (*ApplyFallbackResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApplyFallbackResponse)
+	err := c.cc.Invoke(ctx, RoutingService_ApplyFallback_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *routingServiceClient) EstimateCost(ctx context.Context, in *EstimateCostRequest, opts ...grpc.CallOption) (*EstimateCostResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EstimateCostResponse)
+	err := c.cc.Invoke(ctx, RoutingService_EstimateCost_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *routingServiceClient) RecordCost(ctx context.Context, in *RecordCostRequest, opts ...grpc.CallOption) (*RecordCostResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordCostResponse)
+	err := c.cc.Invoke(ctx, RoutingService_RecordCost_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *routingServiceClient) CheckLimits(ctx context.Context, in *CheckLimitsRequest, opts ...grpc.CallOption) (*CheckLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckLimitsResponse)
+	err := c.cc.Invoke(ctx, RoutingService_CheckLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *routingServiceClient) ConsumeLimits(ctx context.Context, in *ConsumeLimitsRequest, opts ...grpc.CallOption) (*ConsumeLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConsumeLimitsResponse)
+	err := c.cc.Invoke(ctx, RoutingService_ConsumeLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *routingServiceClient) GetRoutingLimitSummary(ctx context.Context, in *GetRoutingLimitSummaryRequest, opts ...grpc.CallOption) (*GetRoutingLimitSummaryResponse, error) {
@@ -51,15 +174,86 @@ func (c *routingServiceClient) GetRoutingLimitSummary(ctx context.Context, in *G
 	return out, nil
 }
 
+func (c *routingServiceClient) GetModelRegistry(ctx context.Context, in *GetModelRegistryRequest, opts ...grpc.CallOption) (*GetModelRegistryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetModelRegistryResponse)
+	err := c.cc.Invoke(ctx, RoutingService_GetModelRegistry_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *routingServiceClient) UpdateModelRegistry(ctx context.Context, in *UpdateModelRegistryRequest, opts ...grpc.CallOption) (*UpdateModelRegistryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateModelRegistryResponse)
+	err := c.cc.Invoke(ctx, RoutingService_UpdateModelRegistry_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *routingServiceClient) UpdateLimitConfig(ctx context.Context, in *UpdateLimitConfigRequest, opts ...grpc.CallOption) (*UpdateLimitConfigResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateLimitConfigResponse)
+	err := c.cc.Invoke(ctx, RoutingService_UpdateLimitConfig_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *routingServiceClient) GetBudgets(ctx context.Context, in *GetBudgetsRequest, opts ...grpc.CallOption) (*GetBudgetsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetBudgetsResponse)
+	err := c.cc.Invoke(ctx, RoutingService_GetBudgets_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RoutingServiceServer is the server API for RoutingService service.
 // All implementations must embed UnimplementedRoutingServiceServer
 // for forward compatibility.
 //
-// RoutingService owns model routing, fallback, cost, budgets, quotas and rate limits.
-// RPCs are added by the issue that builds the service; until a method is
-// implemented it answers Unimplemented.
+// RoutingService owns model routing, fallback, cost, budgets, quotas and
+// rate limits (spec: model-routing-limits.md). Every decision it makes is a
+// fact in the log; answers carry the same messages the facts do.
 type RoutingServiceServer interface {
+	// Resolves the task profile of a turn or a task: task.profile.resolved.
+	ResolveTaskProfile(context.Context, *ResolveTaskProfileRequest) (*ResolveTaskProfileResponse, error)
+	// Resolves the candidates available for a turn, and the excluded models
+	// with why: routing.candidates.resolved.
+	ResolveCandidates(context.Context, *ResolveCandidatesRequest) (*ResolveCandidatesResponse, error)
+	// Resolves candidates and selects one: routing.candidates.resolved, then
+	// routing.decided, routing.single_candidate or routing.not_possible.
+	DecideRoute(context.Context, *DecideRouteRequest) (*DecideRouteResponse, error)
+	// After a provider failure reported by a worker, moves to the next
+	// candidate: routing.fallback.applied, or routing.not_possible.
+	ApplyFallback(context.Context, *ApplyFallbackRequest) (*ApplyFallbackResponse, error)
+	// Prices a planned call: cost.estimated.
+	EstimateCost(context.Context, *EstimateCostRequest) (*EstimateCostResponse, error)
+	// Prices and records the usage of a call, charges quotas and budgets:
+	// cost.recorded (and quota.low / quota.blocked on crossings).
+	RecordCost(context.Context, *RecordCostRequest) (*RecordCostResponse, error)
+	// The state of every limit that applies to a call, consuming nothing.
+	CheckLimits(context.Context, *CheckLimitsRequest) (*CheckLimitsResponse, error)
+	// Consumes rate limits for a call, all or nothing, atomically across
+	// replicas. A refusal is a fact (rate_limit.hit or quota.blocked) and
+	// answers ResourceExhausted with RetryInfo.
+	ConsumeLimits(context.Context, *ConsumeLimitsRequest) (*ConsumeLimitsResponse, error)
+	// The routing and limit summary of a session's threads.
 	GetRoutingLimitSummary(context.Context, *GetRoutingLimitSummaryRequest) (*GetRoutingLimitSummaryResponse, error)
+	// The tenant's effective registry: providers, models, limits, budgets.
+	GetModelRegistry(context.Context, *GetModelRegistryRequest) (*GetModelRegistryResponse, error)
+	// Changes providers and models: one limit.changed per change.
+	UpdateModelRegistry(context.Context, *UpdateModelRegistryRequest) (*UpdateModelRegistryResponse, error)
+	// Changes rate limits, quotas and budgets: one limit.changed per change.
+	UpdateLimitConfig(context.Context, *UpdateLimitConfigRequest) (*UpdateLimitConfigResponse, error)
+	// Cumulative budget states of the tenant, a session or a task.
+	GetBudgets(context.Context, *GetBudgetsRequest) (*GetBudgetsResponse, error)
 	mustEmbedUnimplementedRoutingServiceServer()
 }
 
@@ -70,8 +264,44 @@ type RoutingServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedRoutingServiceServer struct{}
 
+func (UnimplementedRoutingServiceServer) ResolveTaskProfile(context.Context, *ResolveTaskProfileRequest) (*ResolveTaskProfileResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ResolveTaskProfile not implemented")
+}
+func (UnimplementedRoutingServiceServer) ResolveCandidates(context.Context, *ResolveCandidatesRequest) (*ResolveCandidatesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ResolveCandidates not implemented")
+}
+func (UnimplementedRoutingServiceServer) DecideRoute(context.Context, *DecideRouteRequest) (*DecideRouteResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DecideRoute not implemented")
+}
+func (UnimplementedRoutingServiceServer) ApplyFallback(context.Context, *ApplyFallbackRequest) (*ApplyFallbackResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ApplyFallback not implemented")
+}
+func (UnimplementedRoutingServiceServer) EstimateCost(context.Context, *EstimateCostRequest) (*EstimateCostResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method EstimateCost not implemented")
+}
+func (UnimplementedRoutingServiceServer) RecordCost(context.Context, *RecordCostRequest) (*RecordCostResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RecordCost not implemented")
+}
+func (UnimplementedRoutingServiceServer) CheckLimits(context.Context, *CheckLimitsRequest) (*CheckLimitsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CheckLimits not implemented")
+}
+func (UnimplementedRoutingServiceServer) ConsumeLimits(context.Context, *ConsumeLimitsRequest) (*ConsumeLimitsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ConsumeLimits not implemented")
+}
 func (UnimplementedRoutingServiceServer) GetRoutingLimitSummary(context.Context, *GetRoutingLimitSummaryRequest) (*GetRoutingLimitSummaryResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetRoutingLimitSummary not implemented")
+}
+func (UnimplementedRoutingServiceServer) GetModelRegistry(context.Context, *GetModelRegistryRequest) (*GetModelRegistryResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetModelRegistry not implemented")
+}
+func (UnimplementedRoutingServiceServer) UpdateModelRegistry(context.Context, *UpdateModelRegistryRequest) (*UpdateModelRegistryResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method UpdateModelRegistry not implemented")
+}
+func (UnimplementedRoutingServiceServer) UpdateLimitConfig(context.Context, *UpdateLimitConfigRequest) (*UpdateLimitConfigResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method UpdateLimitConfig not implemented")
+}
+func (UnimplementedRoutingServiceServer) GetBudgets(context.Context, *GetBudgetsRequest) (*GetBudgetsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetBudgets not implemented")
 }
 func (UnimplementedRoutingServiceServer) mustEmbedUnimplementedRoutingServiceServer() {}
 func (UnimplementedRoutingServiceServer) testEmbeddedByValue()                        {}
@@ -94,6 +324,150 @@ func RegisterRoutingServiceServer(s grpc.ServiceRegistrar, srv RoutingServiceSer
 	s.RegisterService(&RoutingService_ServiceDesc, srv)
 }
 
+func _RoutingService_ResolveTaskProfile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResolveTaskProfileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).ResolveTaskProfile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_ResolveTaskProfile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).ResolveTaskProfile(ctx, req.(*ResolveTaskProfileRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RoutingService_ResolveCandidates_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResolveCandidatesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).ResolveCandidates(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_ResolveCandidates_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).ResolveCandidates(ctx, req.(*ResolveCandidatesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RoutingService_DecideRoute_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DecideRouteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).DecideRoute(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_DecideRoute_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).DecideRoute(ctx, req.(*DecideRouteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RoutingService_ApplyFallback_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApplyFallbackRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).ApplyFallback(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_ApplyFallback_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).ApplyFallback(ctx, req.(*ApplyFallbackRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RoutingService_EstimateCost_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EstimateCostRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).EstimateCost(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_EstimateCost_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).EstimateCost(ctx, req.(*EstimateCostRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RoutingService_RecordCost_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordCostRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).RecordCost(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_RecordCost_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).RecordCost(ctx, req.(*RecordCostRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RoutingService_CheckLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).CheckLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_CheckLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).CheckLimits(ctx, req.(*CheckLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RoutingService_ConsumeLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConsumeLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).ConsumeLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_ConsumeLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).ConsumeLimits(ctx, req.(*ConsumeLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _RoutingService_GetRoutingLimitSummary_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetRoutingLimitSummaryRequest)
 	if err := dec(in); err != nil {
@@ -112,6 +486,78 @@ func _RoutingService_GetRoutingLimitSummary_Handler(srv interface{}, ctx context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RoutingService_GetModelRegistry_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetModelRegistryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).GetModelRegistry(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_GetModelRegistry_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).GetModelRegistry(ctx, req.(*GetModelRegistryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RoutingService_UpdateModelRegistry_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateModelRegistryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).UpdateModelRegistry(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_UpdateModelRegistry_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).UpdateModelRegistry(ctx, req.(*UpdateModelRegistryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RoutingService_UpdateLimitConfig_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateLimitConfigRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).UpdateLimitConfig(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_UpdateLimitConfig_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).UpdateLimitConfig(ctx, req.(*UpdateLimitConfigRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RoutingService_GetBudgets_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBudgetsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RoutingServiceServer).GetBudgets(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RoutingService_GetBudgets_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RoutingServiceServer).GetBudgets(ctx, req.(*GetBudgetsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RoutingService_ServiceDesc is the grpc.ServiceDesc for RoutingService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -120,8 +566,56 @@ var RoutingService_ServiceDesc = grpc.ServiceDesc{
 	HandlerType: (*RoutingServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
+			MethodName: "ResolveTaskProfile",
+			Handler:    _RoutingService_ResolveTaskProfile_Handler,
+		},
+		{
+			MethodName: "ResolveCandidates",
+			Handler:    _RoutingService_ResolveCandidates_Handler,
+		},
+		{
+			MethodName: "DecideRoute",
+			Handler:    _RoutingService_DecideRoute_Handler,
+		},
+		{
+			MethodName: "ApplyFallback",
+			Handler:    _RoutingService_ApplyFallback_Handler,
+		},
+		{
+			MethodName: "EstimateCost",
+			Handler:    _RoutingService_EstimateCost_Handler,
+		},
+		{
+			MethodName: "RecordCost",
+			Handler:    _RoutingService_RecordCost_Handler,
+		},
+		{
+			MethodName: "CheckLimits",
+			Handler:    _RoutingService_CheckLimits_Handler,
+		},
+		{
+			MethodName: "ConsumeLimits",
+			Handler:    _RoutingService_ConsumeLimits_Handler,
+		},
+		{
 			MethodName: "GetRoutingLimitSummary",
 			Handler:    _RoutingService_GetRoutingLimitSummary_Handler,
+		},
+		{
+			MethodName: "GetModelRegistry",
+			Handler:    _RoutingService_GetModelRegistry_Handler,
+		},
+		{
+			MethodName: "UpdateModelRegistry",
+			Handler:    _RoutingService_UpdateModelRegistry_Handler,
+		},
+		{
+			MethodName: "UpdateLimitConfig",
+			Handler:    _RoutingService_UpdateLimitConfig_Handler,
+		},
+		{
+			MethodName: "GetBudgets",
+			Handler:    _RoutingService_GetBudgets_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
