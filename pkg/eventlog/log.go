@@ -275,11 +275,19 @@ func (l *Log) LastSequence(ctx context.Context, agg Aggregate) (uint64, error) {
 
 // Head is the stream's last sequence: everything appended so far.
 func (l *Log) Head(ctx context.Context) (uint64, error) {
+	_, last, err := l.Bounds(ctx)
+	return last, err
+}
+
+// Bounds are the first sequence still in the stream and the last one. A
+// reader asking for history before first has lost events to retention and
+// must be told so.
+func (l *Log) Bounds(ctx context.Context) (first, last uint64, err error) {
 	info, err := l.stream.Info(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("eventlog: stream info: %w", err)
+		return 0, 0, fmt.Errorf("eventlog: stream info: %w", err)
 	}
-	return info.State.LastSeq, nil
+	return info.State.FirstSeq, info.State.LastSeq, nil
 }
 
 func (l *Log) message(ctx context.Context, agg Aggregate, subject string, ev *eventsv1.RuntimeEvent) (*nats.Msg, error) {

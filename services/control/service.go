@@ -1,13 +1,25 @@
-// Package control is the control service: it owns sessions, threads, turns, the queue, human actions, subagents, channels and the event subscription (DESIGN §2).
-//
-// Its RPCs are built by the issue that owns the service; until then they
-// answer Unimplemented (the embedded Unimplemented server).
+// Package control is the control service: it owns sessions, threads, turns,
+// the queue, human actions, subagents, channels and the event subscription
+// (DESIGN §2). The handlers here are thin: they take the caller from the
+// credentials, call a use case in app, and map errors in one place.
 package control
 
 import (
-	"google.golang.org/grpc"
+	"context"
+	"errors"
+	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/grpcerr"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/control/app"
+	"github.com/agentruntime/agentruntime/services/control/domain"
+	rm "github.com/agentruntime/agentruntime/services/control/projector"
 	"github.com/agentruntime/agentruntime/services/kit"
 )
 
@@ -21,10 +33,15 @@ var HealthName = controlv1.ControlService_ServiceDesc.ServiceName
 type Service struct {
 	controlv1.UnimplementedControlServiceServer
 	deps kit.Deps
+	app  *app.App
+	// ExpiryInterval is how often pending action deadlines are checked.
+	ExpiryInterval time.Duration
 }
 
 // New builds the service on its dependencies.
-func New(deps kit.Deps) *Service { return &Service{deps: deps} }
+func New(deps kit.Deps) *Service {
+	return &Service{deps: deps, app: app.New(deps.Log, deps.Store), ExpiryInterval: 250 * time.Millisecond}
+}
 
 // Name implements kit.Service.
 func (s *Service) Name() string { return Name }
@@ -34,3 +51,178 @@ func (s *Service) HealthName() string { return HealthName }
 
 // Register implements kit.Service.
 func (s *Service) Register(g *grpc.Server) { controlv1.RegisterControlServiceServer(g, s) }
+
+// Run projects the read model and expires actions whose deadline passed.
+func (s *Service) Run(ctx context.Context) error {
+	errs := make(chan error, 2)
+	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Projection{}, s.deps.Logger) }()
+	go func() { errs <- s.expireActions(ctx) }()
+	err := <-errs
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func (s *Service) expireActions(ctx context.Context) error {
+	t := time.NewTicker(s.ExpiryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			if _, err := s.app.ExpireDue(ctx); err != nil && ctx.Err() == nil && s.deps.Logger != nil {
+				s.deps.Logger.WarnContext(ctx, "expiring actions", "error", err)
+			}
+		}
+	}
+}
+
+func caller(ctx context.Context) (app.Caller, error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return app.Caller{}, status.Error(codes.Unauthenticated, "no credentials")
+	}
+	return app.Caller{Tenant: p.Tenant, Subject: p.Subject}, nil
+}
+
+// call runs a unary use case with the caller and maps its error.
+func call[Req, Resp any](ctx context.Context, req Req, use func(context.Context, app.Caller, Req) (Resp, error)) (Resp, error) {
+	var zero Resp
+	c, err := caller(ctx)
+	if err != nil {
+		return zero, err
+	}
+	resp, err := use(ctx, c, req)
+	if err != nil {
+		return zero, toStatus(err)
+	}
+	return resp, nil
+}
+
+// toStatus is the one place control errors become gRPC statuses.
+func toStatus(err error) error {
+	var de *domain.Error
+	if errors.As(err, &de) {
+		switch de.Kind {
+		case domain.InvalidArgument:
+			return grpcerr.InvalidField(de.Field, "%s", de.Message)
+		case domain.NotFound:
+			return grpcerr.NotFound(de.Resource, de.ID)
+		case domain.AlreadyExists:
+			return grpcerr.AlreadyExists(de.Resource, de.ID, de.Message)
+		case domain.FailedPrecondition:
+			return grpcerr.FailedPrecondition(de.Reason, de.Resource, de.Message, de.Metadata)
+		}
+	}
+	if st := grpcerr.Infrastructure(err); st != nil {
+		return st
+	}
+	return status.Error(codes.Internal, "internal error")
+}
+
+func (s *Service) SubmitTurn(ctx context.Context, req *controlv1.SubmitTurnRequest) (*controlv1.SubmitTurnResponse, error) {
+	return call(ctx, req, s.app.SubmitTurn)
+}
+
+func (s *Service) InterruptTurn(ctx context.Context, req *controlv1.InterruptTurnRequest) (*controlv1.InterruptTurnResponse, error) {
+	return call(ctx, req, s.app.InterruptTurn)
+}
+
+func (s *Service) ResumeThread(ctx context.Context, req *controlv1.ResumeThreadRequest) (*controlv1.ResumeThreadResponse, error) {
+	return call(ctx, req, s.app.ResumeThread)
+}
+
+func (s *Service) RequestAction(ctx context.Context, req *controlv1.RequestActionRequest) (*controlv1.RequestActionResponse, error) {
+	return call(ctx, req, func(ctx context.Context, c app.Caller, req *controlv1.RequestActionRequest) (*controlv1.RequestActionResponse, error) {
+		return s.app.RequestAction(ctx, c, req, c.Subject)
+	})
+}
+
+func (s *Service) RespondAction(ctx context.Context, req *controlv1.RespondActionRequest) (*controlv1.RespondActionResponse, error) {
+	return call(ctx, req, s.app.RespondAction)
+}
+
+func (s *Service) RemoveQueuedTurn(ctx context.Context, req *controlv1.RemoveQueuedTurnRequest) (*controlv1.RemoveQueuedTurnResponse, error) {
+	return call(ctx, req, s.app.RemoveQueuedTurn)
+}
+
+func (s *Service) PromoteQueuedTurn(ctx context.Context, req *controlv1.PromoteQueuedTurnRequest) (*controlv1.PromoteQueuedTurnResponse, error) {
+	return call(ctx, req, s.app.PromoteQueuedTurn)
+}
+
+func (s *Service) ListSessions(ctx context.Context, req *controlv1.ListSessionsRequest) (*controlv1.ListSessionsResponse, error) {
+	return call(ctx, req, s.app.ListSessions)
+}
+
+func (s *Service) GetSession(ctx context.Context, req *controlv1.GetSessionRequest) (*controlv1.GetSessionResponse, error) {
+	return call(ctx, req, s.app.GetSession)
+}
+
+func (s *Service) GetThreadRead(ctx context.Context, req *controlv1.GetThreadReadRequest) (*controlv1.GetThreadReadResponse, error) {
+	return call(ctx, req, s.app.GetThreadRead)
+}
+
+func (s *Service) ReportEvents(ctx context.Context, req *controlv1.ReportEventsRequest) (*controlv1.ReportEventsResponse, error) {
+	return call(ctx, req, s.app.ReportEvents)
+}
+
+func (s *Service) SpawnSubagent(ctx context.Context, req *controlv1.SpawnSubagentRequest) (*controlv1.SpawnSubagentResponse, error) {
+	return call(ctx, req, s.app.SpawnSubagent)
+}
+
+func (s *Service) SendSubagentInput(ctx context.Context, req *controlv1.SendSubagentInputRequest) (*controlv1.SendSubagentInputResponse, error) {
+	return call(ctx, req, s.app.SendSubagentInput)
+}
+
+func (s *Service) WaitSubagents(ctx context.Context, req *controlv1.WaitSubagentsRequest) (*controlv1.WaitSubagentsResponse, error) {
+	return call(ctx, req, s.app.WaitSubagents)
+}
+
+func (s *Service) ResumeSubagent(ctx context.Context, req *controlv1.ResumeSubagentRequest) (*controlv1.ResumeSubagentResponse, error) {
+	return call(ctx, req, s.app.ResumeSubagent)
+}
+
+func (s *Service) CloseSubagent(ctx context.Context, req *controlv1.CloseSubagentRequest) (*controlv1.CloseSubagentResponse, error) {
+	return call(ctx, req, s.app.CloseSubagent)
+}
+
+func (s *Service) ListSubagents(ctx context.Context, req *controlv1.ListSubagentsRequest) (*controlv1.ListSubagentsResponse, error) {
+	return call(ctx, req, s.app.ListSubagents)
+}
+
+func (s *Service) ReconnectChannel(ctx context.Context, req *controlv1.ReconnectChannelRequest) (*controlv1.ReconnectChannelResponse, error) {
+	return call(ctx, req, s.app.ReconnectChannel)
+}
+
+func (s *Service) AckEvents(ctx context.Context, req *controlv1.AckEventsRequest) (*controlv1.AckEventsResponse, error) {
+	return call(ctx, req, s.app.AckEvents)
+}
+
+// SubscribeEvents streams the caller's events. A channel subscription that
+// ends is recorded as channel.disconnected.
+func (s *Service) SubscribeEvents(req *controlv1.SubscribeEventsRequest, stream grpc.ServerStreamingServer[controlv1.SubscribeEventsResponse]) error {
+	ctx := stream.Context()
+	c, err := caller(ctx)
+	if err != nil {
+		return err
+	}
+	err = s.app.Subscribe(ctx, c, req, stream.Send)
+	if req.GetChannelId() != "" && req.GetSessionId() != "" {
+		reason := "stream ended"
+		if err != nil {
+			reason = status.Convert(err).Message()
+		}
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = s.app.DisconnectChannel(dctx, c, req.GetSessionId(), req.GetChannelId(), reason)
+	}
+	if err != nil {
+		if _, ok := status.FromError(err); ok {
+			return err
+		}
+		return toStatus(err)
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/services/control/domain"
+	rm "github.com/agentruntime/agentruntime/services/control/projector"
+)
+
+func (a *App) action(ctx context.Context, c Caller, id string) (*controlv1.Action, error) {
+	act, ok, err := rm.Action(ctx, a.Store, c.Tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &domain.Error{Kind: domain.NotFound, Resource: "action", ID: id, Message: "action " + id + " not found"}
+	}
+	return act, nil
+}
+
+// compileSchema compiles a JSON Schema given as text.
+func compileSchema(text string) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("action.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("action.json")
+}
+
+// RequestAction opens a human or policy decision on a live turn and moves
+// the turn and thread to waiting. A retry with the same action id returns
+// the action.
+func (a *App) RequestAction(ctx context.Context, c Caller, req *controlv1.RequestActionRequest, requestedBy string) (*controlv1.RequestActionResponse, error) {
+	if req.GetJsonSchema() != "" {
+		if _, err := compileSchema(req.GetJsonSchema()); err != nil {
+			return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "json_schema", Message: "not a valid JSON Schema: " + err.Error()}
+		}
+	}
+	actionID := req.GetActionId()
+	if actionID == "" {
+		actionID = ids.New(ids.Action)
+	}
+	var existing *controlv1.Action
+	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		existing = nil
+		if _, err := a.thread(ctx, c, req.GetSessionId(), req.GetThreadId()); err != nil {
+			return nil, err
+		}
+		tu, err := a.turn(ctx, c, req.GetTurnId())
+		if err != nil {
+			return nil, err
+		}
+		if tu.ThreadId != req.GetThreadId() {
+			return nil, &domain.Error{Kind: domain.NotFound, Resource: "turn", ID: tu.TurnId, Message: "turn " + tu.TurnId + " not found in thread " + req.GetThreadId()}
+		}
+		if act, ok, err := rm.Action(ctx, a.Store, c.Tenant, actionID); err != nil || ok {
+			if err == nil && act.TurnId != tu.TurnId {
+				return nil, &domain.Error{Kind: domain.AlreadyExists, Resource: "action", ID: actionID, Message: "action " + actionID + " already exists on another turn"}
+			}
+			existing = act
+			return nil, err
+		}
+		return domain.DecideRequestAction(tu, domain.RequestAction{
+			ActionID: actionID, Type: req.GetActionType(), Prompt: req.GetPrompt(), JSONSchema: req.GetJsonSchema(),
+			Decisions: req.GetDecisions(), Timeout: req.GetTimeout().AsDuration(), DecisionOnTimeout: req.GetDecisionOnTimeout(),
+			Context: req.GetContext(), RequestedBy: requestedBy, StepID: req.GetStepId(), ToolCall: req.GetToolCallId(), Now: a.now(),
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil {
+		return &controlv1.RequestActionResponse{Action: existing, Sequence: res.Sequence}, nil
+	}
+	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
+		return nil, err
+	}
+	act, err := a.action(ctx, c, actionID)
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.RequestActionResponse{Action: act, Sequence: res.Sequence}, nil
+}
+
+// RespondAction resolves a pending action exactly once: the decision must
+// be offered and the payload must match the schema; a second response gets
+// the first resolution.
+func (a *App) RespondAction(ctx context.Context, c Caller, req *controlv1.RespondActionRequest) (*controlv1.RespondActionResponse, error) {
+	act, err := a.action(ctx, c, req.GetActionId())
+	if err != nil {
+		return nil, err
+	}
+	schemaErr := validatePayload(act.GetJsonSchema(), req.GetPayloadJson())
+	alreadyResolved := false
+	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, act.SessionId, act.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		cur, err := a.action(ctx, c, req.GetActionId())
+		if err != nil {
+			return nil, err
+		}
+		alreadyResolved = cur.Status != "pending"
+		return domain.DecideRespond(cur, domain.Respond{Decision: req.GetDecision(), PayloadJSON: req.GetPayloadJson(), Responder: c.Subject, SchemaError: schemaErr})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
+		return nil, err
+	}
+	act, err = a.action(ctx, c, req.GetActionId())
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.RespondActionResponse{Action: act, AlreadyResolved: alreadyResolved, Sequence: res.Sequence}, nil
+}
+
+func validatePayload(schemaText, payload string) error {
+	if schemaText == "" {
+		return nil
+	}
+	schema, err := compileSchema(schemaText)
+	if err != nil {
+		return fmt.Errorf("the action's schema does not compile: %w", err)
+	}
+	if payload == "" {
+		payload = "null"
+	}
+	var doc any
+	if doc, err = jsonschema.UnmarshalJSON(strings.NewReader(payload)); err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if err := schema.Validate(doc); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ExpireDue resolves every pending action whose deadline has passed with
+// its timeout decision. Safe on every replica at once: each resolution is a
+// command on the thread, and a second replica finds it resolved.
+func (a *App) ExpireDue(ctx context.Context) (int, error) {
+	now := a.now()
+	maxScore := float64(now.UnixMilli())
+	due, err := a.Store.Range(ctx, rm.DueActionsIndex, rangeUpTo(maxScore, 256))
+	if err != nil {
+		return 0, err
+	}
+	expired := 0
+	for _, e := range due {
+		tenant, actionID, ok := strings.Cut(e.Member, "|")
+		if !ok {
+			continue
+		}
+		c := Caller{Tenant: tenant}
+		act, err := a.action(ctx, c, actionID)
+		if err != nil {
+			continue
+		}
+		res, err := a.exec.Execute(ctx, threadAgg(tenant, act.SessionId, act.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+			cur, err := a.action(ctx, c, actionID)
+			if err != nil {
+				return nil, err
+			}
+			return domain.DecideTimeout(cur, now), nil
+		})
+		if err != nil {
+			return expired, err
+		}
+		if len(res.Appended) > 0 {
+			expired++
+		}
+	}
+	return expired, nil
+}
+

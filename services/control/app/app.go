@@ -1,0 +1,310 @@
+// Package app holds the control service's use cases: each loads state from
+// the read model, asks the domain to decide, and appends through the
+// command executor (DESIGN §3).
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/control/domain"
+	rm "github.com/agentruntime/agentruntime/services/control/projector"
+)
+
+// ReadTimeout bounds how long a read waits for min_sequence.
+const ReadTimeout = 5 * time.Second
+
+// App is the control service's use cases.
+type App struct {
+	Log   *eventlog.Log
+	Store projection.Store
+	exec  command.Executor
+	now   func() time.Time
+}
+
+// New builds the use cases on a log and the service's store.
+func New(log *eventlog.Log, store projection.Store) *App {
+	return &App{Log: log, Store: store, exec: command.Executor{Log: log, Store: store, Projection: rm.Name}, now: time.Now}
+}
+
+// Caller is who acts: the tenant and subject from the credentials.
+type Caller struct{ Tenant, Subject string }
+
+func threadAgg(tenant, session, thread string) eventlog.Aggregate {
+	return eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "thread", ID: thread}
+}
+
+func sessionAgg(tenant, session string) eventlog.Aggregate {
+	return eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "session", ID: session}
+}
+
+// caughtUp waits until the read model has applied seq.
+func (a *App) caughtUp(ctx context.Context, seq uint64) (uint64, error) {
+	return projector.WaitFor(ctx, a.Store, rm.Name, seq, ReadTimeout)
+}
+
+// thread loads a thread of the caller's tenant in the given session;
+// another session's (or tenant's) thread is NotFound.
+func (a *App) thread(ctx context.Context, c Caller, session, thread string) (*controlv1.ThreadRead, error) {
+	th, ok, err := rm.Thread(ctx, a.Store, c.Tenant, thread)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || th.SessionId != session {
+		return nil, &domain.Error{Kind: domain.NotFound, Resource: "thread", ID: thread, Message: "thread " + thread + " not found in session " + session}
+	}
+	return th, nil
+}
+
+func (a *App) turn(ctx context.Context, c Caller, turn string) (*controlv1.Turn, error) {
+	tu, ok, err := rm.Turn(ctx, a.Store, c.Tenant, turn)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &domain.Error{Kind: domain.NotFound, Resource: "turn", ID: turn, Message: "turn " + turn + " not found"}
+	}
+	return tu, nil
+}
+
+// SubmitTurn admits a turn, creating the session and thread when the
+// policy allows. A retry with the same turn id or idempotency key returns
+// the existing turn and appends nothing.
+func (a *App) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTurnRequest) (*controlv1.SubmitTurnResponse, error) {
+	if err := a.ensureThread(ctx, c, req); err != nil {
+		return nil, err
+	}
+	turnID := req.GetTurnId()
+	if turnID == "" {
+		turnID = ids.New(ids.Turn)
+	}
+	var existing *controlv1.Turn
+	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		existing = nil
+		th, err := a.thread(ctx, c, req.GetSessionId(), req.GetThreadId())
+		if err != nil {
+			return nil, err
+		}
+		if dup, err := a.findSubmitted(ctx, c, req, turnID); err != nil || dup != nil {
+			existing = dup
+			return nil, err
+		}
+		return domain.DecideSubmit(th, domain.Submit{
+			TurnID: turnID, IdempotencyKey: req.GetIdempotencyKey(), Input: req.GetInput(), Options: req.GetOptions(),
+			Metadata: req.GetMetadata(), Busy: req.GetBusyPolicy(), ExpectedActiveTurnID: req.GetExpectedActiveTurnId(),
+			SubmittedBy: c.Subject,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil {
+		return &controlv1.SubmitTurnResponse{Turn: existing, Deduplicated: true, Sequence: res.Sequence}, nil
+	}
+	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
+		return nil, err
+	}
+	tu, err := a.turn(ctx, c, turnID)
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.SubmitTurnResponse{Turn: tu, Sequence: res.Sequence}, nil
+}
+
+// findSubmitted finds the turn a retried submit already created.
+func (a *App) findSubmitted(ctx context.Context, c Caller, req *controlv1.SubmitTurnRequest, turnID string) (*controlv1.Turn, error) {
+	if key := req.GetIdempotencyKey(); key != "" {
+		id, ok, err := rm.TurnByIdempotencyKey(ctx, a.Store, c.Tenant, req.GetThreadId(), key)
+		if err != nil || ok {
+			if err != nil {
+				return nil, err
+			}
+			return a.turn(ctx, c, id)
+		}
+	}
+	tu, ok, err := rm.Turn(ctx, a.Store, c.Tenant, turnID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if tu.ThreadId != req.GetThreadId() || tu.SessionId != req.GetSessionId() {
+		return nil, &domain.Error{Kind: domain.AlreadyExists, Resource: "turn", ID: turnID,
+			Message: fmt.Sprintf("turn %s already exists in another thread", turnID)}
+	}
+	return tu, nil
+}
+
+// ensureThread creates the session and the thread when they are missing
+// and the create policy allows it.
+func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitTurnRequest) error {
+	create := req.GetCreatePolicy() != controlv1.CreatePolicy_CREATE_POLICY_REQUIRE_EXISTING
+	session, thread := req.GetSessionId(), req.GetThreadId()
+	_, err := a.exec.Execute(ctx, sessionAgg(c.Tenant, session), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		if _, ok, err := rm.Session(ctx, a.Store, c.Tenant, session); err != nil || ok {
+			return nil, err
+		}
+		if !create {
+			return nil, &domain.Error{Kind: domain.NotFound, Resource: "session", ID: session, Message: "session " + session + " not found (create policy: require existing)"}
+		}
+		ev := &eventsv1.RuntimeEvent{Type: "session.created", SessionId: session,
+			Payload: &eventsv1.RuntimeEvent_SessionCreated{SessionCreated: &eventsv1.SessionCreated{Title: req.GetSessionTitle(), CreatedBy: c.Subject}}}
+		return []*eventsv1.RuntimeEvent{ev}, nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = a.exec.Execute(ctx, threadAgg(c.Tenant, session, thread), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		th, ok, err := rm.Thread(ctx, a.Store, c.Tenant, thread)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if th.SessionId != session {
+				return nil, &domain.Error{Kind: domain.AlreadyExists, Resource: "thread", ID: thread,
+					Message: fmt.Sprintf("thread %s belongs to another session", thread)}
+			}
+			return nil, nil
+		}
+		if !create {
+			return nil, &domain.Error{Kind: domain.NotFound, Resource: "thread", ID: thread, Message: "thread " + thread + " not found (create policy: require existing)"}
+		}
+		return []*eventsv1.RuntimeEvent{{Type: "thread.started", SessionId: session, ThreadId: thread,
+			Payload: &eventsv1.RuntimeEvent_ThreadStarted{ThreadStarted: &eventsv1.ThreadStarted{}}}}, nil
+	})
+	return err
+}
+
+// InterruptTurn records the intent to stop a turn, then cancels what can
+// be cancelled now.
+func (a *App) InterruptTurn(ctx context.Context, c Caller, req *controlv1.InterruptTurnRequest) (*controlv1.InterruptTurnResponse, error) {
+	var target *controlv1.Turn
+	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		th, err := a.thread(ctx, c, req.GetSessionId(), req.GetThreadId())
+		if err != nil {
+			return nil, err
+		}
+		id := req.GetTurnId()
+		if id == "" {
+			id = th.ActiveTurnId
+		}
+		target = nil
+		if id != "" {
+			if target, err = a.turn(ctx, c, id); err != nil {
+				return nil, err
+			}
+			if target.ThreadId != th.ThreadId {
+				return nil, &domain.Error{Kind: domain.NotFound, Resource: "turn", ID: id, Message: "turn " + id + " not found in thread " + th.ThreadId}
+			}
+		}
+		return domain.DecideInterrupt(th, target, domain.Interrupt{
+			TurnID: id, Reason: req.GetReason(), CancelQueue: req.GetQueuePolicy() == controlv1.QueuePolicy_QUEUE_POLICY_CANCEL,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if target == nil || len(res.Appended) == 0 {
+		return &controlv1.InterruptTurnResponse{Accepted: false, Turn: target, Sequence: res.Sequence}, nil
+	}
+	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
+		return nil, err
+	}
+	tu, err := a.turn(ctx, c, target.TurnId)
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.InterruptTurnResponse{Accepted: true, Turn: tu, Sequence: res.Sequence}, nil
+}
+
+// ResumeThread records recovery facts (what is pending, what was running)
+// and marks the thread resumed. A thread whose active turn was running when
+// the runtime stopped is reported, never silently continued.
+func (a *App) ResumeThread(ctx context.Context, c Caller, req *controlv1.ResumeThreadRequest) (*controlv1.ResumeThreadResponse, error) {
+	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
+		th, err := a.thread(ctx, c, req.GetSessionId(), req.GetThreadId())
+		if err != nil {
+			return nil, err
+		}
+		facts := map[string]string{
+			"status":          th.Status,
+			"active_turn_id":  th.ActiveTurnId,
+			"queued_turns":    fmt.Sprint(len(th.QueuedTurnIds)),
+			"pending_actions": fmt.Sprint(len(th.PendingActions)),
+			"last_sequence":   fmt.Sprint(last),
+		}
+		if req.GetResumeToken() != "" {
+			facts["resume_token"] = req.GetResumeToken()
+		}
+		ev := &eventsv1.RuntimeEvent{Type: "thread.updated", SessionId: th.SessionId, ThreadId: th.ThreadId,
+			Payload: &eventsv1.RuntimeEvent_ThreadUpdated{ThreadUpdated: &eventsv1.ThreadUpdated{Change: "resumed", Facts: facts}}}
+		return []*eventsv1.RuntimeEvent{ev}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
+		return nil, err
+	}
+	th, err := a.thread(ctx, c, req.GetSessionId(), req.GetThreadId())
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.ResumeThreadResponse{Thread: th, Sequence: res.Sequence}, nil
+}
+
+// RemoveQueuedTurn and PromoteQueuedTurn mutate the queue.
+func (a *App) RemoveQueuedTurn(ctx context.Context, c Caller, req *controlv1.RemoveQueuedTurnRequest) (*controlv1.RemoveQueuedTurnResponse, error) {
+	q, seq, err := a.queueOp(ctx, c, req.GetSessionId(), req.GetThreadId(), func(th *controlv1.ThreadRead) ([]*eventsv1.RuntimeEvent, error) {
+		return domain.DecideRemoveQueued(th, req.GetQueuedTurnId())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.RemoveQueuedTurnResponse{QueuedTurnIds: q, Sequence: seq}, nil
+}
+
+func (a *App) PromoteQueuedTurn(ctx context.Context, c Caller, req *controlv1.PromoteQueuedTurnRequest) (*controlv1.PromoteQueuedTurnResponse, error) {
+	q, seq, err := a.queueOp(ctx, c, req.GetSessionId(), req.GetThreadId(), func(th *controlv1.ThreadRead) ([]*eventsv1.RuntimeEvent, error) {
+		return domain.DecidePromoteQueued(th, req.GetQueuedTurnId())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.PromoteQueuedTurnResponse{QueuedTurnIds: q, Sequence: seq}, nil
+}
+
+func (a *App) queueOp(ctx context.Context, c Caller, session, thread string, decide func(*controlv1.ThreadRead) ([]*eventsv1.RuntimeEvent, error)) ([]string, uint64, error) {
+	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, session, thread), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		th, err := a.thread(ctx, c, session, thread)
+		if err != nil {
+			return nil, err
+		}
+		return decide(th)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
+		return nil, 0, err
+	}
+	th, err := a.thread(ctx, c, session, thread)
+	if err != nil {
+		return nil, 0, err
+	}
+	return th.QueuedTurnIds, res.Sequence, nil
+}
+
+// IsDomain reports whether err is a decision's refusal.
+func IsDomain(err error) (*domain.Error, bool) {
+	var de *domain.Error
+	ok := errors.As(err, &de)
+	return de, ok
+}

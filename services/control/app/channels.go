@@ -1,0 +1,105 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/services/control/domain"
+	rm "github.com/agentruntime/agentruntime/services/control/projector"
+)
+
+func channelAgg(tenant, session, channel string) eventlog.Aggregate {
+	return eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "channel", ID: channel}
+}
+
+// ReconnectChannel records that a remote channel is (re)connected and
+// answers where its subscription resumes: right after its last
+// acknowledged sequence, so nothing is missed or repeated.
+func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.ReconnectChannelRequest) (*controlv1.ReconnectChannelResponse, error) {
+	if _, ok, err := rm.Session(ctx, a.Store, c.Tenant, req.GetSessionId()); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, &domain.Error{Kind: domain.NotFound, Resource: "session", ID: req.GetSessionId(), Message: "session " + req.GetSessionId() + " not found"}
+	}
+	res, err := a.exec.Execute(ctx, channelAgg(c.Tenant, req.GetSessionId(), req.GetChannelId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		ch, ok, err := rm.Channel(ctx, a.Store, c.Tenant, req.GetChannelId())
+		if err != nil {
+			return nil, err
+		}
+		if ok && ch.SessionId != req.GetSessionId() {
+			return nil, &domain.Error{Kind: domain.NotFound, Resource: "channel", ID: req.GetChannelId(), Message: "channel " + req.GetChannelId() + " not found in session " + req.GetSessionId()}
+		}
+		ev := &eventsv1.RuntimeEvent{SessionId: req.GetSessionId(), ChannelId: req.GetChannelId()}
+		fact := &eventsv1.ChannelFact{Peer: req.GetPeer(), LastAckedSequence: ch.GetLastAckedSequence(), Reason: "reconnect"}
+		if ok {
+			ev.Type, ev.Payload = "channel.resumed", &eventsv1.RuntimeEvent_ChannelResumed{ChannelResumed: fact}
+		} else {
+			ev.Type, ev.Payload = "channel.connected", &eventsv1.RuntimeEvent_ChannelConnected{ChannelConnected: fact}
+		}
+		return []*eventsv1.RuntimeEvent{ev}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
+		return nil, err
+	}
+	ch, _, err := rm.Channel(ctx, a.Store, c.Tenant, req.GetChannelId())
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.ReconnectChannelResponse{Channel: ch, ResumeFromSequence: ch.GetLastAckedSequence() + 1, Sequence: res.Sequence}, nil
+}
+
+// AckEvents records the last sequence a channel has processed. Acks only
+// move forward; an older ack changes nothing.
+func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsRequest) (*controlv1.AckEventsResponse, error) {
+	_, head, err := a.Log.Bounds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if req.GetSequence() > head {
+		return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "sequence", Message: fmt.Sprintf("%d is beyond the log's last sequence %d", req.GetSequence(), head)}
+	}
+	res, err := a.exec.Execute(ctx, channelAgg(c.Tenant, req.GetSessionId(), req.GetChannelId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		ch, ok, err := rm.Channel(ctx, a.Store, c.Tenant, req.GetChannelId())
+		if err != nil {
+			return nil, err
+		}
+		if !ok || ch.SessionId != req.GetSessionId() {
+			return nil, &domain.Error{Kind: domain.NotFound, Resource: "channel", ID: req.GetChannelId(), Message: "channel " + req.GetChannelId() + " not found; ReconnectChannel first"}
+		}
+		if req.GetSequence() <= ch.LastAckedSequence {
+			return nil, nil
+		}
+		return []*eventsv1.RuntimeEvent{{Type: "channel.message", SessionId: req.GetSessionId(), ChannelId: req.GetChannelId(),
+			Payload: &eventsv1.RuntimeEvent_ChannelMessage{ChannelMessage: &eventsv1.ChannelFact{LastAckedSequence: req.GetSequence(), Reason: "ack"}}}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
+		return nil, err
+	}
+	ch, _, err := rm.Channel(ctx, a.Store, c.Tenant, req.GetChannelId())
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.AckEventsResponse{Channel: ch, Sequence: res.Sequence}, nil
+}
+
+// DisconnectChannel records that a channel's stream ended.
+func (a *App) DisconnectChannel(ctx context.Context, c Caller, session, channel, reason string) error {
+	ch, ok, err := rm.Channel(ctx, a.Store, c.Tenant, channel)
+	if err != nil || !ok || ch.SessionId != session {
+		return err
+	}
+	_, err = a.Log.Append(ctx, channelAgg(c.Tenant, session, channel), eventlog.Any, &eventsv1.RuntimeEvent{
+		Type: "channel.disconnected", SessionId: session, ChannelId: channel,
+		Payload: &eventsv1.RuntimeEvent_ChannelDisconnected{ChannelDisconnected: &eventsv1.ChannelFact{LastAckedSequence: ch.LastAckedSequence, Reason: reason}},
+	})
+	return err
+}

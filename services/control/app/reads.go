@@ -1,0 +1,154 @@
+package app
+
+import (
+	"context"
+	"math"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/control/domain"
+	rm "github.com/agentruntime/agentruntime/services/control/projector"
+)
+
+func rangeUpTo(max float64, limit int64) projection.RangeQuery {
+	return projection.RangeQuery{Max: &max, Limit: limit}
+}
+
+// GetSession returns the session shell, its threads, and the newest turns;
+// the cursor pages older history.
+func (a *App) GetSession(ctx context.Context, c Caller, req *controlv1.GetSessionRequest) (*controlv1.GetSessionResponse, error) {
+	seq, err := a.caughtUp(ctx, req.GetMinSequence())
+	if err != nil {
+		return nil, err
+	}
+	s, ok, err := rm.Session(ctx, a.Store, c.Tenant, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &domain.Error{Kind: domain.NotFound, Resource: "session", ID: req.GetSessionId(), Message: "session " + req.GetSessionId() + " not found"}
+	}
+	out := &controlv1.GetSessionResponse{Session: s, Sequence: seq}
+	for _, id := range s.ThreadIds {
+		th, ok, err := rm.Thread(ctx, a.Store, c.Tenant, id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out.Threads = append(out.Threads, th)
+		}
+	}
+	limit := int64(req.GetHistoryLimit())
+	if limit == 0 {
+		limit = 20
+	}
+	q := projection.RangeQuery{Reverse: true, Limit: limit + 1}
+	if cur := req.GetHistoryCursor(); cur != "" {
+		before, err := strconv.ParseUint(cur, 10, 64)
+		if err != nil {
+			return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "history_cursor", Message: "not a cursor from a previous response"}
+		}
+		max := math.Nextafter(float64(before), math.Inf(-1))
+		q.Max = &max
+	}
+	entries, err := a.Store.Range(ctx, rm.SessionTurnsIndex(c.Tenant, s.SessionId), q)
+	if err != nil {
+		return nil, err
+	}
+	more := int64(len(entries)) > limit
+	if more {
+		entries = entries[:limit]
+	}
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		keys[i] = rm.TurnKey(c.Tenant, e.Member)
+	}
+	if len(keys) > 0 {
+		raws, err := a.Store.GetMany(ctx, keys...)
+		if err != nil {
+			return nil, err
+		}
+		for _, raw := range raws {
+			if raw == nil {
+				continue
+			}
+			tu := &controlv1.Turn{}
+			if err := proto.Unmarshal(raw, tu); err != nil {
+				return nil, err
+			}
+			out.History = append(out.History, tu)
+		}
+	}
+	if more && len(entries) > 0 {
+		out.HistoryCursor = strconv.FormatUint(uint64(entries[len(entries)-1].Score), 10)
+	}
+	return out, nil
+}
+
+// GetThreadRead returns the thread read model with its active turn.
+func (a *App) GetThreadRead(ctx context.Context, c Caller, req *controlv1.GetThreadReadRequest) (*controlv1.GetThreadReadResponse, error) {
+	seq, err := a.caughtUp(ctx, req.GetMinSequence())
+	if err != nil {
+		return nil, err
+	}
+	th, err := a.threadRead(ctx, c, req.GetSessionId(), req.GetThreadId())
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.GetThreadReadResponse{Thread: th, Sequence: seq}, nil
+}
+
+func (a *App) threadRead(ctx context.Context, c Caller, session, thread string) (*controlv1.ThreadRead, error) {
+	th, err := a.thread(ctx, c, session, thread)
+	if err != nil {
+		return nil, err
+	}
+	if th.ActiveTurnId != "" {
+		if tu, ok, err := rm.Turn(ctx, a.Store, c.Tenant, th.ActiveTurnId); err != nil {
+			return nil, err
+		} else if ok {
+			th.ActiveTurn = tu
+		}
+	}
+	return th, nil
+}
+
+// ListSessions pages the tenant's sessions, newest first.
+func (a *App) ListSessions(ctx context.Context, c Caller, req *controlv1.ListSessionsRequest) (*controlv1.ListSessionsResponse, error) {
+	seq, err := a.caughtUp(ctx, req.GetMinSequence())
+	if err != nil {
+		return nil, err
+	}
+	size := int64(req.GetPageSize())
+	if size == 0 {
+		size = 50
+	}
+	var offset int64
+	if tok := req.GetPageToken(); tok != "" {
+		if offset, err = strconv.ParseInt(tok, 10, 64); err != nil || offset < 0 {
+			return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "page_token", Message: "not a page token from a previous response"}
+		}
+	}
+	entries, err := a.Store.Range(ctx, rm.SessionsIndex(c.Tenant), projection.RangeQuery{Reverse: true, Offset: offset, Limit: size + 1})
+	if err != nil {
+		return nil, err
+	}
+	out := &controlv1.ListSessionsResponse{Sequence: seq}
+	if int64(len(entries)) > size {
+		entries = entries[:size]
+		out.NextPageToken = strconv.FormatInt(offset+size, 10)
+	}
+	for _, e := range entries {
+		s, ok, err := rm.Session(ctx, a.Store, c.Tenant, e.Member)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out.Sessions = append(out.Sessions, s)
+		}
+	}
+	return out, nil
+}

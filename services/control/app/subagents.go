@@ -1,0 +1,260 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/control/domain"
+	rm "github.com/agentruntime/agentruntime/services/control/projector"
+)
+
+func (a *App) subagent(ctx context.Context, c Caller, session, id string) (*controlv1.Subagent, error) {
+	s, ok, err := rm.Subagent(ctx, a.Store, c.Tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || s.SessionId != session {
+		return nil, &domain.Error{Kind: domain.NotFound, Resource: "subagent", ID: id, Message: "subagent " + id + " not found in session " + session}
+	}
+	return s, nil
+}
+
+// SpawnSubagent starts a child thread linked to its parent session, thread
+// and turn. The child thread is created first, so a subagent.spawned fact
+// never names a thread that does not exist; a retry with the same
+// subagent id returns it.
+func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnSubagentRequest) (*controlv1.SpawnSubagentResponse, error) {
+	session := req.GetSessionId()
+	parent, err := a.thread(ctx, c, session, req.GetParentThreadId())
+	if err != nil {
+		return nil, err
+	}
+	turn, err := a.turn(ctx, c, req.GetParentTurnId())
+	if err != nil {
+		return nil, err
+	}
+	if turn.ThreadId != parent.ThreadId {
+		return nil, &domain.Error{Kind: domain.NotFound, Resource: "turn", ID: turn.TurnId, Message: "turn " + turn.TurnId + " not found in thread " + parent.ThreadId}
+	}
+	subID := req.GetSubagentId()
+	if subID == "" {
+		subID = ids.New(ids.Subagent)
+	}
+	if s, ok, err := rm.Subagent(ctx, a.Store, c.Tenant, subID); err != nil {
+		return nil, err
+	} else if ok {
+		if s.SessionId != session || s.ParentThreadId != parent.ThreadId {
+			return nil, &domain.Error{Kind: domain.AlreadyExists, Resource: "subagent", ID: subID, Message: "subagent " + subID + " already exists under another parent"}
+		}
+		return &controlv1.SpawnSubagentResponse{Subagent: s}, nil
+	}
+	// The child thread's id derives from the subagent's, so a retry after a
+	// partial failure finds the same thread.
+	childID := "thr_" + subID
+	if _, err := a.exec.Execute(ctx, threadAgg(c.Tenant, session, childID), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		if _, ok, err := rm.Thread(ctx, a.Store, c.Tenant, childID); err != nil || ok {
+			return nil, err
+		}
+		return []*eventsv1.RuntimeEvent{{Type: "thread.started", SessionId: session, ThreadId: childID,
+			Payload: &eventsv1.RuntimeEvent_ThreadStarted{ThreadStarted: &eventsv1.ThreadStarted{
+				Title: req.GetRole(), ParentThreadId: parent.ThreadId, ParentTurnId: turn.TurnId, SubagentId: subID,
+			}}}}, nil
+	}); err != nil {
+		return nil, err
+	}
+	isolation := req.GetIsolation()
+	if isolation == "" {
+		isolation = "isolated"
+	}
+	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, session, parent.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		if _, ok, err := rm.Subagent(ctx, a.Store, c.Tenant, subID); err != nil || ok {
+			return nil, err
+		}
+		return []*eventsv1.RuntimeEvent{{Type: "subagent.spawned", SessionId: session, ThreadId: parent.ThreadId, TurnId: turn.TurnId, SubagentId: subID,
+			Payload: &eventsv1.RuntimeEvent_SubagentSpawned{SubagentSpawned: &eventsv1.SubagentSpawned{
+				ChildThreadId: childID, Role: req.GetRole(), Isolation: isolation, ModelPolicy: req.GetModelPolicy(), Objective: req.GetObjective(),
+			}}}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	seq := res.Sequence
+	if len(req.GetInput()) > 0 {
+		sub, err := a.SubmitTurn(ctx, c, &controlv1.SubmitTurnRequest{
+			SessionId: session, ThreadId: childID, Input: req.GetInput(), IdempotencyKey: "spawn:" + subID,
+			CreatePolicy: controlv1.CreatePolicy_CREATE_POLICY_REQUIRE_EXISTING,
+		})
+		if err != nil {
+			return nil, err
+		}
+		seq = sub.Sequence
+	}
+	if _, err := a.caughtUp(ctx, seq); err != nil {
+		return nil, err
+	}
+	s, err := a.subagent(ctx, c, session, subID)
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.SpawnSubagentResponse{Subagent: s, Sequence: seq}, nil
+}
+
+// subagentFact appends a subagent.* fact on the parent thread.
+func (a *App) subagentFact(ctx context.Context, c Caller, s *controlv1.Subagent, typ string, p *eventsv1.SubagentStatus) (uint64, error) {
+	ev := &eventsv1.RuntimeEvent{Type: typ, SessionId: s.SessionId, ThreadId: s.ParentThreadId, TurnId: s.ParentTurnId, SubagentId: s.SubagentId}
+	switch typ {
+	case "subagent.input":
+		ev.Payload = &eventsv1.RuntimeEvent_SubagentInput{SubagentInput: p}
+	case "subagent.closed":
+		ev.Payload = &eventsv1.RuntimeEvent_SubagentClosed{SubagentClosed: p}
+	default:
+		ev.Payload = &eventsv1.RuntimeEvent_SubagentStatus{SubagentStatus: p}
+	}
+	res, err := a.Log.Append(ctx, threadAgg(c.Tenant, s.SessionId, s.ParentThreadId), eventlog.Any, ev)
+	if err != nil {
+		return 0, err
+	}
+	return res[len(res)-1].Sequence, nil
+}
+
+// SendSubagentInput submits input to the child thread (queued behind its
+// active turn) and records subagent.input on the parent.
+func (a *App) SendSubagentInput(ctx context.Context, c Caller, req *controlv1.SendSubagentInputRequest) (*controlv1.SendSubagentInputResponse, error) {
+	s, err := a.subagent(ctx, c, req.GetSessionId(), req.GetSubagentId())
+	if err != nil {
+		return nil, err
+	}
+	if s.Status == "closed" {
+		return nil, &domain.Error{Kind: domain.FailedPrecondition, Reason: "SUBAGENT_CLOSED", Resource: "subagent/" + s.SubagentId, Message: "subagent " + s.SubagentId + " is closed; resume it first"}
+	}
+	sub, err := a.SubmitTurn(ctx, c, &controlv1.SubmitTurnRequest{
+		SessionId: s.SessionId, ThreadId: s.ChildThreadId, Input: req.GetInput(),
+		CreatePolicy: controlv1.CreatePolicy_CREATE_POLICY_REQUIRE_EXISTING, BusyPolicy: controlv1.BusyPolicy_BUSY_POLICY_ENQUEUE,
+	})
+	if err != nil {
+		return nil, err
+	}
+	seq, err := a.subagentFact(ctx, c, s, "subagent.input", &eventsv1.SubagentStatus{ChildThreadId: s.ChildThreadId, InputTurnId: sub.Turn.TurnId})
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.SendSubagentInputResponse{Turn: sub.Turn, Sequence: seq}, nil
+}
+
+func subagentTerminal(status string) bool {
+	return status == "completed" || status == "failed" || status == "closed"
+}
+
+// WaitSubagents returns when every named subagent is terminal, or at the
+// deadline with the state they are in.
+func (a *App) WaitSubagents(ctx context.Context, c Caller, req *controlv1.WaitSubagentsRequest) (*controlv1.WaitSubagentsResponse, error) {
+	timeout := req.GetTimeout().AsDuration()
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		seq, err := a.Store.Checkpoint(ctx, rm.Name)
+		if err != nil {
+			return nil, err
+		}
+		out := &controlv1.WaitSubagentsResponse{AllTerminal: true, Sequence: seq}
+		for _, id := range req.GetSubagentIds() {
+			s, err := a.subagent(ctx, c, req.GetSessionId(), id)
+			if err != nil {
+				return nil, err
+			}
+			out.Subagents = append(out.Subagents, s)
+			out.AllTerminal = out.AllTerminal && subagentTerminal(s.Status)
+		}
+		if out.AllTerminal {
+			return out, nil
+		}
+		// Wake on the next change of the read model, not on a timer.
+		if _, err := a.Store.WaitFor(wctx, rm.Name, seq+1); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return out, nil
+		}
+	}
+}
+
+// ResumeSubagent reopens a closed or idle subagent.
+func (a *App) ResumeSubagent(ctx context.Context, c Caller, req *controlv1.ResumeSubagentRequest) (*controlv1.ResumeSubagentResponse, error) {
+	s, err := a.subagent(ctx, c, req.GetSessionId(), req.GetSubagentId())
+	if err != nil {
+		return nil, err
+	}
+	seq, err := a.subagentFact(ctx, c, s, "subagent.status", &eventsv1.SubagentStatus{Status: "running", ChildThreadId: s.ChildThreadId, Reason: "resumed"})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.caughtUp(ctx, seq); err != nil {
+		return nil, err
+	}
+	s, err = a.subagent(ctx, c, req.GetSessionId(), req.GetSubagentId())
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.ResumeSubagentResponse{Subagent: s, Sequence: seq}, nil
+}
+
+// CloseSubagent closes a subagent; its thread stays readable.
+func (a *App) CloseSubagent(ctx context.Context, c Caller, req *controlv1.CloseSubagentRequest) (*controlv1.CloseSubagentResponse, error) {
+	s, err := a.subagent(ctx, c, req.GetSessionId(), req.GetSubagentId())
+	if err != nil {
+		return nil, err
+	}
+	seq := s.Sequence
+	if s.Status != "closed" {
+		if seq, err = a.subagentFact(ctx, c, s, "subagent.closed", &eventsv1.SubagentStatus{Status: "closed", ChildThreadId: s.ChildThreadId, Reason: req.GetReason()}); err != nil {
+			return nil, err
+		}
+		if _, err := a.caughtUp(ctx, seq); err != nil {
+			return nil, err
+		}
+		if s, err = a.subagent(ctx, c, req.GetSessionId(), req.GetSubagentId()); err != nil {
+			return nil, err
+		}
+	}
+	return &controlv1.CloseSubagentResponse{Subagent: s, Sequence: seq}, nil
+}
+
+// ListSubagents lists a thread's children, or all its descendants.
+func (a *App) ListSubagents(ctx context.Context, c Caller, req *controlv1.ListSubagentsRequest) (*controlv1.ListSubagentsResponse, error) {
+	seq, err := a.caughtUp(ctx, req.GetMinSequence())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.thread(ctx, c, req.GetSessionId(), req.GetThreadId()); err != nil {
+		return nil, err
+	}
+	out := &controlv1.ListSubagentsResponse{Sequence: seq}
+	frontier := []string{req.GetThreadId()}
+	for len(frontier) > 0 {
+		thread := frontier[0]
+		frontier = frontier[1:]
+		children, err := a.Store.Range(ctx, rm.ChildrenIndex(c.Tenant, thread), projection.RangeQuery{})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range children {
+			s, err := a.subagent(ctx, c, req.GetSessionId(), e.Member)
+			if err != nil {
+				return nil, err
+			}
+			out.Subagents = append(out.Subagents, s)
+			if req.GetRecursive() {
+				frontier = append(frontier, s.ChildThreadId)
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,184 @@
+package app
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/grpcerr"
+	"github.com/agentruntime/agentruntime/services/control/domain"
+	rm "github.com/agentruntime/agentruntime/services/control/projector"
+)
+
+// SubscriberBuffer bounds how many matching events a subscriber may fall
+// behind before the stream is ended with a resumable cursor.
+var SubscriberBuffer = 1024
+
+// DefaultHeartbeat is the idle-stream heartbeat interval.
+const DefaultHeartbeat = 15 * time.Second
+
+// Subscribe streams the caller's events through send until ctx ends or the
+// subscriber falls too far behind. Memory per subscriber is bounded by
+// SubscriberBuffer; a subscriber cut off gets ResourceExhausted with the
+// sequence to resume from, and resuming there yields no gap and no
+// duplicate.
+func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeEventsRequest, send func(*controlv1.SubscribeEventsResponse) error) error {
+	filter := a.Log.Subjects.Tenant(c.Tenant)
+	if s := req.GetSessionId(); s != "" {
+		filter = a.Log.Subjects.Session(c.Tenant, s)
+	}
+	from := eventlog.FromNew
+	switch req.GetStart() {
+	case controlv1.StartFrom_START_FROM_SEQUENCE:
+		first, _, err := a.Log.Bounds(ctx)
+		if err != nil {
+			return err
+		}
+		want := max(req.GetFromSequence(), 1)
+		if first > want {
+			gap := &controlv1.Gap{RequestedSequence: want, FirstAvailableSequence: first}
+			if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Gap{Gap: gap}}); err != nil {
+				return err
+			}
+			want = first
+		}
+		from = eventlog.FromSequence(want)
+	case controlv1.StartFrom_START_FROM_SNAPSHOT:
+		snap, err := a.snapshot(ctx, c, req)
+		if err != nil {
+			return err
+		}
+		if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Snapshot{Snapshot: snap}}); err != nil {
+			return err
+		}
+		from = eventlog.FromSequence(snap.Sequence + 1)
+	}
+	sub, err := a.Log.Subscribe(ctx, []string{filter}, from)
+	if err != nil {
+		return err
+	}
+	defer sub.Stop()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	buf := make(chan *eventsv1.RuntimeEvent, SubscriberBuffer)
+	overflow := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() {
+		for {
+			rec, err := sub.Next(ctx)
+			if err != nil {
+				readErr <- err
+				return
+			}
+			if !matches(req, rec.Event) {
+				continue
+			}
+			select {
+			case buf <- rec.Event:
+			default:
+				close(overflow)
+				return
+			}
+		}
+	}()
+
+	heartbeat := DefaultHeartbeat
+	if req.GetHeartbeat() != nil {
+		heartbeat = req.GetHeartbeat().AsDuration()
+	}
+	ticker := time.NewTicker(heartbeat)
+	defer ticker.Stop()
+	var lastSent uint64
+	for {
+		select {
+		case ev := <-buf:
+			if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Event{Event: ev}}); err != nil {
+				return err
+			}
+			lastSent = ev.GetSequence()
+			ticker.Reset(heartbeat)
+		case <-ticker.C:
+			hb := &controlv1.Heartbeat{Time: timestamppb.New(a.now()), Sequence: lastSent}
+			if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Heartbeat{Heartbeat: hb}}); err != nil {
+				return err
+			}
+		case <-overflow:
+			// Deliver what is buffered, then end with the cursor: the
+			// client resumes exactly after the last event it received.
+			for {
+				select {
+				case ev := <-buf:
+					if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Event{Event: ev}}); err != nil {
+						return err
+					}
+					lastSent = ev.GetSequence()
+					continue
+				default:
+				}
+				break
+			}
+			resume := strconv.FormatUint(lastSent+1, 10)
+			return grpcerr.ResourceExhausted("SUBSCRIBER_TOO_SLOW",
+				"the subscriber fell more than "+strconv.Itoa(SubscriberBuffer)+" events behind; resubscribe from sequence "+resume,
+				0, map[string]string{"resume_from_sequence": resume})
+		case err := <-readErr:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// matches applies the filters the subject cannot express.
+func matches(req *controlv1.SubscribeEventsRequest, ev *eventsv1.RuntimeEvent) bool {
+	if t := req.GetThreadId(); t != "" && ev.GetThreadId() != t {
+		return false
+	}
+	if t := req.GetTaskId(); t != "" && ev.GetTaskId() != t {
+		return false
+	}
+	if p := req.GetTypePrefixes(); len(p) > 0 && !slices.ContainsFunc(p, func(prefix string) bool { return strings.HasPrefix(ev.GetType(), prefix) }) {
+		return false
+	}
+	return true
+}
+
+// snapshot is the read model a snapshot-first subscription starts with,
+// and the sequence it covers: every event after it follows.
+func (a *App) snapshot(ctx context.Context, c Caller, req *controlv1.SubscribeEventsRequest) (*controlv1.Snapshot, error) {
+	if req.GetSessionId() == "" {
+		return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "session_id", Message: "required to start from a snapshot"}
+	}
+	// The checkpoint is read before the documents: the documents are then
+	// at least that fresh, so starting after it loses nothing.
+	covered, err := a.Store.Checkpoint(ctx, rm.Name)
+	if err != nil {
+		return nil, err
+	}
+	snap := &controlv1.Snapshot{Sequence: covered}
+	s, ok, err := rm.Session(ctx, a.Store, c.Tenant, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &domain.Error{Kind: domain.NotFound, Resource: "session", ID: req.GetSessionId(), Message: "session " + req.GetSessionId() + " not found"}
+	}
+	snap.Session = s
+	if t := req.GetThreadId(); t != "" {
+		if snap.Thread, err = a.threadRead(ctx, c, req.GetSessionId(), t); err != nil {
+			return nil, err
+		}
+	}
+	return snap, nil
+}

@@ -1,0 +1,98 @@
+package domain
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+)
+
+// RequestAction opens a decision on a turn.
+type RequestAction struct {
+	ActionID          string
+	Type              string
+	Prompt            string
+	JSONSchema        string
+	Decisions         []string
+	Timeout           time.Duration
+	DecisionOnTimeout string
+	Context           map[string]string
+	RequestedBy       string
+	StepID, ToolCall  string
+	Now               time.Time
+}
+
+// DecideRequestAction writes action.required for a turn that is still
+// going. An existing action with the same id on the same turn is returned
+// as it is by the caller (idempotent retry), so it never reaches here.
+func DecideRequestAction(turn *controlv1.Turn, cmd RequestAction) ([]*eventsv1.RuntimeEvent, error) {
+	if Terminal(turn.Status) {
+		return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "turn %s already ended as %s; actions need a live turn", turn.TurnId, turn.Status)
+	}
+	if cmd.DecisionOnTimeout != "" && !slices.Contains(cmd.Decisions, cmd.DecisionOnTimeout) {
+		return nil, invalid("decision_on_timeout", "%q is not one of the decisions %s", cmd.DecisionOnTimeout, strings.Join(cmd.Decisions, ", "))
+	}
+	if cmd.Timeout > 0 && cmd.DecisionOnTimeout == "" {
+		return nil, invalid("decision_on_timeout", "required with a timeout: the decision applied when nobody answers")
+	}
+	p := &eventsv1.ActionRequired{
+		ActionType: cmd.Type, Prompt: cmd.Prompt, JsonSchema: cmd.JSONSchema, Decisions: cmd.Decisions,
+		DecisionOnTimeout: cmd.DecisionOnTimeout, RequestedBy: cmd.RequestedBy, Context: cmd.Context,
+	}
+	if cmd.Timeout > 0 {
+		p.Timeout = durationpb.New(cmd.Timeout)
+		p.ExpiresAt = timestamppb.New(cmd.Now.Add(cmd.Timeout))
+	}
+	ev := event("action.required", Scope{Session: turn.SessionId, Thread: turn.ThreadId, Turn: turn.TurnId, Action: cmd.ActionID, Step: cmd.StepID, ToolCall: cmd.ToolCall})
+	ev.Payload = &eventsv1.RuntimeEvent_ActionRequired{ActionRequired: p}
+	return []*eventsv1.RuntimeEvent{ev}, nil
+}
+
+// Respond is a RespondAction; SchemaError is the result of validating the
+// payload against the action's schema (done by the caller, which owns the
+// schema compiler).
+type Respond struct {
+	Decision    string
+	PayloadJSON string
+	Responder   string
+	SchemaError error
+}
+
+// DecideRespond resolves a pending action with one of its decisions. An
+// action that is no longer pending returns nil events: the caller answers
+// with the first resolution (exactly once).
+func DecideRespond(a *controlv1.Action, cmd Respond) ([]*eventsv1.RuntimeEvent, error) {
+	if a.Status != "pending" {
+		return nil, nil
+	}
+	if !slices.Contains(a.Decisions, cmd.Decision) {
+		return nil, invalid("decision", "%q is not offered; the action offers %s", cmd.Decision, strings.Join(a.Decisions, ", "))
+	}
+	if a.JsonSchema != "" && cmd.SchemaError != nil {
+		return nil, invalid("payload_json", "does not match the action's schema: %v", cmd.SchemaError)
+	}
+	return []*eventsv1.RuntimeEvent{resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, cmd.Decision, cmd.PayloadJSON, cmd.Responder)}, nil
+}
+
+// DecideTimeout resolves a pending action whose deadline passed with its
+// timeout decision.
+func DecideTimeout(a *controlv1.Action, now time.Time) []*eventsv1.RuntimeEvent {
+	if a.Status != "pending" || a.ExpiresAt == nil || now.Before(a.ExpiresAt.AsTime()) {
+		return nil
+	}
+	return []*eventsv1.RuntimeEvent{resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_TIMED_OUT, a.DecisionOnTimeout, "", "runtime")}
+}
+
+func resolveAction(a *controlv1.Action, outcome eventsv1.ActionOutcome, decision, payload, responder string) *eventsv1.RuntimeEvent {
+	ev := event("action.resolved", Scope{Session: a.SessionId, Thread: a.ThreadId, Turn: a.TurnId, Action: a.ActionId, Step: a.StepId, ToolCall: a.ToolCallId})
+	ev.Payload = &eventsv1.RuntimeEvent_ActionResolved{ActionResolved: &eventsv1.ActionResolved{
+		Outcome: outcome, Decision: decision, PayloadJson: payload, Responder: responder,
+		ActionType: a.ActionType, RequestedBy: a.RequestedBy,
+	}}
+	return ev
+}

@@ -1,0 +1,312 @@
+// Package domain holds the control service's decisions: pure functions from
+// the read model's state and a command to the events that record it, or to
+// an error that says precisely why not. No I/O here; the app layer loads
+// state, calls a decision and appends what it returns.
+package domain
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+)
+
+// Kind classifies a domain error for the transport.
+type Kind int
+
+const (
+	InvalidArgument Kind = iota + 1
+	NotFound
+	FailedPrecondition
+	AlreadyExists
+)
+
+// Error is a decision's refusal.
+type Error struct {
+	Kind Kind
+	// Field names the request field (InvalidArgument).
+	Field string
+	// Reason is a stable UPPER_SNAKE code (FailedPrecondition).
+	Reason string
+	// Resource kind and id (NotFound, AlreadyExists).
+	Resource, ID string
+	Message  string
+	Metadata map[string]string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func invalid(field, format string, args ...any) error {
+	return &Error{Kind: InvalidArgument, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(resource, id string) error {
+	return &Error{Kind: NotFound, Resource: resource, ID: id, Message: resource + " " + id + " not found"}
+}
+
+func precondition(reason, subject, format string, args ...any) error {
+	return &Error{Kind: FailedPrecondition, Reason: reason, Resource: subject, Message: fmt.Sprintf(format, args...)}
+}
+
+// Scope is the ids an event is about.
+type Scope struct {
+	Session, Thread, Turn, Action, Step, ToolCall, Subagent, Channel string
+}
+
+func event(typ string, s Scope) *eventsv1.RuntimeEvent {
+	return &eventsv1.RuntimeEvent{
+		Type: typ, SessionId: s.Session, ThreadId: s.Thread, TurnId: s.Turn, ActionId: s.Action,
+		StepId: s.Step, ToolCallId: s.ToolCall, SubagentId: s.Subagent, ChannelId: s.Channel,
+	}
+}
+
+// Terminal reports whether a turn status is final.
+func Terminal(status string) bool {
+	switch status {
+	case "completed", "failed", "cancelled", "timed_out", "rolled_back":
+		return true
+	}
+	return false
+}
+
+// BusyPolicy names, as recorded in turn.submitted.
+func busyName(p controlv1.BusyPolicy) string {
+	switch p {
+	case controlv1.BusyPolicy_BUSY_POLICY_REJECT:
+		return "reject"
+	case controlv1.BusyPolicy_BUSY_POLICY_INTERRUPT:
+		return "interrupt"
+	case controlv1.BusyPolicy_BUSY_POLICY_STEER:
+		return "steer"
+	}
+	return "enqueue"
+}
+
+// Submit is a SubmitTurn on an existing thread.
+type Submit struct {
+	TurnID               string
+	IdempotencyKey       string
+	Input                []*eventsv1.InputPart
+	Options, Metadata    map[string]string
+	Busy                 controlv1.BusyPolicy
+	ExpectedActiveTurnID string
+	SubmittedBy          string
+}
+
+// DecideSubmit admits a turn to a thread by its busy policy. pending are the
+// thread's pending actions (cancelled when an interrupt displaces the
+// active turn).
+func DecideSubmit(th *controlv1.ThreadRead, cmd Submit) ([]*eventsv1.RuntimeEvent, error) {
+	if th.Status == "closed" {
+		return nil, precondition("THREAD_CLOSED", "thread/"+th.ThreadId, "thread %s is closed; submit to an open thread", th.ThreadId)
+	}
+	if cmd.ExpectedActiveTurnID != "" && cmd.ExpectedActiveTurnID != th.ActiveTurnId {
+		active := th.ActiveTurnId
+		if active == "" {
+			active = "none"
+		}
+		return nil, &Error{Kind: FailedPrecondition, Reason: "ACTIVE_TURN_CHANGED", Resource: "thread/" + th.ThreadId,
+			Message:  fmt.Sprintf("expected active turn %s, but the active turn is %s", cmd.ExpectedActiveTurnID, active),
+			Metadata: map[string]string{"active_turn_id": th.ActiveTurnId}}
+	}
+	scope := Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: cmd.TurnID}
+	submitted := &eventsv1.TurnSubmitted{
+		Input: cmd.Input, Options: cmd.Options, Metadata: cmd.Metadata, IdempotencyKey: cmd.IdempotencyKey,
+		BusyPolicy: busyName(cmd.Busy), SubmittedBy: cmd.SubmittedBy, Admission: "accepted",
+	}
+	sub := event("turn.submitted", scope)
+	sub.Payload = &eventsv1.RuntimeEvent_TurnSubmitted{TurnSubmitted: submitted}
+	if th.ActiveTurnId == "" {
+		return []*eventsv1.RuntimeEvent{sub}, nil
+	}
+	switch cmd.Busy {
+	case controlv1.BusyPolicy_BUSY_POLICY_REJECT:
+		return nil, &Error{Kind: FailedPrecondition, Reason: "THREAD_BUSY", Resource: "thread/" + th.ThreadId,
+			Message:  fmt.Sprintf("thread %s is busy with turn %s and the busy policy is reject; enqueue, interrupt or steer instead", th.ThreadId, th.ActiveTurnId),
+			Metadata: map[string]string{"active_turn_id": th.ActiveTurnId, "busy_policy": "reject"}}
+	case controlv1.BusyPolicy_BUSY_POLICY_STEER:
+		submitted.Admission, submitted.SteeredInto = "steered", th.ActiveTurnId
+		return []*eventsv1.RuntimeEvent{sub}, nil
+	case controlv1.BusyPolicy_BUSY_POLICY_INTERRUPT:
+		out := endTurn(th, th.ActiveTurnId, eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted", "interrupted by turn "+cmd.TurnID)
+		submitted.InterruptedTurnId = th.ActiveTurnId
+		return append(out, sub), nil
+	default:
+		submitted.Admission = "queued"
+		q := event("queue.changed", scope)
+		q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{
+			Change: "enqueued", TurnId: cmd.TurnID, QueuedTurnIds: append(slices.Clone(th.QueuedTurnIds), cmd.TurnID),
+		}}
+		return []*eventsv1.RuntimeEvent{sub, q}, nil
+	}
+}
+
+// endTurn ends a turn that has not finished: its pending actions are
+// cancelled first (an unresolved action is never treated as approved), then
+// the turn fails with the outcome.
+func endTurn(th *controlv1.ThreadRead, turnID string, outcome eventsv1.TurnOutcome, category, message string) []*eventsv1.RuntimeEvent {
+	var out []*eventsv1.RuntimeEvent
+	for _, a := range th.PendingActions {
+		if a.TurnId == turnID {
+			out = append(out, resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED, "", "", "runtime"))
+		}
+	}
+	f := event("turn.failed", Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
+	f.Payload = &eventsv1.RuntimeEvent_TurnFailed{TurnFailed: &eventsv1.TurnFailed{Outcome: outcome, Category: category, Message: message}}
+	return append(out, f)
+}
+
+// advanceQueue makes the front of the queue active once the active turn
+// ended (skip names a turn that is leaving the queue in the same decision).
+func advanceQueue(th *controlv1.ThreadRead, skip string) []*eventsv1.RuntimeEvent {
+	queue := slices.DeleteFunc(slices.Clone(th.QueuedTurnIds), func(id string) bool { return id == skip })
+	if len(queue) == 0 {
+		return nil
+	}
+	q := event("queue.changed", Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: queue[0]})
+	q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{
+		Change: "dequeued", TurnId: queue[0], QueuedTurnIds: queue[1:], Reason: "active turn ended",
+	}}
+	return []*eventsv1.RuntimeEvent{q}
+}
+
+// Interrupt is an InterruptTurn.
+type Interrupt struct {
+	TurnID      string // empty: the active turn
+	Reason      string
+	CancelQueue bool
+}
+
+// DecideInterrupt records the intent to stop a turn. A turn no worker has
+// started yet ends at once (cancelled) and the queue moves on; a running
+// turn gets interrupt_requested first and ends when its worker stops. No
+// active turn: nothing to do (nil, nil).
+func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Interrupt) ([]*eventsv1.RuntimeEvent, error) {
+	var out []*eventsv1.RuntimeEvent
+	scope := Scope{Session: th.SessionId, Thread: th.ThreadId}
+	if target == nil || Terminal(target.Status) {
+		return nil, nil
+	}
+	queue := slices.Clone(th.QueuedTurnIds)
+	if slices.Contains(queue, target.TurnId) {
+		return removeQueued(th, target.TurnId, "interrupted: "+cmd.Reason), nil
+	}
+	if target.TurnId != th.ActiveTurnId {
+		return nil, nil
+	}
+	if cmd.CancelQueue {
+		for _, id := range queue {
+			out = append(out, removeQueued(&controlv1.ThreadRead{SessionId: th.SessionId, ThreadId: th.ThreadId, QueuedTurnIds: queue}, id, "queue cancelled by interrupt")...)
+			queue = queue[1:]
+		}
+	}
+	if target.Status == "accepted" {
+		out = append(out, endTurn(th, target.TurnId, eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted", cmd.Reason)...)
+		if !cmd.CancelQueue {
+			out = append(out, advanceQueue(th, "")...)
+		}
+		return out, nil
+	}
+	scope.Turn = target.TurnId
+	u := event("thread.updated", scope)
+	u.Payload = &eventsv1.RuntimeEvent_ThreadUpdated{ThreadUpdated: &eventsv1.ThreadUpdated{Change: "interrupt_requested", TurnId: target.TurnId, Reason: cmd.Reason}}
+	out = append([]*eventsv1.RuntimeEvent{u}, out...)
+	for _, a := range th.PendingActions {
+		if a.TurnId == target.TurnId {
+			out = append(out, resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED, "", "", "runtime"))
+		}
+	}
+	return out, nil
+}
+
+func removeQueued(th *controlv1.ThreadRead, turnID, reason string) []*eventsv1.RuntimeEvent {
+	rest := slices.DeleteFunc(slices.Clone(th.QueuedTurnIds), func(id string) bool { return id == turnID })
+	q := event("queue.changed", Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
+	q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{Change: "removed", TurnId: turnID, QueuedTurnIds: rest, Reason: reason}}
+	return []*eventsv1.RuntimeEvent{q}
+}
+
+// DecideRemoveQueued removes a queued turn (it ends cancelled).
+func DecideRemoveQueued(th *controlv1.ThreadRead, turnID string) ([]*eventsv1.RuntimeEvent, error) {
+	if !slices.Contains(th.QueuedTurnIds, turnID) {
+		return nil, precondition("TURN_NOT_QUEUED", "turn/"+turnID, "turn %s is not in the queue of thread %s", turnID, th.ThreadId)
+	}
+	return removeQueued(th, turnID, "removed by request"), nil
+}
+
+// DecidePromoteQueued moves a queued turn to the front of the queue.
+func DecidePromoteQueued(th *controlv1.ThreadRead, turnID string) ([]*eventsv1.RuntimeEvent, error) {
+	if !slices.Contains(th.QueuedTurnIds, turnID) {
+		return nil, precondition("TURN_NOT_QUEUED", "turn/"+turnID, "turn %s is not in the queue of thread %s", turnID, th.ThreadId)
+	}
+	if th.QueuedTurnIds[0] == turnID {
+		return nil, nil
+	}
+	rest := slices.DeleteFunc(slices.Clone(th.QueuedTurnIds), func(id string) bool { return id == turnID })
+	q := event("queue.changed", Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
+	q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{Change: "promoted", TurnId: turnID, QueuedTurnIds: append([]string{turnID}, rest...)}}
+	return []*eventsv1.RuntimeEvent{q}, nil
+}
+
+// workerTypes are the step facts and turn lifecycle a worker may report
+// through ReportEvents.
+var workerPrefixes = []string{"model.", "reasoning.", "tool.", "process.", "output.", "context.", "history."}
+var workerTypes = []string{"artifact.changed", "run.status", "turn.started", "turn.completed", "turn.failed",
+	"subagent.status", "subagent.output", "subagent.completed", "subagent.failed"}
+
+// Reportable says whether workers may report this event type.
+func Reportable(typ string) bool {
+	if slices.Contains(workerTypes, typ) {
+		return true
+	}
+	for _, p := range workerPrefixes {
+		if strings.HasPrefix(typ, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// DecideReport checks reported events for one turn against its state and
+// adds what follows from them: a turn that ends cancels its pending actions
+// and moves the queue.
+func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv1.RuntimeEvent) ([]*eventsv1.RuntimeEvent, error) {
+	status := turn.Status
+	var out []*eventsv1.RuntimeEvent
+	for i, ev := range evs {
+		field := fmt.Sprintf("events[%d]", i)
+		switch ev.GetType() {
+		case "turn.started":
+			if status != "accepted" {
+				return nil, precondition("TURN_NOT_STARTABLE", "turn/"+turn.TurnId, "%s: turn %s is %s; only an accepted (active, not started) turn can start", field, turn.TurnId, status)
+			}
+			status = "running"
+		case "turn.completed", "turn.failed":
+			if Terminal(status) {
+				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended as %s", field, turn.TurnId, status)
+			}
+			if status == "queued" || status == "steered" {
+				return nil, precondition("TURN_NOT_ACTIVE", "turn/"+turn.TurnId, "%s: turn %s is %s, not active", field, turn.TurnId, status)
+			}
+			status = "ended"
+			out = append(out, ev)
+			for _, a := range th.PendingActions {
+				if a.TurnId == turn.TurnId {
+					out = append(out, resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED, "", "", "runtime"))
+				}
+			}
+			if th.ActiveTurnId == turn.TurnId {
+				out = append(out, advanceQueue(th, "")...)
+			}
+			continue
+		default:
+			if Terminal(status) || status == "ended" {
+				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended; no more step facts", field, turn.TurnId)
+			}
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}

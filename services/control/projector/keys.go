@@ -1,0 +1,103 @@
+// Package projector builds the control service's read models from the log:
+// sessions, threads (the thread read model), turns, actions, subagents and
+// channels, and the indexes that page them. One projection over the whole
+// log, because the thread read model joins every owner's facts.
+package projector
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/protobuf/proto"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+)
+
+// Name is the projection's checkpoint key.
+const Name = "control"
+
+// Keys of documents and indexes, all tenant-scoped so one tenant can never
+// address another's.
+func SessionKey(tenant, session string) string { return "sess:" + tenant + ":" + session }
+func ThreadKey(tenant, thread string) string   { return "thr:" + tenant + ":" + thread }
+func TurnKey(tenant, turn string) string       { return "turn:" + tenant + ":" + turn }
+func ActionKey(tenant, action string) string   { return "act:" + tenant + ":" + action }
+func SubagentKey(tenant, sub string) string    { return "sub:" + tenant + ":" + sub }
+func ChannelKey(tenant, ch string) string      { return "chan:" + tenant + ":" + ch }
+func IdempotencyKey(tenant, thread, key string) string {
+	return "idem:" + tenant + ":" + thread + ":" + key
+}
+
+// SessionsIndex lists a tenant's sessions by creation sequence.
+func SessionsIndex(tenant string) string { return "sessions:" + tenant }
+
+// SessionTurnsIndex lists a session's turns by submission sequence.
+func SessionTurnsIndex(tenant, session string) string { return "sturns:" + tenant + ":" + session }
+
+// ChildrenIndex lists a thread's direct subagents.
+func ChildrenIndex(tenant, thread string) string { return "children:" + tenant + ":" + thread }
+
+// DueActionsIndex lists pending actions with a deadline by expiry (unix
+// milliseconds); members are "<tenant>|<action_id>".
+const DueActionsIndex = "actions:due"
+
+// PermissionRequestsIndex lists permission.requested facts not yet turned
+// into actions; members "<tenant>|<action_id>", scored by sequence.
+const PermissionRequestsIndex = "permission:requested"
+
+func get[T proto.Message](ctx context.Context, store projection.Store, key string, msg T) (T, bool, error) {
+	raw, err := store.Get(ctx, key)
+	if errors.Is(err, projection.ErrNotFound) {
+		return msg, false, nil
+	}
+	if err != nil {
+		return msg, false, err
+	}
+	if err := proto.Unmarshal(raw, msg); err != nil {
+		return msg, false, err
+	}
+	return msg, true, nil
+}
+
+// Session reads a session document.
+func Session(ctx context.Context, store projection.Store, tenant, id string) (*controlv1.Session, bool, error) {
+	return get(ctx, store, SessionKey(tenant, id), &controlv1.Session{})
+}
+
+// Thread reads a thread document.
+func Thread(ctx context.Context, store projection.Store, tenant, id string) (*controlv1.ThreadRead, bool, error) {
+	return get(ctx, store, ThreadKey(tenant, id), &controlv1.ThreadRead{})
+}
+
+// Turn reads a turn document.
+func Turn(ctx context.Context, store projection.Store, tenant, id string) (*controlv1.Turn, bool, error) {
+	return get(ctx, store, TurnKey(tenant, id), &controlv1.Turn{})
+}
+
+// Action reads an action document.
+func Action(ctx context.Context, store projection.Store, tenant, id string) (*controlv1.Action, bool, error) {
+	return get(ctx, store, ActionKey(tenant, id), &controlv1.Action{})
+}
+
+// Subagent reads a subagent document.
+func Subagent(ctx context.Context, store projection.Store, tenant, id string) (*controlv1.Subagent, bool, error) {
+	return get(ctx, store, SubagentKey(tenant, id), &controlv1.Subagent{})
+}
+
+// Channel reads a channel document.
+func Channel(ctx context.Context, store projection.Store, tenant, id string) (*controlv1.Channel, bool, error) {
+	return get(ctx, store, ChannelKey(tenant, id), &controlv1.Channel{})
+}
+
+// TurnByIdempotencyKey finds the turn a key was first used for.
+func TurnByIdempotencyKey(ctx context.Context, store projection.Store, tenant, thread, key string) (string, bool, error) {
+	raw, err := store.Get(ctx, IdempotencyKey(tenant, thread, key))
+	if errors.Is(err, projection.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return string(raw), true, nil
+}

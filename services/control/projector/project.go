@@ -1,0 +1,612 @@
+package projector
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+)
+
+// maxIncidents bounds the incidents a thread keeps in its read model; older
+// ones remain in the log and the evidence export.
+const maxIncidents = 50
+
+// Projection is the control read model.
+type Projection struct{}
+
+// Name implements projector.Projection.
+func (Projection) Name() string { return Name }
+
+// Filters implements projector.Projection: the whole log, because the thread
+// read model joins every owner's facts.
+func (Projection) Filters() []string { return nil }
+
+// Project implements projector.Projection.
+func (Projection) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+	tx := &tx{ctx: ctx, store: store, ev: rec.Event, docs: map[string]proto.Message{}, puts: map[string][]byte{}}
+	if err := tx.apply(); err != nil {
+		return projection.Batch{}, err
+	}
+	return tx.batch(), nil
+}
+
+// tx collects one event's changes: documents read once, changed in place,
+// written together.
+type tx struct {
+	ctx     context.Context
+	store   projection.Store
+	ev      *eventsv1.RuntimeEvent
+	docs    map[string]proto.Message
+	order   []string
+	puts    map[string][]byte
+	adds    []projection.IndexEntry
+	removes []projection.IndexEntry
+	err     error
+}
+
+func load[T proto.Message](t *tx, key string, fresh func() T) (T, bool) {
+	if m, ok := t.docs[key]; ok {
+		return m.(T), true
+	}
+	var zero T
+	if t.err != nil {
+		return zero, false
+	}
+	m, found, err := get(t.ctx, t.store, key, fresh())
+	if err != nil {
+		t.err = err
+		return zero, false
+	}
+	if !found {
+		return zero, false
+	}
+	t.docs[key] = m
+	t.order = append(t.order, key)
+	return m, true
+}
+
+func (t *tx) put(key string, m proto.Message) {
+	if _, ok := t.docs[key]; !ok {
+		t.order = append(t.order, key)
+	}
+	t.docs[key] = m
+	t.puts[key] = nil // marked dirty; serialized in batch()
+}
+
+func (t *tx) batch() projection.Batch {
+	var b projection.Batch
+	for _, key := range t.order {
+		if _, dirty := t.puts[key]; !dirty {
+			continue
+		}
+		raw, err := proto.Marshal(t.docs[key])
+		if err != nil {
+			continue
+		}
+		b.Puts = append(b.Puts, projection.KV{Key: key, Value: raw})
+	}
+	for key, raw := range t.puts {
+		if raw != nil {
+			b.Puts = append(b.Puts, projection.KV{Key: key, Value: raw})
+		}
+	}
+	b.IndexAdds, b.IndexRemoves = t.adds, t.removes
+	return b
+}
+
+func (t *tx) tenant() string { return t.ev.GetTenantId() }
+func (t *tx) seq() uint64    { return t.ev.GetSequence() }
+
+func (t *tx) session() (*controlv1.Session, bool) {
+	return load(t, SessionKey(t.tenant(), t.ev.GetSessionId()), func() *controlv1.Session { return &controlv1.Session{} })
+}
+
+func (t *tx) thread(id string) (*controlv1.ThreadRead, bool) {
+	if id == "" {
+		return nil, false
+	}
+	return load(t, ThreadKey(t.tenant(), id), func() *controlv1.ThreadRead { return &controlv1.ThreadRead{} })
+}
+
+func (t *tx) turn(id string) (*controlv1.Turn, bool) {
+	if id == "" {
+		return nil, false
+	}
+	return load(t, TurnKey(t.tenant(), id), func() *controlv1.Turn { return &controlv1.Turn{} })
+}
+
+func (t *tx) touchThread(th *controlv1.ThreadRead) {
+	th.Sequence = t.seq()
+	th.UpdatedAt = t.ev.GetTimestamp()
+	t.put(ThreadKey(t.tenant(), th.ThreadId), th)
+}
+
+func (t *tx) touchTurn(tu *controlv1.Turn) {
+	tu.Sequence = t.seq()
+	t.put(TurnKey(t.tenant(), tu.TurnId), tu)
+}
+
+func (t *tx) apply() error {
+	ev := t.ev
+	typ := ev.GetType()
+	switch {
+	case typ == "session.created":
+		p := ev.GetSessionCreated()
+		s := &controlv1.Session{
+			SessionId: ev.GetSessionId(), Title: p.GetTitle(), Metadata: p.GetMetadata(), CreatedBy: p.GetCreatedBy(),
+			CreatedAt: ev.GetTimestamp(), UpdatedAt: ev.GetTimestamp(), Sequence: t.seq(),
+		}
+		t.put(SessionKey(t.tenant(), s.SessionId), s)
+		t.adds = append(t.adds, projection.IndexEntry{Index: SessionsIndex(t.tenant()), Member: s.SessionId, Score: float64(t.seq())})
+	case typ == "session.updated":
+		if s, ok := t.session(); ok {
+			p := ev.GetSessionUpdated()
+			if p.GetTitle() != "" {
+				s.Title = p.GetTitle()
+			}
+			for k, v := range p.GetMetadata() {
+				if s.Metadata == nil {
+					s.Metadata = map[string]string{}
+				}
+				s.Metadata[k] = v
+			}
+			s.UpdatedAt, s.Sequence = ev.GetTimestamp(), t.seq()
+			t.put(SessionKey(t.tenant(), s.SessionId), s)
+		}
+	case typ == "thread.started":
+		t.threadStarted()
+	case typ == "thread.updated":
+		t.threadUpdated()
+	case typ == "turn.submitted":
+		t.turnSubmitted()
+	case typ == "turn.started":
+		if tu, ok := t.turn(ev.GetTurnId()); ok {
+			tu.Status, tu.StartedAt = "running", ev.GetTimestamp()
+			t.touchTurn(tu)
+			if th, ok := t.thread(tu.ThreadId); ok {
+				t.refreshThreadStatus(th)
+				t.touchThread(th)
+			}
+		}
+	case typ == "turn.completed" || typ == "turn.failed":
+		t.turnEnded()
+	case typ == "queue.changed":
+		t.queueChanged()
+	case typ == "action.required":
+		t.actionRequired()
+	case typ == "action.resolved":
+		t.actionResolved()
+	case strings.HasPrefix(typ, "subagent."):
+		t.subagent()
+	case typ == "channel.connected", typ == "channel.disconnected", typ == "channel.resumed", typ == "channel.message":
+		t.channel()
+	case typ == "context.compaction.completed":
+		if th, ok := t.thread(ev.GetThreadId()); ok {
+			if ref := ev.GetContextCompactionCompleted().GetSummaryRef(); ref != "" {
+				th.CompactionSummaryRefs = append(th.CompactionSummaryRefs, ref)
+			}
+			t.touchThread(th)
+		}
+	case typ == "history.rollback.completed":
+		for _, id := range ev.GetHistoryRollbackCompleted().GetRemovedTurnIds() {
+			if tu, ok := t.turn(id); ok {
+				tu.Status = "rolled_back"
+				t.touchTurn(tu)
+				t.removes = append(t.removes, projection.IndexEntry{Index: SessionTurnsIndex(t.tenant(), tu.SessionId), Member: tu.TurnId})
+			}
+		}
+	case typ == "permission.requested":
+		t.adds = append(t.adds, projection.IndexEntry{Index: PermissionRequestsIndex, Member: t.tenant() + "|" + ev.GetActionId(), Score: float64(t.seq())})
+		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Permission })
+	case strings.HasPrefix(typ, "permission."), strings.HasPrefix(typ, "sandbox."), strings.HasPrefix(typ, "hook."):
+		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Permission })
+	case strings.HasPrefix(typ, "routing."), strings.HasPrefix(typ, "cost."), strings.HasPrefix(typ, "quota."),
+		typ == "rate_limit.hit", typ == "task.profile.resolved":
+		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Routing })
+	case strings.HasPrefix(typ, "task.") || strings.HasPrefix(typ, "job."):
+		if typ == "task.created" {
+			if th, ok := t.thread(ev.GetThreadId()); ok && !slices.Contains(th.TaskIds, ev.GetTaskId()) {
+				th.TaskIds = append(th.TaskIds, ev.GetTaskId())
+			}
+		}
+		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Tasks })
+	case typ == "evidence.changed":
+		if th, ok := t.thread(ev.GetThreadId()); ok && ev.GetEvidenceId() != "" && !slices.Contains(th.EvidenceRefs, ev.GetEvidenceId()) {
+			th.EvidenceRefs = append(th.EvidenceRefs, ev.GetEvidenceId())
+			t.touchThread(th)
+		}
+	}
+	switch typ {
+	case "runtime.error", "model.failed", "tool.failed", "process.failed", "context.compaction.failed", "sandbox.violation", "hook.failed":
+		t.incident()
+	}
+	return t.err
+}
+
+func (t *tx) threadStarted() {
+	ev := t.ev
+	p := ev.GetThreadStarted()
+	th := &controlv1.ThreadRead{
+		SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), Status: "idle", Title: p.GetTitle(),
+		ParentThreadId: p.GetParentThreadId(), ParentTurnId: p.GetParentTurnId(), SubagentId: p.GetSubagentId(),
+		CreatedAt: ev.GetTimestamp(),
+		Routing:   &controlv1.Summary{State: "unknown"}, Permission: &controlv1.Summary{State: "unknown"}, Tasks: &controlv1.Summary{State: "not_applicable"},
+	}
+	t.touchThread(th)
+	if s, ok := t.session(); ok {
+		if !slices.Contains(s.ThreadIds, th.ThreadId) {
+			s.ThreadIds = append(s.ThreadIds, th.ThreadId)
+		}
+		s.UpdatedAt, s.Sequence = ev.GetTimestamp(), t.seq()
+		t.put(SessionKey(t.tenant(), s.SessionId), s)
+	}
+}
+
+func (t *tx) threadUpdated() {
+	ev := t.ev
+	th, ok := t.thread(ev.GetThreadId())
+	if !ok {
+		return
+	}
+	p := ev.GetThreadUpdated()
+	switch p.GetChange() {
+	case "interrupt_requested":
+		if tu, ok := t.turn(p.GetTurnId()); ok && !terminal(tu.Status) {
+			tu.Status = "interrupting"
+			t.touchTurn(tu)
+		}
+	case "resumed":
+		if th.Diagnostics == nil {
+			th.Diagnostics = map[string]string{}
+		}
+		th.Diagnostics["resumed_at_sequence"] = strconv.FormatUint(t.seq(), 10)
+		for k, v := range p.GetFacts() {
+			th.Diagnostics["recovery."+k] = v
+		}
+	case "closed":
+		th.Status = "closed"
+		t.touchThread(th)
+		return
+	}
+	t.refreshThreadStatus(th)
+	t.touchThread(th)
+}
+
+func (t *tx) turnSubmitted() {
+	ev := t.ev
+	p := ev.GetTurnSubmitted()
+	tu := &controlv1.Turn{
+		TurnId: ev.GetTurnId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(),
+		Status: p.GetAdmission(), Admission: p.GetAdmission(), Input: p.GetInput(), Options: p.GetOptions(),
+		Metadata: p.GetMetadata(), IdempotencyKey: p.GetIdempotencyKey(), SubmittedAt: ev.GetTimestamp(),
+		SteeredInto: p.GetSteeredInto(), SubmittedSequence: t.seq(),
+	}
+	t.touchTurn(tu)
+	t.adds = append(t.adds, projection.IndexEntry{Index: SessionTurnsIndex(t.tenant(), tu.SessionId), Member: tu.TurnId, Score: float64(t.seq())})
+	if p.GetIdempotencyKey() != "" {
+		t.puts[IdempotencyKey(t.tenant(), tu.ThreadId, p.GetIdempotencyKey())] = []byte(tu.TurnId)
+	}
+	if th, ok := t.thread(tu.ThreadId); ok {
+		th.TurnCount++
+		switch p.GetAdmission() {
+		case "accepted":
+			th.ActiveTurnId = tu.TurnId
+		case "queued":
+			th.QueuedTurnIds = append(th.QueuedTurnIds, tu.TurnId)
+		}
+		t.refreshThreadStatus(th)
+		t.touchThread(th)
+	}
+	if s, ok := t.session(); ok {
+		s.TurnCount++
+		s.UpdatedAt, s.Sequence = ev.GetTimestamp(), t.seq()
+		t.put(SessionKey(t.tenant(), s.SessionId), s)
+	}
+}
+
+func (t *tx) turnEnded() {
+	ev := t.ev
+	tu, ok := t.turn(ev.GetTurnId())
+	if !ok {
+		return
+	}
+	tu.EndedAt = ev.GetTimestamp()
+	if ev.GetType() == "turn.completed" {
+		tu.Status = "completed"
+		tu.OutcomeMessage = ev.GetTurnCompleted().GetSummary()
+		tu.OutcomeCategory = ev.GetTurnCompleted().GetStopReason()
+	} else {
+		p := ev.GetTurnFailed()
+		switch p.GetOutcome() {
+		case eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED:
+			tu.Status = "cancelled"
+		case eventsv1.TurnOutcome_TURN_OUTCOME_TIMED_OUT:
+			tu.Status = "timed_out"
+		default:
+			tu.Status = "failed"
+		}
+		tu.OutcomeCategory, tu.OutcomeMessage = p.GetCategory(), p.GetMessage()
+	}
+	t.touchTurn(tu)
+	th, ok := t.thread(tu.ThreadId)
+	if !ok {
+		return
+	}
+	if th.ActiveTurnId == tu.TurnId {
+		th.ActiveTurnId = ""
+		th.LastTurnId, th.LastOutcome = tu.TurnId, tu.Status
+	}
+	th.QueuedTurnIds = slices.DeleteFunc(th.QueuedTurnIds, func(id string) bool { return id == tu.TurnId })
+	if tu.Status == "failed" || tu.Status == "timed_out" {
+		t.addIncident(th, &controlv1.Incident{Type: ev.GetType(), TurnId: tu.TurnId, Category: tu.OutcomeCategory, Message: tu.OutcomeMessage, Sequence: t.seq()})
+	}
+	t.refreshThreadStatus(th)
+	t.touchThread(th)
+}
+
+func (t *tx) queueChanged() {
+	ev := t.ev
+	th, ok := t.thread(ev.GetThreadId())
+	if !ok {
+		return
+	}
+	p := ev.GetQueueChanged()
+	th.QueuedTurnIds = slices.Clone(p.GetQueuedTurnIds())
+	switch p.GetChange() {
+	case "dequeued":
+		th.ActiveTurnId = p.GetTurnId()
+		if tu, ok := t.turn(p.GetTurnId()); ok {
+			tu.Status = "accepted"
+			t.touchTurn(tu)
+		}
+	case "removed", "cleared":
+		if tu, ok := t.turn(p.GetTurnId()); ok && !terminal(tu.Status) {
+			tu.Status, tu.EndedAt, tu.OutcomeCategory, tu.OutcomeMessage = "cancelled", ev.GetTimestamp(), p.GetChange(), p.GetReason()
+			t.touchTurn(tu)
+		}
+	}
+	t.refreshThreadStatus(th)
+	t.touchThread(th)
+}
+
+func (t *tx) actionRequired() {
+	ev := t.ev
+	p := ev.GetActionRequired()
+	a := &controlv1.Action{
+		ActionId: ev.GetActionId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(),
+		ActionType: p.GetActionType(), Prompt: p.GetPrompt(), JsonSchema: p.GetJsonSchema(), Decisions: p.GetDecisions(),
+		DecisionOnTimeout: p.GetDecisionOnTimeout(), ExpiresAt: p.GetExpiresAt(), Context: p.GetContext(),
+		RequestedBy: p.GetRequestedBy(), Status: "pending", RequestedAt: ev.GetTimestamp(),
+		StepId: ev.GetStepId(), ToolCallId: ev.GetToolCallId(), Sequence: t.seq(),
+	}
+	t.put(ActionKey(t.tenant(), a.ActionId), a)
+	if a.ExpiresAt != nil {
+		t.adds = append(t.adds, projection.IndexEntry{Index: DueActionsIndex, Member: t.tenant() + "|" + a.ActionId, Score: float64(a.ExpiresAt.AsTime().UnixMilli())})
+	}
+	t.removes = append(t.removes, projection.IndexEntry{Index: PermissionRequestsIndex, Member: t.tenant() + "|" + a.ActionId})
+	if th, ok := t.thread(a.ThreadId); ok {
+		th.PendingActions = append(th.PendingActions, a)
+		t.refreshThreadStatus(th)
+		t.touchThread(th)
+	}
+	if tu, ok := t.turn(a.TurnId); ok && !terminal(tu.Status) {
+		tu.Status = waitingStatus(a.ActionType)
+		t.touchTurn(tu)
+	}
+}
+
+func (t *tx) actionResolved() {
+	ev := t.ev
+	a, ok := load(t, ActionKey(t.tenant(), ev.GetActionId()), func() *controlv1.Action { return &controlv1.Action{} })
+	if !ok {
+		return
+	}
+	p := ev.GetActionResolved()
+	switch p.GetOutcome() {
+	case eventsv1.ActionOutcome_ACTION_OUTCOME_TIMED_OUT:
+		a.Status = "timed_out"
+	case eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED:
+		a.Status = "cancelled"
+	default:
+		a.Status = "resolved"
+	}
+	a.Decision, a.PayloadJson, a.Responder, a.ResolvedAt, a.Sequence = p.GetDecision(), p.GetPayloadJson(), p.GetResponder(), ev.GetTimestamp(), t.seq()
+	t.put(ActionKey(t.tenant(), a.ActionId), a)
+	t.removes = append(t.removes, projection.IndexEntry{Index: DueActionsIndex, Member: t.tenant() + "|" + a.ActionId})
+	th, ok := t.thread(a.ThreadId)
+	if !ok {
+		return
+	}
+	th.PendingActions = slices.DeleteFunc(th.PendingActions, func(x *controlv1.Action) bool { return x.ActionId == a.ActionId })
+	if tu, ok := t.turn(a.TurnId); ok && !terminal(tu.Status) {
+		tu.Status = "running"
+		if tu.StartedAt == nil {
+			tu.Status = "accepted"
+		}
+		for _, other := range th.PendingActions {
+			if other.TurnId == tu.TurnId {
+				tu.Status = waitingStatus(other.ActionType)
+			}
+		}
+		t.touchTurn(tu)
+	}
+	t.refreshThreadStatus(th)
+	t.touchThread(th)
+}
+
+func (t *tx) subagent() {
+	ev := t.ev
+	key := SubagentKey(t.tenant(), ev.GetSubagentId())
+	if ev.GetType() == "subagent.spawned" {
+		p := ev.GetSubagentSpawned()
+		depth := int32(0)
+		if parent, ok := t.thread(ev.GetThreadId()); ok && parent.SubagentId != "" {
+			if ps, ok := load(t, SubagentKey(t.tenant(), parent.SubagentId), func() *controlv1.Subagent { return &controlv1.Subagent{} }); ok {
+				depth = ps.Depth + 1
+			}
+		}
+		s := &controlv1.Subagent{
+			SubagentId: ev.GetSubagentId(), SessionId: ev.GetSessionId(), ParentThreadId: ev.GetThreadId(), ParentTurnId: ev.GetTurnId(),
+			ChildThreadId: p.GetChildThreadId(), Role: p.GetRole(), Isolation: p.GetIsolation(), ModelPolicy: p.GetModelPolicy(),
+			Objective: p.GetObjective(), Status: "running", Depth: depth, Sequence: t.seq(),
+		}
+		t.put(key, s)
+		t.adds = append(t.adds, projection.IndexEntry{Index: ChildrenIndex(t.tenant(), ev.GetThreadId()), Member: s.SubagentId, Score: float64(t.seq())})
+		return
+	}
+	s, ok := load(t, key, func() *controlv1.Subagent { return &controlv1.Subagent{} })
+	if !ok {
+		return
+	}
+	p := ev.GetSubagentStatus()
+	switch ev.GetType() {
+	case "subagent.completed":
+		s.Status = "completed"
+	case "subagent.failed":
+		s.Status = "failed"
+	case "subagent.closed":
+		s.Status = "closed"
+	case "subagent.status":
+		if p.GetStatus() != "" {
+			s.Status = p.GetStatus()
+		}
+	}
+	if p.GetSummary() != "" {
+		s.Summary = p.GetSummary()
+	}
+	s.Sequence = t.seq()
+	t.put(key, s)
+}
+
+func (t *tx) channel() {
+	ev := t.ev
+	key := ChannelKey(t.tenant(), ev.GetChannelId())
+	c, ok := load(t, key, func() *controlv1.Channel { return &controlv1.Channel{} })
+	if !ok {
+		c = &controlv1.Channel{ChannelId: ev.GetChannelId(), SessionId: ev.GetSessionId()}
+	}
+	var p *eventsv1.ChannelFact
+	switch ev.GetType() {
+	case "channel.connected":
+		c.Status, p = "connected", ev.GetChannelConnected()
+	case "channel.resumed":
+		c.Status, p = "connected", ev.GetChannelResumed()
+	case "channel.disconnected":
+		c.Status, p = "disconnected", ev.GetChannelDisconnected()
+	case "channel.message":
+		p = ev.GetChannelMessage()
+	}
+	if p.GetPeer() != "" {
+		c.Peer = p.GetPeer()
+	}
+	if p.GetLastAckedSequence() > c.LastAckedSequence {
+		c.LastAckedSequence = p.GetLastAckedSequence()
+	}
+	c.Sequence = t.seq()
+	t.put(key, c)
+}
+
+// summary records another owner's fact on the thread's joined summary: the
+// state becomes known at this sequence; the details stay in the owner's
+// events and its own summary RPC.
+func (t *tx) summary(field func(*controlv1.ThreadRead) **controlv1.Summary) {
+	th, ok := t.thread(t.ev.GetThreadId())
+	if !ok {
+		return
+	}
+	s := field(th)
+	if *s == nil {
+		*s = &controlv1.Summary{}
+	}
+	(*s).State = "known"
+	if (*s).Facts == nil {
+		(*s).Facts = map[string]string{}
+	}
+	(*s).Facts["last_event"] = t.ev.GetType()
+	if t.ev.GetTurnId() != "" {
+		(*s).Facts["last_turn_id"] = t.ev.GetTurnId()
+	}
+	(*s).Sequence = t.seq()
+	t.touchThread(th)
+}
+
+func (t *tx) incident() {
+	th, ok := t.thread(t.ev.GetThreadId())
+	if !ok {
+		return
+	}
+	t.addIncident(th, &controlv1.Incident{Type: t.ev.GetType(), TurnId: t.ev.GetTurnId(), Message: incidentMessage(t.ev), Sequence: t.seq()})
+	t.touchThread(th)
+}
+
+func (t *tx) addIncident(th *controlv1.ThreadRead, in *controlv1.Incident) {
+	th.Incidents = append(th.Incidents, in)
+	if len(th.Incidents) > maxIncidents {
+		th.Incidents = th.Incidents[len(th.Incidents)-maxIncidents:]
+	}
+}
+
+func incidentMessage(ev *eventsv1.RuntimeEvent) string {
+	switch {
+	case ev.GetRuntimeError() != nil:
+		return ev.GetRuntimeError().GetMessage()
+	case ev.GetModelFailed() != nil:
+		return ev.GetModelFailed().GetMessage()
+	case ev.GetToolFailed() != nil:
+		return ev.GetToolFailed().GetMessage()
+	case ev.GetProcessFailed() != nil:
+		return ev.GetProcessFailed().GetMessage()
+	}
+	return ev.GetType()
+}
+
+// refreshThreadStatus derives the thread's status from its active turn and
+// pending actions: a pending permission wins over input, which wins over
+// running; no active turn is idle.
+func (t *tx) refreshThreadStatus(th *controlv1.ThreadRead) {
+	if th.Status == "closed" {
+		return
+	}
+	status := "idle"
+	if th.ActiveTurnId != "" {
+		status = "running"
+		if tu, ok := t.turn(th.ActiveTurnId); ok && tu.Status == "interrupting" {
+			status = "interrupting"
+		}
+	}
+	for _, a := range th.PendingActions {
+		switch w := waitingStatus(a.ActionType); {
+		case w == "waiting_permission":
+			status = w
+		case status != "waiting_permission":
+			status = w
+		}
+	}
+	th.Status = status
+}
+
+func waitingStatus(actionType string) string {
+	if actionType == "permission" {
+		return "waiting_permission"
+	}
+	return "waiting_input"
+}
+
+func terminal(status string) bool {
+	switch status {
+	case "completed", "failed", "cancelled", "timed_out", "rolled_back":
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether a turn status is final.
+func Terminal(status string) bool { return terminal(status) }
+
