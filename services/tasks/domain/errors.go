@@ -1,0 +1,109 @@
+// Package domain holds the tasks service's rules with no I/O: the task
+// lifecycle state machine, attempts and retry policy, the task graph's
+// dependency rules and the job state machine. Each decision takes the
+// current record (a fold of the aggregate's events, see Apply) and a
+// command, and returns the events to append or an error saying why not.
+package domain
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+)
+
+// Stable reasons of PreconditionError (google.rpc.ErrorInfo.reason).
+const (
+	ReasonIllegalTransition    = "ILLEGAL_TRANSITION"
+	ReasonTaskBlocked          = "TASK_BLOCKED"
+	ReasonAcceptanceNotMet     = "ACCEPTANCE_NOT_MET"
+	ReasonRunMismatch          = "RUN_MISMATCH"
+	ReasonParentCancelled      = "PARENT_CANCELLED"
+	ReasonDependencyCycle      = "DEPENDENCY_CYCLE"
+	ReasonEdgeNotFound         = "EDGE_NOT_FOUND"
+	ReasonItemAlreadyCompleted = "ITEM_ALREADY_COMPLETED"
+	ReasonItemNotRetryable     = "ITEM_NOT_RETRYABLE"
+	ReasonIllegalItemState     = "ILLEGAL_ITEM_TRANSITION"
+	ReasonJobEnded             = "JOB_ENDED"
+	ReasonLeaseLost            = "LEASE_LOST"
+)
+
+// PreconditionError: the record's state does not allow the command.
+type PreconditionError struct {
+	Reason      string
+	Subject     string // e.g. "task/task_123"
+	Description string
+	Metadata    map[string]string
+}
+
+func (e *PreconditionError) Error() string { return e.Description }
+
+// InvalidError: a request value breaks a rule the proto cannot state.
+type InvalidError struct {
+	Field       string
+	Description string
+}
+
+func (e *InvalidError) Error() string { return e.Field + ": " + e.Description }
+
+// NotFoundError: no such record for the caller's tenant.
+type NotFoundError struct {
+	Kind string // "task", "job", "job item"
+	ID   string
+}
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %q not found", e.Kind, e.ID) }
+
+// ConflictError: a create reused an id (or idempotency key) for something
+// different.
+type ConflictError struct {
+	Kind, ID, Description string
+}
+
+func (e *ConflictError) Error() string { return e.Description }
+
+// StatusName is the spec's lowercase name of a status ("timed_out").
+func StatusName(s tasksv1.TaskStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "TASK_STATUS_"))
+}
+
+func statusList(ss []tasksv1.TaskStatus) string {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = StatusName(s)
+	}
+	switch len(names) {
+	case 0:
+		return "no status"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// illegal builds the error of a command the status does not allow, naming
+// the statuses that would: "task is completed; retry needs failed,
+// cancelled, timed_out or lost".
+func illegal(t *tasksv1.Task, cmd Command) error {
+	allowed := Allowed(cmd)
+	return &PreconditionError{
+		Reason:      ReasonIllegalTransition,
+		Subject:     "task/" + t.GetTaskId(),
+		Description: fmt.Sprintf("task is %s; %s needs %s", StatusName(t.GetStatus()), cmd, statusList(allowed)),
+		Metadata: map[string]string{
+			"command": string(cmd),
+			"status":  StatusName(t.GetStatus()),
+			"allowed": joinStatuses(allowed),
+		},
+	}
+}
+
+func joinStatuses(ss []tasksv1.TaskStatus) string {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = StatusName(s)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
