@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 )
