@@ -182,4 +182,3 @@ func (a *App) ExpireDue(ctx context.Context) (int, error) {
 	}
 	return expired, nil
 }
-

@@ -32,8 +32,8 @@ type Error struct {
 	Reason string
 	// Resource kind and id (NotFound, AlreadyExists).
 	Resource, ID string
-	Message  string
-	Metadata map[string]string
+	Message      string
+	Metadata     map[string]string
 }
 
 func (e *Error) Error() string { return e.Message }

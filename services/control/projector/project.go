@@ -609,4 +609,3 @@ func terminal(status string) bool {
 
 // Terminal reports whether a turn status is final.
 func Terminal(status string) bool { return terminal(status) }
-
