@@ -1493,9 +1493,11 @@ type RoutingLimitSummary struct {
 	RateLimitState   v11.FactState    `protobuf:"varint,16,opt,name=rate_limit_state,json=rateLimitState,proto3,enum=agentruntime.common.v1.FactState" json:"rate_limit_state,omitempty"`
 	LastRateLimitHit *v1.RateLimitHit `protobuf:"bytes,17,opt,name=last_rate_limit_hit,json=lastRateLimitHit,proto3" json:"last_rate_limit_hit,omitempty"`
 	// The stream sequence of the last fact in this summary.
-	LastSequence  uint64 `protobuf:"varint,18,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LastSequence uint64 `protobuf:"varint,18,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
+	// Models whose calls failed in the turn (reported to ApplyFallback).
+	FailedModelIds []string `protobuf:"bytes,19,rep,name=failed_model_ids,json=failedModelIds,proto3" json:"failed_model_ids,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RoutingLimitSummary) Reset() {
@@ -1652,6 +1654,13 @@ func (x *RoutingLimitSummary) GetLastSequence() uint64 {
 		return x.LastSequence
 	}
 	return 0
+}
+
+func (x *RoutingLimitSummary) GetFailedModelIds() []string {
+	if x != nil {
+		return x.FailedModelIds
+	}
+	return nil
 }
 
 // CostState of a thread: estimates and recorded usage summed over its turns.
@@ -2561,7 +2570,7 @@ const file_agentruntime_routing_v1_routing_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12E\n" +
 	"\tthread_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\x12!\n" +
-	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xbd\b\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xe7\b\n" +
 	"\x13RoutingLimitSummary\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
@@ -2583,7 +2592,8 @@ const file_agentruntime_routing_v1_routing_proto_rawDesc = "" +
 	"\x12last_quota_blocked\x18\x0f \x01(\v2$.agentruntime.events.v1.QuotaBlockedR\x10lastQuotaBlocked\x12K\n" +
 	"\x10rate_limit_state\x18\x10 \x01(\x0e2!.agentruntime.common.v1.FactStateR\x0erateLimitState\x12S\n" +
 	"\x13last_rate_limit_hit\x18\x11 \x01(\v2$.agentruntime.events.v1.RateLimitHitR\x10lastRateLimitHit\x12#\n" +
-	"\rlast_sequence\x18\x12 \x01(\x04R\flastSequence\"\x8f\x02\n" +
+	"\rlast_sequence\x18\x12 \x01(\x04R\flastSequence\x12(\n" +
+	"\x10failed_model_ids\x18\x13 \x03(\tR\x0efailedModelIds\"\x8f\x02\n" +
 	"\tCostState\x127\n" +
 	"\x05state\x18\x01 \x01(\x0e2!.agentruntime.common.v1.FactStateR\x05state\x120\n" +
 	"\x14last_estimated_nanos\x18\x02 \x01(\x03R\x12lastEstimatedNanos\x12%\n" +

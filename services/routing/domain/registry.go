@@ -1,0 +1,253 @@
+package domain
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+)
+
+// FindModel returns the registry's model with id, or nil.
+func FindModel(r *ev.Registry, id string) *ev.Model {
+	for _, m := range r.GetModels() {
+		if m.GetId() == id {
+			return m
+		}
+	}
+	return nil
+}
+
+// FindProvider returns the registry's provider with id, or nil.
+func FindProvider(r *ev.Registry, id string) *ev.Provider {
+	for _, p := range r.GetProviders() {
+		if p.GetId() == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// ModelForRequest is the model a request names: NotFound (naming field)
+// when the registry has no such model.
+func ModelForRequest(r *ev.Registry, id string) (*ev.Model, error) {
+	if m := FindModel(r, id); m != nil {
+		return m, nil
+	}
+	return nil, notFound("model", id)
+}
+
+// ValidateRegistry checks a whole registry (a configuration file) with the
+// rules every RPC change obeys, applying its entries one by one.
+func ValidateRegistry(r *ev.Registry) error {
+	acc := &ev.Registry{}
+	var err error
+	for i, p := range r.GetProviders() {
+		if acc, err = Apply(acc, &ev.LimitChanged{Change: &ev.LimitChanged_ProviderUpserted{ProviderUpserted: p}}); err != nil {
+			return prefixField(err, fmt.Sprintf("providers[%d]", i))
+		}
+	}
+	for i, m := range r.GetModels() {
+		if acc, err = Apply(acc, &ev.LimitChanged{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: m}}); err != nil {
+			return prefixField(err, fmt.Sprintf("models[%d]", i))
+		}
+	}
+	for i, l := range r.GetRateLimits() {
+		if acc, err = Apply(acc, &ev.LimitChanged{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: l}}); err != nil {
+			return prefixField(err, fmt.Sprintf("rate_limits[%d]", i))
+		}
+	}
+	for i, q := range r.GetQuotas() {
+		if acc, err = Apply(acc, &ev.LimitChanged{Change: &ev.LimitChanged_QuotaSet{QuotaSet: q}}); err != nil {
+			return prefixField(err, fmt.Sprintf("quotas[%d]", i))
+		}
+	}
+	for i, b := range r.GetBudgets() {
+		if acc, err = Apply(acc, &ev.LimitChanged{Change: &ev.LimitChanged_BudgetSet{BudgetSet: b}}); err != nil {
+			return prefixField(err, fmt.Sprintf("budgets[%d]", i))
+		}
+	}
+	return nil
+}
+
+func prefixField(err error, prefix string) error {
+	if e, ok := err.(*Error); ok {
+		c := *e
+		if c.Code == Invalid {
+			c.Field = prefix + "." + c.Field
+		} else {
+			c.Message = prefix + ": " + c.Error()
+			c.Code, c.Field = Invalid, prefix
+		}
+		return &c
+	}
+	return err
+}
+
+// Apply returns the registry after one change, or why the change is refused.
+// The input is not modified. Every entry is kept sorted by id so that equal
+// registries are equal messages.
+func Apply(r *ev.Registry, c *ev.LimitChanged) (*ev.Registry, error) {
+	out := proto.CloneOf(r)
+	if out == nil {
+		out = &ev.Registry{}
+	}
+	switch ch := c.GetChange().(type) {
+	case *ev.LimitChanged_ConfigImported:
+		next := proto.CloneOf(ch.ConfigImported)
+		if err := ValidateRegistry(next); err != nil {
+			return nil, err
+		}
+		return next, nil
+	case *ev.LimitChanged_ProviderUpserted:
+		p := ch.ProviderUpserted
+		if err := validID("provider.id", p.GetId()); err != nil {
+			return nil, err
+		}
+		if p.GetCredentialStatus() == ev.CredentialStatus_CREDENTIAL_STATUS_UNSPECIFIED {
+			return nil, invalid("provider.credential_status", "must be present, missing or invalid")
+		}
+		out.Providers = upsert(out.Providers, p, (*ev.Provider).GetId)
+	case *ev.LimitChanged_ProviderRemoved:
+		if FindProvider(out, ch.ProviderRemoved) == nil {
+			return nil, notFound("provider", ch.ProviderRemoved)
+		}
+		for _, m := range out.Models {
+			if m.GetProviderId() == ch.ProviderRemoved {
+				return nil, precondition(ReasonProviderHasModels, "provider/"+ch.ProviderRemoved,
+					"provider %q still has model %q; remove its models first", ch.ProviderRemoved, m.GetId())
+			}
+		}
+		out.Providers = remove(out.Providers, ch.ProviderRemoved, (*ev.Provider).GetId)
+	case *ev.LimitChanged_ModelUpserted:
+		m := ch.ModelUpserted
+		if err := validateModel(out, m); err != nil {
+			return nil, err
+		}
+		out.Models = upsert(out.Models, m, (*ev.Model).GetId)
+	case *ev.LimitChanged_ModelRemoved:
+		if FindModel(out, ch.ModelRemoved) == nil {
+			return nil, notFound("model", ch.ModelRemoved)
+		}
+		out.Models = remove(out.Models, ch.ModelRemoved, (*ev.Model).GetId)
+	case *ev.LimitChanged_RateLimitSet:
+		l := ch.RateLimitSet
+		if err := validID("rate_limit.id", l.GetId()); err != nil {
+			return nil, err
+		}
+		if l.GetRequestsPerMinute() < 0 || l.GetTokensPerMinute() < 0 || l.GetRequestsPerMinute()+l.GetTokensPerMinute() == 0 {
+			return nil, invalid("rate_limit.requests_per_minute", "requests_per_minute and tokens_per_minute must not be negative, and one must be set")
+		}
+		if l.GetProviderId() != "" && FindProvider(out, l.GetProviderId()) == nil {
+			return nil, invalid("rate_limit.provider_id", "no provider %q in the registry", l.GetProviderId())
+		}
+		if l.GetModelId() != "" && FindModel(out, l.GetModelId()) == nil {
+			return nil, invalid("rate_limit.model_id", "no model %q in the registry", l.GetModelId())
+		}
+		out.RateLimits = upsert(out.RateLimits, l, (*ev.RateLimit).GetId)
+	case *ev.LimitChanged_RateLimitRemoved:
+		if !slices.ContainsFunc(out.RateLimits, func(l *ev.RateLimit) bool { return l.GetId() == ch.RateLimitRemoved }) {
+			return nil, notFound("rate_limit", ch.RateLimitRemoved)
+		}
+		out.RateLimits = remove(out.RateLimits, ch.RateLimitRemoved, (*ev.RateLimit).GetId)
+	case *ev.LimitChanged_QuotaSet:
+		q := ch.QuotaSet
+		if err := validID("quota.id", q.GetId()); err != nil {
+			return nil, err
+		}
+		if q.GetTokensPerDay() < 0 || q.GetCostNanosPerDay() < 0 || q.GetTokensPerDay()+q.GetCostNanosPerDay() == 0 {
+			return nil, invalid("quota.tokens_per_day", "tokens_per_day and cost_nanos_per_day must not be negative, and one must be set")
+		}
+		for i, f := range q.GetLowThresholds() {
+			if !(f > 0 && f < 1) {
+				return nil, invalid(fmt.Sprintf("quota.low_thresholds[%d]", i), "%v is not a fraction strictly between 0 and 1", f)
+			}
+		}
+		out.Quotas = upsert(out.Quotas, q, (*ev.Quota).GetId)
+	case *ev.LimitChanged_QuotaRemoved:
+		if !slices.ContainsFunc(out.Quotas, func(q *ev.Quota) bool { return q.GetId() == ch.QuotaRemoved }) {
+			return nil, notFound("quota", ch.QuotaRemoved)
+		}
+		out.Quotas = remove(out.Quotas, ch.QuotaRemoved, (*ev.Quota).GetId)
+	case *ev.LimitChanged_BudgetSet:
+		b := ch.BudgetSet
+		if err := validID("budget.id", b.GetId()); err != nil {
+			return nil, err
+		}
+		if b.GetScope() == ev.BudgetScope_BUDGET_SCOPE_UNSPECIFIED {
+			return nil, invalid("budget.scope", "must be tenant, session or task")
+		}
+		if b.GetScope() == ev.BudgetScope_BUDGET_SCOPE_TENANT && b.GetTargetId() != "" {
+			return nil, invalid("budget.target_id", "a tenant budget names no target")
+		}
+		if b.GetTargetId() != "" {
+			if err := validID("budget.target_id", b.GetTargetId()); err != nil {
+				return nil, err
+			}
+		}
+		if b.GetLimitNanos() <= 0 {
+			return nil, invalid("budget.limit_nanos", "must be positive")
+		}
+		out.Budgets = upsert(out.Budgets, b, (*ev.Budget).GetId)
+	case *ev.LimitChanged_BudgetRemoved:
+		if !slices.ContainsFunc(out.Budgets, func(b *ev.Budget) bool { return b.GetId() == ch.BudgetRemoved }) {
+			return nil, notFound("budget", ch.BudgetRemoved)
+		}
+		out.Budgets = remove(out.Budgets, ch.BudgetRemoved, (*ev.Budget).GetId)
+	default:
+		return nil, invalid("change", "no change given")
+	}
+	return out, nil
+}
+
+func validateModel(r *ev.Registry, m *ev.Model) error {
+	if err := validID("model.id", m.GetId()); err != nil {
+		return err
+	}
+	if FindProvider(r, m.GetProviderId()) == nil {
+		return invalid("model.provider_id", "no provider %q in the registry", m.GetProviderId())
+	}
+	for i, c := range m.GetCapabilities() {
+		if c == ev.Capability_CAPABILITY_UNSPECIFIED || ev.Capability_name[int32(c)] == "" {
+			return invalid(fmt.Sprintf("model.capabilities[%d]", i), "unknown capability %d", c)
+		}
+	}
+	if m.GetContextWindow() < 0 {
+		return invalid("model.context_window", "must not be negative")
+	}
+	if m.GetMaxOutputTokens() < 0 {
+		return invalid("model.max_output_tokens", "must not be negative")
+	}
+	p := m.GetPrices()
+	for name, v := range map[string]*int64{
+		"input_nanos_per_million": p.InputNanosPerMillion, "output_nanos_per_million": p.OutputNanosPerMillion,
+		"cached_input_nanos_per_million": p.CachedInputNanosPerMillion, "reasoning_nanos_per_million": p.ReasoningNanosPerMillion,
+	} {
+		if v != nil && *v < 0 {
+			return invalid("model.prices."+name, "must not be negative")
+		}
+	}
+	return nil
+}
+
+func validID(field, id string) error {
+	if err := ids.Validate(id); err != nil {
+		return invalid(field, "%v", err)
+	}
+	return nil
+}
+
+func upsert[T any](list []T, item T, id func(T) string) []T {
+	key := id(item)
+	out := slices.DeleteFunc(slices.Clone(list), func(x T) bool { return id(x) == key })
+	out = append(out, item)
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(id(a), id(b)) })
+	return out
+}
+
+func remove[T any](list []T, key string, id func(T) string) []T {
+	return slices.DeleteFunc(slices.Clone(list), func(x T) bool { return id(x) == key })
+}

@@ -1,0 +1,250 @@
+// Package projector builds the routing service's read model from its own
+// facts: each tenant's registry, each turn's and thread's routing and limit
+// summary, task profiles resolved before a turn, and the cumulative spend
+// budgets are checked against. Everything in it is a fold of routing events,
+// so the control service can build the same thread summary from the log.
+package projector
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/routing/domain"
+)
+
+// Name of the projection (its checkpoint key).
+const Name = "routing.state"
+
+// Aggregate kinds of the routing service's subjects.
+const (
+	KindTurn     = "routing"
+	KindTask     = "routing_task"
+	KindRegistry = "routing_registry"
+	RegistryID   = "registry"
+)
+
+// Keys of the read model's documents and indexes.
+func RegistryKey(tenant string) string { return "reg/" + tenant }
+func TurnKey(tenant, session, turn string) string {
+	return "turn/" + tenant + "/" + session + "/" + turn
+}
+func ThreadKey(tenant, session, thread string) string {
+	return "thread/" + tenant + "/" + session + "/" + thread
+}
+func ThreadIndex(tenant, session string) string { return "threads/" + tenant + "/" + session }
+func TaskProfileKey(tenant, task string) string { return "taskprof/" + tenant + "/" + task }
+func SpentTenantKey(tenant string) string       { return "spent/" + tenant }
+func SpentSessionKey(tenant, session string) string {
+	return "spent/" + tenant + "/s/" + session
+}
+func SpentTaskKey(tenant, task string) string { return "spent/" + tenant + "/k/" + task }
+
+// Projection is the routing read model.
+type Projection struct {
+	Subjects eventlog.Subjects
+}
+
+// Name implements projector.Projection.
+func (Projection) Name() string { return Name }
+
+// Filters implements projector.Projection: the routing aggregates of every
+// tenant (a "*" tenant token in the kind filter).
+func (p Projection) Filters() []string {
+	return []string{p.Subjects.Kind("*", KindTurn), p.Subjects.Kind("*", KindTask), p.Subjects.Kind("*", KindRegistry)}
+}
+
+// Project implements projector.Projection.
+func (p Projection) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+	e := rec.Event
+	tenant := e.GetTenantId()
+	var b projection.Batch
+	if lc := e.GetLimitChanged(); lc != nil {
+		reg, err := LoadRegistry(ctx, store, tenant)
+		if err != nil {
+			return b, err
+		}
+		next, err := domain.Apply(reg, lc)
+		if err != nil {
+			// Changes are validated before they are appended; one that no
+			// longer applies is a bug to fix, not a fact to skip.
+			return b, err
+		}
+		return b, put(&b, RegistryKey(tenant), next)
+	}
+	if tp := e.GetTaskProfileResolved(); tp != nil && e.GetTurnId() == "" {
+		return b, put(&b, TaskProfileKey(tenant, e.GetTaskId()), tp.GetProfile())
+	}
+	if e.GetSessionId() == "" || e.GetThreadId() == "" || e.GetTurnId() == "" {
+		return b, nil
+	}
+	tk := TurnKey(tenant, e.GetSessionId(), e.GetTurnId())
+	hk := ThreadKey(tenant, e.GetSessionId(), e.GetThreadId())
+	docs, err := store.GetMany(ctx, tk, hk)
+	if err != nil {
+		return b, err
+	}
+	turn, thread := &routingv1.RoutingLimitSummary{}, &routingv1.RoutingLimitSummary{}
+	for i, m := range []proto.Message{turn, thread} {
+		if docs[i] != nil {
+			if err := proto.Unmarshal(docs[i], m); err != nil {
+				return b, err
+			}
+		}
+	}
+	if docs[1] == nil {
+		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: ThreadIndex(tenant, e.GetSessionId()), Member: e.GetThreadId(), Score: float64(e.GetSequence())})
+	}
+	if thread.GetTurnId() != e.GetTurnId() {
+		resetTurnFacts(thread)
+	}
+	Fold(turn, e)
+	Fold(thread, e)
+	if err := put(&b, tk, turn); err != nil {
+		return b, err
+	}
+	if err := put(&b, hk, thread); err != nil {
+		return b, err
+	}
+	if cr := e.GetCostRecorded(); cr != nil {
+		total := cr.GetCost().GetTotalNanos()
+		keys := []string{SpentTenantKey(tenant), SpentSessionKey(tenant, e.GetSessionId())}
+		if e.GetTaskId() != "" {
+			keys = append(keys, SpentTaskKey(tenant, e.GetTaskId()))
+		}
+		vals, err := store.GetMany(ctx, keys...)
+		if err != nil {
+			return b, err
+		}
+		for i, k := range keys {
+			cur, _ := strconv.ParseInt(string(vals[i]), 10, 64)
+			b.Puts = append(b.Puts, projection.KV{Key: k, Value: []byte(strconv.FormatInt(cur+total, 10))})
+		}
+	}
+	return b, nil
+}
+
+// resetTurnFacts clears what a thread summary says about its previous turn
+// when a new turn's facts arrive; cost, quota and rate-limit facts are the
+// thread's and stay.
+func resetTurnFacts(s *routingv1.RoutingLimitSummary) {
+	s.TaskProfile, s.CandidateCount, s.SingleCandidate, s.Decision, s.NotPossible = nil, 0, false, nil, nil
+	s.FallbackCount, s.LastFallback, s.FailedModelIds = 0, nil, nil
+	s.RoutingState = commonv1.FactState_FACT_STATE_UNKNOWN
+}
+
+// Fold applies one routing event to a summary. The control service can run
+// the same fold over the same events for its thread read model.
+func Fold(s *routingv1.RoutingLimitSummary, e *ev.RuntimeEvent) {
+	s.SessionId, s.ThreadId, s.TurnId, s.LastSequence = e.GetSessionId(), e.GetThreadId(), e.GetTurnId(), e.GetSequence()
+	if s.Cost == nil {
+		s.Cost = &routingv1.CostState{State: commonv1.FactState_FACT_STATE_UNKNOWN, RecordedUsage: &ev.TokenUsage{}}
+	}
+	if s.QuotaState == commonv1.FactState_FACT_STATE_UNSPECIFIED {
+		s.QuotaState = commonv1.FactState_FACT_STATE_UNKNOWN
+	}
+	if s.RateLimitState == commonv1.FactState_FACT_STATE_UNSPECIFIED {
+		s.RateLimitState = commonv1.FactState_FACT_STATE_UNKNOWN
+	}
+	if s.RoutingState == commonv1.FactState_FACT_STATE_UNSPECIFIED {
+		s.RoutingState = commonv1.FactState_FACT_STATE_UNKNOWN
+	}
+	known := commonv1.FactState_FACT_STATE_KNOWN
+	switch {
+	case e.GetTaskProfileResolved() != nil:
+		s.TaskProfile, s.RoutingState = e.GetTaskProfileResolved().GetProfile(), known
+	case e.GetRoutingCandidatesResolved() != nil:
+		cs := e.GetRoutingCandidatesResolved().GetCandidateSet()
+		s.CandidateCount, s.SingleCandidate, s.RoutingState = cs.GetCandidateCount(), cs.GetSingleCandidate(), known
+		if p := e.GetRoutingCandidatesResolved().GetProfile(); p != nil {
+			s.TaskProfile = p
+		}
+	case e.GetRoutingDecided() != nil:
+		s.Decision, s.NotPossible, s.SingleCandidate, s.RoutingState = e.GetRoutingDecided().GetDecision(), nil, false, known
+		s.CandidateCount = s.Decision.GetCandidateCount()
+	case e.GetRoutingSingleCandidate() != nil:
+		s.Decision, s.NotPossible, s.SingleCandidate, s.RoutingState = e.GetRoutingSingleCandidate().GetDecision(), nil, true, known
+		s.CandidateCount = 1
+	case e.GetRoutingNotPossible() != nil:
+		s.NotPossible, s.RoutingState = e.GetRoutingNotPossible(), commonv1.FactState_FACT_STATE_BLOCKED
+		if e.GetRoutingNotPossible().GetStage() == "decide" {
+			s.Decision, s.CandidateCount, s.SingleCandidate = nil, 0, false
+		}
+	case e.GetRoutingFallbackApplied() != nil:
+		fa := e.GetRoutingFallbackApplied()
+		s.Decision, s.NotPossible, s.LastFallback, s.FallbackCount, s.RoutingState = fa.GetDecision(), nil, fa, fa.GetFallbackCount(), known
+		s.FailedModelIds = append(s.FailedModelIds, fa.GetFailedModelId())
+	case e.GetCostEstimated() != nil:
+		s.Cost.LastEstimatedNanos = e.GetCostEstimated().GetCost().GetTotalNanos()
+	case e.GetCostRecorded() != nil:
+		cr := e.GetCostRecorded()
+		c := s.Cost
+		c.State = known
+		c.RecordedNanos += cr.GetCost().GetTotalNanos()
+		c.RecordedCalls++
+		u := c.RecordedUsage
+		u.InputTokens += cr.GetUsage().GetInputTokens()
+		u.OutputTokens += cr.GetUsage().GetOutputTokens()
+		u.CachedInputTokens += cr.GetUsage().GetCachedInputTokens()
+		u.ReasoningTokens += cr.GetUsage().GetReasoningTokens()
+	case e.GetRateLimitHit() != nil:
+		s.LastRateLimitHit, s.RateLimitState = e.GetRateLimitHit(), known
+	case e.GetQuotaLow() != nil:
+		s.LastQuotaLow, s.QuotaState = e.GetQuotaLow(), known
+	case e.GetQuotaBlocked() != nil:
+		s.LastQuotaBlocked, s.QuotaState = e.GetQuotaBlocked(), commonv1.FactState_FACT_STATE_BLOCKED
+	}
+}
+
+func put(b *projection.Batch, key string, m proto.Message) error {
+	data, err := proto.Marshal(m)
+	if err != nil {
+		return err
+	}
+	b.Puts = append(b.Puts, projection.KV{Key: key, Value: data})
+	return nil
+}
+
+// LoadRegistry reads a tenant's registry; empty when it has none.
+func LoadRegistry(ctx context.Context, store projection.Store, tenant string) (*ev.Registry, error) {
+	reg := &ev.Registry{}
+	return reg, load(ctx, store, RegistryKey(tenant), reg)
+}
+
+// Load reads a document into m; a missing one leaves m as it is and
+// reports found=false.
+func Load(ctx context.Context, store projection.Store, key string, m proto.Message) (bool, error) {
+	data, err := store.Get(ctx, key)
+	if errors.Is(err, projection.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, proto.Unmarshal(data, m)
+}
+
+func load(ctx context.Context, store projection.Store, key string, m proto.Message) error {
+	_, err := Load(ctx, store, key, m)
+	return err
+}
+
+// LoadSpent reads a cumulative spend (0 when nothing was recorded).
+func LoadSpent(ctx context.Context, store projection.Store, keys ...string) ([]int64, error) {
+	vals, err := store.GetMany(ctx, keys...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(keys))
+	for i, v := range vals {
+		out[i], _ = strconv.ParseInt(string(v), 10, 64)
+	}
+	return out, nil
+}
