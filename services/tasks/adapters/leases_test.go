@@ -1,0 +1,63 @@
+package adapters_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
+	"github.com/agentruntime/agentruntime/services/tasks/adapters"
+	"github.com/agentruntime/agentruntime/services/tasks/adapters/leasetest"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestMemoryLeases(t *testing.T) {
+	clocks := map[leasetest.Leases]*clock{}
+	leasetest.Run(t, leasetest.Harness{
+		New: func(t *testing.T) leasetest.Leases {
+			c := &clock{t: time.Unix(1700000000, 0)}
+			l := adapters.NewMemoryLeases(c.now)
+			clocks[l] = c
+			return l
+		},
+		Expire: func(t *testing.T, l leasetest.Leases, _ string, d time.Duration) { clocks[l].add(d) },
+	})
+}
+
+func TestRedisLeases(t *testing.T) {
+	client := redistest.Client(t)
+	leasetest.Run(t, leasetest.Harness{
+		New: func(t *testing.T) leasetest.Leases {
+			return adapters.NewRedisLeases(client, "agentruntime:tasks:test:"+ids.New("t")+":")
+		},
+		// Redis expires keys on its own clock: wait (bounded) until it has.
+		Expire: func(t *testing.T, l leasetest.Leases, key string, d time.Duration) {
+			deadline := time.After(d + 5*time.Second)
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				if _, held, err := l.Holder(context.Background(), key); err != nil || !held {
+					return
+				}
+				select {
+				case <-deadline:
+					t.Fatalf("lease %s still held %v after its ttl", key, d)
+				case <-tick.C:
+				}
+			}
+		},
+	})
+}

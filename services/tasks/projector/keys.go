@@ -1,0 +1,94 @@
+// Package projector builds the tasks service's read models from the log:
+// task and job records (the fold of each aggregate's events, see
+// domain.Apply) and the indexes listings, workers' polls, the sweeper and
+// the dependency reactor read.
+package projector
+
+import (
+	"strings"
+
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/services/tasks/domain"
+)
+
+// Name of the records projection (its checkpoint key).
+const Name = "tasks.records"
+
+// Keys of documents and indexes. Every key but ActiveRuns is scoped by
+// tenant, so no read can cross tenants.
+
+func TaskKey(tenant, id string) string { return "task:" + tenant + ":" + id }
+func JobKey(tenant, id string) string  { return "job:" + tenant + ":" + id }
+
+// IdemKey records that a command with this idempotency key was applied to
+// an aggregate.
+func IdemKey(tenant, kind, id, key string) string {
+	return "idem:" + tenant + ":" + kind + ":" + id + ":" + key
+}
+
+// Task indexes; members are task ids scored by the creation sequence
+// (stable cursors), except Runnable.
+func AllTasks(tenant string) string { return "tasks:" + tenant + ":all" }
+func TasksBySession(tenant, s string) string {
+	return "tasks:" + tenant + ":session:" + sessionToken(s)
+}
+func TasksByThread(tenant, t string) string { return "tasks:" + tenant + ":thread:" + t }
+func TasksByParent(tenant, p string) string { return "tasks:" + tenant + ":parent:" + p }
+func TasksByKind(tenant, k string) string   { return "tasks:" + tenant + ":kind:" + k }
+func TasksByOwner(tenant, o string) string  { return "tasks:" + tenant + ":owner:" + o }
+func TasksByStatus(tenant string, s tasksv1.TaskStatus) string {
+	return "tasks:" + tenant + ":status:" + domain.StatusName(s)
+}
+
+// Runnable lists the tasks a worker may start now (blockers aside from
+// backoff, which the poll checks), best first: higher priority, then older.
+func Runnable(tenant string) string { return "tasks:" + tenant + ":runnable" }
+
+// ActiveRuns lists every task with an active run, across tenants, for the
+// sweeper; members are ActiveMember(tenant, id).
+const ActiveRuns = "tasks:active_runs"
+
+func ActiveMember(tenant, id string) string { return tenant + "/" + id }
+
+// SplitActive is the inverse of ActiveMember.
+func SplitActive(m string) (tenant, id string) {
+	tenant, id, _ = strings.Cut(m, "/")
+	return tenant, id
+}
+
+// Reverse lists the edges stored on other tasks that point at target:
+// members ReverseMember(relation, source).
+func Reverse(tenant, target string) string { return "tasks:" + tenant + ":rev:" + target }
+
+func ReverseMember(rel tasksv1.EdgeRelation, source string) string {
+	return rel.String() + "/" + source
+}
+
+// SplitReverse is the inverse of ReverseMember.
+func SplitReverse(m string) (tasksv1.EdgeRelation, string) {
+	rel, src, _ := strings.Cut(m, "/")
+	return tasksv1.EdgeRelation(tasksv1.EdgeRelation_value[rel]), src
+}
+
+// Job indexes, scored by creation sequence.
+func AllJobs(tenant string) string          { return "jobs:" + tenant + ":all" }
+func JobsBySession(tenant, s string) string { return "jobs:" + tenant + ":session:" + sessionToken(s) }
+func JobsByTask(tenant, t string) string    { return "jobs:" + tenant + ":task:" + t }
+func JobsByStatus(tenant string, s tasksv1.JobStatus) string {
+	return "jobs:" + tenant + ":status:" + strings.ToLower(strings.TrimPrefix(s.String(), "JOB_STATUS_"))
+}
+
+func sessionToken(s string) string {
+	if s == "" {
+		return "_"
+	}
+	return s
+}
+
+// RunnableScore orders the runnable index: priority (higher first, 0-100
+// clamped) then creation sequence (older first). Exact in a float64 while
+// sequences stay below 10^13.
+func RunnableScore(t *tasksv1.Task) float64 {
+	p := min(max(t.GetSpec().GetPriority(), 0), 100)
+	return float64(100-p)*1e13 + float64(t.GetCreatedSequence())
+}

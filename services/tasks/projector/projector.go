@@ -1,0 +1,184 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/tasks/domain"
+)
+
+// Records is the projection of task and job aggregates.
+type Records struct{ Subjects eventlog.Subjects }
+
+func (Records) Name() string { return Name }
+
+// Filters: every task and job aggregate of every tenant.
+func (r Records) Filters() []string {
+	return []string{r.Subjects.Kind("*", "task"), r.Subjects.Kind("*", "job")}
+}
+
+// Project folds the event into its record and moves the record's index
+// entries from where the old record had them to where the new one does.
+func (r Records) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+	ev := rec.Event
+	tenant := ev.GetTenantId()
+	var b projection.Batch
+	if key := ev.GetRequestId(); key != "" {
+		kind, id := "task", ev.GetTaskId()
+		if ev.GetJobId() != "" && !isTaskType(ev.GetType()) {
+			kind, id = "job", ev.GetJobId()
+		}
+		b.Puts = append(b.Puts, projection.KV{Key: IdemKey(tenant, kind, id, key), Value: fmt.Appendf(nil, "%d", ev.GetSequence())})
+	}
+	if isTaskType(ev.GetType()) {
+		old, err := LoadTask(ctx, store, tenant, ev.GetTaskId())
+		if err != nil && !errors.Is(err, projection.ErrNotFound) {
+			return b, err
+		}
+		next := domain.Apply(old, ev)
+		if next == nil {
+			return b, nil // an event before its task.created: nothing to fold into
+		}
+		data, err := proto.Marshal(next)
+		if err != nil {
+			return b, err
+		}
+		b.Puts = append(b.Puts, projection.KV{Key: TaskKey(tenant, next.GetTaskId()), Value: data})
+		diff(&b, taskIndexes(tenant, old), taskIndexes(tenant, next))
+		return b, nil
+	}
+	old, err := LoadJob(ctx, store, tenant, ev.GetJobId())
+	if err != nil && !errors.Is(err, projection.ErrNotFound) {
+		return b, err
+	}
+	next := domain.ApplyJob(old, ev)
+	if next == nil {
+		return b, nil
+	}
+	data, err := proto.Marshal(next)
+	if err != nil {
+		return b, err
+	}
+	b.Puts = append(b.Puts, projection.KV{Key: JobKey(tenant, next.GetJobId()), Value: data})
+	diff(&b, jobIndexes(tenant, old), jobIndexes(tenant, next))
+	return b, nil
+}
+
+func isTaskType(typ string) bool { return len(typ) > 5 && typ[:5] == "task." }
+
+// LoadTask reads a task record.
+func LoadTask(ctx context.Context, store projection.Store, tenant, id string) (*tasksv1.Task, error) {
+	data, err := store.Get(ctx, TaskKey(tenant, id))
+	if err != nil {
+		return nil, err
+	}
+	t := &tasksv1.Task{}
+	if err := proto.Unmarshal(data, t); err != nil {
+		return nil, fmt.Errorf("decode task %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// LoadJob reads a job record.
+func LoadJob(ctx context.Context, store projection.Store, tenant, id string) (*tasksv1.Job, error) {
+	data, err := store.Get(ctx, JobKey(tenant, id))
+	if err != nil {
+		return nil, err
+	}
+	j := &tasksv1.Job{}
+	if err := proto.Unmarshal(data, j); err != nil {
+		return nil, fmt.Errorf("decode job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+type entry struct {
+	index, member string
+	score         float64
+}
+
+func taskIndexes(tenant string, t *tasksv1.Task) []entry {
+	if t == nil {
+		return nil
+	}
+	id, seq := t.GetTaskId(), float64(t.GetCreatedSequence())
+	out := []entry{
+		{AllTasks(tenant), id, seq},
+		{TasksBySession(tenant, t.GetSessionId()), id, seq},
+		{TasksByStatus(tenant, t.GetStatus()), id, seq},
+	}
+	if th := firstNonEmpty(t.GetThreadId(), t.GetSpec().GetScope().GetThreadId()); th != "" {
+		out = append(out, entry{TasksByThread(tenant, th), id, seq})
+	}
+	if t.GetParentTaskId() != "" {
+		out = append(out, entry{TasksByParent(tenant, t.GetParentTaskId()), id, seq})
+	}
+	if k := t.GetSpec().GetTaskKind(); k != "" {
+		out = append(out, entry{TasksByKind(tenant, k), id, seq})
+	}
+	if o := t.GetSpec().GetOwner(); o != "" {
+		out = append(out, entry{TasksByOwner(tenant, o), id, seq})
+	}
+	if domain.Runnable(t) {
+		out = append(out, entry{Runnable(tenant), id, RunnableScore(t)})
+	}
+	if t.GetCurrentRunId() != "" {
+		out = append(out, entry{ActiveRuns, ActiveMember(tenant, id), seq})
+	}
+	for _, e := range t.GetEdges() {
+		if domain.IsTaskRelation(e.GetRelation()) && e.GetStatus() != tasksv1.EdgeStatus_EDGE_STATUS_REMOVED {
+			out = append(out, entry{Reverse(tenant, e.GetTargetId()), ReverseMember(e.GetRelation(), id), seq})
+		}
+	}
+	return out
+}
+
+func jobIndexes(tenant string, j *tasksv1.Job) []entry {
+	if j == nil {
+		return nil
+	}
+	id, seq := j.GetJobId(), float64(j.GetCreatedSequence())
+	out := []entry{
+		{AllJobs(tenant), id, seq},
+		{JobsBySession(tenant, j.GetSessionId()), id, seq},
+		{JobsByStatus(tenant, j.GetStatus()), id, seq},
+	}
+	if j.GetTaskId() != "" {
+		out = append(out, entry{JobsByTask(tenant, j.GetTaskId()), id, seq})
+	}
+	return out
+}
+
+// diff removes the entries the old record had and the new one does not,
+// and adds (or re-scores) the new record's.
+func diff(b *projection.Batch, old, next []entry) {
+	keep := map[[2]string]float64{}
+	for _, e := range next {
+		keep[[2]string{e.index, e.member}] = e.score
+	}
+	had := map[[2]string]float64{}
+	for _, e := range old {
+		had[[2]string{e.index, e.member}] = e.score
+		if _, ok := keep[[2]string{e.index, e.member}]; !ok {
+			b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: e.index, Member: e.member})
+		}
+	}
+	for _, e := range next {
+		if s, ok := had[[2]string{e.index, e.member}]; !ok || s != e.score {
+			b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: e.index, Member: e.member, Score: e.score})
+		}
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
