@@ -1,14 +1,23 @@
-// Package routing is the routing service: it owns model routing, fallback, cost, budgets, quotas and rate limits (DESIGN §2).
-//
-// Its RPCs are built by the issue that owns the service; until then they
-// answer Unimplemented (the embedded Unimplemented server).
+// Package routing is the routing service: it owns model routing, fallback,
+// cost, budgets, quotas and rate limits (DESIGN §2). See
+// docs/services/routing.md.
 package routing
 
 import (
+	"context"
+	"fmt"
+	"os"
+
 	"google.golang.org/grpc"
 
+	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/kit"
+	"github.com/agentruntime/agentruntime/services/routing/adapters"
+	"github.com/agentruntime/agentruntime/services/routing/app"
+	rgrpc "github.com/agentruntime/agentruntime/services/routing/grpc"
+	rp "github.com/agentruntime/agentruntime/services/routing/projector"
 )
 
 // Name is the service's name in `agentruntime serve <name>`.
@@ -17,14 +26,29 @@ const Name = "routing"
 // HealthName is the grpc.health.v1 service name probes ask for.
 var HealthName = routingv1.RoutingService_ServiceDesc.ServiceName
 
-// Service implements routingv1.RoutingServiceServer.
+// Service is the composition of the routing service.
 type Service struct {
-	routingv1.UnimplementedRoutingServiceServer
-	deps kit.Deps
+	deps    kit.Deps
+	handler *rgrpc.Handler
+	// configErr is a bad AR_MODELS file: Run fails with it so the process
+	// stops instead of routing on a registry nobody meant.
+	configErr error
 }
 
-// New builds the service on its dependencies.
-func New(deps kit.Deps) *Service { return &Service{deps: deps} }
+// New builds the service on its dependencies. The model registry config is
+// read from the file named by AR_MODELS (none: an empty registry).
+func New(deps kit.Deps) *Service {
+	var config *ev.Registry
+	var configErr error
+	if path := os.Getenv(app.EnvModels); path != "" {
+		config, configErr = app.LoadConfig(path)
+	}
+	var limits app.Limiter = adapters.NewMemory()
+	if deps.Redis != nil {
+		limits = adapters.NewRedis(deps.Redis)
+	}
+	return &Service{deps: deps, configErr: configErr, handler: &rgrpc.Handler{App: app.New(deps.Log, deps.Store, limits, config)}}
+}
 
 // Name implements kit.Service.
 func (s *Service) Name() string { return Name }
@@ -33,4 +57,12 @@ func (s *Service) Name() string { return Name }
 func (s *Service) HealthName() string { return HealthName }
 
 // Register implements kit.Service.
-func (s *Service) Register(g *grpc.Server) { routingv1.RegisterRoutingServiceServer(g, s) }
+func (s *Service) Register(g *grpc.Server) { routingv1.RegisterRoutingServiceServer(g, s.handler) }
+
+// Run implements kit.Runner: the routing read model's projector.
+func (s *Service) Run(ctx context.Context) error {
+	if s.configErr != nil {
+		return fmt.Errorf("%s: %w", app.EnvModels, s.configErr)
+	}
+	return projector.Run(ctx, s.deps.Log, s.deps.Store, rp.Projection{Subjects: s.deps.Log.Subjects}, s.deps.Logger)
+}

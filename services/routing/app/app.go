@@ -1,0 +1,588 @@
+// Package app runs the routing service's commands: it loads state from the
+// routing read model and counters from the limit store, calls the pure
+// domain, and appends the facts through the shared write path.
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/routing/domain"
+	rp "github.com/agentruntime/agentruntime/services/routing/projector"
+)
+
+// Limiter is the limit store (adapters.Redis, adapters.Memory).
+type Limiter interface {
+	Apply(ctx context.Context, tenant string, req domain.LimitRequest) (domain.LimitResult, error)
+}
+
+// App is the routing service's use cases.
+type App struct {
+	log    *eventlog.Log
+	store  projection.Store
+	exec   command.Executor
+	limits Limiter
+	now    func() time.Time
+	// config is the AR_MODELS registry (nil: none); each tenant imports it
+	// once per digest, as a limit.changed fact.
+	config *ev.Registry
+	seeded sync.Map // tenant -> digest imported
+}
+
+// New builds the use cases.
+func New(log *eventlog.Log, store projection.Store, limits Limiter, config *ev.Registry) *App {
+	return &App{log: log, store: store, limits: limits, now: time.Now, config: config,
+		exec: command.Executor{Log: log, Store: store, Projection: rp.Name}}
+}
+
+// readTimeout bounds how long a read waits for min_sequence.
+const readTimeout = 5 * time.Second
+
+func turnAgg(tenant string, s *rv1.TurnScope) eventlog.Aggregate {
+	return eventlog.Aggregate{Tenant: tenant, Session: s.GetSessionId(), Kind: rp.KindTurn, ID: s.GetTurnId()}
+}
+
+func registryAgg(tenant string) eventlog.Aggregate {
+	return eventlog.Aggregate{Tenant: tenant, Session: eventlog.NoSession, Kind: rp.KindRegistry, ID: rp.RegistryID}
+}
+
+func scoped(typ string, s *rv1.TurnScope) *ev.RuntimeEvent {
+	return &ev.RuntimeEvent{Type: typ, SessionId: s.GetSessionId(), ThreadId: s.GetThreadId(), TurnId: s.GetTurnId(),
+		TaskId: s.GetTaskId(), RunId: s.GetRunId()}
+}
+
+// stableID is an event id derived from what makes a fact unique, so a
+// retried command appends nothing twice (ADR 0001). Hashed: ids must be
+// short and subject-safe, and JetStream de-duplicates across tenants.
+func stableID(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return "evt_" + hex.EncodeToString(h.Sum(nil))[:40]
+}
+
+func write(res command.Result) *commonv1.WriteResult {
+	w := &commonv1.WriteResult{Sequence: res.Sequence, Deduplicated: len(res.Appended) > 0}
+	for _, a := range res.Appended {
+		w.EventIds = append(w.EventIds, a.EventID)
+		w.Deduplicated = w.Deduplicated && a.Duplicate
+	}
+	return w
+}
+
+// registry returns the tenant's registry, importing the config file first
+// when the tenant has not imported this version of it.
+func (a *App) registry(ctx context.Context, tenant string) (*ev.Registry, error) {
+	if a.config != nil {
+		if d, ok := a.seeded.Load(tenant); !ok || d != a.config.GetConfigDigest() {
+			if _, err := a.exec.Execute(ctx, registryAgg(tenant), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
+				reg, err := rp.LoadRegistry(ctx, a.store, tenant)
+				if err != nil || reg.GetConfigDigest() == a.config.GetConfigDigest() {
+					return nil, err
+				}
+				return []*ev.RuntimeEvent{{Type: "limit.changed", EventId: stableID(tenant, "config", a.config.GetConfigDigest()),
+					Payload: &ev.RuntimeEvent_LimitChanged{LimitChanged: &ev.LimitChanged{Source: "config",
+						Change: &ev.LimitChanged_ConfigImported{ConfigImported: a.config}}}}}, nil
+			}); err != nil {
+				return nil, err
+			}
+			a.seeded.Store(tenant, a.config.GetConfigDigest())
+		}
+	}
+	return rp.LoadRegistry(ctx, a.store, tenant)
+}
+
+// ResolveTaskProfile records the profile of a turn or a task.
+func (a *App) ResolveTaskProfile(ctx context.Context, tenant string, req *rv1.ResolveTaskProfileRequest) (*rv1.ResolveTaskProfileResponse, error) {
+	s := req.GetScope()
+	profile := domain.ResolveProfile(domain.ProfileInput{Kind: req.GetKind(), Source: req.GetSource(), RequiredCapabilities: req.GetRequiredCapabilities(),
+		LatencyTarget: req.GetLatencyTarget(), BudgetClass: req.GetBudgetClass(), FallbackPolicy: req.GetFallbackPolicy(), Region: req.GetRegion()})
+	e := &ev.RuntimeEvent{Type: "task.profile.resolved", SessionId: s.GetSessionId(), ThreadId: s.GetThreadId(), TurnId: s.GetTurnId(),
+		TaskId: s.GetTaskId(), RunId: s.GetRunId(), Payload: &ev.RuntimeEvent_TaskProfileResolved{TaskProfileResolved: &ev.TaskProfileResolved{Profile: profile}}}
+	agg := eventlog.Aggregate{Tenant: tenant, Session: s.GetSessionId(), Kind: rp.KindTurn, ID: s.GetTurnId()}
+	if s.GetTurnId() == "" {
+		// A task profiled before any turn runs it: task.profile.resolved
+		// needs only the task, so it lives on the task's routing subject.
+		agg = eventlog.Aggregate{Tenant: tenant, Session: s.GetSessionId(), Kind: rp.KindTask, ID: s.GetTaskId()}
+		if agg.Session == "" {
+			agg.Session = eventlog.NoSession
+		}
+	}
+	appended, err := a.log.Append(ctx, agg, eventlog.Any, e)
+	if err != nil {
+		return nil, err
+	}
+	return &rv1.ResolveTaskProfileResponse{Profile: profile, Write: write(command.Result{Appended: appended, Sequence: appended[0].Sequence})}, nil
+}
+
+// routeInput loads what a candidate set is made from. The limit state of
+// every model that passes the static checks is read in one Check.
+func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r *rv1.RouteRequest, turn *rv1.RoutingLimitSummary) (domain.RouteInput, error) {
+	reg, err := a.registry(ctx, tenant)
+	if err != nil {
+		return domain.RouteInput{}, err
+	}
+	profile := r.GetProfile()
+	if profile == nil {
+		profile = turn.GetTaskProfile()
+	}
+	if profile == nil && s.GetTaskId() != "" {
+		tp := &ev.TaskProfile{}
+		found, err := rp.Load(ctx, a.store, rp.TaskProfileKey(tenant, s.GetTaskId()), tp)
+		if err != nil {
+			return domain.RouteInput{}, err
+		}
+		if found {
+			profile = tp
+		}
+	}
+	if profile == nil {
+		return domain.RouteInput{}, &domain.Error{Code: domain.Precondition, Reason: domain.ReasonProfileNotResolved, Subject: "turn/" + s.GetTurnId(),
+			Message: fmt.Sprintf("turn %q has no task profile: call ResolveTaskProfile first or pass route.profile", s.GetTurnId())}
+	}
+	in := domain.RouteInput{Registry: reg, Profile: profile, RequestedProvider: r.GetRequestedProviderId(), RequestedModel: r.GetRequestedModelId(),
+		UserLock: r.GetUserLock(), EstInput: r.GetEstimatedInputTokens(), EstOutput: r.GetEstimatedOutputTokens(),
+		Limits: map[string]*ev.LimitStateSnapshot{}, Failed: turn.GetFailedModelIds()}
+	spent, err := rp.LoadSpent(ctx, a.store, rp.SpentTenantKey(tenant), rp.SpentSessionKey(tenant, s.GetSessionId()), rp.SpentTaskKey(tenant, s.GetTaskId()))
+	if err != nil {
+		return in, err
+	}
+	in.Budgets = domain.BudgetStates(reg, domain.Spent{Tenant: spent[0], Session: spent[1], Task: spent[2], SessionID: s.GetSessionId(), TaskID: s.GetTaskId()})
+	return in, a.checkModels(ctx, tenant, &in)
+}
+
+// checkModels fills in.Limits for the models that pass the static checks,
+// in one limit store round trip.
+func (a *App) checkModels(ctx context.Context, tenant string, in *domain.RouteInput) error {
+	var req domain.LimitRequest
+	type span struct {
+		m            *ev.Model
+		plan         domain.LimitPlan
+		rates, quota int
+	}
+	var spans []span
+	now := a.now()
+	for _, m := range in.Registry.GetModels() {
+		if reasons, _ := domain.StaticExclusions(*in, m); len(reasons) > 0 {
+			continue
+		}
+		plan := domain.PlanLimits(in.Registry, m, 1, in.EstInput+in.EstOutput, 0, 0, now)
+		spans = append(spans, span{m, plan, len(req.Rates), len(req.Quotas)})
+		req.Rates = append(req.Rates, plan.Rates...)
+		req.Quotas = append(req.Quotas, plan.Quotas...)
+	}
+	if len(req.Rates)+len(req.Quotas) == 0 {
+		return nil
+	}
+	res, err := a.limits.Apply(ctx, tenant, req)
+	if err != nil {
+		return err
+	}
+	for _, s := range spans {
+		sub := domain.LimitResult{Rates: res.Rates[s.rates : s.rates+len(s.plan.Rates)], Quotas: res.Quotas[s.quota : s.quota+len(s.plan.Quotas)]}
+		in.Limits[s.m.GetId()] = s.plan.Snapshot(sub)
+	}
+	return nil
+}
+
+func (a *App) loadTurn(ctx context.Context, tenant string, s *rv1.TurnScope) (*rv1.RoutingLimitSummary, error) {
+	turn := &rv1.RoutingLimitSummary{}
+	_, err := rp.Load(ctx, a.store, rp.TurnKey(tenant, s.GetSessionId(), s.GetTurnId()), turn)
+	return turn, err
+}
+
+// ResolveCandidates records the candidate set of a turn.
+func (a *App) ResolveCandidates(ctx context.Context, tenant string, req *rv1.ResolveCandidatesRequest) (*rv1.ResolveCandidatesResponse, error) {
+	s := req.GetScope()
+	var set *ev.CandidateSet
+	res, err := a.exec.Execute(ctx, turnAgg(tenant, s), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
+		turn, err := a.loadTurn(ctx, tenant, s)
+		if err != nil {
+			return nil, err
+		}
+		in, err := a.routeInput(ctx, tenant, s, req.GetRoute(), turn)
+		if err != nil {
+			return nil, err
+		}
+		set = domain.Candidates(in)
+		e := scoped("routing.candidates.resolved", s)
+		e.Payload = &ev.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: &ev.RoutingCandidatesResolved{CandidateSet: set, Profile: in.Profile}}
+		return []*ev.RuntimeEvent{e}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &rv1.ResolveCandidatesResponse{CandidateSet: set, Write: write(res)}, nil
+}
+
+// DecideRoute records the candidate set and the decision of a turn.
+func (a *App) DecideRoute(ctx context.Context, tenant string, req *rv1.DecideRouteRequest) (*rv1.DecideRouteResponse, error) {
+	s := req.GetScope()
+	out := &rv1.DecideRouteResponse{}
+	res, err := a.exec.Execute(ctx, turnAgg(tenant, s), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
+		turn, err := a.loadTurn(ctx, tenant, s)
+		if err != nil {
+			return nil, err
+		}
+		in, err := a.routeInput(ctx, tenant, s, req.GetRoute(), turn)
+		if err != nil {
+			return nil, err
+		}
+		set := domain.Candidates(in)
+		outcome := domain.Decide(in, set)
+		cands := scoped("routing.candidates.resolved", s)
+		cands.Payload = &ev.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: &ev.RoutingCandidatesResolved{CandidateSet: set, Profile: in.Profile}}
+		out.CandidateSet = set
+		var decision *ev.RuntimeEvent
+		switch {
+		case outcome.NotPossible != nil:
+			decision = scoped("routing.not_possible", s)
+			decision.Payload = &ev.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: outcome.NotPossible}
+			out.Outcome = &rv1.DecideRouteResponse_NotPossible{NotPossible: outcome.NotPossible}
+		case set.GetSingleCandidate():
+			decision = scoped("routing.single_candidate", s)
+			decision.Payload = &ev.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &ev.RoutingSingleCandidate{Decision: outcome.Decision}}
+			out.Outcome = &rv1.DecideRouteResponse_Decision{Decision: outcome.Decision}
+		default:
+			decision = scoped("routing.decided", s)
+			decision.Payload = &ev.RuntimeEvent_RoutingDecided{RoutingDecided: &ev.RoutingDecided{Decision: outcome.Decision}}
+			out.Outcome = &rv1.DecideRouteResponse_Decision{Decision: outcome.Decision}
+		}
+		return []*ev.RuntimeEvent{cands, decision}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Write = write(res)
+	return out, nil
+}
+
+// ApplyFallback moves the turn to the next candidate after a failure of
+// its current model.
+func (a *App) ApplyFallback(ctx context.Context, tenant string, req *rv1.ApplyFallbackRequest) (*rv1.ApplyFallbackResponse, error) {
+	s := req.GetScope()
+	out := &rv1.ApplyFallbackResponse{}
+	res, err := a.exec.Execute(ctx, turnAgg(tenant, s), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
+		turn, err := a.loadTurn(ctx, tenant, s)
+		if err != nil {
+			return nil, err
+		}
+		prev := turn.GetDecision()
+		if prev == nil {
+			return nil, &domain.Error{Code: domain.Precondition, Reason: domain.ReasonNoDecision, Subject: "turn/" + s.GetTurnId(),
+				Message: fmt.Sprintf("turn %q has no routing decision to fall back from; call DecideRoute first", s.GetTurnId())}
+		}
+		if prev.GetSelectedModelId() != req.GetFailedModelId() {
+			return nil, &domain.Error{Code: domain.Precondition, Reason: domain.ReasonNotCurrentModel, Subject: "turn/" + s.GetTurnId(),
+				Message:  fmt.Sprintf("turn %q is routed to %q, not %q; only the current model's failure moves it", s.GetTurnId(), prev.GetSelectedModelId(), req.GetFailedModelId()),
+				Metadata: map[string]string{"selected_model_id": prev.GetSelectedModelId()}}
+		}
+		failedTurn := &rv1.RoutingLimitSummary{TaskProfile: turn.GetTaskProfile(), FailedModelIds: append(append([]string(nil), turn.GetFailedModelIds()...), req.GetFailedModelId())}
+		route := &rv1.RouteRequest{RequestedProviderId: prev.GetRequestedProviderId(), RequestedModelId: prev.GetRequestedModelId()}
+		in, err := a.routeInput(ctx, tenant, s, route, failedTurn)
+		if err != nil {
+			return nil, err
+		}
+		if in.Profile.GetFallbackPolicy() == ev.FallbackPolicy_FALLBACK_POLICY_SAME_PROVIDER {
+			in.SameProvider = prev.GetSelectedProviderId()
+		}
+		set := domain.Candidates(in)
+		outcome := domain.Fallback(in, prev, req.GetFailedModelId(), req.GetFailureCategory(), set)
+		if outcome.NotPossible != nil {
+			e := scoped("routing.not_possible", s)
+			e.Payload = &ev.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: outcome.NotPossible}
+			out.Outcome = &rv1.ApplyFallbackResponse_NotPossible{NotPossible: outcome.NotPossible}
+			return []*ev.RuntimeEvent{e}, nil
+		}
+		fa := &ev.RoutingFallbackApplied{FailedProviderId: prev.GetSelectedProviderId(), FailedModelId: req.GetFailedModelId(),
+			FailureCategory: req.GetFailureCategory(), FailureDetail: req.GetFailureDetail(), Decision: outcome.Decision, FallbackCount: turn.GetFallbackCount() + 1}
+		e := scoped("routing.fallback.applied", s)
+		e.Payload = &ev.RuntimeEvent_RoutingFallbackApplied{RoutingFallbackApplied: fa}
+		out.Outcome = &rv1.ApplyFallbackResponse_Fallback{Fallback: fa}
+		return []*ev.RuntimeEvent{e}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Write = write(res)
+	return out, nil
+}
+
+func usage(u *rv1.Usage) *ev.TokenUsage {
+	return &ev.TokenUsage{InputTokens: u.GetInputTokens(), OutputTokens: u.GetOutputTokens(), CachedInputTokens: u.GetCachedInputTokens(), ReasoningTokens: u.GetReasoningTokens()}
+}
+
+// EstimateCost prices a planned call and records the estimate.
+func (a *App) EstimateCost(ctx context.Context, tenant string, req *rv1.EstimateCostRequest) (*rv1.EstimateCostResponse, error) {
+	reg, err := a.registry(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	m, err := domain.ModelForRequest(reg, req.GetModelId())
+	if err != nil {
+		return nil, err
+	}
+	u := usage(req.GetUsage())
+	cost, err := domain.Price(m, u)
+	if err != nil {
+		return nil, err
+	}
+	est := &ev.CostEstimated{ProviderId: m.GetProviderId(), ModelId: m.GetId(), Usage: u, Cost: cost}
+	e := scoped("cost.estimated", req.GetScope())
+	e.Payload = &ev.RuntimeEvent_CostEstimated{CostEstimated: est}
+	appended, err := a.log.Append(ctx, turnAgg(tenant, req.GetScope()), eventlog.Any, e)
+	if err != nil {
+		return nil, err
+	}
+	return &rv1.EstimateCostResponse{Estimate: est, Write: write(command.Result{Appended: appended, Sequence: appended[0].Sequence})}, nil
+}
+
+// RecordCost prices a call's usage, charges the quotas (once per usage id)
+// and records cost.recorded with the quota crossings it caused.
+func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCostRequest) (*rv1.RecordCostResponse, error) {
+	s := req.GetScope()
+	reg, err := a.registry(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	m, err := domain.ModelForRequest(reg, req.GetModelId())
+	if err != nil {
+		return nil, err
+	}
+	u := usage(req.GetUsage())
+	cost, err := domain.Price(m, u)
+	if err != nil {
+		return nil, err
+	}
+	// Nothing is recorded for a refused usage: pricing comes first. The
+	// charge is idempotent per usage and remembers its crossings, so a retry
+	// after a failed append produces the same facts with the same ids.
+	plan := domain.PlanLimits(reg, m, 0, 0, domain.TotalTokens(u), cost.GetTotalNanos(), a.now())
+	usageKey := s.GetSessionId() + "/" + s.GetTurnId() + "/" + req.GetUsageId()
+	charged, err := a.limits.Apply(ctx, tenant, domain.LimitRequest{Mode: domain.Charge, Quotas: plan.Quotas, IdempotencyKey: "usage:" + usageKey})
+	if err != nil {
+		return nil, err
+	}
+	low, blocked := plan.Crossings(charged)
+	rec := &ev.CostRecorded{UsageId: req.GetUsageId(), ProviderId: m.GetProviderId(), ModelId: m.GetId(), Usage: u, Cost: cost}
+	res, err := a.exec.Execute(ctx, turnAgg(tenant, s), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
+		spent, err := rp.LoadSpent(ctx, a.store, rp.SpentTenantKey(tenant), rp.SpentSessionKey(tenant, s.GetSessionId()), rp.SpentTaskKey(tenant, s.GetTaskId()))
+		if err != nil {
+			return nil, err
+		}
+		rec.Budgets = domain.AddSpent(domain.BudgetStates(reg, domain.Spent{Tenant: spent[0], Session: spent[1], Task: spent[2], SessionID: s.GetSessionId(), TaskID: s.GetTaskId()}), cost.GetTotalNanos())
+		e := scoped("cost.recorded", s)
+		e.EventId = stableID(tenant, usageKey, "cost")
+		e.RequestId = req.GetUsageId()
+		e.Payload = &ev.RuntimeEvent_CostRecorded{CostRecorded: rec}
+		evs := []*ev.RuntimeEvent{e}
+		for _, l := range low {
+			q := scoped("quota.low", s)
+			q.EventId = stableID(tenant, usageKey, "low", l.GetQuotaId(), l.GetDimension(), strconv.FormatFloat(l.GetThreshold(), 'g', -1, 64))
+			q.Payload = &ev.RuntimeEvent_QuotaLow{QuotaLow: l}
+			evs = append(evs, q)
+		}
+		for _, b := range blocked {
+			q := scoped("quota.blocked", s)
+			q.EventId = stableID(tenant, usageKey, "blocked", b.GetQuotaId(), b.GetDimension())
+			q.Payload = &ev.RuntimeEvent_QuotaBlocked{QuotaBlocked: b}
+			evs = append(evs, q)
+		}
+		return evs, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &rv1.RecordCostResponse{Recorded: rec, Limits: plan.Snapshot(charged), Write: write(res)}, nil
+}
+
+// CheckLimits reports every limit of a call on a model, consuming nothing.
+func (a *App) CheckLimits(ctx context.Context, tenant string, req *rv1.CheckLimitsRequest) (*rv1.CheckLimitsResponse, error) {
+	reg, err := a.registry(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	m, err := domain.ModelForRequest(reg, req.GetModelId())
+	if err != nil {
+		return nil, err
+	}
+	plan := domain.PlanLimits(reg, m, req.GetRequests(), req.GetTokens(), 0, 0, a.now())
+	res, err := a.limits.Apply(ctx, tenant, domain.LimitRequest{Mode: domain.Check, Rates: plan.Rates, Quotas: plan.Quotas})
+	if err != nil {
+		return nil, err
+	}
+	out := &rv1.CheckLimitsResponse{Allowed: res.Allowed, Limits: plan.Snapshot(res)}
+	if _, _, retry := plan.Refusals(m, res); retry > 0 {
+		out.RetryAfter = durationOf(retry)
+	}
+	return out, nil
+}
+
+// ConsumeLimits consumes a call's rate limits, all or nothing, and checks
+// that no quota is exhausted. A refusal is recorded and answered with
+// ResourceExhausted.
+func (a *App) ConsumeLimits(ctx context.Context, tenant string, req *rv1.ConsumeLimitsRequest) (*rv1.ConsumeLimitsResponse, error) {
+	s := req.GetScope()
+	reg, err := a.registry(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	m, err := domain.ModelForRequest(reg, req.GetModelId())
+	if err != nil {
+		return nil, err
+	}
+	requests := req.GetRequests()
+	if requests == 0 {
+		requests = 1
+	}
+	plan := domain.PlanLimits(reg, m, requests, req.GetTokens(), 0, 0, a.now())
+	res, err := a.limits.Apply(ctx, tenant, domain.LimitRequest{Mode: domain.Consume, Rates: plan.Rates, Quotas: plan.Quotas})
+	if err != nil {
+		return nil, err
+	}
+	if res.Allowed {
+		return &rv1.ConsumeLimitsResponse{Limits: plan.Snapshot(res)}, nil
+	}
+	hits, blocked, retry := plan.Refusals(m, res)
+	var evs []*ev.RuntimeEvent
+	for _, h := range hits {
+		e := scoped("rate_limit.hit", s)
+		e.Payload = &ev.RuntimeEvent_RateLimitHit{RateLimitHit: h}
+		evs = append(evs, e)
+	}
+	for _, b := range blocked {
+		e := scoped("quota.blocked", s)
+		e.Payload = &ev.RuntimeEvent_QuotaBlocked{QuotaBlocked: b}
+		evs = append(evs, e)
+	}
+	// The refusal is a fact before it is an answer: append, then refuse.
+	if _, err := a.log.Append(ctx, turnAgg(tenant, s), eventlog.Any, evs...); err != nil {
+		return nil, err
+	}
+	return nil, domain.ExhaustedError(m, hits, blocked, retry)
+}
+
+// GetRoutingLimitSummary reads the summaries of a session's threads.
+func (a *App) GetRoutingLimitSummary(ctx context.Context, tenant string, req *rv1.GetRoutingLimitSummaryRequest) (*rv1.GetRoutingLimitSummaryResponse, error) {
+	seq, err := projector.WaitFor(ctx, a.store, rp.Name, req.GetMinSequence(), readTimeout)
+	if err != nil {
+		return nil, err
+	}
+	threads := []string{req.GetThreadId()}
+	if req.GetThreadId() == "" {
+		entries, err := a.store.Range(ctx, rp.ThreadIndex(tenant, req.GetSessionId()), projection.RangeQuery{})
+		if err != nil {
+			return nil, err
+		}
+		threads = threads[:0]
+		for _, e := range entries {
+			threads = append(threads, e.Member)
+		}
+	}
+	out := &rv1.GetRoutingLimitSummaryResponse{Sequence: seq}
+	for _, th := range threads {
+		s := &rv1.RoutingLimitSummary{}
+		found, err := rp.Load(ctx, a.store, rp.ThreadKey(tenant, req.GetSessionId(), th), s)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			out.Threads = append(out.Threads, s)
+		}
+	}
+	if len(out.Threads) == 0 {
+		// No routing fact for this session (or thread) of this tenant:
+		// NotFound rather than an empty "all fine".
+		if req.GetThreadId() != "" {
+			return nil, &domain.Error{Code: domain.NotFound, Kind: "thread", ID: req.GetThreadId()}
+		}
+		return nil, &domain.Error{Code: domain.NotFound, Kind: "session", ID: req.GetSessionId()}
+	}
+	return out, nil
+}
+
+// GetModelRegistry reads the tenant's registry.
+func (a *App) GetModelRegistry(ctx context.Context, tenant string, req *rv1.GetModelRegistryRequest) (*rv1.GetModelRegistryResponse, error) {
+	if _, err := a.registry(ctx, tenant); err != nil {
+		return nil, err
+	}
+	seq, err := projector.WaitFor(ctx, a.store, rp.Name, req.GetMinSequence(), readTimeout)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := rp.LoadRegistry(ctx, a.store, tenant)
+	if err != nil {
+		return nil, err
+	}
+	return &rv1.GetModelRegistryResponse{Registry: reg, Sequence: seq}, nil
+}
+
+// UpdateRegistry applies changes in order, all or none: each is one
+// limit.changed fact, appended together after every one was validated on
+// the registry the previous ones produce.
+func (a *App) UpdateRegistry(ctx context.Context, tenant, subject string, changes []*ev.LimitChanged) (*ev.Registry, *commonv1.WriteResult, error) {
+	if _, err := a.registry(ctx, tenant); err != nil {
+		return nil, nil, err
+	}
+	var next *ev.Registry
+	res, err := a.exec.Execute(ctx, registryAgg(tenant), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
+		reg, err := rp.LoadRegistry(ctx, a.store, tenant)
+		if err != nil {
+			return nil, err
+		}
+		var evs []*ev.RuntimeEvent
+		for i, c := range changes {
+			c.Source, c.ChangedBy = "rpc", subject
+			if reg, err = domain.Apply(reg, c); err != nil {
+				var de *domain.Error
+				if errors.As(err, &de) && de.Code == domain.Invalid {
+					cp := *de
+					cp.Field = fmt.Sprintf("changes[%d].%s", i, de.Field)
+					return nil, &cp
+				}
+				return nil, err
+			}
+			evs = append(evs, &ev.RuntimeEvent{Type: "limit.changed", Payload: &ev.RuntimeEvent_LimitChanged{LimitChanged: c}})
+		}
+		next = reg
+		return evs, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return next, write(res), nil
+}
+
+// GetBudgets reads the cumulative budget states of the tenant, a session
+// or a task.
+func (a *App) GetBudgets(ctx context.Context, tenant string, req *rv1.GetBudgetsRequest) (*rv1.GetBudgetsResponse, error) {
+	reg, err := a.registry(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := projector.WaitFor(ctx, a.store, rp.Name, req.GetMinSequence(), readTimeout)
+	if err != nil {
+		return nil, err
+	}
+	spent, err := rp.LoadSpent(ctx, a.store, rp.SpentTenantKey(tenant), rp.SpentSessionKey(tenant, req.GetSessionId()), rp.SpentTaskKey(tenant, req.GetTaskId()))
+	if err != nil {
+		return nil, err
+	}
+	states := domain.BudgetStates(reg, domain.Spent{Tenant: spent[0], Session: spent[1], Task: spent[2], SessionID: req.GetSessionId(), TaskID: req.GetTaskId()})
+	return &rv1.GetBudgetsResponse{Budgets: states, Sequence: seq}, nil
+}
