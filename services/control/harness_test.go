@@ -1,0 +1,237 @@
+package control_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/natsembed"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/server"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
+	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
+	"github.com/agentruntime/agentruntime/services/control"
+	"github.com/agentruntime/agentruntime/services/kit"
+)
+
+// harness runs the control service as in a deployment: real JetStream, a
+// Redis projection store, the server kit with API-key auth for two tenants,
+// over a real loopback listener.
+type harness struct {
+	t         *testing.T
+	nats      *natsembed.Server
+	log       *eventlog.Log
+	namespace string
+	store     projection.Store
+	client    controlv1.ControlServiceClient
+	stop      func()
+}
+
+const (
+	keyAcme   = "k-acme-0123456789"
+	keyGlobex = "k-globex-0123456789"
+)
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	srv := natstest.Server(t)
+	log, err := eventlog.Open(context.Background(), natstest.Connect(t, srv), eventlog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, nats: srv, log: log, namespace: "control-test-" + ids.New("ns")}
+	h.start(nil)
+	t.Cleanup(func() { h.stop() })
+	return h
+}
+
+// start runs a service instance; store nil means the Redis store of the
+// harness's namespace (its state survives restarts).
+func (h *harness) start(store projection.Store) {
+	t := h.t
+	if store == nil {
+		store = projection.NewRedis(redistest.Client(t), h.namespace)
+	}
+	h.store = store
+	authn, err := auth.New(&auth.Config{APIKeys: []auth.APIKeyConfig{
+		{Name: "alice", Tenant: "acme", Role: "admin", Key: keyAcme},
+		{Name: "gus", Tenant: "globex", Role: "admin", Key: keyGlobex},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := control.New(kit.Deps{Log: h.log, Store: store})
+	svc.ExpiryInterval = 20 * time.Millisecond
+	s, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: authn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Register(s.GRPC())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served, ran := make(chan error, 1), make(chan error, 1)
+	go func() { served <- s.Serve(ctx, lis) }()
+	go func() { ran <- svc.Run(ctx) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.client = controlv1.NewControlServiceClient(conn)
+	h.stop = func() {
+		cancel()
+		<-served
+		<-ran
+		conn.Close()
+	}
+}
+
+// restart stops the service and starts a new instance; with fresh=true the
+// new instance starts from an empty store and rebuilds it from the log.
+func (h *harness) restart(fresh bool) {
+	h.stop()
+	if fresh {
+		h.start(projection.NewMemory())
+		return
+	}
+	h.start(nil)
+}
+
+func as(t *testing.T, key string) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+key)
+}
+
+func acme(t *testing.T) context.Context   { return as(t, keyAcme) }
+func globex(t *testing.T) context.Context { return as(t, keyGlobex) }
+
+func text(s string) []*eventsv1.InputPart {
+	return []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: s}}}
+}
+
+func (h *harness) submit(ctx context.Context, session, thread string, mods ...func(*controlv1.SubmitTurnRequest)) *controlv1.SubmitTurnResponse {
+	h.t.Helper()
+	req := &controlv1.SubmitTurnRequest{SessionId: session, ThreadId: thread, Input: text("hello")}
+	for _, m := range mods {
+		m(req)
+	}
+	resp, err := h.client.SubmitTurn(ctx, req)
+	if err != nil {
+		h.t.Fatalf("SubmitTurn: %v", err)
+	}
+	return resp
+}
+
+func (h *harness) threadRead(ctx context.Context, session, thread string, minSeq uint64) *controlv1.ThreadRead {
+	h.t.Helper()
+	resp, err := h.client.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: session, ThreadId: thread, MinSequence: minSeq})
+	if err != nil {
+		h.t.Fatalf("GetThreadRead: %v", err)
+	}
+	return resp.Thread
+}
+
+func (h *harness) report(ctx context.Context, evs ...*eventsv1.RuntimeEvent) *controlv1.ReportEventsResponse {
+	h.t.Helper()
+	resp, err := h.client.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: evs})
+	if err != nil {
+		h.t.Fatalf("ReportEvents: %v", err)
+	}
+	return resp
+}
+
+func started(turn string) *eventsv1.RuntimeEvent {
+	return &eventsv1.RuntimeEvent{Type: "turn.started", TurnId: turn, Payload: &eventsv1.RuntimeEvent_TurnStarted{TurnStarted: &eventsv1.TurnStarted{WorkerId: "w1"}}}
+}
+
+func completed(turn string) *eventsv1.RuntimeEvent {
+	return &eventsv1.RuntimeEvent{Type: "turn.completed", TurnId: turn, Payload: &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{Summary: "done", StopReason: "end_turn"}}}
+}
+
+func delta(turn, s string) *eventsv1.RuntimeEvent {
+	return &eventsv1.RuntimeEvent{Type: "model.delta", TurnId: turn, Payload: &eventsv1.RuntimeEvent_ModelDelta{ModelDelta: &eventsv1.ModelDelta{Text: s}}}
+}
+
+// subscription collects a SubscribeEvents stream.
+type subscription struct {
+	t      *testing.T
+	stream grpc.ServerStreamingClient[controlv1.SubscribeEventsResponse]
+	cancel context.CancelFunc
+}
+
+func (h *harness) subscribe(ctx context.Context, req *controlv1.SubscribeEventsRequest) *subscription {
+	h.t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	stream, err := h.client.SubscribeEvents(ctx, req)
+	if err != nil {
+		cancel()
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(cancel)
+	return &subscription{t: h.t, stream: stream, cancel: cancel}
+}
+
+// next returns the next item that is not a heartbeat.
+func (s *subscription) next() *controlv1.SubscribeEventsResponse {
+	s.t.Helper()
+	for {
+		m, err := s.stream.Recv()
+		if err != nil {
+			s.t.Fatalf("subscription: %v", err)
+		}
+		if m.GetHeartbeat() == nil {
+			return m
+		}
+	}
+}
+
+// until reads events until one of type typ arrives and returns it.
+func (s *subscription) until(typ string) *eventsv1.RuntimeEvent {
+	s.t.Helper()
+	for {
+		if ev := s.next().GetEvent(); ev.GetType() == typ {
+			return ev
+		}
+	}
+}
+
+func assertCode(t *testing.T, err error, code codes.Code, contains string) {
+	t.Helper()
+	st := status.Convert(err)
+	if st.Code() != code {
+		t.Fatalf("got %v, want %v", err, code)
+	}
+	if contains != "" && !containsDetail(st, contains) {
+		t.Fatalf("error %q (details %v) does not mention %q", st.Message(), st.Details(), contains)
+	}
+}
+
+func containsDetail(st *status.Status, s string) bool {
+	if strings.Contains(st.Message(), s) {
+		return true
+	}
+	for _, d := range st.Details() {
+		if strings.Contains(fmt.Sprint(d), s) {
+			return true
+		}
+	}
+	return false
+}
+
