@@ -1,14 +1,20 @@
-// Package tasks is the tasks service: it owns agent tasks, attempts, the task graph, jobs and worker leases (DESIGN §2).
-//
-// Its RPCs are built by the issue that owns the service; until then they
-// answer Unimplemented (the embedded Unimplemented server).
+// Package tasks is the tasks service: it owns agent tasks, attempts, the
+// task graph, jobs and worker leases (DESIGN §2). This package is the
+// composition point: New wires the app (services/tasks/app) on its
+// dependencies, Register exposes it over gRPC (handler.go), Run runs its
+// background work.
 package tasks
 
 import (
+	"context"
+	"time"
+
 	"google.golang.org/grpc"
 
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/services/kit"
+	"github.com/agentruntime/agentruntime/services/tasks/adapters"
+	"github.com/agentruntime/agentruntime/services/tasks/app"
 )
 
 // Name is the service's name in `agentruntime serve <name>`.
@@ -17,14 +23,37 @@ const Name = "tasks"
 // HealthName is the grpc.health.v1 service name probes ask for.
 var HealthName = tasksv1.TasksService_ServiceDesc.ServiceName
 
+// LeasePrefix prefixes the service's Redis lease keys.
+const LeasePrefix = "agentruntime:tasks:lease:"
+
 // Service implements tasksv1.TasksServiceServer.
 type Service struct {
 	tasksv1.UnimplementedTasksServiceServer
 	deps kit.Deps
+	app  *app.App
+}
+
+// Options tune a service beyond its dependencies (tests shorten the sweep).
+type Options struct {
+	SweepInterval time.Duration
+	Now           func() time.Time
 }
 
 // New builds the service on its dependencies.
-func New(deps kit.Deps) *Service { return &Service{deps: deps} }
+func New(deps kit.Deps) *Service { return NewWithOptions(deps, Options{}) }
+
+// NewWithOptions is New with tuning.
+func NewWithOptions(deps kit.Deps, opts Options) *Service {
+	var leases app.Leases = adapters.NewMemoryLeases(opts.Now)
+	if deps.Redis != nil {
+		leases = adapters.NewRedisLeases(deps.Redis, LeasePrefix)
+	}
+	a := app.New(deps.Log, deps.Store, leases, deps.Logger, app.Config{SweepInterval: opts.SweepInterval, Now: opts.Now})
+	return &Service{deps: deps, app: a}
+}
+
+// App exposes the use cases (for in-process drivers and tests).
+func (s *Service) App() *app.App { return s.app }
 
 // Name implements kit.Service.
 func (s *Service) Name() string { return Name }
@@ -34,3 +63,7 @@ func (s *Service) HealthName() string { return HealthName }
 
 // Register implements kit.Service.
 func (s *Service) Register(g *grpc.Server) { tasksv1.RegisterTasksServiceServer(g, s) }
+
+// Run implements kit.Runner: the records projector, the dependency reactor
+// and the lease/timeout sweeper.
+func (s *Service) Run(ctx context.Context) error { return s.app.Run(ctx) }

@@ -107,3 +107,25 @@ func joinStatuses(ss []tasksv1.TaskStatus) string {
 	sort.Strings(names)
 	return strings.Join(names, ",")
 }
+
+// IllegalStart: another worker holds the task's lease (it is starting or
+// running it).
+func IllegalStart(t *tasksv1.Task) error {
+	return &PreconditionError{
+		Reason:      ReasonIllegalTransition,
+		Subject:     "task/" + t.GetTaskId(),
+		Description: fmt.Sprintf("task is %s and another worker holds its lease; start needs an unleased %s task", StatusName(t.GetStatus()), statusList(Allowed(CmdStart))),
+		Metadata:    map[string]string{"command": string(CmdStart), "status": StatusName(t.GetStatus()), "allowed": joinStatuses(Allowed(CmdStart))},
+	}
+}
+
+// LeaseLost: the run's lease expired or was never the caller's; the worker
+// must stop (its run is, or will be, marked lost).
+func LeaseLost(t *tasksv1.Task, runID string) error {
+	return &PreconditionError{
+		Reason:      ReasonLeaseLost,
+		Subject:     "task/" + t.GetTaskId(),
+		Description: fmt.Sprintf("run %s holds no lease on task %s (expired or superseded); stop working on it", runID, t.GetTaskId()),
+		Metadata:    map[string]string{"run_id": runID, "current_run_id": t.GetCurrentRunId(), "status": StatusName(t.GetStatus())},
+	}
+}

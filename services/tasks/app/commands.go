@@ -1,0 +1,476 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/tasks/domain"
+	proj "github.com/agentruntime/agentruntime/services/tasks/projector"
+)
+
+// CreateTask creates a task (queued, or blocked by unfinished blockers;
+// draft when asked). With an idempotency key and no task id, the id is
+// derived from the key, so a repeated create lands on the same task.
+func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.CreateTaskRequest) (Result, *tasksv1.Task, error) {
+	id := req.GetTaskId()
+	if id == "" && req.GetIdempotencyKey() != "" {
+		id = ids.Task + "_" + derivedID(tenant, "create_task", req.GetIdempotencyKey())[len(ids.Event)+1:][:32]
+	}
+	if id == "" {
+		id = ids.New(ids.Task)
+	}
+	sessionID := req.GetSessionId()
+	var parent *tasksv1.Task
+	if p := req.GetParentTaskId(); p != "" {
+		var err error
+		if parent, err = a.LoadTask(ctx, tenant, p); err != nil {
+			return Result{}, nil, err
+		}
+		if sessionID == "" {
+			sessionID = parent.GetSessionId() // a child lives in its parent's session
+		}
+	}
+	agg := taskAgg(tenant, &tasksv1.Task{TaskId: id, SessionId: sessionID})
+	res, err := a.execute(ctx, agg, "", func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
+		existing, err := a.LoadTask(ctx, tenant, id)
+		var nf *domain.NotFoundError
+		if errors.As(err, &nf) {
+			existing, err = nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		c := domain.Create{
+			TaskID: id, SessionID: sessionID, ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(),
+			IdempotencyKey: req.GetIdempotencyKey(), Spec: req.GetSpec(), BlockedBy: req.GetBlockedBy(),
+			Blockers: map[string]domain.S{}, Draft: req.GetDraft(), Now: a.now(),
+		}
+		if parent != nil {
+			// Re-read: cancellation intent on the parent must be seen.
+			if c.Parent, err = a.LoadTask(ctx, tenant, parent.GetTaskId()); err != nil {
+				return nil, err
+			}
+		}
+		for _, b := range req.GetBlockedBy() {
+			bt, err := a.LoadTask(ctx, tenant, b)
+			if err != nil {
+				return nil, err
+			}
+			c.Blockers[b] = bt.GetStatus()
+		}
+		evs, err := domain.DecideCreate(existing, c)
+		if err == nil && len(evs) > 0 && req.GetIdempotencyKey() != "" {
+			stampIDs(evs, agg.String(), req.GetIdempotencyKey())
+		}
+		return evs, err
+	})
+	if err != nil {
+		return res, nil, err
+	}
+	t, err := a.LoadTask(ctx, tenant, id)
+	return res, t, err
+}
+
+// UpdateTask changes spec fields, or submits a draft.
+func (a *App) UpdateTask(ctx context.Context, tenant string, req *tasksv1.UpdateTaskRequest) (Result, error) {
+	return a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		var evs []*eventsv1.RuntimeEvent
+		if len(req.GetUpdateFields()) > 0 {
+			up, err := domain.DecideUpdate(t, req.GetSpec(), req.GetUpdateFields(), a.now())
+			if err != nil {
+				return nil, err
+			}
+			evs = append(evs, up...)
+			for _, ev := range up {
+				t = domain.Apply(t, ev)
+			}
+		}
+		if req.GetSubmit() {
+			sub, err := domain.DecideSubmit(t, a.now())
+			if err != nil {
+				return nil, err
+			}
+			evs = append(evs, sub...)
+		}
+		return evs, nil
+	})
+}
+
+// Started is the answer of a command that began an attempt.
+type Started struct {
+	Result
+	RunID, AttemptID string
+	LeaseExpiresAt   time.Time
+}
+
+// StartTask begins an attempt bound to a worker, thread or job item. With
+// a lease ttl the run is supervised by a worker lease (taken before the
+// attempt is written, so the sweeper never sees a leased run without it).
+func (a *App) StartTask(ctx context.Context, tenant string, req *tasksv1.StartTaskRequest) (Started, error) {
+	runID := req.GetRunId()
+	if runID == "" {
+		runID = ids.New(ids.Run)
+	}
+	ttl := req.GetLeaseTtl().AsDuration()
+	return a.start(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), runID, req.GetWorker(), req.GetInputRefs(), ttl, func(t *tasksv1.Task, s domain.Start) ([]*eventsv1.RuntimeEvent, error) {
+		if a := domain.CurrentAttempt(t); a != nil && a.GetRunId() == runID {
+			return nil, nil // this start already happened
+		}
+		return domain.DecideStart(t, s)
+	})
+}
+
+func (a *App) start(ctx context.Context, tenant, taskID, idemKey, runID string, worker *tasksv1.WorkerRef, inputs []string, ttl time.Duration,
+	decide func(*tasksv1.Task, domain.Start) ([]*eventsv1.RuntimeEvent, error)) (Started, error) {
+	var expires time.Time
+	if ttl > 0 {
+		ok, err := a.leases.Acquire(ctx, LeaseKey(tenant, taskID), runID, ttl)
+		if err != nil {
+			return Started{}, err
+		}
+		if !ok {
+			t, err := a.LoadTask(ctx, tenant, taskID)
+			if err != nil {
+				return Started{}, err
+			}
+			return Started{}, domain.IllegalStart(t)
+		}
+		expires = a.now().Add(ttl)
+	}
+	attemptID := ids.New(ids.Attempt)
+	res, err := a.onTask(ctx, tenant, taskID, idemKey, func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		return decide(t, domain.Start{RunID: runID, AttemptID: attemptID, Worker: worker, InputRefs: inputs, Leased: ttl > 0, Now: a.now()})
+	})
+	if err != nil {
+		if ttl > 0 {
+			// Nothing was written: the lease guards no run. Released with a
+			// context that outlives the caller's.
+			_ = a.leases.Release(context.WithoutCancel(ctx), LeaseKey(tenant, taskID), runID)
+		}
+		return Started{}, err
+	}
+	return Started{Result: res, RunID: runID, AttemptID: attemptID, LeaseExpiresAt: expires}, nil
+}
+
+// AppendTaskProgress records progress facts of the active run.
+func (a *App) AppendTaskProgress(ctx context.Context, tenant string, req *tasksv1.AppendTaskProgressRequest) (Result, error) {
+	return a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		return domain.DecideProgress(t, domain.Progress{
+			RunID: req.GetRunId(), Progress: req.GetProgress(), Artifacts: req.GetArtifacts(), EvidenceRefs: req.GetEvidenceRefs(),
+			CheckpointRefs: req.GetCheckpointRefs(), RunState: req.GetRunState(), Reason: req.GetReason(), Now: a.now(),
+		})
+	})
+}
+
+func (a *App) PauseTask(ctx context.Context, tenant string, req *tasksv1.PauseTaskRequest) (Result, error) {
+	return a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		return domain.DecidePause(t, req.GetReason(), a.now())
+	})
+}
+
+func (a *App) ResumeTask(ctx context.Context, tenant string, req *tasksv1.ResumeTaskRequest) (Result, error) {
+	return a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		return domain.DecideResume(t, req.GetReason(), a.now())
+	})
+}
+
+// CancelTask records the intent; the reactor propagates it to children
+// and jobs (unless no_propagation) once it is in the log.
+func (a *App) CancelTask(ctx context.Context, tenant, requestedBy string, req *tasksv1.CancelTaskRequest) (Result, tasksv1.TaskStatus, error) {
+	res, err := a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		return domain.DecideCancel(t, domain.Cancel{Reason: req.GetReason(), RequestedBy: requestedBy, Propagate: !req.GetNoPropagation(), Force: req.GetForce(), Now: a.now()})
+	})
+	if err != nil {
+		return res, 0, err
+	}
+	t, err := a.LoadTask(ctx, tenant, req.GetTaskId())
+	if err != nil {
+		return res, 0, err
+	}
+	if t.GetStatus() == domain.Cancelled {
+		a.releaseLast(ctx, tenant, t)
+	}
+	return res, t.GetStatus(), nil
+}
+
+// RetryTask opens a new attempt after a terminal failure.
+func (a *App) RetryTask(ctx context.Context, tenant string, req *tasksv1.RetryTaskRequest) (Started, error) {
+	var start *domain.Start
+	out := Started{}
+	if req.GetWorker() != nil {
+		out.RunID = req.GetRunId()
+		if out.RunID == "" {
+			out.RunID = ids.New(ids.Run)
+		}
+		out.AttemptID = ids.New(ids.Attempt)
+		start = &domain.Start{RunID: out.RunID, AttemptID: out.AttemptID, Worker: req.GetWorker(), Now: a.now()}
+	}
+	res, err := a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		return domain.DecideRetry(t, domain.Retry{Reason: req.GetReason(), Start: start, Now: a.now()})
+	})
+	out.Result = res
+	return out, err
+}
+
+// CompleteTask reconciles completion of the active run.
+func (a *App) CompleteTask(ctx context.Context, tenant string, req *tasksv1.CompleteTaskRequest) (Result, error) {
+	res, err := a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		if done := lastAttempt(t, req.GetRunId()); done != nil && done.GetStatus() == tasksv1.RunStatus_RUN_STATUS_COMPLETED {
+			return nil, nil // completing the same run again
+		}
+		return domain.DecideComplete(t, domain.Complete{
+			RunID: req.GetRunId(), Summary: req.GetSummary(), Artifacts: req.GetArtifacts(), EvidenceRefs: req.GetEvidenceRefs(),
+			OutputRefs: req.GetOutputRefs(), CheckpointRefs: req.GetCheckpointRefs(), NativeStatus: req.GetNativeStatus(), Now: a.now(),
+		})
+	})
+	if err == nil {
+		a.release(ctx, tenant, req.GetTaskId(), req.GetRunId())
+	}
+	return res, err
+}
+
+// FailTask ends the active run as failed; the retry policy may schedule
+// another attempt.
+func (a *App) FailTask(ctx context.Context, tenant string, req *tasksv1.FailTaskRequest) (Result, tasksv1.TaskStatus, error) {
+	res, err := a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		return domain.DecideFail(t, domain.Fail{
+			RunID: req.GetRunId(), Error: req.GetError(), OutputRefs: req.GetOutputRefs(), CheckpointRefs: req.GetCheckpointRefs(), NoRetry: req.GetNoRetry(), Now: a.now(),
+		})
+	})
+	if err != nil {
+		return res, 0, err
+	}
+	a.release(ctx, tenant, req.GetTaskId(), req.GetRunId())
+	t, err := a.LoadTask(ctx, tenant, req.GetTaskId())
+	if err != nil {
+		return res, 0, err
+	}
+	return res, t.GetStatus(), nil
+}
+
+func (a *App) ArchiveTask(ctx context.Context, tenant string, req *tasksv1.ArchiveTaskRequest) (Result, error) {
+	return a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		return domain.DecideArchive(t, req.GetReason(), a.now())
+	})
+}
+
+func lastAttempt(t *tasksv1.Task, runID string) *tasksv1.Attempt {
+	for _, at := range t.GetAttempts() {
+		if at.GetRunId() == runID {
+			return at
+		}
+	}
+	return nil
+}
+
+// release frees the run's lease once its end is in the log; best effort:
+// an unreleased lease only expires.
+func (a *App) release(ctx context.Context, tenant, taskID, runID string) {
+	if err := a.leases.Release(context.WithoutCancel(ctx), LeaseKey(tenant, taskID), runID); err != nil {
+		a.logger.WarnContext(ctx, "release lease", "task_id", taskID, "run_id", runID, "error", err)
+	}
+}
+
+func (a *App) releaseLast(ctx context.Context, tenant string, t *tasksv1.Task) {
+	if n := len(t.GetAttempts()); n > 0 {
+		a.release(ctx, tenant, t.GetTaskId(), t.GetAttempts()[n-1].GetRunId())
+	}
+}
+
+// LinkTasks adds an edge, stored on the task it constrains (CHILD and
+// BLOCKS are turned around). A BLOCKED_BY edge that would close a cycle is
+// refused.
+func (a *App) LinkTasks(ctx context.Context, tenant string, req *tasksv1.LinkTasksRequest) (Result, error) {
+	return a.link(ctx, tenant, req.GetTaskId(), req.GetRelation(), req.GetTargetId(), req.GetReason(), req.GetIdempotencyKey(), false)
+}
+
+// UnlinkTasks marks an edge removed (kept for history).
+func (a *App) UnlinkTasks(ctx context.Context, tenant string, req *tasksv1.UnlinkTasksRequest) (Result, error) {
+	return a.link(ctx, tenant, req.GetTaskId(), req.GetRelation(), req.GetTargetId(), req.GetReason(), req.GetIdempotencyKey(), true)
+}
+
+func (a *App) link(ctx context.Context, tenant, taskID string, rel tasksv1.EdgeRelation, target, reason, key string, remove bool) (Result, error) {
+	owner, rel, target := domain.Normalize(taskID, rel, target)
+	if domain.IsTaskRelation(rel) {
+		if _, err := a.LoadTask(ctx, tenant, target); err != nil {
+			return Result{}, err
+		}
+	}
+	if rel == tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY && !remove {
+		cycle, err := domain.PathExists(target, owner, a.blockersOf(ctx, tenant))
+		if err != nil {
+			return Result{}, err
+		}
+		if cycle {
+			return Result{}, domain.CycleError(owner, target)
+		}
+	}
+	return a.onTask(ctx, tenant, owner, key, func(ctx context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		l := domain.Link{Relation: rel, TargetID: target, Reason: reason, Remove: remove, Now: a.now()}
+		if rel == tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY {
+			bt, err := a.LoadTask(ctx, tenant, target)
+			if err != nil {
+				return nil, err
+			}
+			l.TargetStatus = bt.GetStatus()
+		}
+		return domain.DecideLink(t, l)
+	})
+}
+
+// blockersOf follows BLOCKED_BY edges in the read model.
+func (a *App) blockersOf(ctx context.Context, tenant string) func(string) ([]string, error) {
+	return func(id string) ([]string, error) {
+		t, err := a.LoadTask(ctx, tenant, id)
+		var nf *domain.NotFoundError
+		if errors.As(err, &nf) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, e := range t.GetEdges() {
+			if e.GetRelation() == tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY && e.GetStatus() != tasksv1.EdgeStatus_EDGE_STATUS_REMOVED {
+				out = append(out, e.GetTargetId())
+			}
+		}
+		return out, nil
+	}
+}
+
+// Heartbeat renews the run's lease and tells the worker whether
+// cancellation or a pause was requested.
+type Heartbeat struct {
+	ExpiresAt       time.Time
+	CancelRequested bool
+	PauseRequested  bool
+}
+
+func (a *App) HeartbeatTask(ctx context.Context, tenant string, req *tasksv1.HeartbeatTaskRequest) (Heartbeat, error) {
+	t, err := a.LoadTask(ctx, tenant, req.GetTaskId())
+	if err != nil {
+		return Heartbeat{}, err
+	}
+	ttl := req.GetLeaseTtl().AsDuration()
+	if ttl <= 0 {
+		ttl = a.cfg.DefaultLeaseTTL
+	}
+	ok, err := a.leases.Renew(ctx, LeaseKey(tenant, t.GetTaskId()), req.GetRunId(), ttl)
+	if err != nil {
+		return Heartbeat{}, err
+	}
+	if !ok || t.GetCurrentRunId() != req.GetRunId() {
+		return Heartbeat{}, domain.LeaseLost(t, req.GetRunId())
+	}
+	return Heartbeat{ExpiresAt: a.now().Add(ttl), CancelRequested: t.GetCancelRequested(), PauseRequested: t.GetStatus() == domain.Paused}, nil
+}
+
+// Polled is a poll's answer; Task is nil when nothing was runnable in time.
+type Polled struct {
+	Started
+	Task *tasksv1.Task
+}
+
+// PollTask waits up to `wait` for a runnable task of the tenant, starts a
+// new attempt of it bound to the worker and grants the worker its lease.
+// Concurrent pollers (on any replica) never get the same task: the lease
+// is taken first (one holder per task), and the attempt is appended at the
+// task's expected sequence (one start per task state).
+func (a *App) PollTask(ctx context.Context, tenant string, req *tasksv1.PollTaskRequest) (Polled, error) {
+	ttl := req.GetLeaseTtl().AsDuration()
+	if ttl <= 0 {
+		ttl = a.cfg.DefaultLeaseTTL
+	}
+	deadline := a.cfg.Now().Add(req.GetWait().AsDuration())
+	worker := &tasksv1.WorkerRef{WorkerId: req.GetWorkerId(), Kind: "worker"}
+	for {
+		seen, err := a.store.Checkpoint(ctx, proj.Name)
+		if err != nil {
+			return Polled{}, err
+		}
+		got, err := a.tryStartOne(ctx, tenant, req.GetTaskKinds(), worker, ttl)
+		if err != nil || got.Task != nil {
+			return got, err
+		}
+		left := deadline.Sub(a.cfg.Now())
+		if left <= 0 {
+			return Polled{}, nil
+		}
+		// Sleep until the read model moves (a task may have become
+		// runnable), at most a second so backoffs that end are noticed.
+		wctx, cancel := context.WithTimeout(ctx, min(left, time.Second))
+		_, err = a.store.WaitFor(wctx, proj.Name, seen+1)
+		cancel()
+		if ctx.Err() != nil {
+			return Polled{}, ctx.Err()
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return Polled{}, err
+		}
+	}
+}
+
+func (a *App) tryStartOne(ctx context.Context, tenant string, kinds []string, worker *tasksv1.WorkerRef, ttl time.Duration) (Polled, error) {
+	var offset int64
+	const page = 64
+	for {
+		entries, err := a.store.Range(ctx, proj.Runnable(tenant), projection.RangeQuery{Offset: offset, Limit: page})
+		if err != nil || len(entries) == 0 {
+			return Polled{}, err
+		}
+		for _, e := range entries {
+			t, err := a.LoadTask(ctx, tenant, e.Member)
+			if err != nil {
+				continue
+			}
+			if !domain.Runnable(t) || (len(kinds) > 0 && !contains(kinds, t.GetSpec().GetTaskKind())) {
+				continue
+			}
+			if nb := t.GetNotBefore(); nb != nil && nb.AsTime().After(a.cfg.Now()) {
+				continue // backing off
+			}
+			runID := ids.New(ids.Run)
+			st, err := a.start(ctx, tenant, t.GetTaskId(), "", runID, worker, nil, ttl, domain.DecideStart)
+			var pe *domain.PreconditionError
+			if errors.As(err, &pe) {
+				continue // another worker took it first
+			}
+			if err != nil {
+				return Polled{}, err
+			}
+			t, err = a.LoadTask(ctx, tenant, t.GetTaskId())
+			if err != nil {
+				return Polled{}, err
+			}
+			return Polled{Started: st, Task: t}, nil
+		}
+		if len(entries) < page {
+			return Polled{}, nil
+		}
+		offset += page
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func ts(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}

@@ -1,0 +1,317 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/tasks/domain"
+	proj "github.com/agentruntime/agentruntime/services/tasks/projector"
+)
+
+// ErrBadPageToken: a page token this service did not issue.
+var ErrBadPageToken = &domain.InvalidError{Field: "page_token", Description: "not a token this service issued"}
+
+// at waits until the read model has applied minSequence and returns the
+// sequence the answer reflects.
+func (a *App) at(ctx context.Context, minSequence uint64) (uint64, error) {
+	return projector.WaitFor(ctx, a.store, proj.Name, minSequence, a.cfg.CatchUp)
+}
+
+// GetTask returns a task with its attempts and edges, and the edges of
+// other tasks that point at it.
+func (a *App) GetTask(ctx context.Context, tenant, id string, minSequence uint64) (*tasksv1.Task, []*tasksv1.Edge, uint64, error) {
+	seq, err := a.at(ctx, minSequence)
+	if err != nil {
+		return nil, nil, seq, err
+	}
+	t, err := a.LoadTask(ctx, tenant, id)
+	if err != nil {
+		return nil, nil, seq, err
+	}
+	rev, err := a.reverseEdges(ctx, tenant, t)
+	return t, rev, seq, err
+}
+
+// reverseEdges shows edges stored on other tasks from t's side: a child's
+// PARENT edge is t's CHILD edge, a dependent's BLOCKED_BY is t's BLOCKS.
+func (a *App) reverseEdges(ctx context.Context, tenant string, t *tasksv1.Task) ([]*tasksv1.Edge, error) {
+	entries, err := a.store.Range(ctx, proj.Reverse(tenant, t.GetTaskId()), projection.RangeQuery{})
+	if err != nil {
+		return nil, err
+	}
+	var out []*tasksv1.Edge
+	for _, e := range entries {
+		rel, src := proj.SplitReverse(e.Member)
+		other, err := a.LoadTask(ctx, tenant, src)
+		if err != nil {
+			continue // removed concurrently; the index follows
+		}
+		for _, edge := range other.GetEdges() {
+			if edge.GetRelation() != rel || edge.GetTargetId() != t.GetTaskId() {
+				continue
+			}
+			r := proto.Clone(edge).(*tasksv1.Edge)
+			r.SourceTaskId = src
+			switch rel {
+			case tasksv1.EdgeRelation_EDGE_RELATION_PARENT:
+				r.Relation, r.TargetId = tasksv1.EdgeRelation_EDGE_RELATION_CHILD, src
+			case tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY:
+				r.Relation, r.TargetId = tasksv1.EdgeRelation_EDGE_RELATION_BLOCKS, src
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// ListTasks pages through the tenant's tasks in creation order. It walks
+// the most selective index the filters name and checks the others on each
+// record; the page token is the last creation sequence returned.
+func (a *App) ListTasks(ctx context.Context, tenant string, req *tasksv1.ListTasksRequest) ([]*tasksv1.Task, string, uint64, error) {
+	seq, err := a.at(ctx, req.GetMinSequence())
+	if err != nil {
+		return nil, "", seq, err
+	}
+	index := proj.AllTasks(tenant)
+	switch {
+	case req.GetParentTaskId() != "":
+		index = proj.TasksByParent(tenant, req.GetParentTaskId())
+	case req.GetThreadId() != "":
+		index = proj.TasksByThread(tenant, req.GetThreadId())
+	case req.GetSessionId() != "":
+		index = proj.TasksBySession(tenant, req.GetSessionId())
+	case req.GetOwner() != "":
+		index = proj.TasksByOwner(tenant, req.GetOwner())
+	case req.GetTaskKind() != "":
+		index = proj.TasksByKind(tenant, req.GetTaskKind())
+	case req.GetStatus() != tasksv1.TaskStatus_TASK_STATUS_UNSPECIFIED:
+		index = proj.TasksByStatus(tenant, req.GetStatus())
+	}
+	match := func(t *tasksv1.Task) bool {
+		return (req.GetSessionId() == "" || t.GetSessionId() == req.GetSessionId()) &&
+			(req.GetThreadId() == "" || t.GetThreadId() == req.GetThreadId() || t.GetSpec().GetScope().GetThreadId() == req.GetThreadId()) &&
+			(req.GetStatus() == 0 || t.GetStatus() == req.GetStatus()) &&
+			(req.GetParentTaskId() == "" || t.GetParentTaskId() == req.GetParentTaskId()) &&
+			(req.GetTaskKind() == "" || t.GetSpec().GetTaskKind() == req.GetTaskKind()) &&
+			(req.GetOwner() == "" || t.GetSpec().GetOwner() == req.GetOwner())
+	}
+	var out []*tasksv1.Task
+	next, err := page(ctx, a.store, index, req.GetPageToken(), req.GetPageSize(), func(keys []string) (int, error) {
+		docs, err := a.store.GetMany(ctx, taskKeys(tenant, keys)...)
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for _, d := range docs {
+			if d == nil {
+				continue
+			}
+			t := &tasksv1.Task{}
+			if err := proto.Unmarshal(d, t); err != nil {
+				return 0, err
+			}
+			if match(t) {
+				out = append(out, t)
+				n++
+			}
+		}
+		return n, nil
+	})
+	return out, next, seq, err
+}
+
+func taskKeys(tenant string, ids []string) []string {
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = proj.TaskKey(tenant, id)
+	}
+	return keys
+}
+
+// page walks an index scored by creation sequence from after the token,
+// handing members to take (which returns how many it kept) until size are
+// kept; it returns the next token ("" at the end).
+func page(ctx context.Context, store projection.Store, index, token string, size int32, take func([]string) (int, error)) (string, error) {
+	if size <= 0 {
+		size = 100
+	}
+	var after float64
+	if token != "" {
+		v, err := strconv.ParseUint(token, 10, 64)
+		if err != nil {
+			return "", ErrBadPageToken
+		}
+		after = float64(v)
+	}
+	kept := 0
+	for {
+		lo := after + 1
+		entries, err := store.Range(ctx, index, projection.RangeQuery{Min: &lo, Limit: int64(size - int32(kept))})
+		if err != nil {
+			return "", err
+		}
+		if len(entries) == 0 {
+			return "", nil
+		}
+		members := make([]string, len(entries))
+		for i, e := range entries {
+			members[i] = e.Member
+		}
+		n, err := take(members)
+		if err != nil {
+			return "", err
+		}
+		kept += n
+		after = entries[len(entries)-1].Score
+		if kept >= int(size) {
+			// One more look tells whether anything follows.
+			lo := after + 1
+			more, err := store.Range(ctx, index, projection.RangeQuery{Min: &lo, Limit: 1})
+			if err != nil || len(more) == 0 {
+				return "", err
+			}
+			return strconv.FormatUint(uint64(after), 10), nil
+		}
+	}
+}
+
+// GetJob returns a job with its items.
+func (a *App) GetJob(ctx context.Context, tenant, id string, minSequence uint64) (*tasksv1.Job, uint64, error) {
+	seq, err := a.at(ctx, minSequence)
+	if err != nil {
+		return nil, seq, err
+	}
+	j, err := a.LoadJob(ctx, tenant, id)
+	return j, seq, err
+}
+
+// ListJobs pages through the tenant's jobs in creation order.
+func (a *App) ListJobs(ctx context.Context, tenant string, req *tasksv1.ListJobsRequest) ([]*tasksv1.Job, string, uint64, error) {
+	seq, err := a.at(ctx, req.GetMinSequence())
+	if err != nil {
+		return nil, "", seq, err
+	}
+	index := proj.AllJobs(tenant)
+	switch {
+	case req.GetTaskId() != "":
+		index = proj.JobsByTask(tenant, req.GetTaskId())
+	case req.GetSessionId() != "":
+		index = proj.JobsBySession(tenant, req.GetSessionId())
+	case req.GetStatus() != tasksv1.JobStatus_JOB_STATUS_UNSPECIFIED:
+		index = proj.JobsByStatus(tenant, req.GetStatus())
+	}
+	var out []*tasksv1.Job
+	next, err := page(ctx, a.store, index, req.GetPageToken(), req.GetPageSize(), func(keys []string) (int, error) {
+		n := 0
+		for _, id := range keys {
+			j, err := a.LoadJob(ctx, tenant, id)
+			var nf *domain.NotFoundError
+			if errors.As(err, &nf) {
+				continue
+			}
+			if err != nil {
+				return 0, err
+			}
+			if (req.GetTaskId() == "" || j.GetTaskId() == req.GetTaskId()) && (req.GetSessionId() == "" || j.GetSessionId() == req.GetSessionId()) &&
+				(req.GetStatus() == 0 || j.GetStatus() == req.GetStatus()) {
+				out = append(out, j)
+				n++
+			}
+		}
+		return n, nil
+	})
+	return out, next, seq, err
+}
+
+// GetTaskSnapshot is the task part of a session snapshot (spec:
+// agent-task.md "Snapshot projection"). Counts cover every task of the
+// session; the lists are cut at maxTasks.
+func (a *App) GetTaskSnapshot(ctx context.Context, tenant string, req *tasksv1.GetTaskSnapshotRequest) (*tasksv1.GetTaskSnapshotResponse, error) {
+	seq, err := a.at(ctx, req.GetMinSequence())
+	if err != nil {
+		return nil, err
+	}
+	entries, err := a.store.Range(ctx, proj.TasksBySession(tenant, req.GetSessionId()), projection.RangeQuery{})
+	if err != nil {
+		return nil, err
+	}
+	limit := int(req.GetMaxTasks())
+	if limit <= 0 {
+		limit = 1000
+	}
+	out := &tasksv1.GetTaskSnapshotResponse{TaskSummary: &tasksv1.TaskSummary{}, Sequence: seq}
+	members := make([]string, len(entries))
+	for i, e := range entries {
+		members[i] = e.Member
+	}
+	docs, err := a.store.GetMany(ctx, taskKeys(tenant, members)...)
+	if err != nil {
+		return nil, err
+	}
+	sum := out.TaskSummary
+	var recent []*tasksv1.Task
+	for _, d := range docs {
+		if d == nil {
+			continue
+		}
+		t := &tasksv1.Task{}
+		if err := proto.Unmarshal(d, t); err != nil {
+			return nil, err
+		}
+		s := t.GetStatus()
+		switch {
+		case domain.IsTerminal(s):
+			sum.Terminal++
+			recent = append(recent, t)
+		default:
+			sum.Active++
+		}
+		switch {
+		case s == domain.Failed:
+			sum.Failed++
+		case s == domain.Lost:
+			sum.Lost++
+		case domain.IsWaiting(s):
+			sum.Waiting++
+		case s == domain.Blocked:
+			sum.Blocked++
+		}
+		if len(out.Tasks) >= limit {
+			out.Truncated = true
+			continue
+		}
+		out.Tasks = append(out.Tasks, t)
+		for _, e := range t.GetEdges() {
+			edge := proto.Clone(e).(*tasksv1.Edge)
+			edge.SourceTaskId = t.GetTaskId()
+			out.TaskGraph = append(out.TaskGraph, edge)
+		}
+		if n := len(t.GetAttempts()); n > 0 {
+			// The active or most recent attempt of each task.
+			out.Attempts = append(out.Attempts, t.GetAttempts()[n-1])
+		}
+		if s == domain.Blocked || domain.IsWaiting(s) {
+			out.BlockedTasks = append(out.BlockedTasks, &tasksv1.BlockedTask{TaskId: t.GetTaskId(), Blockers: domain.UnfinishedBlockers(t), StatusReason: t.GetStatusReason()})
+		}
+		d := t.GetProgress().GetDeliveryState()
+		if d == tasksv1.DeliveryState_DELIVERY_STATE_UNSPECIFIED {
+			// Nothing was reported: not inferred delivered. A task still
+			// running may deliver later; an ended one never reported it.
+			d = tasksv1.DeliveryState_DELIVERY_STATE_PENDING
+			if domain.IsTerminal(s) && s != domain.Completed {
+				d = tasksv1.DeliveryState_DELIVERY_STATE_NOT_APPLICABLE
+			}
+		}
+		out.DeliveryState = append(out.DeliveryState, &tasksv1.TaskDelivery{TaskId: t.GetTaskId(), DeliveryState: d})
+	}
+	for i := len(recent) - 1; i >= 0 && len(sum.RecentTerminalTaskIds) < 10; i-- {
+		sum.RecentTerminalTaskIds = append(sum.RecentTerminalTaskIds, recent[i].GetTaskId())
+	}
+	return out, nil
+}

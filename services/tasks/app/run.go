@@ -1,0 +1,372 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/tasks/domain"
+	proj "github.com/agentruntime/agentruntime/services/tasks/projector"
+)
+
+// ReactorName keys the dependency reactor's checkpoint in the store.
+const ReactorName = "tasks.reactor"
+
+// Run runs the background work until ctx ends: the records projector, the
+// dependency reactor and the lease and timeout sweeper. Every replica may
+// run all three: the projector's Apply skips what another replica applied,
+// and the reactor's and sweeper's writes go through the expected-sequence
+// write path with decisions that append nothing once the fact is there.
+func (a *App) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for _, f := range []func(context.Context) error{
+		func(ctx context.Context) error { return projector.Run(ctx, a.log, a.store, a.records, a.logger) },
+		a.react,
+		a.sweep,
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- f(ctx)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// react follows task events and writes their consequences on other
+// aggregates: dependents learn a blocker's outcome (task.dependency.updated,
+// unblocking them), cancellation propagates to children and jobs, a
+// parent records its delegations (task.delegated). It resumes from its
+// checkpoint; a consequence written twice (a crash before the checkpoint,
+// or two replicas) is absorbed: decisions append nothing once the fact is
+// there, and derived event ids let the log drop duplicates.
+func (a *App) react(ctx context.Context) error {
+	backoff := 50 * time.Millisecond
+	for {
+		err := a.follow(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		a.logger.ErrorContext(ctx, "dependency reactor stopped; resuming from its checkpoint", "error", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (a *App) follow(ctx context.Context) error {
+	cp, err := a.store.Checkpoint(ctx, ReactorName)
+	if err != nil {
+		return err
+	}
+	sub, err := a.log.Subscribe(ctx, []string{a.log.Subjects.Kind("*", "task")}, eventlog.FromSequence(cp+1))
+	if err != nil {
+		return err
+	}
+	defer sub.Stop()
+	for {
+		rec, err := sub.Next(ctx)
+		if err != nil {
+			return err
+		}
+		// Decide on a read model that holds this event and all before it.
+		if _, err := projector.WaitFor(ctx, a.store, proj.Name, rec.Event.GetSequence(), time.Minute); err != nil {
+			return err
+		}
+		if err := a.reactTo(ctx, rec.Event); err != nil {
+			return err
+		}
+		if _, err := a.store.Apply(ctx, projection.Batch{Projection: ReactorName, Sequence: rec.Event.GetSequence()}); err != nil {
+			return err
+		}
+	}
+}
+
+func (a *App) reactTo(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
+	tenant, taskID := ev.GetTenantId(), ev.GetTaskId()
+	switch ev.GetType() {
+	case domain.TypeTaskCompleted, domain.TypeTaskFailed, domain.TypeTaskCancelled, domain.TypeTaskTimedOut,
+		domain.TypeTaskLost, domain.TypeTaskRetrying, domain.TypeTaskStarted:
+		return a.resolveDependents(ctx, ev)
+	case domain.TypeTaskDependencyUpdated:
+		// A BLOCKED_BY edge added after its blocker already moved on: the
+		// blocker's own event was handled before the edge existed.
+		e := ev.GetTaskDependencyUpdated().GetEdge()
+		if e.GetRelation() != tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY || e.GetStatus() == tasksv1.EdgeStatus_EDGE_STATUS_REMOVED {
+			return nil
+		}
+		blocker, err := a.LoadTask(ctx, tenant, e.GetTargetId())
+		if err != nil {
+			return ignoreGone(err)
+		}
+		return a.resolve(ctx, ev, tenant, taskID, blocker)
+	case domain.TypeTaskCancelRequested:
+		if !ev.GetTaskCancelRequested().GetPropagate() {
+			return nil
+		}
+		return a.propagateCancel(ctx, ev)
+	case domain.TypeTaskCreated:
+		t := ev.GetTaskCreated().GetTask()
+		if t.GetParentTaskId() == "" {
+			return nil
+		}
+		parent, err := a.LoadTask(ctx, tenant, t.GetParentTaskId())
+		if err != nil {
+			return ignoreGone(err)
+		}
+		if _, err := a.reactOn(ctx, ev, tenant, parent.GetTaskId(), func(p *tasksv1.Task) []*eventsv1.RuntimeEvent {
+			return []*eventsv1.RuntimeEvent{domain.Delegated(p, tasksv1.EdgeRelation_EDGE_RELATION_CHILD, "task", taskID, "child task created", a.now())}
+		}); err != nil {
+			return err
+		}
+		if parent.GetCancelRequested() {
+			// The child slipped in while the parent's cancellation was
+			// being recorded: cancellation sticks to the graph.
+			return a.cancelChild(ctx, ev, tenant, taskID, parent.GetTaskId())
+		}
+	}
+	return nil
+}
+
+func ignoreGone(err error) error {
+	var nf *domain.NotFoundError
+	if errors.As(err, &nf) {
+		return nil
+	}
+	return err
+}
+
+// resolveDependents updates every task blocked by the event's task.
+func (a *App) resolveDependents(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
+	tenant := ev.GetTenantId()
+	blocker, err := a.LoadTask(ctx, tenant, ev.GetTaskId())
+	if err != nil {
+		return ignoreGone(err)
+	}
+	entries, err := a.store.Range(ctx, proj.Reverse(tenant, blocker.GetTaskId()), projection.RangeQuery{})
+	if err != nil {
+		return err
+	}
+	var deps []string
+	for _, e := range entries {
+		if rel, src := proj.SplitReverse(e.Member); rel == tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY {
+			deps = append(deps, src)
+		}
+	}
+	return parallel(ctx, deps, func(ctx context.Context, dep string) error {
+		return a.resolve(ctx, ev, tenant, dep, blocker)
+	})
+}
+
+func (a *App) resolve(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant, dependent string, blocker *tasksv1.Task) error {
+	_, err := a.reactOn(ctx, cause, tenant, dependent, func(t *tasksv1.Task) []*eventsv1.RuntimeEvent {
+		return domain.DecideDependency(t, blocker.GetTaskId(), blocker.GetStatus(), a.now())
+	})
+	return err
+}
+
+func (a *App) propagateCancel(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
+	tenant, parent := ev.GetTenantId(), ev.GetTaskId()
+	children, err := a.store.Range(ctx, proj.TasksByParent(tenant, parent), projection.RangeQuery{})
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(children))
+	for i, c := range children {
+		ids[i] = c.Member
+	}
+	if err := parallel(ctx, ids, func(ctx context.Context, child string) error {
+		return a.cancelChild(ctx, ev, tenant, child, parent)
+	}); err != nil {
+		return err
+	}
+	jobs, err := a.store.Range(ctx, proj.JobsByTask(tenant, parent), projection.RangeQuery{})
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		job, err := a.LoadJob(ctx, tenant, j.Member)
+		if err != nil {
+			if ignoreGone(err) == nil {
+				continue
+			}
+			return err
+		}
+		_, err = a.execute(ctx, jobAgg(tenant, job), "", func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
+			job, err := a.LoadJob(ctx, tenant, j.Member)
+			if err != nil {
+				return nil, err
+			}
+			evs, err := domain.DecideCancelJob(job, "task "+parent+" cancelled", a.now())
+			var pe *domain.PreconditionError
+			if errors.As(err, &pe) {
+				return nil, nil // already ended: nothing to cancel
+			}
+			derive(evs, ev, job.GetJobId())
+			return evs, err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *App) cancelChild(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant, child, parent string) error {
+	_, err := a.reactOn(ctx, cause, tenant, child, func(t *tasksv1.Task) []*eventsv1.RuntimeEvent {
+		if t.GetCancelRequested() || domain.IsTerminal(t.GetStatus()) {
+			return nil
+		}
+		evs, err := domain.DecideCancel(t, domain.Cancel{Reason: "parent task " + parent + " cancelled", RequestedBy: "task:" + parent, Propagate: true, Now: a.now()})
+		if err != nil {
+			return nil
+		}
+		return evs
+	})
+	return err
+}
+
+// reactOn writes a reaction on a task through the write path, with event
+// ids derived from the causing event so a replayed reaction is dropped.
+func (a *App) reactOn(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant, taskID string, decide func(*tasksv1.Task) []*eventsv1.RuntimeEvent) (Result, error) {
+	res, err := a.onTask(ctx, tenant, taskID, "", func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		evs := decide(t)
+		derive(evs, cause, taskID)
+		return evs, nil
+	})
+	return res, ignoreGone(err)
+}
+
+func derive(evs []*eventsv1.RuntimeEvent, cause *eventsv1.RuntimeEvent, target string) {
+	for i, ev := range evs {
+		ev.EventId = derivedID("reaction", cause.GetEventId(), target, ev.GetType(), string(rune('a'+i)))
+	}
+}
+
+// parallel runs f for each id with a bounded number at once: one blocker
+// can unblock many dependents, each its own aggregate.
+func parallel(ctx context.Context, ids []string, f func(context.Context, string) error) error {
+	if len(ids) == 1 {
+		return f(ctx, ids[0])
+	}
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for _, id := range ids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := f(ctx, id); err != nil {
+				mu.Lock()
+				first = errors.Join(first, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// sweep marks runs whose lease expired lost, and ends runs whose time or
+// inactivity limit fired, every SweepInterval. Several replicas may sweep
+// at once: the write path's expected sequence lets one write each fact,
+// and the other's decision then finds the run no longer active.
+func (a *App) sweep(ctx context.Context) error {
+	tick := time.NewTicker(a.cfg.SweepInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		if err := a.SweepOnce(ctx); err != nil && ctx.Err() == nil {
+			a.logger.WarnContext(ctx, "task sweep", "error", err)
+		}
+	}
+}
+
+// SweepOnce checks every active run once.
+func (a *App) SweepOnce(ctx context.Context) error {
+	entries, err := a.store.Range(ctx, proj.ActiveRuns, projection.RangeQuery{})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		tenant, id := proj.SplitActive(e.Member)
+		t, err := a.LoadTask(ctx, tenant, id)
+		if err != nil {
+			continue
+		}
+		at := domain.CurrentAttempt(t)
+		if at == nil {
+			continue
+		}
+		now := a.cfg.Now()
+		var decide func(*tasksv1.Task) ([]*eventsv1.RuntimeEvent, error)
+		switch {
+		case at.GetLeased():
+			holder, held, err := a.leases.Holder(ctx, LeaseKey(tenant, id))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if !held || holder != at.GetRunId() {
+				decide = func(t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+					return domain.DecideLose(t, at.GetRunId(), a.now())
+				}
+			}
+		}
+		if decide == nil {
+			tp := t.GetSpec().GetTimeoutPolicy()
+			if d := tp.GetRunTimeout().AsDuration(); d > 0 && now.Sub(at.GetStartedAt().AsTime()) > d {
+				decide = func(t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+					return domain.DecideTimeout(t, at.GetRunId(), "run timeout of "+d.String()+" passed", a.now())
+				}
+			} else if d := tp.GetInactivityTimeout().AsDuration(); d > 0 && now.Sub(at.GetLastActivityAt().AsTime()) > d {
+				decide = func(t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+					return domain.DecideTimeout(t, at.GetRunId(), "no progress for "+d.String(), a.now())
+				}
+			}
+		}
+		if decide == nil {
+			continue
+		}
+		_, err = a.onTask(ctx, tenant, id, "", func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+			evs, err := decide(t)
+			var pe *domain.PreconditionError
+			if errors.As(err, &pe) {
+				return nil, nil // another replica (or the worker) settled the run first
+			}
+			for i, ev := range evs {
+				// One id per (run, outcome): two sweepers write one fact.
+				ev.EventId = derivedID("sweep", tenant, id, at.GetRunId(), ev.GetType(), string(rune('a'+i)))
+			}
+			return evs, err
+		})
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
