@@ -90,7 +90,7 @@ func write(res command.Result) *commonv1.WriteResult {
 func (a *App) registry(ctx context.Context, tenant string) (*ev.Registry, error) {
 	if a.config != nil {
 		if d, ok := a.seeded.Load(tenant); !ok || d != a.config.GetConfigDigest() {
-			if _, err := a.exec.Execute(ctx, registryAgg(tenant), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
+			res, err := a.exec.Execute(ctx, registryAgg(tenant), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
 				reg, err := rp.LoadRegistry(ctx, a.store, tenant)
 				if err != nil || reg.GetConfigDigest() == a.config.GetConfigDigest() {
 					return nil, err
@@ -98,7 +98,11 @@ func (a *App) registry(ctx context.Context, tenant string) (*ev.Registry, error)
 				return []*ev.RuntimeEvent{{Type: "limit.changed", EventId: stableID(tenant, "config", a.config.GetConfigDigest()),
 					Payload: &ev.RuntimeEvent_LimitChanged{LimitChanged: &ev.LimitChanged{Source: "config",
 						Change: &ev.LimitChanged_ConfigImported{ConfigImported: a.config}}}}}, nil
-			}); err != nil {
+			})
+			if err != nil {
+				return nil, err
+			}
+			if _, err := projector.WaitFor(ctx, a.store, rp.Name, res.Sequence, readTimeout); err != nil {
 				return nil, err
 			}
 			a.seeded.Store(tenant, a.config.GetConfigDigest())

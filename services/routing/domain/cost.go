@@ -12,6 +12,9 @@ type Usage = ev.TokenUsage
 // recorded as free.
 func Price(m *ev.Model, u *ev.TokenUsage) (*ev.CostBreakdown, error) {
 	p := m.GetPrices()
+	if p == nil {
+		p = &ev.ModelPrices{}
+	}
 	c := &ev.CostBreakdown{}
 	for _, part := range []struct {
 		name   string

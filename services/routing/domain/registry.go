@@ -222,11 +222,11 @@ func validateModel(r *ev.Registry, m *ev.Model) error {
 		return invalid("model.max_output_tokens", "must not be negative")
 	}
 	p := m.GetPrices()
-	for name, v := range map[string]*int64{
-		"input_nanos_per_million": p.InputNanosPerMillion, "output_nanos_per_million": p.OutputNanosPerMillion,
-		"cached_input_nanos_per_million": p.CachedInputNanosPerMillion, "reasoning_nanos_per_million": p.ReasoningNanosPerMillion,
+	for name, v := range map[string]int64{
+		"input_nanos_per_million": p.GetInputNanosPerMillion(), "output_nanos_per_million": p.GetOutputNanosPerMillion(),
+		"cached_input_nanos_per_million": p.GetCachedInputNanosPerMillion(), "reasoning_nanos_per_million": p.GetReasoningNanosPerMillion(),
 	} {
-		if v != nil && *v < 0 {
+		if v < 0 {
 			return invalid("model.prices."+name, "must not be negative")
 		}
 	}

@@ -104,8 +104,9 @@ func (x *TurnScope) GetRunId() string {
 	return ""
 }
 
-// ProfileScope names a turn or a task: task.profile.resolved requires only
-// the task, so a task may be profiled before any turn runs it.
+// ProfileScope names the task a profile is for (task.profile.resolved
+// requires task_id) and, when a turn runs it, the turn: a task may be
+// profiled before any turn runs it.
 type ProfileScope struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -2467,16 +2468,15 @@ const file_agentruntime_routing_v1_routing_proto_rawDesc = "" +
 	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12@\n" +
 	"\aturn_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12A\n" +
 	"\atask_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06taskId\x12?\n" +
-	"\x06run_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05runId\"\xbb\x05\n" +
+	"\x06run_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05runId\"\xbb\x04\n" +
 	"\fProfileScope\x12G\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12E\n" +
 	"\tthread_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\x12A\n" +
-	"\aturn_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06turnId\x12A\n" +
-	"\atask_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06taskId\x12?\n" +
-	"\x06run_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05runId:\xd3\x02\xbaH\xcf\x02\x1a\xb7\x01\n" +
-	"\x1aprofile_scope.turn_or_task\x12<name a turn (session_id, thread_id and turn_id) or a task_id\x1a[(this.session_id != '' && this.thread_id != '' && this.turn_id != '') || this.task_id != ''\x1a\x92\x01\n" +
-	"\"profile_scope.thread_needs_session\x12%thread_id and turn_id need session_id\x1aEthis.session_id != '' || (this.thread_id == '' && this.turn_id == '')\"\xb2\x04\n" +
+	"\aturn_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06turnId\x12@\n" +
+	"\atask_id\x18\x04 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12?\n" +
+	"\x06run_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05runId:\xd4\x01\xbaH\xd0\x01\x1a\xcd\x01\n" +
+	"\x1bprofile_scope.turn_complete\x127a turn needs session_id, thread_id and turn_id together\x1au(this.session_id != '' && this.thread_id != '' && this.turn_id != '') || (this.thread_id == '' && this.turn_id == '')\"\xb2\x04\n" +
 	"\x19ResolveTaskProfileRequest\x12C\n" +
 	"\x05scope\x18\x01 \x01(\v2%.agentruntime.routing.v1.ProfileScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x120\n" +
 	"\x04kind\x18\x02 \x01(\tB\x1c\xbaH\x19r\x17\x10\x01\x18@2\x11^[a-z][a-z0-9_]*$R\x04kind\x12\x1f\n" +
