@@ -188,7 +188,7 @@ func TestFallbackAfterProviderFailure(t *testing.T) {
 	c := start(t, registryYAML)
 	ctx := context.Background()
 	resp, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn1"), Route: &rv1.RouteRequest{
-		Profile: &ev.TaskProfile{Kind: "coding", RequiredCapabilities: []ev.Capability{ev.Capability_CAPABILITY_TOOLS}, FallbackPolicy: ev.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE},
+		Profile:          &ev.TaskProfile{Kind: "coding", RequiredCapabilities: []ev.Capability{ev.Capability_CAPABILITY_TOOLS}, FallbackPolicy: ev.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE},
 		RequestedModelId: "gpt-5-4"}})
 	if err != nil {
 		t.Fatal(err)
