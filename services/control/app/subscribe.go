@@ -17,18 +17,26 @@ import (
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
-// SubscriberBuffer bounds how many matching events a subscriber may fall
-// behind before the stream is ended with a resumable cursor.
+// SubscriberBuffer bounds the matching events held in memory for one
+// subscriber. When it is full the subscription stops reading the log (the
+// backlog stays in JetStream, not in this process) and waits for the
+// subscriber.
 var SubscriberBuffer = 1024
+
+// StallTimeout is how long a full buffer may wait for the subscriber to
+// take an event before the stream is ended with a resumable cursor: a
+// subscriber that makes no progress for this long is cut, one that keeps up
+// however slowly is not.
+var StallTimeout = 10 * time.Second
 
 // DefaultHeartbeat is the idle-stream heartbeat interval.
 const DefaultHeartbeat = 15 * time.Second
 
 // Subscribe streams the caller's events through send until ctx ends or the
-// subscriber falls too far behind. Memory per subscriber is bounded by
-// SubscriberBuffer; a subscriber cut off gets ResourceExhausted with the
-// sequence to resume from, and resuming there yields no gap and no
-// duplicate.
+// subscriber stalls. Memory per subscriber is bounded by SubscriberBuffer;
+// a subscriber that takes nothing for StallTimeout is cut off with
+// ResourceExhausted and the sequence to resume from, and resuming there
+// yields no gap and no duplicate.
 func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeEventsRequest, send func(*controlv1.SubscribeEventsResponse) error) error {
 	filter := a.Log.Subjects.Tenant(c.Tenant)
 	if s := req.GetSessionId(); s != "" {
@@ -65,6 +73,11 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 		return err
 	}
 	defer sub.Stop()
+	// A first heartbeat says the subscription is live: a client that
+	// starts from now and then acts will see its own events.
+	if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Heartbeat{Heartbeat: &controlv1.Heartbeat{Time: timestamppb.New(a.now())}}}); err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -83,8 +96,19 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 			}
 			select {
 			case buf <- rec.Event:
+				continue
 			default:
+			}
+			stall := time.NewTimer(StallTimeout)
+			select {
+			case buf <- rec.Event:
+				stall.Stop()
+			case <-stall.C:
 				close(overflow)
+				return
+			case <-ctx.Done():
+				stall.Stop()
+				readErr <- ctx.Err()
 				return
 			}
 		}
@@ -127,7 +151,7 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 			}
 			resume := strconv.FormatUint(lastSent+1, 10)
 			return grpcerr.ResourceExhausted("SUBSCRIBER_TOO_SLOW",
-				"the subscriber fell more than "+strconv.Itoa(SubscriberBuffer)+" events behind; resubscribe from sequence "+resume,
+				"the subscriber took no event for "+StallTimeout.String()+" with "+strconv.Itoa(SubscriberBuffer)+" waiting; resubscribe from sequence "+resume,
 				0, map[string]string{"resume_from_sequence": resume})
 		case err := <-readErr:
 			if ctx.Err() != nil {

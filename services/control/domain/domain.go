@@ -284,7 +284,7 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 			}
 			status = "running"
 		case "turn.completed", "turn.failed":
-			if Terminal(status) {
+			if Terminal(status) || status == "ended" {
 				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended as %s", field, turn.TurnId, status)
 			}
 			if status == "queued" || status == "steered" {

@@ -465,7 +465,7 @@ func (t *tx) subagent() {
 	if !ok {
 		return
 	}
-	p := ev.GetSubagentStatus()
+	p := subagentPayload(ev)
 	switch ev.GetType() {
 	case "subagent.completed":
 		s.Status = "completed"
@@ -483,6 +483,18 @@ func (t *tx) subagent() {
 	}
 	s.Sequence = t.seq()
 	t.put(key, s)
+}
+
+// subagentPayload is the SubagentStatus payload of any subagent.* class
+// but spawned.
+func subagentPayload(ev *eventsv1.RuntimeEvent) *eventsv1.SubagentStatus {
+	for _, p := range []*eventsv1.SubagentStatus{ev.GetSubagentStatus(), ev.GetSubagentCompleted(), ev.GetSubagentFailed(),
+		ev.GetSubagentClosed(), ev.GetSubagentInput(), ev.GetSubagentOutput()} {
+		if p != nil {
+			return p
+		}
+	}
+	return nil
 }
 
 func (t *tx) channel() {
