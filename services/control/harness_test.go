@@ -234,4 +234,3 @@ func containsDetail(st *status.Status, s string) bool {
 	}
 	return false
 }
-
