@@ -1,0 +1,105 @@
+package domain
+
+import (
+	"fmt"
+
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+)
+
+// The decisions a permission request offers, exactly (issue 6).
+const (
+	AllowOnce    = "allow_once"
+	AllowSession = "allow_session"
+	Deny         = "deny"
+)
+
+// Decisions is the offered set, in display order.
+var Decisions = []string{AllowOnce, AllowSession, Deny}
+
+// DecisionOnTimeout: nobody answering is a deny.
+const DecisionOnTimeout = Deny
+
+// ApprovalState is where a permission request stands.
+type ApprovalState int
+
+const (
+	ApprovalPending ApprovalState = iota
+	ApprovalAllowed
+	ApprovalDenied
+	ApprovalTimedOut
+	ApprovalCancelled
+)
+
+func (s ApprovalState) String() string {
+	return [...]string{"pending", "allowed", "denied", "timed_out", "cancelled"}[s]
+}
+
+// ApprovalStateOf maps a recorded resolution to its state.
+func ApprovalStateOf(r eventsv1.PermissionResolution) ApprovalState {
+	switch r {
+	case eventsv1.PermissionResolution_PERMISSION_RESOLUTION_ALLOWED:
+		return ApprovalAllowed
+	case eventsv1.PermissionResolution_PERMISSION_RESOLUTION_DENIED:
+		return ApprovalDenied
+	case eventsv1.PermissionResolution_PERMISSION_RESOLUTION_TIMED_OUT:
+		return ApprovalTimedOut
+	case eventsv1.PermissionResolution_PERMISSION_RESOLUTION_CANCELLED:
+		return ApprovalCancelled
+	}
+	return ApprovalPending
+}
+
+// Answer is how a request was answered: an action outcome and, when
+// resolved, the chosen decision.
+type Answer struct {
+	Outcome   eventsv1.ActionOutcome
+	Decision  string
+	Responder string
+}
+
+// ErrAlreadyResolved: the request ended differently before.
+type ErrAlreadyResolved struct {
+	State ApprovalState
+}
+
+func (e *ErrAlreadyResolved) Error() string {
+	return fmt.Sprintf("the permission request is already %s", e.State)
+}
+
+// ErrBadAnswer: the answer is not one the request offered.
+type ErrBadAnswer struct{ Reason string }
+
+func (e *ErrBadAnswer) Error() string { return e.Reason }
+
+// Resolve decides the permission.resolved of a request in state s. It
+// returns nil (nothing to append) when the same answer was applied before:
+// an answer is delivered at least once (the control service's
+// action.resolved, a retried ResolvePermission) and applied exactly once.
+func Resolve(s ApprovalState, prior *eventsv1.PermissionResolved, evaluationID string, a Answer) (*eventsv1.PermissionResolved, error) {
+	next := &eventsv1.PermissionResolved{EvaluationId: evaluationID, Responder: a.Responder}
+	switch a.Outcome {
+	case eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED:
+		next.Decision = a.Decision
+		switch a.Decision {
+		case AllowOnce, AllowSession:
+			next.Resolution, next.Allowed = eventsv1.PermissionResolution_PERMISSION_RESOLUTION_ALLOWED, true
+		case Deny:
+			next.Resolution = eventsv1.PermissionResolution_PERMISSION_RESOLUTION_DENIED
+		default:
+			return nil, &ErrBadAnswer{Reason: fmt.Sprintf("decision %q is not one of allow_once, allow_session, deny", a.Decision)}
+		}
+	case eventsv1.ActionOutcome_ACTION_OUTCOME_TIMED_OUT:
+		next.Resolution, next.Decision = eventsv1.PermissionResolution_PERMISSION_RESOLUTION_TIMED_OUT, DecisionOnTimeout
+	case eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED:
+		next.Resolution = eventsv1.PermissionResolution_PERMISSION_RESOLUTION_CANCELLED
+	default:
+		return nil, &ErrBadAnswer{Reason: "the action outcome is unspecified"}
+	}
+	if s == ApprovalPending {
+		return next, nil
+	}
+	if prior.GetResolution() == next.GetResolution() && prior.GetDecision() == next.GetDecision() {
+		return nil, nil
+	}
+	return nil, &ErrAlreadyResolved{State: s}
+}

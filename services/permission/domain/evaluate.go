@@ -1,0 +1,621 @@
+package domain
+
+import (
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+)
+
+// Request is what one evaluation is about.
+type Request struct {
+	Target  eventsv1.TargetKind
+	Name    string
+	Access  eventsv1.Access
+	Paths   []string
+	Command string
+	Hosts   []string
+	Cwd     string
+	// Resolved maps a path as given to its target with symlinks followed,
+	// as the executing host reported it.
+	Resolved map[string]string
+	Now      time.Time
+}
+
+// Violation is one target outside the sandbox.
+type Violation struct {
+	Kind   eventsv1.ViolationKind
+	Target string
+	Reason string
+}
+
+// Evaluation is a decision with everything that explains it.
+type Evaluation struct {
+	Final
+	Category       Category
+	RuleRefs       []string
+	Destructive    bool
+	ImpactScope    string
+	RollbackAdvice string
+	// "call" or "session" (allowed by a session rule).
+	Scope       string
+	ExpiresAt   time.Time
+	Subcommands []*eventsv1.Subcommand
+	Paths       []string
+	Hosts       []string
+	Violations  []Violation
+	// Profile is the sandbox the call runs in (cwd filled in).
+	Profile *eventsv1.SandboxProfile
+	// ProposedSessionRule is what "allow_session" would add.
+	ProposedSessionRule *eventsv1.PermissionRule
+}
+
+// facet is one judged unit: a subcommand, or the whole call.
+type facet struct {
+	argv        []string
+	dynamic     bool
+	writes      []string
+	reads       []string
+	uncheckable []string // paths given that cannot be normalized
+	hosts       []string
+	network     bool
+	readOnly    bool
+	destructive bool
+	cmd         *Command
+}
+
+// Evaluate decides a request under a policy and the hooks' combined
+// verdict. It is pure: the same inputs give the same evaluation.
+func Evaluate(p Policy, hook Verdict, req Request) Evaluation {
+	profile := proto.Clone(p.Sandbox).(*eventsv1.SandboxProfile)
+	cwd := profile.GetCwd()
+	if req.Cwd != "" {
+		if c, err := NormalizePath(cwd, req.Cwd); err == nil {
+			cwd = c
+		} else {
+			cwd = ""
+		}
+	}
+	profile.Cwd = cwd
+
+	var facets []facet
+	unparsable := false
+	if req.Command != "" {
+		cmds, err := ParseCommand(req.Command)
+		if err != nil {
+			unparsable = true
+			facets = append(facets, facet{argv: []string{req.Command}, dynamic: true})
+		}
+		cur := cwd
+		for i := range cmds {
+			c := &cmds[i]
+			f := facet{argv: effectiveArgv(c.Argv), dynamic: c.Dynamic, network: c.Network, hosts: c.Hosts,
+				readOnly: c.ReadOnly, destructive: c.Destructive, cmd: c}
+			addPaths(&f.writes, &f.uncheckable, cur, c.WritePaths)
+			addPaths(&f.reads, &f.uncheckable, cur, c.ReadPaths)
+			// A literal `cd dir` moves the following commands; anything
+			// else (cd $X) leaves the cwd unknown.
+			if len(f.argv) > 0 && f.argv[0] == "cd" {
+				if len(f.argv) == 2 && !c.Dynamic {
+					if n, err := NormalizePath(cur, f.argv[1]); err == nil {
+						cur = n
+					} else {
+						cur = ""
+					}
+				} else {
+					cur = ""
+				}
+			}
+			facets = append(facets, f)
+		}
+	}
+	if len(req.Paths) > 0 || len(req.Hosts) > 0 || req.Command == "" {
+		f := facet{hosts: lower(req.Hosts), network: req.Access == eventsv1.Access_ACCESS_NETWORK || len(req.Hosts) > 0}
+		if req.Access == eventsv1.Access_ACCESS_WRITE {
+			addPaths(&f.writes, &f.uncheckable, cwd, req.Paths)
+		} else {
+			addPaths(&f.reads, &f.uncheckable, cwd, req.Paths)
+		}
+		f.readOnly = req.Access == eventsv1.Access_ACCESS_READ && len(f.hosts) == 0
+		facets = append(facets, f)
+	}
+
+	ev := Evaluation{Scope: "call", Profile: profile}
+	// The sandbox boundary.
+	resolved := map[string]string{}
+	for k, v := range req.Resolved {
+		nk, err1 := NormalizePath(cwd, k)
+		nv, err2 := NormalizePath(cwd, v)
+		if err1 == nil {
+			if err2 != nil {
+				nv = ""
+			}
+			resolved[nk] = nv
+		}
+	}
+	readOutside, mutateOutside := false, unparsable
+	if unparsable {
+		ev.Violations = append(ev.Violations, Violation{eventsv1.ViolationKind_VIOLATION_KIND_PROCESS, req.Command, "the command cannot be parsed, so its effects cannot be bounded"})
+	}
+	mutating := false
+	for _, f := range facets {
+		for _, w := range f.writes {
+			ev.Paths = append(ev.Paths, w)
+			if why := outsideWrite(profile, w, resolved); why != "" {
+				mutateOutside = true
+				ev.Violations = append(ev.Violations, Violation{eventsv1.ViolationKind_VIOLATION_KIND_FILESYSTEM_WRITE, w, why})
+			}
+		}
+		for _, r := range f.reads {
+			ev.Paths = append(ev.Paths, r)
+			if why := outsideRead(profile, r, resolved); why != "" {
+				readOutside = true
+				ev.Violations = append(ev.Violations, Violation{eventsv1.ViolationKind_VIOLATION_KIND_FILESYSTEM_READ, r, why})
+			}
+		}
+		for _, u := range f.uncheckable {
+			kind := eventsv1.ViolationKind_VIOLATION_KIND_FILESYSTEM_READ
+			if len(f.writes) > 0 || f.cmd != nil && len(f.cmd.WritePaths) > 0 {
+				kind, mutateOutside = eventsv1.ViolationKind_VIOLATION_KIND_FILESYSTEM_WRITE, true
+			} else {
+				readOutside = true
+			}
+			ev.Violations = append(ev.Violations, Violation{kind, u, "the path cannot be checked against the sandbox"})
+		}
+		if f.network {
+			mutating = true
+			if len(f.hosts) == 0 && profile.GetNetwork() != eventsv1.NetworkMode_NETWORK_MODE_FULL {
+				mutateOutside = true
+				ev.Violations = append(ev.Violations, Violation{eventsv1.ViolationKind_VIOLATION_KIND_NETWORK, "(unknown host)", "network access to an unknown host"})
+			}
+		}
+		for _, h := range f.hosts {
+			ev.Hosts = append(ev.Hosts, h)
+			if why := outsideHost(profile, h); why != "" {
+				mutateOutside = true
+				ev.Violations = append(ev.Violations, Violation{eventsv1.ViolationKind_VIOLATION_KIND_NETWORK, h, why})
+			}
+		}
+		if len(f.writes) > 0 || f.cmd != nil && !f.readOnly {
+			mutating = true
+		}
+		if f.destructive {
+			ev.Destructive = true
+			ev.ImpactScope = joinNonEmpty(ev.ImpactScope, f.cmd.ImpactScope)
+			ev.RollbackAdvice = joinNonEmpty(ev.RollbackAdvice, f.cmd.RollbackAdvice)
+		}
+	}
+	// A command line is judged by what its subcommands do, not by the
+	// shell tool's nominal access (always execute).
+	if req.Command == "" && req.Access != eventsv1.Access_ACCESS_READ {
+		mutating = true
+	}
+	switch {
+	case mutateOutside || readOutside && mutating:
+		ev.Category = MutateOutside
+	case readOutside:
+		ev.Category = ReadOutside
+	case !mutating && req.Command != "":
+		ev.Category = SafeCommand
+	case !mutating:
+		ev.Category = ReadInside
+	default:
+		ev.Category = MutateInside
+	}
+
+	// Rules, per facet; subcommands record their own decision.
+	rule := Verdict{}
+	allAllowed := len(facets) > 0
+	var allowRefs, askRefs, denyRefs []string
+	var allowRules []*eventsv1.PermissionRule
+	denySource, askSource := eventsv1.DecisionSource_DECISION_SOURCE_RULE, eventsv1.DecisionSource_DECISION_SOURCE_RULE
+	for _, f := range facets {
+		eff, matched := matchRules(p.Rules, req.Name, f, req.Now)
+		switch eff {
+		case EffectDeny:
+			for _, r := range matched {
+				denyRefs = append(denyRefs, r.GetRuleId())
+				if r.GetSource() == eventsv1.RuleSource_RULE_SOURCE_HOST {
+					denySource = eventsv1.DecisionSource_DECISION_SOURCE_HOST_POLICY
+				}
+			}
+		case EffectAsk:
+			for _, r := range matched {
+				askRefs = append(askRefs, r.GetRuleId())
+				if r.GetSource() == eventsv1.RuleSource_RULE_SOURCE_HOST {
+					askSource = eventsv1.DecisionSource_DECISION_SOURCE_HOST_POLICY
+				}
+			}
+		case EffectAllow:
+			for _, r := range matched {
+				allowRefs = append(allowRefs, r.GetRuleId())
+			}
+			allowRules = append(allowRules, matched...)
+		}
+		if eff != EffectAllow {
+			allAllowed = false
+		}
+		if f.cmd != nil {
+			sub := &eventsv1.Subcommand{Argv: f.cmd.Argv, WritePaths: f.writes, ReadPaths: f.reads,
+				Destructive: f.destructive, DestructiveReason: f.cmd.DestructiveReason}
+			for _, r := range matched {
+				sub.RuleRefs = append(sub.RuleRefs, r.GetRuleId())
+			}
+			subCat := facetCategory(profile, f, resolved)
+			sub.Decision = Combine(Verdict{Effect: eff}, Verdict{}, ModeVerdict(p.Mode, subCat, f.destructive), p.MayAsk()).Decision
+			ev.Subcommands = append(ev.Subcommands, sub)
+		}
+	}
+	switch {
+	case len(denyRefs) > 0:
+		rule = Verdict{EffectDeny, denySource, "denied by rule " + strings.Join(denyRefs, ", ")}
+		ev.RuleRefs = denyRefs
+	case len(askRefs) > 0:
+		rule = Verdict{EffectAsk, askSource, "rule " + strings.Join(askRefs, ", ") + " asks"}
+		ev.RuleRefs = askRefs
+	case allAllowed:
+		rule = Verdict{EffectAllow, eventsv1.DecisionSource_DECISION_SOURCE_RULE, "allowed by rule " + strings.Join(dedupe(allowRefs), ", ")}
+		for _, r := range allowRules {
+			if r.GetSource() == eventsv1.RuleSource_RULE_SOURCE_HOST {
+				rule.Source = eventsv1.DecisionSource_DECISION_SOURCE_HOST_POLICY
+			}
+		}
+		ev.RuleRefs = dedupe(allowRefs)
+	}
+
+	mode := ModeVerdict(p.Mode, ev.Category, ev.Destructive)
+	if len(ev.Violations) > 0 && mode.Effect != EffectAllow {
+		mode.Reason += " (" + ev.Violations[0].Target + ": " + ev.Violations[0].Reason + ")"
+	}
+	ev.Final = Combine(rule, hook, mode, p.MayAsk())
+
+	// A decision made by allow rules holds as long as the rules do.
+	if ev.Decision == eventsv1.Decision_DECISION_ALLOW || ev.Decision == eventsv1.Decision_DECISION_SANDBOXED {
+		if rule.Effect == EffectAllow && hook.Effect != EffectAllow {
+			for _, r := range allowRules {
+				if strings.HasPrefix(r.GetRuleId(), sessionRulePrefix) {
+					ev.Scope = "session"
+				}
+				if t := r.GetExpiresAt(); t != nil && (ev.ExpiresAt.IsZero() || t.AsTime().Before(ev.ExpiresAt)) {
+					ev.ExpiresAt = t.AsTime()
+				}
+			}
+		}
+	}
+	if ev.Decision == eventsv1.Decision_DECISION_ASK {
+		ev.ProposedSessionRule = proposeSessionRule(req, facets)
+	}
+	return ev
+}
+
+func addPaths(dst, uncheckable *[]string, cwd string, raw []string) {
+	for _, p := range raw {
+		if strings.ContainsAny(p, "*?[$`") {
+			*uncheckable = append(*uncheckable, p)
+			continue
+		}
+		n, err := NormalizePath(cwd, p)
+		if err != nil {
+			*uncheckable = append(*uncheckable, p)
+			continue
+		}
+		*dst = append(*dst, n)
+	}
+}
+
+func outsideWrite(p *eventsv1.SandboxProfile, path string, resolved map[string]string) string {
+	switch p.GetMode() {
+	case eventsv1.SandboxMode_SANDBOX_MODE_FULL_ACCESS:
+		return ""
+	case eventsv1.SandboxMode_SANDBOX_MODE_WORKSPACE_WRITE:
+		if !WithinAny(p.GetWriteRoots(), path) {
+			return "outside the write roots"
+		}
+		if r, ok := resolved[path]; ok && (r == "" || !WithinAny(p.GetWriteRoots(), r)) {
+			return "resolves (through a symlink) to " + r + ", outside the write roots"
+		}
+		return ""
+	default:
+		return "the sandbox is read-only"
+	}
+}
+
+func outsideRead(p *eventsv1.SandboxProfile, path string, resolved map[string]string) string {
+	if p.GetMode() == eventsv1.SandboxMode_SANDBOX_MODE_FULL_ACCESS || len(p.GetReadRoots()) == 0 {
+		return ""
+	}
+	roots := append(append([]string{}, p.GetReadRoots()...), p.GetWriteRoots()...)
+	if !WithinAny(roots, path) {
+		return "outside the read roots"
+	}
+	if r, ok := resolved[path]; ok && (r == "" || !WithinAny(roots, r)) {
+		return "resolves (through a symlink) to " + r + ", outside the read roots"
+	}
+	return ""
+}
+
+func outsideHost(p *eventsv1.SandboxProfile, host string) string {
+	switch p.GetNetwork() {
+	case eventsv1.NetworkMode_NETWORK_MODE_FULL:
+		return ""
+	case eventsv1.NetworkMode_NETWORK_MODE_ALLOWLIST:
+		for _, g := range p.GetAllowedHosts() {
+			if MatchGlob(strings.ToLower(g), host, '.') {
+				return ""
+			}
+		}
+		return "host not in the sandbox's allowed hosts"
+	default:
+		return "the sandbox has no network"
+	}
+}
+
+func facetCategory(p *eventsv1.SandboxProfile, f facet, resolved map[string]string) Category {
+	out, readOut := len(f.uncheckable) > 0, false
+	for _, w := range f.writes {
+		if outsideWrite(p, w, resolved) != "" {
+			out = true
+		}
+	}
+	for _, r := range f.reads {
+		if outsideRead(p, r, resolved) != "" {
+			readOut = true
+		}
+	}
+	for _, h := range f.hosts {
+		if outsideHost(p, h) != "" {
+			out = true
+		}
+	}
+	mutating := len(f.writes) > 0 || f.network || !f.readOnly
+	switch {
+	case out || readOut && mutating:
+		return MutateOutside
+	case readOut:
+		return ReadOutside
+	case mutating:
+		return MutateInside
+	}
+	return SafeCommand
+}
+
+// matchRules returns the strongest effect among the rules matching a facet
+// (deny over ask over allow) and the rules that have it.
+func matchRules(rules []*eventsv1.PermissionRule, name string, f facet, now time.Time) (Effect, []*eventsv1.PermissionRule) {
+	best := EffectNone
+	var matched []*eventsv1.PermissionRule
+	for _, r := range rules {
+		if t := r.GetExpiresAt(); t != nil && !now.IsZero() && !now.Before(t.AsTime()) {
+			continue
+		}
+		if !ruleMatches(r, name, f) {
+			continue
+		}
+		e := effectOf(r.GetEffect())
+		switch {
+		case rank(e) > rank(best):
+			best, matched = e, []*eventsv1.PermissionRule{r}
+		case e == best:
+			matched = append(matched, r)
+		}
+	}
+	return best, matched
+}
+
+func rank(e Effect) int {
+	switch e {
+	case EffectAllow:
+		return 1
+	case EffectAsk:
+		return 2
+	case EffectDeny:
+		return 3
+	}
+	return 0
+}
+
+func effectOf(e eventsv1.RuleEffect) Effect {
+	switch e {
+	case eventsv1.RuleEffect_RULE_EFFECT_ALLOW:
+		return EffectAllow
+	case eventsv1.RuleEffect_RULE_EFFECT_DENY:
+		return EffectDeny
+	case eventsv1.RuleEffect_RULE_EFFECT_ASK:
+		return EffectAsk
+	}
+	return EffectNone
+}
+
+// ruleMatches: every matcher the rule sets must match. An allow rule must
+// cover everything the facet touches (all paths, all hosts, a literal
+// command prefix); a deny or ask rule needs one hit, and treats what
+// cannot be known (a path or command word only the shell can expand) as a
+// hit: a restriction must not be dodged by writing $HOME instead of /home.
+func ruleMatches(r *eventsv1.PermissionRule, name string, f facet) bool {
+	tool := r.GetTool()
+	if tool == "" {
+		tool = "*"
+	}
+	if !MatchGlob(tool, name, 0) {
+		return false
+	}
+	allow := r.GetEffect() == eventsv1.RuleEffect_RULE_EFFECT_ALLOW
+	if globs := r.GetPaths(); len(globs) > 0 {
+		all := append(append([]string{}, f.writes...), f.reads...)
+		if allow {
+			if len(all) == 0 || len(f.uncheckable) > 0 {
+				return false
+			}
+			for _, p := range all {
+				if !anyPathGlob(globs, p) {
+					return false
+				}
+			}
+		} else {
+			hit := len(f.uncheckable) > 0
+			for _, p := range all {
+				hit = hit || anyPathGlob(globs, p)
+			}
+			if !hit {
+				return false
+			}
+		}
+	}
+	if prefixes := r.GetCommands(); len(prefixes) > 0 {
+		if f.argv == nil {
+			return false
+		}
+		hit := false
+		for _, c := range prefixes {
+			hit = hit || commandPrefix(strings.Fields(c), f.argv, !allow && f.dynamic)
+		}
+		if !hit {
+			return false
+		}
+	}
+	if globs := r.GetHosts(); len(globs) > 0 {
+		if allow {
+			if len(f.hosts) == 0 {
+				return false
+			}
+			for _, h := range f.hosts {
+				if !anyHostGlob(globs, h) {
+					return false
+				}
+			}
+		} else {
+			hit := f.network && len(f.hosts) == 0
+			for _, h := range f.hosts {
+				hit = hit || anyHostGlob(globs, h)
+			}
+			if !hit {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func anyPathGlob(globs []string, p string) bool {
+	for _, g := range globs {
+		if MatchPathGlob(g, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyHostGlob(globs []string, h string) bool {
+	for _, g := range globs {
+		if MatchGlob(strings.ToLower(g), h, '.') {
+			return true
+		}
+	}
+	return false
+}
+
+// commandPrefix: argv starts with the prefix's words ("*" matches any one
+// word). With unknownMatches, a word only the shell can resolve matches
+// too (for deny and ask rules).
+func commandPrefix(prefix, argv []string, unknownMatches bool) bool {
+	if len(argv) < len(prefix) {
+		return false
+	}
+	for i, w := range prefix {
+		a := argv[i]
+		if i == 0 {
+			a = baseName(a)
+		}
+		if w == "*" || a == w || unknownMatches && strings.ContainsAny(argv[i], "$`") {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func baseName(s string) string {
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// proposeSessionRule is the narrowest rule that would have allowed this
+// call: the same tool with the same command prefixes (the command and its
+// subcommand word, "git push") or the same paths and hosts.
+func proposeSessionRule(req Request, facets []facet) *eventsv1.PermissionRule {
+	r := &eventsv1.PermissionRule{Effect: eventsv1.RuleEffect_RULE_EFFECT_ALLOW, Source: eventsv1.RuleSource_RULE_SOURCE_SESSION, Tool: req.Name}
+	for _, f := range facets {
+		if f.cmd != nil && len(f.argv) > 0 {
+			words := []string{baseName(f.argv[0])}
+			if len(f.argv) > 1 && isPlainWord(f.argv[1]) {
+				words = append(words, f.argv[1])
+			}
+			r.Commands = append(r.Commands, strings.Join(words, " "))
+			continue
+		}
+		r.Paths = append(r.Paths, f.writes...)
+		r.Paths = append(r.Paths, f.reads...)
+		r.Hosts = append(r.Hosts, f.hosts...)
+	}
+	r.Commands = dedupe(r.Commands)
+	if len(r.Commands) > 0 {
+		// Paths of a command line are covered by its commands' prefixes.
+		r.Paths, r.Hosts = nil, nil
+	}
+	return r
+}
+
+func isPlainWord(s string) bool {
+	if s == "" || s[0] == '-' {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(in []string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func joinNonEmpty(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "" || strings.Contains(a, b):
+		return a
+	}
+	return a + "; " + b
+}
+
+// ExpiresAtProto is the evaluation's expiry as a timestamp (nil: none).
+func (e Evaluation) ExpiresAtProto() *timestamppb.Timestamp {
+	if e.ExpiresAt.IsZero() {
+		return nil
+	}
+	return timestamppb.New(e.ExpiresAt)
+}
