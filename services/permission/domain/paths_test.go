@@ -34,9 +34,9 @@ func TestNormalizePath(t *testing.T) {
 		{"", "rel"},
 		{"relative", "x"},
 		{"/work", "a\x00b"},
-		{"/work", "a\u202eb"},     // right-to-left override
-		{"/work", "a\u200db"},     // zero-width joiner
-		{"/work", "a\nb"},         // control
+		{"/work", "a\u202eb"},                 // right-to-left override
+		{"/work", "a\u200db"},                 // zero-width joiner
+		{"/work", "a\nb"},                     // control
 		{"/work", string([]byte{0xff, 0xfe})}, // invalid UTF-8
 	} {
 		if got, err := NormalizePath(tc.cwd, tc.in); !errors.Is(err, ErrUncheckablePath) {
