@@ -52,11 +52,13 @@ func (s *Service) HealthName() string { return HealthName }
 // Register implements kit.Service.
 func (s *Service) Register(g *grpc.Server) { controlv1.RegisterControlServiceServer(g, s) }
 
-// Run projects the read model and expires actions whose deadline passed.
+// Run projects the read model, expires actions whose deadline passed, and
+// turns permission requests into actions.
 func (s *Service) Run(ctx context.Context) error {
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Projection{}, s.deps.Logger) }()
 	go func() { errs <- s.expireActions(ctx) }()
+	go func() { errs <- s.app.ReactToPermissionRequests(ctx, s.deps.Logger) }()
 	err := <-errs
 	if ctx.Err() != nil {
 		return nil

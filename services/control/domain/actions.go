@@ -96,3 +96,19 @@ func resolveAction(a *controlv1.Action, outcome eventsv1.ActionOutcome, decision
 	}}
 	return ev
 }
+
+// DecideLateAction records an action asked for a turn that already ended:
+// opened and cancelled at once, so whoever asked gets an answer instead of
+// waiting forever.
+func DecideLateAction(turn *controlv1.Turn, cmd RequestAction) []*eventsv1.RuntimeEvent {
+	p := &eventsv1.ActionRequired{
+		ActionType: cmd.Type, Prompt: cmd.Prompt, Decisions: cmd.Decisions, DecisionOnTimeout: cmd.DecisionOnTimeout,
+		RequestedBy: cmd.RequestedBy, Context: cmd.Context,
+	}
+	scope := Scope{Session: turn.SessionId, Thread: turn.ThreadId, Turn: turn.TurnId, Action: cmd.ActionID, Step: cmd.StepID, ToolCall: cmd.ToolCall}
+	req := event("action.required", scope)
+	req.Payload = &eventsv1.RuntimeEvent_ActionRequired{ActionRequired: p}
+	a := &controlv1.Action{ActionId: cmd.ActionID, SessionId: turn.SessionId, ThreadId: turn.ThreadId, TurnId: turn.TurnId,
+		ActionType: cmd.Type, RequestedBy: cmd.RequestedBy, StepId: cmd.StepID, ToolCallId: cmd.ToolCall}
+	return []*eventsv1.RuntimeEvent{req, resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED, "", "", "runtime")}
+}

@@ -1,0 +1,145 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/control/domain"
+	rm "github.com/agentruntime/agentruntime/services/control/projector"
+)
+
+// PermissionReactor is the checkpoint of the loop that turns the
+// permission service's requests into actions.
+const PermissionReactor = "control.permission-reactor"
+
+// defaultPermissionTimeout applies when a permission request names none: a
+// request is never left open forever.
+const defaultPermissionTimeout = 10 * time.Minute
+
+// ReactToPermissionRequests follows the log and opens an action for every
+// permission.requested fact, with the same action id, so the human answer
+// (RespondAction) flows back to the permission service as action.resolved.
+// The services never call each other: the log carries the request and the
+// answer. Restarts resume from the reactor's checkpoint; opening an action
+// is idempotent, so a replay opens nothing twice.
+func (a *App) ReactToPermissionRequests(ctx context.Context, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	for {
+		err := a.followPermissionRequests(ctx, logger)
+		if ctx.Err() != nil {
+			return nil
+		}
+		logger.ErrorContext(ctx, "permission reactor stopped; resuming", "error", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (a *App) followPermissionRequests(ctx context.Context, logger *slog.Logger) error {
+	from, err := a.Store.Checkpoint(ctx, PermissionReactor)
+	if err != nil {
+		return err
+	}
+	sub, err := a.Log.Subscribe(ctx, nil, eventlog.FromSequence(from+1))
+	if err != nil {
+		return err
+	}
+	defer sub.Stop()
+	for {
+		rec, err := sub.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if ev := rec.Event; ev.GetType() == "permission.requested" {
+			if err := a.openPermissionAction(ctx, ev); err != nil {
+				var de *domain.Error
+				if !errors.As(err, &de) {
+					return err
+				}
+				// A request for a turn this service does not know cannot
+				// become an action; say so and move on.
+				logger.WarnContext(ctx, "permission request cannot become an action", "action_id", ev.GetActionId(), "error", err)
+			}
+		}
+		if _, err := a.Store.Apply(ctx, projection.Batch{Projection: PermissionReactor, Sequence: rec.Event.GetSequence()}); err != nil {
+			return err
+		}
+	}
+}
+
+func (a *App) openPermissionAction(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
+	p := ev.GetPermissionRequested()
+	c := Caller{Tenant: ev.GetTenantId(), Subject: "permission"}
+	timeout := p.GetTimeout().AsDuration()
+	if timeout <= 0 {
+		timeout = defaultPermissionTimeout
+	}
+	onTimeout := p.GetDecisionOnTimeout()
+	if onTimeout == "" {
+		onTimeout = "deny"
+	}
+	decisions := p.GetDecisions()
+	if len(decisions) == 0 {
+		decisions = []string{"allow_once", "allow_session", "deny"}
+	}
+	prompt := p.GetPrompt()
+	if prompt == "" {
+		prompt = fmt.Sprintf("Allow %s?", p.GetName())
+	}
+	req := &controlv1.RequestActionRequest{
+		SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(), ActionId: ev.GetActionId(),
+		ActionType: "permission", Prompt: prompt, Decisions: decisions, DecisionOnTimeout: onTimeout,
+		StepId: ev.GetStepId(), ToolCallId: ev.GetToolCallId(),
+		Context: map[string]string{
+			"name":              p.GetName(),
+			"target":            p.GetTarget().String(),
+			"arguments_preview": p.GetArgumentsPreview(),
+			"destructive":       fmt.Sprint(p.GetDestructive()),
+			"impact_scope":      p.GetImpactScope(),
+			"evaluation_id":     p.GetEvaluationId(),
+		},
+	}
+	req.Timeout = durationOf(timeout)
+	_, err := a.RequestAction(ctx, c, req, "permission")
+	var de *domain.Error
+	if errors.As(err, &de) && de.Reason == "TURN_ENDED" {
+		// The turn ended before the request arrived: open and cancel the
+		// action so the permission service gets its answer.
+		return a.cancelOrphanPermission(ctx, c, req)
+	}
+	return err
+}
+
+func durationOf(d time.Duration) *durationpb.Duration { return durationpb.New(d) }
+
+func (a *App) cancelOrphanPermission(ctx context.Context, c Caller, req *controlv1.RequestActionRequest) error {
+	_, err := a.exec.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		if _, ok, err := rm.Action(ctx, a.Store, c.Tenant, req.GetActionId()); err != nil || ok {
+			return nil, err
+		}
+		tu, err := a.turn(ctx, c, req.GetTurnId())
+		if err != nil {
+			return nil, err
+		}
+		return domain.DecideLateAction(tu, domain.RequestAction{
+			ActionID: req.GetActionId(), Type: req.GetActionType(), Prompt: req.GetPrompt(), Decisions: req.GetDecisions(),
+			DecisionOnTimeout: req.GetDecisionOnTimeout(), Context: req.GetContext(), RequestedBy: "permission",
+			StepID: req.GetStepId(), ToolCall: req.GetToolCallId(),
+		}), nil
+	})
+	return err
+}
