@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
@@ -56,6 +57,9 @@ type App struct {
 	cfg     Config
 	logger  *slog.Logger
 	records proj.Records
+	// warm: the read model has once applied every task and job event that
+	// was in the log (after a start, it rebuilds from its checkpoint).
+	warm atomic.Bool
 }
 
 // New builds the app.
@@ -107,8 +111,53 @@ func session(s string) string {
 	return s
 }
 
+// catchUp waits until the read model has applied every task and job event
+// that is in the log now. A "not found" is only answered after it: a
+// record missing from a read model that is still rebuilding (after a
+// restart) or behind is not missing.
+func (a *App) catchUp(ctx context.Context) error {
+	cp, err := a.store.Checkpoint(ctx, proj.Name)
+	if err != nil {
+		return err
+	}
+	last, err := a.log.Read(ctx, a.records.Filters(), eventlog.FromSequence(cp+1), func(*eventlog.Record) error { return nil })
+	if err != nil {
+		return err
+	}
+	if last > cp {
+		if _, err := projector.WaitFor(ctx, a.store, proj.Name, last, a.cfg.CatchUp); err != nil {
+			return err
+		}
+	}
+	a.warm.Store(true)
+	return nil
+}
+
+// ensureWarm catches up once after start, so listings and polls do not
+// answer from a half-rebuilt read model.
+func (a *App) ensureWarm(ctx context.Context) error {
+	if a.warm.Load() {
+		return nil
+	}
+	return a.catchUp(ctx)
+}
+
 // LoadTask reads a task of the tenant; another tenant's task is not found.
 func (a *App) LoadTask(ctx context.Context, tenant, id string) (*tasksv1.Task, error) {
+	t, err := a.loadTask(ctx, tenant, id)
+	var nf *domain.NotFoundError
+	if errors.As(err, &nf) {
+		if err := a.catchUp(ctx); err != nil {
+			return nil, err
+		}
+		return a.loadTask(ctx, tenant, id)
+	}
+	return t, err
+}
+
+// loadTask reads without catching up: inside a decision, where the
+// executor already waited for the aggregate's own last event.
+func (a *App) loadTask(ctx context.Context, tenant, id string) (*tasksv1.Task, error) {
 	t, err := proj.LoadTask(ctx, a.store, tenant, id)
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, &domain.NotFoundError{Kind: "task", ID: id}
@@ -118,6 +167,18 @@ func (a *App) LoadTask(ctx context.Context, tenant, id string) (*tasksv1.Task, e
 
 // LoadJob reads a job of the tenant.
 func (a *App) LoadJob(ctx context.Context, tenant, id string) (*tasksv1.Job, error) {
+	j, err := a.loadJob(ctx, tenant, id)
+	var nf *domain.NotFoundError
+	if errors.As(err, &nf) {
+		if err := a.catchUp(ctx); err != nil {
+			return nil, err
+		}
+		return a.loadJob(ctx, tenant, id)
+	}
+	return j, err
+}
+
+func (a *App) loadJob(ctx context.Context, tenant, id string) (*tasksv1.Job, error) {
 	j, err := proj.LoadJob(ctx, a.store, tenant, id)
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, &domain.NotFoundError{Kind: "job", ID: id}
@@ -189,6 +250,9 @@ func (a *App) execute(ctx context.Context, agg eventlog.Aggregate, idemKey strin
 
 // onTask runs a decision on an existing task of the tenant.
 func (a *App) onTask(ctx context.Context, tenant, taskID, idemKey string, decide func(ctx context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
+	if err := a.ensureWarm(ctx); err != nil {
+		return Result{}, err
+	}
 	t, err := a.LoadTask(ctx, tenant, taskID)
 	if err != nil {
 		return Result{}, err
@@ -196,7 +260,7 @@ func (a *App) onTask(ctx context.Context, tenant, taskID, idemKey string, decide
 	return a.execute(ctx, taskAgg(tenant, t), idemKey, func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
 		// Re-read: the executor waited until the read model holds the
 		// aggregate's latest event.
-		t, err := a.LoadTask(ctx, tenant, taskID)
+		t, err := a.loadTask(ctx, tenant, taskID)
 		if err != nil {
 			return nil, err
 		}
@@ -206,12 +270,15 @@ func (a *App) onTask(ctx context.Context, tenant, taskID, idemKey string, decide
 
 // onJob runs a decision on an existing job of the tenant.
 func (a *App) onJob(ctx context.Context, tenant, jobID, idemKey string, decide func(ctx context.Context, j *tasksv1.Job) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
+	if err := a.ensureWarm(ctx); err != nil {
+		return Result{}, err
+	}
 	j, err := a.LoadJob(ctx, tenant, jobID)
 	if err != nil {
 		return Result{}, err
 	}
 	return a.execute(ctx, jobAgg(tenant, j), idemKey, func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
-		j, err := a.LoadJob(ctx, tenant, jobID)
+		j, err := a.loadJob(ctx, tenant, jobID)
 		if err != nil {
 			return nil, err
 		}

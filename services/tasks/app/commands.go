@@ -26,6 +26,9 @@ func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.Create
 	if id == "" {
 		id = ids.New(ids.Task)
 	}
+	if err := a.ensureWarm(ctx); err != nil {
+		return Result{}, nil, err
+	}
 	sessionID := req.GetSessionId()
 	var parent *tasksv1.Task
 	if p := req.GetParentTaskId(); p != "" {
@@ -39,7 +42,7 @@ func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.Create
 	}
 	agg := taskAgg(tenant, &tasksv1.Task{TaskId: id, SessionId: sessionID})
 	res, err := a.execute(ctx, agg, "", func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
-		existing, err := a.LoadTask(ctx, tenant, id)
+		existing, err := a.loadTask(ctx, tenant, id)
 		var nf *domain.NotFoundError
 		if errors.As(err, &nf) {
 			existing, err = nil, nil
@@ -388,6 +391,9 @@ func (a *App) PollTask(ctx context.Context, tenant string, req *tasksv1.PollTask
 	ttl := req.GetLeaseTtl().AsDuration()
 	if ttl <= 0 {
 		ttl = a.cfg.DefaultLeaseTTL
+	}
+	if err := a.ensureWarm(ctx); err != nil {
+		return Polled{}, err
 	}
 	deadline := a.cfg.Now().Add(req.GetWait().AsDuration())
 	worker := &tasksv1.WorkerRef{WorkerId: req.GetWorkerId(), Kind: "worker"}

@@ -21,6 +21,9 @@ func (a *App) CreateJob(ctx context.Context, tenant string, req *tasksv1.CreateJ
 	if id == "" {
 		id = ids.New(ids.Job)
 	}
+	if err := a.ensureWarm(ctx); err != nil {
+		return Result{}, nil, err
+	}
 	sessionID := req.GetSessionId()
 	if req.GetTaskId() != "" {
 		t, err := a.LoadTask(ctx, tenant, req.GetTaskId())
@@ -44,7 +47,7 @@ func (a *App) CreateJob(ctx context.Context, tenant string, req *tasksv1.CreateJ
 	}
 	agg := jobAgg(tenant, &tasksv1.Job{JobId: id, SessionId: sessionID})
 	res, err := a.execute(ctx, agg, "", func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
-		existing, err := a.LoadJob(ctx, tenant, id)
+		existing, err := a.loadJob(ctx, tenant, id)
 		var nf *domain.NotFoundError
 		if errors.As(err, &nf) {
 			existing, err = nil, nil

@@ -20,6 +20,9 @@ var ErrBadPageToken = &domain.InvalidError{Field: "page_token", Description: "no
 // at waits until the read model has applied minSequence and returns the
 // sequence the answer reflects.
 func (a *App) at(ctx context.Context, minSequence uint64) (uint64, error) {
+	if err := a.ensureWarm(ctx); err != nil {
+		return 0, err
+	}
 	return projector.WaitFor(ctx, a.store, proj.Name, minSequence, a.cfg.CatchUp)
 }
 

@@ -330,7 +330,8 @@ func ApplyJob(j *tasksv1.Job, ev *eventsv1.RuntimeEvent) *tasksv1.Job {
 		next.ItemCursor = firstPending(next)
 	case *eventsv1.RuntimeEvent_JobItemCompleted:
 		if it != nil {
-			it.Status, it.UpdatedAt, it.LastError = ItemCompleted, ts, nil
+			// last_error stays: the item's history keeps why earlier attempts failed.
+			it.Status, it.UpdatedAt = ItemCompleted, ts
 			it.OutputRef = p.JobItemCompleted.GetOutputRef()
 		}
 	case *eventsv1.RuntimeEvent_JobItemFailed:
