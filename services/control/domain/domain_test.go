@@ -1,0 +1,272 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+)
+
+// Thread states every command is decided against.
+func states() map[string]func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
+	turn := func(id, status string) *controlv1.Turn {
+		return &controlv1.Turn{TurnId: id, SessionId: "s", ThreadId: "th", Status: status}
+	}
+	return map[string]func() (*controlv1.ThreadRead, map[string]*controlv1.Turn){
+		"idle": func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
+			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "idle"}, map[string]*controlv1.Turn{"t0": turn("t0", "completed")}
+		},
+		"accepted": func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
+			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "running", ActiveTurnId: "t1"}, map[string]*controlv1.Turn{"t1": turn("t1", "accepted")}
+		},
+		"running+queue+action": func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
+			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "waiting_input", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3"},
+					PendingActions: []*controlv1.Action{{ActionId: "a1", SessionId: "s", ThreadId: "th", TurnId: "t1", Status: "pending", ActionType: "input"}}},
+				map[string]*controlv1.Turn{"t1": turn("t1", "waiting_input"), "t2": turn("t2", "queued"), "t3": turn("t3", "queued")}
+		},
+		"closed": func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
+			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "closed"}, map[string]*controlv1.Turn{}
+		},
+	}
+}
+
+func types(evs []*eventsv1.RuntimeEvent) string {
+	var out []string
+	for _, e := range evs {
+		s := e.GetType()
+		if q := e.GetQueueChanged(); q != nil {
+			s += "(" + q.GetChange() + ":" + q.GetTurnId() + "→" + strings.Join(q.GetQueuedTurnIds(), ",") + ")"
+		}
+		if a := e.GetActionResolved(); a != nil {
+			s += "(" + strings.TrimPrefix(a.GetOutcome().String(), "ACTION_OUTCOME_") + ")"
+		}
+		if f := e.GetTurnFailed(); f != nil {
+			s += "(" + e.GetTurnId() + ")"
+		}
+		if sub := e.GetTurnSubmitted(); sub != nil {
+			s += "(" + sub.GetAdmission() + ")"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+func outcome(evs []*eventsv1.RuntimeEvent, err error) string {
+	var de *Error
+	if errors.As(err, &de) {
+		return "error " + de.Reason + de.Field
+	}
+	if err != nil {
+		return "error " + err.Error()
+	}
+	if len(evs) == 0 {
+		return "no-op"
+	}
+	return types(evs)
+}
+
+func TestSubmitEveryStateAndBusyPolicy(t *testing.T) {
+	policies := map[string]controlv1.BusyPolicy{
+		"reject": controlv1.BusyPolicy_BUSY_POLICY_REJECT, "enqueue": controlv1.BusyPolicy_BUSY_POLICY_ENQUEUE,
+		"interrupt": controlv1.BusyPolicy_BUSY_POLICY_INTERRUPT, "steer": controlv1.BusyPolicy_BUSY_POLICY_STEER,
+	}
+	want := map[string]string{
+		"idle/reject":                    "turn.submitted(accepted)",
+		"idle/enqueue":                   "turn.submitted(accepted)",
+		"idle/interrupt":                 "turn.submitted(accepted)",
+		"idle/steer":                     "turn.submitted(accepted)",
+		"accepted/reject":                "error THREAD_BUSY",
+		"accepted/enqueue":               "turn.submitted(queued) queue.changed(enqueued:tn→tn)",
+		"accepted/interrupt":             "turn.failed(t1) turn.submitted(accepted)",
+		"accepted/steer":                 "turn.submitted(steered)",
+		"running+queue+action/reject":    "error THREAD_BUSY",
+		"running+queue+action/enqueue":   "turn.submitted(queued) queue.changed(enqueued:tn→t2,t3,tn)",
+		"running+queue+action/interrupt": "action.resolved(CANCELLED) turn.failed(t1) turn.submitted(accepted)",
+		"running+queue+action/steer":     "turn.submitted(steered)",
+		"closed/reject":                  "error THREAD_CLOSED",
+		"closed/enqueue":                 "error THREAD_CLOSED",
+		"closed/interrupt":               "error THREAD_CLOSED",
+		"closed/steer":                   "error THREAD_CLOSED",
+	}
+	for sname, st := range states() {
+		for pname, p := range policies {
+			key := sname + "/" + pname
+			t.Run(key, func(t *testing.T) {
+				th, _ := st()
+				got := outcome(DecideSubmit(th, Submit{TurnID: "tn", Busy: p}))
+				if got != want[key] {
+					t.Fatalf("got %q, want %q", got, want[key])
+				}
+			})
+		}
+	}
+}
+
+func TestSubmitGuardsTheActiveTurn(t *testing.T) {
+	for sname, st := range states() {
+		th, _ := st()
+		_, err := DecideSubmit(th, Submit{TurnID: "tn", ExpectedActiveTurnID: "t1"})
+		wantErr := th.ActiveTurnId != "t1" || th.Status == "closed"
+		if (err != nil) != wantErr {
+			t.Errorf("%s: expected active t1: %v", sname, err)
+		}
+	}
+}
+
+func TestInterruptEveryState(t *testing.T) {
+	cases := []struct {
+		state, target string
+		cancelQueue   bool
+		want          string
+	}{
+		{"idle", "", false, "no-op"},
+		{"idle", "t0", false, "no-op"},
+		{"accepted", "t1", false, "turn.failed(t1)"},
+		{"accepted", "t1", true, "turn.failed(t1)"},
+		{"running+queue+action", "t1", false, "thread.updated action.resolved(CANCELLED)"},
+		{"running+queue+action", "t1", true, "thread.updated queue.changed(removed:t2→t3) queue.changed(removed:t3→) action.resolved(CANCELLED)"},
+		{"running+queue+action", "t3", false, "queue.changed(removed:t3→t2)"},
+		{"closed", "", false, "no-op"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/%s/cancelQueue=%v", c.state, c.target, c.cancelQueue), func(t *testing.T) {
+			th, turns := states()[c.state]()
+			var target *controlv1.Turn
+			if c.target != "" {
+				target = turns[c.target]
+			}
+			got := outcome(DecideInterrupt(th, target, Interrupt{TurnID: c.target, CancelQueue: c.cancelQueue}))
+			if got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestAcceptedTurnInterruptAdvancesTheQueue(t *testing.T) {
+	th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2"}}
+	got := outcome(DecideInterrupt(th, &controlv1.Turn{TurnId: "t1", Status: "accepted"}, Interrupt{}))
+	if got != "turn.failed(t1) queue.changed(dequeued:t2→)" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestQueueOpsEveryState(t *testing.T) {
+	cases := map[string]string{
+		"idle/remove t2":                  "error TURN_NOT_QUEUED",
+		"idle/promote t2":                 "error TURN_NOT_QUEUED",
+		"accepted/remove t2":              "error TURN_NOT_QUEUED",
+		"accepted/promote t1":             "error TURN_NOT_QUEUED",
+		"running+queue+action/remove t2":  "queue.changed(removed:t2→t3)",
+		"running+queue+action/promote t3": "queue.changed(promoted:t3→t3,t2)",
+		"running+queue+action/promote t2": "no-op",
+		"closed/remove t2":                "error TURN_NOT_QUEUED",
+	}
+	for key, want := range cases {
+		t.Run(key, func(t *testing.T) {
+			state, op, _ := strings.Cut(key, "/")
+			verb, id, _ := strings.Cut(op, " ")
+			th, _ := states()[state]()
+			var got string
+			if verb == "remove" {
+				got = outcome(DecideRemoveQueued(th, id))
+			} else {
+				got = outcome(DecidePromoteQueued(th, id))
+			}
+			if got != want {
+				t.Fatalf("got %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestReportEveryTurnStatus(t *testing.T) {
+	ev := func(typ string) *eventsv1.RuntimeEvent { return &eventsv1.RuntimeEvent{Type: typ, TurnId: "t1"} }
+	statuses := []string{"accepted", "running", "waiting_input", "interrupting", "queued", "steered", "completed", "failed", "cancelled", "timed_out"}
+	for _, status := range statuses {
+		for _, typ := range []string{"turn.started", "model.delta", "turn.completed", "turn.failed"} {
+			t.Run(status+"/"+typ, func(t *testing.T) {
+				th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2"}}
+				turn := &controlv1.Turn{TurnId: "t1", Status: status}
+				got, err := DecideReport(th, turn, []*eventsv1.RuntimeEvent{ev(typ)})
+				terminal := Terminal(status)
+				var want bool // allowed?
+				switch typ {
+				case "turn.started":
+					want = status == "accepted"
+				case "model.delta":
+					want = !terminal
+				default:
+					want = !terminal && status != "queued" && status != "steered"
+				}
+				if (err == nil) != want {
+					t.Fatalf("allowed=%v (err %v), want allowed=%v", err == nil, err, want)
+				}
+				if err == nil && (typ == "turn.completed" || typ == "turn.failed") && types(got) != typ+" queue.changed(dequeued:t2→)" && types(got) != typ+"(t1) queue.changed(dequeued:t2→)" {
+					t.Fatalf("ending the active turn: %s", types(got))
+				}
+			})
+		}
+	}
+}
+
+func TestActions(t *testing.T) {
+	now := time.Unix(1000, 0)
+	live := &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: "running"}
+	if _, err := DecideRequestAction(&controlv1.Turn{TurnId: "t1", Status: "completed"}, RequestAction{ActionID: "a", Decisions: []string{"x"}}); err == nil {
+		t.Error("action on an ended turn accepted")
+	}
+	if _, err := DecideRequestAction(live, RequestAction{ActionID: "a", Decisions: []string{"x"}, Timeout: time.Second}); err == nil {
+		t.Error("timeout without a timeout decision accepted")
+	}
+	evs, err := DecideRequestAction(live, RequestAction{ActionID: "a", Decisions: []string{"x", "y"}, Timeout: time.Minute, DecisionOnTimeout: "y", Now: now})
+	if err != nil || !evs[0].GetActionRequired().GetExpiresAt().AsTime().Equal(now.Add(time.Minute)) {
+		t.Fatalf("request: %v %v", evs, err)
+	}
+	pending := &controlv1.Action{ActionId: "a", Status: "pending", Decisions: []string{"x", "y"}, DecisionOnTimeout: "y", ExpiresAt: timestamppb.New(now.Add(time.Minute))}
+	for _, c := range []struct {
+		action   *controlv1.Action
+		decision string
+		schema   error
+		want     string
+	}{
+		{pending, "x", nil, "action.resolved(RESOLVED)"},
+		{pending, "z", nil, "error decision"},
+		{&controlv1.Action{ActionId: "a", Status: "pending", Decisions: []string{"x"}, JsonSchema: "{}"}, "x", errors.New("bad"), "error payload_json"},
+		{&controlv1.Action{ActionId: "a", Status: "resolved", Decisions: []string{"x"}}, "x", nil, "no-op"},
+		{&controlv1.Action{ActionId: "a", Status: "timed_out", Decisions: []string{"x"}}, "x", nil, "no-op"},
+		{&controlv1.Action{ActionId: "a", Status: "cancelled", Decisions: []string{"x"}}, "x", nil, "no-op"},
+	} {
+		if got := outcome(DecideRespond(c.action, Respond{Decision: c.decision, SchemaError: c.schema})); got != c.want {
+			t.Errorf("respond %s to %s: got %q, want %q", c.decision, c.action.Status, got, c.want)
+		}
+	}
+	if got := types(DecideTimeout(pending, now)); got != "" {
+		t.Errorf("before the deadline: %s", got)
+	}
+	if got := DecideTimeout(pending, now.Add(time.Minute)); len(got) != 1 || got[0].GetActionResolved().GetDecision() != "y" {
+		t.Errorf("at the deadline: %v", got)
+	}
+	if got := DecideTimeout(&controlv1.Action{Status: "resolved", ExpiresAt: pending.ExpiresAt}, now.Add(time.Hour)); len(got) != 0 {
+		t.Errorf("a resolved action timed out: %v", got)
+	}
+}
+
+func TestReportable(t *testing.T) {
+	for _, typ := range []string{"model.delta", "tool.result", "process.output", "output.spilled", "context.compaction.completed", "artifact.changed", "run.status", "turn.completed", "subagent.completed"} {
+		if !Reportable(typ) {
+			t.Errorf("%s not reportable", typ)
+		}
+	}
+	for _, typ := range []string{"session.created", "turn.submitted", "action.resolved", "queue.changed", "task.created", "routing.decided", "permission.evaluated", "subagent.spawned"} {
+		if Reportable(typ) {
+			t.Errorf("%s reportable by workers", typ)
+		}
+	}
+}
