@@ -1,14 +1,20 @@
-// Package permission is the permission service: it owns permission decisions, sandbox profiles, hooks and execution environments (DESIGN §2).
-//
-// Its RPCs are built by the issue that owns the service; until then they
-// answer Unimplemented (the embedded Unimplemented server).
+// Package permission is the permission service: it owns permission
+// decisions, sandbox profiles, hooks and execution environments (DESIGN
+// §2; spec: permission-and-sandbox.md, hooks-and-policy.md,
+// execution-environment.md). This file is its composition point.
 package permission
 
 import (
+	"context"
+
 	"google.golang.org/grpc"
 
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/kit"
+	"github.com/agentruntime/agentruntime/services/permission/adapters/hookcall"
+	"github.com/agentruntime/agentruntime/services/permission/app"
+	permissiongrpc "github.com/agentruntime/agentruntime/services/permission/grpc"
 )
 
 // Name is the service's name in `agentruntime serve <name>`.
@@ -17,14 +23,23 @@ const Name = "permission"
 // HealthName is the grpc.health.v1 service name probes ask for.
 var HealthName = permissionv1.PermissionService_ServiceDesc.ServiceName
 
-// Service implements permissionv1.PermissionServiceServer.
+// Service is the permission service.
 type Service struct {
-	permissionv1.UnimplementedPermissionServiceServer
-	deps kit.Deps
+	deps    kit.Deps
+	app     *app.App
+	handler *permissiongrpc.Handler
+	hooks   *hookcall.Caller
 }
 
 // New builds the service on its dependencies.
-func New(deps kit.Deps) *Service { return &Service{deps: deps} }
+func New(deps kit.Deps) *Service {
+	hooks := hookcall.New()
+	a := app.New(app.Config{Log: deps.Log, Store: deps.Store, Hooks: hooks, Logger: deps.Logger})
+	return &Service{deps: deps, app: a, handler: &permissiongrpc.Handler{App: a}, hooks: hooks}
+}
+
+// App exposes the use cases (for tests and in-process composition).
+func (s *Service) App() *app.App { return s.app }
 
 // Name implements kit.Service.
 func (s *Service) Name() string { return Name }
@@ -33,4 +48,22 @@ func (s *Service) Name() string { return Name }
 func (s *Service) HealthName() string { return HealthName }
 
 // Register implements kit.Service.
-func (s *Service) Register(g *grpc.Server) { permissionv1.RegisterPermissionServiceServer(g, s) }
+func (s *Service) Register(g *grpc.Server) {
+	permissionv1.RegisterPermissionServiceServer(g, s.handler)
+}
+
+// Run implements kit.Runner: the read model's projector and the reactor
+// that turns the control service's action.resolved into
+// permission.resolved. Either failing stops both.
+func (s *Service) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, s.app.Projection(), s.deps.Logger) }()
+	go func() { errs <- s.app.RunApprovalReactor(ctx) }()
+	err := <-errs
+	cancel()
+	<-errs
+	_ = s.hooks.Close()
+	return err
+}

@@ -84,3 +84,6 @@ func SafePreview(s string, max int) string {
 	}
 	return truncate(strings.Join(words, " "), max)
 }
+
+// Cut shortens s to at most max bytes on a rune boundary, marking the cut.
+func Cut(s string, max int) string { return truncate(s, max) }

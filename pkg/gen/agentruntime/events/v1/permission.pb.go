@@ -2041,8 +2041,11 @@ type PermissionRequested struct {
 	ImpactScope       string `protobuf:"bytes,10,opt,name=impact_scope,json=impactScope,proto3" json:"impact_scope,omitempty"`
 	// The session rule an "allow_session" answer would add.
 	ProposedSessionRule *PermissionRule `protobuf:"bytes,11,opt,name=proposed_session_rule,json=proposedSessionRule,proto3" json:"proposed_session_rule,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The sandbox the call runs in once allowed (sandbox.applied records it
+	// with permission.resolved).
+	SandboxProfile *SandboxProfile `protobuf:"bytes,12,opt,name=sandbox_profile,json=sandboxProfile,proto3" json:"sandbox_profile,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PermissionRequested) Reset() {
@@ -2148,6 +2151,13 @@ func (x *PermissionRequested) GetImpactScope() string {
 func (x *PermissionRequested) GetProposedSessionRule() *PermissionRule {
 	if x != nil {
 		return x.ProposedSessionRule
+	}
+	return nil
+}
+
+func (x *PermissionRequested) GetSandboxProfile() *SandboxProfile {
+	if x != nil {
+		return x.SandboxProfile
 	}
 	return nil
 }
@@ -3281,7 +3291,7 @@ const file_agentruntime_events_v1_permission_proto_rawDesc = "" +
 	"\x05hosts\x18\x14 \x03(\tR\x05hosts\x12 \n" +
 	"\fhook_run_ids\x18\x15 \x03(\tR\n" +
 	"hookRunIds\x12+\n" +
-	"\x11arguments_preview\x18\x16 \x01(\tR\x10argumentsPreview\"\xf3\x03\n" +
+	"\x11arguments_preview\x18\x16 \x01(\tR\x10argumentsPreview\"\xc4\x04\n" +
 	"\x13PermissionRequested\x12#\n" +
 	"\revaluation_id\x18\x01 \x01(\tR\fevaluationId\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12:\n" +
@@ -3294,7 +3304,8 @@ const file_agentruntime_events_v1_permission_proto_rawDesc = "" +
 	"\vdestructive\x18\t \x01(\bR\vdestructive\x12!\n" +
 	"\fimpact_scope\x18\n" +
 	" \x01(\tR\vimpactScope\x12Z\n" +
-	"\x15proposed_session_rule\x18\v \x01(\v2&.agentruntime.events.v1.PermissionRuleR\x13proposedSessionRule\"\x83\x02\n" +
+	"\x15proposed_session_rule\x18\v \x01(\v2&.agentruntime.events.v1.PermissionRuleR\x13proposedSessionRule\x12O\n" +
+	"\x0fsandbox_profile\x18\f \x01(\v2&.agentruntime.events.v1.SandboxProfileR\x0esandboxProfile\"\x83\x02\n" +
 	"\x12PermissionResolved\x12#\n" +
 	"\revaluation_id\x18\x01 \x01(\tR\fevaluationId\x12L\n" +
 	"\n" +
@@ -3572,36 +3583,37 @@ var file_agentruntime_events_v1_permission_proto_depIdxs = []int32{
 	12, // 27: agentruntime.events.v1.PermissionRequested.target:type_name -> agentruntime.events.v1.TargetKind
 	40, // 28: agentruntime.events.v1.PermissionRequested.timeout:type_name -> google.protobuf.Duration
 	18, // 29: agentruntime.events.v1.PermissionRequested.proposed_session_rule:type_name -> agentruntime.events.v1.PermissionRule
-	14, // 30: agentruntime.events.v1.PermissionResolved.resolution:type_name -> agentruntime.events.v1.PermissionResolution
-	20, // 31: agentruntime.events.v1.ExecutionEnvironment.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
-	5,  // 32: agentruntime.events.v1.ExecutionEnvironment.network:type_name -> agentruntime.events.v1.NetworkMode
-	19, // 33: agentruntime.events.v1.ExecutionEnvironment.resource_limits:type_name -> agentruntime.events.v1.ProcessLimits
-	15, // 34: agentruntime.events.v1.SandboxApplied.target:type_name -> agentruntime.events.v1.SandboxTarget
-	20, // 35: agentruntime.events.v1.SandboxApplied.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	27, // 36: agentruntime.events.v1.SandboxApplied.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
-	16, // 37: agentruntime.events.v1.SandboxViolation.kind:type_name -> agentruntime.events.v1.ViolationKind
-	8,  // 38: agentruntime.events.v1.HookStarted.point:type_name -> agentruntime.events.v1.HookPoint
-	40, // 39: agentruntime.events.v1.HookStarted.timeout:type_name -> google.protobuf.Duration
-	8,  // 40: agentruntime.events.v1.HookCompleted.point:type_name -> agentruntime.events.v1.HookPoint
-	40, // 41: agentruntime.events.v1.HookCompleted.duration:type_name -> google.protobuf.Duration
-	11, // 42: agentruntime.events.v1.HookCompleted.decision:type_name -> agentruntime.events.v1.HookOutcome
-	41, // 43: agentruntime.events.v1.HookCompleted.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
-	41, // 44: agentruntime.events.v1.HookCompleted.additional_context_refs:type_name -> agentruntime.common.v1.OutputRef
-	41, // 45: agentruntime.events.v1.HookCompleted.updated_output_ref:type_name -> agentruntime.common.v1.OutputRef
-	8,  // 46: agentruntime.events.v1.HookFailed.point:type_name -> agentruntime.events.v1.HookPoint
-	40, // 47: agentruntime.events.v1.HookFailed.duration:type_name -> google.protobuf.Duration
-	17, // 48: agentruntime.events.v1.HookFailed.category:type_name -> agentruntime.events.v1.HookFailureCategory
-	10, // 49: agentruntime.events.v1.HookFailed.fail_mode:type_name -> agentruntime.events.v1.FailMode
-	0,  // 50: agentruntime.events.v1.PolicyChanged.ModeSet.mode:type_name -> agentruntime.events.v1.PermissionMode
-	18, // 51: agentruntime.events.v1.PolicyChanged.RulesPut.rules:type_name -> agentruntime.events.v1.PermissionRule
-	18, // 52: agentruntime.events.v1.PolicyChanged.SessionRuleAdded.rule:type_name -> agentruntime.events.v1.PermissionRule
-	20, // 53: agentruntime.events.v1.PolicyChanged.SandboxSet.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	21, // 54: agentruntime.events.v1.PolicyChanged.HookRegistered.hook:type_name -> agentruntime.events.v1.Hook
-	55, // [55:55] is the sub-list for method output_type
-	55, // [55:55] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	20, // 30: agentruntime.events.v1.PermissionRequested.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	14, // 31: agentruntime.events.v1.PermissionResolved.resolution:type_name -> agentruntime.events.v1.PermissionResolution
+	20, // 32: agentruntime.events.v1.ExecutionEnvironment.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	5,  // 33: agentruntime.events.v1.ExecutionEnvironment.network:type_name -> agentruntime.events.v1.NetworkMode
+	19, // 34: agentruntime.events.v1.ExecutionEnvironment.resource_limits:type_name -> agentruntime.events.v1.ProcessLimits
+	15, // 35: agentruntime.events.v1.SandboxApplied.target:type_name -> agentruntime.events.v1.SandboxTarget
+	20, // 36: agentruntime.events.v1.SandboxApplied.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	27, // 37: agentruntime.events.v1.SandboxApplied.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
+	16, // 38: agentruntime.events.v1.SandboxViolation.kind:type_name -> agentruntime.events.v1.ViolationKind
+	8,  // 39: agentruntime.events.v1.HookStarted.point:type_name -> agentruntime.events.v1.HookPoint
+	40, // 40: agentruntime.events.v1.HookStarted.timeout:type_name -> google.protobuf.Duration
+	8,  // 41: agentruntime.events.v1.HookCompleted.point:type_name -> agentruntime.events.v1.HookPoint
+	40, // 42: agentruntime.events.v1.HookCompleted.duration:type_name -> google.protobuf.Duration
+	11, // 43: agentruntime.events.v1.HookCompleted.decision:type_name -> agentruntime.events.v1.HookOutcome
+	41, // 44: agentruntime.events.v1.HookCompleted.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
+	41, // 45: agentruntime.events.v1.HookCompleted.additional_context_refs:type_name -> agentruntime.common.v1.OutputRef
+	41, // 46: agentruntime.events.v1.HookCompleted.updated_output_ref:type_name -> agentruntime.common.v1.OutputRef
+	8,  // 47: agentruntime.events.v1.HookFailed.point:type_name -> agentruntime.events.v1.HookPoint
+	40, // 48: agentruntime.events.v1.HookFailed.duration:type_name -> google.protobuf.Duration
+	17, // 49: agentruntime.events.v1.HookFailed.category:type_name -> agentruntime.events.v1.HookFailureCategory
+	10, // 50: agentruntime.events.v1.HookFailed.fail_mode:type_name -> agentruntime.events.v1.FailMode
+	0,  // 51: agentruntime.events.v1.PolicyChanged.ModeSet.mode:type_name -> agentruntime.events.v1.PermissionMode
+	18, // 52: agentruntime.events.v1.PolicyChanged.RulesPut.rules:type_name -> agentruntime.events.v1.PermissionRule
+	18, // 53: agentruntime.events.v1.PolicyChanged.SessionRuleAdded.rule:type_name -> agentruntime.events.v1.PermissionRule
+	20, // 54: agentruntime.events.v1.PolicyChanged.SandboxSet.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	21, // 55: agentruntime.events.v1.PolicyChanged.HookRegistered.hook:type_name -> agentruntime.events.v1.Hook
+	56, // [56:56] is the sub-list for method output_type
+	56, // [56:56] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_permission_proto_init() }

@@ -239,8 +239,11 @@ type EvaluatePermissionRequest struct {
 	SkipHooks bool `protobuf:"varint,17,opt,name=skip_hooks,json=skipHooks,proto3" json:"skip_hooks,omitempty"`
 	// How long a human has to answer an ask; default 5 minutes.
 	ApprovalTimeout *durationpb.Duration `protobuf:"bytes,18,opt,name=approval_timeout,json=approvalTimeout,proto3" json:"approval_timeout,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Decide on a policy at least this recent: pass the sequence a policy
+	// write (SetPermissionMode, PutRules...) answered with.
+	MinSequence   uint64 `protobuf:"varint,19,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *EvaluatePermissionRequest) Reset() {
@@ -397,6 +400,13 @@ func (x *EvaluatePermissionRequest) GetApprovalTimeout() *durationpb.Duration {
 		return x.ApprovalTimeout
 	}
 	return nil
+}
+
+func (x *EvaluatePermissionRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
 }
 
 type EvaluatePermissionResponse struct {
@@ -3089,7 +3099,7 @@ const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\tthread_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\"R\n" +
 	"\x0ePathResolution\x12\x1b\n" +
 	"\x04path\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04path\x12#\n" +
-	"\bresolved\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\bresolved\"\xd5\b\n" +
+	"\bresolved\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\bresolved\"\xf8\b\n" +
 	"\x19EvaluatePermissionRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
@@ -3116,7 +3126,8 @@ const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\x0earguments_json\x18\x10 \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80@R\rargumentsJson\x12\x1d\n" +
 	"\n" +
 	"skip_hooks\x18\x11 \x01(\bR\tskipHooks\x12T\n" +
-	"\x10approval_timeout\x18\x12 \x01(\v2\x19.google.protobuf.DurationB\x0e\xbaH\v\xaa\x01\b\"\x04\b\x80\xa3\x052\x00R\x0fapprovalTimeout\"\xab\x02\n" +
+	"\x10approval_timeout\x18\x12 \x01(\v2\x19.google.protobuf.DurationB\x0e\xbaH\v\xaa\x01\b\"\x04\b\x80\xa3\x052\x00R\x0fapprovalTimeout\x12!\n" +
+	"\fmin_sequence\x18\x13 \x01(\x04R\vminSequence\"\xab\x02\n" +
 	"\x1aEvaluatePermissionResponse\x12K\n" +
 	"\n" +
 	"evaluation\x18\x01 \x01(\v2+.agentruntime.events.v1.PermissionEvaluatedR\n" +

@@ -1,0 +1,187 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/permission/domain"
+)
+
+func (a *App) approval(ctx context.Context, tenant, actionID string) (*approvalDoc, error) {
+	raw, err := a.store.Get(ctx, approvalKey(tenant, actionID))
+	if errors.Is(err, projection.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	doc := &approvalDoc{}
+	return doc, json.Unmarshal(raw, doc)
+}
+
+// Resolve applies an answer to a permission request: permission.resolved
+// (with sandbox.applied when the call may now run) exactly once, and for
+// "allow_session" the session rule (policy.changed). A repeated answer is
+// a no-op that still completes the session rule, so a crash between the
+// two appends heals on redelivery.
+func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans domain.Answer) (*eventsv1.PermissionResolved, Write, error) {
+	var resolved *eventsv1.PermissionResolved
+	var doc *approvalDoc
+	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: kindApproval, ID: actionID}
+	res, err := a.exec.Execute(ctx, agg, func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
+		var err error
+		if last == 0 {
+			return nil, &ErrNotFound{Kind: "permission request", ID: actionID}
+		}
+		if doc, err = a.approval(ctx, tenant, actionID); err != nil {
+			return nil, err
+		}
+		if doc == nil || doc.SessionID != session {
+			return nil, &ErrNotFound{Kind: "permission request", ID: actionID}
+		}
+		requested := &eventsv1.PermissionRequested{}
+		if err := proto.Unmarshal(doc.Requested, requested); err != nil {
+			return nil, err
+		}
+		prior := &eventsv1.PermissionResolved{}
+		state := domain.ApprovalPending
+		if doc.Resolved != nil {
+			if err := proto.Unmarshal(doc.Resolved, prior); err != nil {
+				return nil, err
+			}
+			state = domain.ApprovalStateOf(prior.GetResolution())
+		}
+		next, err := domain.Resolve(state, prior, doc.EvaluationID, ans)
+		if err != nil {
+			return nil, err
+		}
+		if next == nil {
+			resolved = prior
+			return nil, nil
+		}
+		if next.GetDecision() == domain.AllowSession {
+			next.SessionRuleId = domain.SessionRuleID(actionID)
+		}
+		resolved = next
+		envelope := func(typ string) *eventsv1.RuntimeEvent {
+			return &eventsv1.RuntimeEvent{Type: typ, SessionId: doc.SessionID, ThreadId: doc.ThreadID, TurnId: doc.TurnID,
+				StepId: doc.StepID, ToolCallId: doc.ToolCallID, ProcessId: doc.ProcessID, ActionId: actionID}
+		}
+		e := envelope("permission.resolved")
+		e.Payload = &eventsv1.RuntimeEvent_PermissionResolved{PermissionResolved: next}
+		evs := []*eventsv1.RuntimeEvent{e}
+		if next.GetAllowed() {
+			evs = append(evs, sandboxApplied(envelope, requested.GetTarget(), requested.GetName(), doc.EvaluationID, requested.GetSandboxProfile()))
+		}
+		return evs, nil
+	})
+	if err != nil {
+		return nil, Write{}, err
+	}
+	w := writeOf(res)
+	if resolved.GetDecision() == domain.AllowSession && resolved.GetAllowed() {
+		requested := &eventsv1.PermissionRequested{}
+		if err := proto.Unmarshal(doc.Requested, requested); err != nil {
+			return nil, Write{}, err
+		}
+		rule := proto.Clone(requested.GetProposedSessionRule()).(*eventsv1.PermissionRule)
+		rule.RuleId = domain.SessionRuleID(actionID)
+		rule.Description = "granted for this session by " + resolved.GetResponder()
+		sw, err := a.changePolicy(ctx, tenant, "permission", "allow_session answer to "+actionID,
+			Scope{Level: eventsv1.PolicyLevel_POLICY_LEVEL_SESSION, SessionID: session},
+			func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
+				return domain.DecideAddSessionRule(l, rule, actionID), nil
+			})
+		if err != nil {
+			return nil, Write{}, err
+		}
+		w.EventIDs = append(w.EventIDs, sw.EventIDs...)
+		w.Sequence = max(w.Sequence, sw.Sequence)
+		w.Deduplicated = w.Deduplicated && sw.Deduplicated
+	}
+	return resolved, w, nil
+}
+
+// reactorName keys the approval reactor's checkpoint.
+const reactorName = "permission.approval-reactor"
+
+// RunApprovalReactor consumes action.resolved from the control service
+// and resolves the permission requests this service opened: the approval
+// path between the two services goes through the log, never a call. It
+// follows the whole log (the control service's aggregate layout is its
+// own), resumes from its checkpoint, and applies each answer idempotently,
+// so a redelivered answer changes nothing.
+func (a *App) RunApprovalReactor(ctx context.Context) error {
+	backoff := 50 * time.Millisecond
+	for {
+		err := a.followAnswers(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		a.logger.ErrorContext(ctx, "approval reactor stopped; resuming from its checkpoint", "error", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (a *App) followAnswers(ctx context.Context) error {
+	checkpoint, err := a.store.Checkpoint(ctx, reactorName)
+	if err != nil {
+		return err
+	}
+	sub, err := a.log.Subscribe(ctx, []string{a.log.Subjects.All()}, eventlog.FromSequence(checkpoint+1))
+	if err != nil {
+		return err
+	}
+	defer sub.Stop()
+	for {
+		rec, err := sub.Next(ctx)
+		if err != nil {
+			return err
+		}
+		ev := rec.Event
+		if ev.GetType() != "action.resolved" {
+			continue
+		}
+		if err := a.applyAnswer(ctx, ev); err != nil {
+			return fmt.Errorf("action %s at %d: %w", ev.GetActionId(), ev.GetSequence(), err)
+		}
+		if _, err := a.store.Apply(ctx, projection.Batch{Projection: reactorName, Sequence: ev.GetSequence()}); err != nil {
+			return err
+		}
+	}
+}
+
+func (a *App) applyAnswer(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
+	ar := ev.GetActionResolved()
+	_, _, err := a.Resolve(ctx, ev.GetTenantId(), ev.GetSessionId(), ev.GetActionId(), domain.Answer{
+		Outcome: ar.GetOutcome(), Decision: ar.GetDecision(), Responder: ar.GetResponder(),
+	})
+	var notFound *ErrNotFound
+	var already *domain.ErrAlreadyResolved
+	var bad *domain.ErrBadAnswer
+	switch {
+	case errors.As(err, &notFound):
+		// Another kind of action (input, confirmation...): not ours.
+		return nil
+	case errors.As(err, &already), errors.As(err, &bad):
+		// The request was answered another way first (ResolvePermission),
+		// or the answer is not one the request offered: the log keeps the
+		// first answer; record why this one changed nothing.
+		a.logger.WarnContext(ctx, "action.resolved not applied to its permission request", "action_id", ev.GetActionId(), "reason", err)
+		return nil
+	}
+	return err
+}

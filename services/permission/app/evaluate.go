@@ -1,0 +1,253 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/services/permission/domain"
+)
+
+// DefaultApprovalTimeout is how long a human has when the caller does not
+// say.
+const DefaultApprovalTimeout = 5 * time.Minute
+
+// previewBytes bounds argument previews in facts.
+const previewBytes = 1024
+
+// EvaluateInput is one EvaluatePermission request.
+type EvaluateInput struct {
+	SessionID, ThreadID, TurnID, StepID, ToolCallID, ProcessID, WorkspaceID string
+
+	Target        eventsv1.TargetKind
+	Name          string
+	Access        eventsv1.Access
+	Paths         []string
+	Command       string
+	Hosts         []string
+	Cwd           string
+	Resolved      map[string]string
+	ArgumentsJSON string
+	SkipHooks     bool
+	// ApprovalTimeout: 0 takes DefaultApprovalTimeout.
+	ApprovalTimeout time.Duration
+	// MinSequence: decide on a policy at least this recent (the sequence a
+	// policy write answered with).
+	MinSequence uint64
+}
+
+// EvaluateOutput is the decision and what it recorded.
+type EvaluateOutput struct {
+	Evaluation    *eventsv1.PermissionEvaluated
+	Profile       *eventsv1.SandboxProfile
+	UpdatedInput  string
+	Write         Write
+	ApprovalAsked bool
+}
+
+// Evaluate decides whether a tool call, process or action may run and
+// records why: hook.* (pre_tool_use hooks), permission.evaluated,
+// sandbox.violation for each target outside the sandbox, and
+// sandbox.applied when it may run now; for an ask, permission.requested
+// with a new action id, which the control service opens as
+// action.required.
+func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (EvaluateOutput, error) {
+	if _, err := a.waitFor(ctx, in.MinSequence); err != nil {
+		return EvaluateOutput{}, err
+	}
+	levels, err := a.levels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID)
+	if err != nil {
+		return EvaluateOutput{}, err
+	}
+	policy := domain.Effective(levels...)
+	evalID := ids.New("pev")
+	envelope := func(typ string) *eventsv1.RuntimeEvent {
+		return &eventsv1.RuntimeEvent{Type: typ, SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
+			StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID}
+	}
+	hs := &hookScope{
+		tenant: tenant, agg: eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: kindEvaluation, ID: evalID},
+		envelope: envelope, evaluationID: evalID, objectPrefix: "permission/" + tenant + "/" + evalID,
+	}
+
+	req := domain.Request{Target: in.Target, Name: in.Name, Access: in.Access, Paths: in.Paths, Command: in.Command,
+		Hosts: in.Hosts, Cwd: in.Cwd, Resolved: in.Resolved, Now: a.now()}
+	profileCwd := policy.Sandbox.GetCwd()
+	if in.Cwd != "" {
+		profileCwd = in.Cwd
+	}
+
+	// pre_tool_use hooks take part in tool and process decisions.
+	hookVerdict := domain.Verdict{}
+	var hookRunIDs []string
+	var rewrittenRef *commonv1.OutputRef
+	rewritten := ""
+	if !in.SkipHooks && in.Target != eventsv1.TargetKind_TARGET_KIND_ACTION {
+		hooks := domain.HooksFor(levels[0].Hooks, eventsv1.HookPoint_HOOK_POINT_PRE_TOOL_USE, in.Name, in.WorkspaceID)
+		if len(hooks) > 0 {
+			hookIn := &permissionv1.HandleHookRequest{
+				Point: eventsv1.HookPoint_HOOK_POINT_PRE_TOOL_USE, TenantId: tenant, SessionId: in.SessionID, ThreadId: in.ThreadID,
+				TurnId: in.TurnID, StepId: in.StepID, ToolCallId: in.ToolCallID, WorkspaceId: in.WorkspaceID, Cwd: profileCwd,
+				Mode: policy.Mode, SandboxSummary: sandboxSummary(policy.Sandbox), Sandbox: hookSafeProfile(policy.Sandbox),
+				ToolName: in.Name, ToolInputJson: domain.RedactJSON(in.ArgumentsJSON),
+			}
+			runs, rw, err := a.runHooks(ctx, hs, hooks, hookIn)
+			if err != nil {
+				return EvaluateOutput{}, err
+			}
+			results := make([]domain.HookResult, 0, len(runs))
+			for _, r := range runs {
+				results = append(results, r.result)
+				hookRunIDs = append(hookRunIDs, r.runID)
+				if r.refs.input != nil {
+					rewrittenRef = r.refs.input
+				}
+			}
+			hookVerdict = domain.CombineHooks(results)
+			rewritten = rw
+		}
+	}
+	if rewritten != "" {
+		// The call will run with the rewritten input, so that is what is
+		// judged: its command and paths replace the ones given.
+		applyRewrite(&req, rewritten)
+	}
+
+	ev := domain.Evaluate(policy, hookVerdict, req)
+	if in.Cwd == "" && ev.Profile.GetCwd() == "" {
+		ev.Profile.Cwd = profileCwd
+	}
+	preview := domain.SafeJSON(in.ArgumentsJSON, previewBytes)
+	if rewritten != "" {
+		preview = domain.SafeJSON(rewritten, previewBytes)
+	}
+	if preview == "" && in.Command != "" {
+		preview = domain.SafePreview(req.Command, previewBytes)
+	}
+	pe := &eventsv1.PermissionEvaluated{
+		EvaluationId: evalID, Target: in.Target, Name: in.Name, Access: in.Access, Decision: ev.Decision,
+		DecisionSource: ev.Source, DecisionReason: ev.Reason, RuleRefs: ev.RuleRefs, Destructive: ev.Destructive,
+		ImpactScope: ev.ImpactScope, RollbackAdvice: ev.RollbackAdvice, Scope: ev.Scope, ExpiresAt: ev.ExpiresAtProto(),
+		Mode: policy.Mode, Interactive: policy.MayAsk(), Subcommands: ev.Subcommands, Paths: ev.Paths, Hosts: ev.Hosts,
+		HookRunIds: hookRunIDs, ArgumentsPreview: preview,
+	}
+	// The hook fact holds the ref too; the decision points at the same
+	// object so the tool path cannot miss the rewrite.
+	pe.UpdatedInputRef = rewrittenRef
+	actionID := ""
+	if ev.Decision == eventsv1.Decision_DECISION_ASK {
+		actionID = ids.New(ids.Action)
+		pe.ApprovalActionId = actionID
+	}
+	evaluated := envelope("permission.evaluated")
+	evaluated.Payload = &eventsv1.RuntimeEvent_PermissionEvaluated{PermissionEvaluated: pe}
+	evs := []*eventsv1.RuntimeEvent{evaluated}
+	runsNow := ev.Decision == eventsv1.Decision_DECISION_ALLOW || ev.Decision == eventsv1.Decision_DECISION_SANDBOXED
+	for _, v := range ev.Violations {
+		e := envelope("sandbox.violation")
+		e.Payload = &eventsv1.RuntimeEvent_SandboxViolation{SandboxViolation: &eventsv1.SandboxViolation{
+			Kind: v.Kind, Target: v.Target, Reason: v.Reason, EvaluationId: evalID, DetectedBy: "permission", Blocked: !runsNow,
+		}}
+		evs = append(evs, e)
+	}
+	if runsNow {
+		evs = append(evs, sandboxApplied(envelope, in.Target, in.Name, evalID, ev.Profile))
+	}
+	appended, err := a.log.Append(ctx, hs.agg, eventlog.ExpectSequence(hs.expect), evs...)
+	if err != nil {
+		return EvaluateOutput{}, err
+	}
+	out := EvaluateOutput{Evaluation: pe, Profile: ev.Profile, UpdatedInput: rewritten}
+	for _, ap := range appended {
+		out.Write.EventIDs = append(out.Write.EventIDs, ap.EventID)
+		out.Write.Sequence = ap.Sequence
+	}
+	if actionID == "" {
+		return out, nil
+	}
+
+	timeout := in.ApprovalTimeout
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	prompt := "Allow " + in.Name
+	if in.Command != "" {
+		prompt += ": " + domain.SafePreview(req.Command, 200)
+	}
+	prompt += "? " + ev.Reason
+	requested := envelope("permission.requested")
+	requested.ActionId = actionID
+	requested.Payload = &eventsv1.RuntimeEvent_PermissionRequested{PermissionRequested: &eventsv1.PermissionRequested{
+		EvaluationId: evalID, Prompt: prompt, Target: in.Target, Name: in.Name, ArgumentsPreview: preview,
+		Decisions: append([]string(nil), domain.Decisions...), Timeout: durationpb.New(timeout), DecisionOnTimeout: domain.DecisionOnTimeout,
+		Destructive: ev.Destructive, ImpactScope: ev.ImpactScope, ProposedSessionRule: ev.ProposedSessionRule, SandboxProfile: ev.Profile,
+	}}
+	// A new aggregate per request: permission.resolved later appends to it
+	// with the expected sequence, so a request resolves exactly once.
+	appr, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: kindApproval, ID: actionID}, eventlog.ExpectSequence(0), requested)
+	if err != nil {
+		return EvaluateOutput{}, err
+	}
+	out.Write.EventIDs = append(out.Write.EventIDs, appr[0].EventID)
+	out.Write.Sequence = appr[0].Sequence
+	out.ApprovalAsked = true
+	return out, nil
+}
+
+func sandboxApplied(envelope func(string) *eventsv1.RuntimeEvent, target eventsv1.TargetKind, name, evalID string, profile *eventsv1.SandboxProfile) *eventsv1.RuntimeEvent {
+	t := eventsv1.SandboxTarget_SANDBOX_TARGET_TOOL
+	if target == eventsv1.TargetKind_TARGET_KIND_PROCESS {
+		t = eventsv1.SandboxTarget_SANDBOX_TARGET_PROCESS
+	}
+	e := envelope("sandbox.applied")
+	e.Payload = &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: &eventsv1.SandboxApplied{Target: t, Name: name, EvaluationId: evalID, Profile: profile}}
+	return e
+}
+
+// hookSafeProfile is the profile as hooks see it: the environment stays a
+// reference.
+func hookSafeProfile(p *eventsv1.SandboxProfile) *eventsv1.SandboxProfile {
+	c := proto.Clone(p).(*eventsv1.SandboxProfile)
+	c.ViolationRefs = nil
+	return c
+}
+
+// applyRewrite re-derives the judged facets from a hook's rewritten input:
+// the well-known keys of shell and file tools ("command", "cmd", "path",
+// "file_path", "paths"). Keys the original input did not use are taken
+// too: a rewrite that adds a path must not slip past the check.
+func applyRewrite(req *domain.Request, rewritten string) {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(rewritten), &m); err != nil {
+		return
+	}
+	for _, k := range []string{"command", "cmd"} {
+		if s, ok := m[k].(string); ok {
+			req.Command = s
+		}
+	}
+	var paths []string
+	for _, k := range []string{"path", "file_path", "filepath"} {
+		if s, ok := m[k].(string); ok && s != "" {
+			paths = append(paths, s)
+		}
+	}
+	if list, ok := m["paths"].([]any); ok {
+		for _, p := range list {
+			if s, ok := p.(string); ok && s != "" {
+				paths = append(paths, s)
+			}
+		}
+	}
+	if len(paths) > 0 {
+		req.Paths = paths
+	}
+}

@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/permission/domain"
+)
+
+// ViolationInput is a violation a worker's sandbox observed.
+type ViolationInput struct {
+	SessionID, ThreadID, TurnID, ToolCallID, ProcessID string
+	Kind                                               eventsv1.ViolationKind
+	Target, Reason, EvaluationID                       string
+	Blocked                                            bool
+	Reporter                                           string
+}
+
+// ReportViolation records sandbox.violation. Paths are normalized when
+// they can be; a target that cannot is kept as given (it is evidence).
+func (a *App) ReportViolation(ctx context.Context, tenant string, in ViolationInput) (*eventsv1.SandboxViolation, Write, error) {
+	target := in.Target
+	if in.Kind != eventsv1.ViolationKind_VIOLATION_KIND_NETWORK && in.Kind != eventsv1.ViolationKind_VIOLATION_KIND_PROCESS {
+		if n, err := domain.NormalizePath("/", target); err == nil {
+			target = n
+		}
+	}
+	v := &eventsv1.SandboxViolation{Kind: in.Kind, Target: target, Reason: in.Reason, EvaluationId: in.EvaluationID, DetectedBy: in.Reporter, Blocked: in.Blocked}
+	ev := &eventsv1.RuntimeEvent{Type: "sandbox.violation", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
+		ToolCallId: in.ToolCallID, ProcessId: in.ProcessID, Payload: &eventsv1.RuntimeEvent_SandboxViolation{SandboxViolation: v}}
+	// A report is a new fact about the past; nothing can conflict with it.
+	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: kindReport, ID: ids.New("viol")}, eventlog.ExpectSequence(0), ev)
+	if err != nil {
+		return nil, Write{}, err
+	}
+	return v, Write{Sequence: appended[0].Sequence, EventIDs: []string{appended[0].EventID}}, nil
+}
+
+// EnvironmentInput is what the executing host knows about a turn.
+type EnvironmentInput struct {
+	SessionID, ThreadID, TurnID, WorkspaceID string
+	Cwd                                      string
+	AdditionalRoots                          []string
+	Shell, OS, Arch, EnvRef                  string
+}
+
+// ReportEnvironment records a turn's execution environment snapshot
+// (sandbox.applied, target turn): the host's facts joined to the policy's
+// sandbox, network and limits at this moment.
+func (a *App) ReportEnvironment(ctx context.Context, tenant string, in EnvironmentInput) (*eventsv1.ExecutionEnvironment, Write, error) {
+	levels, err := a.levels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID)
+	if err != nil {
+		return nil, Write{}, err
+	}
+	p := domain.Effective(levels...)
+	profile := proto.Clone(p.Sandbox).(*eventsv1.SandboxProfile)
+	if in.Cwd != "" {
+		cwd, err := domain.NormalizePath(profile.GetCwd(), in.Cwd)
+		if err != nil {
+			return nil, Write{}, &domain.FieldError{Field: "cwd", Reason: err.Error()}
+		}
+		profile.Cwd = cwd
+	}
+	roots, err := domain.NormalizeRoots(in.AdditionalRoots)
+	if err != nil {
+		return nil, Write{}, &domain.FieldError{Field: "additional_roots", Reason: err.Error()}
+	}
+	env := &eventsv1.ExecutionEnvironment{
+		WorkspaceId: in.WorkspaceID, Cwd: profile.GetCwd(), AdditionalRoots: roots, Shell: in.Shell, Os: in.OS, Arch: in.Arch,
+		EnvRef: in.EnvRef, SandboxProfile: profile, Network: profile.GetNetwork(), AllowedHosts: profile.GetAllowedHosts(),
+		ResourceLimits: profile.GetProcessLimits(),
+	}
+	if env.EnvRef == "" {
+		env.EnvRef = profile.GetEnvironmentRef()
+	}
+	ev := &eventsv1.RuntimeEvent{Type: "sandbox.applied", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
+		Payload: &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: &eventsv1.SandboxApplied{
+			Target: eventsv1.SandboxTarget_SANDBOX_TARGET_TURN, Name: in.TurnID, Profile: profile, Environment: env}}}
+	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: kindEnvironment, ID: in.TurnID}, eventlog.Any, ev)
+	if err != nil {
+		return nil, Write{}, err
+	}
+	return env, Write{Sequence: appended[0].Sequence, EventIDs: []string{appended[0].EventID}}, nil
+}
+
+// Environment returns a turn's latest execution environment snapshot.
+func (a *App) Environment(ctx context.Context, tenant, session, turn string, minSequence uint64) (*permissionv1.GetExecutionEnvironmentResponse, error) {
+	seq, err := a.waitFor(ctx, minSequence)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := a.store.Get(ctx, environmentKey(tenant, session, turn))
+	if errors.Is(err, projection.ErrNotFound) {
+		return nil, &ErrNotFound{Kind: "execution environment of turn", ID: turn}
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &permissionv1.GetExecutionEnvironmentResponse{}
+	if err := proto.Unmarshal(raw, out); err != nil {
+		return nil, err
+	}
+	out.Sequence = seq
+	return out, nil
+}
+
+// Summary returns the permission and sandbox summary of a session or
+// thread. A scope with no facts yet answers with what the policy says and
+// marks the sandbox unknown and the denial not applicable, rather than
+// inventing an applied profile.
+func (a *App) Summary(ctx context.Context, tenant, session, thread string, minSequence uint64) (*permissionv1.GetPermissionSandboxSummaryResponse, error) {
+	seq, err := a.waitFor(ctx, minSequence)
+	if err != nil {
+		return nil, err
+	}
+	out := &permissionv1.GetPermissionSandboxSummaryResponse{}
+	raw, err := a.store.Get(ctx, summaryKey(tenant, session, thread))
+	switch {
+	case errors.Is(err, projection.ErrNotFound):
+	case err != nil:
+		return nil, err
+	default:
+		if err := proto.Unmarshal(raw, out); err != nil {
+			return nil, err
+		}
+	}
+	if len(out.GetRecentDecisions()) == 0 {
+		// No decision yet: the mode is the policy's, as of now.
+		levels, err := a.levels(ctx, tenant, "", session, thread)
+		if err != nil {
+			return nil, err
+		}
+		p := domain.Effective(levels...)
+		out.Mode, out.Interactive = p.Mode, p.MayAsk()
+	}
+	if out.GetSandboxProfile() == nil {
+		out.SandboxState = commonv1.FactState_FACT_STATE_UNKNOWN
+	}
+	if out.GetLastDenial() == nil {
+		out.LastDenial = &permissionv1.Explanation{State: commonv1.FactState_FACT_STATE_NOT_APPLICABLE}
+	}
+	out.Sequence = max(out.GetSequence(), seq)
+	return out, nil
+}
