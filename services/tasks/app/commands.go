@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -432,7 +433,12 @@ func (a *App) tryStartOne(ctx context.Context, tenant string, kinds []string, wo
 		if err != nil || len(entries) == 0 {
 			return Polled{}, err
 		}
-		for _, e := range entries {
+		// Start each poller at a random place in the page: concurrent
+		// pollers then rarely race for the same task (the loser of a race
+		// only moves on, but each lost race costs round trips).
+		shift := rand.IntN(len(entries))
+		for k := range entries {
+			e := entries[(k+shift)%len(entries)]
 			t, err := a.LoadTask(ctx, tenant, e.Member)
 			if err != nil {
 				continue
