@@ -6,6 +6,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -15,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
@@ -359,4 +362,110 @@ func indexOf(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+func TestRetriedFallbackReplaysTheEarlierOutcome(t *testing.T) {
+	c := start(t, registryYAML)
+	ctx := context.Background()
+	coding := &ev.TaskProfile{Kind: "coding", RequiredCapabilities: []ev.Capability{ev.Capability_CAPABILITY_TOOLS}, FallbackPolicy: ev.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE}
+	if _, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn1"), Route: &rv1.RouteRequest{Profile: coding, RequestedModelId: "gpt-5-4"}}); err != nil {
+		t.Fatal(err)
+	}
+	report := func(model string, cat ev.FailureCategory) *rv1.ApplyFallbackResponse {
+		t.Helper()
+		r, err := c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: scope("turn1"), FailedModelId: model, FailureCategory: cat})
+		if err != nil {
+			t.Fatalf("fallback after %s: %v", model, err)
+		}
+		return r
+	}
+	same := func(what string, got, first *rv1.ApplyFallbackResponse) {
+		t.Helper()
+		if !proto.Equal(got.GetFallback(), first.GetFallback()) || !proto.Equal(got.GetNotPossible(), first.GetNotPossible()) {
+			t.Fatalf("%s: outcome %v, want the earlier %v", what, got, first)
+		}
+		w, fw := got.GetWrite(), first.GetWrite()
+		if !w.GetDeduplicated() || w.GetSequence() != fw.GetSequence() || !slices.Equal(w.GetEventIds(), fw.GetEventIds()) {
+			t.Fatalf("%s: write %v, want deduplicated %v", what, w, fw)
+		}
+	}
+	first := report("gpt-5-4", ev.FailureCategory_FAILURE_CATEGORY_OVERLOADED)
+	if first.GetFallback().GetDecision().GetSelectedModelId() != "claude-fast" || first.GetWrite().GetDeduplicated() {
+		t.Fatalf("first fallback %v", first)
+	}
+	// The worker did not see the answer and reports again (even with
+	// another category): the same fallback, nothing appended.
+	same("retry", report("gpt-5-4", ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT), first)
+	second := report("claude-fast", ev.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR)
+	if second.GetFallback().GetDecision().GetSelectedModelId() != "unpriced" || second.GetFallback().GetFallbackCount() != 2 {
+		t.Fatalf("second fallback %v", second)
+	}
+	// A late retry of the first report does not move the turn again.
+	same("late retry", report("gpt-5-4", ev.FailureCategory_FAILURE_CATEGORY_OVERLOADED), first)
+	// The end of the chain: not possible, and its retry replays that too.
+	last := report("unpriced", ev.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR)
+	if last.GetNotPossible().GetStage() != "fallback" {
+		t.Fatalf("end of chain %v", last)
+	}
+	same("retry after not possible", report("unpriced", ev.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR), last)
+	// A model that never served the turn is still not its current model.
+	_, err := c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: scope("turn1"), FailedModelId: "llama", FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
+	if st := code(t, err, codes.FailedPrecondition); !contains(st.Message(), "not \"llama\"") {
+		t.Fatalf("%v", st.Message())
+	}
+	sum, err := c.GetRoutingLimitSummary(ctx, &rv1.GetRoutingLimitSummaryRequest{SessionId: "s1", ThreadId: "th1", MinSequence: last.GetWrite().GetSequence()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := sum.GetThreads()[0]
+	// The retries appended nothing: the thread's last fact is the not_possible.
+	if th.GetLastSequence() != last.GetWrite().GetSequence() || th.GetFallbackCount() != 2 ||
+		!slices.Equal(th.GetFailedModelIds(), []string{"gpt-5-4", "claude-fast", "unpriced"}) {
+		t.Fatalf("summary %v", th)
+	}
+	// A new decision in the turn keeps every failed model out, including
+	// the one nothing could replace.
+	again, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn1"), Route: &rv1.RouteRequest{Profile: coding}})
+	if err != nil || again.GetNotPossible() == nil {
+		t.Fatalf("%v, %v", again, err)
+	}
+	for _, x := range again.GetNotPossible().GetExcluded() {
+		if x.GetModelId() != "llama" && !slices.Contains(x.GetReasons(), ev.ExclusionReason_EXCLUSION_REASON_PROVIDER_FAILED) {
+			t.Fatalf("%s excluded for %v, want provider_failed among them", x.GetModelId(), x.GetReasons())
+		}
+	}
+}
+
+func TestConcurrentFallbackReportsMoveTheTurnOnce(t *testing.T) {
+	c := start(t, registryYAML)
+	ctx := context.Background()
+	sc := &rv1.TurnScope{SessionId: "s1", ThreadId: "th2", TurnId: "turn1"}
+	if _, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: sc, Route: &rv1.RouteRequest{Profile: &ev.TaskProfile{Kind: "coding"}, RequestedModelId: "gpt-5-4"}}); err != nil {
+		t.Fatal(err)
+	}
+	const workers = 8
+	answers := make([]*rv1.ApplyFallbackResponse, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			answers[i], errs[i] = c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: "gpt-5-4", FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
+		})
+	}
+	wg.Wait()
+	appended := 0
+	for i := range workers {
+		if errs[i] != nil {
+			t.Fatalf("report %d: %v", i, errs[i])
+		}
+		if !answers[i].GetWrite().GetDeduplicated() {
+			appended++
+		}
+		if !proto.Equal(answers[i].GetFallback(), answers[0].GetFallback()) || !slices.Equal(answers[i].GetWrite().GetEventIds(), answers[0].GetWrite().GetEventIds()) {
+			t.Fatalf("answers differ: %v vs %v", answers[i], answers[0])
+		}
+	}
+	if appended != 1 || answers[0].GetFallback().GetFallbackCount() != 1 {
+		t.Fatalf("%d reports appended a fallback (want 1): %v", appended, answers[0])
+	}
 }

@@ -281,20 +281,21 @@ func (a *App) DecideRoute(ctx context.Context, tenant string, req *rv1.DecideRou
 func (a *App) ApplyFallback(ctx context.Context, tenant string, req *rv1.ApplyFallbackRequest) (*rv1.ApplyFallbackResponse, error) {
 	s := req.GetScope()
 	out := &rv1.ApplyFallbackResponse{}
+	replay := false
 	res, err := a.exec.Execute(ctx, turnAgg(tenant, s), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
+		replay = false
 		turn, err := a.loadTurn(ctx, tenant, s)
 		if err != nil {
 			return nil, err
 		}
 		prev := turn.GetDecision()
-		if prev == nil {
-			return nil, &domain.Error{Code: domain.Precondition, Reason: domain.ReasonNoDecision, Subject: "turn/" + s.GetTurnId(),
-				Message: fmt.Sprintf("turn %q has no routing decision to fall back from; call DecideRoute first", s.GetTurnId())}
+		step, err := domain.StepForFallback(s.GetTurnId(), prev, turn.GetFailedModelIds(), req.GetFailedModelId())
+		if err != nil {
+			return nil, err
 		}
-		if prev.GetSelectedModelId() != req.GetFailedModelId() {
-			return nil, &domain.Error{Code: domain.Precondition, Reason: domain.ReasonNotCurrentModel, Subject: "turn/" + s.GetTurnId(),
-				Message:  fmt.Sprintf("turn %q is routed to %q, not %q; only the current model's failure moves it", s.GetTurnId(), prev.GetSelectedModelId(), req.GetFailedModelId()),
-				Metadata: map[string]string{"selected_model_id": prev.GetSelectedModelId()}}
+		if step == domain.FallbackReplay {
+			replay = true
+			return nil, nil
 		}
 		failedTurn := &rv1.RoutingLimitSummary{TaskProfile: turn.GetTaskProfile(), FailedModelIds: append(append([]string(nil), turn.GetFailedModelIds()...), req.GetFailedModelId())}
 		route := &rv1.RouteRequest{RequestedProviderId: prev.GetRequestedProviderId(), RequestedModelId: prev.GetRequestedModelId()}
@@ -323,7 +324,34 @@ func (a *App) ApplyFallback(ctx context.Context, tenant string, req *rv1.ApplyFa
 	if err != nil {
 		return nil, err
 	}
+	if replay {
+		return a.replayFallback(ctx, tenant, s, req.GetFailedModelId())
+	}
 	out.Write = write(res)
+	return out, nil
+}
+
+// replayFallback answers a retried failure report with the outcome the
+// first report recorded, read from the turn's log: the summary keeps only
+// the last fallback, and a late retry may name an earlier one.
+func (a *App) replayFallback(ctx context.Context, tenant string, s *rv1.TurnScope, model string) (*rv1.ApplyFallbackResponse, error) {
+	var events []*ev.RuntimeEvent
+	if _, err := a.log.Read(ctx, []string{a.log.Subjects.Aggregate(turnAgg(tenant, s))}, eventlog.FromStart, func(r *eventlog.Record) error {
+		events = append(events, r.Event)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	e, err := domain.EarlierFallback(events, model)
+	if err != nil {
+		return nil, err
+	}
+	out := &rv1.ApplyFallbackResponse{Write: &commonv1.WriteResult{Sequence: e.GetSequence(), EventIds: []string{e.GetEventId()}, Deduplicated: true}}
+	if fa := e.GetRoutingFallbackApplied(); fa != nil {
+		out.Outcome = &rv1.ApplyFallbackResponse_Fallback{Fallback: fa}
+	} else {
+		out.Outcome = &rv1.ApplyFallbackResponse_NotPossible{NotPossible: e.GetRoutingNotPossible()}
+	}
 	return out, nil
 }
 

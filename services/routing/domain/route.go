@@ -218,6 +218,12 @@ func budgetScopeName(s ev.BudgetScope) string {
 	return strings.ToLower(strings.TrimPrefix(s.String(), "BUDGET_SCOPE_"))
 }
 
+// Stages of routing.not_possible.
+const (
+	StageDecide   = "decide"
+	StageFallback = "fallback"
+)
+
 // Outcome of a decision: exactly one of Decision and NotPossible.
 type Outcome struct {
 	Decision    *ev.RoutingDecision
@@ -229,7 +235,7 @@ type Outcome struct {
 func Decide(in RouteInput, set *ev.CandidateSet) Outcome {
 	gap, override := requestGap(in, set)
 	if len(set.GetCandidates()) == 0 {
-		return Outcome{NotPossible: &ev.RoutingNotPossible{Stage: "decide", Reason: noCandidateReason(set),
+		return Outcome{NotPossible: &ev.RoutingNotPossible{Stage: StageDecide, Reason: noCandidateReason(set),
 			Excluded: set.GetExcluded(), RequestedProviderId: in.RequestedProvider, RequestedModelId: in.RequestedModel,
 			CapabilityGap: gap, RequiresUserOverride: override, LimitStateSnapshot: mergedLimits(in), Budgets: in.Budgets}}
 	}
@@ -335,7 +341,7 @@ func mergedLimits(in RouteInput) *ev.LimitStateSnapshot {
 // current decision.
 func Fallback(in RouteInput, prev *ev.RoutingDecision, failed string, cat ev.FailureCategory, set *ev.CandidateSet) Outcome {
 	notPossible := func(reason string) Outcome {
-		return Outcome{NotPossible: &ev.RoutingNotPossible{Stage: "fallback", Reason: reason, Excluded: set.GetExcluded(),
+		return Outcome{NotPossible: &ev.RoutingNotPossible{Stage: StageFallback, Reason: reason, Excluded: set.GetExcluded(),
 			RequestedProviderId: prev.GetRequestedProviderId(), RequestedModelId: prev.GetRequestedModelId(),
 			LimitStateSnapshot: mergedLimits(in), Budgets: in.Budgets, FailureCategory: cat}}
 	}

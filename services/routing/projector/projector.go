@@ -8,6 +8,7 @@ package projector
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 
 	"google.golang.org/protobuf/proto"
@@ -173,9 +174,18 @@ func Fold(s *routingv1.RoutingLimitSummary, e *ev.RuntimeEvent) {
 		s.Decision, s.NotPossible, s.SingleCandidate, s.RoutingState = e.GetRoutingSingleCandidate().GetDecision(), nil, true, known
 		s.CandidateCount = 1
 	case e.GetRoutingNotPossible() != nil:
-		s.NotPossible, s.RoutingState = e.GetRoutingNotPossible(), commonv1.FactState_FACT_STATE_BLOCKED
-		if e.GetRoutingNotPossible().GetStage() == "decide" {
+		np := e.GetRoutingNotPossible()
+		s.NotPossible, s.RoutingState = np, commonv1.FactState_FACT_STATE_BLOCKED
+		switch np.GetStage() {
+		case domain.StageDecide:
 			s.Decision, s.CandidateCount, s.SingleCandidate = nil, 0, false
+		case domain.StageFallback:
+			// The failure of the current selection was reported even though
+			// nothing could replace it: it failed in this turn, so it is not
+			// selected again and a retried report replays this outcome.
+			if m := s.Decision.GetSelectedModelId(); m != "" && !slices.Contains(s.FailedModelIds, m) {
+				s.FailedModelIds = append(s.FailedModelIds, m)
+			}
 		}
 	case e.GetRoutingFallbackApplied() != nil:
 		fa := e.GetRoutingFallbackApplied()
