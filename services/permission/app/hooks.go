@@ -255,11 +255,11 @@ type RunHooksInput struct {
 
 // RunHooksOutput is the runs and their joint outcome.
 type RunHooksOutput struct {
-	Results        []*permissionv1.HookRunResult
-	Decision       eventsv1.HookOutcome
-	Reason         string
-	UpdatedInput   string
-	Write          Write
+	Results      []*permissionv1.HookRunResult
+	Decision     eventsv1.HookOutcome
+	Reason       string
+	UpdatedInput string
+	Write        Write
 }
 
 // RunHooks runs the hooks registered for a point and records their facts.

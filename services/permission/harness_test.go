@@ -1,0 +1,155 @@
+package permission_test
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/server"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
+	"github.com/agentruntime/agentruntime/services/kit"
+	"github.com/agentruntime/agentruntime/services/permission"
+)
+
+// tenantAuth takes the tenant from the "tenant" metadata key (tests only),
+// so one server serves two tenants.
+type tenantAuth struct{}
+
+func (tenantAuth) Authenticate(ctx context.Context) (auth.Principal, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	tenant, subject := "t1", "alice"
+	if v := md.Get("tenant"); len(v) > 0 {
+		tenant, subject = v[0], "bob"
+	}
+	return auth.Principal{Tenant: tenant, Subject: subject, Role: auth.RoleOperator, Method: auth.MethodAPIKey}, nil
+}
+
+type harness struct {
+	t      *testing.T
+	ctx    context.Context
+	log    *eventlog.Log
+	client permissionv1.PermissionServiceClient
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
+	require.NoError(t, err)
+	svc := permission.New(kit.Deps{Log: log, Store: projection.NewMemory()})
+	runCtx, stopRun := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- svc.Run(runCtx) }()
+
+	srv, err := server.New(server.Config{Authenticator: tenantAuth{}})
+	require.NoError(t, err)
+	svc.Register(srv.GRPC())
+	srv.MarkServing(svc.HealthName())
+	lis := bufconn.Listen(1 << 20)
+	serveCtx, stopServe := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serveCtx, lis) }()
+	conn, err := grpc.NewClient("passthrough:///bufconn",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = conn.Close()
+		stopServe()
+		<-served
+		stopRun()
+		<-ran
+	})
+	return &harness{t: t, ctx: ctx, log: log, client: permissionv1.NewPermissionServiceClient(conn)}
+}
+
+// as returns a context acting for another tenant.
+func (h *harness) as(tenant string) context.Context {
+	return metadata.AppendToOutgoingContext(h.ctx, "tenant", tenant)
+}
+
+// history returns the session's events in log order.
+func (h *harness) history(session string) []*eventsv1.RuntimeEvent {
+	h.t.Helper()
+	var out []*eventsv1.RuntimeEvent
+	_, err := h.log.Read(h.ctx, []string{h.log.Subjects.Session("t1", session)}, eventlog.FromStart, func(r *eventlog.Record) error {
+		out = append(out, r.Event)
+		return nil
+	})
+	require.NoError(h.t, err)
+	return out
+}
+
+// waitEvent follows the session until an event matches, bounded by the
+// test's deadline: the reactor's work is asynchronous.
+func (h *harness) waitEvent(session string, match func(*eventsv1.RuntimeEvent) bool) *eventsv1.RuntimeEvent {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 15*time.Second)
+	defer cancel()
+	sub, err := h.log.Subscribe(ctx, []string{h.log.Subjects.Session("t1", session)}, eventlog.FromStart)
+	require.NoError(h.t, err)
+	defer sub.Stop()
+	for {
+		rec, err := sub.Next(ctx)
+		require.NoError(h.t, err, "no matching event arrived")
+		if match(rec.Event) {
+			return rec.Event
+		}
+	}
+}
+
+func types(evs []*eventsv1.RuntimeEvent) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.GetType()
+	}
+	return out
+}
+
+func ofType(evs []*eventsv1.RuntimeEvent, typ string) []*eventsv1.RuntimeEvent {
+	var out []*eventsv1.RuntimeEvent
+	for _, e := range evs {
+		if e.GetType() == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// hookServer is a host's HookHandler on a real gRPC server on a free port.
+type hookServer struct {
+	permissionv1.UnimplementedHookHandlerServer
+	handle func(context.Context, *permissionv1.HandleHookRequest) (*permissionv1.HandleHookResponse, error)
+}
+
+func (s *hookServer) HandleHook(ctx context.Context, r *permissionv1.HandleHookRequest) (*permissionv1.HandleHookResponse, error) {
+	return s.handle(ctx, r)
+}
+
+func startHookServer(t testing.TB, handle func(context.Context, *permissionv1.HandleHookRequest) (*permissionv1.HandleHookResponse, error)) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	g := grpc.NewServer()
+	permissionv1.RegisterHookHandlerServer(g, &hookServer{handle: handle})
+	go func() { _ = g.Serve(lis) }()
+	t.Cleanup(g.Stop)
+	return lis.Addr().String()
+}
+
+func sessionScope(session string) *permissionv1.PolicyScope {
+	return &permissionv1.PolicyScope{Level: eventsv1.PolicyLevel_POLICY_LEVEL_SESSION, SessionId: session}
+}
