@@ -137,6 +137,9 @@ func (a *App) ResolveTaskProfile(ctx context.Context, tenant string, req *rv1.Re
 // routeInput loads what a candidate set is made from. The limit state of
 // every model that passes the static checks is read in one Check.
 func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r *rv1.RouteRequest, turn *rv1.RoutingLimitSummary) (domain.RouteInput, error) {
+	if err := domain.ValidateEstimate(r.GetEstimatedInputTokens(), r.GetEstimatedOutputTokens()); err != nil {
+		return domain.RouteInput{}, err
+	}
 	reg, err := a.registry(ctx, tenant)
 	if err != nil {
 		return domain.RouteInput{}, err
