@@ -20,7 +20,7 @@ func TestPerMillionIsExactFloor(t *testing.T) {
 		{0, 5, 0, true},
 		{1, 999_999, 0, true}, // 0.999999 nano-USD rounds down
 		{1, 1_000_000, 1, true},
-		{1_500_000, 3, 4, true}, // 4.5 rounds down
+		{1_500_000, 3, 4, true},             // 4.5 rounds down
 		{999_999, 1_000_001, 999_999, true}, // 999999.999999 rounds down
 		{MaxTokens, 1_250_000_000, 1_250_000_000_000_000, true},
 		// tokens*price is 5e24 (overflows int64) but the result fits.
