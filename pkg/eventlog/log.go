@@ -53,6 +53,10 @@ type Config struct {
 	ObjectBucket    string        // default "AGENTRUNTIME_OBJECTS"
 	RuntimeID       string        // stamped into events that carry none
 	Propagator      propagation.TextMapPropagator
+	// MaxConsumers bounds the stream's consumers: every live subscription
+	// and projector holds one. Default 100,000 (the server's own default is
+	// 1,000 per stream, too few for one consumer per subscriber).
+	MaxConsumers int
 }
 
 func (c *Config) defaults() {
@@ -80,6 +84,9 @@ func (c *Config) defaults() {
 	if c.Propagator == nil {
 		c.Propagator = propagation.TraceContext{}
 	}
+	if c.MaxConsumers == 0 {
+		c.MaxConsumers = 100_000
+	}
 }
 
 // Log is an open event log. It is safe for concurrent use.
@@ -102,15 +109,16 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	}
 	subjects := Subjects{Prefix: cfg.SubjectPrefix}
 	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        cfg.Stream,
-		Description: "agentruntime event log: the only truth; never expires",
-		Subjects:    []string{subjects.All()},
-		Storage:     cfg.Storage,
-		Replicas:    cfg.Replicas,
-		Retention:   jetstream.LimitsPolicy,
-		Discard:     jetstream.DiscardNew,
-		Duplicates:  cfg.DuplicateWindow,
-		AllowDirect: true,
+		Name:         cfg.Stream,
+		Description:  "agentruntime event log: the only truth; never expires",
+		Subjects:     []string{subjects.All()},
+		Storage:      cfg.Storage,
+		Replicas:     cfg.Replicas,
+		Retention:    jetstream.LimitsPolicy,
+		Discard:      jetstream.DiscardNew,
+		Duplicates:   cfg.DuplicateWindow,
+		AllowDirect:  true,
+		MaxConsumers: cfg.MaxConsumers,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: stream %s: %w", cfg.Stream, err)

@@ -3,6 +3,7 @@ package control_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -32,7 +33,8 @@ import (
 // Redis projection store, the server kit with API-key auth for two tenants,
 // over a real loopback listener.
 type harness struct {
-	t         *testing.T
+	t         testing.TB
+	memory    bool
 	nats      *natsembed.Server
 	log       *eventlog.Log
 	namespace string
@@ -46,14 +48,18 @@ const (
 	keyGlobex = "k-globex-0123456789"
 )
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness { return newHarnessOn(t, false) }
+
+// newHarnessOn with memory=true keeps the read model in process (as in
+// `agentruntime dev`) instead of Redis.
+func newHarnessOn(t testing.TB, memory bool) *harness {
 	t.Helper()
 	srv := natstest.Server(t)
 	log, err := eventlog.Open(context.Background(), natstest.Connect(t, srv), eventlog.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, nats: srv, log: log, namespace: "control-test-" + ids.New("ns")}
+	h := &harness{t: t, memory: memory, nats: srv, log: log, namespace: "control-test-" + ids.New("ns")}
 	h.start(nil)
 	t.Cleanup(func() { h.stop() })
 	return h
@@ -63,6 +69,9 @@ func newHarness(t *testing.T) *harness {
 // harness's namespace (its state survives restarts).
 func (h *harness) start(store projection.Store) {
 	t := h.t
+	if store == nil && h.memory {
+		store = projection.NewMemory()
+	}
 	if store == nil {
 		store = projection.NewRedis(redistest.Client(t), h.namespace)
 	}
@@ -74,7 +83,7 @@ func (h *harness) start(store projection.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := control.New(kit.Deps{Log: h.log, Store: store})
+	svc := control.New(kit.Deps{Log: h.log, Store: store, Logger: slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	svc.ExpiryInterval = 20 * time.Millisecond
 	s, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: authn})
 	if err != nil {
@@ -102,6 +111,14 @@ func (h *harness) start(store projection.Store) {
 	}
 }
 
+// testLogWriter sends the service's warnings and errors to the test log.
+type testLogWriter struct{ t testing.TB }
+
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
 // restart stops the service and starts a new instance; with fresh=true the
 // new instance starts from an empty store and rebuilds it from the log.
 func (h *harness) restart(fresh bool) {
@@ -113,14 +130,14 @@ func (h *harness) restart(fresh bool) {
 	h.start(nil)
 }
 
-func as(t *testing.T, key string) context.Context {
+func as(t testing.TB, key string) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+key)
 }
 
-func acme(t *testing.T) context.Context   { return as(t, keyAcme) }
-func globex(t *testing.T) context.Context { return as(t, keyGlobex) }
+func acme(t testing.TB) context.Context   { return as(t, keyAcme) }
+func globex(t testing.TB) context.Context { return as(t, keyGlobex) }
 
 func text(s string) []*eventsv1.InputPart {
 	return []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: s}}}
@@ -171,7 +188,7 @@ func delta(turn, s string) *eventsv1.RuntimeEvent {
 
 // subscription collects a SubscribeEvents stream.
 type subscription struct {
-	t      *testing.T
+	t      testing.TB
 	stream grpc.ServerStreamingClient[controlv1.SubscribeEventsResponse]
 	cancel context.CancelFunc
 }
@@ -185,7 +202,15 @@ func (h *harness) subscribe(ctx context.Context, req *controlv1.SubscribeEventsR
 		h.t.Fatal(err)
 	}
 	h.t.Cleanup(cancel)
-	return &subscription{t: h.t, stream: stream, cancel: cancel}
+	sub := &subscription{t: h.t, stream: stream, cancel: cancel}
+	if req.GetStart() == controlv1.StartFrom_START_FROM_NOW || req.GetStart() == controlv1.StartFrom_START_FROM_UNSPECIFIED {
+		// The first heartbeat says the subscription is live; only then is
+		// "from now" well defined for what the test does next.
+		if m, err := stream.Recv(); err != nil || m.GetHeartbeat() == nil {
+			h.t.Fatalf("subscription did not start with a heartbeat: %v %v", m, err)
+		}
+	}
+	return sub
 }
 
 // next returns the next item that is not a heartbeat.
@@ -212,7 +237,7 @@ func (s *subscription) until(typ string) *eventsv1.RuntimeEvent {
 	}
 }
 
-func assertCode(t *testing.T, err error, code codes.Code, contains string) {
+func assertCode(t testing.TB, err error, code codes.Code, contains string) {
 	t.Helper()
 	st := status.Convert(err)
 	if st.Code() != code {

@@ -90,7 +90,7 @@ func caller(ctx context.Context) (app.Caller, error) {
 }
 
 // call runs a unary use case with the caller and maps its error.
-func call[Req, Resp any](ctx context.Context, req Req, use func(context.Context, app.Caller, Req) (Resp, error)) (Resp, error) {
+func call[Req, Resp any](ctx context.Context, s *Service, req Req, use func(context.Context, app.Caller, Req) (Resp, error)) (Resp, error) {
 	var zero Resp
 	c, err := caller(ctx)
 	if err != nil {
@@ -98,12 +98,22 @@ func call[Req, Resp any](ctx context.Context, req Req, use func(context.Context,
 	}
 	resp, err := use(ctx, c, req)
 	if err != nil {
-		return zero, toStatus(err)
+		return zero, s.toStatus(ctx, err)
 	}
 	return resp, nil
 }
 
-// toStatus is the one place control errors become gRPC statuses.
+// toStatus is the one place control errors become gRPC statuses. An error
+// that is not the caller's is logged with its cause, which the caller never
+// sees.
+func (s *Service) toStatus(ctx context.Context, err error) error {
+	st := toStatus(err)
+	if status.Code(st) == codes.Internal && s.deps.Logger != nil {
+		s.deps.Logger.ErrorContext(ctx, "control: internal error", "error", err)
+	}
+	return st
+}
+
 func toStatus(err error) error {
 	var de *domain.Error
 	if errors.As(err, &de) {
@@ -125,81 +135,81 @@ func toStatus(err error) error {
 }
 
 func (s *Service) SubmitTurn(ctx context.Context, req *controlv1.SubmitTurnRequest) (*controlv1.SubmitTurnResponse, error) {
-	return call(ctx, req, s.app.SubmitTurn)
+	return call(ctx, s, req, s.app.SubmitTurn)
 }
 
 func (s *Service) InterruptTurn(ctx context.Context, req *controlv1.InterruptTurnRequest) (*controlv1.InterruptTurnResponse, error) {
-	return call(ctx, req, s.app.InterruptTurn)
+	return call(ctx, s, req, s.app.InterruptTurn)
 }
 
 func (s *Service) ResumeThread(ctx context.Context, req *controlv1.ResumeThreadRequest) (*controlv1.ResumeThreadResponse, error) {
-	return call(ctx, req, s.app.ResumeThread)
+	return call(ctx, s, req, s.app.ResumeThread)
 }
 
 func (s *Service) RequestAction(ctx context.Context, req *controlv1.RequestActionRequest) (*controlv1.RequestActionResponse, error) {
-	return call(ctx, req, func(ctx context.Context, c app.Caller, req *controlv1.RequestActionRequest) (*controlv1.RequestActionResponse, error) {
+	return call(ctx, s, req, func(ctx context.Context, c app.Caller, req *controlv1.RequestActionRequest) (*controlv1.RequestActionResponse, error) {
 		return s.app.RequestAction(ctx, c, req, c.Subject)
 	})
 }
 
 func (s *Service) RespondAction(ctx context.Context, req *controlv1.RespondActionRequest) (*controlv1.RespondActionResponse, error) {
-	return call(ctx, req, s.app.RespondAction)
+	return call(ctx, s, req, s.app.RespondAction)
 }
 
 func (s *Service) RemoveQueuedTurn(ctx context.Context, req *controlv1.RemoveQueuedTurnRequest) (*controlv1.RemoveQueuedTurnResponse, error) {
-	return call(ctx, req, s.app.RemoveQueuedTurn)
+	return call(ctx, s, req, s.app.RemoveQueuedTurn)
 }
 
 func (s *Service) PromoteQueuedTurn(ctx context.Context, req *controlv1.PromoteQueuedTurnRequest) (*controlv1.PromoteQueuedTurnResponse, error) {
-	return call(ctx, req, s.app.PromoteQueuedTurn)
+	return call(ctx, s, req, s.app.PromoteQueuedTurn)
 }
 
 func (s *Service) ListSessions(ctx context.Context, req *controlv1.ListSessionsRequest) (*controlv1.ListSessionsResponse, error) {
-	return call(ctx, req, s.app.ListSessions)
+	return call(ctx, s, req, s.app.ListSessions)
 }
 
 func (s *Service) GetSession(ctx context.Context, req *controlv1.GetSessionRequest) (*controlv1.GetSessionResponse, error) {
-	return call(ctx, req, s.app.GetSession)
+	return call(ctx, s, req, s.app.GetSession)
 }
 
 func (s *Service) GetThreadRead(ctx context.Context, req *controlv1.GetThreadReadRequest) (*controlv1.GetThreadReadResponse, error) {
-	return call(ctx, req, s.app.GetThreadRead)
+	return call(ctx, s, req, s.app.GetThreadRead)
 }
 
 func (s *Service) ReportEvents(ctx context.Context, req *controlv1.ReportEventsRequest) (*controlv1.ReportEventsResponse, error) {
-	return call(ctx, req, s.app.ReportEvents)
+	return call(ctx, s, req, s.app.ReportEvents)
 }
 
 func (s *Service) SpawnSubagent(ctx context.Context, req *controlv1.SpawnSubagentRequest) (*controlv1.SpawnSubagentResponse, error) {
-	return call(ctx, req, s.app.SpawnSubagent)
+	return call(ctx, s, req, s.app.SpawnSubagent)
 }
 
 func (s *Service) SendSubagentInput(ctx context.Context, req *controlv1.SendSubagentInputRequest) (*controlv1.SendSubagentInputResponse, error) {
-	return call(ctx, req, s.app.SendSubagentInput)
+	return call(ctx, s, req, s.app.SendSubagentInput)
 }
 
 func (s *Service) WaitSubagents(ctx context.Context, req *controlv1.WaitSubagentsRequest) (*controlv1.WaitSubagentsResponse, error) {
-	return call(ctx, req, s.app.WaitSubagents)
+	return call(ctx, s, req, s.app.WaitSubagents)
 }
 
 func (s *Service) ResumeSubagent(ctx context.Context, req *controlv1.ResumeSubagentRequest) (*controlv1.ResumeSubagentResponse, error) {
-	return call(ctx, req, s.app.ResumeSubagent)
+	return call(ctx, s, req, s.app.ResumeSubagent)
 }
 
 func (s *Service) CloseSubagent(ctx context.Context, req *controlv1.CloseSubagentRequest) (*controlv1.CloseSubagentResponse, error) {
-	return call(ctx, req, s.app.CloseSubagent)
+	return call(ctx, s, req, s.app.CloseSubagent)
 }
 
 func (s *Service) ListSubagents(ctx context.Context, req *controlv1.ListSubagentsRequest) (*controlv1.ListSubagentsResponse, error) {
-	return call(ctx, req, s.app.ListSubagents)
+	return call(ctx, s, req, s.app.ListSubagents)
 }
 
 func (s *Service) ReconnectChannel(ctx context.Context, req *controlv1.ReconnectChannelRequest) (*controlv1.ReconnectChannelResponse, error) {
-	return call(ctx, req, s.app.ReconnectChannel)
+	return call(ctx, s, req, s.app.ReconnectChannel)
 }
 
 func (s *Service) AckEvents(ctx context.Context, req *controlv1.AckEventsRequest) (*controlv1.AckEventsResponse, error) {
-	return call(ctx, req, s.app.AckEvents)
+	return call(ctx, s, req, s.app.AckEvents)
 }
 
 // SubscribeEvents streams the caller's events. A channel subscription that
@@ -224,7 +234,7 @@ func (s *Service) SubscribeEvents(req *controlv1.SubscribeEventsRequest, stream 
 		if _, ok := status.FromError(err); ok {
 			return err
 		}
-		return toStatus(err)
+		return s.toStatus(ctx, err)
 	}
 	return nil
 }

@@ -147,6 +147,17 @@ func (a *App) findSubmitted(ctx context.Context, c Caller, req *controlv1.Submit
 func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitTurnRequest) error {
 	create := req.GetCreatePolicy() != controlv1.CreatePolicy_CREATE_POLICY_REQUIRE_EXISTING
 	session, thread := req.GetSessionId(), req.GetThreadId()
+	// Fast path: the read model never leads the log, so a thread it knows
+	// exists; only a missing one takes the write path.
+	if th, ok, err := rm.Thread(ctx, a.Store, c.Tenant, thread); err != nil {
+		return err
+	} else if ok {
+		if th.SessionId != session {
+			return &domain.Error{Kind: domain.AlreadyExists, Resource: "thread", ID: thread,
+				Message: fmt.Sprintf("thread %s belongs to another session", thread)}
+		}
+		return nil
+	}
 	_, err := a.exec.Execute(ctx, sessionAgg(c.Tenant, session), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
 		if _, ok, err := rm.Session(ctx, a.Store, c.Tenant, session); err != nil || ok {
 			return nil, err
