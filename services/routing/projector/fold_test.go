@@ -1,0 +1,265 @@
+package projector_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	rp "github.com/agentruntime/agentruntime/services/routing/projector"
+)
+
+const (
+	known   = commonv1.FactState_FACT_STATE_KNOWN
+	unknown = commonv1.FactState_FACT_STATE_UNKNOWN
+	blocked = commonv1.FactState_FACT_STATE_BLOCKED
+)
+
+type summary = rv1.RoutingLimitSummary
+
+func decision(model string, count int32) *ev.RoutingDecision {
+	return &ev.RoutingDecision{SelectedModelId: model, CandidateCount: count}
+}
+
+// states a thread summary can be in when a routing fact arrives.
+func states() map[string]*summary {
+	cost := func() *rv1.CostState {
+		return &rv1.CostState{State: known, RecordedNanos: 100, RecordedCalls: 1, LastEstimatedNanos: 7, RecordedUsage: &ev.TokenUsage{InputTokens: 10, OutputTokens: 2}}
+	}
+	base := func(s *summary) *summary {
+		s.SessionId, s.ThreadId, s.TurnId, s.LastSequence = "s1", "th1", "turn1", 5
+		if s.Cost == nil {
+			s.Cost = &rv1.CostState{State: unknown, RecordedUsage: &ev.TokenUsage{}}
+		}
+		for _, f := range []*commonv1.FactState{&s.RoutingState, &s.QuotaState, &s.RateLimitState} {
+			if *f == 0 {
+				*f = unknown
+			}
+		}
+		return s
+	}
+	return map[string]*summary{
+		"fresh":    {},
+		"profiled": base(&summary{RoutingState: known, TaskProfile: &ev.TaskProfile{Kind: "chat"}}),
+		"decided": base(&summary{RoutingState: known, TaskProfile: &ev.TaskProfile{Kind: "chat"}, CandidateCount: 3, Decision: decision("a", 3),
+			Cost: cost(), QuotaState: known, LastQuotaLow: &ev.QuotaLow{QuotaId: "q"}}),
+		"single": base(&summary{RoutingState: known, CandidateCount: 1, SingleCandidate: true, Decision: decision("a", 1)}),
+		"not possible at decide": base(&summary{RoutingState: blocked, NotPossible: &ev.RoutingNotPossible{Stage: "decide"},
+			FailedModelIds: []string{"x"}}),
+		"fell back": base(&summary{RoutingState: known, CandidateCount: 3, Decision: decision("b", 2), FallbackCount: 1,
+			LastFallback: &ev.RoutingFallbackApplied{FailedModelId: "a", FallbackCount: 1}, FailedModelIds: []string{"a"}}),
+		"not possible at fallback": base(&summary{RoutingState: blocked, CandidateCount: 3, Decision: decision("a", 3),
+			NotPossible: &ev.RoutingNotPossible{Stage: "fallback"}, FailedModelIds: []string{"a"}}),
+		"quota blocked": base(&summary{QuotaState: blocked, LastQuotaBlocked: &ev.QuotaBlocked{QuotaId: "q"}, RateLimitState: known,
+			LastRateLimitHit: &ev.RateLimitHit{LimitId: "r"}, Cost: cost()}),
+	}
+}
+
+// A fact and what it must do to any summary: the fields it sets (applied
+// to a copy of the state before), everything else unchanged.
+type factCase struct {
+	name  string
+	event *ev.RuntimeEvent
+	want  func(before *summary) *summary
+}
+
+func facts() []factCase {
+	profile := &ev.TaskProfile{Kind: "coding"}
+	cands := &ev.RoutingCandidatesResolved{CandidateSet: &ev.CandidateSet{CandidateCount: 2}, Profile: profile}
+	decided := decision("c", 4)
+	single := decision("d", 1)
+	npDecide := &ev.RoutingNotPossible{Stage: "decide", Reason: "none"}
+	npFallback := &ev.RoutingNotPossible{Stage: "fallback", Reason: "chain exhausted"}
+	fa := &ev.RoutingFallbackApplied{FailedModelId: "a", Decision: decision("e", 2), FallbackCount: 2}
+	usage := &ev.TokenUsage{InputTokens: 1, OutputTokens: 2, CachedInputTokens: 3, ReasoningTokens: 4}
+	hit := &ev.RateLimitHit{LimitId: "rpm"}
+	low := &ev.QuotaLow{QuotaId: "daily", Threshold: 0.8}
+	qb := &ev.QuotaBlocked{QuotaId: "daily"}
+	addFailed := func(s *summary, m string) {
+		if m != "" && !slices.Contains(s.FailedModelIds, m) {
+			s.FailedModelIds = append(s.FailedModelIds, m)
+		}
+	}
+	return []factCase{
+		{"task.profile.resolved", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_TaskProfileResolved{TaskProfileResolved: &ev.TaskProfileResolved{Profile: profile}}},
+			func(s *summary) *summary { s.TaskProfile, s.RoutingState = profile, known; return s }},
+		{"routing.candidates.resolved", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: cands}},
+			func(s *summary) *summary {
+				s.CandidateCount, s.SingleCandidate, s.TaskProfile, s.RoutingState = 2, false, profile, known
+				return s
+			}},
+		{"routing.decided", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingDecided{RoutingDecided: &ev.RoutingDecided{Decision: decided}}},
+			func(s *summary) *summary {
+				s.Decision, s.NotPossible, s.SingleCandidate, s.CandidateCount, s.RoutingState = decided, nil, false, 4, known
+				return s
+			}},
+		{"routing.single_candidate", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &ev.RoutingSingleCandidate{Decision: single}}},
+			func(s *summary) *summary {
+				s.Decision, s.NotPossible, s.SingleCandidate, s.CandidateCount, s.RoutingState = single, nil, true, 1, known
+				return s
+			}},
+		{"routing.not_possible at decide", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: npDecide}},
+			func(s *summary) *summary {
+				s.NotPossible, s.RoutingState, s.Decision, s.CandidateCount, s.SingleCandidate = npDecide, blocked, nil, 0, false
+				return s
+			}},
+		{"routing.not_possible at fallback", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: npFallback}},
+			func(s *summary) *summary {
+				s.NotPossible, s.RoutingState = npFallback, blocked
+				addFailed(s, s.GetDecision().GetSelectedModelId()) // the decision stays: it is what failed
+				return s
+			}},
+		{"routing.fallback.applied", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingFallbackApplied{RoutingFallbackApplied: fa}},
+			func(s *summary) *summary {
+				s.Decision, s.NotPossible, s.LastFallback, s.FallbackCount, s.RoutingState = fa.GetDecision(), nil, fa, 2, known
+				s.FailedModelIds = append(s.FailedModelIds, "a")
+				return s
+			}},
+		{"cost.estimated", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_CostEstimated{CostEstimated: &ev.CostEstimated{Cost: &ev.CostBreakdown{TotalNanos: 55}}}},
+			func(s *summary) *summary { s.Cost.LastEstimatedNanos = 55; return s }},
+		{"cost.recorded", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_CostRecorded{CostRecorded: &ev.CostRecorded{Usage: usage, Cost: &ev.CostBreakdown{TotalNanos: 40}}}},
+			func(s *summary) *summary {
+				c := s.Cost
+				c.State, c.RecordedNanos, c.RecordedCalls = known, c.RecordedNanos+40, c.RecordedCalls+1
+				u := c.RecordedUsage
+				u.InputTokens, u.OutputTokens, u.CachedInputTokens, u.ReasoningTokens = u.InputTokens+1, u.OutputTokens+2, u.CachedInputTokens+3, u.ReasoningTokens+4
+				return s
+			}},
+		{"rate_limit.hit", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RateLimitHit{RateLimitHit: hit}},
+			func(s *summary) *summary { s.LastRateLimitHit, s.RateLimitState = hit, known; return s }},
+		{"quota.low", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_QuotaLow{QuotaLow: low}},
+			func(s *summary) *summary { s.LastQuotaLow, s.QuotaState = low, known; return s }},
+		{"quota.blocked", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_QuotaBlocked{QuotaBlocked: qb}},
+			func(s *summary) *summary { s.LastQuotaBlocked, s.QuotaState = qb, blocked; return s }},
+	}
+}
+
+// TestFoldEveryStateAndFact applies every routing fact to every summary
+// state and compares the whole summary with what the fact must set.
+func TestFoldEveryStateAndFact(t *testing.T) {
+	for stateName := range states() {
+		for _, f := range facts() {
+			t.Run(stateName+"/"+f.name, func(t *testing.T) {
+				got := states()[stateName]
+				e := proto.CloneOf(f.event)
+				e.SessionId, e.ThreadId, e.TurnId, e.Sequence = "s1", "th1", "turn2", 9
+				rp.Fold(got, e)
+
+				want := states()[stateName]
+				// What every fact does: the scope and sequence, and honest
+				// defaults for what no fact has said yet.
+				want.SessionId, want.ThreadId, want.TurnId, want.LastSequence = "s1", "th1", "turn2", 9
+				if want.Cost == nil {
+					want.Cost = &rv1.CostState{State: unknown, RecordedUsage: &ev.TokenUsage{}}
+				}
+				for _, st := range []*commonv1.FactState{&want.RoutingState, &want.QuotaState, &want.RateLimitState} {
+					if *st == commonv1.FactState_FACT_STATE_UNSPECIFIED {
+						*st = unknown
+					}
+				}
+				want = f.want(want)
+				if !proto.Equal(got, want) {
+					t.Fatalf("after %s on %s:\n got %v\nwant %v", f.name, stateName, got, want)
+				}
+			})
+		}
+	}
+}
+
+func TestFoldStaysHonestAboutWhatItWasNotTold(t *testing.T) {
+	s := &summary{}
+	rp.Fold(s, &ev.RuntimeEvent{SessionId: "s1", ThreadId: "th1", TurnId: "t1", Sequence: 1,
+		Payload: &ev.RuntimeEvent_CostRecorded{CostRecorded: &ev.CostRecorded{Cost: &ev.CostBreakdown{TotalNanos: 1}}}})
+	if s.GetRoutingState() != unknown || s.GetQuotaState() != unknown || s.GetRateLimitState() != unknown || s.GetCost().GetState() != known {
+		t.Fatalf("a cost alone says nothing of routing or limits: %v", s)
+	}
+}
+
+// TestProjectThreadsAndSpend runs the projection over a session's facts:
+// the thread summary follows its latest turn but keeps the thread's cost
+// and limit facts, and spend adds up per tenant, session and task.
+func TestProjectThreadsAndSpend(t *testing.T) {
+	ctx := context.Background()
+	store := projection.NewMemory()
+	p := rp.Projection{Subjects: eventlog.Subjects{Prefix: "ar.ev"}}
+	seq := uint64(0)
+	apply := func(e *ev.RuntimeEvent) {
+		t.Helper()
+		seq++
+		e.TenantId, e.Sequence = "t1", seq
+		b, err := p.Project(ctx, store, &eventlog.Record{Event: e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Projection, b.Sequence = rp.Name, seq
+		if _, err := store.Apply(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := func(turn, task string, e *ev.RuntimeEvent) *ev.RuntimeEvent {
+		e.SessionId, e.ThreadId, e.TurnId, e.TaskId = "s1", "th1", turn, task
+		return e
+	}
+	cost := func(nanos int64) *ev.RuntimeEvent {
+		return &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_CostRecorded{CostRecorded: &ev.CostRecorded{Cost: &ev.CostBreakdown{TotalNanos: nanos}, Usage: &ev.TokenUsage{}}}}
+	}
+	// A registry change and a task profile resolved before any turn.
+	apply(&ev.RuntimeEvent{Payload: &ev.RuntimeEvent_LimitChanged{LimitChanged: &ev.LimitChanged{Change: &ev.LimitChanged_ProviderUpserted{
+		ProviderUpserted: &ev.Provider{Id: "p", CredentialStatus: ev.CredentialStatus_CREDENTIAL_STATUS_PRESENT}}}}})
+	apply(&ev.RuntimeEvent{TaskId: "k1", Payload: &ev.RuntimeEvent_TaskProfileResolved{TaskProfileResolved: &ev.TaskProfileResolved{Profile: &ev.TaskProfile{Kind: "coding"}}}})
+
+	apply(at("turn1", "k1", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingDecided{RoutingDecided: &ev.RoutingDecided{Decision: decision("a", 2)}}}))
+	apply(at("turn1", "k1", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingFallbackApplied{RoutingFallbackApplied: &ev.RoutingFallbackApplied{
+		FailedModelId: "a", Decision: decision("b", 1), FallbackCount: 1}}}))
+	apply(at("turn1", "k1", cost(30)))
+	apply(at("turn1", "k1", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_QuotaBlocked{QuotaBlocked: &ev.QuotaBlocked{QuotaId: "q"}}}))
+	apply(at("turn2", "", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &ev.RoutingSingleCandidate{Decision: decision("c", 1)}}}))
+	apply(at("turn2", "", cost(12)))
+
+	load := func(key string) *summary {
+		t.Helper()
+		s := &summary{}
+		if found, err := rp.Load(ctx, store, key, s); err != nil || !found {
+			t.Fatalf("%s: found %v, %v", key, found, err)
+		}
+		return s
+	}
+	th := load(rp.ThreadKey("t1", "s1", "th1"))
+	if th.GetTurnId() != "turn2" || th.GetDecision().GetSelectedModelId() != "c" || !th.GetSingleCandidate() || th.GetFallbackCount() != 0 ||
+		len(th.GetFailedModelIds()) != 0 || th.GetLastFallback() != nil {
+		t.Fatalf("the thread shows turn2's routing only: %v", th)
+	}
+	if th.GetCost().GetRecordedNanos() != 42 || th.GetCost().GetRecordedCalls() != 2 || th.GetQuotaState() != blocked || th.GetLastSequence() != seq {
+		t.Fatalf("the thread keeps its cost and quota facts: %v", th)
+	}
+	turn1 := load(rp.TurnKey("t1", "s1", "turn1"))
+	if turn1.GetDecision().GetSelectedModelId() != "b" || turn1.GetFallbackCount() != 1 || !slices.Equal(turn1.GetFailedModelIds(), []string{"a"}) ||
+		turn1.GetCost().GetRecordedNanos() != 30 {
+		t.Fatalf("turn1 %v", turn1)
+	}
+	threads, err := store.Range(ctx, rp.ThreadIndex("t1", "s1"), projection.RangeQuery{})
+	if err != nil || len(threads) != 1 || threads[0].Member != "th1" {
+		t.Fatalf("thread index %v, %v", threads, err)
+	}
+	spent, err := rp.LoadSpent(ctx, store, rp.SpentTenantKey("t1"), rp.SpentSessionKey("t1", "s1"), rp.SpentTaskKey("t1", "k1"), rp.SpentTenantKey("t2"))
+	if err != nil || !slices.Equal(spent, []int64{42, 42, 30, 0}) {
+		t.Fatalf("spent %v, %v", spent, err)
+	}
+	reg, err := rp.LoadRegistry(ctx, store, "t1")
+	if err != nil || len(reg.GetProviders()) != 1 {
+		t.Fatalf("registry %v, %v", reg, err)
+	}
+	if other, _ := rp.LoadRegistry(ctx, store, "t2"); len(other.GetProviders()) != 0 {
+		t.Fatalf("another tenant's registry %v", other)
+	}
+	tp := &ev.TaskProfile{}
+	if found, err := rp.Load(ctx, store, rp.TaskProfileKey("t1", "k1"), tp); err != nil || !found || tp.GetKind() != "coding" {
+		t.Fatalf("task profile %v, %v, %v", tp, found, err)
+	}
+}
