@@ -64,3 +64,39 @@ func TestPermissionRequestBecomesAnAction(t *testing.T) {
 		t.Fatalf("late request resolved %v", ev)
 	}
 }
+
+func TestHostAnsweredPermissionClosesTheActionAndFailOpenHooksWarn(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	tu := h.submit(ctx, "s1", "th1").Turn
+	h.report(ctx, started(tu.TurnId))
+	sub := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"action.", "runtime.warning"}, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
+	agg := eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "permission", ID: "act_host"}
+	scope := func(typ string) *eventsv1.RuntimeEvent {
+		return &eventsv1.RuntimeEvent{Type: typ, SessionId: "s1", ThreadId: "th1", TurnId: tu.TurnId, ActionId: "act_host"}
+	}
+	req := scope("permission.requested")
+	req.Payload = &eventsv1.RuntimeEvent_PermissionRequested{PermissionRequested: &eventsv1.PermissionRequested{Name: "shell", Decisions: []string{"allow_once", "allow_session", "deny"}, DecisionOnTimeout: "deny"}}
+	if _, err := h.log.Append(context.Background(), agg, eventlog.Any, req); err != nil {
+		t.Fatal(err)
+	}
+	sub.until("action.required")
+	res := scope("permission.resolved")
+	res.Payload = &eventsv1.RuntimeEvent_PermissionResolved{PermissionResolved: &eventsv1.PermissionResolved{Resolution: eventsv1.PermissionResolution_PERMISSION_RESOLUTION_ALLOWED, Decision: "allow_once", Responder: "host"}}
+	if _, err := h.log.Append(context.Background(), agg, eventlog.Any, res); err != nil {
+		t.Fatal(err)
+	}
+	closed := sub.until("action.resolved").GetActionResolved()
+	if closed.GetOutcome() != eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED || closed.GetDecision() != "allow_once" || closed.GetResponder() != "host" {
+		t.Fatalf("host-answered action closed as %v", closed)
+	}
+	hook := &eventsv1.RuntimeEvent{Type: "hook.failed", SessionId: "s1", ThreadId: "th1", TurnId: tu.TurnId,
+		Payload: &eventsv1.RuntimeEvent_HookFailed{HookFailed: &eventsv1.HookFailed{HookId: "audit", FailMode: eventsv1.FailMode_FAIL_MODE_OPEN, Warning: "audit hook timed out"}}}
+	if _, err := h.log.Append(context.Background(), eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "hook", ID: "run_1"}, eventlog.Any, hook); err != nil {
+		t.Fatal(err)
+	}
+	w := sub.until("runtime.warning")
+	if w.GetRuntimeWarning().GetCode() != "hook_failed_open" || w.GetRuntimeWarning().GetMessage() != "audit hook timed out" || w.ThreadId != "th1" {
+		t.Fatalf("warning %v", w)
+	}
+}

@@ -17,8 +17,9 @@ import (
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
-// PermissionReactor is the checkpoint of the loop that turns the
-// permission service's requests into actions.
+// PermissionReactor is the checkpoint of the loop that reacts to the
+// permission service's facts: requests become actions, requests answered
+// by a host close their action, fail-open hooks become runtime warnings.
 const PermissionReactor = "control.permission-reactor"
 
 // defaultPermissionTimeout applies when a permission request names none: a
@@ -64,16 +65,22 @@ func (a *App) followPermissionRequests(ctx context.Context, logger *slog.Logger)
 		if err != nil {
 			return err
 		}
-		if ev := rec.Event; ev.GetType() == "permission.requested" {
-			if err := a.openPermissionAction(ctx, ev); err != nil {
-				var de *domain.Error
-				if !errors.As(err, &de) {
-					return err
-				}
-				// A request for a turn this service does not know cannot
-				// become an action; say so and move on.
-				logger.WarnContext(ctx, "permission request cannot become an action", "action_id", ev.GetActionId(), "error", err)
+		switch ev := rec.Event; ev.GetType() {
+		case "permission.requested":
+			err = a.openPermissionAction(ctx, ev)
+		case "permission.resolved":
+			err = a.closeAnsweredElsewhere(ctx, ev)
+		case "hook.failed":
+			err = a.mirrorHookWarning(ctx, ev)
+		}
+		if err != nil {
+			var de *domain.Error
+			if !errors.As(err, &de) {
+				return err
 			}
+			// A fact about a turn or action this service does not know
+			// cannot be acted on; say so and move on.
+			logger.WarnContext(ctx, "cannot react to "+rec.Event.GetType(), "event_id", rec.Event.GetEventId(), "error", err)
 		}
 		if _, err := a.Store.Apply(ctx, projection.Batch{Projection: PermissionReactor, Sequence: rec.Event.GetSequence()}); err != nil {
 			return err
@@ -141,5 +148,46 @@ func (a *App) cancelOrphanPermission(ctx context.Context, c Caller, req *control
 			StepID: req.GetStepId(), ToolCall: req.GetToolCallId(),
 		}), nil
 	})
+	return err
+}
+
+// closeAnsweredElsewhere closes an action whose permission request a host
+// answered directly (ResolvePermission): the human is not asked any more.
+func (a *App) closeAnsweredElsewhere(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
+	c := Caller{Tenant: ev.GetTenantId(), Subject: "permission"}
+	act, ok, err := rm.Action(ctx, a.Store, c.Tenant, ev.GetActionId())
+	if err != nil || !ok || act.Status != "pending" {
+		return err
+	}
+	_, err = a.exec.Execute(ctx, threadAgg(c.Tenant, act.SessionId, act.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		cur, err := a.action(ctx, c, act.ActionId)
+		if err != nil {
+			return nil, err
+		}
+		return domain.DecideAnsweredElsewhere(cur, ev.GetPermissionResolved().GetDecision()), nil
+	})
+	return err
+}
+
+// mirrorHookWarning records a fail-open hook failure as runtime.warning
+// (control owns runtime.*), with an id derived from the hook fact so a
+// replay does not warn twice.
+func (a *App) mirrorHookWarning(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
+	p := ev.GetHookFailed()
+	if p.GetFailMode() != eventsv1.FailMode_FAIL_MODE_OPEN || ev.GetThreadId() == "" {
+		return nil
+	}
+	msg := p.GetWarning()
+	if msg == "" {
+		msg = "hook failed open: " + p.GetError()
+	}
+	w := &eventsv1.RuntimeEvent{
+		Type: "runtime.warning", EventId: "wrn_" + ev.GetEventId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(),
+		Payload: &eventsv1.RuntimeEvent_RuntimeWarning{RuntimeWarning: &eventsv1.RuntimeWarning{
+			Code: "hook_failed_open", Message: msg,
+			Details: map[string]string{"hook_id": p.GetHookId(), "hook_run_id": p.GetHookRunId(), "category": p.GetCategory().String(), "source_event_id": ev.GetEventId()},
+		}},
+	}
+	_, err := a.Log.Append(ctx, threadAgg(ev.GetTenantId(), ev.GetSessionId(), ev.GetThreadId()), eventlog.Any, w)
 	return err
 }

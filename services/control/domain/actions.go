@@ -112,3 +112,16 @@ func DecideLateAction(turn *controlv1.Turn, cmd RequestAction) []*eventsv1.Runti
 		ActionType: cmd.Type, RequestedBy: cmd.RequestedBy, StepId: cmd.StepID, ToolCallId: cmd.ToolCall}
 	return []*eventsv1.RuntimeEvent{req, resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED, "", "", "runtime")}
 }
+
+// DecideAnsweredElsewhere closes a pending action whose question was
+// answered outside it (a host resolved the permission directly): cancelled,
+// with the answer recorded as its decision when it was one of the offered.
+func DecideAnsweredElsewhere(a *controlv1.Action, decision string) []*eventsv1.RuntimeEvent {
+	if a.Status != "pending" {
+		return nil
+	}
+	if !slices.Contains(a.Decisions, decision) {
+		decision = ""
+	}
+	return []*eventsv1.RuntimeEvent{resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED, decision, "", "host")}
+}
