@@ -419,3 +419,43 @@ func TestContextCompactionKeepsPendingActions(t *testing.T) {
 		t.Fatalf("after compaction: %v", th)
 	}
 }
+
+func TestToolInventory(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	h.submit(ctx, "s1", "th1")
+	tools := []*eventsv1.ToolSpec{
+		{Name: "read_file", ReadOnly: true, ConcurrencySafe: true, InterruptBehavior: "cancel"},
+		{Name: "shell", Destructive: true, InterruptBehavior: "block"},
+	}
+	if _, err := h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{WorkerId: "w1", Tools: tools}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{SessionId: "s1", WorkerId: "w2", Tools: []*eventsv1.ToolSpec{{Name: "shell", Destructive: true, InterruptBehavior: "cancel"}, {Name: "browser"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := h.client.GetToolInventory(ctx, &controlv1.GetToolInventoryRequest{SessionId: "s1", MinSequence: r.Sequence})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range inv.Tools {
+		names = append(names, tool.Name)
+	}
+	if fmt.Sprint(names) != "[browser read_file shell]" || inv.Tools[2].InterruptBehavior != "cancel" || !inv.Tools[1].ReadOnly {
+		t.Fatalf("inventory %v", inv.Tools)
+	}
+	tenantWide, err := h.client.GetToolInventory(ctx, &controlv1.GetToolInventoryRequest{})
+	if err != nil || len(tenantWide.Tools) != 2 {
+		t.Fatalf("tenant-wide inventory %v %v", tenantWide, err)
+	}
+	other, err := h.client.GetToolInventory(globex(t), &controlv1.GetToolInventoryRequest{})
+	if err != nil || len(other.Tools) != 0 {
+		t.Fatalf("globex sees %v %v", other, err)
+	}
+	_, err = h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{WorkerId: "w3", Tools: []*eventsv1.ToolSpec{{Name: "x"}, {Name: "x"}}})
+	assertCode(t, err, codes.InvalidArgument, "tools[1].name")
+	_, err = h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{WorkerId: "w3", Tools: []*eventsv1.ToolSpec{{Name: "x", InterruptBehavior: "explode"}}})
+	assertCode(t, err, codes.InvalidArgument, "interrupt_behavior")
+}

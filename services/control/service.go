@@ -176,6 +176,14 @@ func (s *Service) GetThreadRead(ctx context.Context, req *controlv1.GetThreadRea
 	return call(ctx, s, req, s.app.GetThreadRead)
 }
 
+func (s *Service) RegisterTools(ctx context.Context, req *controlv1.RegisterToolsRequest) (*controlv1.RegisterToolsResponse, error) {
+	return call(ctx, s, req, s.app.RegisterTools)
+}
+
+func (s *Service) GetToolInventory(ctx context.Context, req *controlv1.GetToolInventoryRequest) (*controlv1.GetToolInventoryResponse, error) {
+	return call(ctx, s, req, s.app.GetToolInventory)
+}
+
 func (s *Service) ReportEvents(ctx context.Context, req *controlv1.ReportEventsRequest) (*controlv1.ReportEventsResponse, error) {
 	return call(ctx, s, req, s.app.ReportEvents)
 }

@@ -29,6 +29,13 @@ func IdempotencyKey(tenant, thread, key string) string {
 	return "idem:" + tenant + ":" + thread + ":" + key
 }
 
+// ToolsKey is one worker's tool inventory for a session ("_" for every
+// session of the tenant).
+func ToolsKey(tenant, session, worker string) string { return "tools:" + tenant + ":" + session + ":" + worker }
+
+// ToolsIndex lists the workers with inventories for a session scope.
+func ToolsIndex(tenant, session string) string { return "toolsets:" + tenant + ":" + session }
+
 // SessionsIndex lists a tenant's sessions by creation sequence.
 func SessionsIndex(tenant string) string { return "sessions:" + tenant }
 

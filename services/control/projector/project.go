@@ -187,6 +187,14 @@ func (t *tx) apply() error {
 		t.subagent()
 	case typ == "channel.connected", typ == "channel.disconnected", typ == "channel.resumed", typ == "channel.message":
 		t.channel()
+	case typ == "snapshot.updated" && ev.GetSnapshotUpdated().GetKind() == "tool_inventory":
+		p := ev.GetSnapshotUpdated()
+		scope := ev.GetSessionId()
+		if scope == "" {
+			scope = "_"
+		}
+		t.put(ToolsKey(t.tenant(), scope, p.GetWorkerId()), p)
+		t.adds = append(t.adds, projection.IndexEntry{Index: ToolsIndex(t.tenant(), scope), Member: p.GetWorkerId(), Score: float64(t.seq())})
 	case typ == "context.compaction.completed":
 		if th, ok := t.thread(ev.GetThreadId()); ok {
 			if ref := ev.GetContextCompactionCompleted().GetSummaryRef(); ref != "" {

@@ -1614,113 +1614,19 @@ func (x *GetThreadReadResponse) GetSequence() uint64 {
 	return 0
 }
 
-// Tool is one tool a worker offers.
-type Tool struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Description     string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
-	InputSchemaJson string                 `protobuf:"bytes,3,opt,name=input_schema_json,json=inputSchemaJson,proto3" json:"input_schema_json,omitempty"`
-	ReadOnly        bool                   `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
-	Destructive     bool                   `protobuf:"varint,5,opt,name=destructive,proto3" json:"destructive,omitempty"`
-	ConcurrencySafe bool                   `protobuf:"varint,6,opt,name=concurrency_safe,json=concurrencySafe,proto3" json:"concurrency_safe,omitempty"`
-	// "cancel", "block", "finish": what an interrupt does to a running call.
-	InterruptBehavior string `protobuf:"bytes,7,opt,name=interrupt_behavior,json=interruptBehavior,proto3" json:"interrupt_behavior,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
-}
-
-func (x *Tool) Reset() {
-	*x = Tool{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[20]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Tool) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Tool) ProtoMessage() {}
-
-func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[20]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Tool.ProtoReflect.Descriptor instead.
-func (*Tool) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{20}
-}
-
-func (x *Tool) GetName() string {
-	if x != nil {
-		return x.Name
-	}
-	return ""
-}
-
-func (x *Tool) GetDescription() string {
-	if x != nil {
-		return x.Description
-	}
-	return ""
-}
-
-func (x *Tool) GetInputSchemaJson() string {
-	if x != nil {
-		return x.InputSchemaJson
-	}
-	return ""
-}
-
-func (x *Tool) GetReadOnly() bool {
-	if x != nil {
-		return x.ReadOnly
-	}
-	return false
-}
-
-func (x *Tool) GetDestructive() bool {
-	if x != nil {
-		return x.Destructive
-	}
-	return false
-}
-
-func (x *Tool) GetConcurrencySafe() bool {
-	if x != nil {
-		return x.ConcurrencySafe
-	}
-	return false
-}
-
-func (x *Tool) GetInterruptBehavior() string {
-	if x != nil {
-		return x.InterruptBehavior
-	}
-	return ""
-}
-
 type RegisterToolsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Empty session: the tools apply to every session of the tenant.
-	SessionId     string  `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	WorkerId      string  `protobuf:"bytes,2,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	Tools         []*Tool `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	SessionId     string         `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	WorkerId      string         `protobuf:"bytes,2,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Tools         []*v1.ToolSpec `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterToolsRequest) Reset() {
 	*x = RegisterToolsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[21]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1732,7 +1638,7 @@ func (x *RegisterToolsRequest) String() string {
 func (*RegisterToolsRequest) ProtoMessage() {}
 
 func (x *RegisterToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[21]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1745,7 +1651,7 @@ func (x *RegisterToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterToolsRequest.ProtoReflect.Descriptor instead.
 func (*RegisterToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{21}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RegisterToolsRequest) GetSessionId() string {
@@ -1762,7 +1668,7 @@ func (x *RegisterToolsRequest) GetWorkerId() string {
 	return ""
 }
 
-func (x *RegisterToolsRequest) GetTools() []*Tool {
+func (x *RegisterToolsRequest) GetTools() []*v1.ToolSpec {
 	if x != nil {
 		return x.Tools
 	}
@@ -1778,7 +1684,7 @@ type RegisterToolsResponse struct {
 
 func (x *RegisterToolsResponse) Reset() {
 	*x = RegisterToolsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[22]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1790,7 +1696,7 @@ func (x *RegisterToolsResponse) String() string {
 func (*RegisterToolsResponse) ProtoMessage() {}
 
 func (x *RegisterToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[22]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1803,7 +1709,7 @@ func (x *RegisterToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterToolsResponse.ProtoReflect.Descriptor instead.
 func (*RegisterToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{22}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RegisterToolsResponse) GetSequence() uint64 {
@@ -1823,7 +1729,7 @@ type GetToolInventoryRequest struct {
 
 func (x *GetToolInventoryRequest) Reset() {
 	*x = GetToolInventoryRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[23]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +1741,7 @@ func (x *GetToolInventoryRequest) String() string {
 func (*GetToolInventoryRequest) ProtoMessage() {}
 
 func (x *GetToolInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[23]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +1754,7 @@ func (x *GetToolInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolInventoryRequest.ProtoReflect.Descriptor instead.
 func (*GetToolInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{23}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetToolInventoryRequest) GetSessionId() string {
@@ -1867,7 +1773,7 @@ func (x *GetToolInventoryRequest) GetMinSequence() uint64 {
 
 type GetToolInventoryResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tools         []*Tool                `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	Tools         []*v1.ToolSpec         `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
 	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1875,7 +1781,7 @@ type GetToolInventoryResponse struct {
 
 func (x *GetToolInventoryResponse) Reset() {
 	*x = GetToolInventoryResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[24]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +1793,7 @@ func (x *GetToolInventoryResponse) String() string {
 func (*GetToolInventoryResponse) ProtoMessage() {}
 
 func (x *GetToolInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[24]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,10 +1806,10 @@ func (x *GetToolInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolInventoryResponse.ProtoReflect.Descriptor instead.
 func (*GetToolInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{24}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{23}
 }
 
-func (x *GetToolInventoryResponse) GetTools() []*Tool {
+func (x *GetToolInventoryResponse) GetTools() []*v1.ToolSpec {
 	if x != nil {
 		return x.Tools
 	}
@@ -1928,7 +1834,7 @@ type ReportEventsRequest struct {
 
 func (x *ReportEventsRequest) Reset() {
 	*x = ReportEventsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[25]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1940,7 +1846,7 @@ func (x *ReportEventsRequest) String() string {
 func (*ReportEventsRequest) ProtoMessage() {}
 
 func (x *ReportEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[25]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1953,7 +1859,7 @@ func (x *ReportEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportEventsRequest.ProtoReflect.Descriptor instead.
 func (*ReportEventsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{25}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReportEventsRequest) GetEvents() []*v1.RuntimeEvent {
@@ -1973,7 +1879,7 @@ type ReportEventsResponse struct {
 
 func (x *ReportEventsResponse) Reset() {
 	*x = ReportEventsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[26]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1985,7 +1891,7 @@ func (x *ReportEventsResponse) String() string {
 func (*ReportEventsResponse) ProtoMessage() {}
 
 func (x *ReportEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[26]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1998,7 +1904,7 @@ func (x *ReportEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportEventsResponse.ProtoReflect.Descriptor instead.
 func (*ReportEventsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{26}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReportEventsResponse) GetEventIds() []string {
@@ -2034,7 +1940,7 @@ type SpawnSubagentRequest struct {
 
 func (x *SpawnSubagentRequest) Reset() {
 	*x = SpawnSubagentRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[27]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +1952,7 @@ func (x *SpawnSubagentRequest) String() string {
 func (*SpawnSubagentRequest) ProtoMessage() {}
 
 func (x *SpawnSubagentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[27]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +1965,7 @@ func (x *SpawnSubagentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnSubagentRequest.ProtoReflect.Descriptor instead.
 func (*SpawnSubagentRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{27}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SpawnSubagentRequest) GetSessionId() string {
@@ -2135,7 +2041,7 @@ type SpawnSubagentResponse struct {
 
 func (x *SpawnSubagentResponse) Reset() {
 	*x = SpawnSubagentResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[28]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2053,7 @@ func (x *SpawnSubagentResponse) String() string {
 func (*SpawnSubagentResponse) ProtoMessage() {}
 
 func (x *SpawnSubagentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[28]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2066,7 @@ func (x *SpawnSubagentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnSubagentResponse.ProtoReflect.Descriptor instead.
 func (*SpawnSubagentResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{28}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SpawnSubagentResponse) GetSubagent() *Subagent {
@@ -2188,7 +2094,7 @@ type SendSubagentInputRequest struct {
 
 func (x *SendSubagentInputRequest) Reset() {
 	*x = SendSubagentInputRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[29]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2200,7 +2106,7 @@ func (x *SendSubagentInputRequest) String() string {
 func (*SendSubagentInputRequest) ProtoMessage() {}
 
 func (x *SendSubagentInputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[29]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2213,7 +2119,7 @@ func (x *SendSubagentInputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendSubagentInputRequest.ProtoReflect.Descriptor instead.
 func (*SendSubagentInputRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{29}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SendSubagentInputRequest) GetSessionId() string {
@@ -2247,7 +2153,7 @@ type SendSubagentInputResponse struct {
 
 func (x *SendSubagentInputResponse) Reset() {
 	*x = SendSubagentInputResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[30]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2259,7 +2165,7 @@ func (x *SendSubagentInputResponse) String() string {
 func (*SendSubagentInputResponse) ProtoMessage() {}
 
 func (x *SendSubagentInputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[30]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2272,7 +2178,7 @@ func (x *SendSubagentInputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendSubagentInputResponse.ProtoReflect.Descriptor instead.
 func (*SendSubagentInputResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{30}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SendSubagentInputResponse) GetTurn() *Turn {
@@ -2300,7 +2206,7 @@ type WaitSubagentsRequest struct {
 
 func (x *WaitSubagentsRequest) Reset() {
 	*x = WaitSubagentsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[31]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2312,7 +2218,7 @@ func (x *WaitSubagentsRequest) String() string {
 func (*WaitSubagentsRequest) ProtoMessage() {}
 
 func (x *WaitSubagentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[31]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2325,7 +2231,7 @@ func (x *WaitSubagentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitSubagentsRequest.ProtoReflect.Descriptor instead.
 func (*WaitSubagentsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{31}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *WaitSubagentsRequest) GetSessionId() string {
@@ -2361,7 +2267,7 @@ type WaitSubagentsResponse struct {
 
 func (x *WaitSubagentsResponse) Reset() {
 	*x = WaitSubagentsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[32]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2373,7 +2279,7 @@ func (x *WaitSubagentsResponse) String() string {
 func (*WaitSubagentsResponse) ProtoMessage() {}
 
 func (x *WaitSubagentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[32]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2386,7 +2292,7 @@ func (x *WaitSubagentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitSubagentsResponse.ProtoReflect.Descriptor instead.
 func (*WaitSubagentsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{32}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WaitSubagentsResponse) GetSubagents() []*Subagent {
@@ -2420,7 +2326,7 @@ type ResumeSubagentRequest struct {
 
 func (x *ResumeSubagentRequest) Reset() {
 	*x = ResumeSubagentRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[33]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +2338,7 @@ func (x *ResumeSubagentRequest) String() string {
 func (*ResumeSubagentRequest) ProtoMessage() {}
 
 func (x *ResumeSubagentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[33]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +2351,7 @@ func (x *ResumeSubagentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeSubagentRequest.ProtoReflect.Descriptor instead.
 func (*ResumeSubagentRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{33}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ResumeSubagentRequest) GetSessionId() string {
@@ -2472,7 +2378,7 @@ type ResumeSubagentResponse struct {
 
 func (x *ResumeSubagentResponse) Reset() {
 	*x = ResumeSubagentResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[34]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +2390,7 @@ func (x *ResumeSubagentResponse) String() string {
 func (*ResumeSubagentResponse) ProtoMessage() {}
 
 func (x *ResumeSubagentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[34]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +2403,7 @@ func (x *ResumeSubagentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeSubagentResponse.ProtoReflect.Descriptor instead.
 func (*ResumeSubagentResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{34}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ResumeSubagentResponse) GetSubagent() *Subagent {
@@ -2525,7 +2431,7 @@ type CloseSubagentRequest struct {
 
 func (x *CloseSubagentRequest) Reset() {
 	*x = CloseSubagentRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[35]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2537,7 +2443,7 @@ func (x *CloseSubagentRequest) String() string {
 func (*CloseSubagentRequest) ProtoMessage() {}
 
 func (x *CloseSubagentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[35]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2550,7 +2456,7 @@ func (x *CloseSubagentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSubagentRequest.ProtoReflect.Descriptor instead.
 func (*CloseSubagentRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{35}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CloseSubagentRequest) GetSessionId() string {
@@ -2584,7 +2490,7 @@ type CloseSubagentResponse struct {
 
 func (x *CloseSubagentResponse) Reset() {
 	*x = CloseSubagentResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[36]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2596,7 +2502,7 @@ func (x *CloseSubagentResponse) String() string {
 func (*CloseSubagentResponse) ProtoMessage() {}
 
 func (x *CloseSubagentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[36]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2609,7 +2515,7 @@ func (x *CloseSubagentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSubagentResponse.ProtoReflect.Descriptor instead.
 func (*CloseSubagentResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{36}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CloseSubagentResponse) GetSubagent() *Subagent {
@@ -2639,7 +2545,7 @@ type ListSubagentsRequest struct {
 
 func (x *ListSubagentsRequest) Reset() {
 	*x = ListSubagentsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[37]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2651,7 +2557,7 @@ func (x *ListSubagentsRequest) String() string {
 func (*ListSubagentsRequest) ProtoMessage() {}
 
 func (x *ListSubagentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[37]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2664,7 +2570,7 @@ func (x *ListSubagentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSubagentsRequest.ProtoReflect.Descriptor instead.
 func (*ListSubagentsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{37}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListSubagentsRequest) GetSessionId() string {
@@ -2705,7 +2611,7 @@ type ListSubagentsResponse struct {
 
 func (x *ListSubagentsResponse) Reset() {
 	*x = ListSubagentsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[38]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2717,7 +2623,7 @@ func (x *ListSubagentsResponse) String() string {
 func (*ListSubagentsResponse) ProtoMessage() {}
 
 func (x *ListSubagentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[38]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2730,7 +2636,7 @@ func (x *ListSubagentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSubagentsResponse.ProtoReflect.Descriptor instead.
 func (*ListSubagentsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{38}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListSubagentsResponse) GetSubagents() []*Subagent {
@@ -2767,7 +2673,7 @@ type SubscribeEventsRequest struct {
 
 func (x *SubscribeEventsRequest) Reset() {
 	*x = SubscribeEventsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[39]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2779,7 +2685,7 @@ func (x *SubscribeEventsRequest) String() string {
 func (*SubscribeEventsRequest) ProtoMessage() {}
 
 func (x *SubscribeEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[39]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2792,7 +2698,7 @@ func (x *SubscribeEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeEventsRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeEventsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{39}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SubscribeEventsRequest) GetSessionId() string {
@@ -2866,7 +2772,7 @@ type SubscribeEventsResponse struct {
 
 func (x *SubscribeEventsResponse) Reset() {
 	*x = SubscribeEventsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[40]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2878,7 +2784,7 @@ func (x *SubscribeEventsResponse) String() string {
 func (*SubscribeEventsResponse) ProtoMessage() {}
 
 func (x *SubscribeEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[40]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2891,7 +2797,7 @@ func (x *SubscribeEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeEventsResponse.ProtoReflect.Descriptor instead.
 func (*SubscribeEventsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{40}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SubscribeEventsResponse) GetItem() isSubscribeEventsResponse_Item {
@@ -2977,7 +2883,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2989,7 +2895,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3002,7 +2908,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{41}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Heartbeat) GetTime() *timestamppb.Timestamp {
@@ -3032,7 +2938,7 @@ type Snapshot struct {
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[42]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3044,7 +2950,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[42]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3057,7 +2963,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{42}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Snapshot) GetThread() *ThreadRead {
@@ -3094,7 +3000,7 @@ type Gap struct {
 
 func (x *Gap) Reset() {
 	*x = Gap{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[43]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3106,7 +3012,7 @@ func (x *Gap) String() string {
 func (*Gap) ProtoMessage() {}
 
 func (x *Gap) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[43]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3119,7 +3025,7 @@ func (x *Gap) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gap.ProtoReflect.Descriptor instead.
 func (*Gap) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{43}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Gap) GetRequestedSequence() uint64 {
@@ -3148,7 +3054,7 @@ type ReconnectChannelRequest struct {
 
 func (x *ReconnectChannelRequest) Reset() {
 	*x = ReconnectChannelRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[44]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3160,7 +3066,7 @@ func (x *ReconnectChannelRequest) String() string {
 func (*ReconnectChannelRequest) ProtoMessage() {}
 
 func (x *ReconnectChannelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[44]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3173,7 +3079,7 @@ func (x *ReconnectChannelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconnectChannelRequest.ProtoReflect.Descriptor instead.
 func (*ReconnectChannelRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{44}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ReconnectChannelRequest) GetChannelId() string {
@@ -3216,7 +3122,7 @@ type ReconnectChannelResponse struct {
 
 func (x *ReconnectChannelResponse) Reset() {
 	*x = ReconnectChannelResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[45]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3228,7 +3134,7 @@ func (x *ReconnectChannelResponse) String() string {
 func (*ReconnectChannelResponse) ProtoMessage() {}
 
 func (x *ReconnectChannelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[45]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3241,7 +3147,7 @@ func (x *ReconnectChannelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconnectChannelResponse.ProtoReflect.Descriptor instead.
 func (*ReconnectChannelResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{45}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ReconnectChannelResponse) GetChannel() *Channel {
@@ -3276,7 +3182,7 @@ type AckEventsRequest struct {
 
 func (x *AckEventsRequest) Reset() {
 	*x = AckEventsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[46]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3288,7 +3194,7 @@ func (x *AckEventsRequest) String() string {
 func (*AckEventsRequest) ProtoMessage() {}
 
 func (x *AckEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[46]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3301,7 +3207,7 @@ func (x *AckEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckEventsRequest.ProtoReflect.Descriptor instead.
 func (*AckEventsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{46}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AckEventsRequest) GetChannelId() string {
@@ -3335,7 +3241,7 @@ type AckEventsResponse struct {
 
 func (x *AckEventsResponse) Reset() {
 	*x = AckEventsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[47]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3347,7 +3253,7 @@ func (x *AckEventsResponse) String() string {
 func (*AckEventsResponse) ProtoMessage() {}
 
 func (x *AckEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[47]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3360,7 +3266,7 @@ func (x *AckEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckEventsResponse.ProtoReflect.Descriptor instead.
 func (*AckEventsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{47}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AckEventsResponse) GetChannel() *Channel {
@@ -3396,7 +3302,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[48]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3408,7 +3314,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[48]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3421,7 +3327,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{48}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Session) GetSessionId() string {
@@ -3517,7 +3423,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[49]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3529,7 +3435,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[49]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3542,7 +3448,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{49}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Turn) GetTurnId() string {
@@ -3695,7 +3601,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[50]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3707,7 +3613,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[50]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3720,7 +3626,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{50}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Action) GetActionId() string {
@@ -3884,7 +3790,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[51]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3896,7 +3802,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[51]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3909,7 +3815,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{51}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Incident) GetType() string {
@@ -3961,7 +3867,7 @@ type Summary struct {
 
 func (x *Summary) Reset() {
 	*x = Summary{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[52]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3973,7 +3879,7 @@ func (x *Summary) String() string {
 func (*Summary) ProtoMessage() {}
 
 func (x *Summary) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[52]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3986,7 +3892,7 @@ func (x *Summary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Summary.ProtoReflect.Descriptor instead.
 func (*Summary) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{52}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Summary) GetState() string {
@@ -4047,7 +3953,7 @@ type ThreadRead struct {
 
 func (x *ThreadRead) Reset() {
 	*x = ThreadRead{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4059,7 +3965,7 @@ func (x *ThreadRead) String() string {
 func (*ThreadRead) ProtoMessage() {}
 
 func (x *ThreadRead) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4072,7 +3978,7 @@ func (x *ThreadRead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadRead.ProtoReflect.Descriptor instead.
 func (*ThreadRead) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{53}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ThreadRead) GetSessionId() string {
@@ -4273,7 +4179,7 @@ type Subagent struct {
 
 func (x *Subagent) Reset() {
 	*x = Subagent{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4285,7 +4191,7 @@ func (x *Subagent) String() string {
 func (*Subagent) ProtoMessage() {}
 
 func (x *Subagent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4298,7 +4204,7 @@ func (x *Subagent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subagent.ProtoReflect.Descriptor instead.
 func (*Subagent) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{54}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Subagent) GetSubagentId() string {
@@ -4408,7 +4314,7 @@ type Channel struct {
 
 func (x *Channel) Reset() {
 	*x = Channel{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4420,7 +4326,7 @@ func (x *Channel) String() string {
 func (*Channel) ProtoMessage() {}
 
 func (x *Channel) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4433,7 +4339,7 @@ func (x *Channel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Channel.ProtoReflect.Descriptor instead.
 func (*Channel) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{55}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *Channel) GetChannelId() string {
@@ -4607,29 +4513,20 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\"p\n" +
 	"\x15GetThreadReadResponse\x12;\n" +
 	"\x06thread\x18\x01 \x01(\v2#.agentruntime.control.v1.ThreadReadR\x06thread\x12\x1a\n" +
-	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xab\x02\n" +
-	"\x04Tool\x12\x1e\n" +
-	"\x04name\x18\x01 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x04name\x12*\n" +
-	"\vdescription\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\vdescription\x125\n" +
-	"\x11input_schema_json\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80\x04R\x0finputSchemaJson\x12\x1b\n" +
-	"\tread_only\x18\x04 \x01(\bR\breadOnly\x12 \n" +
-	"\vdestructive\x18\x05 \x01(\bR\vdestructive\x12)\n" +
-	"\x10concurrency_safe\x18\x06 \x01(\bR\x0fconcurrencySafe\x126\n" +
-	"\x12interrupt_behavior\x18\a \x01(\tB\a\xbaH\x04r\x02\x18 R\x11interruptBehavior\"\xe5\x01\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xe8\x01\n" +
 	"\x14RegisterToolsRequest\x12G\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12D\n" +
-	"\tworker_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bworkerId\x12>\n" +
-	"\x05tools\x18\x03 \x03(\v2\x1d.agentruntime.control.v1.ToolB\t\xbaH\x06\x92\x01\x03\x10\x80\x04R\x05tools\"3\n" +
+	"\tworker_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bworkerId\x12A\n" +
+	"\x05tools\x18\x03 \x03(\v2 .agentruntime.events.v1.ToolSpecB\t\xbaH\x06\x92\x01\x03\x10\x80\x04R\x05tools\"3\n" +
 	"\x15RegisterToolsResponse\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\"\x85\x01\n" +
 	"\x17GetToolInventoryRequest\x12G\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12!\n" +
-	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"k\n" +
-	"\x18GetToolInventoryResponse\x123\n" +
-	"\x05tools\x18\x01 \x03(\v2\x1d.agentruntime.control.v1.ToolR\x05tools\x12\x1a\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"n\n" +
+	"\x18GetToolInventoryResponse\x126\n" +
+	"\x05tools\x18\x01 \x03(\v2 .agentruntime.events.v1.ToolSpecR\x05tools\x12\x1a\n" +
 	"\bsequence\x18\x02 \x01(\x04R\bsequence\"`\n" +
 	"\x13ReportEventsRequest\x12I\n" +
 	"\x06events\x18\x01 \x03(\v2$.agentruntime.events.v1.RuntimeEventB\v\xbaH\b\x92\x01\x05\b\x01\x10\x80\x02R\x06events\"O\n" +
@@ -4962,7 +4859,7 @@ func file_agentruntime_control_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_control_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
+var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
 var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(CreatePolicy)(0),                 // 0: agentruntime.control.v1.CreatePolicy
 	(BusyPolicy)(0),                   // 1: agentruntime.control.v1.BusyPolicy
@@ -4988,119 +4885,119 @@ var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(*GetSessionResponse)(nil),        // 21: agentruntime.control.v1.GetSessionResponse
 	(*GetThreadReadRequest)(nil),      // 22: agentruntime.control.v1.GetThreadReadRequest
 	(*GetThreadReadResponse)(nil),     // 23: agentruntime.control.v1.GetThreadReadResponse
-	(*Tool)(nil),                      // 24: agentruntime.control.v1.Tool
-	(*RegisterToolsRequest)(nil),      // 25: agentruntime.control.v1.RegisterToolsRequest
-	(*RegisterToolsResponse)(nil),     // 26: agentruntime.control.v1.RegisterToolsResponse
-	(*GetToolInventoryRequest)(nil),   // 27: agentruntime.control.v1.GetToolInventoryRequest
-	(*GetToolInventoryResponse)(nil),  // 28: agentruntime.control.v1.GetToolInventoryResponse
-	(*ReportEventsRequest)(nil),       // 29: agentruntime.control.v1.ReportEventsRequest
-	(*ReportEventsResponse)(nil),      // 30: agentruntime.control.v1.ReportEventsResponse
-	(*SpawnSubagentRequest)(nil),      // 31: agentruntime.control.v1.SpawnSubagentRequest
-	(*SpawnSubagentResponse)(nil),     // 32: agentruntime.control.v1.SpawnSubagentResponse
-	(*SendSubagentInputRequest)(nil),  // 33: agentruntime.control.v1.SendSubagentInputRequest
-	(*SendSubagentInputResponse)(nil), // 34: agentruntime.control.v1.SendSubagentInputResponse
-	(*WaitSubagentsRequest)(nil),      // 35: agentruntime.control.v1.WaitSubagentsRequest
-	(*WaitSubagentsResponse)(nil),     // 36: agentruntime.control.v1.WaitSubagentsResponse
-	(*ResumeSubagentRequest)(nil),     // 37: agentruntime.control.v1.ResumeSubagentRequest
-	(*ResumeSubagentResponse)(nil),    // 38: agentruntime.control.v1.ResumeSubagentResponse
-	(*CloseSubagentRequest)(nil),      // 39: agentruntime.control.v1.CloseSubagentRequest
-	(*CloseSubagentResponse)(nil),     // 40: agentruntime.control.v1.CloseSubagentResponse
-	(*ListSubagentsRequest)(nil),      // 41: agentruntime.control.v1.ListSubagentsRequest
-	(*ListSubagentsResponse)(nil),     // 42: agentruntime.control.v1.ListSubagentsResponse
-	(*SubscribeEventsRequest)(nil),    // 43: agentruntime.control.v1.SubscribeEventsRequest
-	(*SubscribeEventsResponse)(nil),   // 44: agentruntime.control.v1.SubscribeEventsResponse
-	(*Heartbeat)(nil),                 // 45: agentruntime.control.v1.Heartbeat
-	(*Snapshot)(nil),                  // 46: agentruntime.control.v1.Snapshot
-	(*Gap)(nil),                       // 47: agentruntime.control.v1.Gap
-	(*ReconnectChannelRequest)(nil),   // 48: agentruntime.control.v1.ReconnectChannelRequest
-	(*ReconnectChannelResponse)(nil),  // 49: agentruntime.control.v1.ReconnectChannelResponse
-	(*AckEventsRequest)(nil),          // 50: agentruntime.control.v1.AckEventsRequest
-	(*AckEventsResponse)(nil),         // 51: agentruntime.control.v1.AckEventsResponse
-	(*Session)(nil),                   // 52: agentruntime.control.v1.Session
-	(*Turn)(nil),                      // 53: agentruntime.control.v1.Turn
-	(*Action)(nil),                    // 54: agentruntime.control.v1.Action
-	(*Incident)(nil),                  // 55: agentruntime.control.v1.Incident
-	(*Summary)(nil),                   // 56: agentruntime.control.v1.Summary
-	(*ThreadRead)(nil),                // 57: agentruntime.control.v1.ThreadRead
-	(*Subagent)(nil),                  // 58: agentruntime.control.v1.Subagent
-	(*Channel)(nil),                   // 59: agentruntime.control.v1.Channel
-	nil,                               // 60: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
-	nil,                               // 61: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
-	nil,                               // 62: agentruntime.control.v1.RequestActionRequest.ContextEntry
-	nil,                               // 63: agentruntime.control.v1.Session.MetadataEntry
-	nil,                               // 64: agentruntime.control.v1.Turn.OptionsEntry
-	nil,                               // 65: agentruntime.control.v1.Turn.MetadataEntry
-	nil,                               // 66: agentruntime.control.v1.Action.ContextEntry
-	nil,                               // 67: agentruntime.control.v1.Summary.FactsEntry
-	nil,                               // 68: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	(*v1.InputPart)(nil),              // 69: agentruntime.events.v1.InputPart
-	(*durationpb.Duration)(nil),       // 70: google.protobuf.Duration
+	(*RegisterToolsRequest)(nil),      // 24: agentruntime.control.v1.RegisterToolsRequest
+	(*RegisterToolsResponse)(nil),     // 25: agentruntime.control.v1.RegisterToolsResponse
+	(*GetToolInventoryRequest)(nil),   // 26: agentruntime.control.v1.GetToolInventoryRequest
+	(*GetToolInventoryResponse)(nil),  // 27: agentruntime.control.v1.GetToolInventoryResponse
+	(*ReportEventsRequest)(nil),       // 28: agentruntime.control.v1.ReportEventsRequest
+	(*ReportEventsResponse)(nil),      // 29: agentruntime.control.v1.ReportEventsResponse
+	(*SpawnSubagentRequest)(nil),      // 30: agentruntime.control.v1.SpawnSubagentRequest
+	(*SpawnSubagentResponse)(nil),     // 31: agentruntime.control.v1.SpawnSubagentResponse
+	(*SendSubagentInputRequest)(nil),  // 32: agentruntime.control.v1.SendSubagentInputRequest
+	(*SendSubagentInputResponse)(nil), // 33: agentruntime.control.v1.SendSubagentInputResponse
+	(*WaitSubagentsRequest)(nil),      // 34: agentruntime.control.v1.WaitSubagentsRequest
+	(*WaitSubagentsResponse)(nil),     // 35: agentruntime.control.v1.WaitSubagentsResponse
+	(*ResumeSubagentRequest)(nil),     // 36: agentruntime.control.v1.ResumeSubagentRequest
+	(*ResumeSubagentResponse)(nil),    // 37: agentruntime.control.v1.ResumeSubagentResponse
+	(*CloseSubagentRequest)(nil),      // 38: agentruntime.control.v1.CloseSubagentRequest
+	(*CloseSubagentResponse)(nil),     // 39: agentruntime.control.v1.CloseSubagentResponse
+	(*ListSubagentsRequest)(nil),      // 40: agentruntime.control.v1.ListSubagentsRequest
+	(*ListSubagentsResponse)(nil),     // 41: agentruntime.control.v1.ListSubagentsResponse
+	(*SubscribeEventsRequest)(nil),    // 42: agentruntime.control.v1.SubscribeEventsRequest
+	(*SubscribeEventsResponse)(nil),   // 43: agentruntime.control.v1.SubscribeEventsResponse
+	(*Heartbeat)(nil),                 // 44: agentruntime.control.v1.Heartbeat
+	(*Snapshot)(nil),                  // 45: agentruntime.control.v1.Snapshot
+	(*Gap)(nil),                       // 46: agentruntime.control.v1.Gap
+	(*ReconnectChannelRequest)(nil),   // 47: agentruntime.control.v1.ReconnectChannelRequest
+	(*ReconnectChannelResponse)(nil),  // 48: agentruntime.control.v1.ReconnectChannelResponse
+	(*AckEventsRequest)(nil),          // 49: agentruntime.control.v1.AckEventsRequest
+	(*AckEventsResponse)(nil),         // 50: agentruntime.control.v1.AckEventsResponse
+	(*Session)(nil),                   // 51: agentruntime.control.v1.Session
+	(*Turn)(nil),                      // 52: agentruntime.control.v1.Turn
+	(*Action)(nil),                    // 53: agentruntime.control.v1.Action
+	(*Incident)(nil),                  // 54: agentruntime.control.v1.Incident
+	(*Summary)(nil),                   // 55: agentruntime.control.v1.Summary
+	(*ThreadRead)(nil),                // 56: agentruntime.control.v1.ThreadRead
+	(*Subagent)(nil),                  // 57: agentruntime.control.v1.Subagent
+	(*Channel)(nil),                   // 58: agentruntime.control.v1.Channel
+	nil,                               // 59: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	nil,                               // 60: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	nil,                               // 61: agentruntime.control.v1.RequestActionRequest.ContextEntry
+	nil,                               // 62: agentruntime.control.v1.Session.MetadataEntry
+	nil,                               // 63: agentruntime.control.v1.Turn.OptionsEntry
+	nil,                               // 64: agentruntime.control.v1.Turn.MetadataEntry
+	nil,                               // 65: agentruntime.control.v1.Action.ContextEntry
+	nil,                               // 66: agentruntime.control.v1.Summary.FactsEntry
+	nil,                               // 67: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	(*v1.InputPart)(nil),              // 68: agentruntime.events.v1.InputPart
+	(*durationpb.Duration)(nil),       // 69: google.protobuf.Duration
+	(*v1.ToolSpec)(nil),               // 70: agentruntime.events.v1.ToolSpec
 	(*v1.RuntimeEvent)(nil),           // 71: agentruntime.events.v1.RuntimeEvent
 	(*timestamppb.Timestamp)(nil),     // 72: google.protobuf.Timestamp
 }
 var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
-	69, // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
-	60, // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
-	61, // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	68, // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
+	59, // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	60, // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
 	0,  // 3: agentruntime.control.v1.SubmitTurnRequest.create_policy:type_name -> agentruntime.control.v1.CreatePolicy
 	1,  // 4: agentruntime.control.v1.SubmitTurnRequest.busy_policy:type_name -> agentruntime.control.v1.BusyPolicy
-	53, // 5: agentruntime.control.v1.SubmitTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	52, // 5: agentruntime.control.v1.SubmitTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
 	2,  // 6: agentruntime.control.v1.InterruptTurnRequest.queue_policy:type_name -> agentruntime.control.v1.QueuePolicy
-	53, // 7: agentruntime.control.v1.InterruptTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	57, // 8: agentruntime.control.v1.ResumeThreadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	70, // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
-	62, // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
-	54, // 11: agentruntime.control.v1.RequestActionResponse.action:type_name -> agentruntime.control.v1.Action
-	54, // 12: agentruntime.control.v1.RespondActionResponse.action:type_name -> agentruntime.control.v1.Action
-	52, // 13: agentruntime.control.v1.ListSessionsResponse.sessions:type_name -> agentruntime.control.v1.Session
-	52, // 14: agentruntime.control.v1.GetSessionResponse.session:type_name -> agentruntime.control.v1.Session
-	57, // 15: agentruntime.control.v1.GetSessionResponse.threads:type_name -> agentruntime.control.v1.ThreadRead
-	53, // 16: agentruntime.control.v1.GetSessionResponse.history:type_name -> agentruntime.control.v1.Turn
-	57, // 17: agentruntime.control.v1.GetThreadReadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	24, // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.control.v1.Tool
-	24, // 19: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.control.v1.Tool
+	52, // 7: agentruntime.control.v1.InterruptTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	56, // 8: agentruntime.control.v1.ResumeThreadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
+	69, // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
+	61, // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
+	53, // 11: agentruntime.control.v1.RequestActionResponse.action:type_name -> agentruntime.control.v1.Action
+	53, // 12: agentruntime.control.v1.RespondActionResponse.action:type_name -> agentruntime.control.v1.Action
+	51, // 13: agentruntime.control.v1.ListSessionsResponse.sessions:type_name -> agentruntime.control.v1.Session
+	51, // 14: agentruntime.control.v1.GetSessionResponse.session:type_name -> agentruntime.control.v1.Session
+	56, // 15: agentruntime.control.v1.GetSessionResponse.threads:type_name -> agentruntime.control.v1.ThreadRead
+	52, // 16: agentruntime.control.v1.GetSessionResponse.history:type_name -> agentruntime.control.v1.Turn
+	56, // 17: agentruntime.control.v1.GetThreadReadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
+	70, // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
+	70, // 19: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
 	71, // 20: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
-	69, // 21: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
-	58, // 22: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	69, // 23: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
-	53, // 24: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
-	70, // 25: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
-	58, // 26: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
-	58, // 27: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	58, // 28: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	58, // 29: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	68, // 21: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
+	57, // 22: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	68, // 23: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
+	52, // 24: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
+	69, // 25: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
+	57, // 26: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	57, // 27: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	57, // 28: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	57, // 29: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
 	3,  // 30: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
-	70, // 31: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
+	69, // 31: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
 	71, // 32: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
-	45, // 33: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
-	46, // 34: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
-	47, // 35: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
+	44, // 33: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
+	45, // 34: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
+	46, // 35: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
 	72, // 36: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	57, // 37: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
-	52, // 38: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
-	59, // 39: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
-	59, // 40: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
-	63, // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
+	56, // 37: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
+	51, // 38: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
+	58, // 39: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
+	58, // 40: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
+	62, // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
 	72, // 42: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
 	72, // 43: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	69, // 44: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
-	64, // 45: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
-	65, // 46: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
+	68, // 44: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
+	63, // 45: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
+	64, // 46: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
 	72, // 47: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
 	72, // 48: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
 	72, // 49: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
 	72, // 50: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
-	66, // 51: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
+	65, // 51: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
 	72, // 52: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
 	72, // 53: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
-	67, // 54: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
-	53, // 55: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
-	54, // 56: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
-	55, // 57: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
-	68, // 58: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	56, // 59: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
-	56, // 60: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
-	56, // 61: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
+	66, // 54: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
+	52, // 55: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
+	53, // 56: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
+	54, // 57: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
+	67, // 58: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	55, // 59: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
+	55, // 60: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
+	55, // 61: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
 	72, // 62: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
 	72, // 63: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
 	4,  // 64: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
@@ -5113,18 +5010,18 @@ var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	18, // 71: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
 	20, // 72: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
 	22, // 73: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
-	25, // 74: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
-	27, // 75: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
-	29, // 76: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
-	31, // 77: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
-	33, // 78: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
-	35, // 79: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
-	37, // 80: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
-	39, // 81: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
-	41, // 82: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
-	43, // 83: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
-	48, // 84: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
-	50, // 85: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
+	24, // 74: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
+	26, // 75: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
+	28, // 76: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
+	30, // 77: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
+	32, // 78: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
+	34, // 79: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
+	36, // 80: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
+	38, // 81: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
+	40, // 82: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
+	42, // 83: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
+	47, // 84: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
+	49, // 85: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
 	5,  // 86: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
 	7,  // 87: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
 	9,  // 88: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
@@ -5135,18 +5032,18 @@ var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	19, // 93: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
 	21, // 94: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
 	23, // 95: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
-	26, // 96: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
-	28, // 97: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
-	30, // 98: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
-	32, // 99: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
-	34, // 100: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
-	36, // 101: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
-	38, // 102: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
-	40, // 103: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
-	42, // 104: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
-	44, // 105: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
-	49, // 106: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
-	51, // 107: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
+	25, // 96: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
+	27, // 97: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
+	29, // 98: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
+	31, // 99: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
+	33, // 100: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
+	35, // 101: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
+	37, // 102: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
+	39, // 103: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
+	41, // 104: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
+	43, // 105: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
+	48, // 106: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
+	50, // 107: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
 	86, // [86:108] is the sub-list for method output_type
 	64, // [64:86] is the sub-list for method input_type
 	64, // [64:64] is the sub-list for extension type_name
@@ -5159,7 +5056,7 @@ func file_agentruntime_control_v1_control_proto_init() {
 	if File_agentruntime_control_v1_control_proto != nil {
 		return
 	}
-	file_agentruntime_control_v1_control_proto_msgTypes[40].OneofWrappers = []any{
+	file_agentruntime_control_v1_control_proto_msgTypes[39].OneofWrappers = []any{
 		(*SubscribeEventsResponse_Event)(nil),
 		(*SubscribeEventsResponse_Heartbeat)(nil),
 		(*SubscribeEventsResponse_Snapshot)(nil),
@@ -5171,7 +5068,7 @@ func file_agentruntime_control_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_control_v1_control_proto_rawDesc), len(file_agentruntime_control_v1_control_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   65,
+			NumMessages:   64,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

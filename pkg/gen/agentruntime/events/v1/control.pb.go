@@ -7,6 +7,7 @@
 package eventsv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -2771,11 +2772,175 @@ func (x *ChannelFact) GetReason() string {
 	return ""
 }
 
+// ToolSpec is one tool a worker offers.
+type ToolSpec struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description     string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	InputSchemaJson string                 `protobuf:"bytes,3,opt,name=input_schema_json,json=inputSchemaJson,proto3" json:"input_schema_json,omitempty"`
+	ReadOnly        bool                   `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
+	Destructive     bool                   `protobuf:"varint,5,opt,name=destructive,proto3" json:"destructive,omitempty"`
+	ConcurrencySafe bool                   `protobuf:"varint,6,opt,name=concurrency_safe,json=concurrencySafe,proto3" json:"concurrency_safe,omitempty"`
+	// What an interrupt does to a running call: "cancel", "block", "finish".
+	InterruptBehavior string `protobuf:"bytes,7,opt,name=interrupt_behavior,json=interruptBehavior,proto3" json:"interrupt_behavior,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ToolSpec) Reset() {
+	*x = ToolSpec{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolSpec) ProtoMessage() {}
+
+func (x *ToolSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
+func (*ToolSpec) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ToolSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetInputSchemaJson() string {
+	if x != nil {
+		return x.InputSchemaJson
+	}
+	return ""
+}
+
+func (x *ToolSpec) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
+}
+
+func (x *ToolSpec) GetDestructive() bool {
+	if x != nil {
+		return x.Destructive
+	}
+	return false
+}
+
+func (x *ToolSpec) GetConcurrencySafe() bool {
+	if x != nil {
+		return x.ConcurrencySafe
+	}
+	return false
+}
+
+func (x *ToolSpec) GetInterruptBehavior() string {
+	if x != nil {
+		return x.InterruptBehavior
+	}
+	return ""
+}
+
+// SnapshotUpdated (snapshot.updated): a durable snapshot changed. Kind
+// "tool_inventory" carries the tools a worker registered for a scope.
+type SnapshotUpdated struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	WorkerId      string                 `protobuf:"bytes,2,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Tools         []*ToolSpec            `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	Facts         map[string]string      `protobuf:"bytes,4,rep,name=facts,proto3" json:"facts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SnapshotUpdated) Reset() {
+	*x = SnapshotUpdated{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotUpdated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotUpdated) ProtoMessage() {}
+
+func (x *SnapshotUpdated) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotUpdated.ProtoReflect.Descriptor instead.
+func (*SnapshotUpdated) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *SnapshotUpdated) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *SnapshotUpdated) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *SnapshotUpdated) GetTools() []*ToolSpec {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *SnapshotUpdated) GetFacts() map[string]string {
+	if x != nil {
+		return x.Facts
+	}
+	return nil
+}
+
 var File_agentruntime_events_v1_control_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"$agentruntime/events/v1/control.proto\x12\x16agentruntime.events.v1\x1a#agentruntime/common/v1/common.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x03\n" +
+	"$agentruntime/events/v1/control.proto\x12\x16agentruntime.events.v1\x1a#agentruntime/common/v1/common.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x03\n" +
 	"\x0eActionRequired\x12\x1f\n" +
 	"\vaction_type\x18\x01 \x01(\tR\n" +
 	"actionType\x12\x16\n" +
@@ -2999,7 +3164,25 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\vChannelFact\x12\x12\n" +
 	"\x04peer\x18\x01 \x01(\tR\x04peer\x12.\n" +
 	"\x13last_acked_sequence\x18\x02 \x01(\x04R\x11lastAckedSequence\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason*\x88\x01\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xc6\x02\n" +
+	"\bToolSpec\x12\x1e\n" +
+	"\x04name\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x04name\x12*\n" +
+	"\vdescription\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\vdescription\x125\n" +
+	"\x11input_schema_json\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80\x04R\x0finputSchemaJson\x12\x1b\n" +
+	"\tread_only\x18\x04 \x01(\bR\breadOnly\x12 \n" +
+	"\vdestructive\x18\x05 \x01(\bR\vdestructive\x12)\n" +
+	"\x10concurrency_safe\x18\x06 \x01(\bR\x0fconcurrencySafe\x12M\n" +
+	"\x12interrupt_behavior\x18\a \x01(\tB\x1e\xbaH\x1br\x19R\x00R\x06cancelR\x05blockR\x06finishR\x11interruptBehavior\"\xfe\x01\n" +
+	"\x0fSnapshotUpdated\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1b\n" +
+	"\tworker_id\x18\x02 \x01(\tR\bworkerId\x126\n" +
+	"\x05tools\x18\x03 \x03(\v2 .agentruntime.events.v1.ToolSpecR\x05tools\x12H\n" +
+	"\x05facts\x18\x04 \x03(\v22.agentruntime.events.v1.SnapshotUpdated.FactsEntryR\x05facts\x1a8\n" +
+	"\n" +
+	"FactsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01*\x88\x01\n" +
 	"\rActionOutcome\x12\x1e\n" +
 	"\x1aACTION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17ACTION_OUTCOME_RESOLVED\x10\x01\x12\x1c\n" +
@@ -3024,7 +3207,7 @@ func file_agentruntime_events_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_events_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_agentruntime_events_v1_control_proto_goTypes = []any{
 	(ActionOutcome)(0),            // 0: agentruntime.events.v1.ActionOutcome
 	(TurnOutcome)(0),              // 1: agentruntime.events.v1.TurnOutcome
@@ -3068,42 +3251,47 @@ var file_agentruntime_events_v1_control_proto_goTypes = []any{
 	(*SubagentSpawned)(nil),       // 39: agentruntime.events.v1.SubagentSpawned
 	(*SubagentStatus)(nil),        // 40: agentruntime.events.v1.SubagentStatus
 	(*ChannelFact)(nil),           // 41: agentruntime.events.v1.ChannelFact
-	nil,                           // 42: agentruntime.events.v1.ActionRequired.ContextEntry
-	nil,                           // 43: agentruntime.events.v1.SessionCreated.MetadataEntry
-	nil,                           // 44: agentruntime.events.v1.SessionUpdated.MetadataEntry
-	nil,                           // 45: agentruntime.events.v1.ThreadUpdated.FactsEntry
-	nil,                           // 46: agentruntime.events.v1.TurnSubmitted.OptionsEntry
-	nil,                           // 47: agentruntime.events.v1.TurnSubmitted.MetadataEntry
-	nil,                           // 48: agentruntime.events.v1.TurnCompleted.RefsEntry
-	nil,                           // 49: agentruntime.events.v1.RunStatus.MetadataEntry
-	(*durationpb.Duration)(nil),   // 50: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 51: google.protobuf.Timestamp
-	(*v1.OutputRef)(nil),          // 52: agentruntime.common.v1.OutputRef
+	(*ToolSpec)(nil),              // 42: agentruntime.events.v1.ToolSpec
+	(*SnapshotUpdated)(nil),       // 43: agentruntime.events.v1.SnapshotUpdated
+	nil,                           // 44: agentruntime.events.v1.ActionRequired.ContextEntry
+	nil,                           // 45: agentruntime.events.v1.SessionCreated.MetadataEntry
+	nil,                           // 46: agentruntime.events.v1.SessionUpdated.MetadataEntry
+	nil,                           // 47: agentruntime.events.v1.ThreadUpdated.FactsEntry
+	nil,                           // 48: agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	nil,                           // 49: agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	nil,                           // 50: agentruntime.events.v1.TurnCompleted.RefsEntry
+	nil,                           // 51: agentruntime.events.v1.RunStatus.MetadataEntry
+	nil,                           // 52: agentruntime.events.v1.SnapshotUpdated.FactsEntry
+	(*durationpb.Duration)(nil),   // 53: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 54: google.protobuf.Timestamp
+	(*v1.OutputRef)(nil),          // 55: agentruntime.common.v1.OutputRef
 }
 var file_agentruntime_events_v1_control_proto_depIdxs = []int32{
-	50, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
-	42, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
-	51, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
+	53, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
+	44, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
+	54, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: agentruntime.events.v1.ActionResolved.outcome:type_name -> agentruntime.events.v1.ActionOutcome
-	43, // 4: agentruntime.events.v1.SessionCreated.metadata:type_name -> agentruntime.events.v1.SessionCreated.MetadataEntry
-	44, // 5: agentruntime.events.v1.SessionUpdated.metadata:type_name -> agentruntime.events.v1.SessionUpdated.MetadataEntry
-	45, // 6: agentruntime.events.v1.ThreadUpdated.facts:type_name -> agentruntime.events.v1.ThreadUpdated.FactsEntry
+	45, // 4: agentruntime.events.v1.SessionCreated.metadata:type_name -> agentruntime.events.v1.SessionCreated.MetadataEntry
+	46, // 5: agentruntime.events.v1.SessionUpdated.metadata:type_name -> agentruntime.events.v1.SessionUpdated.MetadataEntry
+	47, // 6: agentruntime.events.v1.ThreadUpdated.facts:type_name -> agentruntime.events.v1.ThreadUpdated.FactsEntry
 	8,  // 7: agentruntime.events.v1.TurnSubmitted.input:type_name -> agentruntime.events.v1.InputPart
-	46, // 8: agentruntime.events.v1.TurnSubmitted.options:type_name -> agentruntime.events.v1.TurnSubmitted.OptionsEntry
-	47, // 9: agentruntime.events.v1.TurnSubmitted.metadata:type_name -> agentruntime.events.v1.TurnSubmitted.MetadataEntry
-	48, // 10: agentruntime.events.v1.TurnCompleted.refs:type_name -> agentruntime.events.v1.TurnCompleted.RefsEntry
+	48, // 8: agentruntime.events.v1.TurnSubmitted.options:type_name -> agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	49, // 9: agentruntime.events.v1.TurnSubmitted.metadata:type_name -> agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	50, // 10: agentruntime.events.v1.TurnCompleted.refs:type_name -> agentruntime.events.v1.TurnCompleted.RefsEntry
 	1,  // 11: agentruntime.events.v1.TurnFailed.outcome:type_name -> agentruntime.events.v1.TurnOutcome
-	49, // 12: agentruntime.events.v1.RunStatus.metadata:type_name -> agentruntime.events.v1.RunStatus.MetadataEntry
+	51, // 12: agentruntime.events.v1.RunStatus.metadata:type_name -> agentruntime.events.v1.RunStatus.MetadataEntry
 	17, // 13: agentruntime.events.v1.ModelCompleted.usage:type_name -> agentruntime.events.v1.ModelUsage
-	52, // 14: agentruntime.events.v1.ToolResult.output:type_name -> agentruntime.common.v1.OutputRef
-	52, // 15: agentruntime.events.v1.ProcessOutput.output:type_name -> agentruntime.common.v1.OutputRef
-	52, // 16: agentruntime.events.v1.ProcessCompleted.output:type_name -> agentruntime.common.v1.OutputRef
-	52, // 17: agentruntime.events.v1.OutputFact.output:type_name -> agentruntime.common.v1.OutputRef
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	55, // 14: agentruntime.events.v1.ToolResult.output:type_name -> agentruntime.common.v1.OutputRef
+	55, // 15: agentruntime.events.v1.ProcessOutput.output:type_name -> agentruntime.common.v1.OutputRef
+	55, // 16: agentruntime.events.v1.ProcessCompleted.output:type_name -> agentruntime.common.v1.OutputRef
+	55, // 17: agentruntime.events.v1.OutputFact.output:type_name -> agentruntime.common.v1.OutputRef
+	42, // 18: agentruntime.events.v1.SnapshotUpdated.tools:type_name -> agentruntime.events.v1.ToolSpec
+	52, // 19: agentruntime.events.v1.SnapshotUpdated.facts:type_name -> agentruntime.events.v1.SnapshotUpdated.FactsEntry
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_control_proto_init() }
@@ -3122,7 +3310,7 @@ func file_agentruntime_events_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_events_v1_control_proto_rawDesc), len(file_agentruntime_events_v1_control_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   48,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
