@@ -1,7 +1,6 @@
 package adapters_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -43,21 +42,11 @@ func TestRedisLeases(t *testing.T) {
 		New: func(t *testing.T) leasetest.Leases {
 			return adapters.NewRedisLeases(client, "agentruntime:tasks:test:"+ids.New("t")+":")
 		},
-		// Redis expires keys on its own clock: wait (bounded) until it has.
-		Expire: func(t *testing.T, l leasetest.Leases, key string, d time.Duration) {
-			deadline := time.After(d + 5*time.Second)
-			tick := time.NewTicker(10 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				if _, held, err := l.Holder(context.Background(), key); err != nil || !held {
-					return
-				}
-				select {
-				case <-deadline:
-					t.Fatalf("lease %s still held %v after its ttl", key, d)
-				case <-tick.C:
-				}
-			}
+		// Redis expires keys on its own clock: let the ttl pass. A GET on
+		// an expired key misses at once (Redis expires lazily on access),
+		// so no polling is needed; a renewed lease must still be there.
+		Expire: func(t *testing.T, _ leasetest.Leases, _ string, d time.Duration) {
+			<-time.After(d + 50*time.Millisecond)
 		},
 	})
 }

@@ -246,6 +246,12 @@ func (a *App) cancelChild(ctx context.Context, cause *eventsv1.RuntimeEvent, ten
 // reactOn writes a reaction on a task through the write path, with event
 // ids derived from the causing event so a replayed reaction is dropped.
 func (a *App) reactOn(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant, taskID string, decide func(*tasksv1.Task) []*eventsv1.RuntimeEvent) (Result, error) {
+	// Most reactions are no-ops (a started blocker changes no edge): decide
+	// on the current record first and skip the write path's round trips
+	// when there is nothing to write. The write path decides again.
+	if t, err := a.loadTask(ctx, tenant, taskID); err == nil && len(decide(t)) == 0 {
+		return Result{}, nil
+	}
 	res, err := a.onTask(ctx, tenant, taskID, "", func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
 		evs := decide(t)
 		derive(evs, cause, taskID)
