@@ -31,7 +31,9 @@ func IdempotencyKey(tenant, thread, key string) string {
 
 // ToolsKey is one worker's tool inventory for a session ("_" for every
 // session of the tenant).
-func ToolsKey(tenant, session, worker string) string { return "tools:" + tenant + ":" + session + ":" + worker }
+func ToolsKey(tenant, session, worker string) string {
+	return "tools:" + tenant + ":" + session + ":" + worker
+}
 
 // ToolsIndex lists the workers with inventories for a session scope.
 func ToolsIndex(tenant, session string) string { return "toolsets:" + tenant + ":" + session }
