@@ -298,6 +298,16 @@ func TestBadInputRecordsNothing(t *testing.T) {
 	}
 	_, err = c.EstimateCost(ctx, &rv1.EstimateCostRequest{Scope: scope("turn1"), ModelId: "nope", Usage: &rv1.Usage{}})
 	code(t, err, codes.NotFound)
+	// A usage too large to price exactly is refused, never recorded as a
+	// wrapped-around (negative) cost.
+	_, err = c.RecordCost(ctx, &rv1.RecordCostRequest{Scope: scope("turn1"), UsageId: "u1", ModelId: "gpt-5-4", Usage: &rv1.Usage{OutputTokens: 1 << 62}})
+	if st := code(t, err, codes.InvalidArgument); !contains(st.Message(), "usage.output_tokens") {
+		t.Fatalf("%v does not name the field", st.Message())
+	}
+	_, err = c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn1"), Route: &rv1.RouteRequest{Profile: &ev.TaskProfile{Kind: "chat"}, EstimatedInputTokens: 1 << 62}})
+	if st := code(t, err, codes.InvalidArgument); !contains(st.Message(), "route.estimated_input_tokens") {
+		t.Fatalf("%v does not name the field", st.Message())
+	}
 	_, err = c.GetRoutingLimitSummary(ctx, &rv1.GetRoutingLimitSummaryRequest{SessionId: "s1"})
 	code(t, err, codes.NotFound) // nothing was recorded for the session
 	_, err = c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: &rv1.TurnScope{SessionId: "s1", ThreadId: "th1"}})
