@@ -8,6 +8,8 @@ package evidencev1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -22,6 +24,679 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ScopeKind is what an export covers.
+type ScopeKind int32
+
+const (
+	ScopeKind_SCOPE_KIND_UNSPECIFIED ScopeKind = 0
+	ScopeKind_SCOPE_KIND_SESSION     ScopeKind = 1
+	ScopeKind_SCOPE_KIND_THREAD      ScopeKind = 2
+	ScopeKind_SCOPE_KIND_TURN        ScopeKind = 3
+	ScopeKind_SCOPE_KIND_TASK        ScopeKind = 4
+)
+
+// Enum value maps for ScopeKind.
+var (
+	ScopeKind_name = map[int32]string{
+		0: "SCOPE_KIND_UNSPECIFIED",
+		1: "SCOPE_KIND_SESSION",
+		2: "SCOPE_KIND_THREAD",
+		3: "SCOPE_KIND_TURN",
+		4: "SCOPE_KIND_TASK",
+	}
+	ScopeKind_value = map[string]int32{
+		"SCOPE_KIND_UNSPECIFIED": 0,
+		"SCOPE_KIND_SESSION":     1,
+		"SCOPE_KIND_THREAD":      2,
+		"SCOPE_KIND_TURN":        3,
+		"SCOPE_KIND_TASK":        4,
+	}
+)
+
+func (x ScopeKind) Enum() *ScopeKind {
+	p := new(ScopeKind)
+	*p = x
+	return p
+}
+
+func (x ScopeKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScopeKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentruntime_evidence_v1_evidence_proto_enumTypes[0].Descriptor()
+}
+
+func (ScopeKind) Type() protoreflect.EnumType {
+	return &file_agentruntime_evidence_v1_evidence_proto_enumTypes[0]
+}
+
+func (x ScopeKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ScopeKind.Descriptor instead.
+func (ScopeKind) EnumDescriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{0}
+}
+
+// Format of rendered JSON.
+type Format int32
+
+const (
+	Format_FORMAT_UNSPECIFIED Format = 0
+	// The core schema (agentruntime-event / agentruntime-snapshot).
+	Format_FORMAT_CORE Format = 1
+	// The Lime profile (schemaVersion lime-profile-0.4.0).
+	Format_FORMAT_LIME_PROFILE Format = 2
+)
+
+// Enum value maps for Format.
+var (
+	Format_name = map[int32]string{
+		0: "FORMAT_UNSPECIFIED",
+		1: "FORMAT_CORE",
+		2: "FORMAT_LIME_PROFILE",
+	}
+	Format_value = map[string]int32{
+		"FORMAT_UNSPECIFIED":  0,
+		"FORMAT_CORE":         1,
+		"FORMAT_LIME_PROFILE": 2,
+	}
+)
+
+func (x Format) Enum() *Format {
+	p := new(Format)
+	*p = x
+	return p
+}
+
+func (x Format) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Format) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentruntime_evidence_v1_evidence_proto_enumTypes[1].Descriptor()
+}
+
+func (Format) Type() protoreflect.EnumType {
+	return &file_agentruntime_evidence_v1_evidence_proto_enumTypes[1]
+}
+
+func (x Format) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Format.Descriptor instead.
+func (Format) EnumDescriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{1}
+}
+
+// Scope selects a session or one thread, turn or task in it.
+type Scope struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Kind      ScopeKind              `protobuf:"varint,2,opt,name=kind,proto3,enum=agentruntime.evidence.v1.ScopeKind" json:"kind,omitempty"`
+	// The thread, turn or task id; empty for a session scope.
+	Id            string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Scope) Reset() {
+	*x = Scope{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Scope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Scope) ProtoMessage() {}
+
+func (x *Scope) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Scope.ProtoReflect.Descriptor instead.
+func (*Scope) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *Scope) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *Scope) GetKind() ScopeKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ScopeKind_SCOPE_KIND_UNSPECIFIED
+}
+
+func (x *Scope) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type ExportEvidenceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Scope *Scope                 `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// Export the facts up to this log sequence; 0: everything the evidence
+	// projection has applied.
+	AtSequence  uint64 `protobuf:"varint,2,opt,name=at_sequence,json=atSequence,proto3" json:"at_sequence,omitempty"`
+	MinSequence uint64 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	// Results of the host's verifiers, recorded as given.
+	VerificationOutcomes []*v1.VerificationOutcome `protobuf:"bytes,4,rep,name=verification_outcomes,json=verificationOutcomes,proto3" json:"verification_outcomes,omitempty"`
+	ReviewNotes          []string                  `protobuf:"bytes,5,rep,name=review_notes,json=reviewNotes,proto3" json:"review_notes,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *ExportEvidenceRequest) Reset() {
+	*x = ExportEvidenceRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportEvidenceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportEvidenceRequest) ProtoMessage() {}
+
+func (x *ExportEvidenceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportEvidenceRequest.ProtoReflect.Descriptor instead.
+func (*ExportEvidenceRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ExportEvidenceRequest) GetScope() *Scope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *ExportEvidenceRequest) GetAtSequence() uint64 {
+	if x != nil {
+		return x.AtSequence
+	}
+	return 0
+}
+
+func (x *ExportEvidenceRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+func (x *ExportEvidenceRequest) GetVerificationOutcomes() []*v1.VerificationOutcome {
+	if x != nil {
+		return x.VerificationOutcomes
+	}
+	return nil
+}
+
+func (x *ExportEvidenceRequest) GetReviewNotes() []string {
+	if x != nil {
+		return x.ReviewNotes
+	}
+	return nil
+}
+
+type ExportReplayRequest struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Scope              *Scope                 `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	AtSequence         uint64                 `protobuf:"varint,2,opt,name=at_sequence,json=atSequence,proto3" json:"at_sequence,omitempty"`
+	MinSequence        uint64                 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	GraderInstructions string                 `protobuf:"bytes,4,opt,name=grader_instructions,json=graderInstructions,proto3" json:"grader_instructions,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ExportReplayRequest) Reset() {
+	*x = ExportReplayRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportReplayRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportReplayRequest) ProtoMessage() {}
+
+func (x *ExportReplayRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportReplayRequest.ProtoReflect.Descriptor instead.
+func (*ExportReplayRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ExportReplayRequest) GetScope() *Scope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *ExportReplayRequest) GetAtSequence() uint64 {
+	if x != nil {
+		return x.AtSequence
+	}
+	return 0
+}
+
+func (x *ExportReplayRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+func (x *ExportReplayRequest) GetGraderInstructions() string {
+	if x != nil {
+		return x.GraderInstructions
+	}
+	return ""
+}
+
+type ExportReviewRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         *Scope                 `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	AtSequence    uint64                 `protobuf:"varint,2,opt,name=at_sequence,json=atSequence,proto3" json:"at_sequence,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	ReviewNotes   []string               `protobuf:"bytes,4,rep,name=review_notes,json=reviewNotes,proto3" json:"review_notes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportReviewRequest) Reset() {
+	*x = ExportReviewRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportReviewRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportReviewRequest) ProtoMessage() {}
+
+func (x *ExportReviewRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportReviewRequest.ProtoReflect.Descriptor instead.
+func (*ExportReviewRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ExportReviewRequest) GetScope() *Scope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *ExportReviewRequest) GetAtSequence() uint64 {
+	if x != nil {
+		return x.AtSequence
+	}
+	return 0
+}
+
+func (x *ExportReviewRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+func (x *ExportReviewRequest) GetReviewNotes() []string {
+	if x != nil {
+		return x.ReviewNotes
+	}
+	return nil
+}
+
+// Signal is one row of the pack's signal applicability.
+type Signal struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// "exported", "not_applicable", "unsupported" or "missing_correlation".
+	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	Detail        string `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Signal) Reset() {
+	*x = Signal{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Signal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Signal) ProtoMessage() {}
+
+func (x *Signal) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Signal.ProtoReflect.Descriptor instead.
+func (*Signal) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Signal) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Signal) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Signal) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+// ExportResult is what every pack export answers.
+type ExportResult struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	EvidenceId string                 `protobuf:"bytes,1,opt,name=evidence_id,json=evidenceId,proto3" json:"evidence_id,omitempty"`
+	Pack       *v11.OutputRef         `protobuf:"bytes,2,opt,name=pack,proto3" json:"pack,omitempty"`
+	// sha256 of the pack's canonical JSON: equal packs, equal hashes.
+	ContentSha256  string           `protobuf:"bytes,3,opt,name=content_sha256,json=contentSha256,proto3" json:"content_sha256,omitempty"`
+	CoversSequence uint64           `protobuf:"varint,4,opt,name=covers_sequence,json=coversSequence,proto3" json:"covers_sequence,omitempty"`
+	Signals        []*Signal        `protobuf:"bytes,5,rep,name=signals,proto3" json:"signals,omitempty"`
+	KnownGaps      []string         `protobuf:"bytes,6,rep,name=known_gaps,json=knownGaps,proto3" json:"known_gaps,omitempty"`
+	Write          *v11.WriteResult `protobuf:"bytes,7,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ExportResult) Reset() {
+	*x = ExportResult{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportResult) ProtoMessage() {}
+
+func (x *ExportResult) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportResult.ProtoReflect.Descriptor instead.
+func (*ExportResult) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ExportResult) GetEvidenceId() string {
+	if x != nil {
+		return x.EvidenceId
+	}
+	return ""
+}
+
+func (x *ExportResult) GetPack() *v11.OutputRef {
+	if x != nil {
+		return x.Pack
+	}
+	return nil
+}
+
+func (x *ExportResult) GetContentSha256() string {
+	if x != nil {
+		return x.ContentSha256
+	}
+	return ""
+}
+
+func (x *ExportResult) GetCoversSequence() uint64 {
+	if x != nil {
+		return x.CoversSequence
+	}
+	return 0
+}
+
+func (x *ExportResult) GetSignals() []*Signal {
+	if x != nil {
+		return x.Signals
+	}
+	return nil
+}
+
+func (x *ExportResult) GetKnownGaps() []string {
+	if x != nil {
+		return x.KnownGaps
+	}
+	return nil
+}
+
+func (x *ExportResult) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type ExportEvidenceResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *ExportResult          `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportEvidenceResponse) Reset() {
+	*x = ExportEvidenceResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportEvidenceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportEvidenceResponse) ProtoMessage() {}
+
+func (x *ExportEvidenceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportEvidenceResponse.ProtoReflect.Descriptor instead.
+func (*ExportEvidenceResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ExportEvidenceResponse) GetResult() *ExportResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type ExportReplayResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *ExportResult          `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportReplayResponse) Reset() {
+	*x = ExportReplayResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportReplayResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportReplayResponse) ProtoMessage() {}
+
+func (x *ExportReplayResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportReplayResponse.ProtoReflect.Descriptor instead.
+func (*ExportReplayResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ExportReplayResponse) GetResult() *ExportResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type ExportReviewResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *ExportResult          `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportReviewResponse) Reset() {
+	*x = ExportReviewResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportReviewResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportReviewResponse) ProtoMessage() {}
+
+func (x *ExportReviewResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportReviewResponse.ProtoReflect.Descriptor instead.
+func (*ExportReviewResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ExportReviewResponse) GetResult() *ExportResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 type GetEvidenceSummaryRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -34,7 +709,7 @@ type GetEvidenceSummaryRequest struct {
 
 func (x *GetEvidenceSummaryRequest) Reset() {
 	*x = GetEvidenceSummaryRequest{}
-	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[0]
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +721,7 @@ func (x *GetEvidenceSummaryRequest) String() string {
 func (*GetEvidenceSummaryRequest) ProtoMessage() {}
 
 func (x *GetEvidenceSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[0]
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +734,7 @@ func (x *GetEvidenceSummaryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEvidenceSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetEvidenceSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{0}
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetEvidenceSummaryRequest) GetSessionId() string {
@@ -79,14 +754,24 @@ func (x *GetEvidenceSummaryRequest) GetMinSequence() uint64 {
 type GetEvidenceSummaryResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The stream sequence the answer reflects.
-	Sequence      uint64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Sequence   uint64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	EventCount uint64 `protobuf:"varint,2,opt,name=event_count,json=eventCount,proto3" json:"event_count,omitempty"`
+	// Events per type.
+	EventCounts     map[string]uint64 `protobuf:"bytes,3,rep,name=event_counts,json=eventCounts,proto3" json:"event_counts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	EventsWithTrace uint64            `protobuf:"varint,4,opt,name=events_with_trace,json=eventsWithTrace,proto3" json:"events_with_trace,omitempty"`
+	TraceIds        []string          `protobuf:"bytes,5,rep,name=trace_ids,json=traceIds,proto3" json:"trace_ids,omitempty"`
+	Signals         []*Signal         `protobuf:"bytes,6,rep,name=signals,proto3" json:"signals,omitempty"`
+	EvidenceIds     []string          `protobuf:"bytes,7,rep,name=evidence_ids,json=evidenceIds,proto3" json:"evidence_ids,omitempty"`
+	TrialIds        []string          `protobuf:"bytes,8,rep,name=trial_ids,json=trialIds,proto3" json:"trial_ids,omitempty"`
+	FirstSequence   uint64            `protobuf:"varint,9,opt,name=first_sequence,json=firstSequence,proto3" json:"first_sequence,omitempty"`
+	LastSequence    uint64            `protobuf:"varint,10,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetEvidenceSummaryResponse) Reset() {
 	*x = GetEvidenceSummaryResponse{}
-	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[1]
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -98,7 +783,7 @@ func (x *GetEvidenceSummaryResponse) String() string {
 func (*GetEvidenceSummaryResponse) ProtoMessage() {}
 
 func (x *GetEvidenceSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[1]
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -111,7 +796,7 @@ func (x *GetEvidenceSummaryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEvidenceSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetEvidenceSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{1}
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetEvidenceSummaryResponse) GetSequence() uint64 {
@@ -121,19 +806,1285 @@ func (x *GetEvidenceSummaryResponse) GetSequence() uint64 {
 	return 0
 }
 
+func (x *GetEvidenceSummaryResponse) GetEventCount() uint64 {
+	if x != nil {
+		return x.EventCount
+	}
+	return 0
+}
+
+func (x *GetEvidenceSummaryResponse) GetEventCounts() map[string]uint64 {
+	if x != nil {
+		return x.EventCounts
+	}
+	return nil
+}
+
+func (x *GetEvidenceSummaryResponse) GetEventsWithTrace() uint64 {
+	if x != nil {
+		return x.EventsWithTrace
+	}
+	return 0
+}
+
+func (x *GetEvidenceSummaryResponse) GetTraceIds() []string {
+	if x != nil {
+		return x.TraceIds
+	}
+	return nil
+}
+
+func (x *GetEvidenceSummaryResponse) GetSignals() []*Signal {
+	if x != nil {
+		return x.Signals
+	}
+	return nil
+}
+
+func (x *GetEvidenceSummaryResponse) GetEvidenceIds() []string {
+	if x != nil {
+		return x.EvidenceIds
+	}
+	return nil
+}
+
+func (x *GetEvidenceSummaryResponse) GetTrialIds() []string {
+	if x != nil {
+		return x.TrialIds
+	}
+	return nil
+}
+
+func (x *GetEvidenceSummaryResponse) GetFirstSequence() uint64 {
+	if x != nil {
+		return x.FirstSequence
+	}
+	return 0
+}
+
+func (x *GetEvidenceSummaryResponse) GetLastSequence() uint64 {
+	if x != nil {
+		return x.LastSequence
+	}
+	return 0
+}
+
+type StartBenchmarkTrialRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId  string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId    string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	TaskId    string                 `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	RunId     string                 `protobuf:"bytes,5,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// benchmark.trial_id names the trial aggregate; dataset_id,
+	// benchmark_task_id and configuration_id are required.
+	Benchmark      *v1.BenchmarkSpine `protobuf:"bytes,6,opt,name=benchmark,proto3" json:"benchmark,omitempty"`
+	Attempt        uint32             `protobuf:"varint,7,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	SandboxProfile string             `protobuf:"bytes,8,opt,name=sandbox_profile,json=sandboxProfile,proto3" json:"sandbox_profile,omitempty"`
+	TimeoutSec     uint32             `protobuf:"varint,9,opt,name=timeout_sec,json=timeoutSec,proto3" json:"timeout_sec,omitempty"`
+	BudgetUsd      float64            `protobuf:"fixed64,10,opt,name=budget_usd,json=budgetUsd,proto3" json:"budget_usd,omitempty"`
+	BudgetTokens   int64              `protobuf:"varint,11,opt,name=budget_tokens,json=budgetTokens,proto3" json:"budget_tokens,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *StartBenchmarkTrialRequest) Reset() {
+	*x = StartBenchmarkTrialRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartBenchmarkTrialRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartBenchmarkTrialRequest) ProtoMessage() {}
+
+func (x *StartBenchmarkTrialRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartBenchmarkTrialRequest.ProtoReflect.Descriptor instead.
+func (*StartBenchmarkTrialRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *StartBenchmarkTrialRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *StartBenchmarkTrialRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *StartBenchmarkTrialRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *StartBenchmarkTrialRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *StartBenchmarkTrialRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *StartBenchmarkTrialRequest) GetBenchmark() *v1.BenchmarkSpine {
+	if x != nil {
+		return x.Benchmark
+	}
+	return nil
+}
+
+func (x *StartBenchmarkTrialRequest) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *StartBenchmarkTrialRequest) GetSandboxProfile() string {
+	if x != nil {
+		return x.SandboxProfile
+	}
+	return ""
+}
+
+func (x *StartBenchmarkTrialRequest) GetTimeoutSec() uint32 {
+	if x != nil {
+		return x.TimeoutSec
+	}
+	return 0
+}
+
+func (x *StartBenchmarkTrialRequest) GetBudgetUsd() float64 {
+	if x != nil {
+		return x.BudgetUsd
+	}
+	return 0
+}
+
+func (x *StartBenchmarkTrialRequest) GetBudgetTokens() int64 {
+	if x != nil {
+		return x.BudgetTokens
+	}
+	return 0
+}
+
+type StartBenchmarkTrialResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Write         *v11.WriteResult       `protobuf:"bytes,1,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartBenchmarkTrialResponse) Reset() {
+	*x = StartBenchmarkTrialResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartBenchmarkTrialResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartBenchmarkTrialResponse) ProtoMessage() {}
+
+func (x *StartBenchmarkTrialResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartBenchmarkTrialResponse.ProtoReflect.Descriptor instead.
+func (*StartBenchmarkTrialResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *StartBenchmarkTrialResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type EndBenchmarkTrialRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	TrialId   string                 `protobuf:"bytes,2,opt,name=trial_id,json=trialId,proto3" json:"trial_id,omitempty"`
+	// Empty or "none": the trial completed; anything else: it failed.
+	FailureCategory string `protobuf:"bytes,3,opt,name=failure_category,json=failureCategory,proto3" json:"failure_category,omitempty"`
+	Message         string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	TimedOut        bool   `protobuf:"varint,5,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *EndBenchmarkTrialRequest) Reset() {
+	*x = EndBenchmarkTrialRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndBenchmarkTrialRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndBenchmarkTrialRequest) ProtoMessage() {}
+
+func (x *EndBenchmarkTrialRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndBenchmarkTrialRequest.ProtoReflect.Descriptor instead.
+func (*EndBenchmarkTrialRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *EndBenchmarkTrialRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *EndBenchmarkTrialRequest) GetTrialId() string {
+	if x != nil {
+		return x.TrialId
+	}
+	return ""
+}
+
+func (x *EndBenchmarkTrialRequest) GetFailureCategory() string {
+	if x != nil {
+		return x.FailureCategory
+	}
+	return ""
+}
+
+func (x *EndBenchmarkTrialRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *EndBenchmarkTrialRequest) GetTimedOut() bool {
+	if x != nil {
+		return x.TimedOut
+	}
+	return false
+}
+
+type EndBenchmarkTrialResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Write         *v11.WriteResult       `protobuf:"bytes,1,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EndBenchmarkTrialResponse) Reset() {
+	*x = EndBenchmarkTrialResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndBenchmarkTrialResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndBenchmarkTrialResponse) ProtoMessage() {}
+
+func (x *EndBenchmarkTrialResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndBenchmarkTrialResponse.ProtoReflect.Descriptor instead.
+func (*EndBenchmarkTrialResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *EndBenchmarkTrialResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type RecordBenchmarkRewardRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	SessionId       string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	TrialId         string                 `protobuf:"bytes,2,opt,name=trial_id,json=trialId,proto3" json:"trial_id,omitempty"`
+	Value           float64                `protobuf:"fixed64,3,opt,name=value,proto3" json:"value,omitempty"`
+	RewardRef       string                 `protobuf:"bytes,4,opt,name=reward_ref,json=rewardRef,proto3" json:"reward_ref,omitempty"`
+	DetailsRef      string                 `protobuf:"bytes,5,opt,name=details_ref,json=detailsRef,proto3" json:"details_ref,omitempty"`
+	Criteria        []string               `protobuf:"bytes,6,rep,name=criteria,proto3" json:"criteria,omitempty"`
+	FailureCategory string                 `protobuf:"bytes,7,opt,name=failure_category,json=failureCategory,proto3" json:"failure_category,omitempty"`
+	VerifierStatus  string                 `protobuf:"bytes,8,opt,name=verifier_status,json=verifierStatus,proto3" json:"verifier_status,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RecordBenchmarkRewardRequest) Reset() {
+	*x = RecordBenchmarkRewardRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordBenchmarkRewardRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordBenchmarkRewardRequest) ProtoMessage() {}
+
+func (x *RecordBenchmarkRewardRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordBenchmarkRewardRequest.ProtoReflect.Descriptor instead.
+func (*RecordBenchmarkRewardRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *RecordBenchmarkRewardRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RecordBenchmarkRewardRequest) GetTrialId() string {
+	if x != nil {
+		return x.TrialId
+	}
+	return ""
+}
+
+func (x *RecordBenchmarkRewardRequest) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *RecordBenchmarkRewardRequest) GetRewardRef() string {
+	if x != nil {
+		return x.RewardRef
+	}
+	return ""
+}
+
+func (x *RecordBenchmarkRewardRequest) GetDetailsRef() string {
+	if x != nil {
+		return x.DetailsRef
+	}
+	return ""
+}
+
+func (x *RecordBenchmarkRewardRequest) GetCriteria() []string {
+	if x != nil {
+		return x.Criteria
+	}
+	return nil
+}
+
+func (x *RecordBenchmarkRewardRequest) GetFailureCategory() string {
+	if x != nil {
+		return x.FailureCategory
+	}
+	return ""
+}
+
+func (x *RecordBenchmarkRewardRequest) GetVerifierStatus() string {
+	if x != nil {
+		return x.VerifierStatus
+	}
+	return ""
+}
+
+type RecordBenchmarkRewardResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Write         *v11.WriteResult       `protobuf:"bytes,1,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordBenchmarkRewardResponse) Reset() {
+	*x = RecordBenchmarkRewardResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordBenchmarkRewardResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordBenchmarkRewardResponse) ProtoMessage() {}
+
+func (x *RecordBenchmarkRewardResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordBenchmarkRewardResponse.ProtoReflect.Descriptor instead.
+func (*RecordBenchmarkRewardResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RecordBenchmarkRewardResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type ExportBenchmarkTrialRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	SessionId   string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	TrialId     string                 `protobuf:"bytes,2,opt,name=trial_id,json=trialId,proto3" json:"trial_id,omitempty"`
+	MinSequence uint64                 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	// Refs the runner owns (artifact manifest, Agent QC report, Harbor
+	// result...), by the trial pack's ref names, e.g. "artifactManifestRef".
+	Refs          map[string]string `protobuf:"bytes,4,rep,name=refs,proto3" json:"refs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportBenchmarkTrialRequest) Reset() {
+	*x = ExportBenchmarkTrialRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportBenchmarkTrialRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportBenchmarkTrialRequest) ProtoMessage() {}
+
+func (x *ExportBenchmarkTrialRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportBenchmarkTrialRequest.ProtoReflect.Descriptor instead.
+func (*ExportBenchmarkTrialRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ExportBenchmarkTrialRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ExportBenchmarkTrialRequest) GetTrialId() string {
+	if x != nil {
+		return x.TrialId
+	}
+	return ""
+}
+
+func (x *ExportBenchmarkTrialRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+func (x *ExportBenchmarkTrialRequest) GetRefs() map[string]string {
+	if x != nil {
+		return x.Refs
+	}
+	return nil
+}
+
+type ExportBenchmarkTrialResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	EvidenceId    string                 `protobuf:"bytes,1,opt,name=evidence_id,json=evidenceId,proto3" json:"evidence_id,omitempty"`
+	Pack          *v11.OutputRef         `protobuf:"bytes,2,opt,name=pack,proto3" json:"pack,omitempty"`
+	Trajectory    *v11.OutputRef         `protobuf:"bytes,3,opt,name=trajectory,proto3" json:"trajectory,omitempty"`
+	ContentSha256 string                 `protobuf:"bytes,4,opt,name=content_sha256,json=contentSha256,proto3" json:"content_sha256,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,5,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportBenchmarkTrialResponse) Reset() {
+	*x = ExportBenchmarkTrialResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportBenchmarkTrialResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportBenchmarkTrialResponse) ProtoMessage() {}
+
+func (x *ExportBenchmarkTrialResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportBenchmarkTrialResponse.ProtoReflect.Descriptor instead.
+func (*ExportBenchmarkTrialResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ExportBenchmarkTrialResponse) GetEvidenceId() string {
+	if x != nil {
+		return x.EvidenceId
+	}
+	return ""
+}
+
+func (x *ExportBenchmarkTrialResponse) GetPack() *v11.OutputRef {
+	if x != nil {
+		return x.Pack
+	}
+	return nil
+}
+
+func (x *ExportBenchmarkTrialResponse) GetTrajectory() *v11.OutputRef {
+	if x != nil {
+		return x.Trajectory
+	}
+	return nil
+}
+
+func (x *ExportBenchmarkTrialResponse) GetContentSha256() string {
+	if x != nil {
+		return x.ContentSha256
+	}
+	return ""
+}
+
+func (x *ExportBenchmarkTrialResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+// TrialRef names a trial in a session.
+type TrialRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	TrialId       string                 `protobuf:"bytes,2,opt,name=trial_id,json=trialId,proto3" json:"trial_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TrialRef) Reset() {
+	*x = TrialRef{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TrialRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TrialRef) ProtoMessage() {}
+
+func (x *TrialRef) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TrialRef.ProtoReflect.Descriptor instead.
+func (*TrialRef) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *TrialRef) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *TrialRef) GetTrialId() string {
+	if x != nil {
+		return x.TrialId
+	}
+	return ""
+}
+
+type CompareBenchmarkRunsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session the comparison is recorded in (the runner's session).
+	SessionId               string      `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ComparisonId            string      `protobuf:"bytes,2,opt,name=comparison_id,json=comparisonId,proto3" json:"comparison_id,omitempty"`
+	Baseline                []*TrialRef `protobuf:"bytes,3,rep,name=baseline,proto3" json:"baseline,omitempty"`
+	Candidate               []*TrialRef `protobuf:"bytes,4,rep,name=candidate,proto3" json:"candidate,omitempty"`
+	P0QcGateRegressionCount uint32      `protobuf:"varint,5,opt,name=p0_qc_gate_regression_count,json=p0QcGateRegressionCount,proto3" json:"p0_qc_gate_regression_count,omitempty"`
+	AgentQcReportRef        string      `protobuf:"bytes,6,opt,name=agent_qc_report_ref,json=agentQcReportRef,proto3" json:"agent_qc_report_ref,omitempty"`
+	// The host's decision (Agent QC's), recorded as given.
+	Decision      string `protobuf:"bytes,7,opt,name=decision,proto3" json:"decision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompareBenchmarkRunsRequest) Reset() {
+	*x = CompareBenchmarkRunsRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompareBenchmarkRunsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompareBenchmarkRunsRequest) ProtoMessage() {}
+
+func (x *CompareBenchmarkRunsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompareBenchmarkRunsRequest.ProtoReflect.Descriptor instead.
+func (*CompareBenchmarkRunsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *CompareBenchmarkRunsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *CompareBenchmarkRunsRequest) GetComparisonId() string {
+	if x != nil {
+		return x.ComparisonId
+	}
+	return ""
+}
+
+func (x *CompareBenchmarkRunsRequest) GetBaseline() []*TrialRef {
+	if x != nil {
+		return x.Baseline
+	}
+	return nil
+}
+
+func (x *CompareBenchmarkRunsRequest) GetCandidate() []*TrialRef {
+	if x != nil {
+		return x.Candidate
+	}
+	return nil
+}
+
+func (x *CompareBenchmarkRunsRequest) GetP0QcGateRegressionCount() uint32 {
+	if x != nil {
+		return x.P0QcGateRegressionCount
+	}
+	return 0
+}
+
+func (x *CompareBenchmarkRunsRequest) GetAgentQcReportRef() string {
+	if x != nil {
+		return x.AgentQcReportRef
+	}
+	return ""
+}
+
+func (x *CompareBenchmarkRunsRequest) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+type CompareBenchmarkRunsResponse struct {
+	state         protoimpl.MessageState           `protogen:"open.v1"`
+	Comparison    *v1.BenchmarkComparisonCompleted `protobuf:"bytes,1,opt,name=comparison,proto3" json:"comparison,omitempty"`
+	Write         *v11.WriteResult                 `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompareBenchmarkRunsResponse) Reset() {
+	*x = CompareBenchmarkRunsResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompareBenchmarkRunsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompareBenchmarkRunsResponse) ProtoMessage() {}
+
+func (x *CompareBenchmarkRunsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompareBenchmarkRunsResponse.ProtoReflect.Descriptor instead.
+func (*CompareBenchmarkRunsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *CompareBenchmarkRunsResponse) GetComparison() *v1.BenchmarkComparisonCompleted {
+	if x != nil {
+		return x.Comparison
+	}
+	return nil
+}
+
+func (x *CompareBenchmarkRunsResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type ExportEventsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Format    Format                 `protobuf:"varint,2,opt,name=format,proto3,enum=agentruntime.evidence.v1.Format" json:"format,omitempty"`
+	// First sequence to export (inclusive); 0 from the start.
+	FromSequence uint64 `protobuf:"varint,3,opt,name=from_sequence,json=fromSequence,proto3" json:"from_sequence,omitempty"`
+	// At most this many events (default and maximum 10,000); continue from
+	// next_sequence.
+	Limit         uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	MinSequence   uint64 `protobuf:"varint,5,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportEventsRequest) Reset() {
+	*x = ExportEventsRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportEventsRequest) ProtoMessage() {}
+
+func (x *ExportEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportEventsRequest.ProtoReflect.Descriptor instead.
+func (*ExportEventsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ExportEventsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ExportEventsRequest) GetFormat() Format {
+	if x != nil {
+		return x.Format
+	}
+	return Format_FORMAT_UNSPECIFIED
+}
+
+func (x *ExportEventsRequest) GetFromSequence() uint64 {
+	if x != nil {
+		return x.FromSequence
+	}
+	return 0
+}
+
+func (x *ExportEventsRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ExportEventsRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type ExportEventsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One JSON object per event, in log order.
+	EventsJson []string `protobuf:"bytes,1,rep,name=events_json,json=eventsJson,proto3" json:"events_json,omitempty"`
+	// Where to continue; 0 when the export reached the session's end.
+	NextSequence  uint64 `protobuf:"varint,2,opt,name=next_sequence,json=nextSequence,proto3" json:"next_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportEventsResponse) Reset() {
+	*x = ExportEventsResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportEventsResponse) ProtoMessage() {}
+
+func (x *ExportEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportEventsResponse.ProtoReflect.Descriptor instead.
+func (*ExportEventsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ExportEventsResponse) GetEventsJson() []string {
+	if x != nil {
+		return x.EventsJson
+	}
+	return nil
+}
+
+func (x *ExportEventsResponse) GetNextSequence() uint64 {
+	if x != nil {
+		return x.NextSequence
+	}
+	return 0
+}
+
+type ExportSnapshotRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Format        Format                 `protobuf:"varint,2,opt,name=format,proto3,enum=agentruntime.evidence.v1.Format" json:"format,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportSnapshotRequest) Reset() {
+	*x = ExportSnapshotRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportSnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportSnapshotRequest) ProtoMessage() {}
+
+func (x *ExportSnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportSnapshotRequest.ProtoReflect.Descriptor instead.
+func (*ExportSnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ExportSnapshotRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ExportSnapshotRequest) GetFormat() Format {
+	if x != nil {
+		return x.Format
+	}
+	return Format_FORMAT_UNSPECIFIED
+}
+
+func (x *ExportSnapshotRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type ExportSnapshotResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	SnapshotJson   string                 `protobuf:"bytes,1,opt,name=snapshot_json,json=snapshotJson,proto3" json:"snapshot_json,omitempty"`
+	CoversSequence uint64                 `protobuf:"varint,2,opt,name=covers_sequence,json=coversSequence,proto3" json:"covers_sequence,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ExportSnapshotResponse) Reset() {
+	*x = ExportSnapshotResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportSnapshotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportSnapshotResponse) ProtoMessage() {}
+
+func (x *ExportSnapshotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportSnapshotResponse.ProtoReflect.Descriptor instead.
+func (*ExportSnapshotResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ExportSnapshotResponse) GetSnapshotJson() string {
+	if x != nil {
+		return x.SnapshotJson
+	}
+	return ""
+}
+
+func (x *ExportSnapshotResponse) GetCoversSequence() uint64 {
+	if x != nil {
+		return x.CoversSequence
+	}
+	return 0
+}
+
 var File_agentruntime_evidence_v1_evidence_proto protoreflect.FileDescriptor
 
 const file_agentruntime_evidence_v1_evidence_proto_rawDesc = "" +
 	"\n" +
-	"'agentruntime/evidence/v1/evidence.proto\x12\x18agentruntime.evidence.v1\x1a\x1bbuf/validate/validate.proto\"\x86\x01\n" +
+	"'agentruntime/evidence/v1/evidence.proto\x12\x18agentruntime.evidence.v1\x1a#agentruntime/common/v1/common.proto\x1a%agentruntime/events/v1/evidence.proto\x1a\x1bbuf/validate/validate.proto\"\xce\x01\n" +
+	"\x05Scope\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12C\n" +
+	"\x04kind\x18\x02 \x01(\x0e2#.agentruntime.evidence.v1.ScopeKindB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x128\n" +
+	"\x02id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x02id\"\xbc\x02\n" +
+	"\x15ExportEvidenceRequest\x12=\n" +
+	"\x05scope\x18\x01 \x01(\v2\x1f.agentruntime.evidence.v1.ScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x12\x1f\n" +
+	"\vat_sequence\x18\x02 \x01(\x04R\n" +
+	"atSequence\x12!\n" +
+	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\x12k\n" +
+	"\x15verification_outcomes\x18\x04 \x03(\v2+.agentruntime.events.v1.VerificationOutcomeB\t\xbaH\x06\x92\x01\x03\x10\x80\x02R\x14verificationOutcomes\x123\n" +
+	"\freview_notes\x18\x05 \x03(\tB\x10\xbaH\r\x92\x01\n" +
+	"\x10\x80\x02\"\x05r\x03\x18\x80 R\vreviewNotes\"\xd4\x01\n" +
+	"\x13ExportReplayRequest\x12=\n" +
+	"\x05scope\x18\x01 \x01(\v2\x1f.agentruntime.evidence.v1.ScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x12\x1f\n" +
+	"\vat_sequence\x18\x02 \x01(\x04R\n" +
+	"atSequence\x12!\n" +
+	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\x12:\n" +
+	"\x13grader_instructions\x18\x04 \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80\x01R\x12graderInstructions\"\xcd\x01\n" +
+	"\x13ExportReviewRequest\x12=\n" +
+	"\x05scope\x18\x01 \x01(\v2\x1f.agentruntime.evidence.v1.ScopeB\x06\xbaH\x03\xc8\x01\x01R\x05scope\x12\x1f\n" +
+	"\vat_sequence\x18\x02 \x01(\x04R\n" +
+	"atSequence\x12!\n" +
+	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\x123\n" +
+	"\freview_notes\x18\x04 \x03(\tB\x10\xbaH\r\x92\x01\n" +
+	"\x10\x80\x02\"\x05r\x03\x18\x80 R\vreviewNotes\"L\n" +
+	"\x06Signal\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\"\xcc\x02\n" +
+	"\fExportResult\x12\x1f\n" +
+	"\vevidence_id\x18\x01 \x01(\tR\n" +
+	"evidenceId\x125\n" +
+	"\x04pack\x18\x02 \x01(\v2!.agentruntime.common.v1.OutputRefR\x04pack\x12%\n" +
+	"\x0econtent_sha256\x18\x03 \x01(\tR\rcontentSha256\x12'\n" +
+	"\x0fcovers_sequence\x18\x04 \x01(\x04R\x0ecoversSequence\x12:\n" +
+	"\asignals\x18\x05 \x03(\v2 .agentruntime.evidence.v1.SignalR\asignals\x12\x1d\n" +
+	"\n" +
+	"known_gaps\x18\x06 \x03(\tR\tknownGaps\x129\n" +
+	"\x05write\x18\a \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"X\n" +
+	"\x16ExportEvidenceResponse\x12>\n" +
+	"\x06result\x18\x01 \x01(\v2&.agentruntime.evidence.v1.ExportResultR\x06result\"V\n" +
+	"\x14ExportReplayResponse\x12>\n" +
+	"\x06result\x18\x01 \x01(\v2&.agentruntime.evidence.v1.ExportResultR\x06result\"V\n" +
+	"\x14ExportReviewResponse\x12>\n" +
+	"\x06result\x18\x01 \x01(\v2&.agentruntime.evidence.v1.ExportResultR\x06result\"\x86\x01\n" +
 	"\x19GetEvidenceSummaryRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12!\n" +
-	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"8\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\x94\x04\n" +
 	"\x1aGetEvidenceSummaryResponse\x12\x1a\n" +
-	"\bsequence\x18\x01 \x01(\x04R\bsequence2\x92\x01\n" +
-	"\x0fEvidenceService\x12\x7f\n" +
-	"\x12GetEvidenceSummary\x123.agentruntime.evidence.v1.GetEvidenceSummaryRequest\x1a4.agentruntime.evidence.v1.GetEvidenceSummaryResponseBRZPgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1;evidencev1b\x06proto3"
+	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x1f\n" +
+	"\vevent_count\x18\x02 \x01(\x04R\n" +
+	"eventCount\x12h\n" +
+	"\fevent_counts\x18\x03 \x03(\v2E.agentruntime.evidence.v1.GetEvidenceSummaryResponse.EventCountsEntryR\veventCounts\x12*\n" +
+	"\x11events_with_trace\x18\x04 \x01(\x04R\x0feventsWithTrace\x12\x1b\n" +
+	"\ttrace_ids\x18\x05 \x03(\tR\btraceIds\x12:\n" +
+	"\asignals\x18\x06 \x03(\v2 .agentruntime.evidence.v1.SignalR\asignals\x12!\n" +
+	"\fevidence_ids\x18\a \x03(\tR\vevidenceIds\x12\x1b\n" +
+	"\ttrial_ids\x18\b \x03(\tR\btrialIds\x12%\n" +
+	"\x0efirst_sequence\x18\t \x01(\x04R\rfirstSequence\x12#\n" +
+	"\rlast_sequence\x18\n" +
+	" \x01(\x04R\flastSequence\x1a>\n" +
+	"\x10EventCountsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x89\x05\n" +
+	"\x1aStartBenchmarkTrialRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12@\n" +
+	"\aturn_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12@\n" +
+	"\atask_id\x18\x04 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12>\n" +
+	"\x06run_id\x18\x05 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12L\n" +
+	"\tbenchmark\x18\x06 \x01(\v2&.agentruntime.events.v1.BenchmarkSpineB\x06\xbaH\x03\xc8\x01\x01R\tbenchmark\x12\x18\n" +
+	"\aattempt\x18\a \x01(\rR\aattempt\x121\n" +
+	"\x0fsandbox_profile\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\x0esandboxProfile\x12\x1f\n" +
+	"\vtimeout_sec\x18\t \x01(\rR\n" +
+	"timeoutSec\x12/\n" +
+	"\n" +
+	"budget_usd\x18\n" +
+	" \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\tbudgetUsd\x12,\n" +
+	"\rbudget_tokens\x18\v \x01(\x03B\a\xbaH\x04\"\x02(\x00R\fbudgetTokens\"X\n" +
+	"\x1bStartBenchmarkTrialResponse\x129\n" +
+	"\x05write\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\x9c\x02\n" +
+	"\x18EndBenchmarkTrialRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12B\n" +
+	"\btrial_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\atrialId\x123\n" +
+	"\x10failure_category\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0ffailureCategory\x12\"\n" +
+	"\amessage\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\amessage\x12\x1b\n" +
+	"\ttimed_out\x18\x05 \x01(\bR\btimedOut\"V\n" +
+	"\x19EndBenchmarkTrialResponse\x129\n" +
+	"\x05write\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xb5\x03\n" +
+	"\x1cRecordBenchmarkRewardRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12B\n" +
+	"\btrial_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\atrialId\x12\x1d\n" +
+	"\x05value\x18\x03 \x01(\x01B\a\xbaH\x04\x12\x02@\x01R\x05value\x12'\n" +
+	"\n" +
+	"reward_ref\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\trewardRef\x12)\n" +
+	"\vdetails_ref\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\n" +
+	"detailsRef\x12.\n" +
+	"\bcriteria\x18\x06 \x03(\tB\x12\xbaH\x0f\x92\x01\f\x10\x80\x02\"\ar\x05\x10\x01\x18\x80\x02R\bcriteria\x123\n" +
+	"\x10failure_category\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0ffailureCategory\x121\n" +
+	"\x0fverifier_status\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0everifierStatus\"Z\n" +
+	"\x1dRecordBenchmarkRewardResponse\x129\n" +
+	"\x05write\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xf4\x02\n" +
+	"\x1bExportBenchmarkTrialRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12B\n" +
+	"\btrial_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\atrialId\x12!\n" +
+	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\x12m\n" +
+	"\x04refs\x18\x04 \x03(\v2?.agentruntime.evidence.v1.ExportBenchmarkTrialRequest.RefsEntryB\x18\xbaH\x15\x9a\x01\x12\x10@\"\ar\x05\x10\x01\x18\x80\x01*\x05r\x03\x18\x80\bR\x04refs\x1a7\n" +
+	"\tRefsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9b\x02\n" +
+	"\x1cExportBenchmarkTrialResponse\x12\x1f\n" +
+	"\vevidence_id\x18\x01 \x01(\tR\n" +
+	"evidenceId\x125\n" +
+	"\x04pack\x18\x02 \x01(\v2!.agentruntime.common.v1.OutputRefR\x04pack\x12A\n" +
+	"\n" +
+	"trajectory\x18\x03 \x01(\v2!.agentruntime.common.v1.OutputRefR\n" +
+	"trajectory\x12%\n" +
+	"\x0econtent_sha256\x18\x04 \x01(\tR\rcontentSha256\x129\n" +
+	"\x05write\x18\x05 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\x96\x01\n" +
+	"\bTrialRef\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12B\n" +
+	"\btrial_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\atrialId\"\xec\x03\n" +
+	"\x1bCompareBenchmarkRunsRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12L\n" +
+	"\rcomparison_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\fcomparisonId\x12K\n" +
+	"\bbaseline\x18\x03 \x03(\v2\".agentruntime.evidence.v1.TrialRefB\v\xbaH\b\x92\x01\x05\b\x01\x10\xe8\aR\bbaseline\x12M\n" +
+	"\tcandidate\x18\x04 \x03(\v2\".agentruntime.evidence.v1.TrialRefB\v\xbaH\b\x92\x01\x05\b\x01\x10\xe8\aR\tcandidate\x12<\n" +
+	"\x1bp0_qc_gate_regression_count\x18\x05 \x01(\rR\x17p0QcGateRegressionCount\x127\n" +
+	"\x13agent_qc_report_ref\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x10agentQcReportRef\x12$\n" +
+	"\bdecision\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bdecision\"\xaf\x01\n" +
+	"\x1cCompareBenchmarkRunsResponse\x12T\n" +
+	"\n" +
+	"comparison\x18\x01 \x01(\v24.agentruntime.events.v1.BenchmarkComparisonCompletedR\n" +
+	"comparison\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\x89\x02\n" +
+	"\x13ExportEventsRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12B\n" +
+	"\x06format\x18\x02 \x01(\x0e2 .agentruntime.evidence.v1.FormatB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06format\x12#\n" +
+	"\rfrom_sequence\x18\x03 \x01(\x04R\ffromSequence\x12\x1e\n" +
+	"\x05limit\x18\x04 \x01(\rB\b\xbaH\x05*\x03\x18\x90NR\x05limit\x12!\n" +
+	"\fmin_sequence\x18\x05 \x01(\x04R\vminSequence\"\\\n" +
+	"\x14ExportEventsResponse\x12\x1f\n" +
+	"\vevents_json\x18\x01 \x03(\tR\n" +
+	"eventsJson\x12#\n" +
+	"\rnext_sequence\x18\x02 \x01(\x04R\fnextSequence\"\xc6\x01\n" +
+	"\x15ExportSnapshotRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12B\n" +
+	"\x06format\x18\x02 \x01(\x0e2 .agentruntime.evidence.v1.FormatB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06format\x12!\n" +
+	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\"f\n" +
+	"\x16ExportSnapshotResponse\x12#\n" +
+	"\rsnapshot_json\x18\x01 \x01(\tR\fsnapshotJson\x12'\n" +
+	"\x0fcovers_sequence\x18\x02 \x01(\x04R\x0ecoversSequence*\x80\x01\n" +
+	"\tScopeKind\x12\x1a\n" +
+	"\x16SCOPE_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12SCOPE_KIND_SESSION\x10\x01\x12\x15\n" +
+	"\x11SCOPE_KIND_THREAD\x10\x02\x12\x13\n" +
+	"\x0fSCOPE_KIND_TURN\x10\x03\x12\x13\n" +
+	"\x0fSCOPE_KIND_TASK\x10\x04*J\n" +
+	"\x06Format\x12\x16\n" +
+	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vFORMAT_CORE\x10\x01\x12\x17\n" +
+	"\x13FORMAT_LIME_PROFILE\x10\x022\xe7\n" +
+	"\n" +
+	"\x0fEvidenceService\x12s\n" +
+	"\x0eExportEvidence\x12/.agentruntime.evidence.v1.ExportEvidenceRequest\x1a0.agentruntime.evidence.v1.ExportEvidenceResponse\x12m\n" +
+	"\fExportReplay\x12-.agentruntime.evidence.v1.ExportReplayRequest\x1a..agentruntime.evidence.v1.ExportReplayResponse\x12m\n" +
+	"\fExportReview\x12-.agentruntime.evidence.v1.ExportReviewRequest\x1a..agentruntime.evidence.v1.ExportReviewResponse\x12\x7f\n" +
+	"\x12GetEvidenceSummary\x123.agentruntime.evidence.v1.GetEvidenceSummaryRequest\x1a4.agentruntime.evidence.v1.GetEvidenceSummaryResponse\x12\x82\x01\n" +
+	"\x13StartBenchmarkTrial\x124.agentruntime.evidence.v1.StartBenchmarkTrialRequest\x1a5.agentruntime.evidence.v1.StartBenchmarkTrialResponse\x12|\n" +
+	"\x11EndBenchmarkTrial\x122.agentruntime.evidence.v1.EndBenchmarkTrialRequest\x1a3.agentruntime.evidence.v1.EndBenchmarkTrialResponse\x12\x88\x01\n" +
+	"\x15RecordBenchmarkReward\x126.agentruntime.evidence.v1.RecordBenchmarkRewardRequest\x1a7.agentruntime.evidence.v1.RecordBenchmarkRewardResponse\x12\x85\x01\n" +
+	"\x14ExportBenchmarkTrial\x125.agentruntime.evidence.v1.ExportBenchmarkTrialRequest\x1a6.agentruntime.evidence.v1.ExportBenchmarkTrialResponse\x12\x85\x01\n" +
+	"\x14CompareBenchmarkRuns\x125.agentruntime.evidence.v1.CompareBenchmarkRunsRequest\x1a6.agentruntime.evidence.v1.CompareBenchmarkRunsResponse\x12m\n" +
+	"\fExportEvents\x12-.agentruntime.evidence.v1.ExportEventsRequest\x1a..agentruntime.evidence.v1.ExportEventsResponse\x12s\n" +
+	"\x0eExportSnapshot\x12/.agentruntime.evidence.v1.ExportSnapshotRequest\x1a0.agentruntime.evidence.v1.ExportSnapshotResponseBRZPgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1;evidencev1b\x06proto3"
 
 var (
 	file_agentruntime_evidence_v1_evidence_proto_rawDescOnce sync.Once
@@ -147,19 +2098,100 @@ func file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP() []byte {
 	return file_agentruntime_evidence_v1_evidence_proto_rawDescData
 }
 
-var file_agentruntime_evidence_v1_evidence_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_agentruntime_evidence_v1_evidence_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_agentruntime_evidence_v1_evidence_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_agentruntime_evidence_v1_evidence_proto_goTypes = []any{
-	(*GetEvidenceSummaryRequest)(nil),  // 0: agentruntime.evidence.v1.GetEvidenceSummaryRequest
-	(*GetEvidenceSummaryResponse)(nil), // 1: agentruntime.evidence.v1.GetEvidenceSummaryResponse
+	(ScopeKind)(0),                          // 0: agentruntime.evidence.v1.ScopeKind
+	(Format)(0),                             // 1: agentruntime.evidence.v1.Format
+	(*Scope)(nil),                           // 2: agentruntime.evidence.v1.Scope
+	(*ExportEvidenceRequest)(nil),           // 3: agentruntime.evidence.v1.ExportEvidenceRequest
+	(*ExportReplayRequest)(nil),             // 4: agentruntime.evidence.v1.ExportReplayRequest
+	(*ExportReviewRequest)(nil),             // 5: agentruntime.evidence.v1.ExportReviewRequest
+	(*Signal)(nil),                          // 6: agentruntime.evidence.v1.Signal
+	(*ExportResult)(nil),                    // 7: agentruntime.evidence.v1.ExportResult
+	(*ExportEvidenceResponse)(nil),          // 8: agentruntime.evidence.v1.ExportEvidenceResponse
+	(*ExportReplayResponse)(nil),            // 9: agentruntime.evidence.v1.ExportReplayResponse
+	(*ExportReviewResponse)(nil),            // 10: agentruntime.evidence.v1.ExportReviewResponse
+	(*GetEvidenceSummaryRequest)(nil),       // 11: agentruntime.evidence.v1.GetEvidenceSummaryRequest
+	(*GetEvidenceSummaryResponse)(nil),      // 12: agentruntime.evidence.v1.GetEvidenceSummaryResponse
+	(*StartBenchmarkTrialRequest)(nil),      // 13: agentruntime.evidence.v1.StartBenchmarkTrialRequest
+	(*StartBenchmarkTrialResponse)(nil),     // 14: agentruntime.evidence.v1.StartBenchmarkTrialResponse
+	(*EndBenchmarkTrialRequest)(nil),        // 15: agentruntime.evidence.v1.EndBenchmarkTrialRequest
+	(*EndBenchmarkTrialResponse)(nil),       // 16: agentruntime.evidence.v1.EndBenchmarkTrialResponse
+	(*RecordBenchmarkRewardRequest)(nil),    // 17: agentruntime.evidence.v1.RecordBenchmarkRewardRequest
+	(*RecordBenchmarkRewardResponse)(nil),   // 18: agentruntime.evidence.v1.RecordBenchmarkRewardResponse
+	(*ExportBenchmarkTrialRequest)(nil),     // 19: agentruntime.evidence.v1.ExportBenchmarkTrialRequest
+	(*ExportBenchmarkTrialResponse)(nil),    // 20: agentruntime.evidence.v1.ExportBenchmarkTrialResponse
+	(*TrialRef)(nil),                        // 21: agentruntime.evidence.v1.TrialRef
+	(*CompareBenchmarkRunsRequest)(nil),     // 22: agentruntime.evidence.v1.CompareBenchmarkRunsRequest
+	(*CompareBenchmarkRunsResponse)(nil),    // 23: agentruntime.evidence.v1.CompareBenchmarkRunsResponse
+	(*ExportEventsRequest)(nil),             // 24: agentruntime.evidence.v1.ExportEventsRequest
+	(*ExportEventsResponse)(nil),            // 25: agentruntime.evidence.v1.ExportEventsResponse
+	(*ExportSnapshotRequest)(nil),           // 26: agentruntime.evidence.v1.ExportSnapshotRequest
+	(*ExportSnapshotResponse)(nil),          // 27: agentruntime.evidence.v1.ExportSnapshotResponse
+	nil,                                     // 28: agentruntime.evidence.v1.GetEvidenceSummaryResponse.EventCountsEntry
+	nil,                                     // 29: agentruntime.evidence.v1.ExportBenchmarkTrialRequest.RefsEntry
+	(*v1.VerificationOutcome)(nil),          // 30: agentruntime.events.v1.VerificationOutcome
+	(*v11.OutputRef)(nil),                   // 31: agentruntime.common.v1.OutputRef
+	(*v11.WriteResult)(nil),                 // 32: agentruntime.common.v1.WriteResult
+	(*v1.BenchmarkSpine)(nil),               // 33: agentruntime.events.v1.BenchmarkSpine
+	(*v1.BenchmarkComparisonCompleted)(nil), // 34: agentruntime.events.v1.BenchmarkComparisonCompleted
 }
 var file_agentruntime_evidence_v1_evidence_proto_depIdxs = []int32{
-	0, // 0: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:input_type -> agentruntime.evidence.v1.GetEvidenceSummaryRequest
-	1, // 1: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:output_type -> agentruntime.evidence.v1.GetEvidenceSummaryResponse
-	1, // [1:2] is the sub-list for method output_type
-	0, // [0:1] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	0,  // 0: agentruntime.evidence.v1.Scope.kind:type_name -> agentruntime.evidence.v1.ScopeKind
+	2,  // 1: agentruntime.evidence.v1.ExportEvidenceRequest.scope:type_name -> agentruntime.evidence.v1.Scope
+	30, // 2: agentruntime.evidence.v1.ExportEvidenceRequest.verification_outcomes:type_name -> agentruntime.events.v1.VerificationOutcome
+	2,  // 3: agentruntime.evidence.v1.ExportReplayRequest.scope:type_name -> agentruntime.evidence.v1.Scope
+	2,  // 4: agentruntime.evidence.v1.ExportReviewRequest.scope:type_name -> agentruntime.evidence.v1.Scope
+	31, // 5: agentruntime.evidence.v1.ExportResult.pack:type_name -> agentruntime.common.v1.OutputRef
+	6,  // 6: agentruntime.evidence.v1.ExportResult.signals:type_name -> agentruntime.evidence.v1.Signal
+	32, // 7: agentruntime.evidence.v1.ExportResult.write:type_name -> agentruntime.common.v1.WriteResult
+	7,  // 8: agentruntime.evidence.v1.ExportEvidenceResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
+	7,  // 9: agentruntime.evidence.v1.ExportReplayResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
+	7,  // 10: agentruntime.evidence.v1.ExportReviewResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
+	28, // 11: agentruntime.evidence.v1.GetEvidenceSummaryResponse.event_counts:type_name -> agentruntime.evidence.v1.GetEvidenceSummaryResponse.EventCountsEntry
+	6,  // 12: agentruntime.evidence.v1.GetEvidenceSummaryResponse.signals:type_name -> agentruntime.evidence.v1.Signal
+	33, // 13: agentruntime.evidence.v1.StartBenchmarkTrialRequest.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
+	32, // 14: agentruntime.evidence.v1.StartBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	32, // 15: agentruntime.evidence.v1.EndBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	32, // 16: agentruntime.evidence.v1.RecordBenchmarkRewardResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	29, // 17: agentruntime.evidence.v1.ExportBenchmarkTrialRequest.refs:type_name -> agentruntime.evidence.v1.ExportBenchmarkTrialRequest.RefsEntry
+	31, // 18: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.pack:type_name -> agentruntime.common.v1.OutputRef
+	31, // 19: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.trajectory:type_name -> agentruntime.common.v1.OutputRef
+	32, // 20: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	21, // 21: agentruntime.evidence.v1.CompareBenchmarkRunsRequest.baseline:type_name -> agentruntime.evidence.v1.TrialRef
+	21, // 22: agentruntime.evidence.v1.CompareBenchmarkRunsRequest.candidate:type_name -> agentruntime.evidence.v1.TrialRef
+	34, // 23: agentruntime.evidence.v1.CompareBenchmarkRunsResponse.comparison:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
+	32, // 24: agentruntime.evidence.v1.CompareBenchmarkRunsResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	1,  // 25: agentruntime.evidence.v1.ExportEventsRequest.format:type_name -> agentruntime.evidence.v1.Format
+	1,  // 26: agentruntime.evidence.v1.ExportSnapshotRequest.format:type_name -> agentruntime.evidence.v1.Format
+	3,  // 27: agentruntime.evidence.v1.EvidenceService.ExportEvidence:input_type -> agentruntime.evidence.v1.ExportEvidenceRequest
+	4,  // 28: agentruntime.evidence.v1.EvidenceService.ExportReplay:input_type -> agentruntime.evidence.v1.ExportReplayRequest
+	5,  // 29: agentruntime.evidence.v1.EvidenceService.ExportReview:input_type -> agentruntime.evidence.v1.ExportReviewRequest
+	11, // 30: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:input_type -> agentruntime.evidence.v1.GetEvidenceSummaryRequest
+	13, // 31: agentruntime.evidence.v1.EvidenceService.StartBenchmarkTrial:input_type -> agentruntime.evidence.v1.StartBenchmarkTrialRequest
+	15, // 32: agentruntime.evidence.v1.EvidenceService.EndBenchmarkTrial:input_type -> agentruntime.evidence.v1.EndBenchmarkTrialRequest
+	17, // 33: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkReward:input_type -> agentruntime.evidence.v1.RecordBenchmarkRewardRequest
+	19, // 34: agentruntime.evidence.v1.EvidenceService.ExportBenchmarkTrial:input_type -> agentruntime.evidence.v1.ExportBenchmarkTrialRequest
+	22, // 35: agentruntime.evidence.v1.EvidenceService.CompareBenchmarkRuns:input_type -> agentruntime.evidence.v1.CompareBenchmarkRunsRequest
+	24, // 36: agentruntime.evidence.v1.EvidenceService.ExportEvents:input_type -> agentruntime.evidence.v1.ExportEventsRequest
+	26, // 37: agentruntime.evidence.v1.EvidenceService.ExportSnapshot:input_type -> agentruntime.evidence.v1.ExportSnapshotRequest
+	8,  // 38: agentruntime.evidence.v1.EvidenceService.ExportEvidence:output_type -> agentruntime.evidence.v1.ExportEvidenceResponse
+	9,  // 39: agentruntime.evidence.v1.EvidenceService.ExportReplay:output_type -> agentruntime.evidence.v1.ExportReplayResponse
+	10, // 40: agentruntime.evidence.v1.EvidenceService.ExportReview:output_type -> agentruntime.evidence.v1.ExportReviewResponse
+	12, // 41: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:output_type -> agentruntime.evidence.v1.GetEvidenceSummaryResponse
+	14, // 42: agentruntime.evidence.v1.EvidenceService.StartBenchmarkTrial:output_type -> agentruntime.evidence.v1.StartBenchmarkTrialResponse
+	16, // 43: agentruntime.evidence.v1.EvidenceService.EndBenchmarkTrial:output_type -> agentruntime.evidence.v1.EndBenchmarkTrialResponse
+	18, // 44: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkReward:output_type -> agentruntime.evidence.v1.RecordBenchmarkRewardResponse
+	20, // 45: agentruntime.evidence.v1.EvidenceService.ExportBenchmarkTrial:output_type -> agentruntime.evidence.v1.ExportBenchmarkTrialResponse
+	23, // 46: agentruntime.evidence.v1.EvidenceService.CompareBenchmarkRuns:output_type -> agentruntime.evidence.v1.CompareBenchmarkRunsResponse
+	25, // 47: agentruntime.evidence.v1.EvidenceService.ExportEvents:output_type -> agentruntime.evidence.v1.ExportEventsResponse
+	27, // 48: agentruntime.evidence.v1.EvidenceService.ExportSnapshot:output_type -> agentruntime.evidence.v1.ExportSnapshotResponse
+	38, // [38:49] is the sub-list for method output_type
+	27, // [27:38] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_evidence_v1_evidence_proto_init() }
@@ -172,13 +2204,14 @@ func file_agentruntime_evidence_v1_evidence_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_evidence_v1_evidence_proto_rawDesc), len(file_agentruntime_evidence_v1_evidence_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   2,
+			NumEnums:      2,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_agentruntime_evidence_v1_evidence_proto_goTypes,
 		DependencyIndexes: file_agentruntime_evidence_v1_evidence_proto_depIdxs,
+		EnumInfos:         file_agentruntime_evidence_v1_evidence_proto_enumTypes,
 		MessageInfos:      file_agentruntime_evidence_v1_evidence_proto_msgTypes,
 	}.Build()
 	File_agentruntime_evidence_v1_evidence_proto = out.File

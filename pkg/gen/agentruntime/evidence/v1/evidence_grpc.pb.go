@@ -19,18 +19,54 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	EvidenceService_GetEvidenceSummary_FullMethodName = "/agentruntime.evidence.v1.EvidenceService/GetEvidenceSummary"
+	EvidenceService_ExportEvidence_FullMethodName        = "/agentruntime.evidence.v1.EvidenceService/ExportEvidence"
+	EvidenceService_ExportReplay_FullMethodName          = "/agentruntime.evidence.v1.EvidenceService/ExportReplay"
+	EvidenceService_ExportReview_FullMethodName          = "/agentruntime.evidence.v1.EvidenceService/ExportReview"
+	EvidenceService_GetEvidenceSummary_FullMethodName    = "/agentruntime.evidence.v1.EvidenceService/GetEvidenceSummary"
+	EvidenceService_StartBenchmarkTrial_FullMethodName   = "/agentruntime.evidence.v1.EvidenceService/StartBenchmarkTrial"
+	EvidenceService_EndBenchmarkTrial_FullMethodName     = "/agentruntime.evidence.v1.EvidenceService/EndBenchmarkTrial"
+	EvidenceService_RecordBenchmarkReward_FullMethodName = "/agentruntime.evidence.v1.EvidenceService/RecordBenchmarkReward"
+	EvidenceService_ExportBenchmarkTrial_FullMethodName  = "/agentruntime.evidence.v1.EvidenceService/ExportBenchmarkTrial"
+	EvidenceService_CompareBenchmarkRuns_FullMethodName  = "/agentruntime.evidence.v1.EvidenceService/CompareBenchmarkRuns"
+	EvidenceService_ExportEvents_FullMethodName          = "/agentruntime.evidence.v1.EvidenceService/ExportEvents"
+	EvidenceService_ExportSnapshot_FullMethodName        = "/agentruntime.evidence.v1.EvidenceService/ExportSnapshot"
 )
 
 // EvidenceServiceClient is the client API for EvidenceService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// EvidenceService owns evidence packs, replay and review exports and benchmark trials.
-// RPCs are added by the issue that builds the service; until a method is
-// implemented it answers Unimplemented.
+// EvidenceService exports what the log says happened: evidence packs, replay
+// cases, review packs, benchmark trial packs and comparisons, and the log's
+// events and session snapshots as the spec's JSON. Every export is derived
+// from the same events that drive the other services' read models; the
+// service owns evidence.changed and benchmark.* and writes nothing else.
 type EvidenceServiceClient interface {
+	// ExportEvidence writes the evidence pack of a scope to the object store
+	// and records evidence.changed. The same scope at the same sequence always
+	// yields the same pack, content hash and evidence id.
+	ExportEvidence(ctx context.Context, in *ExportEvidenceRequest, opts ...grpc.CallOption) (*ExportEvidenceResponse, error)
+	// ExportReplay writes a replay case (input, options, context and tool
+	// inventory refs, expected state assertions, evidence links).
+	ExportReplay(ctx context.Context, in *ExportReplayRequest, opts ...grpc.CallOption) (*ExportReplayResponse, error)
+	// ExportReview writes a review pack: what a reviewer must look at.
+	ExportReview(ctx context.Context, in *ExportReviewRequest, opts ...grpc.CallOption) (*ExportReviewResponse, error)
+	// GetEvidenceSummary answers from the evidence projection, without
+	// reading the log.
 	GetEvidenceSummary(ctx context.Context, in *GetEvidenceSummaryRequest, opts ...grpc.CallOption) (*GetEvidenceSummaryResponse, error)
+	StartBenchmarkTrial(ctx context.Context, in *StartBenchmarkTrialRequest, opts ...grpc.CallOption) (*StartBenchmarkTrialResponse, error)
+	EndBenchmarkTrial(ctx context.Context, in *EndBenchmarkTrialRequest, opts ...grpc.CallOption) (*EndBenchmarkTrialResponse, error)
+	RecordBenchmarkReward(ctx context.Context, in *RecordBenchmarkRewardRequest, opts ...grpc.CallOption) (*RecordBenchmarkRewardResponse, error)
+	// ExportBenchmarkTrial writes the trial pack (the Lime benchmark trial
+	// pack shape) and an ATIF-compatible trajectory converted from the events.
+	ExportBenchmarkTrial(ctx context.Context, in *ExportBenchmarkTrialRequest, opts ...grpc.CallOption) (*ExportBenchmarkTrialResponse, error)
+	// CompareBenchmarkRuns records baseline/candidate deltas. The decision is
+	// the caller's input; the service computes no verdict.
+	CompareBenchmarkRuns(ctx context.Context, in *CompareBenchmarkRunsRequest, opts ...grpc.CallOption) (*CompareBenchmarkRunsResponse, error)
+	// ExportEvents renders a session's events as the spec's JSON.
+	ExportEvents(ctx context.Context, in *ExportEventsRequest, opts ...grpc.CallOption) (*ExportEventsResponse, error)
+	// ExportSnapshot renders a session snapshot as the spec's JSON.
+	ExportSnapshot(ctx context.Context, in *ExportSnapshotRequest, opts ...grpc.CallOption) (*ExportSnapshotResponse, error)
 }
 
 type evidenceServiceClient struct {
@@ -39,6 +75,36 @@ type evidenceServiceClient struct {
 
 func NewEvidenceServiceClient(cc grpc.ClientConnInterface) EvidenceServiceClient {
 	return &evidenceServiceClient{cc}
+}
+
+func (c *evidenceServiceClient) ExportEvidence(ctx context.Context, in *ExportEvidenceRequest, opts ...grpc.CallOption) (*ExportEvidenceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExportEvidenceResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_ExportEvidence_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *evidenceServiceClient) ExportReplay(ctx context.Context, in *ExportReplayRequest, opts ...grpc.CallOption) (*ExportReplayResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExportReplayResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_ExportReplay_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *evidenceServiceClient) ExportReview(ctx context.Context, in *ExportReviewRequest, opts ...grpc.CallOption) (*ExportReviewResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExportReviewResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_ExportReview_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *evidenceServiceClient) GetEvidenceSummary(ctx context.Context, in *GetEvidenceSummaryRequest, opts ...grpc.CallOption) (*GetEvidenceSummaryResponse, error) {
@@ -51,15 +117,111 @@ func (c *evidenceServiceClient) GetEvidenceSummary(ctx context.Context, in *GetE
 	return out, nil
 }
 
+func (c *evidenceServiceClient) StartBenchmarkTrial(ctx context.Context, in *StartBenchmarkTrialRequest, opts ...grpc.CallOption) (*StartBenchmarkTrialResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StartBenchmarkTrialResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_StartBenchmarkTrial_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *evidenceServiceClient) EndBenchmarkTrial(ctx context.Context, in *EndBenchmarkTrialRequest, opts ...grpc.CallOption) (*EndBenchmarkTrialResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EndBenchmarkTrialResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_EndBenchmarkTrial_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *evidenceServiceClient) RecordBenchmarkReward(ctx context.Context, in *RecordBenchmarkRewardRequest, opts ...grpc.CallOption) (*RecordBenchmarkRewardResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordBenchmarkRewardResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_RecordBenchmarkReward_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *evidenceServiceClient) ExportBenchmarkTrial(ctx context.Context, in *ExportBenchmarkTrialRequest, opts ...grpc.CallOption) (*ExportBenchmarkTrialResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExportBenchmarkTrialResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_ExportBenchmarkTrial_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *evidenceServiceClient) CompareBenchmarkRuns(ctx context.Context, in *CompareBenchmarkRunsRequest, opts ...grpc.CallOption) (*CompareBenchmarkRunsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompareBenchmarkRunsResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_CompareBenchmarkRuns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *evidenceServiceClient) ExportEvents(ctx context.Context, in *ExportEventsRequest, opts ...grpc.CallOption) (*ExportEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExportEventsResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_ExportEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *evidenceServiceClient) ExportSnapshot(ctx context.Context, in *ExportSnapshotRequest, opts ...grpc.CallOption) (*ExportSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExportSnapshotResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_ExportSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // EvidenceServiceServer is the server API for EvidenceService service.
 // All implementations must embed UnimplementedEvidenceServiceServer
 // for forward compatibility.
 //
-// EvidenceService owns evidence packs, replay and review exports and benchmark trials.
-// RPCs are added by the issue that builds the service; until a method is
-// implemented it answers Unimplemented.
+// EvidenceService exports what the log says happened: evidence packs, replay
+// cases, review packs, benchmark trial packs and comparisons, and the log's
+// events and session snapshots as the spec's JSON. Every export is derived
+// from the same events that drive the other services' read models; the
+// service owns evidence.changed and benchmark.* and writes nothing else.
 type EvidenceServiceServer interface {
+	// ExportEvidence writes the evidence pack of a scope to the object store
+	// and records evidence.changed. The same scope at the same sequence always
+	// yields the same pack, content hash and evidence id.
+	ExportEvidence(context.Context, *ExportEvidenceRequest) (*ExportEvidenceResponse, error)
+	// ExportReplay writes a replay case (input, options, context and tool
+	// inventory refs, expected state assertions, evidence links).
+	ExportReplay(context.Context, *ExportReplayRequest) (*ExportReplayResponse, error)
+	// ExportReview writes a review pack: what a reviewer must look at.
+	ExportReview(context.Context, *ExportReviewRequest) (*ExportReviewResponse, error)
+	// GetEvidenceSummary answers from the evidence projection, without
+	// reading the log.
 	GetEvidenceSummary(context.Context, *GetEvidenceSummaryRequest) (*GetEvidenceSummaryResponse, error)
+	StartBenchmarkTrial(context.Context, *StartBenchmarkTrialRequest) (*StartBenchmarkTrialResponse, error)
+	EndBenchmarkTrial(context.Context, *EndBenchmarkTrialRequest) (*EndBenchmarkTrialResponse, error)
+	RecordBenchmarkReward(context.Context, *RecordBenchmarkRewardRequest) (*RecordBenchmarkRewardResponse, error)
+	// ExportBenchmarkTrial writes the trial pack (the Lime benchmark trial
+	// pack shape) and an ATIF-compatible trajectory converted from the events.
+	ExportBenchmarkTrial(context.Context, *ExportBenchmarkTrialRequest) (*ExportBenchmarkTrialResponse, error)
+	// CompareBenchmarkRuns records baseline/candidate deltas. The decision is
+	// the caller's input; the service computes no verdict.
+	CompareBenchmarkRuns(context.Context, *CompareBenchmarkRunsRequest) (*CompareBenchmarkRunsResponse, error)
+	// ExportEvents renders a session's events as the spec's JSON.
+	ExportEvents(context.Context, *ExportEventsRequest) (*ExportEventsResponse, error)
+	// ExportSnapshot renders a session snapshot as the spec's JSON.
+	ExportSnapshot(context.Context, *ExportSnapshotRequest) (*ExportSnapshotResponse, error)
 	mustEmbedUnimplementedEvidenceServiceServer()
 }
 
@@ -70,8 +232,38 @@ type EvidenceServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedEvidenceServiceServer struct{}
 
+func (UnimplementedEvidenceServiceServer) ExportEvidence(context.Context, *ExportEvidenceRequest) (*ExportEvidenceResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ExportEvidence not implemented")
+}
+func (UnimplementedEvidenceServiceServer) ExportReplay(context.Context, *ExportReplayRequest) (*ExportReplayResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ExportReplay not implemented")
+}
+func (UnimplementedEvidenceServiceServer) ExportReview(context.Context, *ExportReviewRequest) (*ExportReviewResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ExportReview not implemented")
+}
 func (UnimplementedEvidenceServiceServer) GetEvidenceSummary(context.Context, *GetEvidenceSummaryRequest) (*GetEvidenceSummaryResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetEvidenceSummary not implemented")
+}
+func (UnimplementedEvidenceServiceServer) StartBenchmarkTrial(context.Context, *StartBenchmarkTrialRequest) (*StartBenchmarkTrialResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method StartBenchmarkTrial not implemented")
+}
+func (UnimplementedEvidenceServiceServer) EndBenchmarkTrial(context.Context, *EndBenchmarkTrialRequest) (*EndBenchmarkTrialResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method EndBenchmarkTrial not implemented")
+}
+func (UnimplementedEvidenceServiceServer) RecordBenchmarkReward(context.Context, *RecordBenchmarkRewardRequest) (*RecordBenchmarkRewardResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RecordBenchmarkReward not implemented")
+}
+func (UnimplementedEvidenceServiceServer) ExportBenchmarkTrial(context.Context, *ExportBenchmarkTrialRequest) (*ExportBenchmarkTrialResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ExportBenchmarkTrial not implemented")
+}
+func (UnimplementedEvidenceServiceServer) CompareBenchmarkRuns(context.Context, *CompareBenchmarkRunsRequest) (*CompareBenchmarkRunsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CompareBenchmarkRuns not implemented")
+}
+func (UnimplementedEvidenceServiceServer) ExportEvents(context.Context, *ExportEventsRequest) (*ExportEventsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ExportEvents not implemented")
+}
+func (UnimplementedEvidenceServiceServer) ExportSnapshot(context.Context, *ExportSnapshotRequest) (*ExportSnapshotResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ExportSnapshot not implemented")
 }
 func (UnimplementedEvidenceServiceServer) mustEmbedUnimplementedEvidenceServiceServer() {}
 func (UnimplementedEvidenceServiceServer) testEmbeddedByValue()                         {}
@@ -94,6 +286,60 @@ func RegisterEvidenceServiceServer(s grpc.ServiceRegistrar, srv EvidenceServiceS
 	s.RegisterService(&EvidenceService_ServiceDesc, srv)
 }
 
+func _EvidenceService_ExportEvidence_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExportEvidenceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).ExportEvidence(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_ExportEvidence_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).ExportEvidence(ctx, req.(*ExportEvidenceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EvidenceService_ExportReplay_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExportReplayRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).ExportReplay(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_ExportReplay_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).ExportReplay(ctx, req.(*ExportReplayRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EvidenceService_ExportReview_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExportReviewRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).ExportReview(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_ExportReview_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).ExportReview(ctx, req.(*ExportReviewRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _EvidenceService_GetEvidenceSummary_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetEvidenceSummaryRequest)
 	if err := dec(in); err != nil {
@@ -112,6 +358,132 @@ func _EvidenceService_GetEvidenceSummary_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _EvidenceService_StartBenchmarkTrial_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StartBenchmarkTrialRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).StartBenchmarkTrial(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_StartBenchmarkTrial_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).StartBenchmarkTrial(ctx, req.(*StartBenchmarkTrialRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EvidenceService_EndBenchmarkTrial_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EndBenchmarkTrialRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).EndBenchmarkTrial(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_EndBenchmarkTrial_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).EndBenchmarkTrial(ctx, req.(*EndBenchmarkTrialRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EvidenceService_RecordBenchmarkReward_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordBenchmarkRewardRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).RecordBenchmarkReward(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_RecordBenchmarkReward_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).RecordBenchmarkReward(ctx, req.(*RecordBenchmarkRewardRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EvidenceService_ExportBenchmarkTrial_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExportBenchmarkTrialRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).ExportBenchmarkTrial(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_ExportBenchmarkTrial_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).ExportBenchmarkTrial(ctx, req.(*ExportBenchmarkTrialRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EvidenceService_CompareBenchmarkRuns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompareBenchmarkRunsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).CompareBenchmarkRuns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_CompareBenchmarkRuns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).CompareBenchmarkRuns(ctx, req.(*CompareBenchmarkRunsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EvidenceService_ExportEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExportEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).ExportEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_ExportEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).ExportEvents(ctx, req.(*ExportEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EvidenceService_ExportSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExportSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).ExportSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_ExportSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).ExportSnapshot(ctx, req.(*ExportSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // EvidenceService_ServiceDesc is the grpc.ServiceDesc for EvidenceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -120,8 +492,48 @@ var EvidenceService_ServiceDesc = grpc.ServiceDesc{
 	HandlerType: (*EvidenceServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
+			MethodName: "ExportEvidence",
+			Handler:    _EvidenceService_ExportEvidence_Handler,
+		},
+		{
+			MethodName: "ExportReplay",
+			Handler:    _EvidenceService_ExportReplay_Handler,
+		},
+		{
+			MethodName: "ExportReview",
+			Handler:    _EvidenceService_ExportReview_Handler,
+		},
+		{
 			MethodName: "GetEvidenceSummary",
 			Handler:    _EvidenceService_GetEvidenceSummary_Handler,
+		},
+		{
+			MethodName: "StartBenchmarkTrial",
+			Handler:    _EvidenceService_StartBenchmarkTrial_Handler,
+		},
+		{
+			MethodName: "EndBenchmarkTrial",
+			Handler:    _EvidenceService_EndBenchmarkTrial_Handler,
+		},
+		{
+			MethodName: "RecordBenchmarkReward",
+			Handler:    _EvidenceService_RecordBenchmarkReward_Handler,
+		},
+		{
+			MethodName: "ExportBenchmarkTrial",
+			Handler:    _EvidenceService_ExportBenchmarkTrial_Handler,
+		},
+		{
+			MethodName: "CompareBenchmarkRuns",
+			Handler:    _EvidenceService_CompareBenchmarkRuns_Handler,
+		},
+		{
+			MethodName: "ExportEvents",
+			Handler:    _EvidenceService_ExportEvents_Handler,
+		},
+		{
+			MethodName: "ExportSnapshot",
+			Handler:    _EvidenceService_ExportSnapshot_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
