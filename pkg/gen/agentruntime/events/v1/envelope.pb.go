@@ -127,6 +127,7 @@ type RuntimeEvent struct {
 	//	*RuntimeEvent_ChannelDisconnected
 	//	*RuntimeEvent_ChannelResumed
 	//	*RuntimeEvent_ChannelMessage
+	//	*RuntimeEvent_SnapshotUpdated
 	//	*RuntimeEvent_TaskCreated
 	//	*RuntimeEvent_TaskAccepted
 	//	*RuntimeEvent_TaskQueued
@@ -903,6 +904,15 @@ func (x *RuntimeEvent) GetChannelMessage() *ChannelFact {
 	return nil
 }
 
+func (x *RuntimeEvent) GetSnapshotUpdated() *SnapshotUpdated {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SnapshotUpdated); ok {
+			return x.SnapshotUpdated
+		}
+	}
+	return nil
+}
+
 func (x *RuntimeEvent) GetTaskCreated() *TaskCreated {
 	if x != nil {
 		if x, ok := x.Payload.(*RuntimeEvent_TaskCreated); ok {
@@ -1653,7 +1663,11 @@ type RuntimeEvent_ChannelResumed struct {
 
 type RuntimeEvent_ChannelMessage struct {
 	// Acknowledgements ride as channel.message with last_acked_sequence.
-	ChannelMessage *ChannelFact `protobuf:"bytes,169,opt,name=channel_message,json=channelMessage,proto3,oneof"` // end control
+	ChannelMessage *ChannelFact `protobuf:"bytes,169,opt,name=channel_message,json=channelMessage,proto3,oneof"`
+}
+
+type RuntimeEvent_SnapshotUpdated struct {
+	SnapshotUpdated *SnapshotUpdated `protobuf:"bytes,170,opt,name=snapshot_updated,json=snapshotUpdated,proto3,oneof"` // end control
 }
 
 type RuntimeEvent_TaskCreated struct {
@@ -2004,6 +2018,8 @@ func (*RuntimeEvent_ChannelResumed) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_ChannelMessage) isRuntimeEvent_Payload() {}
 
+func (*RuntimeEvent_SnapshotUpdated) isRuntimeEvent_Payload() {}
+
 func (*RuntimeEvent_TaskCreated) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_TaskAccepted) isRuntimeEvent_Payload() {}
@@ -2126,7 +2142,7 @@ var File_agentruntime_events_v1_envelope_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/evidence.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/routing.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\"agentruntime/events/v1/tasks.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb9R\n" +
+	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/evidence.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/routing.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\"agentruntime/events/v1/tasks.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90S\n" +
 	"\fRuntimeEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\x128\n" +
@@ -2224,7 +2240,8 @@ const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\x11channel_connected\x18\xa6\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x10channelConnected\x12Y\n" +
 	"\x14channel_disconnected\x18\xa7\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x13channelDisconnected\x12O\n" +
 	"\x0fchannel_resumed\x18\xa8\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelResumed\x12O\n" +
-	"\x0fchannel_message\x18\xa9\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelMessage\x12I\n" +
+	"\x0fchannel_message\x18\xa9\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelMessage\x12U\n" +
+	"\x10snapshot_updated\x18\xaa\x01 \x01(\v2'.agentruntime.events.v1.SnapshotUpdatedH\x00R\x0fsnapshotUpdated\x12I\n" +
 	"\ftask_created\x18\x90\x03 \x01(\v2#.agentruntime.events.v1.TaskCreatedH\x00R\vtaskCreated\x12N\n" +
 	"\rtask_accepted\x18\x91\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\ftaskAccepted\x12J\n" +
 	"\vtask_queued\x18\x92\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\n" +
@@ -2353,50 +2370,51 @@ var file_agentruntime_events_v1_envelope_proto_goTypes = []any{
 	(*SubagentSpawned)(nil),              // 40: agentruntime.events.v1.SubagentSpawned
 	(*SubagentStatus)(nil),               // 41: agentruntime.events.v1.SubagentStatus
 	(*ChannelFact)(nil),                  // 42: agentruntime.events.v1.ChannelFact
-	(*TaskCreated)(nil),                  // 43: agentruntime.events.v1.TaskCreated
-	(*TaskTransition)(nil),               // 44: agentruntime.events.v1.TaskTransition
-	(*TaskUpdated)(nil),                  // 45: agentruntime.events.v1.TaskUpdated
-	(*TaskProgressed)(nil),               // 46: agentruntime.events.v1.TaskProgressed
-	(*TaskCancelRequested)(nil),          // 47: agentruntime.events.v1.TaskCancelRequested
-	(*TaskCompleted)(nil),                // 48: agentruntime.events.v1.TaskCompleted
-	(*TaskDelegated)(nil),                // 49: agentruntime.events.v1.TaskDelegated
-	(*TaskDependencyUpdated)(nil),        // 50: agentruntime.events.v1.TaskDependencyUpdated
-	(*TaskAttemptStarted)(nil),           // 51: agentruntime.events.v1.TaskAttemptStarted
-	(*TaskAttemptCompleted)(nil),         // 52: agentruntime.events.v1.TaskAttemptCompleted
-	(*TaskAttemptFailed)(nil),            // 53: agentruntime.events.v1.TaskAttemptFailed
-	(*JobCreated)(nil),                   // 54: agentruntime.events.v1.JobCreated
-	(*JobStarted)(nil),                   // 55: agentruntime.events.v1.JobStarted
-	(*JobProgressed)(nil),                // 56: agentruntime.events.v1.JobProgressed
-	(*JobItemStarted)(nil),               // 57: agentruntime.events.v1.JobItemStarted
-	(*JobItemCompleted)(nil),             // 58: agentruntime.events.v1.JobItemCompleted
-	(*JobItemFailed)(nil),                // 59: agentruntime.events.v1.JobItemFailed
-	(*JobEnded)(nil),                     // 60: agentruntime.events.v1.JobEnded
-	(*TaskProfileResolved)(nil),          // 61: agentruntime.events.v1.TaskProfileResolved
-	(*RoutingCandidatesResolved)(nil),    // 62: agentruntime.events.v1.RoutingCandidatesResolved
-	(*RoutingDecided)(nil),               // 63: agentruntime.events.v1.RoutingDecided
-	(*RoutingFallbackApplied)(nil),       // 64: agentruntime.events.v1.RoutingFallbackApplied
-	(*RoutingNotPossible)(nil),           // 65: agentruntime.events.v1.RoutingNotPossible
-	(*RoutingSingleCandidate)(nil),       // 66: agentruntime.events.v1.RoutingSingleCandidate
-	(*CostEstimated)(nil),                // 67: agentruntime.events.v1.CostEstimated
-	(*CostRecorded)(nil),                 // 68: agentruntime.events.v1.CostRecorded
-	(*RateLimitHit)(nil),                 // 69: agentruntime.events.v1.RateLimitHit
-	(*QuotaLow)(nil),                     // 70: agentruntime.events.v1.QuotaLow
-	(*QuotaBlocked)(nil),                 // 71: agentruntime.events.v1.QuotaBlocked
-	(*LimitChanged)(nil),                 // 72: agentruntime.events.v1.LimitChanged
-	(*PermissionEvaluated)(nil),          // 73: agentruntime.events.v1.PermissionEvaluated
-	(*PermissionRequested)(nil),          // 74: agentruntime.events.v1.PermissionRequested
-	(*PermissionResolved)(nil),           // 75: agentruntime.events.v1.PermissionResolved
-	(*SandboxApplied)(nil),               // 76: agentruntime.events.v1.SandboxApplied
-	(*SandboxViolation)(nil),             // 77: agentruntime.events.v1.SandboxViolation
-	(*HookStarted)(nil),                  // 78: agentruntime.events.v1.HookStarted
-	(*HookCompleted)(nil),                // 79: agentruntime.events.v1.HookCompleted
-	(*HookFailed)(nil),                   // 80: agentruntime.events.v1.HookFailed
-	(*PolicyChanged)(nil),                // 81: agentruntime.events.v1.PolicyChanged
-	(*EvidenceChanged)(nil),              // 82: agentruntime.events.v1.EvidenceChanged
-	(*BenchmarkTrialStarted)(nil),        // 83: agentruntime.events.v1.BenchmarkTrialStarted
-	(*BenchmarkTrialEnded)(nil),          // 84: agentruntime.events.v1.BenchmarkTrialEnded
-	(*BenchmarkRewardRecorded)(nil),      // 85: agentruntime.events.v1.BenchmarkRewardRecorded
-	(*BenchmarkComparisonCompleted)(nil), // 86: agentruntime.events.v1.BenchmarkComparisonCompleted
+	(*SnapshotUpdated)(nil),              // 43: agentruntime.events.v1.SnapshotUpdated
+	(*TaskCreated)(nil),                  // 44: agentruntime.events.v1.TaskCreated
+	(*TaskTransition)(nil),               // 45: agentruntime.events.v1.TaskTransition
+	(*TaskUpdated)(nil),                  // 46: agentruntime.events.v1.TaskUpdated
+	(*TaskProgressed)(nil),               // 47: agentruntime.events.v1.TaskProgressed
+	(*TaskCancelRequested)(nil),          // 48: agentruntime.events.v1.TaskCancelRequested
+	(*TaskCompleted)(nil),                // 49: agentruntime.events.v1.TaskCompleted
+	(*TaskDelegated)(nil),                // 50: agentruntime.events.v1.TaskDelegated
+	(*TaskDependencyUpdated)(nil),        // 51: agentruntime.events.v1.TaskDependencyUpdated
+	(*TaskAttemptStarted)(nil),           // 52: agentruntime.events.v1.TaskAttemptStarted
+	(*TaskAttemptCompleted)(nil),         // 53: agentruntime.events.v1.TaskAttemptCompleted
+	(*TaskAttemptFailed)(nil),            // 54: agentruntime.events.v1.TaskAttemptFailed
+	(*JobCreated)(nil),                   // 55: agentruntime.events.v1.JobCreated
+	(*JobStarted)(nil),                   // 56: agentruntime.events.v1.JobStarted
+	(*JobProgressed)(nil),                // 57: agentruntime.events.v1.JobProgressed
+	(*JobItemStarted)(nil),               // 58: agentruntime.events.v1.JobItemStarted
+	(*JobItemCompleted)(nil),             // 59: agentruntime.events.v1.JobItemCompleted
+	(*JobItemFailed)(nil),                // 60: agentruntime.events.v1.JobItemFailed
+	(*JobEnded)(nil),                     // 61: agentruntime.events.v1.JobEnded
+	(*TaskProfileResolved)(nil),          // 62: agentruntime.events.v1.TaskProfileResolved
+	(*RoutingCandidatesResolved)(nil),    // 63: agentruntime.events.v1.RoutingCandidatesResolved
+	(*RoutingDecided)(nil),               // 64: agentruntime.events.v1.RoutingDecided
+	(*RoutingFallbackApplied)(nil),       // 65: agentruntime.events.v1.RoutingFallbackApplied
+	(*RoutingNotPossible)(nil),           // 66: agentruntime.events.v1.RoutingNotPossible
+	(*RoutingSingleCandidate)(nil),       // 67: agentruntime.events.v1.RoutingSingleCandidate
+	(*CostEstimated)(nil),                // 68: agentruntime.events.v1.CostEstimated
+	(*CostRecorded)(nil),                 // 69: agentruntime.events.v1.CostRecorded
+	(*RateLimitHit)(nil),                 // 70: agentruntime.events.v1.RateLimitHit
+	(*QuotaLow)(nil),                     // 71: agentruntime.events.v1.QuotaLow
+	(*QuotaBlocked)(nil),                 // 72: agentruntime.events.v1.QuotaBlocked
+	(*LimitChanged)(nil),                 // 73: agentruntime.events.v1.LimitChanged
+	(*PermissionEvaluated)(nil),          // 74: agentruntime.events.v1.PermissionEvaluated
+	(*PermissionRequested)(nil),          // 75: agentruntime.events.v1.PermissionRequested
+	(*PermissionResolved)(nil),           // 76: agentruntime.events.v1.PermissionResolved
+	(*SandboxApplied)(nil),               // 77: agentruntime.events.v1.SandboxApplied
+	(*SandboxViolation)(nil),             // 78: agentruntime.events.v1.SandboxViolation
+	(*HookStarted)(nil),                  // 79: agentruntime.events.v1.HookStarted
+	(*HookCompleted)(nil),                // 80: agentruntime.events.v1.HookCompleted
+	(*HookFailed)(nil),                   // 81: agentruntime.events.v1.HookFailed
+	(*PolicyChanged)(nil),                // 82: agentruntime.events.v1.PolicyChanged
+	(*EvidenceChanged)(nil),              // 83: agentruntime.events.v1.EvidenceChanged
+	(*BenchmarkTrialStarted)(nil),        // 84: agentruntime.events.v1.BenchmarkTrialStarted
+	(*BenchmarkTrialEnded)(nil),          // 85: agentruntime.events.v1.BenchmarkTrialEnded
+	(*BenchmarkRewardRecorded)(nil),      // 86: agentruntime.events.v1.BenchmarkRewardRecorded
+	(*BenchmarkComparisonCompleted)(nil), // 87: agentruntime.events.v1.BenchmarkComparisonCompleted
 }
 var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	2,   // 0: agentruntime.events.v1.RuntimeEvent.timestamp:type_name -> google.protobuf.Timestamp
@@ -2455,70 +2473,71 @@ var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	42,  // 53: agentruntime.events.v1.RuntimeEvent.channel_disconnected:type_name -> agentruntime.events.v1.ChannelFact
 	42,  // 54: agentruntime.events.v1.RuntimeEvent.channel_resumed:type_name -> agentruntime.events.v1.ChannelFact
 	42,  // 55: agentruntime.events.v1.RuntimeEvent.channel_message:type_name -> agentruntime.events.v1.ChannelFact
-	43,  // 56: agentruntime.events.v1.RuntimeEvent.task_created:type_name -> agentruntime.events.v1.TaskCreated
-	44,  // 57: agentruntime.events.v1.RuntimeEvent.task_accepted:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 58: agentruntime.events.v1.RuntimeEvent.task_queued:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 59: agentruntime.events.v1.RuntimeEvent.task_started:type_name -> agentruntime.events.v1.TaskTransition
-	45,  // 60: agentruntime.events.v1.RuntimeEvent.task_updated:type_name -> agentruntime.events.v1.TaskUpdated
-	46,  // 61: agentruntime.events.v1.RuntimeEvent.task_progress:type_name -> agentruntime.events.v1.TaskProgressed
-	44,  // 62: agentruntime.events.v1.RuntimeEvent.task_waiting:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 63: agentruntime.events.v1.RuntimeEvent.task_blocked:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 64: agentruntime.events.v1.RuntimeEvent.task_paused:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 65: agentruntime.events.v1.RuntimeEvent.task_resumed:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 66: agentruntime.events.v1.RuntimeEvent.task_retrying:type_name -> agentruntime.events.v1.TaskTransition
-	47,  // 67: agentruntime.events.v1.RuntimeEvent.task_cancel_requested:type_name -> agentruntime.events.v1.TaskCancelRequested
-	44,  // 68: agentruntime.events.v1.RuntimeEvent.task_cancelled:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 69: agentruntime.events.v1.RuntimeEvent.task_timed_out:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 70: agentruntime.events.v1.RuntimeEvent.task_failed:type_name -> agentruntime.events.v1.TaskTransition
-	44,  // 71: agentruntime.events.v1.RuntimeEvent.task_lost:type_name -> agentruntime.events.v1.TaskTransition
-	48,  // 72: agentruntime.events.v1.RuntimeEvent.task_completed:type_name -> agentruntime.events.v1.TaskCompleted
-	44,  // 73: agentruntime.events.v1.RuntimeEvent.task_archived:type_name -> agentruntime.events.v1.TaskTransition
-	49,  // 74: agentruntime.events.v1.RuntimeEvent.task_delegated:type_name -> agentruntime.events.v1.TaskDelegated
-	50,  // 75: agentruntime.events.v1.RuntimeEvent.task_dependency_updated:type_name -> agentruntime.events.v1.TaskDependencyUpdated
-	51,  // 76: agentruntime.events.v1.RuntimeEvent.task_attempt_started:type_name -> agentruntime.events.v1.TaskAttemptStarted
-	52,  // 77: agentruntime.events.v1.RuntimeEvent.task_attempt_completed:type_name -> agentruntime.events.v1.TaskAttemptCompleted
-	53,  // 78: agentruntime.events.v1.RuntimeEvent.task_attempt_failed:type_name -> agentruntime.events.v1.TaskAttemptFailed
-	54,  // 79: agentruntime.events.v1.RuntimeEvent.job_created:type_name -> agentruntime.events.v1.JobCreated
-	55,  // 80: agentruntime.events.v1.RuntimeEvent.job_started:type_name -> agentruntime.events.v1.JobStarted
-	56,  // 81: agentruntime.events.v1.RuntimeEvent.job_progress:type_name -> agentruntime.events.v1.JobProgressed
-	57,  // 82: agentruntime.events.v1.RuntimeEvent.job_item_started:type_name -> agentruntime.events.v1.JobItemStarted
-	58,  // 83: agentruntime.events.v1.RuntimeEvent.job_item_completed:type_name -> agentruntime.events.v1.JobItemCompleted
-	59,  // 84: agentruntime.events.v1.RuntimeEvent.job_item_failed:type_name -> agentruntime.events.v1.JobItemFailed
-	60,  // 85: agentruntime.events.v1.RuntimeEvent.job_completed:type_name -> agentruntime.events.v1.JobEnded
-	60,  // 86: agentruntime.events.v1.RuntimeEvent.job_failed:type_name -> agentruntime.events.v1.JobEnded
-	60,  // 87: agentruntime.events.v1.RuntimeEvent.job_cancelled:type_name -> agentruntime.events.v1.JobEnded
-	61,  // 88: agentruntime.events.v1.RuntimeEvent.task_profile_resolved:type_name -> agentruntime.events.v1.TaskProfileResolved
-	62,  // 89: agentruntime.events.v1.RuntimeEvent.routing_candidates_resolved:type_name -> agentruntime.events.v1.RoutingCandidatesResolved
-	63,  // 90: agentruntime.events.v1.RuntimeEvent.routing_decided:type_name -> agentruntime.events.v1.RoutingDecided
-	64,  // 91: agentruntime.events.v1.RuntimeEvent.routing_fallback_applied:type_name -> agentruntime.events.v1.RoutingFallbackApplied
-	65,  // 92: agentruntime.events.v1.RuntimeEvent.routing_not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
-	66,  // 93: agentruntime.events.v1.RuntimeEvent.routing_single_candidate:type_name -> agentruntime.events.v1.RoutingSingleCandidate
-	67,  // 94: agentruntime.events.v1.RuntimeEvent.cost_estimated:type_name -> agentruntime.events.v1.CostEstimated
-	68,  // 95: agentruntime.events.v1.RuntimeEvent.cost_recorded:type_name -> agentruntime.events.v1.CostRecorded
-	69,  // 96: agentruntime.events.v1.RuntimeEvent.rate_limit_hit:type_name -> agentruntime.events.v1.RateLimitHit
-	70,  // 97: agentruntime.events.v1.RuntimeEvent.quota_low:type_name -> agentruntime.events.v1.QuotaLow
-	71,  // 98: agentruntime.events.v1.RuntimeEvent.quota_blocked:type_name -> agentruntime.events.v1.QuotaBlocked
-	72,  // 99: agentruntime.events.v1.RuntimeEvent.limit_changed:type_name -> agentruntime.events.v1.LimitChanged
-	73,  // 100: agentruntime.events.v1.RuntimeEvent.permission_evaluated:type_name -> agentruntime.events.v1.PermissionEvaluated
-	74,  // 101: agentruntime.events.v1.RuntimeEvent.permission_requested:type_name -> agentruntime.events.v1.PermissionRequested
-	75,  // 102: agentruntime.events.v1.RuntimeEvent.permission_resolved:type_name -> agentruntime.events.v1.PermissionResolved
-	76,  // 103: agentruntime.events.v1.RuntimeEvent.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
-	77,  // 104: agentruntime.events.v1.RuntimeEvent.sandbox_violation:type_name -> agentruntime.events.v1.SandboxViolation
-	78,  // 105: agentruntime.events.v1.RuntimeEvent.hook_started:type_name -> agentruntime.events.v1.HookStarted
-	79,  // 106: agentruntime.events.v1.RuntimeEvent.hook_completed:type_name -> agentruntime.events.v1.HookCompleted
-	80,  // 107: agentruntime.events.v1.RuntimeEvent.hook_failed:type_name -> agentruntime.events.v1.HookFailed
-	81,  // 108: agentruntime.events.v1.RuntimeEvent.policy_changed:type_name -> agentruntime.events.v1.PolicyChanged
-	82,  // 109: agentruntime.events.v1.RuntimeEvent.evidence_changed:type_name -> agentruntime.events.v1.EvidenceChanged
-	83,  // 110: agentruntime.events.v1.RuntimeEvent.benchmark_trial_started:type_name -> agentruntime.events.v1.BenchmarkTrialStarted
-	84,  // 111: agentruntime.events.v1.RuntimeEvent.benchmark_trial_completed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
-	84,  // 112: agentruntime.events.v1.RuntimeEvent.benchmark_trial_failed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
-	85,  // 113: agentruntime.events.v1.RuntimeEvent.benchmark_reward_recorded:type_name -> agentruntime.events.v1.BenchmarkRewardRecorded
-	86,  // 114: agentruntime.events.v1.RuntimeEvent.benchmark_comparison_completed:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
-	115, // [115:115] is the sub-list for method output_type
-	115, // [115:115] is the sub-list for method input_type
-	115, // [115:115] is the sub-list for extension type_name
-	115, // [115:115] is the sub-list for extension extendee
-	0,   // [0:115] is the sub-list for field type_name
+	43,  // 56: agentruntime.events.v1.RuntimeEvent.snapshot_updated:type_name -> agentruntime.events.v1.SnapshotUpdated
+	44,  // 57: agentruntime.events.v1.RuntimeEvent.task_created:type_name -> agentruntime.events.v1.TaskCreated
+	45,  // 58: agentruntime.events.v1.RuntimeEvent.task_accepted:type_name -> agentruntime.events.v1.TaskTransition
+	45,  // 59: agentruntime.events.v1.RuntimeEvent.task_queued:type_name -> agentruntime.events.v1.TaskTransition
+	45,  // 60: agentruntime.events.v1.RuntimeEvent.task_started:type_name -> agentruntime.events.v1.TaskTransition
+	46,  // 61: agentruntime.events.v1.RuntimeEvent.task_updated:type_name -> agentruntime.events.v1.TaskUpdated
+	47,  // 62: agentruntime.events.v1.RuntimeEvent.task_progress:type_name -> agentruntime.events.v1.TaskProgressed
+	45,  // 63: agentruntime.events.v1.RuntimeEvent.task_waiting:type_name -> agentruntime.events.v1.TaskTransition
+	45,  // 64: agentruntime.events.v1.RuntimeEvent.task_blocked:type_name -> agentruntime.events.v1.TaskTransition
+	45,  // 65: agentruntime.events.v1.RuntimeEvent.task_paused:type_name -> agentruntime.events.v1.TaskTransition
+	45,  // 66: agentruntime.events.v1.RuntimeEvent.task_resumed:type_name -> agentruntime.events.v1.TaskTransition
+	45,  // 67: agentruntime.events.v1.RuntimeEvent.task_retrying:type_name -> agentruntime.events.v1.TaskTransition
+	48,  // 68: agentruntime.events.v1.RuntimeEvent.task_cancel_requested:type_name -> agentruntime.events.v1.TaskCancelRequested
+	45,  // 69: agentruntime.events.v1.RuntimeEvent.task_cancelled:type_name -> agentruntime.events.v1.TaskTransition
+	45,  // 70: agentruntime.events.v1.RuntimeEvent.task_timed_out:type_name -> agentruntime.events.v1.TaskTransition
+	45,  // 71: agentruntime.events.v1.RuntimeEvent.task_failed:type_name -> agentruntime.events.v1.TaskTransition
+	45,  // 72: agentruntime.events.v1.RuntimeEvent.task_lost:type_name -> agentruntime.events.v1.TaskTransition
+	49,  // 73: agentruntime.events.v1.RuntimeEvent.task_completed:type_name -> agentruntime.events.v1.TaskCompleted
+	45,  // 74: agentruntime.events.v1.RuntimeEvent.task_archived:type_name -> agentruntime.events.v1.TaskTransition
+	50,  // 75: agentruntime.events.v1.RuntimeEvent.task_delegated:type_name -> agentruntime.events.v1.TaskDelegated
+	51,  // 76: agentruntime.events.v1.RuntimeEvent.task_dependency_updated:type_name -> agentruntime.events.v1.TaskDependencyUpdated
+	52,  // 77: agentruntime.events.v1.RuntimeEvent.task_attempt_started:type_name -> agentruntime.events.v1.TaskAttemptStarted
+	53,  // 78: agentruntime.events.v1.RuntimeEvent.task_attempt_completed:type_name -> agentruntime.events.v1.TaskAttemptCompleted
+	54,  // 79: agentruntime.events.v1.RuntimeEvent.task_attempt_failed:type_name -> agentruntime.events.v1.TaskAttemptFailed
+	55,  // 80: agentruntime.events.v1.RuntimeEvent.job_created:type_name -> agentruntime.events.v1.JobCreated
+	56,  // 81: agentruntime.events.v1.RuntimeEvent.job_started:type_name -> agentruntime.events.v1.JobStarted
+	57,  // 82: agentruntime.events.v1.RuntimeEvent.job_progress:type_name -> agentruntime.events.v1.JobProgressed
+	58,  // 83: agentruntime.events.v1.RuntimeEvent.job_item_started:type_name -> agentruntime.events.v1.JobItemStarted
+	59,  // 84: agentruntime.events.v1.RuntimeEvent.job_item_completed:type_name -> agentruntime.events.v1.JobItemCompleted
+	60,  // 85: agentruntime.events.v1.RuntimeEvent.job_item_failed:type_name -> agentruntime.events.v1.JobItemFailed
+	61,  // 86: agentruntime.events.v1.RuntimeEvent.job_completed:type_name -> agentruntime.events.v1.JobEnded
+	61,  // 87: agentruntime.events.v1.RuntimeEvent.job_failed:type_name -> agentruntime.events.v1.JobEnded
+	61,  // 88: agentruntime.events.v1.RuntimeEvent.job_cancelled:type_name -> agentruntime.events.v1.JobEnded
+	62,  // 89: agentruntime.events.v1.RuntimeEvent.task_profile_resolved:type_name -> agentruntime.events.v1.TaskProfileResolved
+	63,  // 90: agentruntime.events.v1.RuntimeEvent.routing_candidates_resolved:type_name -> agentruntime.events.v1.RoutingCandidatesResolved
+	64,  // 91: agentruntime.events.v1.RuntimeEvent.routing_decided:type_name -> agentruntime.events.v1.RoutingDecided
+	65,  // 92: agentruntime.events.v1.RuntimeEvent.routing_fallback_applied:type_name -> agentruntime.events.v1.RoutingFallbackApplied
+	66,  // 93: agentruntime.events.v1.RuntimeEvent.routing_not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
+	67,  // 94: agentruntime.events.v1.RuntimeEvent.routing_single_candidate:type_name -> agentruntime.events.v1.RoutingSingleCandidate
+	68,  // 95: agentruntime.events.v1.RuntimeEvent.cost_estimated:type_name -> agentruntime.events.v1.CostEstimated
+	69,  // 96: agentruntime.events.v1.RuntimeEvent.cost_recorded:type_name -> agentruntime.events.v1.CostRecorded
+	70,  // 97: agentruntime.events.v1.RuntimeEvent.rate_limit_hit:type_name -> agentruntime.events.v1.RateLimitHit
+	71,  // 98: agentruntime.events.v1.RuntimeEvent.quota_low:type_name -> agentruntime.events.v1.QuotaLow
+	72,  // 99: agentruntime.events.v1.RuntimeEvent.quota_blocked:type_name -> agentruntime.events.v1.QuotaBlocked
+	73,  // 100: agentruntime.events.v1.RuntimeEvent.limit_changed:type_name -> agentruntime.events.v1.LimitChanged
+	74,  // 101: agentruntime.events.v1.RuntimeEvent.permission_evaluated:type_name -> agentruntime.events.v1.PermissionEvaluated
+	75,  // 102: agentruntime.events.v1.RuntimeEvent.permission_requested:type_name -> agentruntime.events.v1.PermissionRequested
+	76,  // 103: agentruntime.events.v1.RuntimeEvent.permission_resolved:type_name -> agentruntime.events.v1.PermissionResolved
+	77,  // 104: agentruntime.events.v1.RuntimeEvent.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
+	78,  // 105: agentruntime.events.v1.RuntimeEvent.sandbox_violation:type_name -> agentruntime.events.v1.SandboxViolation
+	79,  // 106: agentruntime.events.v1.RuntimeEvent.hook_started:type_name -> agentruntime.events.v1.HookStarted
+	80,  // 107: agentruntime.events.v1.RuntimeEvent.hook_completed:type_name -> agentruntime.events.v1.HookCompleted
+	81,  // 108: agentruntime.events.v1.RuntimeEvent.hook_failed:type_name -> agentruntime.events.v1.HookFailed
+	82,  // 109: agentruntime.events.v1.RuntimeEvent.policy_changed:type_name -> agentruntime.events.v1.PolicyChanged
+	83,  // 110: agentruntime.events.v1.RuntimeEvent.evidence_changed:type_name -> agentruntime.events.v1.EvidenceChanged
+	84,  // 111: agentruntime.events.v1.RuntimeEvent.benchmark_trial_started:type_name -> agentruntime.events.v1.BenchmarkTrialStarted
+	85,  // 112: agentruntime.events.v1.RuntimeEvent.benchmark_trial_completed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
+	85,  // 113: agentruntime.events.v1.RuntimeEvent.benchmark_trial_failed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
+	86,  // 114: agentruntime.events.v1.RuntimeEvent.benchmark_reward_recorded:type_name -> agentruntime.events.v1.BenchmarkRewardRecorded
+	87,  // 115: agentruntime.events.v1.RuntimeEvent.benchmark_comparison_completed:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
+	116, // [116:116] is the sub-list for method output_type
+	116, // [116:116] is the sub-list for method input_type
+	116, // [116:116] is the sub-list for extension type_name
+	116, // [116:116] is the sub-list for extension extendee
+	0,   // [0:116] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_envelope_proto_init() }
@@ -2587,6 +2606,7 @@ func file_agentruntime_events_v1_envelope_proto_init() {
 		(*RuntimeEvent_ChannelDisconnected)(nil),
 		(*RuntimeEvent_ChannelResumed)(nil),
 		(*RuntimeEvent_ChannelMessage)(nil),
+		(*RuntimeEvent_SnapshotUpdated)(nil),
 		(*RuntimeEvent_TaskCreated)(nil),
 		(*RuntimeEvent_TaskAccepted)(nil),
 		(*RuntimeEvent_TaskQueued)(nil),
