@@ -46,8 +46,8 @@ func New() (*Validator, error) {
 		return jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	}
 	for url, file := range map[string]string{
-		coreEvent:       "agentruntime-event.schema.json",
-		coreSnapshot:    "agentruntime-snapshot.schema.json",
+		coreEvent:    "agentruntime-event.schema.json",
+		coreSnapshot: "agentruntime-snapshot.schema.json",
 		limeBase + "agentruntime-event.schema.json":    "agentruntime-event.schema.json",
 		limeBase + "agentruntime-snapshot.schema.json": "agentruntime-snapshot.schema.json",
 		profileEvent:    "agentruntime-lime-profile-event.schema.json",
