@@ -1,0 +1,129 @@
+package projector
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+)
+
+// LimeSchemaVersion is the schema version of Lime profile snapshots.
+const LimeSchemaVersion = "lime-profile-0.4.0"
+
+// SnapshotStatus maps a thread's status onto the spec's snapshot statuses:
+// waiting for a human or policy is "blocked" (an action is missing),
+// interrupting is still "running", a closed thread is "completed".
+func SnapshotStatus(status string) string {
+	switch status {
+	case "idle", "running":
+		return status
+	case "waiting_permission", "waiting_input", "blocked":
+		return "blocked"
+	case "interrupting":
+		return "running"
+	case "closed":
+		return "completed"
+	}
+	return "unknown"
+}
+
+func rfc3339(ts *timestamppb.Timestamp) string {
+	if ts == nil {
+		return ""
+	}
+	return ts.AsTime().UTC().Format(time.RFC3339Nano)
+}
+
+// SessionSnapshotJSON renders the session snapshot in the spec's JSON shape
+// (spec: state-snapshots; schema agentruntime-snapshot.schema.json): camelCase
+// ids, RFC 3339 times, the spec's thread statuses. turns are the session's
+// turns to include (e.g. the recent window), by thread. With lime set it
+// also carries what the Lime profile requires, honest where this service
+// does not know: summaries say "unknown" rather than a guess.
+func SessionSnapshotJSON(runtimeID string, s *controlv1.Session, threads []*controlv1.ThreadRead, turns []*controlv1.Turn, lime bool) map[string]any {
+	byThread := map[string][]any{}
+	for _, tu := range turns {
+		t := map[string]any{"turnId": tu.TurnId, "status": tu.Status}
+		if v := rfc3339(tu.StartedAt); v != "" {
+			t["startedAt"] = v
+		}
+		if v := rfc3339(tu.EndedAt); v != "" && tu.Status == "completed" {
+			t["completedAt"] = v
+		}
+		byThread[tu.ThreadId] = append(byThread[tu.ThreadId], t)
+	}
+	var evidence []any
+	outThreads := []any{}
+	for _, th := range threads {
+		t := map[string]any{"threadId": th.ThreadId, "status": SnapshotStatus(th.Status)}
+		if th.ActiveTurnId != "" {
+			t["activeTurnId"] = th.ActiveTurnId
+		}
+		t["turns"] = nonNil(byThread[th.ThreadId])
+		pending := []any{}
+		for _, a := range th.PendingActions {
+			pending = append(pending, map[string]any{"actionId": a.ActionId, "turnId": a.TurnId, "type": a.ActionType, "status": a.Status, "decisions": a.Decisions})
+		}
+		t["pendingRequests"] = pending
+		queued := []any{}
+		for i, id := range th.QueuedTurnIds {
+			queued = append(queued, map[string]any{"turnId": id, "position": i})
+		}
+		t["queuedTurns"] = queued
+		incidents := []any{}
+		for _, in := range th.Incidents {
+			incidents = append(incidents, map[string]any{"type": in.Type, "turnId": in.TurnId, "category": in.Category, "message": in.Message, "sequence": in.Sequence})
+		}
+		t["incidents"] = incidents
+		refs := []any{}
+		for _, r := range th.EvidenceRefs {
+			refs = append(refs, r)
+			evidence = append(evidence, r)
+		}
+		t["evidenceSummary"] = map[string]any{"evidenceRefs": refs}
+		t["permissionState"] = summaryJSON(th.Permission)
+		t["modelRouting"] = summaryJSON(th.Routing)
+		outThreads = append(outThreads, t)
+	}
+	out := map[string]any{
+		"schemaVersion": "agentruntime-0.1.0",
+		"sessionId":     s.SessionId,
+		"threads":       outThreads,
+		"evidenceRefs":  nonNil(evidence),
+	}
+	if v := rfc3339(s.UpdatedAt); v != "" {
+		out["updatedAt"] = v
+	}
+	if runtimeID != "" {
+		out["runtimeId"] = runtimeID
+	}
+	if lime {
+		out["schemaVersion"] = LimeSchemaVersion
+		// Tasks, routing and telemetry are other owners' facts; this
+		// snapshot states what it does not carry instead of inventing it.
+		out["tasks"] = []any{}
+		out["taskSummary"] = map[string]any{"state": "unknown"}
+		out["routingLimitSummary"] = map[string]any{"state": "unknown"}
+		out["telemetrySummary"] = map[string]any{"joinStatus": "unknown"}
+	}
+	return out
+}
+
+func summaryJSON(s *controlv1.Summary) map[string]any {
+	if s == nil {
+		return map[string]any{"state": "unknown"}
+	}
+	out := map[string]any{"state": s.State}
+	for k, v := range s.Facts {
+		out[k] = v
+	}
+	return out
+}
+
+func nonNil(v []any) []any {
+	if v == nil {
+		return []any{}
+	}
+	return v
+}
