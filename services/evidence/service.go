@@ -1,13 +1,17 @@
-// Package evidence is the evidence service: it owns evidence packs, replay and review exports and benchmark trials (DESIGN §2).
-//
-// Its RPCs are built by the issue that owns the service; until then they
-// answer Unimplemented (the embedded Unimplemented server).
+// Package evidence is the evidence service: it owns evidence packs, replay
+// and review exports, benchmark trials, and the spec's JSON rendering of
+// events and snapshots (DESIGN §2). See docs/services/evidence.md.
 package evidence
 
 import (
+	"context"
+
 	"google.golang.org/grpc"
 
 	evidencev1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/evidence/app"
+	egrpc "github.com/agentruntime/agentruntime/services/evidence/grpc"
 	"github.com/agentruntime/agentruntime/services/kit"
 )
 
@@ -17,14 +21,18 @@ const Name = "evidence"
 // HealthName is the grpc.health.v1 service name probes ask for.
 var HealthName = evidencev1.EvidenceService_ServiceDesc.ServiceName
 
-// Service implements evidencev1.EvidenceServiceServer.
+// Service is the composition of the evidence service.
 type Service struct {
-	evidencev1.UnimplementedEvidenceServiceServer
-	deps kit.Deps
+	deps    kit.Deps
+	app     *app.App
+	handler *egrpc.Handler
 }
 
 // New builds the service on its dependencies.
-func New(deps kit.Deps) *Service { return &Service{deps: deps} }
+func New(deps kit.Deps) *Service {
+	a := app.New(deps.Log, deps.Store)
+	return &Service{deps: deps, app: a, handler: &egrpc.Handler{App: a}}
+}
 
 // Name implements kit.Service.
 func (s *Service) Name() string { return Name }
@@ -33,4 +41,9 @@ func (s *Service) Name() string { return Name }
 func (s *Service) HealthName() string { return HealthName }
 
 // Register implements kit.Service.
-func (s *Service) Register(g *grpc.Server) { evidencev1.RegisterEvidenceServiceServer(g, s) }
+func (s *Service) Register(g *grpc.Server) { evidencev1.RegisterEvidenceServiceServer(g, s.handler) }
+
+// Run implements kit.Runner: the evidence projection over the whole log.
+func (s *Service) Run(ctx context.Context) error {
+	return projector.Run(ctx, s.deps.Log, s.deps.Store, app.Projection{}, s.deps.Logger)
+}

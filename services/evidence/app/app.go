@@ -1,0 +1,319 @@
+// Package app holds the evidence service's use cases: exports read the
+// log of a scope up to a sequence and fold it with the pure domain; trial
+// commands run the write path (pkg/command) on the trial aggregate.
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"
+	"github.com/agentruntime/agentruntime/services/evidence/domain"
+)
+
+// Errors a caller can cause, beside the domain's.
+var (
+	// ErrScopeNotFound: the scope has no events (also for another tenant's
+	// session: existence must not leak).
+	ErrScopeNotFound = errors.New("scope not found")
+	// ErrAhead: at_sequence is beyond what the projection has applied.
+	ErrAhead = errors.New("sequence not reached")
+)
+
+const (
+	catchUp   = 5 * time.Second
+	trialKind = "benchmark_trial"
+)
+
+// App is the evidence service's use cases.
+type App struct {
+	Log   *eventlog.Log
+	Store projection.Store
+	exec  command.Executor
+	// Now is the clock for trial durations (tests pin it).
+	Now func() time.Time
+}
+
+// New builds the use cases.
+func New(log *eventlog.Log, store projection.Store) *App {
+	return &App{Log: log, Store: store, exec: command.Executor{Log: log, Store: store, Projection: ProjectionName}, Now: time.Now}
+}
+
+// Run follows the log into the evidence projection until ctx ends.
+func (a *App) Run(ctx context.Context) error {
+	return projector.Run(ctx, a.Log, a.Store, Projection{}, nil)
+}
+
+// reach waits for min and returns the sequence reads may cover.
+func (a *App) reach(ctx context.Context, min uint64) (uint64, error) {
+	return projector.WaitFor(ctx, a.Store, ProjectionName, min, catchUp)
+}
+
+var errStop = errors.New("stop")
+
+// fold reads a session's log up to upTo (inclusive) into a model of scope.
+func (a *App) fold(ctx context.Context, tenant string, scope domain.Scope, upTo uint64) (*domain.Model, error) {
+	m := domain.NewModel(scope)
+	_, err := a.Log.Read(ctx, []string{a.Log.Subjects.Session(tenant, scope.Session)}, eventlog.FromStart, func(r *eventlog.Record) error {
+		if r.Event.GetSequence() > upTo {
+			return errStop
+		}
+		m.Apply(r.Event)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, err
+	}
+	if len(m.Events) == 0 {
+		return nil, fmt.Errorf("%w: %s %s", ErrScopeNotFound, scope.Kind, scopeName(scope))
+	}
+	return m, nil
+}
+
+func scopeName(s domain.Scope) string {
+	if s.ID == "" {
+		return s.Session
+	}
+	return s.Session + "/" + s.ID
+}
+
+// ExportRequest is one pack export.
+type ExportRequest struct {
+	Tenant     string
+	Kind       string // "evidence", "replay", "review"
+	Scope      domain.Scope
+	AtSequence uint64
+	MinSeq     uint64
+	Evidence   domain.EvidenceInput
+	Grader     string
+}
+
+// ExportResult answers an export.
+type ExportResult struct {
+	EvidenceID    string
+	Pack          *commonv1.OutputRef
+	ContentSHA256 string
+	Covers        uint64
+	Signals       []domain.Signal
+	KnownGaps     []string
+	Write         *commonv1.WriteResult
+}
+
+// Export builds, stores and records a pack.
+func (a *App) Export(ctx context.Context, r ExportRequest) (*ExportResult, error) {
+	reached, err := a.reach(ctx, max(r.MinSeq, r.AtSequence))
+	if err != nil {
+		return nil, err
+	}
+	upTo := reached
+	if r.AtSequence != 0 {
+		upTo = r.AtSequence
+	}
+	m, err := a.fold(ctx, r.Tenant, r.Scope, upTo)
+	if err != nil {
+		return nil, err
+	}
+	var pack domain.Object
+	res := &ExportResult{Covers: m.Covers()}
+	switch r.Kind {
+	case "replay":
+		pack = m.ReplayCase(r.Grader)
+	case "review":
+		pack = m.ReviewPack(r.Evidence.ReviewNotes)
+	default:
+		pack, res.Signals, res.KnownGaps = m.EvidencePack(r.Evidence)
+	}
+	changed := &eventsv1.EvidenceChanged{Kind: r.Kind, ScopeKind: string(r.Scope.Kind), ScopeId: r.Scope.ID,
+		CoversSequence: m.Covers(), VerificationOutcomes: r.Evidence.VerificationOutcomes, KnownGaps: res.KnownGaps}
+	ids := scopeIDs(m)
+	if err := a.store(ctx, r.Tenant, r.Scope.Session, pack, changed, ids, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// scopeIDs are the envelope ids of an export's evidence.changed: the
+// scope's own, and those the scope determines without ambiguity.
+func scopeIDs(m *domain.Model) *eventsv1.RuntimeEvent {
+	ev := &eventsv1.RuntimeEvent{}
+	switch m.Scope.Kind {
+	case domain.ScopeThread:
+		ev.ThreadId = m.Scope.ID
+	case domain.ScopeTurn:
+		ev.TurnId = m.Scope.ID
+		if th := m.ThreadIDs(); len(th) == 1 {
+			ev.ThreadId = th[0]
+		}
+	case domain.ScopeTask:
+		ev.TaskId = m.Scope.ID
+		if t := m.Tasks[m.Scope.ID]; t != nil {
+			ev.ThreadId, ev.TurnId, ev.RunId = t.Thread, t.Turn, t.CurrentRun
+		}
+	}
+	if ev.TurnId != "" && ev.ThreadId == "" {
+		ev.TurnId = "" // a turn without its thread would be a half join
+	}
+	return ev
+}
+
+// store writes the canonical JSON of pack to the object store and appends
+// evidence.changed. The evidence id derives from the tenant, kind, scope
+// and content hash, and the event id from the evidence id, so exporting
+// the same facts again finds the same object and appends nothing.
+func (a *App) store(ctx context.Context, tenant, session string, pack domain.Object, changed *eventsv1.EvidenceChanged, ids *eventsv1.RuntimeEvent, res *ExportResult) error {
+	body, err := jsonexport.Marshal(pack)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(body)
+	res.ContentSHA256 = hex.EncodeToString(sum[:])
+	idSum := sha256.Sum256([]byte(tenant + "\x00" + session + "\x00" + changed.GetKind() + "\x00" + changed.GetScopeKind() + "\x00" + changed.GetScopeId() + "\x00" + res.ContentSHA256))
+	res.EvidenceID = "evd_" + hex.EncodeToString(idSum[:13])
+	ref, err := a.Log.PutObject(ctx, "evidence/"+tenant+"/"+session+"/"+res.EvidenceID+".json", "evidence", "application/json", body)
+	if err != nil {
+		return err
+	}
+	res.Pack = ref
+	changed.Pack = ref
+	ev := &eventsv1.RuntimeEvent{
+		Type: "evidence.changed", EventId: "evt_" + res.EvidenceID, EvidenceId: res.EvidenceID,
+		ThreadId: ids.GetThreadId(), TurnId: ids.GetTurnId(), TaskId: ids.GetTaskId(), RunId: ids.GetRunId(),
+		Refs:    map[string]string{"packRef": ref.GetUri()},
+		Payload: &eventsv1.RuntimeEvent_EvidenceChanged{EvidenceChanged: changed},
+	}
+	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "evidence", ID: res.EvidenceID}
+	appended, err := a.Log.Append(ctx, agg, eventlog.ExpectSequence(0), ev)
+	if err != nil {
+		return err
+	}
+	res.Write = &commonv1.WriteResult{Sequence: appended[0].Sequence, EventIds: []string{appended[0].EventID}, Deduplicated: appended[0].Duplicate}
+	return nil
+}
+
+// SessionSummary answers GetEvidenceSummary from the projection.
+type SessionSummary struct {
+	Reached  uint64
+	Summary  Summary
+	TraceIDs []string
+	Evidence []string
+	Trials   []string
+	Signals  []domain.Signal
+}
+
+// Summary reads a session's evidence summary.
+func (a *App) Summary(ctx context.Context, tenant, session string, minSeq uint64) (*SessionSummary, error) {
+	reached, err := a.reach(ctx, minSeq)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := a.Store.Get(ctx, summaryKey(tenant, session))
+	if errors.Is(err, projection.ErrNotFound) {
+		return nil, fmt.Errorf("%w: session %s", ErrScopeNotFound, session)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &SessionSummary{Reached: reached}
+	if err := json.Unmarshal(raw, &out.Summary); err != nil {
+		return nil, err
+	}
+	for _, idx := range []struct {
+		name string
+		to   *[]string
+	}{{tracesIndex(tenant, session), &out.TraceIDs}, {exportsIndex(tenant, session), &out.Evidence}, {trialsIndex(tenant, session), &out.Trials}} {
+		entries, err := a.Store.Range(ctx, idx.name, projection.RangeQuery{})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			*idx.to = append(*idx.to, e.Member)
+		}
+	}
+	out.Signals = summarySignals(out.Summary)
+	return out, nil
+}
+
+// summarySignals is the applicability the counts alone can tell: a family
+// with events is exported, one without is not applicable, and events
+// without trace ids are a missing correlation.
+func summarySignals(s Summary) []domain.Signal {
+	m := domain.NewModel(domain.Scope{Kind: domain.ScopeSession})
+	for typ, n := range s.Counts {
+		m.Counts[typ] = int(n)
+		if typ == "model.requested" {
+			m.ModelCalls = int(n)
+		}
+	}
+	m.EventsWithTrace = int(s.WithTrace)
+	m.Events = make([]*eventsv1.RuntimeEvent, s.Count) // only its length is read
+	m.Threads = map[string]*domain.Thread{}
+	if s.Counts["thread.started"] > 0 {
+		m.Threads["_"] = &domain.Thread{}
+	}
+	signals, _ := m.Signals(false, false)
+	return signals
+}
+
+// Snapshot renders a session snapshot at the projection's sequence.
+func (a *App) Snapshot(ctx context.Context, tenant, session string, profile bool, minSeq uint64) ([]byte, uint64, error) {
+	reached, err := a.reach(ctx, minSeq)
+	if err != nil {
+		return nil, 0, err
+	}
+	m, err := a.fold(ctx, tenant, domain.Scope{Kind: domain.ScopeSession, Session: session}, reached)
+	if err != nil {
+		return nil, 0, err
+	}
+	// Evidence exports are links in a snapshot: fold them in.
+	body, err := jsonexport.Marshal(m.Snapshot(jsonexport.Options{Profile: profile}))
+	return body, m.Covers(), err
+}
+
+// maxEvents bounds one ExportEvents page.
+const maxEvents = 10000
+
+// Events renders a page of a session's events.
+func (a *App) Events(ctx context.Context, tenant, session string, profile bool, from uint64, limit int, minSeq uint64) ([]string, uint64, error) {
+	reached, err := a.reach(ctx, minSeq)
+	if err != nil {
+		return nil, 0, err
+	}
+	if limit <= 0 || limit > maxEvents {
+		limit = maxEvents
+	}
+	var out []string
+	var next uint64
+	_, err = a.Log.Read(ctx, []string{a.Log.Subjects.Session(tenant, session)}, eventlog.FromSequence(from), func(r *eventlog.Record) error {
+		if r.Event.GetSequence() > reached {
+			return errStop
+		}
+		if len(out) == limit {
+			next = r.Event.GetSequence()
+			return errStop
+		}
+		b, err := jsonexport.Marshal(jsonexport.Event(r.Event, jsonexport.Options{Profile: profile}))
+		if err != nil {
+			return err
+		}
+		out = append(out, string(b))
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, 0, err
+	}
+	if len(out) == 0 && from <= 1 {
+		return nil, 0, fmt.Errorf("%w: session %s", ErrScopeNotFound, session)
+	}
+	return out, next, nil
+}

@@ -1,0 +1,220 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"
+	"github.com/agentruntime/agentruntime/services/evidence/domain"
+)
+
+func trialAggregate(tenant, session, trial string) eventlog.Aggregate {
+	return eventlog.Aggregate{Tenant: tenant, Session: session, Kind: trialKind, ID: trial}
+}
+
+// Trial loads a trial's read model; nil when it does not exist.
+func (a *App) Trial(ctx context.Context, tenant, session, trial string) (*domain.Trial, error) {
+	raw, err := a.Store.Get(ctx, trialKey(tenant, session, trial))
+	if errors.Is(err, projection.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var d trialDoc
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, err
+	}
+	return d.trial()
+}
+
+func writeResult(r command.Result) *commonv1.WriteResult {
+	w := &commonv1.WriteResult{Sequence: r.Sequence, Deduplicated: len(r.Appended) == 0}
+	for _, ap := range r.Appended {
+		w.EventIds = append(w.EventIds, ap.EventID)
+		if ap.Duplicate {
+			w.Deduplicated = true
+		}
+	}
+	return w
+}
+
+// StartTrial records benchmark.trial.started; ev carries the scope ids and
+// the payload.
+func (a *App) StartTrial(ctx context.Context, tenant, session string, ev *eventsv1.RuntimeEvent) (*commonv1.WriteResult, error) {
+	trial := ev.GetBenchmarkTrialStarted().GetBenchmark().GetTrialId()
+	ev.Type = "benchmark.trial.started"
+	if r := ev.GetBenchmarkTrialStarted().GetBenchmark().GetTaskTomlRef(); r != "" {
+		ev.Refs = map[string]string{"taskTomlRef": r}
+	}
+	if r := ev.GetBenchmarkTrialStarted().GetBenchmark().GetHarborTrialRef(); r != "" {
+		if ev.Refs == nil {
+			ev.Refs = map[string]string{}
+		}
+		ev.Refs["harborTrialRef"] = r
+	}
+	if ev.Refs == nil {
+		ev.Refs = map[string]string{}
+	}
+	res, err := a.exec.Execute(ctx, trialAggregate(tenant, session, trial), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		cur, err := a.Trial(ctx, tenant, session, trial)
+		if err != nil {
+			return nil, err
+		}
+		return domain.StartTrial(cur, proto.Clone(ev).(*eventsv1.RuntimeEvent))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return writeResult(res), nil
+}
+
+// EndTrial records benchmark.trial.completed or .failed.
+func (a *App) EndTrial(ctx context.Context, tenant, session, trial, failure, message string, timedOut bool) (*commonv1.WriteResult, error) {
+	res, err := a.exec.Execute(ctx, trialAggregate(tenant, session, trial), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		cur, err := a.Trial(ctx, tenant, session, trial)
+		if err != nil {
+			return nil, err
+		}
+		var dur uint64
+		if cur != nil {
+			if started, err := time.Parse(time.RFC3339Nano, cur.StartedAt); err == nil {
+				dur = uint64(max(a.Now().Sub(started), 0) / time.Millisecond)
+			}
+		}
+		return domain.EndTrial(cur, failure, message, timedOut, dur)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return writeResult(res), nil
+}
+
+// RecordReward records benchmark.reward.recorded.
+func (a *App) RecordReward(ctx context.Context, tenant, session, trial string, r *eventsv1.BenchmarkRewardRecorded) (*commonv1.WriteResult, error) {
+	res, err := a.exec.Execute(ctx, trialAggregate(tenant, session, trial), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+		cur, err := a.Trial(ctx, tenant, session, trial)
+		if err != nil {
+			return nil, err
+		}
+		return domain.RecordReward(cur, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return writeResult(res), nil
+}
+
+// TrialExport answers ExportBenchmarkTrial.
+type TrialExport struct {
+	ExportResult
+	Trajectory *commonv1.OutputRef
+}
+
+// ExportTrial writes the trajectory, the runtime transcript and the trial
+// pack, and records evidence.changed (kind benchmark_trial).
+func (a *App) ExportTrial(ctx context.Context, tenant, session, trial string, refs map[string]string, minSeq uint64) (*TrialExport, error) {
+	reached, err := a.reach(ctx, minSeq)
+	if err != nil {
+		return nil, err
+	}
+	t, err := a.Trial(ctx, tenant, session, trial)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, domain.ErrTrialNotFound
+	}
+	m, err := a.fold(ctx, tenant, domain.Scope{Kind: domain.ScopeTurn, Session: session, ID: t.Turn, AlsoTask: t.Task}, reached)
+	if err != nil {
+		return nil, err
+	}
+	base := "evidence/" + tenant + "/" + session + "/trials/" + trial + "-" + fmt.Sprint(m.Covers())
+	traj, fields := domain.Trajectory(t, m)
+	body, err := jsonexport.Marshal(traj)
+	if err != nil {
+		return nil, err
+	}
+	trajRef, err := a.Log.PutObject(ctx, base+"-trajectory.json", "evidence", "application/json", body)
+	if err != nil {
+		return nil, err
+	}
+	transcript := make([]any, len(m.Events))
+	for i, ev := range m.Events {
+		transcript[i] = jsonexport.Event(ev, jsonexport.Options{})
+	}
+	body, err = jsonexport.Marshal(transcript)
+	if err != nil {
+		return nil, err
+	}
+	transcriptRef, err := a.Log.PutObject(ctx, base+"-transcript.json", "evidence", "application/json", body)
+	if err != nil {
+		return nil, err
+	}
+	pack, gaps := domain.TrialPack(t, m, domain.TrialPackInput{TrajectoryRef: trajRef.GetUri(), TranscriptRef: transcriptRef.GetUri(), Refs: refs, TrajectoryFields: fields})
+	out := &TrialExport{Trajectory: trajRef, ExportResult: ExportResult{Covers: m.Covers(), KnownGaps: gaps}}
+	changed := &eventsv1.EvidenceChanged{Kind: "benchmark_trial", ScopeKind: string(domain.ScopeTurn), ScopeId: trial, CoversSequence: m.Covers(), KnownGaps: gaps}
+	if err := a.store(ctx, tenant, session, pack, changed, &eventsv1.RuntimeEvent{ThreadId: t.Thread, TurnId: t.Turn, TaskId: t.Task, RunId: t.Run}, &out.ExportResult); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TrialRef names a trial.
+type TrialRef struct{ Session, Trial string }
+
+// Compare loads the trials and records benchmark.comparison.completed on
+// the comparison's own aggregate.
+func (a *App) Compare(ctx context.Context, tenant, session string, in domain.ComparisonInput, baseline, candidate []TrialRef, qcRef string) (*eventsv1.BenchmarkComparisonCompleted, *commonv1.WriteResult, error) {
+	load := func(refs []TrialRef) ([]*domain.Trial, error) {
+		var out []*domain.Trial
+		for _, r := range refs {
+			t, err := a.Trial(ctx, tenant, r.Session, r.Trial)
+			if err != nil {
+				return nil, err
+			}
+			if t == nil {
+				return nil, fmt.Errorf("%w: %s/%s", domain.ErrTrialNotFound, r.Session, r.Trial)
+			}
+			out = append(out, t)
+		}
+		return out, nil
+	}
+	var err error
+	if in.Baseline, err = load(baseline); err != nil {
+		return nil, nil, err
+	}
+	if in.Candidate, err = load(candidate); err != nil {
+		return nil, nil, err
+	}
+	cmp := domain.Compare(in)
+	refs := map[string]string{}
+	if qcRef != "" {
+		refs["agentQcReportRef"] = qcRef
+	}
+	ev := &eventsv1.RuntimeEvent{Type: "benchmark.comparison.completed", Refs: refs,
+		Payload: &eventsv1.RuntimeEvent_BenchmarkComparisonCompleted{BenchmarkComparisonCompleted: cmp}}
+	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "benchmark_comparison", ID: in.ID}
+	res, err := a.exec.Execute(ctx, agg, func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
+		if last != 0 {
+			// A comparison is recorded once; a retried call answers with
+			// the recorded sequence.
+			return nil, nil
+		}
+		return []*eventsv1.RuntimeEvent{proto.Clone(ev).(*eventsv1.RuntimeEvent)}, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cmp, writeResult(res), nil
+}
