@@ -41,6 +41,9 @@ type harness struct {
 	store     projection.Store
 	client    controlv1.ControlServiceClient
 	stop      func()
+	// leasesInRedis gives the service a Redis client (turn leases in
+	// Redis, as in `serve`); otherwise leases are in process (dev).
+	leasesInRedis bool
 }
 
 const (
@@ -49,6 +52,21 @@ const (
 )
 
 func newHarness(t testing.TB) *harness { return newHarnessOn(t, false) }
+
+// newHarnessWith adjusts the harness before its service starts.
+func newHarnessWith(t testing.TB, opt func(*harness)) *harness {
+	t.Helper()
+	srv := natstest.Server(t)
+	log, err := eventlog.Open(context.Background(), natstest.Connect(t, srv), eventlog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, nats: srv, log: log, namespace: "control-test-" + ids.New("ns")}
+	opt(h)
+	h.start(nil)
+	t.Cleanup(func() { h.stop() })
+	return h
+}
 
 // newHarnessOn with memory=true keeps the read model in process (as in
 // `agentruntime dev`) instead of Redis.
@@ -83,8 +101,13 @@ func (h *harness) start(store projection.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := control.New(kit.Deps{Log: h.log, Store: store, Logger: slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	deps := kit.Deps{Log: h.log, Store: store, Logger: slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if h.leasesInRedis {
+		deps.Redis = redistest.Client(t)
+	}
+	svc := control.New(deps)
 	svc.ExpiryInterval = 20 * time.Millisecond
+	svc.LeaseSweepInterval = 20 * time.Millisecond
 	s, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: authn})
 	if err != nil {
 		t.Fatal(err)

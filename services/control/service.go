@@ -21,6 +21,7 @@ import (
 	"github.com/agentruntime/agentruntime/services/control/domain"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 	"github.com/agentruntime/agentruntime/services/kit"
+	"github.com/agentruntime/agentruntime/services/tasks/adapters"
 )
 
 // Name is the service's name in `agentruntime serve <name>`.
@@ -36,11 +37,25 @@ type Service struct {
 	app  *app.App
 	// ExpiryInterval is how often pending action deadlines are checked.
 	ExpiryInterval time.Duration
+	claims         *app.Claims
+	// LeaseSweepInterval is how often turn leases are checked.
+	LeaseSweepInterval time.Duration
 }
+
+// LeasePrefix prefixes the service's Redis turn-lease keys.
+const LeasePrefix = "agentruntime:control:lease:"
 
 // New builds the service on its dependencies.
 func New(deps kit.Deps) *Service {
-	return &Service{deps: deps, app: app.New(deps.Log, deps.Store), ExpiryInterval: 250 * time.Millisecond}
+	a := app.New(deps.Log, deps.Store)
+	// Turn leases live in Redis when the service has it (every replica
+	// sees the same holder), in process otherwise (dev: one process).
+	var leases app.Leases = adapters.NewMemoryLeases(nil)
+	if deps.Redis != nil {
+		leases = adapters.NewRedisLeases(deps.Redis, LeasePrefix)
+	}
+	return &Service{deps: deps, app: a, ExpiryInterval: 250 * time.Millisecond,
+		claims: app.NewClaims(a, leases, deps.Logger), LeaseSweepInterval: time.Second}
 }
 
 // Name implements kit.Service.
@@ -53,10 +68,13 @@ func (s *Service) HealthName() string { return HealthName }
 func (s *Service) Register(g *grpc.Server) { controlv1.RegisterControlServiceServer(g, s) }
 
 // Run projects the read model, expires actions whose deadline passed, and
-// turns permission requests into actions.
+// turns permission requests into actions, and fails claimed turns whose
+// lease expired.
 func (s *Service) Run(ctx context.Context) error {
-	errs := make(chan error, 3)
+	errs := make(chan error, 5)
 	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Projection{}, s.deps.Logger) }()
+	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Claims{}, s.deps.Logger) }()
+	go func() { errs <- s.claims.RunSweeper(ctx, s.LeaseSweepInterval) }()
 	go func() { errs <- s.expireActions(ctx) }()
 	go func() { errs <- s.app.ReactToPermissionRequests(ctx, s.deps.Logger) }()
 	err := <-errs
@@ -218,6 +236,14 @@ func (s *Service) ReconnectChannel(ctx context.Context, req *controlv1.Reconnect
 
 func (s *Service) AckEvents(ctx context.Context, req *controlv1.AckEventsRequest) (*controlv1.AckEventsResponse, error) {
 	return call(ctx, s, req, s.app.AckEvents)
+}
+
+func (s *Service) ClaimTurn(ctx context.Context, req *controlv1.ClaimTurnRequest) (*controlv1.ClaimTurnResponse, error) {
+	return call(ctx, s, req, s.claims.ClaimTurn)
+}
+
+func (s *Service) HeartbeatTurn(ctx context.Context, req *controlv1.HeartbeatTurnRequest) (*controlv1.HeartbeatTurnResponse, error) {
+	return call(ctx, s, req, s.claims.HeartbeatTurn)
 }
 
 // SubscribeEvents streams the caller's events. A channel subscription that

@@ -41,6 +41,8 @@ const (
 	ControlService_SubscribeEvents_FullMethodName   = "/agentruntime.control.v1.ControlService/SubscribeEvents"
 	ControlService_ReconnectChannel_FullMethodName  = "/agentruntime.control.v1.ControlService/ReconnectChannel"
 	ControlService_AckEvents_FullMethodName         = "/agentruntime.control.v1.ControlService/AckEvents"
+	ControlService_ClaimTurn_FullMethodName         = "/agentruntime.control.v1.ControlService/ClaimTurn"
+	ControlService_HeartbeatTurn_FullMethodName     = "/agentruntime.control.v1.ControlService/HeartbeatTurn"
 )
 
 // ControlServiceClient is the client API for ControlService service.
@@ -89,6 +91,14 @@ type ControlServiceClient interface {
 	SubscribeEvents(ctx context.Context, in *SubscribeEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscribeEventsResponse], error)
 	ReconnectChannel(ctx context.Context, in *ReconnectChannelRequest, opts ...grpc.CallOption) (*ReconnectChannelResponse, error)
 	AckEvents(ctx context.Context, in *AckEventsRequest, opts ...grpc.CallOption) (*AckEventsResponse, error)
+	// Workers claim an accepted, not yet started turn of the tenant (long
+	// poll): the claim starts the turn (turn.started with the claim's run id)
+	// under a lease the worker renews with HeartbeatTurn. A lease that
+	// expires ends the turn failed with category "lost".
+	ClaimTurn(ctx context.Context, in *ClaimTurnRequest, opts ...grpc.CallOption) (*ClaimTurnResponse, error)
+	// Renews a claim's lease; the answer says whether an interrupt was
+	// requested or the turn already ended.
+	HeartbeatTurn(ctx context.Context, in *HeartbeatTurnRequest, opts ...grpc.CallOption) (*HeartbeatTurnResponse, error)
 }
 
 type controlServiceClient struct {
@@ -328,6 +338,26 @@ func (c *controlServiceClient) AckEvents(ctx context.Context, in *AckEventsReque
 	return out, nil
 }
 
+func (c *controlServiceClient) ClaimTurn(ctx context.Context, in *ClaimTurnRequest, opts ...grpc.CallOption) (*ClaimTurnResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClaimTurnResponse)
+	err := c.cc.Invoke(ctx, ControlService_ClaimTurn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) HeartbeatTurn(ctx context.Context, in *HeartbeatTurnRequest, opts ...grpc.CallOption) (*HeartbeatTurnResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HeartbeatTurnResponse)
+	err := c.cc.Invoke(ctx, ControlService_HeartbeatTurn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServiceServer is the server API for ControlService service.
 // All implementations must embed UnimplementedControlServiceServer
 // for forward compatibility.
@@ -374,6 +404,14 @@ type ControlServiceServer interface {
 	SubscribeEvents(*SubscribeEventsRequest, grpc.ServerStreamingServer[SubscribeEventsResponse]) error
 	ReconnectChannel(context.Context, *ReconnectChannelRequest) (*ReconnectChannelResponse, error)
 	AckEvents(context.Context, *AckEventsRequest) (*AckEventsResponse, error)
+	// Workers claim an accepted, not yet started turn of the tenant (long
+	// poll): the claim starts the turn (turn.started with the claim's run id)
+	// under a lease the worker renews with HeartbeatTurn. A lease that
+	// expires ends the turn failed with category "lost".
+	ClaimTurn(context.Context, *ClaimTurnRequest) (*ClaimTurnResponse, error)
+	// Renews a claim's lease; the answer says whether an interrupt was
+	// requested or the turn already ended.
+	HeartbeatTurn(context.Context, *HeartbeatTurnRequest) (*HeartbeatTurnResponse, error)
 	mustEmbedUnimplementedControlServiceServer()
 }
 
@@ -449,6 +487,12 @@ func (UnimplementedControlServiceServer) ReconnectChannel(context.Context, *Reco
 }
 func (UnimplementedControlServiceServer) AckEvents(context.Context, *AckEventsRequest) (*AckEventsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method AckEvents not implemented")
+}
+func (UnimplementedControlServiceServer) ClaimTurn(context.Context, *ClaimTurnRequest) (*ClaimTurnResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ClaimTurn not implemented")
+}
+func (UnimplementedControlServiceServer) HeartbeatTurn(context.Context, *HeartbeatTurnRequest) (*HeartbeatTurnResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method HeartbeatTurn not implemented")
 }
 func (UnimplementedControlServiceServer) mustEmbedUnimplementedControlServiceServer() {}
 func (UnimplementedControlServiceServer) testEmbeddedByValue()                        {}
@@ -860,6 +904,42 @@ func _ControlService_AckEvents_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ControlService_ClaimTurn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClaimTurnRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).ClaimTurn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_ClaimTurn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).ClaimTurn(ctx, req.(*ClaimTurnRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_HeartbeatTurn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HeartbeatTurnRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).HeartbeatTurn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_HeartbeatTurn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).HeartbeatTurn(ctx, req.(*HeartbeatTurnRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ControlService_ServiceDesc is the grpc.ServiceDesc for ControlService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -950,6 +1030,14 @@ var ControlService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AckEvents",
 			Handler:    _ControlService_AckEvents_Handler,
+		},
+		{
+			MethodName: "ClaimTurn",
+			Handler:    _ControlService_ClaimTurn_Handler,
+		},
+		{
+			MethodName: "HeartbeatTurn",
+			Handler:    _ControlService_HeartbeatTurn_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

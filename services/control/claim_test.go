@@ -1,0 +1,254 @@
+package control_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
+	"github.com/agentruntime/agentruntime/services/control/app"
+	"github.com/agentruntime/agentruntime/services/tasks/adapters"
+)
+
+func (h *harness) claim(ctx context.Context, req *controlv1.ClaimTurnRequest) *controlv1.ClaimTurnResponse {
+	h.t.Helper()
+	if req.WorkerId == "" {
+		req.WorkerId = "w1"
+	}
+	resp, err := h.client.ClaimTurn(ctx, req)
+	if err != nil {
+		h.t.Fatalf("ClaimTurn: %v", err)
+	}
+	return resp
+}
+
+func TestClaimStartsTheTurnUnderALease(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	sub := h.submit(ctx, "s1", "th1")
+	got := h.claim(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w7", Wait: durationpb.New(5 * time.Second)})
+	if got.GetTurn().GetTurnId() != sub.Turn.TurnId || got.GetTurn().GetStatus() != "running" || got.GetRunId() == "" {
+		t.Fatalf("claim = %v", got)
+	}
+	if got.GetLeaseExpiresAt().AsTime().Before(time.Now().Add(20 * time.Second)) {
+		t.Fatalf("default lease ends too soon: %v", got.GetLeaseExpiresAt().AsTime())
+	}
+	// The claim is the fact: turn.started names the worker and the run.
+	var startedEv *eventsv1.RuntimeEvent
+	_, err := h.log.Read(context.Background(), []string{h.log.Subjects.Tenant("acme")}, eventlog.FromSequence(1), func(r *eventlog.Record) error {
+		if r.Event.GetType() == "turn.started" {
+			startedEv = r.Event
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if startedEv.GetRunId() != got.GetRunId() || startedEv.GetTurnStarted().GetWorkerId() != "w7" {
+		t.Fatalf("turn.started = %v", startedEv)
+	}
+	// Nothing else is claimable, for this tenant or another.
+	if again := h.claim(ctx, &controlv1.ClaimTurnRequest{}); again.GetTurn() != nil {
+		t.Fatalf("second claim got %v", again.GetTurn())
+	}
+	if other := h.claim(globex(t), &controlv1.ClaimTurnRequest{}); other.GetTurn() != nil {
+		t.Fatalf("another tenant claimed %v", other.GetTurn())
+	}
+	// Another tenant cannot heartbeat it (existence does not leak).
+	_, err = h.client.HeartbeatTurn(globex(t), &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId})
+	assertCode(t, err, codes.NotFound, sub.Turn.TurnId)
+	hb, err := h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId})
+	if err != nil || hb.GetInterruptRequested() || hb.GetStatus() != "running" {
+		t.Fatalf("heartbeat = %v, %v", hb, err)
+	}
+	// A wrong run holds no lease.
+	_, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: "run_other"})
+	assertCode(t, err, codes.FailedPrecondition, "LEASE_LOST")
+	// An interrupt reaches the worker through its heartbeat.
+	if _, err := h.client.InterruptTurn(ctx, &controlv1.InterruptTurnRequest{SessionId: "s1", ThreadId: "th1", Reason: "stop"}); err != nil {
+		t.Fatal(err)
+	}
+	hb, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId})
+	if err != nil || !hb.GetInterruptRequested() || hb.GetStatus() != "interrupting" {
+		t.Fatalf("heartbeat after interrupt = %v, %v", hb, err)
+	}
+}
+
+func TestClaimValidation(t *testing.T) {
+	h := newHarness(t)
+	_, err := h.client.ClaimTurn(acme(t), &controlv1.ClaimTurnRequest{WorkerId: "bad id"})
+	assertCode(t, err, codes.InvalidArgument, "worker_id")
+	_, err = h.client.ClaimTurn(acme(t), &controlv1.ClaimTurnRequest{WorkerId: "w", Wait: durationpb.New(time.Hour)})
+	assertCode(t, err, codes.InvalidArgument, "wait")
+	_, err = h.client.HeartbeatTurn(acme(t), &controlv1.HeartbeatTurnRequest{TurnId: "t1"})
+	assertCode(t, err, codes.InvalidArgument, "run_id")
+	_, err = h.client.HeartbeatTurn(acme(t), &controlv1.HeartbeatTurnRequest{TurnId: "nope", RunId: "r1"})
+	assertCode(t, err, codes.NotFound, "nope")
+}
+
+func TestClaimLongPollsAndFiltersBySession(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	type result struct {
+		resp *controlv1.ClaimTurnResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := h.client.ClaimTurn(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w1", SessionId: "s2", Wait: durationpb.New(20 * time.Second)})
+		done <- result{r, err}
+	}()
+	// A turn of another session does not wake it with a claim; the one of
+	// s2 does.
+	other := h.submit(ctx, "s1", "th1")
+	want := h.submit(ctx, "s2", "th2")
+	r := <-done
+	if r.err != nil || r.resp.GetTurn().GetTurnId() != want.Turn.TurnId {
+		t.Fatalf("long poll = %v, %v (want %s)", r.resp, r.err, want.Turn.TurnId)
+	}
+	if got := h.claim(ctx, &controlv1.ClaimTurnRequest{SessionId: "s1"}); got.GetTurn().GetTurnId() != other.Turn.TurnId {
+		t.Fatalf("claim s1 = %v", got)
+	}
+}
+
+func TestClaimFollowsTheQueue(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	first := h.submit(ctx, "s1", "th1")
+	second := h.submit(ctx, "s1", "th1")
+	if second.Turn.Status != "queued" {
+		t.Fatalf("second = %v", second.Turn)
+	}
+	c1 := h.claim(ctx, &controlv1.ClaimTurnRequest{Wait: durationpb.New(5 * time.Second)})
+	if c1.GetTurn().GetTurnId() != first.Turn.TurnId {
+		t.Fatalf("claimed %v, want the active turn", c1.GetTurn())
+	}
+	if c := h.claim(ctx, &controlv1.ClaimTurnRequest{}); c.GetTurn() != nil {
+		t.Fatalf("a queued turn was claimed: %v", c.GetTurn())
+	}
+	h.report(ctx, completed(first.Turn.TurnId))
+	c2 := h.claim(ctx, &controlv1.ClaimTurnRequest{Wait: durationpb.New(5 * time.Second)})
+	if c2.GetTurn().GetTurnId() != second.Turn.TurnId {
+		t.Fatalf("after the first ended claimed %v, want %s", c2.GetTurn(), second.Turn.TurnId)
+	}
+}
+
+func TestConcurrentClaimersStartEachTurnOnce(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	const turns, workers = 4, 10
+	want := map[string]bool{}
+	for i := range turns {
+		want[h.submit(ctx, "s1", "th"+string(rune('a'+i))).Turn.TurnId] = true
+	}
+	var mu sync.Mutex
+	got := map[string]int{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := h.client.ClaimTurn(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w" + string(rune('a'+w)), Wait: durationpb.New(500 * time.Millisecond)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if r.GetTurn() != nil {
+				mu.Lock()
+				got[r.GetTurn().GetTurnId()]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(got) != turns {
+		t.Fatalf("claimed %v, want each of %v", got, want)
+	}
+	for id, n := range got {
+		if !want[id] || n != 1 {
+			t.Fatalf("turn %s claimed %d times", id, n)
+		}
+	}
+}
+
+func testLeaseExpiry(t *testing.T, redisLeases bool) {
+	h := newHarnessWith(t, func(h *harness) { h.leasesInRedis = redisLeases })
+	ctx := acme(t)
+	h.submit(ctx, "s1", "th1")
+	queued := h.submit(ctx, "s1", "th1")
+	s := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"turn.failed", "queue.changed"}})
+	c := h.claim(ctx, &controlv1.ClaimTurnRequest{LeaseTtl: durationpb.New(300 * time.Millisecond), Wait: durationpb.New(5 * time.Second)})
+	// Heartbeats keep it alive past its first ttl.
+	for range 3 {
+		if _, err := h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: c.Turn.TurnId, RunId: c.RunId, LeaseTtl: durationpb.New(300 * time.Millisecond)}); err != nil {
+			t.Fatal(err)
+		}
+		<-time.After(150 * time.Millisecond)
+	}
+	// Then the worker goes silent: the sweeper fails the turn as lost.
+	failed := s.until("turn.failed")
+	if failed.GetTurnId() != c.Turn.TurnId || failed.GetTurnFailed().GetCategory() != "lost" || failed.GetRunId() != c.RunId {
+		t.Fatalf("turn.failed = %v", failed)
+	}
+	if q := s.until("queue.changed"); q.GetQueueChanged().GetTurnId() != queued.Turn.TurnId || q.GetQueueChanged().GetChange() != "dequeued" {
+		t.Fatalf("queue after the lost turn = %v", q)
+	}
+	_, err := h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: c.Turn.TurnId, RunId: c.RunId})
+	assertCode(t, err, codes.FailedPrecondition, "LEASE_LOST")
+	// The worker's late report is refused: the turn ended.
+	_, err = h.client.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{completed(c.Turn.TurnId)}})
+	assertCode(t, err, codes.FailedPrecondition, "TURN_ENDED")
+	// The next turn is claimable.
+	if next := h.claim(ctx, &controlv1.ClaimTurnRequest{Wait: durationpb.New(5 * time.Second)}); next.GetTurn().GetTurnId() != queued.Turn.TurnId {
+		t.Fatalf("next claim = %v", next)
+	}
+}
+
+func TestLeaseExpiryFailsTheTurnAsLost(t *testing.T) {
+	t.Run("in process", func(t *testing.T) { testLeaseExpiry(t, false) })
+	t.Run("redis", func(t *testing.T) { testLeaseExpiry(t, true) })
+}
+
+// Several replicas sweeping the same expired lease write one turn.failed.
+func TestSweepersOnSeveralReplicasWriteOneLoss(t *testing.T) {
+	h := newHarnessWith(t, func(h *harness) { h.leasesInRedis = true })
+	ctx := acme(t)
+	h.submit(ctx, "s1", "th1")
+	c := h.claim(ctx, &controlv1.ClaimTurnRequest{LeaseTtl: durationpb.New(200 * time.Millisecond), Wait: durationpb.New(5 * time.Second)})
+	leases := adapters.NewRedisLeases(redistest.Client(t), "agentruntime:control:lease:")
+	replicas := make([]*app.Claims, 4)
+	for i := range replicas {
+		replicas[i] = app.NewClaims(app.New(h.log, h.store), leases, nil)
+	}
+	<-time.After(300 * time.Millisecond)
+	var wg sync.WaitGroup
+	for _, r := range replicas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := r.SweepOnce(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	s := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1, TypePrefixes: []string{"turn.failed", "turn.submitted"}})
+	s.until("turn.failed")
+	h.submit(ctx, "s1", "other-thread") // a marker after every sweep's write
+	for {
+		ev := s.next().GetEvent()
+		if ev.GetType() == "turn.failed" {
+			t.Fatalf("a second turn.failed for %s: %v", c.Turn.TurnId, ev)
+		}
+		if ev.GetType() == "turn.submitted" && ev.GetThreadId() == "other-thread" {
+			return
+		}
+	}
+}
