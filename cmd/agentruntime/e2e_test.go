@@ -218,8 +218,8 @@ func TestDevServesEveryServiceWithHealthAndReflection(t *testing.T) {
 	// (it reaches the service), and request rules still apply.
 	ctl := controlv1.NewControlServiceClient(conn)
 	_, err := ctl.GetSession(ctxT(t), &controlv1.GetSessionRequest{SessionId: "sess_1"})
-	if status.Code(err) != codes.Unimplemented {
-		t.Errorf("GetSession = %v, want Unimplemented (authenticated as the dev tenant)", err)
+	if status.Code(err) != codes.NotFound {
+		t.Errorf("GetSession = %v, want NotFound (authenticated as the dev tenant, no such session)", err)
 	}
 	_, err = ctl.GetSession(ctxT(t), &controlv1.GetSessionRequest{SessionId: "bad.id"})
 	assertFieldViolation(t, err, "session_id")
@@ -299,8 +299,8 @@ func TestDevWithAuthAuthenticatesEveryCall(t *testing.T) {
 		{"no credentials", ctxT(t), codes.Unauthenticated},
 		{"wrong key", withBearer(ctxT(t), "k-wrong"), codes.Unauthenticated},
 		{"bad JWT signature", withBearer(ctxT(t), signHS256(t, []byte("another-secret-another-secret-xx"), "acme")), codes.Unauthenticated},
-		{"right key", withBearer(ctxT(t), "k-right"), codes.Unimplemented},
-		{"good JWT", withBearer(ctxT(t), signHS256(t, secret, "acme")), codes.Unimplemented},
+		{"right key", withBearer(ctxT(t), "k-right"), codes.NotFound},
+		{"good JWT", withBearer(ctxT(t), signHS256(t, secret, "acme")), codes.NotFound},
 	}
 	for _, c := range cases {
 		if _, err := ctl.GetSession(c.ctx, req); status.Code(err) != c.want {
