@@ -190,7 +190,16 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 		}
 		return out, nil
 	}
-	var err error
+	// A comparison reads every trial fact appended before the call (an
+	// export just made must count): wait for the projection to reach the
+	// log's head first.
+	head, err := a.Log.Head(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := a.reach(ctx, head); err != nil {
+		return nil, nil, err
+	}
 	if in.Baseline, err = load(baseline); err != nil {
 		return nil, nil, err
 	}
