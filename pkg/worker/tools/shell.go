@@ -1,0 +1,142 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+)
+
+// Shell runs a command line with /bin/sh in the sandbox: cwd inside the
+// read roots, only allowlisted environment variables, optional stdin, a
+// timeout that kills the whole process group, and capped output.
+type Shell struct{}
+
+type shellArgs struct {
+	Command   string `json:"command"`
+	Cwd       string `json:"cwd"`
+	Stdin     string `json:"stdin"`
+	TimeoutMs int64  `json:"timeout_ms"`
+}
+
+func (Shell) Spec() Spec {
+	return Spec{Name: "shell", Description: "Run a shell command (sh -c) in the workspace; answers its exit status and combined output.",
+		Schema:      `{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string"},"stdin":{"type":"string"},"timeout_ms":{"type":"integer","minimum":1}},"required":["command"],"additionalProperties":false}`,
+		Destructive: true, Interrupt: "cancel"}
+}
+
+func (Shell) parse(raw json.RawMessage) (shellArgs, error) {
+	var a shellArgs
+	if err := decode(raw, &a); err != nil {
+		return a, err
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return a, fail(InvalidArguments, "command is required")
+	}
+	return a, nil
+}
+
+func (s Shell) Plan(sb *Sandbox, raw json.RawMessage) (Access, error) {
+	a, err := s.parse(raw)
+	if err != nil {
+		return Access{}, err
+	}
+	cwd := sb.Root
+	if a.Cwd != "" {
+		cwd = sb.Resolve(a.Cwd)
+	}
+	return Access{Access: eventsv1.Access_ACCESS_EXECUTE, Command: a.Command, Cwd: cwd}, nil
+}
+
+func (s Shell) Run(ctx context.Context, sb *Sandbox, raw json.RawMessage) (Result, error) {
+	a, err := s.parse(raw)
+	if err != nil {
+		return Result{}, err
+	}
+	cwd := sb.Root
+	if a.Cwd != "" {
+		if cwd, err = sb.CheckRead(a.Cwd); err != nil {
+			return Result{}, err
+		}
+	}
+	timeout := sb.ShellTimeout
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	if a.TimeoutMs > 0 {
+		timeout = time.Duration(a.TimeoutMs) * time.Millisecond
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", a.Command)
+	cmd.Dir = cwd
+	cmd.Env = allowedEnv(sb.EnvAllow)
+	cmd.Stdin = strings.NewReader(a.Stdin)
+	// Its own process group, so a timeout or an interrupt stops what the
+	// command started too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	var out capped
+	out.max = sb.maxOutput()
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	res := Result{Output: out.buf.String(), Truncated: out.dropped > 0, Bytes: out.buf.Len() + out.dropped}
+	switch {
+	case ctx.Err() != nil:
+		return Result{}, &Failure{Category: Cancelled, Message: "command interrupted", Output: res.Output}
+	case cctx.Err() != nil:
+		return Result{}, &Failure{Category: TimedOut, Message: fmt.Sprintf("command exceeded %s", timeout), Output: res.Output}
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		res.Output = fmt.Sprintf("exit status %d\n%s", exit.ExitCode(), res.Output)
+		return Result{}, &Failure{Category: ExitStatus, Message: fmt.Sprintf("exit status %d", exit.ExitCode()), Output: res.Output}
+	}
+	if err != nil {
+		return Result{}, fail(IOError, "%v", err)
+	}
+	res.Output = "exit status 0\n" + res.Output
+	return res, nil
+}
+
+func allowedEnv(allow []string) []string {
+	if len(allow) == 0 {
+		allow = []string{"PATH", "HOME", "LANG", "TERM", "TMPDIR"}
+	}
+	var env []string
+	for _, k := range allow {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// capped keeps the first max bytes written and counts the rest.
+type capped struct {
+	buf     bytes.Buffer
+	max     int
+	dropped int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	room := c.max - c.buf.Len()
+	if room >= len(p) {
+		c.buf.Write(p)
+	} else {
+		if room > 0 {
+			c.buf.Write(p[:room])
+		}
+		c.dropped += len(p) - max(room, 0)
+	}
+	return len(p), nil
+}
