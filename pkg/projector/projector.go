@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 )
 
@@ -43,16 +44,57 @@ type Projection interface {
 // from Project is a bug in the projection: the event is retried likewise,
 // so the read model stops rather than skip a fact, and the error is logged.
 func Run(ctx context.Context, log *eventlog.Log, store projection.Store, p Projection, logger *slog.Logger) error {
+	return loop(ctx, log, store, p.Name(), p.Filters(), logger, func(ctx context.Context, rec *eventlog.Record) error {
+		return ApplyOne(ctx, store, p, rec)
+	})
+}
+
+// Reactor writes the consequences of other facts: a service that must act
+// when another's fact appears (a permission request becomes an action, an
+// answered action resolves a permission, a finished task unblocks its
+// dependents). Its checkpoint lives in the store like a projection's.
+type Reactor interface {
+	// Name keys the reactor's checkpoint.
+	Name() string
+	// Filters are the log subjects it reads; nil reads the whole log.
+	Filters() []string
+	// Wants says whether React must see the event; others are skipped
+	// without a checkpoint write.
+	Wants(ev *eventsv1.RuntimeEvent) bool
+	// React acts on one event. It must be idempotent: after a crash
+	// between React and the checkpoint, or with several replicas, it sees
+	// the same event again (decide on state, use derived event ids).
+	React(ctx context.Context, rec *eventlog.Record) error
+}
+
+// React runs a reactor until ctx ends, resuming from its checkpoint after
+// any failure with backoff, like Run.
+func React(ctx context.Context, log *eventlog.Log, store projection.Store, r Reactor, logger *slog.Logger) error {
+	return loop(ctx, log, store, r.Name(), r.Filters(), logger, func(ctx context.Context, rec *eventlog.Record) error {
+		if !r.Wants(rec.Event) {
+			return nil
+		}
+		if err := r.React(ctx, rec); err != nil {
+			return fmt.Errorf("react %s at %d (%s): %w", r.Name(), rec.Event.GetSequence(), rec.Event.GetType(), err)
+		}
+		_, err := store.Apply(ctx, projection.Batch{Projection: r.Name(), Sequence: rec.Event.GetSequence()})
+		return err
+	})
+}
+
+// loop follows the log from a checkpoint with handle until ctx ends,
+// starting over from the checkpoint, with backoff, after any failure.
+func loop(ctx context.Context, log *eventlog.Log, store projection.Store, name string, filters []string, logger *slog.Logger, handle func(context.Context, *eventlog.Record) error) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	backoff := 50 * time.Millisecond
 	for {
-		err := follow(ctx, log, store, p)
+		err := follow(ctx, log, store, name, filters, handle)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		logger.ErrorContext(ctx, "projector stopped; resuming from its checkpoint", "projection", p.Name(), "error", err, "retry_in", backoff)
+		logger.ErrorContext(ctx, "stopped; resuming from the checkpoint", "consumer", name, "error", err, "retry_in", backoff)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -62,12 +104,12 @@ func Run(ctx context.Context, log *eventlog.Log, store projection.Store, p Proje
 	}
 }
 
-func follow(ctx context.Context, log *eventlog.Log, store projection.Store, p Projection) error {
-	checkpoint, err := store.Checkpoint(ctx, p.Name())
+func follow(ctx context.Context, log *eventlog.Log, store projection.Store, name string, filters []string, handle func(context.Context, *eventlog.Record) error) error {
+	checkpoint, err := store.Checkpoint(ctx, name)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	sub, err := log.Subscribe(ctx, p.Filters(), eventlog.FromSequence(checkpoint+1))
+	sub, err := log.Subscribe(ctx, filters, eventlog.FromSequence(checkpoint+1))
 	if err != nil {
 		return err
 	}
@@ -77,7 +119,7 @@ func follow(ctx context.Context, log *eventlog.Log, store projection.Store, p Pr
 		if err != nil {
 			return err
 		}
-		if err := ApplyOne(ctx, store, p, rec); err != nil {
+		if err := handle(ctx, rec); err != nil {
 			return err
 		}
 	}

@@ -85,3 +85,66 @@ func TestProjectorResumesFromItsCheckpoint(t *testing.T) {
 		t.Fatal("WaitFor past the head returned without error")
 	}
 }
+
+// counter reacts to warnings whose code it wants, counting them in memory.
+type counterReactor struct {
+	filters []string
+	seen    chan string
+}
+
+func (counterReactor) Name() string        { return "test.reactor" }
+func (c counterReactor) Filters() []string { return c.filters }
+func (counterReactor) Wants(ev *eventsv1.RuntimeEvent) bool {
+	return ev.GetRuntimeWarning().GetCode() != "skip"
+}
+func (c counterReactor) React(_ context.Context, rec *eventlog.Record) error {
+	c.seen <- rec.Event.GetRuntimeWarning().GetCode()
+	return nil
+}
+
+func TestReactorResumesAfterItsLastReaction(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg := eventlog.Aggregate{Tenant: "acme", Session: "sess_1", Kind: "session", ID: "sess_1"}
+	add := func(code string) {
+		ev := &eventsv1.RuntimeEvent{Type: "runtime.warning", Payload: &eventsv1.RuntimeEvent_RuntimeWarning{RuntimeWarning: &eventsv1.RuntimeWarning{Code: code}}}
+		if _, err := log.Append(ctx, agg, eventlog.Any, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := projection.NewMemory()
+	r := counterReactor{seen: make(chan string, 16)}
+	run := func() func() {
+		rctx, rcancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { _ = projector.React(rctx, log, store, r, nil); close(done) }()
+		return func() { rcancel(); <-done }
+	}
+	add("a")
+	add("skip")
+	add("b")
+	stop := run()
+	if got := <-r.seen + <-r.seen; got != "ab" {
+		t.Fatalf("reacted to %q", got)
+	}
+	if _, err := store.WaitFor(ctx, r.Name(), 3); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	add("c")
+	stop = run()
+	defer stop()
+	// After the restart only the new event: nothing reacted to twice.
+	if got := <-r.seen; got != "c" {
+		t.Fatalf("after restart reacted to %q first", got)
+	}
+	select {
+	case extra := <-r.seen:
+		t.Fatalf("reacted again to %q", extra)
+	default:
+	}
+}

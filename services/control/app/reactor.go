@@ -12,7 +12,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
-	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/control/domain"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
@@ -36,56 +36,48 @@ func (a *App) ReactToPermissionRequests(ctx context.Context, logger *slog.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	for {
-		err := a.followPermissionRequests(ctx, logger)
-		if ctx.Err() != nil {
-			return nil
-		}
-		logger.ErrorContext(ctx, "permission reactor stopped; resuming", "error", err)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
+	err := projector.React(ctx, a.Log, a.Store, permissionReactor{app: a, logger: logger}, logger)
+	if ctx.Err() != nil {
+		return nil
 	}
+	return err
 }
 
-func (a *App) followPermissionRequests(ctx context.Context, logger *slog.Logger) error {
-	from, err := a.Store.Checkpoint(ctx, PermissionReactor)
-	if err != nil {
-		return err
+// permissionReactor is the projector.Reactor of the permission facts.
+type permissionReactor struct {
+	app    *App
+	logger *slog.Logger
+}
+
+func (permissionReactor) Name() string      { return PermissionReactor }
+func (permissionReactor) Filters() []string { return nil }
+
+func (permissionReactor) Wants(ev *eventsv1.RuntimeEvent) bool {
+	switch ev.GetType() {
+	case "permission.requested", "permission.resolved", "hook.failed":
+		return true
 	}
-	sub, err := a.Log.Subscribe(ctx, nil, eventlog.FromSequence(from+1))
-	if err != nil {
-		return err
+	return false
+}
+
+func (r permissionReactor) React(ctx context.Context, rec *eventlog.Record) error {
+	var err error
+	switch ev := rec.Event; ev.GetType() {
+	case "permission.requested":
+		err = r.app.openPermissionAction(ctx, ev)
+	case "permission.resolved":
+		err = r.app.closeAnsweredElsewhere(ctx, ev)
+	case "hook.failed":
+		err = r.app.mirrorHookWarning(ctx, ev)
 	}
-	defer sub.Stop()
-	for {
-		rec, err := sub.Next(ctx)
-		if err != nil {
-			return err
-		}
-		switch ev := rec.Event; ev.GetType() {
-		case "permission.requested":
-			err = a.openPermissionAction(ctx, ev)
-		case "permission.resolved":
-			err = a.closeAnsweredElsewhere(ctx, ev)
-		case "hook.failed":
-			err = a.mirrorHookWarning(ctx, ev)
-		}
-		if err != nil {
-			var de *domain.Error
-			if !errors.As(err, &de) {
-				return err
-			}
-			// A fact about a turn or action this service does not know
-			// cannot be acted on; say so and move on.
-			logger.WarnContext(ctx, "cannot react to "+rec.Event.GetType(), "event_id", rec.Event.GetEventId(), "error", err)
-		}
-		if _, err := a.Store.Apply(ctx, projection.Batch{Projection: PermissionReactor, Sequence: rec.Event.GetSequence()}); err != nil {
-			return err
-		}
+	var de *domain.Error
+	if errors.As(err, &de) {
+		// A fact about a turn or action this service does not know cannot
+		// be acted on; say so and move on.
+		r.logger.WarnContext(ctx, "cannot react to "+rec.Event.GetType(), "event_id", rec.Event.GetEventId(), "error", err)
+		return nil
 	}
+	return err
 }
 
 func (a *App) openPermissionAction(ctx context.Context, ev *eventsv1.RuntimeEvent) error {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
 )
 
@@ -120,48 +119,21 @@ const reactorName = "permission.approval-reactor"
 // own), resumes from its checkpoint, and applies each answer idempotently,
 // so a redelivered answer changes nothing.
 func (a *App) RunApprovalReactor(ctx context.Context) error {
-	backoff := 50 * time.Millisecond
-	for {
-		err := a.followAnswers(ctx)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		a.logger.ErrorContext(ctx, "approval reactor stopped; resuming from its checkpoint", "error", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
-	}
+	return projector.React(ctx, a.log, a.store, approvalReactor{a}, a.logger)
 }
 
-func (a *App) followAnswers(ctx context.Context) error {
-	checkpoint, err := a.store.Checkpoint(ctx, reactorName)
-	if err != nil {
-		return err
-	}
-	sub, err := a.log.Subscribe(ctx, []string{a.log.Subjects.All()}, eventlog.FromSequence(checkpoint+1))
-	if err != nil {
-		return err
-	}
-	defer sub.Stop()
-	for {
-		rec, err := sub.Next(ctx)
-		if err != nil {
-			return err
-		}
-		ev := rec.Event
-		if ev.GetType() != "action.resolved" {
-			continue
-		}
-		if err := a.applyAnswer(ctx, ev); err != nil {
-			return fmt.Errorf("action %s at %d: %w", ev.GetActionId(), ev.GetSequence(), err)
-		}
-		if _, err := a.store.Apply(ctx, projection.Batch{Projection: reactorName, Sequence: ev.GetSequence()}); err != nil {
-			return err
-		}
-	}
+// approvalReactor is the projector.Reactor of answered actions.
+type approvalReactor struct{ a *App }
+
+func (approvalReactor) Name() string        { return reactorName }
+func (r approvalReactor) Filters() []string { return []string{r.a.log.Subjects.All()} }
+
+func (approvalReactor) Wants(ev *eventsv1.RuntimeEvent) bool {
+	return ev.GetType() == "action.resolved"
+}
+
+func (r approvalReactor) React(ctx context.Context, rec *eventlog.Record) error {
+	return r.a.applyAnswer(ctx, rec.Event)
 }
 
 func (a *App) applyAnswer(ctx context.Context, ev *eventsv1.RuntimeEvent) error {

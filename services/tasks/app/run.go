@@ -55,48 +55,22 @@ func (a *App) Run(ctx context.Context) error {
 // or two replicas) is absorbed: decisions append nothing once the fact is
 // there, and derived event ids let the log drop duplicates.
 func (a *App) react(ctx context.Context) error {
-	backoff := 50 * time.Millisecond
-	for {
-		err := a.follow(ctx)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		a.logger.ErrorContext(ctx, "dependency reactor stopped; resuming from its checkpoint", "error", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
-	}
+	return projector.React(ctx, a.log, a.store, taskReactor{a}, a.logger)
 }
 
-func (a *App) follow(ctx context.Context) error {
-	cp, err := a.store.Checkpoint(ctx, ReactorName)
-	if err != nil {
+// taskReactor is the projector.Reactor of task consequences.
+type taskReactor struct{ a *App }
+
+func (taskReactor) Name() string                         { return ReactorName }
+func (r taskReactor) Filters() []string                  { return []string{r.a.log.Subjects.Kind("*", "task")} }
+func (taskReactor) Wants(ev *eventsv1.RuntimeEvent) bool { return true }
+
+func (r taskReactor) React(ctx context.Context, rec *eventlog.Record) error {
+	// Decide on a read model that holds this event and all before it.
+	if _, err := projector.WaitFor(ctx, r.a.store, proj.Name, rec.Event.GetSequence(), time.Minute); err != nil {
 		return err
 	}
-	sub, err := a.log.Subscribe(ctx, []string{a.log.Subjects.Kind("*", "task")}, eventlog.FromSequence(cp+1))
-	if err != nil {
-		return err
-	}
-	defer sub.Stop()
-	for {
-		rec, err := sub.Next(ctx)
-		if err != nil {
-			return err
-		}
-		// Decide on a read model that holds this event and all before it.
-		if _, err := projector.WaitFor(ctx, a.store, proj.Name, rec.Event.GetSequence(), time.Minute); err != nil {
-			return err
-		}
-		if err := a.reactTo(ctx, rec.Event); err != nil {
-			return err
-		}
-		if _, err := a.store.Apply(ctx, projection.Batch{Projection: ReactorName, Sequence: rec.Event.GetSequence()}); err != nil {
-			return err
-		}
-	}
+	return r.a.reactTo(ctx, rec.Event)
 }
 
 func (a *App) reactTo(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
