@@ -3,9 +3,12 @@ package evidence_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	evidencev1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1"
@@ -26,6 +29,7 @@ func TestBenchmarkTrialExport(t *testing.T) {
 	s := startSystem(t)
 	turn := runScenario(t, s)
 	ctx := as(t, keyAcme)
+	recordDefinitions(t, s)
 	start := func(trial, role string) {
 		must[*evidencev1.StartBenchmarkTrialResponse](t)(s.evidence.StartBenchmarkTrial(ctx, &evidencev1.StartBenchmarkTrialRequest{
 			SessionId: "s1", ThreadId: "th1", TurnId: turn, TaskId: "task1", RunId: "run1", Benchmark: spine(trial, role), Attempt: 1, TimeoutSec: 300}))
@@ -51,6 +55,10 @@ func TestBenchmarkTrialExport(t *testing.T) {
 			RewardRef: "/logs/verifier/reward.json", DetailsRef: "/logs/verifier/reward-details.json", Criteria: []string{"approval-denial-facts", "trajectory-present"}, FailureCategory: "none"}))
 		must[*evidencev1.EndBenchmarkTrialResponse](t)(s.evidence.EndBenchmarkTrial(ctx, &evidencev1.EndBenchmarkTrialRequest{SessionId: "s1", TrialId: trial}))
 	}
+	// A trial that timed out fails with its category.
+	start("trial-cand-2", "candidate")
+	must[*evidencev1.EndBenchmarkTrialResponse](t)(s.evidence.EndBenchmarkTrial(ctx, &evidencev1.EndBenchmarkTrialRequest{SessionId: "s1", TrialId: "trial-cand-2",
+		FailureCategory: "timeout", TimedOut: true, Message: "agent timeout after 300s"}))
 	if _, err := s.evidence.RecordBenchmarkReward(ctx, &evidencev1.RecordBenchmarkRewardRequest{SessionId: "s1", TrialId: "trial-cand-1", Value: 0}); status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("second, different reward: %v", err)
 	}
@@ -129,9 +137,87 @@ func TestBenchmarkTrialExport(t *testing.T) {
 		}
 	}
 	reportViolations(t, violations)
-	for _, k := range []string{"benchmark.trial.started", "benchmark.reward.recorded", "benchmark.trial.completed", "benchmark.comparison.completed"} {
+	for _, k := range []string{"benchmark.dataset.resolved", "benchmark.configuration.resolved", "benchmark.trial.started", "benchmark.reward.recorded",
+		"benchmark.trial.completed", "benchmark.trial.failed", "benchmark.comparison.completed"} {
 		if !seen[k] {
 			t.Errorf("no %s exported", k)
 		}
 	}
+}
+
+// recordDefinitions records the run's dataset version and its baseline and
+// candidate configurations, and checks they are immutable: the same facts
+// again append nothing, other facts under the same name are refused.
+func recordDefinitions(t *testing.T, s *system) {
+	t.Helper()
+	ctx := as(t, keyAcme)
+	dataset := func() *eventsv1.BenchmarkDatasetResolved {
+		return &eventsv1.BenchmarkDatasetResolved{DatasetId: "lime-internal-agent-runtime-tasks", DatasetVersion: "2026-05-frozen",
+			DatasetRef: "benchmarks/lime-agent-runtime", SelectionPolicy: "all", FrozenAt: timestamppb.New(time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)),
+			HarborRegistryRef: "registry/lime-agent-runtime@2026-05-frozen", TaskIds: []string{"tool-approval-sandbox-boundary"}}
+	}
+	first := must[*evidencev1.RecordBenchmarkDatasetResponse](t)(s.evidence.RecordBenchmarkDataset(ctx, &evidencev1.RecordBenchmarkDatasetRequest{SessionId: "s1", Dataset: dataset()})).GetWrite()
+	again := must[*evidencev1.RecordBenchmarkDatasetResponse](t)(s.evidence.RecordBenchmarkDataset(ctx, &evidencev1.RecordBenchmarkDatasetRequest{SessionId: "s1", Dataset: dataset()})).GetWrite()
+	if first.GetDeduplicated() || !again.GetDeduplicated() || again.GetSequence() != first.GetSequence() || again.GetEventIds()[0] != first.GetEventIds()[0] {
+		t.Errorf("dataset: first %v, again %v", first, again)
+	}
+	changed := dataset()
+	changed.TaskIds = append(changed.TaskIds, "smuggled-task")
+	_, err := s.evidence.RecordBenchmarkDataset(ctx, &evidencev1.RecordBenchmarkDatasetRequest{SessionId: "s1", Dataset: changed})
+	assertPrecondition(t, err, "DATASET_CONFLICT")
+	// Another version of the same dataset is another fact.
+	next := dataset()
+	next.DatasetVersion = "2026-06-frozen"
+	must[*evidencev1.RecordBenchmarkDatasetResponse](t)(s.evidence.RecordBenchmarkDataset(ctx, &evidencev1.RecordBenchmarkDatasetRequest{SessionId: "s1", Dataset: next}))
+	_, err = s.evidence.RecordBenchmarkDataset(ctx, &evidencev1.RecordBenchmarkDatasetRequest{SessionId: "s1", Dataset: &eventsv1.BenchmarkDatasetResolved{DatasetId: "d"}})
+	assertField(t, err, "dataset.dataset_version")
+
+	for _, c := range []*eventsv1.BenchmarkConfigurationResolved{
+		{ConfigurationId: "baseline-cfg", Role: "baseline", RuntimeProfile: "lime-runtime-1.4", AgentProfile: "coder", ModelProfile: "gpt-5-4",
+			PromptProfile: "prompts/v1", ToolProfile: "tools/default", ContextProfile: "ctx/default", RoutingProfile: "single-model"},
+		{ConfigurationId: "candidate-cfg", Role: "candidate", RuntimeProfile: "lime-runtime-1.4", AgentProfile: "coder", ModelProfile: "gpt-5-4",
+			PromptProfile: "prompts/v1", ToolProfile: "tools/feedback-v2", ContextProfile: "ctx/default", RoutingProfile: "single-model",
+			SingleChangedVariable: "tool failure feedback profile", BaselineConfigurationId: "baseline-cfg"},
+	} {
+		w := must[*evidencev1.RecordBenchmarkConfigurationResponse](t)(s.evidence.RecordBenchmarkConfiguration(ctx, &evidencev1.RecordBenchmarkConfigurationRequest{SessionId: "s1", Configuration: c})).GetWrite()
+		if w.GetDeduplicated() {
+			t.Errorf("configuration %s deduplicated on first record", c.GetConfigurationId())
+		}
+	}
+	_, err = s.evidence.RecordBenchmarkConfiguration(ctx, &evidencev1.RecordBenchmarkConfigurationRequest{SessionId: "s1",
+		Configuration: &eventsv1.BenchmarkConfigurationResolved{ConfigurationId: "candidate-cfg", Role: "candidate", ToolProfile: "tools/other"}})
+	assertPrecondition(t, err, "CONFIGURATION_CONFLICT")
+	_, err = s.evidence.RecordBenchmarkConfiguration(ctx, &evidencev1.RecordBenchmarkConfigurationRequest{SessionId: "s1",
+		Configuration: &eventsv1.BenchmarkConfigurationResolved{ConfigurationId: "x", Role: "champion"}})
+	assertField(t, err, "configuration.role")
+	_, err = s.evidence.RecordBenchmarkConfiguration(ctx, &evidencev1.RecordBenchmarkConfigurationRequest{SessionId: "s1"})
+	assertField(t, err, "configuration")
+}
+
+// assertPrecondition checks a FailedPrecondition names reason.
+func assertPrecondition(t *testing.T, err error, reason string) {
+	t.Helper()
+	st := status.Convert(err)
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetReason() == reason && st.Code() == codes.FailedPrecondition {
+			return
+		}
+	}
+	t.Errorf("want FailedPrecondition %s, got %v", reason, err)
+}
+
+// assertField checks an InvalidArgument names field.
+func assertField(t *testing.T, err error, field string) {
+	t.Helper()
+	st := status.Convert(err)
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok && st.Code() == codes.InvalidArgument {
+			for _, v := range br.GetFieldViolations() {
+				if v.GetField() == field {
+					return
+				}
+			}
+		}
+	}
+	t.Errorf("want InvalidArgument on %s, got %v", field, err)
 }

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/spec/conformance"
 )
 
 // ProfileSchemaVersion is the Lime profile's schemaVersion constant.
@@ -40,6 +41,32 @@ type Object = map[string]any
 
 // noSession is eventlog.NoSession: session-less facts carry no sessionId.
 const noSession = "_"
+
+// Reasons an event is not rendered in a format (Skip).
+const (
+	// SkipNoSession: the Lime profile requires sessionId on every event; a
+	// tenant-level fact (limit.changed, tenant or workspace policy.changed,
+	// a session-less task or job...) has none, and inventing one would
+	// attach it to a session it does not belong to.
+	SkipNoSession = "no_session"
+	// SkipTypeNotInSchema: the spec's contract pages name the class but the
+	// published schema's closed type enum does not, so no rendering of it
+	// can validate.
+	SkipTypeNotInSchema = "type_not_in_schema"
+)
+
+// Skip says why ev cannot be rendered as a document valid in the format,
+// or "" when it can. Exporters list skipped events with the reason rather
+// than drop them or render documents known to be invalid.
+func Skip(ev *eventsv1.RuntimeEvent, opt Options) (reason, detail string) {
+	if !conformance.SchemaEventType(ev.GetType()) {
+		return SkipTypeNotInSchema, ev.GetType() + " is named by the spec's contract pages but not by the published event schema's type enum"
+	}
+	if opt.Profile && (ev.GetSessionId() == "" || ev.GetSessionId() == noSession) {
+		return SkipNoSession, "the Lime profile requires sessionId; " + ev.GetType() + " is a tenant-level fact of no session"
+	}
+	return "", ""
+}
 
 // Event renders one envelope.
 func Event(ev *eventsv1.RuntimeEvent, opt Options) Object {
@@ -111,6 +138,20 @@ func addProfileObjects(out Object, ev *eventsv1.RuntimeEvent) {
 		putString(reward, "detailsRef", r.GetDetailsRef())
 		putString(reward, "failureCategory", r.GetFailureCategory())
 		out["reward"] = reward
+	case *eventsv1.RuntimeEvent_BenchmarkDatasetResolved:
+		d := p.BenchmarkDatasetResolved
+		b := Object{}
+		putString(b, "datasetId", d.GetDatasetId())
+		putString(b, "datasetVersion", d.GetDatasetVersion())
+		putString(b, "datasetRef", d.GetDatasetRef())
+		out["benchmark"] = b
+	case *eventsv1.RuntimeEvent_BenchmarkConfigurationResolved:
+		c := p.BenchmarkConfigurationResolved
+		b := Object{}
+		putString(b, "configurationId", c.GetConfigurationId())
+		putString(b, "role", c.GetRole())
+		putString(b, "singleChangedVariable", c.GetSingleChangedVariable())
+		out["benchmark"] = b
 	case *eventsv1.RuntimeEvent_BenchmarkComparisonCompleted:
 		c := p.BenchmarkComparisonCompleted
 		// A comparison belongs to no single trial: its benchmark object

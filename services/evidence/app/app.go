@@ -283,37 +283,75 @@ func (a *App) Snapshot(ctx context.Context, tenant, session string, profile bool
 // maxEvents bounds one ExportEvents page.
 const maxEvents = 10000
 
-// Events renders a page of a session's events.
-func (a *App) Events(ctx context.Context, tenant, session string, profile bool, from uint64, limit int, minSeq uint64) ([]string, uint64, error) {
-	reached, err := a.reach(ctx, minSeq)
+// EventsQuery selects a page of ExportEvents.
+type EventsQuery struct {
+	// Session is the session to export; eventlog.NoSession exports the
+	// tenant's session-less facts.
+	Session string
+	Profile bool
+	From    uint64
+	Limit   int
+	MinSeq  uint64
+}
+
+// Skipped is an event of a page not rendered in the requested format.
+type Skipped struct {
+	Sequence       uint64
+	EventID, Type  string
+	Reason, Detail string
+}
+
+// EventsPage is one page of rendered events.
+type EventsPage struct {
+	JSON    []string
+	Skipped []Skipped
+	// Next is where to continue; 0 at the end.
+	Next uint64
+}
+
+// Events renders a page of a session's events, or of the tenant's
+// session-less facts. An event the format cannot represent
+// (jsonexport.Skip) is listed with its reason, never rendered invalid and
+// never dropped: rendered and skipped together are every event of the page.
+func (a *App) Events(ctx context.Context, tenant string, q EventsQuery) (*EventsPage, error) {
+	reached, err := a.reach(ctx, q.MinSeq)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
+	limit := q.Limit
 	if limit <= 0 || limit > maxEvents {
 		limit = maxEvents
 	}
-	var out []string
-	var next uint64
-	_, err = a.Log.Read(ctx, []string{a.Log.Subjects.Session(tenant, session)}, eventlog.FromSequence(from), func(r *eventlog.Record) error {
+	opt := jsonexport.Options{Profile: q.Profile}
+	page := &EventsPage{}
+	n := 0
+	_, err = a.Log.Read(ctx, []string{a.Log.Subjects.Session(tenant, q.Session)}, eventlog.FromSequence(q.From), func(r *eventlog.Record) error {
 		if r.Event.GetSequence() > reached {
 			return errStop
 		}
-		if len(out) == limit {
-			next = r.Event.GetSequence()
+		if n == limit {
+			page.Next = r.Event.GetSequence()
 			return errStop
 		}
-		b, err := jsonexport.Marshal(jsonexport.Event(r.Event, jsonexport.Options{Profile: profile}))
+		n++
+		if reason, detail := jsonexport.Skip(r.Event, opt); reason != "" {
+			page.Skipped = append(page.Skipped, Skipped{Sequence: r.Event.GetSequence(), EventID: r.Event.GetEventId(), Type: r.Event.GetType(), Reason: reason, Detail: detail})
+			return nil
+		}
+		b, err := jsonexport.Marshal(jsonexport.Event(r.Event, opt))
 		if err != nil {
 			return err
 		}
-		out = append(out, string(b))
+		page.JSON = append(page.JSON, string(b))
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStop) {
-		return nil, 0, err
+		return nil, err
 	}
-	if len(out) == 0 && from <= 1 {
-		return nil, 0, fmt.Errorf("%w: session %s", ErrScopeNotFound, session)
+	// A session with no events does not exist (or is another tenant's);
+	// the tenant's own session-less facts always exist, possibly none.
+	if n == 0 && q.From <= 1 && q.Session != eventlog.NoSession {
+		return nil, fmt.Errorf("%w: session %s", ErrScopeNotFound, q.Session)
 	}
-	return out, next, nil
+	return page, nil
 }

@@ -227,3 +227,19 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 	}
 	return cmp, writeResult(res), nil
 }
+
+// RecordDefinition appends a dataset or configuration fact once: the same
+// facts again answer with the recorded sequence (deduplicated), other facts
+// under the same name are the definition's conflict error.
+func (a *App) RecordDefinition(ctx context.Context, tenant, session string, d *domain.Definition) (*commonv1.WriteResult, error) {
+	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "benchmark_definition", ID: d.AggregateID}
+	appended, err := a.Log.Append(ctx, agg, eventlog.ExpectSequence(0), d.Event)
+	if errors.Is(err, eventlog.ErrConflict) {
+		// The aggregate holds one event and it is not this content's.
+		return nil, d.Conflict
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &commonv1.WriteResult{Sequence: appended[0].Sequence, EventIds: []string{appended[0].EventID}, Deduplicated: appended[0].Duplicate}, nil
+}

@@ -27,6 +27,7 @@ type Handler struct {
 
 // toStatus is the service's one mapping from errors to gRPC statuses.
 func toStatus(err error) error {
+	var invalid *domain.InvalidError
 	switch {
 	case err == nil:
 		return nil
@@ -40,6 +41,12 @@ func toStatus(err error) error {
 		return grpcerr.FailedPrecondition("TRIAL_ENDED", "trial_id", err.Error(), nil)
 	case errors.Is(err, domain.ErrRewarded):
 		return grpcerr.FailedPrecondition("REWARD_RECORDED", "trial_id", err.Error(), nil)
+	case errors.Is(err, domain.ErrDatasetConflict):
+		return grpcerr.FailedPrecondition("DATASET_CONFLICT", "dataset.dataset_version", err.Error(), nil)
+	case errors.Is(err, domain.ErrConfigurationConflict):
+		return grpcerr.FailedPrecondition("CONFIGURATION_CONFLICT", "configuration.configuration_id", err.Error(), nil)
+	case errors.As(err, &invalid):
+		return grpcerr.InvalidField(invalid.Field, "%s", invalid.Message)
 	case errors.Is(err, projector.ErrBehind):
 		return grpcerr.FailedPrecondition("NOT_CAUGHT_UP", "min_sequence", err.Error(), nil)
 	case errors.Is(err, command.ErrExhausted), errors.Is(err, eventlog.ErrConflict):
@@ -178,6 +185,40 @@ func (h *Handler) StartBenchmarkTrial(ctx context.Context, r *ev1.StartBenchmark
 	return &ev1.StartBenchmarkTrialResponse{Write: w}, nil
 }
 
+// RecordBenchmarkDataset implements ev1.EvidenceServiceServer.
+func (h *Handler) RecordBenchmarkDataset(ctx context.Context, r *ev1.RecordBenchmarkDatasetRequest) (*ev1.RecordBenchmarkDatasetResponse, error) {
+	t, err := tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := domain.DatasetResolved(t, r.GetSessionId(), r.GetDataset())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	w, err := h.App.RecordDefinition(ctx, t, r.GetSessionId(), d)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &ev1.RecordBenchmarkDatasetResponse{Write: w}, nil
+}
+
+// RecordBenchmarkConfiguration implements ev1.EvidenceServiceServer.
+func (h *Handler) RecordBenchmarkConfiguration(ctx context.Context, r *ev1.RecordBenchmarkConfigurationRequest) (*ev1.RecordBenchmarkConfigurationResponse, error) {
+	t, err := tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := domain.ConfigurationResolved(t, r.GetSessionId(), r.GetConfiguration())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	w, err := h.App.RecordDefinition(ctx, t, r.GetSessionId(), c)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &ev1.RecordBenchmarkConfigurationResponse{Write: w}, nil
+}
+
 // EndBenchmarkTrial implements ev1.EvidenceServiceServer.
 func (h *Handler) EndBenchmarkTrial(ctx context.Context, r *ev1.EndBenchmarkTrialRequest) (*ev1.EndBenchmarkTrialResponse, error) {
 	t, err := tenant(ctx)
@@ -246,11 +287,20 @@ func (h *Handler) ExportEvents(ctx context.Context, r *ev1.ExportEventsRequest) 
 	if err != nil {
 		return nil, err
 	}
-	evs, next, err := h.App.Events(ctx, t, r.GetSessionId(), r.GetFormat() == ev1.Format_FORMAT_LIME_PROFILE, r.GetFromSequence(), int(r.GetLimit()), r.GetMinSequence())
+	session := r.GetSessionId()
+	if r.GetTenantFacts() {
+		session = eventlog.NoSession
+	}
+	page, err := h.App.Events(ctx, t, app.EventsQuery{Session: session, Profile: r.GetFormat() == ev1.Format_FORMAT_LIME_PROFILE,
+		From: r.GetFromSequence(), Limit: int(r.GetLimit()), MinSeq: r.GetMinSequence()})
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &ev1.ExportEventsResponse{EventsJson: evs, NextSequence: next}, nil
+	out := &ev1.ExportEventsResponse{EventsJson: page.JSON, NextSequence: page.Next}
+	for _, s := range page.Skipped {
+		out.Skipped = append(out.Skipped, &ev1.SkippedEvent{Sequence: s.Sequence, EventId: s.EventID, Type: s.Type, Reason: s.Reason, Detail: s.Detail})
+	}
+	return out, nil
 }
 
 // ExportSnapshot implements ev1.EvidenceServiceServer.

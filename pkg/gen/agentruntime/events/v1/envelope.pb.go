@@ -187,6 +187,8 @@ type RuntimeEvent struct {
 	//	*RuntimeEvent_BenchmarkTrialFailed
 	//	*RuntimeEvent_BenchmarkRewardRecorded
 	//	*RuntimeEvent_BenchmarkComparisonCompleted
+	//	*RuntimeEvent_BenchmarkDatasetResolved
+	//	*RuntimeEvent_BenchmarkConfigurationResolved
 	Payload       isRuntimeEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1444,6 +1446,24 @@ func (x *RuntimeEvent) GetBenchmarkComparisonCompleted() *BenchmarkComparisonCom
 	return nil
 }
 
+func (x *RuntimeEvent) GetBenchmarkDatasetResolved() *BenchmarkDatasetResolved {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_BenchmarkDatasetResolved); ok {
+			return x.BenchmarkDatasetResolved
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetBenchmarkConfigurationResolved() *BenchmarkConfigurationResolved {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_BenchmarkConfigurationResolved); ok {
+			return x.BenchmarkConfigurationResolved
+		}
+	}
+	return nil
+}
+
 type isRuntimeEvent_Payload interface {
 	isRuntimeEvent_Payload()
 }
@@ -1907,7 +1927,15 @@ type RuntimeEvent_BenchmarkRewardRecorded struct {
 }
 
 type RuntimeEvent_BenchmarkComparisonCompleted struct {
-	BenchmarkComparisonCompleted *BenchmarkComparisonCompleted `protobuf:"bytes,714,opt,name=benchmark_comparison_completed,json=benchmarkComparisonCompleted,proto3,oneof"` // end evidence
+	BenchmarkComparisonCompleted *BenchmarkComparisonCompleted `protobuf:"bytes,714,opt,name=benchmark_comparison_completed,json=benchmarkComparisonCompleted,proto3,oneof"`
+}
+
+type RuntimeEvent_BenchmarkDatasetResolved struct {
+	BenchmarkDatasetResolved *BenchmarkDatasetResolved `protobuf:"bytes,715,opt,name=benchmark_dataset_resolved,json=benchmarkDatasetResolved,proto3,oneof"`
+}
+
+type RuntimeEvent_BenchmarkConfigurationResolved struct {
+	BenchmarkConfigurationResolved *BenchmarkConfigurationResolved `protobuf:"bytes,716,opt,name=benchmark_configuration_resolved,json=benchmarkConfigurationResolved,proto3,oneof"` // end evidence
 }
 
 func (*RuntimeEvent_RuntimeWarning) isRuntimeEvent_Payload() {}
@@ -2138,11 +2166,15 @@ func (*RuntimeEvent_BenchmarkRewardRecorded) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_BenchmarkComparisonCompleted) isRuntimeEvent_Payload() {}
 
+func (*RuntimeEvent_BenchmarkDatasetResolved) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_BenchmarkConfigurationResolved) isRuntimeEvent_Payload() {}
+
 var File_agentruntime_events_v1_envelope_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/evidence.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/routing.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\"agentruntime/events/v1/tasks.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90S\n" +
+	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/evidence.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/routing.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\"agentruntime/events/v1/tasks.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x89U\n" +
 	"\fRuntimeEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\x128\n" +
@@ -2307,7 +2339,9 @@ const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\x19benchmark_trial_completed\x18\xc7\x05 \x01(\v2+.agentruntime.events.v1.BenchmarkTrialEndedH\x00R\x17benchmarkTrialCompleted\x12d\n" +
 	"\x16benchmark_trial_failed\x18\xc8\x05 \x01(\v2+.agentruntime.events.v1.BenchmarkTrialEndedH\x00R\x14benchmarkTrialFailed\x12n\n" +
 	"\x19benchmark_reward_recorded\x18\xc9\x05 \x01(\v2/.agentruntime.events.v1.BenchmarkRewardRecordedH\x00R\x17benchmarkRewardRecorded\x12}\n" +
-	"\x1ebenchmark_comparison_completed\x18\xca\x05 \x01(\v24.agentruntime.events.v1.BenchmarkComparisonCompletedH\x00R\x1cbenchmarkComparisonCompleted\x1a7\n" +
+	"\x1ebenchmark_comparison_completed\x18\xca\x05 \x01(\v24.agentruntime.events.v1.BenchmarkComparisonCompletedH\x00R\x1cbenchmarkComparisonCompleted\x12q\n" +
+	"\x1abenchmark_dataset_resolved\x18\xcb\x05 \x01(\v20.agentruntime.events.v1.BenchmarkDatasetResolvedH\x00R\x18benchmarkDatasetResolved\x12\x83\x01\n" +
+	" benchmark_configuration_resolved\x18\xcc\x05 \x01(\v26.agentruntime.events.v1.BenchmarkConfigurationResolvedH\x00R\x1ebenchmarkConfigurationResolved\x1a7\n" +
 	"\tRefsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
@@ -2327,94 +2361,96 @@ func file_agentruntime_events_v1_envelope_proto_rawDescGZIP() []byte {
 
 var file_agentruntime_events_v1_envelope_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_agentruntime_events_v1_envelope_proto_goTypes = []any{
-	(*RuntimeEvent)(nil),                 // 0: agentruntime.events.v1.RuntimeEvent
-	nil,                                  // 1: agentruntime.events.v1.RuntimeEvent.RefsEntry
-	(*timestamppb.Timestamp)(nil),        // 2: google.protobuf.Timestamp
-	(*RuntimeWarning)(nil),               // 3: agentruntime.events.v1.RuntimeWarning
-	(*RuntimeError)(nil),                 // 4: agentruntime.events.v1.RuntimeError
-	(*ActionRequired)(nil),               // 5: agentruntime.events.v1.ActionRequired
-	(*ActionResolved)(nil),               // 6: agentruntime.events.v1.ActionResolved
-	(*SessionCreated)(nil),               // 7: agentruntime.events.v1.SessionCreated
-	(*SessionUpdated)(nil),               // 8: agentruntime.events.v1.SessionUpdated
-	(*ThreadStarted)(nil),                // 9: agentruntime.events.v1.ThreadStarted
-	(*ThreadUpdated)(nil),                // 10: agentruntime.events.v1.ThreadUpdated
-	(*TurnSubmitted)(nil),                // 11: agentruntime.events.v1.TurnSubmitted
-	(*TurnStarted)(nil),                  // 12: agentruntime.events.v1.TurnStarted
-	(*TurnCompleted)(nil),                // 13: agentruntime.events.v1.TurnCompleted
-	(*TurnFailed)(nil),                   // 14: agentruntime.events.v1.TurnFailed
-	(*QueueChanged)(nil),                 // 15: agentruntime.events.v1.QueueChanged
-	(*RunStatus)(nil),                    // 16: agentruntime.events.v1.RunStatus
-	(*ModelRequested)(nil),               // 17: agentruntime.events.v1.ModelRequested
-	(*ModelDelta)(nil),                   // 18: agentruntime.events.v1.ModelDelta
-	(*ModelCompleted)(nil),               // 19: agentruntime.events.v1.ModelCompleted
-	(*ModelFailed)(nil),                  // 20: agentruntime.events.v1.ModelFailed
-	(*ReasoningDelta)(nil),               // 21: agentruntime.events.v1.ReasoningDelta
-	(*ReasoningSummary)(nil),             // 22: agentruntime.events.v1.ReasoningSummary
-	(*ToolCatalogResolved)(nil),          // 23: agentruntime.events.v1.ToolCatalogResolved
-	(*ToolStarted)(nil),                  // 24: agentruntime.events.v1.ToolStarted
-	(*ToolArgs)(nil),                     // 25: agentruntime.events.v1.ToolArgs
-	(*ToolProgress)(nil),                 // 26: agentruntime.events.v1.ToolProgress
-	(*ToolResult)(nil),                   // 27: agentruntime.events.v1.ToolResult
-	(*ToolFailed)(nil),                   // 28: agentruntime.events.v1.ToolFailed
-	(*ProcessStarted)(nil),               // 29: agentruntime.events.v1.ProcessStarted
-	(*ProcessOutput)(nil),                // 30: agentruntime.events.v1.ProcessOutput
-	(*ProcessInput)(nil),                 // 31: agentruntime.events.v1.ProcessInput
-	(*ProcessCompleted)(nil),             // 32: agentruntime.events.v1.ProcessCompleted
-	(*ProcessFailed)(nil),                // 33: agentruntime.events.v1.ProcessFailed
-	(*ProcessTerminated)(nil),            // 34: agentruntime.events.v1.ProcessTerminated
-	(*OutputFact)(nil),                   // 35: agentruntime.events.v1.OutputFact
-	(*ContextResolved)(nil),              // 36: agentruntime.events.v1.ContextResolved
-	(*ContextCompaction)(nil),            // 37: agentruntime.events.v1.ContextCompaction
-	(*HistoryRollback)(nil),              // 38: agentruntime.events.v1.HistoryRollback
-	(*ArtifactChanged)(nil),              // 39: agentruntime.events.v1.ArtifactChanged
-	(*SubagentSpawned)(nil),              // 40: agentruntime.events.v1.SubagentSpawned
-	(*SubagentStatus)(nil),               // 41: agentruntime.events.v1.SubagentStatus
-	(*ChannelFact)(nil),                  // 42: agentruntime.events.v1.ChannelFact
-	(*SnapshotUpdated)(nil),              // 43: agentruntime.events.v1.SnapshotUpdated
-	(*TaskCreated)(nil),                  // 44: agentruntime.events.v1.TaskCreated
-	(*TaskTransition)(nil),               // 45: agentruntime.events.v1.TaskTransition
-	(*TaskUpdated)(nil),                  // 46: agentruntime.events.v1.TaskUpdated
-	(*TaskProgressed)(nil),               // 47: agentruntime.events.v1.TaskProgressed
-	(*TaskCancelRequested)(nil),          // 48: agentruntime.events.v1.TaskCancelRequested
-	(*TaskCompleted)(nil),                // 49: agentruntime.events.v1.TaskCompleted
-	(*TaskDelegated)(nil),                // 50: agentruntime.events.v1.TaskDelegated
-	(*TaskDependencyUpdated)(nil),        // 51: agentruntime.events.v1.TaskDependencyUpdated
-	(*TaskAttemptStarted)(nil),           // 52: agentruntime.events.v1.TaskAttemptStarted
-	(*TaskAttemptCompleted)(nil),         // 53: agentruntime.events.v1.TaskAttemptCompleted
-	(*TaskAttemptFailed)(nil),            // 54: agentruntime.events.v1.TaskAttemptFailed
-	(*JobCreated)(nil),                   // 55: agentruntime.events.v1.JobCreated
-	(*JobStarted)(nil),                   // 56: agentruntime.events.v1.JobStarted
-	(*JobProgressed)(nil),                // 57: agentruntime.events.v1.JobProgressed
-	(*JobItemStarted)(nil),               // 58: agentruntime.events.v1.JobItemStarted
-	(*JobItemCompleted)(nil),             // 59: agentruntime.events.v1.JobItemCompleted
-	(*JobItemFailed)(nil),                // 60: agentruntime.events.v1.JobItemFailed
-	(*JobEnded)(nil),                     // 61: agentruntime.events.v1.JobEnded
-	(*TaskProfileResolved)(nil),          // 62: agentruntime.events.v1.TaskProfileResolved
-	(*RoutingCandidatesResolved)(nil),    // 63: agentruntime.events.v1.RoutingCandidatesResolved
-	(*RoutingDecided)(nil),               // 64: agentruntime.events.v1.RoutingDecided
-	(*RoutingFallbackApplied)(nil),       // 65: agentruntime.events.v1.RoutingFallbackApplied
-	(*RoutingNotPossible)(nil),           // 66: agentruntime.events.v1.RoutingNotPossible
-	(*RoutingSingleCandidate)(nil),       // 67: agentruntime.events.v1.RoutingSingleCandidate
-	(*CostEstimated)(nil),                // 68: agentruntime.events.v1.CostEstimated
-	(*CostRecorded)(nil),                 // 69: agentruntime.events.v1.CostRecorded
-	(*RateLimitHit)(nil),                 // 70: agentruntime.events.v1.RateLimitHit
-	(*QuotaLow)(nil),                     // 71: agentruntime.events.v1.QuotaLow
-	(*QuotaBlocked)(nil),                 // 72: agentruntime.events.v1.QuotaBlocked
-	(*LimitChanged)(nil),                 // 73: agentruntime.events.v1.LimitChanged
-	(*PermissionEvaluated)(nil),          // 74: agentruntime.events.v1.PermissionEvaluated
-	(*PermissionRequested)(nil),          // 75: agentruntime.events.v1.PermissionRequested
-	(*PermissionResolved)(nil),           // 76: agentruntime.events.v1.PermissionResolved
-	(*SandboxApplied)(nil),               // 77: agentruntime.events.v1.SandboxApplied
-	(*SandboxViolation)(nil),             // 78: agentruntime.events.v1.SandboxViolation
-	(*HookStarted)(nil),                  // 79: agentruntime.events.v1.HookStarted
-	(*HookCompleted)(nil),                // 80: agentruntime.events.v1.HookCompleted
-	(*HookFailed)(nil),                   // 81: agentruntime.events.v1.HookFailed
-	(*PolicyChanged)(nil),                // 82: agentruntime.events.v1.PolicyChanged
-	(*EvidenceChanged)(nil),              // 83: agentruntime.events.v1.EvidenceChanged
-	(*BenchmarkTrialStarted)(nil),        // 84: agentruntime.events.v1.BenchmarkTrialStarted
-	(*BenchmarkTrialEnded)(nil),          // 85: agentruntime.events.v1.BenchmarkTrialEnded
-	(*BenchmarkRewardRecorded)(nil),      // 86: agentruntime.events.v1.BenchmarkRewardRecorded
-	(*BenchmarkComparisonCompleted)(nil), // 87: agentruntime.events.v1.BenchmarkComparisonCompleted
+	(*RuntimeEvent)(nil),                   // 0: agentruntime.events.v1.RuntimeEvent
+	nil,                                    // 1: agentruntime.events.v1.RuntimeEvent.RefsEntry
+	(*timestamppb.Timestamp)(nil),          // 2: google.protobuf.Timestamp
+	(*RuntimeWarning)(nil),                 // 3: agentruntime.events.v1.RuntimeWarning
+	(*RuntimeError)(nil),                   // 4: agentruntime.events.v1.RuntimeError
+	(*ActionRequired)(nil),                 // 5: agentruntime.events.v1.ActionRequired
+	(*ActionResolved)(nil),                 // 6: agentruntime.events.v1.ActionResolved
+	(*SessionCreated)(nil),                 // 7: agentruntime.events.v1.SessionCreated
+	(*SessionUpdated)(nil),                 // 8: agentruntime.events.v1.SessionUpdated
+	(*ThreadStarted)(nil),                  // 9: agentruntime.events.v1.ThreadStarted
+	(*ThreadUpdated)(nil),                  // 10: agentruntime.events.v1.ThreadUpdated
+	(*TurnSubmitted)(nil),                  // 11: agentruntime.events.v1.TurnSubmitted
+	(*TurnStarted)(nil),                    // 12: agentruntime.events.v1.TurnStarted
+	(*TurnCompleted)(nil),                  // 13: agentruntime.events.v1.TurnCompleted
+	(*TurnFailed)(nil),                     // 14: agentruntime.events.v1.TurnFailed
+	(*QueueChanged)(nil),                   // 15: agentruntime.events.v1.QueueChanged
+	(*RunStatus)(nil),                      // 16: agentruntime.events.v1.RunStatus
+	(*ModelRequested)(nil),                 // 17: agentruntime.events.v1.ModelRequested
+	(*ModelDelta)(nil),                     // 18: agentruntime.events.v1.ModelDelta
+	(*ModelCompleted)(nil),                 // 19: agentruntime.events.v1.ModelCompleted
+	(*ModelFailed)(nil),                    // 20: agentruntime.events.v1.ModelFailed
+	(*ReasoningDelta)(nil),                 // 21: agentruntime.events.v1.ReasoningDelta
+	(*ReasoningSummary)(nil),               // 22: agentruntime.events.v1.ReasoningSummary
+	(*ToolCatalogResolved)(nil),            // 23: agentruntime.events.v1.ToolCatalogResolved
+	(*ToolStarted)(nil),                    // 24: agentruntime.events.v1.ToolStarted
+	(*ToolArgs)(nil),                       // 25: agentruntime.events.v1.ToolArgs
+	(*ToolProgress)(nil),                   // 26: agentruntime.events.v1.ToolProgress
+	(*ToolResult)(nil),                     // 27: agentruntime.events.v1.ToolResult
+	(*ToolFailed)(nil),                     // 28: agentruntime.events.v1.ToolFailed
+	(*ProcessStarted)(nil),                 // 29: agentruntime.events.v1.ProcessStarted
+	(*ProcessOutput)(nil),                  // 30: agentruntime.events.v1.ProcessOutput
+	(*ProcessInput)(nil),                   // 31: agentruntime.events.v1.ProcessInput
+	(*ProcessCompleted)(nil),               // 32: agentruntime.events.v1.ProcessCompleted
+	(*ProcessFailed)(nil),                  // 33: agentruntime.events.v1.ProcessFailed
+	(*ProcessTerminated)(nil),              // 34: agentruntime.events.v1.ProcessTerminated
+	(*OutputFact)(nil),                     // 35: agentruntime.events.v1.OutputFact
+	(*ContextResolved)(nil),                // 36: agentruntime.events.v1.ContextResolved
+	(*ContextCompaction)(nil),              // 37: agentruntime.events.v1.ContextCompaction
+	(*HistoryRollback)(nil),                // 38: agentruntime.events.v1.HistoryRollback
+	(*ArtifactChanged)(nil),                // 39: agentruntime.events.v1.ArtifactChanged
+	(*SubagentSpawned)(nil),                // 40: agentruntime.events.v1.SubagentSpawned
+	(*SubagentStatus)(nil),                 // 41: agentruntime.events.v1.SubagentStatus
+	(*ChannelFact)(nil),                    // 42: agentruntime.events.v1.ChannelFact
+	(*SnapshotUpdated)(nil),                // 43: agentruntime.events.v1.SnapshotUpdated
+	(*TaskCreated)(nil),                    // 44: agentruntime.events.v1.TaskCreated
+	(*TaskTransition)(nil),                 // 45: agentruntime.events.v1.TaskTransition
+	(*TaskUpdated)(nil),                    // 46: agentruntime.events.v1.TaskUpdated
+	(*TaskProgressed)(nil),                 // 47: agentruntime.events.v1.TaskProgressed
+	(*TaskCancelRequested)(nil),            // 48: agentruntime.events.v1.TaskCancelRequested
+	(*TaskCompleted)(nil),                  // 49: agentruntime.events.v1.TaskCompleted
+	(*TaskDelegated)(nil),                  // 50: agentruntime.events.v1.TaskDelegated
+	(*TaskDependencyUpdated)(nil),          // 51: agentruntime.events.v1.TaskDependencyUpdated
+	(*TaskAttemptStarted)(nil),             // 52: agentruntime.events.v1.TaskAttemptStarted
+	(*TaskAttemptCompleted)(nil),           // 53: agentruntime.events.v1.TaskAttemptCompleted
+	(*TaskAttemptFailed)(nil),              // 54: agentruntime.events.v1.TaskAttemptFailed
+	(*JobCreated)(nil),                     // 55: agentruntime.events.v1.JobCreated
+	(*JobStarted)(nil),                     // 56: agentruntime.events.v1.JobStarted
+	(*JobProgressed)(nil),                  // 57: agentruntime.events.v1.JobProgressed
+	(*JobItemStarted)(nil),                 // 58: agentruntime.events.v1.JobItemStarted
+	(*JobItemCompleted)(nil),               // 59: agentruntime.events.v1.JobItemCompleted
+	(*JobItemFailed)(nil),                  // 60: agentruntime.events.v1.JobItemFailed
+	(*JobEnded)(nil),                       // 61: agentruntime.events.v1.JobEnded
+	(*TaskProfileResolved)(nil),            // 62: agentruntime.events.v1.TaskProfileResolved
+	(*RoutingCandidatesResolved)(nil),      // 63: agentruntime.events.v1.RoutingCandidatesResolved
+	(*RoutingDecided)(nil),                 // 64: agentruntime.events.v1.RoutingDecided
+	(*RoutingFallbackApplied)(nil),         // 65: agentruntime.events.v1.RoutingFallbackApplied
+	(*RoutingNotPossible)(nil),             // 66: agentruntime.events.v1.RoutingNotPossible
+	(*RoutingSingleCandidate)(nil),         // 67: agentruntime.events.v1.RoutingSingleCandidate
+	(*CostEstimated)(nil),                  // 68: agentruntime.events.v1.CostEstimated
+	(*CostRecorded)(nil),                   // 69: agentruntime.events.v1.CostRecorded
+	(*RateLimitHit)(nil),                   // 70: agentruntime.events.v1.RateLimitHit
+	(*QuotaLow)(nil),                       // 71: agentruntime.events.v1.QuotaLow
+	(*QuotaBlocked)(nil),                   // 72: agentruntime.events.v1.QuotaBlocked
+	(*LimitChanged)(nil),                   // 73: agentruntime.events.v1.LimitChanged
+	(*PermissionEvaluated)(nil),            // 74: agentruntime.events.v1.PermissionEvaluated
+	(*PermissionRequested)(nil),            // 75: agentruntime.events.v1.PermissionRequested
+	(*PermissionResolved)(nil),             // 76: agentruntime.events.v1.PermissionResolved
+	(*SandboxApplied)(nil),                 // 77: agentruntime.events.v1.SandboxApplied
+	(*SandboxViolation)(nil),               // 78: agentruntime.events.v1.SandboxViolation
+	(*HookStarted)(nil),                    // 79: agentruntime.events.v1.HookStarted
+	(*HookCompleted)(nil),                  // 80: agentruntime.events.v1.HookCompleted
+	(*HookFailed)(nil),                     // 81: agentruntime.events.v1.HookFailed
+	(*PolicyChanged)(nil),                  // 82: agentruntime.events.v1.PolicyChanged
+	(*EvidenceChanged)(nil),                // 83: agentruntime.events.v1.EvidenceChanged
+	(*BenchmarkTrialStarted)(nil),          // 84: agentruntime.events.v1.BenchmarkTrialStarted
+	(*BenchmarkTrialEnded)(nil),            // 85: agentruntime.events.v1.BenchmarkTrialEnded
+	(*BenchmarkRewardRecorded)(nil),        // 86: agentruntime.events.v1.BenchmarkRewardRecorded
+	(*BenchmarkComparisonCompleted)(nil),   // 87: agentruntime.events.v1.BenchmarkComparisonCompleted
+	(*BenchmarkDatasetResolved)(nil),       // 88: agentruntime.events.v1.BenchmarkDatasetResolved
+	(*BenchmarkConfigurationResolved)(nil), // 89: agentruntime.events.v1.BenchmarkConfigurationResolved
 }
 var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	2,   // 0: agentruntime.events.v1.RuntimeEvent.timestamp:type_name -> google.protobuf.Timestamp
@@ -2533,11 +2569,13 @@ var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	85,  // 113: agentruntime.events.v1.RuntimeEvent.benchmark_trial_failed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
 	86,  // 114: agentruntime.events.v1.RuntimeEvent.benchmark_reward_recorded:type_name -> agentruntime.events.v1.BenchmarkRewardRecorded
 	87,  // 115: agentruntime.events.v1.RuntimeEvent.benchmark_comparison_completed:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
-	116, // [116:116] is the sub-list for method output_type
-	116, // [116:116] is the sub-list for method input_type
-	116, // [116:116] is the sub-list for extension type_name
-	116, // [116:116] is the sub-list for extension extendee
-	0,   // [0:116] is the sub-list for field type_name
+	88,  // 116: agentruntime.events.v1.RuntimeEvent.benchmark_dataset_resolved:type_name -> agentruntime.events.v1.BenchmarkDatasetResolved
+	89,  // 117: agentruntime.events.v1.RuntimeEvent.benchmark_configuration_resolved:type_name -> agentruntime.events.v1.BenchmarkConfigurationResolved
+	118, // [118:118] is the sub-list for method output_type
+	118, // [118:118] is the sub-list for method input_type
+	118, // [118:118] is the sub-list for extension type_name
+	118, // [118:118] is the sub-list for extension extendee
+	0,   // [0:118] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_envelope_proto_init() }
@@ -2666,6 +2704,8 @@ func file_agentruntime_events_v1_envelope_proto_init() {
 		(*RuntimeEvent_BenchmarkTrialFailed)(nil),
 		(*RuntimeEvent_BenchmarkRewardRecorded)(nil),
 		(*RuntimeEvent_BenchmarkComparisonCompleted)(nil),
+		(*RuntimeEvent_BenchmarkDatasetResolved)(nil),
+		(*RuntimeEvent_BenchmarkConfigurationResolved)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

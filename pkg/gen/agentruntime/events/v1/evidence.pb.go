@@ -10,6 +10,7 @@ import (
 	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -727,11 +728,253 @@ func (x *BenchmarkComparisonCompleted) GetUnrewardedTrialIds() []string {
 	return nil
 }
 
+// BenchmarkDatasetResolved (benchmark.dataset.resolved): the frozen dataset
+// version a benchmark run draws its tasks from (spec:
+// benchmark-instrumentation "Event families"). A dataset version is
+// immutable: the same id and version are recorded once, with one content.
+type BenchmarkDatasetResolved struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	DatasetId      string                 `protobuf:"bytes,1,opt,name=dataset_id,json=datasetId,proto3" json:"dataset_id,omitempty"`
+	DatasetVersion string                 `protobuf:"bytes,2,opt,name=dataset_version,json=datasetVersion,proto3" json:"dataset_version,omitempty"`
+	// Where the dataset lives (Harbor registry ref or repository path).
+	DatasetRef string `protobuf:"bytes,3,opt,name=dataset_ref,json=datasetRef,proto3" json:"dataset_ref,omitempty"`
+	// How tasks were selected, e.g. "all" or "sample:50:seed=7".
+	SelectionPolicy string `protobuf:"bytes,4,opt,name=selection_policy,json=selectionPolicy,proto3" json:"selection_policy,omitempty"`
+	// When the version was frozen, as the runner says.
+	FrozenAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=frozen_at,json=frozenAt,proto3" json:"frozen_at,omitempty"`
+	// Harbor's local path of the dataset, when run from disk.
+	HarborLocalPath string `protobuf:"bytes,6,opt,name=harbor_local_path,json=harborLocalPath,proto3" json:"harbor_local_path,omitempty"`
+	// Harbor's registry ref of the dataset, when pulled from a registry.
+	HarborRegistryRef string `protobuf:"bytes,7,opt,name=harbor_registry_ref,json=harborRegistryRef,proto3" json:"harbor_registry_ref,omitempty"`
+	// The dataset task ids the selection produced.
+	TaskIds       []string `protobuf:"bytes,8,rep,name=task_ids,json=taskIds,proto3" json:"task_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BenchmarkDatasetResolved) Reset() {
+	*x = BenchmarkDatasetResolved{}
+	mi := &file_agentruntime_events_v1_evidence_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BenchmarkDatasetResolved) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BenchmarkDatasetResolved) ProtoMessage() {}
+
+func (x *BenchmarkDatasetResolved) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_evidence_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BenchmarkDatasetResolved.ProtoReflect.Descriptor instead.
+func (*BenchmarkDatasetResolved) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_evidence_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *BenchmarkDatasetResolved) GetDatasetId() string {
+	if x != nil {
+		return x.DatasetId
+	}
+	return ""
+}
+
+func (x *BenchmarkDatasetResolved) GetDatasetVersion() string {
+	if x != nil {
+		return x.DatasetVersion
+	}
+	return ""
+}
+
+func (x *BenchmarkDatasetResolved) GetDatasetRef() string {
+	if x != nil {
+		return x.DatasetRef
+	}
+	return ""
+}
+
+func (x *BenchmarkDatasetResolved) GetSelectionPolicy() string {
+	if x != nil {
+		return x.SelectionPolicy
+	}
+	return ""
+}
+
+func (x *BenchmarkDatasetResolved) GetFrozenAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FrozenAt
+	}
+	return nil
+}
+
+func (x *BenchmarkDatasetResolved) GetHarborLocalPath() string {
+	if x != nil {
+		return x.HarborLocalPath
+	}
+	return ""
+}
+
+func (x *BenchmarkDatasetResolved) GetHarborRegistryRef() string {
+	if x != nil {
+		return x.HarborRegistryRef
+	}
+	return ""
+}
+
+func (x *BenchmarkDatasetResolved) GetTaskIds() []string {
+	if x != nil {
+		return x.TaskIds
+	}
+	return nil
+}
+
+// BenchmarkConfigurationResolved (benchmark.configuration.resolved): the
+// profiles a baseline, candidate or control configuration runs with. A
+// configuration id names one immutable set of profiles.
+type BenchmarkConfigurationResolved struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	ConfigurationId string                 `protobuf:"bytes,1,opt,name=configuration_id,json=configurationId,proto3" json:"configuration_id,omitempty"`
+	// "baseline", "candidate" or "control".
+	Role string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	// Profile ids or refs, as the runner names them.
+	RuntimeProfile string `protobuf:"bytes,3,opt,name=runtime_profile,json=runtimeProfile,proto3" json:"runtime_profile,omitempty"`
+	AgentProfile   string `protobuf:"bytes,4,opt,name=agent_profile,json=agentProfile,proto3" json:"agent_profile,omitempty"`
+	ModelProfile   string `protobuf:"bytes,5,opt,name=model_profile,json=modelProfile,proto3" json:"model_profile,omitempty"`
+	PromptProfile  string `protobuf:"bytes,6,opt,name=prompt_profile,json=promptProfile,proto3" json:"prompt_profile,omitempty"`
+	ToolProfile    string `protobuf:"bytes,7,opt,name=tool_profile,json=toolProfile,proto3" json:"tool_profile,omitempty"`
+	ContextProfile string `protobuf:"bytes,8,opt,name=context_profile,json=contextProfile,proto3" json:"context_profile,omitempty"`
+	RoutingProfile string `protobuf:"bytes,9,opt,name=routing_profile,json=routingProfile,proto3" json:"routing_profile,omitempty"`
+	// What differs from the baseline (one variable per A/B, spec:
+	// benchmark-instrumentation "Anti-patterns").
+	SingleChangedVariable string `protobuf:"bytes,10,opt,name=single_changed_variable,json=singleChangedVariable,proto3" json:"single_changed_variable,omitempty"`
+	// The baseline this candidate is compared with, when it is one.
+	BaselineConfigurationId string `protobuf:"bytes,11,opt,name=baseline_configuration_id,json=baselineConfigurationId,proto3" json:"baseline_configuration_id,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
+}
+
+func (x *BenchmarkConfigurationResolved) Reset() {
+	*x = BenchmarkConfigurationResolved{}
+	mi := &file_agentruntime_events_v1_evidence_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BenchmarkConfigurationResolved) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BenchmarkConfigurationResolved) ProtoMessage() {}
+
+func (x *BenchmarkConfigurationResolved) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_evidence_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BenchmarkConfigurationResolved.ProtoReflect.Descriptor instead.
+func (*BenchmarkConfigurationResolved) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_evidence_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *BenchmarkConfigurationResolved) GetConfigurationId() string {
+	if x != nil {
+		return x.ConfigurationId
+	}
+	return ""
+}
+
+func (x *BenchmarkConfigurationResolved) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *BenchmarkConfigurationResolved) GetRuntimeProfile() string {
+	if x != nil {
+		return x.RuntimeProfile
+	}
+	return ""
+}
+
+func (x *BenchmarkConfigurationResolved) GetAgentProfile() string {
+	if x != nil {
+		return x.AgentProfile
+	}
+	return ""
+}
+
+func (x *BenchmarkConfigurationResolved) GetModelProfile() string {
+	if x != nil {
+		return x.ModelProfile
+	}
+	return ""
+}
+
+func (x *BenchmarkConfigurationResolved) GetPromptProfile() string {
+	if x != nil {
+		return x.PromptProfile
+	}
+	return ""
+}
+
+func (x *BenchmarkConfigurationResolved) GetToolProfile() string {
+	if x != nil {
+		return x.ToolProfile
+	}
+	return ""
+}
+
+func (x *BenchmarkConfigurationResolved) GetContextProfile() string {
+	if x != nil {
+		return x.ContextProfile
+	}
+	return ""
+}
+
+func (x *BenchmarkConfigurationResolved) GetRoutingProfile() string {
+	if x != nil {
+		return x.RoutingProfile
+	}
+	return ""
+}
+
+func (x *BenchmarkConfigurationResolved) GetSingleChangedVariable() string {
+	if x != nil {
+		return x.SingleChangedVariable
+	}
+	return ""
+}
+
+func (x *BenchmarkConfigurationResolved) GetBaselineConfigurationId() string {
+	if x != nil {
+		return x.BaselineConfigurationId
+	}
+	return ""
+}
+
 var File_agentruntime_events_v1_evidence_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_evidence_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/events/v1/evidence.proto\x12\x16agentruntime.events.v1\x1a#agentruntime/common/v1/common.proto\"S\n" +
+	"%agentruntime/events/v1/evidence.proto\x12\x16agentruntime.events.v1\x1a#agentruntime/common/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"S\n" +
 	"\x13VerificationOutcome\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x10\n" +
@@ -802,7 +1045,31 @@ const file_agentruntime_events_v1_evidence_proto_rawDesc = "" +
 	"\x1aevidence_completeness_rate\x18\v \x01(\x01R\x18evidenceCompletenessRate\x12<\n" +
 	"\x1bp0_qc_gate_regression_count\x18\f \x01(\rR\x17p0QcGateRegressionCount\x12\x1a\n" +
 	"\bdecision\x18\r \x01(\tR\bdecision\x120\n" +
-	"\x14unrewarded_trial_ids\x18\x0e \x03(\tR\x12unrewardedTrialIdsBNZLgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1;eventsv1b\x06proto3"
+	"\x14unrewarded_trial_ids\x18\x0e \x03(\tR\x12unrewardedTrialIds\"\xde\x02\n" +
+	"\x18BenchmarkDatasetResolved\x12\x1d\n" +
+	"\n" +
+	"dataset_id\x18\x01 \x01(\tR\tdatasetId\x12'\n" +
+	"\x0fdataset_version\x18\x02 \x01(\tR\x0edatasetVersion\x12\x1f\n" +
+	"\vdataset_ref\x18\x03 \x01(\tR\n" +
+	"datasetRef\x12)\n" +
+	"\x10selection_policy\x18\x04 \x01(\tR\x0fselectionPolicy\x127\n" +
+	"\tfrozen_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bfrozenAt\x12*\n" +
+	"\x11harbor_local_path\x18\x06 \x01(\tR\x0fharborLocalPath\x12.\n" +
+	"\x13harbor_registry_ref\x18\a \x01(\tR\x11harborRegistryRef\x12\x19\n" +
+	"\btask_ids\x18\b \x03(\tR\ataskIds\"\xe2\x03\n" +
+	"\x1eBenchmarkConfigurationResolved\x12)\n" +
+	"\x10configuration_id\x18\x01 \x01(\tR\x0fconfigurationId\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12'\n" +
+	"\x0fruntime_profile\x18\x03 \x01(\tR\x0eruntimeProfile\x12#\n" +
+	"\ragent_profile\x18\x04 \x01(\tR\fagentProfile\x12#\n" +
+	"\rmodel_profile\x18\x05 \x01(\tR\fmodelProfile\x12%\n" +
+	"\x0eprompt_profile\x18\x06 \x01(\tR\rpromptProfile\x12!\n" +
+	"\ftool_profile\x18\a \x01(\tR\vtoolProfile\x12'\n" +
+	"\x0fcontext_profile\x18\b \x01(\tR\x0econtextProfile\x12'\n" +
+	"\x0frouting_profile\x18\t \x01(\tR\x0eroutingProfile\x126\n" +
+	"\x17single_changed_variable\x18\n" +
+	" \x01(\tR\x15singleChangedVariable\x12:\n" +
+	"\x19baseline_configuration_id\x18\v \x01(\tR\x17baselineConfigurationIdBNZLgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1;eventsv1b\x06proto3"
 
 var (
 	file_agentruntime_events_v1_evidence_proto_rawDescOnce sync.Once
@@ -816,28 +1083,32 @@ func file_agentruntime_events_v1_evidence_proto_rawDescGZIP() []byte {
 	return file_agentruntime_events_v1_evidence_proto_rawDescData
 }
 
-var file_agentruntime_events_v1_evidence_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_agentruntime_events_v1_evidence_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_agentruntime_events_v1_evidence_proto_goTypes = []any{
-	(*VerificationOutcome)(nil),          // 0: agentruntime.events.v1.VerificationOutcome
-	(*EvidenceChanged)(nil),              // 1: agentruntime.events.v1.EvidenceChanged
-	(*BenchmarkSpine)(nil),               // 2: agentruntime.events.v1.BenchmarkSpine
-	(*BenchmarkTrialStarted)(nil),        // 3: agentruntime.events.v1.BenchmarkTrialStarted
-	(*BenchmarkTrialEnded)(nil),          // 4: agentruntime.events.v1.BenchmarkTrialEnded
-	(*BenchmarkRewardRecorded)(nil),      // 5: agentruntime.events.v1.BenchmarkRewardRecorded
-	(*BenchmarkComparisonCompleted)(nil), // 6: agentruntime.events.v1.BenchmarkComparisonCompleted
-	(*v1.OutputRef)(nil),                 // 7: agentruntime.common.v1.OutputRef
+	(*VerificationOutcome)(nil),            // 0: agentruntime.events.v1.VerificationOutcome
+	(*EvidenceChanged)(nil),                // 1: agentruntime.events.v1.EvidenceChanged
+	(*BenchmarkSpine)(nil),                 // 2: agentruntime.events.v1.BenchmarkSpine
+	(*BenchmarkTrialStarted)(nil),          // 3: agentruntime.events.v1.BenchmarkTrialStarted
+	(*BenchmarkTrialEnded)(nil),            // 4: agentruntime.events.v1.BenchmarkTrialEnded
+	(*BenchmarkRewardRecorded)(nil),        // 5: agentruntime.events.v1.BenchmarkRewardRecorded
+	(*BenchmarkComparisonCompleted)(nil),   // 6: agentruntime.events.v1.BenchmarkComparisonCompleted
+	(*BenchmarkDatasetResolved)(nil),       // 7: agentruntime.events.v1.BenchmarkDatasetResolved
+	(*BenchmarkConfigurationResolved)(nil), // 8: agentruntime.events.v1.BenchmarkConfigurationResolved
+	(*v1.OutputRef)(nil),                   // 9: agentruntime.common.v1.OutputRef
+	(*timestamppb.Timestamp)(nil),          // 10: google.protobuf.Timestamp
 }
 var file_agentruntime_events_v1_evidence_proto_depIdxs = []int32{
-	7, // 0: agentruntime.events.v1.EvidenceChanged.pack:type_name -> agentruntime.common.v1.OutputRef
-	0, // 1: agentruntime.events.v1.EvidenceChanged.verification_outcomes:type_name -> agentruntime.events.v1.VerificationOutcome
-	2, // 2: agentruntime.events.v1.BenchmarkTrialStarted.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
-	2, // 3: agentruntime.events.v1.BenchmarkTrialEnded.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
-	2, // 4: agentruntime.events.v1.BenchmarkRewardRecorded.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	9,  // 0: agentruntime.events.v1.EvidenceChanged.pack:type_name -> agentruntime.common.v1.OutputRef
+	0,  // 1: agentruntime.events.v1.EvidenceChanged.verification_outcomes:type_name -> agentruntime.events.v1.VerificationOutcome
+	2,  // 2: agentruntime.events.v1.BenchmarkTrialStarted.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
+	2,  // 3: agentruntime.events.v1.BenchmarkTrialEnded.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
+	2,  // 4: agentruntime.events.v1.BenchmarkRewardRecorded.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
+	10, // 5: agentruntime.events.v1.BenchmarkDatasetResolved.frozen_at:type_name -> google.protobuf.Timestamp
+	6,  // [6:6] is the sub-list for method output_type
+	6,  // [6:6] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_evidence_proto_init() }
@@ -851,7 +1122,7 @@ func file_agentruntime_events_v1_evidence_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_events_v1_evidence_proto_rawDesc), len(file_agentruntime_events_v1_evidence_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

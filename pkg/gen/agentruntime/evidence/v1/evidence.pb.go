@@ -1650,15 +1650,20 @@ func (x *CompareBenchmarkRunsResponse) GetWrite() *v11.WriteResult {
 }
 
 type ExportEventsRequest struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Format    Format                 `protobuf:"varint,2,opt,name=format,proto3,enum=agentruntime.evidence.v1.Format" json:"format,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session to export; empty with tenant_facts.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Format    Format `protobuf:"varint,2,opt,name=format,proto3,enum=agentruntime.evidence.v1.Format" json:"format,omitempty"`
 	// First sequence to export (inclusive); 0 from the start.
 	FromSequence uint64 `protobuf:"varint,3,opt,name=from_sequence,json=fromSequence,proto3" json:"from_sequence,omitempty"`
 	// At most this many events (default and maximum 10,000); continue from
 	// next_sequence.
-	Limit         uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
-	MinSequence   uint64 `protobuf:"varint,5,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	Limit       uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	MinSequence uint64 `protobuf:"varint,5,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	// Export the tenant's facts that belong to no session (limit.changed,
+	// tenant and workspace policy.changed, session-less tasks and jobs,
+	// tenant-wide tool inventories) instead of a session's.
+	TenantFacts   bool `protobuf:"varint,6,opt,name=tenant_facts,json=tenantFacts,proto3" json:"tenant_facts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1728,19 +1733,110 @@ func (x *ExportEventsRequest) GetMinSequence() uint64 {
 	return 0
 }
 
+func (x *ExportEventsRequest) GetTenantFacts() bool {
+	if x != nil {
+		return x.TenantFacts
+	}
+	return false
+}
+
+// SkippedEvent is an event of the page that the requested format cannot
+// represent, and why.
+type SkippedEvent struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Sequence uint64                 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	EventId  string                 `protobuf:"bytes,2,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	Type     string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	// "no_session": the Lime profile requires sessionId and the fact belongs
+	// to no session; "type_not_in_schema": the spec's contract pages name
+	// the class but the published schema's type enum does not.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	Detail        string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SkippedEvent) Reset() {
+	*x = SkippedEvent{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SkippedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SkippedEvent) ProtoMessage() {}
+
+func (x *SkippedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SkippedEvent.ProtoReflect.Descriptor instead.
+func (*SkippedEvent) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *SkippedEvent) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *SkippedEvent) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *SkippedEvent) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *SkippedEvent) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *SkippedEvent) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
 type ExportEventsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One JSON object per event, in log order.
 	EventsJson []string `protobuf:"bytes,1,rep,name=events_json,json=eventsJson,proto3" json:"events_json,omitempty"`
-	// Where to continue; 0 when the export reached the session's end.
-	NextSequence  uint64 `protobuf:"varint,2,opt,name=next_sequence,json=nextSequence,proto3" json:"next_sequence,omitempty"`
+	// Where to continue; 0 when the export reached the end.
+	NextSequence uint64 `protobuf:"varint,2,opt,name=next_sequence,json=nextSequence,proto3" json:"next_sequence,omitempty"`
+	// Events of the page not rendered in the requested format; rendered and
+	// skipped events together are every event of the page.
+	Skipped       []*SkippedEvent `protobuf:"bytes,3,rep,name=skipped,proto3" json:"skipped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExportEventsResponse) Reset() {
 	*x = ExportEventsResponse{}
-	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[23]
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1752,7 +1848,7 @@ func (x *ExportEventsResponse) String() string {
 func (*ExportEventsResponse) ProtoMessage() {}
 
 func (x *ExportEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[23]
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1765,7 +1861,7 @@ func (x *ExportEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportEventsResponse.ProtoReflect.Descriptor instead.
 func (*ExportEventsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{23}
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ExportEventsResponse) GetEventsJson() []string {
@@ -1782,6 +1878,209 @@ func (x *ExportEventsResponse) GetNextSequence() uint64 {
 	return 0
 }
 
+func (x *ExportEventsResponse) GetSkipped() []*SkippedEvent {
+	if x != nil {
+		return x.Skipped
+	}
+	return nil
+}
+
+type RecordBenchmarkDatasetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The runner's session the fact is recorded in.
+	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// dataset_id and dataset_version are required and name the fact.
+	Dataset       *v1.BenchmarkDatasetResolved `protobuf:"bytes,2,opt,name=dataset,proto3" json:"dataset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordBenchmarkDatasetRequest) Reset() {
+	*x = RecordBenchmarkDatasetRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordBenchmarkDatasetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordBenchmarkDatasetRequest) ProtoMessage() {}
+
+func (x *RecordBenchmarkDatasetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordBenchmarkDatasetRequest.ProtoReflect.Descriptor instead.
+func (*RecordBenchmarkDatasetRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *RecordBenchmarkDatasetRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RecordBenchmarkDatasetRequest) GetDataset() *v1.BenchmarkDatasetResolved {
+	if x != nil {
+		return x.Dataset
+	}
+	return nil
+}
+
+type RecordBenchmarkDatasetResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Write         *v11.WriteResult       `protobuf:"bytes,1,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordBenchmarkDatasetResponse) Reset() {
+	*x = RecordBenchmarkDatasetResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordBenchmarkDatasetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordBenchmarkDatasetResponse) ProtoMessage() {}
+
+func (x *RecordBenchmarkDatasetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordBenchmarkDatasetResponse.ProtoReflect.Descriptor instead.
+func (*RecordBenchmarkDatasetResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *RecordBenchmarkDatasetResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type RecordBenchmarkConfigurationRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// configuration_id is required and names the fact; role is baseline,
+	// candidate, control or empty.
+	Configuration *v1.BenchmarkConfigurationResolved `protobuf:"bytes,2,opt,name=configuration,proto3" json:"configuration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordBenchmarkConfigurationRequest) Reset() {
+	*x = RecordBenchmarkConfigurationRequest{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordBenchmarkConfigurationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordBenchmarkConfigurationRequest) ProtoMessage() {}
+
+func (x *RecordBenchmarkConfigurationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordBenchmarkConfigurationRequest.ProtoReflect.Descriptor instead.
+func (*RecordBenchmarkConfigurationRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *RecordBenchmarkConfigurationRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RecordBenchmarkConfigurationRequest) GetConfiguration() *v1.BenchmarkConfigurationResolved {
+	if x != nil {
+		return x.Configuration
+	}
+	return nil
+}
+
+type RecordBenchmarkConfigurationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Write         *v11.WriteResult       `protobuf:"bytes,1,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordBenchmarkConfigurationResponse) Reset() {
+	*x = RecordBenchmarkConfigurationResponse{}
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordBenchmarkConfigurationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordBenchmarkConfigurationResponse) ProtoMessage() {}
+
+func (x *RecordBenchmarkConfigurationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordBenchmarkConfigurationResponse.ProtoReflect.Descriptor instead.
+func (*RecordBenchmarkConfigurationResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RecordBenchmarkConfigurationResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
 type ExportSnapshotRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1793,7 +2092,7 @@ type ExportSnapshotRequest struct {
 
 func (x *ExportSnapshotRequest) Reset() {
 	*x = ExportSnapshotRequest{}
-	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[24]
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +2104,7 @@ func (x *ExportSnapshotRequest) String() string {
 func (*ExportSnapshotRequest) ProtoMessage() {}
 
 func (x *ExportSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[24]
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +2117,7 @@ func (x *ExportSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*ExportSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{24}
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ExportSnapshotRequest) GetSessionId() string {
@@ -1852,7 +2151,7 @@ type ExportSnapshotResponse struct {
 
 func (x *ExportSnapshotResponse) Reset() {
 	*x = ExportSnapshotResponse{}
-	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[25]
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1864,7 +2163,7 @@ func (x *ExportSnapshotResponse) String() string {
 func (*ExportSnapshotResponse) ProtoMessage() {}
 
 func (x *ExportSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[25]
+	mi := &file_agentruntime_evidence_v1_evidence_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1877,7 +2176,7 @@ func (x *ExportSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*ExportSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{25}
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ExportSnapshotResponse) GetSnapshotJson() string {
@@ -2042,18 +2341,39 @@ const file_agentruntime_evidence_v1_evidence_proto_rawDesc = "" +
 	"\n" +
 	"comparison\x18\x01 \x01(\v24.agentruntime.events.v1.BenchmarkComparisonCompletedR\n" +
 	"comparison\x129\n" +
-	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\x89\x02\n" +
-	"\x13ExportEventsRequest\x12F\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xa3\x03\n" +
+	"\x13ExportEventsRequest\x12G\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12B\n" +
+	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12B\n" +
 	"\x06format\x18\x02 \x01(\x0e2 .agentruntime.evidence.v1.FormatB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06format\x12#\n" +
 	"\rfrom_sequence\x18\x03 \x01(\x04R\ffromSequence\x12\x1e\n" +
 	"\x05limit\x18\x04 \x01(\rB\b\xbaH\x05*\x03\x18\x90NR\x05limit\x12!\n" +
-	"\fmin_sequence\x18\x05 \x01(\x04R\vminSequence\"\\\n" +
+	"\fmin_sequence\x18\x05 \x01(\x04R\vminSequence\x12!\n" +
+	"\ftenant_facts\x18\x06 \x01(\bR\vtenantFacts:t\xbaHq\x1ao\n" +
+	"\x14export_events.target\x12)exactly one of session_id or tenant_facts\x1a,(this.session_id != '') != this.tenant_facts\"\x89\x01\n" +
+	"\fSkippedEvent\x12\x1a\n" +
+	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x19\n" +
+	"\bevent_id\x18\x02 \x01(\tR\aeventId\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"\x9e\x01\n" +
 	"\x14ExportEventsResponse\x12\x1f\n" +
 	"\vevents_json\x18\x01 \x03(\tR\n" +
 	"eventsJson\x12#\n" +
-	"\rnext_sequence\x18\x02 \x01(\x04R\fnextSequence\"\xc6\x01\n" +
+	"\rnext_sequence\x18\x02 \x01(\x04R\fnextSequence\x12@\n" +
+	"\askipped\x18\x03 \x03(\v2&.agentruntime.evidence.v1.SkippedEventR\askipped\"\xbb\x01\n" +
+	"\x1dRecordBenchmarkDatasetRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12R\n" +
+	"\adataset\x18\x02 \x01(\v20.agentruntime.events.v1.BenchmarkDatasetResolvedB\x06\xbaH\x03\xc8\x01\x01R\adataset\"[\n" +
+	"\x1eRecordBenchmarkDatasetResponse\x129\n" +
+	"\x05write\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xd3\x01\n" +
+	"#RecordBenchmarkConfigurationRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12d\n" +
+	"\rconfiguration\x18\x02 \x01(\v26.agentruntime.events.v1.BenchmarkConfigurationResolvedB\x06\xbaH\x03\xc8\x01\x01R\rconfiguration\"a\n" +
+	"$RecordBenchmarkConfigurationResponse\x129\n" +
+	"\x05write\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xc6\x01\n" +
 	"\x15ExportSnapshotRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12B\n" +
@@ -2071,13 +2391,14 @@ const file_agentruntime_evidence_v1_evidence_proto_rawDesc = "" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vFORMAT_CORE\x10\x01\x12\x17\n" +
-	"\x13FORMAT_LIME_PROFILE\x10\x022\xe7\n" +
-	"\n" +
+	"\x13FORMAT_LIME_PROFILE\x10\x022\x95\r\n" +
 	"\x0fEvidenceService\x12s\n" +
 	"\x0eExportEvidence\x12/.agentruntime.evidence.v1.ExportEvidenceRequest\x1a0.agentruntime.evidence.v1.ExportEvidenceResponse\x12m\n" +
 	"\fExportReplay\x12-.agentruntime.evidence.v1.ExportReplayRequest\x1a..agentruntime.evidence.v1.ExportReplayResponse\x12m\n" +
 	"\fExportReview\x12-.agentruntime.evidence.v1.ExportReviewRequest\x1a..agentruntime.evidence.v1.ExportReviewResponse\x12\x7f\n" +
-	"\x12GetEvidenceSummary\x123.agentruntime.evidence.v1.GetEvidenceSummaryRequest\x1a4.agentruntime.evidence.v1.GetEvidenceSummaryResponse\x12\x82\x01\n" +
+	"\x12GetEvidenceSummary\x123.agentruntime.evidence.v1.GetEvidenceSummaryRequest\x1a4.agentruntime.evidence.v1.GetEvidenceSummaryResponse\x12\x8b\x01\n" +
+	"\x16RecordBenchmarkDataset\x127.agentruntime.evidence.v1.RecordBenchmarkDatasetRequest\x1a8.agentruntime.evidence.v1.RecordBenchmarkDatasetResponse\x12\x9d\x01\n" +
+	"\x1cRecordBenchmarkConfiguration\x12=.agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest\x1a>.agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse\x12\x82\x01\n" +
 	"\x13StartBenchmarkTrial\x124.agentruntime.evidence.v1.StartBenchmarkTrialRequest\x1a5.agentruntime.evidence.v1.StartBenchmarkTrialResponse\x12|\n" +
 	"\x11EndBenchmarkTrial\x122.agentruntime.evidence.v1.EndBenchmarkTrialRequest\x1a3.agentruntime.evidence.v1.EndBenchmarkTrialResponse\x12\x88\x01\n" +
 	"\x15RecordBenchmarkReward\x126.agentruntime.evidence.v1.RecordBenchmarkRewardRequest\x1a7.agentruntime.evidence.v1.RecordBenchmarkRewardResponse\x12\x85\x01\n" +
@@ -2099,99 +2420,115 @@ func file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_evidence_v1_evidence_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agentruntime_evidence_v1_evidence_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_agentruntime_evidence_v1_evidence_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_agentruntime_evidence_v1_evidence_proto_goTypes = []any{
-	(ScopeKind)(0),                          // 0: agentruntime.evidence.v1.ScopeKind
-	(Format)(0),                             // 1: agentruntime.evidence.v1.Format
-	(*Scope)(nil),                           // 2: agentruntime.evidence.v1.Scope
-	(*ExportEvidenceRequest)(nil),           // 3: agentruntime.evidence.v1.ExportEvidenceRequest
-	(*ExportReplayRequest)(nil),             // 4: agentruntime.evidence.v1.ExportReplayRequest
-	(*ExportReviewRequest)(nil),             // 5: agentruntime.evidence.v1.ExportReviewRequest
-	(*Signal)(nil),                          // 6: agentruntime.evidence.v1.Signal
-	(*ExportResult)(nil),                    // 7: agentruntime.evidence.v1.ExportResult
-	(*ExportEvidenceResponse)(nil),          // 8: agentruntime.evidence.v1.ExportEvidenceResponse
-	(*ExportReplayResponse)(nil),            // 9: agentruntime.evidence.v1.ExportReplayResponse
-	(*ExportReviewResponse)(nil),            // 10: agentruntime.evidence.v1.ExportReviewResponse
-	(*GetEvidenceSummaryRequest)(nil),       // 11: agentruntime.evidence.v1.GetEvidenceSummaryRequest
-	(*GetEvidenceSummaryResponse)(nil),      // 12: agentruntime.evidence.v1.GetEvidenceSummaryResponse
-	(*StartBenchmarkTrialRequest)(nil),      // 13: agentruntime.evidence.v1.StartBenchmarkTrialRequest
-	(*StartBenchmarkTrialResponse)(nil),     // 14: agentruntime.evidence.v1.StartBenchmarkTrialResponse
-	(*EndBenchmarkTrialRequest)(nil),        // 15: agentruntime.evidence.v1.EndBenchmarkTrialRequest
-	(*EndBenchmarkTrialResponse)(nil),       // 16: agentruntime.evidence.v1.EndBenchmarkTrialResponse
-	(*RecordBenchmarkRewardRequest)(nil),    // 17: agentruntime.evidence.v1.RecordBenchmarkRewardRequest
-	(*RecordBenchmarkRewardResponse)(nil),   // 18: agentruntime.evidence.v1.RecordBenchmarkRewardResponse
-	(*ExportBenchmarkTrialRequest)(nil),     // 19: agentruntime.evidence.v1.ExportBenchmarkTrialRequest
-	(*ExportBenchmarkTrialResponse)(nil),    // 20: agentruntime.evidence.v1.ExportBenchmarkTrialResponse
-	(*TrialRef)(nil),                        // 21: agentruntime.evidence.v1.TrialRef
-	(*CompareBenchmarkRunsRequest)(nil),     // 22: agentruntime.evidence.v1.CompareBenchmarkRunsRequest
-	(*CompareBenchmarkRunsResponse)(nil),    // 23: agentruntime.evidence.v1.CompareBenchmarkRunsResponse
-	(*ExportEventsRequest)(nil),             // 24: agentruntime.evidence.v1.ExportEventsRequest
-	(*ExportEventsResponse)(nil),            // 25: agentruntime.evidence.v1.ExportEventsResponse
-	(*ExportSnapshotRequest)(nil),           // 26: agentruntime.evidence.v1.ExportSnapshotRequest
-	(*ExportSnapshotResponse)(nil),          // 27: agentruntime.evidence.v1.ExportSnapshotResponse
-	nil,                                     // 28: agentruntime.evidence.v1.GetEvidenceSummaryResponse.EventCountsEntry
-	nil,                                     // 29: agentruntime.evidence.v1.ExportBenchmarkTrialRequest.RefsEntry
-	(*v1.VerificationOutcome)(nil),          // 30: agentruntime.events.v1.VerificationOutcome
-	(*v11.OutputRef)(nil),                   // 31: agentruntime.common.v1.OutputRef
-	(*v11.WriteResult)(nil),                 // 32: agentruntime.common.v1.WriteResult
-	(*v1.BenchmarkSpine)(nil),               // 33: agentruntime.events.v1.BenchmarkSpine
-	(*v1.BenchmarkComparisonCompleted)(nil), // 34: agentruntime.events.v1.BenchmarkComparisonCompleted
+	(ScopeKind)(0),                               // 0: agentruntime.evidence.v1.ScopeKind
+	(Format)(0),                                  // 1: agentruntime.evidence.v1.Format
+	(*Scope)(nil),                                // 2: agentruntime.evidence.v1.Scope
+	(*ExportEvidenceRequest)(nil),                // 3: agentruntime.evidence.v1.ExportEvidenceRequest
+	(*ExportReplayRequest)(nil),                  // 4: agentruntime.evidence.v1.ExportReplayRequest
+	(*ExportReviewRequest)(nil),                  // 5: agentruntime.evidence.v1.ExportReviewRequest
+	(*Signal)(nil),                               // 6: agentruntime.evidence.v1.Signal
+	(*ExportResult)(nil),                         // 7: agentruntime.evidence.v1.ExportResult
+	(*ExportEvidenceResponse)(nil),               // 8: agentruntime.evidence.v1.ExportEvidenceResponse
+	(*ExportReplayResponse)(nil),                 // 9: agentruntime.evidence.v1.ExportReplayResponse
+	(*ExportReviewResponse)(nil),                 // 10: agentruntime.evidence.v1.ExportReviewResponse
+	(*GetEvidenceSummaryRequest)(nil),            // 11: agentruntime.evidence.v1.GetEvidenceSummaryRequest
+	(*GetEvidenceSummaryResponse)(nil),           // 12: agentruntime.evidence.v1.GetEvidenceSummaryResponse
+	(*StartBenchmarkTrialRequest)(nil),           // 13: agentruntime.evidence.v1.StartBenchmarkTrialRequest
+	(*StartBenchmarkTrialResponse)(nil),          // 14: agentruntime.evidence.v1.StartBenchmarkTrialResponse
+	(*EndBenchmarkTrialRequest)(nil),             // 15: agentruntime.evidence.v1.EndBenchmarkTrialRequest
+	(*EndBenchmarkTrialResponse)(nil),            // 16: agentruntime.evidence.v1.EndBenchmarkTrialResponse
+	(*RecordBenchmarkRewardRequest)(nil),         // 17: agentruntime.evidence.v1.RecordBenchmarkRewardRequest
+	(*RecordBenchmarkRewardResponse)(nil),        // 18: agentruntime.evidence.v1.RecordBenchmarkRewardResponse
+	(*ExportBenchmarkTrialRequest)(nil),          // 19: agentruntime.evidence.v1.ExportBenchmarkTrialRequest
+	(*ExportBenchmarkTrialResponse)(nil),         // 20: agentruntime.evidence.v1.ExportBenchmarkTrialResponse
+	(*TrialRef)(nil),                             // 21: agentruntime.evidence.v1.TrialRef
+	(*CompareBenchmarkRunsRequest)(nil),          // 22: agentruntime.evidence.v1.CompareBenchmarkRunsRequest
+	(*CompareBenchmarkRunsResponse)(nil),         // 23: agentruntime.evidence.v1.CompareBenchmarkRunsResponse
+	(*ExportEventsRequest)(nil),                  // 24: agentruntime.evidence.v1.ExportEventsRequest
+	(*SkippedEvent)(nil),                         // 25: agentruntime.evidence.v1.SkippedEvent
+	(*ExportEventsResponse)(nil),                 // 26: agentruntime.evidence.v1.ExportEventsResponse
+	(*RecordBenchmarkDatasetRequest)(nil),        // 27: agentruntime.evidence.v1.RecordBenchmarkDatasetRequest
+	(*RecordBenchmarkDatasetResponse)(nil),       // 28: agentruntime.evidence.v1.RecordBenchmarkDatasetResponse
+	(*RecordBenchmarkConfigurationRequest)(nil),  // 29: agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest
+	(*RecordBenchmarkConfigurationResponse)(nil), // 30: agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse
+	(*ExportSnapshotRequest)(nil),                // 31: agentruntime.evidence.v1.ExportSnapshotRequest
+	(*ExportSnapshotResponse)(nil),               // 32: agentruntime.evidence.v1.ExportSnapshotResponse
+	nil,                                          // 33: agentruntime.evidence.v1.GetEvidenceSummaryResponse.EventCountsEntry
+	nil,                                          // 34: agentruntime.evidence.v1.ExportBenchmarkTrialRequest.RefsEntry
+	(*v1.VerificationOutcome)(nil),               // 35: agentruntime.events.v1.VerificationOutcome
+	(*v11.OutputRef)(nil),                        // 36: agentruntime.common.v1.OutputRef
+	(*v11.WriteResult)(nil),                      // 37: agentruntime.common.v1.WriteResult
+	(*v1.BenchmarkSpine)(nil),                    // 38: agentruntime.events.v1.BenchmarkSpine
+	(*v1.BenchmarkComparisonCompleted)(nil),      // 39: agentruntime.events.v1.BenchmarkComparisonCompleted
+	(*v1.BenchmarkDatasetResolved)(nil),          // 40: agentruntime.events.v1.BenchmarkDatasetResolved
+	(*v1.BenchmarkConfigurationResolved)(nil),    // 41: agentruntime.events.v1.BenchmarkConfigurationResolved
 }
 var file_agentruntime_evidence_v1_evidence_proto_depIdxs = []int32{
 	0,  // 0: agentruntime.evidence.v1.Scope.kind:type_name -> agentruntime.evidence.v1.ScopeKind
 	2,  // 1: agentruntime.evidence.v1.ExportEvidenceRequest.scope:type_name -> agentruntime.evidence.v1.Scope
-	30, // 2: agentruntime.evidence.v1.ExportEvidenceRequest.verification_outcomes:type_name -> agentruntime.events.v1.VerificationOutcome
+	35, // 2: agentruntime.evidence.v1.ExportEvidenceRequest.verification_outcomes:type_name -> agentruntime.events.v1.VerificationOutcome
 	2,  // 3: agentruntime.evidence.v1.ExportReplayRequest.scope:type_name -> agentruntime.evidence.v1.Scope
 	2,  // 4: agentruntime.evidence.v1.ExportReviewRequest.scope:type_name -> agentruntime.evidence.v1.Scope
-	31, // 5: agentruntime.evidence.v1.ExportResult.pack:type_name -> agentruntime.common.v1.OutputRef
+	36, // 5: agentruntime.evidence.v1.ExportResult.pack:type_name -> agentruntime.common.v1.OutputRef
 	6,  // 6: agentruntime.evidence.v1.ExportResult.signals:type_name -> agentruntime.evidence.v1.Signal
-	32, // 7: agentruntime.evidence.v1.ExportResult.write:type_name -> agentruntime.common.v1.WriteResult
+	37, // 7: agentruntime.evidence.v1.ExportResult.write:type_name -> agentruntime.common.v1.WriteResult
 	7,  // 8: agentruntime.evidence.v1.ExportEvidenceResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
 	7,  // 9: agentruntime.evidence.v1.ExportReplayResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
 	7,  // 10: agentruntime.evidence.v1.ExportReviewResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
-	28, // 11: agentruntime.evidence.v1.GetEvidenceSummaryResponse.event_counts:type_name -> agentruntime.evidence.v1.GetEvidenceSummaryResponse.EventCountsEntry
+	33, // 11: agentruntime.evidence.v1.GetEvidenceSummaryResponse.event_counts:type_name -> agentruntime.evidence.v1.GetEvidenceSummaryResponse.EventCountsEntry
 	6,  // 12: agentruntime.evidence.v1.GetEvidenceSummaryResponse.signals:type_name -> agentruntime.evidence.v1.Signal
-	33, // 13: agentruntime.evidence.v1.StartBenchmarkTrialRequest.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
-	32, // 14: agentruntime.evidence.v1.StartBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	32, // 15: agentruntime.evidence.v1.EndBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	32, // 16: agentruntime.evidence.v1.RecordBenchmarkRewardResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	29, // 17: agentruntime.evidence.v1.ExportBenchmarkTrialRequest.refs:type_name -> agentruntime.evidence.v1.ExportBenchmarkTrialRequest.RefsEntry
-	31, // 18: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.pack:type_name -> agentruntime.common.v1.OutputRef
-	31, // 19: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.trajectory:type_name -> agentruntime.common.v1.OutputRef
-	32, // 20: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	38, // 13: agentruntime.evidence.v1.StartBenchmarkTrialRequest.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
+	37, // 14: agentruntime.evidence.v1.StartBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	37, // 15: agentruntime.evidence.v1.EndBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	37, // 16: agentruntime.evidence.v1.RecordBenchmarkRewardResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	34, // 17: agentruntime.evidence.v1.ExportBenchmarkTrialRequest.refs:type_name -> agentruntime.evidence.v1.ExportBenchmarkTrialRequest.RefsEntry
+	36, // 18: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.pack:type_name -> agentruntime.common.v1.OutputRef
+	36, // 19: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.trajectory:type_name -> agentruntime.common.v1.OutputRef
+	37, // 20: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
 	21, // 21: agentruntime.evidence.v1.CompareBenchmarkRunsRequest.baseline:type_name -> agentruntime.evidence.v1.TrialRef
 	21, // 22: agentruntime.evidence.v1.CompareBenchmarkRunsRequest.candidate:type_name -> agentruntime.evidence.v1.TrialRef
-	34, // 23: agentruntime.evidence.v1.CompareBenchmarkRunsResponse.comparison:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
-	32, // 24: agentruntime.evidence.v1.CompareBenchmarkRunsResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	39, // 23: agentruntime.evidence.v1.CompareBenchmarkRunsResponse.comparison:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
+	37, // 24: agentruntime.evidence.v1.CompareBenchmarkRunsResponse.write:type_name -> agentruntime.common.v1.WriteResult
 	1,  // 25: agentruntime.evidence.v1.ExportEventsRequest.format:type_name -> agentruntime.evidence.v1.Format
-	1,  // 26: agentruntime.evidence.v1.ExportSnapshotRequest.format:type_name -> agentruntime.evidence.v1.Format
-	3,  // 27: agentruntime.evidence.v1.EvidenceService.ExportEvidence:input_type -> agentruntime.evidence.v1.ExportEvidenceRequest
-	4,  // 28: agentruntime.evidence.v1.EvidenceService.ExportReplay:input_type -> agentruntime.evidence.v1.ExportReplayRequest
-	5,  // 29: agentruntime.evidence.v1.EvidenceService.ExportReview:input_type -> agentruntime.evidence.v1.ExportReviewRequest
-	11, // 30: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:input_type -> agentruntime.evidence.v1.GetEvidenceSummaryRequest
-	13, // 31: agentruntime.evidence.v1.EvidenceService.StartBenchmarkTrial:input_type -> agentruntime.evidence.v1.StartBenchmarkTrialRequest
-	15, // 32: agentruntime.evidence.v1.EvidenceService.EndBenchmarkTrial:input_type -> agentruntime.evidence.v1.EndBenchmarkTrialRequest
-	17, // 33: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkReward:input_type -> agentruntime.evidence.v1.RecordBenchmarkRewardRequest
-	19, // 34: agentruntime.evidence.v1.EvidenceService.ExportBenchmarkTrial:input_type -> agentruntime.evidence.v1.ExportBenchmarkTrialRequest
-	22, // 35: agentruntime.evidence.v1.EvidenceService.CompareBenchmarkRuns:input_type -> agentruntime.evidence.v1.CompareBenchmarkRunsRequest
-	24, // 36: agentruntime.evidence.v1.EvidenceService.ExportEvents:input_type -> agentruntime.evidence.v1.ExportEventsRequest
-	26, // 37: agentruntime.evidence.v1.EvidenceService.ExportSnapshot:input_type -> agentruntime.evidence.v1.ExportSnapshotRequest
-	8,  // 38: agentruntime.evidence.v1.EvidenceService.ExportEvidence:output_type -> agentruntime.evidence.v1.ExportEvidenceResponse
-	9,  // 39: agentruntime.evidence.v1.EvidenceService.ExportReplay:output_type -> agentruntime.evidence.v1.ExportReplayResponse
-	10, // 40: agentruntime.evidence.v1.EvidenceService.ExportReview:output_type -> agentruntime.evidence.v1.ExportReviewResponse
-	12, // 41: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:output_type -> agentruntime.evidence.v1.GetEvidenceSummaryResponse
-	14, // 42: agentruntime.evidence.v1.EvidenceService.StartBenchmarkTrial:output_type -> agentruntime.evidence.v1.StartBenchmarkTrialResponse
-	16, // 43: agentruntime.evidence.v1.EvidenceService.EndBenchmarkTrial:output_type -> agentruntime.evidence.v1.EndBenchmarkTrialResponse
-	18, // 44: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkReward:output_type -> agentruntime.evidence.v1.RecordBenchmarkRewardResponse
-	20, // 45: agentruntime.evidence.v1.EvidenceService.ExportBenchmarkTrial:output_type -> agentruntime.evidence.v1.ExportBenchmarkTrialResponse
-	23, // 46: agentruntime.evidence.v1.EvidenceService.CompareBenchmarkRuns:output_type -> agentruntime.evidence.v1.CompareBenchmarkRunsResponse
-	25, // 47: agentruntime.evidence.v1.EvidenceService.ExportEvents:output_type -> agentruntime.evidence.v1.ExportEventsResponse
-	27, // 48: agentruntime.evidence.v1.EvidenceService.ExportSnapshot:output_type -> agentruntime.evidence.v1.ExportSnapshotResponse
-	38, // [38:49] is the sub-list for method output_type
-	27, // [27:38] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	25, // 26: agentruntime.evidence.v1.ExportEventsResponse.skipped:type_name -> agentruntime.evidence.v1.SkippedEvent
+	40, // 27: agentruntime.evidence.v1.RecordBenchmarkDatasetRequest.dataset:type_name -> agentruntime.events.v1.BenchmarkDatasetResolved
+	37, // 28: agentruntime.evidence.v1.RecordBenchmarkDatasetResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	41, // 29: agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest.configuration:type_name -> agentruntime.events.v1.BenchmarkConfigurationResolved
+	37, // 30: agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	1,  // 31: agentruntime.evidence.v1.ExportSnapshotRequest.format:type_name -> agentruntime.evidence.v1.Format
+	3,  // 32: agentruntime.evidence.v1.EvidenceService.ExportEvidence:input_type -> agentruntime.evidence.v1.ExportEvidenceRequest
+	4,  // 33: agentruntime.evidence.v1.EvidenceService.ExportReplay:input_type -> agentruntime.evidence.v1.ExportReplayRequest
+	5,  // 34: agentruntime.evidence.v1.EvidenceService.ExportReview:input_type -> agentruntime.evidence.v1.ExportReviewRequest
+	11, // 35: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:input_type -> agentruntime.evidence.v1.GetEvidenceSummaryRequest
+	27, // 36: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkDataset:input_type -> agentruntime.evidence.v1.RecordBenchmarkDatasetRequest
+	29, // 37: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkConfiguration:input_type -> agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest
+	13, // 38: agentruntime.evidence.v1.EvidenceService.StartBenchmarkTrial:input_type -> agentruntime.evidence.v1.StartBenchmarkTrialRequest
+	15, // 39: agentruntime.evidence.v1.EvidenceService.EndBenchmarkTrial:input_type -> agentruntime.evidence.v1.EndBenchmarkTrialRequest
+	17, // 40: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkReward:input_type -> agentruntime.evidence.v1.RecordBenchmarkRewardRequest
+	19, // 41: agentruntime.evidence.v1.EvidenceService.ExportBenchmarkTrial:input_type -> agentruntime.evidence.v1.ExportBenchmarkTrialRequest
+	22, // 42: agentruntime.evidence.v1.EvidenceService.CompareBenchmarkRuns:input_type -> agentruntime.evidence.v1.CompareBenchmarkRunsRequest
+	24, // 43: agentruntime.evidence.v1.EvidenceService.ExportEvents:input_type -> agentruntime.evidence.v1.ExportEventsRequest
+	31, // 44: agentruntime.evidence.v1.EvidenceService.ExportSnapshot:input_type -> agentruntime.evidence.v1.ExportSnapshotRequest
+	8,  // 45: agentruntime.evidence.v1.EvidenceService.ExportEvidence:output_type -> agentruntime.evidence.v1.ExportEvidenceResponse
+	9,  // 46: agentruntime.evidence.v1.EvidenceService.ExportReplay:output_type -> agentruntime.evidence.v1.ExportReplayResponse
+	10, // 47: agentruntime.evidence.v1.EvidenceService.ExportReview:output_type -> agentruntime.evidence.v1.ExportReviewResponse
+	12, // 48: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:output_type -> agentruntime.evidence.v1.GetEvidenceSummaryResponse
+	28, // 49: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkDataset:output_type -> agentruntime.evidence.v1.RecordBenchmarkDatasetResponse
+	30, // 50: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkConfiguration:output_type -> agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse
+	14, // 51: agentruntime.evidence.v1.EvidenceService.StartBenchmarkTrial:output_type -> agentruntime.evidence.v1.StartBenchmarkTrialResponse
+	16, // 52: agentruntime.evidence.v1.EvidenceService.EndBenchmarkTrial:output_type -> agentruntime.evidence.v1.EndBenchmarkTrialResponse
+	18, // 53: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkReward:output_type -> agentruntime.evidence.v1.RecordBenchmarkRewardResponse
+	20, // 54: agentruntime.evidence.v1.EvidenceService.ExportBenchmarkTrial:output_type -> agentruntime.evidence.v1.ExportBenchmarkTrialResponse
+	23, // 55: agentruntime.evidence.v1.EvidenceService.CompareBenchmarkRuns:output_type -> agentruntime.evidence.v1.CompareBenchmarkRunsResponse
+	26, // 56: agentruntime.evidence.v1.EvidenceService.ExportEvents:output_type -> agentruntime.evidence.v1.ExportEventsResponse
+	32, // 57: agentruntime.evidence.v1.EvidenceService.ExportSnapshot:output_type -> agentruntime.evidence.v1.ExportSnapshotResponse
+	45, // [45:58] is the sub-list for method output_type
+	32, // [32:45] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_evidence_v1_evidence_proto_init() }
@@ -2205,7 +2542,7 @@ func file_agentruntime_evidence_v1_evidence_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_evidence_v1_evidence_proto_rawDesc), len(file_agentruntime_evidence_v1_evidence_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   28,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

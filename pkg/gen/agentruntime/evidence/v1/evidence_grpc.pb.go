@@ -19,17 +19,19 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	EvidenceService_ExportEvidence_FullMethodName        = "/agentruntime.evidence.v1.EvidenceService/ExportEvidence"
-	EvidenceService_ExportReplay_FullMethodName          = "/agentruntime.evidence.v1.EvidenceService/ExportReplay"
-	EvidenceService_ExportReview_FullMethodName          = "/agentruntime.evidence.v1.EvidenceService/ExportReview"
-	EvidenceService_GetEvidenceSummary_FullMethodName    = "/agentruntime.evidence.v1.EvidenceService/GetEvidenceSummary"
-	EvidenceService_StartBenchmarkTrial_FullMethodName   = "/agentruntime.evidence.v1.EvidenceService/StartBenchmarkTrial"
-	EvidenceService_EndBenchmarkTrial_FullMethodName     = "/agentruntime.evidence.v1.EvidenceService/EndBenchmarkTrial"
-	EvidenceService_RecordBenchmarkReward_FullMethodName = "/agentruntime.evidence.v1.EvidenceService/RecordBenchmarkReward"
-	EvidenceService_ExportBenchmarkTrial_FullMethodName  = "/agentruntime.evidence.v1.EvidenceService/ExportBenchmarkTrial"
-	EvidenceService_CompareBenchmarkRuns_FullMethodName  = "/agentruntime.evidence.v1.EvidenceService/CompareBenchmarkRuns"
-	EvidenceService_ExportEvents_FullMethodName          = "/agentruntime.evidence.v1.EvidenceService/ExportEvents"
-	EvidenceService_ExportSnapshot_FullMethodName        = "/agentruntime.evidence.v1.EvidenceService/ExportSnapshot"
+	EvidenceService_ExportEvidence_FullMethodName               = "/agentruntime.evidence.v1.EvidenceService/ExportEvidence"
+	EvidenceService_ExportReplay_FullMethodName                 = "/agentruntime.evidence.v1.EvidenceService/ExportReplay"
+	EvidenceService_ExportReview_FullMethodName                 = "/agentruntime.evidence.v1.EvidenceService/ExportReview"
+	EvidenceService_GetEvidenceSummary_FullMethodName           = "/agentruntime.evidence.v1.EvidenceService/GetEvidenceSummary"
+	EvidenceService_RecordBenchmarkDataset_FullMethodName       = "/agentruntime.evidence.v1.EvidenceService/RecordBenchmarkDataset"
+	EvidenceService_RecordBenchmarkConfiguration_FullMethodName = "/agentruntime.evidence.v1.EvidenceService/RecordBenchmarkConfiguration"
+	EvidenceService_StartBenchmarkTrial_FullMethodName          = "/agentruntime.evidence.v1.EvidenceService/StartBenchmarkTrial"
+	EvidenceService_EndBenchmarkTrial_FullMethodName            = "/agentruntime.evidence.v1.EvidenceService/EndBenchmarkTrial"
+	EvidenceService_RecordBenchmarkReward_FullMethodName        = "/agentruntime.evidence.v1.EvidenceService/RecordBenchmarkReward"
+	EvidenceService_ExportBenchmarkTrial_FullMethodName         = "/agentruntime.evidence.v1.EvidenceService/ExportBenchmarkTrial"
+	EvidenceService_CompareBenchmarkRuns_FullMethodName         = "/agentruntime.evidence.v1.EvidenceService/CompareBenchmarkRuns"
+	EvidenceService_ExportEvents_FullMethodName                 = "/agentruntime.evidence.v1.EvidenceService/ExportEvents"
+	EvidenceService_ExportSnapshot_FullMethodName               = "/agentruntime.evidence.v1.EvidenceService/ExportSnapshot"
 )
 
 // EvidenceServiceClient is the client API for EvidenceService service.
@@ -54,6 +56,13 @@ type EvidenceServiceClient interface {
 	// GetEvidenceSummary answers from the evidence projection, without
 	// reading the log.
 	GetEvidenceSummary(ctx context.Context, in *GetEvidenceSummaryRequest, opts ...grpc.CallOption) (*GetEvidenceSummaryResponse, error)
+	// RecordBenchmarkDataset records benchmark.dataset.resolved: the frozen
+	// dataset version a run draws from. Recording the same version again
+	// with the same facts appends nothing; other facts are DATASET_CONFLICT.
+	RecordBenchmarkDataset(ctx context.Context, in *RecordBenchmarkDatasetRequest, opts ...grpc.CallOption) (*RecordBenchmarkDatasetResponse, error)
+	// RecordBenchmarkConfiguration records benchmark.configuration.resolved
+	// with the same rule (CONFIGURATION_CONFLICT).
+	RecordBenchmarkConfiguration(ctx context.Context, in *RecordBenchmarkConfigurationRequest, opts ...grpc.CallOption) (*RecordBenchmarkConfigurationResponse, error)
 	StartBenchmarkTrial(ctx context.Context, in *StartBenchmarkTrialRequest, opts ...grpc.CallOption) (*StartBenchmarkTrialResponse, error)
 	EndBenchmarkTrial(ctx context.Context, in *EndBenchmarkTrialRequest, opts ...grpc.CallOption) (*EndBenchmarkTrialResponse, error)
 	RecordBenchmarkReward(ctx context.Context, in *RecordBenchmarkRewardRequest, opts ...grpc.CallOption) (*RecordBenchmarkRewardResponse, error)
@@ -63,7 +72,9 @@ type EvidenceServiceClient interface {
 	// CompareBenchmarkRuns records baseline/candidate deltas. The decision is
 	// the caller's input; the service computes no verdict.
 	CompareBenchmarkRuns(ctx context.Context, in *CompareBenchmarkRunsRequest, opts ...grpc.CallOption) (*CompareBenchmarkRunsResponse, error)
-	// ExportEvents renders a session's events as the spec's JSON.
+	// ExportEvents renders a session's events, or the tenant's session-less
+	// facts, as the spec's JSON. Events the requested schema cannot represent
+	// are listed in skipped with the reason, never dropped silently.
 	ExportEvents(ctx context.Context, in *ExportEventsRequest, opts ...grpc.CallOption) (*ExportEventsResponse, error)
 	// ExportSnapshot renders a session snapshot as the spec's JSON.
 	ExportSnapshot(ctx context.Context, in *ExportSnapshotRequest, opts ...grpc.CallOption) (*ExportSnapshotResponse, error)
@@ -111,6 +122,26 @@ func (c *evidenceServiceClient) GetEvidenceSummary(ctx context.Context, in *GetE
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetEvidenceSummaryResponse)
 	err := c.cc.Invoke(ctx, EvidenceService_GetEvidenceSummary_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *evidenceServiceClient) RecordBenchmarkDataset(ctx context.Context, in *RecordBenchmarkDatasetRequest, opts ...grpc.CallOption) (*RecordBenchmarkDatasetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordBenchmarkDatasetResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_RecordBenchmarkDataset_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *evidenceServiceClient) RecordBenchmarkConfiguration(ctx context.Context, in *RecordBenchmarkConfigurationRequest, opts ...grpc.CallOption) (*RecordBenchmarkConfigurationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordBenchmarkConfigurationResponse)
+	err := c.cc.Invoke(ctx, EvidenceService_RecordBenchmarkConfiguration_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +240,13 @@ type EvidenceServiceServer interface {
 	// GetEvidenceSummary answers from the evidence projection, without
 	// reading the log.
 	GetEvidenceSummary(context.Context, *GetEvidenceSummaryRequest) (*GetEvidenceSummaryResponse, error)
+	// RecordBenchmarkDataset records benchmark.dataset.resolved: the frozen
+	// dataset version a run draws from. Recording the same version again
+	// with the same facts appends nothing; other facts are DATASET_CONFLICT.
+	RecordBenchmarkDataset(context.Context, *RecordBenchmarkDatasetRequest) (*RecordBenchmarkDatasetResponse, error)
+	// RecordBenchmarkConfiguration records benchmark.configuration.resolved
+	// with the same rule (CONFIGURATION_CONFLICT).
+	RecordBenchmarkConfiguration(context.Context, *RecordBenchmarkConfigurationRequest) (*RecordBenchmarkConfigurationResponse, error)
 	StartBenchmarkTrial(context.Context, *StartBenchmarkTrialRequest) (*StartBenchmarkTrialResponse, error)
 	EndBenchmarkTrial(context.Context, *EndBenchmarkTrialRequest) (*EndBenchmarkTrialResponse, error)
 	RecordBenchmarkReward(context.Context, *RecordBenchmarkRewardRequest) (*RecordBenchmarkRewardResponse, error)
@@ -218,7 +256,9 @@ type EvidenceServiceServer interface {
 	// CompareBenchmarkRuns records baseline/candidate deltas. The decision is
 	// the caller's input; the service computes no verdict.
 	CompareBenchmarkRuns(context.Context, *CompareBenchmarkRunsRequest) (*CompareBenchmarkRunsResponse, error)
-	// ExportEvents renders a session's events as the spec's JSON.
+	// ExportEvents renders a session's events, or the tenant's session-less
+	// facts, as the spec's JSON. Events the requested schema cannot represent
+	// are listed in skipped with the reason, never dropped silently.
 	ExportEvents(context.Context, *ExportEventsRequest) (*ExportEventsResponse, error)
 	// ExportSnapshot renders a session snapshot as the spec's JSON.
 	ExportSnapshot(context.Context, *ExportSnapshotRequest) (*ExportSnapshotResponse, error)
@@ -243,6 +283,12 @@ func (UnimplementedEvidenceServiceServer) ExportReview(context.Context, *ExportR
 }
 func (UnimplementedEvidenceServiceServer) GetEvidenceSummary(context.Context, *GetEvidenceSummaryRequest) (*GetEvidenceSummaryResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetEvidenceSummary not implemented")
+}
+func (UnimplementedEvidenceServiceServer) RecordBenchmarkDataset(context.Context, *RecordBenchmarkDatasetRequest) (*RecordBenchmarkDatasetResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RecordBenchmarkDataset not implemented")
+}
+func (UnimplementedEvidenceServiceServer) RecordBenchmarkConfiguration(context.Context, *RecordBenchmarkConfigurationRequest) (*RecordBenchmarkConfigurationResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RecordBenchmarkConfiguration not implemented")
 }
 func (UnimplementedEvidenceServiceServer) StartBenchmarkTrial(context.Context, *StartBenchmarkTrialRequest) (*StartBenchmarkTrialResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method StartBenchmarkTrial not implemented")
@@ -354,6 +400,42 @@ func _EvidenceService_GetEvidenceSummary_Handler(srv interface{}, ctx context.Co
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(EvidenceServiceServer).GetEvidenceSummary(ctx, req.(*GetEvidenceSummaryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EvidenceService_RecordBenchmarkDataset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordBenchmarkDatasetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).RecordBenchmarkDataset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_RecordBenchmarkDataset_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).RecordBenchmarkDataset(ctx, req.(*RecordBenchmarkDatasetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EvidenceService_RecordBenchmarkConfiguration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordBenchmarkConfigurationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EvidenceServiceServer).RecordBenchmarkConfiguration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EvidenceService_RecordBenchmarkConfiguration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EvidenceServiceServer).RecordBenchmarkConfiguration(ctx, req.(*RecordBenchmarkConfigurationRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -506,6 +588,14 @@ var EvidenceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetEvidenceSummary",
 			Handler:    _EvidenceService_GetEvidenceSummary_Handler,
+		},
+		{
+			MethodName: "RecordBenchmarkDataset",
+			Handler:    _EvidenceService_RecordBenchmarkDataset_Handler,
+		},
+		{
+			MethodName: "RecordBenchmarkConfiguration",
+			Handler:    _EvidenceService_RecordBenchmarkConfiguration_Handler,
 		},
 		{
 			MethodName: "StartBenchmarkTrial",
