@@ -1,0 +1,576 @@
+package worker
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/worker/provider"
+	"github.com/agentruntime/agentruntime/pkg/worker/tools"
+)
+
+// turn is one claimed turn being run.
+type turn struct {
+	w      *Worker
+	cancel context.CancelCauseFunc
+	t      *controlv1.Turn
+	runID  string
+	model  string
+	routed bool
+}
+
+// RunTurn runs a claimed turn to its end and reports it. It returns an
+// error only when the facts could not be reported (the lease then expires
+// and the control service records the turn lost).
+func (w *Worker) RunTurn(ctx context.Context, claim *controlv1.ClaimTurnResponse) error {
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	tu := &turn{w: w, cancel: cancel, t: claim.GetTurn(), runID: claim.GetRunId()}
+	go w.heartbeat(tctx, cancel, tu.t.GetTurnId(), tu.runID)
+	go w.watch(tctx, cancel, tu.t, tu.runID, claim.GetSequence()+1)
+	final, loopErr := tu.loop(tctx)
+	// The end is reported even when the turn's context ended: bounded, on
+	// a context of its own.
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer rcancel()
+	cause := context.Cause(tctx)
+	switch {
+	case loopErr == nil:
+		return tu.report(rctx, tu.event("turn.completed", "", "", &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{
+			Summary: clip(final.Text, 2000), StopReason: final.StopReason}}))
+	case errors.Is(cause, errEnded), errors.Is(cause, errLeaseLost), isEnded(loopErr):
+		return nil // someone else ended it; nothing more to say
+	case errors.Is(cause, errInterrupted):
+		return tu.report(rctx, tu.failed(eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted", "interrupted at the user's request", false))
+	case ctx.Err() != nil:
+		return tu.report(rctx, tu.failed(eventsv1.TurnOutcome_TURN_OUTCOME_FAILED, "worker_shutdown", "the worker stopped during the turn", true))
+	}
+	var fe *turnFailure
+	if errors.As(loopErr, &fe) {
+		return tu.report(rctx, tu.failed(eventsv1.TurnOutcome_TURN_OUTCOME_FAILED, fe.category, fe.message, fe.retryable))
+	}
+	// A report that failed: the lease will lapse and the turn be lost.
+	return loopErr
+}
+
+// turnFailure ends a turn failed with a category.
+type turnFailure struct {
+	category, message string
+	retryable         bool
+}
+
+func (f *turnFailure) Error() string { return f.category + ": " + f.message }
+
+func isEnded(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.FailedPrecondition && strings.Contains(st.Message(), "already ended")
+}
+
+func (tu *turn) event(typ, step, call string, payload any) *eventsv1.RuntimeEvent {
+	ev := &eventsv1.RuntimeEvent{Type: typ, TurnId: tu.t.GetTurnId(), RunId: tu.runID, StepId: step, ToolCallId: call}
+	setPayload(ev, payload)
+	return ev
+}
+
+func (tu *turn) failed(outcome eventsv1.TurnOutcome, category, message string, retryable bool) *eventsv1.RuntimeEvent {
+	return tu.event("turn.failed", "", "", &eventsv1.RuntimeEvent_TurnFailed{TurnFailed: &eventsv1.TurnFailed{
+		Outcome: outcome, Category: category, Message: message, Retryable: retryable}})
+}
+
+func (tu *turn) report(ctx context.Context, evs ...*eventsv1.RuntimeEvent) error {
+	for len(evs) > 0 {
+		n := min(len(evs), 256)
+		if _, err := tu.w.control.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: evs[:n]}); err != nil {
+			return err
+		}
+		evs = evs[n:]
+	}
+	return nil
+}
+
+func (tu *turn) scope() *routingv1.TurnScope {
+	return &routingv1.TurnScope{SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId()}
+}
+
+// loop is the agent loop; it returns the last model response.
+func (tu *turn) loop(ctx context.Context) (provider.Response, error) {
+	w := tu.w
+	msgs := []provider.Message{{Role: "system", Content: w.cfg.SystemPrompt}, {Role: "user", Content: inputText(tu.t.GetInput())}}
+	names := toolNames(w.tools)
+	var specs []provider.Tool
+	for _, n := range names {
+		s := w.tools[n].Spec()
+		specs = append(specs, provider.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
+	}
+	tokens := int64(0)
+	for _, m := range msgs {
+		tokens += int64(len(m.Content)+3) / 4
+	}
+	if err := tu.report(ctx,
+		tu.event("context.resolved", "", "", &eventsv1.RuntimeEvent_ContextResolved{ContextResolved: &eventsv1.ContextResolved{
+			Refs: []string{"system_prompt", "turn:" + tu.t.GetTurnId() + "/input"}, Tokens: tokens,
+			Warnings: []string{"earlier turns of the thread are not included (history is not carried yet)", "tokens are estimated (4 bytes per token)"}}}),
+		// tool.* facts require a step and a call id: the catalog is the
+		// turn's preparation step, and its "call" is the catalog itself.
+		tu.event("tool.catalog.resolved", ids.New(ids.Step), "catalog", &eventsv1.RuntimeEvent_ToolCatalogResolved{ToolCatalogResolved: &eventsv1.ToolCatalogResolved{
+			ToolNames: names, InventoryRef: "worker:" + w.cfg.WorkerID}}),
+	); err != nil {
+		return provider.Response{}, err
+	}
+	if err := tu.route(ctx, tokens); err != nil {
+		return provider.Response{}, err
+	}
+	for step := 0; step < w.cfg.MaxSteps; step++ {
+		resp, stepID, err := tu.modelStep(ctx, msgs, specs)
+		if err != nil {
+			return provider.Response{}, err
+		}
+		if len(resp.ToolCalls) == 0 {
+			return resp, nil
+		}
+		msgs = append(msgs, provider.Message{Role: "assistant", Content: resp.Text, ToolCalls: resp.ToolCalls})
+		results, err := tu.runTools(ctx, stepID, resp.ToolCalls)
+		if err != nil {
+			return provider.Response{}, err
+		}
+		msgs = append(msgs, results...)
+	}
+	return provider.Response{}, &turnFailure{category: "max_steps", message: fmt.Sprintf("the model made %d calls without finishing", w.cfg.MaxSteps)}
+}
+
+// route asks routing for the model. No decision (routing not possible,
+// not served) falls back to the configured default model, said out loud.
+func (tu *turn) route(ctx context.Context, tokens int64) error {
+	w := tu.w
+	resp, err := w.routing.DecideRoute(ctx, &routingv1.DecideRouteRequest{Scope: tu.scope(), Route: &routingv1.RouteRequest{
+		Profile:              &eventsv1.TaskProfile{Kind: "chat", Source: "user"},
+		RequestedModelId:     tu.t.GetOptions()["model"],
+		EstimatedInputTokens: tokens,
+	}})
+	why := ""
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		why = "routing unavailable: " + status.Convert(err).Message()
+	case resp.GetDecision() != nil:
+		tu.model, tu.routed = resp.GetDecision().GetSelectedModelId(), true
+		return nil
+	default:
+		why = "routing not possible: " + resp.GetNotPossible().GetReason()
+	}
+	if w.cfg.DefaultModel == "" {
+		return &turnFailure{category: "routing", message: why}
+	}
+	tu.model = w.cfg.DefaultModel
+	return tu.report(ctx, tu.event("run.status", "", "", &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{
+		Phase: "routing", Title: "using the worker's default model " + tu.model, Detail: why}}))
+}
+
+// modelStep runs one provider call, with fallbacks through routing on
+// rate limits and server failures.
+func (tu *turn) modelStep(ctx context.Context, msgs []provider.Message, specs []provider.Tool) (provider.Response, string, error) {
+	w := tu.w
+	for {
+		step := ids.New(ids.Step)
+		if err := tu.report(ctx, tu.event("model.requested", step, "", &eventsv1.RuntimeEvent_ModelRequested{ModelRequested: &eventsv1.ModelRequested{
+			Provider: w.cfg.Provider.Name(), Model: tu.model}})); err != nil {
+			return provider.Response{}, "", err
+		}
+		sink := &sink{tu: tu, ctx: ctx, step: step}
+		resp, err := w.cfg.Provider.Stream(ctx, provider.Request{Model: tu.model, Messages: msgs, Tools: specs}, sink)
+		if ferr := sink.flush(); ferr != nil {
+			return provider.Response{}, "", ferr
+		}
+		if sink.err != nil {
+			return provider.Response{}, "", sink.err
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				_ = tu.report(context.WithoutCancel(ctx), tu.event("model.failed", step, "", &eventsv1.RuntimeEvent_ModelFailed{ModelFailed: &eventsv1.ModelFailed{
+					Provider: w.cfg.Provider.Name(), Model: tu.model, Category: "cancelled", Message: "the turn was interrupted during the call"}}))
+				return provider.Response{}, "", ctx.Err()
+			}
+			pe := provider.AsError(err)
+			if rerr := tu.report(ctx, tu.event("model.failed", step, "", &eventsv1.RuntimeEvent_ModelFailed{ModelFailed: &eventsv1.ModelFailed{
+				Provider: w.cfg.Provider.Name(), Model: tu.model, Category: pe.Category, Message: pe.Message, Retryable: pe.Retryable()}})); rerr != nil {
+				return provider.Response{}, "", rerr
+			}
+			if next, ok := tu.fallback(ctx, pe); ok {
+				tu.model = next
+				continue
+			}
+			return provider.Response{}, "", &turnFailure{category: "provider_error", message: pe.Error(), retryable: pe.Retryable()}
+		}
+		usage := &eventsv1.ModelUsage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
+			CachedInputTokens: resp.Usage.CachedInputTokens, ReasoningTokens: resp.Usage.ReasoningTokens}
+		if !resp.UsageKnown {
+			usage = nil // unknown, never zero
+		}
+		if err := tu.report(ctx, tu.event("model.completed", step, "", &eventsv1.RuntimeEvent_ModelCompleted{ModelCompleted: &eventsv1.ModelCompleted{
+			Provider: w.cfg.Provider.Name(), Model: tu.model, StopReason: resp.StopReason, Usage: usage, ResponseRef: resp.RequestID}})); err != nil {
+			return provider.Response{}, "", err
+		}
+		if resp.UsageKnown && tu.routed {
+			_, err := w.routing.RecordCost(ctx, &routingv1.RecordCostRequest{Scope: tu.scope(), UsageId: step, ModelId: tu.model, Usage: &routingv1.Usage{
+				InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
+				CachedInputTokens: resp.Usage.CachedInputTokens, ReasoningTokens: resp.Usage.ReasoningTokens}})
+			if err != nil {
+				w.cfg.Logger.WarnContext(ctx, "recording cost", "turn_id", tu.t.GetTurnId(), "error", err)
+			}
+		}
+		return resp, step, nil
+	}
+}
+
+// fallback asks routing for the next model after a provider failure that
+// another model may not have (rate limits, overload, server errors).
+func (tu *turn) fallback(ctx context.Context, pe *provider.Error) (string, bool) {
+	if !tu.routed {
+		return "", false
+	}
+	var cat eventsv1.FailureCategory
+	switch pe.Category {
+	case provider.RateLimited:
+		cat = eventsv1.FailureCategory_FAILURE_CATEGORY_RATE_LIMITED
+	case provider.Overloaded:
+		cat = eventsv1.FailureCategory_FAILURE_CATEGORY_OVERLOADED
+	case provider.ServerError, provider.StreamError:
+		cat = eventsv1.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR
+	case provider.Timeout:
+		cat = eventsv1.FailureCategory_FAILURE_CATEGORY_TIMEOUT
+	case provider.Network:
+		cat = eventsv1.FailureCategory_FAILURE_CATEGORY_NETWORK
+	default:
+		return "", false
+	}
+	resp, err := tu.w.routing.ApplyFallback(ctx, &routingv1.ApplyFallbackRequest{Scope: tu.scope(), FailedModelId: tu.model,
+		FailureCategory: cat, FailureDetail: clip(pe.Error(), 1000)})
+	if err != nil || resp.GetFallback() == nil {
+		if err != nil {
+			tu.w.cfg.Logger.WarnContext(ctx, "fallback", "turn_id", tu.t.GetTurnId(), "error", err)
+		}
+		return "", false
+	}
+	next := resp.GetFallback().GetDecision().GetSelectedModelId()
+	return next, next != ""
+}
+
+// sink turns a provider stream into facts: text and reasoning are
+// coalesced into one delta per burst (flushed at 256 bytes, at a tool
+// call and at the end), tool calls become tool.started then tool.args.
+type sink struct {
+	tu              *turn
+	ctx             context.Context
+	step            string
+	text, reasoning strings.Builder
+	index           int64
+	pending         []*eventsv1.RuntimeEvent
+	calls           map[int]string
+	args            map[int]*strings.Builder
+	err             error
+}
+
+func (s *sink) Text(d string) {
+	s.text.WriteString(d)
+	if s.text.Len() >= 256 {
+		s.flushText()
+		s.send()
+	}
+}
+
+func (s *sink) Reasoning(d string) {
+	s.reasoning.WriteString(d)
+	if s.reasoning.Len() >= 256 {
+		s.flushText()
+		s.send()
+	}
+}
+
+func (s *sink) ToolCall(i int, id, name string) {
+	s.flushText()
+	if s.calls == nil {
+		s.calls, s.args = map[int]string{}, map[int]*strings.Builder{}
+	}
+	s.calls[i] = name
+	s.args[i] = &strings.Builder{}
+}
+
+func (s *sink) ToolArgs(i int, chunk string) {
+	if b, ok := s.args[i]; ok {
+		b.WriteString(chunk)
+	}
+}
+
+func (s *sink) flushText() {
+	if s.reasoning.Len() > 0 {
+		s.pending = append(s.pending, s.tu.event("reasoning.delta", s.step, "", &eventsv1.RuntimeEvent_ReasoningDelta{ReasoningDelta: &eventsv1.ReasoningDelta{Text: s.reasoning.String()}}))
+		s.reasoning.Reset()
+	}
+	if s.text.Len() > 0 {
+		s.pending = append(s.pending, s.tu.event("model.delta", s.step, "", &eventsv1.RuntimeEvent_ModelDelta{ModelDelta: &eventsv1.ModelDelta{Text: s.text.String(), Index: s.index}}))
+		s.index++
+		s.text.Reset()
+	}
+}
+
+func (s *sink) send() {
+	if s.err != nil || len(s.pending) == 0 {
+		return
+	}
+	s.err = s.tu.report(s.ctx, s.pending...)
+	s.pending = nil
+}
+
+// flush reports what is buffered. Tool calls are announced by the tool
+// runner (with the ids the facts use), not here.
+func (s *sink) flush() error {
+	s.flushText()
+	s.send()
+	return s.err
+}
+
+var callID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+
+// runTools runs a step's calls: consecutive read-only, concurrency-safe
+// calls together, anything else alone and in order. It returns the tool
+// messages for the transcript, in call order.
+func (tu *turn) runTools(ctx context.Context, step string, calls []provider.ToolCall) ([]provider.Message, error) {
+	out := make([]provider.Message, len(calls))
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if tu.parallel(calls[i]) {
+			for j < len(calls) && tu.parallel(calls[j]) {
+				j++
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, j-i)
+		for k := i; k < j; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[k], errs[k-i] = tu.runTool(ctx, step, calls[k])
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		i = j
+	}
+	return out, nil
+}
+
+func (tu *turn) parallel(c provider.ToolCall) bool {
+	t, ok := tu.w.tools[c.Name]
+	return ok && t.Spec().ReadOnly && t.Spec().ConcurrencySafe
+}
+
+// runTool runs one call under permission and reports it. The error is a
+// report failure or the turn's end; a failed call is a tool message.
+func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (provider.Message, error) {
+	w := tu.w
+	id := c.ID
+	if !callID.MatchString(id) {
+		id = ids.New(ids.ToolCall)
+	}
+	msg := provider.Message{Role: "tool", ToolCallID: c.ID}
+	if err := tu.report(ctx,
+		tu.event("tool.started", step, id, &eventsv1.RuntimeEvent_ToolStarted{ToolStarted: &eventsv1.ToolStarted{ToolName: c.Name}}),
+		tu.event("tool.args", step, id, &eventsv1.RuntimeEvent_ToolArgs{ToolArgs: &eventsv1.ToolArgs{SafeArgsJson: clip(c.Arguments, 4096)}}),
+	); err != nil {
+		return msg, err
+	}
+	failed := func(category, message string) (provider.Message, error) {
+		msg.Content = fmt.Sprintf("error (%s): %s", category, message)
+		rctx := ctx
+		if ctx.Err() != nil {
+			rctx = context.WithoutCancel(ctx) // the cancelled fact is still said
+		}
+		return msg, tu.report(rctx, tu.event("tool.failed", step, id, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
+			Category: category, Message: clip(message, 2000), Retryable: category == tools.TimedOut}}))
+	}
+	tool, ok := w.tools[c.Name]
+	if !ok {
+		return failed("unknown_tool", "no tool named "+c.Name)
+	}
+	args := json.RawMessage(c.Arguments)
+	acc, err := tool.Plan(&w.cfg.Sandbox, args)
+	if err != nil {
+		return failed(categoryOf(err), err.Error())
+	}
+	allowed, why, err := tu.permit(ctx, id, c, acc)
+	if err != nil {
+		if ctx.Err() != nil {
+			return failed(tools.Cancelled, "the turn was interrupted while the call waited for permission")
+		}
+		return failed("permission_unavailable", status.Convert(err).Message())
+	}
+	if !allowed {
+		return failed("permission_denied", why)
+	}
+	res, err := tool.Run(ctx, &w.cfg.Sandbox, args)
+	if err != nil {
+		var f *tools.Failure
+		if errors.As(err, &f) && f.Output != "" {
+			m, rerr := failed(f.Category, f.Message)
+			m.Content += "\n" + f.Output
+			return m, rerr
+		}
+		return failed(categoryOf(err), err.Error())
+	}
+	msg.Content = res.Output
+	preview := clip(res.Output, 2000)
+	if res.Truncated {
+		note := fmt.Sprintf("\n[output truncated: %d of %d bytes]", len(res.Output), res.Bytes)
+		msg.Content += note
+		preview += note
+	}
+	return msg, tu.report(ctx, tu.event("tool.result", step, id, &eventsv1.RuntimeEvent_ToolResult{ToolResult: &eventsv1.ToolResult{Preview: preview}}))
+}
+
+func categoryOf(err error) string {
+	var f *tools.Failure
+	if errors.As(err, &f) {
+		return f.Category
+	}
+	return "tool_error"
+}
+
+// permit asks the permission service; on ask it waits for the human's
+// answer, which comes back through the log (permission.resolved for the
+// action the control service opened).
+func (tu *turn) permit(ctx context.Context, callID string, c provider.ToolCall, acc tools.Access) (bool, string, error) {
+	w := tu.w
+	resp, err := w.permission.EvaluatePermission(ctx, &permissionv1.EvaluatePermissionRequest{
+		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), ToolCallId: callID,
+		Target: eventsv1.TargetKind_TARGET_KIND_TOOL, Name: c.Name, Access: acc.Access, Paths: acc.Paths,
+		Command: acc.Command, Cwd: cmp.Or(acc.Cwd, w.cfg.Sandbox.Root), ArgumentsJson: c.Arguments,
+	})
+	if err != nil {
+		return false, "", err
+	}
+	ev := resp.GetEvaluation()
+	switch ev.GetDecision() {
+	case eventsv1.Decision_DECISION_ALLOW, eventsv1.Decision_DECISION_SANDBOXED:
+		return true, "", nil
+	case eventsv1.Decision_DECISION_ASK:
+		return tu.awaitApproval(ctx, ev.GetApprovalActionId(), resp.GetWrite().GetSequence())
+	case eventsv1.Decision_DECISION_UNAVAILABLE:
+		return false, "the permission decision was unavailable: " + ev.GetDecisionReason(), nil
+	}
+	return false, ev.GetDecisionReason(), nil
+}
+
+func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64) (bool, string, error) {
+	if actionID == "" {
+		return false, "", errors.New("an ask without an approval action")
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := tu.w.control.SubscribeEvents(sctx, &controlv1.SubscribeEventsRequest{
+		SessionId: tu.t.GetSessionId(), TypePrefixes: []string{"permission.resolved", "action.resolved"},
+		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: from, Heartbeat: durationpb.New(5 * time.Second),
+	})
+	if err != nil {
+		return false, "", err
+	}
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			return false, "", err
+		}
+		ev := m.GetEvent()
+		if ev.GetActionId() != actionID {
+			continue
+		}
+		if p := ev.GetPermissionResolved(); p != nil {
+			if p.GetAllowed() {
+				return true, "", nil
+			}
+			return false, fmt.Sprintf("denied by %s (%s)", orUnknown(p.GetResponder()), p.GetDecision()), nil
+		}
+		if a := ev.GetActionResolved(); a != nil && a.GetOutcome() != eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED {
+			if a.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED {
+				// Actions are cancelled when their turn is interrupted or
+				// ends: ask now rather than run another step first.
+				tu.checkNow(ctx)
+			}
+			return false, "the approval was " + strings.ToLower(strings.TrimPrefix(a.GetOutcome().String(), "ACTION_OUTCOME_")), nil
+		}
+	}
+}
+
+// checkNow asks the control service about the turn at once (a heartbeat)
+// and cancels the turn when it was interrupted or ended.
+func (tu *turn) checkNow(ctx context.Context) {
+	hb, err := tu.w.control.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: tu.t.GetTurnId(), RunId: tu.runID, LeaseTtl: durationpb.New(tu.w.cfg.LeaseTTL)})
+	switch {
+	case status.Code(err) == codes.FailedPrecondition:
+		tu.cancel(errLeaseLost)
+	case err != nil:
+	case hb.GetInterruptRequested():
+		tu.cancel(errInterrupted)
+	case terminal(hb.GetStatus()):
+		tu.cancel(errEnded)
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func inputText(parts []*eventsv1.InputPart) string {
+	var b strings.Builder
+	for _, p := range parts {
+		switch {
+		case p.GetText() != "":
+			b.WriteString(p.GetText())
+		case p.GetJson() != "":
+			b.WriteString(p.GetJson())
+		case p.GetRef() != "":
+			b.WriteString("[attachment " + p.GetRef() + "]")
+		}
+		b.WriteByte('\n')
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func toolNames(m map[string]tools.Tool) []string {
+	out := make([]string, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,249 @@
+// Package worker is the agentruntime worker SDK: it claims turns from the
+// control service under a lease, runs the agent loop (context, tool
+// catalog, routing, the provider stream, tool calls under permission,
+// repeat) and reports every step as facts through ReportEvents. A worker
+// in any language speaks the same gRPC protocol (docs/worker-protocol.md);
+// this package is the Go one, and `agentruntime worker` runs it.
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"reflect"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/worker/provider"
+	"github.com/agentruntime/agentruntime/pkg/worker/tools"
+)
+
+// Config is a worker's setup.
+type Config struct {
+	// WorkerID names the worker in turn.started and its tool inventory.
+	WorkerID string
+	// Conn reaches the control, routing and permission services (one
+	// address in dev; a gateway or per-service conns otherwise).
+	Conn grpc.ClientConnInterface
+	// Provider streams model calls.
+	Provider provider.Provider
+	// DefaultModel is used when routing makes no decision (an empty model
+	// registry, routing not served): the timeline records routing's
+	// refusal and a run.status saying which model ran instead. Empty: such
+	// a turn fails with category "routing".
+	DefaultModel string
+	// Sandbox confines the tools.
+	Sandbox tools.Sandbox
+	// SessionID limits claims to one session ("" : any of the tenant).
+	SessionID string
+	// LeaseTTL of a claim (default 15s); heartbeats go every third of it.
+	LeaseTTL time.Duration
+	// ClaimWait is how long one claim poll waits (default 20s).
+	ClaimWait time.Duration
+	// MaxSteps bounds model calls per turn (default 32).
+	MaxSteps int
+	// SystemPrompt opens every transcript.
+	SystemPrompt string
+	Logger       *slog.Logger
+}
+
+// Worker runs turns.
+type Worker struct {
+	cfg        Config
+	control    controlv1.ControlServiceClient
+	routing    routingv1.RoutingServiceClient
+	permission permissionv1.PermissionServiceClient
+	tools      map[string]tools.Tool
+}
+
+// New builds a worker with the built-in tools.
+func New(cfg Config) *Worker {
+	if cfg.WorkerID == "" {
+		cfg.WorkerID = ids.New("wkr")
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = 15 * time.Second
+	}
+	if cfg.ClaimWait <= 0 {
+		cfg.ClaimWait = 20 * time.Second
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = 32
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.SystemPrompt == "" {
+		cfg.SystemPrompt = "You are an agent working in a workspace through tools. Use them; be brief."
+	}
+	return &Worker{
+		cfg: cfg, control: controlv1.NewControlServiceClient(cfg.Conn),
+		routing: routingv1.NewRoutingServiceClient(cfg.Conn), permission: permissionv1.NewPermissionServiceClient(cfg.Conn),
+		tools: tools.Builtins(),
+	}
+}
+
+// ID is the worker's id.
+func (w *Worker) ID() string { return w.cfg.WorkerID }
+
+// RegisterTools publishes the worker's tool inventory for the tenant.
+func (w *Worker) RegisterTools(ctx context.Context) error {
+	req := &controlv1.RegisterToolsRequest{WorkerId: w.cfg.WorkerID, SessionId: w.cfg.SessionID}
+	for _, name := range toolNames(w.tools) {
+		req.Tools = append(req.Tools, w.tools[name].Spec().ToolSpec())
+	}
+	_, err := w.control.RegisterTools(ctx, req)
+	return err
+}
+
+// Run registers the tools, then claims and runs turns one at a time until
+// ctx ends. Transient errors are logged and retried with a backoff.
+func (w *Worker) Run(ctx context.Context) error {
+	backoff := 200 * time.Millisecond
+	for {
+		if err := w.RegisterTools(ctx); err == nil {
+			break
+		} else if ctx.Err() != nil {
+			return nil
+		} else {
+			w.cfg.Logger.WarnContext(ctx, "registering tools", "error", err)
+		}
+		if !sleep(ctx, backoff) {
+			return nil
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+	backoff = 200 * time.Millisecond
+	for ctx.Err() == nil {
+		claim, err := w.Claim(ctx, w.cfg.ClaimWait)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			w.cfg.Logger.WarnContext(ctx, "claiming a turn", "error", err)
+			if !sleep(ctx, backoff) {
+				return nil
+			}
+			backoff = min(backoff*2, 5*time.Second)
+			continue
+		}
+		backoff = 200 * time.Millisecond
+		if claim.GetTurn() == nil {
+			continue
+		}
+		if err := w.RunTurn(ctx, claim); err != nil && ctx.Err() == nil {
+			w.cfg.Logger.WarnContext(ctx, "turn", "turn_id", claim.GetTurn().GetTurnId(), "error", err)
+		}
+	}
+	return nil
+}
+
+// Claim asks for one turn, waiting up to wait.
+func (w *Worker) Claim(ctx context.Context, wait time.Duration) (*controlv1.ClaimTurnResponse, error) {
+	return w.control.ClaimTurn(ctx, &controlv1.ClaimTurnRequest{
+		WorkerId: w.cfg.WorkerID, SessionId: w.cfg.SessionID,
+		Wait: durationpb.New(wait), LeaseTtl: durationpb.New(w.cfg.LeaseTTL),
+	})
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// Why a turn's context ended before the loop did.
+var (
+	errInterrupted = errors.New("interrupt requested")
+	errEnded       = errors.New("the turn ended without this worker")
+	errLeaseLost   = errors.New("the lease on the turn was lost")
+)
+
+// heartbeat renews the lease every third of its ttl and cancels the turn
+// when an interrupt is requested, the turn ended elsewhere or the lease is
+// gone.
+func (w *Worker) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, turnID, runID string) {
+	t := time.NewTicker(w.cfg.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		hb, err := w.control.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: turnID, RunId: runID, LeaseTtl: durationpb.New(w.cfg.LeaseTTL)})
+		switch {
+		case status.Code(err) == codes.FailedPrecondition:
+			cancel(errLeaseLost)
+			return
+		case err != nil:
+			// Transient: the next beat may get through before the lease ends.
+			w.cfg.Logger.WarnContext(ctx, "heartbeat", "turn_id", turnID, "error", err)
+		case hb.GetInterruptRequested():
+			cancel(errInterrupted)
+			return
+		case terminal(hb.GetStatus()):
+			cancel(errEnded)
+			return
+		}
+	}
+}
+
+func terminal(s string) bool {
+	switch s {
+	case "completed", "failed", "cancelled", "timed_out", "rolled_back":
+		return true
+	}
+	return false
+}
+
+// setPayload sets the envelope's payload oneof from its wrapper (e.g.
+// *eventsv1.RuntimeEvent_ToolStarted); the oneof's interface type is
+// unexported, so the assignment goes through reflection.
+func setPayload(ev *eventsv1.RuntimeEvent, wrapper any) {
+	if wrapper == nil {
+		return
+	}
+	reflect.ValueOf(ev).Elem().FieldByName("Payload").Set(reflect.ValueOf(wrapper))
+}
+
+// watch follows the turn's thread and cancels the turn as soon as an
+// interrupt is requested or the turn ends without this worker (a busy
+// policy interrupt); heartbeats would notice too, a third of a lease
+// later.
+func (w *Worker) watch(ctx context.Context, cancel context.CancelCauseFunc, t *controlv1.Turn, runID string, from uint64) {
+	stream, err := w.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{
+		SessionId: t.GetSessionId(), ThreadId: t.GetThreadId(), TypePrefixes: []string{"thread.updated", "turn.failed", "turn.completed"},
+		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: from,
+	})
+	if err != nil {
+		return // heartbeats still carry the news
+	}
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			return
+		}
+		ev := m.GetEvent()
+		switch {
+		case ev.GetType() == "thread.updated" && ev.GetThreadUpdated().GetChange() == "interrupt_requested" && ev.GetThreadUpdated().GetTurnId() == t.GetTurnId():
+			cancel(errInterrupted)
+			return
+		case (ev.GetType() == "turn.failed" || ev.GetType() == "turn.completed") && ev.GetTurnId() == t.GetTurnId() && ev.GetRunId() != runID:
+			cancel(errEnded)
+			return
+		}
+	}
+}

@@ -1,0 +1,281 @@
+package worker_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/server"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
+	"github.com/agentruntime/agentruntime/pkg/worker"
+	"github.com/agentruntime/agentruntime/pkg/worker/provider"
+	"github.com/agentruntime/agentruntime/pkg/worker/tools"
+	"github.com/agentruntime/agentruntime/services/control"
+	"github.com/agentruntime/agentruntime/services/kit"
+	"github.com/agentruntime/agentruntime/services/permission"
+	"github.com/agentruntime/agentruntime/services/routing"
+)
+
+// runtime is control, permission and routing in process on a real
+// JetStream, behind the server kit, as `agentruntime dev` composes them.
+type runtime struct {
+	conn    *grpc.ClientConn
+	control controlv1.ControlServiceClient
+	log     *eventlog.Log
+}
+
+func startRuntime(t *testing.T) *runtime {
+	t.Helper()
+	log, err := eventlog.Open(context.Background(), natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: auth.Anonymous("t1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var done []chan error
+	// The services directly (not services/all): the worker needs these
+	// three and nothing else.
+	for _, svc := range []kit.Service{
+		control.New(kit.Deps{Log: log, Store: projection.NewMemory()}),
+		permission.New(kit.Deps{Log: log, Store: projection.NewMemory()}),
+		routing.New(kit.Deps{Log: log, Store: projection.NewMemory()}),
+	} {
+		svc.Register(srv.GRPC())
+		if r, ok := svc.(kit.Runner); ok {
+			ch := make(chan error, 1)
+			done = append(done, ch)
+			go func() { ch <- r.Run(ctx) }()
+		}
+	}
+	lis, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-served
+		for _, ch := range done {
+			<-ch
+		}
+		conn.Close()
+	})
+	return &runtime{conn: conn, control: controlv1.NewControlServiceClient(conn), log: log}
+}
+
+// startWorker runs a worker until the test ends.
+func (rt *runtime) startWorker(t *testing.T, p provider.Provider, root string, mod ...func(*worker.Config)) {
+	t.Helper()
+	cfg := worker.Config{WorkerID: "w1", Conn: rt.conn, Provider: p, DefaultModel: "scripted",
+		Sandbox: tools.Sandbox{Root: root, WriteRoots: []string{root}}, LeaseTTL: 3 * time.Second, ClaimWait: time.Second,
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- worker.New(cfg).Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func text(s string) []*eventsv1.InputPart {
+	return []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: s}}}
+}
+
+// timeline follows a session's events.
+type timeline struct {
+	t      *testing.T
+	stream grpc.ServerStreamingClient[controlv1.SubscribeEventsResponse]
+	seen   []*eventsv1.RuntimeEvent
+}
+
+func (rt *runtime) follow(t *testing.T, session string) *timeline {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	s, err := rt.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{SessionId: session, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &timeline{t: t, stream: s}
+}
+
+func (tl *timeline) until(typ string) *eventsv1.RuntimeEvent {
+	tl.t.Helper()
+	for {
+		m, err := tl.stream.Recv()
+		if err != nil {
+			tl.t.Fatalf("waiting for %s after %v: %v", typ, types(tl.seen), err)
+		}
+		if ev := m.GetEvent(); ev != nil {
+			tl.seen = append(tl.seen, ev)
+			if ev.GetType() == typ {
+				return ev
+			}
+			if ev.GetType() == "turn.failed" {
+				tl.t.Fatalf("waiting for %s: %v after %v", typ, ev, types(tl.seen))
+			}
+		}
+	}
+}
+
+func types(evs []*eventsv1.RuntimeEvent) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.GetType())
+	}
+	return out
+}
+
+// inOrder checks want appears in got as a subsequence.
+func inOrder(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	if i < len(want) {
+		t.Fatalf("timeline %v lacks %v (in order) from %q", got, want, want[i])
+	}
+}
+
+const demoScript = `
+model: scripted
+turns:
+  - steps:
+      - reasoning: "The user wants notes; read the README first."
+        text: "Reading the README."
+        tool_calls: [{name: read_file, arguments: {path: README.md}}]
+        usage: {input_tokens: 120, output_tokens: 14}
+      - text: "Writing NOTES.md."
+        tool_calls: [{name: write_file, arguments: {path: NOTES.md, content: "# Notes\nThe README says hello.\n"}}]
+        usage: {input_tokens: 180, output_tokens: 30}
+      - text: "Done: NOTES.md summarizes the README."
+        usage: {input_tokens: 220, output_tokens: 9}
+`
+
+func workspace(t *testing.T) string {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte("hello from the README\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func scripted(t *testing.T, src string) provider.Provider {
+	s, err := provider.ParseScript([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return provider.NewScripted(s)
+}
+
+func respond(t *testing.T, rt *runtime, action, decision string) {
+	t.Helper()
+	if _, err := rt.control.RespondAction(context.Background(), &controlv1.RespondActionRequest{ActionId: action, Decision: decision}); err != nil {
+		t.Fatalf("RespondAction %s: %v", decision, err)
+	}
+}
+
+// The README tour's flow: a scripted turn reads a file, asks to write
+// one, is approved and finishes; every step is a fact.
+func TestScriptedTurnReadsAsksAndFinishesWhenApproved(t *testing.T) {
+	rt := startRuntime(t)
+	root := workspace(t)
+	rt.startWorker(t, scripted(t, demoScript), root)
+	tl := rt.follow(t, "s1")
+	if _, err := rt.control.SubmitTurn(context.Background(), &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "main", TurnId: "turn1", Input: text("write notes about the README")}); err != nil {
+		t.Fatal(err)
+	}
+	req := tl.until("action.required")
+	if _, err := os.Stat(filepath.Join(root, "NOTES.md")); !os.IsNotExist(err) {
+		t.Fatalf("NOTES.md written before approval: %v", err)
+	}
+	respond(t, rt, req.GetActionId(), "allow_once")
+	done := tl.until("turn.completed")
+	if done.GetTurnCompleted().GetSummary() != "Done: NOTES.md summarizes the README." {
+		t.Fatalf("summary %q", done.GetTurnCompleted().GetSummary())
+	}
+	b, err := os.ReadFile(filepath.Join(root, "NOTES.md"))
+	if err != nil || !strings.Contains(string(b), "The README says hello.") {
+		t.Fatalf("NOTES.md = %q, %v", b, err)
+	}
+	inOrder(t, types(tl.seen), "turn.submitted", "turn.started", "context.resolved", "tool.catalog.resolved", "routing.not_possible", "run.status",
+		"model.requested", "reasoning.delta", "model.delta", "model.completed", "tool.started", "tool.args", "permission.evaluated", "tool.result",
+		"model.requested", "model.completed", "tool.started", "permission.evaluated", "permission.requested", "action.required",
+		"action.resolved", "permission.resolved", "tool.result", "model.requested", "model.delta", "model.completed", "turn.completed")
+	for _, ev := range tl.seen {
+		if ev.GetType() == "tool.result" && ev.GetToolCallId() == "" {
+			t.Fatalf("tool fact without a call id: %v", ev)
+		}
+	}
+}
+
+func TestDeniedWriteIsAPermissionFailure(t *testing.T) {
+	rt := startRuntime(t)
+	root := workspace(t)
+	rt.startWorker(t, scripted(t, demoScript), root)
+	tl := rt.follow(t, "s1")
+	if _, err := rt.control.SubmitTurn(context.Background(), &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "main", Input: text("notes")}); err != nil {
+		t.Fatal(err)
+	}
+	respond(t, rt, tl.until("action.required").GetActionId(), "deny")
+	f := tl.until("tool.failed")
+	if f.GetToolFailed().GetCategory() != "permission_denied" {
+		t.Fatalf("tool.failed = %v", f)
+	}
+	tl.until("turn.completed") // the model is told and finishes
+	if _, err := os.Stat(filepath.Join(root, "NOTES.md")); !os.IsNotExist(err) {
+		t.Fatalf("a denied write happened: %v", err)
+	}
+}
+
+func TestInterruptWhileWaitingForApprovalCancelsTheTurn(t *testing.T) {
+	rt := startRuntime(t)
+	rt.startWorker(t, scripted(t, demoScript), workspace(t))
+	tl := rt.follow(t, "s1")
+	if _, err := rt.control.SubmitTurn(context.Background(), &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "main", Input: text("notes")}); err != nil {
+		t.Fatal(err)
+	}
+	tl.until("action.required")
+	start := time.Now()
+	if _, err := rt.control.InterruptTurn(context.Background(), &controlv1.InterruptTurnRequest{SessionId: "s1", ThreadId: "main", Reason: "changed my mind"}); err != nil {
+		t.Fatal(err)
+	}
+	f := tl.until("turn.failed")
+	if f.GetTurnFailed().GetOutcome() != eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED || f.GetTurnFailed().GetCategory() != "interrupted" {
+		t.Fatalf("turn.failed = %v", f)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("interrupt took %v", d)
+	}
+	inOrder(t, types(tl.seen), "thread.updated", "action.resolved", "tool.failed", "turn.failed")
+}
