@@ -159,7 +159,10 @@ func (tu *turn) loop(ctx context.Context) (provider.Response, error) {
 func (tu *turn) route(ctx context.Context, tokens int64) error {
 	w := tu.w
 	resp, err := w.routing.DecideRoute(ctx, &routingv1.DecideRouteRequest{Scope: tu.scope(), Route: &routingv1.RouteRequest{
-		Profile:              &eventsv1.TaskProfile{Kind: "chat", Source: "user"},
+		// The loop offers tools, so the model must take them; a failed call
+		// may move down the chain.
+		Profile: &eventsv1.TaskProfile{Kind: "chat", Source: "user", RequiredCapabilities: []eventsv1.Capability{eventsv1.Capability_CAPABILITY_TOOLS},
+			FallbackPolicy: eventsv1.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE},
 		RequestedModelId:     tu.t.GetOptions()["model"],
 		EstimatedInputTokens: tokens,
 	}})
