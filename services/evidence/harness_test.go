@@ -62,8 +62,14 @@ models:
 
 func startSystem(t testing.TB) *system {
 	t.Helper()
+	return startSystemWith(t, registry)
+}
+
+// startSystemWith starts the system with another model registry.
+func startSystemWith(t testing.TB, models string) *system {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "models.yaml")
-	if err := os.WriteFile(path, []byte(registry), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(models), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("AR_MODELS", path)
