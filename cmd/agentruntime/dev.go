@@ -39,10 +39,14 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		c       common
 		dataDir string
 		tenant  string
+		noWork  bool
+		wf      workerFlags
 	)
 	c.register(fs, net.JoinHostPort("127.0.0.1", DefaultPort))
 	fs.StringVar(&dataDir, "data-dir", defaultDataDir(), "where the embedded JetStream keeps the event log")
 	fs.StringVar(&tenant, "tenant", DevTenant, "tenant of calls without credentials when --auth is not set")
+	fs.BoolVar(&noWork, "no-worker", false, "do not run the in-process worker")
+	wf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -64,15 +68,38 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	// The in-process worker talks to the services over the same gRPC
+	// port as any other worker; with --auth it would need a key, so it
+	// runs only without one.
+	workerLine := "off (--no-worker)"
+	if !noWork && authDesc != "off" {
+		workerLine = "off (run `agentruntime worker --api-key ...` with --auth)"
+	}
+	var stopWorker func()
+	defer func() {
+		if stopWorker != nil {
+			stopWorker()
+		}
+	}()
 	return rt.serve(ctx, func(addr string) {
+		if !noWork && authDesc == "off" {
+			line, stop, err := startDevWorker(ctx, addr, wf, rt.logger)
+			if err != nil {
+				rt.logger.Error("in-process worker not started", "error", err)
+				workerLine = "failed: " + err.Error()
+			} else {
+				workerLine, stopWorker = line, stop
+			}
+		}
 		fmt.Fprintf(stdout, `agentruntime dev (version %s)
   listening  %s  (gRPC: %s; grpc.health.v1; reflection)
   data dir   %s
   tenant     %s
   auth       %s
   nats       embedded JetStream, in-process connection (no port)
+  worker     %s
 Ctrl-C stops it; the event log stays in the data dir.
-`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc)
+`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, workerLine)
 	})
 }
 

@@ -22,6 +22,10 @@ Usage:
   agentruntime dev [flags]            all five services, embedded JetStream, one process
   agentruntime serve <service> [flags] one service against NATS JetStream and Redis
                                       (service: control, tasks, routing, permission, evidence)
+  agentruntime worker [flags]         run agent turns for a runtime (scripted or OpenAI-compatible provider)
+  agentruntime submit [flags] "..."   submit an objective as a turn
+  agentruntime watch [flags]          a session's live timeline (--json: one event per line)
+  agentruntime approve|deny [id]      answer the pending approval (or the named action)
   agentruntime version
 
 Run "agentruntime <command> -h" for the flags of a command. Every flag can
@@ -46,6 +50,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runDev(ctx, args[1:], stdout, stderr)
 	case "serve":
 		err = runServe(ctx, args[1:], stdout, stderr)
+	case "worker":
+		err = runWorker(ctx, args[1:], stdout, stderr)
+	case "submit":
+		err = runSubmit(ctx, args[1:], stdout, stderr)
+	case "watch":
+		err = runWatch(ctx, args[1:], stdout, stderr)
+	case "approve", "deny":
+		err = runRespond(ctx, args[0], args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "agentruntime", version)
 	case "help", "-h", "--help":

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/agentruntime/agentruntime/pkg/config"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+)
+
+// clientFlags reach a running runtime.
+type clientFlags struct {
+	addr   string
+	apiKey string
+}
+
+func (c *clientFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:"+DefaultPort, "the runtime's gRPC address")
+	fs.StringVar(&c.apiKey, "api-key", "", "API key (sent as a bearer token); none for `agentruntime dev` without --auth")
+}
+
+func (c *clientFlags) dial() (*grpc.ClientConn, error) {
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if c.apiKey != "" {
+		key := c.apiKey
+		auth := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
+			return invoker(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+key), method, req, reply, cc, o...)
+		}
+		stream := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, o ...grpc.CallOption) (grpc.ClientStream, error) {
+			return streamer(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+key), desc, cc, method, o...)
+		}
+		opts = append(opts, grpc.WithUnaryInterceptor(auth), grpc.WithStreamInterceptor(stream))
+	}
+	return grpc.NewClient(c.addr, opts...)
+}
+
+// parseArgs is parseFlags for commands that take positional arguments.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	if err := config.EnvDefault(fs); err != nil {
+		return nil, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, errUsage
+	}
+	return fs.Args(), nil
+}
+
+func rpcError(what string, err error) error {
+	return fmt.Errorf("%s: %s", what, status.Convert(err).Message())
+}
+
+func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agentruntime submit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cf              clientFlags
+		session, thread string
+		model           string
+	)
+	cf.register(fs)
+	fs.StringVar(&session, "session", "default", "session id (created when missing)")
+	fs.StringVar(&thread, "thread", "main", "thread id (created when missing)")
+	fs.StringVar(&model, "model", "", "ask routing for this model")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	objective := strings.TrimSpace(strings.Join(rest, " "))
+	if objective == "" {
+		fmt.Fprintln(stderr, `usage: agentruntime submit [flags] "objective"`)
+		return errUsage
+	}
+	conn, err := cf.dial()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	req := &controlv1.SubmitTurnRequest{SessionId: session, ThreadId: thread,
+		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: objective}}}}
+	if model != "" {
+		req.Options = map[string]string{"model": model}
+	}
+	resp, err := controlv1.NewControlServiceClient(conn).SubmitTurn(ctx, req)
+	if err != nil {
+		return rpcError("submit", err)
+	}
+	t := resp.GetTurn()
+	fmt.Fprintf(stdout, "turn %s %s in session %s, thread %s\n  watch it:  agentruntime watch --session %s\n", t.GetTurnId(), t.GetStatus(), session, thread, session)
+	return nil
+}
+
+func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agentruntime watch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cf              clientFlags
+		session, thread string
+		asJSON, until   bool
+		from            uint64
+	)
+	cf.register(fs)
+	fs.StringVar(&session, "session", "default", "session to watch")
+	fs.StringVar(&thread, "thread", "", "only this thread")
+	fs.BoolVar(&asJSON, "json", false, "one JSON event per line")
+	fs.Uint64Var(&from, "from", 1, "start at this stream sequence (1: the whole history)")
+	fs.BoolVar(&until, "until-turn-ends", false, "exit after the next turn.completed or turn.failed")
+	if _, err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	conn, err := cf.dial()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stream, err := controlv1.NewControlServiceClient(conn).SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{
+		SessionId: session, ThreadId: thread, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: from,
+	})
+	if err != nil {
+		return rpcError("watch", err)
+	}
+	color := !asJSON && isTerminal(stdout)
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return rpcError("watch", err)
+		}
+		if g := m.GetGap(); g != nil {
+			fmt.Fprintf(stderr, "gap: events %d..%d are gone (retention)\n", g.GetRequestedSequence(), g.GetFirstAvailableSequence()-1)
+		}
+		ev := m.GetEvent()
+		if ev == nil {
+			continue
+		}
+		if asJSON {
+			b, err := protojson.Marshal(ev)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, string(b))
+		} else if line := describe(ev); line != "" {
+			fmt.Fprintln(stdout, paint(color, ev.GetType(), fmt.Sprintf("%s #%-5d %-24s %s", ev.GetTimestamp().AsTime().Local().Format("15:04:05"), ev.GetSequence(), ev.GetType(), line)))
+		}
+		if until && (ev.GetType() == "turn.completed" || ev.GetType() == "turn.failed") {
+			return nil
+		}
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func paint(on bool, typ, s string) string {
+	if !on {
+		return s
+	}
+	code := "0"
+	switch {
+	case strings.HasSuffix(typ, ".failed") || strings.HasSuffix(typ, ".violation") || typ == "routing.not_possible":
+		code = "31"
+	case typ == "turn.completed" || typ == "tool.result":
+		code = "32"
+	case strings.HasPrefix(typ, "action.") || strings.HasPrefix(typ, "permission."):
+		code = "33"
+	case strings.HasSuffix(typ, ".delta"):
+		code = "2"
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// describe is one readable line per fact; empty hides it.
+func describe(ev *eventsv1.RuntimeEvent) string {
+	one := func(s string) string { return clipLine(strings.ReplaceAll(s, "\n", " "), 140) }
+	switch p := ev.GetPayload().(type) {
+	case *eventsv1.RuntimeEvent_TurnSubmitted:
+		return fmt.Sprintf("%s %s: %q", ev.GetTurnId(), p.TurnSubmitted.GetAdmission(), one(inputText(p.TurnSubmitted.GetInput())))
+	case *eventsv1.RuntimeEvent_TurnStarted:
+		return fmt.Sprintf("%s by worker %s", ev.GetTurnId(), p.TurnStarted.GetWorkerId())
+	case *eventsv1.RuntimeEvent_TurnCompleted:
+		return fmt.Sprintf("%s: %s", ev.GetTurnId(), one(p.TurnCompleted.GetSummary()))
+	case *eventsv1.RuntimeEvent_TurnFailed:
+		return fmt.Sprintf("%s %s (%s): %s", ev.GetTurnId(), strings.ToLower(strings.TrimPrefix(p.TurnFailed.GetOutcome().String(), "TURN_OUTCOME_")), p.TurnFailed.GetCategory(), one(p.TurnFailed.GetMessage()))
+	case *eventsv1.RuntimeEvent_ModelRequested:
+		return fmt.Sprintf("%s/%s", p.ModelRequested.GetProvider(), p.ModelRequested.GetModel())
+	case *eventsv1.RuntimeEvent_ModelDelta:
+		return one(p.ModelDelta.GetText())
+	case *eventsv1.RuntimeEvent_ReasoningDelta:
+		return "(thinking) " + one(p.ReasoningDelta.GetText())
+	case *eventsv1.RuntimeEvent_ModelCompleted:
+		u := p.ModelCompleted.GetUsage()
+		if u == nil {
+			return fmt.Sprintf("%s, usage unknown", p.ModelCompleted.GetStopReason())
+		}
+		return fmt.Sprintf("%s, %d in / %d out tokens", p.ModelCompleted.GetStopReason(), u.GetInputTokens(), u.GetOutputTokens())
+	case *eventsv1.RuntimeEvent_ModelFailed:
+		return fmt.Sprintf("%s/%s %s: %s", p.ModelFailed.GetProvider(), p.ModelFailed.GetModel(), p.ModelFailed.GetCategory(), one(p.ModelFailed.GetMessage()))
+	case *eventsv1.RuntimeEvent_ToolStarted:
+		return fmt.Sprintf("%s [%s]", p.ToolStarted.GetToolName(), ev.GetToolCallId())
+	case *eventsv1.RuntimeEvent_ToolArgs:
+		return one(p.ToolArgs.GetSafeArgsJson())
+	case *eventsv1.RuntimeEvent_ToolResult:
+		return one(p.ToolResult.GetPreview())
+	case *eventsv1.RuntimeEvent_ToolFailed:
+		return fmt.Sprintf("%s: %s", p.ToolFailed.GetCategory(), one(p.ToolFailed.GetMessage()))
+	case *eventsv1.RuntimeEvent_ActionRequired:
+		return fmt.Sprintf("%s: %s  (agentruntime approve|deny %s)", ev.GetActionId(), one(p.ActionRequired.GetPrompt()), ev.GetActionId())
+	case *eventsv1.RuntimeEvent_ActionResolved:
+		return fmt.Sprintf("%s %s by %s", ev.GetActionId(), p.ActionResolved.GetDecision(), p.ActionResolved.GetResponder())
+	case *eventsv1.RuntimeEvent_PermissionEvaluated:
+		return fmt.Sprintf("%s: %s (%s)", p.PermissionEvaluated.GetName(), strings.ToLower(strings.TrimPrefix(p.PermissionEvaluated.GetDecision().String(), "DECISION_")), one(p.PermissionEvaluated.GetDecisionReason()))
+	case *eventsv1.RuntimeEvent_RoutingDecided:
+		return "selected " + p.RoutingDecided.GetDecision().GetSelectedModelId()
+	case *eventsv1.RuntimeEvent_RoutingNotPossible:
+		return one(p.RoutingNotPossible.GetReason())
+	case *eventsv1.RuntimeEvent_CostRecorded:
+		return fmt.Sprintf("%s: %.6f USD", p.CostRecorded.GetModelId(), float64(p.CostRecorded.GetCost().GetTotalNanos())/1e9)
+	case *eventsv1.RuntimeEvent_RunStatus:
+		return one(p.RunStatus.GetTitle() + ": " + p.RunStatus.GetDetail())
+	case *eventsv1.RuntimeEvent_ContextResolved:
+		return fmt.Sprintf("~%d tokens", p.ContextResolved.GetTokens())
+	case *eventsv1.RuntimeEvent_ToolCatalogResolved:
+		return strings.Join(p.ToolCatalogResolved.GetToolNames(), ", ")
+	}
+	return strings.TrimSpace(fmt.Sprintf("%s %s", ev.GetTurnId(), ev.GetActionId()))
+}
+
+func inputText(parts []*eventsv1.InputPart) string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p.GetText()+p.GetJson()+p.GetRef())
+	}
+	return strings.Join(out, " ")
+}
+
+func clipLine(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// runRespond is `approve` and `deny`: answer an action by id, or the one
+// pending action of the session's thread.
+func runRespond(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agentruntime "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cf              clientFlags
+		session, thread string
+		decision        string
+	)
+	cf.register(fs)
+	fs.StringVar(&session, "session", "default", "session of the pending action (when no id is given)")
+	fs.StringVar(&thread, "thread", "main", "thread of the pending action (when no id is given)")
+	def := "allow_once"
+	if verb == "deny" {
+		def = "deny"
+	}
+	fs.StringVar(&decision, "decision", def, "the decision to record (one of the action's decisions)")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 1 {
+		fmt.Fprintf(stderr, "usage: agentruntime %s [flags] [action-id]\n", verb)
+		return errUsage
+	}
+	conn, err := cf.dial()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	client := controlv1.NewControlServiceClient(conn)
+	id := ""
+	if len(rest) == 1 {
+		id = rest[0]
+	} else {
+		th, err := client.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: session, ThreadId: thread})
+		if err != nil {
+			return rpcError(verb, err)
+		}
+		switch pending := th.GetThread().GetPendingActions(); len(pending) {
+		case 0:
+			return fmt.Errorf("%s: nothing is waiting for a decision in session %s, thread %s", verb, session, thread)
+		case 1:
+			id = pending[0].GetActionId()
+		default:
+			var ids []string
+			for _, a := range pending {
+				ids = append(ids, a.GetActionId())
+			}
+			return fmt.Errorf("%s: %d actions are pending (%s); name one", verb, len(pending), strings.Join(ids, ", "))
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	resp, err := client.RespondAction(rctx, &controlv1.RespondActionRequest{ActionId: id, Decision: decision})
+	if err != nil {
+		return rpcError(verb, err)
+	}
+	a := resp.GetAction()
+	if resp.GetAlreadyResolved() {
+		fmt.Fprintf(stdout, "action %s was already resolved: %s\n", a.GetActionId(), a.GetDecision())
+		return nil
+	}
+	fmt.Fprintf(stdout, "action %s: %s\n", a.GetActionId(), a.GetDecision())
+	return nil
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"google.golang.org/grpc"
+
+	"github.com/agentruntime/agentruntime/pkg/worker"
+	"github.com/agentruntime/agentruntime/pkg/worker/provider"
+	"github.com/agentruntime/agentruntime/pkg/worker/tools"
+)
+
+//go:embed demo.yaml
+var demoScript []byte
+
+// workerFlags configure a worker (`agentruntime worker`, and the one
+// `agentruntime dev` runs in process).
+type workerFlags struct {
+	workspace     string
+	script        string
+	openaiBaseURL string
+	openaiAPIKey  string
+	model         string
+	workerID      string
+	session       string
+}
+
+func (f *workerFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.workspace, "workspace", ".", "the directory the worker's tools read and write")
+	fs.StringVar(&f.script, "script", "", "scripted provider file (YAML/JSON); empty: the built-in demo script")
+	fs.StringVar(&f.openaiBaseURL, "openai-base-url", "", "use an OpenAI-compatible server (e.g. https://api.openai.com/v1, http://localhost:11434/v1) instead of the scripted provider")
+	fs.StringVar(&f.openaiAPIKey, "openai-api-key", "", "bearer key for --openai-base-url")
+	fs.StringVar(&f.model, "model", "", "model used when routing makes no decision (default: the script's model)")
+	fs.StringVar(&f.workerID, "worker-id", "", "worker id (default: a new one)")
+	fs.StringVar(&f.session, "worker-session", "", "claim turns of this session only")
+}
+
+// config builds the worker configuration on a connection.
+func (f *workerFlags) config(conn grpc.ClientConnInterface, logger *slog.Logger) (worker.Config, string, error) {
+	root, err := filepath.Abs(f.workspace)
+	if err != nil {
+		return worker.Config{}, "", err
+	}
+	cfg := worker.Config{
+		WorkerID: f.workerID, Conn: conn, SessionID: f.session, Logger: logger, DefaultModel: f.model,
+		Sandbox: tools.Sandbox{Root: root, WriteRoots: []string{root}},
+	}
+	if f.openaiBaseURL != "" {
+		cfg.Provider = &provider.OpenAI{BaseURL: f.openaiBaseURL, APIKey: f.openaiAPIKey}
+		return cfg, fmt.Sprintf("OpenAI-compatible at %s", f.openaiBaseURL), nil
+	}
+	raw, desc := demoScript, "scripted (built-in demo script)"
+	if f.script != "" {
+		if raw, err = os.ReadFile(f.script); err != nil {
+			return worker.Config{}, "", fmt.Errorf("--script: %w", err)
+		}
+		desc = "scripted (" + f.script + ")"
+	}
+	s, err := provider.ParseScript(raw)
+	if err != nil {
+		return worker.Config{}, "", fmt.Errorf("--script: %w", err)
+	}
+	p := provider.NewScripted(s)
+	cfg.Provider = p
+	if cfg.DefaultModel == "" {
+		cfg.DefaultModel = p.Model()
+	}
+	return cfg, desc, nil
+}
+
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agentruntime worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cf clientFlags
+		wf workerFlags
+	)
+	cf.register(fs)
+	wf.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	conn, err := cf.dial()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg, desc, err := wf.config(conn, logger)
+	if err != nil {
+		return err
+	}
+	w := worker.New(cfg)
+	fmt.Fprintf(stdout, "agentruntime worker %s\n  runtime    %s\n  provider   %s\n  workspace  %s\n", w.ID(), cf.addr, desc, cfg.Sandbox.Root)
+	return w.Run(ctx)
+}
+
+// startDevWorker runs a worker in this process against addr until ctx
+// ends or stop is called.
+func startDevWorker(ctx context.Context, addr string, wf workerFlags, logger *slog.Logger) (string, func(), error) {
+	cf := clientFlags{addr: addr}
+	conn, err := cf.dial()
+	if err != nil {
+		return "", nil, err
+	}
+	cfg, desc, err := wf.config(conn, logger.With("component", "worker"))
+	if err != nil {
+		conn.Close()
+		return "", nil, err
+	}
+	w := worker.New(cfg)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(wctx)
+	}()
+	stop := func() { cancel(); <-done; conn.Close() }
+	return fmt.Sprintf("%s, %s, workspace %s", w.ID(), desc, cfg.Sandbox.Root), stop, nil
+}
