@@ -82,17 +82,24 @@ var breakages = []breakage{
 	},
 	{
 		name: "missing memory limit",
-		file: "base/agentruntime/pod-defaults.yaml",
+		file: "base/agentruntime/permission.yaml",
 		old:  "limits:\n              cpu: \"1\"\n              memory: 512Mi",
 		new:  "limits:\n              cpu: \"1\"",
 		want: "Deployment/agentruntime-permission: container agentruntime: no memory limit",
 	},
 	{
 		name: "writable root filesystem",
-		file: "base/agentruntime/pod-defaults.yaml",
+		file: "base/agentruntime/control.yaml",
 		old:  "readOnlyRootFilesystem: true",
 		new:  "readOnlyRootFilesystem: false",
 		want: "Deployment/agentruntime-control: container agentruntime: readOnlyRootFilesystem is not true",
+	},
+	{
+		name: "one service drifts from the others",
+		file: "base/agentruntime/routing.yaml",
+		old:  "terminationGracePeriodSeconds: 30",
+		new:  "terminationGracePeriodSeconds: 45",
+		want: "Deployment/agentruntime-routing: differs from Deployment/agentruntime-control beyond its name, at .spec.template.spec.terminationGracePeriodSeconds",
 	},
 	{
 		name: "privilege escalation",

@@ -35,7 +35,9 @@ func TestOverlaysFollowTheRules(t *testing.T) {
 	for _, e := range overlays {
 		t.Run(e.overlay, func(t *testing.T) {
 			t.Parallel()
-			assert.Empty(t, check(".", e))
+			c, err := rendered(e.overlay)
+			require.NoError(t, err)
+			assert.Empty(t, validate(c, e))
 		})
 	}
 }
@@ -57,7 +59,7 @@ func TestOverlaysCarryEveryComponent(t *testing.T) {
 	for _, e := range overlays {
 		t.Run(e.overlay, func(t *testing.T) {
 			t.Parallel()
-			c, err := render(overlayDir(".", e.overlay))
+			c, err := rendered(e.overlay)
 			require.NoError(t, err)
 			var deployments []string
 			for _, w := range c.workloads() {

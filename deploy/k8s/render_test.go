@@ -74,6 +74,15 @@ func render(dir string) (*cluster, error) {
 	return c, errors.Join(errs...)
 }
 
+// rendered returns the repository's overlay, rendered once per test
+// binary: the rules only read it.
+func rendered(overlay string) (*cluster, error) { return renderedOverlays[overlay]() }
+
+var renderedOverlays = map[string]func() (*cluster, error){
+	"dev":  sync.OnceValues(func() (*cluster, error) { return render(overlayDir(".", "dev")) }),
+	"prod": sync.OnceValues(func() (*cluster, error) { return render(overlayDir(".", "prod")) }),
+}
+
 // warmSchema parses kyaml's built-in OpenAPI schema once. kyaml does it
 // lazily into package globals, and readers on other goroutines race with
 // that first parse; tests render overlays in parallel.

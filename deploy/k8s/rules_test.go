@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net"
@@ -108,6 +109,7 @@ func validate(c *cluster, e expectations) []string {
 	checkBudgetsAndAutoscalers(r, c)
 	checkReferences(r, c, e)
 	checkAgentruntime(r, c, e)
+	checkServicesAlike(r, c)
 	nats := checkNATS(r, c, e)
 	redis := checkRedis(r, c)
 	collector, otlpPort := checkCollector(r, c)
@@ -566,6 +568,81 @@ func checkAgentruntime(r *report, c *cluster, e expectations) {
 			r.add(id, "has no PodDisruptionBudget")
 		}
 	}
+}
+
+// checkServicesAlike: the five services' objects are one shape, differing
+// only in the service's name and health name; a setting changed in one
+// file and not the others is reported with where it differs.
+func checkServicesAlike(r *report, c *cluster) {
+	generic := func(o object, name string) any {
+		data, err := json.Marshal(o.obj)
+		if err != nil {
+			return err.Error()
+		}
+		text := strings.ReplaceAll(string(data), healthNames[name], "HEALTH")
+		text = strings.ReplaceAll(text, `"`+name+`"`, `"SERVICE"`)
+		text = strings.ReplaceAll(text, deploymentName(name), "agentruntime-SERVICE")
+		var v any
+		_ = json.Unmarshal([]byte(text), &v)
+		return v
+	}
+	first := all.Names[0]
+	for _, kind := range []string{"Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler"} {
+		byService := map[string]object{}
+		for _, o := range c.objects {
+			for _, name := range all.Names {
+				if o.kind == kind && o.name == deploymentName(name) {
+					byService[name] = o
+				}
+			}
+		}
+		want, ok := byService[first]
+		if !ok {
+			continue
+		}
+		for _, name := range all.Names[1:] {
+			if got, ok := byService[name]; ok {
+				if where := firstDifference(generic(want, first), generic(got, name), ""); where != "" {
+					r.add(got, "differs from %v beyond its name, at %s", want, where)
+				}
+			}
+		}
+	}
+}
+
+// firstDifference is the path of the first difference between two JSON
+// values, or "".
+func firstDifference(a, b any, at string) string {
+	switch a := a.(type) {
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok {
+			return cmp.Or(at, ".")
+		}
+		keys := slices.Concat(slices.Collect(maps.Keys(a)), slices.Collect(maps.Keys(bm)))
+		slices.Sort(keys)
+		for _, k := range slices.Compact(keys) {
+			if d := firstDifference(a[k], bm[k], at+"."+k); d != "" {
+				return d
+			}
+		}
+		return ""
+	case []any:
+		bl, ok := b.([]any)
+		if !ok || len(a) != len(bl) {
+			return cmp.Or(at, ".")
+		}
+		for i := range a {
+			if d := firstDifference(a[i], bl[i], fmt.Sprintf("%s[%d]", at, i)); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		return cmp.Or(at, ".")
+	}
+	return ""
 }
 
 // antiAffine: the pod keeps away from its siblings on other nodes.
