@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -30,6 +31,7 @@ type workerFlags struct {
 	model         string
 	workerID      string
 	session       string
+	leaseTTL      time.Duration
 }
 
 func (f *workerFlags) register(fs *flag.FlagSet) {
@@ -40,6 +42,7 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.model, "model", "", "model used when routing makes no decision (default: the script's model)")
 	fs.StringVar(&f.workerID, "worker-id", "", "worker id (default: a new one)")
 	fs.StringVar(&f.session, "worker-session", "", "claim turns of this session only")
+	fs.DurationVar(&f.leaseTTL, "lease-ttl", 15*time.Second, "lease of a claimed turn, renewed every third of it; a worker silent for this long is presumed dead and its turn retried")
 }
 
 // config builds the worker configuration on a connection.
@@ -49,7 +52,7 @@ func (f *workerFlags) config(conn grpc.ClientConnInterface, logger *slog.Logger)
 		return worker.Config{}, "", err
 	}
 	cfg := worker.Config{
-		WorkerID: f.workerID, Conn: conn, SessionID: f.session, Logger: logger, DefaultModel: f.model,
+		WorkerID: f.workerID, Conn: conn, SessionID: f.session, Logger: logger, DefaultModel: f.model, LeaseTTL: f.leaseTTL,
 		Sandbox: tools.Sandbox{Root: root, WriteRoots: []string{root}},
 	}
 	if f.openaiBaseURL != "" {

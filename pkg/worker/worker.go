@@ -220,12 +220,13 @@ func setPayload(ev *eventsv1.RuntimeEvent, wrapper any) {
 }
 
 // watch follows the turn's thread and cancels the turn as soon as an
-// interrupt is requested or the turn ends without this worker (a busy
-// policy interrupt); heartbeats would notice too, a third of a lease
-// later.
+// interrupt is requested, the turn ends without this worker (a busy
+// policy interrupt), or the runtime records this run lost or another run
+// started (this worker was presumed dead: a stall longer than its lease);
+// heartbeats would notice too, a third of a lease later.
 func (w *Worker) watch(ctx context.Context, cancel context.CancelCauseFunc, t *controlv1.Turn, runID string, from uint64) {
 	stream, err := w.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{
-		SessionId: t.GetSessionId(), ThreadId: t.GetThreadId(), TypePrefixes: []string{"thread.updated", "turn.failed", "turn.completed"},
+		SessionId: t.GetSessionId(), ThreadId: t.GetThreadId(), TypePrefixes: []string{"thread.updated", "turn.failed", "turn.completed", "turn.started", "run.status"},
 		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: from,
 	})
 	if err != nil {
@@ -243,6 +244,10 @@ func (w *Worker) watch(ctx context.Context, cancel context.CancelCauseFunc, t *c
 			return
 		case (ev.GetType() == "turn.failed" || ev.GetType() == "turn.completed") && ev.GetTurnId() == t.GetTurnId() && ev.GetRunId() != runID:
 			cancel(errEnded)
+			return
+		case ev.GetType() == "turn.started" && ev.GetTurnId() == t.GetTurnId() && ev.GetRunId() != runID,
+			ev.GetType() == "run.status" && ev.GetRunId() == runID && ev.GetRunStatus().GetPhase() == "lost":
+			cancel(errLeaseLost)
 			return
 		}
 	}

@@ -2,6 +2,9 @@ package control_test
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -181,9 +184,9 @@ func TestConcurrentClaimersStartEachTurnOnce(t *testing.T) {
 func testLeaseExpiry(t *testing.T, redisLeases bool) {
 	h := newHarnessWith(t, func(h *harness) { h.leasesInRedis = redisLeases })
 	ctx := acme(t)
-	h.submit(ctx, "s1", "th1")
+	h.submit(ctx, "s1", "th1", oneAttempt)
 	queued := h.submit(ctx, "s1", "th1")
-	s := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"turn.failed", "queue.changed"}})
+	s := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"turn.failed", "queue.changed", "run.status"}})
 	c := h.claim(ctx, &controlv1.ClaimTurnRequest{LeaseTtl: durationpb.New(300 * time.Millisecond), Wait: durationpb.New(5 * time.Second)})
 	// Heartbeats keep it alive past its first ttl.
 	for range 3 {
@@ -192,7 +195,13 @@ func testLeaseExpiry(t *testing.T, redisLeases bool) {
 		}
 		<-time.After(150 * time.Millisecond)
 	}
-	// Then the worker goes silent: the sweeper fails the turn as lost.
+	// Then the worker goes silent: the sweeper records the run lost and,
+	// the turn's one attempt spent, fails the turn as lost.
+	lost := s.until("run.status")
+	if lost.GetRunId() != c.RunId || lost.GetRunStatus().GetPhase() != "lost" || lost.GetRunStatus().GetMetadata()["next"] != "fail" ||
+		lost.GetRunStatus().GetMetadata()["max_attempts_source"] != "option max_attempts" {
+		t.Fatalf("run.status = %v", lost)
+	}
 	failed := s.until("turn.failed")
 	if failed.GetTurnId() != c.Turn.TurnId || failed.GetTurnFailed().GetCategory() != "lost" || failed.GetRunId() != c.RunId {
 		t.Fatalf("turn.failed = %v", failed)
@@ -220,7 +229,7 @@ func TestLeaseExpiryFailsTheTurnAsLost(t *testing.T) {
 func TestSweepersOnSeveralReplicasWriteOneLoss(t *testing.T) {
 	h := newHarnessWith(t, func(h *harness) { h.leasesInRedis = true })
 	ctx := acme(t)
-	h.submit(ctx, "s1", "th1")
+	h.submit(ctx, "s1", "th1", oneAttempt)
 	c := h.claim(ctx, &controlv1.ClaimTurnRequest{LeaseTtl: durationpb.New(200 * time.Millisecond), Wait: durationpb.New(5 * time.Second)})
 	leases := adapters.NewRedisLeases(redistest.Client(t), "agentruntime:control:lease:")
 	replicas := make([]*app.Claims, 4)
@@ -239,16 +248,174 @@ func TestSweepersOnSeveralReplicasWriteOneLoss(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	s := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1, TypePrefixes: []string{"turn.failed", "turn.submitted"}})
+	s := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1, TypePrefixes: []string{"turn.failed", "turn.submitted", "run.status"}})
+	s.until("run.status")
 	s.until("turn.failed")
 	h.submit(ctx, "s1", "other-thread") // a marker after every sweep's write
 	for {
 		ev := s.next().GetEvent()
-		if ev.GetType() == "turn.failed" {
-			t.Fatalf("a second turn.failed for %s: %v", c.Turn.TurnId, ev)
+		if ev.GetType() == "turn.failed" || ev.GetType() == "run.status" {
+			t.Fatalf("a second %s for %s: %v", ev.GetType(), c.Turn.TurnId, ev)
 		}
 		if ev.GetType() == "turn.submitted" && ev.GetThreadId() == "other-thread" {
 			return
 		}
+	}
+}
+
+// oneAttempt gives a turn an attempt budget of one: a lost run fails it.
+func oneAttempt(r *controlv1.SubmitTurnRequest) { r.Options = map[string]string{"max_attempts": "1"} }
+
+func (h *harness) attempts(ctx context.Context, turn string, minSeq uint64) *controlv1.TurnAttempts {
+	h.t.Helper()
+	resp, err := h.client.GetTurnAttempts(ctx, &controlv1.GetTurnAttemptsRequest{TurnId: turn, MinSequence: minSeq})
+	if err != nil {
+		h.t.Fatalf("GetTurnAttempts: %v", err)
+	}
+	return resp.GetAttempts()
+}
+
+func attemptSummary(at *controlv1.TurnAttempts) string {
+	var out []string
+	for _, a := range at.GetAttempts() {
+		out = append(out, fmt.Sprintf("%d:%s:%s:%s", a.GetAttempt(), a.GetRunId(), a.GetWorkerId(), a.GetStatus()))
+	}
+	return strings.Join(out, " ")
+}
+
+// A worker that goes silent mid-turn: its run becomes lost, its pending
+// approval is cancelled, the turn is claimable again, a second worker's
+// claim is attempt 2 and completes it; both attempts are in the history
+// and on the attempts read model.
+func TestLostRunIsRetriedAsANewAttempt(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	sub := h.submit(ctx, "s1", "th1")
+	turnID := sub.Turn.TurnId
+	s := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"run.status", "action.", "turn."}})
+	c1 := h.claim(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w1", LeaseTtl: durationpb.New(200 * time.Millisecond), Wait: durationpb.New(5 * time.Second)})
+	if got := attemptSummary(h.attempts(ctx, turnID, c1.Sequence)); got != "1:"+c1.RunId+":w1:running" {
+		t.Fatalf("attempts after the claim = %s", got)
+	}
+	// The first worker asks a question, then dies.
+	asked, err := h.client.RequestAction(ctx, &controlv1.RequestActionRequest{SessionId: "s1", ThreadId: "th1", TurnId: turnID, ActionType: "input", Prompt: "which file?", Decisions: []string{"submit"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := s.until("run.status")
+	if lost.GetRunId() != c1.RunId || lost.GetRunStatus().GetPhase() != "lost" {
+		t.Fatalf("run.status = %v", lost)
+	}
+	if md := lost.GetRunStatus().GetMetadata(); md["next"] != "retry" || md["attempt"] != "1" || md["max_attempts"] != "3" || md["max_attempts_source"] != "default" || md["worker_id"] != "w1" {
+		t.Fatalf("run.status metadata = %v", md)
+	}
+	if res := s.until("action.resolved"); res.GetActionId() != asked.GetAction().GetActionId() || res.GetActionResolved().GetOutcome() != eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED {
+		t.Fatalf("the lost run's question = %v", res)
+	}
+	at := h.attempts(ctx, turnID, lost.GetSequence())
+	if !at.GetRetryPending() || at.GetMaxAttempts() != 3 || attemptSummary(at) != "1:"+c1.RunId+":w1:lost" {
+		t.Fatalf("attempts after the loss = %v", at)
+	}
+	// The dead run's heartbeat is refused; the turn is claimable again.
+	_, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: turnID, RunId: c1.RunId})
+	assertCode(t, err, codes.FailedPrecondition, "LEASE_LOST")
+	if other := h.claim(globex(t), &controlv1.ClaimTurnRequest{}); other.GetTurn() != nil {
+		t.Fatalf("another tenant claimed %v", other.GetTurn())
+	}
+	c2 := h.claim(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w2", Wait: durationpb.New(5 * time.Second)})
+	if c2.GetTurn().GetTurnId() != turnID || c2.RunId == c1.RunId || c2.GetTurn().GetStatus() != "running" {
+		t.Fatalf("second claim = %v (first run %s)", c2, c1.RunId)
+	}
+	if st := s.until("turn.started"); st.GetRunId() != c2.RunId || st.GetTurnStarted().GetWorkerId() != "w2" {
+		t.Fatalf("second turn.started = %v", st)
+	}
+	if r := s.until("run.status"); r.GetRunId() != c2.RunId || r.GetRunStatus().GetPhase() != "retrying" || r.GetRunStatus().GetMetadata()["previous_run_id"] != c1.RunId {
+		t.Fatalf("retry fact = %v", r)
+	}
+	// Nobody else gets it while attempt 2 runs.
+	if again := h.claim(ctx, &controlv1.ClaimTurnRequest{}); again.GetTurn() != nil {
+		t.Fatalf("a third claim got %v", again.GetTurn())
+	}
+	// A worker cannot declare a run lost itself.
+	_, err = h.client.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{{Type: "run.status", TurnId: turnID, RunId: c2.RunId,
+		Payload: &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{Phase: "lost", Metadata: map[string]string{"next": "retry"}}}}}})
+	assertCode(t, err, codes.InvalidArgument, "run_status.phase")
+	done := completed(turnID)
+	done.RunId = c2.RunId
+	rep := h.report(ctx, done)
+	at = h.attempts(ctx, turnID, rep.Sequence)
+	if at.GetRetryPending() || attemptSummary(at) != "1:"+c1.RunId+":w1:lost 2:"+c2.RunId+":w2:completed" {
+		t.Fatalf("attempts at the end = %v", at)
+	}
+	if a := at.GetAttempts()[0]; a.GetEndedSequence() != lost.GetSequence() || a.GetOutcomeCategory() != "lost" || a.GetStartedSequence() >= a.GetEndedSequence() {
+		t.Fatalf("attempt 1 = %v", a)
+	}
+	// Another tenant does not learn the turn exists.
+	_, err = h.client.GetTurnAttempts(globex(t), &controlv1.GetTurnAttemptsRequest{TurnId: turnID})
+	assertCode(t, err, codes.NotFound, turnID)
+}
+
+// Each lost run uses one attempt; the last one fails the turn as lost and
+// the queue moves on.
+func TestLostRunsSpendTheAttemptBudget(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	sub := h.submit(ctx, "s1", "th1", func(r *controlv1.SubmitTurnRequest) { r.Options = map[string]string{"max_attempts": "2"} })
+	queued := h.submit(ctx, "s1", "th1")
+	s := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"run.status", "turn.failed"}})
+	var runs []string
+	for i := range 2 {
+		c := h.claim(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w" + strconv.Itoa(i+1), LeaseTtl: durationpb.New(150 * time.Millisecond), Wait: durationpb.New(5 * time.Second)})
+		if c.GetTurn().GetTurnId() != sub.Turn.TurnId {
+			t.Fatalf("claim %d = %v", i+1, c)
+		}
+		runs = append(runs, c.RunId)
+		for {
+			ev := s.until("run.status")
+			if ev.GetRunStatus().GetPhase() == "lost" {
+				if ev.GetRunId() != c.RunId {
+					t.Fatalf("lost run %s, want %s", ev.GetRunId(), c.RunId)
+				}
+				break
+			}
+		}
+	}
+	failed := s.until("turn.failed")
+	if failed.GetTurnId() != sub.Turn.TurnId || failed.GetRunId() != runs[1] || failed.GetTurnFailed().GetCategory() != "lost" ||
+		!strings.Contains(failed.GetTurnFailed().GetMessage(), "attempt 2 of 2") {
+		t.Fatalf("turn.failed = %v", failed)
+	}
+	at := h.attempts(ctx, sub.Turn.TurnId, failed.GetSequence())
+	if at.GetRetryPending() || attemptSummary(at) != "1:"+runs[0]+":w1:lost 2:"+runs[1]+":w2:lost" {
+		t.Fatalf("attempts = %v", at)
+	}
+	if next := h.claim(ctx, &controlv1.ClaimTurnRequest{Wait: durationpb.New(5 * time.Second)}); next.GetTurn().GetTurnId() != queued.Turn.TurnId {
+		t.Fatalf("next claim = %v", next)
+	}
+}
+
+// A turn whose interrupt was requested is not started again when its
+// worker is lost: it ends cancelled, which is what the interrupt asked.
+func TestLostRunOfAnInterruptedTurnCancelsIt(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	sub := h.submit(ctx, "s1", "th1")
+	s := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"run.status", "turn.failed"}})
+	c := h.claim(ctx, &controlv1.ClaimTurnRequest{LeaseTtl: durationpb.New(200 * time.Millisecond), Wait: durationpb.New(5 * time.Second)})
+	if _, err := h.client.InterruptTurn(ctx, &controlv1.InterruptTurnRequest{SessionId: "s1", ThreadId: "th1", Reason: "stop"}); err != nil {
+		t.Fatal(err)
+	}
+	if lost := s.until("run.status"); lost.GetRunId() != c.RunId || lost.GetRunStatus().GetMetadata()["next"] != "cancel" {
+		t.Fatalf("run.status = %v", lost)
+	}
+	failed := s.until("turn.failed")
+	if failed.GetTurnId() != sub.Turn.TurnId || failed.GetTurnFailed().GetOutcome() != eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED {
+		t.Fatalf("turn.failed = %v", failed)
+	}
+	if again := h.claim(ctx, &controlv1.ClaimTurnRequest{}); again.GetTurn() != nil {
+		t.Fatalf("an interrupted turn was claimed: %v", again.GetTurn())
+	}
+	if at := h.attempts(ctx, sub.Turn.TurnId, failed.GetSequence()); attemptSummary(at) != "1:"+c.RunId+":w1:lost" {
+		t.Fatalf("attempts = %v", attemptSummary(at))
 	}
 }

@@ -246,6 +246,10 @@ func (s *Service) HeartbeatTurn(ctx context.Context, req *controlv1.HeartbeatTur
 	return call(ctx, s, req, s.claims.HeartbeatTurn)
 }
 
+func (s *Service) GetTurnAttempts(ctx context.Context, req *controlv1.GetTurnAttemptsRequest) (*controlv1.GetTurnAttemptsResponse, error) {
+	return call(ctx, s, req, s.claims.GetTurnAttempts)
+}
+
 // SubscribeEvents streams the caller's events. A channel subscription that
 // ends is recorded as channel.disconnected.
 func (s *Service) SubscribeEvents(req *controlv1.SubscribeEventsRequest, stream grpc.ServerStreamingServer[controlv1.SubscribeEventsResponse]) error {

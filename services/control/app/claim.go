@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/control/domain"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
@@ -45,7 +47,10 @@ type Claims struct {
 	App    *App
 	Leases Leases
 	Logger *slog.Logger
-	now    func() time.Time
+	// MaxAttempts is the attempt budget of a turn whose options do not set
+	// one (domain.MaxAttemptsOption).
+	MaxAttempts int
+	now         func() time.Time
 }
 
 // NewClaims builds the claim use cases on the app and a lease store.
@@ -53,7 +58,7 @@ func NewClaims(a *App, leases Leases, logger *slog.Logger) *Claims {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Claims{App: a, Leases: leases, Logger: logger, now: time.Now}
+	return &Claims{App: a, Leases: leases, Logger: logger, MaxAttempts: domain.DefaultMaxAttempts, now: time.Now}
 }
 
 // TurnLeaseKey is the lease key of a turn.
@@ -123,8 +128,14 @@ func (cl *Claims) tryClaim(ctx context.Context, c Caller, req *controlv1.ClaimTu
 func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string, ttl time.Duration) (*controlv1.ClaimTurnResponse, error) {
 	a := cl.App
 	tu, ok, err := rm.Turn(ctx, a.Store, c.Tenant, turnID)
-	if err != nil || !ok || tu.Status != "accepted" {
+	if err != nil || !ok || domain.Terminal(tu.Status) {
 		return nil, err // the thread read model may trail; a later poll sees it
+	}
+	if tu.Status != "accepted" {
+		at, err := rm.Attempts(ctx, a.Store, c.Tenant, turnID)
+		if err != nil || !at.GetRetryPending() {
+			return nil, err
+		}
 	}
 	runID := ids.New(ids.Run)
 	key := TurnLeaseKey(c.Tenant, turnID)
@@ -133,21 +144,14 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 		return nil, err // another worker is starting it
 	}
 	expires := cl.now().Add(ttl)
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		th, err := a.thread(ctx, c, tu.SessionId, tu.ThreadId)
+	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId), func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
+		th, cur, at, err := cl.claimState(ctx, c, tu, last)
 		if err != nil {
 			return nil, err
 		}
-		cur, err := a.turn(ctx, c, turnID)
-		if err != nil {
-			return nil, err
-		}
-		started := &eventsv1.RuntimeEvent{
-			Type: "turn.started", EventId: ids.New(ids.Event), Timestamp: timestamppb.New(a.now()),
-			TenantId: c.Tenant, SessionId: tu.SessionId, ThreadId: tu.ThreadId, TurnId: turnID, RunId: runID,
-			Payload: &eventsv1.RuntimeEvent_TurnStarted{TurnStarted: &eventsv1.TurnStarted{WorkerId: worker}},
-		}
-		return domain.DecideReport(th, cur, []*eventsv1.RuntimeEvent{started})
+		evs, err := domain.DecideClaim(th, cur, at, domain.Claim{RunID: runID, WorkerID: worker})
+		stamp(evs, c.Tenant, a.now(), func(int) string { return ids.New(ids.Event) })
+		return evs, err
 	})
 	if err != nil || len(res.Appended) == 0 {
 		// Nothing was written: the lease guards nothing. A refusal means
@@ -168,11 +172,67 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 	return &controlv1.ClaimTurnResponse{Turn: tu, RunId: runID, LeaseExpiresAt: timestamppb.New(expires), Sequence: res.Sequence}, nil
 }
 
+// claimState loads what claim and loss decisions read at the thread's
+// sequence last: the thread and the turn (the executor waited for the
+// thread read model) and the turn's attempts, from the claims projection,
+// which is waited for here.
+func (cl *Claims) claimState(ctx context.Context, c Caller, tu *controlv1.Turn, last uint64) (*controlv1.ThreadRead, *controlv1.Turn, *controlv1.TurnAttempts, error) {
+	a := cl.App
+	if _, err := projector.WaitFor(ctx, a.Store, rm.ClaimsName, last, ReadTimeout); err != nil {
+		return nil, nil, nil, err
+	}
+	th, err := a.thread(ctx, c, tu.SessionId, tu.ThreadId)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cur, err := a.turn(ctx, c, tu.TurnId)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	at, err := rm.Attempts(ctx, a.Store, c.Tenant, tu.TurnId)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return th, cur, at, nil
+}
+
+// stamp fills what the domain leaves to the app: tenant, time and ids.
+func stamp(evs []*eventsv1.RuntimeEvent, tenant string, now time.Time, id func(i int) string) {
+	for i, ev := range evs {
+		ev.TenantId, ev.Timestamp, ev.EventId = tenant, timestamppb.New(now), id(i)
+	}
+}
+
+// GetTurnAttempts answers a turn's attempts (one per claimed run). Another
+// tenant's turn is NotFound.
+func (cl *Claims) GetTurnAttempts(ctx context.Context, c Caller, req *controlv1.GetTurnAttemptsRequest) (*controlv1.GetTurnAttemptsResponse, error) {
+	a := cl.App
+	seq, err := projector.WaitFor(ctx, a.Store, rm.ClaimsName, req.GetMinSequence(), ReadTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.caughtUp(ctx, req.GetMinSequence()); err != nil {
+		return nil, err
+	}
+	tu, err := a.turn(ctx, c, req.GetTurnId())
+	if err != nil {
+		return nil, err
+	}
+	at, err := rm.Attempts(ctx, a.Store, c.Tenant, tu.TurnId)
+	if err != nil {
+		return nil, err
+	}
+	if at == nil {
+		at = &controlv1.TurnAttempts{TurnId: tu.TurnId, SessionId: tu.SessionId, ThreadId: tu.ThreadId}
+	}
+	return &controlv1.GetTurnAttemptsResponse{Attempts: at, Sequence: seq}, nil
+}
+
 // HeartbeatTurn renews a claim's lease and tells the worker what became of
 // its turn: interrupt requested, or ended without it (a busy-policy
 // interrupt ends a running turn at once). A lease that is gone (expired,
 // or never this run's) is FailedPrecondition LEASE_LOST: the worker must
-// stop, the turn is or will be failed as lost.
+// stop: its run is or will be recorded lost.
 func (cl *Claims) HeartbeatTurn(ctx context.Context, c Caller, req *controlv1.HeartbeatTurnRequest) (*controlv1.HeartbeatTurnResponse, error) {
 	tu, err := cl.App.turn(ctx, c, req.GetTurnId())
 	if err != nil {
@@ -214,11 +274,13 @@ func (cl *Claims) RunSweeper(ctx context.Context, interval time.Duration) error 
 	}
 }
 
-// SweepOnce fails every running turn started by a claim whose lease is no
-// longer held by that claim, with category "lost", and returns how many
-// it ended. Several replicas may sweep at once: the failure is decided at
-// the thread's expected sequence (the second finds the turn ended) and
-// carries an event id derived from the run, so it is written once.
+// SweepOnce decides on every running turn started by a claim whose lease
+// is no longer held by that claim: the run is lost, and the turn is
+// claimable again, failed "lost" (attempts spent) or cancelled (an
+// interrupt was pending). It returns how many runs it found lost. Several
+// replicas may sweep at once: the loss is decided at the thread's expected
+// sequence (the second finds the run already lost) and its events carry
+// ids derived from the run, so it is written once.
 func (cl *Claims) SweepOnce(ctx context.Context) (int, error) {
 	a := cl.App
 	entries, err := a.Store.Range(ctx, rm.LeasedIndex, projection.RangeQuery{})
@@ -249,7 +311,7 @@ func (cl *Claims) SweepOnce(ctx context.Context) (int, error) {
 		if held && holder == runID {
 			continue
 		}
-		n, err := cl.loseTurn(ctx, tenant, turnID, runID)
+		n, err := cl.loseRun(ctx, tenant, turnID, runID)
 		ended += n
 		if err != nil {
 			errs = append(errs, err)
@@ -258,34 +320,22 @@ func (cl *Claims) SweepOnce(ctx context.Context) (int, error) {
 	return ended, errors.Join(errs...)
 }
 
-func (cl *Claims) loseTurn(ctx context.Context, tenant, turnID, runID string) (int, error) {
+func (cl *Claims) loseRun(ctx context.Context, tenant, turnID, runID string) (int, error) {
 	a := cl.App
 	c := Caller{Tenant: tenant, Subject: "runtime"}
 	tu, ok, err := rm.Turn(ctx, a.Store, tenant, turnID)
 	if err != nil || !ok || domain.Terminal(tu.Status) {
 		return 0, err
 	}
-	res, err := a.exec.Execute(ctx, threadAgg(tenant, tu.SessionId, tu.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		th, err := a.thread(ctx, c, tu.SessionId, tu.ThreadId)
+	res, err := a.exec.Execute(ctx, threadAgg(tenant, tu.SessionId, tu.ThreadId), func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
+		th, cur, at, err := cl.claimState(ctx, c, tu, last)
 		if err != nil {
 			return nil, err
 		}
-		cur, err := a.turn(ctx, c, turnID)
-		if err != nil {
-			return nil, err
-		}
-		if domain.Terminal(cur.Status) {
-			return nil, nil // the worker (or another sweeper) ended it first
-		}
-		failed := &eventsv1.RuntimeEvent{
-			Type: "turn.failed", EventId: derivedEventID("turn-lost", tenant, turnID, runID), Timestamp: timestamppb.New(a.now()),
-			TenantId: tenant, SessionId: tu.SessionId, ThreadId: tu.ThreadId, TurnId: turnID, RunId: runID,
-			Payload: &eventsv1.RuntimeEvent_TurnFailed{TurnFailed: &eventsv1.TurnFailed{
-				Outcome: eventsv1.TurnOutcome_TURN_OUTCOME_FAILED, Category: "lost", Retryable: true,
-				Message: fmt.Sprintf("the worker's lease on turn %s (run %s) expired: the worker stopped heartbeating", turnID, runID),
-			}},
-		}
-		return domain.DecideReport(th, cur, []*eventsv1.RuntimeEvent{failed})
+		budget, source := domain.MaxAttempts(cur, cl.MaxAttempts)
+		evs, err := domain.DecideLoss(th, cur, at, domain.Loss{RunID: runID, MaxAttempts: budget, Source: source})
+		stamp(evs, tenant, a.now(), func(i int) string { return derivedEventID("run-lost", tenant, turnID, runID, strconv.Itoa(i)) })
+		return evs, err
 	})
 	if _, refused := IsDomain(err); refused {
 		return 0, nil

@@ -301,6 +301,16 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 				out = append(out, advanceQueue(th, "")...)
 			}
 			continue
+		case "run.status":
+			// A lost run is the runtime's verdict on a lapsed lease: the
+			// claims read model makes the turn claimable again on it, so a
+			// worker must not be able to say it.
+			if p := ev.GetRunStatus().GetPhase(); p == PhaseLost || p == PhaseRetrying {
+				return nil, invalid(field+".run_status.phase", "the phase %q is recorded by the runtime (lease expiry and retries), not reported by workers", p)
+			}
+			if Terminal(status) || status == "ended" {
+				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended; no more step facts", field, turn.TurnId)
+			}
 		default:
 			if Terminal(status) || status == "ended" {
 				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended; no more step facts", field, turn.TurnId)

@@ -2,9 +2,17 @@ package projector
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/control/domain"
 )
 
 // ClaimsName is the checkpoint of the claims projection: which turns a
@@ -33,6 +41,26 @@ func ClaimRunKey(tenant, turn string) string { return "claimrun:" + tenant + ":"
 // LeasedMember is a LeasedIndex member.
 func LeasedMember(tenant, turn string) string { return tenant + "|" + turn }
 
+// AttemptsKey holds a turn's attempts (controlv1.TurnAttempts): one per
+// claim, and whether a lost run left it waiting for a new claim.
+func AttemptsKey(tenant, turn string) string { return "attempts:" + tenant + ":" + turn }
+
+// Attempts loads a turn's attempts; nil when no worker ever claimed it.
+func Attempts(ctx context.Context, store projection.Store, tenant, turn string) (*controlv1.TurnAttempts, error) {
+	raw, err := store.Get(ctx, AttemptsKey(tenant, turn))
+	if errors.Is(err, projection.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	at := &controlv1.TurnAttempts{}
+	if err := proto.Unmarshal(raw, at); err != nil {
+		return nil, fmt.Errorf("attempts of turn %s: %w", turn, err)
+	}
+	return at, nil
+}
+
 // Claims is the claims projection.
 type Claims struct{}
 
@@ -43,9 +71,11 @@ func (Claims) Name() string { return ClaimsName }
 func (Claims) Filters() []string { return nil }
 
 // Project implements projector.Projection. It follows the turn lifecycle
-// only: a turn becomes claimable when it is admitted as the active turn
-// or dequeued, and stops being claimable when it starts or ends.
-func (Claims) Project(_ context.Context, _ projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+// and its runs: a turn becomes claimable when it is admitted as the active
+// turn, dequeued, or its run is lost with budget left (run.status "lost",
+// next "retry", written by control's sweeper); it stops being claimable
+// when a run starts or the turn ends. Every claimed run is an attempt.
+func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
 	ev := rec.Event
 	tenant, session, seq := ev.GetTenantId(), ev.GetSessionId(), ev.GetSequence()
 	b := projection.Batch{Projection: ClaimsName, Sequence: seq}
@@ -59,6 +89,22 @@ func (Claims) Project(_ context.Context, _ projection.Store, rec *eventlog.Recor
 			projection.IndexEntry{Index: ClaimableIndex(tenant), Member: turn},
 			projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: turn})
 	}
+	notLeased := func(turn string) {
+		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: LeasedIndex, Member: LeasedMember(tenant, turn)})
+		b.Deletes = append(b.Deletes, ClaimRunKey(tenant, turn))
+	}
+	// attempts loads the turn's attempts for an update; put stores them.
+	attempts := func() (*controlv1.TurnAttempts, error) {
+		return Attempts(ctx, store, tenant, ev.GetTurnId())
+	}
+	put := func(at *controlv1.TurnAttempts) error {
+		raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(at)
+		if err != nil {
+			return err
+		}
+		b.Puts = append(b.Puts, projection.KV{Key: AttemptsKey(tenant, ev.GetTurnId()), Value: raw})
+		return nil
+	}
 	switch ev.GetType() {
 	case "turn.submitted":
 		if ev.GetTurnSubmitted().GetAdmission() == "accepted" {
@@ -70,14 +116,93 @@ func (Claims) Project(_ context.Context, _ projection.Store, rec *eventlog.Recor
 		}
 	case "turn.started":
 		notClaimable(ev.GetTurnId())
-		if ev.GetRunId() != "" {
-			b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: LeasedIndex, Member: LeasedMember(tenant, ev.GetTurnId()), Score: float64(seq)})
-			b.Puts = append(b.Puts, projection.KV{Key: ClaimRunKey(tenant, ev.GetTurnId()), Value: []byte(ev.GetRunId())})
+		if ev.GetRunId() == "" {
+			break // started by a plain report: no claim, no lease, no attempt
+		}
+		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: LeasedIndex, Member: LeasedMember(tenant, ev.GetTurnId()), Score: float64(seq)})
+		b.Puts = append(b.Puts, projection.KV{Key: ClaimRunKey(tenant, ev.GetTurnId()), Value: []byte(ev.GetRunId())})
+		at, err := attempts()
+		if err != nil {
+			return b, err
+		}
+		if at == nil {
+			at = &controlv1.TurnAttempts{TurnId: ev.GetTurnId(), SessionId: session, ThreadId: ev.GetThreadId()}
+		}
+		at.RetryPending = false
+		at.Attempts = append(at.Attempts, &controlv1.TurnAttempt{
+			Attempt: int32(len(at.Attempts) + 1), RunId: ev.GetRunId(), WorkerId: ev.GetTurnStarted().GetWorkerId(),
+			Status: "running", StartedAt: ev.GetTimestamp(), StartedSequence: seq,
+		})
+		if err := put(at); err != nil {
+			return b, err
+		}
+	case "run.status":
+		p := ev.GetRunStatus()
+		next := p.GetMetadata()["next"]
+		if p.GetPhase() != domain.PhaseLost || next == "" {
+			break
+		}
+		at, err := attempts()
+		if err != nil {
+			return b, err
+		}
+		last := lastAttempt(at)
+		if last == nil || last.GetRunId() != ev.GetRunId() || last.GetStatus() != "running" {
+			break // not the current run (control decides losses on this state, so this is only a replayed oddity)
+		}
+		last.Status, last.EndedAt, last.EndedSequence = "lost", ev.GetTimestamp(), seq
+		last.OutcomeCategory, last.OutcomeMessage = "lost", p.GetDetail()
+		if n, err := strconv.Atoi(p.GetMetadata()["max_attempts"]); err == nil {
+			at.MaxAttempts = int32(n)
+		}
+		notLeased(ev.GetTurnId())
+		if next == domain.NextRetry {
+			at.RetryPending = true
+			claimable(ev.GetTurnId())
+		}
+		if err := put(at); err != nil {
+			return b, err
 		}
 	case "turn.completed", "turn.failed":
 		notClaimable(ev.GetTurnId())
-		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: LeasedIndex, Member: LeasedMember(tenant, ev.GetTurnId())})
-		b.Deletes = append(b.Deletes, ClaimRunKey(tenant, ev.GetTurnId()))
+		notLeased(ev.GetTurnId())
+		at, err := attempts()
+		if err != nil || at == nil {
+			return b, err
+		}
+		at.RetryPending = false
+		if last := lastAttempt(at); last != nil && last.GetStatus() == "running" {
+			last.Status, last.EndedAt, last.EndedSequence = endStatus(ev), ev.GetTimestamp(), seq
+			if ev.GetType() == "turn.completed" {
+				last.OutcomeCategory, last.OutcomeMessage = ev.GetTurnCompleted().GetStopReason(), ev.GetTurnCompleted().GetSummary()
+			} else {
+				last.OutcomeCategory, last.OutcomeMessage = ev.GetTurnFailed().GetCategory(), ev.GetTurnFailed().GetMessage()
+			}
+		}
+		if err := put(at); err != nil {
+			return b, err
+		}
 	}
 	return b, nil
+}
+
+func lastAttempt(at *controlv1.TurnAttempts) *controlv1.TurnAttempt {
+	if n := len(at.GetAttempts()); n > 0 {
+		return at.GetAttempts()[n-1]
+	}
+	return nil
+}
+
+// endStatus is the status a turn's end gives its running attempt.
+func endStatus(ev *eventsv1.RuntimeEvent) string {
+	if ev.GetType() == "turn.completed" {
+		return "completed"
+	}
+	switch ev.GetTurnFailed().GetOutcome() {
+	case eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED:
+		return "cancelled"
+	case eventsv1.TurnOutcome_TURN_OUTCOME_TIMED_OUT:
+		return "timed_out"
+	}
+	return "failed"
 }

@@ -4649,6 +4649,322 @@ func (x *HeartbeatTurnResponse) GetInterruptRequested() bool {
 	return false
 }
 
+type GetTurnAttemptsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TurnId        string                 `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	MinSequence   uint64                 `protobuf:"varint,2,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTurnAttemptsRequest) Reset() {
+	*x = GetTurnAttemptsRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTurnAttemptsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTurnAttemptsRequest) ProtoMessage() {}
+
+func (x *GetTurnAttemptsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTurnAttemptsRequest.ProtoReflect.Descriptor instead.
+func (*GetTurnAttemptsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *GetTurnAttemptsRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *GetTurnAttemptsRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+// TurnAttempt is one run of a turn: a claim by a worker, from its
+// turn.started to the run's end.
+type TurnAttempt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1 for the first claim.
+	Attempt  int32  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	RunId    string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	WorkerId string `protobuf:"bytes,3,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// running, lost, completed, failed, cancelled, timed_out.
+	Status    string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	EndedAt   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
+	// The sequences of its turn.started and of the fact that ended it.
+	StartedSequence uint64 `protobuf:"varint,7,opt,name=started_sequence,json=startedSequence,proto3" json:"started_sequence,omitempty"`
+	EndedSequence   uint64 `protobuf:"varint,8,opt,name=ended_sequence,json=endedSequence,proto3" json:"ended_sequence,omitempty"`
+	// Why it ended: "lost", or the turn's outcome category.
+	OutcomeCategory string `protobuf:"bytes,9,opt,name=outcome_category,json=outcomeCategory,proto3" json:"outcome_category,omitempty"`
+	OutcomeMessage  string `protobuf:"bytes,10,opt,name=outcome_message,json=outcomeMessage,proto3" json:"outcome_message,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TurnAttempt) Reset() {
+	*x = TurnAttempt{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnAttempt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnAttempt) ProtoMessage() {}
+
+func (x *TurnAttempt) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnAttempt.ProtoReflect.Descriptor instead.
+func (*TurnAttempt) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *TurnAttempt) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *TurnAttempt) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *TurnAttempt) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *TurnAttempt) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *TurnAttempt) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *TurnAttempt) GetEndedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndedAt
+	}
+	return nil
+}
+
+func (x *TurnAttempt) GetStartedSequence() uint64 {
+	if x != nil {
+		return x.StartedSequence
+	}
+	return 0
+}
+
+func (x *TurnAttempt) GetEndedSequence() uint64 {
+	if x != nil {
+		return x.EndedSequence
+	}
+	return 0
+}
+
+func (x *TurnAttempt) GetOutcomeCategory() string {
+	if x != nil {
+		return x.OutcomeCategory
+	}
+	return ""
+}
+
+func (x *TurnAttempt) GetOutcomeMessage() string {
+	if x != nil {
+		return x.OutcomeMessage
+	}
+	return ""
+}
+
+// TurnAttempts is the claims read model of one turn.
+type TurnAttempts struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	TurnId    string                 `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId  string                 `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	Attempts  []*TurnAttempt         `protobuf:"bytes,4,rep,name=attempts,proto3" json:"attempts,omitempty"`
+	// The last run was lost and the budget allows another: the turn is
+	// claimable again.
+	RetryPending bool `protobuf:"varint,5,opt,name=retry_pending,json=retryPending,proto3" json:"retry_pending,omitempty"`
+	// The attempt budget the last loss was decided with (0: no loss yet).
+	MaxAttempts   int32 `protobuf:"varint,6,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnAttempts) Reset() {
+	*x = TurnAttempts{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnAttempts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnAttempts) ProtoMessage() {}
+
+func (x *TurnAttempts) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnAttempts.ProtoReflect.Descriptor instead.
+func (*TurnAttempts) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *TurnAttempts) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *TurnAttempts) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *TurnAttempts) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *TurnAttempts) GetAttempts() []*TurnAttempt {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+func (x *TurnAttempts) GetRetryPending() bool {
+	if x != nil {
+		return x.RetryPending
+	}
+	return false
+}
+
+func (x *TurnAttempts) GetMaxAttempts() int32 {
+	if x != nil {
+		return x.MaxAttempts
+	}
+	return 0
+}
+
+type GetTurnAttemptsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Empty attempts: no worker claimed the turn (it may have been started
+	// by a plain ReportEvents, which has no run).
+	Attempts      *TurnAttempts `protobuf:"bytes,1,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	Sequence      uint64        `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTurnAttemptsResponse) Reset() {
+	*x = GetTurnAttemptsResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTurnAttemptsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTurnAttemptsResponse) ProtoMessage() {}
+
+func (x *GetTurnAttemptsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTurnAttemptsResponse.ProtoReflect.Descriptor instead.
+func (*GetTurnAttemptsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *GetTurnAttemptsResponse) GetAttempts() *TurnAttempts {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+func (x *GetTurnAttemptsResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
 var File_agentruntime_control_v1_control_proto protoreflect.FileDescriptor
 
 const file_agentruntime_control_v1_control_proto_rawDesc = "" +
@@ -5084,7 +5400,34 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x15HeartbeatTurnResponse\x12D\n" +
 	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12/\n" +
-	"\x13interrupt_requested\x18\x03 \x01(\bR\x12interruptRequested*v\n" +
+	"\x13interrupt_requested\x18\x03 \x01(\bR\x12interruptRequested\"}\n" +
+	"\x16GetTurnAttemptsRequest\x12@\n" +
+	"\aturn_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12!\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\x8b\x03\n" +
+	"\vTurnAttempt\x12\x18\n" +
+	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1b\n" +
+	"\tworker_id\x18\x03 \x01(\tR\bworkerId\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x129\n" +
+	"\n" +
+	"started_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
+	"\bended_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12)\n" +
+	"\x10started_sequence\x18\a \x01(\x04R\x0fstartedSequence\x12%\n" +
+	"\x0eended_sequence\x18\b \x01(\x04R\rendedSequence\x12)\n" +
+	"\x10outcome_category\x18\t \x01(\tR\x0foutcomeCategory\x12'\n" +
+	"\x0foutcome_message\x18\n" +
+	" \x01(\tR\x0eoutcomeMessage\"\xed\x01\n" +
+	"\fTurnAttempts\x12\x17\n" +
+	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12@\n" +
+	"\battempts\x18\x04 \x03(\v2$.agentruntime.control.v1.TurnAttemptR\battempts\x12#\n" +
+	"\rretry_pending\x18\x05 \x01(\bR\fretryPending\x12!\n" +
+	"\fmax_attempts\x18\x06 \x01(\x05R\vmaxAttempts\"x\n" +
+	"\x17GetTurnAttemptsResponse\x12A\n" +
+	"\battempts\x18\x01 \x01(\v2%.agentruntime.control.v1.TurnAttemptsR\battempts\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence*v\n" +
 	"\fCreatePolicy\x12\x1d\n" +
 	"\x19CREATE_POLICY_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fCREATE_POLICY_CREATE_IF_MISSING\x10\x01\x12\"\n" +
@@ -5104,7 +5447,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x16START_FROM_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSTART_FROM_NOW\x10\x01\x12\x17\n" +
 	"\x13START_FROM_SEQUENCE\x10\x02\x12\x17\n" +
-	"\x13START_FROM_SNAPSHOT\x10\x032\x9b\x15\n" +
+	"\x13START_FROM_SNAPSHOT\x10\x032\x91\x16\n" +
 	"\x0eControlService\x12e\n" +
 	"\n" +
 	"SubmitTurn\x12*.agentruntime.control.v1.SubmitTurnRequest\x1a+.agentruntime.control.v1.SubmitTurnResponse\x12n\n" +
@@ -5131,7 +5474,8 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x10ReconnectChannel\x120.agentruntime.control.v1.ReconnectChannelRequest\x1a1.agentruntime.control.v1.ReconnectChannelResponse\x12b\n" +
 	"\tAckEvents\x12).agentruntime.control.v1.AckEventsRequest\x1a*.agentruntime.control.v1.AckEventsResponse\x12b\n" +
 	"\tClaimTurn\x12).agentruntime.control.v1.ClaimTurnRequest\x1a*.agentruntime.control.v1.ClaimTurnResponse\x12n\n" +
-	"\rHeartbeatTurn\x12-.agentruntime.control.v1.HeartbeatTurnRequest\x1a..agentruntime.control.v1.HeartbeatTurnResponseBPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3"
+	"\rHeartbeatTurn\x12-.agentruntime.control.v1.HeartbeatTurnRequest\x1a..agentruntime.control.v1.HeartbeatTurnResponse\x12t\n" +
+	"\x0fGetTurnAttempts\x12/.agentruntime.control.v1.GetTurnAttemptsRequest\x1a0.agentruntime.control.v1.GetTurnAttemptsResponseBPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3"
 
 var (
 	file_agentruntime_control_v1_control_proto_rawDescOnce sync.Once
@@ -5146,7 +5490,7 @@ func file_agentruntime_control_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_control_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
+var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
 var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(CreatePolicy)(0),                 // 0: agentruntime.control.v1.CreatePolicy
 	(BusyPolicy)(0),                   // 1: agentruntime.control.v1.BusyPolicy
@@ -5211,33 +5555,37 @@ var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(*ClaimTurnResponse)(nil),         // 60: agentruntime.control.v1.ClaimTurnResponse
 	(*HeartbeatTurnRequest)(nil),      // 61: agentruntime.control.v1.HeartbeatTurnRequest
 	(*HeartbeatTurnResponse)(nil),     // 62: agentruntime.control.v1.HeartbeatTurnResponse
-	nil,                               // 63: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
-	nil,                               // 64: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
-	nil,                               // 65: agentruntime.control.v1.RequestActionRequest.ContextEntry
-	nil,                               // 66: agentruntime.control.v1.Session.MetadataEntry
-	nil,                               // 67: agentruntime.control.v1.Turn.OptionsEntry
-	nil,                               // 68: agentruntime.control.v1.Turn.MetadataEntry
-	nil,                               // 69: agentruntime.control.v1.Action.ContextEntry
-	nil,                               // 70: agentruntime.control.v1.Summary.FactsEntry
-	nil,                               // 71: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	(*v1.InputPart)(nil),              // 72: agentruntime.events.v1.InputPart
-	(*durationpb.Duration)(nil),       // 73: google.protobuf.Duration
-	(*v1.ToolSpec)(nil),               // 74: agentruntime.events.v1.ToolSpec
-	(*v1.RuntimeEvent)(nil),           // 75: agentruntime.events.v1.RuntimeEvent
-	(*timestamppb.Timestamp)(nil),     // 76: google.protobuf.Timestamp
+	(*GetTurnAttemptsRequest)(nil),    // 63: agentruntime.control.v1.GetTurnAttemptsRequest
+	(*TurnAttempt)(nil),               // 64: agentruntime.control.v1.TurnAttempt
+	(*TurnAttempts)(nil),              // 65: agentruntime.control.v1.TurnAttempts
+	(*GetTurnAttemptsResponse)(nil),   // 66: agentruntime.control.v1.GetTurnAttemptsResponse
+	nil,                               // 67: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	nil,                               // 68: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	nil,                               // 69: agentruntime.control.v1.RequestActionRequest.ContextEntry
+	nil,                               // 70: agentruntime.control.v1.Session.MetadataEntry
+	nil,                               // 71: agentruntime.control.v1.Turn.OptionsEntry
+	nil,                               // 72: agentruntime.control.v1.Turn.MetadataEntry
+	nil,                               // 73: agentruntime.control.v1.Action.ContextEntry
+	nil,                               // 74: agentruntime.control.v1.Summary.FactsEntry
+	nil,                               // 75: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	(*v1.InputPart)(nil),              // 76: agentruntime.events.v1.InputPart
+	(*durationpb.Duration)(nil),       // 77: google.protobuf.Duration
+	(*v1.ToolSpec)(nil),               // 78: agentruntime.events.v1.ToolSpec
+	(*v1.RuntimeEvent)(nil),           // 79: agentruntime.events.v1.RuntimeEvent
+	(*timestamppb.Timestamp)(nil),     // 80: google.protobuf.Timestamp
 }
 var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
-	72, // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
-	63, // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
-	64, // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	76, // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
+	67, // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	68, // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
 	0,  // 3: agentruntime.control.v1.SubmitTurnRequest.create_policy:type_name -> agentruntime.control.v1.CreatePolicy
 	1,  // 4: agentruntime.control.v1.SubmitTurnRequest.busy_policy:type_name -> agentruntime.control.v1.BusyPolicy
 	52, // 5: agentruntime.control.v1.SubmitTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
 	2,  // 6: agentruntime.control.v1.InterruptTurnRequest.queue_policy:type_name -> agentruntime.control.v1.QueuePolicy
 	52, // 7: agentruntime.control.v1.InterruptTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
 	56, // 8: agentruntime.control.v1.ResumeThreadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	73, // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
-	65, // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
+	77, // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
+	69, // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
 	53, // 11: agentruntime.control.v1.RequestActionResponse.action:type_name -> agentruntime.control.v1.Action
 	53, // 12: agentruntime.control.v1.RespondActionResponse.action:type_name -> agentruntime.control.v1.Action
 	51, // 13: agentruntime.control.v1.ListSessionsResponse.sessions:type_name -> agentruntime.control.v1.Session
@@ -5245,111 +5593,117 @@ var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	56, // 15: agentruntime.control.v1.GetSessionResponse.threads:type_name -> agentruntime.control.v1.ThreadRead
 	52, // 16: agentruntime.control.v1.GetSessionResponse.history:type_name -> agentruntime.control.v1.Turn
 	56, // 17: agentruntime.control.v1.GetThreadReadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	74, // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
-	74, // 19: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
-	75, // 20: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
-	72, // 21: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
+	78, // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
+	78, // 19: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
+	79, // 20: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
+	76, // 21: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
 	57, // 22: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	72, // 23: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
+	76, // 23: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
 	52, // 24: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
-	73, // 25: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
+	77, // 25: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
 	57, // 26: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
 	57, // 27: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
 	57, // 28: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
 	57, // 29: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
 	3,  // 30: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
-	73, // 31: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
-	75, // 32: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
+	77, // 31: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
+	79, // 32: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
 	44, // 33: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
 	45, // 34: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
 	46, // 35: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
-	76, // 36: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	80, // 36: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
 	56, // 37: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
 	51, // 38: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
 	58, // 39: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
 	58, // 40: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
-	66, // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
-	76, // 42: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	76, // 43: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	72, // 44: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
-	67, // 45: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
-	68, // 46: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
-	76, // 47: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
-	76, // 48: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
-	76, // 49: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
-	76, // 50: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
-	69, // 51: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
-	76, // 52: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
-	76, // 53: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
-	70, // 54: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
+	70, // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
+	80, // 42: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	80, // 43: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	76, // 44: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
+	71, // 45: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
+	72, // 46: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
+	80, // 47: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
+	80, // 48: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
+	80, // 49: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
+	80, // 50: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
+	73, // 51: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
+	80, // 52: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
+	80, // 53: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
+	74, // 54: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
 	52, // 55: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
 	53, // 56: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
 	54, // 57: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
-	71, // 58: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	75, // 58: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
 	55, // 59: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
 	55, // 60: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
 	55, // 61: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
-	76, // 62: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
-	76, // 63: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
-	73, // 64: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
-	73, // 65: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	80, // 62: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
+	80, // 63: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
+	77, // 64: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
+	77, // 65: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
 	52, // 66: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	76, // 67: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	73, // 68: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	76, // 69: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	4,  // 70: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
-	6,  // 71: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
-	8,  // 72: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
-	10, // 73: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
-	12, // 74: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
-	14, // 75: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
-	16, // 76: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
-	18, // 77: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
-	20, // 78: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
-	22, // 79: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
-	24, // 80: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
-	26, // 81: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
-	28, // 82: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
-	30, // 83: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
-	32, // 84: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
-	34, // 85: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
-	36, // 86: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
-	38, // 87: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
-	40, // 88: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
-	42, // 89: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
-	47, // 90: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
-	49, // 91: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
-	59, // 92: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
-	61, // 93: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
-	5,  // 94: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
-	7,  // 95: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
-	9,  // 96: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
-	11, // 97: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
-	13, // 98: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
-	15, // 99: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
-	17, // 100: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
-	19, // 101: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
-	21, // 102: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
-	23, // 103: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
-	25, // 104: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
-	27, // 105: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
-	29, // 106: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
-	31, // 107: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
-	33, // 108: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
-	35, // 109: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
-	37, // 110: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
-	39, // 111: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
-	41, // 112: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
-	43, // 113: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
-	48, // 114: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
-	50, // 115: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
-	60, // 116: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
-	62, // 117: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
-	94, // [94:118] is the sub-list for method output_type
-	70, // [70:94] is the sub-list for method input_type
-	70, // [70:70] is the sub-list for extension type_name
-	70, // [70:70] is the sub-list for extension extendee
-	0,  // [0:70] is the sub-list for field type_name
+	80, // 67: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	77, // 68: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	80, // 69: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	80, // 70: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
+	80, // 71: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
+	64, // 72: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
+	65, // 73: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
+	4,  // 74: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
+	6,  // 75: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
+	8,  // 76: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
+	10, // 77: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
+	12, // 78: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
+	14, // 79: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
+	16, // 80: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
+	18, // 81: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
+	20, // 82: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
+	22, // 83: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
+	24, // 84: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
+	26, // 85: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
+	28, // 86: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
+	30, // 87: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
+	32, // 88: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
+	34, // 89: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
+	36, // 90: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
+	38, // 91: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
+	40, // 92: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
+	42, // 93: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
+	47, // 94: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
+	49, // 95: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
+	59, // 96: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
+	61, // 97: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
+	63, // 98: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
+	5,  // 99: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
+	7,  // 100: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
+	9,  // 101: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
+	11, // 102: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
+	13, // 103: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
+	15, // 104: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
+	17, // 105: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
+	19, // 106: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
+	21, // 107: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
+	23, // 108: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
+	25, // 109: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
+	27, // 110: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
+	29, // 111: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
+	31, // 112: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
+	33, // 113: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
+	35, // 114: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
+	37, // 115: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
+	39, // 116: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
+	41, // 117: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
+	43, // 118: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
+	48, // 119: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
+	50, // 120: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
+	60, // 121: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
+	62, // 122: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
+	66, // 123: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
+	99, // [99:124] is the sub-list for method output_type
+	74, // [74:99] is the sub-list for method input_type
+	74, // [74:74] is the sub-list for extension type_name
+	74, // [74:74] is the sub-list for extension extendee
+	0,  // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_control_v1_control_proto_init() }
@@ -5369,7 +5723,7 @@ func file_agentruntime_control_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_control_v1_control_proto_rawDesc), len(file_agentruntime_control_v1_control_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   68,
+			NumMessages:   72,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

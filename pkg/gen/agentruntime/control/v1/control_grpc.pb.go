@@ -43,6 +43,7 @@ const (
 	ControlService_AckEvents_FullMethodName         = "/agentruntime.control.v1.ControlService/AckEvents"
 	ControlService_ClaimTurn_FullMethodName         = "/agentruntime.control.v1.ControlService/ClaimTurn"
 	ControlService_HeartbeatTurn_FullMethodName     = "/agentruntime.control.v1.ControlService/HeartbeatTurn"
+	ControlService_GetTurnAttempts_FullMethodName   = "/agentruntime.control.v1.ControlService/GetTurnAttempts"
 )
 
 // ControlServiceClient is the client API for ControlService service.
@@ -94,11 +95,16 @@ type ControlServiceClient interface {
 	// Workers claim an accepted, not yet started turn of the tenant (long
 	// poll): the claim starts the turn (turn.started with the claim's run id)
 	// under a lease the worker renews with HeartbeatTurn. A lease that
-	// expires ends the turn failed with category "lost".
+	// expires makes that run lost (run.status phase "lost"); the turn is
+	// claimable again as a new attempt until its attempt budget is spent,
+	// then it fails with category "lost".
 	ClaimTurn(ctx context.Context, in *ClaimTurnRequest, opts ...grpc.CallOption) (*ClaimTurnResponse, error)
 	// Renews a claim's lease; the answer says whether an interrupt was
 	// requested or the turn already ended.
 	HeartbeatTurn(ctx context.Context, in *HeartbeatTurnRequest, opts ...grpc.CallOption) (*HeartbeatTurnResponse, error)
+	// The attempts (one per claim: a run) of a turn, oldest first, and
+	// whether the turn waits for a new claim after a lost run.
+	GetTurnAttempts(ctx context.Context, in *GetTurnAttemptsRequest, opts ...grpc.CallOption) (*GetTurnAttemptsResponse, error)
 }
 
 type controlServiceClient struct {
@@ -358,6 +364,16 @@ func (c *controlServiceClient) HeartbeatTurn(ctx context.Context, in *HeartbeatT
 	return out, nil
 }
 
+func (c *controlServiceClient) GetTurnAttempts(ctx context.Context, in *GetTurnAttemptsRequest, opts ...grpc.CallOption) (*GetTurnAttemptsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTurnAttemptsResponse)
+	err := c.cc.Invoke(ctx, ControlService_GetTurnAttempts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServiceServer is the server API for ControlService service.
 // All implementations must embed UnimplementedControlServiceServer
 // for forward compatibility.
@@ -407,11 +423,16 @@ type ControlServiceServer interface {
 	// Workers claim an accepted, not yet started turn of the tenant (long
 	// poll): the claim starts the turn (turn.started with the claim's run id)
 	// under a lease the worker renews with HeartbeatTurn. A lease that
-	// expires ends the turn failed with category "lost".
+	// expires makes that run lost (run.status phase "lost"); the turn is
+	// claimable again as a new attempt until its attempt budget is spent,
+	// then it fails with category "lost".
 	ClaimTurn(context.Context, *ClaimTurnRequest) (*ClaimTurnResponse, error)
 	// Renews a claim's lease; the answer says whether an interrupt was
 	// requested or the turn already ended.
 	HeartbeatTurn(context.Context, *HeartbeatTurnRequest) (*HeartbeatTurnResponse, error)
+	// The attempts (one per claim: a run) of a turn, oldest first, and
+	// whether the turn waits for a new claim after a lost run.
+	GetTurnAttempts(context.Context, *GetTurnAttemptsRequest) (*GetTurnAttemptsResponse, error)
 	mustEmbedUnimplementedControlServiceServer()
 }
 
@@ -493,6 +514,9 @@ func (UnimplementedControlServiceServer) ClaimTurn(context.Context, *ClaimTurnRe
 }
 func (UnimplementedControlServiceServer) HeartbeatTurn(context.Context, *HeartbeatTurnRequest) (*HeartbeatTurnResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method HeartbeatTurn not implemented")
+}
+func (UnimplementedControlServiceServer) GetTurnAttempts(context.Context, *GetTurnAttemptsRequest) (*GetTurnAttemptsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetTurnAttempts not implemented")
 }
 func (UnimplementedControlServiceServer) mustEmbedUnimplementedControlServiceServer() {}
 func (UnimplementedControlServiceServer) testEmbeddedByValue()                        {}
@@ -940,6 +964,24 @@ func _ControlService_HeartbeatTurn_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ControlService_GetTurnAttempts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTurnAttemptsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).GetTurnAttempts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_GetTurnAttempts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).GetTurnAttempts(ctx, req.(*GetTurnAttemptsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ControlService_ServiceDesc is the grpc.ServiceDesc for ControlService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1038,6 +1080,10 @@ var ControlService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "HeartbeatTurn",
 			Handler:    _ControlService_HeartbeatTurn_Handler,
+		},
+		{
+			MethodName: "GetTurnAttempts",
+			Handler:    _ControlService_GetTurnAttempts_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
