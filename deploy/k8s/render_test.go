@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 )
@@ -27,12 +26,10 @@ var strictDecoder = serializer.NewCodecFactory(scheme.Scheme, serializer.EnableS
 // cluster is one rendered overlay: every object kustomize emits, decoded
 // into client-go's types.
 type cluster struct {
-	objects   []object
-	resources resmap.ResMap
+	objects []object
+	// yaml is the whole rendering, as `kubectl kustomize` would print it.
+	yaml func() ([]byte, error)
 }
-
-// yaml is the whole rendering, as `kubectl kustomize` would print it.
-func (c *cluster) yaml() ([]byte, error) { return c.resources.AsYaml() }
 
 type object struct {
 	kind      string
@@ -53,7 +50,7 @@ func render(dir string) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", filepath.Base(dir), err)
 	}
-	c := &cluster{resources: resources}
+	c := &cluster{yaml: sync.OnceValues(resources.AsYaml)}
 	var errs []error
 	for _, r := range resources.Resources() {
 		id := r.GetKind() + "/" + r.GetName()

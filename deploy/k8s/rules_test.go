@@ -103,7 +103,7 @@ func validate(c *cluster, e expectations) []string {
 	r := &report{}
 	checkNamespace(r, c)
 	for _, w := range c.workloads() {
-		checkWorkload(r, c, w)
+		checkWorkload(r, w)
 	}
 	checkServicesSelect(r, c)
 	checkBudgetsAndAutoscalers(r, c)
@@ -135,7 +135,7 @@ func checkNamespace(r *report, c *cluster) {
 // checkWorkload holds every pod to the same bar: selectors that select,
 // pinned images, resources, a locked-down security context, probes on
 // ports the container exposes.
-func checkWorkload(r *report, c *cluster, w workload) {
+func checkWorkload(r *report, w workload) {
 	if w.selector == nil || (len(w.selector.MatchLabels) == 0 && len(w.selector.MatchExpressions) == 0) {
 		r.add(w, "has no selector")
 	} else if !selects(w.selector, w.template.Labels) {
