@@ -225,7 +225,7 @@ func TestDockerignore(t *testing.T) {
 		}
 	}
 
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}", "./cmd/agentruntime")
+	cmd := exec.Command("go", "list", "-e", "-deps", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}", "./cmd/agentruntime")
 	cmd.Dir = repoRoot
 	out, err := cmd.Output()
 	require.NoError(t, err, "go list")
