@@ -250,6 +250,14 @@ func (s *Service) GetTurnAttempts(ctx context.Context, req *controlv1.GetTurnAtt
 	return call(ctx, s, req, s.claims.GetTurnAttempts)
 }
 
+func (s *Service) ReadOutput(ctx context.Context, req *controlv1.ReadOutputRequest) (*controlv1.ReadOutputResponse, error) {
+	return call(ctx, s, req, s.app.ReadOutput)
+}
+
+func (s *Service) StoreOutput(ctx context.Context, req *controlv1.StoreOutputRequest) (*controlv1.StoreOutputResponse, error) {
+	return call(ctx, s, req, s.app.StoreOutput)
+}
+
 // SubscribeEvents streams the caller's events. A channel subscription that
 // ends is recorded as channel.disconnected.
 func (s *Service) SubscribeEvents(req *controlv1.SubscribeEventsRequest, stream grpc.ServerStreamingServer[controlv1.SubscribeEventsResponse]) error {

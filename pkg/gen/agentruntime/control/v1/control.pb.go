@@ -8,6 +8,7 @@ package controlv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -4965,11 +4966,284 @@ func (x *GetTurnAttemptsResponse) GetSequence() uint64 {
 	return 0
 }
 
+type ReadOutputRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The OutputRef's uri, "object://<bucket>/<owner>/<tenant>/...".
+	Uri    string `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
+	Offset int64  `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	// At most this many bytes (0: the maximum, 1 MiB).
+	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadOutputRequest) Reset() {
+	*x = ReadOutputRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadOutputRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadOutputRequest) ProtoMessage() {}
+
+func (x *ReadOutputRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadOutputRequest.ProtoReflect.Descriptor instead.
+func (*ReadOutputRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *ReadOutputRequest) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *ReadOutputRequest) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *ReadOutputRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ReadOutputResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Data  []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	// The whole object's size and hex SHA-256 (check a reassembled read).
+	SizeBytes int64  `protobuf:"varint,2,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	Sha256    string `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// Where the next page starts; size_bytes at the end.
+	NextOffset    int64 `protobuf:"varint,4,opt,name=next_offset,json=nextOffset,proto3" json:"next_offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadOutputResponse) Reset() {
+	*x = ReadOutputResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadOutputResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadOutputResponse) ProtoMessage() {}
+
+func (x *ReadOutputResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadOutputResponse.ProtoReflect.Descriptor instead.
+func (*ReadOutputResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *ReadOutputResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ReadOutputResponse) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *ReadOutputResponse) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *ReadOutputResponse) GetNextOffset() int64 {
+	if x != nil {
+		return x.NextOffset
+	}
+	return 0
+}
+
+type StoreOutputRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TurnId string                 `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	// What produced it: a tool call or a process of the turn (one of them).
+	ToolCallId string `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ProcessId  string `protobuf:"bytes,3,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"`
+	MediaType  string `protobuf:"bytes,4,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	// At most 3 MiB: a producer stores the head of anything larger and says
+	// so with truncated.
+	Content []byte `protobuf:"bytes,5,opt,name=content,proto3" json:"content,omitempty"`
+	// The producer cut the content before storing it.
+	Truncated bool `protobuf:"varint,6,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// The producer replaced secrets in it before storing it.
+	Redacted      bool `protobuf:"varint,7,opt,name=redacted,proto3" json:"redacted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreOutputRequest) Reset() {
+	*x = StoreOutputRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreOutputRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreOutputRequest) ProtoMessage() {}
+
+func (x *StoreOutputRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreOutputRequest.ProtoReflect.Descriptor instead.
+func (*StoreOutputRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *StoreOutputRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *StoreOutputRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *StoreOutputRequest) GetProcessId() string {
+	if x != nil {
+		return x.ProcessId
+	}
+	return ""
+}
+
+func (x *StoreOutputRequest) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+func (x *StoreOutputRequest) GetContent() []byte {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *StoreOutputRequest) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *StoreOutputRequest) GetRedacted() bool {
+	if x != nil {
+		return x.Redacted
+	}
+	return false
+}
+
+type StoreOutputResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Output        *v11.OutputRef         `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreOutputResponse) Reset() {
+	*x = StoreOutputResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreOutputResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreOutputResponse) ProtoMessage() {}
+
+func (x *StoreOutputResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreOutputResponse.ProtoReflect.Descriptor instead.
+func (*StoreOutputResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *StoreOutputResponse) GetOutput() *v11.OutputRef {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
 var File_agentruntime_control_v1_control_proto protoreflect.FileDescriptor
 
 const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/envelope.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\a\n" +
+	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a#agentruntime/common/v1/common.proto\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/envelope.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\a\n" +
 	"\x11SubmitTurnRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
@@ -5427,7 +5701,34 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\fmax_attempts\x18\x06 \x01(\x05R\vmaxAttempts\"x\n" +
 	"\x17GetTurnAttemptsResponse\x12A\n" +
 	"\battempts\x18\x01 \x01(\v2%.agentruntime.control.v1.TurnAttemptsR\battempts\x12\x1a\n" +
-	"\bsequence\x18\x02 \x01(\x04R\bsequence*v\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\x80\x01\n" +
+	"\x11ReadOutputRequest\x12'\n" +
+	"\x03uri\x18\x01 \x01(\tB\x15\xbaH\x12r\x10\x10\n" +
+	"\x18\x80\b:\tobject://R\x03uri\x12\x1f\n" +
+	"\x06offset\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06offset\x12!\n" +
+	"\x05limit\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\x80\x80@(\x00R\x05limit\"\x80\x01\n" +
+	"\x12ReadOutputResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x02 \x01(\x03R\tsizeBytes\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\x12\x1f\n" +
+	"\vnext_offset\x18\x04 \x01(\x03R\n" +
+	"nextOffset\"\xf5\x03\n" +
+	"\x12StoreOutputRequest\x12@\n" +
+	"\aturn_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12L\n" +
+	"\ftool_call_id\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\n" +
+	"toolCallId\x12G\n" +
+	"\n" +
+	"process_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tprocessId\x12'\n" +
+	"\n" +
+	"media_type\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\tmediaType\x12$\n" +
+	"\acontent\x18\x05 \x01(\fB\n" +
+	"\xbaH\az\x05\x18\x80\x80\xc0\x01R\acontent\x12\x1c\n" +
+	"\ttruncated\x18\x06 \x01(\bR\ttruncated\x12\x1a\n" +
+	"\bredacted\x18\a \x01(\bR\bredacted:}\xbaHz\x1ax\n" +
+	"\x15store_output.producer\x12)exactly one of tool_call_id or process_id\x1a4(this.tool_call_id != '') != (this.process_id != '')\"P\n" +
+	"\x13StoreOutputResponse\x129\n" +
+	"\x06output\x18\x01 \x01(\v2!.agentruntime.common.v1.OutputRefR\x06output*v\n" +
 	"\fCreatePolicy\x12\x1d\n" +
 	"\x19CREATE_POLICY_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fCREATE_POLICY_CREATE_IF_MISSING\x10\x01\x12\"\n" +
@@ -5447,7 +5748,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x16START_FROM_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSTART_FROM_NOW\x10\x01\x12\x17\n" +
 	"\x13START_FROM_SEQUENCE\x10\x02\x12\x17\n" +
-	"\x13START_FROM_SNAPSHOT\x10\x032\x91\x16\n" +
+	"\x13START_FROM_SNAPSHOT\x10\x032\xe2\x17\n" +
 	"\x0eControlService\x12e\n" +
 	"\n" +
 	"SubmitTurn\x12*.agentruntime.control.v1.SubmitTurnRequest\x1a+.agentruntime.control.v1.SubmitTurnResponse\x12n\n" +
@@ -5475,7 +5776,10 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\tAckEvents\x12).agentruntime.control.v1.AckEventsRequest\x1a*.agentruntime.control.v1.AckEventsResponse\x12b\n" +
 	"\tClaimTurn\x12).agentruntime.control.v1.ClaimTurnRequest\x1a*.agentruntime.control.v1.ClaimTurnResponse\x12n\n" +
 	"\rHeartbeatTurn\x12-.agentruntime.control.v1.HeartbeatTurnRequest\x1a..agentruntime.control.v1.HeartbeatTurnResponse\x12t\n" +
-	"\x0fGetTurnAttempts\x12/.agentruntime.control.v1.GetTurnAttemptsRequest\x1a0.agentruntime.control.v1.GetTurnAttemptsResponseBPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3"
+	"\x0fGetTurnAttempts\x12/.agentruntime.control.v1.GetTurnAttemptsRequest\x1a0.agentruntime.control.v1.GetTurnAttemptsResponse\x12e\n" +
+	"\n" +
+	"ReadOutput\x12*.agentruntime.control.v1.ReadOutputRequest\x1a+.agentruntime.control.v1.ReadOutputResponse\x12h\n" +
+	"\vStoreOutput\x12+.agentruntime.control.v1.StoreOutputRequest\x1a,.agentruntime.control.v1.StoreOutputResponseBPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3"
 
 var (
 	file_agentruntime_control_v1_control_proto_rawDescOnce sync.Once
@@ -5490,7 +5794,7 @@ func file_agentruntime_control_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_control_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
+var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
 var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(CreatePolicy)(0),                 // 0: agentruntime.control.v1.CreatePolicy
 	(BusyPolicy)(0),                   // 1: agentruntime.control.v1.BusyPolicy
@@ -5559,151 +5863,161 @@ var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(*TurnAttempt)(nil),               // 64: agentruntime.control.v1.TurnAttempt
 	(*TurnAttempts)(nil),              // 65: agentruntime.control.v1.TurnAttempts
 	(*GetTurnAttemptsResponse)(nil),   // 66: agentruntime.control.v1.GetTurnAttemptsResponse
-	nil,                               // 67: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
-	nil,                               // 68: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
-	nil,                               // 69: agentruntime.control.v1.RequestActionRequest.ContextEntry
-	nil,                               // 70: agentruntime.control.v1.Session.MetadataEntry
-	nil,                               // 71: agentruntime.control.v1.Turn.OptionsEntry
-	nil,                               // 72: agentruntime.control.v1.Turn.MetadataEntry
-	nil,                               // 73: agentruntime.control.v1.Action.ContextEntry
-	nil,                               // 74: agentruntime.control.v1.Summary.FactsEntry
-	nil,                               // 75: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	(*v1.InputPart)(nil),              // 76: agentruntime.events.v1.InputPart
-	(*durationpb.Duration)(nil),       // 77: google.protobuf.Duration
-	(*v1.ToolSpec)(nil),               // 78: agentruntime.events.v1.ToolSpec
-	(*v1.RuntimeEvent)(nil),           // 79: agentruntime.events.v1.RuntimeEvent
-	(*timestamppb.Timestamp)(nil),     // 80: google.protobuf.Timestamp
+	(*ReadOutputRequest)(nil),         // 67: agentruntime.control.v1.ReadOutputRequest
+	(*ReadOutputResponse)(nil),        // 68: agentruntime.control.v1.ReadOutputResponse
+	(*StoreOutputRequest)(nil),        // 69: agentruntime.control.v1.StoreOutputRequest
+	(*StoreOutputResponse)(nil),       // 70: agentruntime.control.v1.StoreOutputResponse
+	nil,                               // 71: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	nil,                               // 72: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	nil,                               // 73: agentruntime.control.v1.RequestActionRequest.ContextEntry
+	nil,                               // 74: agentruntime.control.v1.Session.MetadataEntry
+	nil,                               // 75: agentruntime.control.v1.Turn.OptionsEntry
+	nil,                               // 76: agentruntime.control.v1.Turn.MetadataEntry
+	nil,                               // 77: agentruntime.control.v1.Action.ContextEntry
+	nil,                               // 78: agentruntime.control.v1.Summary.FactsEntry
+	nil,                               // 79: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	(*v1.InputPart)(nil),              // 80: agentruntime.events.v1.InputPart
+	(*durationpb.Duration)(nil),       // 81: google.protobuf.Duration
+	(*v1.ToolSpec)(nil),               // 82: agentruntime.events.v1.ToolSpec
+	(*v1.RuntimeEvent)(nil),           // 83: agentruntime.events.v1.RuntimeEvent
+	(*timestamppb.Timestamp)(nil),     // 84: google.protobuf.Timestamp
+	(*v11.OutputRef)(nil),             // 85: agentruntime.common.v1.OutputRef
 }
 var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
-	76, // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
-	67, // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
-	68, // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
-	0,  // 3: agentruntime.control.v1.SubmitTurnRequest.create_policy:type_name -> agentruntime.control.v1.CreatePolicy
-	1,  // 4: agentruntime.control.v1.SubmitTurnRequest.busy_policy:type_name -> agentruntime.control.v1.BusyPolicy
-	52, // 5: agentruntime.control.v1.SubmitTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	2,  // 6: agentruntime.control.v1.InterruptTurnRequest.queue_policy:type_name -> agentruntime.control.v1.QueuePolicy
-	52, // 7: agentruntime.control.v1.InterruptTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	56, // 8: agentruntime.control.v1.ResumeThreadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	77, // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
-	69, // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
-	53, // 11: agentruntime.control.v1.RequestActionResponse.action:type_name -> agentruntime.control.v1.Action
-	53, // 12: agentruntime.control.v1.RespondActionResponse.action:type_name -> agentruntime.control.v1.Action
-	51, // 13: agentruntime.control.v1.ListSessionsResponse.sessions:type_name -> agentruntime.control.v1.Session
-	51, // 14: agentruntime.control.v1.GetSessionResponse.session:type_name -> agentruntime.control.v1.Session
-	56, // 15: agentruntime.control.v1.GetSessionResponse.threads:type_name -> agentruntime.control.v1.ThreadRead
-	52, // 16: agentruntime.control.v1.GetSessionResponse.history:type_name -> agentruntime.control.v1.Turn
-	56, // 17: agentruntime.control.v1.GetThreadReadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	78, // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
-	78, // 19: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
-	79, // 20: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
-	76, // 21: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
-	57, // 22: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	76, // 23: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
-	52, // 24: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
-	77, // 25: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
-	57, // 26: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
-	57, // 27: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	57, // 28: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	57, // 29: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
-	3,  // 30: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
-	77, // 31: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
-	79, // 32: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
-	44, // 33: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
-	45, // 34: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
-	46, // 35: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
-	80, // 36: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	56, // 37: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
-	51, // 38: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
-	58, // 39: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
-	58, // 40: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
-	70, // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
-	80, // 42: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	80, // 43: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	76, // 44: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
-	71, // 45: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
-	72, // 46: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
-	80, // 47: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
-	80, // 48: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
-	80, // 49: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
-	80, // 50: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
-	73, // 51: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
-	80, // 52: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
-	80, // 53: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
-	74, // 54: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
-	52, // 55: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
-	53, // 56: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
-	54, // 57: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
-	75, // 58: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	55, // 59: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
-	55, // 60: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
-	55, // 61: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
-	80, // 62: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
-	80, // 63: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
-	77, // 64: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
-	77, // 65: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	52, // 66: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	80, // 67: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	77, // 68: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	80, // 69: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	80, // 70: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
-	80, // 71: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
-	64, // 72: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
-	65, // 73: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
-	4,  // 74: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
-	6,  // 75: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
-	8,  // 76: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
-	10, // 77: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
-	12, // 78: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
-	14, // 79: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
-	16, // 80: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
-	18, // 81: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
-	20, // 82: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
-	22, // 83: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
-	24, // 84: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
-	26, // 85: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
-	28, // 86: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
-	30, // 87: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
-	32, // 88: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
-	34, // 89: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
-	36, // 90: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
-	38, // 91: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
-	40, // 92: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
-	42, // 93: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
-	47, // 94: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
-	49, // 95: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
-	59, // 96: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
-	61, // 97: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
-	63, // 98: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
-	5,  // 99: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
-	7,  // 100: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
-	9,  // 101: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
-	11, // 102: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
-	13, // 103: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
-	15, // 104: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
-	17, // 105: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
-	19, // 106: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
-	21, // 107: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
-	23, // 108: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
-	25, // 109: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
-	27, // 110: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
-	29, // 111: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
-	31, // 112: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
-	33, // 113: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
-	35, // 114: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
-	37, // 115: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
-	39, // 116: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
-	41, // 117: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
-	43, // 118: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
-	48, // 119: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
-	50, // 120: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
-	60, // 121: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
-	62, // 122: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
-	66, // 123: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
-	99, // [99:124] is the sub-list for method output_type
-	74, // [74:99] is the sub-list for method input_type
-	74, // [74:74] is the sub-list for extension type_name
-	74, // [74:74] is the sub-list for extension extendee
-	0,  // [0:74] is the sub-list for field type_name
+	80,  // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
+	71,  // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	72,  // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	0,   // 3: agentruntime.control.v1.SubmitTurnRequest.create_policy:type_name -> agentruntime.control.v1.CreatePolicy
+	1,   // 4: agentruntime.control.v1.SubmitTurnRequest.busy_policy:type_name -> agentruntime.control.v1.BusyPolicy
+	52,  // 5: agentruntime.control.v1.SubmitTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	2,   // 6: agentruntime.control.v1.InterruptTurnRequest.queue_policy:type_name -> agentruntime.control.v1.QueuePolicy
+	52,  // 7: agentruntime.control.v1.InterruptTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	56,  // 8: agentruntime.control.v1.ResumeThreadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
+	81,  // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
+	73,  // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
+	53,  // 11: agentruntime.control.v1.RequestActionResponse.action:type_name -> agentruntime.control.v1.Action
+	53,  // 12: agentruntime.control.v1.RespondActionResponse.action:type_name -> agentruntime.control.v1.Action
+	51,  // 13: agentruntime.control.v1.ListSessionsResponse.sessions:type_name -> agentruntime.control.v1.Session
+	51,  // 14: agentruntime.control.v1.GetSessionResponse.session:type_name -> agentruntime.control.v1.Session
+	56,  // 15: agentruntime.control.v1.GetSessionResponse.threads:type_name -> agentruntime.control.v1.ThreadRead
+	52,  // 16: agentruntime.control.v1.GetSessionResponse.history:type_name -> agentruntime.control.v1.Turn
+	56,  // 17: agentruntime.control.v1.GetThreadReadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
+	82,  // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
+	82,  // 19: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
+	83,  // 20: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
+	80,  // 21: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
+	57,  // 22: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	80,  // 23: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
+	52,  // 24: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
+	81,  // 25: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
+	57,  // 26: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	57,  // 27: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	57,  // 28: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	57,  // 29: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	3,   // 30: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
+	81,  // 31: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
+	83,  // 32: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
+	44,  // 33: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
+	45,  // 34: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
+	46,  // 35: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
+	84,  // 36: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	56,  // 37: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
+	51,  // 38: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
+	58,  // 39: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
+	58,  // 40: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
+	74,  // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
+	84,  // 42: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	84,  // 43: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	80,  // 44: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
+	75,  // 45: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
+	76,  // 46: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
+	84,  // 47: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
+	84,  // 48: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
+	84,  // 49: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
+	84,  // 50: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 51: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
+	84,  // 52: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
+	84,  // 53: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
+	78,  // 54: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
+	52,  // 55: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
+	53,  // 56: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
+	54,  // 57: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
+	79,  // 58: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	55,  // 59: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
+	55,  // 60: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
+	55,  // 61: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
+	84,  // 62: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
+	84,  // 63: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
+	81,  // 64: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
+	81,  // 65: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	52,  // 66: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	84,  // 67: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	81,  // 68: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	84,  // 69: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	84,  // 70: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
+	84,  // 71: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
+	64,  // 72: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
+	65,  // 73: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
+	85,  // 74: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
+	4,   // 75: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
+	6,   // 76: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
+	8,   // 77: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
+	10,  // 78: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
+	12,  // 79: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
+	14,  // 80: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
+	16,  // 81: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
+	18,  // 82: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
+	20,  // 83: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
+	22,  // 84: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
+	24,  // 85: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
+	26,  // 86: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
+	28,  // 87: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
+	30,  // 88: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
+	32,  // 89: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
+	34,  // 90: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
+	36,  // 91: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
+	38,  // 92: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
+	40,  // 93: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
+	42,  // 94: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
+	47,  // 95: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
+	49,  // 96: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
+	59,  // 97: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
+	61,  // 98: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
+	63,  // 99: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
+	67,  // 100: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
+	69,  // 101: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
+	5,   // 102: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
+	7,   // 103: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
+	9,   // 104: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
+	11,  // 105: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
+	13,  // 106: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
+	15,  // 107: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
+	17,  // 108: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
+	19,  // 109: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
+	21,  // 110: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
+	23,  // 111: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
+	25,  // 112: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
+	27,  // 113: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
+	29,  // 114: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
+	31,  // 115: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
+	33,  // 116: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
+	35,  // 117: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
+	37,  // 118: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
+	39,  // 119: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
+	41,  // 120: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
+	43,  // 121: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
+	48,  // 122: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
+	50,  // 123: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
+	60,  // 124: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
+	62,  // 125: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
+	66,  // 126: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
+	68,  // 127: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
+	70,  // 128: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
+	102, // [102:129] is the sub-list for method output_type
+	75,  // [75:102] is the sub-list for method input_type
+	75,  // [75:75] is the sub-list for extension type_name
+	75,  // [75:75] is the sub-list for extension extendee
+	0,   // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_control_v1_control_proto_init() }
@@ -5723,7 +6037,7 @@ func file_agentruntime_control_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_control_v1_control_proto_rawDesc), len(file_agentruntime_control_v1_control_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   72,
+			NumMessages:   76,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -44,6 +44,8 @@ const (
 	ControlService_ClaimTurn_FullMethodName         = "/agentruntime.control.v1.ControlService/ClaimTurn"
 	ControlService_HeartbeatTurn_FullMethodName     = "/agentruntime.control.v1.ControlService/HeartbeatTurn"
 	ControlService_GetTurnAttempts_FullMethodName   = "/agentruntime.control.v1.ControlService/GetTurnAttempts"
+	ControlService_ReadOutput_FullMethodName        = "/agentruntime.control.v1.ControlService/ReadOutput"
+	ControlService_StoreOutput_FullMethodName       = "/agentruntime.control.v1.ControlService/StoreOutput"
 )
 
 // ControlServiceClient is the client API for ControlService service.
@@ -105,6 +107,15 @@ type ControlServiceClient interface {
 	// The attempts (one per claim: a run) of a turn, oldest first, and
 	// whether the turn waits for a new claim after a lost run.
 	GetTurnAttempts(ctx context.Context, in *GetTurnAttemptsRequest, opts ...grpc.CallOption) (*GetTurnAttemptsResponse, error)
+	// Reads stored output of the caller's tenant by its OutputRef uri (an
+	// evidence pack, a spilled tool output), a page at a time. An object of
+	// another tenant is NotFound.
+	ReadOutput(ctx context.Context, in *ReadOutputRequest, opts ...grpc.CallOption) (*ReadOutputResponse, error)
+	// Stores a turn's large output (a tool's or a process's, above the
+	// worker's inline budget) in the object store and answers its ref, for
+	// the output.spilled fact and the tool result to carry. Content
+	// addressed: storing the same bytes again answers the same ref.
+	StoreOutput(ctx context.Context, in *StoreOutputRequest, opts ...grpc.CallOption) (*StoreOutputResponse, error)
 }
 
 type controlServiceClient struct {
@@ -374,6 +385,26 @@ func (c *controlServiceClient) GetTurnAttempts(ctx context.Context, in *GetTurnA
 	return out, nil
 }
 
+func (c *controlServiceClient) ReadOutput(ctx context.Context, in *ReadOutputRequest, opts ...grpc.CallOption) (*ReadOutputResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadOutputResponse)
+	err := c.cc.Invoke(ctx, ControlService_ReadOutput_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) StoreOutput(ctx context.Context, in *StoreOutputRequest, opts ...grpc.CallOption) (*StoreOutputResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StoreOutputResponse)
+	err := c.cc.Invoke(ctx, ControlService_StoreOutput_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServiceServer is the server API for ControlService service.
 // All implementations must embed UnimplementedControlServiceServer
 // for forward compatibility.
@@ -433,6 +464,15 @@ type ControlServiceServer interface {
 	// The attempts (one per claim: a run) of a turn, oldest first, and
 	// whether the turn waits for a new claim after a lost run.
 	GetTurnAttempts(context.Context, *GetTurnAttemptsRequest) (*GetTurnAttemptsResponse, error)
+	// Reads stored output of the caller's tenant by its OutputRef uri (an
+	// evidence pack, a spilled tool output), a page at a time. An object of
+	// another tenant is NotFound.
+	ReadOutput(context.Context, *ReadOutputRequest) (*ReadOutputResponse, error)
+	// Stores a turn's large output (a tool's or a process's, above the
+	// worker's inline budget) in the object store and answers its ref, for
+	// the output.spilled fact and the tool result to carry. Content
+	// addressed: storing the same bytes again answers the same ref.
+	StoreOutput(context.Context, *StoreOutputRequest) (*StoreOutputResponse, error)
 	mustEmbedUnimplementedControlServiceServer()
 }
 
@@ -517,6 +557,12 @@ func (UnimplementedControlServiceServer) HeartbeatTurn(context.Context, *Heartbe
 }
 func (UnimplementedControlServiceServer) GetTurnAttempts(context.Context, *GetTurnAttemptsRequest) (*GetTurnAttemptsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetTurnAttempts not implemented")
+}
+func (UnimplementedControlServiceServer) ReadOutput(context.Context, *ReadOutputRequest) (*ReadOutputResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReadOutput not implemented")
+}
+func (UnimplementedControlServiceServer) StoreOutput(context.Context, *StoreOutputRequest) (*StoreOutputResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method StoreOutput not implemented")
 }
 func (UnimplementedControlServiceServer) mustEmbedUnimplementedControlServiceServer() {}
 func (UnimplementedControlServiceServer) testEmbeddedByValue()                        {}
@@ -982,6 +1028,42 @@ func _ControlService_GetTurnAttempts_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ControlService_ReadOutput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadOutputRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).ReadOutput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_ReadOutput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).ReadOutput(ctx, req.(*ReadOutputRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_StoreOutput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StoreOutputRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).StoreOutput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_StoreOutput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).StoreOutput(ctx, req.(*StoreOutputRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ControlService_ServiceDesc is the grpc.ServiceDesc for ControlService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1084,6 +1166,14 @@ var ControlService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTurnAttempts",
 			Handler:    _ControlService_GetTurnAttempts_Handler,
+		},
+		{
+			MethodName: "ReadOutput",
+			Handler:    _ControlService_ReadOutput_Handler,
+		},
+		{
+			MethodName: "StoreOutput",
+			Handler:    _ControlService_StoreOutput_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
