@@ -26,6 +26,7 @@ Usage:
   agentruntime submit [flags] "..."   submit an objective as a turn
   agentruntime watch [flags]          a session's live timeline (--json: one event per line)
   agentruntime approve|deny [id]      answer the pending approval (or the named action)
+  agentruntime export <what> [flags]  evidence|replay|review pack, events or snapshot as spec JSON
   agentruntime version
 
 Run "agentruntime <command> -h" for the flags of a command. Every flag can
@@ -58,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runWatch(ctx, args[1:], stdout, stderr)
 	case "approve", "deny":
 		err = runRespond(ctx, args[0], args[1:], stdout, stderr)
+	case "export":
+		err = runExport(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "agentruntime", version)
 	case "help", "-h", "--help":

@@ -2,13 +2,19 @@ package main
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentruntime/agentruntime/pkg/spec/conformance"
 )
 
 func cli(t *testing.T, args ...string) string {
@@ -108,4 +114,104 @@ func TestTourSubmitWatchApprove(t *testing.T) {
 	if out, err := exec.Command(binary, "approve", "--addr", dev.addr).CombinedOutput(); err == nil || !strings.Contains(string(out), "nothing is waiting") {
 		t.Fatalf("second approve: %v %s", err, out)
 	}
+	checkExports(t, dev.addr)
+}
+
+// checkExports is the tour's last step: `agentruntime export evidence`
+// writes a pack that validates (the spec's evidence pack sections, the
+// hash the runtime announced), and the events and snapshot behind it are
+// valid against the spec's schemas, core and Lime profile.
+func checkExports(t *testing.T, addr string) {
+	t.Helper()
+	dir := t.TempDir()
+	packFile := filepath.Join(dir, "pack.json")
+	out := cli(t, "export", "evidence", "--addr", addr, "-o", packFile, "--note", "tour")
+	m := regexp.MustCompile(`evidence (\S+): sha256 ([0-9a-f]{64}), covers sequence (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("export evidence said %q", out)
+	}
+	raw, err := os.ReadFile(packFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(raw); hex.EncodeToString(sum[:]) != m[2] {
+		t.Fatalf("pack file hash %x, the export said %s", sum, m[2])
+	}
+	var pack map[string]any
+	if err := json.Unmarshal(raw, &pack); err != nil {
+		t.Fatalf("pack is not JSON: %v", err)
+	}
+	// The spec's evidence pack (contracts/evidence-replay.md).
+	for _, k := range []string{"runtimeSummary", "timeline", "threadReadModel", "toolCalls", "failedCalls", "artifacts", "context",
+		"routing", "permission", "sandbox", "hooks", "processes", "limits", "verificationOutcomes", "reviewNotes"} {
+		if _, ok := pack[k]; !ok {
+			t.Errorf("pack has no %s", k)
+		}
+	}
+	if len(pack["timeline"].([]any)) < 10 || len(pack["toolCalls"].([]any)) < 2 || fmt.Sprint(pack["reviewNotes"]) != "[tour]" {
+		t.Fatalf("pack content: %d timeline entries, tool calls %v, notes %v", len(pack["timeline"].([]any)), pack["toolCalls"], pack["reviewNotes"])
+	}
+	// The same scope at the same sequence: the same bytes, to stdout.
+	if again := cliStdout(t, "export", "evidence", "--addr", addr, "--note", "tour", "--at-sequence", m[3]); again != string(raw) {
+		t.Fatalf("export to stdout differs from the file")
+	}
+
+	v, err := conformance.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"core", "lime"} {
+		file := filepath.Join(dir, "events-"+format+".jsonl")
+		out := cli(t, "export", "events", "--addr", addr, "--format", format, "-o", file)
+		if !strings.Contains(out, " 0 skipped") {
+			t.Errorf("export events --format %s: %s", format, out)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) < 20 {
+			t.Fatalf("%s: only %d events", format, len(lines))
+		}
+		for _, l := range lines {
+			if err := v.Event([]byte(l), format == "lime"); err != nil {
+				t.Errorf("%s event invalid: %v\n%s", format, err, l)
+			}
+		}
+		snap := filepath.Join(dir, "snapshot-"+format+".json")
+		cli(t, "export", "snapshot", "--addr", addr, "--format", format, "-o", snap)
+		if b, err = os.ReadFile(snap); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Snapshot(b, format == "lime"); err != nil {
+			t.Errorf("%s snapshot invalid: %v", format, err)
+		}
+	}
+	for _, what := range []string{"replay", "review"} {
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(cliStdout(t, "export", what, "--addr", addr)), &doc); err != nil || doc["kind"] == nil {
+			t.Fatalf("export %s: %v %v", what, doc, err)
+		}
+	}
+	// A caller's mistakes are named.
+	if out, err := exec.Command(binary, "export", "evidence", "--addr", addr, "--thread", "main", "--turn", "x").CombinedOutput(); err == nil || !strings.Contains(string(out), "at most one") {
+		t.Fatalf("two scopes: %v %s", err, out)
+	}
+	if out, err := exec.Command(binary, "export", "evidence", "--addr", addr, "--session", "nope").CombinedOutput(); err == nil || !strings.Contains(string(out), "not found") {
+		t.Fatalf("missing session: %v %s", err, out)
+	}
+}
+
+// cliStdout runs the binary and answers its stdout only.
+func cliStdout(t *testing.T, args ...string) string {
+	t.Helper()
+	var stderr strings.Builder
+	cmd := exec.Command(binary, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("agentruntime %v: %v\n%s", args, err, stderr.String())
+	}
+	return string(out)
 }
