@@ -437,19 +437,25 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 		var f *tools.Failure
 		if errors.As(err, &f) && f.Output != "" {
 			m, rerr := failed(f.Category, f.Message)
-			m.Content += "\n" + f.Output
+			out, _ := redact(w.cfg.RedactionRules, f.Output)
+			m.Content += "\n" + head(out, w.cfg.OutputBudget)
 			return m, rerr
 		}
 		return failed(categoryOf(err), err.Error())
 	}
-	msg.Content = res.Output
-	preview := clip(res.Output, 2000)
-	if res.Truncated {
-		note := fmt.Sprintf("\n[output truncated: %d of %d bytes]", len(res.Output), res.Bytes)
-		msg.Content += note
-		preview += note
+	sh, err := tu.shapeOutput(ctx, step, id, res.Output, res.Truncated, res.Bytes)
+	if err != nil {
+		// Without the store the output cannot be kept whole: say so and
+		// give the model the head rather than fail a call that ran.
+		sh = shaped{content: head(res.Output, w.cfg.OutputBudget) + "\n[output not stored: " + status.Convert(err).Message() + "]"}
+		sh.preview = head(sh.content, previewBytes)
+		if redacted, hits := redact(w.cfg.RedactionRules, sh.content); len(hits) > 0 {
+			sh.content, sh.preview = redacted, head(redacted, previewBytes)
+		}
 	}
-	return msg, tu.report(ctx, tu.event("tool.result", step, id, &eventsv1.RuntimeEvent_ToolResult{ToolResult: &eventsv1.ToolResult{Preview: preview}}))
+	msg.Content = sh.content
+	evs := append(sh.facts, tu.event("tool.result", step, id, &eventsv1.RuntimeEvent_ToolResult{ToolResult: &eventsv1.ToolResult{Preview: sh.preview, Output: sh.ref}}))
+	return msg, tu.report(ctx, evs...)
 }
 
 func categoryOf(err error) string {

@@ -53,6 +53,14 @@ type Config struct {
 	MaxSteps int
 	// SystemPrompt opens every transcript.
 	SystemPrompt string
+	// OutputBudget is how many bytes of a tool's output the events and the
+	// transcript carry inline (default DefaultOutputBudget); above it the
+	// output is stored (StoreOutput) and referenced: output.spilled.
+	OutputBudget int
+	// RedactionRules replace secrets in tool output before it is stored,
+	// reported or shown to the model (nil: DefaultRedactionRules; an empty,
+	// non-nil slice: none).
+	RedactionRules []RedactionRule
 	Logger       *slog.Logger
 }
 
@@ -78,6 +86,16 @@ func New(cfg Config) *Worker {
 	}
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = 32
+	}
+	if cfg.OutputBudget <= 0 {
+		cfg.OutputBudget = DefaultOutputBudget
+	}
+	if cfg.RedactionRules == nil {
+		cfg.RedactionRules = DefaultRedactionRules
+	}
+	if cfg.Sandbox.MaxOutput <= 0 {
+		// Capture enough for the store to keep what the budget spills.
+		cfg.Sandbox.MaxOutput = 1 << 20
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
