@@ -61,7 +61,7 @@ type Config struct {
 	// reported or shown to the model (nil: DefaultRedactionRules; an empty,
 	// non-nil slice: none).
 	RedactionRules []RedactionRule
-	Logger       *slog.Logger
+	Logger         *slog.Logger
 }
 
 // Worker runs turns.
