@@ -36,7 +36,7 @@ type runtime struct {
 	log     *eventlog.Log
 }
 
-func startRuntime(t *testing.T) *runtime {
+func startRuntime(t testing.TB) *runtime {
 	t.Helper()
 	log, err := eventlog.Open(context.Background(), natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
 	if err != nil {
@@ -84,7 +84,7 @@ func startRuntime(t *testing.T) *runtime {
 }
 
 // startWorker runs a worker until the test ends.
-func (rt *runtime) startWorker(t *testing.T, p provider.Provider, root string, mod ...func(*worker.Config)) {
+func (rt *runtime) startWorker(t testing.TB, p provider.Provider, root string, mod ...func(*worker.Config)) {
 	t.Helper()
 	cfg := worker.Config{WorkerID: "w1", Conn: rt.conn, Provider: p, DefaultModel: "scripted",
 		Sandbox: tools.Sandbox{Root: root, WriteRoots: []string{root}}, LeaseTTL: 3 * time.Second, ClaimWait: time.Second,
@@ -98,7 +98,7 @@ func (rt *runtime) startWorker(t *testing.T, p provider.Provider, root string, m
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
@@ -190,7 +190,7 @@ func workspace(t *testing.T) string {
 	return root
 }
 
-func scripted(t *testing.T, src string) provider.Provider {
+func scripted(t testing.TB, src string) provider.Provider {
 	s, err := provider.ParseScript([]byte(src))
 	if err != nil {
 		t.Fatal(err)
