@@ -15,7 +15,7 @@ import (
 )
 
 func (a *App) action(ctx context.Context, c Caller, id string) (*controlv1.Action, error) {
-	act, ok, err := rm.Action(ctx, a.Store, c.Tenant, id)
+	act, ok, err := lookup(ctx, a, func() (*controlv1.Action, bool, error) { return rm.Action(ctx, a.Store, c.Tenant, id) })
 	if err != nil {
 		return nil, err
 	}

@@ -52,10 +52,36 @@ func (a *App) caughtUp(ctx context.Context, seq uint64) (uint64, error) {
 	return projector.WaitFor(ctx, a.Store, rm.Name, seq, ReadTimeout)
 }
 
+// caughtUpToHead waits until the read model has applied everything in the
+// log. A read by id that finds nothing calls it before answering NotFound:
+// a client that saw an id in the event stream (action.required, say) and
+// acts on it at once may be faster than the projector.
+func (a *App) caughtUpToHead(ctx context.Context) error {
+	_, head, err := a.Log.Bounds(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = a.caughtUp(ctx, head)
+	return err
+}
+
+// lookup reads a document by id, and when it is missing reads it again
+// once the read model has caught up with the log.
+func lookup[T any](ctx context.Context, a *App, read func() (T, bool, error)) (T, bool, error) {
+	v, ok, err := read()
+	if err != nil || ok {
+		return v, ok, err
+	}
+	if err := a.caughtUpToHead(ctx); err != nil {
+		return v, false, err
+	}
+	return read()
+}
+
 // thread loads a thread of the caller's tenant in the given session;
 // another session's (or tenant's) thread is NotFound.
 func (a *App) thread(ctx context.Context, c Caller, session, thread string) (*controlv1.ThreadRead, error) {
-	th, ok, err := rm.Thread(ctx, a.Store, c.Tenant, thread)
+	th, ok, err := lookup(ctx, a, func() (*controlv1.ThreadRead, bool, error) { return rm.Thread(ctx, a.Store, c.Tenant, thread) })
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +92,7 @@ func (a *App) thread(ctx context.Context, c Caller, session, thread string) (*co
 }
 
 func (a *App) turn(ctx context.Context, c Caller, turn string) (*controlv1.Turn, error) {
-	tu, ok, err := rm.Turn(ctx, a.Store, c.Tenant, turn)
+	tu, ok, err := lookup(ctx, a, func() (*controlv1.Turn, bool, error) { return rm.Turn(ctx, a.Store, c.Tenant, turn) })
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func (a *App) subagent(ctx context.Context, c Caller, session, id string) (*controlv1.Subagent, error) {
-	s, ok, err := rm.Subagent(ctx, a.Store, c.Tenant, id)
+	s, ok, err := lookup(ctx, a, func() (*controlv1.Subagent, bool, error) { return rm.Subagent(ctx, a.Store, c.Tenant, id) })
 	if err != nil {
 		return nil, err
 	}
