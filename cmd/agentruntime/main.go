@@ -27,6 +27,7 @@ Usage:
   agentruntime watch [flags]          a session's live timeline (--json: one event per line)
   agentruntime approve|deny [id]      answer the pending approval (or the named action)
   agentruntime export <what> [flags]  evidence|replay|review pack, events or snapshot as spec JSON
+  agentruntime tasks ls|show|retry|cancel  the tenant's tasks
   agentruntime version
 
 Run "agentruntime <command> -h" for the flags of a command. Every flag can
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runRespond(ctx, args[0], args[1:], stdout, stderr)
 	case "export":
 		err = runExport(ctx, args[1:], stdout, stderr)
+	case "tasks":
+		err = runTasks(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "agentruntime", version)
 	case "help", "-h", "--help":
