@@ -238,6 +238,19 @@ func (cl *Claims) HeartbeatTurn(ctx context.Context, c Caller, req *controlv1.He
 	if err != nil {
 		return nil, err
 	}
+	// Answer from a read model that holds everything the thread has
+	// recorded: an interrupt appended a moment ago must not be missed by a
+	// worker that asks right after seeing its consequences in the stream.
+	last, err := cl.App.Log.LastSequence(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cl.App.caughtUp(ctx, last); err != nil {
+		return nil, err
+	}
+	if tu, err = cl.App.turn(ctx, c, req.GetTurnId()); err != nil {
+		return nil, err
+	}
 	ttl := req.GetLeaseTtl().AsDuration()
 	if ttl <= 0 {
 		ttl = DefaultTurnLease
