@@ -33,6 +33,7 @@ type turn struct {
 	runID  string
 	model  string
 	routed bool
+	procs  *procTable
 }
 
 // RunTurn runs a claimed turn to its end and reports it. It returns an
@@ -42,14 +43,28 @@ func (w *Worker) RunTurn(ctx context.Context, claim *controlv1.ClaimTurnResponse
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	tu := &turn{w: w, cancel: cancel, t: claim.GetTurn(), runID: claim.GetRunId()}
+	tu.procs = newProcTable(ctx, tu)
 	go w.heartbeat(tctx, cancel, tu.t.GetTurnId(), tu.runID)
-	go w.watch(tctx, cancel, tu.t, tu.runID, claim.GetSequence()+1)
+	go w.watch(tctx, cancel, tu.t, tu.runID, claim.GetSequence()+1, tu.procs)
 	final, loopErr := tu.loop(tctx)
+	cause := context.Cause(tctx)
+	// Background processes end with their turn, and say so before it does.
+	switch {
+	case loopErr == nil:
+		tu.procs.closeAll("the turn ended", false)
+	case errors.Is(cause, errEnded), errors.Is(cause, errLeaseLost), isEnded(loopErr):
+		tu.procs.closeAll("the turn ended without this worker", true)
+	case errors.Is(cause, errInterrupted):
+		tu.procs.closeAll("the turn was interrupted", false)
+	case ctx.Err() != nil:
+		tu.procs.closeAll("the worker stopped", false)
+	default:
+		tu.procs.closeAll("the turn failed", false)
+	}
 	// The end is reported even when the turn's context ended: bounded, on
 	// a context of its own.
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer rcancel()
-	cause := context.Cause(tctx)
 	switch {
 	case loopErr == nil:
 		return tu.report(rctx, tu.event("turn.completed", "", "", &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{
@@ -432,7 +447,15 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	if !allowed {
 		return failed("permission_denied", why)
 	}
-	res, err := tool.Run(ctx, &w.cfg.Sandbox, args)
+	var res tools.Result
+	switch sh, isShell := tool.(tools.Shell); {
+	case c.Name == processWaitName:
+		res, err = tu.procs.wait(ctx, args)
+	case isShell && sh.IsBackground(args):
+		res, err = tu.procs.start(step, id, args)
+	default:
+		res, err = tool.Run(ctx, &w.cfg.Sandbox, args)
+	}
 	if err != nil {
 		var f *tools.Failure
 		if errors.As(err, &f) && f.Output != "" {

@@ -106,8 +106,16 @@ func New(cfg Config) *Worker {
 	return &Worker{
 		cfg: cfg, control: controlv1.NewControlServiceClient(cfg.Conn),
 		routing: routingv1.NewRoutingServiceClient(cfg.Conn), permission: permissionv1.NewPermissionServiceClient(cfg.Conn),
-		tools: tools.Builtins(),
+		tools: builtinTools(),
 	}
+}
+
+// builtinTools are the sandbox's tools and process_wait, which waits on
+// the turn's background processes.
+func builtinTools() map[string]tools.Tool {
+	m := tools.Builtins()
+	m[processWaitName] = processWait{}
+	return m
 }
 
 // ID is the worker's id.
@@ -242,9 +250,14 @@ func setPayload(ev *eventsv1.RuntimeEvent, wrapper any) {
 // policy interrupt), or the runtime records this run lost or another run
 // started (this worker was presumed dead: a stall longer than its lease);
 // heartbeats would notice too, a third of a lease later.
-func (w *Worker) watch(ctx context.Context, cancel context.CancelCauseFunc, t *controlv1.Turn, runID string, from uint64) {
+//
+// It also delivers requests for the turn's background processes: stdin
+// (process.input) and terminate requests (thread.updated
+// process_terminate_requested) recorded by WriteProcessStdin and
+// TerminateProcess.
+func (w *Worker) watch(ctx context.Context, cancel context.CancelCauseFunc, t *controlv1.Turn, runID string, from uint64, procs *procTable) {
 	stream, err := w.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{
-		SessionId: t.GetSessionId(), ThreadId: t.GetThreadId(), TypePrefixes: []string{"thread.updated", "turn.failed", "turn.completed", "turn.started", "run.status"},
+		SessionId: t.GetSessionId(), ThreadId: t.GetThreadId(), TypePrefixes: []string{"thread.updated", "turn.failed", "turn.completed", "turn.started", "run.status", "process.input"},
 		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: from,
 	})
 	if err != nil {
@@ -257,6 +270,10 @@ func (w *Worker) watch(ctx context.Context, cancel context.CancelCauseFunc, t *c
 		}
 		ev := m.GetEvent()
 		switch {
+		case ev.GetType() == "process.input" && ev.GetTurnId() == t.GetTurnId():
+			procs.input(ev)
+		case ev.GetType() == "thread.updated" && ev.GetThreadUpdated().GetChange() == changeProcessTerminate && ev.GetTurnId() == t.GetTurnId():
+			procs.terminate(ev.GetProcessId(), ev.GetThreadUpdated().GetReason())
 		case ev.GetType() == "thread.updated" && ev.GetThreadUpdated().GetChange() == "interrupt_requested" && ev.GetThreadUpdated().GetTurnId() == t.GetTurnId():
 			cancel(errInterrupted)
 			return

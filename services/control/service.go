@@ -258,6 +258,16 @@ func (s *Service) StoreOutput(ctx context.Context, req *controlv1.StoreOutputReq
 	return call(ctx, s, req, s.app.StoreOutput)
 }
 
+// WriteProcessStdin implements controlv1.ControlServiceServer.
+func (s *Service) WriteProcessStdin(ctx context.Context, req *controlv1.WriteProcessStdinRequest) (*controlv1.WriteProcessStdinResponse, error) {
+	return call(ctx, s, req, s.app.WriteProcessStdin)
+}
+
+// TerminateProcess implements controlv1.ControlServiceServer.
+func (s *Service) TerminateProcess(ctx context.Context, req *controlv1.TerminateProcessRequest) (*controlv1.TerminateProcessResponse, error) {
+	return call(ctx, s, req, s.app.TerminateProcess)
+}
+
 // SubscribeEvents streams the caller's events. A channel subscription that
 // ends is recorded as channel.disconnected.
 func (s *Service) SubscribeEvents(req *controlv1.SubscribeEventsRequest, stream grpc.ServerStreamingServer[controlv1.SubscribeEventsResponse]) error {

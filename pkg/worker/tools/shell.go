@@ -25,11 +25,14 @@ type shellArgs struct {
 	Cwd       string `json:"cwd"`
 	Stdin     string `json:"stdin"`
 	TimeoutMs int64  `json:"timeout_ms"`
+	// Background starts a long-lived process instead (see Start): the call
+	// answers its process id at once.
+	Background bool `json:"background"`
 }
 
 func (Shell) Spec() Spec {
-	return Spec{Name: "shell", Description: "Run a shell command (sh -c) in the workspace; answers its exit status and combined output.",
-		Schema:      `{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string"},"stdin":{"type":"string"},"timeout_ms":{"type":"integer","minimum":1}},"required":["command"],"additionalProperties":false}`,
+	return Spec{Name: "shell", Description: "Run a shell command (sh -c) in the workspace; answers its exit status and combined output. With background: true it starts a long-lived process and answers its process id at once (its output, input and end are reported as process facts; wait for it with process_wait).",
+		Schema:      `{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string"},"stdin":{"type":"string"},"timeout_ms":{"type":"integer","minimum":1},"background":{"type":"boolean"}},"required":["command"],"additionalProperties":false}`,
 		Destructive: true, Interrupt: "cancel"}
 }
 
@@ -61,11 +64,14 @@ func (s Shell) Run(ctx context.Context, sb *Sandbox, raw json.RawMessage) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	cwd := sb.Root
-	if a.Cwd != "" {
-		if cwd, err = sb.CheckRead(a.Cwd); err != nil {
-			return Result{}, err
-		}
+	if a.Background {
+		// A background process outlives the call: only a runner that can
+		// hold it for the turn (the worker, through Start) runs it.
+		return Result{}, fail(InvalidArguments, "background processes are not supported by this runner")
+	}
+	cwd, err := a.cwd(sb)
+	if err != nil {
+		return Result{}, err
 	}
 	timeout := sb.ShellTimeout
 	if timeout <= 0 {
@@ -139,4 +145,11 @@ func (c *capped) Write(p []byte) (int, error) {
 		c.dropped += len(p) - max(room, 0)
 	}
 	return len(p), nil
+}
+
+func (a shellArgs) cwd(sb *Sandbox) (string, error) {
+	if a.Cwd == "" {
+		return sb.Root, nil
+	}
+	return sb.CheckRead(a.Cwd)
 }

@@ -185,6 +185,8 @@ func (t *tx) apply() error {
 		t.actionResolved()
 	case strings.HasPrefix(typ, "subagent."):
 		t.subagent()
+	case strings.HasPrefix(typ, "process."):
+		t.process()
 	case typ == "channel.connected", typ == "channel.disconnected", typ == "channel.resumed", typ == "channel.message":
 		t.channel()
 	case typ == "snapshot.updated" && ev.GetSnapshotUpdated().GetKind() == "tool_inventory":
@@ -281,6 +283,9 @@ func (t *tx) threadUpdated() {
 	case "closed":
 		th.Status = "closed"
 		t.touchThread(th)
+		return
+	case processTerminateRequested:
+		t.processTerminateRequested()
 		return
 	}
 	t.refreshThreadStatus(th)

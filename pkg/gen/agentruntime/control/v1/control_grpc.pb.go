@@ -46,6 +46,8 @@ const (
 	ControlService_GetTurnAttempts_FullMethodName   = "/agentruntime.control.v1.ControlService/GetTurnAttempts"
 	ControlService_ReadOutput_FullMethodName        = "/agentruntime.control.v1.ControlService/ReadOutput"
 	ControlService_StoreOutput_FullMethodName       = "/agentruntime.control.v1.ControlService/StoreOutput"
+	ControlService_WriteProcessStdin_FullMethodName = "/agentruntime.control.v1.ControlService/WriteProcessStdin"
+	ControlService_TerminateProcess_FullMethodName  = "/agentruntime.control.v1.ControlService/TerminateProcess"
 )
 
 // ControlServiceClient is the client API for ControlService service.
@@ -116,6 +118,17 @@ type ControlServiceClient interface {
 	// the output.spilled fact and the tool result to carry. Content
 	// addressed: storing the same bytes again answers the same ref.
 	StoreOutput(ctx context.Context, in *StoreOutputRequest, opts ...grpc.CallOption) (*StoreOutputResponse, error)
+	// Sends bytes to the stdin of a running process (a background shell
+	// command) of a running turn of the caller's tenant: the bytes are
+	// stored and process.input is recorded on the thread; the worker that
+	// holds the process writes them. An unknown process, or another
+	// tenant's, is NotFound; an ended one is FailedPrecondition.
+	WriteProcessStdin(ctx context.Context, in *WriteProcessStdinRequest, opts ...grpc.CallOption) (*WriteProcessStdinResponse, error)
+	// Asks the worker that holds a running process to kill it: records
+	// thread.updated{change "process_terminate_requested"}; the worker kills
+	// the process group and reports process.terminated. Asking again is a
+	// no-op.
+	TerminateProcess(ctx context.Context, in *TerminateProcessRequest, opts ...grpc.CallOption) (*TerminateProcessResponse, error)
 }
 
 type controlServiceClient struct {
@@ -405,6 +418,26 @@ func (c *controlServiceClient) StoreOutput(ctx context.Context, in *StoreOutputR
 	return out, nil
 }
 
+func (c *controlServiceClient) WriteProcessStdin(ctx context.Context, in *WriteProcessStdinRequest, opts ...grpc.CallOption) (*WriteProcessStdinResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WriteProcessStdinResponse)
+	err := c.cc.Invoke(ctx, ControlService_WriteProcessStdin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) TerminateProcess(ctx context.Context, in *TerminateProcessRequest, opts ...grpc.CallOption) (*TerminateProcessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TerminateProcessResponse)
+	err := c.cc.Invoke(ctx, ControlService_TerminateProcess_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServiceServer is the server API for ControlService service.
 // All implementations must embed UnimplementedControlServiceServer
 // for forward compatibility.
@@ -473,6 +506,17 @@ type ControlServiceServer interface {
 	// the output.spilled fact and the tool result to carry. Content
 	// addressed: storing the same bytes again answers the same ref.
 	StoreOutput(context.Context, *StoreOutputRequest) (*StoreOutputResponse, error)
+	// Sends bytes to the stdin of a running process (a background shell
+	// command) of a running turn of the caller's tenant: the bytes are
+	// stored and process.input is recorded on the thread; the worker that
+	// holds the process writes them. An unknown process, or another
+	// tenant's, is NotFound; an ended one is FailedPrecondition.
+	WriteProcessStdin(context.Context, *WriteProcessStdinRequest) (*WriteProcessStdinResponse, error)
+	// Asks the worker that holds a running process to kill it: records
+	// thread.updated{change "process_terminate_requested"}; the worker kills
+	// the process group and reports process.terminated. Asking again is a
+	// no-op.
+	TerminateProcess(context.Context, *TerminateProcessRequest) (*TerminateProcessResponse, error)
 	mustEmbedUnimplementedControlServiceServer()
 }
 
@@ -563,6 +607,12 @@ func (UnimplementedControlServiceServer) ReadOutput(context.Context, *ReadOutput
 }
 func (UnimplementedControlServiceServer) StoreOutput(context.Context, *StoreOutputRequest) (*StoreOutputResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method StoreOutput not implemented")
+}
+func (UnimplementedControlServiceServer) WriteProcessStdin(context.Context, *WriteProcessStdinRequest) (*WriteProcessStdinResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method WriteProcessStdin not implemented")
+}
+func (UnimplementedControlServiceServer) TerminateProcess(context.Context, *TerminateProcessRequest) (*TerminateProcessResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method TerminateProcess not implemented")
 }
 func (UnimplementedControlServiceServer) mustEmbedUnimplementedControlServiceServer() {}
 func (UnimplementedControlServiceServer) testEmbeddedByValue()                        {}
@@ -1064,6 +1114,42 @@ func _ControlService_StoreOutput_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ControlService_WriteProcessStdin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WriteProcessStdinRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).WriteProcessStdin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_WriteProcessStdin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).WriteProcessStdin(ctx, req.(*WriteProcessStdinRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_TerminateProcess_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TerminateProcessRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).TerminateProcess(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_TerminateProcess_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).TerminateProcess(ctx, req.(*TerminateProcessRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ControlService_ServiceDesc is the grpc.ServiceDesc for ControlService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1174,6 +1260,14 @@ var ControlService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "StoreOutput",
 			Handler:    _ControlService_StoreOutput_Handler,
+		},
+		{
+			MethodName: "WriteProcessStdin",
+			Handler:    _ControlService_WriteProcessStdin_Handler,
+		},
+		{
+			MethodName: "TerminateProcess",
+			Handler:    _ControlService_TerminateProcess_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

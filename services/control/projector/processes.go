@@ -1,0 +1,72 @@
+package projector
+
+import (
+	"context"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+)
+
+// processTerminateRequested is domain.ChangeProcessTerminateRequested (the
+// projector does not import the domain).
+const processTerminateRequested = "process_terminate_requested"
+
+// ProcessKey is a long-lived process's document.
+func ProcessKey(tenant, process string) string { return "proc:" + tenant + ":" + process }
+
+// Process reads a process document.
+func Process(ctx context.Context, store projection.Store, tenant, id string) (*controlv1.Process, bool, error) {
+	return get(ctx, store, ProcessKey(tenant, id), &controlv1.Process{})
+}
+
+func (t *tx) processDoc() (*controlv1.Process, bool) {
+	id := t.ev.GetProcessId()
+	if id == "" {
+		return nil, false
+	}
+	return load(t, ProcessKey(t.tenant(), id), func() *controlv1.Process { return &controlv1.Process{} })
+}
+
+// process follows a process's lifecycle facts. process.started creates
+// the document (a repeated start is ignored: the first one names the
+// holder); an end fact closes it once.
+func (t *tx) process() {
+	ev := t.ev
+	p, ok := t.processDoc()
+	if ev.GetType() == "process.started" {
+		if ok || ev.GetProcessId() == "" {
+			return
+		}
+		t.put(ProcessKey(t.tenant(), ev.GetProcessId()), &controlv1.Process{
+			ProcessId: ev.GetProcessId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(),
+			RunId: ev.GetRunId(), Status: "running", Command: ev.GetProcessStarted().GetCommand(),
+			StartedSequence: t.seq(), Sequence: t.seq(),
+		})
+		return
+	}
+	if !ok || p.Status != "running" {
+		return
+	}
+	switch ev.GetType() {
+	case "process.completed":
+		p.Status = "completed"
+	case "process.failed":
+		p.Status = "failed"
+	case "process.terminated":
+		p.Status = "terminated"
+	default:
+		return
+	}
+	p.TerminateRequested = false
+	p.Sequence = t.seq()
+	t.put(ProcessKey(t.tenant(), p.ProcessId), p)
+}
+
+func (t *tx) processTerminateRequested() {
+	p, ok := t.processDoc()
+	if !ok || p.Status != "running" {
+		return
+	}
+	p.TerminateRequested, p.Sequence = true, t.seq()
+	t.put(ProcessKey(t.tenant(), p.ProcessId), p)
+}
