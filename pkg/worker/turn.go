@@ -451,6 +451,8 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	switch sh, isShell := tool.(tools.Shell); {
 	case c.Name == processWaitName:
 		res, err = tu.procs.wait(ctx, args)
+	case c.Name == spawnAgentName:
+		res, err = tu.spawnAgent(ctx, args)
 	case isShell && sh.IsBackground(args):
 		res, err = tu.procs.start(step, id, args)
 	default:

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -49,6 +50,10 @@ type Config struct {
 	LeaseTTL time.Duration
 	// ClaimWait is how long one claim poll waits (default 20s).
 	ClaimWait time.Duration
+	// MaxTurns is how many turns the worker runs at once (default 4). A
+	// turn that delegates (spawn_agent) waits for its subagent's turn,
+	// which this worker may be the one to run.
+	MaxTurns int
 	// MaxSteps bounds model calls per turn (default 32).
 	MaxSteps int
 	// SystemPrompt opens every transcript.
@@ -84,6 +89,9 @@ func New(cfg Config) *Worker {
 	if cfg.ClaimWait <= 0 {
 		cfg.ClaimWait = 20 * time.Second
 	}
+	if cfg.MaxTurns <= 0 {
+		cfg.MaxTurns = 4
+	}
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = 32
 	}
@@ -110,11 +118,12 @@ func New(cfg Config) *Worker {
 	}
 }
 
-// builtinTools are the sandbox's tools and process_wait, which waits on
-// the turn's background processes.
+// builtinTools are the sandbox's tools, process_wait (waits on the turn's
+// background processes) and spawn_agent (delegates to a subagent).
 func builtinTools() map[string]tools.Tool {
 	m := tools.Builtins()
 	m[processWaitName] = processWait{}
+	m[spawnAgentName] = spawnAgent{}
 	return m
 }
 
@@ -131,8 +140,9 @@ func (w *Worker) RegisterTools(ctx context.Context) error {
 	return err
 }
 
-// Run registers the tools, then claims and runs turns one at a time until
-// ctx ends. Transient errors are logged and retried with a backoff.
+// Run registers the tools, then claims and runs up to MaxTurns turns at a
+// time until ctx ends (and the running turns have reported their end).
+// Transient errors are logged and retried with a backoff.
 func (w *Worker) Run(ctx context.Context) error {
 	backoff := 200 * time.Millisecond
 	for {
@@ -149,9 +159,20 @@ func (w *Worker) Run(ctx context.Context) error {
 		backoff = min(backoff*2, 5*time.Second)
 	}
 	backoff = 200 * time.Millisecond
+	slots := make(chan struct{}, w.cfg.MaxTurns)
+	var running sync.WaitGroup
+	defer running.Wait()
 	for ctx.Err() == nil {
+		// A claim is only asked for with a free slot: a claimed turn starts
+		// at once (its lease runs from the claim).
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
 		claim, err := w.Claim(ctx, w.cfg.ClaimWait)
 		if err != nil {
+			<-slots
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -164,11 +185,17 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		backoff = 200 * time.Millisecond
 		if claim.GetTurn() == nil {
+			<-slots
 			continue
 		}
-		if err := w.RunTurn(ctx, claim); err != nil && ctx.Err() == nil {
-			w.cfg.Logger.WarnContext(ctx, "turn", "turn_id", claim.GetTurn().GetTurnId(), "error", err)
-		}
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			defer func() { <-slots }()
+			if err := w.RunTurn(ctx, claim); err != nil && ctx.Err() == nil {
+				w.cfg.Logger.WarnContext(ctx, "turn", "turn_id", claim.GetTurn().GetTurnId(), "error", err)
+			}
+		}()
 	}
 	return nil
 }

@@ -175,7 +175,7 @@ func DecideLoss(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.Turn
 				tu.TurnId, l.RunID, last.GetAttempt(), l.MaxAttempts),
 		}}
 	}
-	out = append(out, f)
+	out = withSubagentEnd(th, append(out, f), f)
 	if th.ActiveTurnId == tu.TurnId {
 		out = append(out, advanceQueue(th, "")...)
 	}

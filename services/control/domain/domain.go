@@ -155,7 +155,7 @@ func endTurn(th *controlv1.ThreadRead, turnID string, outcome eventsv1.TurnOutco
 	}
 	f := event("turn.failed", Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
 	f.Payload = &eventsv1.RuntimeEvent_TurnFailed{TurnFailed: &eventsv1.TurnFailed{Outcome: outcome, Category: category, Message: message}}
-	return append(out, f)
+	return withSubagentEnd(th, append(out, f), f)
 }
 
 // advanceQueue makes the front of the queue active once the active turn
@@ -291,7 +291,7 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 				return nil, precondition("TURN_NOT_ACTIVE", "turn/"+turn.TurnId, "%s: turn %s is %s, not active", field, turn.TurnId, status)
 			}
 			status = "ended"
-			out = append(out, ev)
+			out = withSubagentEnd(th, append(out, ev), ev)
 			for _, a := range th.PendingActions {
 				if a.TurnId == turn.TurnId {
 					out = append(out, resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED, "", "", "runtime"))
