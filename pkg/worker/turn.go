@@ -34,6 +34,9 @@ type turn struct {
 	model  string
 	routed bool
 	procs  *procTable
+	// candidates are routing's candidates for the turn (their context
+	// windows size compaction).
+	candidates *eventsv1.CandidateSet
 }
 
 // RunTurn runs a claimed turn to its end and reports it. It returns an
@@ -152,6 +155,11 @@ func (tu *turn) loop(ctx context.Context) (provider.Response, error) {
 		return provider.Response{}, err
 	}
 	for step := 0; step < w.cfg.MaxSteps; step++ {
+		compacted, err := tu.maybeCompact(ctx, msgs)
+		if err != nil {
+			return provider.Response{}, err
+		}
+		msgs = compacted
 		resp, stepID, err := tu.modelStep(ctx, msgs, specs)
 		if err != nil {
 			return provider.Response{}, err
@@ -182,6 +190,7 @@ func (tu *turn) route(ctx context.Context, tokens int64) error {
 		EstimatedInputTokens: tokens,
 	}})
 	why := ""
+	tu.candidates = resp.GetCandidateSet()
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()

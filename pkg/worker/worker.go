@@ -54,6 +54,10 @@ type Config struct {
 	// turn that delegates (spawn_agent) waits for its subagent's turn,
 	// which this worker may be the one to run.
 	MaxTurns int
+	// ContextWindow is the context window (tokens) of the model when
+	// routing's candidates do not say it (the default model). A transcript
+	// above 80 % of the window is compacted; 0: unknown, never compacted.
+	ContextWindow int64
 	// MaxSteps bounds model calls per turn (default 32).
 	MaxSteps int
 	// SystemPrompt opens every transcript.

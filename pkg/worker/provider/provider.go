@@ -22,6 +22,12 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolCallID a tool message answers.
 	ToolCallID string
+	// Summarizes is set on an assistant message that is a compaction
+	// summary: how many model steps (assistant messages) it stands for.
+	// Adapters send it as an ordinary assistant message; the scripted
+	// provider counts it as that many steps, so a compacted transcript
+	// replays the same script.
+	Summarizes int
 }
 
 // ToolCall is one call the model asked for; Arguments is JSON text.

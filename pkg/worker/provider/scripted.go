@@ -138,7 +138,7 @@ func (p *Scripted) Stream(ctx context.Context, req Request, sink Sink) (Response
 		case "user":
 			lastUser, step = m.Content, 0
 		case "assistant":
-			step++
+			step += max(1, m.Summarizes)
 		}
 	}
 	turn := p.pick(lastUser)
