@@ -23,6 +23,7 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/worker/provider"
 	"github.com/agentruntime/agentruntime/pkg/worker/tools"
@@ -54,6 +55,13 @@ type Config struct {
 	// turn that delegates (spawn_agent) waits for its subagent's turn,
 	// which this worker may be the one to run.
 	MaxTurns int
+	// Tasks makes the worker also pull task runs from the tasks service
+	// (PollTask/HeartbeatTask) and run each as a turn (tasks.go); off by
+	// default. TaskKinds limits them to these kinds (empty: any); MaxTasks
+	// runs at once (default 1).
+	Tasks     bool
+	TaskKinds []string
+	MaxTasks  int
 	// ContextWindow is the context window (tokens) of the model when
 	// routing's candidates do not say it (the default model). A transcript
 	// above 80 % of the window is compacted; 0: unknown, never compacted.
@@ -79,6 +87,7 @@ type Worker struct {
 	control    controlv1.ControlServiceClient
 	routing    routingv1.RoutingServiceClient
 	permission permissionv1.PermissionServiceClient
+	tasks      tasksv1.TasksServiceClient
 	tools      map[string]tools.Tool
 }
 
@@ -92,6 +101,9 @@ func New(cfg Config) *Worker {
 	}
 	if cfg.ClaimWait <= 0 {
 		cfg.ClaimWait = 20 * time.Second
+	}
+	if cfg.MaxTasks <= 0 {
+		cfg.MaxTasks = 1
 	}
 	if cfg.MaxTurns <= 0 {
 		cfg.MaxTurns = 4
@@ -118,6 +130,7 @@ func New(cfg Config) *Worker {
 	return &Worker{
 		cfg: cfg, control: controlv1.NewControlServiceClient(cfg.Conn),
 		routing: routingv1.NewRoutingServiceClient(cfg.Conn), permission: permissionv1.NewPermissionServiceClient(cfg.Conn),
+		tasks: tasksv1.NewTasksServiceClient(cfg.Conn),
 		tools: builtinTools(),
 	}
 }
@@ -166,6 +179,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	slots := make(chan struct{}, w.cfg.MaxTurns)
 	var running sync.WaitGroup
 	defer running.Wait()
+	if w.cfg.Tasks {
+		running.Add(1)
+		go func() { defer running.Done(); w.runTasks(ctx) }()
+	}
 	for ctx.Err() == nil {
 		// A claim is only asked for with a free slot: a claimed turn starts
 		// at once (its lease runs from the claim).

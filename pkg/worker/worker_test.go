@@ -26,6 +26,7 @@ import (
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/permission"
 	"github.com/agentruntime/agentruntime/services/routing"
+	"github.com/agentruntime/agentruntime/services/tasks"
 )
 
 // runtime is control, permission and routing in process on a real
@@ -36,7 +37,10 @@ type runtime struct {
 	log     *eventlog.Log
 }
 
-func startRuntime(t testing.TB) *runtime {
+func startRuntime(t testing.TB) *runtime { return startRuntimeWith(t, false) }
+
+// startRuntimeWith also serves the tasks service when withTasks.
+func startRuntimeWith(t testing.TB, withTasks bool) *runtime {
 	t.Helper()
 	log, err := eventlog.Open(context.Background(), natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
 	if err != nil {
@@ -49,12 +53,16 @@ func startRuntime(t testing.TB) *runtime {
 	ctx, cancel := context.WithCancel(context.Background())
 	var done []chan error
 	// The services directly (not services/all): the worker needs these
-	// three and nothing else.
-	for _, svc := range []kit.Service{
+	// three, and tasks for task runs.
+	svcs := []kit.Service{
 		control.New(kit.Deps{Log: log, Store: projection.NewMemory()}),
 		permission.New(kit.Deps{Log: log, Store: projection.NewMemory()}),
 		routing.New(kit.Deps{Log: log, Store: projection.NewMemory()}),
-	} {
+	}
+	if withTasks {
+		svcs = append(svcs, tasks.New(kit.Deps{Log: log, Store: projection.NewMemory()}))
+	}
+	for _, svc := range svcs {
 		svc.Register(srv.GRPC())
 		if r, ok := svc.(kit.Runner); ok {
 			ch := make(chan error, 1)
