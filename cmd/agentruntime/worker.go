@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -32,6 +33,10 @@ type workerFlags struct {
 	workerID      string
 	session       string
 	leaseTTL      time.Duration
+	tasks         bool
+	taskKinds     string
+	maxTurns      int
+	contextWindow int64
 }
 
 func (f *workerFlags) register(fs *flag.FlagSet) {
@@ -43,6 +48,10 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workerID, "worker-id", "", "worker id (default: a new one)")
 	fs.StringVar(&f.session, "worker-session", "", "claim turns of this session only")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", 15*time.Second, "lease of a claimed turn, renewed every third of it; a worker silent for this long is presumed dead and its turn retried")
+	fs.BoolVar(&f.tasks, "tasks", false, "also pull task runs from the tasks service and run each as a turn")
+	fs.StringVar(&f.taskKinds, "task-kinds", "", "with --tasks: only tasks of these kinds (comma-separated; empty: any)")
+	fs.IntVar(&f.maxTurns, "max-turns", 4, "turns run at once (a delegating turn waits for its subagent's turn)")
+	fs.Int64Var(&f.contextWindow, "context-window", 0, "context window in tokens of --model when routing does not say it; a transcript above 80% of it is compacted (0: never)")
 }
 
 // config builds the worker configuration on a connection.
@@ -54,6 +63,12 @@ func (f *workerFlags) config(conn grpc.ClientConnInterface, logger *slog.Logger)
 	cfg := worker.Config{
 		WorkerID: f.workerID, Conn: conn, SessionID: f.session, Logger: logger, DefaultModel: f.model, LeaseTTL: f.leaseTTL,
 		Sandbox: tools.Sandbox{Root: root, WriteRoots: []string{root}},
+		Tasks:   f.tasks, MaxTurns: f.maxTurns, ContextWindow: f.contextWindow,
+	}
+	for _, k := range strings.Split(f.taskKinds, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			cfg.TaskKinds = append(cfg.TaskKinds, k)
+		}
 	}
 	if f.openaiBaseURL != "" {
 		cfg.Provider = &provider.OpenAI{BaseURL: f.openaiBaseURL, APIKey: f.openaiAPIKey}
