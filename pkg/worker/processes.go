@@ -51,7 +51,8 @@ type proc struct {
 	id, command string
 	p           *tools.Process
 	inputs      chan string
-	ready       chan struct{} // closed once process.started is reported
+	ready       chan struct{} // closed once process.started is reported (or failed to be)
+	unreported  bool          // process.started could not be reported; set before ready closes
 	done        chan struct{} // closed once the end is reported
 	mu          sync.Mutex
 	killReason  string
@@ -93,15 +94,25 @@ func (pt *procTable) start(step, call string, args json.RawMessage) (tools.Resul
 		return tools.Result{}, err
 	}
 	pr.p, pr.command = p, p.Command
-	pt.mu.Lock()
-	pt.procs[pr.id] = pr
-	pt.wg.Add(1)
-	pt.mu.Unlock()
 	started := pt.event("process.started", pr, &eventsv1.RuntimeEvent_ProcessStarted{ProcessStarted: &eventsv1.ProcessStarted{
 		Command: clip(p.Command, 4096), Cwd: p.Cwd}})
 	// The call that started it, so the process joins its tool call.
 	started.StepId, started.ToolCallId = step, call
-	pt.report(started)
+	rctx, cancel := context.WithTimeout(pt.ctx, 10*time.Second)
+	err = pt.tu.report(rctx, started)
+	cancel()
+	if err != nil {
+		// Unreported, nothing could reach it: it must not run.
+		_ = p.Kill()
+		pr.unreported = true
+		close(pr.ready)
+		_ = p.Wait()
+		return tools.Result{}, err
+	}
+	pt.mu.Lock()
+	pt.procs[pr.id] = pr
+	pt.wg.Add(1)
+	pt.mu.Unlock()
 	close(pr.ready)
 	go pt.feed(pr)
 	go pt.await(pr)
@@ -120,6 +131,9 @@ type procOutput struct {
 
 func (o *procOutput) Write(b []byte) (int, error) {
 	<-o.pr.ready
+	if o.pr.unreported {
+		return len(b), nil
+	}
 	pt, pr, w := o.pt, o.pr, o.pt.tu.w
 	out, hits := redact(w.cfg.RedactionRules, string(b))
 	pr.mu.Lock()
@@ -195,12 +209,10 @@ func (pt *procTable) await(pr *proc) {
 	pr.mu.Unlock()
 	var ev *eventsv1.RuntimeEvent
 	switch {
-	case reason != "":
-		sig := exit.Signal
-		if sig == "" {
-			sig = "SIGKILL" // it exited on its own while being killed
-		}
-		ev = pt.event("process.terminated", pr, &eventsv1.RuntimeEvent_ProcessTerminated{ProcessTerminated: &eventsv1.ProcessTerminated{Reason: reason, Signal: sig}})
+	case reason != "" && exit.Signal != "":
+		// A kill asked for; one that came after the process had exited on
+		// its own is not a termination (it falls through to its exit).
+		ev = pt.event("process.terminated", pr, &eventsv1.RuntimeEvent_ProcessTerminated{ProcessTerminated: &eventsv1.ProcessTerminated{Reason: reason, Signal: exit.Signal}})
 		pr.end = "terminated (" + reason + ")"
 	case exit.Err != nil:
 		ev = pt.event("process.failed", pr, &eventsv1.RuntimeEvent_ProcessFailed{ProcessFailed: &eventsv1.ProcessFailed{Category: tools.IOError, Message: exit.Err.Error()}})

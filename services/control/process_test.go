@@ -1,10 +1,13 @@
 package control_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -88,4 +91,30 @@ func TestProcessRequestsReachTheThread(t *testing.T) {
 	h.report(ctx, processEvent(turn, "proc_2", "process.started", &eventsv1.ProcessStarted{Command: "sleep 60"}), completed(turn))
 	_, err = h.client.TerminateProcess(ctx, &controlv1.TerminateProcessRequest{ProcessId: "proc_2"})
 	assertCode(t, err, codes.FailedPrecondition, "TURN_ENDED")
+}
+
+// A run recorded lost takes its processes with it: they are "lost", and
+// requests for them are refused rather than recorded for nobody.
+func TestProcessesOfALostRunAreLost(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	sub := h.submit(ctx, "s1", "th1")
+	turn := sub.Turn.TurnId
+	h.report(ctx, started(turn), processEvent(turn, "proc_1", "process.started", &eventsv1.ProcessStarted{Command: "cat"}))
+	other := processEvent(turn, "proc_2", "process.started", &eventsv1.ProcessStarted{Command: "cat"})
+	other.RunId = "run_w2" // another run's process is not touched
+	h.report(ctx, other)
+	// The sweeper writes this when a lease lapses; here directly.
+	lost := &eventsv1.RuntimeEvent{Type: "run.status", TenantId: "acme", SessionId: "s1", ThreadId: "th1", TurnId: turn, RunId: "run_w1",
+		Payload: &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{Phase: "lost"}}}
+	appended, err := h.log.Append(context.Background(), eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "thread", ID: "th1"}, eventlog.Any, lost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.threadRead(ctx, "s1", "th1", appended[0].Sequence) // the loss is projected
+	_, err = h.client.WriteProcessStdin(ctx, &controlv1.WriteProcessStdinRequest{ProcessId: "proc_1", Data: []byte("x")})
+	assertCode(t, err, codes.FailedPrecondition, "PROCESS_ENDED")
+	if _, err := h.client.WriteProcessStdin(ctx, &controlv1.WriteProcessStdinRequest{ProcessId: "proc_2", Data: []byte("x")}); err != nil {
+		t.Fatalf("another run's process: %v", err)
+	}
 }

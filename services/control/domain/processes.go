@@ -11,6 +11,8 @@ const (
 	ProcessCompleted  = "completed"
 	ProcessFailed     = "failed"
 	ProcessTerminated = "terminated"
+	// ProcessLost: the run holding it was recorded lost.
+	ProcessLost = "lost"
 )
 
 // ChangeProcessTerminateRequested is the thread.updated change that asks

@@ -10,7 +10,7 @@ import (
 // Every process status against every turn status, for both requests.
 func TestDecideProcessRequests(t *testing.T) {
 	turnStatuses := []string{"accepted", "running", "waiting_permission", "interrupting", "completed", "failed", "cancelled", "timed_out"}
-	procStatuses := []string{ProcessRunning, ProcessCompleted, ProcessFailed, ProcessTerminated}
+	procStatuses := []string{ProcessRunning, ProcessCompleted, ProcessFailed, ProcessTerminated, ProcessLost}
 	for _, ts := range turnStatuses {
 		for _, ps := range procStatuses {
 			for _, pending := range []bool{false, true} {

@@ -14,6 +14,9 @@ const processTerminateRequested = "process_terminate_requested"
 // ProcessKey is a long-lived process's document.
 func ProcessKey(tenant, process string) string { return "proc:" + tenant + ":" + process }
 
+// TurnProcessesIndex lists a turn's processes by start sequence.
+func TurnProcessesIndex(tenant, turn string) string { return "tprocs:" + tenant + ":" + turn }
+
 // Process reads a process document.
 func Process(ctx context.Context, store projection.Store, tenant, id string) (*controlv1.Process, bool, error) {
 	return get(ctx, store, ProcessKey(tenant, id), &controlv1.Process{})
@@ -42,6 +45,7 @@ func (t *tx) process() {
 			RunId: ev.GetRunId(), Status: "running", Command: ev.GetProcessStarted().GetCommand(),
 			StartedSequence: t.seq(), Sequence: t.seq(),
 		})
+		t.adds = append(t.adds, projection.IndexEntry{Index: TurnProcessesIndex(t.tenant(), ev.GetTurnId()), Member: ev.GetProcessId(), Score: float64(t.seq())})
 		return
 	}
 	if !ok || p.Status != "running" {
@@ -69,4 +73,28 @@ func (t *tx) processTerminateRequested() {
 	}
 	p.TerminateRequested, p.Sequence = true, t.seq()
 	t.put(ProcessKey(t.tenant(), p.ProcessId), p)
+}
+
+// processesLost follows a run recorded lost (its lease lapsed): the
+// processes that run held died with its worker, or at least nobody holds
+// them any more, so they are "lost" rather than left "running" for
+// requests nobody would act on.
+func (t *tx) processesLost() {
+	ev := t.ev
+	if t.err != nil || ev.GetTurnId() == "" || ev.GetRunId() == "" {
+		return
+	}
+	entries, err := t.store.Range(t.ctx, TurnProcessesIndex(t.tenant(), ev.GetTurnId()), projection.RangeQuery{})
+	if err != nil {
+		t.err = err
+		return
+	}
+	for _, e := range entries {
+		p, ok := load(t, ProcessKey(t.tenant(), e.Member), func() *controlv1.Process { return &controlv1.Process{} })
+		if !ok || p.Status != "running" || p.RunId != ev.GetRunId() {
+			continue
+		}
+		p.Status, p.TerminateRequested, p.Sequence = "lost", false, t.seq()
+		t.put(ProcessKey(t.tenant(), p.ProcessId), p)
+	}
 }

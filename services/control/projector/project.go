@@ -187,6 +187,8 @@ func (t *tx) apply() error {
 		t.subagent()
 	case strings.HasPrefix(typ, "process."):
 		t.process()
+	case typ == "run.status" && ev.GetRunStatus().GetPhase() == "lost":
+		t.processesLost()
 	case typ == "channel.connected", typ == "channel.disconnected", typ == "channel.resumed", typ == "channel.message":
 		t.channel()
 	case typ == "snapshot.updated" && ev.GetSnapshotUpdated().GetKind() == "tool_inventory":

@@ -32,7 +32,8 @@ type Process struct {
 	TurnId    string                 `protobuf:"bytes,4,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	// The run (claim) of the worker that holds the process.
 	RunId string `protobuf:"bytes,5,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// running, completed, failed, terminated.
+	// running, completed, failed, terminated, or lost (the run holding it
+	// was recorded lost: its worker is presumed dead).
 	Status  string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
 	Command string `protobuf:"bytes,7,opt,name=command,proto3" json:"command,omitempty"`
 	// A terminate was requested (TerminateProcess) and not yet done.
