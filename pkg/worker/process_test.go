@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 const echoScript = `
@@ -113,4 +114,54 @@ func TestBackgroundProcessEndsWithItsTurn(t *testing.T) {
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("TerminateProcess after the end = %v", err)
 	}
+}
+
+const waitForeverScript = `
+model: scripted
+turns:
+  - steps:
+      - tool_calls: [{name: shell, arguments: {command: "sleep 600", background: true}}]
+      - tool_calls: [{name: process_wait, arguments: {timeout_ms: 600000}}]
+      - text: "unreachable"
+`
+
+// An interrupt while the model waits on a process stops both: the wait
+// is cancelled, the process killed and reported terminated, then the turn
+// ends cancelled.
+func TestInterruptTerminatesTheTurnsProcesses(t *testing.T) {
+	rt := startRuntime(t)
+	rt.startWorker(t, scripted(t, waitForeverScript), workspace(t))
+	tl := rt.follow(t, "s1")
+	ctx := context.Background()
+	if _, err := rt.control.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "main", Input: text("wait")}); err != nil {
+		t.Fatal(err)
+	}
+	respond(t, rt, tl.until("action.required").GetActionId(), "allow_once")
+	id := tl.until("process.started").GetProcessId()
+	// The wait has started once its call is announced.
+	for ev := tl.until("tool.started"); ev.GetToolStarted().GetToolName() != "process_wait"; ev = tl.until("tool.started") {
+	}
+	if _, err := rt.control.InterruptTurn(ctx, &controlv1.InterruptTurnRequest{SessionId: "s1", ThreadId: "main", Reason: "stop"}); err != nil {
+		t.Fatal(err)
+	}
+	term := tl.until("process.terminated")
+	if term.GetProcessId() != id || term.GetProcessTerminated().GetReason() != "the turn was interrupted" {
+		t.Fatalf("process.terminated = %v", term)
+	}
+	var end *eventsv1.RuntimeEvent
+	for end == nil {
+		m, err := tl.stream.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev := m.GetEvent(); ev.GetType() == "turn.failed" {
+			end = ev
+		} else if ev != nil {
+			tl.seen = append(tl.seen, ev)
+		}
+	}
+	if end.GetTurnFailed().GetOutcome() != eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED {
+		t.Fatalf("turn.failed = %v", end)
+	}
+	inOrder(t, types(tl.seen), "thread.updated", "tool.failed", "process.terminated")
 }
