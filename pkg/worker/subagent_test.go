@@ -79,3 +79,69 @@ func TestSubagentDelegation(t *testing.T) {
 		t.Fatalf("ListSubagents = %v, %v", subs, err)
 	}
 }
+
+const stuckChildScript = `
+model: scripted
+turns:
+  - match: "write the notes"
+    steps:
+      - tool_calls: [{name: write_file, arguments: {path: NOTES.md, content: "notes"}}]
+      - text: "Wrote them."
+  - match: "delegate"
+    steps:
+      - tool_calls: [{name: spawn_agent, arguments: {objective: "write the notes", timeout_ms: 1500}}]
+      - text: "The subagent did not finish; giving up."
+`
+
+// A subagent that does not finish in time (its write waits for an
+// approval nobody gives) is closed and its turn interrupted; the parent
+// is told and goes on.
+func TestSubagentThatTimesOutIsClosedAndInterrupted(t *testing.T) {
+	rt := startRuntime(t)
+	rt.startWorker(t, scripted(t, stuckChildScript), workspace(t))
+	tl := rt.follow(t, "s1")
+	ctx := context.Background()
+	if _, err := rt.control.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "main", TurnId: "parent", Input: text("delegate the notes")}); err != nil {
+		t.Fatal(err)
+	}
+	respond(t, rt, tl.until("action.required").GetActionId(), "allow_once") // the spawn
+	child := tl.until("subagent.spawned").GetSubagentSpawned().GetChildThreadId()
+	// The child's turn fails (interrupted), so read the stream directly.
+	var failed, end, childEnd *eventsv1.RuntimeEvent
+	for end == nil || childEnd == nil {
+		m, err := tl.stream.Recv()
+		if err != nil {
+			t.Fatalf("after %v: %v", types(tl.seen), err)
+		}
+		ev := m.GetEvent()
+		if ev == nil {
+			continue
+		}
+		tl.seen = append(tl.seen, ev)
+		switch {
+		case ev.GetThreadId() == "main" && ev.GetType() == "tool.failed":
+			failed = ev
+		case ev.GetTurnId() == "parent" && (ev.GetType() == "turn.completed" || ev.GetType() == "turn.failed"):
+			end = ev
+		case ev.GetThreadId() == child && ev.GetType() == "subagent.failed":
+			childEnd = ev
+		}
+	}
+	if failed.GetToolFailed().GetCategory() != "timeout" {
+		t.Fatalf("tool.failed = %v", failed)
+	}
+	if end.GetTurnCompleted().GetSummary() != "The subagent did not finish; giving up." {
+		t.Fatalf("parent's end = %v", end)
+	}
+	var order []string
+	for _, ev := range tl.seen {
+		order = append(order, ev.GetThreadId()+":"+ev.GetType())
+	}
+	inOrder(t, order, "main:subagent.spawned", child+":action.required", child+":thread.updated", "main:subagent.closed", "main:tool.failed")
+	inOrder(t, order, child+":thread.updated", child+":turn.failed", child+":subagent.failed")
+	// Closed by the parent it stays, though its turn ended after the close.
+	subs, err := rt.control.ListSubagents(ctx, &controlv1.ListSubagentsRequest{SessionId: "s1", ThreadId: "main", MinSequence: max(end.GetSequence(), childEnd.GetSequence())})
+	if err != nil || len(subs.GetSubagents()) != 1 || subs.GetSubagents()[0].GetStatus() != "closed" {
+		t.Fatalf("ListSubagents = %v, %v", subs, err)
+	}
+}

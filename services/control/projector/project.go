@@ -482,10 +482,17 @@ func (t *tx) subagent() {
 	}
 	p := subagentPayload(ev)
 	switch ev.GetType() {
+	// Closing is the parent's decision and stays until a resume: a child
+	// turn that ends after it (the interrupt a close sends) is in the log
+	// but does not reopen the subagent.
 	case "subagent.completed":
-		s.Status = "completed"
+		if s.Status != "closed" {
+			s.Status = "completed"
+		}
 	case "subagent.failed":
-		s.Status = "failed"
+		if s.Status != "closed" {
+			s.Status = "failed"
+		}
 	case "subagent.closed":
 		s.Status = "closed"
 	case "subagent.status":
