@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
@@ -28,7 +29,7 @@ type Executor struct {
 	// Projection is the read model the decide functions read. Its filters
 	// must include the aggregates it decides on.
 	Projection string
-	// MaxAttempts bounds conflict retries; default 16.
+	// MaxAttempts bounds conflict retries; default 32.
 	MaxAttempts int
 	// CatchUp bounds the wait for the read model; default 5s.
 	CatchUp time.Duration
@@ -53,7 +54,7 @@ type Result struct {
 func (x Executor) Execute(ctx context.Context, agg eventlog.Aggregate, decide Decide) (Result, error) {
 	attempts := x.MaxAttempts
 	if attempts <= 0 {
-		attempts = 16
+		attempts = 32
 	}
 	catchUp := x.CatchUp
 	if catchUp <= 0 {
@@ -76,6 +77,11 @@ func (x Executor) Execute(ctx context.Context, agg eventlog.Aggregate, decide De
 		}
 		appended, err := x.Log.Append(ctx, agg, eventlog.ExpectSequence(last), evs...)
 		if errors.Is(err, eventlog.ErrConflict) && len(appended) == 0 {
+			// Writers that lost the race back off a random moment, growing
+			// with each loss, so a hot aggregate does not livelock them.
+			if err := backoff(ctx, i); err != nil {
+				return Result{}, err
+			}
 			continue
 		}
 		if err != nil {
@@ -84,4 +90,16 @@ func (x Executor) Execute(ctx context.Context, agg eventlog.Aggregate, decide De
 		return Result{Appended: appended, Sequence: appended[len(appended)-1].Sequence}, nil
 	}
 	return Result{}, fmt.Errorf("%w after %d attempts on %s", ErrExhausted, attempts, agg)
+}
+
+func backoff(ctx context.Context, attempt int) error {
+	ceiling := min(time.Millisecond<<min(attempt, 6), 50*time.Millisecond)
+	t := time.NewTimer(rand.N(ceiling) + 1)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
