@@ -208,7 +208,7 @@ func sandboxApplied(envelope func(string) *eventsv1.RuntimeEvent, target eventsv
 		t = eventsv1.SandboxTarget_SANDBOX_TARGET_PROCESS
 	}
 	e := envelope("sandbox.applied")
-	e.Payload = &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: &eventsv1.SandboxApplied{Target: t, Name: name, EvaluationId: evalID, Profile: profile}}
+	e.Payload = &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: &eventsv1.SandboxApplied{Target: t, Name: name, EvaluationId: evalID, Profile: profile, AppliedBy: "permission"}}
 	return e
 }
 

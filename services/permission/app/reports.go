@@ -17,11 +17,11 @@ import (
 
 // ViolationInput is a violation a worker's sandbox observed.
 type ViolationInput struct {
-	SessionID, ThreadID, TurnID, ToolCallID, ProcessID string
-	Kind                                               eventsv1.ViolationKind
-	Target, Reason, EvaluationID                       string
-	Blocked                                            bool
-	Reporter                                           string
+	SessionID, ThreadID, TurnID, StepID, ToolCallID, ProcessID string
+	Kind                                                       eventsv1.ViolationKind
+	Target, Reason, EvaluationID                               string
+	Blocked                                                    bool
+	Reporter                                                   string
 }
 
 // ReportViolation records sandbox.violation. Paths are normalized when
@@ -35,13 +35,56 @@ func (a *App) ReportViolation(ctx context.Context, tenant string, in ViolationIn
 	}
 	v := &eventsv1.SandboxViolation{Kind: in.Kind, Target: target, Reason: in.Reason, EvaluationId: in.EvaluationID, DetectedBy: in.Reporter, Blocked: in.Blocked}
 	ev := &eventsv1.RuntimeEvent{Type: "sandbox.violation", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
-		ToolCallId: in.ToolCallID, ProcessId: in.ProcessID, Payload: &eventsv1.RuntimeEvent_SandboxViolation{SandboxViolation: v}}
+		StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID, Payload: &eventsv1.RuntimeEvent_SandboxViolation{SandboxViolation: v}}
 	// A report is a new fact about the past; nothing can conflict with it.
 	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: kindReport, ID: ids.New("viol")}, eventlog.ExpectSequence(0), ev)
 	if err != nil {
 		return nil, Write{}, err
 	}
 	return v, Write{Sequence: appended[0].Sequence, EventIDs: []string{appended[0].EventID}}, nil
+}
+
+// AppliedInput is the profile an executing host applied to a tool call or
+// a process.
+type AppliedInput struct {
+	SessionID, ThreadID, TurnID, StepID, ToolCallID, ProcessID string
+	Target                                                     eventsv1.SandboxTarget
+	Name, EvaluationID                                         string
+	Profile                                                    *eventsv1.SandboxProfile
+	Network                                                    eventsv1.NetworkEnforcement
+	NetworkReason                                              string
+	EnvAllowlist                                               []string
+	Reporter                                                   string
+}
+
+// ReportApplied records sandbox.applied for what a host enforced at
+// execution. The roots and cwd are normalized like a policy's, so the
+// record compares with the decided profile; a path that cannot be
+// normalized is the caller's mistake (a field error), not evidence to keep.
+func (a *App) ReportApplied(ctx context.Context, tenant string, in AppliedInput) (*eventsv1.SandboxApplied, Write, error) {
+	profile := proto.Clone(in.Profile).(*eventsv1.SandboxProfile)
+	var err error
+	if profile.ReadRoots, err = domain.NormalizeRoots(profile.GetReadRoots()); err != nil {
+		return nil, Write{}, &domain.FieldError{Field: "profile.read_roots", Reason: err.Error()}
+	}
+	if profile.WriteRoots, err = domain.NormalizeRoots(profile.GetWriteRoots()); err != nil {
+		return nil, Write{}, &domain.FieldError{Field: "profile.write_roots", Reason: err.Error()}
+	}
+	if profile.GetCwd() != "" {
+		if profile.Cwd, err = domain.NormalizePath("/", profile.GetCwd()); err != nil {
+			return nil, Write{}, &domain.FieldError{Field: "profile.cwd", Reason: err.Error()}
+		}
+	}
+	sa := &eventsv1.SandboxApplied{Target: in.Target, Name: in.Name, EvaluationId: in.EvaluationID, Profile: profile,
+		NetworkEnforcement: in.Network, NetworkEnforcementReason: in.NetworkReason, EnvAllowlist: in.EnvAllowlist, AppliedBy: in.Reporter}
+	ev := &eventsv1.RuntimeEvent{Type: "sandbox.applied", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
+		StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID, Payload: &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: sa}}
+	// Like a violation, a report of the past: its own aggregate.
+	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: kindReport, ID: ids.New("appl")}, eventlog.ExpectSequence(0), ev)
+	if err != nil {
+		return nil, Write{}, err
+	}
+	return sa, Write{Sequence: appended[0].Sequence, EventIDs: []string{appended[0].EventID}}, nil
 }
 
 // EnvironmentInput is what the executing host knows about a turn.

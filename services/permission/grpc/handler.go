@@ -185,7 +185,7 @@ func (h *Handler) ReportSandboxViolation(ctx context.Context, req *permissionv1.
 		return nil, err
 	}
 	v, w, err := h.App.ReportViolation(ctx, p.Tenant, app.ViolationInput{
-		SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), ToolCallID: req.GetToolCallId(),
+		SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), StepID: req.GetStepId(), ToolCallID: req.GetToolCallId(),
 		ProcessID: req.GetProcessId(), Kind: req.GetKind(), Target: req.GetTarget(), Reason: req.GetReason(),
 		EvaluationID: req.GetEvaluationId(), Blocked: req.GetBlocked(), Reporter: p.Subject,
 	})
@@ -193,6 +193,24 @@ func (h *Handler) ReportSandboxViolation(ctx context.Context, req *permissionv1.
 		return nil, toStatus(err)
 	}
 	return &permissionv1.ReportSandboxViolationResponse{Violation: v, Write: write(w)}, nil
+}
+
+// ReportSandboxApplied implements the RPC.
+func (h *Handler) ReportSandboxApplied(ctx context.Context, req *permissionv1.ReportSandboxAppliedRequest) (*permissionv1.ReportSandboxAppliedResponse, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sa, w, err := h.App.ReportApplied(ctx, p.Tenant, app.AppliedInput{
+		SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), StepID: req.GetStepId(),
+		ToolCallID: req.GetToolCallId(), ProcessID: req.GetProcessId(), Target: req.GetTarget(), Name: req.GetName(),
+		EvaluationID: req.GetEvaluationId(), Profile: req.GetProfile(), Network: req.GetNetworkEnforcement(),
+		NetworkReason: req.GetNetworkEnforcementReason(), EnvAllowlist: req.GetEnvAllowlist(), Reporter: p.Subject,
+	})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &permissionv1.ReportSandboxAppliedResponse{Applied: sa, Write: write(w)}, nil
 }
 
 // RegisterHook implements the RPC.

@@ -959,6 +959,64 @@ func (SandboxTarget) EnumDescriptor() ([]byte, []int) {
 	return file_agentruntime_events_v1_permission_proto_rawDescGZIP(), []int{15}
 }
 
+// NetworkEnforcement is whether an executing host actually enforced a
+// profile's network facet: the log must never claim isolation nobody had.
+type NetworkEnforcement int32
+
+const (
+	NetworkEnforcement_NETWORK_ENFORCEMENT_UNSPECIFIED NetworkEnforcement = 0
+	// The OS confines the target (e.g. its own network namespace).
+	NetworkEnforcement_NETWORK_ENFORCEMENT_ENFORCED NetworkEnforcement = 1
+	// The host could not enforce it: the target has the host's network.
+	NetworkEnforcement_NETWORK_ENFORCEMENT_UNAVAILABLE NetworkEnforcement = 2
+	// The target opens no connections of its own (a file tool run inside
+	// the worker).
+	NetworkEnforcement_NETWORK_ENFORCEMENT_NOT_APPLICABLE NetworkEnforcement = 3
+)
+
+// Enum value maps for NetworkEnforcement.
+var (
+	NetworkEnforcement_name = map[int32]string{
+		0: "NETWORK_ENFORCEMENT_UNSPECIFIED",
+		1: "NETWORK_ENFORCEMENT_ENFORCED",
+		2: "NETWORK_ENFORCEMENT_UNAVAILABLE",
+		3: "NETWORK_ENFORCEMENT_NOT_APPLICABLE",
+	}
+	NetworkEnforcement_value = map[string]int32{
+		"NETWORK_ENFORCEMENT_UNSPECIFIED":    0,
+		"NETWORK_ENFORCEMENT_ENFORCED":       1,
+		"NETWORK_ENFORCEMENT_UNAVAILABLE":    2,
+		"NETWORK_ENFORCEMENT_NOT_APPLICABLE": 3,
+	}
+)
+
+func (x NetworkEnforcement) Enum() *NetworkEnforcement {
+	p := new(NetworkEnforcement)
+	*p = x
+	return p
+}
+
+func (x NetworkEnforcement) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NetworkEnforcement) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentruntime_events_v1_permission_proto_enumTypes[16].Descriptor()
+}
+
+func (NetworkEnforcement) Type() protoreflect.EnumType {
+	return &file_agentruntime_events_v1_permission_proto_enumTypes[16]
+}
+
+func (x NetworkEnforcement) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use NetworkEnforcement.Descriptor instead.
+func (NetworkEnforcement) EnumDescriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_permission_proto_rawDescGZIP(), []int{16}
+}
+
 // ViolationKind is which boundary was crossed.
 type ViolationKind int32
 
@@ -999,11 +1057,11 @@ func (x ViolationKind) String() string {
 }
 
 func (ViolationKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentruntime_events_v1_permission_proto_enumTypes[16].Descriptor()
+	return file_agentruntime_events_v1_permission_proto_enumTypes[17].Descriptor()
 }
 
 func (ViolationKind) Type() protoreflect.EnumType {
-	return &file_agentruntime_events_v1_permission_proto_enumTypes[16]
+	return &file_agentruntime_events_v1_permission_proto_enumTypes[17]
 }
 
 func (x ViolationKind) Number() protoreflect.EnumNumber {
@@ -1012,7 +1070,7 @@ func (x ViolationKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ViolationKind.Descriptor instead.
 func (ViolationKind) EnumDescriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_permission_proto_rawDescGZIP(), []int{16}
+	return file_agentruntime_events_v1_permission_proto_rawDescGZIP(), []int{17}
 }
 
 // HookFailureCategory says why a hook failed.
@@ -1057,11 +1115,11 @@ func (x HookFailureCategory) String() string {
 }
 
 func (HookFailureCategory) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentruntime_events_v1_permission_proto_enumTypes[17].Descriptor()
+	return file_agentruntime_events_v1_permission_proto_enumTypes[18].Descriptor()
 }
 
 func (HookFailureCategory) Type() protoreflect.EnumType {
-	return &file_agentruntime_events_v1_permission_proto_enumTypes[17]
+	return &file_agentruntime_events_v1_permission_proto_enumTypes[18]
 }
 
 func (x HookFailureCategory) Number() protoreflect.EnumNumber {
@@ -1070,7 +1128,7 @@ func (x HookFailureCategory) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use HookFailureCategory.Descriptor instead.
 func (HookFailureCategory) EnumDescriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_permission_proto_rawDescGZIP(), []int{17}
+	return file_agentruntime_events_v1_permission_proto_rawDescGZIP(), []int{18}
 }
 
 // Rule matches tool calls, processes or actions by name and arguments.
@@ -2388,7 +2446,19 @@ type SandboxApplied struct {
 	EvaluationId string          `protobuf:"bytes,3,opt,name=evaluation_id,json=evaluationId,proto3" json:"evaluation_id,omitempty"`
 	Profile      *SandboxProfile `protobuf:"bytes,4,opt,name=profile,proto3" json:"profile,omitempty"`
 	// Set for turn targets: the whole environment snapshot.
-	Environment   *ExecutionEnvironment `protobuf:"bytes,5,opt,name=environment,proto3" json:"environment,omitempty"`
+	Environment *ExecutionEnvironment `protobuf:"bytes,5,opt,name=environment,proto3" json:"environment,omitempty"`
+	// How the profile's network facet was enforced where the target ran;
+	// UNSPECIFIED when the record is a decision, not an execution (the
+	// permission service's own sandbox.applied).
+	NetworkEnforcement NetworkEnforcement `protobuf:"varint,6,opt,name=network_enforcement,json=networkEnforcement,proto3,enum=agentruntime.events.v1.NetworkEnforcement" json:"network_enforcement,omitempty"`
+	// Why: the mechanism when enforced, what is missing when unavailable.
+	NetworkEnforcementReason string `protobuf:"bytes,7,opt,name=network_enforcement_reason,json=networkEnforcementReason,proto3" json:"network_enforcement_reason,omitempty"`
+	// The environment variables the target inherited (names only: values
+	// are never copied into the log).
+	EnvAllowlist []string `protobuf:"bytes,8,rep,name=env_allowlist,json=envAllowlist,proto3" json:"env_allowlist,omitempty"`
+	// Who applied it: "permission" for a decision, the reporter's subject
+	// for an executing host.
+	AppliedBy     string `protobuf:"bytes,9,opt,name=applied_by,json=appliedBy,proto3" json:"applied_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2456,6 +2526,34 @@ func (x *SandboxApplied) GetEnvironment() *ExecutionEnvironment {
 		return x.Environment
 	}
 	return nil
+}
+
+func (x *SandboxApplied) GetNetworkEnforcement() NetworkEnforcement {
+	if x != nil {
+		return x.NetworkEnforcement
+	}
+	return NetworkEnforcement_NETWORK_ENFORCEMENT_UNSPECIFIED
+}
+
+func (x *SandboxApplied) GetNetworkEnforcementReason() string {
+	if x != nil {
+		return x.NetworkEnforcementReason
+	}
+	return ""
+}
+
+func (x *SandboxApplied) GetEnvAllowlist() []string {
+	if x != nil {
+		return x.EnvAllowlist
+	}
+	return nil
+}
+
+func (x *SandboxApplied) GetAppliedBy() string {
+	if x != nil {
+		return x.AppliedBy
+	}
+	return ""
 }
 
 // SandboxViolation: a filesystem, network or process boundary was
@@ -3327,13 +3425,18 @@ const file_agentruntime_events_v1_permission_proto_rawDesc = "" +
 	"\anetwork\x18\t \x01(\x0e2#.agentruntime.events.v1.NetworkModeR\anetwork\x12#\n" +
 	"\rallowed_hosts\x18\n" +
 	" \x03(\tR\fallowedHosts\x12N\n" +
-	"\x0fresource_limits\x18\v \x01(\v2%.agentruntime.events.v1.ProcessLimitsR\x0eresourceLimits\"\x9a\x02\n" +
+	"\x0fresource_limits\x18\v \x01(\v2%.agentruntime.events.v1.ProcessLimitsR\x0eresourceLimits\"\xf9\x03\n" +
 	"\x0eSandboxApplied\x12=\n" +
 	"\x06target\x18\x01 \x01(\x0e2%.agentruntime.events.v1.SandboxTargetR\x06target\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12#\n" +
 	"\revaluation_id\x18\x03 \x01(\tR\fevaluationId\x12@\n" +
 	"\aprofile\x18\x04 \x01(\v2&.agentruntime.events.v1.SandboxProfileR\aprofile\x12N\n" +
-	"\venvironment\x18\x05 \x01(\v2,.agentruntime.events.v1.ExecutionEnvironmentR\venvironment\"\xdd\x01\n" +
+	"\venvironment\x18\x05 \x01(\v2,.agentruntime.events.v1.ExecutionEnvironmentR\venvironment\x12[\n" +
+	"\x13network_enforcement\x18\x06 \x01(\x0e2*.agentruntime.events.v1.NetworkEnforcementR\x12networkEnforcement\x12<\n" +
+	"\x1anetwork_enforcement_reason\x18\a \x01(\tR\x18networkEnforcementReason\x12#\n" +
+	"\renv_allowlist\x18\b \x03(\tR\fenvAllowlist\x12\x1d\n" +
+	"\n" +
+	"applied_by\x18\t \x01(\tR\tappliedBy\"\xdd\x01\n" +
 	"\x10SandboxViolation\x129\n" +
 	"\x04kind\x18\x01 \x01(\x0e2%.agentruntime.events.v1.ViolationKindR\x04kind\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\tR\x06target\x12\x16\n" +
@@ -3480,7 +3583,12 @@ const file_agentruntime_events_v1_permission_proto_rawDesc = "" +
 	"\x1aSANDBOX_TARGET_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13SANDBOX_TARGET_TOOL\x10\x01\x12\x1a\n" +
 	"\x16SANDBOX_TARGET_PROCESS\x10\x02\x12\x17\n" +
-	"\x13SANDBOX_TARGET_TURN\x10\x03*\xb0\x01\n" +
+	"\x13SANDBOX_TARGET_TURN\x10\x03*\xa8\x01\n" +
+	"\x12NetworkEnforcement\x12#\n" +
+	"\x1fNETWORK_ENFORCEMENT_UNSPECIFIED\x10\x00\x12 \n" +
+	"\x1cNETWORK_ENFORCEMENT_ENFORCED\x10\x01\x12#\n" +
+	"\x1fNETWORK_ENFORCEMENT_UNAVAILABLE\x10\x02\x12&\n" +
+	"\"NETWORK_ENFORCEMENT_NOT_APPLICABLE\x10\x03*\xb0\x01\n" +
 	"\rViolationKind\x12\x1e\n" +
 	"\x1aVIOLATION_KIND_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eVIOLATION_KIND_FILESYSTEM_READ\x10\x01\x12#\n" +
@@ -3506,7 +3614,7 @@ func file_agentruntime_events_v1_permission_proto_rawDescGZIP() []byte {
 	return file_agentruntime_events_v1_permission_proto_rawDescData
 }
 
-var file_agentruntime_events_v1_permission_proto_enumTypes = make([]protoimpl.EnumInfo, 18)
+var file_agentruntime_events_v1_permission_proto_enumTypes = make([]protoimpl.EnumInfo, 19)
 var file_agentruntime_events_v1_permission_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_agentruntime_events_v1_permission_proto_goTypes = []any{
 	(PermissionMode)(0),                    // 0: agentruntime.events.v1.PermissionMode
@@ -3525,95 +3633,97 @@ var file_agentruntime_events_v1_permission_proto_goTypes = []any{
 	(Access)(0),                            // 13: agentruntime.events.v1.Access
 	(PermissionResolution)(0),              // 14: agentruntime.events.v1.PermissionResolution
 	(SandboxTarget)(0),                     // 15: agentruntime.events.v1.SandboxTarget
-	(ViolationKind)(0),                     // 16: agentruntime.events.v1.ViolationKind
-	(HookFailureCategory)(0),               // 17: agentruntime.events.v1.HookFailureCategory
-	(*PermissionRule)(nil),                 // 18: agentruntime.events.v1.PermissionRule
-	(*ProcessLimits)(nil),                  // 19: agentruntime.events.v1.ProcessLimits
-	(*SandboxProfile)(nil),                 // 20: agentruntime.events.v1.SandboxProfile
-	(*Hook)(nil),                           // 21: agentruntime.events.v1.Hook
-	(*PolicyChanged)(nil),                  // 22: agentruntime.events.v1.PolicyChanged
-	(*Subcommand)(nil),                     // 23: agentruntime.events.v1.Subcommand
-	(*PermissionEvaluated)(nil),            // 24: agentruntime.events.v1.PermissionEvaluated
-	(*PermissionRequested)(nil),            // 25: agentruntime.events.v1.PermissionRequested
-	(*PermissionResolved)(nil),             // 26: agentruntime.events.v1.PermissionResolved
-	(*ExecutionEnvironment)(nil),           // 27: agentruntime.events.v1.ExecutionEnvironment
-	(*SandboxApplied)(nil),                 // 28: agentruntime.events.v1.SandboxApplied
-	(*SandboxViolation)(nil),               // 29: agentruntime.events.v1.SandboxViolation
-	(*HookStarted)(nil),                    // 30: agentruntime.events.v1.HookStarted
-	(*HookCompleted)(nil),                  // 31: agentruntime.events.v1.HookCompleted
-	(*HookFailed)(nil),                     // 32: agentruntime.events.v1.HookFailed
-	(*PolicyChanged_ModeSet)(nil),          // 33: agentruntime.events.v1.PolicyChanged.ModeSet
-	(*PolicyChanged_RulesPut)(nil),         // 34: agentruntime.events.v1.PolicyChanged.RulesPut
-	(*PolicyChanged_SessionRuleAdded)(nil), // 35: agentruntime.events.v1.PolicyChanged.SessionRuleAdded
-	(*PolicyChanged_SandboxSet)(nil),       // 36: agentruntime.events.v1.PolicyChanged.SandboxSet
-	(*PolicyChanged_HookRegistered)(nil),   // 37: agentruntime.events.v1.PolicyChanged.HookRegistered
-	(*PolicyChanged_HookRemoved)(nil),      // 38: agentruntime.events.v1.PolicyChanged.HookRemoved
-	(*timestamppb.Timestamp)(nil),          // 39: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),            // 40: google.protobuf.Duration
-	(*v1.OutputRef)(nil),                   // 41: agentruntime.common.v1.OutputRef
+	(NetworkEnforcement)(0),                // 16: agentruntime.events.v1.NetworkEnforcement
+	(ViolationKind)(0),                     // 17: agentruntime.events.v1.ViolationKind
+	(HookFailureCategory)(0),               // 18: agentruntime.events.v1.HookFailureCategory
+	(*PermissionRule)(nil),                 // 19: agentruntime.events.v1.PermissionRule
+	(*ProcessLimits)(nil),                  // 20: agentruntime.events.v1.ProcessLimits
+	(*SandboxProfile)(nil),                 // 21: agentruntime.events.v1.SandboxProfile
+	(*Hook)(nil),                           // 22: agentruntime.events.v1.Hook
+	(*PolicyChanged)(nil),                  // 23: agentruntime.events.v1.PolicyChanged
+	(*Subcommand)(nil),                     // 24: agentruntime.events.v1.Subcommand
+	(*PermissionEvaluated)(nil),            // 25: agentruntime.events.v1.PermissionEvaluated
+	(*PermissionRequested)(nil),            // 26: agentruntime.events.v1.PermissionRequested
+	(*PermissionResolved)(nil),             // 27: agentruntime.events.v1.PermissionResolved
+	(*ExecutionEnvironment)(nil),           // 28: agentruntime.events.v1.ExecutionEnvironment
+	(*SandboxApplied)(nil),                 // 29: agentruntime.events.v1.SandboxApplied
+	(*SandboxViolation)(nil),               // 30: agentruntime.events.v1.SandboxViolation
+	(*HookStarted)(nil),                    // 31: agentruntime.events.v1.HookStarted
+	(*HookCompleted)(nil),                  // 32: agentruntime.events.v1.HookCompleted
+	(*HookFailed)(nil),                     // 33: agentruntime.events.v1.HookFailed
+	(*PolicyChanged_ModeSet)(nil),          // 34: agentruntime.events.v1.PolicyChanged.ModeSet
+	(*PolicyChanged_RulesPut)(nil),         // 35: agentruntime.events.v1.PolicyChanged.RulesPut
+	(*PolicyChanged_SessionRuleAdded)(nil), // 36: agentruntime.events.v1.PolicyChanged.SessionRuleAdded
+	(*PolicyChanged_SandboxSet)(nil),       // 37: agentruntime.events.v1.PolicyChanged.SandboxSet
+	(*PolicyChanged_HookRegistered)(nil),   // 38: agentruntime.events.v1.PolicyChanged.HookRegistered
+	(*PolicyChanged_HookRemoved)(nil),      // 39: agentruntime.events.v1.PolicyChanged.HookRemoved
+	(*timestamppb.Timestamp)(nil),          // 40: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),            // 41: google.protobuf.Duration
+	(*v1.OutputRef)(nil),                   // 42: agentruntime.common.v1.OutputRef
 }
 var file_agentruntime_events_v1_permission_proto_depIdxs = []int32{
 	3,  // 0: agentruntime.events.v1.PermissionRule.effect:type_name -> agentruntime.events.v1.RuleEffect
 	4,  // 1: agentruntime.events.v1.PermissionRule.source:type_name -> agentruntime.events.v1.RuleSource
-	39, // 2: agentruntime.events.v1.PermissionRule.expires_at:type_name -> google.protobuf.Timestamp
-	40, // 3: agentruntime.events.v1.ProcessLimits.cpu_time:type_name -> google.protobuf.Duration
-	40, // 4: agentruntime.events.v1.ProcessLimits.wall_time:type_name -> google.protobuf.Duration
+	40, // 2: agentruntime.events.v1.PermissionRule.expires_at:type_name -> google.protobuf.Timestamp
+	41, // 3: agentruntime.events.v1.ProcessLimits.cpu_time:type_name -> google.protobuf.Duration
+	41, // 4: agentruntime.events.v1.ProcessLimits.wall_time:type_name -> google.protobuf.Duration
 	6,  // 5: agentruntime.events.v1.SandboxProfile.mode:type_name -> agentruntime.events.v1.SandboxMode
 	5,  // 6: agentruntime.events.v1.SandboxProfile.network:type_name -> agentruntime.events.v1.NetworkMode
-	19, // 7: agentruntime.events.v1.SandboxProfile.process_limits:type_name -> agentruntime.events.v1.ProcessLimits
+	20, // 7: agentruntime.events.v1.SandboxProfile.process_limits:type_name -> agentruntime.events.v1.ProcessLimits
 	8,  // 8: agentruntime.events.v1.Hook.point:type_name -> agentruntime.events.v1.HookPoint
-	40, // 9: agentruntime.events.v1.Hook.timeout:type_name -> google.protobuf.Duration
+	41, // 9: agentruntime.events.v1.Hook.timeout:type_name -> google.protobuf.Duration
 	9,  // 10: agentruntime.events.v1.Hook.risk:type_name -> agentruntime.events.v1.HookRisk
 	7,  // 11: agentruntime.events.v1.PolicyChanged.level:type_name -> agentruntime.events.v1.PolicyLevel
-	33, // 12: agentruntime.events.v1.PolicyChanged.mode_set:type_name -> agentruntime.events.v1.PolicyChanged.ModeSet
-	34, // 13: agentruntime.events.v1.PolicyChanged.rules_put:type_name -> agentruntime.events.v1.PolicyChanged.RulesPut
-	35, // 14: agentruntime.events.v1.PolicyChanged.session_rule_added:type_name -> agentruntime.events.v1.PolicyChanged.SessionRuleAdded
-	36, // 15: agentruntime.events.v1.PolicyChanged.sandbox_set:type_name -> agentruntime.events.v1.PolicyChanged.SandboxSet
-	37, // 16: agentruntime.events.v1.PolicyChanged.hook_registered:type_name -> agentruntime.events.v1.PolicyChanged.HookRegistered
-	38, // 17: agentruntime.events.v1.PolicyChanged.hook_removed:type_name -> agentruntime.events.v1.PolicyChanged.HookRemoved
+	34, // 12: agentruntime.events.v1.PolicyChanged.mode_set:type_name -> agentruntime.events.v1.PolicyChanged.ModeSet
+	35, // 13: agentruntime.events.v1.PolicyChanged.rules_put:type_name -> agentruntime.events.v1.PolicyChanged.RulesPut
+	36, // 14: agentruntime.events.v1.PolicyChanged.session_rule_added:type_name -> agentruntime.events.v1.PolicyChanged.SessionRuleAdded
+	37, // 15: agentruntime.events.v1.PolicyChanged.sandbox_set:type_name -> agentruntime.events.v1.PolicyChanged.SandboxSet
+	38, // 16: agentruntime.events.v1.PolicyChanged.hook_registered:type_name -> agentruntime.events.v1.PolicyChanged.HookRegistered
+	39, // 17: agentruntime.events.v1.PolicyChanged.hook_removed:type_name -> agentruntime.events.v1.PolicyChanged.HookRemoved
 	1,  // 18: agentruntime.events.v1.Subcommand.decision:type_name -> agentruntime.events.v1.Decision
 	12, // 19: agentruntime.events.v1.PermissionEvaluated.target:type_name -> agentruntime.events.v1.TargetKind
 	13, // 20: agentruntime.events.v1.PermissionEvaluated.access:type_name -> agentruntime.events.v1.Access
 	1,  // 21: agentruntime.events.v1.PermissionEvaluated.decision:type_name -> agentruntime.events.v1.Decision
 	2,  // 22: agentruntime.events.v1.PermissionEvaluated.decision_source:type_name -> agentruntime.events.v1.DecisionSource
-	39, // 23: agentruntime.events.v1.PermissionEvaluated.expires_at:type_name -> google.protobuf.Timestamp
+	40, // 23: agentruntime.events.v1.PermissionEvaluated.expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 24: agentruntime.events.v1.PermissionEvaluated.mode:type_name -> agentruntime.events.v1.PermissionMode
-	41, // 25: agentruntime.events.v1.PermissionEvaluated.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
-	23, // 26: agentruntime.events.v1.PermissionEvaluated.subcommands:type_name -> agentruntime.events.v1.Subcommand
+	42, // 25: agentruntime.events.v1.PermissionEvaluated.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
+	24, // 26: agentruntime.events.v1.PermissionEvaluated.subcommands:type_name -> agentruntime.events.v1.Subcommand
 	12, // 27: agentruntime.events.v1.PermissionRequested.target:type_name -> agentruntime.events.v1.TargetKind
-	40, // 28: agentruntime.events.v1.PermissionRequested.timeout:type_name -> google.protobuf.Duration
-	18, // 29: agentruntime.events.v1.PermissionRequested.proposed_session_rule:type_name -> agentruntime.events.v1.PermissionRule
-	20, // 30: agentruntime.events.v1.PermissionRequested.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	41, // 28: agentruntime.events.v1.PermissionRequested.timeout:type_name -> google.protobuf.Duration
+	19, // 29: agentruntime.events.v1.PermissionRequested.proposed_session_rule:type_name -> agentruntime.events.v1.PermissionRule
+	21, // 30: agentruntime.events.v1.PermissionRequested.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
 	14, // 31: agentruntime.events.v1.PermissionResolved.resolution:type_name -> agentruntime.events.v1.PermissionResolution
-	20, // 32: agentruntime.events.v1.ExecutionEnvironment.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	21, // 32: agentruntime.events.v1.ExecutionEnvironment.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
 	5,  // 33: agentruntime.events.v1.ExecutionEnvironment.network:type_name -> agentruntime.events.v1.NetworkMode
-	19, // 34: agentruntime.events.v1.ExecutionEnvironment.resource_limits:type_name -> agentruntime.events.v1.ProcessLimits
+	20, // 34: agentruntime.events.v1.ExecutionEnvironment.resource_limits:type_name -> agentruntime.events.v1.ProcessLimits
 	15, // 35: agentruntime.events.v1.SandboxApplied.target:type_name -> agentruntime.events.v1.SandboxTarget
-	20, // 36: agentruntime.events.v1.SandboxApplied.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	27, // 37: agentruntime.events.v1.SandboxApplied.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
-	16, // 38: agentruntime.events.v1.SandboxViolation.kind:type_name -> agentruntime.events.v1.ViolationKind
-	8,  // 39: agentruntime.events.v1.HookStarted.point:type_name -> agentruntime.events.v1.HookPoint
-	40, // 40: agentruntime.events.v1.HookStarted.timeout:type_name -> google.protobuf.Duration
-	8,  // 41: agentruntime.events.v1.HookCompleted.point:type_name -> agentruntime.events.v1.HookPoint
-	40, // 42: agentruntime.events.v1.HookCompleted.duration:type_name -> google.protobuf.Duration
-	11, // 43: agentruntime.events.v1.HookCompleted.decision:type_name -> agentruntime.events.v1.HookOutcome
-	41, // 44: agentruntime.events.v1.HookCompleted.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
-	41, // 45: agentruntime.events.v1.HookCompleted.additional_context_refs:type_name -> agentruntime.common.v1.OutputRef
-	41, // 46: agentruntime.events.v1.HookCompleted.updated_output_ref:type_name -> agentruntime.common.v1.OutputRef
-	8,  // 47: agentruntime.events.v1.HookFailed.point:type_name -> agentruntime.events.v1.HookPoint
-	40, // 48: agentruntime.events.v1.HookFailed.duration:type_name -> google.protobuf.Duration
-	17, // 49: agentruntime.events.v1.HookFailed.category:type_name -> agentruntime.events.v1.HookFailureCategory
-	10, // 50: agentruntime.events.v1.HookFailed.fail_mode:type_name -> agentruntime.events.v1.FailMode
-	0,  // 51: agentruntime.events.v1.PolicyChanged.ModeSet.mode:type_name -> agentruntime.events.v1.PermissionMode
-	18, // 52: agentruntime.events.v1.PolicyChanged.RulesPut.rules:type_name -> agentruntime.events.v1.PermissionRule
-	18, // 53: agentruntime.events.v1.PolicyChanged.SessionRuleAdded.rule:type_name -> agentruntime.events.v1.PermissionRule
-	20, // 54: agentruntime.events.v1.PolicyChanged.SandboxSet.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	21, // 55: agentruntime.events.v1.PolicyChanged.HookRegistered.hook:type_name -> agentruntime.events.v1.Hook
-	56, // [56:56] is the sub-list for method output_type
-	56, // [56:56] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	21, // 36: agentruntime.events.v1.SandboxApplied.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	28, // 37: agentruntime.events.v1.SandboxApplied.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
+	16, // 38: agentruntime.events.v1.SandboxApplied.network_enforcement:type_name -> agentruntime.events.v1.NetworkEnforcement
+	17, // 39: agentruntime.events.v1.SandboxViolation.kind:type_name -> agentruntime.events.v1.ViolationKind
+	8,  // 40: agentruntime.events.v1.HookStarted.point:type_name -> agentruntime.events.v1.HookPoint
+	41, // 41: agentruntime.events.v1.HookStarted.timeout:type_name -> google.protobuf.Duration
+	8,  // 42: agentruntime.events.v1.HookCompleted.point:type_name -> agentruntime.events.v1.HookPoint
+	41, // 43: agentruntime.events.v1.HookCompleted.duration:type_name -> google.protobuf.Duration
+	11, // 44: agentruntime.events.v1.HookCompleted.decision:type_name -> agentruntime.events.v1.HookOutcome
+	42, // 45: agentruntime.events.v1.HookCompleted.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
+	42, // 46: agentruntime.events.v1.HookCompleted.additional_context_refs:type_name -> agentruntime.common.v1.OutputRef
+	42, // 47: agentruntime.events.v1.HookCompleted.updated_output_ref:type_name -> agentruntime.common.v1.OutputRef
+	8,  // 48: agentruntime.events.v1.HookFailed.point:type_name -> agentruntime.events.v1.HookPoint
+	41, // 49: agentruntime.events.v1.HookFailed.duration:type_name -> google.protobuf.Duration
+	18, // 50: agentruntime.events.v1.HookFailed.category:type_name -> agentruntime.events.v1.HookFailureCategory
+	10, // 51: agentruntime.events.v1.HookFailed.fail_mode:type_name -> agentruntime.events.v1.FailMode
+	0,  // 52: agentruntime.events.v1.PolicyChanged.ModeSet.mode:type_name -> agentruntime.events.v1.PermissionMode
+	19, // 53: agentruntime.events.v1.PolicyChanged.RulesPut.rules:type_name -> agentruntime.events.v1.PermissionRule
+	19, // 54: agentruntime.events.v1.PolicyChanged.SessionRuleAdded.rule:type_name -> agentruntime.events.v1.PermissionRule
+	21, // 55: agentruntime.events.v1.PolicyChanged.SandboxSet.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	22, // 56: agentruntime.events.v1.PolicyChanged.HookRegistered.hook:type_name -> agentruntime.events.v1.Hook
+	57, // [57:57] is the sub-list for method output_type
+	57, // [57:57] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_permission_proto_init() }
@@ -3638,7 +3748,7 @@ func file_agentruntime_events_v1_permission_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_events_v1_permission_proto_rawDesc), len(file_agentruntime_events_v1_permission_proto_rawDesc)),
-			NumEnums:      18,
+			NumEnums:      19,
 			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -1273,17 +1273,19 @@ func (x *GetSandboxProfileResponse) GetSequence() uint64 {
 }
 
 type ReportSandboxViolationRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	ThreadId      string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	TurnId        string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
-	ToolCallId    string                 `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	ProcessId     string                 `protobuf:"bytes,5,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"`
-	Kind          v1.ViolationKind       `protobuf:"varint,6,opt,name=kind,proto3,enum=agentruntime.events.v1.ViolationKind" json:"kind,omitempty"`
-	Target        string                 `protobuf:"bytes,7,opt,name=target,proto3" json:"target,omitempty"`
-	Reason        string                 `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
-	EvaluationId  string                 `protobuf:"bytes,9,opt,name=evaluation_id,json=evaluationId,proto3" json:"evaluation_id,omitempty"`
-	Blocked       bool                   `protobuf:"varint,10,opt,name=blocked,proto3" json:"blocked,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	SessionId    string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId     string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId       string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	ToolCallId   string                 `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ProcessId    string                 `protobuf:"bytes,5,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"`
+	Kind         v1.ViolationKind       `protobuf:"varint,6,opt,name=kind,proto3,enum=agentruntime.events.v1.ViolationKind" json:"kind,omitempty"`
+	Target       string                 `protobuf:"bytes,7,opt,name=target,proto3" json:"target,omitempty"`
+	Reason       string                 `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	EvaluationId string                 `protobuf:"bytes,9,opt,name=evaluation_id,json=evaluationId,proto3" json:"evaluation_id,omitempty"`
+	Blocked      bool                   `protobuf:"varint,10,opt,name=blocked,proto3" json:"blocked,omitempty"`
+	// The step of the tool call the violation stopped, when any.
+	StepId        string `protobuf:"bytes,11,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1388,6 +1390,207 @@ func (x *ReportSandboxViolationRequest) GetBlocked() bool {
 	return false
 }
 
+func (x *ReportSandboxViolationRequest) GetStepId() string {
+	if x != nil {
+		return x.StepId
+	}
+	return ""
+}
+
+type ReportSandboxAppliedRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	SessionId  string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId   string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId     string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	StepId     string                 `protobuf:"bytes,4,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	ToolCallId string                 `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ProcessId  string                 `protobuf:"bytes,6,opt,name=process_id,json=processId,proto3" json:"process_id,omitempty"`
+	// TOOL or PROCESS (a turn's environment is ReportExecutionEnvironment).
+	Target v1.SandboxTarget `protobuf:"varint,7,opt,name=target,proto3,enum=agentruntime.events.v1.SandboxTarget" json:"target,omitempty"`
+	// The tool's name or the process's command.
+	Name                     string                `protobuf:"bytes,8,opt,name=name,proto3" json:"name,omitempty"`
+	EvaluationId             string                `protobuf:"bytes,9,opt,name=evaluation_id,json=evaluationId,proto3" json:"evaluation_id,omitempty"`
+	Profile                  *v1.SandboxProfile    `protobuf:"bytes,10,opt,name=profile,proto3" json:"profile,omitempty"`
+	NetworkEnforcement       v1.NetworkEnforcement `protobuf:"varint,11,opt,name=network_enforcement,json=networkEnforcement,proto3,enum=agentruntime.events.v1.NetworkEnforcement" json:"network_enforcement,omitempty"`
+	NetworkEnforcementReason string                `protobuf:"bytes,12,opt,name=network_enforcement_reason,json=networkEnforcementReason,proto3" json:"network_enforcement_reason,omitempty"`
+	EnvAllowlist             []string              `protobuf:"bytes,13,rep,name=env_allowlist,json=envAllowlist,proto3" json:"env_allowlist,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *ReportSandboxAppliedRequest) Reset() {
+	*x = ReportSandboxAppliedRequest{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportSandboxAppliedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportSandboxAppliedRequest) ProtoMessage() {}
+
+func (x *ReportSandboxAppliedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportSandboxAppliedRequest.ProtoReflect.Descriptor instead.
+func (*ReportSandboxAppliedRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReportSandboxAppliedRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ReportSandboxAppliedRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *ReportSandboxAppliedRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *ReportSandboxAppliedRequest) GetStepId() string {
+	if x != nil {
+		return x.StepId
+	}
+	return ""
+}
+
+func (x *ReportSandboxAppliedRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ReportSandboxAppliedRequest) GetProcessId() string {
+	if x != nil {
+		return x.ProcessId
+	}
+	return ""
+}
+
+func (x *ReportSandboxAppliedRequest) GetTarget() v1.SandboxTarget {
+	if x != nil {
+		return x.Target
+	}
+	return v1.SandboxTarget(0)
+}
+
+func (x *ReportSandboxAppliedRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ReportSandboxAppliedRequest) GetEvaluationId() string {
+	if x != nil {
+		return x.EvaluationId
+	}
+	return ""
+}
+
+func (x *ReportSandboxAppliedRequest) GetProfile() *v1.SandboxProfile {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+func (x *ReportSandboxAppliedRequest) GetNetworkEnforcement() v1.NetworkEnforcement {
+	if x != nil {
+		return x.NetworkEnforcement
+	}
+	return v1.NetworkEnforcement(0)
+}
+
+func (x *ReportSandboxAppliedRequest) GetNetworkEnforcementReason() string {
+	if x != nil {
+		return x.NetworkEnforcementReason
+	}
+	return ""
+}
+
+func (x *ReportSandboxAppliedRequest) GetEnvAllowlist() []string {
+	if x != nil {
+		return x.EnvAllowlist
+	}
+	return nil
+}
+
+type ReportSandboxAppliedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Applied       *v1.SandboxApplied     `protobuf:"bytes,1,opt,name=applied,proto3" json:"applied,omitempty"`
+	Write         *v11.WriteResult       `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportSandboxAppliedResponse) Reset() {
+	*x = ReportSandboxAppliedResponse{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportSandboxAppliedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportSandboxAppliedResponse) ProtoMessage() {}
+
+func (x *ReportSandboxAppliedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportSandboxAppliedResponse.ProtoReflect.Descriptor instead.
+func (*ReportSandboxAppliedResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ReportSandboxAppliedResponse) GetApplied() *v1.SandboxApplied {
+	if x != nil {
+		return x.Applied
+	}
+	return nil
+}
+
+func (x *ReportSandboxAppliedResponse) GetWrite() *v11.WriteResult {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
 type ReportSandboxViolationResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Violation     *v1.SandboxViolation   `protobuf:"bytes,1,opt,name=violation,proto3" json:"violation,omitempty"`
@@ -1398,7 +1601,7 @@ type ReportSandboxViolationResponse struct {
 
 func (x *ReportSandboxViolationResponse) Reset() {
 	*x = ReportSandboxViolationResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[19]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1410,7 +1613,7 @@ func (x *ReportSandboxViolationResponse) String() string {
 func (*ReportSandboxViolationResponse) ProtoMessage() {}
 
 func (x *ReportSandboxViolationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[19]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1423,7 +1626,7 @@ func (x *ReportSandboxViolationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportSandboxViolationResponse.ProtoReflect.Descriptor instead.
 func (*ReportSandboxViolationResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{19}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReportSandboxViolationResponse) GetViolation() *v1.SandboxViolation {
@@ -1449,7 +1652,7 @@ type RegisterHookRequest struct {
 
 func (x *RegisterHookRequest) Reset() {
 	*x = RegisterHookRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[20]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1664,7 @@ func (x *RegisterHookRequest) String() string {
 func (*RegisterHookRequest) ProtoMessage() {}
 
 func (x *RegisterHookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[20]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1677,7 @@ func (x *RegisterHookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterHookRequest.ProtoReflect.Descriptor instead.
 func (*RegisterHookRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{20}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RegisterHookRequest) GetHook() *v1.Hook {
@@ -1494,7 +1697,7 @@ type RegisterHookResponse struct {
 
 func (x *RegisterHookResponse) Reset() {
 	*x = RegisterHookResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[21]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1506,7 +1709,7 @@ func (x *RegisterHookResponse) String() string {
 func (*RegisterHookResponse) ProtoMessage() {}
 
 func (x *RegisterHookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[21]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1519,7 +1722,7 @@ func (x *RegisterHookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterHookResponse.ProtoReflect.Descriptor instead.
 func (*RegisterHookResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{21}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RegisterHookResponse) GetHook() *v1.Hook {
@@ -1545,7 +1748,7 @@ type RemoveHookRequest struct {
 
 func (x *RemoveHookRequest) Reset() {
 	*x = RemoveHookRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[22]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1760,7 @@ func (x *RemoveHookRequest) String() string {
 func (*RemoveHookRequest) ProtoMessage() {}
 
 func (x *RemoveHookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[22]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1773,7 @@ func (x *RemoveHookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveHookRequest.ProtoReflect.Descriptor instead.
 func (*RemoveHookRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{22}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RemoveHookRequest) GetHookId() string {
@@ -1589,7 +1792,7 @@ type RemoveHookResponse struct {
 
 func (x *RemoveHookResponse) Reset() {
 	*x = RemoveHookResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[23]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1601,7 +1804,7 @@ func (x *RemoveHookResponse) String() string {
 func (*RemoveHookResponse) ProtoMessage() {}
 
 func (x *RemoveHookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[23]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1614,7 +1817,7 @@ func (x *RemoveHookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveHookResponse.ProtoReflect.Descriptor instead.
 func (*RemoveHookResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{23}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RemoveHookResponse) GetWrite() *v11.WriteResult {
@@ -1635,7 +1838,7 @@ type ListHooksRequest struct {
 
 func (x *ListHooksRequest) Reset() {
 	*x = ListHooksRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[24]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1850,7 @@ func (x *ListHooksRequest) String() string {
 func (*ListHooksRequest) ProtoMessage() {}
 
 func (x *ListHooksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[24]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +1863,7 @@ func (x *ListHooksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHooksRequest.ProtoReflect.Descriptor instead.
 func (*ListHooksRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{24}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListHooksRequest) GetPoint() v1.HookPoint {
@@ -1687,7 +1890,7 @@ type ListHooksResponse struct {
 
 func (x *ListHooksResponse) Reset() {
 	*x = ListHooksResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[25]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +1902,7 @@ func (x *ListHooksResponse) String() string {
 func (*ListHooksResponse) ProtoMessage() {}
 
 func (x *ListHooksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[25]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +1915,7 @@ func (x *ListHooksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHooksResponse.ProtoReflect.Descriptor instead.
 func (*ListHooksResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{25}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListHooksResponse) GetHooks() []*v1.Hook {
@@ -1749,7 +1952,7 @@ type RunHooksRequest struct {
 
 func (x *RunHooksRequest) Reset() {
 	*x = RunHooksRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[26]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1761,7 +1964,7 @@ func (x *RunHooksRequest) String() string {
 func (*RunHooksRequest) ProtoMessage() {}
 
 func (x *RunHooksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[26]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1774,7 +1977,7 @@ func (x *RunHooksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunHooksRequest.ProtoReflect.Descriptor instead.
 func (*RunHooksRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{26}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RunHooksRequest) GetPoint() v1.HookPoint {
@@ -1882,7 +2085,7 @@ type HookRunResult struct {
 
 func (x *HookRunResult) Reset() {
 	*x = HookRunResult{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[27]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +2097,7 @@ func (x *HookRunResult) String() string {
 func (*HookRunResult) ProtoMessage() {}
 
 func (x *HookRunResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[27]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +2110,7 @@ func (x *HookRunResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRunResult.ProtoReflect.Descriptor instead.
 func (*HookRunResult) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{27}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *HookRunResult) GetHookRunId() string {
@@ -2004,7 +2207,7 @@ type RunHooksResponse struct {
 
 func (x *RunHooksResponse) Reset() {
 	*x = RunHooksResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[28]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2016,7 +2219,7 @@ func (x *RunHooksResponse) String() string {
 func (*RunHooksResponse) ProtoMessage() {}
 
 func (x *RunHooksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[28]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2029,7 +2232,7 @@ func (x *RunHooksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunHooksResponse.ProtoReflect.Descriptor instead.
 func (*RunHooksResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{28}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RunHooksResponse) GetResults() []*HookRunResult {
@@ -2085,7 +2288,7 @@ type ReportExecutionEnvironmentRequest struct {
 
 func (x *ReportExecutionEnvironmentRequest) Reset() {
 	*x = ReportExecutionEnvironmentRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[29]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2097,7 +2300,7 @@ func (x *ReportExecutionEnvironmentRequest) String() string {
 func (*ReportExecutionEnvironmentRequest) ProtoMessage() {}
 
 func (x *ReportExecutionEnvironmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[29]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2110,7 +2313,7 @@ func (x *ReportExecutionEnvironmentRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReportExecutionEnvironmentRequest.ProtoReflect.Descriptor instead.
 func (*ReportExecutionEnvironmentRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{29}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ReportExecutionEnvironmentRequest) GetSessionId() string {
@@ -2193,7 +2396,7 @@ type ReportExecutionEnvironmentResponse struct {
 
 func (x *ReportExecutionEnvironmentResponse) Reset() {
 	*x = ReportExecutionEnvironmentResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[30]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2205,7 +2408,7 @@ func (x *ReportExecutionEnvironmentResponse) String() string {
 func (*ReportExecutionEnvironmentResponse) ProtoMessage() {}
 
 func (x *ReportExecutionEnvironmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[30]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2218,7 +2421,7 @@ func (x *ReportExecutionEnvironmentResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReportExecutionEnvironmentResponse.ProtoReflect.Descriptor instead.
 func (*ReportExecutionEnvironmentResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{30}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReportExecutionEnvironmentResponse) GetEnvironment() *v1.ExecutionEnvironment {
@@ -2246,7 +2449,7 @@ type GetExecutionEnvironmentRequest struct {
 
 func (x *GetExecutionEnvironmentRequest) Reset() {
 	*x = GetExecutionEnvironmentRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[31]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2258,7 +2461,7 @@ func (x *GetExecutionEnvironmentRequest) String() string {
 func (*GetExecutionEnvironmentRequest) ProtoMessage() {}
 
 func (x *GetExecutionEnvironmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[31]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2271,7 +2474,7 @@ func (x *GetExecutionEnvironmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExecutionEnvironmentRequest.ProtoReflect.Descriptor instead.
 func (*GetExecutionEnvironmentRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{31}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetExecutionEnvironmentRequest) GetSessionId() string {
@@ -2307,7 +2510,7 @@ type GetExecutionEnvironmentResponse struct {
 
 func (x *GetExecutionEnvironmentResponse) Reset() {
 	*x = GetExecutionEnvironmentResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[32]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2319,7 +2522,7 @@ func (x *GetExecutionEnvironmentResponse) String() string {
 func (*GetExecutionEnvironmentResponse) ProtoMessage() {}
 
 func (x *GetExecutionEnvironmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[32]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2332,7 +2535,7 @@ func (x *GetExecutionEnvironmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExecutionEnvironmentResponse.ProtoReflect.Descriptor instead.
 func (*GetExecutionEnvironmentResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{32}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetExecutionEnvironmentResponse) GetEnvironment() *v1.ExecutionEnvironment {
@@ -2377,7 +2580,7 @@ type GetPermissionSandboxSummaryRequest struct {
 
 func (x *GetPermissionSandboxSummaryRequest) Reset() {
 	*x = GetPermissionSandboxSummaryRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[33]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2389,7 +2592,7 @@ func (x *GetPermissionSandboxSummaryRequest) String() string {
 func (*GetPermissionSandboxSummaryRequest) ProtoMessage() {}
 
 func (x *GetPermissionSandboxSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[33]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2402,7 +2605,7 @@ func (x *GetPermissionSandboxSummaryRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetPermissionSandboxSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetPermissionSandboxSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{33}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetPermissionSandboxSummaryRequest) GetSessionId() string {
@@ -2450,7 +2653,7 @@ type DecisionSummary struct {
 
 func (x *DecisionSummary) Reset() {
 	*x = DecisionSummary{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[34]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2462,7 +2665,7 @@ func (x *DecisionSummary) String() string {
 func (*DecisionSummary) ProtoMessage() {}
 
 func (x *DecisionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[34]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2475,7 +2678,7 @@ func (x *DecisionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecisionSummary.ProtoReflect.Descriptor instead.
 func (*DecisionSummary) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{34}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DecisionSummary) GetEvaluationId() string {
@@ -2593,7 +2796,7 @@ type PendingApproval struct {
 
 func (x *PendingApproval) Reset() {
 	*x = PendingApproval{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[35]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2605,7 +2808,7 @@ func (x *PendingApproval) String() string {
 func (*PendingApproval) ProtoMessage() {}
 
 func (x *PendingApproval) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[35]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2618,7 +2821,7 @@ func (x *PendingApproval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingApproval.ProtoReflect.Descriptor instead.
 func (*PendingApproval) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{35}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PendingApproval) GetActionId() string {
@@ -2694,7 +2897,7 @@ type ViolationSummary struct {
 
 func (x *ViolationSummary) Reset() {
 	*x = ViolationSummary{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[36]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2706,7 +2909,7 @@ func (x *ViolationSummary) String() string {
 func (*ViolationSummary) ProtoMessage() {}
 
 func (x *ViolationSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[36]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2719,7 +2922,7 @@ func (x *ViolationSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ViolationSummary.ProtoReflect.Descriptor instead.
 func (*ViolationSummary) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{36}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ViolationSummary) GetEventId() string {
@@ -2793,7 +2996,7 @@ type Explanation struct {
 
 func (x *Explanation) Reset() {
 	*x = Explanation{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[37]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2805,7 +3008,7 @@ func (x *Explanation) String() string {
 func (*Explanation) ProtoMessage() {}
 
 func (x *Explanation) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[37]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2818,7 +3021,7 @@ func (x *Explanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Explanation.ProtoReflect.Descriptor instead.
 func (*Explanation) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{37}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Explanation) GetState() v11.FactState {
@@ -2874,7 +3077,7 @@ type HookRunSummary struct {
 
 func (x *HookRunSummary) Reset() {
 	*x = HookRunSummary{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[38]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2886,7 +3089,7 @@ func (x *HookRunSummary) String() string {
 func (*HookRunSummary) ProtoMessage() {}
 
 func (x *HookRunSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[38]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2899,7 +3102,7 @@ func (x *HookRunSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRunSummary.ProtoReflect.Descriptor instead.
 func (*HookRunSummary) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{38}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *HookRunSummary) GetHookRunId() string {
@@ -2981,7 +3184,7 @@ type GetPermissionSandboxSummaryResponse struct {
 
 func (x *GetPermissionSandboxSummaryResponse) Reset() {
 	*x = GetPermissionSandboxSummaryResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[39]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2993,7 +3196,7 @@ func (x *GetPermissionSandboxSummaryResponse) String() string {
 func (*GetPermissionSandboxSummaryResponse) ProtoMessage() {}
 
 func (x *GetPermissionSandboxSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[39]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3006,7 +3209,7 @@ func (x *GetPermissionSandboxSummaryResponse) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetPermissionSandboxSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetPermissionSandboxSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{39}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetPermissionSandboxSummaryResponse) GetSequence() uint64 {
@@ -3193,7 +3396,7 @@ const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\x19GetSandboxProfileResponse\x12@\n" +
 	"\aprofile\x18\x01 \x01(\v2&.agentruntime.events.v1.SandboxProfileR\aprofile\x129\n" +
 	"\x05level\x18\x02 \x01(\x0e2#.agentruntime.events.v1.PolicyLevelR\x05level\x12\x1a\n" +
-	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xda\x04\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\x9d\x05\n" +
 	"\x1dReportSandboxViolationRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
@@ -3210,7 +3413,34 @@ const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\x06reason\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\x12-\n" +
 	"\revaluation_id\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\fevaluationId\x12\x18\n" +
 	"\ablocked\x18\n" +
-	" \x01(\bR\ablocked\"\xa3\x01\n" +
+	" \x01(\bR\ablocked\x12A\n" +
+	"\astep_id\x18\v \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06stepId\"\x86\t\n" +
+	"\x1bReportSandboxAppliedRequest\x12F\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12@\n" +
+	"\aturn_id\x18\x03 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12A\n" +
+	"\astep_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06stepId\x12J\n" +
+	"\ftool_call_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\n" +
+	"toolCallId\x12G\n" +
+	"\n" +
+	"process_id\x18\x06 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tprocessId\x12I\n" +
+	"\x06target\x18\a \x01(\x0e2%.agentruntime.events.v1.SandboxTargetB\n" +
+	"\xbaH\a\x82\x01\x04\x18\x01\x18\x02R\x06target\x12\x1e\n" +
+	"\x04name\x18\b \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80 R\x04name\x12-\n" +
+	"\revaluation_id\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\fevaluationId\x12H\n" +
+	"\aprofile\x18\n" +
+	" \x01(\v2&.agentruntime.events.v1.SandboxProfileB\x06\xbaH\x03\xc8\x01\x01R\aprofile\x12g\n" +
+	"\x13network_enforcement\x18\v \x01(\x0e2*.agentruntime.events.v1.NetworkEnforcementB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x12networkEnforcement\x12H\n" +
+	"\x1anetwork_enforcement_reason\x18\f \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\bR\x18networkEnforcementReason\x127\n" +
+	"\renv_allowlist\x18\r \x03(\tB\x12\xbaH\x0f\x92\x01\f\x10\x80\x02\"\ar\x05\x10\x01\x18\x80\x02R\fenvAllowlist:\xee\x01\xbaH\xea\x01\x1a\xe7\x01\n" +
+	" report_sandbox_applied.target_id\x12Oa tool target needs step_id and tool_call_id; a process target needs process_id\x1ar(this.target == 1 && this.step_id != '' && this.tool_call_id != '') || (this.target == 2 && this.process_id != '')\"\x9b\x01\n" +
+	"\x1cReportSandboxAppliedResponse\x12@\n" +
+	"\aapplied\x18\x01 \x01(\v2&.agentruntime.events.v1.SandboxAppliedR\aapplied\x129\n" +
+	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xa3\x01\n" +
 	"\x1eReportSandboxViolationResponse\x12F\n" +
 	"\tviolation\x18\x01 \x01(\v2(.agentruntime.events.v1.SandboxViolationR\tviolation\x129\n" +
 	"\x05write\x18\x02 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"O\n" +
@@ -3364,7 +3594,7 @@ const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\vlast_denial\x18\t \x01(\v2'.agentruntime.permission.v1.ExplanationR\n" +
 	"lastDenial\x12T\n" +
 	"\x10recent_hook_runs\x18\n" +
-	" \x03(\v2*.agentruntime.permission.v1.HookRunSummaryR\x0erecentHookRuns2\xa9\x0f\n" +
+	" \x03(\v2*.agentruntime.permission.v1.HookRunSummaryR\x0erecentHookRuns2\xb5\x10\n" +
 	"\x11PermissionService\x12\x83\x01\n" +
 	"\x12EvaluatePermission\x125.agentruntime.permission.v1.EvaluatePermissionRequest\x1a6.agentruntime.permission.v1.EvaluatePermissionResponse\x12\x80\x01\n" +
 	"\x11ResolvePermission\x124.agentruntime.permission.v1.ResolvePermissionRequest\x1a5.agentruntime.permission.v1.ResolvePermissionResponse\x12\x83\x01\n" +
@@ -3373,7 +3603,8 @@ const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\bPutRules\x12+.agentruntime.permission.v1.PutRulesRequest\x1a,.agentruntime.permission.v1.PutRulesResponse\x12\x80\x01\n" +
 	"\x11SetSandboxProfile\x124.agentruntime.permission.v1.SetSandboxProfileRequest\x1a5.agentruntime.permission.v1.SetSandboxProfileResponse\x12\x80\x01\n" +
 	"\x11GetSandboxProfile\x124.agentruntime.permission.v1.GetSandboxProfileRequest\x1a5.agentruntime.permission.v1.GetSandboxProfileResponse\x12\x8f\x01\n" +
-	"\x16ReportSandboxViolation\x129.agentruntime.permission.v1.ReportSandboxViolationRequest\x1a:.agentruntime.permission.v1.ReportSandboxViolationResponse\x12q\n" +
+	"\x16ReportSandboxViolation\x129.agentruntime.permission.v1.ReportSandboxViolationRequest\x1a:.agentruntime.permission.v1.ReportSandboxViolationResponse\x12\x89\x01\n" +
+	"\x14ReportSandboxApplied\x127.agentruntime.permission.v1.ReportSandboxAppliedRequest\x1a8.agentruntime.permission.v1.ReportSandboxAppliedResponse\x12q\n" +
 	"\fRegisterHook\x12/.agentruntime.permission.v1.RegisterHookRequest\x1a0.agentruntime.permission.v1.RegisterHookResponse\x12k\n" +
 	"\n" +
 	"RemoveHook\x12-.agentruntime.permission.v1.RemoveHookRequest\x1a..agentruntime.permission.v1.RemoveHookResponse\x12h\n" +
@@ -3395,7 +3626,7 @@ func file_agentruntime_permission_v1_permission_proto_rawDescGZIP() []byte {
 	return file_agentruntime_permission_v1_permission_proto_rawDescData
 }
 
-var file_agentruntime_permission_v1_permission_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_agentruntime_permission_v1_permission_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_agentruntime_permission_v1_permission_proto_goTypes = []any{
 	(*PolicyScope)(nil),                         // 0: agentruntime.permission.v1.PolicyScope
 	(*Target)(nil),                              // 1: agentruntime.permission.v1.Target
@@ -3416,163 +3647,175 @@ var file_agentruntime_permission_v1_permission_proto_goTypes = []any{
 	(*GetSandboxProfileRequest)(nil),            // 16: agentruntime.permission.v1.GetSandboxProfileRequest
 	(*GetSandboxProfileResponse)(nil),           // 17: agentruntime.permission.v1.GetSandboxProfileResponse
 	(*ReportSandboxViolationRequest)(nil),       // 18: agentruntime.permission.v1.ReportSandboxViolationRequest
-	(*ReportSandboxViolationResponse)(nil),      // 19: agentruntime.permission.v1.ReportSandboxViolationResponse
-	(*RegisterHookRequest)(nil),                 // 20: agentruntime.permission.v1.RegisterHookRequest
-	(*RegisterHookResponse)(nil),                // 21: agentruntime.permission.v1.RegisterHookResponse
-	(*RemoveHookRequest)(nil),                   // 22: agentruntime.permission.v1.RemoveHookRequest
-	(*RemoveHookResponse)(nil),                  // 23: agentruntime.permission.v1.RemoveHookResponse
-	(*ListHooksRequest)(nil),                    // 24: agentruntime.permission.v1.ListHooksRequest
-	(*ListHooksResponse)(nil),                   // 25: agentruntime.permission.v1.ListHooksResponse
-	(*RunHooksRequest)(nil),                     // 26: agentruntime.permission.v1.RunHooksRequest
-	(*HookRunResult)(nil),                       // 27: agentruntime.permission.v1.HookRunResult
-	(*RunHooksResponse)(nil),                    // 28: agentruntime.permission.v1.RunHooksResponse
-	(*ReportExecutionEnvironmentRequest)(nil),   // 29: agentruntime.permission.v1.ReportExecutionEnvironmentRequest
-	(*ReportExecutionEnvironmentResponse)(nil),  // 30: agentruntime.permission.v1.ReportExecutionEnvironmentResponse
-	(*GetExecutionEnvironmentRequest)(nil),      // 31: agentruntime.permission.v1.GetExecutionEnvironmentRequest
-	(*GetExecutionEnvironmentResponse)(nil),     // 32: agentruntime.permission.v1.GetExecutionEnvironmentResponse
-	(*GetPermissionSandboxSummaryRequest)(nil),  // 33: agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
-	(*DecisionSummary)(nil),                     // 34: agentruntime.permission.v1.DecisionSummary
-	(*PendingApproval)(nil),                     // 35: agentruntime.permission.v1.PendingApproval
-	(*ViolationSummary)(nil),                    // 36: agentruntime.permission.v1.ViolationSummary
-	(*Explanation)(nil),                         // 37: agentruntime.permission.v1.Explanation
-	(*HookRunSummary)(nil),                      // 38: agentruntime.permission.v1.HookRunSummary
-	(*GetPermissionSandboxSummaryResponse)(nil), // 39: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
-	(v1.PolicyLevel)(0),                         // 40: agentruntime.events.v1.PolicyLevel
-	(v1.TargetKind)(0),                          // 41: agentruntime.events.v1.TargetKind
-	(v1.Access)(0),                              // 42: agentruntime.events.v1.Access
-	(*durationpb.Duration)(nil),                 // 43: google.protobuf.Duration
-	(*v1.PermissionEvaluated)(nil),              // 44: agentruntime.events.v1.PermissionEvaluated
-	(*v1.SandboxProfile)(nil),                   // 45: agentruntime.events.v1.SandboxProfile
-	(*v11.WriteResult)(nil),                     // 46: agentruntime.common.v1.WriteResult
-	(*v1.PermissionResolved)(nil),               // 47: agentruntime.events.v1.PermissionResolved
-	(v1.PermissionMode)(0),                      // 48: agentruntime.events.v1.PermissionMode
-	(*v1.PermissionRule)(nil),                   // 49: agentruntime.events.v1.PermissionRule
-	(v1.ViolationKind)(0),                       // 50: agentruntime.events.v1.ViolationKind
-	(*v1.SandboxViolation)(nil),                 // 51: agentruntime.events.v1.SandboxViolation
-	(*v1.Hook)(nil),                             // 52: agentruntime.events.v1.Hook
-	(v1.HookPoint)(0),                           // 53: agentruntime.events.v1.HookPoint
-	(v1.HookOutcome)(0),                         // 54: agentruntime.events.v1.HookOutcome
-	(v1.HookFailureCategory)(0),                 // 55: agentruntime.events.v1.HookFailureCategory
-	(v1.FailMode)(0),                            // 56: agentruntime.events.v1.FailMode
-	(*v11.OutputRef)(nil),                       // 57: agentruntime.common.v1.OutputRef
-	(*v1.ExecutionEnvironment)(nil),             // 58: agentruntime.events.v1.ExecutionEnvironment
-	(*timestamppb.Timestamp)(nil),               // 59: google.protobuf.Timestamp
-	(v1.Decision)(0),                            // 60: agentruntime.events.v1.Decision
-	(v1.DecisionSource)(0),                      // 61: agentruntime.events.v1.DecisionSource
-	(v1.PermissionResolution)(0),                // 62: agentruntime.events.v1.PermissionResolution
-	(v11.FactState)(0),                          // 63: agentruntime.common.v1.FactState
+	(*ReportSandboxAppliedRequest)(nil),         // 19: agentruntime.permission.v1.ReportSandboxAppliedRequest
+	(*ReportSandboxAppliedResponse)(nil),        // 20: agentruntime.permission.v1.ReportSandboxAppliedResponse
+	(*ReportSandboxViolationResponse)(nil),      // 21: agentruntime.permission.v1.ReportSandboxViolationResponse
+	(*RegisterHookRequest)(nil),                 // 22: agentruntime.permission.v1.RegisterHookRequest
+	(*RegisterHookResponse)(nil),                // 23: agentruntime.permission.v1.RegisterHookResponse
+	(*RemoveHookRequest)(nil),                   // 24: agentruntime.permission.v1.RemoveHookRequest
+	(*RemoveHookResponse)(nil),                  // 25: agentruntime.permission.v1.RemoveHookResponse
+	(*ListHooksRequest)(nil),                    // 26: agentruntime.permission.v1.ListHooksRequest
+	(*ListHooksResponse)(nil),                   // 27: agentruntime.permission.v1.ListHooksResponse
+	(*RunHooksRequest)(nil),                     // 28: agentruntime.permission.v1.RunHooksRequest
+	(*HookRunResult)(nil),                       // 29: agentruntime.permission.v1.HookRunResult
+	(*RunHooksResponse)(nil),                    // 30: agentruntime.permission.v1.RunHooksResponse
+	(*ReportExecutionEnvironmentRequest)(nil),   // 31: agentruntime.permission.v1.ReportExecutionEnvironmentRequest
+	(*ReportExecutionEnvironmentResponse)(nil),  // 32: agentruntime.permission.v1.ReportExecutionEnvironmentResponse
+	(*GetExecutionEnvironmentRequest)(nil),      // 33: agentruntime.permission.v1.GetExecutionEnvironmentRequest
+	(*GetExecutionEnvironmentResponse)(nil),     // 34: agentruntime.permission.v1.GetExecutionEnvironmentResponse
+	(*GetPermissionSandboxSummaryRequest)(nil),  // 35: agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
+	(*DecisionSummary)(nil),                     // 36: agentruntime.permission.v1.DecisionSummary
+	(*PendingApproval)(nil),                     // 37: agentruntime.permission.v1.PendingApproval
+	(*ViolationSummary)(nil),                    // 38: agentruntime.permission.v1.ViolationSummary
+	(*Explanation)(nil),                         // 39: agentruntime.permission.v1.Explanation
+	(*HookRunSummary)(nil),                      // 40: agentruntime.permission.v1.HookRunSummary
+	(*GetPermissionSandboxSummaryResponse)(nil), // 41: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
+	(v1.PolicyLevel)(0),                         // 42: agentruntime.events.v1.PolicyLevel
+	(v1.TargetKind)(0),                          // 43: agentruntime.events.v1.TargetKind
+	(v1.Access)(0),                              // 44: agentruntime.events.v1.Access
+	(*durationpb.Duration)(nil),                 // 45: google.protobuf.Duration
+	(*v1.PermissionEvaluated)(nil),              // 46: agentruntime.events.v1.PermissionEvaluated
+	(*v1.SandboxProfile)(nil),                   // 47: agentruntime.events.v1.SandboxProfile
+	(*v11.WriteResult)(nil),                     // 48: agentruntime.common.v1.WriteResult
+	(*v1.PermissionResolved)(nil),               // 49: agentruntime.events.v1.PermissionResolved
+	(v1.PermissionMode)(0),                      // 50: agentruntime.events.v1.PermissionMode
+	(*v1.PermissionRule)(nil),                   // 51: agentruntime.events.v1.PermissionRule
+	(v1.ViolationKind)(0),                       // 52: agentruntime.events.v1.ViolationKind
+	(v1.SandboxTarget)(0),                       // 53: agentruntime.events.v1.SandboxTarget
+	(v1.NetworkEnforcement)(0),                  // 54: agentruntime.events.v1.NetworkEnforcement
+	(*v1.SandboxApplied)(nil),                   // 55: agentruntime.events.v1.SandboxApplied
+	(*v1.SandboxViolation)(nil),                 // 56: agentruntime.events.v1.SandboxViolation
+	(*v1.Hook)(nil),                             // 57: agentruntime.events.v1.Hook
+	(v1.HookPoint)(0),                           // 58: agentruntime.events.v1.HookPoint
+	(v1.HookOutcome)(0),                         // 59: agentruntime.events.v1.HookOutcome
+	(v1.HookFailureCategory)(0),                 // 60: agentruntime.events.v1.HookFailureCategory
+	(v1.FailMode)(0),                            // 61: agentruntime.events.v1.FailMode
+	(*v11.OutputRef)(nil),                       // 62: agentruntime.common.v1.OutputRef
+	(*v1.ExecutionEnvironment)(nil),             // 63: agentruntime.events.v1.ExecutionEnvironment
+	(*timestamppb.Timestamp)(nil),               // 64: google.protobuf.Timestamp
+	(v1.Decision)(0),                            // 65: agentruntime.events.v1.Decision
+	(v1.DecisionSource)(0),                      // 66: agentruntime.events.v1.DecisionSource
+	(v1.PermissionResolution)(0),                // 67: agentruntime.events.v1.PermissionResolution
+	(v11.FactState)(0),                          // 68: agentruntime.common.v1.FactState
 }
 var file_agentruntime_permission_v1_permission_proto_depIdxs = []int32{
-	40, // 0: agentruntime.permission.v1.PolicyScope.level:type_name -> agentruntime.events.v1.PolicyLevel
-	41, // 1: agentruntime.permission.v1.EvaluatePermissionRequest.target:type_name -> agentruntime.events.v1.TargetKind
-	42, // 2: agentruntime.permission.v1.EvaluatePermissionRequest.access:type_name -> agentruntime.events.v1.Access
+	42, // 0: agentruntime.permission.v1.PolicyScope.level:type_name -> agentruntime.events.v1.PolicyLevel
+	43, // 1: agentruntime.permission.v1.EvaluatePermissionRequest.target:type_name -> agentruntime.events.v1.TargetKind
+	44, // 2: agentruntime.permission.v1.EvaluatePermissionRequest.access:type_name -> agentruntime.events.v1.Access
 	2,  // 3: agentruntime.permission.v1.EvaluatePermissionRequest.resolved_paths:type_name -> agentruntime.permission.v1.PathResolution
-	43, // 4: agentruntime.permission.v1.EvaluatePermissionRequest.approval_timeout:type_name -> google.protobuf.Duration
-	44, // 5: agentruntime.permission.v1.EvaluatePermissionResponse.evaluation:type_name -> agentruntime.events.v1.PermissionEvaluated
-	45, // 6: agentruntime.permission.v1.EvaluatePermissionResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
-	46, // 7: agentruntime.permission.v1.EvaluatePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	47, // 8: agentruntime.permission.v1.ResolvePermissionResponse.resolution:type_name -> agentruntime.events.v1.PermissionResolved
-	46, // 9: agentruntime.permission.v1.ResolvePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	45, // 4: agentruntime.permission.v1.EvaluatePermissionRequest.approval_timeout:type_name -> google.protobuf.Duration
+	46, // 5: agentruntime.permission.v1.EvaluatePermissionResponse.evaluation:type_name -> agentruntime.events.v1.PermissionEvaluated
+	47, // 6: agentruntime.permission.v1.EvaluatePermissionResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	48, // 7: agentruntime.permission.v1.EvaluatePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	49, // 8: agentruntime.permission.v1.ResolvePermissionResponse.resolution:type_name -> agentruntime.events.v1.PermissionResolved
+	48, // 9: agentruntime.permission.v1.ResolvePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
 	0,  // 10: agentruntime.permission.v1.LevelState.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	48, // 11: agentruntime.permission.v1.LevelState.mode:type_name -> agentruntime.events.v1.PermissionMode
-	49, // 12: agentruntime.permission.v1.LevelState.rules:type_name -> agentruntime.events.v1.PermissionRule
-	45, // 13: agentruntime.permission.v1.LevelState.sandbox:type_name -> agentruntime.events.v1.SandboxProfile
+	50, // 11: agentruntime.permission.v1.LevelState.mode:type_name -> agentruntime.events.v1.PermissionMode
+	51, // 12: agentruntime.permission.v1.LevelState.rules:type_name -> agentruntime.events.v1.PermissionRule
+	47, // 13: agentruntime.permission.v1.LevelState.sandbox:type_name -> agentruntime.events.v1.SandboxProfile
 	1,  // 14: agentruntime.permission.v1.GetPermissionStateRequest.target:type_name -> agentruntime.permission.v1.Target
-	48, // 15: agentruntime.permission.v1.GetPermissionStateResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
-	40, // 16: agentruntime.permission.v1.GetPermissionStateResponse.mode_level:type_name -> agentruntime.events.v1.PolicyLevel
-	49, // 17: agentruntime.permission.v1.GetPermissionStateResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
+	50, // 15: agentruntime.permission.v1.GetPermissionStateResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
+	42, // 16: agentruntime.permission.v1.GetPermissionStateResponse.mode_level:type_name -> agentruntime.events.v1.PolicyLevel
+	51, // 17: agentruntime.permission.v1.GetPermissionStateResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
 	7,  // 18: agentruntime.permission.v1.GetPermissionStateResponse.levels:type_name -> agentruntime.permission.v1.LevelState
 	0,  // 19: agentruntime.permission.v1.SetPermissionModeRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	48, // 20: agentruntime.permission.v1.SetPermissionModeRequest.mode:type_name -> agentruntime.events.v1.PermissionMode
-	46, // 21: agentruntime.permission.v1.SetPermissionModeResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	50, // 20: agentruntime.permission.v1.SetPermissionModeRequest.mode:type_name -> agentruntime.events.v1.PermissionMode
+	48, // 21: agentruntime.permission.v1.SetPermissionModeResponse.write:type_name -> agentruntime.common.v1.WriteResult
 	0,  // 22: agentruntime.permission.v1.PutRulesRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	49, // 23: agentruntime.permission.v1.PutRulesRequest.rules:type_name -> agentruntime.events.v1.PermissionRule
-	49, // 24: agentruntime.permission.v1.PutRulesResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
-	46, // 25: agentruntime.permission.v1.PutRulesResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	51, // 23: agentruntime.permission.v1.PutRulesRequest.rules:type_name -> agentruntime.events.v1.PermissionRule
+	51, // 24: agentruntime.permission.v1.PutRulesResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
+	48, // 25: agentruntime.permission.v1.PutRulesResponse.write:type_name -> agentruntime.common.v1.WriteResult
 	0,  // 26: agentruntime.permission.v1.SetSandboxProfileRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	45, // 27: agentruntime.permission.v1.SetSandboxProfileRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	45, // 28: agentruntime.permission.v1.SetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	46, // 29: agentruntime.permission.v1.SetSandboxProfileResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	47, // 27: agentruntime.permission.v1.SetSandboxProfileRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	47, // 28: agentruntime.permission.v1.SetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	48, // 29: agentruntime.permission.v1.SetSandboxProfileResponse.write:type_name -> agentruntime.common.v1.WriteResult
 	1,  // 30: agentruntime.permission.v1.GetSandboxProfileRequest.target:type_name -> agentruntime.permission.v1.Target
-	45, // 31: agentruntime.permission.v1.GetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	40, // 32: agentruntime.permission.v1.GetSandboxProfileResponse.level:type_name -> agentruntime.events.v1.PolicyLevel
-	50, // 33: agentruntime.permission.v1.ReportSandboxViolationRequest.kind:type_name -> agentruntime.events.v1.ViolationKind
-	51, // 34: agentruntime.permission.v1.ReportSandboxViolationResponse.violation:type_name -> agentruntime.events.v1.SandboxViolation
-	46, // 35: agentruntime.permission.v1.ReportSandboxViolationResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	52, // 36: agentruntime.permission.v1.RegisterHookRequest.hook:type_name -> agentruntime.events.v1.Hook
-	52, // 37: agentruntime.permission.v1.RegisterHookResponse.hook:type_name -> agentruntime.events.v1.Hook
-	46, // 38: agentruntime.permission.v1.RegisterHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	46, // 39: agentruntime.permission.v1.RemoveHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	53, // 40: agentruntime.permission.v1.ListHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
-	52, // 41: agentruntime.permission.v1.ListHooksResponse.hooks:type_name -> agentruntime.events.v1.Hook
-	53, // 42: agentruntime.permission.v1.RunHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
-	54, // 43: agentruntime.permission.v1.HookRunResult.decision:type_name -> agentruntime.events.v1.HookOutcome
-	55, // 44: agentruntime.permission.v1.HookRunResult.failure:type_name -> agentruntime.events.v1.HookFailureCategory
-	56, // 45: agentruntime.permission.v1.HookRunResult.fail_mode:type_name -> agentruntime.events.v1.FailMode
-	57, // 46: agentruntime.permission.v1.HookRunResult.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
-	57, // 47: agentruntime.permission.v1.HookRunResult.additional_context_refs:type_name -> agentruntime.common.v1.OutputRef
-	57, // 48: agentruntime.permission.v1.HookRunResult.updated_output_ref:type_name -> agentruntime.common.v1.OutputRef
-	27, // 49: agentruntime.permission.v1.RunHooksResponse.results:type_name -> agentruntime.permission.v1.HookRunResult
-	54, // 50: agentruntime.permission.v1.RunHooksResponse.decision:type_name -> agentruntime.events.v1.HookOutcome
-	46, // 51: agentruntime.permission.v1.RunHooksResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	58, // 52: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
-	46, // 53: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	58, // 54: agentruntime.permission.v1.GetExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
-	59, // 55: agentruntime.permission.v1.GetExecutionEnvironmentResponse.recorded_at:type_name -> google.protobuf.Timestamp
-	60, // 56: agentruntime.permission.v1.DecisionSummary.decision:type_name -> agentruntime.events.v1.Decision
-	61, // 57: agentruntime.permission.v1.DecisionSummary.decision_source:type_name -> agentruntime.events.v1.DecisionSource
-	62, // 58: agentruntime.permission.v1.DecisionSummary.resolution:type_name -> agentruntime.events.v1.PermissionResolution
-	59, // 59: agentruntime.permission.v1.PendingApproval.requested_at:type_name -> google.protobuf.Timestamp
-	43, // 60: agentruntime.permission.v1.PendingApproval.timeout:type_name -> google.protobuf.Duration
-	50, // 61: agentruntime.permission.v1.ViolationSummary.kind:type_name -> agentruntime.events.v1.ViolationKind
-	63, // 62: agentruntime.permission.v1.Explanation.state:type_name -> agentruntime.common.v1.FactState
-	61, // 63: agentruntime.permission.v1.Explanation.cause:type_name -> agentruntime.events.v1.DecisionSource
-	53, // 64: agentruntime.permission.v1.HookRunSummary.point:type_name -> agentruntime.events.v1.HookPoint
-	54, // 65: agentruntime.permission.v1.HookRunSummary.decision:type_name -> agentruntime.events.v1.HookOutcome
-	56, // 66: agentruntime.permission.v1.HookRunSummary.fail_mode:type_name -> agentruntime.events.v1.FailMode
-	48, // 67: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
-	35, // 68: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.pending_approvals:type_name -> agentruntime.permission.v1.PendingApproval
-	34, // 69: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_decisions:type_name -> agentruntime.permission.v1.DecisionSummary
-	45, // 70: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
-	63, // 71: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_state:type_name -> agentruntime.common.v1.FactState
-	36, // 72: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.violations:type_name -> agentruntime.permission.v1.ViolationSummary
-	37, // 73: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.last_denial:type_name -> agentruntime.permission.v1.Explanation
-	38, // 74: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_hook_runs:type_name -> agentruntime.permission.v1.HookRunSummary
-	3,  // 75: agentruntime.permission.v1.PermissionService.EvaluatePermission:input_type -> agentruntime.permission.v1.EvaluatePermissionRequest
-	5,  // 76: agentruntime.permission.v1.PermissionService.ResolvePermission:input_type -> agentruntime.permission.v1.ResolvePermissionRequest
-	8,  // 77: agentruntime.permission.v1.PermissionService.GetPermissionState:input_type -> agentruntime.permission.v1.GetPermissionStateRequest
-	10, // 78: agentruntime.permission.v1.PermissionService.SetPermissionMode:input_type -> agentruntime.permission.v1.SetPermissionModeRequest
-	12, // 79: agentruntime.permission.v1.PermissionService.PutRules:input_type -> agentruntime.permission.v1.PutRulesRequest
-	14, // 80: agentruntime.permission.v1.PermissionService.SetSandboxProfile:input_type -> agentruntime.permission.v1.SetSandboxProfileRequest
-	16, // 81: agentruntime.permission.v1.PermissionService.GetSandboxProfile:input_type -> agentruntime.permission.v1.GetSandboxProfileRequest
-	18, // 82: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:input_type -> agentruntime.permission.v1.ReportSandboxViolationRequest
-	20, // 83: agentruntime.permission.v1.PermissionService.RegisterHook:input_type -> agentruntime.permission.v1.RegisterHookRequest
-	22, // 84: agentruntime.permission.v1.PermissionService.RemoveHook:input_type -> agentruntime.permission.v1.RemoveHookRequest
-	24, // 85: agentruntime.permission.v1.PermissionService.ListHooks:input_type -> agentruntime.permission.v1.ListHooksRequest
-	26, // 86: agentruntime.permission.v1.PermissionService.RunHooks:input_type -> agentruntime.permission.v1.RunHooksRequest
-	29, // 87: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:input_type -> agentruntime.permission.v1.ReportExecutionEnvironmentRequest
-	31, // 88: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:input_type -> agentruntime.permission.v1.GetExecutionEnvironmentRequest
-	33, // 89: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:input_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
-	4,  // 90: agentruntime.permission.v1.PermissionService.EvaluatePermission:output_type -> agentruntime.permission.v1.EvaluatePermissionResponse
-	6,  // 91: agentruntime.permission.v1.PermissionService.ResolvePermission:output_type -> agentruntime.permission.v1.ResolvePermissionResponse
-	9,  // 92: agentruntime.permission.v1.PermissionService.GetPermissionState:output_type -> agentruntime.permission.v1.GetPermissionStateResponse
-	11, // 93: agentruntime.permission.v1.PermissionService.SetPermissionMode:output_type -> agentruntime.permission.v1.SetPermissionModeResponse
-	13, // 94: agentruntime.permission.v1.PermissionService.PutRules:output_type -> agentruntime.permission.v1.PutRulesResponse
-	15, // 95: agentruntime.permission.v1.PermissionService.SetSandboxProfile:output_type -> agentruntime.permission.v1.SetSandboxProfileResponse
-	17, // 96: agentruntime.permission.v1.PermissionService.GetSandboxProfile:output_type -> agentruntime.permission.v1.GetSandboxProfileResponse
-	19, // 97: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:output_type -> agentruntime.permission.v1.ReportSandboxViolationResponse
-	21, // 98: agentruntime.permission.v1.PermissionService.RegisterHook:output_type -> agentruntime.permission.v1.RegisterHookResponse
-	23, // 99: agentruntime.permission.v1.PermissionService.RemoveHook:output_type -> agentruntime.permission.v1.RemoveHookResponse
-	25, // 100: agentruntime.permission.v1.PermissionService.ListHooks:output_type -> agentruntime.permission.v1.ListHooksResponse
-	28, // 101: agentruntime.permission.v1.PermissionService.RunHooks:output_type -> agentruntime.permission.v1.RunHooksResponse
-	30, // 102: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:output_type -> agentruntime.permission.v1.ReportExecutionEnvironmentResponse
-	32, // 103: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:output_type -> agentruntime.permission.v1.GetExecutionEnvironmentResponse
-	39, // 104: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:output_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
-	90, // [90:105] is the sub-list for method output_type
-	75, // [75:90] is the sub-list for method input_type
-	75, // [75:75] is the sub-list for extension type_name
-	75, // [75:75] is the sub-list for extension extendee
-	0,  // [0:75] is the sub-list for field type_name
+	47, // 31: agentruntime.permission.v1.GetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	42, // 32: agentruntime.permission.v1.GetSandboxProfileResponse.level:type_name -> agentruntime.events.v1.PolicyLevel
+	52, // 33: agentruntime.permission.v1.ReportSandboxViolationRequest.kind:type_name -> agentruntime.events.v1.ViolationKind
+	53, // 34: agentruntime.permission.v1.ReportSandboxAppliedRequest.target:type_name -> agentruntime.events.v1.SandboxTarget
+	47, // 35: agentruntime.permission.v1.ReportSandboxAppliedRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	54, // 36: agentruntime.permission.v1.ReportSandboxAppliedRequest.network_enforcement:type_name -> agentruntime.events.v1.NetworkEnforcement
+	55, // 37: agentruntime.permission.v1.ReportSandboxAppliedResponse.applied:type_name -> agentruntime.events.v1.SandboxApplied
+	48, // 38: agentruntime.permission.v1.ReportSandboxAppliedResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	56, // 39: agentruntime.permission.v1.ReportSandboxViolationResponse.violation:type_name -> agentruntime.events.v1.SandboxViolation
+	48, // 40: agentruntime.permission.v1.ReportSandboxViolationResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	57, // 41: agentruntime.permission.v1.RegisterHookRequest.hook:type_name -> agentruntime.events.v1.Hook
+	57, // 42: agentruntime.permission.v1.RegisterHookResponse.hook:type_name -> agentruntime.events.v1.Hook
+	48, // 43: agentruntime.permission.v1.RegisterHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	48, // 44: agentruntime.permission.v1.RemoveHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	58, // 45: agentruntime.permission.v1.ListHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
+	57, // 46: agentruntime.permission.v1.ListHooksResponse.hooks:type_name -> agentruntime.events.v1.Hook
+	58, // 47: agentruntime.permission.v1.RunHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
+	59, // 48: agentruntime.permission.v1.HookRunResult.decision:type_name -> agentruntime.events.v1.HookOutcome
+	60, // 49: agentruntime.permission.v1.HookRunResult.failure:type_name -> agentruntime.events.v1.HookFailureCategory
+	61, // 50: agentruntime.permission.v1.HookRunResult.fail_mode:type_name -> agentruntime.events.v1.FailMode
+	62, // 51: agentruntime.permission.v1.HookRunResult.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
+	62, // 52: agentruntime.permission.v1.HookRunResult.additional_context_refs:type_name -> agentruntime.common.v1.OutputRef
+	62, // 53: agentruntime.permission.v1.HookRunResult.updated_output_ref:type_name -> agentruntime.common.v1.OutputRef
+	29, // 54: agentruntime.permission.v1.RunHooksResponse.results:type_name -> agentruntime.permission.v1.HookRunResult
+	59, // 55: agentruntime.permission.v1.RunHooksResponse.decision:type_name -> agentruntime.events.v1.HookOutcome
+	48, // 56: agentruntime.permission.v1.RunHooksResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	63, // 57: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
+	48, // 58: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	63, // 59: agentruntime.permission.v1.GetExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
+	64, // 60: agentruntime.permission.v1.GetExecutionEnvironmentResponse.recorded_at:type_name -> google.protobuf.Timestamp
+	65, // 61: agentruntime.permission.v1.DecisionSummary.decision:type_name -> agentruntime.events.v1.Decision
+	66, // 62: agentruntime.permission.v1.DecisionSummary.decision_source:type_name -> agentruntime.events.v1.DecisionSource
+	67, // 63: agentruntime.permission.v1.DecisionSummary.resolution:type_name -> agentruntime.events.v1.PermissionResolution
+	64, // 64: agentruntime.permission.v1.PendingApproval.requested_at:type_name -> google.protobuf.Timestamp
+	45, // 65: agentruntime.permission.v1.PendingApproval.timeout:type_name -> google.protobuf.Duration
+	52, // 66: agentruntime.permission.v1.ViolationSummary.kind:type_name -> agentruntime.events.v1.ViolationKind
+	68, // 67: agentruntime.permission.v1.Explanation.state:type_name -> agentruntime.common.v1.FactState
+	66, // 68: agentruntime.permission.v1.Explanation.cause:type_name -> agentruntime.events.v1.DecisionSource
+	58, // 69: agentruntime.permission.v1.HookRunSummary.point:type_name -> agentruntime.events.v1.HookPoint
+	59, // 70: agentruntime.permission.v1.HookRunSummary.decision:type_name -> agentruntime.events.v1.HookOutcome
+	61, // 71: agentruntime.permission.v1.HookRunSummary.fail_mode:type_name -> agentruntime.events.v1.FailMode
+	50, // 72: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
+	37, // 73: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.pending_approvals:type_name -> agentruntime.permission.v1.PendingApproval
+	36, // 74: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_decisions:type_name -> agentruntime.permission.v1.DecisionSummary
+	47, // 75: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	68, // 76: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_state:type_name -> agentruntime.common.v1.FactState
+	38, // 77: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.violations:type_name -> agentruntime.permission.v1.ViolationSummary
+	39, // 78: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.last_denial:type_name -> agentruntime.permission.v1.Explanation
+	40, // 79: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_hook_runs:type_name -> agentruntime.permission.v1.HookRunSummary
+	3,  // 80: agentruntime.permission.v1.PermissionService.EvaluatePermission:input_type -> agentruntime.permission.v1.EvaluatePermissionRequest
+	5,  // 81: agentruntime.permission.v1.PermissionService.ResolvePermission:input_type -> agentruntime.permission.v1.ResolvePermissionRequest
+	8,  // 82: agentruntime.permission.v1.PermissionService.GetPermissionState:input_type -> agentruntime.permission.v1.GetPermissionStateRequest
+	10, // 83: agentruntime.permission.v1.PermissionService.SetPermissionMode:input_type -> agentruntime.permission.v1.SetPermissionModeRequest
+	12, // 84: agentruntime.permission.v1.PermissionService.PutRules:input_type -> agentruntime.permission.v1.PutRulesRequest
+	14, // 85: agentruntime.permission.v1.PermissionService.SetSandboxProfile:input_type -> agentruntime.permission.v1.SetSandboxProfileRequest
+	16, // 86: agentruntime.permission.v1.PermissionService.GetSandboxProfile:input_type -> agentruntime.permission.v1.GetSandboxProfileRequest
+	18, // 87: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:input_type -> agentruntime.permission.v1.ReportSandboxViolationRequest
+	19, // 88: agentruntime.permission.v1.PermissionService.ReportSandboxApplied:input_type -> agentruntime.permission.v1.ReportSandboxAppliedRequest
+	22, // 89: agentruntime.permission.v1.PermissionService.RegisterHook:input_type -> agentruntime.permission.v1.RegisterHookRequest
+	24, // 90: agentruntime.permission.v1.PermissionService.RemoveHook:input_type -> agentruntime.permission.v1.RemoveHookRequest
+	26, // 91: agentruntime.permission.v1.PermissionService.ListHooks:input_type -> agentruntime.permission.v1.ListHooksRequest
+	28, // 92: agentruntime.permission.v1.PermissionService.RunHooks:input_type -> agentruntime.permission.v1.RunHooksRequest
+	31, // 93: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:input_type -> agentruntime.permission.v1.ReportExecutionEnvironmentRequest
+	33, // 94: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:input_type -> agentruntime.permission.v1.GetExecutionEnvironmentRequest
+	35, // 95: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:input_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
+	4,  // 96: agentruntime.permission.v1.PermissionService.EvaluatePermission:output_type -> agentruntime.permission.v1.EvaluatePermissionResponse
+	6,  // 97: agentruntime.permission.v1.PermissionService.ResolvePermission:output_type -> agentruntime.permission.v1.ResolvePermissionResponse
+	9,  // 98: agentruntime.permission.v1.PermissionService.GetPermissionState:output_type -> agentruntime.permission.v1.GetPermissionStateResponse
+	11, // 99: agentruntime.permission.v1.PermissionService.SetPermissionMode:output_type -> agentruntime.permission.v1.SetPermissionModeResponse
+	13, // 100: agentruntime.permission.v1.PermissionService.PutRules:output_type -> agentruntime.permission.v1.PutRulesResponse
+	15, // 101: agentruntime.permission.v1.PermissionService.SetSandboxProfile:output_type -> agentruntime.permission.v1.SetSandboxProfileResponse
+	17, // 102: agentruntime.permission.v1.PermissionService.GetSandboxProfile:output_type -> agentruntime.permission.v1.GetSandboxProfileResponse
+	21, // 103: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:output_type -> agentruntime.permission.v1.ReportSandboxViolationResponse
+	20, // 104: agentruntime.permission.v1.PermissionService.ReportSandboxApplied:output_type -> agentruntime.permission.v1.ReportSandboxAppliedResponse
+	23, // 105: agentruntime.permission.v1.PermissionService.RegisterHook:output_type -> agentruntime.permission.v1.RegisterHookResponse
+	25, // 106: agentruntime.permission.v1.PermissionService.RemoveHook:output_type -> agentruntime.permission.v1.RemoveHookResponse
+	27, // 107: agentruntime.permission.v1.PermissionService.ListHooks:output_type -> agentruntime.permission.v1.ListHooksResponse
+	30, // 108: agentruntime.permission.v1.PermissionService.RunHooks:output_type -> agentruntime.permission.v1.RunHooksResponse
+	32, // 109: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:output_type -> agentruntime.permission.v1.ReportExecutionEnvironmentResponse
+	34, // 110: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:output_type -> agentruntime.permission.v1.GetExecutionEnvironmentResponse
+	41, // 111: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:output_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
+	96, // [96:112] is the sub-list for method output_type
+	80, // [80:96] is the sub-list for method input_type
+	80, // [80:80] is the sub-list for extension type_name
+	80, // [80:80] is the sub-list for extension extendee
+	0,  // [0:80] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_permission_v1_permission_proto_init() }
@@ -3586,7 +3829,7 @@ func file_agentruntime_permission_v1_permission_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_permission_v1_permission_proto_rawDesc), len(file_agentruntime_permission_v1_permission_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	PermissionService_SetSandboxProfile_FullMethodName           = "/agentruntime.permission.v1.PermissionService/SetSandboxProfile"
 	PermissionService_GetSandboxProfile_FullMethodName           = "/agentruntime.permission.v1.PermissionService/GetSandboxProfile"
 	PermissionService_ReportSandboxViolation_FullMethodName      = "/agentruntime.permission.v1.PermissionService/ReportSandboxViolation"
+	PermissionService_ReportSandboxApplied_FullMethodName        = "/agentruntime.permission.v1.PermissionService/ReportSandboxApplied"
 	PermissionService_RegisterHook_FullMethodName                = "/agentruntime.permission.v1.PermissionService/RegisterHook"
 	PermissionService_RemoveHook_FullMethodName                  = "/agentruntime.permission.v1.PermissionService/RemoveHook"
 	PermissionService_ListHooks_FullMethodName                   = "/agentruntime.permission.v1.PermissionService/ListHooks"
@@ -66,6 +67,10 @@ type PermissionServiceClient interface {
 	GetSandboxProfile(ctx context.Context, in *GetSandboxProfileRequest, opts ...grpc.CallOption) (*GetSandboxProfileResponse, error)
 	// Records a sandbox.violation a worker's sandbox observed at execution.
 	ReportSandboxViolation(ctx context.Context, in *ReportSandboxViolationRequest, opts ...grpc.CallOption) (*ReportSandboxViolationResponse, error)
+	// Records sandbox.applied for the profile an executing host actually
+	// applied to a tool call or a process (as opposed to the profile
+	// EvaluatePermission decided), with how its network facet was enforced.
+	ReportSandboxApplied(ctx context.Context, in *ReportSandboxAppliedRequest, opts ...grpc.CallOption) (*ReportSandboxAppliedResponse, error)
 	RegisterHook(ctx context.Context, in *RegisterHookRequest, opts ...grpc.CallOption) (*RegisterHookResponse, error)
 	RemoveHook(ctx context.Context, in *RemoveHookRequest, opts ...grpc.CallOption) (*RemoveHookResponse, error)
 	ListHooks(ctx context.Context, in *ListHooksRequest, opts ...grpc.CallOption) (*ListHooksResponse, error)
@@ -162,6 +167,16 @@ func (c *permissionServiceClient) ReportSandboxViolation(ctx context.Context, in
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ReportSandboxViolationResponse)
 	err := c.cc.Invoke(ctx, PermissionService_ReportSandboxViolation_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *permissionServiceClient) ReportSandboxApplied(ctx context.Context, in *ReportSandboxAppliedRequest, opts ...grpc.CallOption) (*ReportSandboxAppliedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportSandboxAppliedResponse)
+	err := c.cc.Invoke(ctx, PermissionService_ReportSandboxApplied_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -268,6 +283,10 @@ type PermissionServiceServer interface {
 	GetSandboxProfile(context.Context, *GetSandboxProfileRequest) (*GetSandboxProfileResponse, error)
 	// Records a sandbox.violation a worker's sandbox observed at execution.
 	ReportSandboxViolation(context.Context, *ReportSandboxViolationRequest) (*ReportSandboxViolationResponse, error)
+	// Records sandbox.applied for the profile an executing host actually
+	// applied to a tool call or a process (as opposed to the profile
+	// EvaluatePermission decided), with how its network facet was enforced.
+	ReportSandboxApplied(context.Context, *ReportSandboxAppliedRequest) (*ReportSandboxAppliedResponse, error)
 	RegisterHook(context.Context, *RegisterHookRequest) (*RegisterHookResponse, error)
 	RemoveHook(context.Context, *RemoveHookRequest) (*RemoveHookResponse, error)
 	ListHooks(context.Context, *ListHooksRequest) (*ListHooksResponse, error)
@@ -313,6 +332,9 @@ func (UnimplementedPermissionServiceServer) GetSandboxProfile(context.Context, *
 }
 func (UnimplementedPermissionServiceServer) ReportSandboxViolation(context.Context, *ReportSandboxViolationRequest) (*ReportSandboxViolationResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ReportSandboxViolation not implemented")
+}
+func (UnimplementedPermissionServiceServer) ReportSandboxApplied(context.Context, *ReportSandboxAppliedRequest) (*ReportSandboxAppliedResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReportSandboxApplied not implemented")
 }
 func (UnimplementedPermissionServiceServer) RegisterHook(context.Context, *RegisterHookRequest) (*RegisterHookResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RegisterHook not implemented")
@@ -500,6 +522,24 @@ func _PermissionService_ReportSandboxViolation_Handler(srv interface{}, ctx cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PermissionService_ReportSandboxApplied_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportSandboxAppliedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PermissionServiceServer).ReportSandboxApplied(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PermissionService_ReportSandboxApplied_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PermissionServiceServer).ReportSandboxApplied(ctx, req.(*ReportSandboxAppliedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PermissionService_RegisterHook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RegisterHookRequest)
 	if err := dec(in); err != nil {
@@ -664,6 +704,10 @@ var PermissionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReportSandboxViolation",
 			Handler:    _PermissionService_ReportSandboxViolation_Handler,
+		},
+		{
+			MethodName: "ReportSandboxApplied",
+			Handler:    _PermissionService_ReportSandboxApplied_Handler,
 		},
 		{
 			MethodName: "RegisterHook",
