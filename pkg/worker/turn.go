@@ -446,7 +446,7 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	if err != nil {
 		return failed(categoryOf(err), err.Error())
 	}
-	allowed, why, err := tu.permit(ctx, id, c, acc)
+	allowed, why, evalID, err := tu.permit(ctx, id, c, acc)
 	if err != nil {
 		if ctx.Err() != nil {
 			return failed(tools.Cancelled, "the turn was interrupted while the call waited for permission")
@@ -456,6 +456,11 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	if !allowed {
 		return failed("permission_denied", why)
 	}
+	// What the call runs under is recorded before it runs: a call whose
+	// sandbox cannot be recorded does not run.
+	if err := tu.reportApplied(ctx, w.appliedSandbox(c.Name, args, acc), step, id, "", evalID); err != nil {
+		return failed("permission_unavailable", "the sandbox could not be recorded: "+status.Convert(err).Message())
+	}
 	var res tools.Result
 	switch sh, isShell := tool.(tools.Shell); {
 	case c.Name == processWaitName:
@@ -463,11 +468,12 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	case c.Name == spawnAgentName:
 		res, err = tu.spawnAgent(ctx, args)
 	case isShell && sh.IsBackground(args):
-		res, err = tu.procs.start(step, id, args)
+		res, err = tu.procs.start(step, id, evalID, args, acc)
 	default:
 		res, err = tool.Run(ctx, &w.cfg.Sandbox, args)
 	}
 	if err != nil {
+		tu.reportViolation(ctx, step, id, evalID, err)
 		var f *tools.Failure
 		if errors.As(err, &f) && f.Output != "" {
 			m, rerr := failed(f.Category, f.Message)
@@ -503,7 +509,7 @@ func categoryOf(err error) string {
 // permit asks the permission service; on ask it waits for the human's
 // answer, which comes back through the log (permission.resolved for the
 // action the control service opened).
-func (tu *turn) permit(ctx context.Context, callID string, c provider.ToolCall, acc tools.Access) (bool, string, error) {
+func (tu *turn) permit(ctx context.Context, callID string, c provider.ToolCall, acc tools.Access) (allowed bool, why, evalID string, err error) {
 	w := tu.w
 	resp, err := w.permission.EvaluatePermission(ctx, &permissionv1.EvaluatePermissionRequest{
 		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), ToolCallId: callID,
@@ -511,18 +517,20 @@ func (tu *turn) permit(ctx context.Context, callID string, c provider.ToolCall, 
 		Command: acc.Command, Cwd: cmp.Or(acc.Cwd, w.cfg.Sandbox.Root), ArgumentsJson: c.Arguments,
 	})
 	if err != nil {
-		return false, "", err
+		return false, "", "", err
 	}
 	ev := resp.GetEvaluation()
+	evalID = ev.GetEvaluationId()
 	switch ev.GetDecision() {
 	case eventsv1.Decision_DECISION_ALLOW, eventsv1.Decision_DECISION_SANDBOXED:
-		return true, "", nil
+		return true, "", evalID, nil
 	case eventsv1.Decision_DECISION_ASK:
-		return tu.awaitApproval(ctx, ev.GetApprovalActionId(), resp.GetWrite().GetSequence())
+		allowed, why, err = tu.awaitApproval(ctx, ev.GetApprovalActionId(), resp.GetWrite().GetSequence())
+		return allowed, why, evalID, err
 	case eventsv1.Decision_DECISION_UNAVAILABLE:
-		return false, "the permission decision was unavailable: " + ev.GetDecisionReason(), nil
+		return false, "the permission decision was unavailable: " + ev.GetDecisionReason(), evalID, nil
 	}
-	return false, ev.GetDecisionReason(), nil
+	return false, ev.GetDecisionReason(), evalID, nil
 }
 
 func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64) (bool, string, error) {

@@ -43,8 +43,14 @@ type Config struct {
 	// refusal and a run.status saying which model ran instead. Empty: such
 	// a turn fails with category "routing".
 	DefaultModel string
-	// Sandbox confines the tools.
+	// Sandbox confines the tools. Its Isolate is set by New: shell
+	// commands run in their own user and network namespace when the host
+	// allows it without privileges.
 	Sandbox tools.Sandbox
+	// DisableNetworkIsolation runs shell commands with the host's network
+	// (sandbox.applied then says network enforcement is unavailable, and
+	// why).
+	DisableNetworkIsolation bool
 	// SessionID limits claims to one session ("" : any of the tenant).
 	SessionID string
 	// LeaseTTL of a claim (default 15s); heartbeats go every third of it.
@@ -89,6 +95,7 @@ type Worker struct {
 	permission permissionv1.PermissionServiceClient
 	tasks      tasksv1.TasksServiceClient
 	tools      map[string]tools.Tool
+	network    networkIsolation
 }
 
 // New builds a worker with the built-in tools.
@@ -127,8 +134,12 @@ func New(cfg Config) *Worker {
 	if cfg.SystemPrompt == "" {
 		cfg.SystemPrompt = "You are an agent working in a workspace through tools. Use them; be brief."
 	}
+	network := probeNetworkIsolation(cfg.DisableNetworkIsolation)
+	cfg.Sandbox.Isolate = network.argv
+	cfg.Logger.Info("shell network isolation", "enforced", len(network.argv) > 0, "reason", network.reason)
 	return &Worker{
-		cfg: cfg, control: controlv1.NewControlServiceClient(cfg.Conn),
+		network: network,
+		cfg:     cfg, control: controlv1.NewControlServiceClient(cfg.Conn),
 		routing: routingv1.NewRoutingServiceClient(cfg.Conn), permission: permissionv1.NewPermissionServiceClient(cfg.Conn),
 		tasks: tasksv1.NewTasksServiceClient(cfg.Conn),
 		tools: builtinTools(),

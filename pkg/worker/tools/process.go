@@ -42,9 +42,10 @@ func (s Shell) Start(sb *Sandbox, raw json.RawMessage, stdout, stderr io.Writer)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("/bin/sh", "-c", a.Command)
+	argv := sb.shellArgv(a.Command)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = cwd
-	cmd.Env = allowedEnv(sb.EnvAllow)
+	cmd.Env = allowedEnv(sb.EffectiveEnvAllow())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A grandchild that keeps the output open must not hold Wait forever

@@ -73,18 +73,13 @@ func (s Shell) Run(ctx context.Context, sb *Sandbox, raw json.RawMessage) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	timeout := sb.ShellTimeout
-	if timeout <= 0 {
-		timeout = 2 * time.Minute
-	}
-	if a.TimeoutMs > 0 {
-		timeout = time.Duration(a.TimeoutMs) * time.Millisecond
-	}
+	timeout := a.wallTime(sb)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", a.Command)
+	argv := sb.shellArgv(a.Command)
+	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
 	cmd.Dir = cwd
-	cmd.Env = allowedEnv(sb.EnvAllow)
+	cmd.Env = allowedEnv(sb.EffectiveEnvAllow())
 	cmd.Stdin = strings.NewReader(a.Stdin)
 	// Its own process group, so a timeout or an interrupt stops what the
 	// command started too.
@@ -114,10 +109,27 @@ func (s Shell) Run(ctx context.Context, sb *Sandbox, raw json.RawMessage) (Resul
 	return res, nil
 }
 
-func allowedEnv(allow []string) []string {
-	if len(allow) == 0 {
-		allow = []string{"PATH", "HOME", "LANG", "TERM", "TMPDIR"}
+// WallTime is the time limit a foreground call of these arguments runs
+// under (0 for a background process: its holder bounds its life).
+func (s Shell) WallTime(sb *Sandbox, raw json.RawMessage) time.Duration {
+	a, err := s.parse(raw)
+	if err != nil || a.Background {
+		return 0
 	}
+	return a.wallTime(sb)
+}
+
+func (a shellArgs) wallTime(sb *Sandbox) time.Duration {
+	if a.TimeoutMs > 0 {
+		return time.Duration(a.TimeoutMs) * time.Millisecond
+	}
+	if sb.ShellTimeout > 0 {
+		return sb.ShellTimeout
+	}
+	return 2 * time.Minute
+}
+
+func allowedEnv(allow []string) []string {
 	var env []string
 	for _, k := range allow {
 		if v, ok := os.LookupEnv(k); ok {

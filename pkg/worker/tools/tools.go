@@ -70,6 +70,10 @@ type Failure struct {
 	Category, Message string
 	// Output produced before the failure (a command's output).
 	Output string
+	// For a sandbox violation: the path refused (as resolved) and which
+	// boundary refused it, so the runner can report it.
+	Path      string
+	Violation eventsv1.ViolationKind
 }
 
 func (f *Failure) Error() string { return f.Category + ": " + f.Message }
@@ -101,6 +105,30 @@ type Sandbox struct {
 	MaxOutput int
 	// ShellTimeout is a command's default time limit (default 2 minutes).
 	ShellTimeout time.Duration
+	// Isolate, when set, is the command line shell commands run under to
+	// confine them (e.g. unshare with a new user and network namespace);
+	// the shell and its arguments are appended. Empty: no confinement
+	// beyond the above.
+	Isolate []string
+}
+
+// DefaultEnvAllow is what a shell command inherits when EnvAllow is empty.
+var DefaultEnvAllow = []string{"PATH", "HOME", "LANG", "TERM", "TMPDIR"}
+
+// EffectiveReadRoots is where reads may go.
+func (sb *Sandbox) EffectiveReadRoots() []string { return sb.readRoots() }
+
+// EffectiveEnvAllow names the variables a shell command inherits.
+func (sb *Sandbox) EffectiveEnvAllow() []string {
+	if len(sb.EnvAllow) == 0 {
+		return DefaultEnvAllow
+	}
+	return sb.EnvAllow
+}
+
+// shellArgv is /bin/sh -c line, under Isolate when set.
+func (sb *Sandbox) shellArgv(line string) []string {
+	return append(append([]string(nil), sb.Isolate...), "/bin/sh", "-c", line)
 }
 
 func (sb *Sandbox) maxOutput() int {
@@ -158,7 +186,9 @@ func realPath(p string) string {
 func (sb *Sandbox) CheckRead(p string) (string, error) {
 	abs := sb.Resolve(p)
 	if !within(abs, sb.readRoots()) {
-		return "", fail(SandboxViolation, "%s is outside the read roots %v", abs, sb.readRoots())
+		f := fail(SandboxViolation, "%s is outside the read roots %v", describe(abs), sb.readRoots())
+		f.Path, f.Violation = abs, eventsv1.ViolationKind_VIOLATION_KIND_FILESYSTEM_READ
+		return "", f
 	}
 	return abs, nil
 }
@@ -166,9 +196,19 @@ func (sb *Sandbox) CheckRead(p string) (string, error) {
 func (sb *Sandbox) CheckWrite(p string) (string, error) {
 	abs := sb.Resolve(p)
 	if !within(abs, sb.WriteRoots) {
-		return "", fail(SandboxViolation, "%s is outside the write roots %v", abs, sb.WriteRoots)
+		f := fail(SandboxViolation, "%s is outside the write roots %v", describe(abs), sb.WriteRoots)
+		f.Path, f.Violation = abs, eventsv1.ViolationKind_VIOLATION_KIND_FILESYSTEM_WRITE
+		return "", f
 	}
 	return abs, nil
+}
+
+// describe names a path and, when links lead elsewhere, where.
+func describe(abs string) string {
+	if real := realPath(abs); real != abs {
+		return abs + " (a link to " + real + ")"
+	}
+	return abs
 }
 
 func (sb *Sandbox) cap(s string) Result {

@@ -59,12 +59,19 @@ func TestFileToolsStayInTheirRoots(t *testing.T) {
 		`{"path":"../` + filepath.Base(outside) + `/secret"}`,
 		`{"path":"escape/secret"}`, // a link out of the root
 	} {
-		if _, err := run(t, sb, "read_file", args); category(err) != tools.SandboxViolation {
+		_, err := run(t, sb, "read_file", args)
+		if category(err) != tools.SandboxViolation {
 			t.Errorf("read %s: %v", args, err)
 		}
+		// The refusal names the path and the boundary, for the report.
+		if f := (*tools.Failure)(nil); !errors.As(err, &f) || f.Path == "" || f.Violation != eventsv1.ViolationKind_VIOLATION_KIND_FILESYSTEM_READ {
+			t.Errorf("read %s: failure %+v", args, f)
+		}
 	}
-	if _, err := run(t, sb, "write_file", `{"path":"a.txt","content":"x"}`); category(err) != tools.SandboxViolation {
-		t.Fatalf("write outside the write roots: %v", err)
+	_, err := run(t, sb, "write_file", `{"path":"a.txt","content":"x"}`)
+	if f := (*tools.Failure)(nil); !errors.As(err, &f) || f.Category != tools.SandboxViolation ||
+		f.Path != filepath.Join(sb.Root, "a.txt") || f.Violation != eventsv1.ViolationKind_VIOLATION_KIND_FILESYSTEM_WRITE {
+		t.Fatalf("write outside the write roots: %+v", err)
 	}
 	if _, err := run(t, sb, "write_file", `{"path":"sub/new/c.txt","content":"hello"}`); err != nil {
 		t.Fatal(err)

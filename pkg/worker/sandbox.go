@@ -1,0 +1,138 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	"github.com/agentruntime/agentruntime/pkg/worker/tools"
+)
+
+// networkIsolation is how this host confines shell commands from the
+// network, decided once when the worker is built: sandbox.applied says
+// what was enforced, never more.
+type networkIsolation struct {
+	// argv is the command prefix that confines (empty: none available).
+	argv []string
+	// reason is the mechanism, or why there is none.
+	reason string
+}
+
+// probeNetworkIsolation tries an unprivileged user + network namespace
+// (unshare), which leaves a command no network interface that is up. The
+// current user's id is mapped when unshare can (the command sees its real
+// uid), else root's.
+func probeNetworkIsolation(disabled bool) networkIsolation {
+	if disabled {
+		return networkIsolation{reason: "network isolation is disabled by the worker's configuration: shell commands have the host's network"}
+	}
+	path, err := exec.LookPath("unshare")
+	if err != nil {
+		return networkIsolation{reason: "unshare is not installed: shell commands have the host's network"}
+	}
+	var failures []string
+	for _, mapping := range []string{"--map-current-user", "--map-root-user"} {
+		argv := []string{path, "--user", "--net", mapping}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		out, err := exec.CommandContext(ctx, path, append(argv[1:], "/bin/sh", "-c", "exit 0")...).CombinedOutput()
+		cancel()
+		if err == nil {
+			return networkIsolation{argv: argv, reason: "own user and network namespace (unshare --user --net " + mapping + "): no network interface is up"}
+		}
+		msg := strings.TrimSpace(string(out))
+		if msg == "" {
+			msg = err.Error()
+		}
+		failures = append(failures, mapping+": "+clip(msg, 200))
+	}
+	return networkIsolation{reason: "unshare cannot create a user and network namespace without privileges here (" +
+		strings.Join(failures, "; ") + "): shell commands have the host's network"}
+}
+
+// appliedSandbox is the profile the worker enforces for a call of the
+// named tool: the sandbox's roots, the call's cwd, for a shell command the
+// inherited variables, its time limit and how the network was (or could
+// not be) confined. Tools that run inside the worker open no connections
+// of their own, so their network facet is not applicable.
+func (w *Worker) appliedSandbox(name string, args json.RawMessage, acc tools.Access) *permissionv1.ReportSandboxAppliedRequest {
+	sb := &w.cfg.Sandbox
+	p := &eventsv1.SandboxProfile{Mode: eventsv1.SandboxMode_SANDBOX_MODE_READ_ONLY, Cwd: absPath(sb.Root),
+		ReadRoots: absPaths(sb.EffectiveReadRoots()), WriteRoots: absPaths(sb.WriteRoots)}
+	if len(sb.WriteRoots) > 0 {
+		p.Mode = eventsv1.SandboxMode_SANDBOX_MODE_WORKSPACE_WRITE
+	}
+	if acc.Cwd != "" {
+		p.Cwd = absPath(acc.Cwd)
+	}
+	req := &permissionv1.ReportSandboxAppliedRequest{Name: name, Profile: p,
+		NetworkEnforcement:       eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_NOT_APPLICABLE,
+		NetworkEnforcementReason: "the tool runs inside the worker process and opens no connections of its own"}
+	if sh, ok := w.tools[name].(tools.Shell); ok {
+		req.EnvAllowlist = sb.EffectiveEnvAllow()
+		if d := sh.WallTime(sb, args); d > 0 {
+			p.ProcessLimits = &eventsv1.ProcessLimits{WallTime: durationpb.New(d)}
+		}
+		req.NetworkEnforcementReason = w.network.reason
+		if len(w.network.argv) > 0 {
+			req.NetworkEnforcement, p.Network = eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_ENFORCED, eventsv1.NetworkMode_NETWORK_MODE_NONE
+		} else {
+			req.NetworkEnforcement, p.Network = eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_UNAVAILABLE, eventsv1.NetworkMode_NETWORK_MODE_FULL
+		}
+	}
+	return req
+}
+
+// reportApplied records sandbox.applied through the permission service
+// (the owner of sandbox.*) for a tool call or, with a process id, for the
+// background process the call started.
+func (tu *turn) reportApplied(ctx context.Context, req *permissionv1.ReportSandboxAppliedRequest, step, call, process, evalID string) error {
+	req.SessionId, req.ThreadId, req.TurnId, req.EvaluationId = tu.t.GetSessionId(), tu.t.GetThreadId(), tu.t.GetTurnId(), evalID
+	req.Target, req.StepId, req.ToolCallId = eventsv1.SandboxTarget_SANDBOX_TARGET_TOOL, step, call
+	if process != "" {
+		req.Target, req.StepId, req.ToolCallId, req.ProcessId = eventsv1.SandboxTarget_SANDBOX_TARGET_PROCESS, "", "", process
+	}
+	_, err := tu.w.permission.ReportSandboxApplied(ctx, req)
+	return err
+}
+
+// reportViolation records the worker's own refusal (a path outside the
+// roots, a link leading out) as sandbox.violation with the call's ids, so
+// the denial is explained as the sandbox's and not a generic failure.
+// Other errors are not violations and report nothing.
+func (tu *turn) reportViolation(ctx context.Context, step, call, evalID string, err error) {
+	var f *tools.Failure
+	if !errors.As(err, &f) || f.Category != tools.SandboxViolation || f.Path == "" {
+		return
+	}
+	_, rerr := tu.w.permission.ReportSandboxViolation(ctx, &permissionv1.ReportSandboxViolationRequest{
+		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), StepId: step, ToolCallId: call,
+		Kind: f.Violation, Target: f.Path, Reason: clip(f.Message, 1024), EvaluationId: evalID, Blocked: true,
+	})
+	if rerr != nil {
+		// The access was stopped either way; tool.failed still says why.
+		tu.w.cfg.Logger.WarnContext(ctx, "reporting a sandbox violation", "turn_id", tu.t.GetTurnId(), "path", f.Path, "error", rerr)
+	}
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func absPaths(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = absPath(p)
+	}
+	return out
+}
