@@ -37,6 +37,7 @@ type workerFlags struct {
 	taskKinds     string
 	maxTurns      int
 	contextWindow int64
+	noNetIsolate  bool
 }
 
 func (f *workerFlags) register(fs *flag.FlagSet) {
@@ -51,6 +52,7 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.tasks, "tasks", false, "also pull task runs from the tasks service and run each as a turn")
 	fs.StringVar(&f.taskKinds, "task-kinds", "", "with --tasks: only tasks of these kinds (comma-separated; empty: any)")
 	fs.IntVar(&f.maxTurns, "max-turns", 4, "turns run at once (a delegating turn waits for its subagent's turn)")
+	fs.BoolVar(&f.noNetIsolate, "no-network-isolation", false, "run shell commands with the host's network instead of their own network namespace (sandbox.applied records network enforcement as unavailable)")
 	fs.Int64Var(&f.contextWindow, "context-window", 0, "context window in tokens of --model when routing does not say it; a transcript above 80% of it is compacted (0: never)")
 }
 
@@ -64,6 +66,7 @@ func (f *workerFlags) config(conn grpc.ClientConnInterface, logger *slog.Logger)
 		WorkerID: f.workerID, Conn: conn, SessionID: f.session, Logger: logger, DefaultModel: f.model, LeaseTTL: f.leaseTTL,
 		Sandbox: tools.Sandbox{Root: root, WriteRoots: []string{root}},
 		Tasks:   f.tasks, MaxTurns: f.maxTurns, ContextWindow: f.contextWindow,
+		DisableNetworkIsolation: f.noNetIsolate,
 	}
 	for _, k := range strings.Split(f.taskKinds, ",") {
 		if k = strings.TrimSpace(k); k != "" {

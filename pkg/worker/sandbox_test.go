@@ -107,7 +107,6 @@ turns:
 	}
 }
 
-
 // A shell command tries to reach a listener of the test on 127.0.0.1; a
 // background process starts too. With isolation (an unprivileged user +
 // network namespace) the command cannot connect and sandbox.applied says
