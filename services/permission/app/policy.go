@@ -133,9 +133,9 @@ func stateFromLevel(l *domain.Level, s Scope) *permissionv1.LevelState {
 	}
 }
 
-// Levels returns the levels that apply to a target, least specific first
-// (nil entries for levels the target does not name).
-func (a *App) levels(ctx context.Context, tenant, workspace, session, thread string) ([]*domain.Level, error) {
+// scopesOf lists the policy levels that apply to a target, least
+// specific first.
+func scopesOf(workspace, session, thread string) []Scope {
 	scopes := []Scope{{Level: eventsv1.PolicyLevel_POLICY_LEVEL_TENANT}}
 	if workspace != "" {
 		scopes = append(scopes, Scope{Level: eventsv1.PolicyLevel_POLICY_LEVEL_WORKSPACE, WorkspaceID: workspace})
@@ -146,6 +146,29 @@ func (a *App) levels(ctx context.Context, tenant, workspace, session, thread str
 			scopes = append(scopes, Scope{Level: eventsv1.PolicyLevel_POLICY_LEVEL_THREAD, SessionID: session, ThreadID: thread})
 		}
 	}
+	return scopes
+}
+
+// awaitPolicy waits until the read model has applied the latest policy
+// change of every level that applies to a target, for writes that carry
+// the policy but whose request has no min_sequence to wait for.
+func (a *App) awaitPolicy(ctx context.Context, tenant, workspace, session, thread string) error {
+	var last uint64
+	for _, s := range scopesOf(workspace, session, thread) {
+		seq, err := a.log.LastSequence(ctx, s.aggregate(tenant))
+		if err != nil {
+			return err
+		}
+		last = max(last, seq)
+	}
+	_, err := a.waitFor(ctx, last)
+	return err
+}
+
+// Levels returns the levels that apply to a target, least specific first
+// (nil entries for levels the target does not name).
+func (a *App) levels(ctx context.Context, tenant, workspace, session, thread string) ([]*domain.Level, error) {
+	scopes := scopesOf(workspace, session, thread)
 	out := make([]*domain.Level, 0, len(scopes))
 	for _, s := range scopes {
 		l, err := a.level(ctx, tenant, s)
