@@ -459,3 +459,28 @@ func TestToolInventory(t *testing.T) {
 	_, err = h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{WorkerId: "w3", Tools: []*eventsv1.ToolSpec{{Name: "x", InterruptBehavior: "explode"}}})
 	assertCode(t, err, codes.InvalidArgument, "interrupt_behavior")
 }
+
+// The thread read model carries routing's own summary, folded from the
+// routing service's facts with routing's fold.
+func TestThreadReadJoinsTheRoutingSummary(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	tu := h.submit(ctx, "s1", "th1").Turn
+	th := h.threadRead(ctx, "s1", "th1", 0)
+	if th.RoutingLimit != nil || th.Routing.GetState() != "unknown" {
+		t.Fatalf("before any routing fact: %v / %v", th.RoutingLimit, th.Routing)
+	}
+	decided := &eventsv1.RuntimeEvent{Type: "routing.single_candidate", SessionId: "s1", ThreadId: "th1", TurnId: tu.TurnId,
+		Payload: &eventsv1.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &eventsv1.RoutingSingleCandidate{Decision: &eventsv1.RoutingDecision{
+			SelectedProviderId: "openai", SelectedModelId: "gpt-5.4", CandidateCount: 1, DecisionSource: "profile",
+		}}}}
+	res, err := h.log.Append(ctx, eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "routing", ID: tu.TurnId}, eventlog.Any, decided)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th = h.threadRead(ctx, "s1", "th1", res[0].Sequence)
+	rl := th.RoutingLimit
+	if rl == nil || !rl.SingleCandidate || rl.GetDecision().GetSelectedModelId() != "gpt-5.4" || rl.TurnId != tu.TurnId || th.Routing.GetState() != "known" {
+		t.Fatalf("routing summary on the thread: %v / %v", rl, th.Routing)
+	}
+}

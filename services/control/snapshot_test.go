@@ -8,7 +8,9 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
@@ -87,6 +89,12 @@ func TestSessionSnapshotConformsToTheSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := h.submit(ctx, "s1", "done").Turn
+	routed := &eventsv1.RuntimeEvent{Type: "routing.single_candidate", SessionId: "s1", ThreadId: "done", TurnId: done.TurnId,
+		Payload: &eventsv1.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &eventsv1.RoutingSingleCandidate{Decision: &eventsv1.RoutingDecision{
+			SelectedProviderId: "openai", SelectedModelId: "gpt-5.4", CandidateCount: 1}}}}
+	if _, err := h.log.Append(ctx, eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "routing", ID: done.TurnId}, eventlog.Any, routed); err != nil {
+		t.Fatal(err)
+	}
 	last := h.report(ctx, started(done.TurnId), completed(done.TurnId))
 
 	sess, err := h.client.GetSession(ctx, &controlv1.GetSessionRequest{SessionId: "s1", MinSequence: last.Sequence, HistoryLimit: 100})
@@ -108,6 +116,9 @@ func TestSessionSnapshotConformsToTheSchemas(t *testing.T) {
 		if profile {
 			if err := validate(t, lime, snap); err != nil {
 				t.Errorf("Lime profile schema: %v", err)
+			}
+			if rl := snap["routingLimitSummary"].(map[string]any); rl["selectedModel"] != "gpt-5.4" || rl["singleCandidate"] != true {
+				t.Errorf("routingLimitSummary %v", rl)
 			}
 		}
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	routingfold "github.com/agentruntime/agentruntime/services/routing/projector"
 )
 
 // maxIncidents bounds the incidents a thread keeps in its read model; older
@@ -221,6 +223,12 @@ func (t *tx) apply() error {
 		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Permission })
 	case strings.HasPrefix(typ, "routing."), strings.HasPrefix(typ, "cost."), strings.HasPrefix(typ, "quota."),
 		typ == "rate_limit.hit", typ == "task.profile.resolved":
+		if th, ok := t.thread(ev.GetThreadId()); ok {
+			if th.RoutingLimit == nil {
+				th.RoutingLimit = &routingv1.RoutingLimitSummary{}
+			}
+			routingfold.FoldThread(th.RoutingLimit, ev)
+		}
 		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Routing })
 	case strings.HasPrefix(typ, "task.") || strings.HasPrefix(typ, "job."):
 		if typ == "task.created" {

@@ -83,7 +83,7 @@ func SessionSnapshotJSON(runtimeID string, s *controlv1.Session, threads []*cont
 		}
 		t["evidenceSummary"] = map[string]any{"evidenceRefs": refs}
 		t["permissionState"] = summaryJSON(th.Permission)
-		t["modelRouting"] = summaryJSON(th.Routing)
+		t["modelRouting"] = routingJSON(th)
 		outThreads = append(outThreads, t)
 	}
 	out := map[string]any{
@@ -105,7 +105,33 @@ func SessionSnapshotJSON(runtimeID string, s *controlv1.Session, threads []*cont
 		out["tasks"] = []any{}
 		out["taskSummary"] = map[string]any{"state": "unknown"}
 		out["routingLimitSummary"] = map[string]any{"state": "unknown"}
+		// The latest routed thread speaks for the session.
+		var latest *controlv1.ThreadRead
+		for _, th := range threads {
+			if th.RoutingLimit != nil && (latest == nil || th.RoutingLimit.LastSequence > latest.RoutingLimit.LastSequence) {
+				latest = th
+			}
+		}
+		if latest != nil {
+			out["routingLimitSummary"] = routingJSON(latest)
+		}
 		out["telemetrySummary"] = map[string]any{"joinStatus": "unknown"}
+	}
+	return out
+}
+
+// routingJSON is the thread's routing facts: the joined summary, and the
+// routing service's own fold when a routing fact has arrived.
+func routingJSON(th *controlv1.ThreadRead) map[string]any {
+	out := summaryJSON(th.Routing)
+	if rl := th.RoutingLimit; rl != nil {
+		out["candidateCount"] = rl.CandidateCount
+		out["singleCandidate"] = rl.SingleCandidate
+		if d := rl.GetDecision(); d != nil {
+			out["selectedProvider"] = d.GetSelectedProviderId()
+			out["selectedModel"] = d.GetSelectedModelId()
+		}
+		out["fallbackCount"] = rl.FallbackCount
 	}
 	return out
 }

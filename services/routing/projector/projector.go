@@ -103,11 +103,8 @@ func (p Projection) Project(ctx context.Context, store projection.Store, rec *ev
 	if docs[1] == nil {
 		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: ThreadIndex(tenant, e.GetSessionId()), Member: e.GetThreadId(), Score: float64(e.GetSequence())})
 	}
-	if thread.GetTurnId() != e.GetTurnId() {
-		resetTurnFacts(thread)
-	}
 	Fold(turn, e)
-	Fold(thread, e)
+	FoldThread(thread, e)
 	if err := put(&b, tk, turn); err != nil {
 		return b, err
 	}
@@ -139,6 +136,16 @@ func resetTurnFacts(s *routingv1.RoutingLimitSummary) {
 	s.TaskProfile, s.CandidateCount, s.SingleCandidate, s.Decision, s.NotPossible = nil, 0, false, nil, nil
 	s.FallbackCount, s.LastFallback, s.FailedModelIds = 0, nil, nil
 	s.RoutingState = commonv1.FactState_FACT_STATE_UNKNOWN
+}
+
+// FoldThread applies one routing event to a thread's summary: the facts of
+// the thread's latest routed turn, with cost, quota and rate-limit facts
+// kept across turns. The control service runs it for its thread read model.
+func FoldThread(s *routingv1.RoutingLimitSummary, e *ev.RuntimeEvent) {
+	if s.GetTurnId() != e.GetTurnId() {
+		resetTurnFacts(s)
+	}
+	Fold(s, e)
 }
 
 // Fold applies one routing event to a summary. The control service can run

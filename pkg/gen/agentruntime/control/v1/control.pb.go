@@ -8,8 +8,9 @@ package controlv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
-	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	v12 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -3948,8 +3949,12 @@ type ThreadRead struct {
 	TurnCount             int64                  `protobuf:"varint,23,opt,name=turn_count,json=turnCount,proto3" json:"turn_count,omitempty"`
 	CompactionSummaryRefs []string               `protobuf:"bytes,24,rep,name=compaction_summary_refs,json=compactionSummaryRefs,proto3" json:"compaction_summary_refs,omitempty"`
 	Sequence              uint64                 `protobuf:"varint,25,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The routing and limit summary of the thread's latest routed turn,
+	// folded from the routing service's facts with its own fold; unset until
+	// a routing fact arrives (routing.state says unknown).
+	RoutingLimit  *v11.RoutingLimitSummary `protobuf:"bytes,26,opt,name=routing_limit,json=routingLimit,proto3" json:"routing_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ThreadRead) Reset() {
@@ -4155,6 +4160,13 @@ func (x *ThreadRead) GetSequence() uint64 {
 		return x.Sequence
 	}
 	return 0
+}
+
+func (x *ThreadRead) GetRoutingLimit() *v11.RoutingLimitSummary {
+	if x != nil {
+		return x.RoutingLimit
+	}
+	return nil
 }
 
 // Subagent is a child agent context.
@@ -5197,7 +5209,7 @@ func (x *StoreOutputRequest) GetRedacted() bool {
 
 type StoreOutputResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Output        *v11.OutputRef         `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	Output        *v12.OutputRef         `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5232,7 +5244,7 @@ func (*StoreOutputResponse) Descriptor() ([]byte, []int) {
 	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{66}
 }
 
-func (x *StoreOutputResponse) GetOutput() *v11.OutputRef {
+func (x *StoreOutputResponse) GetOutput() *v12.OutputRef {
 	if x != nil {
 		return x.Output
 	}
@@ -5243,7 +5255,7 @@ var File_agentruntime_control_v1_control_proto protoreflect.FileDescriptor
 
 const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a#agentruntime/common/v1/common.proto\x1a'agentruntime/control/v1/processes.proto\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/envelope.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\a\n" +
+	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a#agentruntime/common/v1/common.proto\x1a'agentruntime/control/v1/processes.proto\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/envelope.proto\x1a%agentruntime/routing/v1/routing.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\a\n" +
 	"\x11SubmitTurnRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
@@ -5588,7 +5600,8 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\n" +
 	"FactsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbc\t\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8f\n" +
+	"\n" +
 	"\n" +
 	"ThreadRead\x12\x1d\n" +
 	"\n" +
@@ -5625,7 +5638,8 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\n" +
 	"turn_count\x18\x17 \x01(\x03R\tturnCount\x126\n" +
 	"\x17compaction_summary_refs\x18\x18 \x03(\tR\x15compactionSummaryRefs\x12\x1a\n" +
-	"\bsequence\x18\x19 \x01(\x04R\bsequence\x1a>\n" +
+	"\bsequence\x18\x19 \x01(\x04R\bsequence\x12Q\n" +
+	"\rrouting_limit\x18\x1a \x01(\v2,.agentruntime.routing.v1.RoutingLimitSummaryR\froutingLimit\x1a>\n" +
 	"\x10DiagnosticsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x99\x03\n" +
@@ -5883,11 +5897,12 @@ var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(*v1.ToolSpec)(nil),               // 82: agentruntime.events.v1.ToolSpec
 	(*v1.RuntimeEvent)(nil),           // 83: agentruntime.events.v1.RuntimeEvent
 	(*timestamppb.Timestamp)(nil),     // 84: google.protobuf.Timestamp
-	(*v11.OutputRef)(nil),             // 85: agentruntime.common.v1.OutputRef
-	(*WriteProcessStdinRequest)(nil),  // 86: agentruntime.control.v1.WriteProcessStdinRequest
-	(*TerminateProcessRequest)(nil),   // 87: agentruntime.control.v1.TerminateProcessRequest
-	(*WriteProcessStdinResponse)(nil), // 88: agentruntime.control.v1.WriteProcessStdinResponse
-	(*TerminateProcessResponse)(nil),  // 89: agentruntime.control.v1.TerminateProcessResponse
+	(*v11.RoutingLimitSummary)(nil),   // 85: agentruntime.routing.v1.RoutingLimitSummary
+	(*v12.OutputRef)(nil),             // 86: agentruntime.common.v1.OutputRef
+	(*WriteProcessStdinRequest)(nil),  // 87: agentruntime.control.v1.WriteProcessStdinRequest
+	(*TerminateProcessRequest)(nil),   // 88: agentruntime.control.v1.TerminateProcessRequest
+	(*WriteProcessStdinResponse)(nil), // 89: agentruntime.control.v1.WriteProcessStdinResponse
+	(*TerminateProcessResponse)(nil),  // 90: agentruntime.control.v1.TerminateProcessResponse
 }
 var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	80,  // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
@@ -5954,80 +5969,81 @@ var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	55,  // 61: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
 	84,  // 62: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
 	84,  // 63: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
-	81,  // 64: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
-	81,  // 65: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	52,  // 66: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	84,  // 67: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	81,  // 68: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	84,  // 69: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	84,  // 70: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
-	84,  // 71: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
-	64,  // 72: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
-	65,  // 73: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
-	85,  // 74: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
-	4,   // 75: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
-	6,   // 76: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
-	8,   // 77: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
-	10,  // 78: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
-	12,  // 79: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
-	14,  // 80: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
-	16,  // 81: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
-	18,  // 82: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
-	20,  // 83: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
-	22,  // 84: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
-	24,  // 85: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
-	26,  // 86: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
-	28,  // 87: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
-	30,  // 88: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
-	32,  // 89: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
-	34,  // 90: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
-	36,  // 91: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
-	38,  // 92: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
-	40,  // 93: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
-	42,  // 94: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
-	47,  // 95: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
-	49,  // 96: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
-	59,  // 97: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
-	61,  // 98: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
-	63,  // 99: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
-	67,  // 100: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
-	69,  // 101: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
-	86,  // 102: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
-	87,  // 103: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
-	5,   // 104: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
-	7,   // 105: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
-	9,   // 106: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
-	11,  // 107: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
-	13,  // 108: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
-	15,  // 109: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
-	17,  // 110: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
-	19,  // 111: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
-	21,  // 112: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
-	23,  // 113: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
-	25,  // 114: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
-	27,  // 115: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
-	29,  // 116: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
-	31,  // 117: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
-	33,  // 118: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
-	35,  // 119: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
-	37,  // 120: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
-	39,  // 121: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
-	41,  // 122: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
-	43,  // 123: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
-	48,  // 124: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
-	50,  // 125: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
-	60,  // 126: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
-	62,  // 127: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
-	66,  // 128: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
-	68,  // 129: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
-	70,  // 130: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
-	88,  // 131: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
-	89,  // 132: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
-	104, // [104:133] is the sub-list for method output_type
-	75,  // [75:104] is the sub-list for method input_type
-	75,  // [75:75] is the sub-list for extension type_name
-	75,  // [75:75] is the sub-list for extension extendee
-	0,   // [0:75] is the sub-list for field type_name
+	85,  // 64: agentruntime.control.v1.ThreadRead.routing_limit:type_name -> agentruntime.routing.v1.RoutingLimitSummary
+	81,  // 65: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
+	81,  // 66: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	52,  // 67: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	84,  // 68: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	81,  // 69: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	84,  // 70: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	84,  // 71: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
+	84,  // 72: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
+	64,  // 73: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
+	65,  // 74: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
+	86,  // 75: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
+	4,   // 76: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
+	6,   // 77: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
+	8,   // 78: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
+	10,  // 79: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
+	12,  // 80: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
+	14,  // 81: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
+	16,  // 82: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
+	18,  // 83: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
+	20,  // 84: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
+	22,  // 85: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
+	24,  // 86: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
+	26,  // 87: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
+	28,  // 88: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
+	30,  // 89: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
+	32,  // 90: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
+	34,  // 91: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
+	36,  // 92: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
+	38,  // 93: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
+	40,  // 94: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
+	42,  // 95: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
+	47,  // 96: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
+	49,  // 97: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
+	59,  // 98: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
+	61,  // 99: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
+	63,  // 100: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
+	67,  // 101: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
+	69,  // 102: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
+	87,  // 103: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
+	88,  // 104: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
+	5,   // 105: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
+	7,   // 106: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
+	9,   // 107: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
+	11,  // 108: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
+	13,  // 109: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
+	15,  // 110: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
+	17,  // 111: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
+	19,  // 112: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
+	21,  // 113: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
+	23,  // 114: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
+	25,  // 115: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
+	27,  // 116: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
+	29,  // 117: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
+	31,  // 118: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
+	33,  // 119: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
+	35,  // 120: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
+	37,  // 121: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
+	39,  // 122: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
+	41,  // 123: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
+	43,  // 124: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
+	48,  // 125: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
+	50,  // 126: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
+	60,  // 127: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
+	62,  // 128: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
+	66,  // 129: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
+	68,  // 130: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
+	70,  // 131: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
+	89,  // 132: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
+	90,  // 133: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
+	105, // [105:134] is the sub-list for method output_type
+	76,  // [76:105] is the sub-list for method input_type
+	76,  // [76:76] is the sub-list for extension type_name
+	76,  // [76:76] is the sub-list for extension extendee
+	0,   // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_control_v1_control_proto_init() }
