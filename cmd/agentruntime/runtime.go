@@ -37,6 +37,7 @@ type common struct {
 	otlpInsecure    bool
 	runtimeID       string
 	shutdownTimeout time.Duration
+	modelsFile      string
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultListen string) {
@@ -47,6 +48,7 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.BoolVar(&c.otlpInsecure, "otlp-insecure", false, "talk to the OTLP collector without TLS")
 	fs.StringVar(&c.runtimeID, "runtime-id", "", "runtime_id stamped into events (default: a new id per process)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "bound on graceful shutdown")
+	fs.StringVar(&c.modelsFile, "models", "", "model registry YAML for the routing service (see deploy/config/models.example.yaml)")
 }
 
 // parseFlags applies AR_* environment defaults, then the command line. The
@@ -114,6 +116,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			Redis:          be.redis,
 			Logger:         logger.With("service", name),
 			TracerProvider: tel.TracerProvider,
+			Config:         kit.Config{ModelsFile: c.modelsFile},
 		}
 		svc, err := all.New(name, deps)
 		if err != nil {

@@ -72,7 +72,6 @@ func startSystemWith(t testing.TB, models string) *system {
 	if err := os.WriteFile(path, []byte(models), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("AR_MODELS", path)
 	ctx, cancel := context.WithCancel(context.Background())
 	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
 	if err != nil {
@@ -90,7 +89,9 @@ func startSystemWith(t testing.TB, models string) *system {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := func() kit.Deps { return kit.Deps{Log: log, Store: projection.NewMemory(), Logger: logger} }
+	deps := func() kit.Deps {
+		return kit.Deps{Log: log, Store: projection.NewMemory(), Logger: logger, Config: kit.Config{ModelsFile: path}}
+	}
 	services := []kit.Service{control.New(deps()), tasks.New(deps()), routing.New(deps()), permission.New(deps()), evidence.New(deps())}
 	done := make(chan error, len(services)+1)
 	runners := 0

@@ -28,6 +28,16 @@ type Deps struct {
 	Redis          redis.UniversalClient
 	Logger         *slog.Logger
 	TracerProvider trace.TracerProvider
+	// Config is what the binary's flags say beyond the shared ones.
+	Config Config
+}
+
+// Config carries service settings parsed by the binary (flags with AR_*
+// environment defaults), so no service reads the environment itself.
+type Config struct {
+	// ModelsFile is the routing service's model registry YAML (--models,
+	// AR_MODELS); empty means an empty registry.
+	ModelsFile string
 }
 
 // Service is one of the five agentruntime services.

@@ -6,7 +6,6 @@ package routing
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"google.golang.org/grpc"
 
@@ -30,17 +29,18 @@ var HealthName = routingv1.RoutingService_ServiceDesc.ServiceName
 type Service struct {
 	deps    kit.Deps
 	handler *rgrpc.Handler
-	// configErr is a bad AR_MODELS file: Run fails with it so the process
+	// configErr is a bad --models file: Run fails with it so the process
 	// stops instead of routing on a registry nobody meant.
 	configErr error
 }
 
 // New builds the service on its dependencies. The model registry config is
-// read from the file named by AR_MODELS (none: an empty registry).
+// read from deps.Config.ModelsFile (--models, AR_MODELS; none: an empty
+// registry).
 func New(deps kit.Deps) *Service {
 	var config *ev.Registry
 	var configErr error
-	if path := os.Getenv(app.EnvModels); path != "" {
+	if path := deps.Config.ModelsFile; path != "" {
 		config, configErr = app.LoadConfig(path)
 	}
 	var limits app.Limiter = adapters.NewMemory()
@@ -62,7 +62,7 @@ func (s *Service) Register(g *grpc.Server) { routingv1.RegisterRoutingServiceSer
 // Run implements kit.Runner: the routing read model's projector.
 func (s *Service) Run(ctx context.Context) error {
 	if s.configErr != nil {
-		return fmt.Errorf("%s: %w", app.EnvModels, s.configErr)
+		return fmt.Errorf("--models %s: %w", s.deps.Config.ModelsFile, s.configErr)
 	}
 	return projector.Run(ctx, s.deps.Log, s.deps.Store, rp.Projection{Subjects: s.deps.Log.Subjects}, s.deps.Logger)
 }

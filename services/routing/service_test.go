@@ -77,14 +77,12 @@ func (tenantAuth) Authenticate(ctx context.Context) (auth.Principal, error) {
 
 func start(t *testing.T, config string) rv1.RoutingServiceClient {
 	t.Helper()
+	var modelsFile string
 	if config != "" {
-		path := filepath.Join(t.TempDir(), "models.yaml")
-		if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		modelsFile = filepath.Join(t.TempDir(), "models.yaml")
+		if err := os.WriteFile(modelsFile, []byte(config), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		t.Setenv("AR_MODELS", path)
-	} else {
-		t.Setenv("AR_MODELS", "")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -93,7 +91,7 @@ func start(t *testing.T, config string) rv1.RoutingServiceClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := routing.New(kit.Deps{Log: log, Store: projection.NewMemory()})
+	svc := routing.New(kit.Deps{Log: log, Store: projection.NewMemory(), Config: kit.Config{ModelsFile: modelsFile}})
 	done := make(chan error, 1)
 	go func() { done <- svc.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })

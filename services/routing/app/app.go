@@ -36,7 +36,7 @@ type App struct {
 	exec   command.Executor
 	limits Limiter
 	now    func() time.Time
-	// config is the AR_MODELS registry (nil: none); each tenant imports it
+	// config is the --models registry (nil: none); each tenant imports it
 	// once per digest, as a limit.changed fact.
 	config *ev.Registry
 	seeded sync.Map // tenant -> digest imported

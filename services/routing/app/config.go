@@ -16,8 +16,6 @@ import (
 	"github.com/agentruntime/agentruntime/services/routing/domain"
 )
 
-// EnvModels names the environment variable with the registry config path.
-const EnvModels = "AR_MODELS"
 
 // configFile is the YAML shape of the registry config (see
 // deploy/config/models.example.yaml). Prices and money are in USD for
