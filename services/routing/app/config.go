@@ -16,7 +16,6 @@ import (
 	"github.com/agentruntime/agentruntime/services/routing/domain"
 )
 
-
 // configFile is the YAML shape of the registry config (see
 // deploy/config/models.example.yaml). Prices and money are in USD for
 // people; the registry keeps integer nano-USD.
