@@ -40,6 +40,7 @@ type harness struct {
 	namespace string
 	store     projection.Store
 	client    controlv1.ControlServiceClient
+	svc       *control.Service
 	stop      func()
 	// leasesInRedis gives the service a Redis client (turn leases in
 	// Redis, as in `serve`); otherwise leases are in process (dev).
@@ -113,6 +114,7 @@ func (h *harness) start(store projection.Store) {
 		t.Fatal(err)
 	}
 	svc.Register(s.GRPC())
+	h.svc = svc
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

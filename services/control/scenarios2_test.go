@@ -322,10 +322,8 @@ func TestRemoteChannelReconnect(t *testing.T) {
 }
 
 func TestSlowSubscriberIsCutWithAResumableCursor(t *testing.T) {
-	oldBuf, oldStall := app.SubscriberBuffer, app.StallTimeout
-	app.SubscriberBuffer, app.StallTimeout = 8, 200*time.Millisecond
-	defer func() { app.SubscriberBuffer, app.StallTimeout = oldBuf, oldStall }()
 	h := newHarness(t)
+	h.svc.SetSubscriberLimits(app.SubscriberLimits{Buffer: 8, Stall: 200 * time.Millisecond})
 	ctx := acme(t)
 	tu := h.submit(ctx, "s1", "th1").Turn
 	r := h.report(ctx, started(tu.TurnId))
@@ -368,7 +366,7 @@ func TestSlowSubscriberIsCutWithAResumableCursor(t *testing.T) {
 	}
 	// Resuming there yields the rest: no gap, no duplicate. A subscriber
 	// that keeps reading is never cut, however small its buffer.
-	app.StallTimeout = 10 * time.Second
+	h.svc.SetSubscriberLimits(app.SubscriberLimits{Buffer: 8, Stall: 10 * time.Second})
 	sub2 := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"model.delta"}, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: last + 1})
 	for received < n {
 		ev := sub2.next().GetEvent()

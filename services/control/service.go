@@ -58,6 +58,10 @@ func New(deps kit.Deps) *Service {
 		claims: app.NewClaims(a, leases, deps.Logger), LeaseSweepInterval: time.Second}
 }
 
+// SetSubscriberLimits bounds what each new subscription may cost
+// (defaults: app.DefaultSubscriberLimits).
+func (s *Service) SetSubscriberLimits(l app.SubscriberLimits) { s.app.SetSubscriberLimits(l) }
+
 // Name implements kit.Service.
 func (s *Service) Name() string { return Name }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
@@ -29,6 +30,8 @@ type App struct {
 	Store projection.Store
 	exec  command.Executor
 	now   func() time.Time
+	// limits of new subscriptions (nil: DefaultSubscriberLimits).
+	limits atomic.Pointer[SubscriberLimits]
 }
 
 // New builds the use cases on a log and the service's store.

@@ -17,24 +17,39 @@ import (
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
-// SubscriberBuffer bounds the matching events held in memory for one
-// subscriber. When it is full the subscription stops reading the log (the
-// backlog stays in JetStream, not in this process) and waits for the
-// subscriber.
-var SubscriberBuffer = 1024
+// SubscriberLimits bound what one subscription may cost.
+type SubscriberLimits struct {
+	// Buffer bounds the matching events held in memory for one subscriber.
+	// When it is full the subscription stops reading the log (the backlog
+	// stays in JetStream, not in this process) and waits for the subscriber.
+	Buffer int
+	// Stall is how long a full buffer may wait for the subscriber to take an
+	// event before the stream is ended with a resumable cursor: a subscriber
+	// that makes no progress for this long is cut, one that keeps up however
+	// slowly is not.
+	Stall time.Duration
+}
 
-// StallTimeout is how long a full buffer may wait for the subscriber to
-// take an event before the stream is ended with a resumable cursor: a
-// subscriber that makes no progress for this long is cut, one that keeps up
-// however slowly is not.
-var StallTimeout = 10 * time.Second
+// DefaultSubscriberLimits apply unless SetSubscriberLimits says otherwise.
+var DefaultSubscriberLimits = SubscriberLimits{Buffer: 1024, Stall: 10 * time.Second}
+
+// SetSubscriberLimits changes the limits of subscriptions started from now
+// on; running ones keep theirs.
+func (a *App) SetSubscriberLimits(l SubscriberLimits) { a.limits.Store(&l) }
+
+func (a *App) subscriberLimits() SubscriberLimits {
+	if l := a.limits.Load(); l != nil {
+		return *l
+	}
+	return DefaultSubscriberLimits
+}
 
 // DefaultHeartbeat is the idle-stream heartbeat interval.
 const DefaultHeartbeat = 15 * time.Second
 
 // Subscribe streams the caller's events through send until ctx ends or the
-// subscriber stalls. Memory per subscriber is bounded by SubscriberBuffer;
-// a subscriber that takes nothing for StallTimeout is cut off with
+// subscriber stalls. Memory per subscriber is bounded by the limits' Buffer;
+// a subscriber that takes nothing for their Stall is cut off with
 // ResourceExhausted and the sequence to resume from, and resuming there
 // yields no gap and no duplicate.
 func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeEventsRequest, send func(*controlv1.SubscribeEventsResponse) error) error {
@@ -81,7 +96,8 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	buf := make(chan *eventsv1.RuntimeEvent, SubscriberBuffer)
+	limits := a.subscriberLimits()
+	buf := make(chan *eventsv1.RuntimeEvent, limits.Buffer)
 	overflow := make(chan struct{})
 	readErr := make(chan error, 1)
 	go func() {
@@ -99,7 +115,7 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 				continue
 			default:
 			}
-			stall := time.NewTimer(StallTimeout)
+			stall := time.NewTimer(limits.Stall)
 			select {
 			case buf <- rec.Event:
 				stall.Stop()
@@ -151,7 +167,7 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 			}
 			resume := strconv.FormatUint(lastSent+1, 10)
 			return grpcerr.ResourceExhausted("SUBSCRIBER_TOO_SLOW",
-				"the subscriber took no event for "+StallTimeout.String()+" with "+strconv.Itoa(SubscriberBuffer)+" waiting; resubscribe from sequence "+resume,
+				"the subscriber took no event for "+limits.Stall.String()+" with "+strconv.Itoa(limits.Buffer)+" waiting; resubscribe from sequence "+resume,
 				0, map[string]string{"resume_from_sequence": resume})
 		case err := <-readErr:
 			if ctx.Err() != nil {

@@ -13,6 +13,7 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/control/domain"
 	routingfold "github.com/agentruntime/agentruntime/services/routing/projector"
 )
 
@@ -641,13 +642,6 @@ func waitingStatus(actionType string) string {
 	return "waiting_input"
 }
 
-func terminal(status string) bool {
-	switch status {
-	case "completed", "failed", "cancelled", "timed_out", "rolled_back":
-		return true
-	}
-	return false
-}
-
-// Terminal reports whether a turn status is final.
-func Terminal(status string) bool { return terminal(status) }
+// terminal is the domain's rule for a final turn status: one rule for
+// deciding and projecting.
+var terminal = domain.Terminal
