@@ -1,46 +1,86 @@
-// Package command owns the write path every command takes (DESIGN §3): find
-// where the aggregate stands in the log, wait until the read model has
-// applied that far, decide on that state, append with the expected
-// sequence, and on a conflict do it all again. No locks: any number of
-// replicas may run the same command at once and exactly one wins each round.
+// Package command owns the write path every command takes (DESIGN §3,
+// docs/adr/0005-hot-path.md): decide on the aggregate's state as this
+// process holds it, append with the expected subject sequence, and answer
+// from the decision. No projection is waited for.
+//
+// The state is a bounded per-process cache of folded aggregates. An entry is
+// folded by the service's own read-model fold (the Project function its
+// projector runs) into a private in-memory store that holds only what the
+// aggregate's subject produced, together with the last subject sequence it
+// covers. A miss loads the aggregate's subject from the log; a conflict
+// means another replica wrote: the entry catches up from the log and the
+// command decides again. No locks across processes: any number of replicas
+// may run the same command at once and exactly one wins each round.
 package command
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
-	"github.com/agentruntime/agentruntime/pkg/projector"
 )
 
 // ErrExhausted: the aggregate kept changing under the command until the
 // attempts ran out. Callers map it to gRPC Aborted (retry later).
 var ErrExhausted = errors.New("command: the aggregate kept changing; gave up")
 
-// Executor runs commands against one read model.
-type Executor struct {
-	Log   *eventlog.Log
-	Store projection.Store
-	// Projection is the read model the decide functions read. Its filters
-	// must include the aggregates it decides on.
-	Projection string
-	// MaxAttempts bounds conflict retries; default 32.
-	MaxAttempts int
-	// CatchUp bounds the wait for the read model; default 5s.
-	CatchUp time.Duration
+// Fold folds one event into an aggregate's state: the read model's own
+// projection function (projector.Projection satisfies it). It reads the
+// state from store and returns what the event changes.
+type Fold interface {
+	Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error)
 }
 
-// Decide returns the events a command appends, given that the read model
-// holds the aggregate's latest state (at log sequence `last`, 0 when the
-// aggregate has no events). No events and no error: nothing to append (an
-// idempotent retry, a no-op). An error is the command's answer to the
-// caller; nothing is appended.
-type Decide func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error)
+// Writer runs commands on aggregates it holds in its cache. Build it with
+// NewWriter; it is safe for concurrent use.
+type Writer struct {
+	log         *eventlog.Log
+	fold        Fold
+	maxAttempts int
+	cache       *cache
+}
+
+// Options tune a Writer. Zero values take the defaults.
+type Options struct {
+	// MaxAttempts bounds conflict retries; default 32.
+	MaxAttempts int
+	// CacheSize bounds the aggregates held; default 4096.
+	CacheSize int
+}
+
+// NewWriter returns a writer that folds aggregates with fold.
+func NewWriter(log *eventlog.Log, fold Fold, opts Options) *Writer {
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = 32
+	}
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = 4096
+	}
+	return &Writer{log: log, fold: fold, maxAttempts: opts.MaxAttempts, cache: newCache(opts.CacheSize)}
+}
+
+// State is an aggregate as the writer holds it: the read model's documents
+// that the aggregate's own events produce, read with the read model's own
+// readers, and the subject sequence they cover (0: no events yet).
+type State struct {
+	projection.Store
+	Last uint64
+}
+
+// Decide returns the events a command appends given the aggregate's state.
+// No events and no error: nothing to append (an idempotent retry, a no-op).
+// An error is the command's answer to the caller; nothing is appended. It
+// may run more than once (after a conflict), each time on newer state.
+type Decide func(ctx context.Context, st State) ([]*eventsv1.RuntimeEvent, error)
 
 // Result of a command.
 type Result struct {
@@ -48,48 +88,139 @@ type Result struct {
 	// Sequence is the consistency token: the log sequence of the last event
 	// appended, or of the aggregate's last event when nothing was appended.
 	Sequence uint64
+	// State is the aggregate after the command's events: answer from it. It
+	// may already include a later command's events of this process, never
+	// fewer than this one's.
+	State State
 }
 
-// Execute runs decide until its events land at the expected sequence.
-func (x Executor) Execute(ctx context.Context, agg eventlog.Aggregate, decide Decide) (Result, error) {
-	attempts := x.MaxAttempts
-	if attempts <= 0 {
-		attempts = 32
-	}
-	catchUp := x.CatchUp
-	if catchUp <= 0 {
-		catchUp = 5 * time.Second
-	}
-	for i := 0; i < attempts; i++ {
-		last, err := x.Log.LastSequence(ctx, agg)
-		if err != nil {
+// Key derives the ids of a command's events from what identifies the
+// command (an idempotency key, a turn id, a command id), so a retry, even
+// from another process after a restart, appends the same message ids and
+// the log's de-duplication recognises it. Events that carry an id keep it.
+type Key string
+
+// Execute runs decide on agg until its events land at the expected
+// sequence. key may be empty: events without ids then get fresh ones.
+func (x *Writer) Execute(ctx context.Context, agg eventlog.Aggregate, key Key, decide Decide) (Result, error) {
+	e := x.cache.get(agg)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.loaded {
+		if err := x.catchUp(ctx, agg, e); err != nil {
 			return Result{}, err
 		}
-		if _, err := projector.WaitFor(ctx, x.Store, x.Projection, last, catchUp); err != nil {
-			return Result{}, err
-		}
-		evs, err := decide(ctx, last)
+		e.loaded = true
+	}
+	for i := 0; i < x.maxAttempts; i++ {
+		evs, err := decide(ctx, e.state())
 		if err != nil {
 			return Result{}, err
 		}
 		if len(evs) == 0 {
-			return Result{Sequence: last}, nil
+			return Result{Sequence: e.last, State: e.state()}, nil
 		}
-		appended, err := x.Log.Append(ctx, agg, eventlog.ExpectSequence(last), evs...)
+		if key != "" {
+			for n, ev := range evs {
+				if ev.GetEventId() == "" {
+					ev.EventId = DeriveID(agg, string(key), n)
+				}
+			}
+		}
+		appended, err := x.log.Append(ctx, agg, eventlog.ExpectSequence(e.last), evs...)
 		if errors.Is(err, eventlog.ErrConflict) && len(appended) == 0 {
-			// Writers that lost the race back off a random moment, growing
-			// with each loss, so a hot aggregate does not livelock them.
+			// Another writer got there first. Losers back off a random,
+			// growing moment so a hot aggregate does not livelock its
+			// writers, then learn what was written and decide again at once.
 			if err := backoff(ctx, i); err != nil {
+				return Result{}, err
+			}
+			if err := x.catchUp(ctx, agg, e); err != nil {
 				return Result{}, err
 			}
 			continue
 		}
 		if err != nil {
+			// Part of the command may have landed: the entry no longer
+			// knows where the aggregate stands.
+			e.loaded = false
+			e.reset()
 			return Result{Appended: appended}, err
 		}
-		return Result{Appended: appended, Sequence: appended[len(appended)-1].Sequence}, nil
+		if err := x.foldAppended(ctx, agg, e, evs, appended); err != nil {
+			return Result{}, err
+		}
+		return Result{Appended: appended, Sequence: appended[len(appended)-1].Sequence, State: e.state()}, nil
 	}
-	return Result{}, fmt.Errorf("%w after %d attempts on %s", ErrExhausted, attempts, agg)
+	return Result{}, fmt.Errorf("%w after %d attempts on %s", ErrExhausted, x.maxAttempts, agg)
+}
+
+// Load returns the aggregate's state as this process holds it, loading it
+// from the log on a miss. A read for a decision outside Execute (a check
+// before a command that writes elsewhere) uses it; it does not see writes
+// of other replicas since the entry was last refreshed.
+func (x *Writer) Load(ctx context.Context, agg eventlog.Aggregate) (State, error) {
+	e := x.cache.get(agg)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.loaded {
+		if err := x.catchUp(ctx, agg, e); err != nil {
+			return State{}, err
+		}
+		e.loaded = true
+	}
+	return e.state(), nil
+}
+
+// Refresh catches the held state up with the log: the aggregate as of now,
+// including every replica's writes.
+func (x *Writer) Refresh(ctx context.Context, agg eventlog.Aggregate) (State, error) {
+	e := x.cache.get(agg)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := x.catchUp(ctx, agg, e); err != nil {
+		return State{}, err
+	}
+	e.loaded = true
+	return e.state(), nil
+}
+
+// foldAppended applies the command's own events to the entry. When the log
+// said some were already there (a retried command), the entry may be
+// behind them: it catches up from the log instead.
+func (x *Writer) foldAppended(ctx context.Context, agg eventlog.Aggregate, e *entry, evs []*eventsv1.RuntimeEvent, appended []eventlog.Appended) error {
+	for i, ap := range appended {
+		if ap.Duplicate || ap.Sequence <= e.last {
+			return x.catchUp(ctx, agg, e)
+		}
+		ev := evs[i]
+		ev.Sequence = ap.Sequence
+		if err := e.apply(ctx, x.fold, &eventlog.Record{Event: ev, Subject: x.log.Subjects.Aggregate(agg)}); err != nil {
+			e.loaded = false
+			e.reset()
+			return err
+		}
+	}
+	return nil
+}
+
+// catchUp folds the aggregate's events after the entry's sequence: one
+// batch direct get when nothing is new.
+func (x *Writer) catchUp(ctx context.Context, agg eventlog.Aggregate, e *entry) error {
+	_, err := x.log.ReadAggregate(ctx, agg, e.last, func(r *eventlog.Record) error {
+		return e.apply(ctx, x.fold, r)
+	})
+	if err != nil {
+		e.loaded = false
+		e.reset()
+	}
+	return err
+}
+
+// DeriveID is the id of the n-th event of the command identified by key on
+// agg: the same inputs give the same id in every process.
+func DeriveID(agg eventlog.Aggregate, key string, n int) string {
+	return ids.Derive(ids.Event, agg.String(), key, strconv.Itoa(n))
 }
 
 func backoff(ctx context.Context, attempt int) error {
@@ -102,4 +233,78 @@ func backoff(ctx context.Context, attempt int) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// entryProjection keys the checkpoint of an entry's private store.
+const entryProjection = "aggregate"
+
+type entry struct {
+	key    eventlog.Aggregate
+	mu     sync.Mutex
+	loaded bool
+	store  *projection.Memory
+	last   uint64
+	elem   *list.Element
+}
+
+func (e *entry) state() State { return State{Store: e.store, Last: e.last} }
+
+func (e *entry) reset() {
+	e.store = projection.NewMemory()
+	e.last = 0
+}
+
+func (e *entry) apply(ctx context.Context, fold Fold, r *eventlog.Record) error {
+	seq := r.Event.GetSequence()
+	if seq <= e.last {
+		return nil
+	}
+	b, err := fold.Project(ctx, e.store, r)
+	if err != nil {
+		return fmt.Errorf("command: fold %s at %d: %w", r.Event.GetType(), seq, err)
+	}
+	b.Projection, b.Sequence = entryProjection, seq
+	if _, err := e.store.Apply(ctx, b); err != nil {
+		return err
+	}
+	e.last = seq
+	return nil
+}
+
+// cache is a bounded LRU of entries. An entry evicted while a command holds
+// it stays usable by that command; the next command loads a fresh one.
+type cache struct {
+	mu      sync.Mutex
+	size    int
+	order   *list.List
+	entries map[eventlog.Aggregate]*entry
+}
+
+func newCache(size int) *cache {
+	return &cache{size: size, order: list.New(), entries: make(map[eventlog.Aggregate]*entry)}
+}
+
+func (c *cache) get(agg eventlog.Aggregate) *entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[agg]; ok {
+		c.order.MoveToFront(e.elem)
+		return e
+	}
+	e := &entry{key: agg, store: projection.NewMemory()}
+	e.elem = c.order.PushFront(e)
+	c.entries[agg] = e
+	for c.order.Len() > c.size {
+		old := c.order.Back()
+		c.order.Remove(old)
+		delete(c.entries, old.Value.(*entry).key)
+	}
+	return e
+}
+
+// Len is how many aggregates the executor holds (for tests and metrics).
+func (x *Writer) Len() int {
+	x.cache.mu.Lock()
+	defer x.cache.mu.Unlock()
+	return len(x.cache.entries)
 }

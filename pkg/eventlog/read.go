@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/synadia-io/orbit.go/jetstreamext"
 	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -158,4 +159,49 @@ func (l *Log) Read(ctx context.Context, filters []string, from From, fn func(*Re
 		}
 	}
 	return last, nil
+}
+
+// aggregateBatch bounds one batch direct get of an aggregate's events.
+const aggregateBatch = 512
+
+// ReadAggregate calls fn for every event of one aggregate after sequence
+// `after`, in order, and returns the sequence of the last one (after when
+// none). It uses batch direct gets (one request per aggregateBatch events,
+// no consumer): the writer's cache loads and catches up aggregates with it
+// on the hot path.
+func (l *Log) ReadAggregate(ctx context.Context, agg Aggregate, after uint64, fn func(*Record) error) (uint64, error) {
+	if err := agg.validate(); err != nil {
+		return after, err
+	}
+	subject := l.Subjects.Aggregate(agg)
+	last := after
+	for {
+		msgs, err := jetstreamext.GetBatch(ctx, l.js, l.cfg.Stream, aggregateBatch,
+			jetstreamext.GetBatchSeq(last+1), jetstreamext.GetBatchSubject(subject))
+		if err != nil {
+			return last, fmt.Errorf("eventlog: read %s: %w", agg, err)
+		}
+		n := 0
+		for msg, err := range msgs {
+			if errors.Is(err, jetstreamext.ErrNoMessages) {
+				return last, nil
+			}
+			if err != nil {
+				return last, fmt.Errorf("eventlog: read %s: %w", agg, err)
+			}
+			n++
+			ev := &eventsv1.RuntimeEvent{}
+			if err := proto.Unmarshal(msg.Data, ev); err != nil {
+				return last, fmt.Errorf("eventlog: decode event at %d: %w", msg.Sequence, err)
+			}
+			ev.Sequence = msg.Sequence
+			if err := fn(&Record{Event: ev, Subject: msg.Subject, Header: msg.Header}); err != nil {
+				return last, err
+			}
+			last = msg.Sequence
+		}
+		if n < aggregateBatch {
+			return last, nil
+		}
+	}
 }

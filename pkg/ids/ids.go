@@ -9,6 +9,7 @@ package ids
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"sync"
@@ -92,4 +93,21 @@ const Pattern = `^[A-Za-z0-9][A-Za-z0-9_-]*$`
 
 func alnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// Derive returns the id with the given prefix that parts determine: the same
+// parts give the same id in every process and after every restart. Commands
+// derive their events' ids from what identifies them (an idempotency key, a
+// turn id, a position), so a retried command appends the same message ids
+// and the log recognises it. It has the shape of a generated id, but it does
+// not sort by time.
+func Derive(prefix string, parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		// Length-prefixed, so ("a","bc") and ("ab","c") differ.
+		fmt.Fprintf(h, "%d:%s;", len(p), p)
+	}
+	var id ulid.ULID
+	copy(id[:], h.Sum(nil))
+	return prefix + "_" + id.String()
 }

@@ -77,3 +77,22 @@ func FuzzValidateMatchesPattern(f *testing.F) {
 		}
 	})
 }
+
+func TestDeriveIsDeterministicValidAndDistinct(t *testing.T) {
+	a := Derive(Event, "acme/s/thread/t1", "turn_1", "0")
+	if a != Derive(Event, "acme/s/thread/t1", "turn_1", "0") {
+		t.Fatal("the same parts gave different ids")
+	}
+	if err := Validate(a); err != nil {
+		t.Fatalf("derived id %q is invalid: %v", a, err)
+	}
+	for _, other := range [][]string{
+		{"acme/s/thread/t1", "turn_1", "1"},
+		{"acme/s/thread/t1", "turn_10", ""},
+		{"acme/s/thread/t1turn_1", "", "0"},
+	} {
+		if b := Derive(Event, other...); b == a {
+			t.Fatalf("parts %q collide with the first id %q", other, a)
+		}
+	}
+}
