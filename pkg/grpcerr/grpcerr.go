@@ -1,9 +1,13 @@
-// Package grpcerr owns the vocabulary of errors every service answers with
-// (DESIGN §10): gRPC status codes with rich details, so a caller learns
-// which field is wrong, which precondition failed, what does not exist, or
-// when to retry. A caller's mistake is never Internal.
+// Package grpcerr turns the errors services return into the gRPC statuses
+// callers see (DESIGN §10), with rich details, so a caller learns which
+// field is wrong (BadRequest), which precondition failed and why
+// (PreconditionFailure, ErrorInfo reason and metadata), what does not exist
+// (ResourceInfo), or when to retry (RetryInfo). A caller's mistake is never
+// Internal.
 //
-// Each service keeps one function that maps its domain errors onto these.
+// Status is the repository's one error-to-status function: services return
+// pkg/fault errors (or the shared machinery's own errors) and never build
+// statuses themselves.
 package grpcerr
 
 import (
@@ -18,6 +22,7 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -26,96 +31,30 @@ import (
 // Domain identifies agentruntime in google.rpc.ErrorInfo details.
 const Domain = "agentruntime.dev"
 
-func with(code codes.Code, msg string, details ...protoadapt.MessageV1) error {
-	st := status.New(code, msg)
-	if len(details) == 0 {
-		return st.Err()
-	}
-	if withDetails, err := st.WithDetails(details...); err == nil {
-		st = withDetails
-	}
-	return st.Err()
-}
+// Delays callers are told to wait before retrying the shared machinery's
+// transient failures.
+const (
+	conflictRetry = 100 * time.Millisecond
+	behindRetry   = 500 * time.Millisecond
+)
 
-// FieldViolation names a wrong request field (a path like "input.parts[0]").
-type FieldViolation struct {
-	Field       string
-	Description string
-}
-
-// InvalidArgument: the request breaks a rule; every violated field is named.
-func InvalidArgument(violations ...FieldViolation) error {
-	br := &errdetails.BadRequest{}
-	msg := "invalid request"
-	for i, v := range violations {
-		br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: v.Field, Description: v.Description})
-		if i == 0 {
-			msg = fmt.Sprintf("invalid request: %s: %s", v.Field, v.Description)
-		}
-	}
-	return with(codes.InvalidArgument, msg, br)
-}
-
-// InvalidField is InvalidArgument for one field.
-func InvalidField(field, format string, args ...any) error {
-	return InvalidArgument(FieldViolation{Field: field, Description: fmt.Sprintf(format, args...)})
-}
-
-// NotFound: no such resource for this tenant. Used for another tenant's
-// resources too, so existence does not leak.
-func NotFound(kind, id string) error {
-	return with(codes.NotFound, fmt.Sprintf("%s %q not found", kind, id),
-		&errdetails.ResourceInfo{ResourceType: kind, ResourceName: id})
-}
-
-// AlreadyExists: a create for an id that is taken by something different.
-func AlreadyExists(kind, id, description string) error {
-	return with(codes.AlreadyExists, fmt.Sprintf("%s %q already exists: %s", kind, id, description),
-		&errdetails.ResourceInfo{ResourceType: kind, ResourceName: id, Description: description})
-}
-
-// FailedPrecondition: the state does not allow the command, e.g. an illegal
-// transition. reason is a stable UPPER_SNAKE code; description says what
-// state would allow it ("task is completed; retry needs failed, cancelled,
-// timed_out or lost").
-func FailedPrecondition(reason, subject, description string, metadata map[string]string) error {
-	return with(codes.FailedPrecondition, description,
-		&errdetails.PreconditionFailure{Violations: []*errdetails.PreconditionFailure_Violation{{
-			Type: reason, Subject: subject, Description: description,
-		}}},
-		&errdetails.ErrorInfo{Reason: reason, Domain: Domain, Metadata: metadata})
-}
-
-// ResourceExhausted: a limit, quota or budget says no; retryAfter (when
-// known) says when trying again can succeed.
-func ResourceExhausted(reason, description string, retryAfter time.Duration, metadata map[string]string) error {
-	details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: reason, Domain: Domain, Metadata: metadata}}
-	if retryAfter > 0 {
-		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(retryAfter)})
-	}
-	return with(codes.ResourceExhausted, description, details...)
-}
-
-// PermissionDenied: the caller's role may not do this.
-func PermissionDenied(description string) error {
-	return with(codes.PermissionDenied, description)
-}
-
-// Infrastructure maps the errors of the shared machinery (event log,
-// command executor, projector, context) onto statuses, and returns nil for
-// anything else so a service's own mapping can handle its domain errors:
-//
-//	if st := grpcerr.Infrastructure(err); st != nil { return st }
-func Infrastructure(err error) error {
-	switch {
-	case err == nil:
+// Status returns the gRPC status error a caller sees for err: nil for nil,
+// err itself when it already is a status, the mapped status for a
+// fault.Error or an error of the shared machinery (event log, command
+// executor, projector, context), and Unavailable for anything else (a
+// dependency failed; its cause is the server's to log, not the caller's).
+func Status(err error) error {
+	if err == nil {
 		return nil
+	}
+	if fe, ok := fault.As(err); ok {
+		return fromFault(fe)
+	}
+	switch {
 	case errors.Is(err, command.ErrExhausted), errors.Is(err, eventlog.ErrConflict):
-		return with(codes.Aborted, "concurrent changes kept conflicting; retry the request",
-			&errdetails.RetryInfo{RetryDelay: durationpb.New(100 * time.Millisecond)})
+		return fromFault(fault.Conflict("concurrent changes kept conflicting; retry the request", conflictRetry))
 	case errors.Is(err, projector.ErrBehind):
-		return with(codes.Unavailable, "the read model is catching up; retry the request",
-			&errdetails.RetryInfo{RetryDelay: durationpb.New(500 * time.Millisecond)})
+		return fromFault(fault.Unavailable("the read model is catching up; retry the request", behindRetry))
 	case errors.Is(err, eventlog.ErrInvalid):
 		// Requests are validated before they become events; an invalid event
 		// here is the service's own bug, not the caller's.
@@ -128,5 +67,62 @@ func Infrastructure(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	return nil
+	return status.Error(codes.Unavailable, "a dependency failed; retry the request")
+}
+
+func fromFault(e *fault.Error) error {
+	switch e.Kind {
+	case fault.KindInvalid:
+		br := &errdetails.BadRequest{}
+		msg := "invalid request"
+		for i, v := range e.Violations {
+			br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: v.Field, Description: v.Description})
+			if i == 0 {
+				msg = fmt.Sprintf("invalid request: %s: %s", v.Field, v.Description)
+			}
+		}
+		return with(codes.InvalidArgument, msg, br)
+	case fault.KindNotFound:
+		return with(codes.NotFound, fmt.Sprintf("%s %q not found", e.Resource, e.ID),
+			&errdetails.ResourceInfo{ResourceType: e.Resource, ResourceName: e.ID})
+	case fault.KindAlreadyExists:
+		return with(codes.AlreadyExists, fmt.Sprintf("%s %q already exists: %s", e.Resource, e.ID, e.Message),
+			&errdetails.ResourceInfo{ResourceType: e.Resource, ResourceName: e.ID, Description: e.Message})
+	case fault.KindPrecondition:
+		return with(codes.FailedPrecondition, e.Message,
+			&errdetails.PreconditionFailure{Violations: []*errdetails.PreconditionFailure_Violation{{
+				Type: e.Reason, Subject: e.Subject, Description: e.Message,
+			}}},
+			&errdetails.ErrorInfo{Reason: e.Reason, Domain: Domain, Metadata: e.Metadata})
+	case fault.KindConflict:
+		return with(codes.Aborted, e.Message, retry(e.RetryAfter)...)
+	case fault.KindExhausted:
+		details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: e.Reason, Domain: Domain, Metadata: e.Metadata}}
+		return with(codes.ResourceExhausted, e.Message, append(details, retry(e.RetryAfter)...)...)
+	case fault.KindUnavailable:
+		return with(codes.Unavailable, e.Message, retry(e.RetryAfter)...)
+	case fault.KindPermissionDenied:
+		return with(codes.PermissionDenied, e.Message)
+	case fault.KindUnauthenticated:
+		return with(codes.Unauthenticated, e.Message)
+	}
+	return status.Error(codes.Internal, "internal error: an error of unknown kind")
+}
+
+func retry(after time.Duration) []protoadapt.MessageV1 {
+	if after <= 0 {
+		return nil
+	}
+	return []protoadapt.MessageV1{&errdetails.RetryInfo{RetryDelay: durationpb.New(after)}}
+}
+
+func with(code codes.Code, msg string, details ...protoadapt.MessageV1) error {
+	st := status.New(code, msg)
+	if len(details) == 0 {
+		return st.Err()
+	}
+	if withDetails, err := st.WithDetails(details...); err == nil {
+		st = withDetails
+	}
+	return st.Err()
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
@@ -20,7 +21,7 @@ func (a *App) action(ctx context.Context, c Caller, id string) (*controlv1.Actio
 		return nil, err
 	}
 	if !ok {
-		return nil, &domain.Error{Kind: domain.NotFound, Resource: "action", ID: id, Message: "action " + id + " not found"}
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "action", ID: id, Message: "action " + id + " not found"}
 	}
 	return act, nil
 }
@@ -44,7 +45,7 @@ func compileSchema(text string) (*jsonschema.Schema, error) {
 func (a *App) RequestAction(ctx context.Context, c Caller, req *controlv1.RequestActionRequest, requestedBy string) (*controlv1.RequestActionResponse, error) {
 	if req.GetJsonSchema() != "" {
 		if _, err := compileSchema(req.GetJsonSchema()); err != nil {
-			return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "json_schema", Message: "not a valid JSON Schema: " + err.Error()}
+			return nil, fault.Invalid("json_schema", "%s", "not a valid JSON Schema: "+err.Error())
 		}
 	}
 	actionID := req.GetActionId()
@@ -62,11 +63,11 @@ func (a *App) RequestAction(ctx context.Context, c Caller, req *controlv1.Reques
 			return nil, err
 		}
 		if tu.ThreadId != req.GetThreadId() {
-			return nil, &domain.Error{Kind: domain.NotFound, Resource: "turn", ID: tu.TurnId, Message: "turn " + tu.TurnId + " not found in thread " + req.GetThreadId()}
+			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "turn", ID: tu.TurnId, Message: "turn " + tu.TurnId + " not found in thread " + req.GetThreadId()}
 		}
 		if act, ok, err := rm.Action(ctx, a.Store, c.Tenant, actionID); err != nil || ok {
 			if err == nil && act.TurnId != tu.TurnId {
-				return nil, &domain.Error{Kind: domain.AlreadyExists, Resource: "action", ID: actionID, Message: "action " + actionID + " already exists on another turn"}
+				return nil, &fault.Error{Kind: fault.KindAlreadyExists, Resource: "action", ID: actionID, Message: "action " + actionID + " already exists on another turn"}
 			}
 			existing = act
 			return nil, err

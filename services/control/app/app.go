@@ -5,8 +5,9 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	"sync/atomic"
 	"time"
 
@@ -40,7 +41,7 @@ func New(log *eventlog.Log, store projection.Store) *App {
 }
 
 // Caller is who acts: the tenant and subject from the credentials.
-type Caller struct{ Tenant, Subject string }
+type Caller = auth.Principal
 
 func threadAgg(tenant, session, thread string) eventlog.Aggregate {
 	return eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "thread", ID: thread}
@@ -89,7 +90,7 @@ func (a *App) thread(ctx context.Context, c Caller, session, thread string) (*co
 		return nil, err
 	}
 	if !ok || th.SessionId != session {
-		return nil, &domain.Error{Kind: domain.NotFound, Resource: "thread", ID: thread, Message: "thread " + thread + " not found in session " + session}
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "thread", ID: thread, Message: "thread " + thread + " not found in session " + session}
 	}
 	return th, nil
 }
@@ -100,7 +101,7 @@ func (a *App) turn(ctx context.Context, c Caller, turn string) (*controlv1.Turn,
 		return nil, err
 	}
 	if !ok {
-		return nil, &domain.Error{Kind: domain.NotFound, Resource: "turn", ID: turn, Message: "turn " + turn + " not found"}
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "turn", ID: turn, Message: "turn " + turn + " not found"}
 	}
 	return tu, nil
 }
@@ -165,7 +166,7 @@ func (a *App) findSubmitted(ctx context.Context, c Caller, req *controlv1.Submit
 		return nil, err
 	}
 	if tu.ThreadId != req.GetThreadId() || tu.SessionId != req.GetSessionId() {
-		return nil, &domain.Error{Kind: domain.AlreadyExists, Resource: "turn", ID: turnID,
+		return nil, &fault.Error{Kind: fault.KindAlreadyExists, Resource: "turn", ID: turnID,
 			Message: fmt.Sprintf("turn %s already exists in another thread", turnID)}
 	}
 	return tu, nil
@@ -182,7 +183,7 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 		return err
 	} else if ok {
 		if th.SessionId != session {
-			return &domain.Error{Kind: domain.AlreadyExists, Resource: "thread", ID: thread,
+			return &fault.Error{Kind: fault.KindAlreadyExists, Resource: "thread", ID: thread,
 				Message: fmt.Sprintf("thread %s belongs to another session", thread)}
 		}
 		return nil
@@ -192,7 +193,7 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 			return nil, err
 		}
 		if !create {
-			return nil, &domain.Error{Kind: domain.NotFound, Resource: "session", ID: session, Message: "session " + session + " not found (create policy: require existing)"}
+			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: session, Message: "session " + session + " not found (create policy: require existing)"}
 		}
 		ev := &eventsv1.RuntimeEvent{Type: "session.created", SessionId: session,
 			Payload: &eventsv1.RuntimeEvent_SessionCreated{SessionCreated: &eventsv1.SessionCreated{Title: req.GetSessionTitle(), CreatedBy: c.Subject}}}
@@ -208,13 +209,13 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 		}
 		if ok {
 			if th.SessionId != session {
-				return nil, &domain.Error{Kind: domain.AlreadyExists, Resource: "thread", ID: thread,
+				return nil, &fault.Error{Kind: fault.KindAlreadyExists, Resource: "thread", ID: thread,
 					Message: fmt.Sprintf("thread %s belongs to another session", thread)}
 			}
 			return nil, nil
 		}
 		if !create {
-			return nil, &domain.Error{Kind: domain.NotFound, Resource: "thread", ID: thread, Message: "thread " + thread + " not found (create policy: require existing)"}
+			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "thread", ID: thread, Message: "thread " + thread + " not found (create policy: require existing)"}
 		}
 		return []*eventsv1.RuntimeEvent{{Type: "thread.started", SessionId: session, ThreadId: thread,
 			Payload: &eventsv1.RuntimeEvent_ThreadStarted{ThreadStarted: &eventsv1.ThreadStarted{}}}}, nil
@@ -241,7 +242,7 @@ func (a *App) InterruptTurn(ctx context.Context, c Caller, req *controlv1.Interr
 				return nil, err
 			}
 			if target.ThreadId != th.ThreadId {
-				return nil, &domain.Error{Kind: domain.NotFound, Resource: "turn", ID: id, Message: "turn " + id + " not found in thread " + th.ThreadId}
+				return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "turn", ID: id, Message: "turn " + id + " not found in thread " + th.ThreadId}
 			}
 		}
 		return domain.DecideInterrupt(th, target, domain.Interrupt{
@@ -340,11 +341,4 @@ func (a *App) queueOp(ctx context.Context, c Caller, session, thread string, dec
 		return nil, 0, err
 	}
 	return th.QueuedTurnIds, res.Sequence, nil
-}
-
-// IsDomain reports whether err is a decision's refusal.
-func IsDomain(err error) (*domain.Error, bool) {
-	var de *domain.Error
-	ok := errors.As(err, &de)
-	return de, ok
 }

@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
-	"github.com/agentruntime/agentruntime/services/control/domain"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
@@ -22,7 +22,7 @@ func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.Rec
 	if _, ok, err := rm.Session(ctx, a.Store, c.Tenant, req.GetSessionId()); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, &domain.Error{Kind: domain.NotFound, Resource: "session", ID: req.GetSessionId(), Message: "session " + req.GetSessionId() + " not found"}
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: req.GetSessionId(), Message: "session " + req.GetSessionId() + " not found"}
 	}
 	res, err := a.exec.Execute(ctx, channelAgg(c.Tenant, req.GetSessionId(), req.GetChannelId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
 		ch, ok, err := rm.Channel(ctx, a.Store, c.Tenant, req.GetChannelId())
@@ -30,7 +30,7 @@ func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.Rec
 			return nil, err
 		}
 		if ok && ch.SessionId != req.GetSessionId() {
-			return nil, &domain.Error{Kind: domain.NotFound, Resource: "channel", ID: req.GetChannelId(), Message: "channel " + req.GetChannelId() + " not found in session " + req.GetSessionId()}
+			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "channel", ID: req.GetChannelId(), Message: "channel " + req.GetChannelId() + " not found in session " + req.GetSessionId()}
 		}
 		ev := &eventsv1.RuntimeEvent{SessionId: req.GetSessionId(), ChannelId: req.GetChannelId()}
 		fact := &eventsv1.ChannelFact{Peer: req.GetPeer(), LastAckedSequence: ch.GetLastAckedSequence(), Reason: "reconnect"}
@@ -62,7 +62,7 @@ func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsR
 		return nil, err
 	}
 	if req.GetSequence() > head {
-		return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "sequence", Message: fmt.Sprintf("%d is beyond the log's last sequence %d", req.GetSequence(), head)}
+		return nil, fault.Invalid("sequence", "%s", fmt.Sprintf("%d is beyond the log's last sequence %d", req.GetSequence(), head))
 	}
 	res, err := a.exec.Execute(ctx, channelAgg(c.Tenant, req.GetSessionId(), req.GetChannelId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
 		ch, ok, err := rm.Channel(ctx, a.Store, c.Tenant, req.GetChannelId())
@@ -70,7 +70,7 @@ func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsR
 			return nil, err
 		}
 		if !ok || ch.SessionId != req.GetSessionId() {
-			return nil, &domain.Error{Kind: domain.NotFound, Resource: "channel", ID: req.GetChannelId(), Message: "channel " + req.GetChannelId() + " not found; ReconnectChannel first"}
+			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "channel", ID: req.GetChannelId(), Message: "channel " + req.GetChannelId() + " not found; ReconnectChannel first"}
 		}
 		if req.GetSequence() <= ch.LastAckedSequence {
 			return nil, nil

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
@@ -157,7 +158,7 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 		// Nothing was written: the lease guards nothing. A refusal means
 		// the turn changed under us (interrupted, started): move on.
 		_ = cl.Leases.Release(context.WithoutCancel(ctx), key, runID)
-		if _, refused := IsDomain(err); refused {
+		if _, refused := fault.As(err); refused {
 			return nil, nil
 		}
 		return nil, err
@@ -260,7 +261,7 @@ func (cl *Claims) HeartbeatTurn(ctx context.Context, c Caller, req *controlv1.He
 		return nil, err
 	}
 	if !ok {
-		return nil, &domain.Error{Kind: domain.FailedPrecondition, Reason: "LEASE_LOST", Resource: "turn/" + tu.TurnId,
+		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "LEASE_LOST", Subject: "turn/" + tu.TurnId,
 			Message:  fmt.Sprintf("run %s holds no lease on turn %s (expired or never granted); stop working on it", req.GetRunId(), tu.TurnId),
 			Metadata: map[string]string{"status": tu.Status, "run_id": req.GetRunId()}}
 	}
@@ -350,7 +351,7 @@ func (cl *Claims) loseRun(ctx context.Context, tenant, turnID, runID string) (in
 		stamp(evs, tenant, a.now(), func(i int) string { return derivedEventID("run-lost", tenant, turnID, runID, strconv.Itoa(i)) })
 		return evs, err
 	})
-	if _, refused := IsDomain(err); refused {
+	if _, refused := fault.As(err); refused {
 		return 0, nil
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/services/control/domain"
 )
@@ -35,7 +36,7 @@ func objectTenant(uri string) (string, bool) {
 // An object of another tenant, or none, is NotFound: its existence does
 // not leak.
 func (a *App) ReadOutput(ctx context.Context, c Caller, req *controlv1.ReadOutputRequest) (*controlv1.ReadOutputResponse, error) {
-	notFound := &domain.Error{Kind: domain.NotFound, Resource: "output", ID: req.GetUri(), Message: "output " + req.GetUri() + " not found"}
+	notFound := &fault.Error{Kind: fault.KindNotFound, Resource: "output", ID: req.GetUri(), Message: "output " + req.GetUri() + " not found"}
 	if tenant, ok := objectTenant(req.GetUri()); !ok || tenant != c.Tenant {
 		return nil, notFound
 	}
@@ -49,7 +50,7 @@ func (a *App) ReadOutput(ctx context.Context, c Caller, req *controlv1.ReadOutpu
 	}
 	size := int64(len(data))
 	if req.GetOffset() > size {
-		return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "offset", Message: "offset is past the end of the output"}
+		return nil, fault.Invalid("offset", "%s", "offset is past the end of the output")
 	}
 	limit := int64(req.GetLimit())
 	if limit <= 0 || limit > maxOutputPage {
@@ -71,7 +72,7 @@ func (a *App) StoreOutput(ctx context.Context, c Caller, req *controlv1.StoreOut
 		return nil, err
 	}
 	if domain.Terminal(tu.Status) {
-		return nil, &domain.Error{Kind: domain.FailedPrecondition, Reason: "TURN_ENDED", Resource: "turn/" + tu.TurnId,
+		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "TURN_ENDED", Subject: "turn/" + tu.TurnId,
 			Message: "turn " + tu.TurnId + " already ended as " + tu.Status + "; its outputs are closed"}
 	}
 	owner := "tool:" + req.GetToolCallId()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/services/control/domain"
@@ -24,7 +25,7 @@ func (a *App) process(ctx context.Context, c Caller, id string) (*controlv1.Proc
 		return nil, err
 	}
 	if !ok {
-		return nil, &domain.Error{Kind: domain.NotFound, Resource: "process", ID: id, Message: "process " + id + " not found"}
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "process", ID: id, Message: "process " + id + " not found"}
 	}
 	return p, nil
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -70,7 +71,7 @@ func (r permissionReactor) React(ctx context.Context, rec *eventlog.Record) erro
 	case "hook.failed":
 		err = r.app.mirrorHookWarning(ctx, ev)
 	}
-	var de *domain.Error
+	var de *fault.Error
 	if errors.As(err, &de) {
 		// A fact about a turn or action this service does not know cannot
 		// be acted on; say so and move on.
@@ -114,7 +115,7 @@ func (a *App) openPermissionAction(ctx context.Context, ev *eventsv1.RuntimeEven
 	}
 	req.Timeout = durationOf(timeout)
 	_, err := a.RequestAction(ctx, c, req, "permission")
-	var de *domain.Error
+	var de *fault.Error
 	if errors.As(err, &de) && de.Reason == "TURN_ENDED" {
 		// The turn ended before the request arrived: open and cancel the
 		// action so the permission service gets its answer.

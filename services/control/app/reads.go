@@ -7,9 +7,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
-	"github.com/agentruntime/agentruntime/services/control/domain"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
@@ -29,7 +29,7 @@ func (a *App) GetSession(ctx context.Context, c Caller, req *controlv1.GetSessio
 		return nil, err
 	}
 	if !ok {
-		return nil, &domain.Error{Kind: domain.NotFound, Resource: "session", ID: req.GetSessionId(), Message: "session " + req.GetSessionId() + " not found"}
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: req.GetSessionId(), Message: "session " + req.GetSessionId() + " not found"}
 	}
 	out := &controlv1.GetSessionResponse{Session: s, Sequence: seq}
 	for _, id := range s.ThreadIds {
@@ -49,7 +49,7 @@ func (a *App) GetSession(ctx context.Context, c Caller, req *controlv1.GetSessio
 	if cur := req.GetHistoryCursor(); cur != "" {
 		before, err := strconv.ParseUint(cur, 10, 64)
 		if err != nil {
-			return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "history_cursor", Message: "not a cursor from a previous response"}
+			return nil, fault.Invalid("history_cursor", "%s", "not a cursor from a previous response")
 		}
 		max := math.Nextafter(float64(before), math.Inf(-1))
 		q.Max = &max
@@ -129,7 +129,7 @@ func (a *App) ListSessions(ctx context.Context, c Caller, req *controlv1.ListSes
 	var offset int64
 	if tok := req.GetPageToken(); tok != "" {
 		if offset, err = strconv.ParseInt(tok, 10, 64); err != nil || offset < 0 {
-			return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "page_token", Message: "not a page token from a previous response"}
+			return nil, fault.Invalid("page_token", "%s", "not a page token from a previous response")
 		}
 	}
 	entries, err := a.Store.Range(ctx, rm.SessionsIndex(c.Tenant), projection.RangeQuery{Reverse: true, Offset: offset, Limit: size + 1})

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/events"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
@@ -25,16 +26,15 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 	for i, in := range req.GetEvents() {
 		field := fmt.Sprintf("events[%d]", i)
 		if !domain.Reportable(in.GetType()) {
-			return nil, &domain.Error{Kind: domain.InvalidArgument, Field: field + ".type",
-				Message: fmt.Sprintf("%q is not a fact workers report (model, reasoning, tool, process, output, context, history, artifact.changed, run.status, turn lifecycle, subagent results)", in.GetType())}
+			return nil, fault.Invalid(field+".type", "%s", fmt.Sprintf("%q is not a fact workers report (model, reasoning, tool, process, output, context, history, artifact.changed, run.status, turn lifecycle, subagent results)", in.GetType()))
 		}
 		if in.GetTurnId() == "" {
-			return nil, &domain.Error{Kind: domain.InvalidArgument, Field: field + ".turn_id", Message: "required: reported facts belong to a turn"}
+			return nil, fault.Invalid(field+".turn_id", "%s", "required: reported facts belong to a turn")
 		}
 		if turnID == "" {
 			turnID = in.GetTurnId()
 		} else if in.GetTurnId() != turnID {
-			return nil, &domain.Error{Kind: domain.InvalidArgument, Field: field + ".turn_id", Message: "one request reports the facts of one turn"}
+			return nil, fault.Invalid(field+".turn_id", "%s", "one request reports the facts of one turn")
 		}
 		reported[i] = proto.Clone(in).(*eventsv1.RuntimeEvent)
 	}
@@ -45,7 +45,7 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 	for i, ev := range reported {
 		field := fmt.Sprintf("events[%d]", i)
 		if (ev.GetSessionId() != "" && ev.GetSessionId() != tu.SessionId) || (ev.GetThreadId() != "" && ev.GetThreadId() != tu.ThreadId) {
-			return nil, &domain.Error{Kind: domain.InvalidArgument, Field: field, Message: "session or thread id differs from the turn's"}
+			return nil, fault.Invalid(field, "%s", "session or thread id differs from the turn's")
 		}
 		ev.SessionId, ev.ThreadId, ev.TenantId = tu.SessionId, tu.ThreadId, c.Tenant
 		ev.Sequence, ev.RuntimeId = 0, ""
@@ -58,7 +58,7 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 		if err := events.Validate(ev); err != nil {
 			var inv *events.Invalid
 			if errors.As(err, &inv) {
-				return nil, &domain.Error{Kind: domain.InvalidArgument, Field: field + "." + inv.Field, Message: inv.Reason}
+				return nil, fault.Invalid(field+"."+inv.Field, "%s", inv.Reason)
 			}
 			return nil, err
 		}

@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
-	"github.com/agentruntime/agentruntime/services/control/domain"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
@@ -19,7 +19,7 @@ func (a *App) subagent(ctx context.Context, c Caller, session, id string) (*cont
 		return nil, err
 	}
 	if !ok || s.SessionId != session {
-		return nil, &domain.Error{Kind: domain.NotFound, Resource: "subagent", ID: id, Message: "subagent " + id + " not found in session " + session}
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "subagent", ID: id, Message: "subagent " + id + " not found in session " + session}
 	}
 	return s, nil
 }
@@ -39,7 +39,7 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 		return nil, err
 	}
 	if turn.ThreadId != parent.ThreadId {
-		return nil, &domain.Error{Kind: domain.NotFound, Resource: "turn", ID: turn.TurnId, Message: "turn " + turn.TurnId + " not found in thread " + parent.ThreadId}
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "turn", ID: turn.TurnId, Message: "turn " + turn.TurnId + " not found in thread " + parent.ThreadId}
 	}
 	subID := req.GetSubagentId()
 	if subID == "" {
@@ -49,7 +49,7 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 		return nil, err
 	} else if ok {
 		if s.SessionId != session || s.ParentThreadId != parent.ThreadId {
-			return nil, &domain.Error{Kind: domain.AlreadyExists, Resource: "subagent", ID: subID, Message: "subagent " + subID + " already exists under another parent"}
+			return nil, &fault.Error{Kind: fault.KindAlreadyExists, Resource: "subagent", ID: subID, Message: "subagent " + subID + " already exists under another parent"}
 		}
 		return &controlv1.SpawnSubagentResponse{Subagent: s}, nil
 	}
@@ -130,7 +130,7 @@ func (a *App) SendSubagentInput(ctx context.Context, c Caller, req *controlv1.Se
 		return nil, err
 	}
 	if s.Status == "closed" {
-		return nil, &domain.Error{Kind: domain.FailedPrecondition, Reason: "SUBAGENT_CLOSED", Resource: "subagent/" + s.SubagentId, Message: "subagent " + s.SubagentId + " is closed; resume it first"}
+		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "SUBAGENT_CLOSED", Subject: "subagent/" + s.SubagentId, Message: "subagent " + s.SubagentId + " is closed; resume it first"}
 	}
 	sub, err := a.SubmitTurn(ctx, c, &controlv1.SubmitTurnRequest{
 		SessionId: s.SessionId, ThreadId: s.ChildThreadId, Input: req.GetInput(),

@@ -10,10 +10,9 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
-	"github.com/agentruntime/agentruntime/pkg/grpcerr"
-	"github.com/agentruntime/agentruntime/services/control/domain"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
@@ -166,7 +165,7 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 				break
 			}
 			resume := strconv.FormatUint(lastSent+1, 10)
-			return grpcerr.ResourceExhausted("SUBSCRIBER_TOO_SLOW",
+			return fault.Exhausted("SUBSCRIBER_TOO_SLOW",
 				"the subscriber took no event for "+limits.Stall.String()+" with "+strconv.Itoa(limits.Buffer)+" waiting; resubscribe from sequence "+resume,
 				0, map[string]string{"resume_from_sequence": resume})
 		case err := <-readErr:
@@ -198,7 +197,7 @@ func matches(req *controlv1.SubscribeEventsRequest, ev *eventsv1.RuntimeEvent) b
 // and the sequence it covers: every event after it follows.
 func (a *App) snapshot(ctx context.Context, c Caller, req *controlv1.SubscribeEventsRequest) (*controlv1.Snapshot, error) {
 	if req.GetSessionId() == "" {
-		return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "session_id", Message: "required to start from a snapshot"}
+		return nil, fault.Invalid("session_id", "%s", "required to start from a snapshot")
 	}
 	// The checkpoint is read before the documents: the documents are then
 	// at least that fresh, so starting after it loses nothing.
@@ -212,7 +211,7 @@ func (a *App) snapshot(ctx context.Context, c Caller, req *controlv1.SubscribeEv
 		return nil, err
 	}
 	if !ok {
-		return nil, &domain.Error{Kind: domain.NotFound, Resource: "session", ID: req.GetSessionId(), Message: "session " + req.GetSessionId() + " not found"}
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: req.GetSessionId(), Message: "session " + req.GetSessionId() + " not found"}
 	}
 	snap.Session = s
 	if t := req.GetThreadId(); t != "" {

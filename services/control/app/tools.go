@@ -9,10 +9,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
-	"github.com/agentruntime/agentruntime/services/control/domain"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
@@ -23,7 +23,7 @@ func (a *App) RegisterTools(ctx context.Context, c Caller, req *controlv1.Regist
 	seen := map[string]bool{}
 	for i, t := range req.GetTools() {
 		if seen[t.GetName()] {
-			return nil, &domain.Error{Kind: domain.InvalidArgument, Field: "tools[" + strconv.Itoa(i) + "].name", Message: "tool " + t.GetName() + " is listed twice"}
+			return nil, fault.Invalid("tools["+strconv.Itoa(i)+"].name", "%s", "tool "+t.GetName()+" is listed twice")
 		}
 		seen[t.GetName()] = true
 	}
@@ -32,7 +32,7 @@ func (a *App) RegisterTools(ctx context.Context, c Caller, req *controlv1.Regist
 		if _, ok, err := rm.Session(ctx, a.Store, c.Tenant, session); err != nil {
 			return nil, err
 		} else if !ok {
-			return nil, &domain.Error{Kind: domain.NotFound, Resource: "session", ID: session, Message: "session " + session + " not found"}
+			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: session, Message: "session " + session + " not found"}
 		}
 	} else {
 		session = eventlog.NoSession
@@ -60,7 +60,7 @@ func (a *App) GetToolInventory(ctx context.Context, c Caller, req *controlv1.Get
 		if _, ok, err := rm.Session(ctx, a.Store, c.Tenant, s); err != nil {
 			return nil, err
 		} else if !ok {
-			return nil, &domain.Error{Kind: domain.NotFound, Resource: "session", ID: s, Message: "session " + s + " not found"}
+			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: s, Message: "session " + s + " not found"}
 		}
 		scopes = append(scopes, s)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -75,7 +76,7 @@ func DecideClaim(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.Tur
 	started.RunId = c.RunID
 	started.Payload = &eventsv1.RuntimeEvent_TurnStarted{TurnStarted: &eventsv1.TurnStarted{WorkerId: c.WorkerID}}
 	notClaimable := func(why string) error {
-		return &Error{Kind: FailedPrecondition, Reason: "TURN_NOT_CLAIMABLE", Resource: "turn/" + tu.TurnId,
+		return &fault.Error{Kind: fault.KindPrecondition, Reason: "TURN_NOT_CLAIMABLE", Subject: "turn/" + tu.TurnId,
 			Message:  fmt.Sprintf("turn %s is %s: %s", tu.TurnId, tu.Status, why),
 			Metadata: map[string]string{"status": tu.Status}}
 	}

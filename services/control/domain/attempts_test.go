@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -196,8 +197,8 @@ func TestWorkersCannotReportLossOrRetry(t *testing.T) {
 	for _, phase := range []string{PhaseLost, PhaseRetrying} {
 		ev := &eventsv1.RuntimeEvent{Type: "run.status", TurnId: "t1", Payload: &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{Phase: phase, Metadata: map[string]string{"next": "retry"}}}}
 		_, err := DecideReport(th, tu, []*eventsv1.RuntimeEvent{ev})
-		var de *Error
-		if !asError(err, &de) || de.Kind != InvalidArgument || de.Field != "events[0].run_status.phase" {
+		var de *fault.Error
+		if !asError(err, &de) || de.Kind != fault.KindInvalid || de.Violations[0].Field != "events[0].run_status.phase" {
 			t.Fatalf("%s: %v", phase, err)
 		}
 	}
@@ -211,8 +212,8 @@ func TestWorkersCannotReportLossOrRetry(t *testing.T) {
 	}
 }
 
-func asError(err error, target **Error) bool {
-	e, ok := err.(*Error)
+func asError(err error, target **fault.Error) bool {
+	e, ok := err.(*fault.Error)
 	if ok {
 		*target = e
 	}

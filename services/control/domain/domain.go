@@ -9,45 +9,21 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
-// Kind classifies a domain error for the transport.
-type Kind int
-
-const (
-	InvalidArgument Kind = iota + 1
-	NotFound
-	FailedPrecondition
-	AlreadyExists
-)
-
-// Error is a decision's refusal.
-type Error struct {
-	Kind Kind
-	// Field names the request field (InvalidArgument).
-	Field string
-	// Reason is a stable UPPER_SNAKE code (FailedPrecondition).
-	Reason string
-	// Resource kind and id (NotFound, AlreadyExists).
-	Resource, ID string
-	Message      string
-	Metadata     map[string]string
-}
-
-func (e *Error) Error() string { return e.Message }
-
 func invalid(field, format string, args ...any) error {
-	return &Error{Kind: InvalidArgument, Field: field, Message: fmt.Sprintf(format, args...)}
+	return fault.Invalid(field, format, args...)
 }
 
 func notFound(resource, id string) error {
-	return &Error{Kind: NotFound, Resource: resource, ID: id, Message: resource + " " + id + " not found"}
+	return &fault.Error{Kind: fault.KindNotFound, Resource: resource, ID: id, Message: resource + " " + id + " not found"}
 }
 
 func precondition(reason, subject, format string, args ...any) error {
-	return &Error{Kind: FailedPrecondition, Reason: reason, Resource: subject, Message: fmt.Sprintf(format, args...)}
+	return fault.Precondition(reason, subject, fmt.Sprintf(format, args...), nil)
 }
 
 // Scope is the ids an event is about.
@@ -107,7 +83,7 @@ func DecideSubmit(th *controlv1.ThreadRead, cmd Submit) ([]*eventsv1.RuntimeEven
 		if active == "" {
 			active = "none"
 		}
-		return nil, &Error{Kind: FailedPrecondition, Reason: "ACTIVE_TURN_CHANGED", Resource: "thread/" + th.ThreadId,
+		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "ACTIVE_TURN_CHANGED", Subject: "thread/" + th.ThreadId,
 			Message:  fmt.Sprintf("expected active turn %s, but the active turn is %s", cmd.ExpectedActiveTurnID, active),
 			Metadata: map[string]string{"active_turn_id": th.ActiveTurnId}}
 	}
@@ -123,7 +99,7 @@ func DecideSubmit(th *controlv1.ThreadRead, cmd Submit) ([]*eventsv1.RuntimeEven
 	}
 	switch cmd.Busy {
 	case controlv1.BusyPolicy_BUSY_POLICY_REJECT:
-		return nil, &Error{Kind: FailedPrecondition, Reason: "THREAD_BUSY", Resource: "thread/" + th.ThreadId,
+		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "THREAD_BUSY", Subject: "thread/" + th.ThreadId,
 			Message:  fmt.Sprintf("thread %s is busy with turn %s and the busy policy is reject; enqueue, interrupt or steer instead", th.ThreadId, th.ActiveTurnId),
 			Metadata: map[string]string{"active_turn_id": th.ActiveTurnId, "busy_policy": "reject"}}
 	case controlv1.BusyPolicy_BUSY_POLICY_STEER:

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -58,9 +59,9 @@ func types(evs []*eventsv1.RuntimeEvent) string {
 }
 
 func outcome(evs []*eventsv1.RuntimeEvent, err error) string {
-	var de *Error
+	var de *fault.Error
 	if errors.As(err, &de) {
-		return "error " + de.Reason + de.Field
+		return "error " + de.Reason + field(de)
 	}
 	if err != nil {
 		return "error " + err.Error()
@@ -269,4 +270,11 @@ func TestReportable(t *testing.T) {
 			t.Errorf("%s reportable by workers", typ)
 		}
 	}
+}
+
+func field(e *fault.Error) string {
+	if len(e.Violations) == 0 {
+		return ""
+	}
+	return e.Violations[0].Field
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 )
 
@@ -65,8 +66,8 @@ func checkReason(t *testing.T, err error, reason string) {
 		}
 		return
 	}
-	var de *Error
-	if !errors.As(err, &de) || de.Kind != FailedPrecondition || de.Reason != reason {
+	var de *fault.Error
+	if !errors.As(err, &de) || de.Kind != fault.KindPrecondition || de.Reason != reason {
 		t.Fatalf("error = %v, want FailedPrecondition %s", err, reason)
 	}
 }
