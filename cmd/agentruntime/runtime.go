@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,7 @@ type common struct {
 	runtimeID       string
 	shutdownTimeout time.Duration
 	modelsFile      string
+	corsOrigins     string
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultListen string) {
@@ -48,6 +50,7 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.BoolVar(&c.otlpInsecure, "otlp-insecure", false, "talk to the OTLP collector without TLS")
 	fs.StringVar(&c.runtimeID, "runtime-id", "", "runtime_id stamped into events (default: a new id per process)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "bound on graceful shutdown")
+	fs.StringVar(&c.corsOrigins, "cors-origins", "", "browser origins allowed to call the API (Connect, gRPC-Web), comma-separated; \"*\" is any; default: loopback origins when listening on loopback, none otherwise")
 	fs.StringVar(&c.modelsFile, "models", "", "model registry YAML for the routing service (see deploy/config/models.example.yaml)")
 }
 
@@ -103,6 +106,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 		MeterProvider:   tel.MeterProvider,
 		Authenticator:   authn,
 		ShutdownTimeout: c.shutdownTimeout,
+		CORSOrigins:     splitList(c.corsOrigins),
 	})
 	if err != nil {
 		_ = tel.Shutdown(ctx)
@@ -173,4 +177,15 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 		return cause
 	}
 	return nil
+}
+
+// splitList reads a comma-separated flag value; blanks are dropped.
+func splitList(v string) []string {
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

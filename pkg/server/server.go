@@ -7,11 +7,14 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"sync"
 	"time"
 
 	"buf.build/go/protovalidate"
@@ -50,6 +53,11 @@ type Config struct {
 	// message size limits, ...). They must not add interceptors or stats
 	// handlers that bypass the kit's chain.
 	GRPCOptions []grpc.ServerOption
+	// CORSOrigins are the browser origins ("https://console.example.com")
+	// allowed to call the API over Connect and gRPC-Web; "*" allows any.
+	// Empty: loopback origins when the server listens on loopback, none
+	// otherwise.
+	CORSOrigins []string
 }
 
 // Server is a gRPC server with the kit's cross-cutting behaviour installed.
@@ -146,41 +154,73 @@ func (s *Server) Listen() (net.Listener, error) {
 // Serve accepts connections on lis until ctx is done, then shuts down:
 // every health status turns NOT_SERVING (so probes and clients watching
 // health move away), in-flight calls get up to ShutdownTimeout to finish,
-// and whatever is still open after that is cut. It returns nil after a
+// and whatever is still open after that is cut. Native gRPC connections are
+// served by gRPC's own transport; HTTP/1.1 connections (Connect, gRPC-Web,
+// curl with JSON) by the transcoder in http.go. It returns nil after a
 // shutdown caused by ctx, or the error that stopped serving.
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
-	served := make(chan error, 1)
-	go func() { served <- s.grpc.Serve(lis) }()
+	handler, err := s.httpHandler(originPolicy(s.cfg.CORSOrigins, lis.Addr()))
+	if err != nil {
+		return err
+	}
+	mux := newConnMux(lis, s.log)
+	httpSrv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: sniffTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	go mux.run()
+	grpcServed := make(chan error, 1)
+	go func() { grpcServed <- s.grpc.Serve(mux.grpc) }()
+	httpServed := make(chan error, 1)
+	go func() { httpServed <- httpServeErr(httpSrv.Serve(mux.http)) }()
 
 	select {
-	case err := <-served:
+	case err := <-grpcServed:
 		s.health.Shutdown()
+		_ = lis.Close()
+		_ = httpSrv.Close()
+		<-httpServed
 		if err != nil {
 			return fmt.Errorf("server: serve: %w", err)
 		}
 		return nil
+	case err := <-httpServed:
+		s.health.Shutdown()
+		_ = lis.Close()
+		s.grpc.Stop()
+		<-grpcServed
+		return fmt.Errorf("server: serve http: %w", cmp.Or(err, net.ErrClosed))
 	case <-ctx.Done():
 	}
 
 	s.log.Info("grpc server shutting down", "addr", lis.Addr().String(), "timeout", s.cfg.ShutdownTimeout)
 	s.health.Shutdown()
+	_ = lis.Close()
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
 	stopped := make(chan struct{})
 	go func() {
-		s.grpc.GracefulStop()
+		// GracefulStop drains native connections; Shutdown waits for the
+		// HTTP calls in flight and closes idle HTTP connections.
+		var both sync.WaitGroup
+		both.Go(s.grpc.GracefulStop)
+		both.Go(func() { _ = httpSrv.Shutdown(shutdownCtx) })
+		both.Wait()
 		close(stopped)
 	}()
-	timer := time.NewTimer(s.cfg.ShutdownTimeout)
-	defer timer.Stop()
 	select {
 	case <-stopped:
-	case <-timer.C:
+	case <-shutdownCtx.Done():
 		// Long-lived streams (event subscriptions, health watches) never end
 		// on their own; their clients resume from their last cursor.
 		s.log.Warn("graceful stop timed out; closing remaining calls", "timeout", s.cfg.ShutdownTimeout)
 		s.grpc.Stop()
+		_ = httpSrv.Close()
 		<-stopped
 	}
-	<-served // Serve returns nil once GracefulStop or Stop has run.
+	<-grpcServed // Serve returns nil once GracefulStop or Stop has run.
+	<-httpServed
 	s.log.Info("grpc server stopped")
 	return nil
 }

@@ -80,6 +80,7 @@ type harness struct {
 	logs   *syncBuffer
 	stop   context.CancelFunc
 	served chan error
+	dial   func(context.Context) (net.Conn, error)
 }
 
 type option func(*server.Config)
@@ -119,6 +120,7 @@ func startWith(t *testing.T, register func(*server.Server), opts ...option) *har
 	lis := bufconn.Listen(1 << 20)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stop = cancel
+	h.dial = lis.DialContext
 	go func() { h.served <- h.srv.Serve(ctx, lis) }()
 
 	h.conn, err = grpc.NewClient("passthrough:///bufconn",

@@ -1,0 +1,252 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"connectrpc.com/cors"
+	"connectrpc.com/vanguard"
+	rscors "github.com/rs/cors"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+)
+
+// Browsers and curl reach the API on the gRPC port: a connection that opens
+// with the HTTP/2 client preface is native gRPC and goes straight to
+// grpc.Server.Serve (its own transport, the fast one); any other connection
+// is HTTP/1.1 and goes to an http.Server whose handler is Vanguard's
+// transcoder, which turns Connect (JSON or binary) and gRPC-Web calls into
+// gRPC calls on the same grpc.Server through ServeHTTP. Both paths run the
+// same interceptor chain, so authentication, validation and logging are
+// identical (docs/adr/0008-browser-protocols-on-the-grpc-port.md).
+
+// http2Preface is what every HTTP/2 client sends first (RFC 9113 §3.4).
+var http2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+
+const (
+	// sniffTimeout bounds how long a new connection may take to send its
+	// first bytes before it is dropped.
+	sniffTimeout = 10 * time.Second
+	// maxTranscodeBuffer bounds a message the transcoder buffers to convert
+	// it (JSON <-> binary); a little over gRPC's 4 MiB default.
+	maxTranscodeBuffer = 8 << 20
+)
+
+// httpHandler builds the Connect/gRPC-Web handler over every service
+// registered so far, with CORS for the allowed origins. Services whose
+// descriptors are not in the global registry (built at run time) are served
+// over native gRPC only.
+func (s *Server) httpHandler(allowOrigin func(string) bool) (http.Handler, error) {
+	var services []*vanguard.Service
+	for name := range s.grpc.GetServiceInfo() {
+		desc, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
+		if err != nil {
+			s.log.Debug("service has no registered descriptor; native gRPC only", "service", name)
+			continue
+		}
+		sd, ok := desc.(protoreflect.ServiceDescriptor)
+		if !ok {
+			continue
+		}
+		services = append(services, vanguard.NewServiceWithSchema(sd, s.grpc))
+	}
+	transcoder, err := vanguard.NewTranscoder(services, vanguard.WithDefaultServiceOptions(
+		vanguard.WithTargetProtocols(vanguard.ProtocolGRPC),
+		vanguard.WithTargetCodecs(vanguard.CodecProto),
+		vanguard.WithMaxMessageBufferBytes(maxTranscodeBuffer),
+	))
+	if err != nil {
+		return nil, fmt.Errorf("server: transcoder: %w", err)
+	}
+	return rscors.New(rscors.Options{
+		AllowOriginFunc: allowOrigin,
+		AllowedMethods:  cors.AllowedMethods(),
+		AllowedHeaders:  append(cors.AllowedHeaders(), "Authorization"),
+		ExposedHeaders:  cors.ExposedHeaders(),
+		MaxAge:          7200,
+	}).Handler(connectUnaryByDefault(transcoder)), nil
+}
+
+// connectUnaryByDefault marks a POST to /package.Service/Method without a
+// Connect-Protocol-Version header as Connect unary, as connect-go servers
+// do, so `curl -H 'Content-Type: application/json' -d '{...}'` works.
+// Without the mark Vanguard would try REST, and our protos declare no REST
+// routes.
+func connectUnaryByDefault(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ct := r.Header.Get("Content-Type")
+		if r.Method == http.MethodPost && r.Header.Get("Connect-Protocol-Version") == "" &&
+			(ct == "application/json" || ct == "application/proto" || strings.HasPrefix(ct, "application/json;")) {
+			r.Header.Set("Connect-Protocol-Version", "1")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originPolicy returns which browser origins may call the API. Configured
+// origins win ("*" is any origin). Without configuration a server that
+// listens on loopback allows loopback origins (a console or app on the
+// developer's machine) and any other server allows none.
+func originPolicy(configured []string, addr net.Addr) func(string) bool {
+	if len(configured) > 0 {
+		if slices.Contains(configured, "*") {
+			return func(string) bool { return true }
+		}
+		return func(origin string) bool { return slices.Contains(configured, origin) }
+	}
+	if !isLoopback(addr) {
+		return func(string) bool { return false }
+	}
+	return func(origin string) bool {
+		u, err := url.Parse(origin)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return false
+		}
+		return isLoopbackHost(u.Hostname())
+	}
+}
+
+func isLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// connMux splits one listener in two by the first bytes of each connection.
+type connMux struct {
+	root       net.Listener
+	grpc, http *chanListener
+	log        *slog.Logger
+}
+
+func newConnMux(root net.Listener, log *slog.Logger) *connMux {
+	return &connMux{
+		root: root,
+		grpc: newChanListener(root.Addr()),
+		http: newChanListener(root.Addr()),
+		log:  log,
+	}
+}
+
+// run accepts until the root listener fails or closes; then both halves
+// report that error to their servers.
+func (m *connMux) run() {
+	for {
+		conn, err := m.root.Accept()
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			m.grpc.fail(err)
+			m.http.fail(err)
+			return
+		}
+		// Sniffing waits on the client: never in the accept loop.
+		go m.route(conn)
+	}
+}
+
+func (m *connMux) route(conn net.Conn) {
+	_ = conn.SetReadDeadline(time.Now().Add(sniffTimeout))
+	var head []byte
+	buf := make([]byte, len(http2Preface))
+	for len(head) < len(http2Preface) && bytes.HasPrefix(http2Preface, head) {
+		n, err := conn.Read(buf[:len(http2Preface)-len(head)])
+		head = append(head, buf[:n]...)
+		if err != nil {
+			m.log.Debug("connection closed before its protocol was known", "remote", conn.RemoteAddr().String(), "error", err)
+			_ = conn.Close()
+			return
+		}
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	sniffed := &sniffedConn{Conn: conn, head: head}
+	if bytes.Equal(head, http2Preface) {
+		m.grpc.deliver(sniffed)
+		return
+	}
+	m.http.deliver(sniffed)
+}
+
+// sniffedConn replays the bytes read to route the connection.
+type sniffedConn struct {
+	net.Conn
+	head []byte
+}
+
+func (c *sniffedConn) Read(p []byte) (int, error) {
+	if len(c.head) > 0 {
+		n := copy(p, c.head)
+		c.head = c.head[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// chanListener is a net.Listener fed by connMux.
+type chanListener struct {
+	addr  net.Addr
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+	err   error // set before done closes
+}
+
+func newChanListener(addr net.Addr) *chanListener {
+	return &chanListener{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, l.err
+	}
+}
+
+func (l *chanListener) deliver(c net.Conn) {
+	select {
+	case l.conns <- c:
+	case <-l.done:
+		_ = c.Close()
+	}
+}
+
+func (l *chanListener) fail(err error) {
+	l.once.Do(func() {
+		l.err = err
+		close(l.done)
+	})
+}
+
+func (l *chanListener) Close() error {
+	l.fail(net.ErrClosed)
+	return nil
+}
+
+func (l *chanListener) Addr() net.Addr { return l.addr }
+
+// errServerClosed hides http.ErrServerClosed, which is the normal end.
+func httpServeErr(err error) error {
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
