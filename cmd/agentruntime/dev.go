@@ -98,8 +98,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
   auth       %s
   nats       embedded JetStream, in-process connection (no port)
   worker     %s
+  metrics    %s
 Ctrl-C stops it; the event log stays in the data dir.
-`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, workerLine)
+`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, workerLine, rt.metricsLine())
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/config"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/server"
 	"github.com/agentruntime/agentruntime/pkg/telemetry"
@@ -40,6 +43,7 @@ type common struct {
 	shutdownTimeout time.Duration
 	modelsFile      string
 	corsOrigins     string
+	metricsListen   string
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultListen string) {
@@ -51,6 +55,7 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.StringVar(&c.runtimeID, "runtime-id", "", "runtime_id stamped into events (default: a new id per process)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "bound on graceful shutdown")
 	fs.StringVar(&c.corsOrigins, "cors-origins", "", "browser origins allowed to call the API (Connect, gRPC-Web), comma-separated; \"*\" is any; default: loopback origins when listening on loopback, none otherwise")
+	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464); empty serves none")
 	fs.StringVar(&c.modelsFile, "models", "", "model registry YAML for the routing service (see deploy/config/models.example.yaml)")
 }
 
@@ -78,6 +83,11 @@ type runtime struct {
 	services []kit.Service
 	tel      *telemetry.Providers
 	logger   *slog.Logger
+	log      *eventlog.Log
+	// metricsListen is where /metrics is served; empty: nowhere.
+	metricsListen string
+	// metricsAddr is the address it listens on once serving.
+	metricsAddr string
 }
 
 // backend is what the services run on: the log, a projection store per
@@ -112,7 +122,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 		_ = tel.Shutdown(ctx)
 		return nil, err
 	}
-	rt := &runtime{server: srv, tel: tel, logger: logger}
+	rt := &runtime{server: srv, tel: tel, logger: logger, log: be.log, metricsListen: c.metricsListen}
 	for _, name := range names {
 		deps := kit.Deps{
 			Log:            be.log,
@@ -120,6 +130,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			Redis:          be.redis,
 			Logger:         logger.With("service", name),
 			TracerProvider: tel.TracerProvider,
+			MeterProvider:  tel.MeterProvider,
 			Config:         kit.Config{ModelsFile: c.modelsFile},
 		}
 		svc, err := all.New(name, deps)
@@ -164,6 +175,9 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 			}()
 		}
 	}
+	if err := rt.startMetrics(ctx, &runners); err != nil {
+		return err
+	}
 	names := make([]string, 0, len(rt.services))
 	for _, s := range rt.services {
 		names = append(names, s.HealthName())
@@ -188,4 +202,51 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// startMetrics counts the facts this process appends and serves /metrics
+// on --metrics-listen, both until ctx ends.
+func (rt *runtime) startMetrics(ctx context.Context, runners *sync.WaitGroup) error {
+	facts, err := metrics.NewFactMeter(rt.tel.MeterProvider, rt.log.RuntimeID())
+	if err != nil {
+		return err
+	}
+	runners.Add(1)
+	go func() {
+		defer runners.Done()
+		_ = facts.Follow(ctx, rt.log, rt.logger)
+	}()
+	if rt.metricsListen == "" {
+		return nil
+	}
+	lis, err := net.Listen("tcp", rt.metricsListen)
+	if err != nil {
+		return fmt.Errorf("metrics listen: %w", err)
+	}
+	rt.metricsAddr = lis.Addr().String()
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", rt.tel.MetricsHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	runners.Add(2)
+	go func() {
+		defer runners.Done()
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			rt.logger.Error("metrics endpoint stopped", "error", err)
+		}
+	}()
+	go func() {
+		defer runners.Done()
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	rt.logger.Info("serving metrics", "url", "http://"+rt.metricsAddr+"/metrics")
+	return nil
+}
+
+// metricsLine says where metrics are served, for the start-up banner.
+func (rt *runtime) metricsLine() string {
+	if rt.metricsAddr == "" {
+		return "off (--metrics-listen 127.0.0.1:9464 serves /metrics)"
+	}
+	return "http://" + rt.metricsAddr + "/metrics"
 }

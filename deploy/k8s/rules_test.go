@@ -60,7 +60,7 @@ var healthNames = map[string]string{
 // any other AR_* variable would be ignored by the binary without a word.
 var serveFlags = []string{
 	"nats", "redis", "auth", "listen", "replicas",
-	"log-level", "otlp-endpoint", "otlp-insecure", "runtime-id", "shutdown-timeout",
+	"log-level", "otlp-endpoint", "otlp-insecure", "runtime-id", "shutdown-timeout", "metrics-listen",
 }
 
 // deploymentName is the Deployment and Service of a service.

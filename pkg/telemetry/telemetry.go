@@ -8,12 +8,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -30,6 +37,13 @@ type Config struct {
 	// Insecure disables TLS to the collector (a sidecar or in-cluster
 	// collector without certificates).
 	Insecure bool
+	// MetricInterval is how often metrics are pushed over OTLP when an
+	// endpoint is set; default 30s. The Prometheus endpoint is always
+	// read on demand.
+	MetricInterval time.Duration
+	// MetricReaders are extra readers for the meter provider: tests pass
+	// an sdkmetric.ManualReader to read what was recorded.
+	MetricReaders []sdkmetric.Reader
 }
 
 // Providers are the telemetry providers for one process.
@@ -37,6 +51,7 @@ type Providers struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 
+	metrics  http.Handler
 	shutdown func(context.Context) error
 }
 
@@ -50,9 +65,11 @@ type Providers struct {
 // The cost is recording spans that are then dropped, which is small next to
 // the gRPC and JetStream work each span wraps.
 //
-// The meter provider is a no-op: the OTLP metric exporter and the SDK meter
-// provider are not (yet) dependencies of this module. Instruments created
-// now start reporting once a real provider is passed in.
+// The meter provider is an SDK provider read two ways: on demand by the
+// Prometheus scrape handler (MetricsHandler, served on --metrics-listen),
+// and pushed over OTLP every MetricInterval when an endpoint is set. Each
+// process has its own Prometheus registry (never the global one), which
+// also carries the Go runtime and process collectors.
 func Setup(ctx context.Context, cfg Config) (*Providers, error) {
 	if cfg.ServiceName == "" {
 		return nil, errors.New("telemetry: ServiceName is required")
@@ -63,7 +80,7 @@ func Setup(ctx context.Context, cfg Config) (*Providers, error) {
 	}
 	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	if cfg.OTLPEndpoint != "" {
-		exp, err := otlptracegrpc.New(ctx, exporterOptions(cfg)...)
+		exp, err := otlptracegrpc.New(ctx, endpointOptions(cfg, otlptracegrpc.WithEndpointURL, otlptracegrpc.WithEndpoint, otlptracegrpc.WithInsecure)...)
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: OTLP trace exporter for %s: %w", cfg.OTLPEndpoint, err)
 		}
@@ -71,12 +88,44 @@ func Setup(ctx context.Context, cfg Config) (*Providers, error) {
 		opts = append(opts, sdktrace.WithBatcher(exp))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
+
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	promExporter, err := otelprom.New(otelprom.WithRegisterer(registry), otelprom.WithoutScopeInfo())
+	if err != nil {
+		_ = tp.Shutdown(ctx)
+		return nil, fmt.Errorf("telemetry: prometheus exporter: %w", err)
+	}
+	mopts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(promExporter)}
+	for _, r := range cfg.MetricReaders {
+		mopts = append(mopts, sdkmetric.WithReader(r))
+	}
+	if cfg.OTLPEndpoint != "" {
+		exp, err := otlpmetricgrpc.New(ctx, endpointOptions(cfg, otlpmetricgrpc.WithEndpointURL, otlpmetricgrpc.WithEndpoint, otlpmetricgrpc.WithInsecure)...)
+		if err != nil {
+			_ = tp.Shutdown(ctx)
+			return nil, fmt.Errorf("telemetry: OTLP metric exporter for %s: %w", cfg.OTLPEndpoint, err)
+		}
+		interval := cfg.MetricInterval
+		if interval <= 0 {
+			interval = 30 * time.Second
+		}
+		mopts = append(mopts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(interval))))
+	}
+	mp := sdkmetric.NewMeterProvider(mopts...)
 	return &Providers{
 		TracerProvider: tp,
-		MeterProvider:  metricnoop.NewMeterProvider(),
-		shutdown:       tp.Shutdown,
+		MeterProvider:  mp,
+		metrics:        promhttp.HandlerFor(registry, promhttp.HandlerOpts{Registry: registry}),
+		shutdown: func(ctx context.Context) error {
+			return errors.Join(mp.Shutdown(ctx), tp.Shutdown(ctx))
+		},
 	}, nil
 }
+
+// MetricsHandler serves the process's metrics in the Prometheus text
+// format: what `--metrics-listen` exposes at /metrics.
+func (p *Providers) MetricsHandler() http.Handler { return p.metrics }
 
 // Shutdown flushes buffered spans and releases the exporter. Call it once,
 // after the servers have stopped, with a context that bounds how long a
@@ -91,15 +140,16 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-func exporterOptions(cfg Config) []otlptracegrpc.Option {
-	var opts []otlptracegrpc.Option
+// endpointOptions builds an OTLP exporter's options from cfg: the endpoint
+// as a URL or host:port, and TLS off when asked. Traces and metrics use the
+// same collector with their own option types.
+func endpointOptions[O any](cfg Config, withURL, withHost func(string) O, insecure func() O) []O {
+	opts := []O{withHost(cfg.OTLPEndpoint)}
 	if strings.Contains(cfg.OTLPEndpoint, "://") {
-		opts = append(opts, otlptracegrpc.WithEndpointURL(cfg.OTLPEndpoint))
-	} else {
-		opts = append(opts, otlptracegrpc.WithEndpoint(cfg.OTLPEndpoint))
+		opts = []O{withURL(cfg.OTLPEndpoint)}
 	}
 	if cfg.Insecure {
-		opts = append(opts, otlptracegrpc.WithInsecure())
+		opts = append(opts, insecure())
 	}
 	return opts
 }

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"net"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
@@ -30,10 +32,15 @@ func TestSetupWithoutEndpointStillMintsIDs(t *testing.T) {
 	assert.True(t, sc.TraceID().IsValid(), "trace id must be usable in events even without export")
 	assert.True(t, sc.SpanID().IsValid())
 
-	// The meter provider must be usable, even though it records nothing.
-	counter, err := p.MeterProvider.Meter("test").Int64Counter("c")
+	// What the meter provider records is on the Prometheus handler.
+	counter, err := p.MeterProvider.Meter("test").Int64Counter("agentruntime.test.calls")
 	require.NoError(t, err)
-	counter.Add(context.Background(), 1)
+	counter.Add(context.Background(), 3)
+	rec := httptest.NewRecorder()
+	p.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	require.Equal(t, 200, rec.Code)
+	assert.Contains(t, rec.Body.String(), "agentruntime_test_calls_total 3")
+	assert.Contains(t, rec.Body.String(), "process_resident_memory_bytes", "the process collector is registered")
 }
 
 func TestSetupRequiresServiceName(t *testing.T) {
@@ -41,11 +48,51 @@ func TestSetupRequiresServiceName(t *testing.T) {
 	require.ErrorContains(t, err, "ServiceName")
 }
 
-// collector is an in-process OTLP trace receiver.
+// collector is an in-process OTLP receiver of traces and metrics.
 type collector struct {
 	collectortrace.UnimplementedTraceServiceServer
+	mu      sync.Mutex
+	spans   []*tracepb.ResourceSpans
+	metrics metricsReceiver
+}
+
+type metricsReceiver struct {
+	collectormetrics.UnimplementedMetricsServiceServer
 	mu    sync.Mutex
-	spans []*tracepb.ResourceSpans
+	names []string
+}
+
+func (m *metricsReceiver) Export(_ context.Context, req *collectormetrics.ExportMetricsServiceRequest) (*collectormetrics.ExportMetricsServiceResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, rm := range req.GetResourceMetrics() {
+		for _, sm := range rm.GetScopeMetrics() {
+			for _, metric := range sm.GetMetrics() {
+				m.names = append(m.names, metric.GetName())
+			}
+		}
+	}
+	return &collectormetrics.ExportMetricsServiceResponse{}, nil
+}
+
+func (m *metricsReceiver) received() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.names...)
+}
+
+// serveCollector starts a collector on a free loopback port.
+func serveCollector(t *testing.T) (*collector, string) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	col := &collector{}
+	srv := grpc.NewServer()
+	collectortrace.RegisterTraceServiceServer(srv, col)
+	collectormetrics.RegisterMetricsServiceServer(srv, &col.metrics)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return col, lis.Addr().String()
 }
 
 func (c *collector) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
@@ -62,15 +109,8 @@ func (c *collector) received() []*tracepb.ResourceSpans {
 }
 
 func TestSetupExportsToOTLPEndpoint(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	col := &collector{}
-	srv := grpc.NewServer()
-	collectortrace.RegisterTraceServiceServer(srv, col)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-
-	for _, endpoint := range []string{lis.Addr().String(), "http://" + lis.Addr().String()} {
+	col, addr := serveCollector(t)
+	for _, endpoint := range []string{addr, "http://" + addr} {
 		t.Run(endpoint, func(t *testing.T) {
 			before := len(col.received())
 			p, err := telemetry.Setup(context.Background(), telemetry.Config{
@@ -80,8 +120,12 @@ func TestSetupExportsToOTLPEndpoint(t *testing.T) {
 
 			_, span := p.TracerProvider.Tracer("test").Start(context.Background(), "append-event")
 			span.End()
+			counter, err := p.MeterProvider.Meter("test").Int64Counter("agentruntime.test.exported")
+			require.NoError(t, err)
+			counter.Add(context.Background(), 1)
 
-			// Shutdown flushes the batch, so the span has arrived when it returns.
+			// Shutdown flushes the batch and the metric reader, so the span
+			// and the metric have arrived when it returns.
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			require.NoError(t, p.Shutdown(ctx))
@@ -97,21 +141,15 @@ func TestSetupExportsToOTLPEndpoint(t *testing.T) {
 			require.Len(t, got[0].GetScopeSpans(), 1)
 			require.Len(t, got[0].GetScopeSpans()[0].GetSpans(), 1)
 			assert.Equal(t, "append-event", got[0].GetScopeSpans()[0].GetSpans()[0].GetName())
+			assert.Contains(t, col.metrics.received(), "agentruntime.test.exported")
 		})
 	}
 }
 
 func TestOperatorEnvOverridesServiceName(t *testing.T) {
 	t.Setenv("OTEL_SERVICE_NAME", "control-canary")
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	col := &collector{}
-	srv := grpc.NewServer()
-	collectortrace.RegisterTraceServiceServer(srv, col)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-
-	p, err := telemetry.Setup(context.Background(), telemetry.Config{ServiceName: "control", OTLPEndpoint: lis.Addr().String(), Insecure: true})
+	col, addr := serveCollector(t)
+	p, err := telemetry.Setup(context.Background(), telemetry.Config{ServiceName: "control", OTLPEndpoint: addr, Insecure: true})
 	require.NoError(t, err)
 	_, span := p.TracerProvider.Tracer("test").Start(context.Background(), "op")
 	span.End()

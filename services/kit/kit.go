@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
@@ -28,6 +29,9 @@ type Deps struct {
 	Redis          redis.UniversalClient
 	Logger         *slog.Logger
 	TracerProvider trace.TracerProvider
+	// MeterProvider records the service's own metrics (pkg/metrics); nil
+	// records none.
+	MeterProvider metric.MeterProvider
 	// Config is what the binary's flags say beyond the shared ones.
 	Config Config
 }

@@ -1,0 +1,99 @@
+package metrics
+
+import (
+	"fmt"
+	"strings"
+
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Instrument names. Prometheus sees dots as underscores and counters with a
+// `_total` suffix (PrometheusName).
+const (
+	EventsAppended  = "agentruntime.events.appended"
+	TurnsEnded      = "agentruntime.turns.ended"
+	TaskRunsEnded   = "agentruntime.task_runs.ended"
+	RunsLost        = "agentruntime.runs.lost"
+	RunsRetried     = "agentruntime.runs.retried"
+	RateLimitHits   = "agentruntime.rate_limit.hits"
+	QuotaCrossings  = "agentruntime.quota.crossings"
+	CostNanos       = "agentruntime.cost.nanos"
+	TokensUsed      = "agentruntime.tokens.used"
+	ActionsRequired = "agentruntime.actions.required"
+	ActionsResolved = "agentruntime.actions.resolved"
+)
+
+// Kind is how an instrument aggregates.
+type Kind int
+
+const (
+	Counter Kind = iota
+	Gauge
+	Histogram
+	UpDownCounter
+)
+
+// Instrument describes one metric the runtime records.
+type Instrument struct {
+	Name        string
+	Kind        Kind
+	Labels      []string
+	Description string
+}
+
+// PrometheusName is the instrument's name on a Prometheus scrape.
+func (i Instrument) PrometheusName() string {
+	name := strings.ReplaceAll(i.Name, ".", "_")
+	if i.Kind == Counter {
+		name += "_total"
+	}
+	return name
+}
+
+// Catalog lists every instrument this package records, in the order
+// docs/observability.md lists them. The per-RPC metrics come from the gRPC
+// stats handler (OpenTelemetry's rpc.server.* semantic conventions) and are
+// not listed here.
+var Catalog = []Instrument{
+	{EventsAppended, Counter, []string{"event_type", "event_family"}, "Events appended to the log by this process."},
+	{TurnsEnded, Counter, []string{"status", "category"}, "Turns that ended: completed, failed, cancelled or timed_out, with the failure category."},
+	{TaskRunsEnded, Counter, []string{"status"}, "Task runs that ended, by status."},
+	{RunsLost, Counter, []string{"kind"}, "Runs whose lease lapsed (kind: turn or task)."},
+	{RunsRetried, Counter, []string{"kind"}, "New attempts started after a lost or failed run (kind: turn or task)."},
+	{RateLimitHits, Counter, []string{"tenant", "model", "dimension"}, "Requests refused or delayed by a rate limit."},
+	{QuotaCrossings, Counter, []string{"tenant", "state", "dimension"}, "Quota thresholds crossed (state: low or blocked)."},
+	{CostNanos, Counter, []string{"tenant", "model"}, "Recorded cost, in billionths of the registry's currency unit."},
+	{TokensUsed, Counter, []string{"tenant", "model", "kind"}, "Recorded tokens (kind: input, output, cached_input, reasoning)."},
+	{ActionsRequired, Counter, []string{"action_type"}, "Actions (approvals, questions) opened."},
+	{ActionsResolved, Counter, []string{"decision"}, "Actions resolved, by decision."},
+}
+
+// Lookup returns the catalog entry of name.
+func Lookup(name string) (Instrument, bool) {
+	for _, i := range Catalog {
+		if i.Name == name {
+			return i, true
+		}
+	}
+	return Instrument{}, false
+}
+
+// meterName is the instrumentation scope of every instrument here.
+const meterName = "github.com/agentruntime/agentruntime/pkg/metrics"
+
+// counters creates the named catalog counters on mp.
+func counters(mp metric.MeterProvider, dst map[string]*metric.Int64Counter) error {
+	m := mp.Meter(meterName)
+	for name, c := range dst {
+		inst, ok := Lookup(name)
+		if !ok || inst.Kind != Counter {
+			return fmt.Errorf("metrics: %s is not a counter of the catalog", name)
+		}
+		counter, err := m.Int64Counter(name, metric.WithDescription(inst.Description))
+		if err != nil {
+			return err
+		}
+		*c = counter
+	}
+	return nil
+}

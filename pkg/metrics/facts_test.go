@@ -1,0 +1,86 @@
+package metrics_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/metrics"
+)
+
+// sums reads every counter of reader as name -> "k=v,k=v" -> value.
+func sums(t *testing.T, reader *sdkmetric.ManualReader) map[string]map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	out := map[string]map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if !ok {
+				continue
+			}
+			out[m.Name] = map[string]int64{}
+			for _, dp := range sum.DataPoints {
+				out[m.Name][dp.Attributes.Encoded(attribute.DefaultEncoder())] += dp.Value
+			}
+		}
+	}
+	return out
+}
+
+func TestFactMeterCountsOnlyWhatThisProcessAppended(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	fm, err := metrics.NewFactMeter(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), "rt_me")
+	require.NoError(t, err)
+	ctx := context.Background()
+	ev := func(runtime, typ string, payload any) *eventsv1.RuntimeEvent {
+		e := &eventsv1.RuntimeEvent{RuntimeId: runtime, Type: typ, TenantId: "acme"}
+		switch p := payload.(type) {
+		case *eventsv1.TurnFailed:
+			e.Payload = &eventsv1.RuntimeEvent_TurnFailed{TurnFailed: p}
+		case *eventsv1.TurnCompleted:
+			e.Payload = &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: p}
+		case *eventsv1.CostRecorded:
+			e.Payload = &eventsv1.RuntimeEvent_CostRecorded{CostRecorded: p}
+		case *eventsv1.TaskAttemptFailed:
+			e.Payload = &eventsv1.RuntimeEvent_TaskAttemptFailed{TaskAttemptFailed: p}
+		case *eventsv1.RunStatus:
+			e.Payload = &eventsv1.RuntimeEvent_RunStatus{RunStatus: p}
+		}
+		return e
+	}
+	fm.Observe(ctx, ev("rt_me", "turn.completed", &eventsv1.TurnCompleted{}))
+	fm.Observe(ctx, ev("rt_other", "turn.completed", &eventsv1.TurnCompleted{})) // another replica's
+	fm.Observe(ctx, ev("rt_me", "turn.failed", &eventsv1.TurnFailed{Outcome: eventsv1.TurnOutcome_TURN_OUTCOME_TIMED_OUT, Category: "lost"}))
+	fm.Observe(ctx, ev("rt_me", "run.status", &eventsv1.RunStatus{Phase: "lost"}))
+	fm.Observe(ctx, ev("rt_me", "task.attempt.failed", &eventsv1.TaskAttemptFailed{Status: tasksv1.RunStatus_RUN_STATUS_LOST}))
+	fm.Observe(ctx, ev("rt_me", "cost.recorded", &eventsv1.CostRecorded{
+		ModelId: "small", Cost: &eventsv1.CostBreakdown{TotalNanos: 1500},
+		Usage: &eventsv1.TokenUsage{InputTokens: 10, OutputTokens: 4},
+	}))
+
+	got := sums(t, reader)
+	require.Equal(t, map[string]int64{"category=,status=completed": 1, "category=lost,status=timed_out": 1}, got[metrics.TurnsEnded])
+	require.Equal(t, map[string]int64{"kind=turn": 1, "kind=task": 1}, got[metrics.RunsLost])
+	require.Equal(t, map[string]int64{"status=lost": 1}, got[metrics.TaskRunsEnded])
+	require.Equal(t, map[string]int64{"model=small,tenant=acme": 1500}, got[metrics.CostNanos])
+	require.Equal(t, map[string]int64{"kind=input,model=small,tenant=acme": 10, "kind=output,model=small,tenant=acme": 4}, got[metrics.TokensUsed])
+	require.Equal(t, int64(1), got[metrics.EventsAppended]["event_family=turn,event_type=turn.completed"], "the other replica's event is its own to count")
+}
+
+func TestCatalogNamesArePrometheusSafe(t *testing.T) {
+	seen := map[string]bool{}
+	for _, i := range metrics.Catalog {
+		require.False(t, seen[i.Name], "%s twice", i.Name)
+		seen[i.Name] = true
+		require.Regexp(t, `^[a-z][a-z0-9_]*$`, i.PrometheusName())
+		require.NotEmpty(t, i.Description)
+	}
+}
