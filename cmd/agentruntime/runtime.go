@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
