@@ -1,8 +1,8 @@
 // Package tasks is the tasks service: it owns agent tasks, attempts, the
 // task graph, jobs and worker leases (DESIGN §2). This package is the
 // composition point: New wires the app (services/tasks/app) on its
-// dependencies, Register exposes it over gRPC (handler.go), Run runs its
-// background work.
+// dependencies, Register exposes it over gRPC (services/tasks/grpc), Run
+// runs its background work.
 package tasks
 
 import (
@@ -15,6 +15,7 @@ import (
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/tasks/adapters"
 	"github.com/agentruntime/agentruntime/services/tasks/app"
+	handler "github.com/agentruntime/agentruntime/services/tasks/grpc"
 )
 
 // Name is the service's name in `agentruntime serve <name>`.
@@ -26,9 +27,8 @@ var HealthName = tasksv1.TasksService_ServiceDesc.ServiceName
 // LeasePrefix prefixes the service's Redis lease keys.
 const LeasePrefix = "agentruntime:tasks:lease:"
 
-// Service implements tasksv1.TasksServiceServer.
+// Service is the tasks service: kit.Service and kit.Runner.
 type Service struct {
-	tasksv1.UnimplementedTasksServiceServer
 	deps kit.Deps
 	app  *app.App
 }
@@ -62,7 +62,9 @@ func (s *Service) Name() string { return Name }
 func (s *Service) HealthName() string { return HealthName }
 
 // Register implements kit.Service.
-func (s *Service) Register(g *grpc.Server) { tasksv1.RegisterTasksServiceServer(g, s) }
+func (s *Service) Register(g *grpc.Server) {
+	tasksv1.RegisterTasksServiceServer(g, &handler.Handler{App: s.app})
+}
 
 // Run implements kit.Runner: the records projector, the dependency reactor
 // and the lease/timeout sweeper.

@@ -17,12 +17,12 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
-	"github.com/agentruntime/agentruntime/services/tasks/domain"
 	proj "github.com/agentruntime/agentruntime/services/tasks/projector"
 )
 
@@ -145,8 +145,7 @@ func (a *App) ensureWarm(ctx context.Context) error {
 // LoadTask reads a task of the tenant; another tenant's task is not found.
 func (a *App) LoadTask(ctx context.Context, tenant, id string) (*tasksv1.Task, error) {
 	t, err := a.loadTask(ctx, tenant, id)
-	var nf *domain.NotFoundError
-	if errors.As(err, &nf) {
+	if fault.Is(err, fault.KindNotFound) {
 		if err := a.catchUp(ctx); err != nil {
 			return nil, err
 		}
@@ -160,7 +159,7 @@ func (a *App) LoadTask(ctx context.Context, tenant, id string) (*tasksv1.Task, e
 func (a *App) loadTask(ctx context.Context, tenant, id string) (*tasksv1.Task, error) {
 	t, err := proj.LoadTask(ctx, a.store, tenant, id)
 	if errors.Is(err, projection.ErrNotFound) {
-		return nil, &domain.NotFoundError{Kind: "task", ID: id}
+		return nil, fault.NotFound("task", id)
 	}
 	return t, err
 }
@@ -168,8 +167,7 @@ func (a *App) loadTask(ctx context.Context, tenant, id string) (*tasksv1.Task, e
 // LoadJob reads a job of the tenant.
 func (a *App) LoadJob(ctx context.Context, tenant, id string) (*tasksv1.Job, error) {
 	j, err := a.loadJob(ctx, tenant, id)
-	var nf *domain.NotFoundError
-	if errors.As(err, &nf) {
+	if fault.Is(err, fault.KindNotFound) {
 		if err := a.catchUp(ctx); err != nil {
 			return nil, err
 		}
@@ -181,7 +179,7 @@ func (a *App) LoadJob(ctx context.Context, tenant, id string) (*tasksv1.Job, err
 func (a *App) loadJob(ctx context.Context, tenant, id string) (*tasksv1.Job, error) {
 	j, err := proj.LoadJob(ctx, a.store, tenant, id)
 	if errors.Is(err, projection.ErrNotFound) {
-		return nil, &domain.NotFoundError{Kind: "job", ID: id}
+		return nil, fault.NotFound("job", id)
 	}
 	return j, err
 }

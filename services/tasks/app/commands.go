@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
@@ -44,8 +45,7 @@ func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.Create
 	agg := taskAgg(tenant, &tasksv1.Task{TaskId: id, SessionId: sessionID})
 	res, err := a.execute(ctx, agg, "", func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
 		existing, err := a.loadTask(ctx, tenant, id)
-		var nf *domain.NotFoundError
-		if errors.As(err, &nf) {
+		if fault.Is(err, fault.KindNotFound) {
 			existing, err = nil, nil
 		}
 		if err != nil {
@@ -333,8 +333,7 @@ func (a *App) link(ctx context.Context, tenant, taskID string, rel tasksv1.EdgeR
 func (a *App) blockersOf(ctx context.Context, tenant string) func(string) ([]string, error) {
 	return func(id string) ([]string, error) {
 		t, err := a.LoadTask(ctx, tenant, id)
-		var nf *domain.NotFoundError
-		if errors.As(err, &nf) {
+		if fault.Is(err, fault.KindNotFound) {
 			return nil, nil
 		}
 		if err != nil {
@@ -451,8 +450,7 @@ func (a *App) tryStartOne(ctx context.Context, tenant string, kinds []string, wo
 			}
 			runID := ids.New(ids.Run)
 			st, err := a.start(ctx, tenant, t.GetTaskId(), "", runID, worker, nil, ttl, domain.DecideStart)
-			var pe *domain.PreconditionError
-			if errors.As(err, &pe) {
+			if fault.Is(err, fault.KindPrecondition) {
 				continue // another worker took it first
 			}
 			if err != nil {

@@ -2,8 +2,8 @@ package app
 
 import (
 	"context"
-	"errors"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
@@ -48,8 +48,7 @@ func (a *App) CreateJob(ctx context.Context, tenant string, req *tasksv1.CreateJ
 	agg := jobAgg(tenant, &tasksv1.Job{JobId: id, SessionId: sessionID})
 	res, err := a.execute(ctx, agg, "", func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
 		existing, err := a.loadJob(ctx, tenant, id)
-		var nf *domain.NotFoundError
-		if errors.As(err, &nf) {
+		if fault.Is(err, fault.KindNotFound) {
 			existing, err = nil, nil
 		}
 		if err != nil {

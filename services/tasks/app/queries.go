@@ -2,11 +2,11 @@ package app
 
 import (
 	"context"
-	"errors"
 	"strconv"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -15,7 +15,7 @@ import (
 )
 
 // ErrBadPageToken: a page token this service did not issue.
-var ErrBadPageToken = &domain.InvalidError{Field: "page_token", Description: "not a token this service issued"}
+var ErrBadPageToken = fault.Invalid("page_token", "%s", "not a token this service issued")
 
 // at waits until the read model has applied minSequence and returns the
 // sequence the answer reflects.
@@ -214,8 +214,7 @@ func (a *App) ListJobs(ctx context.Context, tenant string, req *tasksv1.ListJobs
 		n := 0
 		for _, id := range keys {
 			j, err := a.LoadJob(ctx, tenant, id)
-			var nf *domain.NotFoundError
-			if errors.As(err, &nf) {
+			if fault.Is(err, fault.KindNotFound) {
 				continue
 			}
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -120,8 +121,7 @@ func (a *App) reactTo(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
 }
 
 func ignoreGone(err error) error {
-	var nf *domain.NotFoundError
-	if errors.As(err, &nf) {
+	if fault.Is(err, fault.KindNotFound) {
 		return nil
 	}
 	return err
@@ -189,8 +189,7 @@ func (a *App) propagateCancel(ctx context.Context, ev *eventsv1.RuntimeEvent) er
 				return nil, err
 			}
 			evs, err := domain.DecideCancelJob(job, "task "+parent+" cancelled", a.now())
-			var pe *domain.PreconditionError
-			if errors.As(err, &pe) {
+			if fault.Is(err, fault.KindPrecondition) {
 				return nil, nil // already ended: nothing to cancel
 			}
 			derive(evs, ev, job.GetJobId())
@@ -334,8 +333,7 @@ func (a *App) SweepOnce(ctx context.Context) error {
 		}
 		_, err = a.onTask(ctx, tenant, id, "", func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
 			evs, err := decide(t)
-			var pe *domain.PreconditionError
-			if errors.As(err, &pe) {
+			if fault.Is(err, fault.KindPrecondition) {
 				return nil, nil // another replica (or the worker) settled the run first
 			}
 			for i, ev := range evs {

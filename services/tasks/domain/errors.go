@@ -10,10 +10,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 )
 
-// Stable reasons of PreconditionError (google.rpc.ErrorInfo.reason).
+// Stable reasons of the service's fault.KindPrecondition errors
+// (google.rpc.ErrorInfo.reason).
 const (
 	ReasonIllegalTransition    = "ILLEGAL_TRANSITION"
 	ReasonTaskBlocked          = "TASK_BLOCKED"
@@ -28,40 +30,6 @@ const (
 	ReasonJobEnded             = "JOB_ENDED"
 	ReasonLeaseLost            = "LEASE_LOST"
 )
-
-// PreconditionError: the record's state does not allow the command.
-type PreconditionError struct {
-	Reason      string
-	Subject     string // e.g. "task/task_123"
-	Description string
-	Metadata    map[string]string
-}
-
-func (e *PreconditionError) Error() string { return e.Description }
-
-// InvalidError: a request value breaks a rule the proto cannot state.
-type InvalidError struct {
-	Field       string
-	Description string
-}
-
-func (e *InvalidError) Error() string { return e.Field + ": " + e.Description }
-
-// NotFoundError: no such record for the caller's tenant.
-type NotFoundError struct {
-	Kind string // "task", "job", "job item"
-	ID   string
-}
-
-func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %q not found", e.Kind, e.ID) }
-
-// ConflictError: a create reused an id (or idempotency key) for something
-// different.
-type ConflictError struct {
-	Kind, ID, Description string
-}
-
-func (e *ConflictError) Error() string { return e.Description }
 
 // StatusName is the spec's lowercase name of a status ("timed_out").
 func StatusName(s tasksv1.TaskStatus) string {
@@ -87,10 +55,10 @@ func statusList(ss []tasksv1.TaskStatus) string {
 // cancelled, timed_out or lost".
 func illegal(t *tasksv1.Task, cmd Command) error {
 	allowed := Allowed(cmd)
-	return &PreconditionError{
-		Reason:      ReasonIllegalTransition,
-		Subject:     "task/" + t.GetTaskId(),
-		Description: fmt.Sprintf("task is %s; %s needs %s", StatusName(t.GetStatus()), cmd, statusList(allowed)),
+	return &fault.Error{Kind: fault.KindPrecondition,
+		Reason:  ReasonIllegalTransition,
+		Subject: "task/" + t.GetTaskId(),
+		Message: fmt.Sprintf("task is %s; %s needs %s", StatusName(t.GetStatus()), cmd, statusList(allowed)),
 		Metadata: map[string]string{
 			"command": string(cmd),
 			"status":  StatusName(t.GetStatus()),
@@ -111,21 +79,21 @@ func joinStatuses(ss []tasksv1.TaskStatus) string {
 // IllegalStart: another worker holds the task's lease (it is starting or
 // running it).
 func IllegalStart(t *tasksv1.Task) error {
-	return &PreconditionError{
-		Reason:      ReasonIllegalTransition,
-		Subject:     "task/" + t.GetTaskId(),
-		Description: fmt.Sprintf("task is %s and another worker holds its lease; start needs an unleased %s task", StatusName(t.GetStatus()), statusList(Allowed(CmdStart))),
-		Metadata:    map[string]string{"command": string(CmdStart), "status": StatusName(t.GetStatus()), "allowed": joinStatuses(Allowed(CmdStart))},
+	return &fault.Error{Kind: fault.KindPrecondition,
+		Reason:   ReasonIllegalTransition,
+		Subject:  "task/" + t.GetTaskId(),
+		Message:  fmt.Sprintf("task is %s and another worker holds its lease; start needs an unleased %s task", StatusName(t.GetStatus()), statusList(Allowed(CmdStart))),
+		Metadata: map[string]string{"command": string(CmdStart), "status": StatusName(t.GetStatus()), "allowed": joinStatuses(Allowed(CmdStart))},
 	}
 }
 
 // LeaseLost: the run's lease expired or was never the caller's; the worker
 // must stop (its run is, or will be, marked lost).
 func LeaseLost(t *tasksv1.Task, runID string) error {
-	return &PreconditionError{
-		Reason:      ReasonLeaseLost,
-		Subject:     "task/" + t.GetTaskId(),
-		Description: fmt.Sprintf("run %s holds no lease on task %s (expired or superseded); stop working on it", runID, t.GetTaskId()),
-		Metadata:    map[string]string{"run_id": runID, "current_run_id": t.GetCurrentRunId(), "status": StatusName(t.GetStatus())},
+	return &fault.Error{Kind: fault.KindPrecondition,
+		Reason:   ReasonLeaseLost,
+		Subject:  "task/" + t.GetTaskId(),
+		Message:  fmt.Sprintf("run %s holds no lease on task %s (expired or superseded); stop working on it", runID, t.GetTaskId()),
+		Metadata: map[string]string{"run_id": runID, "current_run_id": t.GetCurrentRunId(), "status": StatusName(t.GetStatus())},
 	}
 }

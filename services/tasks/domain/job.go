@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -44,14 +45,14 @@ func DecideCreateJob(existing *tasksv1.Job, c CreateJob) ([]*eventsv1.RuntimeEve
 		if c.IdempotencyKey != "" {
 			return nil, nil
 		}
-		return nil, &ConflictError{Kind: "job", ID: c.JobID, Description: "a job with this id exists"}
+		return nil, fault.AlreadyExists("job", c.JobID, "a job with this id exists")
 	}
 	ts := timestamppb.New(c.Now)
 	j := &tasksv1.Job{JobId: c.JobID, TaskId: c.TaskID, SessionId: c.SessionID, Spec: c.Spec, Status: JobPending, CreatedAt: ts, UpdatedAt: ts}
 	seen := map[string]bool{}
 	for i, it := range c.Items {
 		if seen[it.ItemID] {
-			return nil, &InvalidError{Field: fmt.Sprintf("items[%d].item_id", i), Description: fmt.Sprintf("item id %q is used twice", it.ItemID)}
+			return nil, fault.Invalid(fmt.Sprintf("items[%d].item_id", i), "%s", fmt.Sprintf("item id %q is used twice", it.ItemID))
 		}
 		seen[it.ItemID] = true
 		j.Items = append(j.Items, &tasksv1.JobItem{ItemId: it.ItemID, InputRef: it.InputRef, Status: ItemPending, Retryable: true, UpdatedAt: ts})
@@ -107,20 +108,20 @@ func jobStatusName(s tasksv1.JobStatus) string {
 }
 
 func itemIllegal(j *tasksv1.Job, it *tasksv1.JobItem, cmd, needs string) error {
-	return &PreconditionError{
-		Reason:      ReasonIllegalItemState,
-		Subject:     "job/" + j.GetJobId() + "/item/" + it.GetItemId(),
-		Description: fmt.Sprintf("item %s is %s; %s needs %s", it.GetItemId(), itemName(it.GetStatus()), cmd, needs),
-		Metadata:    map[string]string{"item_status": itemName(it.GetStatus()), "command": cmd, "allowed": needs},
+	return &fault.Error{Kind: fault.KindPrecondition,
+		Reason:   ReasonIllegalItemState,
+		Subject:  "job/" + j.GetJobId() + "/item/" + it.GetItemId(),
+		Message:  fmt.Sprintf("item %s is %s; %s needs %s", it.GetItemId(), itemName(it.GetStatus()), cmd, needs),
+		Metadata: map[string]string{"item_status": itemName(it.GetStatus()), "command": cmd, "allowed": needs},
 	}
 }
 
 func jobEndedError(j *tasksv1.Job, cmd string) error {
-	return &PreconditionError{
-		Reason:      ReasonJobEnded,
-		Subject:     "job/" + j.GetJobId(),
-		Description: fmt.Sprintf("job is %s; %s needs a pending or running job", jobStatusName(j.GetStatus()), cmd),
-		Metadata:    map[string]string{"job_status": jobStatusName(j.GetStatus()), "command": cmd},
+	return &fault.Error{Kind: fault.KindPrecondition,
+		Reason:   ReasonJobEnded,
+		Subject:  "job/" + j.GetJobId(),
+		Message:  fmt.Sprintf("job is %s; %s needs a pending or running job", jobStatusName(j.GetStatus()), cmd),
+		Metadata: map[string]string{"job_status": jobStatusName(j.GetStatus()), "command": cmd},
 	}
 }
 
@@ -133,7 +134,7 @@ func itemEvent(j *tasksv1.Job, typ, itemID, runID string, now time.Time) *events
 func lookupItem(j *tasksv1.Job, id string) (*tasksv1.JobItem, error) {
 	it := Item(j, id)
 	if it == nil {
-		return nil, &NotFoundError{Kind: "job item", ID: id}
+		return nil, fault.NotFound("job item", id)
 	}
 	return it, nil
 }
@@ -179,10 +180,10 @@ func DecideCompleteItem(j *tasksv1.Job, itemID, runID string, out *commonv1.Outp
 	case (it.GetStatus() == ItemCompleted || it.GetStatus() == ItemReported) && it.GetCurrentRunId() == runID:
 		return nil, nil
 	case it.GetStatus() == ItemCompleted || it.GetStatus() == ItemReported:
-		return nil, &PreconditionError{
+		return nil, &fault.Error{Kind: fault.KindPrecondition,
 			Reason: ReasonItemAlreadyCompleted, Subject: "job/" + j.GetJobId() + "/item/" + itemID,
-			Description: fmt.Sprintf("item %s already completed by run %s; its output is recorded once", itemID, it.GetCurrentRunId()),
-			Metadata:    map[string]string{"run_id": it.GetCurrentRunId()},
+			Message:  fmt.Sprintf("item %s already completed by run %s; its output is recorded once", itemID, it.GetCurrentRunId()),
+			Metadata: map[string]string{"run_id": it.GetCurrentRunId()},
 		}
 	case it.GetStatus() != ItemRunning || it.GetCurrentRunId() != runID:
 		return nil, itemIllegal(j, it, "complete item", "running under run "+runID)
@@ -251,10 +252,10 @@ func DecideRetryItem(j *tasksv1.Job, itemID, reason string, now time.Time) ([]*e
 		return nil, itemIllegal(j, it, "retry item", "failed")
 	}
 	if !it.GetRetryable() {
-		return nil, &PreconditionError{
+		return nil, &fault.Error{Kind: fault.KindPrecondition,
 			Reason: ReasonItemNotRetryable, Subject: "job/" + j.GetJobId() + "/item/" + itemID,
-			Description: fmt.Sprintf("item %s is not retryable (attempts %d, last error %q)", itemID, it.GetAttempts(), it.GetLastError().GetMessage()),
-			Metadata:    map[string]string{"attempts": fmt.Sprint(it.GetAttempts())},
+			Message:  fmt.Sprintf("item %s is not retryable (attempts %d, last error %q)", itemID, it.GetAttempts(), it.GetLastError().GetMessage()),
+			Metadata: map[string]string{"attempts": fmt.Sprint(it.GetAttempts())},
 		}
 	}
 	next := proto.Clone(j).(*tasksv1.Job)

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -77,7 +78,7 @@ func TestCompletionNeedsAcceptanceFacts(t *testing.T) {
 	task := fixture(Running)
 	task.Spec.Acceptance = &tasksv1.Acceptance{RequiredArtifacts: []string{"report.md"}, RequiredEvidence: []string{"evd_1"}}
 	_, err := DecideComplete(task, Complete{RunID: "run_1", Now: now})
-	var pe *PreconditionError
+	var pe *fault.Error
 	if !errors.As(err, &pe) || pe.Reason != ReasonAcceptanceNotMet || pe.Metadata["missing"] != "artifact:report.md,evidence:evd_1" {
 		t.Fatalf("err %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -45,7 +46,7 @@ func DecideCreate(existing *tasksv1.Task, c Create) ([]*eventsv1.RuntimeEvent, e
 		if c.IdempotencyKey != "" && existing.GetStatus() != tasksv1.TaskStatus_TASK_STATUS_UNSPECIFIED {
 			return nil, nil
 		}
-		return nil, &ConflictError{Kind: "task", ID: c.TaskID, Description: "a task with this id exists"}
+		return nil, fault.AlreadyExists("task", c.TaskID, "a task with this id exists")
 	}
 	t := &tasksv1.Task{
 		TaskId:       c.TaskID,
@@ -80,7 +81,7 @@ func DecideCreate(existing *tasksv1.Task, c Create) ([]*eventsv1.RuntimeEvent, e
 	}
 	for _, b := range c.BlockedBy {
 		if b == c.TaskID {
-			return nil, &InvalidError{Field: "blocked_by", Description: "a task cannot block itself"}
+			return nil, fault.Invalid("blocked_by", "%s", "a task cannot block itself")
 		}
 		t.Edges = append(t.Edges, &tasksv1.Edge{Relation: blockedBy, TargetId: b, Status: edgeStatusFor(c.Blockers[b]), CreatedAt: ts, UpdatedAt: ts})
 	}
@@ -95,11 +96,11 @@ func DecideCreate(existing *tasksv1.Task, c Create) ([]*eventsv1.RuntimeEvent, e
 }
 
 func parentCancelled(parent *tasksv1.Task) error {
-	return &PreconditionError{
-		Reason:      ReasonParentCancelled,
-		Subject:     "task/" + parent.GetTaskId(),
-		Description: fmt.Sprintf("parent task %s has cancellation requested; no new child work is added", parent.GetTaskId()),
-		Metadata:    map[string]string{"parent_task_id": parent.GetTaskId(), "status": StatusName(parent.GetStatus())},
+	return &fault.Error{Kind: fault.KindPrecondition,
+		Reason:   ReasonParentCancelled,
+		Subject:  "task/" + parent.GetTaskId(),
+		Message:  fmt.Sprintf("parent task %s has cancellation requested; no new child work is added", parent.GetTaskId()),
+		Metadata: map[string]string{"parent_task_id": parent.GetTaskId(), "status": StatusName(parent.GetStatus())},
 	}
 }
 
@@ -193,7 +194,7 @@ func DecideUpdate(t *tasksv1.Task, spec *tasksv1.TaskSpec, fields []string, now 
 	for _, name := range fields {
 		fd := src.Descriptor().Fields().ByName(protoName(name))
 		if fd == nil {
-			return nil, &InvalidError{Field: "update_fields", Description: fmt.Sprintf("%q is not a task spec field", name)}
+			return nil, fault.Invalid("update_fields", "%s", fmt.Sprintf("%q is not a task spec field", name))
 		}
 		before := proto.Clone(next)
 		if src.Has(fd) {
@@ -243,11 +244,11 @@ func blockedError(t *tasksv1.Task) error {
 	for _, e := range UnfinishedBlockers(t) {
 		ids = append(ids, e.GetTargetId())
 	}
-	return &PreconditionError{
-		Reason:      ReasonTaskBlocked,
-		Subject:     "task/" + t.GetTaskId(),
-		Description: fmt.Sprintf("task is blocked (%s); start needs every blocked_by task completed", blockReason(t)),
-		Metadata:    map[string]string{"blocked_by": strings.Join(ids, ","), "status": StatusName(t.GetStatus())},
+	return &fault.Error{Kind: fault.KindPrecondition,
+		Reason:   ReasonTaskBlocked,
+		Subject:  "task/" + t.GetTaskId(),
+		Message:  fmt.Sprintf("task is blocked (%s); start needs every blocked_by task completed", blockReason(t)),
+		Metadata: map[string]string{"blocked_by": strings.Join(ids, ","), "status": StatusName(t.GetStatus())},
 	}
 }
 
@@ -307,8 +308,8 @@ func checkRun(t *tasksv1.Task, cmd Command, runID string) (*tasksv1.Attempt, err
 		} else {
 			desc += " (active: " + current + ")"
 		}
-		return nil, &PreconditionError{
-			Reason: ReasonRunMismatch, Subject: "task/" + t.GetTaskId(), Description: desc,
+		return nil, &fault.Error{Kind: fault.KindPrecondition,
+			Reason: ReasonRunMismatch, Subject: "task/" + t.GetTaskId(), Message: desc,
 			Metadata: map[string]string{"run_id": runID, "current_run_id": current, "command": string(cmd)},
 		}
 	}
@@ -447,7 +448,7 @@ func DecideRetry(t *tasksv1.Task, r Retry) ([]*eventsv1.RuntimeEvent, error) {
 		return nil, err
 	}
 	if strings.TrimSpace(r.Reason) == "" {
-		return nil, &InvalidError{Field: "reason", Description: "a retry needs an explicit reason"}
+		return nil, fault.Invalid("reason", "%s", "a retry needs an explicit reason")
 	}
 	evs := []*eventsv1.RuntimeEvent{transition(t, TypeTaskRetrying, &eventsv1.TaskTransition{To: Retrying, Reason: r.Reason}, r.Now)}
 	if r.Start != nil {
@@ -492,11 +493,11 @@ func DecideComplete(t *tasksv1.Task, c Complete) ([]*eventsv1.RuntimeEvent, erro
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &PreconditionError{
-			Reason:      ReasonAcceptanceNotMet,
-			Subject:     "task/" + t.GetTaskId(),
-			Description: "acceptance criteria not met; not recorded: " + strings.Join(missing, ", "),
-			Metadata:    map[string]string{"missing": strings.Join(missing, ",")},
+		return nil, &fault.Error{Kind: fault.KindPrecondition,
+			Reason:   ReasonAcceptanceNotMet,
+			Subject:  "task/" + t.GetTaskId(),
+			Message:  "acceptance criteria not met; not recorded: " + strings.Join(missing, ", "),
+			Metadata: map[string]string{"missing": strings.Join(missing, ",")},
 		}
 	}
 	done := attemptEvent(t, TypeAttemptCompleted, a.GetRunId(), a.GetAttemptId(), c.Now)
@@ -698,20 +699,20 @@ func DecideLink(t *tasksv1.Task, l Link) ([]*eventsv1.RuntimeEvent, error) {
 		return nil, err
 	}
 	if l.Relation == tasksv1.EdgeRelation_EDGE_RELATION_PARENT && !l.Remove && t.GetParentTaskId() != "" && t.GetParentTaskId() != l.TargetID {
-		return nil, &InvalidError{Field: "relation", Description: fmt.Sprintf("task %s already has parent %s", t.GetTaskId(), t.GetParentTaskId())}
+		return nil, fault.Invalid("relation", "%s", fmt.Sprintf("task %s already has parent %s", t.GetTaskId(), t.GetParentTaskId()))
 	}
 	if IsTaskRelation(l.Relation) && l.TargetID == t.GetTaskId() {
-		return nil, &InvalidError{Field: "target_id", Description: "a task cannot be linked to itself"}
+		return nil, fault.Invalid("target_id", "%s", "a task cannot be linked to itself")
 	}
 	existing := findEdge(t, l.Relation, l.TargetID)
 	ts := timestamppb.New(l.Now)
 	var edge *tasksv1.Edge
 	switch {
 	case l.Remove && (existing == nil || existing.GetStatus() == tasksv1.EdgeStatus_EDGE_STATUS_REMOVED):
-		return nil, &PreconditionError{
+		return nil, &fault.Error{Kind: fault.KindPrecondition,
 			Reason: ReasonEdgeNotFound, Subject: "task/" + t.GetTaskId(),
-			Description: fmt.Sprintf("task %s has no %s edge to %s", t.GetTaskId(), relationName(l.Relation), l.TargetID),
-			Metadata:    map[string]string{"relation": relationName(l.Relation), "target_id": l.TargetID},
+			Message:  fmt.Sprintf("task %s has no %s edge to %s", t.GetTaskId(), relationName(l.Relation), l.TargetID),
+			Metadata: map[string]string{"relation": relationName(l.Relation), "target_id": l.TargetID},
 		}
 	case l.Remove:
 		edge = proto.Clone(existing).(*tasksv1.Edge)
@@ -820,10 +821,10 @@ func PathExists(from, to string, next func(string) ([]string, error)) (bool, err
 
 // CycleError is the error of a BLOCKED_BY edge that would close a cycle.
 func CycleError(task, blocker string) error {
-	return &PreconditionError{
-		Reason:      ReasonDependencyCycle,
-		Subject:     "task/" + task,
-		Description: fmt.Sprintf("%s blocked_by %s would close a dependency cycle (%s already depends on %s)", task, blocker, blocker, task),
-		Metadata:    map[string]string{"task_id": task, "blocked_by": blocker},
+	return &fault.Error{Kind: fault.KindPrecondition,
+		Reason:   ReasonDependencyCycle,
+		Subject:  "task/" + task,
+		Message:  fmt.Sprintf("%s blocked_by %s would close a dependency cycle (%s already depends on %s)", task, blocker, blocker, task),
+		Metadata: map[string]string{"task_id": task, "blocked_by": blocker},
 	}
 }

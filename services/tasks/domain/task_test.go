@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 )
@@ -122,7 +123,7 @@ func TestEveryStatusCommandPair(t *testing.T) {
 				evs, err := run(task, cmd)
 				want, ok := row[cmd]
 				if !ok {
-					var pe *PreconditionError
+					var pe *fault.Error
 					if !errors.As(err, &pe) {
 						t.Fatalf("want refusal, got events %v err %v", types(evs), err)
 					}
@@ -135,8 +136,8 @@ func TestEveryStatusCommandPair(t *testing.T) {
 						if pe.Reason != ReasonIllegalTransition || pe.Metadata["status"] != StatusName(s) || pe.Metadata["command"] != string(cmd) {
 							t.Fatalf("refusal: %+v", pe)
 						}
-						if len(Allowed(cmd)) > 0 && !strings.Contains(pe.Description, "needs ") {
-							t.Fatalf("description names no allowed status: %q", pe.Description)
+						if len(Allowed(cmd)) > 0 && !strings.Contains(pe.Message, "needs ") {
+							t.Fatalf("description names no allowed status: %q", pe.Message)
 						}
 					}
 					return
