@@ -16,22 +16,39 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agentruntime/agentruntime/pkg/config"
+	"github.com/agentruntime/agentruntime/pkg/endpoints"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
-// clientFlags reach a running runtime.
+// clientFlags reach a running runtime: one address for every service, or
+// a per-service map over it (pkg/endpoints).
 type clientFlags struct {
-	addr   string
-	apiKey string
+	addr      string
+	endpoints string
+	apiKey    string
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:"+DefaultPort, "the runtime's gRPC address")
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:"+DefaultPort, "the runtime's gRPC address: `agentruntime dev` or a front door serving every service; the services --endpoints does not name")
+	fs.StringVar(&c.endpoints, "endpoints", "", "per-service addresses, e.g. control=HOST:PORT,tasks=...,routing=...,permission=...,evidence=... (services not named: --addr)")
 	fs.StringVar(&c.apiKey, "api-key", "", "API key (sent as a bearer token); none for `agentruntime dev` without --auth")
 }
 
-func (c *clientFlags) dial() (*grpc.ClientConn, error) {
+// where is the endpoints map the flags say.
+func (c *clientFlags) where() (endpoints.Map, error) {
+	m, err := endpoints.Parse(c.endpoints, c.addr)
+	if err != nil {
+		return endpoints.Map{}, fmt.Errorf("--endpoints: %w", err)
+	}
+	return m, nil
+}
+
+func (c *clientFlags) dial() (*endpoints.Conn, error) {
+	where, err := c.where()
+	if err != nil {
+		return nil, err
+	}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	if c.apiKey != "" {
 		key := c.apiKey
@@ -43,7 +60,7 @@ func (c *clientFlags) dial() (*grpc.ClientConn, error) {
 		}
 		opts = append(opts, grpc.WithUnaryInterceptor(auth), grpc.WithStreamInterceptor(stream))
 	}
-	return grpc.NewClient(c.addr, opts...)
+	return endpoints.Dial(where, opts...)
 }
 
 // parseArgs is parseFlags for commands that take positional arguments.

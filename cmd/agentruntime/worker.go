@@ -119,7 +119,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	w := worker.New(cfg)
-	fmt.Fprintf(stdout, "agentruntime worker %s\n  runtime    %s\n  provider   %s\n  workspace  %s\n", w.ID(), cf.addr, desc, cfg.Sandbox.Root)
+	fmt.Fprintf(stdout, "agentruntime worker %s\n  runtime    %s\n  provider   %s\n  workspace  %s\n", w.ID(), conn.Map(), desc, cfg.Sandbox.Root)
 	return w.Run(ctx)
 }
 
