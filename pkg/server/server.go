@@ -139,6 +139,16 @@ func (s *Server) MarkServing(names ...string) {
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 }
 
+// MarkNotServing reports the named services NOT_SERVING (readiness: a
+// projector failing or lagging); MarkServing turns them back. The server as
+// a whole ("", liveness) is not touched. After shutdown has begun it has no
+// effect.
+func (s *Server) MarkNotServing(names ...string) {
+	for _, name := range names {
+		s.health.SetServingStatus(name, healthpb.HealthCheckResponse_NOT_SERVING)
+	}
+}
+
 // Listen opens a TCP listener on Config.Listen.
 func (s *Server) Listen() (net.Listener, error) {
 	if s.cfg.Listen == "" {

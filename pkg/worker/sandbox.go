@@ -99,8 +99,10 @@ func (tu *turn) reportApplied(ctx context.Context, req *permissionv1.ReportSandb
 	if process != "" {
 		req.Target, req.StepId, req.ToolCallId, req.ProcessId = eventsv1.SandboxTarget_SANDBOX_TARGET_PROCESS, "", "", process
 	}
-	_, err := tu.w.permission.ReportSandboxApplied(ctx, req)
-	return err
+	return tu.w.retryInfra(ctx, "permission.ReportSandboxApplied", func(ctx context.Context) error {
+		_, err := tu.w.permission.ReportSandboxApplied(ctx, req)
+		return err
+	})
 }
 
 // reportViolation records the worker's own refusal (a path outside the

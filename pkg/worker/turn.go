@@ -10,8 +10,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -37,6 +39,10 @@ type turn struct {
 	// candidates are routing's candidates for the turn (their context
 	// windows size compaction).
 	candidates *eventsv1.CandidateSet
+	// permissionUnavailable counts tool calls that did not run because the
+	// permission service could not be asked (after bounded retries): such
+	// a turn ends failed, never completed. Tool calls may run in parallel.
+	permissionUnavailable atomic.Int32
 }
 
 // RunTurn runs a claimed turn to its end and reports it. It returns an
@@ -69,6 +75,11 @@ func (w *Worker) RunTurn(ctx context.Context, claim *controlv1.ClaimTurnResponse
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer rcancel()
 	switch {
+	case loopErr == nil && tu.permissionUnavailable.Load() > 0:
+		// The model may say it is done, but calls it asked for never ran
+		// because nobody could check them: that is not a completed turn.
+		return tu.report(rctx, tu.failed(eventsv1.TurnOutcome_TURN_OUTCOME_FAILED, "permission_unavailable",
+			fmt.Sprintf("%d tool call(s) could not be checked by the permission service and did not run", tu.permissionUnavailable.Load()), true))
 	case loopErr == nil:
 		return tu.report(rctx, tu.event("turn.completed", "", "", &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{
 			Summary: clip(final.Text, 2000), StopReason: final.StopReason}}))
@@ -181,14 +192,19 @@ func (tu *turn) loop(ctx context.Context) (provider.Response, error) {
 // not served) falls back to the configured default model, said out loud.
 func (tu *turn) route(ctx context.Context, tokens int64) error {
 	w := tu.w
-	resp, err := w.routing.DecideRoute(ctx, &routingv1.DecideRouteRequest{Scope: tu.scope(), Route: &routingv1.RouteRequest{
+	req := &routingv1.DecideRouteRequest{Scope: tu.scope(), Route: &routingv1.RouteRequest{
 		// The loop offers tools, so the model must take them; a failed call
 		// may move down the chain.
 		Profile: &eventsv1.TaskProfile{Kind: "chat", Source: "user", RequiredCapabilities: []eventsv1.Capability{eventsv1.Capability_CAPABILITY_TOOLS},
 			FallbackPolicy: eventsv1.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE},
 		RequestedModelId:     tu.t.GetOptions()["model"],
 		EstimatedInputTokens: tokens,
-	}})
+	}}
+	var resp *routingv1.DecideRouteResponse
+	err := w.retryInfra(ctx, "routing.DecideRoute", func(ctx context.Context) (err error) {
+		resp, err = w.routing.DecideRoute(ctx, req)
+		return err
+	})
 	why := ""
 	tu.candidates = resp.GetCandidateSet()
 	switch {
@@ -451,6 +467,7 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 		if ctx.Err() != nil {
 			return failed(tools.Cancelled, "the turn was interrupted while the call waited for permission")
 		}
+		tu.permissionUnavailable.Add(1)
 		return failed("permission_unavailable", status.Convert(err).Message())
 	}
 	if !allowed {
@@ -459,6 +476,7 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	// What the call runs under is recorded before it runs: a call whose
 	// sandbox cannot be recorded does not run.
 	if err := tu.reportApplied(ctx, w.appliedSandbox(c.Name, args, acc), step, id, "", evalID); err != nil {
+		tu.permissionUnavailable.Add(1)
 		return failed("permission_unavailable", "the sandbox could not be recorded: "+status.Convert(err).Message())
 	}
 	var res tools.Result
@@ -511,10 +529,15 @@ func categoryOf(err error) string {
 // action the control service opened).
 func (tu *turn) permit(ctx context.Context, callID string, c provider.ToolCall, acc tools.Access) (allowed bool, why, evalID string, err error) {
 	w := tu.w
-	resp, err := w.permission.EvaluatePermission(ctx, &permissionv1.EvaluatePermissionRequest{
+	req := &permissionv1.EvaluatePermissionRequest{
 		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), ToolCallId: callID,
 		Target: eventsv1.TargetKind_TARGET_KIND_TOOL, Name: c.Name, Access: acc.Access, Paths: acc.Paths,
 		Command: acc.Command, Cwd: cmp.Or(acc.Cwd, w.cfg.Sandbox.Root), ArgumentsJson: c.Arguments,
+	}
+	var resp *permissionv1.EvaluatePermissionResponse
+	err = w.retryInfra(ctx, "permission.EvaluatePermission", func(ctx context.Context) (err error) {
+		resp, err = w.permission.EvaluatePermission(ctx, req)
+		return err
 	})
 	if err != nil {
 		return false, "", "", err
@@ -539,17 +562,40 @@ func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64)
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := tu.w.control.SubscribeEvents(sctx, &controlv1.SubscribeEventsRequest{
-		SessionId: tu.t.GetSessionId(), TypePrefixes: []string{"permission.resolved", "action.resolved"},
-		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: from, Heartbeat: durationpb.New(5 * time.Second),
-	})
-	if err != nil {
+	var stream grpc.ServerStreamingClient[controlv1.SubscribeEventsResponse]
+	subscribe := func() error {
+		return tu.w.retryInfra(sctx, "control.SubscribeEvents", func(ctx context.Context) (err error) {
+			stream, err = tu.w.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{
+				SessionId: tu.t.GetSessionId(), TypePrefixes: []string{"permission.resolved", "action.resolved"},
+				Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: from, Heartbeat: durationpb.New(5 * time.Second),
+			})
+			if err == nil {
+				// A restarting control accepts the stream before it can
+				// serve it; the first message (or its error) tells.
+				var first *controlv1.SubscribeEventsResponse
+				if first, err = stream.Recv(); err == nil {
+					stream = &pushedBack{ServerStreamingClient: stream, first: first}
+				}
+			}
+			return err
+		})
+	}
+	if err := subscribe(); err != nil {
 		return false, "", err
 	}
 	for {
 		m, err := stream.Recv()
+		if transient(ctx, err) {
+			// Control restarted under the wait: resume where we were.
+			if err = subscribe(); err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			return false, "", err
+		}
+		if seq := m.GetEvent().GetSequence(); seq >= from {
+			from = seq + 1
 		}
 		ev := m.GetEvent()
 		if ev.GetActionId() != actionID {
@@ -585,6 +631,20 @@ func (tu *turn) checkNow(ctx context.Context) {
 	case terminal(hb.GetStatus()):
 		tu.cancel(errEnded)
 	}
+}
+
+// pushedBack is a stream whose first message was already read.
+type pushedBack struct {
+	grpc.ServerStreamingClient[controlv1.SubscribeEventsResponse]
+	first *controlv1.SubscribeEventsResponse
+}
+
+func (p *pushedBack) Recv() (*controlv1.SubscribeEventsResponse, error) {
+	if m := p.first; m != nil {
+		p.first = nil
+		return m, nil
+	}
+	return p.ServerStreamingClient.Recv()
 }
 
 func orUnknown(s string) string {

@@ -72,6 +72,10 @@ type Config struct {
 	// routing's candidates do not say it (the default model). A transcript
 	// above 80 % of the window is compacted; 0: unknown, never compacted.
 	ContextWindow int64
+	// InfraRetry bounds how long a turn retries a call to routing or
+	// permission that fails with Unavailable (a service restarting) before
+	// the failure becomes a fact (default 30s).
+	InfraRetry time.Duration
 	// MaxSteps bounds model calls per turn (default 32).
 	MaxSteps int
 	// SystemPrompt opens every transcript.
@@ -117,6 +121,9 @@ func New(cfg Config) *Worker {
 	}
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = 32
+	}
+	if cfg.InfraRetry <= 0 {
+		cfg.InfraRetry = defaultInfraRetry
 	}
 	if cfg.OutputBudget <= 0 {
 		cfg.OutputBudget = DefaultOutputBudget
@@ -170,7 +177,9 @@ func (w *Worker) RegisterTools(ctx context.Context) error {
 
 // Run registers the tools, then claims and runs up to MaxTurns turns at a
 // time until ctx ends (and the running turns have reported their end).
-// Transient errors are logged and retried with a backoff.
+// Before each claim it checks (grpc.health.v1, per service name) that
+// control, routing and permission are serving, and claims nothing until
+// they are. Transient errors are logged and retried with a backoff.
 func (w *Worker) Run(ctx context.Context) error {
 	backoff := 200 * time.Millisecond
 	for {
@@ -200,6 +209,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
+			return nil
+		}
+		// A turn claimed while routing or permission is down would fail
+		// for nothing (or worse, run its tools unchecked): claim only when
+		// every service a turn needs says it is serving.
+		if !w.awaitReady(ctx) {
 			return nil
 		}
 		claim, err := w.Claim(ctx, w.cfg.ClaimWait)

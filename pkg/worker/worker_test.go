@@ -6,11 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
@@ -35,6 +38,10 @@ type runtime struct {
 	conn    *grpc.ClientConn
 	control controlv1.ControlServiceClient
 	log     *eventlog.Log
+	srv     *server.Server
+	// failPermission makes this many next permission calls answer
+	// Unavailable (negative: every one), as a restarting service would.
+	failPermission *atomic.Int32
 }
 
 func startRuntime(t testing.TB) *runtime { return startRuntimeWith(t, false) }
@@ -46,7 +53,17 @@ func startRuntimeWith(t testing.TB, withTasks bool) *runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: auth.Anonymous("t1")})
+	failPermission := new(atomic.Int32)
+	fault := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if strings.HasPrefix(info.FullMethod, "/agentruntime.permission.") {
+			if n := failPermission.Load(); n < 0 || (n > 0 && failPermission.CompareAndSwap(n, n-1)) {
+				return nil, status.Error(codes.Unavailable, "permission is restarting (test fault)")
+			}
+		}
+		return handler(ctx, req)
+	}
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: auth.Anonymous("t1"),
+		GRPCOptions: []grpc.ServerOption{grpc.ChainUnaryInterceptor(fault)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +87,10 @@ func startRuntimeWith(t testing.TB, withTasks bool) *runtime {
 			go func() { ch <- r.Run(ctx) }()
 		}
 	}
+	// The worker claims only once what it needs says it is serving.
+	for _, svc := range svcs {
+		srv.MarkServing(svc.HealthName())
+	}
 	lis, err := srv.Listen()
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +109,7 @@ func startRuntimeWith(t testing.TB, withTasks bool) *runtime {
 		}
 		conn.Close()
 	})
-	return &runtime{conn: conn, control: controlv1.NewControlServiceClient(conn), log: log}
+	return &runtime{conn: conn, control: controlv1.NewControlServiceClient(conn), log: log, srv: srv, failPermission: failPermission}
 }
 
 // startWorker runs a worker until the test ends.
