@@ -36,105 +36,150 @@ func tsOrNil(t time.Time) *timestamppb.Timestamp {
 func (h *Handler) CreateTask(ctx context.Context, req *tasksv1.CreateTaskRequest) (*tasksv1.CreateTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.CreateTaskRequest) (*tasksv1.CreateTaskResponse, error) {
 		res, t, err := h.App.CreateTask(ctx, p.Tenant, req)
-		return &tasksv1.CreateTaskResponse{Result: write(res), Task: t}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.CreateTaskResponse{Result: write(res), Task: t}, nil
 	})
 }
 
 func (h *Handler) UpdateTask(ctx context.Context, req *tasksv1.UpdateTaskRequest) (*tasksv1.UpdateTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.UpdateTaskRequest) (*tasksv1.UpdateTaskResponse, error) {
 		res, err := h.App.UpdateTask(ctx, p.Tenant, req)
-		return &tasksv1.UpdateTaskResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.UpdateTaskResponse{Result: write(res)}, nil
 	})
 }
 
 func (h *Handler) StartTask(ctx context.Context, req *tasksv1.StartTaskRequest) (*tasksv1.StartTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.StartTaskRequest) (*tasksv1.StartTaskResponse, error) {
 		st, err := h.App.StartTask(ctx, p.Tenant, req)
-		return &tasksv1.StartTaskResponse{Result: write(st.Result), RunId: st.RunID, AttemptId: st.AttemptID, LeaseExpiresAt: tsOrNil(st.LeaseExpiresAt)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.StartTaskResponse{Result: write(st.Result), RunId: st.RunID, AttemptId: st.AttemptID, LeaseExpiresAt: tsOrNil(st.LeaseExpiresAt)}, nil
 	})
 }
 
 func (h *Handler) AppendTaskProgress(ctx context.Context, req *tasksv1.AppendTaskProgressRequest) (*tasksv1.AppendTaskProgressResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.AppendTaskProgressRequest) (*tasksv1.AppendTaskProgressResponse, error) {
 		res, err := h.App.AppendTaskProgress(ctx, p.Tenant, req)
-		return &tasksv1.AppendTaskProgressResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.AppendTaskProgressResponse{Result: write(res)}, nil
 	})
 }
 
 func (h *Handler) PauseTask(ctx context.Context, req *tasksv1.PauseTaskRequest) (*tasksv1.PauseTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.PauseTaskRequest) (*tasksv1.PauseTaskResponse, error) {
 		res, err := h.App.PauseTask(ctx, p.Tenant, req)
-		return &tasksv1.PauseTaskResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.PauseTaskResponse{Result: write(res)}, nil
 	})
 }
 
 func (h *Handler) ResumeTask(ctx context.Context, req *tasksv1.ResumeTaskRequest) (*tasksv1.ResumeTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.ResumeTaskRequest) (*tasksv1.ResumeTaskResponse, error) {
 		res, err := h.App.ResumeTask(ctx, p.Tenant, req)
-		return &tasksv1.ResumeTaskResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.ResumeTaskResponse{Result: write(res)}, nil
 	})
 }
 
 func (h *Handler) CancelTask(ctx context.Context, req *tasksv1.CancelTaskRequest) (*tasksv1.CancelTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.CancelTaskRequest) (*tasksv1.CancelTaskResponse, error) {
 		res, st, err := h.App.CancelTask(ctx, p.Tenant, p.Subject, req)
-		return &tasksv1.CancelTaskResponse{Result: write(res), Status: st}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.CancelTaskResponse{Result: write(res), Status: st}, nil
 	})
 }
 
 func (h *Handler) RetryTask(ctx context.Context, req *tasksv1.RetryTaskRequest) (*tasksv1.RetryTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.RetryTaskRequest) (*tasksv1.RetryTaskResponse, error) {
 		st, err := h.App.RetryTask(ctx, p.Tenant, req)
-		return &tasksv1.RetryTaskResponse{Result: write(st.Result), RunId: st.RunID}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.RetryTaskResponse{Result: write(st.Result), RunId: st.RunID}, nil
 	})
 }
 
 func (h *Handler) CompleteTask(ctx context.Context, req *tasksv1.CompleteTaskRequest) (*tasksv1.CompleteTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.CompleteTaskRequest) (*tasksv1.CompleteTaskResponse, error) {
 		res, err := h.App.CompleteTask(ctx, p.Tenant, req)
-		return &tasksv1.CompleteTaskResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.CompleteTaskResponse{Result: write(res)}, nil
 	})
 }
 
 func (h *Handler) FailTask(ctx context.Context, req *tasksv1.FailTaskRequest) (*tasksv1.FailTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.FailTaskRequest) (*tasksv1.FailTaskResponse, error) {
 		res, st, err := h.App.FailTask(ctx, p.Tenant, req)
-		return &tasksv1.FailTaskResponse{Result: write(res), Status: st}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.FailTaskResponse{Result: write(res), Status: st}, nil
 	})
 }
 
 func (h *Handler) ArchiveTask(ctx context.Context, req *tasksv1.ArchiveTaskRequest) (*tasksv1.ArchiveTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.ArchiveTaskRequest) (*tasksv1.ArchiveTaskResponse, error) {
 		res, err := h.App.ArchiveTask(ctx, p.Tenant, req)
-		return &tasksv1.ArchiveTaskResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.ArchiveTaskResponse{Result: write(res)}, nil
 	})
 }
 
 func (h *Handler) ListTasks(ctx context.Context, req *tasksv1.ListTasksRequest) (*tasksv1.ListTasksResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.ListTasksRequest) (*tasksv1.ListTasksResponse, error) {
 		ts, next, seq, err := h.App.ListTasks(ctx, p.Tenant, req)
-		return &tasksv1.ListTasksResponse{Tasks: ts, NextPageToken: next, Sequence: seq}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.ListTasksResponse{Tasks: ts, NextPageToken: next, Sequence: seq}, nil
 	})
 }
 
 func (h *Handler) GetTask(ctx context.Context, req *tasksv1.GetTaskRequest) (*tasksv1.GetTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.GetTaskRequest) (*tasksv1.GetTaskResponse, error) {
 		t, rev, seq, err := h.App.GetTask(ctx, p.Tenant, req.GetTaskId(), req.GetMinSequence())
-		return &tasksv1.GetTaskResponse{Task: t, ReverseEdges: rev, Sequence: seq}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.GetTaskResponse{Task: t, ReverseEdges: rev, Sequence: seq}, nil
 	})
 }
 
 func (h *Handler) LinkTasks(ctx context.Context, req *tasksv1.LinkTasksRequest) (*tasksv1.LinkTasksResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.LinkTasksRequest) (*tasksv1.LinkTasksResponse, error) {
 		res, err := h.App.LinkTasks(ctx, p.Tenant, req)
-		return &tasksv1.LinkTasksResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.LinkTasksResponse{Result: write(res)}, nil
 	})
 }
 
 func (h *Handler) UnlinkTasks(ctx context.Context, req *tasksv1.UnlinkTasksRequest) (*tasksv1.UnlinkTasksResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.UnlinkTasksRequest) (*tasksv1.UnlinkTasksResponse, error) {
 		res, err := h.App.UnlinkTasks(ctx, p.Tenant, req)
-		return &tasksv1.UnlinkTasksResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.UnlinkTasksResponse{Result: write(res)}, nil
 	})
 }
 
@@ -160,69 +205,99 @@ func (h *Handler) PollTask(ctx context.Context, req *tasksv1.PollTaskRequest) (*
 func (h *Handler) HeartbeatTask(ctx context.Context, req *tasksv1.HeartbeatTaskRequest) (*tasksv1.HeartbeatTaskResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.HeartbeatTaskRequest) (*tasksv1.HeartbeatTaskResponse, error) {
 		hb, err := h.App.HeartbeatTask(ctx, p.Tenant, req)
-		return &tasksv1.HeartbeatTaskResponse{LeaseExpiresAt: tsOrNil(hb.ExpiresAt), CancelRequested: hb.CancelRequested, PauseRequested: hb.PauseRequested}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.HeartbeatTaskResponse{LeaseExpiresAt: tsOrNil(hb.ExpiresAt), CancelRequested: hb.CancelRequested, PauseRequested: hb.PauseRequested}, nil
 	})
 }
 
 func (h *Handler) CreateJob(ctx context.Context, req *tasksv1.CreateJobRequest) (*tasksv1.CreateJobResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.CreateJobRequest) (*tasksv1.CreateJobResponse, error) {
 		res, j, err := h.App.CreateJob(ctx, p.Tenant, req)
-		return &tasksv1.CreateJobResponse{Result: write(res), Job: j}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.CreateJobResponse{Result: write(res), Job: j}, nil
 	})
 }
 
 func (h *Handler) GetJob(ctx context.Context, req *tasksv1.GetJobRequest) (*tasksv1.GetJobResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.GetJobRequest) (*tasksv1.GetJobResponse, error) {
 		j, seq, err := h.App.GetJob(ctx, p.Tenant, req.GetJobId(), req.GetMinSequence())
-		return &tasksv1.GetJobResponse{Job: j, Sequence: seq}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.GetJobResponse{Job: j, Sequence: seq}, nil
 	})
 }
 
 func (h *Handler) ListJobs(ctx context.Context, req *tasksv1.ListJobsRequest) (*tasksv1.ListJobsResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.ListJobsRequest) (*tasksv1.ListJobsResponse, error) {
 		js, next, seq, err := h.App.ListJobs(ctx, p.Tenant, req)
-		return &tasksv1.ListJobsResponse{Jobs: js, NextPageToken: next, Sequence: seq}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.ListJobsResponse{Jobs: js, NextPageToken: next, Sequence: seq}, nil
 	})
 }
 
 func (h *Handler) CancelJob(ctx context.Context, req *tasksv1.CancelJobRequest) (*tasksv1.CancelJobResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.CancelJobRequest) (*tasksv1.CancelJobResponse, error) {
 		res, err := h.App.CancelJob(ctx, p.Tenant, req)
-		return &tasksv1.CancelJobResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.CancelJobResponse{Result: write(res)}, nil
 	})
 }
 
 func (h *Handler) RetryJobItem(ctx context.Context, req *tasksv1.RetryJobItemRequest) (*tasksv1.RetryJobItemResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.RetryJobItemRequest) (*tasksv1.RetryJobItemResponse, error) {
 		res, err := h.App.RetryJobItem(ctx, p.Tenant, req)
-		return &tasksv1.RetryJobItemResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.RetryJobItemResponse{Result: write(res)}, nil
 	})
 }
 
 func (h *Handler) StartJobItem(ctx context.Context, req *tasksv1.StartJobItemRequest) (*tasksv1.StartJobItemResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.StartJobItemRequest) (*tasksv1.StartJobItemResponse, error) {
 		res, runID, attempt, err := h.App.StartJobItem(ctx, p.Tenant, req)
-		return &tasksv1.StartJobItemResponse{Result: write(res), RunId: runID, Attempt: attempt}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.StartJobItemResponse{Result: write(res), RunId: runID, Attempt: attempt}, nil
 	})
 }
 
 func (h *Handler) CompleteJobItem(ctx context.Context, req *tasksv1.CompleteJobItemRequest) (*tasksv1.CompleteJobItemResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.CompleteJobItemRequest) (*tasksv1.CompleteJobItemResponse, error) {
 		res, err := h.App.CompleteJobItem(ctx, p.Tenant, req)
-		return &tasksv1.CompleteJobItemResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.CompleteJobItemResponse{Result: write(res)}, nil
 	})
 }
 
 func (h *Handler) FailJobItem(ctx context.Context, req *tasksv1.FailJobItemRequest) (*tasksv1.FailJobItemResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.FailJobItemRequest) (*tasksv1.FailJobItemResponse, error) {
 		res, err := h.App.FailJobItem(ctx, p.Tenant, req)
-		return &tasksv1.FailJobItemResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.FailJobItemResponse{Result: write(res)}, nil
 	})
 }
 
 func (h *Handler) ReportJobItem(ctx context.Context, req *tasksv1.ReportJobItemRequest) (*tasksv1.ReportJobItemResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.ReportJobItemRequest) (*tasksv1.ReportJobItemResponse, error) {
 		res, err := h.App.ReportJobItem(ctx, p.Tenant, req)
-		return &tasksv1.ReportJobItemResponse{Result: write(res)}, err
+		if err != nil {
+			return nil, err
+		}
+		return &tasksv1.ReportJobItemResponse{Result: write(res)}, nil
 	})
 }
