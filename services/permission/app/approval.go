@@ -8,21 +8,23 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
+	rm "github.com/agentruntime/agentruntime/services/permission/projector"
 )
 
-func (a *App) approval(ctx context.Context, tenant, actionID string) (*approvalDoc, error) {
-	raw, err := a.store.Get(ctx, approvalKey(tenant, actionID))
+func (a *App) approval(ctx context.Context, tenant, actionID string) (*rm.ApprovalDoc, error) {
+	raw, err := a.store.Get(ctx, rm.ApprovalKey(tenant, actionID))
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	doc := &approvalDoc{}
+	doc := &rm.ApprovalDoc{}
 	return doc, json.Unmarshal(raw, doc)
 }
 
@@ -33,18 +35,18 @@ func (a *App) approval(ctx context.Context, tenant, actionID string) (*approvalD
 // two appends heals on redelivery.
 func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans domain.Answer) (*eventsv1.PermissionResolved, Write, error) {
 	var resolved *eventsv1.PermissionResolved
-	var doc *approvalDoc
-	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: kindApproval, ID: actionID}
+	var doc *rm.ApprovalDoc
+	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: rm.KindApproval, ID: actionID}
 	res, err := a.exec.Execute(ctx, agg, func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
 		var err error
 		if last == 0 {
-			return nil, &ErrNotFound{Kind: "permission request", ID: actionID}
+			return nil, fault.NotFound("permission request", actionID)
 		}
 		if doc, err = a.approval(ctx, tenant, actionID); err != nil {
 			return nil, err
 		}
 		if doc == nil || doc.SessionID != session {
-			return nil, &ErrNotFound{Kind: "permission request", ID: actionID}
+			return nil, fault.NotFound("permission request", actionID)
 		}
 		requested := &eventsv1.PermissionRequested{}
 		if err := proto.Unmarshal(doc.Requested, requested); err != nil {
@@ -141,14 +143,11 @@ func (a *App) applyAnswer(ctx context.Context, ev *eventsv1.RuntimeEvent) error 
 	_, _, err := a.Resolve(ctx, ev.GetTenantId(), ev.GetSessionId(), ev.GetActionId(), domain.Answer{
 		Outcome: ar.GetOutcome(), Decision: ar.GetDecision(), Responder: ar.GetResponder(),
 	})
-	var notFound *ErrNotFound
-	var already *domain.ErrAlreadyResolved
-	var bad *domain.ErrBadAnswer
 	switch {
-	case errors.As(err, &notFound):
+	case fault.Is(err, fault.KindNotFound):
 		// Another kind of action (input, confirmation...): not ours.
 		return nil
-	case errors.As(err, &already), errors.As(err, &bad):
+	case fault.HasReason(err, domain.ReasonAlreadyResolved), fault.Is(err, fault.KindInvalid):
 		// The request was answered another way first (ResolvePermission),
 		// or the answer is not one the request offered: the log keeps the
 		// first answer; record why this one changed nothing.

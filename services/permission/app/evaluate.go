@@ -14,6 +14,7 @@ import (
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
+	rm "github.com/agentruntime/agentruntime/services/permission/projector"
 )
 
 // DefaultApprovalTimeout is how long a human has when the caller does not
@@ -74,7 +75,7 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 			StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID}
 	}
 	hs := &hookScope{
-		tenant: tenant, agg: eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: kindEvaluation, ID: evalID},
+		tenant: tenant, agg: eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindEvaluation, ID: evalID},
 		envelope: envelope, evaluationID: evalID, objectPrefix: "permission/" + tenant + "/" + evalID,
 	}
 
@@ -192,7 +193,7 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	}}
 	// A new aggregate per request: permission.resolved later appends to it
 	// with the expected sequence, so a request resolves exactly once.
-	appr, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: kindApproval, ID: actionID}, eventlog.ExpectSequence(0), requested)
+	appr, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindApproval, ID: actionID}, eventlog.ExpectSequence(0), requested)
 	if err != nil {
 		return EvaluateOutput{}, err
 	}

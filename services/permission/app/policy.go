@@ -1,3 +1,6 @@
+// Package app holds the permission service's use cases: the domain's
+// decisions joined to the event log (appends with optimistic concurrency)
+// and to the service's read model (services/permission/projector).
 package app
 
 import (
@@ -15,6 +18,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
+	rm "github.com/agentruntime/agentruntime/services/permission/projector"
 )
 
 // App is the permission service's use cases.
@@ -49,17 +53,12 @@ func New(cfg Config) *App {
 	}
 	return &App{
 		log: cfg.Log, store: cfg.Store, hooks: cfg.Hooks, now: cfg.Now, logger: cfg.Logger, catchUp: 5 * time.Second,
-		exec: command.Executor{Log: cfg.Log, Store: cfg.Store, Projection: ProjectionName},
+		exec: command.Executor{Log: cfg.Log, Store: cfg.Store, Projection: rm.Name},
 	}
 }
 
 // Projection returns the read model to run with projector.Run.
-func (a *App) Projection() *Projection { return NewProjection(a.log.Subjects) }
-
-// ErrNotFound: no such resource for this tenant.
-type ErrNotFound struct{ Kind, ID string }
-
-func (e *ErrNotFound) Error() string { return e.Kind + " " + e.ID + " not found" }
+func (a *App) Projection() *rm.Projection { return rm.New(a.log.Subjects) }
 
 // Write is what a command appended.
 type Write struct {
@@ -78,12 +77,12 @@ func writeOf(r command.Result) Write {
 
 // waitFor is read-your-writes for reads that carry min_sequence.
 func (a *App) waitFor(ctx context.Context, seq uint64) (uint64, error) {
-	return projector.WaitFor(ctx, a.store, ProjectionName, seq, a.catchUp)
+	return projector.WaitFor(ctx, a.store, rm.Name, seq, a.catchUp)
 }
 
 func (a *App) level(ctx context.Context, tenant string, s Scope) (*domain.Level, error) {
 	state := &permissionv1.LevelState{}
-	raw, err := a.store.Get(ctx, levelKey(tenant, s))
+	raw, err := a.store.Get(ctx, rm.LevelKey(tenant, s))
 	switch {
 	case errors.Is(err, projection.ErrNotFound):
 	case err != nil:
@@ -93,7 +92,7 @@ func (a *App) level(ctx context.Context, tenant string, s Scope) (*domain.Level,
 			return nil, err
 		}
 	}
-	l := levelFromState(state)
+	l := rm.LevelFromState(state)
 	l.Level, l.ScopeID = s.Level, s.ID()
 	if s.Level == eventsv1.PolicyLevel_POLICY_LEVEL_TENANT {
 		hooks, err := a.hookList(ctx, tenant)
@@ -107,7 +106,7 @@ func (a *App) level(ctx context.Context, tenant string, s Scope) (*domain.Level,
 
 func (a *App) hookList(ctx context.Context, tenant string) (*permissionv1.ListHooksResponse, error) {
 	hooks := &permissionv1.ListHooksResponse{}
-	raw, err := a.store.Get(ctx, hooksKey(tenant))
+	raw, err := a.store.Get(ctx, rm.HooksKey(tenant))
 	if errors.Is(err, projection.ErrNotFound) {
 		return hooks, nil
 	}
@@ -117,21 +116,8 @@ func (a *App) hookList(ctx context.Context, tenant string) (*permissionv1.ListHo
 	return hooks, proto.Unmarshal(raw, hooks)
 }
 
-func levelFromState(s *permissionv1.LevelState) *domain.Level {
-	return &domain.Level{Level: s.GetScope().GetLevel(), Mode: s.GetMode(), Interactive: s.GetInteractive(), ModeSet: s.GetModeSet(),
-		Rules: s.GetRules(), Sandbox: s.GetSandbox()}
-}
-
-func levelFromHooks(h *permissionv1.ListHooksResponse) *domain.Level {
-	return &domain.Level{Level: eventsv1.PolicyLevel_POLICY_LEVEL_TENANT, Hooks: h.GetHooks()}
-}
-
-func stateFromLevel(l *domain.Level, s Scope) *permissionv1.LevelState {
-	return &permissionv1.LevelState{
-		Scope: &permissionv1.PolicyScope{Level: s.Level, WorkspaceId: s.WorkspaceID, SessionId: s.SessionID, ThreadId: s.ThreadID},
-		Mode:  l.Mode, Interactive: l.Interactive, ModeSet: l.ModeSet, Rules: l.Rules, Sandbox: l.Sandbox,
-	}
-}
+// Scope is where a policy lives.
+type Scope = rm.Scope
 
 // scopesOf lists the policy levels that apply to a target, least
 // specific first.
@@ -155,7 +141,7 @@ func scopesOf(workspace, session, thread string) []Scope {
 func (a *App) awaitPolicy(ctx context.Context, tenant, workspace, session, thread string) error {
 	var last uint64
 	for _, s := range scopesOf(workspace, session, thread) {
-		seq, err := a.log.LastSequence(ctx, s.aggregate(tenant))
+		seq, err := a.log.LastSequence(ctx, s.Aggregate(tenant))
 		if err != nil {
 			return err
 		}
@@ -200,7 +186,7 @@ func (a *App) PermissionState(ctx context.Context, tenant, workspace, session, t
 	st := State{Policy: domain.Effective(levels...), Sequence: seq}
 	for _, l := range levels {
 		s := Scope{Level: l.Level, WorkspaceID: workspace, SessionID: session, ThreadID: thread}
-		st.Levels = append(st.Levels, stateFromLevel(l, s))
+		st.Levels = append(st.Levels, rm.StateFromLevel(l, s))
 	}
 	return st, nil
 }
@@ -208,7 +194,7 @@ func (a *App) PermissionState(ctx context.Context, tenant, workspace, session, t
 // changePolicy runs a policy command on a level: load, decide, append
 // policy.changed.
 func (a *App) changePolicy(ctx context.Context, tenant, subject, reason string, s Scope, decide func(*domain.Level) (*eventsv1.PolicyChanged, error)) (Write, error) {
-	res, err := a.exec.Execute(ctx, s.aggregate(tenant), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+	res, err := a.exec.Execute(ctx, s.Aggregate(tenant), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
 		l, err := a.level(ctx, tenant, s)
 		if err != nil {
 			return nil, err

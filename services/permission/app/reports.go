@@ -7,12 +7,14 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
+	rm "github.com/agentruntime/agentruntime/services/permission/projector"
 )
 
 // ViolationInput is a violation a worker's sandbox observed.
@@ -37,7 +39,7 @@ func (a *App) ReportViolation(ctx context.Context, tenant string, in ViolationIn
 	ev := &eventsv1.RuntimeEvent{Type: "sandbox.violation", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
 		StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID, Payload: &eventsv1.RuntimeEvent_SandboxViolation{SandboxViolation: v}}
 	// A report is a new fact about the past; nothing can conflict with it.
-	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: kindReport, ID: ids.New("viol")}, eventlog.ExpectSequence(0), ev)
+	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindReport, ID: ids.New("viol")}, eventlog.ExpectSequence(0), ev)
 	if err != nil {
 		return nil, Write{}, err
 	}
@@ -65,14 +67,14 @@ func (a *App) ReportApplied(ctx context.Context, tenant string, in AppliedInput)
 	profile := proto.Clone(in.Profile).(*eventsv1.SandboxProfile)
 	var err error
 	if profile.ReadRoots, err = domain.NormalizeRoots(profile.GetReadRoots()); err != nil {
-		return nil, Write{}, &domain.FieldError{Field: "profile.read_roots", Reason: err.Error()}
+		return nil, Write{}, fault.Invalid("profile.read_roots", "%s", err.Error())
 	}
 	if profile.WriteRoots, err = domain.NormalizeRoots(profile.GetWriteRoots()); err != nil {
-		return nil, Write{}, &domain.FieldError{Field: "profile.write_roots", Reason: err.Error()}
+		return nil, Write{}, fault.Invalid("profile.write_roots", "%s", err.Error())
 	}
 	if profile.GetCwd() != "" {
 		if profile.Cwd, err = domain.NormalizePath("/", profile.GetCwd()); err != nil {
-			return nil, Write{}, &domain.FieldError{Field: "profile.cwd", Reason: err.Error()}
+			return nil, Write{}, fault.Invalid("profile.cwd", "%s", err.Error())
 		}
 	}
 	sa := &eventsv1.SandboxApplied{Target: in.Target, Name: in.Name, EvaluationId: in.EvaluationID, Profile: profile,
@@ -80,7 +82,7 @@ func (a *App) ReportApplied(ctx context.Context, tenant string, in AppliedInput)
 	ev := &eventsv1.RuntimeEvent{Type: "sandbox.applied", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
 		StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID, Payload: &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: sa}}
 	// Like a violation, a report of the past: its own aggregate.
-	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: kindReport, ID: ids.New("appl")}, eventlog.ExpectSequence(0), ev)
+	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindReport, ID: ids.New("appl")}, eventlog.ExpectSequence(0), ev)
 	if err != nil {
 		return nil, Write{}, err
 	}
@@ -113,13 +115,13 @@ func (a *App) ReportEnvironment(ctx context.Context, tenant string, in Environme
 	if in.Cwd != "" {
 		cwd, err := domain.NormalizePath(profile.GetCwd(), in.Cwd)
 		if err != nil {
-			return nil, Write{}, &domain.FieldError{Field: "cwd", Reason: err.Error()}
+			return nil, Write{}, fault.Invalid("cwd", "%s", err.Error())
 		}
 		profile.Cwd = cwd
 	}
 	roots, err := domain.NormalizeRoots(in.AdditionalRoots)
 	if err != nil {
-		return nil, Write{}, &domain.FieldError{Field: "additional_roots", Reason: err.Error()}
+		return nil, Write{}, fault.Invalid("additional_roots", "%s", err.Error())
 	}
 	env := &eventsv1.ExecutionEnvironment{
 		WorkspaceId: in.WorkspaceID, Cwd: profile.GetCwd(), AdditionalRoots: roots, Shell: in.Shell, Os: in.OS, Arch: in.Arch,
@@ -132,7 +134,7 @@ func (a *App) ReportEnvironment(ctx context.Context, tenant string, in Environme
 	ev := &eventsv1.RuntimeEvent{Type: "sandbox.applied", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
 		Payload: &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: &eventsv1.SandboxApplied{
 			Target: eventsv1.SandboxTarget_SANDBOX_TARGET_TURN, Name: in.TurnID, Profile: profile, Environment: env}}}
-	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: kindEnvironment, ID: in.TurnID}, eventlog.Any, ev)
+	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindEnvironment, ID: in.TurnID}, eventlog.Any, ev)
 	if err != nil {
 		return nil, Write{}, err
 	}
@@ -145,9 +147,9 @@ func (a *App) Environment(ctx context.Context, tenant, session, turn string, min
 	if err != nil {
 		return nil, err
 	}
-	raw, err := a.store.Get(ctx, environmentKey(tenant, session, turn))
+	raw, err := a.store.Get(ctx, rm.EnvironmentKey(tenant, session, turn))
 	if errors.Is(err, projection.ErrNotFound) {
-		return nil, &ErrNotFound{Kind: "execution environment of turn", ID: turn}
+		return nil, fault.NotFound("execution environment of turn", turn)
 	}
 	if err != nil {
 		return nil, err
@@ -170,7 +172,7 @@ func (a *App) Summary(ctx context.Context, tenant, session, thread string, minSe
 		return nil, err
 	}
 	out := &permissionv1.GetPermissionSandboxSummaryResponse{}
-	raw, err := a.store.Get(ctx, summaryKey(tenant, session, thread))
+	raw, err := a.store.Get(ctx, rm.SummaryKey(tenant, session, thread))
 	switch {
 	case errors.Is(err, projection.ErrNotFound):
 	case err != nil:

@@ -3,6 +3,7 @@ package domain
 import (
 	"fmt"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
@@ -57,19 +58,14 @@ type Answer struct {
 	Responder string
 }
 
-// ErrAlreadyResolved: the request ended differently before.
-type ErrAlreadyResolved struct {
-	State ApprovalState
+// ReasonAlreadyResolved: the request ended differently before; only a
+// pending request can be resolved.
+const ReasonAlreadyResolved = "PERMISSION_ALREADY_RESOLVED"
+
+func alreadyResolved(s ApprovalState) error {
+	return fault.Precondition(ReasonAlreadyResolved, "permission request",
+		fmt.Sprintf("the permission request is already %s; only a pending request can be resolved", s), map[string]string{"state": s.String()})
 }
-
-func (e *ErrAlreadyResolved) Error() string {
-	return fmt.Sprintf("the permission request is already %s", e.State)
-}
-
-// ErrBadAnswer: the answer is not one the request offered.
-type ErrBadAnswer struct{ Reason string }
-
-func (e *ErrBadAnswer) Error() string { return e.Reason }
 
 // Resolve decides the permission.resolved of a request in state s. It
 // returns nil (nothing to append) when the same answer was applied before:
@@ -86,14 +82,14 @@ func Resolve(s ApprovalState, prior *eventsv1.PermissionResolved, evaluationID s
 		case Deny:
 			next.Resolution = eventsv1.PermissionResolution_PERMISSION_RESOLUTION_DENIED
 		default:
-			return nil, &ErrBadAnswer{Reason: fmt.Sprintf("decision %q is not one of allow_once, allow_session, deny", a.Decision)}
+			return nil, fault.Invalid("decision", "decision %q is not one of allow_once, allow_session, deny", a.Decision)
 		}
 	case eventsv1.ActionOutcome_ACTION_OUTCOME_TIMED_OUT:
 		next.Resolution, next.Decision = eventsv1.PermissionResolution_PERMISSION_RESOLUTION_TIMED_OUT, DecisionOnTimeout
 	case eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED:
 		next.Resolution = eventsv1.PermissionResolution_PERMISSION_RESOLUTION_CANCELLED
 	default:
-		return nil, &ErrBadAnswer{Reason: "the action outcome is unspecified"}
+		return nil, fault.Invalid("decision", "the action outcome is unspecified")
 	}
 	if s == ApprovalPending {
 		return next, nil
@@ -101,5 +97,5 @@ func Resolve(s ApprovalState, prior *eventsv1.PermissionResolved, evaluationID s
 	if prior.GetResolution() == next.GetResolution() && prior.GetDecision() == next.GetDecision() {
 		return nil, nil
 	}
-	return nil, &ErrAlreadyResolved{State: s}
+	return nil, alreadyResolved(s)
 }

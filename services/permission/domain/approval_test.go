@@ -1,10 +1,10 @@
 package domain
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
@@ -51,14 +51,12 @@ func TestResolveEveryStateAndAnswer(t *testing.T) {
 					t.Errorf("a repeated answer must be a no-op, got %v, %v", got, err)
 				case !same && state == ApprovalAllowed && i == 1:
 					// allow_session after allow_once: a different answer.
-					var already *ErrAlreadyResolved
-					if !errors.As(err, &already) {
-						t.Errorf("want ErrAlreadyResolved, got %v, %v", got, err)
+					if !fault.HasReason(err, ReasonAlreadyResolved) {
+						t.Errorf("want %s, got %v, %v", ReasonAlreadyResolved, got, err)
 					}
 				case !same:
-					var already *ErrAlreadyResolved
-					if !errors.As(err, &already) || already.State != state {
-						t.Errorf("want ErrAlreadyResolved{%s}, got %v, %v", state, got, err)
+					if e, ok := fault.As(err); !ok || e.Reason != ReasonAlreadyResolved || e.Metadata["state"] != state.String() {
+						t.Errorf("want %s{%s}, got %v, %v", ReasonAlreadyResolved, state, got, err)
 					}
 				}
 			})
@@ -66,9 +64,8 @@ func TestResolveEveryStateAndAnswer(t *testing.T) {
 	}
 	for _, s := range []ApprovalState{ApprovalPending, ApprovalAllowed, ApprovalDenied, ApprovalTimedOut, ApprovalCancelled} {
 		for _, b := range bad {
-			var badAnswer *ErrBadAnswer
-			if _, err := Resolve(s, nil, "pev_1", b); !errors.As(err, &badAnswer) {
-				t.Errorf("%s + %+v: want ErrBadAnswer, got %v", s, b, err)
+			if _, err := Resolve(s, nil, "pev_1", b); !fault.Is(err, fault.KindInvalid) {
+				t.Errorf("%s + %+v: want an invalid decision, got %v", s, b, err)
 			}
 		}
 	}

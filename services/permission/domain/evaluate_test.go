@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
@@ -203,15 +204,8 @@ func TestPolicyLevels(t *testing.T) {
 		{{RuleId: "session-x", Effect: allowE}},
 		{{Effect: allowE, Commands: []string{"  "}}},
 	} {
-		var fe *FieldError
-		if _, _, err := DecidePutRules(session, bad); err == nil || !asFieldError(err, &fe) {
-			t.Errorf("%v: want a FieldError, got %v", bad, err)
+		if _, _, err := DecidePutRules(session, bad); !fault.Is(err, fault.KindInvalid) {
+			t.Errorf("%v: want an invalid field, got %v", bad, err)
 		}
 	}
-}
-
-func asFieldError(err error, fe **FieldError) bool {
-	e, ok := err.(*FieldError)
-	*fe = e
-	return ok
 }

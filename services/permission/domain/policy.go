@@ -9,20 +9,13 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 )
 
-// FieldError is a caller's mistake in a command, naming the field.
-type FieldError struct {
-	Field  string
-	Reason string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
-
 func fieldErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	return fault.Invalid(field, format, args...)
 }
 
 // Level is one policy level's own settings: the state of a policy
@@ -251,11 +244,6 @@ const (
 	MaxHookTimeout     = 60 * time.Second
 )
 
-// ErrHookExists: another hook already has this id.
-type ErrHookExists struct{ ID string }
-
-func (e *ErrHookExists) Error() string { return "hook " + e.ID + " is registered with other settings" }
-
 // DecideRegisterHook validates a hook; registering the same hook again is
 // a no-op, and an id taken by a different hook is refused.
 func DecideRegisterHook(l *Level, in *eventsv1.Hook) (*eventsv1.PolicyChanged, *eventsv1.Hook, error) {
@@ -307,16 +295,11 @@ func DecideRegisterHook(l *Level, in *eventsv1.Hook) (*eventsv1.PolicyChanged, *
 			if proto.Equal(existing, h) {
 				return nil, existing, nil
 			}
-			return nil, nil, &ErrHookExists{ID: h.GetHookId()}
+			return nil, nil, fault.AlreadyExists("hook", h.GetHookId(), "registered with other settings; remove it first or use another id")
 		}
 	}
 	return &eventsv1.PolicyChanged{Change: &eventsv1.PolicyChanged_HookRegistered_{HookRegistered: &eventsv1.PolicyChanged_HookRegistered{Hook: h}}}, h, nil
 }
-
-// ErrHookNotFound: no hook with that id.
-type ErrHookNotFound struct{ ID string }
-
-func (e *ErrHookNotFound) Error() string { return "hook " + e.ID + " not found" }
 
 // DecideRemoveHook removes a registered hook.
 func DecideRemoveHook(l *Level, id string) (*eventsv1.PolicyChanged, error) {
@@ -325,7 +308,7 @@ func DecideRemoveHook(l *Level, id string) (*eventsv1.PolicyChanged, error) {
 			return &eventsv1.PolicyChanged{Change: &eventsv1.PolicyChanged_HookRemoved_{HookRemoved: &eventsv1.PolicyChanged_HookRemoved{HookId: id}}}, nil
 		}
 	}
-	return nil, &ErrHookNotFound{ID: id}
+	return nil, fault.NotFound("hook", id)
 }
 
 // SessionRuleID is the id of the rule an "allow_session" answer to an

@@ -1,18 +1,18 @@
-// Package grpc is the permission service's transport: it turns requests
-// (already authenticated and validated by the server kit) into use-case
-// calls and their errors into statuses, in one place.
+// Package grpc is the permission service's transport: each handler is
+// kit.Call (the caller from the credentials, the use case, grpcerr.Status
+// for its error) around what the RPC translates between proto and the use
+// case.
 package grpc
 
 import (
 	"context"
-	"errors"
 
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
-	"github.com/agentruntime/agentruntime/pkg/grpcerr"
+	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/permission/app"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
 )
@@ -21,46 +21,6 @@ import (
 type Handler struct {
 	permissionv1.UnimplementedPermissionServiceServer
 	App *app.App
-}
-
-func principal(ctx context.Context) (auth.Principal, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok || p.Tenant == "" {
-		return auth.Principal{}, grpcerr.PermissionDenied("the call carries no authenticated tenant")
-	}
-	return p, nil
-}
-
-// toStatus is the service's one mapping from errors to gRPC statuses.
-func toStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	var field *domain.FieldError
-	var notFound *app.ErrNotFound
-	var hookExists *domain.ErrHookExists
-	var hookMissing *domain.ErrHookNotFound
-	var already *domain.ErrAlreadyResolved
-	var bad *domain.ErrBadAnswer
-	switch {
-	case errors.As(err, &field):
-		return grpcerr.InvalidField(field.Field, "%s", field.Reason)
-	case errors.As(err, &notFound):
-		return grpcerr.NotFound(notFound.Kind, notFound.ID)
-	case errors.As(err, &hookMissing):
-		return grpcerr.NotFound("hook", hookMissing.ID)
-	case errors.As(err, &hookExists):
-		return grpcerr.AlreadyExists("hook", hookExists.ID, "registered with other settings; remove it first or use another id")
-	case errors.As(err, &already):
-		return grpcerr.FailedPrecondition("PERMISSION_ALREADY_RESOLVED", "permission request",
-			already.Error()+"; only a pending request can be resolved", map[string]string{"state": already.State.String()})
-	case errors.As(err, &bad):
-		return grpcerr.InvalidField("decision", "%s", bad.Reason)
-	}
-	if st := grpcerr.Infrastructure(err); st != nil {
-		return st
-	}
-	return err
 }
 
 func write(w app.Write) *commonv1.WriteResult {
@@ -73,235 +33,201 @@ func scopeOf(s *permissionv1.PolicyScope) app.Scope {
 
 // EvaluatePermission implements the RPC.
 func (h *Handler) EvaluatePermission(ctx context.Context, req *permissionv1.EvaluatePermissionRequest) (*permissionv1.EvaluatePermissionResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	resolved := map[string]string{}
-	for _, r := range req.GetResolvedPaths() {
-		resolved[r.GetPath()] = r.GetResolved()
-	}
-	out, err := h.App.Evaluate(ctx, p.Tenant, app.EvaluateInput{
-		SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), StepID: req.GetStepId(),
-		ToolCallID: req.GetToolCallId(), ProcessID: req.GetProcessId(), WorkspaceID: req.GetWorkspaceId(),
-		Target: req.GetTarget(), Name: req.GetName(), Access: req.GetAccess(), Paths: req.GetPaths(), Command: req.GetCommand(),
-		Hosts: req.GetHosts(), Cwd: req.GetCwd(), Resolved: resolved, ArgumentsJSON: req.GetArgumentsJson(), SkipHooks: req.GetSkipHooks(),
-		ApprovalTimeout: req.GetApprovalTimeout().AsDuration(), MinSequence: req.GetMinSequence(),
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.EvaluatePermissionRequest) (*permissionv1.EvaluatePermissionResponse, error) {
+		resolved := map[string]string{}
+		for _, r := range req.GetResolvedPaths() {
+			resolved[r.GetPath()] = r.GetResolved()
+		}
+		out, err := h.App.Evaluate(ctx, p.Tenant, app.EvaluateInput{
+			SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), StepID: req.GetStepId(),
+			ToolCallID: req.GetToolCallId(), ProcessID: req.GetProcessId(), WorkspaceID: req.GetWorkspaceId(),
+			Target: req.GetTarget(), Name: req.GetName(), Access: req.GetAccess(), Paths: req.GetPaths(), Command: req.GetCommand(),
+			Hosts: req.GetHosts(), Cwd: req.GetCwd(), Resolved: resolved, ArgumentsJSON: req.GetArgumentsJson(), SkipHooks: req.GetSkipHooks(),
+			ApprovalTimeout: req.GetApprovalTimeout().AsDuration(), MinSequence: req.GetMinSequence(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.EvaluatePermissionResponse{Evaluation: out.Evaluation, SandboxProfile: out.Profile,
+			UpdatedArgumentsJson: out.UpdatedInput, Write: write(out.Write)}, nil
 	})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.EvaluatePermissionResponse{Evaluation: out.Evaluation, SandboxProfile: out.Profile,
-		UpdatedArgumentsJson: out.UpdatedInput, Write: write(out.Write)}, nil
 }
 
 // ResolvePermission implements the RPC.
 func (h *Handler) ResolvePermission(ctx context.Context, req *permissionv1.ResolvePermissionRequest) (*permissionv1.ResolvePermissionResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res, w, err := h.App.Resolve(ctx, p.Tenant, req.GetSessionId(), req.GetActionId(), domain.Answer{
-		Outcome: eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, Decision: req.GetDecision(), Responder: p.Subject,
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.ResolvePermissionRequest) (*permissionv1.ResolvePermissionResponse, error) {
+		res, w, err := h.App.Resolve(ctx, p.Tenant, req.GetSessionId(), req.GetActionId(), domain.Answer{
+			Outcome: eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, Decision: req.GetDecision(), Responder: p.Subject,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.ResolvePermissionResponse{Resolution: res, Write: write(w)}, nil
 	})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.ResolvePermissionResponse{Resolution: res, Write: write(w)}, nil
 }
 
 // GetPermissionState implements the RPC.
 func (h *Handler) GetPermissionState(ctx context.Context, req *permissionv1.GetPermissionStateRequest) (*permissionv1.GetPermissionStateResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t := req.GetTarget()
-	st, err := h.App.PermissionState(ctx, p.Tenant, t.GetWorkspaceId(), t.GetSessionId(), t.GetThreadId(), req.GetMinSequence())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.GetPermissionStateResponse{Mode: st.Policy.Mode, ModeLevel: st.Policy.ModeLevel, Interactive: st.Policy.MayAsk(),
-		Rules: st.Policy.Rules, Levels: st.Levels, Sequence: st.Sequence}, nil
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.GetPermissionStateRequest) (*permissionv1.GetPermissionStateResponse, error) {
+		t := req.GetTarget()
+		st, err := h.App.PermissionState(ctx, p.Tenant, t.GetWorkspaceId(), t.GetSessionId(), t.GetThreadId(), req.GetMinSequence())
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.GetPermissionStateResponse{Mode: st.Policy.Mode, ModeLevel: st.Policy.ModeLevel, Interactive: st.Policy.MayAsk(),
+			Rules: st.Policy.Rules, Levels: st.Levels, Sequence: st.Sequence}, nil
+	})
 }
 
 // SetPermissionMode implements the RPC.
 func (h *Handler) SetPermissionMode(ctx context.Context, req *permissionv1.SetPermissionModeRequest) (*permissionv1.SetPermissionModeResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := h.App.SetMode(ctx, p.Tenant, p.Subject, req.GetReason(), scopeOf(req.GetScope()), req.GetMode(), req.GetInteractive())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.SetPermissionModeResponse{Write: write(w)}, nil
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.SetPermissionModeRequest) (*permissionv1.SetPermissionModeResponse, error) {
+		w, err := h.App.SetMode(ctx, p.Tenant, p.Subject, req.GetReason(), scopeOf(req.GetScope()), req.GetMode(), req.GetInteractive())
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.SetPermissionModeResponse{Write: write(w)}, nil
+	})
 }
 
 // PutRules implements the RPC.
 func (h *Handler) PutRules(ctx context.Context, req *permissionv1.PutRulesRequest) (*permissionv1.PutRulesResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rules, w, err := h.App.PutRules(ctx, p.Tenant, p.Subject, req.GetReason(), scopeOf(req.GetScope()), req.GetRules())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.PutRulesResponse{Rules: rules, Write: write(w)}, nil
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.PutRulesRequest) (*permissionv1.PutRulesResponse, error) {
+		rules, w, err := h.App.PutRules(ctx, p.Tenant, p.Subject, req.GetReason(), scopeOf(req.GetScope()), req.GetRules())
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.PutRulesResponse{Rules: rules, Write: write(w)}, nil
+	})
 }
 
 // SetSandboxProfile implements the RPC.
 func (h *Handler) SetSandboxProfile(ctx context.Context, req *permissionv1.SetSandboxProfileRequest) (*permissionv1.SetSandboxProfileResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	profile, w, err := h.App.SetSandbox(ctx, p.Tenant, p.Subject, req.GetReason(), scopeOf(req.GetScope()), req.GetProfile())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.SetSandboxProfileResponse{Profile: profile, Write: write(w)}, nil
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.SetSandboxProfileRequest) (*permissionv1.SetSandboxProfileResponse, error) {
+		profile, w, err := h.App.SetSandbox(ctx, p.Tenant, p.Subject, req.GetReason(), scopeOf(req.GetScope()), req.GetProfile())
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.SetSandboxProfileResponse{Profile: profile, Write: write(w)}, nil
+	})
 }
 
 // GetSandboxProfile implements the RPC.
 func (h *Handler) GetSandboxProfile(ctx context.Context, req *permissionv1.GetSandboxProfileRequest) (*permissionv1.GetSandboxProfileResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t := req.GetTarget()
-	st, err := h.App.PermissionState(ctx, p.Tenant, t.GetWorkspaceId(), t.GetSessionId(), t.GetThreadId(), req.GetMinSequence())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.GetSandboxProfileResponse{Profile: st.Policy.Sandbox, Level: st.Policy.SandboxLevel, Sequence: st.Sequence}, nil
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.GetSandboxProfileRequest) (*permissionv1.GetSandboxProfileResponse, error) {
+		t := req.GetTarget()
+		st, err := h.App.PermissionState(ctx, p.Tenant, t.GetWorkspaceId(), t.GetSessionId(), t.GetThreadId(), req.GetMinSequence())
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.GetSandboxProfileResponse{Profile: st.Policy.Sandbox, Level: st.Policy.SandboxLevel, Sequence: st.Sequence}, nil
+	})
 }
 
 // ReportSandboxViolation implements the RPC.
 func (h *Handler) ReportSandboxViolation(ctx context.Context, req *permissionv1.ReportSandboxViolationRequest) (*permissionv1.ReportSandboxViolationResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	v, w, err := h.App.ReportViolation(ctx, p.Tenant, app.ViolationInput{
-		SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), StepID: req.GetStepId(), ToolCallID: req.GetToolCallId(),
-		ProcessID: req.GetProcessId(), Kind: req.GetKind(), Target: req.GetTarget(), Reason: req.GetReason(),
-		EvaluationID: req.GetEvaluationId(), Blocked: req.GetBlocked(), Reporter: p.Subject,
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.ReportSandboxViolationRequest) (*permissionv1.ReportSandboxViolationResponse, error) {
+		v, w, err := h.App.ReportViolation(ctx, p.Tenant, app.ViolationInput{
+			SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), StepID: req.GetStepId(), ToolCallID: req.GetToolCallId(),
+			ProcessID: req.GetProcessId(), Kind: req.GetKind(), Target: req.GetTarget(), Reason: req.GetReason(),
+			EvaluationID: req.GetEvaluationId(), Blocked: req.GetBlocked(), Reporter: p.Subject,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.ReportSandboxViolationResponse{Violation: v, Write: write(w)}, nil
 	})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.ReportSandboxViolationResponse{Violation: v, Write: write(w)}, nil
 }
 
 // ReportSandboxApplied implements the RPC.
 func (h *Handler) ReportSandboxApplied(ctx context.Context, req *permissionv1.ReportSandboxAppliedRequest) (*permissionv1.ReportSandboxAppliedResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sa, w, err := h.App.ReportApplied(ctx, p.Tenant, app.AppliedInput{
-		SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), StepID: req.GetStepId(),
-		ToolCallID: req.GetToolCallId(), ProcessID: req.GetProcessId(), Target: req.GetTarget(), Name: req.GetName(),
-		EvaluationID: req.GetEvaluationId(), Profile: req.GetProfile(), Network: req.GetNetworkEnforcement(),
-		NetworkReason: req.GetNetworkEnforcementReason(), EnvAllowlist: req.GetEnvAllowlist(), Reporter: p.Subject,
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.ReportSandboxAppliedRequest) (*permissionv1.ReportSandboxAppliedResponse, error) {
+		sa, w, err := h.App.ReportApplied(ctx, p.Tenant, app.AppliedInput{
+			SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), StepID: req.GetStepId(),
+			ToolCallID: req.GetToolCallId(), ProcessID: req.GetProcessId(), Target: req.GetTarget(), Name: req.GetName(),
+			EvaluationID: req.GetEvaluationId(), Profile: req.GetProfile(), Network: req.GetNetworkEnforcement(),
+			NetworkReason: req.GetNetworkEnforcementReason(), EnvAllowlist: req.GetEnvAllowlist(), Reporter: p.Subject,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.ReportSandboxAppliedResponse{Applied: sa, Write: write(w)}, nil
 	})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.ReportSandboxAppliedResponse{Applied: sa, Write: write(w)}, nil
 }
 
 // RegisterHook implements the RPC.
 func (h *Handler) RegisterHook(ctx context.Context, req *permissionv1.RegisterHookRequest) (*permissionv1.RegisterHookResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	hook, w, err := h.App.RegisterHook(ctx, p.Tenant, p.Subject, req.GetHook())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.RegisterHookResponse{Hook: hook, Write: write(w)}, nil
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.RegisterHookRequest) (*permissionv1.RegisterHookResponse, error) {
+		hook, w, err := h.App.RegisterHook(ctx, p.Tenant, p.Subject, req.GetHook())
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.RegisterHookResponse{Hook: hook, Write: write(w)}, nil
+	})
 }
 
 // RemoveHook implements the RPC.
 func (h *Handler) RemoveHook(ctx context.Context, req *permissionv1.RemoveHookRequest) (*permissionv1.RemoveHookResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := h.App.RemoveHook(ctx, p.Tenant, p.Subject, req.GetHookId())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.RemoveHookResponse{Write: write(w)}, nil
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.RemoveHookRequest) (*permissionv1.RemoveHookResponse, error) {
+		w, err := h.App.RemoveHook(ctx, p.Tenant, p.Subject, req.GetHookId())
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.RemoveHookResponse{Write: write(w)}, nil
+	})
 }
 
 // ListHooks implements the RPC.
 func (h *Handler) ListHooks(ctx context.Context, req *permissionv1.ListHooksRequest) (*permissionv1.ListHooksResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	hooks, seq, err := h.App.ListHooks(ctx, p.Tenant, req.GetPoint(), req.GetMinSequence())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.ListHooksResponse{Hooks: hooks, Sequence: seq}, nil
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.ListHooksRequest) (*permissionv1.ListHooksResponse, error) {
+		hooks, seq, err := h.App.ListHooks(ctx, p.Tenant, req.GetPoint(), req.GetMinSequence())
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.ListHooksResponse{Hooks: hooks, Sequence: seq}, nil
+	})
 }
 
 // RunHooks implements the RPC.
 func (h *Handler) RunHooks(ctx context.Context, req *permissionv1.RunHooksRequest) (*permissionv1.RunHooksResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.App.RunHooks(ctx, p.Tenant, app.RunHooksInput{
-		Point: req.GetPoint(), SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), StepID: req.GetStepId(),
-		ToolCallID: req.GetToolCallId(), WorkspaceID: req.GetWorkspaceId(), ToolName: req.GetToolName(), ToolInput: req.GetToolInputJson(),
-		ToolOutput: req.GetToolOutputJson(), Prompt: req.GetPrompt(), Cwd: req.GetCwd(),
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.RunHooksRequest) (*permissionv1.RunHooksResponse, error) {
+		out, err := h.App.RunHooks(ctx, p.Tenant, app.RunHooksInput{
+			Point: req.GetPoint(), SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), StepID: req.GetStepId(),
+			ToolCallID: req.GetToolCallId(), WorkspaceID: req.GetWorkspaceId(), ToolName: req.GetToolName(), ToolInput: req.GetToolInputJson(),
+			ToolOutput: req.GetToolOutputJson(), Prompt: req.GetPrompt(), Cwd: req.GetCwd(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.RunHooksResponse{Results: out.Results, Decision: out.Decision, Reason: out.Reason,
+			UpdatedInputJson: out.UpdatedInput, Write: write(out.Write)}, nil
 	})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.RunHooksResponse{Results: out.Results, Decision: out.Decision, Reason: out.Reason,
-		UpdatedInputJson: out.UpdatedInput, Write: write(out.Write)}, nil
 }
 
 // ReportExecutionEnvironment implements the RPC.
 func (h *Handler) ReportExecutionEnvironment(ctx context.Context, req *permissionv1.ReportExecutionEnvironmentRequest) (*permissionv1.ReportExecutionEnvironmentResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	env, w, err := h.App.ReportEnvironment(ctx, p.Tenant, app.EnvironmentInput{
-		SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), WorkspaceID: req.GetWorkspaceId(),
-		Cwd: req.GetCwd(), AdditionalRoots: req.GetAdditionalRoots(), Shell: req.GetShell(), OS: req.GetOs(), Arch: req.GetArch(), EnvRef: req.GetEnvRef(),
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.ReportExecutionEnvironmentRequest) (*permissionv1.ReportExecutionEnvironmentResponse, error) {
+		env, w, err := h.App.ReportEnvironment(ctx, p.Tenant, app.EnvironmentInput{
+			SessionID: req.GetSessionId(), ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(), WorkspaceID: req.GetWorkspaceId(),
+			Cwd: req.GetCwd(), AdditionalRoots: req.GetAdditionalRoots(), Shell: req.GetShell(), OS: req.GetOs(), Arch: req.GetArch(), EnvRef: req.GetEnvRef(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &permissionv1.ReportExecutionEnvironmentResponse{Environment: env, Write: write(w)}, nil
 	})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &permissionv1.ReportExecutionEnvironmentResponse{Environment: env, Write: write(w)}, nil
 }
 
 // GetExecutionEnvironment implements the RPC.
 func (h *Handler) GetExecutionEnvironment(ctx context.Context, req *permissionv1.GetExecutionEnvironmentRequest) (*permissionv1.GetExecutionEnvironmentResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.App.Environment(ctx, p.Tenant, req.GetSessionId(), req.GetTurnId(), req.GetMinSequence())
-	return out, toStatus(err)
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.GetExecutionEnvironmentRequest) (*permissionv1.GetExecutionEnvironmentResponse, error) {
+		return h.App.Environment(ctx, p.Tenant, req.GetSessionId(), req.GetTurnId(), req.GetMinSequence())
+	})
 }
 
 // GetPermissionSandboxSummary implements the RPC.
 func (h *Handler) GetPermissionSandboxSummary(ctx context.Context, req *permissionv1.GetPermissionSandboxSummaryRequest) (*permissionv1.GetPermissionSandboxSummaryResponse, error) {
-	p, err := principal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.App.Summary(ctx, p.Tenant, req.GetSessionId(), req.GetThreadId(), req.GetMinSequence())
-	return out, toStatus(err)
+	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.GetPermissionSandboxSummaryRequest) (*permissionv1.GetPermissionSandboxSummaryResponse, error) {
+		return h.App.Summary(ctx, p.Tenant, req.GetSessionId(), req.GetThreadId(), req.GetMinSequence())
+	})
 }

@@ -1,4 +1,4 @@
-package app
+package projector
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 )
 
-// ProjectionName keys the read model's checkpoint.
-const ProjectionName = "permission.state"
+// Name keys the read model's checkpoint.
+const Name = "permission.state"
 
 // recentLimit bounds the recent decisions, violations and hook runs a
 // summary keeps.
@@ -33,8 +33,8 @@ type Projection struct {
 	filters []string
 }
 
-// NewProjection follows the service's aggregate kinds in every tenant.
-func NewProjection(subjects eventlog.Subjects) *Projection {
+// New follows the service's aggregate kinds in every tenant.
+func New(subjects eventlog.Subjects) *Projection {
 	p := &Projection{}
 	for _, k := range allKinds {
 		p.filters = append(p.filters, subjects.Prefix+".*.*."+k+".*")
@@ -43,13 +43,13 @@ func NewProjection(subjects eventlog.Subjects) *Projection {
 }
 
 // Name implements projector.Projection.
-func (p *Projection) Name() string { return ProjectionName }
+func (p *Projection) Name() string { return Name }
 
 // Filters implements projector.Projection.
 func (p *Projection) Filters() []string { return p.filters }
 
-// approvalDoc is a permission request as the read model keeps it.
-type approvalDoc struct {
+// ApprovalDoc is a permission request as the read model keeps it.
+type ApprovalDoc struct {
 	ActionID     string    `json:"action_id"`
 	EvaluationID string    `json:"evaluation_id"`
 	SessionID    string    `json:"session_id"`
@@ -170,23 +170,23 @@ func projectPolicy(ctx context.Context, b *batch, ev *eventsv1.RuntimeEvent, pc 
 	switch pc.GetChange().(type) {
 	case *eventsv1.PolicyChanged_HookRegistered_, *eventsv1.PolicyChanged_HookRemoved_:
 		hooks := &permissionv1.ListHooksResponse{}
-		if _, err := b.getProto(ctx, hooksKey(tenant), hooks); err != nil {
+		if _, err := b.getProto(ctx, HooksKey(tenant), hooks); err != nil {
 			return err
 		}
-		l := levelFromHooks(hooks)
+		l := LevelFromHooks(hooks)
 		l.Apply(pc)
 		hooks.Hooks, hooks.Sequence = l.Hooks, ev.GetSequence()
-		return b.putProto(hooksKey(tenant), hooks)
+		return b.putProto(HooksKey(tenant), hooks)
 	}
 	scope := scopeOf(ev, pc)
 	state := &permissionv1.LevelState{}
-	if _, err := b.getProto(ctx, levelKey(tenant, scope), state); err != nil {
+	if _, err := b.getProto(ctx, LevelKey(tenant, scope), state); err != nil {
 		return err
 	}
-	l := levelFromState(state)
+	l := LevelFromState(state)
 	l.Level = scope.Level
 	l.Apply(pc)
-	return b.putProto(levelKey(tenant, scope), stateFromLevel(l, scope))
+	return b.putProto(LevelKey(tenant, scope), StateFromLevel(l, scope))
 }
 
 func scopeOf(ev *eventsv1.RuntimeEvent, pc *eventsv1.PolicyChanged) Scope {
@@ -209,7 +209,7 @@ func projectEvaluated(ctx context.Context, b *batch, ev *eventsv1.RuntimeEvent, 
 		RuleRefs: pe.GetRuleRefs(), Destructive: pe.GetDestructive(), ApprovalActionId: pe.GetApprovalActionId(),
 		Sequence: ev.GetSequence(), InputRewritten: pe.GetUpdatedInputRef() != nil,
 	}
-	if err := b.putProto(evaluationKey(ev.GetTenantId(), pe.GetEvaluationId()), d); err != nil {
+	if err := b.putProto(EvaluationKey(ev.GetTenantId(), pe.GetEvaluationId()), d); err != nil {
 		return err
 	}
 	return forSummaries(ctx, b, ev, func(s *permissionv1.GetPermissionSandboxSummaryResponse) {
@@ -227,14 +227,14 @@ func projectRequested(ctx context.Context, b *batch, ev *eventsv1.RuntimeEvent, 
 	if err != nil {
 		return err
 	}
-	doc := approvalDoc{ActionID: ev.GetActionId(), EvaluationID: pr.GetEvaluationId(), SessionID: ev.GetSessionId(), ThreadID: ev.GetThreadId(),
+	doc := ApprovalDoc{ActionID: ev.GetActionId(), EvaluationID: pr.GetEvaluationId(), SessionID: ev.GetSessionId(), ThreadID: ev.GetThreadId(),
 		TurnID: ev.GetTurnId(), StepID: ev.GetStepId(), ToolCallID: ev.GetToolCallId(), ProcessID: ev.GetProcessId(),
 		RequestedAt: ev.GetTimestamp().AsTime(), Requested: raw}
 	v, err := json.Marshal(doc)
 	if err != nil {
 		return err
 	}
-	b.put(approvalKey(ev.GetTenantId(), ev.GetActionId()), v)
+	b.put(ApprovalKey(ev.GetTenantId(), ev.GetActionId()), v)
 	return forSummaries(ctx, b, ev, func(s *permissionv1.GetPermissionSandboxSummaryResponse) {
 		s.PendingApprovals = append(s.PendingApprovals, &permissionv1.PendingApproval{
 			ActionId: ev.GetActionId(), EvaluationId: pr.GetEvaluationId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(),
@@ -244,7 +244,7 @@ func projectRequested(ctx context.Context, b *batch, ev *eventsv1.RuntimeEvent, 
 }
 
 func projectResolved(ctx context.Context, b *batch, ev *eventsv1.RuntimeEvent, pr *eventsv1.PermissionResolved) error {
-	key := approvalKey(ev.GetTenantId(), ev.GetActionId())
+	key := ApprovalKey(ev.GetTenantId(), ev.GetActionId())
 	raw, err := b.get(ctx, key)
 	if err != nil {
 		return err
@@ -252,7 +252,7 @@ func projectResolved(ctx context.Context, b *batch, ev *eventsv1.RuntimeEvent, p
 	if raw == nil {
 		return fmt.Errorf("permission.resolved for unknown action %s", ev.GetActionId())
 	}
-	var doc approvalDoc
+	var doc ApprovalDoc
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return err
 	}
@@ -291,7 +291,7 @@ func projectResolved(ctx context.Context, b *batch, ev *eventsv1.RuntimeEvent, p
 
 func projectSandboxApplied(ctx context.Context, b *batch, ev *eventsv1.RuntimeEvent, sa *eventsv1.SandboxApplied) error {
 	if sa.GetTarget() == eventsv1.SandboxTarget_SANDBOX_TARGET_TURN {
-		return b.putProto(environmentKey(ev.GetTenantId(), ev.GetSessionId(), ev.GetTurnId()), &permissionv1.GetExecutionEnvironmentResponse{
+		return b.putProto(EnvironmentKey(ev.GetTenantId(), ev.GetSessionId(), ev.GetTurnId()), &permissionv1.GetExecutionEnvironmentResponse{
 			Environment: sa.GetEnvironment(), ThreadId: ev.GetThreadId(), RecordedAt: ev.GetTimestamp(), Sequence: ev.GetSequence(),
 		})
 	}
@@ -316,9 +316,9 @@ func upsertHookRun(ctx context.Context, b *batch, ev *eventsv1.RuntimeEvent, run
 // forSummaries applies fn to the session's summary and, when the event
 // names a thread, to the thread's.
 func forSummaries(ctx context.Context, b *batch, ev *eventsv1.RuntimeEvent, fn func(*permissionv1.GetPermissionSandboxSummaryResponse)) error {
-	keys := []string{summaryKey(ev.GetTenantId(), ev.GetSessionId(), "")}
+	keys := []string{SummaryKey(ev.GetTenantId(), ev.GetSessionId(), "")}
 	if ev.GetThreadId() != "" {
-		keys = append(keys, summaryKey(ev.GetTenantId(), ev.GetSessionId(), ev.GetThreadId()))
+		keys = append(keys, SummaryKey(ev.GetTenantId(), ev.GetSessionId(), ev.GetThreadId()))
 	}
 	for _, k := range keys {
 		s := &permissionv1.GetPermissionSandboxSummaryResponse{}
@@ -342,7 +342,7 @@ func prepend[T any](list []T, v T) []T {
 	return out
 }
 
-func durationOrZero(d *durationpb.Duration) time.Duration {
+func DurationOrZero(d *durationpb.Duration) time.Duration {
 	if d == nil {
 		return 0
 	}
