@@ -1,0 +1,803 @@
+"""The worker SDK: claims turns under a lease, runs the agent loop with
+Python tools and a pluggable model, and reports every step as the same
+normalized facts the Go worker (pkg/worker) reports
+(docs/services/worker.md):
+
+    worker = Worker("127.0.0.1:7233", tools=[read_file, write_file], model=ScriptedModel(...))
+    await worker.run()          # until cancelled or worker.stop()
+
+A turn: ``turn.started`` (the claim) -> ``context.resolved`` ->
+``tool.catalog.resolved`` -> routing (``DecideRoute``; no decision: the
+default model and a ``run.status`` that says so) -> per model call a step
+(``model.requested``, ``reasoning.delta`` / ``model.delta``,
+``model.completed`` or ``model.failed``) -> per tool call ``tool.started``,
+``tool.args``, the permission decision (an ``ask`` waits for
+``permission.resolved``), ``sandbox.applied``, then ``output.*`` facts and
+``tool.result`` or ``tool.failed`` -> ``turn.completed`` / ``turn.failed``.
+Leases are heartbeated every third of their ttl; an interrupt, a lost lease
+or the turn ending elsewhere stops the turn at once, and a run lost by its
+lease reports nothing more."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import grpc
+from google.protobuf import duration_pb2
+
+from agentruntime.control.v1 import control_pb2
+from agentruntime.events.v1 import control_pb2 as ev_control
+from agentruntime.events.v1 import envelope_pb2
+from agentruntime.events.v1 import permission_pb2 as ev_permission
+from agentruntime.events.v1 import routing_pb2 as ev_routing
+from agentruntime.events.v1 import runtime_pb2 as ev_runtime
+from agentruntime.permission.v1 import permission_pb2
+from agentruntime.routing.v1 import routing_pb2
+
+from .client import Client, RetryPolicy
+from .endpoints import Endpoints
+from .errors import FailedPrecondition, RpcError
+from .ids import ID_PATTERN, new_id
+from .models import Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, ToolDef
+from .tools import Tool, ToolError, ToolResult
+
+__all__ = ["Worker", "RedactionRule", "DEFAULT_REDACTION_RULES", "DEFAULT_OUTPUT_BUDGET"]
+
+RuntimeEvent = envelope_pb2.RuntimeEvent
+
+DEFAULT_OUTPUT_BUDGET = 16 << 10
+PREVIEW_BYTES = 2000
+MAX_STORED_OUTPUT = 3 << 20
+DELTA_FLUSH_BYTES = 256
+
+
+@dataclass(frozen=True)
+class RedactionRule:
+    name: str
+    pattern: "re.Pattern[str]"
+
+
+# The Go worker's DefaultRedactionRules, the same patterns.
+DEFAULT_REDACTION_RULES: Tuple[RedactionRule, ...] = (
+    RedactionRule("private_key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----")),
+    RedactionRule("aws_access_key_id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    RedactionRule("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b")),
+    RedactionRule("api_key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}")),
+    RedactionRule("bearer_token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")),
+    RedactionRule("secret_assignment", re.compile(
+        r"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?token)\s*[:=]\s*[\"']?[^\s\"']{6,}")),
+)
+
+_TERMINAL = {"completed", "failed", "cancelled", "timed_out", "rolled_back"}
+
+
+class _Stop(Exception):
+    """Why a turn stopped before its loop ended."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why  # interrupted, ended, lease_lost
+
+
+class _TurnFailure(Exception):
+    def __init__(self, category: str, message: str, retryable: bool = False) -> None:
+        super().__init__(f"{category}: {message}")
+        self.category, self.message, self.retryable = category, message, retryable
+
+
+def _clip(s: str, n: int) -> str:
+    b = s.encode()
+    if len(b) <= n:
+        return s
+    return b[:n].decode("utf-8", "ignore") + "…"
+
+
+def _head(s: str, n: int) -> str:
+    b = s.encode()
+    return s if len(b) <= n else b[:n].decode("utf-8", "ignore")
+
+
+def _tail(s: str, n: int) -> str:
+    b = s.encode()
+    return s if len(b) <= n else b[len(b) - n:].decode("utf-8", "ignore")
+
+
+def _redact(rules: Sequence[RedactionRule], s: str) -> Tuple[str, Dict[str, int]]:
+    hits: Dict[str, int] = {}
+    for r in rules:
+        s, n = r.pattern.subn(f"[REDACTED:{r.name}]", s)
+        if n:
+            hits[r.name] = n
+    return s, hits
+
+
+def _hit_summary(hits: Mapping[str, int]) -> str:
+    return ", ".join(f"{n}×{hits[n]}" for n in sorted(hits))
+
+
+def _input_text(parts: Iterable[Any]) -> str:
+    out = []
+    for p in parts:
+        if p.text:
+            out.append(p.text)
+        elif p.json:
+            out.append(p.json)
+        elif p.ref:
+            out.append(f"[attachment {p.ref}]")
+        else:
+            out.append("")
+    return "\n".join(out).strip()
+
+
+def _duration(seconds: float) -> duration_pb2.Duration:
+    d = duration_pb2.Duration()
+    d.FromNanoseconds(int(seconds * 1e9))
+    return d
+
+
+def _set_if(msg: Any, name: str, value: Any) -> None:
+    """Sets a field the protos may not have yet (lease_token fencing)."""
+    if value and name in msg.DESCRIPTOR.fields_by_name:
+        setattr(msg, name, value)
+
+
+class Worker:
+    """Runs turns. ``endpoints``: one address, a ``control=HOST:PORT,...``
+    map or an :class:`Endpoints`; ``api_key`` / ``token``: the worker's
+    credentials; ``tools``: :func:`agentruntime.tool` functions; ``model``:
+    any :class:`agentruntime.models.Model`."""
+
+    def __init__(self, endpoints: Union[Endpoints, str, Mapping[str, str], None] = None, *,
+                 client: Optional[Client] = None, api_key: Optional[str] = None, token: Optional[str] = None,
+                 tls: bool = False, tools: Sequence[Tool] = (), model: Model,
+                 worker_id: str = "", default_model: str = "", session_id: str = "",
+                 lease_ttl: float = 15.0, claim_wait: float = 20.0, max_turns: int = 4, max_steps: int = 32,
+                 system_prompt: str = "You are an agent working in a workspace through tools. Use them; be brief.",
+                 output_budget: int = DEFAULT_OUTPUT_BUDGET,
+                 redaction_rules: Sequence[RedactionRule] = DEFAULT_REDACTION_RULES,
+                 logger: Optional[logging.Logger] = None) -> None:
+        if client is None and endpoints is None:
+            raise ValueError("give endpoints or a client")
+        names = [t.name for t in tools]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two tools share a name: {names}")
+        self._endpoints, self._client = endpoints, client
+        self._creds = dict(api_key=api_key, token=token, tls=tls)
+        self.tools: Dict[str, Tool] = {t.name: t for t in tools}
+        self.model = model
+        self.worker_id = worker_id or new_id("wkr")
+        self.default_model = default_model or getattr(model, "model", "")
+        self.session_id = session_id
+        self.lease_ttl, self.claim_wait = lease_ttl, claim_wait
+        self.max_turns, self.max_steps = max(1, max_turns), max(1, max_steps)
+        self.system_prompt = system_prompt
+        self.output_budget = output_budget
+        self.redaction_rules = tuple(redaction_rules)
+        self.log = logger or logging.getLogger("agentruntime.worker")
+        self._stopping = asyncio.Event() if False else None  # made in run(): needs the loop
+
+    async def _connect(self) -> Client:
+        if self._client is None:
+            # Commands of the worker are retried as their RetryInfo says;
+            # facts carry derived ids, so a retried report appends once.
+            self._client = await Client.connect(self._endpoints, retry=RetryPolicy(), **self._creds)
+        return self._client
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            raise RuntimeError("the worker is not connected yet")
+        return self._client
+
+    async def register_tools(self) -> None:
+        c = await self._connect()
+        req = control_pb2.RegisterToolsRequest(worker_id=self.worker_id, session_id=self.session_id)
+        for name in sorted(self.tools):
+            req.tools.append(self.tools[name].spec())
+        await c.control.RegisterTools(req)
+
+    def stop(self) -> None:
+        """Stops claiming; running turns end as the worker stopping
+        (``turn.failed{worker_shutdown, retryable}``)."""
+        if self._stopping is not None:
+            self._stopping.set()
+
+    async def run(self) -> None:
+        """Registers the tools, then claims and runs up to ``max_turns``
+        turns at once until cancelled or :meth:`stop`."""
+        self._stopping = asyncio.Event()
+        backoff = 0.2
+        while True:
+            try:
+                await self.register_tools()
+                break
+            except RpcError as e:
+                self.log.warning("registering tools: %s", e)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+        slots = asyncio.Semaphore(self.max_turns)
+        running: set = set()
+        stop_wait = asyncio.ensure_future(self._stopping.wait())
+        try:
+            backoff = 0.2
+            while not self._stopping.is_set():
+                await slots.acquire()
+                claim_task = asyncio.ensure_future(self.claim(self.claim_wait))
+                done, _ = await asyncio.wait({claim_task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+                if claim_task not in done:
+                    claim_task.cancel()
+                    slots.release()
+                    break
+                try:
+                    claim = claim_task.result()
+                except RpcError as e:
+                    slots.release()
+                    self.log.warning("claiming a turn: %s", e)
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, 5.0)
+                    continue
+                backoff = 0.2
+                if not claim.HasField("turn"):
+                    slots.release()
+                    continue
+                t = asyncio.ensure_future(self._run_slot(claim, slots))
+                running.add(t)
+                t.add_done_callback(running.discard)
+        finally:
+            stop_wait.cancel()
+            for t in list(running):
+                t.cancel()  # each reports the worker's shutdown
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
+
+    async def _run_slot(self, claim: control_pb2.ClaimTurnResponse, slots: asyncio.Semaphore) -> None:
+        try:
+            await self.run_turn(claim)
+        except Exception as e:  # a turn's failure must not stop the worker
+            self.log.warning("turn %s: %s", claim.turn.turn_id, e)
+        finally:
+            slots.release()
+
+    async def claim(self, wait: float) -> control_pb2.ClaimTurnResponse:
+        c = await self._connect()
+        return await c.control.ClaimTurn(control_pb2.ClaimTurnRequest(
+            worker_id=self.worker_id, session_id=self.session_id, wait=_duration(wait),
+            lease_ttl=_duration(self.lease_ttl)), timeout=wait + 30)
+
+    async def run_turn(self, claim: control_pb2.ClaimTurnResponse) -> None:
+        """Runs a claimed turn to its end and reports it."""
+        await self._connect()
+        await _Turn(self, claim).run()
+
+
+class _Turn:
+    def __init__(self, w: Worker, claim: control_pb2.ClaimTurnResponse) -> None:
+        self.w, self.c = w, w.client
+        self.t = claim.turn
+        self.run_id = claim.run_id
+        self.lease_token = getattr(claim, "lease_token", "")
+        self.claim_sequence = claim.sequence
+        self.model = ""
+        self.routed = False
+        self.stop_reason: Optional[str] = None  # interrupted, ended, lease_lost
+        self.task: Optional[asyncio.Task] = None
+
+    # ---- facts ----
+
+    def event(self, typ: str, step: str = "", call: str = "", **payload: Any) -> RuntimeEvent:
+        ev = RuntimeEvent(type=typ, turn_id=self.t.turn_id, run_id=self.run_id, step_id=step, tool_call_id=call)
+        for name, value in payload.items():
+            getattr(ev, name).CopyFrom(value)
+        return ev
+
+    async def report(self, *events: RuntimeEvent) -> None:
+        evs = list(events)
+        while evs:
+            req = control_pb2.ReportEventsRequest(events=evs[:256])
+            _set_if(req, "lease_token", self.lease_token)
+            await self.c.control.ReportEvents(req, timeout=30)
+            evs = evs[256:]
+
+    async def report_anyway(self, *events: RuntimeEvent) -> None:
+        """Reports even while the turn's task is being cancelled (the
+        cancelled facts are still said), bounded."""
+        try:
+            await asyncio.shield(asyncio.wait_for(self.report(*events), 10))
+        except (RpcError, asyncio.TimeoutError) as e:
+            self.w.log.warning("reporting %s: %s", [e.type for e in events], e)
+
+    def failed(self, outcome: int, category: str, message: str, retryable: bool) -> RuntimeEvent:
+        return self.event("turn.failed", turn_failed=ev_control.TurnFailed(
+            outcome=outcome, category=category, message=message, retryable=retryable))
+
+    # ---- lifecycle ----
+
+    def halt(self, why: str) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = why
+            if self.task is not None:
+                self.task.cancel()
+
+    async def run(self) -> None:
+        self.task = asyncio.current_task()
+        loop_task = asyncio.ensure_future(self.loop())
+        self.task = loop_task
+        side = [asyncio.ensure_future(self.heartbeat()), asyncio.ensure_future(self.watch())]
+        final: Optional[ModelResponse] = None
+        error: Optional[BaseException] = None
+        try:
+            final = await asyncio.shield(loop_task)
+        except asyncio.CancelledError:
+            if not loop_task.done():  # the worker itself is stopping
+                self.stop_reason = self.stop_reason or "shutdown"
+                loop_task.cancel()
+                try:
+                    await loop_task
+                except BaseException:
+                    pass
+                error = asyncio.CancelledError()
+            else:
+                error = asyncio.CancelledError()
+        except BaseException as e:
+            error = e
+        finally:
+            for s in side:
+                s.cancel()
+        why = self.stop_reason
+        if error is None and why is None:
+            await self.report_anyway(self.event("turn.completed", turn_completed=ev_control.TurnCompleted(
+                summary=_clip(final.text if final else "", 2000), stop_reason=final.stop_reason if final else "")))
+            return
+        if why in ("ended", "lease_lost") or _is_ended(error):
+            return  # someone else ended it (or the run is lost): nothing more to say
+        if why == "interrupted":
+            await self.report_anyway(self.failed(ev_control.TURN_OUTCOME_CANCELLED, "interrupted",
+                                                 "interrupted at the user's request", False))
+            return
+        if why == "shutdown":
+            await self.report_anyway(self.failed(ev_control.TURN_OUTCOME_FAILED, "worker_shutdown",
+                                                 "the worker stopped during the turn", True))
+            raise asyncio.CancelledError()
+        if isinstance(error, _TurnFailure):
+            await self.report_anyway(self.failed(ev_control.TURN_OUTCOME_FAILED, error.category, error.message, error.retryable))
+            return
+        # A report that failed: the lease will lapse and the turn be lost.
+        if error is not None:
+            raise error
+
+    async def heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.w.lease_ttl / 3)
+            await self.check_now()
+            if self.stop_reason:
+                return
+
+    async def check_now(self) -> None:
+        req = control_pb2.HeartbeatTurnRequest(turn_id=self.t.turn_id, run_id=self.run_id,
+                                               lease_ttl=_duration(self.w.lease_ttl))
+        _set_if(req, "lease_token", self.lease_token)
+        try:
+            hb = await self.c.control.HeartbeatTurn(req, timeout=self.w.lease_ttl / 3)
+        except FailedPrecondition:
+            self.halt("lease_lost")
+            return
+        except RpcError as e:  # transient: the next beat may get through before the lease ends
+            self.w.log.warning("heartbeat of %s: %s", self.t.turn_id, e)
+            return
+        if hb.interrupt_requested:
+            self.halt("interrupted")
+        elif hb.status in _TERMINAL:
+            self.halt("ended")
+
+    async def watch(self) -> None:
+        """Follows the thread: an interrupt, the turn ending without this
+        run, another run starting or this run recorded lost stop the turn
+        at once (heartbeats would notice a third of a lease later)."""
+        try:
+            async for ev in self.c.subscribe(session_id=self.t.session_id, thread_id=self.t.thread_id,
+                                             types=["thread.updated", "turn.failed", "turn.completed", "turn.started", "run.status"],
+                                             start=self.claim_sequence + 1):
+                if not isinstance(ev, RuntimeEvent):
+                    continue
+                if ev.type == "thread.updated" and ev.thread_updated.change == "interrupt_requested" \
+                        and ev.thread_updated.turn_id == self.t.turn_id:
+                    self.halt("interrupted")
+                    return
+                if ev.type in ("turn.failed", "turn.completed") and ev.turn_id == self.t.turn_id and ev.run_id != self.run_id:
+                    self.halt("ended")
+                    return
+                if (ev.type == "turn.started" and ev.turn_id == self.t.turn_id and ev.run_id != self.run_id) or \
+                        (ev.type == "run.status" and ev.run_id == self.run_id and ev.run_status.phase == "lost"):
+                    self.halt("lease_lost")
+                    return
+        except RpcError:
+            return  # heartbeats still carry the news
+
+    # ---- the agent loop ----
+
+    async def loop(self) -> ModelResponse:
+        w = self.w
+        msgs = [Message("system", w.system_prompt), Message("user", _input_text(self.t.input))]
+        names = sorted(w.tools)
+        defs = [ToolDef(n, w.tools[n].description, w.tools[n].schema) for n in names]
+        tokens = sum((len(m.content.encode()) + 3) // 4 for m in msgs)
+        await self.report(
+            self.event("context.resolved", context_resolved=ev_control.ContextResolved(
+                refs=["system_prompt", f"turn:{self.t.turn_id}/input"], tokens=tokens,
+                warnings=["earlier turns of the thread are not included (history is not carried yet)",
+                          "tokens are estimated (4 bytes per token)"])),
+            # tool.* facts need a step and a call id: the catalog is the
+            # turn's preparation step, and its "call" is the catalog itself.
+            self.event("tool.catalog.resolved", new_id("step"), "catalog",
+                       tool_catalog_resolved=ev_control.ToolCatalogResolved(
+                           tool_names=names, inventory_ref="worker:" + w.worker_id)))
+        await self.route(tokens)
+        for _ in range(w.max_steps):
+            resp, step = await self.model_step(msgs, defs)
+            if not resp.tool_calls:
+                return resp
+            msgs.append(Message("assistant", resp.text, tool_calls=list(resp.tool_calls)))
+            msgs.extend(await self.run_tools(step, resp.tool_calls))
+        raise _TurnFailure("max_steps", f"the model made {w.max_steps} calls without finishing")
+
+    def scope(self) -> routing_pb2.TurnScope:
+        return routing_pb2.TurnScope(session_id=self.t.session_id, thread_id=self.t.thread_id, turn_id=self.t.turn_id)
+
+    async def route(self, tokens: int) -> None:
+        w = self.w
+        req = routing_pb2.DecideRouteRequest(scope=self.scope(), route=routing_pb2.RouteRequest(
+            profile=ev_routing.TaskProfile(kind="chat", source="user", required_capabilities=[ev_routing.CAPABILITY_TOOLS],
+                                           fallback_policy=ev_routing.FALLBACK_POLICY_NEXT_CANDIDATE),
+            requested_model_id=self.t.options.get("model", ""), estimated_input_tokens=tokens))
+        try:
+            resp = await self.c.routing.DecideRoute(req, timeout=30)
+            if resp.HasField("decision"):
+                self.model, self.routed = resp.decision.selected_model_id, True
+                return
+            why = "routing not possible: " + resp.not_possible.reason
+        except RpcError as e:
+            why = "routing unavailable: " + e.message
+        if not w.default_model:
+            raise _TurnFailure("routing", why)
+        self.model = w.default_model
+        await self.report(self.event("run.status", run_status=ev_control.RunStatus(
+            phase="routing", title="using the worker's default model " + self.model, detail=why)))
+
+    async def model_step(self, msgs: List[Message], defs: List[ToolDef]) -> Tuple[ModelResponse, str]:
+        w = self.w
+        provider = getattr(w.model, "name", "custom")
+        while True:
+            step = new_id("step")
+            await self.report(self.event("model.requested", step, model_requested=ev_control.ModelRequested(
+                provider=provider, model=self.model)))
+            sink = _Sink(self, step)
+            try:
+                resp = await w.model.stream(ModelRequest(self.model, list(msgs), defs), sink)
+                await sink.flush()
+            except asyncio.CancelledError:
+                await sink.flush_anyway()
+                if self.stop_reason not in ("ended", "lease_lost"):
+                    await self.report_anyway(self.event("model.failed", step, model_failed=ev_control.ModelFailed(
+                        provider=provider, model=self.model, category="cancelled",
+                        message="the turn was interrupted during the call")))
+                raise
+            except ModelError as e:
+                await sink.flush()
+                await self.report(self.event("model.failed", step, model_failed=ev_control.ModelFailed(
+                    provider=provider, model=self.model, category=e.category, message=e.message, retryable=e.retryable)))
+                nxt = await self.fallback(e)
+                if nxt:
+                    self.model = nxt
+                    continue
+                raise _TurnFailure("provider_error", f"{e.category}: {e.message}", e.retryable) from None
+            usage = None
+            if resp.usage is not None:
+                u = resp.usage
+                usage = ev_control.ModelUsage(input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                                              cached_input_tokens=u.cached_input_tokens, reasoning_tokens=u.reasoning_tokens)
+            completed = ev_control.ModelCompleted(provider=provider, model=self.model, stop_reason=resp.stop_reason,
+                                                  response_ref=resp.request_id)
+            if usage is not None:
+                completed.usage.CopyFrom(usage)  # absent when unknown, never zero
+            await self.report(self.event("model.completed", step, model_completed=completed))
+            if resp.usage is not None and self.routed:
+                u = resp.usage
+                try:
+                    await self.c.routing.RecordCost(routing_pb2.RecordCostRequest(
+                        scope=self.scope(), usage_id=step, model_id=self.model, usage=routing_pb2.Usage(
+                            input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                            cached_input_tokens=u.cached_input_tokens, reasoning_tokens=u.reasoning_tokens)), timeout=30)
+                except RpcError as e:
+                    w.log.warning("recording cost of %s: %s", self.t.turn_id, e)
+            return resp, step
+
+    async def fallback(self, e: ModelError) -> str:
+        if not self.routed:
+            return ""
+        cat = {"rate_limited": ev_routing.FAILURE_CATEGORY_RATE_LIMITED, "overloaded": ev_routing.FAILURE_CATEGORY_OVERLOADED,
+               "server_error": ev_routing.FAILURE_CATEGORY_SERVER_ERROR, "stream_error": ev_routing.FAILURE_CATEGORY_SERVER_ERROR,
+               "timeout": ev_routing.FAILURE_CATEGORY_TIMEOUT, "network": ev_routing.FAILURE_CATEGORY_NETWORK}.get(e.category)
+        if cat is None:
+            return ""
+        try:
+            resp = await self.c.routing.ApplyFallback(routing_pb2.ApplyFallbackRequest(
+                scope=self.scope(), failed_model_id=self.model, failure_category=cat,
+                failure_detail=_clip(f"{e.category}: {e.message}", 1000)), timeout=30)
+        except RpcError as err:
+            self.w.log.warning("fallback of %s: %s", self.t.turn_id, err)
+            return ""
+        return resp.fallback.decision.selected_model_id if resp.HasField("fallback") else ""
+
+    def parallel(self, c: ToolCall) -> bool:
+        t = self.w.tools.get(c.name)
+        return bool(t and t.read_only and t.concurrency_safe)
+
+    async def run_tools(self, step: str, calls: List[ToolCall]) -> List[Message]:
+        """Consecutive read-only, concurrency-safe calls run together;
+        anything else alone, in order."""
+        out: List[Message] = []
+        i = 0
+        while i < len(calls):
+            j = i + 1
+            if self.parallel(calls[i]):
+                while j < len(calls) and self.parallel(calls[j]):
+                    j += 1
+            out.extend(await asyncio.gather(*(self.run_tool(step, c) for c in calls[i:j])))
+            i = j
+        return out
+
+    async def run_tool(self, step: str, c: ToolCall) -> Message:
+        w = self.w
+        call = c.id if ID_PATTERN.match(c.id or "") else new_id("call")
+        msg = Message("tool", tool_call_id=c.id)
+        await self.report(
+            self.event("tool.started", step, call, tool_started=ev_control.ToolStarted(tool_name=c.name)),
+            self.event("tool.args", step, call, tool_args=ev_control.ToolArgs(safe_args_json=_clip(c.arguments, 4096))))
+
+        async def failed(category: str, message: str, cancelled: bool = False) -> Message:
+            msg.content = f"error ({category}): {message}"
+            ev = self.event("tool.failed", step, call, tool_failed=ev_control.ToolFailed(
+                category=category, message=_clip(message, 2000), retryable=category == "timeout"))
+            if cancelled:
+                await self.report_anyway(ev)
+            else:
+                await self.report(ev)
+            return msg
+
+        tool = w.tools.get(c.name)
+        if tool is None:
+            return await failed("unknown_tool", "no tool named " + c.name)
+        try:
+            args = tool.bind(c.arguments)
+        except ToolError as e:
+            return await failed(e.category, e.message)
+        try:
+            allowed, why, eval_id, rewritten = await self.permit(call, c, tool, args)
+        except asyncio.CancelledError:
+            if self.stop_reason not in ("ended", "lease_lost"):
+                await failed("cancelled", "the turn was interrupted while the call waited for permission", cancelled=True)
+            raise
+        except RpcError as e:
+            return await failed("permission_unavailable", e.message)
+        if not allowed:
+            return await failed("permission_denied", why)
+        if rewritten:
+            try:
+                args = tool.bind(rewritten)
+            except ToolError as e:
+                return await failed(e.category, "the hook's rewritten arguments: " + e.message)
+        try:
+            await self.report_applied(c.name, step, call, eval_id)
+        except RpcError as e:
+            return await failed("permission_unavailable", "the sandbox could not be recorded: " + e.message)
+        try:
+            res = await tool.call(args)
+        except asyncio.CancelledError:
+            if self.stop_reason not in ("ended", "lease_lost"):
+                await failed("cancelled", "the turn was interrupted during the call", cancelled=True)
+            raise
+        except ToolError as e:
+            return await failed(e.category, e.message)
+        except Exception as e:
+            return await failed("tool_error", f"{type(e).__name__}: {e}")
+        content, preview, ref, facts = await self.shape_output(step, call, res)
+        msg.content = content
+        result = ev_control.ToolResult(preview=preview)
+        if ref is not None:
+            result.output.CopyFrom(ref)
+        await self.report(*facts, self.event("tool.result", step, call, tool_result=result))
+        return msg
+
+    async def permit(self, call: str, c: ToolCall, tool: Tool, args: Dict[str, Any]) -> Tuple[bool, str, str, str]:
+        req = permission_pb2.EvaluatePermissionRequest(
+            session_id=self.t.session_id, thread_id=self.t.thread_id, turn_id=self.t.turn_id, tool_call_id=call,
+            target=ev_permission.TARGET_KIND_TOOL, name=c.name, access=tool.access_enum(), paths=tool.paths(args),
+            cwd=os.getcwd(), arguments_json=c.arguments)
+        resp = await self.c.permission.EvaluatePermission(req, timeout=30)
+        ev = resp.evaluation
+        d = ev.decision
+        if d in (ev_permission.DECISION_ALLOW, ev_permission.DECISION_SANDBOXED):
+            return True, "", ev.evaluation_id, resp.updated_arguments_json
+        if d == ev_permission.DECISION_ASK:
+            allowed, why = await self.await_approval(ev.approval_action_id, resp.write.sequence)
+            return allowed, why, ev.evaluation_id, resp.updated_arguments_json
+        if d == ev_permission.DECISION_UNAVAILABLE:
+            return False, "the permission decision was unavailable: " + ev.decision_reason, ev.evaluation_id, ""
+        return False, ev.decision_reason, ev.evaluation_id, ""
+
+    async def await_approval(self, action_id: str, from_sequence: int) -> Tuple[bool, str]:
+        if not action_id:
+            raise RpcError("an ask without an approval action")
+        async for ev in self.c.subscribe(session_id=self.t.session_id, types=["permission.resolved", "action.resolved"],
+                                         start=max(from_sequence, 1), heartbeat=5.0):
+            if not isinstance(ev, RuntimeEvent) or ev.action_id != action_id:
+                continue
+            if ev.HasField("permission_resolved"):
+                p = ev.permission_resolved
+                if p.allowed:
+                    return True, ""
+                return False, f"denied by {p.responder or 'unknown'} ({p.decision})"
+            if ev.HasField("action_resolved") and ev.action_resolved.outcome != ev_control.ACTION_OUTCOME_RESOLVED:
+                if ev.action_resolved.outcome == ev_control.ACTION_OUTCOME_CANCELLED:
+                    # Actions are cancelled when their turn is interrupted or
+                    # ends: ask now rather than run another step first.
+                    await self.check_now()
+                name = ev_control.ActionOutcome.Name(ev.action_resolved.outcome)
+                return False, "the approval was " + name.removeprefix("ACTION_OUTCOME_").lower()
+        raise RpcError("the subscription ended")
+
+    async def report_applied(self, name: str, step: str, call: str, eval_id: str) -> None:
+        # Python tools run inside the worker process with its access: the
+        # SDK confines nothing, and says so.
+        cwd = os.getcwd()
+        await self.c.permission.ReportSandboxApplied(permission_pb2.ReportSandboxAppliedRequest(
+            session_id=self.t.session_id, thread_id=self.t.thread_id, turn_id=self.t.turn_id, step_id=step,
+            tool_call_id=call, target=ev_permission.SANDBOX_TARGET_TOOL, name=name, evaluation_id=eval_id,
+            profile=ev_permission.SandboxProfile(mode=ev_permission.SANDBOX_MODE_FULL_ACCESS, cwd=cwd,
+                                                 read_roots=["/"], write_roots=["/"],
+                                                 network=ev_permission.NETWORK_MODE_FULL),
+            network_enforcement=ev_permission.NETWORK_ENFORCEMENT_UNAVAILABLE,
+            network_enforcement_reason="the tool is a Python function in the worker process; the Python SDK does not confine it"),
+            timeout=30)
+
+    async def shape_output(self, step: str, call: str, res: ToolResult) -> Tuple[str, str, Any, List[RuntimeEvent]]:
+        """Redaction, spill above the inline budget, truncation: the Go
+        worker's output.go, fact for fact."""
+        w = self.w
+        out = res.output
+        produced = res.bytes or len(out.encode())
+        kept = len(out.encode())
+        truncated = res.truncated
+        out, hits = _redact(w.redaction_rules, out)
+        facts: List[RuntimeEvent] = []
+        ref = None
+        budget = w.output_budget
+        size = len(out.encode())
+        if size > budget:
+            stored, cut = out, truncated
+            if len(stored.encode()) > MAX_STORED_OUTPUT:
+                stored, cut = _head(stored, MAX_STORED_OUTPUT), True
+                kept = len(stored.encode())
+            try:
+                r = await self.c.control.StoreOutput(control_pb2.StoreOutputRequest(
+                    turn_id=self.t.turn_id, tool_call_id=call, media_type="text/plain; charset=utf-8",
+                    content=stored.encode(), truncated=cut, redacted=bool(hits)), timeout=60)
+            except RpcError as e:
+                content = _head(res.output, budget) + f"\n[output not stored: {e.message}]"
+                content, _ = _redact(w.redaction_rules, content)
+                return content, _head(content, PREVIEW_BYTES), None, []
+            ref = r.output
+            facts.append(self.event("output.spilled", step, call, output_spilled=ev_control.OutputFact(
+                output=ref, reason=f"{size} bytes are above the inline budget of {budget} bytes")))
+            truncated = cut
+            half = budget // 2
+            content = (_head(out, half) +
+                       f"\n[… {size - 2 * half} bytes in the middle omitted; the whole output ({len(stored.encode())} bytes) is stored as {ref.uri} …]\n" +
+                       _tail(out, half))
+        else:
+            content = out
+        if hits:
+            fact = ev_control.OutputFact(reason="matched redaction rules: " + _hit_summary(hits))
+            if ref is not None:
+                fact.output.CopyFrom(ref)
+            facts.append(self.event("output.redacted", step, call, output_redacted=fact))
+        if truncated:
+            fact = ev_control.OutputFact(reason=f"the tool produced {produced} bytes; {kept} were kept")
+            if ref is not None:
+                fact.output.CopyFrom(ref)
+            facts.append(self.event("output.truncated", step, call, output_truncated=fact))
+            content += f"\n[output truncated: the tool produced {produced} bytes; {kept} were kept]"
+        preview = _head(out, PREVIEW_BYTES)
+        if size > PREVIEW_BYTES:
+            preview += "…"
+        return content, preview, ref, facts
+
+
+def _is_ended(err: Optional[BaseException]) -> bool:
+    return isinstance(err, FailedPrecondition) and "already ended" in err.message
+
+
+class _Sink:
+    """Coalesces a model stream into facts: text and reasoning flushed at
+    256 bytes, at a tool call and at the end; tool calls are announced by
+    the tool runner (with the ids the facts use)."""
+
+    def __init__(self, turn: _Turn, step: str) -> None:
+        self.turn, self.step = turn, step
+        self.text_buf: List[str] = []
+        self.reasoning_buf: List[str] = []
+        self.text_len = self.reasoning_len = 0
+        self.index = 0
+        self.pending: List[RuntimeEvent] = []
+        self.sending: Optional[asyncio.Future] = None
+
+    def text(self, delta: str) -> None:
+        self.text_buf.append(delta)
+        self.text_len += len(delta.encode())
+        if self.text_len >= DELTA_FLUSH_BYTES:
+            self._cut()
+            self._send()
+
+    def reasoning(self, delta: str) -> None:
+        self.reasoning_buf.append(delta)
+        self.reasoning_len += len(delta.encode())
+        if self.reasoning_len >= DELTA_FLUSH_BYTES:
+            self._cut()
+            self._send()
+
+    def tool_call(self, index: int, call_id: str, name: str) -> None:
+        self._cut()
+
+    def tool_args(self, index: int, chunk: str) -> None:
+        pass
+
+    def _cut(self) -> None:
+        t = self.turn
+        if self.reasoning_buf:
+            self.pending.append(t.event("reasoning.delta", self.step, reasoning_delta=ev_control.ReasoningDelta(
+                text="".join(self.reasoning_buf))))
+            self.reasoning_buf, self.reasoning_len = [], 0
+        if self.text_buf:
+            self.pending.append(t.event("model.delta", self.step, model_delta=ev_control.ModelDelta(
+                text="".join(self.text_buf), index=self.index)))
+            self.index += 1
+            self.text_buf, self.text_len = [], 0
+
+    def _send(self) -> None:
+        # The sink is called synchronously by the model: chain the report
+        # behind the previous one so deltas stay in order.
+        batch, self.pending = self.pending, []
+        if not batch:
+            return
+        prev = self.sending
+
+        async def go() -> None:
+            if prev is not None:
+                await prev
+            await self.turn.report(*batch)
+
+        self.sending = asyncio.ensure_future(go())
+
+    async def flush(self) -> None:
+        self._cut()
+        self._send()
+        if self.sending is not None:
+            await self.sending
+
+    async def flush_anyway(self) -> None:
+        self._cut()
+        batch, self.pending = self.pending, []
+        if self.sending is not None:
+            try:
+                await asyncio.shield(self.sending)
+            except BaseException:
+                pass
+        if batch:
+            await self.turn.report_anyway(*batch)

@@ -1,0 +1,187 @@
+"""The Python worker against the real binary: the same scripted turn run by
+the Go worker and by the Python worker reports the same facts (event types
+and id structure); a Python worker killed mid-turn loses its run and a
+second one finishes the turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+from conftest import go_worker, python_worker
+
+from agentruntime import Client
+from agentruntime.control.v1 import control_pb2
+from agentruntime.events.v1 import control_pb2 as ev_control
+
+TIMEOUT = 40.0
+
+# The demo script (cmd/agentruntime/demo.yaml) as JSON, with a README
+# whose read is above the 16 KiB inline budget: output.spilled too.
+SCRIPT = {
+    "model": "scripted",
+    "turns": [{"steps": [
+        {"reasoning": "Start from what the workspace says about itself.",
+         "text": "I'll read the README first.",
+         "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md", "limit": 40}}],
+         "usage": {"input_tokens": 420, "output_tokens": 36}},
+        {"text": "I'll write my notes to NOTES.md.",
+         "tool_calls": [{"name": "write_file", "arguments": {
+             "path": "NOTES.md", "content": "# Notes\nThe agent read README.md and asked to write this file.\n"}}],
+         "usage": {"input_tokens": 1210, "output_tokens": 88}},
+        {"text": "Done: NOTES.md holds my notes on the README.",
+         "usage": {"input_tokens": 1320, "output_tokens": 14}},
+    ]}],
+}
+
+
+def workspace(tmp: Path, name: str) -> Path:
+    ws = tmp / name
+    ws.mkdir()
+    (ws / "README.md").write_text("".join(f"line {i}: " + "x" * 600 + "\n" for i in range(40)))
+    return ws
+
+
+def script_file(tmp: Path) -> Path:
+    p = tmp / "script.json"
+    p.write_text(json.dumps(SCRIPT))
+    return p
+
+
+async def run_turn(c: Client, session: str, text: str, approve: bool = True,
+                   on_event=None) -> Tuple[str, List]:
+    """Submits a turn, approves what it asks (as a person would, through the
+    client), and returns the turn's events once it ended."""
+    sub = await c.submit_turn(session, text, thread_id=session)
+    turn_id = sub.turn.turn_id
+    events = []
+
+    async def follow():
+        async for ev in c.subscribe(session_id=session, start=1):
+            if ev.turn_id != turn_id:
+                continue
+            events.append(ev)
+            if on_event is not None:
+                await on_event(ev)
+            if ev.type == "action.required" and approve:
+                r = await c.approve(ev.action_id)
+                assert r.action.action_id == ev.action_id
+            if ev.type in ("turn.completed", "turn.failed"):
+                return
+
+    await asyncio.wait_for(follow(), TIMEOUT)
+    return turn_id, events
+
+
+def shape(events) -> List[Tuple[str, str, str, bool]]:
+    """Each event as (type, step, call, has run id), with ids replaced by
+    their order of first appearance: the structure, not the values."""
+    steps: Dict[str, str] = {}
+    calls: Dict[str, str] = {}
+
+    def label(m: Dict[str, str], v: str, p: str) -> str:
+        if not v or v == "catalog":
+            return v
+        return m.setdefault(v, f"{p}{len(m) + 1}")
+
+    return [(e.type, label(steps, e.step_id, "S"), label(calls, e.tool_call_id, "C"), bool(e.run_id)) for e in events]
+
+
+def payloads(events) -> List[Tuple]:
+    out = []
+    for e in events:
+        if e.type in ("model.requested", "model.completed", "model.failed"):
+            m = getattr(e, e.type.replace(".", "_"))
+            out.append((e.type, m.provider, m.model, getattr(m, "stop_reason", ""), str(getattr(m, "usage", ""))))
+        elif e.type in ("model.delta", "reasoning.delta"):
+            m = getattr(e, e.type.replace(".", "_"))
+            out.append((e.type, m.text))
+        elif e.type == "tool.started":
+            out.append((e.type, e.tool_started.tool_name))
+        elif e.type == "run.status":
+            out.append((e.type, e.run_status.phase, e.run_status.title))
+        elif e.type == "turn.completed":
+            out.append((e.type, e.turn_completed.summary, e.turn_completed.stop_reason))
+        elif e.type == "context.resolved":
+            out.append((e.type, e.context_resolved.tokens, tuple(e.context_resolved.warnings)))
+    return out
+
+
+def test_python_worker_reports_what_the_go_worker_reports(dev, binary, tmp_path, procs):
+    script = script_file(tmp_path)
+    go_worker(procs, binary, dev, workspace(tmp_path, "go"), "cmp-go", "go-1", script, lease_ttl=5)
+    python_worker(procs, dev, workspace(tmp_path, "py"), "cmp-py", "py-1", script, lease_ttl=5)
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            go = await run_turn(c, "cmp-go", "write notes about this project")
+            py = await run_turn(c, "cmp-py", "write notes about this project")
+            return go, py
+
+    (go_turn, go_events), (py_turn, py_events) = asyncio.run(main())
+    go_shape, py_shape = shape(go_events), shape(py_events)
+    types = [s[0] for s in py_shape]
+    for want in ("turn.started", "context.resolved", "tool.catalog.resolved", "model.requested", "reasoning.delta",
+                 "model.delta", "model.completed", "tool.started", "tool.args", "sandbox.applied", "output.spilled",
+                 "tool.result", "action.required", "permission.resolved", "turn.completed"):
+        assert want in types, f"the Python worker's turn lacks {want}: {types}"
+    assert py_shape == go_shape, "\n".join(
+        f"{'  ' if a == b else '!='} go {a}  py {b}" for a, b in zip(go_shape + [None] * len(py_shape), py_shape + [None] * len(go_shape)) if a or b)
+    assert (tmp_path / "py" / "NOTES.md").read_text().startswith("# Notes")
+    done = py_events[-1]
+    assert done.type == "turn.completed" and done.turn_completed.summary.startswith("Done:")
+    started = [e for e in py_events if e.type == "turn.started"]
+    assert len(started) == 1 and started[0].turn_started.worker_id == "py-1"
+    # And the payloads that do not depend on the tools' own output.
+    assert payloads(py_events) == payloads(go_events)
+
+
+def test_python_worker_killed_mid_turn_is_lost_and_another_finishes_it(dev, tmp_path, procs):
+    script = script_file(tmp_path)
+    ws = workspace(tmp_path, "ws")
+    w1 = python_worker(procs, dev, ws, "kill", "py-w1", script, lease_ttl=1.5)
+    seen = {}
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            async def on_event(ev):
+                if ev.type == "turn.started" and "run1" not in seen:
+                    seen["run1"] = ev.run_id
+                    assert ev.turn_started.worker_id == "py-w1"
+                elif ev.type == "action.required" and "asked1" not in seen:
+                    seen["asked1"] = ev.action_id
+                    # Kill the worker while it waits for the approval: it
+                    # cannot report anything more.
+                    w1.p.send_signal(signal.SIGKILL)
+                    w1.p.wait()
+                    assert w1.p.returncode == -signal.SIGKILL
+                    python_worker(procs, dev, ws, "kill", "py-w2", script, lease_ttl=1.5)
+                    return
+                elif ev.type == "action.required":
+                    await c.approve(ev.action_id)
+
+            turn_id, events = await run_turn(c, "kill", "write notes about this project", approve=False, on_event=on_event)
+            attempts = await c.control.GetTurnAttempts(control_pb2.GetTurnAttemptsRequest(
+                turn_id=turn_id, min_sequence=events[-1].sequence))
+            return turn_id, events, attempts
+
+    turn_id, events, attempts = asyncio.run(main())
+    run1 = seen["run1"]
+    lost = [e for e in events if e.type == "run.status" and e.run_status.phase == "lost"]
+    assert len(lost) == 1 and lost[0].run_id == run1 and lost[0].run_status.metadata["next"] == "retry"
+    cancelled = [e for e in events if e.type == "action.resolved" and e.action_id == seen["asked1"]]
+    assert cancelled and cancelled[0].action_resolved.outcome == ev_control.ACTION_OUTCOME_CANCELLED
+    starts = [e for e in events if e.type == "turn.started"]
+    assert [s.turn_started.worker_id for s in starts] == ["py-w1", "py-w2"]
+    run2 = starts[1].run_id
+    assert run2 != run1
+    # The dead run said nothing after its loss; the second run finished.
+    after_loss = [e for e in events if e.sequence > lost[0].sequence and e.run_id == run1]
+    assert after_loss == [], [e.type for e in after_loss]
+    assert events[-1].type == "turn.completed" and events[-1].run_id == run2
+    got = [(a.run_id, a.status, a.worker_id) for a in attempts.attempts.attempts]
+    assert got == [(run1, "lost", "py-w1"), (run2, "completed", "py-w2")]
+    assert (ws / "NOTES.md").exists()

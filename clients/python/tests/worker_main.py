@@ -1,0 +1,73 @@
+"""A Python worker process for the end-to-end tests: the two workspace
+tools of examples/python and the scripted model."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+
+from agentruntime import ScriptedModel, ToolError, Worker, tool
+
+
+def workspace_tools(root: str):
+    def resolve(path: str) -> str:
+        full = os.path.realpath(os.path.join(root, path))
+        if not full.startswith(os.path.realpath(root) + os.sep):
+            raise ToolError("sandbox_violation", f"{path} is outside the workspace")
+        return full
+
+    @tool(read_only=True, concurrency_safe=True)
+    def read_file(path: str, offset: int = 0, limit: int = 200) -> str:
+        """Reads lines of a text file of the workspace.
+
+        Args:
+            path: the file, relative to the workspace.
+            offset: the first line (0-based).
+            limit: at most this many lines.
+        """
+        try:
+            with open(resolve(path), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            raise ToolError("not_found", f"{path} does not exist") from None
+        return "\n".join(lines[offset:offset + limit])
+
+    @tool(destructive=True, interrupt="finish")
+    def write_file(path: str, content: str) -> str:
+        """Writes a text file of the workspace (replacing it).
+
+        Args:
+            path: the file, relative to the workspace.
+            content: the whole new content.
+        """
+        full = resolve(path)
+        tmp = full + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(content)
+        os.replace(tmp, full)
+        return f"wrote {len(content.encode())} bytes to {path}"
+
+    return [read_file, write_file]
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--addr", required=True)
+    ap.add_argument("--workspace", required=True)
+    ap.add_argument("--session", default="")
+    ap.add_argument("--worker-id", default="")
+    ap.add_argument("--script", required=True)
+    ap.add_argument("--lease-ttl", type=float, default=15.0)
+    a = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    w = Worker(a.addr, tools=workspace_tools(a.workspace), model=ScriptedModel(a.script), worker_id=a.worker_id,
+               session_id=a.session, lease_ttl=a.lease_ttl, claim_wait=5.0)
+    print(f"worker {w.worker_id} claiming", flush=True)
+    await w.run()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
