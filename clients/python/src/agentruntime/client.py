@@ -153,6 +153,18 @@ class Service:
         return sorted(self._methods)
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
 def _start(start: Union[str, int]) -> Tuple[int, int]:
     if isinstance(start, int) and not isinstance(start, bool):
         return control_pb2.START_FROM_SEQUENCE, max(start, 1)
@@ -228,6 +240,28 @@ class Client:
         if self._token:
             md.append(("authorization", "Bearer " + self._token))
         return tuple(md)
+
+    async def health(self, service: str, *, timeout: float = 5.0) -> str:
+        """What ``grpc.health.v1`` answers for a service (``control``,
+        ``routing``, ... or a full name): SERVING, NOT_SERVING, UNKNOWN or
+        SERVICE_UNKNOWN. Errors are :class:`RpcError` (NotFound: the address
+        does not serve it)."""
+        full = service
+        if service in _SERVICES:
+            pb2, _, name = _SERVICES[service]
+            full = f"{pb2.DESCRIPTOR.package}.{name}"
+        short = full.split(".")[1] if full.startswith("agentruntime.") else "control"
+        ch = self._channels[self.endpoints.addr(short if short in _SERVICES else "control")]
+        # grpc.health.v1 by hand (two fields): no extra package needed.
+        name_bytes = full.encode()
+        req = b"\n" + _varint(len(name_bytes)) + name_bytes
+        check = ch.unary_unary("/grpc.health.v1.Health/Check")
+        try:
+            raw = await check(req, timeout=timeout, metadata=self._metadata())
+        except grpc.aio.AioRpcError as e:
+            raise from_grpc_error(e, "/grpc.health.v1.Health/Check") from None
+        status = raw[1] if len(raw) >= 2 and raw[0] == 0x08 else 0
+        return {0: "UNKNOWN", 1: "SERVING", 2: "NOT_SERVING", 3: "SERVICE_UNKNOWN"}.get(status, "UNKNOWN")
 
     async def wait_ready(self, timeout: float = 30.0) -> None:
         """Waits until every service's channel is connected."""

@@ -185,9 +185,10 @@ class Worker:
 
     async def _connect(self) -> Client:
         if self._client is None:
-            # Commands of the worker are retried as their RetryInfo says;
-            # facts carry derived ids, so a retried report appends once.
-            self._client = await Client.connect(self._endpoints, retry=RetryPolicy(), **self._creds)
+            # Calls that fail Unavailable or Aborted (a service restarting)
+            # are retried for about 30 s, as their RetryInfo says, before the
+            # failure becomes a fact (the Go worker's InfraRetry).
+            self._client = await Client.connect(self._endpoints, retry=RetryPolicy(max_attempts=12), **self._creds)
         return self._client
 
     @property
@@ -229,6 +230,12 @@ class Worker:
             backoff = 0.2
             while not self._stopping.is_set():
                 await slots.acquire()
+                # A turn claimed while routing or permission is down would
+                # fail for nothing (or run its tools unchecked): claim only
+                # when every service a turn needs says it is serving.
+                if not await self._await_ready(stop_wait):
+                    slots.release()
+                    break
                 claim_task = asyncio.ensure_future(self.claim(self.claim_wait))
                 done, _ = await asyncio.wait({claim_task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
                 if claim_task not in done:
@@ -256,6 +263,36 @@ class Worker:
                 t.cancel()  # each reports the worker's shutdown
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
+
+    async def not_serving(self) -> List[str]:
+        """The services a turn needs (control, routing, permission) that do
+        not answer SERVING, each with what its health said."""
+        c = await self._connect()
+
+        async def one(name: str) -> str:
+            try:
+                st = await c.health(name)
+            except RpcError as e:
+                return f"{name} ({e.code.name}: {e.message})"
+            return "" if st == "SERVING" else f"{name} ({st})"
+
+        out = await asyncio.gather(*(one(n) for n in ("control", "routing", "permission")))
+        return [x for x in out if x]
+
+    async def _await_ready(self, stop: "asyncio.Future") -> bool:
+        backoff, said = 0.1, None
+        while not stop.done():
+            down = await self.not_serving()
+            if not down:
+                if said:
+                    self.log.info("services serving again; claiming")
+                return True
+            if down != said:
+                self.log.warning("not claiming: %s not serving", ", ".join(down))
+                said = down
+            await asyncio.wait({stop}, timeout=backoff)
+            backoff = min(backoff * 2, 5.0)
+        return False
 
     async def _run_slot(self, claim: control_pb2.ClaimTurnResponse, slots: asyncio.Semaphore) -> None:
         try:
@@ -287,6 +324,9 @@ class _Turn:
         self.model = ""
         self.routed = False
         self.stop_reason: Optional[str] = None  # interrupted, ended, lease_lost
+        # Tool calls that did not run because permission could not be
+        # asked: such a turn ends failed, never completed.
+        self.permission_unavailable = 0
         self.task: Optional[asyncio.Task] = None
 
     # ---- facts ----
@@ -351,6 +391,13 @@ class _Turn:
             for s in side:
                 s.cancel()
         why = self.stop_reason
+        if error is None and why is None and self.permission_unavailable:
+            # The model may say it is done, but calls it asked for never ran
+            # because nobody could check them: that is not a completed turn.
+            await self.report_anyway(self.failed(
+                ev_control.TURN_OUTCOME_FAILED, "permission_unavailable",
+                f"{self.permission_unavailable} tool call(s) could not be checked by the permission service and did not run", True))
+            return
         if error is None and why is None:
             await self.report_anyway(self.event("turn.completed", turn_completed=ev_control.TurnCompleted(
                 summary=_clip(final.text if final else "", 2000), stop_reason=final.stop_reason if final else "")))
@@ -585,6 +632,7 @@ class _Turn:
                 await failed("cancelled", "the turn was interrupted while the call waited for permission", cancelled=True)
             raise
         except RpcError as e:
+            self.permission_unavailable += 1
             return await failed("permission_unavailable", e.message)
         if not allowed:
             return await failed("permission_denied", why)
@@ -596,6 +644,7 @@ class _Turn:
         try:
             await self.report_applied(c.name, step, call, eval_id)
         except RpcError as e:
+            self.permission_unavailable += 1
             return await failed("permission_unavailable", "the sandbox could not be recorded: " + e.message)
         try:
             res = await tool.call(args)
