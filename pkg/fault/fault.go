@@ -80,6 +80,29 @@ func (e *Error) Error() string {
 	return e.Reason
 }
 
+// Field is the first violated field of a KindInvalid error, else "".
+func (e *Error) Field() string {
+	if e.Kind != KindInvalid || len(e.Violations) == 0 {
+		return ""
+	}
+	return e.Violations[0].Field
+}
+
+// Under returns a copy of a KindInvalid error whose fields sit under
+// prefix ("changes[0]" + "." + "model.id"); any other error becomes an
+// invalid prefix, saying why.
+func (e *Error) Under(prefix string) *Error {
+	if e.Kind != KindInvalid {
+		return Invalid(prefix, "%s: %s", prefix, e.Error())
+	}
+	c := *e
+	c.Violations = make([]Violation, len(e.Violations))
+	for i, v := range e.Violations {
+		c.Violations[i] = Violation{Field: prefix + "." + v.Field, Description: v.Description}
+	}
+	return &c
+}
+
 // As returns the *Error in err's chain.
 func As(err error) (*Error, bool) {
 	var e *Error

@@ -55,3 +55,10 @@ func Status(ctx context.Context, err error) error {
 	}
 	return st
 }
+
+// TenantOnly adapts a use case that needs only the caller's tenant to Call:
+//
+//	return kit.Call(ctx, req, kit.TenantOnly(h.app.EstimateCost))
+func TenantOnly[Req, Resp any](use func(context.Context, string, Req) (Resp, error)) func(context.Context, auth.Principal, Req) (Resp, error) {
+	return func(ctx context.Context, p auth.Principal, req Req) (Resp, error) { return use(ctx, p.Tenant, req) }
+}

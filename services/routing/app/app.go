@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
@@ -159,7 +159,7 @@ func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r
 		}
 	}
 	if profile == nil {
-		return domain.RouteInput{}, &domain.Error{Code: domain.Precondition, Reason: domain.ReasonProfileNotResolved, Subject: "turn/" + s.GetTurnId(),
+		return domain.RouteInput{}, &fault.Error{Kind: fault.KindPrecondition, Reason: domain.ReasonProfileNotResolved, Subject: "turn/" + s.GetTurnId(),
 			Message: fmt.Sprintf("turn %q has no task profile: call ResolveTaskProfile first or pass route.profile", s.GetTurnId())}
 	}
 	in := domain.RouteInput{Registry: reg, Profile: profile, RequestedProvider: r.GetRequestedProviderId(), RequestedModel: r.GetRequestedModelId(),
@@ -544,9 +544,9 @@ func (a *App) GetRoutingLimitSummary(ctx context.Context, tenant string, req *rv
 		// No routing fact for this session (or thread) of this tenant:
 		// NotFound rather than an empty "all fine".
 		if req.GetThreadId() != "" {
-			return nil, &domain.Error{Code: domain.NotFound, Kind: "thread", ID: req.GetThreadId()}
+			return nil, fault.NotFound("thread", req.GetThreadId())
 		}
-		return nil, &domain.Error{Code: domain.NotFound, Kind: "session", ID: req.GetSessionId()}
+		return nil, fault.NotFound("session", req.GetSessionId())
 	}
 	return out, nil
 }
@@ -584,11 +584,8 @@ func (a *App) UpdateRegistry(ctx context.Context, tenant, subject string, change
 		for i, c := range changes {
 			c.Source, c.ChangedBy = "rpc", subject
 			if reg, err = domain.Apply(reg, c); err != nil {
-				var de *domain.Error
-				if errors.As(err, &de) && de.Code == domain.Invalid {
-					cp := *de
-					cp.Field = fmt.Sprintf("changes[%d].%s", i, de.Field)
-					return nil, &cp
+				if de, ok := fault.As(err); ok && de.Kind == fault.KindInvalid {
+					return nil, de.Under(fmt.Sprintf("changes[%d]", i))
 				}
 				return nil, err
 			}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
@@ -61,8 +62,8 @@ func TestPrice(t *testing.T) {
 		prices    *ev.ModelPrices
 		usage     *ev.TokenUsage
 		want      *ev.CostBreakdown
-		reason    string // Precondition reason
-		field     string // Invalid field
+		reason    string // fault.KindPrecondition reason
+		field     string // fault.KindInvalid field
 		component string
 	}{
 		{name: "every component", prices: full,
@@ -94,14 +95,14 @@ func TestPrice(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := Price(&ev.Model{Id: "m", Prices: c.prices}, c.usage)
-			var de *Error
+			var de *fault.Error
 			switch {
 			case c.reason != "":
-				if !errors.As(err, &de) || de.Code != Precondition || de.Reason != c.reason || de.Metadata["component"] != c.component || de.Metadata["model_id"] != "m" {
+				if !errors.As(err, &de) || de.Kind != fault.KindPrecondition || de.Reason != c.reason || de.Metadata["component"] != c.component || de.Metadata["model_id"] != "m" {
 					t.Fatalf("got %v, %v; want %s for %s", got, err, c.reason, c.component)
 				}
 			case c.field != "":
-				if !errors.As(err, &de) || de.Code != Invalid || de.Field != c.field {
+				if !errors.As(err, &de) || de.Kind != fault.KindInvalid || de.Field() != c.field {
 					t.Fatalf("got %v, %v; want invalid %s", got, err, c.field)
 				}
 			default:
@@ -127,8 +128,8 @@ func TestValidateEstimate(t *testing.T) {
 		{0, -1, "route.estimated_output_tokens"},
 	} {
 		err := ValidateEstimate(c.in, c.out)
-		var de *Error
-		if (c.field == "") != (err == nil) || (err != nil && (!errors.As(err, &de) || de.Field != c.field)) {
+		var de *fault.Error
+		if (c.field == "") != (err == nil) || (err != nil && (!errors.As(err, &de) || de.Field() != c.field)) {
 			t.Errorf("ValidateEstimate(%d, %d) = %v, want field %q", c.in, c.out, err, c.field)
 		}
 	}

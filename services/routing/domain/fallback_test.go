@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
@@ -37,9 +38,9 @@ func TestStepForFallbackEveryStateAndReport(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/report %s", s.name, model), func(t *testing.T) {
 				step, err := StepForFallback("turn1", s.current, s.failed, model)
 				got := map[FallbackStep]string{FallbackApply: apply, FallbackReplay: replay}[step]
-				var de *Error
+				var de *fault.Error
 				if errors.As(err, &de) {
-					if de.Code != Precondition || de.Subject != "turn/turn1" {
+					if de.Kind != fault.KindPrecondition || de.Subject != "turn/turn1" {
 						t.Fatalf("error %+v", de)
 					}
 					got = de.Reason

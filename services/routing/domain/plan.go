@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
@@ -157,7 +158,7 @@ func quotaBlocked(ref QuotaRef, used int64, resets time.Time) *ev.QuotaBlocked {
 
 // ExhaustedError is the caller's answer to a refused Consume.
 func ExhaustedError(m *ev.Model, hits []*ev.RateLimitHit, blocked []*ev.QuotaBlocked, retry time.Duration) error {
-	e := &Error{Code: Exhausted, Subject: "model/" + m.GetId(), RetryAfter: retry, Metadata: map[string]string{"model_id": m.GetId()}}
+	e := &fault.Error{Kind: fault.KindExhausted, Subject: "model/" + m.GetId(), RetryAfter: retry, Metadata: map[string]string{"model_id": m.GetId()}}
 	switch {
 	case len(hits) > 0:
 		h := hits[0]

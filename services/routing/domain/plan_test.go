@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
@@ -135,8 +136,8 @@ func TestSnapshotAndRefusals(t *testing.T) {
 	}
 
 	// The caller's answer names the first refusing rate limit...
-	var de *Error
-	if err := ExhaustedError(m, hits, blocked, retry); !errors.As(err, &de) || de.Code != Exhausted || de.Reason != ReasonRateLimited ||
+	var de *fault.Error
+	if err := ExhaustedError(m, hits, blocked, retry); !errors.As(err, &de) || de.Kind != fault.KindExhausted || de.Reason != ReasonRateLimited ||
 		de.RetryAfter != 20*time.Second || de.Metadata["limit_id"] != "p1-both" || de.Subject != "model/m1" {
 		t.Fatalf("rate refusal %+v", de)
 	}

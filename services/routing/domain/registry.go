@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 )
@@ -74,15 +75,8 @@ func ValidateRegistry(r *ev.Registry) error {
 }
 
 func prefixField(err error, prefix string) error {
-	if e, ok := err.(*Error); ok {
-		c := *e
-		if c.Code == Invalid {
-			c.Field = prefix + "." + c.Field
-		} else {
-			c.Message = prefix + ": " + c.Error()
-			c.Code, c.Field = Invalid, prefix
-		}
-		return &c
+	if e, ok := err.(*fault.Error); ok {
+		return e.Under(prefix)
 	}
 	return err
 }

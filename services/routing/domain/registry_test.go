@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
@@ -28,9 +29,9 @@ func TestApplyEveryChange(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		change *lc
-		code   Code   // 0: applies
-		field  string // Invalid
-		reason string // Precondition
+		code   fault.Kind // 0: applies
+		field  string     // fault.KindInvalid
+		reason string     // fault.KindPrecondition
 		check  func(t *testing.T, r *ev.Registry)
 	}{
 		// Providers.
@@ -46,51 +47,51 @@ func TestApplyEveryChange(t *testing.T) {
 				}
 			}},
 		{name: "provider with a bad id", change: &lc{Change: &ev.LimitChanged_ProviderUpserted{ProviderUpserted: &ev.Provider{Id: "a b", CredentialStatus: present}}},
-			code: Invalid, field: "provider.id"},
+			code: fault.KindInvalid, field: "provider.id"},
 		{name: "provider without credential status", change: &lc{Change: &ev.LimitChanged_ProviderUpserted{ProviderUpserted: &ev.Provider{Id: "a"}}},
-			code: Invalid, field: "provider.credential_status"},
+			code: fault.KindInvalid, field: "provider.credential_status"},
 		{name: "remove a provider", change: &lc{Change: &ev.LimitChanged_ProviderRemoved{ProviderRemoved: "empty"}},
 			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetProviders(), (*ev.Provider).GetId, "p") }},
 		{name: "remove a provider that has models", change: &lc{Change: &ev.LimitChanged_ProviderRemoved{ProviderRemoved: "p"}},
-			code: Precondition, reason: ReasonProviderHasModels},
-		{name: "remove an unknown provider", change: &lc{Change: &ev.LimitChanged_ProviderRemoved{ProviderRemoved: "x"}}, code: NotFound},
+			code: fault.KindPrecondition, reason: ReasonProviderHasModels},
+		{name: "remove an unknown provider", change: &lc{Change: &ev.LimitChanged_ProviderRemoved{ProviderRemoved: "x"}}, code: fault.KindNotFound},
 		// Models.
 		{name: "add a model", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p",
 			Capabilities: []ev.Capability{tools}, ContextWindow: 10, MaxOutputTokens: 5, Prices: priced(0, 1)}}},
 			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetModels(), (*ev.Model).GetId, "a", "m") }},
 		{name: "model with a bad id", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "", ProviderId: "p"}}},
-			code: Invalid, field: "model.id"},
+			code: fault.KindInvalid, field: "model.id"},
 		{name: "model of an unknown provider", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "x"}}},
-			code: Invalid, field: "model.provider_id"},
+			code: fault.KindInvalid, field: "model.provider_id"},
 		{name: "model with an unspecified capability", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p",
-			Capabilities: []ev.Capability{tools, ev.Capability_CAPABILITY_UNSPECIFIED}}}}, code: Invalid, field: "model.capabilities[1]"},
+			Capabilities: []ev.Capability{tools, ev.Capability_CAPABILITY_UNSPECIFIED}}}}, code: fault.KindInvalid, field: "model.capabilities[1]"},
 		{name: "model with an unknown capability", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p",
-			Capabilities: []ev.Capability{99}}}}, code: Invalid, field: "model.capabilities[0]"},
+			Capabilities: []ev.Capability{99}}}}, code: fault.KindInvalid, field: "model.capabilities[0]"},
 		{name: "model with a negative context window", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p", ContextWindow: -1}}},
-			code: Invalid, field: "model.context_window"},
+			code: fault.KindInvalid, field: "model.context_window"},
 		{name: "model with a negative max output", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p", MaxOutputTokens: -1}}},
-			code: Invalid, field: "model.max_output_tokens"},
+			code: fault.KindInvalid, field: "model.max_output_tokens"},
 		{name: "model with a negative price", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p",
-			Prices: &ev.ModelPrices{ReasoningNanosPerMillion: i64(-1)}}}}, code: Invalid, field: "model.prices.reasoning_nanos_per_million"},
+			Prices: &ev.ModelPrices{ReasoningNanosPerMillion: i64(-1)}}}}, code: fault.KindInvalid, field: "model.prices.reasoning_nanos_per_million"},
 		{name: "remove a model", change: &lc{Change: &ev.LimitChanged_ModelRemoved{ModelRemoved: "m"}},
 			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetModels(), (*ev.Model).GetId) }},
-		{name: "remove an unknown model", change: &lc{Change: &ev.LimitChanged_ModelRemoved{ModelRemoved: "x"}}, code: NotFound},
+		{name: "remove an unknown model", change: &lc{Change: &ev.LimitChanged_ModelRemoved{ModelRemoved: "x"}}, code: fault.KindNotFound},
 		// Rate limits.
 		{name: "set a model's rate limit", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "a", ProviderId: "p", ModelId: "m", TokensPerMinute: 5}}},
 			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetRateLimits(), (*ev.RateLimit).GetId, "a", "rl") }},
 		{name: "rate limit with a bad id", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "-a", RequestsPerMinute: 1}}},
-			code: Invalid, field: "rate_limit.id"},
+			code: fault.KindInvalid, field: "rate_limit.id"},
 		{name: "rate limit with no rate", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "a"}}},
-			code: Invalid, field: "rate_limit.requests_per_minute"},
+			code: fault.KindInvalid, field: "rate_limit.requests_per_minute"},
 		{name: "rate limit with a negative rate", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "a", RequestsPerMinute: 5, TokensPerMinute: -1}}},
-			code: Invalid, field: "rate_limit.requests_per_minute"},
+			code: fault.KindInvalid, field: "rate_limit.requests_per_minute"},
 		{name: "rate limit of an unknown provider", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "a", ProviderId: "x", RequestsPerMinute: 1}}},
-			code: Invalid, field: "rate_limit.provider_id"},
+			code: fault.KindInvalid, field: "rate_limit.provider_id"},
 		{name: "rate limit of an unknown model", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "a", ModelId: "x", RequestsPerMinute: 1}}},
-			code: Invalid, field: "rate_limit.model_id"},
+			code: fault.KindInvalid, field: "rate_limit.model_id"},
 		{name: "remove a rate limit", change: &lc{Change: &ev.LimitChanged_RateLimitRemoved{RateLimitRemoved: "rl"}},
 			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetRateLimits(), (*ev.RateLimit).GetId) }},
-		{name: "remove an unknown rate limit", change: &lc{Change: &ev.LimitChanged_RateLimitRemoved{RateLimitRemoved: "x"}}, code: NotFound},
+		{name: "remove an unknown rate limit", change: &lc{Change: &ev.LimitChanged_RateLimitRemoved{RateLimitRemoved: "x"}}, code: fault.KindNotFound},
 		// Quotas.
 		{name: "set a quota", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "q", CostNanosPerDay: 9, LowThresholds: []float64{0.5, 0.99}}}},
 			check: func(t *testing.T, r *ev.Registry) {
@@ -100,34 +101,34 @@ func TestApplyEveryChange(t *testing.T) {
 				}
 			}},
 		{name: "quota with a bad id", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "a/b", TokensPerDay: 1}}},
-			code: Invalid, field: "quota.id"},
+			code: fault.KindInvalid, field: "quota.id"},
 		{name: "quota with no limit", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "a"}}},
-			code: Invalid, field: "quota.tokens_per_day"},
+			code: fault.KindInvalid, field: "quota.tokens_per_day"},
 		{name: "quota with a negative limit", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "a", TokensPerDay: 1, CostNanosPerDay: -1}}},
-			code: Invalid, field: "quota.tokens_per_day"},
+			code: fault.KindInvalid, field: "quota.tokens_per_day"},
 		{name: "quota threshold of 1", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "a", TokensPerDay: 1, LowThresholds: []float64{0.5, 1}}}},
-			code: Invalid, field: "quota.low_thresholds[1]"},
+			code: fault.KindInvalid, field: "quota.low_thresholds[1]"},
 		{name: "quota threshold of 0", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "a", TokensPerDay: 1, LowThresholds: []float64{0}}}},
-			code: Invalid, field: "quota.low_thresholds[0]"},
+			code: fault.KindInvalid, field: "quota.low_thresholds[0]"},
 		{name: "remove a quota", change: &lc{Change: &ev.LimitChanged_QuotaRemoved{QuotaRemoved: "q"}},
 			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetQuotas(), (*ev.Quota).GetId) }},
-		{name: "remove an unknown quota", change: &lc{Change: &ev.LimitChanged_QuotaRemoved{QuotaRemoved: "x"}}, code: NotFound},
+		{name: "remove an unknown quota", change: &lc{Change: &ev.LimitChanged_QuotaRemoved{QuotaRemoved: "x"}}, code: fault.KindNotFound},
 		// Budgets.
 		{name: "set a targeted task budget", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "a", Scope: ev.BudgetScope_BUDGET_SCOPE_TASK, TargetId: "k1", LimitNanos: 5}}},
 			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetBudgets(), (*ev.Budget).GetId, "a", "b") }},
 		{name: "budget with a bad id", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "", Scope: ev.BudgetScope_BUDGET_SCOPE_TENANT, LimitNanos: 1}}},
-			code: Invalid, field: "budget.id"},
+			code: fault.KindInvalid, field: "budget.id"},
 		{name: "budget without scope", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "a", LimitNanos: 1}}},
-			code: Invalid, field: "budget.scope"},
+			code: fault.KindInvalid, field: "budget.scope"},
 		{name: "tenant budget with a target", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "a", Scope: ev.BudgetScope_BUDGET_SCOPE_TENANT, TargetId: "t", LimitNanos: 1}}},
-			code: Invalid, field: "budget.target_id"},
+			code: fault.KindInvalid, field: "budget.target_id"},
 		{name: "budget with a bad target", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "a", Scope: ev.BudgetScope_BUDGET_SCOPE_SESSION, TargetId: "a b", LimitNanos: 1}}},
-			code: Invalid, field: "budget.target_id"},
+			code: fault.KindInvalid, field: "budget.target_id"},
 		{name: "budget of zero", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "a", Scope: ev.BudgetScope_BUDGET_SCOPE_SESSION}}},
-			code: Invalid, field: "budget.limit_nanos"},
+			code: fault.KindInvalid, field: "budget.limit_nanos"},
 		{name: "remove a budget", change: &lc{Change: &ev.LimitChanged_BudgetRemoved{BudgetRemoved: "b"}},
 			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetBudgets(), (*ev.Budget).GetId) }},
-		{name: "remove an unknown budget", change: &lc{Change: &ev.LimitChanged_BudgetRemoved{BudgetRemoved: "x"}}, code: NotFound},
+		{name: "remove an unknown budget", change: &lc{Change: &ev.LimitChanged_BudgetRemoved{BudgetRemoved: "x"}}, code: fault.KindNotFound},
 		// Whole registries.
 		{name: "import a config", change: &lc{Change: &ev.LimitChanged_ConfigImported{ConfigImported: &ev.Registry{ConfigDigest: "d",
 			Providers: []*ev.Provider{{Id: "n", CredentialStatus: present}}, Models: []*ev.Model{{Id: "nm", ProviderId: "n"}}}}},
@@ -138,8 +139,8 @@ func TestApplyEveryChange(t *testing.T) {
 				}
 			}},
 		{name: "import a bad config", change: &lc{Change: &ev.LimitChanged_ConfigImported{ConfigImported: &ev.Registry{
-			Models: []*ev.Model{{Id: "nm", ProviderId: "n"}}}}}, code: Invalid, field: "models[0].model.provider_id"},
-		{name: "no change", change: &lc{}, code: Invalid, field: "change"},
+			Models: []*ev.Model{{Id: "nm", ProviderId: "n"}}}}}, code: fault.KindInvalid, field: "models[0].model.provider_id"},
+		{name: "no change", change: &lc{}, code: fault.KindInvalid, field: "change"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := startRegistry()
@@ -158,8 +159,8 @@ func TestApplyEveryChange(t *testing.T) {
 				}
 				return
 			}
-			var de *Error
-			if got != nil || !errors.As(err, &de) || de.Code != c.code || de.Field != c.field || de.Reason != c.reason {
+			var de *fault.Error
+			if got != nil || !errors.As(err, &de) || de.Kind != c.code || de.Field() != c.field || de.Reason != c.reason {
 				t.Fatalf("got %v, %+v; want code %d field %q reason %q", got, err, c.code, c.field, c.reason)
 			}
 		})
@@ -199,8 +200,8 @@ func TestValidateRegistryNamesTheEntry(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := startRegistry()
 			c.change(r)
-			var de *Error
-			if err := ValidateRegistry(r); !errors.As(err, &de) || de.Code != Invalid || de.Field != c.field {
+			var de *fault.Error
+			if err := ValidateRegistry(r); !errors.As(err, &de) || de.Kind != fault.KindInvalid || de.Field() != c.field {
 				t.Fatalf("got %v, want invalid %s", err, c.field)
 			}
 		})
@@ -212,8 +213,8 @@ func TestModelForRequest(t *testing.T) {
 	if m, err := ModelForRequest(r, "m"); err != nil || m.GetId() != "m" {
 		t.Fatalf("%v, %v", m, err)
 	}
-	var de *Error
-	if _, err := ModelForRequest(r, "x"); !errors.As(err, &de) || de.Code != NotFound || de.Kind != "model" || de.ID != "x" {
+	var de *fault.Error
+	if _, err := ModelForRequest(r, "x"); !errors.As(err, &de) || de.Kind != fault.KindNotFound || de.Resource != "model" || de.ID != "x" {
 		t.Fatalf("%v", err)
 	}
 }
