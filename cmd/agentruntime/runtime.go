@@ -101,7 +101,7 @@ type backend struct {
 func newRuntime(ctx context.Context, c common, names []string, authn auth.Authenticator, be backend, stderr io.Writer) (*runtime, error) {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel}))
 	tel, err := telemetry.Setup(ctx, telemetry.Config{
-		ServiceName:    "agentruntime",
+		ServiceName:    telemetryName(names),
 		ServiceVersion: version,
 		OTLPEndpoint:   c.otlpEndpoint,
 		Insecure:       c.otlpInsecure,
@@ -249,4 +249,14 @@ func (rt *runtime) metricsLine() string {
 		return "off (--metrics-listen 127.0.0.1:9464 serves /metrics)"
 	}
 	return "http://" + rt.metricsAddr + "/metrics"
+}
+
+// telemetryName is the OpenTelemetry service.name of a process:
+// "agentruntime-control" for `serve control`, "agentruntime" for `dev`,
+// which runs them all. OTEL_SERVICE_NAME overrides it.
+func telemetryName(services []string) string {
+	if len(services) == 1 {
+		return "agentruntime-" + services[0]
+	}
+	return "agentruntime"
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	runtimemetrics "go.opentelemetry.io/contrib/instrumentation/runtime"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
@@ -89,8 +90,11 @@ func Setup(ctx context.Context, cfg Config) (*Providers, error) {
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
 
+	// The process collector (RSS, CPU, file descriptors) is Prometheus-only;
+	// the Go runtime's metrics come through OpenTelemetry below, so they
+	// reach OTLP backends too.
 	registry := prometheus.NewRegistry()
-	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registry.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	promExporter, err := otelprom.New(otelprom.WithRegisterer(registry), otelprom.WithoutScopeInfo())
 	if err != nil {
 		_ = tp.Shutdown(ctx)
@@ -113,6 +117,10 @@ func Setup(ctx context.Context, cfg Config) (*Providers, error) {
 		mopts = append(mopts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(interval))))
 	}
 	mp := sdkmetric.NewMeterProvider(mopts...)
+	if err := runtimemetrics.Start(runtimemetrics.WithMeterProvider(mp)); err != nil {
+		_ = tp.Shutdown(ctx)
+		return nil, fmt.Errorf("telemetry: Go runtime metrics: %w", err)
+	}
 	return &Providers{
 		TracerProvider: tp,
 		MeterProvider:  mp,
