@@ -35,7 +35,8 @@ func TestTourSubmitWatchApprove(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\nIt says hello.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--workspace", ws)
+	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--workspace", ws, "--metrics-listen", "127.0.0.1:0")
+	metrics := metricsURL(t, dev)
 	if !strings.Contains(dev.out.String(), "scripted (built-in demo script)") {
 		t.Fatalf("banner does not name the worker:\n%s", dev.out.String())
 	}
@@ -86,6 +87,11 @@ func TestTourSubmitWatchApprove(t *testing.T) {
 		}
 	}
 	next("action.required")
+	// The operator sees the approval waiting.
+	scrapeUntil(t, metrics, []sample{
+		{family: "agentruntime_actions_pending", exact: 1},
+		{family: "agentruntime_threads", labels: map[string]string{"status": "waiting_permission"}, exact: 1},
+	})
 	if _, err := os.Stat(filepath.Join(ws, "NOTES.md")); !os.IsNotExist(err) {
 		t.Fatalf("NOTES.md exists before approval: %v", err)
 	}
@@ -115,6 +121,7 @@ func TestTourSubmitWatchApprove(t *testing.T) {
 		t.Fatalf("second approve: %v %s", err, out)
 	}
 	checkExports(t, dev.addr)
+	checkMetrics(t, metrics)
 }
 
 // checkExports is the tour's last step: `agentruntime export evidence`

@@ -21,6 +21,11 @@ const (
 	TokensUsed      = "agentruntime.tokens.used"
 	ActionsRequired = "agentruntime.actions.required"
 	ActionsResolved = "agentruntime.actions.resolved"
+
+	Threads              = "agentruntime.threads"
+	QueueDepth           = "agentruntime.queue.depth"
+	ActionsPending       = "agentruntime.actions.pending"
+	ActionsPendingMaxAge = "agentruntime.actions.pending.max_age"
 )
 
 // Kind is how an instrument aggregates.
@@ -39,11 +44,19 @@ type Instrument struct {
 	Kind        Kind
 	Labels      []string
 	Description string
+	// Unit in UCUM ("s", "By"); empty for counts.
+	Unit string
 }
 
 // PrometheusName is the instrument's name on a Prometheus scrape.
 func (i Instrument) PrometheusName() string {
 	name := strings.ReplaceAll(i.Name, ".", "_")
+	switch i.Unit {
+	case "s":
+		name += "_seconds"
+	case "By":
+		name += "_bytes"
+	}
 	if i.Kind == Counter {
 		name += "_total"
 	}
@@ -55,17 +68,21 @@ func (i Instrument) PrometheusName() string {
 // stats handler (OpenTelemetry's rpc.server.* semantic conventions) and are
 // not listed here.
 var Catalog = []Instrument{
-	{EventsAppended, Counter, []string{"event_type", "event_family"}, "Events appended to the log by this process."},
-	{TurnsEnded, Counter, []string{"status", "category"}, "Turns that ended: completed, failed, cancelled or timed_out, with the failure category."},
-	{TaskRunsEnded, Counter, []string{"status"}, "Task runs that ended, by status."},
-	{RunsLost, Counter, []string{"kind"}, "Runs whose lease lapsed (kind: turn or task)."},
-	{RunsRetried, Counter, []string{"kind"}, "New attempts started after a lost or failed run (kind: turn or task)."},
-	{RateLimitHits, Counter, []string{"tenant", "model", "dimension"}, "Requests refused or delayed by a rate limit."},
-	{QuotaCrossings, Counter, []string{"tenant", "state", "dimension"}, "Quota thresholds crossed (state: low or blocked)."},
-	{CostNanos, Counter, []string{"tenant", "model"}, "Recorded cost, in billionths of the registry's currency unit."},
-	{TokensUsed, Counter, []string{"tenant", "model", "kind"}, "Recorded tokens (kind: input, output, cached_input, reasoning)."},
-	{ActionsRequired, Counter, []string{"action_type"}, "Actions (approvals, questions) opened."},
-	{ActionsResolved, Counter, []string{"decision"}, "Actions resolved, by decision."},
+	{EventsAppended, Counter, []string{"event_type", "event_family"}, "Events appended to the log by this process.", ""},
+	{TurnsEnded, Counter, []string{"status", "category"}, "Turns that ended: completed, failed, cancelled or timed_out, with the failure category.", ""},
+	{TaskRunsEnded, Counter, []string{"status"}, "Task runs that ended, by status.", ""},
+	{RunsLost, Counter, []string{"kind"}, "Runs whose lease lapsed (kind: turn or task).", ""},
+	{RunsRetried, Counter, []string{"kind"}, "New attempts started after a lost or failed run (kind: turn or task).", ""},
+	{RateLimitHits, Counter, []string{"tenant", "model", "dimension"}, "Requests refused or delayed by a rate limit.", ""},
+	{QuotaCrossings, Counter, []string{"tenant", "state", "dimension"}, "Quota thresholds crossed (state: low or blocked).", ""},
+	{CostNanos, Counter, []string{"tenant", "model"}, "Recorded cost, in billionths of the registry's currency unit.", ""},
+	{TokensUsed, Counter, []string{"tenant", "model", "kind"}, "Recorded tokens (kind: input, output, cached_input, reasoning).", ""},
+	{ActionsRequired, Counter, []string{"action_type"}, "Actions (approvals, questions) opened.", ""},
+	{ActionsResolved, Counter, []string{"decision"}, "Actions resolved, by decision.", ""},
+	{Threads, Gauge, []string{"status"}, "Threads by status (idle, running, interrupting, waiting_permission, waiting_input, closed), from control's read model.", ""},
+	{QueueDepth, Gauge, nil, "Turns waiting in thread queues, from control's read model.", ""},
+	{ActionsPending, Gauge, nil, "Actions (approvals, questions) waiting for an answer.", ""},
+	{ActionsPendingMaxAge, Gauge, nil, "How long the oldest pending action has waited.", "s"},
 }
 
 // Lookup returns the catalog entry of name.

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/control/app"
 	handler "github.com/agentruntime/agentruntime/services/control/grpc"
@@ -72,6 +73,12 @@ func (s *Service) Register(g *grpc.Server) {
 // turns permission requests into actions, and fails claimed turns whose
 // lease expired.
 func (s *Service) Run(ctx context.Context) error {
+	if s.deps.MeterProvider != nil {
+		probe := rm.Gauges(s.deps.Store, time.Now)
+		if err := metrics.Observe(s.deps.MeterProvider, probe, metrics.Threads, metrics.QueueDepth, metrics.ActionsPending, metrics.ActionsPendingMaxAge); err != nil {
+			return err
+		}
+	}
 	errs := make(chan error, 5)
 	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Projection{}, s.deps.Logger) }()
 	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Claims{}, s.deps.Logger) }()

@@ -51,6 +51,23 @@ func ChildrenIndex(tenant, thread string) string { return "children:" + tenant +
 // milliseconds); members are "<tenant>|<action_id>".
 const DueActionsIndex = "actions:due"
 
+// PendingActionsIndex lists every tenant's pending actions by request time
+// (unix milliseconds); members "<tenant>|<action_id>". The operator's
+// gauges count it and read its oldest entry.
+const PendingActionsIndex = "actions:pending"
+
+// QueuedTurnsIndex lists every tenant's queued turns (members
+// "<tenant>|<turn_id>") by the sequence that queued them.
+const QueuedTurnsIndex = "turns:queued"
+
+// ThreadStatuses are the statuses a thread read model can have; each has an
+// index of the threads in it (ThreadsByStatusIndex).
+var ThreadStatuses = []string{"idle", "running", "interrupting", "waiting_permission", "waiting_input", "closed"}
+
+// ThreadsByStatusIndex lists the threads (members "<tenant>|<thread_id>")
+// whose status is status.
+func ThreadsByStatusIndex(status string) string { return "threads:status:" + status }
+
 // PermissionRequestsIndex lists permission.requested facts not yet turned
 // into actions; members "<tenant>|<action_id>", scored by sequence.
 const PermissionRequestsIndex = "permission:requested"

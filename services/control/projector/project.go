@@ -52,6 +52,15 @@ type tx struct {
 	adds    []projection.IndexEntry
 	removes []projection.IndexEntry
 	err     error
+	// loaded is each thread's status and queue as read, so batch() can
+	// move it between the operational indexes (ThreadsByStatusIndex,
+	// QueuedTurnsIndex) when they changed.
+	loaded map[string]threadWas
+}
+
+type threadWas struct {
+	status string
+	queued []string
 }
 
 func load[T proto.Message](t *tx, key string, fresh func() T) (T, bool) {
@@ -84,6 +93,7 @@ func (t *tx) put(key string, m proto.Message) {
 }
 
 func (t *tx) batch() projection.Batch {
+	t.operationalIndexes()
 	var b projection.Batch
 	for _, key := range t.order {
 		if _, dirty := t.puts[key]; !dirty {
@@ -115,7 +125,60 @@ func (t *tx) thread(id string) (*controlv1.ThreadRead, bool) {
 	if id == "" {
 		return nil, false
 	}
-	return load(t, ThreadKey(t.tenant(), id), func() *controlv1.ThreadRead { return &controlv1.ThreadRead{} })
+	th, ok := load(t, ThreadKey(t.tenant(), id), func() *controlv1.ThreadRead { return &controlv1.ThreadRead{} })
+	if ok {
+		t.remember(th)
+	}
+	return th, ok
+}
+
+// remember notes a thread's status and queue the first time the event
+// sees it.
+func (t *tx) remember(th *controlv1.ThreadRead) {
+	if t.loaded == nil {
+		t.loaded = map[string]threadWas{}
+	}
+	if _, seen := t.loaded[th.ThreadId]; !seen {
+		t.loaded[th.ThreadId] = threadWas{status: th.Status, queued: slices.Clone(th.QueuedTurnIds)}
+	}
+}
+
+// operationalIndexes moves the threads the event touched between the
+// status indexes and the queued-turns index: what the operator's gauges
+// count (pkg/metrics).
+func (t *tx) operationalIndexes() {
+	for _, key := range t.order {
+		if _, dirty := t.puts[key]; !dirty {
+			continue
+		}
+		th, ok := t.docs[key].(*controlv1.ThreadRead)
+		if !ok {
+			continue
+		}
+		was, seen := t.loaded[th.ThreadId]
+		if !seen {
+			was = threadWas{} // created by this event
+		}
+		member := t.tenant() + "|" + th.ThreadId
+		if was.status != th.Status {
+			if was.status != "" {
+				t.removes = append(t.removes, projection.IndexEntry{Index: ThreadsByStatusIndex(was.status), Member: member})
+			}
+			if th.Status != "" {
+				t.adds = append(t.adds, projection.IndexEntry{Index: ThreadsByStatusIndex(th.Status), Member: member, Score: float64(t.seq())})
+			}
+		}
+		for _, id := range was.queued {
+			if !slices.Contains(th.QueuedTurnIds, id) {
+				t.removes = append(t.removes, projection.IndexEntry{Index: QueuedTurnsIndex, Member: t.tenant() + "|" + id})
+			}
+		}
+		for _, id := range th.QueuedTurnIds {
+			if !slices.Contains(was.queued, id) {
+				t.adds = append(t.adds, projection.IndexEntry{Index: QueuedTurnsIndex, Member: t.tenant() + "|" + id, Score: float64(t.seq())})
+			}
+		}
+	}
 }
 
 func (t *tx) turn(id string) (*controlv1.Turn, bool) {
@@ -415,6 +478,7 @@ func (t *tx) actionRequired() {
 		t.adds = append(t.adds, projection.IndexEntry{Index: DueActionsIndex, Member: t.tenant() + "|" + a.ActionId, Score: float64(a.ExpiresAt.AsTime().UnixMilli())})
 	}
 	t.removes = append(t.removes, projection.IndexEntry{Index: PermissionRequestsIndex, Member: t.tenant() + "|" + a.ActionId})
+	t.adds = append(t.adds, projection.IndexEntry{Index: PendingActionsIndex, Member: t.tenant() + "|" + a.ActionId, Score: float64(ev.GetTimestamp().AsTime().UnixMilli())})
 	if th, ok := t.thread(a.ThreadId); ok {
 		th.PendingActions = append(th.PendingActions, a)
 		t.refreshThreadStatus(th)
@@ -443,7 +507,9 @@ func (t *tx) actionResolved() {
 	}
 	a.Decision, a.PayloadJson, a.Responder, a.ResolvedAt, a.Sequence = p.GetDecision(), p.GetPayloadJson(), p.GetResponder(), ev.GetTimestamp(), t.seq()
 	t.put(ActionKey(t.tenant(), a.ActionId), a)
-	t.removes = append(t.removes, projection.IndexEntry{Index: DueActionsIndex, Member: t.tenant() + "|" + a.ActionId})
+	t.removes = append(t.removes,
+		projection.IndexEntry{Index: DueActionsIndex, Member: t.tenant() + "|" + a.ActionId},
+		projection.IndexEntry{Index: PendingActionsIndex, Member: t.tenant() + "|" + a.ActionId})
 	th, ok := t.thread(a.ThreadId)
 	if !ok {
 		return
