@@ -22,9 +22,9 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/agentruntime/agentruntime/pkg/fault"
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 )
 
