@@ -8,6 +8,7 @@ package controlv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	_ "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/auth/v1"
 	v12 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
@@ -1829,7 +1830,13 @@ type ReportEventsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Envelopes with type, payload and scope ids; the service fills ids,
 	// timestamps, tenant and runtime, checks the scope and appends.
-	Events        []*v1.RuntimeEvent `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	Events []*v1.RuntimeEvent `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	// The claim the reports are made under (ClaimTurnResponse.run_id and
+	// lease_token). Reports for a turn started by a claim are recorded only
+	// from the holder of its current lease; otherwise FailedPrecondition
+	// LEASE_LOST and nothing is recorded.
+	RunId         string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	LeaseToken    string `protobuf:"bytes,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1869,6 +1876,20 @@ func (x *ReportEventsRequest) GetEvents() []*v1.RuntimeEvent {
 		return x.Events
 	}
 	return nil
+}
+
+func (x *ReportEventsRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *ReportEventsRequest) GetLeaseToken() string {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return ""
 }
 
 type ReportEventsResponse struct {
@@ -4476,8 +4497,12 @@ type ClaimTurnResponse struct {
 	RunId          string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
 	Sequence       uint64                 `protobuf:"varint,4,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The claim's secret: heartbeats and reports for the run carry it with
+	// run_id. Only the holder of the run's current lease is heard; after a
+	// loss they are FailedPrecondition LEASE_LOST.
+	LeaseToken    string `protobuf:"bytes,5,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ClaimTurnResponse) Reset() {
@@ -4538,12 +4563,21 @@ func (x *ClaimTurnResponse) GetSequence() uint64 {
 	return 0
 }
 
+func (x *ClaimTurnResponse) GetLeaseToken() string {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return ""
+}
+
 type HeartbeatTurnRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	TurnId string                 `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	RunId  string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// The lease to renew to; default 30s.
-	LeaseTtl      *durationpb.Duration `protobuf:"bytes,3,opt,name=lease_ttl,json=leaseTtl,proto3" json:"lease_ttl,omitempty"`
+	LeaseTtl *durationpb.Duration `protobuf:"bytes,3,opt,name=lease_ttl,json=leaseTtl,proto3" json:"lease_ttl,omitempty"`
+	// ClaimTurnResponse.lease_token of the run.
+	LeaseToken    string `protobuf:"bytes,4,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4597,6 +4631,13 @@ func (x *HeartbeatTurnRequest) GetLeaseTtl() *durationpb.Duration {
 		return x.LeaseTtl
 	}
 	return nil
+}
+
+func (x *HeartbeatTurnRequest) GetLeaseToken() string {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return ""
 }
 
 type HeartbeatTurnResponse struct {
@@ -5255,7 +5296,7 @@ var File_agentruntime_control_v1_control_proto protoreflect.FileDescriptor
 
 const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a#agentruntime/common/v1/common.proto\x1a'agentruntime/control/v1/processes.proto\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/envelope.proto\x1a%agentruntime/routing/v1/routing.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\a\n" +
+	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a!agentruntime/auth/v1/access.proto\x1a#agentruntime/common/v1/common.proto\x1a'agentruntime/control/v1/processes.proto\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/envelope.proto\x1a%agentruntime/routing/v1/routing.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\a\n" +
 	"\x11SubmitTurnRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
@@ -5394,9 +5435,12 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"n\n" +
 	"\x18GetToolInventoryResponse\x126\n" +
 	"\x05tools\x18\x01 \x03(\v2 .agentruntime.events.v1.ToolSpecR\x05tools\x12\x1a\n" +
-	"\bsequence\x18\x02 \x01(\x04R\bsequence\"`\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xcc\x01\n" +
 	"\x13ReportEventsRequest\x12I\n" +
-	"\x06events\x18\x01 \x03(\v2$.agentruntime.events.v1.RuntimeEventB\v\xbaH\b\x92\x01\x05\b\x01\x10\x80\x02R\x06events\"O\n" +
+	"\x06events\x18\x01 \x03(\v2$.agentruntime.events.v1.RuntimeEventB\v\xbaH\b\x92\x01\x05\b\x01\x10\x80\x02R\x06events\x12?\n" +
+	"\x06run_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05runId\x12)\n" +
+	"\vlease_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\n" +
+	"leaseToken\"O\n" +
 	"\x14ReportEventsResponse\x12\x1b\n" +
 	"\tevent_ids\x18\x01 \x03(\tR\beventIds\x12\x1a\n" +
 	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xc1\x04\n" +
@@ -5675,16 +5719,20 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12<\n" +
 	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\r\xbaH\n" +
 	"\xaa\x01\a\"\x03\b\xac\x022\x00R\x04wait\x12J\n" +
-	"\tlease_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\x12\xbaH\x0f\xaa\x01\f\"\x03\b\x90\x1c2\x05\x10\x80\xc2\xd7/R\bleaseTtl\"\xbf\x01\n" +
+	"\tlease_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\x12\xbaH\x0f\xaa\x01\f\"\x03\b\x90\x1c2\x05\x10\x80\xc2\xd7/R\bleaseTtl\"\xe0\x01\n" +
 	"\x11ClaimTurnResponse\x121\n" +
 	"\x04turn\x18\x01 \x01(\v2\x1d.agentruntime.control.v1.TurnR\x04turn\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12D\n" +
 	"\x10lease_expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12\x1a\n" +
-	"\bsequence\x18\x04 \x01(\x04R\bsequence\"\xe4\x01\n" +
+	"\bsequence\x18\x04 \x01(\x04R\bsequence\x12\x1f\n" +
+	"\vlease_token\x18\x05 \x01(\tR\n" +
+	"leaseToken\"\x8f\x02\n" +
 	"\x14HeartbeatTurnRequest\x12@\n" +
 	"\aturn_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12>\n" +
 	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12J\n" +
-	"\tlease_ttl\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\x12\xbaH\x0f\xaa\x01\f\"\x03\b\x90\x1c2\x05\x10\x80\xc2\xd7/R\bleaseTtl\"\xa6\x01\n" +
+	"\tlease_ttl\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\x12\xbaH\x0f\xaa\x01\f\"\x03\b\x90\x1c2\x05\x10\x80\xc2\xd7/R\bleaseTtl\x12)\n" +
+	"\vlease_token\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\n" +
+	"leaseToken\"\xa6\x01\n" +
 	"\x15HeartbeatTurnResponse\x12D\n" +
 	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12/\n" +
@@ -5762,40 +5810,40 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x16START_FROM_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSTART_FROM_NOW\x10\x01\x12\x17\n" +
 	"\x13START_FROM_SEQUENCE\x10\x02\x12\x17\n" +
-	"\x13START_FROM_SNAPSHOT\x10\x032\xd7\x19\n" +
-	"\x0eControlService\x12e\n" +
+	"\x13START_FROM_SNAPSHOT\x10\x032\xe2\x1b\n" +
+	"\x0eControlService\x12o\n" +
 	"\n" +
-	"SubmitTurn\x12*.agentruntime.control.v1.SubmitTurnRequest\x1a+.agentruntime.control.v1.SubmitTurnResponse\x12n\n" +
-	"\rInterruptTurn\x12-.agentruntime.control.v1.InterruptTurnRequest\x1a..agentruntime.control.v1.InterruptTurnResponse\x12k\n" +
-	"\fResumeThread\x12,.agentruntime.control.v1.ResumeThreadRequest\x1a-.agentruntime.control.v1.ResumeThreadResponse\x12n\n" +
-	"\rRequestAction\x12-.agentruntime.control.v1.RequestActionRequest\x1a..agentruntime.control.v1.RequestActionResponse\x12n\n" +
-	"\rRespondAction\x12-.agentruntime.control.v1.RespondActionRequest\x1a..agentruntime.control.v1.RespondActionResponse\x12w\n" +
-	"\x10RemoveQueuedTurn\x120.agentruntime.control.v1.RemoveQueuedTurnRequest\x1a1.agentruntime.control.v1.RemoveQueuedTurnResponse\x12z\n" +
-	"\x11PromoteQueuedTurn\x121.agentruntime.control.v1.PromoteQueuedTurnRequest\x1a2.agentruntime.control.v1.PromoteQueuedTurnResponse\x12k\n" +
-	"\fListSessions\x12,.agentruntime.control.v1.ListSessionsRequest\x1a-.agentruntime.control.v1.ListSessionsResponse\x12e\n" +
+	"SubmitTurn\x12*.agentruntime.control.v1.SubmitTurnRequest\x1a+.agentruntime.control.v1.SubmitTurnResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12x\n" +
+	"\rInterruptTurn\x12-.agentruntime.control.v1.InterruptTurnRequest\x1a..agentruntime.control.v1.InterruptTurnResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12s\n" +
+	"\fResumeThread\x12,.agentruntime.control.v1.ResumeThreadRequest\x1a-.agentruntime.control.v1.ResumeThreadResponse\"\x06ʌ\x19\x02\b\x02\x12x\n" +
+	"\rRequestAction\x12-.agentruntime.control.v1.RequestActionRequest\x1a..agentruntime.control.v1.RequestActionResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12v\n" +
+	"\rRespondAction\x12-.agentruntime.control.v1.RespondActionRequest\x1a..agentruntime.control.v1.RespondActionResponse\"\x06ʌ\x19\x02\b\x02\x12\x7f\n" +
+	"\x10RemoveQueuedTurn\x120.agentruntime.control.v1.RemoveQueuedTurnRequest\x1a1.agentruntime.control.v1.RemoveQueuedTurnResponse\"\x06ʌ\x19\x02\b\x02\x12\x82\x01\n" +
+	"\x11PromoteQueuedTurn\x121.agentruntime.control.v1.PromoteQueuedTurnRequest\x1a2.agentruntime.control.v1.PromoteQueuedTurnResponse\"\x06ʌ\x19\x02\b\x02\x12s\n" +
+	"\fListSessions\x12,.agentruntime.control.v1.ListSessionsRequest\x1a-.agentruntime.control.v1.ListSessionsResponse\"\x06ʌ\x19\x02\b\x01\x12o\n" +
 	"\n" +
-	"GetSession\x12*.agentruntime.control.v1.GetSessionRequest\x1a+.agentruntime.control.v1.GetSessionResponse\x12n\n" +
-	"\rGetThreadRead\x12-.agentruntime.control.v1.GetThreadReadRequest\x1a..agentruntime.control.v1.GetThreadReadResponse\x12n\n" +
-	"\rRegisterTools\x12-.agentruntime.control.v1.RegisterToolsRequest\x1a..agentruntime.control.v1.RegisterToolsResponse\x12w\n" +
-	"\x10GetToolInventory\x120.agentruntime.control.v1.GetToolInventoryRequest\x1a1.agentruntime.control.v1.GetToolInventoryResponse\x12k\n" +
-	"\fReportEvents\x12,.agentruntime.control.v1.ReportEventsRequest\x1a-.agentruntime.control.v1.ReportEventsResponse\x12n\n" +
-	"\rSpawnSubagent\x12-.agentruntime.control.v1.SpawnSubagentRequest\x1a..agentruntime.control.v1.SpawnSubagentResponse\x12z\n" +
-	"\x11SendSubagentInput\x121.agentruntime.control.v1.SendSubagentInputRequest\x1a2.agentruntime.control.v1.SendSubagentInputResponse\x12n\n" +
-	"\rWaitSubagents\x12-.agentruntime.control.v1.WaitSubagentsRequest\x1a..agentruntime.control.v1.WaitSubagentsResponse\x12q\n" +
-	"\x0eResumeSubagent\x12..agentruntime.control.v1.ResumeSubagentRequest\x1a/.agentruntime.control.v1.ResumeSubagentResponse\x12n\n" +
-	"\rCloseSubagent\x12-.agentruntime.control.v1.CloseSubagentRequest\x1a..agentruntime.control.v1.CloseSubagentResponse\x12n\n" +
-	"\rListSubagents\x12-.agentruntime.control.v1.ListSubagentsRequest\x1a..agentruntime.control.v1.ListSubagentsResponse\x12v\n" +
-	"\x0fSubscribeEvents\x12/.agentruntime.control.v1.SubscribeEventsRequest\x1a0.agentruntime.control.v1.SubscribeEventsResponse0\x01\x12w\n" +
-	"\x10ReconnectChannel\x120.agentruntime.control.v1.ReconnectChannelRequest\x1a1.agentruntime.control.v1.ReconnectChannelResponse\x12b\n" +
-	"\tAckEvents\x12).agentruntime.control.v1.AckEventsRequest\x1a*.agentruntime.control.v1.AckEventsResponse\x12b\n" +
-	"\tClaimTurn\x12).agentruntime.control.v1.ClaimTurnRequest\x1a*.agentruntime.control.v1.ClaimTurnResponse\x12n\n" +
-	"\rHeartbeatTurn\x12-.agentruntime.control.v1.HeartbeatTurnRequest\x1a..agentruntime.control.v1.HeartbeatTurnResponse\x12t\n" +
-	"\x0fGetTurnAttempts\x12/.agentruntime.control.v1.GetTurnAttemptsRequest\x1a0.agentruntime.control.v1.GetTurnAttemptsResponse\x12e\n" +
+	"GetSession\x12*.agentruntime.control.v1.GetSessionRequest\x1a+.agentruntime.control.v1.GetSessionResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12x\n" +
+	"\rGetThreadRead\x12-.agentruntime.control.v1.GetThreadReadRequest\x1a..agentruntime.control.v1.GetThreadReadResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12v\n" +
+	"\rRegisterTools\x12-.agentruntime.control.v1.RegisterToolsRequest\x1a..agentruntime.control.v1.RegisterToolsResponse\"\x06ʌ\x19\x02\b\x03\x12\x81\x01\n" +
+	"\x10GetToolInventory\x120.agentruntime.control.v1.GetToolInventoryRequest\x1a1.agentruntime.control.v1.GetToolInventoryResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12s\n" +
+	"\fReportEvents\x12,.agentruntime.control.v1.ReportEventsRequest\x1a-.agentruntime.control.v1.ReportEventsResponse\"\x06ʌ\x19\x02\b\x03\x12x\n" +
+	"\rSpawnSubagent\x12-.agentruntime.control.v1.SpawnSubagentRequest\x1a..agentruntime.control.v1.SpawnSubagentResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12\x84\x01\n" +
+	"\x11SendSubagentInput\x121.agentruntime.control.v1.SendSubagentInputRequest\x1a2.agentruntime.control.v1.SendSubagentInputResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12x\n" +
+	"\rWaitSubagents\x12-.agentruntime.control.v1.WaitSubagentsRequest\x1a..agentruntime.control.v1.WaitSubagentsResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12{\n" +
+	"\x0eResumeSubagent\x12..agentruntime.control.v1.ResumeSubagentRequest\x1a/.agentruntime.control.v1.ResumeSubagentResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12x\n" +
+	"\rCloseSubagent\x12-.agentruntime.control.v1.CloseSubagentRequest\x1a..agentruntime.control.v1.CloseSubagentResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12x\n" +
+	"\rListSubagents\x12-.agentruntime.control.v1.ListSubagentsRequest\x1a..agentruntime.control.v1.ListSubagentsResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12\x80\x01\n" +
+	"\x0fSubscribeEvents\x12/.agentruntime.control.v1.SubscribeEventsRequest\x1a0.agentruntime.control.v1.SubscribeEventsResponse\"\bʌ\x19\x04\b\x01\x10\x010\x01\x12\x7f\n" +
+	"\x10ReconnectChannel\x120.agentruntime.control.v1.ReconnectChannelRequest\x1a1.agentruntime.control.v1.ReconnectChannelResponse\"\x06ʌ\x19\x02\b\x01\x12j\n" +
+	"\tAckEvents\x12).agentruntime.control.v1.AckEventsRequest\x1a*.agentruntime.control.v1.AckEventsResponse\"\x06ʌ\x19\x02\b\x01\x12j\n" +
+	"\tClaimTurn\x12).agentruntime.control.v1.ClaimTurnRequest\x1a*.agentruntime.control.v1.ClaimTurnResponse\"\x06ʌ\x19\x02\b\x03\x12v\n" +
+	"\rHeartbeatTurn\x12-.agentruntime.control.v1.HeartbeatTurnRequest\x1a..agentruntime.control.v1.HeartbeatTurnResponse\"\x06ʌ\x19\x02\b\x03\x12~\n" +
+	"\x0fGetTurnAttempts\x12/.agentruntime.control.v1.GetTurnAttemptsRequest\x1a0.agentruntime.control.v1.GetTurnAttemptsResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12o\n" +
 	"\n" +
-	"ReadOutput\x12*.agentruntime.control.v1.ReadOutputRequest\x1a+.agentruntime.control.v1.ReadOutputResponse\x12h\n" +
-	"\vStoreOutput\x12+.agentruntime.control.v1.StoreOutputRequest\x1a,.agentruntime.control.v1.StoreOutputResponse\x12z\n" +
-	"\x11WriteProcessStdin\x121.agentruntime.control.v1.WriteProcessStdinRequest\x1a2.agentruntime.control.v1.WriteProcessStdinResponse\x12w\n" +
-	"\x10TerminateProcess\x120.agentruntime.control.v1.TerminateProcessRequest\x1a1.agentruntime.control.v1.TerminateProcessResponseBPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3"
+	"ReadOutput\x12*.agentruntime.control.v1.ReadOutputRequest\x1a+.agentruntime.control.v1.ReadOutputResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12p\n" +
+	"\vStoreOutput\x12+.agentruntime.control.v1.StoreOutputRequest\x1a,.agentruntime.control.v1.StoreOutputResponse\"\x06ʌ\x19\x02\b\x03\x12\x82\x01\n" +
+	"\x11WriteProcessStdin\x121.agentruntime.control.v1.WriteProcessStdinRequest\x1a2.agentruntime.control.v1.WriteProcessStdinResponse\"\x06ʌ\x19\x02\b\x02\x12\x7f\n" +
+	"\x10TerminateProcess\x120.agentruntime.control.v1.TerminateProcessRequest\x1a1.agentruntime.control.v1.TerminateProcessResponse\"\x06ʌ\x19\x02\b\x02BPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3"
 
 var (
 	file_agentruntime_control_v1_control_proto_rawDescOnce sync.Once

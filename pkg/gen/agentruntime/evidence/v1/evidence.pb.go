@@ -8,6 +8,7 @@ package evidencev1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	_ "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/auth/v1"
 	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -2197,7 +2198,7 @@ var File_agentruntime_evidence_v1_evidence_proto protoreflect.FileDescriptor
 
 const file_agentruntime_evidence_v1_evidence_proto_rawDesc = "" +
 	"\n" +
-	"'agentruntime/evidence/v1/evidence.proto\x12\x18agentruntime.evidence.v1\x1a#agentruntime/common/v1/common.proto\x1a%agentruntime/events/v1/evidence.proto\x1a\x1bbuf/validate/validate.proto\"\xce\x01\n" +
+	"'agentruntime/evidence/v1/evidence.proto\x12\x18agentruntime.evidence.v1\x1a!agentruntime/auth/v1/access.proto\x1a#agentruntime/common/v1/common.proto\x1a%agentruntime/events/v1/evidence.proto\x1a\x1bbuf/validate/validate.proto\"\xce\x01\n" +
 	"\x05Scope\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12C\n" +
@@ -2391,21 +2392,21 @@ const file_agentruntime_evidence_v1_evidence_proto_rawDesc = "" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vFORMAT_CORE\x10\x01\x12\x17\n" +
-	"\x13FORMAT_LIME_PROFILE\x10\x022\x95\r\n" +
-	"\x0fEvidenceService\x12s\n" +
-	"\x0eExportEvidence\x12/.agentruntime.evidence.v1.ExportEvidenceRequest\x1a0.agentruntime.evidence.v1.ExportEvidenceResponse\x12m\n" +
-	"\fExportReplay\x12-.agentruntime.evidence.v1.ExportReplayRequest\x1a..agentruntime.evidence.v1.ExportReplayResponse\x12m\n" +
-	"\fExportReview\x12-.agentruntime.evidence.v1.ExportReviewRequest\x1a..agentruntime.evidence.v1.ExportReviewResponse\x12\x7f\n" +
-	"\x12GetEvidenceSummary\x123.agentruntime.evidence.v1.GetEvidenceSummaryRequest\x1a4.agentruntime.evidence.v1.GetEvidenceSummaryResponse\x12\x8b\x01\n" +
-	"\x16RecordBenchmarkDataset\x127.agentruntime.evidence.v1.RecordBenchmarkDatasetRequest\x1a8.agentruntime.evidence.v1.RecordBenchmarkDatasetResponse\x12\x9d\x01\n" +
-	"\x1cRecordBenchmarkConfiguration\x12=.agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest\x1a>.agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse\x12\x82\x01\n" +
-	"\x13StartBenchmarkTrial\x124.agentruntime.evidence.v1.StartBenchmarkTrialRequest\x1a5.agentruntime.evidence.v1.StartBenchmarkTrialResponse\x12|\n" +
-	"\x11EndBenchmarkTrial\x122.agentruntime.evidence.v1.EndBenchmarkTrialRequest\x1a3.agentruntime.evidence.v1.EndBenchmarkTrialResponse\x12\x88\x01\n" +
-	"\x15RecordBenchmarkReward\x126.agentruntime.evidence.v1.RecordBenchmarkRewardRequest\x1a7.agentruntime.evidence.v1.RecordBenchmarkRewardResponse\x12\x85\x01\n" +
-	"\x14ExportBenchmarkTrial\x125.agentruntime.evidence.v1.ExportBenchmarkTrialRequest\x1a6.agentruntime.evidence.v1.ExportBenchmarkTrialResponse\x12\x85\x01\n" +
-	"\x14CompareBenchmarkRuns\x125.agentruntime.evidence.v1.CompareBenchmarkRunsRequest\x1a6.agentruntime.evidence.v1.CompareBenchmarkRunsResponse\x12m\n" +
-	"\fExportEvents\x12-.agentruntime.evidence.v1.ExportEventsRequest\x1a..agentruntime.evidence.v1.ExportEventsResponse\x12s\n" +
-	"\x0eExportSnapshot\x12/.agentruntime.evidence.v1.ExportSnapshotRequest\x1a0.agentruntime.evidence.v1.ExportSnapshotResponseBRZPgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1;evidencev1b\x06proto3"
+	"\x13FORMAT_LIME_PROFILE\x10\x022\xff\r\n" +
+	"\x0fEvidenceService\x12{\n" +
+	"\x0eExportEvidence\x12/.agentruntime.evidence.v1.ExportEvidenceRequest\x1a0.agentruntime.evidence.v1.ExportEvidenceResponse\"\x06ʌ\x19\x02\b\x01\x12u\n" +
+	"\fExportReplay\x12-.agentruntime.evidence.v1.ExportReplayRequest\x1a..agentruntime.evidence.v1.ExportReplayResponse\"\x06ʌ\x19\x02\b\x01\x12u\n" +
+	"\fExportReview\x12-.agentruntime.evidence.v1.ExportReviewRequest\x1a..agentruntime.evidence.v1.ExportReviewResponse\"\x06ʌ\x19\x02\b\x01\x12\x87\x01\n" +
+	"\x12GetEvidenceSummary\x123.agentruntime.evidence.v1.GetEvidenceSummaryRequest\x1a4.agentruntime.evidence.v1.GetEvidenceSummaryResponse\"\x06ʌ\x19\x02\b\x01\x12\x93\x01\n" +
+	"\x16RecordBenchmarkDataset\x127.agentruntime.evidence.v1.RecordBenchmarkDatasetRequest\x1a8.agentruntime.evidence.v1.RecordBenchmarkDatasetResponse\"\x06ʌ\x19\x02\b\x02\x12\xa5\x01\n" +
+	"\x1cRecordBenchmarkConfiguration\x12=.agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest\x1a>.agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse\"\x06ʌ\x19\x02\b\x02\x12\x8a\x01\n" +
+	"\x13StartBenchmarkTrial\x124.agentruntime.evidence.v1.StartBenchmarkTrialRequest\x1a5.agentruntime.evidence.v1.StartBenchmarkTrialResponse\"\x06ʌ\x19\x02\b\x02\x12\x84\x01\n" +
+	"\x11EndBenchmarkTrial\x122.agentruntime.evidence.v1.EndBenchmarkTrialRequest\x1a3.agentruntime.evidence.v1.EndBenchmarkTrialResponse\"\x06ʌ\x19\x02\b\x02\x12\x90\x01\n" +
+	"\x15RecordBenchmarkReward\x126.agentruntime.evidence.v1.RecordBenchmarkRewardRequest\x1a7.agentruntime.evidence.v1.RecordBenchmarkRewardResponse\"\x06ʌ\x19\x02\b\x02\x12\x8d\x01\n" +
+	"\x14ExportBenchmarkTrial\x125.agentruntime.evidence.v1.ExportBenchmarkTrialRequest\x1a6.agentruntime.evidence.v1.ExportBenchmarkTrialResponse\"\x06ʌ\x19\x02\b\x01\x12\x8d\x01\n" +
+	"\x14CompareBenchmarkRuns\x125.agentruntime.evidence.v1.CompareBenchmarkRunsRequest\x1a6.agentruntime.evidence.v1.CompareBenchmarkRunsResponse\"\x06ʌ\x19\x02\b\x02\x12u\n" +
+	"\fExportEvents\x12-.agentruntime.evidence.v1.ExportEventsRequest\x1a..agentruntime.evidence.v1.ExportEventsResponse\"\x06ʌ\x19\x02\b\x01\x12{\n" +
+	"\x0eExportSnapshot\x12/.agentruntime.evidence.v1.ExportSnapshotRequest\x1a0.agentruntime.evidence.v1.ExportSnapshotResponse\"\x06ʌ\x19\x02\b\x01BRZPgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1;evidencev1b\x06proto3"
 
 var (
 	file_agentruntime_evidence_v1_evidence_proto_rawDescOnce sync.Once

@@ -7,6 +7,7 @@
 package permissionv1
 
 import (
+	_ "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/auth/v1"
 	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -311,7 +312,7 @@ var File_agentruntime_permission_v1_hook_handler_proto protoreflect.FileDescript
 
 const file_agentruntime_permission_v1_hook_handler_proto_rawDesc = "" +
 	"\n" +
-	"-agentruntime/permission/v1/hook_handler.proto\x12\x1aagentruntime.permission.v1\x1a'agentruntime/events/v1/permission.proto\"\x95\x05\n" +
+	"-agentruntime/permission/v1/hook_handler.proto\x12\x1aagentruntime.permission.v1\x1a!agentruntime/auth/v1/access.proto\x1a'agentruntime/events/v1/permission.proto\"\x95\x05\n" +
 	"\x11HandleHookRequest\x12\x17\n" +
 	"\ahook_id\x18\x01 \x01(\tR\x06hookId\x12\x1e\n" +
 	"\vhook_run_id\x18\x02 \x01(\tR\thookRunId\x127\n" +
@@ -342,10 +343,10 @@ const file_agentruntime_permission_v1_hook_handler_proto_rawDesc = "" +
 	"\x13updated_output_json\x18\x05 \x01(\tR\x11updatedOutputJson\x12'\n" +
 	"\x0fsuppress_output\x18\x06 \x01(\bR\x0esuppressOutput\x12\x1d\n" +
 	"\n" +
-	"audit_refs\x18\a \x03(\tR\tauditRefs2z\n" +
-	"\vHookHandler\x12k\n" +
+	"audit_refs\x18\a \x03(\tR\tauditRefs2\x82\x01\n" +
+	"\vHookHandler\x12s\n" +
 	"\n" +
-	"HandleHook\x12-.agentruntime.permission.v1.HandleHookRequest\x1a..agentruntime.permission.v1.HandleHookResponseBVZTgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1;permissionv1b\x06proto3"
+	"HandleHook\x12-.agentruntime.permission.v1.HandleHookRequest\x1a..agentruntime.permission.v1.HandleHookResponse\"\x06ʌ\x19\x02\b\x04BVZTgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1;permissionv1b\x06proto3"
 
 var (
 	file_agentruntime_permission_v1_hook_handler_proto_rawDescOnce sync.Once

@@ -34,6 +34,9 @@ const (
 // buf:lint:ignore SERVICE_SUFFIX
 // The name is the contract hosts implement (issue 6), kept without the suffix.
 type HookHandlerClient interface {
+	// Served by hosts, never by agentruntime. Declared admin so that a host
+	// serving it with agentruntime's server kit admits only an admin
+	// credential.
 	HandleHook(ctx context.Context, in *HandleHookRequest, opts ...grpc.CallOption) (*HandleHookResponse, error)
 }
 
@@ -67,6 +70,9 @@ func (c *hookHandlerClient) HandleHook(ctx context.Context, in *HandleHookReques
 // buf:lint:ignore SERVICE_SUFFIX
 // The name is the contract hosts implement (issue 6), kept without the suffix.
 type HookHandlerServer interface {
+	// Served by hosts, never by agentruntime. Declared admin so that a host
+	// serving it with agentruntime's server kit admits only an admin
+	// credential.
 	HandleHook(context.Context, *HandleHookRequest) (*HandleHookResponse, error)
 	mustEmbedUnimplementedHookHandlerServer()
 }

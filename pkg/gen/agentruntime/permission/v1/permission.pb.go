@@ -8,6 +8,7 @@ package permissionv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	_ "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/auth/v1"
 	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -3286,7 +3287,7 @@ var File_agentruntime_permission_v1_permission_proto protoreflect.FileDescriptor
 
 const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\n" +
-	"+agentruntime/permission/v1/permission.proto\x12\x1aagentruntime.permission.v1\x1a#agentruntime/common/v1/common.proto\x1a'agentruntime/events/v1/permission.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf4\x04\n" +
+	"+agentruntime/permission/v1/permission.proto\x12\x1aagentruntime.permission.v1\x1a!agentruntime/auth/v1/access.proto\x1a#agentruntime/common/v1/common.proto\x1a'agentruntime/events/v1/permission.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf4\x04\n" +
 	"\vPolicyScope\x12E\n" +
 	"\x05level\x18\x01 \x01(\x0e2#.agentruntime.events.v1.PolicyLevelB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x05level\x12K\n" +
@@ -3594,25 +3595,25 @@ const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\vlast_denial\x18\t \x01(\v2'.agentruntime.permission.v1.ExplanationR\n" +
 	"lastDenial\x12T\n" +
 	"\x10recent_hook_runs\x18\n" +
-	" \x03(\v2*.agentruntime.permission.v1.HookRunSummaryR\x0erecentHookRuns2\xb5\x10\n" +
-	"\x11PermissionService\x12\x83\x01\n" +
-	"\x12EvaluatePermission\x125.agentruntime.permission.v1.EvaluatePermissionRequest\x1a6.agentruntime.permission.v1.EvaluatePermissionResponse\x12\x80\x01\n" +
-	"\x11ResolvePermission\x124.agentruntime.permission.v1.ResolvePermissionRequest\x1a5.agentruntime.permission.v1.ResolvePermissionResponse\x12\x83\x01\n" +
-	"\x12GetPermissionState\x125.agentruntime.permission.v1.GetPermissionStateRequest\x1a6.agentruntime.permission.v1.GetPermissionStateResponse\x12\x80\x01\n" +
-	"\x11SetPermissionMode\x124.agentruntime.permission.v1.SetPermissionModeRequest\x1a5.agentruntime.permission.v1.SetPermissionModeResponse\x12e\n" +
-	"\bPutRules\x12+.agentruntime.permission.v1.PutRulesRequest\x1a,.agentruntime.permission.v1.PutRulesResponse\x12\x80\x01\n" +
-	"\x11SetSandboxProfile\x124.agentruntime.permission.v1.SetSandboxProfileRequest\x1a5.agentruntime.permission.v1.SetSandboxProfileResponse\x12\x80\x01\n" +
-	"\x11GetSandboxProfile\x124.agentruntime.permission.v1.GetSandboxProfileRequest\x1a5.agentruntime.permission.v1.GetSandboxProfileResponse\x12\x8f\x01\n" +
-	"\x16ReportSandboxViolation\x129.agentruntime.permission.v1.ReportSandboxViolationRequest\x1a:.agentruntime.permission.v1.ReportSandboxViolationResponse\x12\x89\x01\n" +
-	"\x14ReportSandboxApplied\x127.agentruntime.permission.v1.ReportSandboxAppliedRequest\x1a8.agentruntime.permission.v1.ReportSandboxAppliedResponse\x12q\n" +
-	"\fRegisterHook\x12/.agentruntime.permission.v1.RegisterHookRequest\x1a0.agentruntime.permission.v1.RegisterHookResponse\x12k\n" +
+	" \x03(\v2*.agentruntime.permission.v1.HookRunSummaryR\x0erecentHookRuns2\xbb\x11\n" +
+	"\x11PermissionService\x12\x8b\x01\n" +
+	"\x12EvaluatePermission\x125.agentruntime.permission.v1.EvaluatePermissionRequest\x1a6.agentruntime.permission.v1.EvaluatePermissionResponse\"\x06ʌ\x19\x02\b\x03\x12\x88\x01\n" +
+	"\x11ResolvePermission\x124.agentruntime.permission.v1.ResolvePermissionRequest\x1a5.agentruntime.permission.v1.ResolvePermissionResponse\"\x06ʌ\x19\x02\b\x02\x12\x8d\x01\n" +
+	"\x12GetPermissionState\x125.agentruntime.permission.v1.GetPermissionStateRequest\x1a6.agentruntime.permission.v1.GetPermissionStateResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12\x88\x01\n" +
+	"\x11SetPermissionMode\x124.agentruntime.permission.v1.SetPermissionModeRequest\x1a5.agentruntime.permission.v1.SetPermissionModeResponse\"\x06ʌ\x19\x02\b\x04\x12m\n" +
+	"\bPutRules\x12+.agentruntime.permission.v1.PutRulesRequest\x1a,.agentruntime.permission.v1.PutRulesResponse\"\x06ʌ\x19\x02\b\x04\x12\x88\x01\n" +
+	"\x11SetSandboxProfile\x124.agentruntime.permission.v1.SetSandboxProfileRequest\x1a5.agentruntime.permission.v1.SetSandboxProfileResponse\"\x06ʌ\x19\x02\b\x04\x12\x8a\x01\n" +
+	"\x11GetSandboxProfile\x124.agentruntime.permission.v1.GetSandboxProfileRequest\x1a5.agentruntime.permission.v1.GetSandboxProfileResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12\x97\x01\n" +
+	"\x16ReportSandboxViolation\x129.agentruntime.permission.v1.ReportSandboxViolationRequest\x1a:.agentruntime.permission.v1.ReportSandboxViolationResponse\"\x06ʌ\x19\x02\b\x03\x12\x91\x01\n" +
+	"\x14ReportSandboxApplied\x127.agentruntime.permission.v1.ReportSandboxAppliedRequest\x1a8.agentruntime.permission.v1.ReportSandboxAppliedResponse\"\x06ʌ\x19\x02\b\x03\x12y\n" +
+	"\fRegisterHook\x12/.agentruntime.permission.v1.RegisterHookRequest\x1a0.agentruntime.permission.v1.RegisterHookResponse\"\x06ʌ\x19\x02\b\x04\x12s\n" +
 	"\n" +
-	"RemoveHook\x12-.agentruntime.permission.v1.RemoveHookRequest\x1a..agentruntime.permission.v1.RemoveHookResponse\x12h\n" +
-	"\tListHooks\x12,.agentruntime.permission.v1.ListHooksRequest\x1a-.agentruntime.permission.v1.ListHooksResponse\x12e\n" +
-	"\bRunHooks\x12+.agentruntime.permission.v1.RunHooksRequest\x1a,.agentruntime.permission.v1.RunHooksResponse\x12\x9b\x01\n" +
-	"\x1aReportExecutionEnvironment\x12=.agentruntime.permission.v1.ReportExecutionEnvironmentRequest\x1a>.agentruntime.permission.v1.ReportExecutionEnvironmentResponse\x12\x92\x01\n" +
-	"\x17GetExecutionEnvironment\x12:.agentruntime.permission.v1.GetExecutionEnvironmentRequest\x1a;.agentruntime.permission.v1.GetExecutionEnvironmentResponse\x12\x9e\x01\n" +
-	"\x1bGetPermissionSandboxSummary\x12>.agentruntime.permission.v1.GetPermissionSandboxSummaryRequest\x1a?.agentruntime.permission.v1.GetPermissionSandboxSummaryResponseBVZTgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1;permissionv1b\x06proto3"
+	"RemoveHook\x12-.agentruntime.permission.v1.RemoveHookRequest\x1a..agentruntime.permission.v1.RemoveHookResponse\"\x06ʌ\x19\x02\b\x04\x12p\n" +
+	"\tListHooks\x12,.agentruntime.permission.v1.ListHooksRequest\x1a-.agentruntime.permission.v1.ListHooksResponse\"\x06ʌ\x19\x02\b\x01\x12m\n" +
+	"\bRunHooks\x12+.agentruntime.permission.v1.RunHooksRequest\x1a,.agentruntime.permission.v1.RunHooksResponse\"\x06ʌ\x19\x02\b\x03\x12\xa3\x01\n" +
+	"\x1aReportExecutionEnvironment\x12=.agentruntime.permission.v1.ReportExecutionEnvironmentRequest\x1a>.agentruntime.permission.v1.ReportExecutionEnvironmentResponse\"\x06ʌ\x19\x02\b\x03\x12\x9c\x01\n" +
+	"\x17GetExecutionEnvironment\x12:.agentruntime.permission.v1.GetExecutionEnvironmentRequest\x1a;.agentruntime.permission.v1.GetExecutionEnvironmentResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12\xa6\x01\n" +
+	"\x1bGetPermissionSandboxSummary\x12>.agentruntime.permission.v1.GetPermissionSandboxSummaryRequest\x1a?.agentruntime.permission.v1.GetPermissionSandboxSummaryResponse\"\x06ʌ\x19\x02\b\x01BVZTgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1;permissionv1b\x06proto3"
 
 var (
 	file_agentruntime_permission_v1_permission_proto_rawDescOnce sync.Once

@@ -8,6 +8,7 @@ package routingv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	_ "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/auth/v1"
 	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -2461,7 +2462,7 @@ var File_agentruntime_routing_v1_routing_proto protoreflect.FileDescriptor
 
 const file_agentruntime_routing_v1_routing_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/routing/v1/routing.proto\x12\x17agentruntime.routing.v1\x1a#agentruntime/common/v1/common.proto\x1a$agentruntime/events/v1/routing.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\"\xdf\x02\n" +
+	"%agentruntime/routing/v1/routing.proto\x12\x17agentruntime.routing.v1\x1a!agentruntime/auth/v1/access.proto\x1a#agentruntime/common/v1/common.proto\x1a$agentruntime/events/v1/routing.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\"\xdf\x02\n" +
 	"\tTurnScope\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
@@ -2647,23 +2648,23 @@ const file_agentruntime_routing_v1_routing_proto_rawDesc = "" +
 	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\"o\n" +
 	"\x12GetBudgetsResponse\x12=\n" +
 	"\abudgets\x18\x01 \x03(\v2#.agentruntime.events.v1.BudgetStateR\abudgets\x12\x1a\n" +
-	"\bsequence\x18\x02 \x01(\x04R\bsequence2\xfe\v\n" +
-	"\x0eRoutingService\x12}\n" +
-	"\x12ResolveTaskProfile\x122.agentruntime.routing.v1.ResolveTaskProfileRequest\x1a3.agentruntime.routing.v1.ResolveTaskProfileResponse\x12z\n" +
-	"\x11ResolveCandidates\x121.agentruntime.routing.v1.ResolveCandidatesRequest\x1a2.agentruntime.routing.v1.ResolveCandidatesResponse\x12h\n" +
-	"\vDecideRoute\x12+.agentruntime.routing.v1.DecideRouteRequest\x1a,.agentruntime.routing.v1.DecideRouteResponse\x12n\n" +
-	"\rApplyFallback\x12-.agentruntime.routing.v1.ApplyFallbackRequest\x1a..agentruntime.routing.v1.ApplyFallbackResponse\x12k\n" +
-	"\fEstimateCost\x12,.agentruntime.routing.v1.EstimateCostRequest\x1a-.agentruntime.routing.v1.EstimateCostResponse\x12e\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence2\xee\f\n" +
+	"\x0eRoutingService\x12\x85\x01\n" +
+	"\x12ResolveTaskProfile\x122.agentruntime.routing.v1.ResolveTaskProfileRequest\x1a3.agentruntime.routing.v1.ResolveTaskProfileResponse\"\x06ʌ\x19\x02\b\x03\x12\x82\x01\n" +
+	"\x11ResolveCandidates\x121.agentruntime.routing.v1.ResolveCandidatesRequest\x1a2.agentruntime.routing.v1.ResolveCandidatesResponse\"\x06ʌ\x19\x02\b\x03\x12p\n" +
+	"\vDecideRoute\x12+.agentruntime.routing.v1.DecideRouteRequest\x1a,.agentruntime.routing.v1.DecideRouteResponse\"\x06ʌ\x19\x02\b\x03\x12v\n" +
+	"\rApplyFallback\x12-.agentruntime.routing.v1.ApplyFallbackRequest\x1a..agentruntime.routing.v1.ApplyFallbackResponse\"\x06ʌ\x19\x02\b\x03\x12s\n" +
+	"\fEstimateCost\x12,.agentruntime.routing.v1.EstimateCostRequest\x1a-.agentruntime.routing.v1.EstimateCostResponse\"\x06ʌ\x19\x02\b\x03\x12m\n" +
 	"\n" +
-	"RecordCost\x12*.agentruntime.routing.v1.RecordCostRequest\x1a+.agentruntime.routing.v1.RecordCostResponse\x12h\n" +
-	"\vCheckLimits\x12+.agentruntime.routing.v1.CheckLimitsRequest\x1a,.agentruntime.routing.v1.CheckLimitsResponse\x12n\n" +
-	"\rConsumeLimits\x12-.agentruntime.routing.v1.ConsumeLimitsRequest\x1a..agentruntime.routing.v1.ConsumeLimitsResponse\x12\x89\x01\n" +
-	"\x16GetRoutingLimitSummary\x126.agentruntime.routing.v1.GetRoutingLimitSummaryRequest\x1a7.agentruntime.routing.v1.GetRoutingLimitSummaryResponse\x12w\n" +
-	"\x10GetModelRegistry\x120.agentruntime.routing.v1.GetModelRegistryRequest\x1a1.agentruntime.routing.v1.GetModelRegistryResponse\x12\x80\x01\n" +
-	"\x13UpdateModelRegistry\x123.agentruntime.routing.v1.UpdateModelRegistryRequest\x1a4.agentruntime.routing.v1.UpdateModelRegistryResponse\x12z\n" +
-	"\x11UpdateLimitConfig\x121.agentruntime.routing.v1.UpdateLimitConfigRequest\x1a2.agentruntime.routing.v1.UpdateLimitConfigResponse\x12e\n" +
+	"RecordCost\x12*.agentruntime.routing.v1.RecordCostRequest\x1a+.agentruntime.routing.v1.RecordCostResponse\"\x06ʌ\x19\x02\b\x03\x12r\n" +
+	"\vCheckLimits\x12+.agentruntime.routing.v1.CheckLimitsRequest\x1a,.agentruntime.routing.v1.CheckLimitsResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12v\n" +
+	"\rConsumeLimits\x12-.agentruntime.routing.v1.ConsumeLimitsRequest\x1a..agentruntime.routing.v1.ConsumeLimitsResponse\"\x06ʌ\x19\x02\b\x03\x12\x91\x01\n" +
+	"\x16GetRoutingLimitSummary\x126.agentruntime.routing.v1.GetRoutingLimitSummaryRequest\x1a7.agentruntime.routing.v1.GetRoutingLimitSummaryResponse\"\x06ʌ\x19\x02\b\x01\x12\x81\x01\n" +
+	"\x10GetModelRegistry\x120.agentruntime.routing.v1.GetModelRegistryRequest\x1a1.agentruntime.routing.v1.GetModelRegistryResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12\x88\x01\n" +
+	"\x13UpdateModelRegistry\x123.agentruntime.routing.v1.UpdateModelRegistryRequest\x1a4.agentruntime.routing.v1.UpdateModelRegistryResponse\"\x06ʌ\x19\x02\b\x04\x12\x82\x01\n" +
+	"\x11UpdateLimitConfig\x121.agentruntime.routing.v1.UpdateLimitConfigRequest\x1a2.agentruntime.routing.v1.UpdateLimitConfigResponse\"\x06ʌ\x19\x02\b\x04\x12m\n" +
 	"\n" +
-	"GetBudgets\x12*.agentruntime.routing.v1.GetBudgetsRequest\x1a+.agentruntime.routing.v1.GetBudgetsResponseBPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1;routingv1b\x06proto3"
+	"GetBudgets\x12*.agentruntime.routing.v1.GetBudgetsRequest\x1a+.agentruntime.routing.v1.GetBudgetsResponse\"\x06ʌ\x19\x02\b\x01BPZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1;routingv1b\x06proto3"
 
 var (
 	file_agentruntime_routing_v1_routing_proto_rawDescOnce sync.Once

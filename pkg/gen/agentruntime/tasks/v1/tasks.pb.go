@@ -8,6 +8,7 @@ package tasksv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	_ "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/auth/v1"
 	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -480,8 +481,10 @@ type AppendTaskProgressRequest struct {
 	CheckpointRefs []string               `protobuf:"bytes,7,rep,name=checkpoint_refs,json=checkpointRefs,proto3" json:"checkpoint_refs,omitempty"`
 	// The run's state when it changes: PREPARING, RUNNING, WAITING_INPUT,
 	// WAITING_PERMISSION or WAITING_RESOURCE.
-	RunState      TaskStatus `protobuf:"varint,8,opt,name=run_state,json=runState,proto3,enum=agentruntime.tasks.v1.TaskStatus" json:"run_state,omitempty"`
-	Reason        string     `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
+	RunState TaskStatus `protobuf:"varint,8,opt,name=run_state,json=runState,proto3,enum=agentruntime.tasks.v1.TaskStatus" json:"run_state,omitempty"`
+	Reason   string     `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
+	// PollTaskResponse.lease_token of the run (runs a worker polled).
+	LeaseToken    string `protobuf:"bytes,10,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -575,6 +578,13 @@ func (x *AppendTaskProgressRequest) GetRunState() TaskStatus {
 func (x *AppendTaskProgressRequest) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *AppendTaskProgressRequest) GetLeaseToken() string {
+	if x != nil {
+		return x.LeaseToken
 	}
 	return ""
 }
@@ -1107,8 +1117,10 @@ type CompleteTaskRequest struct {
 	OutputRefs     []*v1.OutputRef `protobuf:"bytes,7,rep,name=output_refs,json=outputRefs,proto3" json:"output_refs,omitempty"`
 	CheckpointRefs []string        `protobuf:"bytes,8,rep,name=checkpoint_refs,json=checkpointRefs,proto3" json:"checkpoint_refs,omitempty"`
 	NativeStatus   string          `protobuf:"bytes,9,opt,name=native_status,json=nativeStatus,proto3" json:"native_status,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// PollTaskResponse.lease_token of the run (runs a worker polled).
+	LeaseToken    string `protobuf:"bytes,10,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompleteTaskRequest) Reset() {
@@ -1204,6 +1216,13 @@ func (x *CompleteTaskRequest) GetNativeStatus() string {
 	return ""
 }
 
+func (x *CompleteTaskRequest) GetLeaseToken() string {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return ""
+}
+
 type CompleteTaskResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
@@ -1257,7 +1276,9 @@ type FailTaskRequest struct {
 	OutputRefs     []*v1.OutputRef        `protobuf:"bytes,5,rep,name=output_refs,json=outputRefs,proto3" json:"output_refs,omitempty"`
 	CheckpointRefs []string               `protobuf:"bytes,6,rep,name=checkpoint_refs,json=checkpointRefs,proto3" json:"checkpoint_refs,omitempty"`
 	// Fail the task even when its retry policy would retry.
-	NoRetry       bool `protobuf:"varint,7,opt,name=no_retry,json=noRetry,proto3" json:"no_retry,omitempty"`
+	NoRetry bool `protobuf:"varint,7,opt,name=no_retry,json=noRetry,proto3" json:"no_retry,omitempty"`
+	// PollTaskResponse.lease_token of the run (runs a worker polled).
+	LeaseToken    string `protobuf:"bytes,8,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1339,6 +1360,13 @@ func (x *FailTaskRequest) GetNoRetry() bool {
 		return x.NoRetry
 	}
 	return false
+}
+
+func (x *FailTaskRequest) GetLeaseToken() string {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return ""
 }
 
 type FailTaskResponse struct {
@@ -2485,8 +2513,12 @@ type PollTaskResponse struct {
 	AttemptId      string                 `protobuf:"bytes,3,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
 	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
 	Result         *v1.WriteResult        `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The run's secret: heartbeats, progress and the run's end carry it with
+	// run_id. Only the holder of the run's current lease is heard; after a
+	// loss they are FailedPrecondition LEASE_LOST.
+	LeaseToken    string `protobuf:"bytes,6,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PollTaskResponse) Reset() {
@@ -2554,11 +2586,20 @@ func (x *PollTaskResponse) GetResult() *v1.WriteResult {
 	return nil
 }
 
+func (x *PollTaskResponse) GetLeaseToken() string {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return ""
+}
+
 type HeartbeatTaskRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TaskId        string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	RunId         string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	LeaseTtl      *durationpb.Duration   `protobuf:"bytes,3,opt,name=lease_ttl,json=leaseTtl,proto3" json:"lease_ttl,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TaskId   string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	RunId    string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	LeaseTtl *durationpb.Duration   `protobuf:"bytes,3,opt,name=lease_ttl,json=leaseTtl,proto3" json:"lease_ttl,omitempty"`
+	// PollTaskResponse.lease_token of the run.
+	LeaseToken    string `protobuf:"bytes,4,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2612,6 +2653,13 @@ func (x *HeartbeatTaskRequest) GetLeaseTtl() *durationpb.Duration {
 		return x.LeaseTtl
 	}
 	return nil
+}
+
+func (x *HeartbeatTaskRequest) GetLeaseToken() string {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return ""
 }
 
 type HeartbeatTaskResponse struct {
@@ -3822,7 +3870,7 @@ var File_agentruntime_tasks_v1_tasks_proto protoreflect.FileDescriptor
 
 const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\n" +
-	"!agentruntime/tasks/v1/tasks.proto\x12\x15agentruntime.tasks.v1\x1a#agentruntime/common/v1/common.proto\x1a!agentruntime/tasks/v1/types.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf3\x04\n" +
+	"!agentruntime/tasks/v1/tasks.proto\x12\x15agentruntime.tasks.v1\x1a!agentruntime/auth/v1/access.proto\x1a#agentruntime/common/v1/common.proto\x1a!agentruntime/tasks/v1/types.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf3\x04\n" +
 	"\x11CreateTaskRequest\x12A\n" +
 	"\atask_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06taskId\x12S\n" +
 	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12G\n" +
@@ -3861,7 +3909,7 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x03 \x01(\tR\tattemptId\x12D\n" +
-	"\x10lease_expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"\x91\x04\n" +
+	"\x10lease_expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"\xbc\x04\n" +
 	"\x19AppendTaskProgressRequest\x12@\n" +
 	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12>\n" +
 	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12S\n" +
@@ -3871,7 +3919,10 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\revidence_refs\x18\x06 \x03(\tR\fevidenceRefs\x12'\n" +
 	"\x0fcheckpoint_refs\x18\a \x03(\tR\x0echeckpointRefs\x12R\n" +
 	"\trun_state\x18\b \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusB\x12\xbaH\x0f\x82\x01\f\x18\x00\x18\x04\x18\x05\x18\x06\x18\a\x18\bR\brunState\x12 \n" +
-	"\x06reason\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\"Y\n" +
+	"\x06reason\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x06reason\x12)\n" +
+	"\vlease_token\x18\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\n" +
+	"leaseToken\"Y\n" +
 	"\x1aAppendTaskProgressResponse\x12;\n" +
 	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xcb\x01\n" +
 	"\x10PauseTaskRequest\x12@\n" +
@@ -3904,7 +3955,7 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\x06run_id\x18\x05 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05runId\"g\n" +
 	"\x11RetryTaskResponse\x12;\n" +
 	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x12\x15\n" +
-	"\x06run_id\x18\x02 \x01(\tR\x05runId\"\xe5\x03\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\"\x90\x04\n" +
 	"\x13CompleteTaskRequest\x12@\n" +
 	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12>\n" +
 	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12S\n" +
@@ -3915,9 +3966,12 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\voutput_refs\x18\a \x03(\v2!.agentruntime.common.v1.OutputRefR\n" +
 	"outputRefs\x12'\n" +
 	"\x0fcheckpoint_refs\x18\b \x03(\tR\x0echeckpointRefs\x12#\n" +
-	"\rnative_status\x18\t \x01(\tR\fnativeStatus\"S\n" +
+	"\rnative_status\x18\t \x01(\tR\fnativeStatus\x12)\n" +
+	"\vlease_token\x18\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\n" +
+	"leaseToken\"S\n" +
 	"\x14CompleteTaskResponse\x12;\n" +
-	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xb0\x03\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xdb\x03\n" +
 	"\x0fFailTaskRequest\x12@\n" +
 	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12>\n" +
 	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12S\n" +
@@ -3926,7 +3980,9 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\voutput_refs\x18\x05 \x03(\v2!.agentruntime.common.v1.OutputRefR\n" +
 	"outputRefs\x12'\n" +
 	"\x0fcheckpoint_refs\x18\x06 \x03(\tR\x0echeckpointRefs\x12\x19\n" +
-	"\bno_retry\x18\a \x01(\bR\anoRetry\"\x8a\x01\n" +
+	"\bno_retry\x18\a \x01(\bR\anoRetry\x12)\n" +
+	"\vlease_token\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\n" +
+	"leaseToken\"\x8a\x01\n" +
 	"\x10FailTaskResponse\x12;\n" +
 	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x129\n" +
 	"\x06status\x18\x02 \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusR\x06status\"\xcd\x01\n" +
@@ -4016,19 +4072,23 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"task_kinds\x18\x02 \x03(\tB\b\xbaH\x05\x92\x01\x02\x10 R\ttaskKinds\x12;\n" +
 	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\f\xbaH\t\xaa\x01\x06\"\x02\b<2\x00R\x04wait\x12E\n" +
 	"\tlease_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\r\xbaH\n" +
-	"\xaa\x01\a\"\x03\b\xd8\x042\x00R\bleaseTtl\"\xfc\x01\n" +
+	"\xaa\x01\a\"\x03\b\xd8\x042\x00R\bleaseTtl\"\x9d\x02\n" +
 	"\x10PollTaskResponse\x12/\n" +
 	"\x04task\x18\x01 \x01(\v2\x1b.agentruntime.tasks.v1.TaskR\x04task\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x03 \x01(\tR\tattemptId\x12D\n" +
 	"\x10lease_expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12;\n" +
-	"\x06result\x18\x05 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xdf\x01\n" +
+	"\x06result\x18\x05 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x12\x1f\n" +
+	"\vlease_token\x18\x06 \x01(\tR\n" +
+	"leaseToken\"\x8a\x02\n" +
 	"\x14HeartbeatTaskRequest\x12@\n" +
 	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12>\n" +
 	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12E\n" +
 	"\tlease_ttl\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\r\xbaH\n" +
-	"\xaa\x01\a\"\x03\b\xd8\x042\x00R\bleaseTtl\"\xb1\x01\n" +
+	"\xaa\x01\a\"\x03\b\xd8\x042\x00R\bleaseTtl\x12)\n" +
+	"\vlease_token\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\n" +
+	"leaseToken\"\xb1\x01\n" +
 	"\x15HeartbeatTaskResponse\x12D\n" +
 	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12)\n" +
 	"\x10cancel_requested\x18\x02 \x01(\bR\x0fcancelRequested\x12'\n" +
@@ -4114,39 +4174,39 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\aitem_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06itemId\x12S\n" +
 	"\x0fidempotency_key\x18\x03 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\"T\n" +
 	"\x15ReportJobItemResponse\x12;\n" +
-	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result2\xa6\x15\n" +
-	"\fTasksService\x12a\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result2\x89\x17\n" +
+	"\fTasksService\x12i\n" +
 	"\n" +
-	"CreateTask\x12(.agentruntime.tasks.v1.CreateTaskRequest\x1a).agentruntime.tasks.v1.CreateTaskResponse\x12a\n" +
+	"CreateTask\x12(.agentruntime.tasks.v1.CreateTaskRequest\x1a).agentruntime.tasks.v1.CreateTaskResponse\"\x06ʌ\x19\x02\b\x02\x12i\n" +
 	"\n" +
-	"UpdateTask\x12(.agentruntime.tasks.v1.UpdateTaskRequest\x1a).agentruntime.tasks.v1.UpdateTaskResponse\x12^\n" +
-	"\tStartTask\x12'.agentruntime.tasks.v1.StartTaskRequest\x1a(.agentruntime.tasks.v1.StartTaskResponse\x12y\n" +
-	"\x12AppendTaskProgress\x120.agentruntime.tasks.v1.AppendTaskProgressRequest\x1a1.agentruntime.tasks.v1.AppendTaskProgressResponse\x12^\n" +
-	"\tPauseTask\x12'.agentruntime.tasks.v1.PauseTaskRequest\x1a(.agentruntime.tasks.v1.PauseTaskResponse\x12a\n" +
+	"UpdateTask\x12(.agentruntime.tasks.v1.UpdateTaskRequest\x1a).agentruntime.tasks.v1.UpdateTaskResponse\"\x06ʌ\x19\x02\b\x02\x12f\n" +
+	"\tStartTask\x12'.agentruntime.tasks.v1.StartTaskRequest\x1a(.agentruntime.tasks.v1.StartTaskResponse\"\x06ʌ\x19\x02\b\x02\x12\x81\x01\n" +
+	"\x12AppendTaskProgress\x120.agentruntime.tasks.v1.AppendTaskProgressRequest\x1a1.agentruntime.tasks.v1.AppendTaskProgressResponse\"\x06ʌ\x19\x02\b\x03\x12f\n" +
+	"\tPauseTask\x12'.agentruntime.tasks.v1.PauseTaskRequest\x1a(.agentruntime.tasks.v1.PauseTaskResponse\"\x06ʌ\x19\x02\b\x02\x12i\n" +
 	"\n" +
-	"ResumeTask\x12(.agentruntime.tasks.v1.ResumeTaskRequest\x1a).agentruntime.tasks.v1.ResumeTaskResponse\x12a\n" +
+	"ResumeTask\x12(.agentruntime.tasks.v1.ResumeTaskRequest\x1a).agentruntime.tasks.v1.ResumeTaskResponse\"\x06ʌ\x19\x02\b\x02\x12i\n" +
 	"\n" +
-	"CancelTask\x12(.agentruntime.tasks.v1.CancelTaskRequest\x1a).agentruntime.tasks.v1.CancelTaskResponse\x12^\n" +
-	"\tRetryTask\x12'.agentruntime.tasks.v1.RetryTaskRequest\x1a(.agentruntime.tasks.v1.RetryTaskResponse\x12g\n" +
-	"\fCompleteTask\x12*.agentruntime.tasks.v1.CompleteTaskRequest\x1a+.agentruntime.tasks.v1.CompleteTaskResponse\x12[\n" +
-	"\bFailTask\x12&.agentruntime.tasks.v1.FailTaskRequest\x1a'.agentruntime.tasks.v1.FailTaskResponse\x12d\n" +
-	"\vArchiveTask\x12).agentruntime.tasks.v1.ArchiveTaskRequest\x1a*.agentruntime.tasks.v1.ArchiveTaskResponse\x12^\n" +
-	"\tListTasks\x12'.agentruntime.tasks.v1.ListTasksRequest\x1a(.agentruntime.tasks.v1.ListTasksResponse\x12X\n" +
-	"\aGetTask\x12%.agentruntime.tasks.v1.GetTaskRequest\x1a&.agentruntime.tasks.v1.GetTaskResponse\x12^\n" +
-	"\tLinkTasks\x12'.agentruntime.tasks.v1.LinkTasksRequest\x1a(.agentruntime.tasks.v1.LinkTasksResponse\x12d\n" +
-	"\vUnlinkTasks\x12).agentruntime.tasks.v1.UnlinkTasksRequest\x1a*.agentruntime.tasks.v1.UnlinkTasksResponse\x12p\n" +
-	"\x0fGetTaskSnapshot\x12-.agentruntime.tasks.v1.GetTaskSnapshotRequest\x1a..agentruntime.tasks.v1.GetTaskSnapshotResponse\x12[\n" +
-	"\bPollTask\x12&.agentruntime.tasks.v1.PollTaskRequest\x1a'.agentruntime.tasks.v1.PollTaskResponse\x12j\n" +
-	"\rHeartbeatTask\x12+.agentruntime.tasks.v1.HeartbeatTaskRequest\x1a,.agentruntime.tasks.v1.HeartbeatTaskResponse\x12^\n" +
-	"\tCreateJob\x12'.agentruntime.tasks.v1.CreateJobRequest\x1a(.agentruntime.tasks.v1.CreateJobResponse\x12U\n" +
-	"\x06GetJob\x12$.agentruntime.tasks.v1.GetJobRequest\x1a%.agentruntime.tasks.v1.GetJobResponse\x12[\n" +
-	"\bListJobs\x12&.agentruntime.tasks.v1.ListJobsRequest\x1a'.agentruntime.tasks.v1.ListJobsResponse\x12^\n" +
-	"\tCancelJob\x12'.agentruntime.tasks.v1.CancelJobRequest\x1a(.agentruntime.tasks.v1.CancelJobResponse\x12g\n" +
-	"\fRetryJobItem\x12*.agentruntime.tasks.v1.RetryJobItemRequest\x1a+.agentruntime.tasks.v1.RetryJobItemResponse\x12g\n" +
-	"\fStartJobItem\x12*.agentruntime.tasks.v1.StartJobItemRequest\x1a+.agentruntime.tasks.v1.StartJobItemResponse\x12p\n" +
-	"\x0fCompleteJobItem\x12-.agentruntime.tasks.v1.CompleteJobItemRequest\x1a..agentruntime.tasks.v1.CompleteJobItemResponse\x12d\n" +
-	"\vFailJobItem\x12).agentruntime.tasks.v1.FailJobItemRequest\x1a*.agentruntime.tasks.v1.FailJobItemResponse\x12j\n" +
-	"\rReportJobItem\x12+.agentruntime.tasks.v1.ReportJobItemRequest\x1a,.agentruntime.tasks.v1.ReportJobItemResponseBLZJgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1;tasksv1b\x06proto3"
+	"CancelTask\x12(.agentruntime.tasks.v1.CancelTaskRequest\x1a).agentruntime.tasks.v1.CancelTaskResponse\"\x06ʌ\x19\x02\b\x02\x12f\n" +
+	"\tRetryTask\x12'.agentruntime.tasks.v1.RetryTaskRequest\x1a(.agentruntime.tasks.v1.RetryTaskResponse\"\x06ʌ\x19\x02\b\x02\x12o\n" +
+	"\fCompleteTask\x12*.agentruntime.tasks.v1.CompleteTaskRequest\x1a+.agentruntime.tasks.v1.CompleteTaskResponse\"\x06ʌ\x19\x02\b\x03\x12c\n" +
+	"\bFailTask\x12&.agentruntime.tasks.v1.FailTaskRequest\x1a'.agentruntime.tasks.v1.FailTaskResponse\"\x06ʌ\x19\x02\b\x03\x12l\n" +
+	"\vArchiveTask\x12).agentruntime.tasks.v1.ArchiveTaskRequest\x1a*.agentruntime.tasks.v1.ArchiveTaskResponse\"\x06ʌ\x19\x02\b\x02\x12f\n" +
+	"\tListTasks\x12'.agentruntime.tasks.v1.ListTasksRequest\x1a(.agentruntime.tasks.v1.ListTasksResponse\"\x06ʌ\x19\x02\b\x01\x12b\n" +
+	"\aGetTask\x12%.agentruntime.tasks.v1.GetTaskRequest\x1a&.agentruntime.tasks.v1.GetTaskResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12f\n" +
+	"\tLinkTasks\x12'.agentruntime.tasks.v1.LinkTasksRequest\x1a(.agentruntime.tasks.v1.LinkTasksResponse\"\x06ʌ\x19\x02\b\x02\x12l\n" +
+	"\vUnlinkTasks\x12).agentruntime.tasks.v1.UnlinkTasksRequest\x1a*.agentruntime.tasks.v1.UnlinkTasksResponse\"\x06ʌ\x19\x02\b\x02\x12x\n" +
+	"\x0fGetTaskSnapshot\x12-.agentruntime.tasks.v1.GetTaskSnapshotRequest\x1a..agentruntime.tasks.v1.GetTaskSnapshotResponse\"\x06ʌ\x19\x02\b\x01\x12c\n" +
+	"\bPollTask\x12&.agentruntime.tasks.v1.PollTaskRequest\x1a'.agentruntime.tasks.v1.PollTaskResponse\"\x06ʌ\x19\x02\b\x03\x12r\n" +
+	"\rHeartbeatTask\x12+.agentruntime.tasks.v1.HeartbeatTaskRequest\x1a,.agentruntime.tasks.v1.HeartbeatTaskResponse\"\x06ʌ\x19\x02\b\x03\x12f\n" +
+	"\tCreateJob\x12'.agentruntime.tasks.v1.CreateJobRequest\x1a(.agentruntime.tasks.v1.CreateJobResponse\"\x06ʌ\x19\x02\b\x02\x12]\n" +
+	"\x06GetJob\x12$.agentruntime.tasks.v1.GetJobRequest\x1a%.agentruntime.tasks.v1.GetJobResponse\"\x06ʌ\x19\x02\b\x01\x12c\n" +
+	"\bListJobs\x12&.agentruntime.tasks.v1.ListJobsRequest\x1a'.agentruntime.tasks.v1.ListJobsResponse\"\x06ʌ\x19\x02\b\x01\x12f\n" +
+	"\tCancelJob\x12'.agentruntime.tasks.v1.CancelJobRequest\x1a(.agentruntime.tasks.v1.CancelJobResponse\"\x06ʌ\x19\x02\b\x02\x12o\n" +
+	"\fRetryJobItem\x12*.agentruntime.tasks.v1.RetryJobItemRequest\x1a+.agentruntime.tasks.v1.RetryJobItemResponse\"\x06ʌ\x19\x02\b\x02\x12q\n" +
+	"\fStartJobItem\x12*.agentruntime.tasks.v1.StartJobItemRequest\x1a+.agentruntime.tasks.v1.StartJobItemResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12z\n" +
+	"\x0fCompleteJobItem\x12-.agentruntime.tasks.v1.CompleteJobItemRequest\x1a..agentruntime.tasks.v1.CompleteJobItemResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12n\n" +
+	"\vFailJobItem\x12).agentruntime.tasks.v1.FailJobItemRequest\x1a*.agentruntime.tasks.v1.FailJobItemResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12t\n" +
+	"\rReportJobItem\x12+.agentruntime.tasks.v1.ReportJobItemRequest\x1a,.agentruntime.tasks.v1.ReportJobItemResponse\"\bʌ\x19\x04\b\x02\x10\x01BLZJgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1;tasksv1b\x06proto3"
 
 var (
 	file_agentruntime_tasks_v1_tasks_proto_rawDescOnce sync.Once
