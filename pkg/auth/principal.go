@@ -1,8 +1,8 @@
 // Package auth owns the answer to "who is calling, and for which tenant":
 // the Principal carried in a request context, the Authenticator that derives
-// it from a bearer token (API key or JWT), and the YAML file that configures
-// both. The tenant always comes from the credentials, never from a request
-// body (DESIGN.md §3).
+// it from a bearer token (API key or JWT), the YAML file that configures
+// both, and what each role may call (access.go). The tenant always comes
+// from the credentials, never from a request body (DESIGN.md §3).
 package auth
 
 import (
@@ -18,8 +18,9 @@ const (
 	MethodAnonymous = "anonymous"
 )
 
-// Roles a principal can hold. Authorization decisions belong to the services;
-// this package only guarantees that a principal's role is one of these.
+// Roles a principal can hold. Which role may call which method is declared
+// in the protos (agentruntime.auth.v1.access) and enforced by the server
+// kit with Permits; docs/security.md shows the matrix.
 const (
 	RoleAdmin    = "admin"
 	RoleOperator = "operator"

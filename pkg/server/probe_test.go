@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	authv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/auth/v1"
 )
 
 // The probe service is built from a descriptor at test time, so the kit is
@@ -31,6 +32,22 @@ const (
 
 type probeTypes struct {
 	req, input, part, resp protoreflect.MessageDescriptor
+	// files holds the probe's file, with its service's role declarations.
+	files *protoregistry.Files
+}
+
+// viewerMethod declares that any viewer may call a probe method.
+func viewerMethod(name string, clientStreams bool) *descriptorpb.MethodDescriptorProto {
+	opts := &descriptorpb.MethodOptions{}
+	proto.SetExtension(opts, authv1.E_Access, &authv1.Access{MinRole: authv1.Role_ROLE_VIEWER})
+	m := &descriptorpb.MethodDescriptorProto{
+		Name: proto.String(name), InputType: proto.String(".test.v1.EchoRequest"), OutputType: proto.String(".test.v1.EchoResponse"),
+		Options: opts,
+	}
+	if clientStreams {
+		m.ClientStreaming = proto.Bool(true)
+	}
+	return m
 }
 
 func stringRules(minLen uint64) *descriptorpb.FieldOptions {
@@ -82,11 +99,17 @@ func newProbeTypes(t *testing.T) probeTypes {
 				field("count", 3, descriptorpb.FieldDescriptorProto_TYPE_INT32, "", nil),
 			}},
 		},
+		Service: []*descriptorpb.ServiceDescriptorProto{{
+			Name:   proto.String("Probe"),
+			Method: []*descriptorpb.MethodDescriptorProto{viewerMethod("Echo", false), viewerMethod("Block", false), viewerMethod("Collect", true)},
+		}},
 	}
 	fd, err := protodesc.NewFile(fdp, protoregistry.GlobalFiles)
 	require.NoError(t, err)
+	files := &protoregistry.Files{}
+	require.NoError(t, files.RegisterFile(fd))
 	m := fd.Messages()
-	return probeTypes{req: m.ByName("EchoRequest"), input: m.ByName("Input"), part: m.ByName("Part"), resp: m.ByName("EchoResponse")}
+	return probeTypes{req: m.ByName("EchoRequest"), input: m.ByName("Input"), part: m.ByName("Part"), resp: m.ByName("EchoResponse"), files: files}
 }
 
 func (p probeTypes) request(sessionID string, texts ...string) *dynamicpb.Message {

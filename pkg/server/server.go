@@ -1,7 +1,8 @@
 // Package server owns the gRPC server every agentruntime service runs on:
 // health and reflection, OpenTelemetry tracing and metrics through the gRPC
 // stats handler, and one interceptor chain that recovers panics, logs each
-// call, authenticates the caller and validates the request against its
+// call, authenticates the caller, enforces the role each method declares
+// in its proto (DESIGN.md §12) and validates the request against its
 // protovalidate rules before a handler sees it (DESIGN.md §3, §8, §10).
 // Services only register their implementations and call MarkServing.
 package server
@@ -58,6 +59,10 @@ type Config struct {
 	// Empty: loopback origins when the server listens on loopback, none
 	// otherwise.
 	CORSOrigins []string
+	// Descriptors are looked in for the role declarations of registered
+	// methods before protoregistry.GlobalFiles (which holds every generated
+	// agentruntime proto); nil means only the global registry.
+	Descriptors DescriptorResolver
 }
 
 // Server is a gRPC server with the kit's cross-cutting behaviour installed.
@@ -68,6 +73,7 @@ type Server struct {
 	health    *health.Server
 	validator protovalidate.Validator
 	authn     auth.Authenticator
+	access    accessTable
 }
 
 // New builds a Server. Register services on GRPC(), then MarkServing and
@@ -112,8 +118,8 @@ func New(cfg Config) (*Server, error) {
 			// Probes arrive every few seconds and would drown real traces.
 			otelgrpc.WithFilter(filters.Not(filters.HealthCheck())),
 		)),
-		grpc.ChainUnaryInterceptor(s.recoverUnary, s.logUnary, s.authUnary, s.validateUnary),
-		grpc.ChainStreamInterceptor(s.recoverStream, s.logStream, s.authStream, s.validateStream),
+		grpc.ChainUnaryInterceptor(s.recoverUnary, s.logUnary, s.authUnary, s.authorizeUnary, s.validateUnary),
+		grpc.ChainStreamInterceptor(s.recoverStream, s.logStream, s.authStream, s.authorizeStream, s.validateStream),
 	}
 	s.grpc = grpc.NewServer(append(opts, cfg.GRPCOptions...)...)
 
@@ -168,7 +174,13 @@ func (s *Server) Listen() (net.Listener, error) {
 // served by gRPC's own transport; HTTP/1.1 connections (Connect, gRPC-Web,
 // curl with JSON) by the transcoder in http.go. It returns nil after a
 // shutdown caused by ctx, or the error that stopped serving.
+//
+// It refuses to start when a registered method declares no role: such a
+// method could be called by nobody, or, worse, by anybody.
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
+	if err := s.checkDeclarations(); err != nil {
+		return err
+	}
 	handler, err := s.httpHandler(originPolicy(s.cfg.CORSOrigins, lis.Addr()))
 	if err != nil {
 		return err

@@ -106,6 +106,7 @@ func startWith(t *testing.T, register func(*server.Server), opts ...option) *har
 		TracerProvider:  tp,
 		Authenticator:   authn,
 		ShutdownTimeout: 5 * time.Second,
+		Descriptors:     h.types.files,
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -33,7 +33,7 @@ func (tenantAuth) Authenticate(ctx context.Context) (auth.Principal, error) {
 	if v := md.Get("tenant"); len(v) > 0 {
 		tenant, subject = v[0], "bob"
 	}
-	return auth.Principal{Tenant: tenant, Subject: subject, Role: auth.RoleOperator, Method: auth.MethodAPIKey}, nil
+	return auth.Principal{Tenant: tenant, Subject: subject, Role: auth.RoleAdmin, Method: auth.MethodAPIKey}, nil
 }
 
 type harness struct {
