@@ -41,14 +41,25 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		tenant  string
 		noWork  bool
 		wf      workerFlags
+		// insecureNoAuth lets dev without --auth listen beyond loopback.
+		insecureNoAuth bool
 	)
 	c.register(fs, net.JoinHostPort("127.0.0.1", DefaultPort))
 	fs.StringVar(&dataDir, "data-dir", defaultDataDir(), "where the embedded JetStream keeps the event log")
 	fs.StringVar(&tenant, "tenant", DevTenant, "tenant of calls without credentials when --auth is not set")
 	fs.BoolVar(&noWork, "no-worker", false, "do not run the in-process worker")
+	fs.BoolVar(&insecureNoAuth, "insecure-no-auth", false, "without --auth, listen on a non-loopback address anyway: every caller that reaches it acts as admin")
 	wf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if c.authFile == "" {
+		if err := requireLoopback(ctx, c.listen); err != nil {
+			if !insecureNoAuth {
+				return err
+			}
+			fmt.Fprintf(stderr, "agentruntime dev: INSECURE (--insecure-no-auth): %s without --auth; every caller that reaches it acts as admin\n", c.listen)
+		}
 	}
 
 	authn, authDesc, err := devAuthenticator(c.authFile, tenant)
@@ -102,6 +113,36 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 Ctrl-C stops it; the event log stays in the data dir.
 `, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, workerLine, rt.metricsLine())
 	})
+}
+
+// requireLoopback refuses a listen address that other machines can reach:
+// without --auth every caller acts as the tenant's admin.
+func requireLoopback(ctx context.Context, listen string) error {
+	refuse := fmt.Errorf("dev without --auth refuses to listen on %s, which is not a loopback address (every caller would act as admin); use --listen 127.0.0.1:PORT, --auth FILE, or --insecure-no-auth", listen)
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", listen, err)
+	}
+	if host == "" {
+		return refuse // ":7070" listens on every interface
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		if !ip.IsLoopback() {
+			return refuse
+		}
+		return nil
+	}
+	// A name: loopback only when everything it resolves to is.
+	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		return refuse
+	}
+	for _, a := range addrs {
+		if !a.IP.IsLoopback() {
+			return refuse
+		}
+	}
+	return nil
 }
 
 func devAuthenticator(authFile, tenant string) (auth.Authenticator, string, error) {

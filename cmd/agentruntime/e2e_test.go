@@ -376,3 +376,24 @@ func TestServeNamesWhatIsMissing(t *testing.T) {
 		}
 	}
 }
+
+// Without --auth every caller is the tenant's admin, so dev refuses an
+// address other machines can reach unless told it is insecure.
+func TestDevWithoutAuthRefusesANonLoopbackListen(t *testing.T) {
+	for _, listen := range []string{"0.0.0.0:0", ":0"} {
+		out, err := exec.Command(binary, "dev", "--listen", listen, "--data-dir", t.TempDir()).CombinedOutput()
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if err == nil || len(lines) != 1 || !strings.Contains(lines[0], "refuses to listen on "+listen) || !strings.Contains(lines[0], "--insecure-no-auth") {
+			t.Errorf("dev --listen %s without --auth: err=%v, want one line refusing it; output:\n%s", listen, err, out)
+		}
+	}
+	p := start(t, "dev", "--listen", "0.0.0.0:0", "--data-dir", t.TempDir(), "--insecure-no-auth", "--no-worker")
+	if !strings.Contains(p.out.String(), "INSECURE (--insecure-no-auth)") {
+		t.Errorf("--insecure-no-auth started without saying it is insecure:\n%s", p.out)
+	}
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	withAuth := start(t, "dev", "--listen", "0.0.0.0:0", "--data-dir", t.TempDir(), "--auth", writeAuthConfig(t, "k", secret), "--no-worker")
+	if !strings.Contains(withAuth.out.String(), "auth       on") {
+		t.Errorf("dev --auth on 0.0.0.0 did not start with auth on:\n%s", withAuth.out)
+	}
+}
