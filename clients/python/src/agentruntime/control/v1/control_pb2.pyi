@@ -1,3 +1,4 @@
+from agentruntime.auth.v1 import access_pb2 as _access_pb2
 from agentruntime.common.v1 import common_pb2 as _common_pb2
 from agentruntime.control.v1 import processes_pb2 as _processes_pb2
 from agentruntime.events.v1 import control_pb2 as _control_pb2
@@ -129,16 +130,18 @@ class ClaimTurnRequest(_message.Message):
     def __init__(self, worker_id: _Optional[str] = ..., session_id: _Optional[str] = ..., wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., lease_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ClaimTurnResponse(_message.Message):
-    __slots__ = ["lease_expires_at", "run_id", "sequence", "turn"]
+    __slots__ = ["lease_expires_at", "lease_token", "run_id", "sequence", "turn"]
     LEASE_EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     TURN_FIELD_NUMBER: _ClassVar[int]
     lease_expires_at: _timestamp_pb2.Timestamp
+    lease_token: str
     run_id: str
     sequence: int
     turn: Turn
-    def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., run_id: _Optional[str] = ..., lease_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., run_id: _Optional[str] = ..., lease_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., sequence: _Optional[int] = ..., lease_token: _Optional[str] = ...) -> None: ...
 
 class CloseSubagentRequest(_message.Message):
     __slots__ = ["reason", "session_id", "subagent_id"]
@@ -251,14 +254,16 @@ class Heartbeat(_message.Message):
     def __init__(self, time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class HeartbeatTurnRequest(_message.Message):
-    __slots__ = ["lease_ttl", "run_id", "turn_id"]
+    __slots__ = ["lease_token", "lease_ttl", "run_id", "turn_id"]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     LEASE_TTL_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    lease_token: str
     lease_ttl: _duration_pb2.Duration
     run_id: str
     turn_id: str
-    def __init__(self, turn_id: _Optional[str] = ..., run_id: _Optional[str] = ..., lease_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, turn_id: _Optional[str] = ..., run_id: _Optional[str] = ..., lease_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., lease_token: _Optional[str] = ...) -> None: ...
 
 class HeartbeatTurnResponse(_message.Message):
     __slots__ = ["interrupt_requested", "lease_expires_at", "status"]
@@ -445,10 +450,14 @@ class RemoveQueuedTurnResponse(_message.Message):
     def __init__(self, queued_turn_ids: _Optional[_Iterable[str]] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class ReportEventsRequest(_message.Message):
-    __slots__ = ["events"]
+    __slots__ = ["events", "lease_token", "run_id"]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[_envelope_pb2.RuntimeEvent]
-    def __init__(self, events: _Optional[_Iterable[_Union[_envelope_pb2.RuntimeEvent, _Mapping]]] = ...) -> None: ...
+    lease_token: str
+    run_id: str
+    def __init__(self, events: _Optional[_Iterable[_Union[_envelope_pb2.RuntimeEvent, _Mapping]]] = ..., run_id: _Optional[str] = ..., lease_token: _Optional[str] = ...) -> None: ...
 
 class ReportEventsResponse(_message.Message):
     __slots__ = ["event_ids", "sequence"]

@@ -11,10 +11,11 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from agentruntime.auth.v1 import access_pb2 as agentruntime_dot_auth_dot_v1_dot_access__pb2
 from agentruntime.events.v1 import permission_pb2 as agentruntime_dot_events_dot_v1_dot_permission__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n-agentruntime/permission/v1/hook_handler.proto\x12\x1a\x61gentruntime.permission.v1\x1a\'agentruntime/events/v1/permission.proto\"\xde\x03\n\x11HandleHookRequest\x12\x0f\n\x07hook_id\x18\x01 \x01(\t\x12\x13\n\x0bhook_run_id\x18\x02 \x01(\t\x12\x30\n\x05point\x18\x03 \x01(\x0e\x32!.agentruntime.events.v1.HookPoint\x12\x11\n\ttenant_id\x18\x04 \x01(\t\x12\x12\n\nsession_id\x18\x05 \x01(\t\x12\x11\n\tthread_id\x18\x06 \x01(\t\x12\x0f\n\x07turn_id\x18\x07 \x01(\t\x12\x0f\n\x07step_id\x18\x08 \x01(\t\x12\x14\n\x0ctool_call_id\x18\t \x01(\t\x12\x14\n\x0cworkspace_id\x18\n \x01(\t\x12\x0b\n\x03\x63wd\x18\x0b \x01(\t\x12\x34\n\x04mode\x18\x0c \x01(\x0e\x32&.agentruntime.events.v1.PermissionMode\x12\x17\n\x0fsandbox_summary\x18\r \x01(\t\x12\x37\n\x07sandbox\x18\x0e \x01(\x0b\x32&.agentruntime.events.v1.SandboxProfile\x12\x11\n\ttool_name\x18\x0f \x01(\t\x12\x17\n\x0ftool_input_json\x18\x10 \x01(\t\x12\x18\n\x10tool_output_json\x18\x11 \x01(\t\x12\x0e\n\x06prompt\x18\x12 \x01(\t\"\xdd\x01\n\x12HandleHookResponse\x12\x35\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0e\x32#.agentruntime.events.v1.HookOutcome\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x1a\n\x12updated_input_json\x18\x03 \x01(\t\x12\x1a\n\x12\x61\x64\x64itional_context\x18\x04 \x03(\t\x12\x1b\n\x13updated_output_json\x18\x05 \x01(\t\x12\x17\n\x0fsuppress_output\x18\x06 \x01(\x08\x12\x12\n\naudit_refs\x18\x07 \x03(\t2z\n\x0bHookHandler\x12k\n\nHandleHook\x12-.agentruntime.permission.v1.HandleHookRequest\x1a..agentruntime.permission.v1.HandleHookResponseBVZTgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1;permissionv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n-agentruntime/permission/v1/hook_handler.proto\x12\x1a\x61gentruntime.permission.v1\x1a!agentruntime/auth/v1/access.proto\x1a\'agentruntime/events/v1/permission.proto\"\xde\x03\n\x11HandleHookRequest\x12\x0f\n\x07hook_id\x18\x01 \x01(\t\x12\x13\n\x0bhook_run_id\x18\x02 \x01(\t\x12\x30\n\x05point\x18\x03 \x01(\x0e\x32!.agentruntime.events.v1.HookPoint\x12\x11\n\ttenant_id\x18\x04 \x01(\t\x12\x12\n\nsession_id\x18\x05 \x01(\t\x12\x11\n\tthread_id\x18\x06 \x01(\t\x12\x0f\n\x07turn_id\x18\x07 \x01(\t\x12\x0f\n\x07step_id\x18\x08 \x01(\t\x12\x14\n\x0ctool_call_id\x18\t \x01(\t\x12\x14\n\x0cworkspace_id\x18\n \x01(\t\x12\x0b\n\x03\x63wd\x18\x0b \x01(\t\x12\x34\n\x04mode\x18\x0c \x01(\x0e\x32&.agentruntime.events.v1.PermissionMode\x12\x17\n\x0fsandbox_summary\x18\r \x01(\t\x12\x37\n\x07sandbox\x18\x0e \x01(\x0b\x32&.agentruntime.events.v1.SandboxProfile\x12\x11\n\ttool_name\x18\x0f \x01(\t\x12\x17\n\x0ftool_input_json\x18\x10 \x01(\t\x12\x18\n\x10tool_output_json\x18\x11 \x01(\t\x12\x0e\n\x06prompt\x18\x12 \x01(\t\"\xdd\x01\n\x12HandleHookResponse\x12\x35\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0e\x32#.agentruntime.events.v1.HookOutcome\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x1a\n\x12updated_input_json\x18\x03 \x01(\t\x12\x1a\n\x12\x61\x64\x64itional_context\x18\x04 \x03(\t\x12\x1b\n\x13updated_output_json\x18\x05 \x01(\t\x12\x17\n\x0fsuppress_output\x18\x06 \x01(\x08\x12\x12\n\naudit_refs\x18\x07 \x03(\t2\x82\x01\n\x0bHookHandler\x12s\n\nHandleHook\x12-.agentruntime.permission.v1.HandleHookRequest\x1a..agentruntime.permission.v1.HandleHookResponse\"\x06\xca\x8c\x19\x02\x08\x04\x42VZTgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1;permissionv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentruntime.permission.v1.hook_handler_pb2', globals())
@@ -22,10 +23,12 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'ZTgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1;permissionv1'
-  _HANDLEHOOKREQUEST._serialized_start=119
-  _HANDLEHOOKREQUEST._serialized_end=597
-  _HANDLEHOOKRESPONSE._serialized_start=600
-  _HANDLEHOOKRESPONSE._serialized_end=821
-  _HOOKHANDLER._serialized_start=823
-  _HOOKHANDLER._serialized_end=945
+  _HOOKHANDLER.methods_by_name['HandleHook']._options = None
+  _HOOKHANDLER.methods_by_name['HandleHook']._serialized_options = b'\312\214\031\002\010\004'
+  _HANDLEHOOKREQUEST._serialized_start=154
+  _HANDLEHOOKREQUEST._serialized_end=632
+  _HANDLEHOOKRESPONSE._serialized_start=635
+  _HANDLEHOOKRESPONSE._serialized_end=856
+  _HOOKHANDLER._serialized_start=859
+  _HOOKHANDLER._serialized_end=989
 # @@protoc_insertion_point(module_scope)

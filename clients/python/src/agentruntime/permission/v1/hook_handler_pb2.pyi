@@ -1,3 +1,4 @@
+from agentruntime.auth.v1 import access_pb2 as _access_pb2
 from agentruntime.events.v1 import permission_pb2 as _permission_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor

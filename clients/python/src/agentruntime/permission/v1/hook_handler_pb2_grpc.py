@@ -39,7 +39,10 @@ class HookHandlerServicer(object):
     """
 
     def HandleHook(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Served by hosts, never by agentruntime. Declared admin so that a host
+        serving it with agentruntime's server kit admits only an admin
+        credential.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')

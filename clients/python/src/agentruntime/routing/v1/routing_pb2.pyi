@@ -1,3 +1,4 @@
+from agentruntime.auth.v1 import access_pb2 as _access_pb2
 from agentruntime.common.v1 import common_pb2 as _common_pb2
 from agentruntime.events.v1 import routing_pb2 as _routing_pb2
 from buf.validate import validate_pb2 as _validate_pb2

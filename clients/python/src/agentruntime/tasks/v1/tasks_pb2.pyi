@@ -1,3 +1,4 @@
+from agentruntime.auth.v1 import access_pb2 as _access_pb2
 from agentruntime.common.v1 import common_pb2 as _common_pb2
 from agentruntime.tasks.v1 import types_pb2 as _types_pb2
 from buf.validate import validate_pb2 as _validate_pb2
@@ -11,11 +12,12 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class AppendTaskProgressRequest(_message.Message):
-    __slots__ = ["artifacts", "checkpoint_refs", "evidence_refs", "idempotency_key", "progress", "reason", "run_id", "run_state", "task_id"]
+    __slots__ = ["artifacts", "checkpoint_refs", "evidence_refs", "idempotency_key", "lease_token", "progress", "reason", "run_id", "run_state", "task_id"]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_REFS_FIELD_NUMBER: _ClassVar[int]
     EVIDENCE_REFS_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -25,12 +27,13 @@ class AppendTaskProgressRequest(_message.Message):
     checkpoint_refs: _containers.RepeatedScalarFieldContainer[str]
     evidence_refs: _containers.RepeatedScalarFieldContainer[str]
     idempotency_key: str
+    lease_token: str
     progress: _types_pb2.Progress
     reason: str
     run_id: str
     run_state: _types_pb2.TaskStatus
     task_id: str
-    def __init__(self, task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., progress: _Optional[_Union[_types_pb2.Progress, _Mapping]] = ..., artifacts: _Optional[_Iterable[str]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., checkpoint_refs: _Optional[_Iterable[str]] = ..., run_state: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., reason: _Optional[str] = ...) -> None: ...
+    def __init__(self, task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., progress: _Optional[_Union[_types_pb2.Progress, _Mapping]] = ..., artifacts: _Optional[_Iterable[str]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., checkpoint_refs: _Optional[_Iterable[str]] = ..., run_state: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., reason: _Optional[str] = ..., lease_token: _Optional[str] = ...) -> None: ...
 
 class AppendTaskProgressResponse(_message.Message):
     __slots__ = ["result"]
@@ -125,11 +128,12 @@ class CompleteJobItemResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ...) -> None: ...
 
 class CompleteTaskRequest(_message.Message):
-    __slots__ = ["artifacts", "checkpoint_refs", "evidence_refs", "idempotency_key", "native_status", "output_refs", "run_id", "summary", "task_id"]
+    __slots__ = ["artifacts", "checkpoint_refs", "evidence_refs", "idempotency_key", "lease_token", "native_status", "output_refs", "run_id", "summary", "task_id"]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_REFS_FIELD_NUMBER: _ClassVar[int]
     EVIDENCE_REFS_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     NATIVE_STATUS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_REFS_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -139,12 +143,13 @@ class CompleteTaskRequest(_message.Message):
     checkpoint_refs: _containers.RepeatedScalarFieldContainer[str]
     evidence_refs: _containers.RepeatedScalarFieldContainer[str]
     idempotency_key: str
+    lease_token: str
     native_status: str
     output_refs: _containers.RepeatedCompositeFieldContainer[_common_pb2.OutputRef]
     run_id: str
     summary: str
     task_id: str
-    def __init__(self, task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., summary: _Optional[str] = ..., artifacts: _Optional[_Iterable[str]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., output_refs: _Optional[_Iterable[_Union[_common_pb2.OutputRef, _Mapping]]] = ..., checkpoint_refs: _Optional[_Iterable[str]] = ..., native_status: _Optional[str] = ...) -> None: ...
+    def __init__(self, task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., summary: _Optional[str] = ..., artifacts: _Optional[_Iterable[str]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., output_refs: _Optional[_Iterable[_Union[_common_pb2.OutputRef, _Mapping]]] = ..., checkpoint_refs: _Optional[_Iterable[str]] = ..., native_status: _Optional[str] = ..., lease_token: _Optional[str] = ...) -> None: ...
 
 class CompleteTaskResponse(_message.Message):
     __slots__ = ["result"]
@@ -227,10 +232,11 @@ class FailJobItemResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ...) -> None: ...
 
 class FailTaskRequest(_message.Message):
-    __slots__ = ["checkpoint_refs", "error", "idempotency_key", "no_retry", "output_refs", "run_id", "task_id"]
+    __slots__ = ["checkpoint_refs", "error", "idempotency_key", "lease_token", "no_retry", "output_refs", "run_id", "task_id"]
     CHECKPOINT_REFS_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     NO_RETRY_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_REFS_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -238,11 +244,12 @@ class FailTaskRequest(_message.Message):
     checkpoint_refs: _containers.RepeatedScalarFieldContainer[str]
     error: _types_pb2.TaskError
     idempotency_key: str
+    lease_token: str
     no_retry: bool
     output_refs: _containers.RepeatedCompositeFieldContainer[_common_pb2.OutputRef]
     run_id: str
     task_id: str
-    def __init__(self, task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., error: _Optional[_Union[_types_pb2.TaskError, _Mapping]] = ..., output_refs: _Optional[_Iterable[_Union[_common_pb2.OutputRef, _Mapping]]] = ..., checkpoint_refs: _Optional[_Iterable[str]] = ..., no_retry: bool = ...) -> None: ...
+    def __init__(self, task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., error: _Optional[_Union[_types_pb2.TaskError, _Mapping]] = ..., output_refs: _Optional[_Iterable[_Union[_common_pb2.OutputRef, _Mapping]]] = ..., checkpoint_refs: _Optional[_Iterable[str]] = ..., no_retry: bool = ..., lease_token: _Optional[str] = ...) -> None: ...
 
 class FailTaskResponse(_message.Message):
     __slots__ = ["result", "status"]
@@ -317,14 +324,16 @@ class GetTaskSnapshotResponse(_message.Message):
     def __init__(self, task_summary: _Optional[_Union[TaskSummary, _Mapping]] = ..., tasks: _Optional[_Iterable[_Union[_types_pb2.Task, _Mapping]]] = ..., task_graph: _Optional[_Iterable[_Union[_types_pb2.Edge, _Mapping]]] = ..., attempts: _Optional[_Iterable[_Union[_types_pb2.Attempt, _Mapping]]] = ..., blocked_tasks: _Optional[_Iterable[_Union[BlockedTask, _Mapping]]] = ..., delivery_state: _Optional[_Iterable[_Union[TaskDelivery, _Mapping]]] = ..., sequence: _Optional[int] = ..., truncated: bool = ...) -> None: ...
 
 class HeartbeatTaskRequest(_message.Message):
-    __slots__ = ["lease_ttl", "run_id", "task_id"]
+    __slots__ = ["lease_token", "lease_ttl", "run_id", "task_id"]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     LEASE_TTL_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    lease_token: str
     lease_ttl: _duration_pb2.Duration
     run_id: str
     task_id: str
-    def __init__(self, task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., lease_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., lease_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., lease_token: _Optional[str] = ...) -> None: ...
 
 class HeartbeatTaskResponse(_message.Message):
     __slots__ = ["cancel_requested", "lease_expires_at", "pause_requested"]
@@ -451,18 +460,20 @@ class PollTaskRequest(_message.Message):
     def __init__(self, worker_id: _Optional[str] = ..., task_kinds: _Optional[_Iterable[str]] = ..., wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., lease_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class PollTaskResponse(_message.Message):
-    __slots__ = ["attempt_id", "lease_expires_at", "result", "run_id", "task"]
+    __slots__ = ["attempt_id", "lease_expires_at", "lease_token", "result", "run_id", "task"]
     ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     LEASE_EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     attempt_id: str
     lease_expires_at: _timestamp_pb2.Timestamp
+    lease_token: str
     result: _common_pb2.WriteResult
     run_id: str
     task: _types_pb2.Task
-    def __init__(self, task: _Optional[_Union[_types_pb2.Task, _Mapping]] = ..., run_id: _Optional[str] = ..., attempt_id: _Optional[str] = ..., lease_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., result: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ...) -> None: ...
+    def __init__(self, task: _Optional[_Union[_types_pb2.Task, _Mapping]] = ..., run_id: _Optional[str] = ..., attempt_id: _Optional[str] = ..., lease_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., result: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ..., lease_token: _Optional[str] = ...) -> None: ...
 
 class ReportJobItemRequest(_message.Message):
     __slots__ = ["idempotency_key", "item_id", "job_id"]
