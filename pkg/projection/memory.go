@@ -48,7 +48,7 @@ func (m *Memory) Apply(ctx context.Context, b Batch) (bool, error) {
 	if m.closed {
 		return false, ErrClosed
 	}
-	if m.checkpoints[b.Projection] >= b.Sequence {
+	if current := m.checkpoints[b.Projection]; current >= b.Sequence || (b.Conditional && current != b.Base) {
 		return false, nil
 	}
 	for _, key := range b.Deletes {
@@ -127,8 +127,7 @@ func (m *Memory) GetMany(ctx context.Context, keys ...string) ([][]byte, error) 
 
 // Range implements Store.
 func (m *Memory) Range(ctx context.Context, index string, q RangeQuery) ([]IndexEntry, error) {
-	lo, hi, err := q.bounds()
-	if err != nil {
+	if _, _, err := q.bounds(); err != nil {
 		return nil, err
 	}
 	m.mu.RLock()
@@ -136,11 +135,20 @@ func (m *Memory) Range(ctx context.Context, index string, q RangeQuery) ([]Index
 	if m.closed {
 		return nil, ErrClosed
 	}
-	out := []IndexEntry{}
 	ix := m.indexes[index]
 	if ix == nil {
-		return out, nil
+		return []IndexEntry{}, nil
 	}
+	return rangeIndex(ix, index, q)
+}
+
+// rangeIndex selects q's entries of ix; q's bounds are valid.
+func rangeIndex(ix *memIndex, index string, q RangeQuery) ([]IndexEntry, error) {
+	lo, hi, err := q.bounds()
+	if err != nil {
+		return nil, err
+	}
+	out := []IndexEntry{}
 	es := ix.entries
 	skip := q.Offset
 	emit := func(e scored) bool {

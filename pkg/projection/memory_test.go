@@ -12,3 +12,11 @@ func TestMemory(t *testing.T) {
 		return projection.NewMemory()
 	})
 }
+
+// The contract on the projector's batched write path (overlay fold,
+// conditional write).
+func TestMemoryBatched(t *testing.T) {
+	projectiontest.Run(t, func(t *testing.T) projection.Store {
+		return projectiontest.Batched(projection.NewMemory())
+	})
+}

@@ -55,6 +55,13 @@ type Batch struct {
 	// Sequence is the stream sequence this batch brings the projection to.
 	// It must be above zero; a batch not above the checkpoint is skipped.
 	Sequence uint64
+	// Conditional makes the batch apply only when the checkpoint is exactly
+	// Base: the state its reads were folded on. A fold of several events
+	// read state as of Base; if another writer moved the checkpoint since,
+	// applying it would fold part of the range twice. A refused batch is
+	// reported with applied=false and a nil error, like a skipped one.
+	Conditional bool
+	Base        uint64
 	// Deletes run before Puts.
 	Deletes []string
 	Puts    []KV
@@ -131,6 +138,9 @@ func (b *Batch) validate() error {
 	}
 	if b.Sequence == 0 {
 		return fmt.Errorf("%w: batch for %q has sequence 0", ErrInvalid, b.Projection)
+	}
+	if b.Conditional && b.Base >= b.Sequence {
+		return fmt.Errorf("%w: batch for %q from %d to %d goes backwards", ErrInvalid, b.Projection, b.Base, b.Sequence)
 	}
 	for _, key := range b.Deletes {
 		if key == "" {

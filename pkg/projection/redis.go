@@ -89,7 +89,8 @@ func (r *Redis) isClosed() bool {
 
 // applyScript: KEYS[1] is the checkpoint, then the keys of deletes, puts,
 // index removes and index adds; ARGV holds the sequence, the four counts, the
-// notification channel and projection, then put values, removed members and
+// notification channel and projection, the base checkpoint of a conditional
+// batch (empty when unconditional), then put values, removed members and
 // (score, member) pairs.
 //
 // Sequences are compared as decimal strings because Lua numbers are doubles
@@ -109,6 +110,9 @@ local current = redis.call('GET', KEYS[1])
 if current and not above(seq, current) then
   return 0
 end
+if ARGV[8] ~= '' and ARGV[8] ~= (current or '0') then
+  return 0
+end
 
 local nDel, nPut, nRem, nAdd = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 for i = 2 + nDel + nPut, 1 + nDel + nPut + nRem + nAdd do
@@ -118,7 +122,7 @@ for i = 2 + nDel + nPut, 1 + nDel + nPut + nRem + nAdd do
   end
 end
 
-local k, a = 2, 8
+local k, a = 2, 9
 for _ = 1, nDel do redis.call('DEL', KEYS[k]); k = k + 1 end
 for _ = 1, nPut do redis.call('SET', KEYS[k], ARGV[a]); k = k + 1; a = a + 1 end
 for _ = 1, nRem do redis.call('ZREM', KEYS[k], ARGV[a]); k = k + 1; a = a + 1 end
@@ -140,12 +144,16 @@ func (r *Redis) Apply(ctx context.Context, b Batch) (bool, error) {
 	}
 	nKeys := 1 + len(b.Deletes) + len(b.Puts) + len(b.IndexRemoves) + len(b.IndexAdds)
 	keys := make([]string, 0, nKeys)
-	args := make([]any, 0, 7+len(b.Puts)+len(b.IndexRemoves)+2*len(b.IndexAdds))
+	args := make([]any, 0, 8+len(b.Puts)+len(b.IndexRemoves)+2*len(b.IndexAdds))
 	keys = append(keys, r.checkpointKey(b.Projection))
+	base := ""
+	if b.Conditional {
+		base = strconv.FormatUint(b.Base, 10)
+	}
 	args = append(args,
 		strconv.FormatUint(b.Sequence, 10),
 		len(b.Deletes), len(b.Puts), len(b.IndexRemoves), len(b.IndexAdds),
-		r.channel, b.Projection)
+		r.channel, b.Projection, base)
 	for _, key := range b.Deletes {
 		keys = append(keys, r.docKey(key))
 	}

@@ -20,6 +20,14 @@ func TestRedis(t *testing.T) {
 	})
 }
 
+// The contract on the projector's batched write path (overlay fold,
+// conditional write).
+func TestRedisBatched(t *testing.T) {
+	projectiontest.Run(t, func(t *testing.T) projection.Store {
+		return projectiontest.Batched(newRedis(t, redistest.Client(t)))
+	})
+}
+
 // newRedis returns a store in a namespace of its own, so tests sharing one
 // server never see each other's keys, and removes its keys afterwards.
 func newRedis(t testing.TB, c *redis.Client) *projection.Redis {

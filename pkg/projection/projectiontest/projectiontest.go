@@ -19,6 +19,41 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 )
 
+// Batched returns s with Apply taking the projector's batched path: the
+// batch is staged in a projection.Overlay over s, folded into one batch and
+// written on condition that the checkpoint is still the one read before
+// (retried on the new checkpoint when another writer moved it), as
+// projector.ApplyBatch does. Running the suite on Batched(store) proves the
+// batched path keeps every guarantee of the plain one.
+func Batched(s projection.Store) projection.Store { return batched{s} }
+
+type batched struct{ projection.Store }
+
+func (b batched) Apply(ctx context.Context, in projection.Batch) (bool, error) {
+	if in.Projection == "" || in.Sequence == 0 || in.Conditional {
+		return b.Store.Apply(ctx, in)
+	}
+	for {
+		base, err := b.Store.Checkpoint(ctx, in.Projection)
+		if err != nil {
+			return false, err
+		}
+		if base >= in.Sequence {
+			return false, nil
+		}
+		ov := projection.NewOverlay(b.Store)
+		if _, err := ov.Apply(ctx, in); err != nil {
+			return false, err
+		}
+		folded := ov.Batch(in.Projection, in.Sequence)
+		folded.Conditional, folded.Base = true, base
+		applied, err := b.Store.Apply(ctx, folded)
+		if err != nil || applied {
+			return applied, err
+		}
+	}
+}
+
 // Run runs the contract suite. newStore must return an empty store that no
 // other test touches; Run closes it when the subtest ends. Subtests run in
 // parallel.
@@ -48,6 +83,8 @@ func Run(t *testing.T, newStore func(t *testing.T) projection.Store) {
 		{"Close", testClose},
 		{"ConcurrentDistinctSequences", testConcurrentDistinctSequences},
 		{"ConcurrentSameSequenceOneWins", testConcurrentSameSequence},
+		{"ConditionalAppliesOnlyAtItsBase", testConditional},
+		{"ConcurrentConditionalOneWinsPerBase", testConcurrentConditional},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -573,6 +610,63 @@ func testClose(t *testing.T, s projection.Store) {
 // first); a batch's documents exist exactly when it reported applied=true;
 // and after any Apply returns, the checkpoint is at least its sequence,
 // whether it applied or was skipped as stale.
+func testConditional(t *testing.T, s projection.Store) {
+	ctx := ctxFor(t)
+	_, err := s.Apply(ctx, projection.Batch{Projection: proj, Sequence: 3, Conditional: true, Base: 3})
+	require.ErrorIs(t, err, projection.ErrInvalid, "a conditional batch must move forward")
+
+	// From an empty store the base is 0.
+	require.False(t, apply(t, s, projection.Batch{Projection: proj, Sequence: 5, Conditional: true, Base: 2, Puts: puts("k", "wrong base")}))
+	requireMissing(t, s, "k")
+	require.True(t, apply(t, s, projection.Batch{Projection: proj, Sequence: 5, Conditional: true, Base: 0, Puts: puts("k", "v5")}))
+	requireCheckpoint(t, s, proj, 5)
+
+	// A fold started at 3 would count events 4 and 5 twice: refused.
+	require.False(t, apply(t, s, projection.Batch{Projection: proj, Sequence: 9, Conditional: true, Base: 3, Puts: puts("k", "v9 from 3")}))
+	requireValue(t, s, "k", "v5")
+	requireCheckpoint(t, s, proj, 5)
+	// Not above the checkpoint: skipped whatever the base.
+	require.False(t, apply(t, s, projection.Batch{Projection: proj, Sequence: 5, Conditional: true, Base: 4, Puts: puts("k", "old")}))
+	require.True(t, apply(t, s, projection.Batch{Projection: proj, Sequence: 9, Conditional: true, Base: 5, Puts: puts("k", "v9")}))
+	requireValue(t, s, "k", "v9")
+	requireCheckpoint(t, s, proj, 9)
+	// Other projections' checkpoints are their own.
+	require.True(t, apply(t, s, projection.Batch{Projection: proj + ".other", Sequence: 2, Conditional: true, Base: 0}))
+}
+
+// testConcurrentConditional: replicas folding different ranges from the
+// same base: exactly one write lands, so no range is folded twice.
+func testConcurrentConditional(t *testing.T, s projection.Store) {
+	ctx := ctxFor(t)
+	const n = 16
+	var wins atomic.Int64
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := uint64(1); i <= n; i++ {
+		wg.Go(func() {
+			<-start
+			ok, err := s.Apply(ctx, projection.Batch{Projection: proj, Sequence: 10 * i, Conditional: true, Base: 0,
+				Puts: puts("winner", strconv.FormatUint(i, 10))})
+			if assert.NoError(t, err) && ok {
+				wins.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	require.Equal(t, int64(1), wins.Load(), "writes from one base that landed")
+	got, err := s.Get(ctx, "winner")
+	require.NoError(t, err)
+	requireCheckpoint(t, s, proj, 10*mustUint(t, string(got)))
+}
+
+func mustUint(t *testing.T, s string) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(s, 10, 64)
+	require.NoError(t, err)
+	return n
+}
+
 func testConcurrentDistinctSequences(t *testing.T, s projection.Store) {
 	ctx := ctxFor(t)
 	const n = 64
