@@ -20,6 +20,9 @@ type Record struct {
 	Event   *eventsv1.RuntimeEvent
 	Subject string
 	Header  nats.Header
+	// Pending is how many matching events follow this one in the log as the
+	// consumer delivered it (0 at the head): a reader's lag, for free.
+	Pending uint64
 }
 
 // TraceContext returns ctx joined to the trace the event was appended in.
@@ -37,7 +40,7 @@ func decode(msg jetstream.Msg) (*Record, error) {
 		return nil, fmt.Errorf("eventlog: decode event at %d: %w", meta.Sequence.Stream, err)
 	}
 	ev.Sequence = meta.Sequence.Stream
-	return &Record{Event: ev, Subject: msg.Subject(), Header: msg.Headers()}, nil
+	return &Record{Event: ev, Subject: msg.Subject(), Header: msg.Headers(), Pending: meta.NumPending}, nil
 }
 
 // From is where a subscription or read starts.

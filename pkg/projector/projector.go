@@ -1,6 +1,8 @@
 // Package projector owns the loop that turns the event log into read models:
-// it follows the log from a projection's checkpoint and applies each event's
-// changes to a projection.Store together with the new checkpoint.
+// it follows the log from a projection's checkpoint, folds the events it
+// holds in batches in memory and writes each batch's changes to a
+// projection.Store together with the new checkpoint, in one step
+// (docs/adr/0007-batched-facts-and-read-models.md).
 //
 // A projector follows the log with an ordered consumer started at
 // checkpoint+1, not a durable consumer: the checkpoint lives in the store,
@@ -39,13 +41,59 @@ type Projection interface {
 	Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error)
 }
 
-// Run applies the projection until ctx ends. A failure to apply (store or
-// log unavailable) is retried from the checkpoint with backoff; an error
-// from Project is a bug in the projection: the event is retried likewise,
-// so the read model stops rather than skip a fact, and the error is logged.
-func Run(ctx context.Context, log *eventlog.Log, store projection.Store, p Projection, logger *slog.Logger) error {
-	return loop(ctx, log, store, p.Name(), p.Filters(), logger, func(ctx context.Context, rec *eventlog.Record) error {
-		return ApplyOne(ctx, store, p, rec)
+// Option tunes Run and React.
+type Option func(*options)
+
+type options struct {
+	maxBatch int
+	progress func(Progress)
+	// afterWrite runs after each batch's store write, before the next
+	// batch is taken: tests kill the process there.
+	afterWrite func(checkpoint uint64)
+}
+
+// WithMaxBatch bounds the events folded into one store write (default
+// 512). Memory held by a projector is bounded by it.
+func WithMaxBatch(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxBatch = n
+		}
+	}
+}
+
+// WithProgress calls fn after every batch with where the projector stands:
+// readiness and lag for health checks (it must not block).
+func WithProgress(fn func(Progress)) Option {
+	return func(o *options) { o.progress = fn }
+}
+
+// Progress is where a projector or reactor stands.
+type Progress struct {
+	Name string
+	// Checkpoint is the last sequence applied (or skipped past).
+	Checkpoint uint64
+	// Pending is how many matching events followed the last one read, as
+	// the consumer saw them: the lag. 0 means at the head.
+	Pending uint64
+	// Events is how many events this run has folded since it started.
+	Events uint64
+}
+
+// CaughtUp reports whether the projector had read everything in the log
+// when it last looked.
+func (p Progress) CaughtUp() bool { return p.Pending == 0 }
+
+// Run applies the projection until ctx ends. It folds every event the
+// consumer already holds (up to the batch bound) in memory over the store,
+// and writes the batch with its checkpoint in one step (docs/adr/0007).
+// A failure to apply (store or log unavailable) is retried from the
+// checkpoint with backoff; an error from Project is a bug in the
+// projection: the event is retried likewise, so the read model stops rather
+// than skip a fact, and the error is logged.
+func Run(ctx context.Context, log *eventlog.Log, store projection.Store, p Projection, logger *slog.Logger, opts ...Option) error {
+	return loop(ctx, log, store, p.Name(), p.Filters(), logger, opts, func(ctx context.Context, batch []*eventlog.Record, base uint64) (uint64, error) {
+		return ApplyBatch(ctx, store, p, batch, base)
 	})
 }
 
@@ -68,29 +116,51 @@ type Reactor interface {
 }
 
 // React runs a reactor until ctx ends, resuming from its checkpoint after
-// any failure with backoff, like Run.
-func React(ctx context.Context, log *eventlog.Log, store projection.Store, r Reactor, logger *slog.Logger) error {
-	return loop(ctx, log, store, r.Name(), r.Filters(), logger, func(ctx context.Context, rec *eventlog.Record) error {
-		if !r.Wants(rec.Event) {
-			return nil
+// any failure with backoff, like Run. It reacts event by event and writes
+// its checkpoint once per batch.
+func React(ctx context.Context, log *eventlog.Log, store projection.Store, r Reactor, logger *slog.Logger, opts ...Option) error {
+	return loop(ctx, log, store, r.Name(), r.Filters(), logger, opts, func(ctx context.Context, batch []*eventlog.Record, base uint64) (uint64, error) {
+		reacted := base
+		var failed error
+		for _, rec := range batch {
+			if rec.Event.GetSequence() <= base || !r.Wants(rec.Event) {
+				continue
+			}
+			if err := r.React(ctx, rec); err != nil {
+				failed = fmt.Errorf("react %s at %d (%s): %w", r.Name(), rec.Event.GetSequence(), rec.Event.GetType(), err)
+				break
+			}
+			reacted = rec.Event.GetSequence()
 		}
-		if err := r.React(ctx, rec); err != nil {
-			return fmt.Errorf("react %s at %d (%s): %w", r.Name(), rec.Event.GetSequence(), rec.Event.GetType(), err)
+		if reacted > base {
+			if _, err := store.Apply(ctx, projection.Batch{Projection: r.Name(), Sequence: reacted}); err != nil {
+				return base, errors.Join(failed, err)
+			}
 		}
-		_, err := store.Apply(ctx, projection.Batch{Projection: r.Name(), Sequence: rec.Event.GetSequence()})
-		return err
+		if failed != nil {
+			return reacted, failed
+		}
+		// Unwanted events at the end are not worth a write; after a restart
+		// they are read and skipped again.
+		return max(reacted, batch[len(batch)-1].Event.GetSequence()), nil
 	})
 }
 
+type handler func(ctx context.Context, batch []*eventlog.Record, base uint64) (uint64, error)
+
 // loop follows the log from a checkpoint with handle until ctx ends,
 // starting over from the checkpoint, with backoff, after any failure.
-func loop(ctx context.Context, log *eventlog.Log, store projection.Store, name string, filters []string, logger *slog.Logger, handle func(context.Context, *eventlog.Record) error) error {
+func loop(ctx context.Context, log *eventlog.Log, store projection.Store, name string, filters []string, logger *slog.Logger, opts []Option, handle handler) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	o := options{maxBatch: 512}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	backoff := 50 * time.Millisecond
 	for {
-		err := follow(ctx, log, store, name, filters, handle)
+		err := follow(ctx, log, store, name, filters, logger, o, handle)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -104,26 +174,166 @@ func loop(ctx context.Context, log *eventlog.Log, store projection.Store, name s
 	}
 }
 
-func follow(ctx context.Context, log *eventlog.Log, store projection.Store, name string, filters []string, handle func(context.Context, *eventlog.Record) error) error {
+type fed struct {
+	rec *eventlog.Record
+	err error
+}
+
+// catchUpLog is the lag from which a projector says it is catching up, and
+// how often it then reports its progress.
+const (
+	catchUpLog    = 10_000
+	progressEvery = 5 * time.Second
+)
+
+func follow(ctx context.Context, log *eventlog.Log, store projection.Store, name string, filters []string, logger *slog.Logger, o options, handle handler) error {
 	checkpoint, err := store.Checkpoint(ctx, name)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	sub, err := log.Subscribe(ctx, filters, eventlog.FromSequence(checkpoint+1))
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sub, err := log.Subscribe(fctx, filters, eventlog.FromSequence(checkpoint+1))
 	if err != nil {
 		return err
 	}
-	defer sub.Stop()
+	// The feeder reads ahead while a batch is folded and written: the
+	// channel's capacity bounds what is held.
+	feed := make(chan fed, o.maxBatch)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			rec, err := sub.Next(fctx)
+			select {
+			case feed <- fed{rec, err}:
+			case <-fctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { cancel(); sub.Stop(); <-done }()
+
+	base := checkpoint
+	progress := Progress{Name: name, Checkpoint: checkpoint}
+	var catchingUp bool
+	var started, lastLog time.Time
+	var startEvents uint64
+	batch := make([]*eventlog.Record, 0, o.maxBatch)
 	for {
-		rec, err := sub.Next(ctx)
+		batch = batch[:0]
+		var stop error
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case f := <-feed:
+			if f.err != nil {
+				return f.err
+			}
+			batch = append(batch, f.rec)
+		}
+	drain:
+		for len(batch) < o.maxBatch {
+			select {
+			case f := <-feed:
+				if f.err != nil {
+					stop = f.err
+					break drain
+				}
+				batch = append(batch, f.rec)
+			default:
+				break drain
+			}
+		}
+		next, err := handle(ctx, batch, base)
 		if err != nil {
 			return err
 		}
-		if err := handle(ctx, rec); err != nil {
-			return err
+		base = next
+		if o.afterWrite != nil {
+			o.afterWrite(base)
+		}
+		last := batch[len(batch)-1]
+		progress.Checkpoint, progress.Pending = base, last.Pending
+		progress.Events += uint64(len(batch))
+		if o.progress != nil {
+			o.progress(progress)
+		}
+		now := time.Now()
+		switch {
+		case !catchingUp && last.Pending >= catchUpLog:
+			catchingUp, started, lastLog, startEvents = true, now, now, progress.Events
+			logger.InfoContext(ctx, "catching up", "consumer", name, "checkpoint", base, "pending", last.Pending)
+		case catchingUp && last.Pending == 0:
+			catchingUp = false
+			n := progress.Events - startEvents
+			logger.InfoContext(ctx, "caught up", "consumer", name, "checkpoint", base, "events", n,
+				"seconds", now.Sub(started).Seconds(), "events_per_second", float64(n)/max(now.Sub(started).Seconds(), 1e-9))
+		case catchingUp && now.Sub(lastLog) >= progressEvery:
+			lastLog = now
+			logger.InfoContext(ctx, "catching up", "consumer", name, "checkpoint", base, "pending", last.Pending,
+				"events_per_second", float64(progress.Events-startEvents)/now.Sub(started).Seconds())
+		}
+		if stop != nil {
+			return stop
 		}
 	}
 }
+
+// ApplyBatch folds batch (records in log order) over the store from base,
+// the checkpoint the projector believes the store holds, and writes the
+// result with the last record's sequence as the checkpoint, on condition
+// that the store is still at base. If another writer (a replica) moved the
+// checkpoint, only the records after it are folded again, on its state.
+// It returns the checkpoint the store holds for the projection afterwards.
+func ApplyBatch(ctx context.Context, store projection.Store, p Projection, batch []*eventlog.Record, base uint64) (uint64, error) {
+	for {
+		ov := projection.NewOverlay(store)
+		var last uint64
+		for _, rec := range batch {
+			seq := rec.Event.GetSequence()
+			if seq <= base {
+				continue
+			}
+			b, err := p.Project(ctx, ov, rec)
+			if err != nil {
+				return base, fmt.Errorf("project %s at %d (%s): %w", p.Name(), seq, rec.Event.GetType(), err)
+			}
+			if _, err := ov.Apply(ctx, b); err != nil {
+				return base, fmt.Errorf("project %s at %d (%s): %w", p.Name(), seq, rec.Event.GetType(), err)
+			}
+			last = seq
+		}
+		if last == 0 {
+			return base, nil
+		}
+		merged := ov.Batch(p.Name(), last)
+		merged.Conditional, merged.Base = true, base
+		applied, err := store.Apply(ctx, merged)
+		if err != nil {
+			return base, fmt.Errorf("apply %s at %d: %w", p.Name(), last, err)
+		}
+		if applied {
+			return last, nil
+		}
+		current, err := store.Checkpoint(ctx, p.Name())
+		if err != nil {
+			return base, fmt.Errorf("checkpoint %s: %w", p.Name(), err)
+		}
+		if current <= base {
+			// The store went back (flushed, restored): start over from it.
+			return base, fmt.Errorf("%w: %s at %d, projector at %d", ErrStoreBehind, p.Name(), current, base)
+		}
+		base = current
+	}
+}
+
+// ErrStoreBehind: the store's checkpoint is behind what the projector
+// applied: it lost data. The projector starts over from the store.
+var ErrStoreBehind = errors.New("projector: store went back")
 
 // ApplyOne applies one record: Project, then Apply with the record's
 // sequence as the checkpoint. Exported for tests and for rebuild tools.
