@@ -414,3 +414,54 @@ func TestEventsSurviveAServerRestart(t *testing.T) {
 		t.Fatalf("after restart the log holds %d events, want 50", n)
 	}
 }
+
+func TestAppendFactsKeepsOrderAnswersSequencesAndDeduplicates(t *testing.T) {
+	log, _ := openLog(t)
+	ctx := ctxT(t)
+	turn := eventlog.Aggregate{Tenant: "acme", Session: "sess_1", Kind: "turn", ID: "turn_1"}
+	batch := func(from, to int) []*eventsv1.RuntimeEvent {
+		var evs []*eventsv1.RuntimeEvent
+		for i := from; i < to; i++ {
+			evs = append(evs, &eventsv1.RuntimeEvent{EventId: fmt.Sprintf("evt_fact%03d", i), Type: "runtime.warning",
+				Payload: &eventsv1.RuntimeEvent_RuntimeWarning{RuntimeWarning: &eventsv1.RuntimeWarning{Code: fmt.Sprint(i)}}})
+		}
+		return evs
+	}
+	first, err := log.AppendFacts(ctx, turn, batch(0, 100)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range first {
+		if a.EventID != fmt.Sprintf("evt_fact%03d", i) || a.Duplicate || (i > 0 && a.Sequence != first[i-1].Sequence+1) {
+			t.Fatalf("answer %d: %+v after %+v", i, a, first[max(i-1, 0)])
+		}
+	}
+	// A retry that overlaps what landed appends only what is new, in order.
+	again, err := log.AppendFacts(ctx, turn, batch(50, 150)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range again {
+		if dup := i < 50; a.Duplicate != dup || (dup && a.Sequence != first[50+i].Sequence) {
+			t.Fatalf("retry answer %d: %+v", i, a)
+		}
+	}
+	got := readAll(t, log, log.Subjects.Aggregate(turn))
+	if len(got) != 150 {
+		t.Fatalf("log holds %d facts, want 150", len(got))
+	}
+	for i, ev := range got {
+		if ev.GetRuntimeWarning().GetCode() != fmt.Sprint(i) {
+			t.Fatalf("fact %d is %q: out of order", i, ev.GetRuntimeWarning().GetCode())
+		}
+	}
+	// An invalid event anywhere refuses the batch before anything is sent.
+	bad := batch(200, 203)
+	bad[2].Type = ""
+	if _, err := log.AppendFacts(ctx, turn, bad...); !errors.Is(err, eventlog.ErrInvalid) {
+		t.Fatalf("invalid batch: %v", err)
+	}
+	if n := len(readAll(t, log, log.Subjects.Aggregate(turn))); n != 150 {
+		t.Fatalf("an invalid batch appended %d facts", n-150)
+	}
+}

@@ -202,6 +202,57 @@ func (l *Log) Append(ctx context.Context, agg Aggregate, expect Expect, evs ...*
 	return out, nil
 }
 
+// AppendFacts appends facts to one aggregate without a precondition: every
+// event is published before any acknowledgement is awaited, in order on one
+// connection, each with its event id as the de-duplication id, and the
+// acknowledgements are awaited together. It answers with each event's
+// sequence, in order. For facts that decide nothing (a worker's step
+// facts, docs/adr/0007): a batch of N costs one wait, not N.
+//
+// Every event is validated before the first is sent. If an acknowledgement
+// fails, what landed is a prefix in the common case (one connection
+// delivers in order); a retry with the same event ids completes the run and
+// the landed events come back as duplicates.
+func (l *Log) AppendFacts(ctx context.Context, agg Aggregate, evs ...*eventsv1.RuntimeEvent) ([]Appended, error) {
+	if err := agg.validate(); err != nil {
+		return nil, err
+	}
+	subject := l.Subjects.Aggregate(agg)
+	msgs := make([]*nats.Msg, len(evs))
+	for i, ev := range evs {
+		msg, err := l.message(ctx, agg, subject, ev)
+		if err != nil {
+			return nil, fmt.Errorf("event %d: %w", i, err)
+		}
+		msgs[i] = msg
+	}
+	futures := make([]jetstream.PubAckFuture, len(msgs))
+	for i, msg := range msgs {
+		// Blocks while Config.MaxAsyncPending acks are outstanding.
+		f, err := l.js.PublishMsgAsync(msg, jetstream.WithMsgID(evs[i].GetEventId()))
+		if err != nil {
+			return nil, publishError(agg, err)
+		}
+		futures[i] = f
+	}
+	out := make([]Appended, len(futures))
+	var failed error
+	for i, f := range futures {
+		select {
+		case ack := <-f.Ok():
+			out[i] = Appended{EventID: evs[i].GetEventId(), Sequence: ack.Sequence, Duplicate: ack.Duplicate}
+		case err := <-f.Err():
+			failed = errors.Join(failed, publishError(agg, err))
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	return out, nil
+}
+
 // Entry is one event of a batch append.
 type Entry struct {
 	Aggregate Aggregate
