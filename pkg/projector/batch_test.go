@@ -330,7 +330,7 @@ func TestKillHelperProcess(t *testing.T) {
 	writes := 0
 	err = projector.Run(ctx, log, store, ledger{log.Subjects.Session("acme", "sess_1")}, nil,
 		projector.WithMaxBatch(killBatch),
-		projector.WithAfterWrite(func(uint64) {
+		projector.WithAfterBatch(func([]*eventlog.Record, uint64) {
 			if writes++; writes == 3 {
 				p, _ := os.FindProcess(os.Getpid())
 				_ = p.Kill()

@@ -47,9 +47,7 @@ type Option func(*options)
 type options struct {
 	maxBatch int
 	progress func(Progress)
-	// afterWrite runs after each batch's store write, before the next
-	// batch is taken: tests kill the process there.
-	afterWrite func(checkpoint uint64)
+	afterBatch func(batch []*eventlog.Record, checkpoint uint64)
 }
 
 // WithMaxBatch bounds the events folded into one store write (default
@@ -66,6 +64,16 @@ func WithMaxBatch(n int) Option {
 // readiness and lag for health checks (it must not block).
 func WithProgress(fn func(Progress)) Option {
 	return func(o *options) { o.progress = fn }
+}
+
+// WithAfterBatch calls fn after each batch is in the store (written by
+// this projector, or found already written by another replica), before the
+// next batch is taken, with the batch's records and the checkpoint. A
+// process that holds something derived from the read model (a cache)
+// invalidates it here: the store then holds at least these events. fn must
+// not keep the slice.
+func WithAfterBatch(fn func(batch []*eventlog.Record, checkpoint uint64)) Option {
+	return func(o *options) { o.afterBatch = fn }
 }
 
 // Progress is where a projector or reactor stands.
@@ -253,8 +261,8 @@ func follow(ctx context.Context, log *eventlog.Log, store projection.Store, name
 			return err
 		}
 		base = next
-		if o.afterWrite != nil {
-			o.afterWrite(base)
+		if o.afterBatch != nil {
+			o.afterBatch(batch, base)
 		}
 		last := batch[len(batch)-1]
 		progress.Checkpoint, progress.Pending = base, last.Pending

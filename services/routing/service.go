@@ -64,5 +64,6 @@ func (s *Service) Run(ctx context.Context) error {
 	if s.configErr != nil {
 		return fmt.Errorf("--models %s: %w", s.deps.Config.ModelsFile, s.configErr)
 	}
-	return projector.Run(ctx, s.deps.Log, s.deps.Store, rp.Projection{Subjects: s.deps.Log.Subjects}, s.deps.Logger)
+	return projector.Run(ctx, s.deps.Log, s.deps.Store, rp.Projection{Subjects: s.deps.Log.Subjects}, s.deps.Logger,
+		projector.WithAfterBatch(s.handler.App.Applied))
 }

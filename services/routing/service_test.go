@@ -9,7 +9,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -476,4 +478,33 @@ func TestConcurrentFallbackReportsMoveTheTurnOnce(t *testing.T) {
 	if appended != 1 || answers[0].GetFallback().GetFallbackCount() != 1 {
 		t.Fatalf("%d reports appended a fallback (want 1): %v", appended, answers[0])
 	}
+}
+
+// Limits are evaluated on the registry held in process; a change to it is
+// seen as soon as the routing projector has applied it.
+func TestLimitsFollowRegistryChanges(t *testing.T) {
+	c := start(t, registryYAML)
+	ctx := context.Background()
+	check := func() error {
+		_, err := c.CheckLimits(ctx, &rv1.CheckLimitsRequest{ModelId: "o-new", Requests: 1})
+		return err
+	}
+	code(t, check(), codes.NotFound) // the registry is now held
+	eventually := func(want codes.Code) {
+		t.Helper()
+		require.Eventually(t, func() bool { return status.Code(check()) == want }, 10*time.Second, 2*time.Millisecond,
+			"CheckLimits never answered %v", want)
+	}
+	if _, err := c.UpdateModelRegistry(ctx, &rv1.UpdateModelRegistryRequest{Changes: []*rv1.ModelRegistryChange{
+		{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &ev.Model{Id: "o-new", ProviderId: "openai"}}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(codes.OK)
+	if _, err := c.UpdateModelRegistry(ctx, &rv1.UpdateModelRegistryRequest{Changes: []*rv1.ModelRegistryChange{
+		{Change: &rv1.ModelRegistryChange_RemoveModel{RemoveModel: "o-new"}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(codes.NotFound)
 }

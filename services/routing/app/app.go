@@ -40,12 +40,64 @@ type App struct {
 	// once per digest, as a limit.changed fact.
 	config *ev.Registry
 	seeded sync.Map // tenant -> digest imported
+	// held is each tenant's registry as the read model last gave it:
+	// limits are then one Redis round trip (the script), not two.
+	held registries
 }
 
 // New builds the use cases.
 func New(log *eventlog.Log, store projection.Store, limits Limiter, config *ev.Registry) *App {
 	return &App{log: log, store: store, limits: limits, now: time.Now, config: config,
-		exec: command.Executor{Log: log, Store: store, Projection: rp.Name}}
+		exec: command.Executor{Log: log, Store: store, Projection: rp.Name}, held: registries{byTenant: map[string]*ev.Registry{}, gen: map[string]uint64{}}}
+}
+
+// Applied is told by the routing projector after each batch is in the
+// store (projector.WithAfterBatch): a tenant whose registry changed in it
+// is read again from the read model on its next call.
+func (a *App) Applied(batch []*eventlog.Record, _ uint64) {
+	for _, rec := range batch {
+		if rec.Event.GetLimitChanged() != nil {
+			a.held.forget(rec.Event.GetTenantId())
+		}
+	}
+}
+
+// registries holds decoded registries per tenant. A generation per tenant
+// keeps a read that started before a change from caching what it read.
+// The registries are shared: callers must not modify them.
+type registries struct {
+	mu       sync.Mutex
+	byTenant map[string]*ev.Registry
+	gen      map[string]uint64
+}
+
+// maxHeldRegistries bounds the registries held; past it the holder starts
+// over (tenants reload on their next call).
+const maxHeldRegistries = 10_000
+
+func (r *registries) get(tenant string) (*ev.Registry, uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byTenant[tenant], r.gen[tenant]
+}
+
+func (r *registries) put(tenant string, gen uint64, reg *ev.Registry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gen[tenant] != gen {
+		return
+	}
+	if len(r.byTenant) >= maxHeldRegistries {
+		clear(r.byTenant)
+	}
+	r.byTenant[tenant] = reg
+}
+
+func (r *registries) forget(tenant string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gen[tenant]++
+	delete(r.byTenant, tenant)
 }
 
 // readTimeout bounds how long a read waits for min_sequence.
@@ -85,8 +137,10 @@ func write(res command.Result) *commonv1.WriteResult {
 	return w
 }
 
-// registry returns the tenant's registry, importing the config file first
-// when the tenant has not imported this version of it.
+// registry returns the tenant's registry (shared, read-only), importing the
+// config file first when the tenant has not imported this version of it.
+// It is held in process after the first read and read again after the
+// projector applies a change to it (Applied).
 func (a *App) registry(ctx context.Context, tenant string) (*ev.Registry, error) {
 	if a.config != nil {
 		if d, ok := a.seeded.Load(tenant); !ok || d != a.config.GetConfigDigest() {
@@ -108,7 +162,16 @@ func (a *App) registry(ctx context.Context, tenant string) (*ev.Registry, error)
 			a.seeded.Store(tenant, a.config.GetConfigDigest())
 		}
 	}
-	return rp.LoadRegistry(ctx, a.store, tenant)
+	reg, gen := a.held.get(tenant)
+	if reg != nil {
+		return reg, nil
+	}
+	reg, err := rp.LoadRegistry(ctx, a.store, tenant)
+	if err != nil {
+		return nil, err
+	}
+	a.held.put(tenant, gen, reg)
+	return reg, nil
 }
 
 // ResolveTaskProfile records the profile of a turn or a task.
