@@ -45,8 +45,8 @@ type Projection interface {
 type Option func(*options)
 
 type options struct {
-	maxBatch int
-	progress func(Progress)
+	maxBatch   int
+	progress   func(Progress)
 	afterBatch func(batch []*eventlog.Record, checkpoint uint64)
 }
 
