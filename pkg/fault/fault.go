@@ -66,7 +66,12 @@ type Error struct {
 	Metadata map[string]string
 	// RetryAfter says when trying again can succeed (0: not known).
 	RetryAfter time.Duration
+	// Err is the cause, for errors.Is and errors.As; callers never see it.
+	Err error
 }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/evidence/app"
 	egrpc "github.com/agentruntime/agentruntime/services/evidence/grpc"
+	rm "github.com/agentruntime/agentruntime/services/evidence/projector"
 	"github.com/agentruntime/agentruntime/services/kit"
 )
 
@@ -45,5 +46,5 @@ func (s *Service) Register(g *grpc.Server) { evidencev1.RegisterEvidenceServiceS
 
 // Run implements kit.Runner: the evidence projection over the whole log.
 func (s *Service) Run(ctx context.Context) error {
-	return projector.Run(ctx, s.deps.Log, s.deps.Store, app.Projection{}, s.deps.Logger)
+	return projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Projection{}, s.deps.Logger)
 }

@@ -14,12 +14,14 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"
 	"github.com/agentruntime/agentruntime/services/evidence/domain"
+	rm "github.com/agentruntime/agentruntime/services/evidence/projector"
 )
 
 // Errors a caller can cause, beside the domain's.
@@ -47,17 +49,20 @@ type App struct {
 
 // New builds the use cases.
 func New(log *eventlog.Log, store projection.Store) *App {
-	return &App{Log: log, Store: store, exec: command.Executor{Log: log, Store: store, Projection: ProjectionName}, Now: time.Now}
-}
-
-// Run follows the log into the evidence projection until ctx ends.
-func (a *App) Run(ctx context.Context) error {
-	return projector.Run(ctx, a.Log, a.Store, Projection{}, nil)
+	return &App{Log: log, Store: store, exec: command.Executor{Log: log, Store: store, Projection: rm.Name}, Now: time.Now}
 }
 
 // reach waits for min and returns the sequence reads may cover.
 func (a *App) reach(ctx context.Context, min uint64) (uint64, error) {
-	return projector.WaitFor(ctx, a.Store, ProjectionName, min, catchUp)
+	reached, err := projector.WaitFor(ctx, a.Store, rm.Name, min, catchUp)
+	if errors.Is(err, projector.ErrBehind) {
+		return reached, &fault.Error{Kind: fault.KindPrecondition, Reason: domain.ReasonNotCaughtUp, Subject: "min_sequence", Message: err.Error(), Err: err}
+	}
+	return reached, err
+}
+
+func scopeNotFound(err error) error {
+	return &fault.Error{Kind: fault.KindNotFound, Resource: "scope", ID: err.Error(), Err: err}
 }
 
 var errStop = errors.New("stop")
@@ -76,7 +81,7 @@ func (a *App) fold(ctx context.Context, tenant string, scope domain.Scope, upTo 
 		return nil, err
 	}
 	if len(m.Events) == 0 {
-		return nil, fmt.Errorf("%w: %s %s", ErrScopeNotFound, scope.Kind, scopeName(scope))
+		return nil, scopeNotFound(fmt.Errorf("%w: %s %s", ErrScopeNotFound, scope.Kind, scopeName(scope)))
 	}
 	return m, nil
 }
@@ -204,7 +209,7 @@ func (a *App) store(ctx context.Context, tenant, session string, pack domain.Obj
 // SessionSummary answers GetEvidenceSummary from the projection.
 type SessionSummary struct {
 	Reached  uint64
-	Summary  Summary
+	Summary  rm.Summary
 	TraceIDs []string
 	Evidence []string
 	Trials   []string
@@ -217,9 +222,9 @@ func (a *App) Summary(ctx context.Context, tenant, session string, minSeq uint64
 	if err != nil {
 		return nil, err
 	}
-	raw, err := a.Store.Get(ctx, summaryKey(tenant, session))
+	raw, err := a.Store.Get(ctx, rm.SummaryKey(tenant, session))
 	if errors.Is(err, projection.ErrNotFound) {
-		return nil, fmt.Errorf("%w: session %s", ErrScopeNotFound, session)
+		return nil, scopeNotFound(fmt.Errorf("%w: session %s", ErrScopeNotFound, session))
 	}
 	if err != nil {
 		return nil, err
@@ -231,7 +236,7 @@ func (a *App) Summary(ctx context.Context, tenant, session string, minSeq uint64
 	for _, idx := range []struct {
 		name string
 		to   *[]string
-	}{{tracesIndex(tenant, session), &out.TraceIDs}, {exportsIndex(tenant, session), &out.Evidence}, {trialsIndex(tenant, session), &out.Trials}} {
+	}{{rm.TracesIndex(tenant, session), &out.TraceIDs}, {rm.ExportsIndex(tenant, session), &out.Evidence}, {rm.TrialsIndex(tenant, session), &out.Trials}} {
 		entries, err := a.Store.Range(ctx, idx.name, projection.RangeQuery{})
 		if err != nil {
 			return nil, err
@@ -247,7 +252,7 @@ func (a *App) Summary(ctx context.Context, tenant, session string, minSeq uint64
 // summarySignals is the applicability the counts alone can tell: a family
 // with events is exported, one without is not applicable, and events
 // without trace ids are a missing correlation.
-func summarySignals(s Summary) []domain.Signal {
+func summarySignals(s rm.Summary) []domain.Signal {
 	m := domain.NewModel(domain.Scope{Kind: domain.ScopeSession})
 	for typ, n := range s.Counts {
 		m.Counts[typ] = int(n)
@@ -351,7 +356,7 @@ func (a *App) Events(ctx context.Context, tenant string, q EventsQuery) (*Events
 	// A session with no events does not exist (or is another tenant's);
 	// the tenant's own session-less facts always exist, possibly none.
 	if n == 0 && q.From <= 1 && q.Session != eventlog.NoSession {
-		return nil, fmt.Errorf("%w: session %s", ErrScopeNotFound, q.Session)
+		return nil, scopeNotFound(fmt.Errorf("%w: session %s", ErrScopeNotFound, q.Session))
 	}
 	return page, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"
 	"github.com/agentruntime/agentruntime/services/evidence/domain"
+	rm "github.com/agentruntime/agentruntime/services/evidence/projector"
 )
 
 func trialAggregate(tenant, session, trial string) eventlog.Aggregate {
@@ -24,18 +25,18 @@ func trialAggregate(tenant, session, trial string) eventlog.Aggregate {
 
 // Trial loads a trial's read model; nil when it does not exist.
 func (a *App) Trial(ctx context.Context, tenant, session, trial string) (*domain.Trial, error) {
-	raw, err := a.Store.Get(ctx, trialKey(tenant, session, trial))
+	raw, err := a.Store.Get(ctx, rm.TrialKey(tenant, session, trial))
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var d trialDoc
+	var d rm.TrialDoc
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}
-	return d.trial()
+	return d.Trial()
 }
 
 func writeResult(r command.Result) *commonv1.WriteResult {
@@ -52,6 +53,9 @@ func writeResult(r command.Result) *commonv1.WriteResult {
 // StartTrial records benchmark.trial.started; ev carries the scope ids and
 // the payload.
 func (a *App) StartTrial(ctx context.Context, tenant, session string, ev *eventsv1.RuntimeEvent) (*commonv1.WriteResult, error) {
+	if err := domain.CheckSpine(ev.GetBenchmarkTrialStarted().GetBenchmark()); err != nil {
+		return nil, err
+	}
 	trial := ev.GetBenchmarkTrialStarted().GetBenchmark().GetTrialId()
 	ev.Type = "benchmark.trial.started"
 	if r := ev.GetBenchmarkTrialStarted().GetBenchmark().GetTaskTomlRef(); r != "" {
@@ -133,7 +137,7 @@ func (a *App) ExportTrial(ctx context.Context, tenant, session, trial string, re
 		return nil, err
 	}
 	if t == nil {
-		return nil, domain.ErrTrialNotFound
+		return nil, domain.TrialNotFound(domain.ErrTrialNotFound)
 	}
 	m, err := a.fold(ctx, tenant, domain.Scope{Kind: domain.ScopeTurn, Session: session, ID: t.Turn, AlsoTask: t.Task}, reached)
 	if err != nil {
@@ -184,7 +188,7 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 				return nil, err
 			}
 			if t == nil {
-				return nil, fmt.Errorf("%w: %s/%s", domain.ErrTrialNotFound, r.Session, r.Trial)
+				return nil, domain.TrialNotFound(fmt.Errorf("%w: %s/%s", domain.ErrTrialNotFound, r.Session, r.Trial))
 			}
 			out = append(out, t)
 		}

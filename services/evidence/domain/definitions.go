@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
@@ -25,11 +26,6 @@ var (
 	ErrConfigurationConflict = errors.New("configuration already recorded with other facts")
 )
 
-// InvalidError is a request field a definition cannot be recorded with.
-type InvalidError struct{ Field, Message string }
-
-func (e *InvalidError) Error() string { return e.Field + ": " + e.Message }
-
 // Definition is a decided definition fact: the event, the aggregate id it
 // is recorded on (one per dataset version or configuration id, hashed
 // because dataset versions need not be ids) and the conflict error a
@@ -44,9 +40,9 @@ type Definition struct {
 func DatasetResolved(tenant, session string, d *eventsv1.BenchmarkDatasetResolved) (*Definition, error) {
 	switch {
 	case d.GetDatasetId() == "":
-		return nil, &InvalidError{"dataset.dataset_id", "required"}
+		return nil, fault.Invalid("dataset.dataset_id", "required")
 	case d.GetDatasetVersion() == "":
-		return nil, &InvalidError{"dataset.dataset_version", "required: a dataset is resolved to a frozen version"}
+		return nil, fault.Invalid("dataset.dataset_version", "required: a dataset is resolved to a frozen version")
 	}
 	refs := map[string]string{}
 	for k, v := range map[string]string{"datasetRef": d.GetDatasetRef(), "harborRegistryRef": d.GetHarborRegistryRef(), "harborLocalPath": d.GetHarborLocalPath()} {
@@ -56,25 +52,25 @@ func DatasetResolved(tenant, session string, d *eventsv1.BenchmarkDatasetResolve
 	}
 	ev := &eventsv1.RuntimeEvent{Type: "benchmark.dataset.resolved", Refs: refs,
 		Payload: &eventsv1.RuntimeEvent_BenchmarkDatasetResolved{BenchmarkDatasetResolved: proto.Clone(d).(*eventsv1.BenchmarkDatasetResolved)}}
-	return definition(tenant, session, "ds", fmt.Errorf("%w: %s version %s", ErrDatasetConflict, d.GetDatasetId(), d.GetDatasetVersion()), ev, d, d.GetDatasetId(), d.GetDatasetVersion())
+	return definition(tenant, session, "ds", refused(ReasonDatasetConflict, "dataset.dataset_version", fmt.Errorf("%w: %s version %s", ErrDatasetConflict, d.GetDatasetId(), d.GetDatasetVersion())), ev, d, d.GetDatasetId(), d.GetDatasetVersion())
 }
 
 // ConfigurationResolved decides benchmark.configuration.resolved.
 func ConfigurationResolved(tenant, session string, c *eventsv1.BenchmarkConfigurationResolved) (*Definition, error) {
 	if c.GetConfigurationId() == "" {
-		return nil, &InvalidError{"configuration.configuration_id", "required"}
+		return nil, fault.Invalid("configuration.configuration_id", "required")
 	}
 	switch c.GetRole() {
 	case "", "baseline", "candidate", "control":
 	default:
-		return nil, &InvalidError{"configuration.role", "must be baseline, candidate or control"}
+		return nil, fault.Invalid("configuration.role", "must be baseline, candidate or control")
 	}
 	if c.GetBaselineConfigurationId() == c.GetConfigurationId() {
-		return nil, &InvalidError{"configuration.baseline_configuration_id", "a configuration is not its own baseline"}
+		return nil, fault.Invalid("configuration.baseline_configuration_id", "a configuration is not its own baseline")
 	}
 	ev := &eventsv1.RuntimeEvent{Type: "benchmark.configuration.resolved", Refs: map[string]string{},
 		Payload: &eventsv1.RuntimeEvent_BenchmarkConfigurationResolved{BenchmarkConfigurationResolved: proto.Clone(c).(*eventsv1.BenchmarkConfigurationResolved)}}
-	return definition(tenant, session, "cfg", fmt.Errorf("%w: %s", ErrConfigurationConflict, c.GetConfigurationId()), ev, c, c.GetConfigurationId())
+	return definition(tenant, session, "cfg", refused(ReasonConfigurationConflict, "configuration.configuration_id", fmt.Errorf("%w: %s", ErrConfigurationConflict, c.GetConfigurationId())), ev, c, c.GetConfigurationId())
 }
 
 // definition names the fact's aggregate by its key and its event by its

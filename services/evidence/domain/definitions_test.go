@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/services/evidence/domain"
 )
@@ -45,8 +46,8 @@ func TestDatasetResolved(t *testing.T) {
 		{&eventsv1.BenchmarkDatasetResolved{DatasetId: "ds"}, "dataset.dataset_version"},
 	} {
 		_, err := domain.DatasetResolved("acme", "s1", c.d)
-		var inv *domain.InvalidError
-		if !errors.As(err, &inv) || inv.Field != c.field {
+		var inv *fault.Error
+		if !errors.As(err, &inv) || inv.Field() != c.field {
 			t.Errorf("%v: %v, want invalid %s", c.d, err, c.field)
 		}
 	}
@@ -65,11 +66,11 @@ func TestConfigurationResolved(t *testing.T) {
 		{&eventsv1.BenchmarkConfigurationResolved{ConfigurationId: "x", BaselineConfigurationId: "x"}, "configuration.baseline_configuration_id"},
 	} {
 		d, err := domain.ConfigurationResolved("acme", "s1", c.cfg)
-		var inv *domain.InvalidError
+		var inv *fault.Error
 		switch {
 		case c.field == "" && (err != nil || d.Event.GetType() != "benchmark.configuration.resolved" || !errors.Is(d.Conflict, domain.ErrConfigurationConflict)):
 			t.Errorf("%v: %v %v", c.cfg, d, err)
-		case c.field != "" && (!errors.As(err, &inv) || inv.Field != c.field):
+		case c.field != "" && (!errors.As(err, &inv) || inv.Field() != c.field):
 			t.Errorf("%v: %v, want invalid %s", c.cfg, err, c.field)
 		}
 	}

@@ -36,7 +36,8 @@ type Trial struct {
 	StartSequence, LastSequence uint64
 }
 
-// Errors of trial commands; the service maps them to statuses.
+// Causes of trial commands' refusals (errors.Is finds them in the
+// pkg/fault errors the commands return).
 var (
 	ErrTrialNotFound = errors.New("trial not found")
 	ErrTrialExists   = errors.New("trial already started with other facts")
@@ -53,7 +54,7 @@ func StartTrial(cur *Trial, ev *eventsv1.RuntimeEvent) ([]*eventsv1.RuntimeEvent
 			cur.Run == ev.GetRunId() && proto.Equal(cur.Started, ev.GetBenchmarkTrialStarted()) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w: %s is %s", ErrTrialExists, cur.Spine.GetTrialId(), cur.Status)
+		return nil, refused(ReasonTrialExists, "benchmark.trial_id", fmt.Errorf("%w: %s is %s", ErrTrialExists, cur.Spine.GetTrialId(), cur.Status))
 	}
 	return []*eventsv1.RuntimeEvent{ev}, nil
 }
@@ -62,7 +63,7 @@ func StartTrial(cur *Trial, ev *eventsv1.RuntimeEvent) ([]*eventsv1.RuntimeEvent
 // "none" failure category completes it.
 func EndTrial(cur *Trial, failureCategory, message string, timedOut bool, durationMs uint64) ([]*eventsv1.RuntimeEvent, error) {
 	if cur == nil || cur.Status == TrialNone {
-		return nil, ErrTrialNotFound
+		return nil, TrialNotFound(ErrTrialNotFound)
 	}
 	typ, status := "benchmark.trial.completed", TrialCompleted
 	if failureCategory == "" {
@@ -75,7 +76,7 @@ func EndTrial(cur *Trial, failureCategory, message string, timedOut bool, durati
 		if cur.Status == status && cur.FailureCategory == failureCategory && cur.TimedOut == timedOut {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w: it %s (%s)", ErrTrialEnded, cur.Status, cur.FailureCategory)
+		return nil, refused(ReasonTrialEnded, "trial_id", fmt.Errorf("%w: it %s (%s)", ErrTrialEnded, cur.Status, cur.FailureCategory))
 	}
 	payload := &eventsv1.BenchmarkTrialEnded{Benchmark: cur.Spine, FailureCategory: failureCategory, Message: message, TimedOut: timedOut, DurationMs: durationMs}
 	ev := cur.envelope(typ)
@@ -92,7 +93,7 @@ func EndTrial(cur *Trial, failureCategory, message string, timedOut bool, durati
 // refused (a re-scored trial is a new trial).
 func RecordReward(cur *Trial, r *eventsv1.BenchmarkRewardRecorded) ([]*eventsv1.RuntimeEvent, error) {
 	if cur == nil || cur.Status == TrialNone {
-		return nil, ErrTrialNotFound
+		return nil, TrialNotFound(ErrTrialNotFound)
 	}
 	r = proto.Clone(r).(*eventsv1.BenchmarkRewardRecorded)
 	r.Benchmark = cur.Spine
@@ -100,7 +101,7 @@ func RecordReward(cur *Trial, r *eventsv1.BenchmarkRewardRecorded) ([]*eventsv1.
 		if proto.Equal(cur.Reward, r) {
 			return nil, nil
 		}
-		return nil, ErrRewarded
+		return nil, refused(ReasonRewardRecorded, "trial_id", ErrRewarded)
 	}
 	ev := cur.envelope("benchmark.reward.recorded")
 	ev.Payload = &eventsv1.RuntimeEvent_BenchmarkRewardRecorded{BenchmarkRewardRecorded: r}

@@ -1,68 +1,25 @@
 // Package grpc is the evidence service's transport: proto in, use case,
-// status out. Every domain and app error maps to a status in toStatus.
+// proto out. Every handler is kit.Call (the caller from the credentials,
+// the use case, grpcerr.Status for its error).
 package grpc
 
 import (
 	"context"
-	"errors"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
-	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	ev1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1"
-	"github.com/agentruntime/agentruntime/pkg/grpcerr"
-	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/evidence/app"
 	"github.com/agentruntime/agentruntime/services/evidence/domain"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	"github.com/agentruntime/agentruntime/services/kit"
 )
 
 // Handler implements ev1.EvidenceServiceServer.
 type Handler struct {
 	ev1.UnimplementedEvidenceServiceServer
 	App *app.App
-}
-
-// toStatus is the service's one mapping from errors to gRPC statuses.
-func toStatus(err error) error {
-	var invalid *domain.InvalidError
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, app.ErrScopeNotFound):
-		return grpcerr.NotFound("scope", err.Error())
-	case errors.Is(err, domain.ErrTrialNotFound):
-		return grpcerr.NotFound("benchmark trial", err.Error())
-	case errors.Is(err, domain.ErrTrialExists):
-		return grpcerr.FailedPrecondition("TRIAL_EXISTS", "benchmark.trial_id", err.Error(), nil)
-	case errors.Is(err, domain.ErrTrialEnded):
-		return grpcerr.FailedPrecondition("TRIAL_ENDED", "trial_id", err.Error(), nil)
-	case errors.Is(err, domain.ErrRewarded):
-		return grpcerr.FailedPrecondition("REWARD_RECORDED", "trial_id", err.Error(), nil)
-	case errors.Is(err, domain.ErrDatasetConflict):
-		return grpcerr.FailedPrecondition("DATASET_CONFLICT", "dataset.dataset_version", err.Error(), nil)
-	case errors.Is(err, domain.ErrConfigurationConflict):
-		return grpcerr.FailedPrecondition("CONFIGURATION_CONFLICT", "configuration.configuration_id", err.Error(), nil)
-	case errors.As(err, &invalid):
-		return grpcerr.InvalidField(invalid.Field, "%s", invalid.Message)
-	case errors.Is(err, projector.ErrBehind):
-		return grpcerr.FailedPrecondition("NOT_CAUGHT_UP", "min_sequence", err.Error(), nil)
-	case errors.Is(err, command.ErrExhausted), errors.Is(err, eventlog.ErrConflict):
-		return grpcerr.Infrastructure(err)
-	}
-	return grpcerr.Infrastructure(err)
-}
-
-// tenant is the caller's tenant: always from the credentials, never from
-// the request.
-func tenant(ctx context.Context) (string, error) {
-	p, ok := auth.FromContext(ctx)
-	if !ok || p.Tenant == "" {
-		return "", status.Error(codes.Unauthenticated, "no credentials")
-	}
-	return p.Tenant, nil
 }
 
 func scope(s *ev1.Scope) (domain.Scope, error) {
@@ -78,7 +35,7 @@ func scope(s *ev1.Scope) (domain.Scope, error) {
 		out.Kind = domain.ScopeTask
 	}
 	if out.Kind != domain.ScopeSession && out.ID == "" {
-		return out, grpcerr.InvalidField("scope.id", "a %s scope needs the %s id", out.Kind, out.Kind)
+		return out, fault.Invalid("scope.id", "a %s scope needs the %s id", out.Kind, out.Kind)
 	}
 	return out, nil
 }
@@ -91,227 +48,197 @@ func result(r *app.ExportResult) *ev1.ExportResult {
 	return out
 }
 
-func (h *Handler) export(ctx context.Context, s *ev1.Scope, r app.ExportRequest) (*ev1.ExportResult, error) {
-	t, err := tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
+func (h *Handler) export(ctx context.Context, p auth.Principal, s *ev1.Scope, r app.ExportRequest) (*ev1.ExportResult, error) {
 	sc, err := scope(s)
 	if err != nil {
 		return nil, err
 	}
-	r.Tenant, r.Scope = t, sc
+	r.Tenant, r.Scope = p.Tenant, sc
 	res, err := h.App.Export(ctx, r)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return result(res), nil
 }
 
 // ExportEvidence implements ev1.EvidenceServiceServer.
 func (h *Handler) ExportEvidence(ctx context.Context, r *ev1.ExportEvidenceRequest) (*ev1.ExportEvidenceResponse, error) {
-	res, err := h.export(ctx, r.GetScope(), app.ExportRequest{Kind: "evidence", AtSequence: r.GetAtSequence(), MinSeq: r.GetMinSequence(),
-		Evidence: domain.EvidenceInput{VerificationOutcomes: r.GetVerificationOutcomes(), ReviewNotes: r.GetReviewNotes()}})
-	if err != nil {
-		return nil, err
-	}
-	return &ev1.ExportEvidenceResponse{Result: res}, nil
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.ExportEvidenceRequest) (*ev1.ExportEvidenceResponse, error) {
+		res, err := h.export(ctx, p, r.GetScope(), app.ExportRequest{Kind: "evidence", AtSequence: r.GetAtSequence(), MinSeq: r.GetMinSequence(),
+			Evidence: domain.EvidenceInput{VerificationOutcomes: r.GetVerificationOutcomes(), ReviewNotes: r.GetReviewNotes()}})
+		if err != nil {
+			return nil, err
+		}
+		return &ev1.ExportEvidenceResponse{Result: res}, nil
+	})
 }
 
 // ExportReplay implements ev1.EvidenceServiceServer.
 func (h *Handler) ExportReplay(ctx context.Context, r *ev1.ExportReplayRequest) (*ev1.ExportReplayResponse, error) {
-	res, err := h.export(ctx, r.GetScope(), app.ExportRequest{Kind: "replay", AtSequence: r.GetAtSequence(), MinSeq: r.GetMinSequence(), Grader: r.GetGraderInstructions()})
-	if err != nil {
-		return nil, err
-	}
-	return &ev1.ExportReplayResponse{Result: res}, nil
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.ExportReplayRequest) (*ev1.ExportReplayResponse, error) {
+		res, err := h.export(ctx, p, r.GetScope(), app.ExportRequest{Kind: "replay", AtSequence: r.GetAtSequence(), MinSeq: r.GetMinSequence(), Grader: r.GetGraderInstructions()})
+		if err != nil {
+			return nil, err
+		}
+		return &ev1.ExportReplayResponse{Result: res}, nil
+	})
 }
 
 // ExportReview implements ev1.EvidenceServiceServer.
 func (h *Handler) ExportReview(ctx context.Context, r *ev1.ExportReviewRequest) (*ev1.ExportReviewResponse, error) {
-	res, err := h.export(ctx, r.GetScope(), app.ExportRequest{Kind: "review", AtSequence: r.GetAtSequence(), MinSeq: r.GetMinSequence(),
-		Evidence: domain.EvidenceInput{ReviewNotes: r.GetReviewNotes()}})
-	if err != nil {
-		return nil, err
-	}
-	return &ev1.ExportReviewResponse{Result: res}, nil
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.ExportReviewRequest) (*ev1.ExportReviewResponse, error) {
+		res, err := h.export(ctx, p, r.GetScope(), app.ExportRequest{Kind: "review", AtSequence: r.GetAtSequence(), MinSeq: r.GetMinSequence(),
+			Evidence: domain.EvidenceInput{ReviewNotes: r.GetReviewNotes()}})
+		if err != nil {
+			return nil, err
+		}
+		return &ev1.ExportReviewResponse{Result: res}, nil
+	})
 }
 
 // GetEvidenceSummary implements ev1.EvidenceServiceServer.
 func (h *Handler) GetEvidenceSummary(ctx context.Context, r *ev1.GetEvidenceSummaryRequest) (*ev1.GetEvidenceSummaryResponse, error) {
-	t, err := tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s, err := h.App.Summary(ctx, t, r.GetSessionId(), r.GetMinSequence())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	out := &ev1.GetEvidenceSummaryResponse{Sequence: s.Reached, EventCount: s.Summary.Count, EventCounts: s.Summary.Counts,
-		EventsWithTrace: s.Summary.WithTrace, TraceIds: s.TraceIDs, EvidenceIds: s.Evidence, TrialIds: s.Trials,
-		FirstSequence: s.Summary.First, LastSequence: s.Summary.Last}
-	for _, sig := range s.Signals {
-		out.Signals = append(out.Signals, &ev1.Signal{Name: sig.Name, Status: sig.Status, Detail: sig.Detail})
-	}
-	return out, nil
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.GetEvidenceSummaryRequest) (*ev1.GetEvidenceSummaryResponse, error) {
+		s, err := h.App.Summary(ctx, p.Tenant, r.GetSessionId(), r.GetMinSequence())
+		if err != nil {
+			return nil, err
+		}
+		out := &ev1.GetEvidenceSummaryResponse{Sequence: s.Reached, EventCount: s.Summary.Count, EventCounts: s.Summary.Counts,
+			EventsWithTrace: s.Summary.WithTrace, TraceIds: s.TraceIDs, EvidenceIds: s.Evidence, TrialIds: s.Trials,
+			FirstSequence: s.Summary.First, LastSequence: s.Summary.Last}
+		for _, sig := range s.Signals {
+			out.Signals = append(out.Signals, &ev1.Signal{Name: sig.Name, Status: sig.Status, Detail: sig.Detail})
+		}
+		return out, nil
+	})
 }
 
 // StartBenchmarkTrial implements ev1.EvidenceServiceServer.
 func (h *Handler) StartBenchmarkTrial(ctx context.Context, r *ev1.StartBenchmarkTrialRequest) (*ev1.StartBenchmarkTrialResponse, error) {
-	t, err := tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	b := r.GetBenchmark()
-	for field, v := range map[string]string{"benchmark.trial_id": b.GetTrialId(), "benchmark.dataset_id": b.GetDatasetId(),
-		"benchmark.benchmark_task_id": b.GetBenchmarkTaskId(), "benchmark.configuration_id": b.GetConfigurationId()} {
-		if v == "" {
-			return nil, grpcerr.InvalidField(field, "required")
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.StartBenchmarkTrialRequest) (*ev1.StartBenchmarkTrialResponse, error) {
+		ev := &eventsv1.RuntimeEvent{ThreadId: r.GetThreadId(), TurnId: r.GetTurnId(), TaskId: r.GetTaskId(), RunId: r.GetRunId(),
+			Payload: &eventsv1.RuntimeEvent_BenchmarkTrialStarted{BenchmarkTrialStarted: &eventsv1.BenchmarkTrialStarted{
+				Benchmark: r.GetBenchmark(), Attempt: r.GetAttempt(), SandboxProfile: r.GetSandboxProfile(), TimeoutSec: r.GetTimeoutSec(),
+				BudgetUsd: r.GetBudgetUsd(), BudgetTokens: r.GetBudgetTokens()}}}
+		w, err := h.App.StartTrial(ctx, p.Tenant, r.GetSessionId(), ev)
+		if err != nil {
+			return nil, err
 		}
-	}
-	switch b.GetRole() {
-	case "", "baseline", "candidate", "control":
-	default:
-		return nil, grpcerr.InvalidField("benchmark.role", "must be baseline, candidate or control")
-	}
-	ev := &eventsv1.RuntimeEvent{ThreadId: r.GetThreadId(), TurnId: r.GetTurnId(), TaskId: r.GetTaskId(), RunId: r.GetRunId(),
-		Payload: &eventsv1.RuntimeEvent_BenchmarkTrialStarted{BenchmarkTrialStarted: &eventsv1.BenchmarkTrialStarted{
-			Benchmark: b, Attempt: r.GetAttempt(), SandboxProfile: r.GetSandboxProfile(), TimeoutSec: r.GetTimeoutSec(),
-			BudgetUsd: r.GetBudgetUsd(), BudgetTokens: r.GetBudgetTokens()}}}
-	w, err := h.App.StartTrial(ctx, t, r.GetSessionId(), ev)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &ev1.StartBenchmarkTrialResponse{Write: w}, nil
+		return &ev1.StartBenchmarkTrialResponse{Write: w}, nil
+	})
 }
 
 // RecordBenchmarkDataset implements ev1.EvidenceServiceServer.
 func (h *Handler) RecordBenchmarkDataset(ctx context.Context, r *ev1.RecordBenchmarkDatasetRequest) (*ev1.RecordBenchmarkDatasetResponse, error) {
-	t, err := tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d, err := domain.DatasetResolved(t, r.GetSessionId(), r.GetDataset())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	w, err := h.App.RecordDefinition(ctx, t, r.GetSessionId(), d)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &ev1.RecordBenchmarkDatasetResponse{Write: w}, nil
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.RecordBenchmarkDatasetRequest) (*ev1.RecordBenchmarkDatasetResponse, error) {
+		d, err := domain.DatasetResolved(p.Tenant, r.GetSessionId(), r.GetDataset())
+		if err != nil {
+			return nil, err
+		}
+		w, err := h.App.RecordDefinition(ctx, p.Tenant, r.GetSessionId(), d)
+		if err != nil {
+			return nil, err
+		}
+		return &ev1.RecordBenchmarkDatasetResponse{Write: w}, nil
+	})
 }
 
 // RecordBenchmarkConfiguration implements ev1.EvidenceServiceServer.
 func (h *Handler) RecordBenchmarkConfiguration(ctx context.Context, r *ev1.RecordBenchmarkConfigurationRequest) (*ev1.RecordBenchmarkConfigurationResponse, error) {
-	t, err := tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c, err := domain.ConfigurationResolved(t, r.GetSessionId(), r.GetConfiguration())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	w, err := h.App.RecordDefinition(ctx, t, r.GetSessionId(), c)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &ev1.RecordBenchmarkConfigurationResponse{Write: w}, nil
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.RecordBenchmarkConfigurationRequest) (*ev1.RecordBenchmarkConfigurationResponse, error) {
+		c, err := domain.ConfigurationResolved(p.Tenant, r.GetSessionId(), r.GetConfiguration())
+		if err != nil {
+			return nil, err
+		}
+		w, err := h.App.RecordDefinition(ctx, p.Tenant, r.GetSessionId(), c)
+		if err != nil {
+			return nil, err
+		}
+		return &ev1.RecordBenchmarkConfigurationResponse{Write: w}, nil
+	})
 }
 
 // EndBenchmarkTrial implements ev1.EvidenceServiceServer.
 func (h *Handler) EndBenchmarkTrial(ctx context.Context, r *ev1.EndBenchmarkTrialRequest) (*ev1.EndBenchmarkTrialResponse, error) {
-	t, err := tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := h.App.EndTrial(ctx, t, r.GetSessionId(), r.GetTrialId(), r.GetFailureCategory(), r.GetMessage(), r.GetTimedOut())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &ev1.EndBenchmarkTrialResponse{Write: w}, nil
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.EndBenchmarkTrialRequest) (*ev1.EndBenchmarkTrialResponse, error) {
+		w, err := h.App.EndTrial(ctx, p.Tenant, r.GetSessionId(), r.GetTrialId(), r.GetFailureCategory(), r.GetMessage(), r.GetTimedOut())
+		if err != nil {
+			return nil, err
+		}
+		return &ev1.EndBenchmarkTrialResponse{Write: w}, nil
+	})
 }
 
 // RecordBenchmarkReward implements ev1.EvidenceServiceServer.
 func (h *Handler) RecordBenchmarkReward(ctx context.Context, r *ev1.RecordBenchmarkRewardRequest) (*ev1.RecordBenchmarkRewardResponse, error) {
-	t, err := tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := h.App.RecordReward(ctx, t, r.GetSessionId(), r.GetTrialId(), &eventsv1.BenchmarkRewardRecorded{
-		Value: r.GetValue(), RewardRef: r.GetRewardRef(), DetailsRef: r.GetDetailsRef(), Criteria: r.GetCriteria(),
-		FailureCategory: r.GetFailureCategory(), VerifierStatus: r.GetVerifierStatus()})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &ev1.RecordBenchmarkRewardResponse{Write: w}, nil
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.RecordBenchmarkRewardRequest) (*ev1.RecordBenchmarkRewardResponse, error) {
+		w, err := h.App.RecordReward(ctx, p.Tenant, r.GetSessionId(), r.GetTrialId(), &eventsv1.BenchmarkRewardRecorded{
+			Value: r.GetValue(), RewardRef: r.GetRewardRef(), DetailsRef: r.GetDetailsRef(), Criteria: r.GetCriteria(),
+			FailureCategory: r.GetFailureCategory(), VerifierStatus: r.GetVerifierStatus()})
+		if err != nil {
+			return nil, err
+		}
+		return &ev1.RecordBenchmarkRewardResponse{Write: w}, nil
+	})
 }
 
 // ExportBenchmarkTrial implements ev1.EvidenceServiceServer.
 func (h *Handler) ExportBenchmarkTrial(ctx context.Context, r *ev1.ExportBenchmarkTrialRequest) (*ev1.ExportBenchmarkTrialResponse, error) {
-	t, err := tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res, err := h.App.ExportTrial(ctx, t, r.GetSessionId(), r.GetTrialId(), r.GetRefs(), r.GetMinSequence())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &ev1.ExportBenchmarkTrialResponse{EvidenceId: res.EvidenceID, Pack: res.Pack, Trajectory: res.Trajectory, ContentSha256: res.ContentSHA256, Write: res.Write}, nil
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.ExportBenchmarkTrialRequest) (*ev1.ExportBenchmarkTrialResponse, error) {
+		res, err := h.App.ExportTrial(ctx, p.Tenant, r.GetSessionId(), r.GetTrialId(), r.GetRefs(), r.GetMinSequence())
+		if err != nil {
+			return nil, err
+		}
+		return &ev1.ExportBenchmarkTrialResponse{EvidenceId: res.EvidenceID, Pack: res.Pack, Trajectory: res.Trajectory, ContentSha256: res.ContentSHA256, Write: res.Write}, nil
+	})
 }
 
 // CompareBenchmarkRuns implements ev1.EvidenceServiceServer.
 func (h *Handler) CompareBenchmarkRuns(ctx context.Context, r *ev1.CompareBenchmarkRunsRequest) (*ev1.CompareBenchmarkRunsResponse, error) {
-	t, err := tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	refs := func(in []*ev1.TrialRef) []app.TrialRef {
-		out := make([]app.TrialRef, len(in))
-		for i, t := range in {
-			out[i] = app.TrialRef{Session: t.GetSessionId(), Trial: t.GetTrialId()}
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.CompareBenchmarkRunsRequest) (*ev1.CompareBenchmarkRunsResponse, error) {
+		refs := func(in []*ev1.TrialRef) []app.TrialRef {
+			out := make([]app.TrialRef, len(in))
+			for i, t := range in {
+				out[i] = app.TrialRef{Session: t.GetSessionId(), Trial: t.GetTrialId()}
+			}
+			return out
 		}
-		return out
-	}
-	cmp, w, err := h.App.Compare(ctx, t, r.GetSessionId(), domain.ComparisonInput{ID: r.GetComparisonId(),
-		P0Regressions: r.GetP0QcGateRegressionCount(), Decision: r.GetDecision()}, refs(r.GetBaseline()), refs(r.GetCandidate()), r.GetAgentQcReportRef())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &ev1.CompareBenchmarkRunsResponse{Comparison: cmp, Write: w}, nil
+		cmp, w, err := h.App.Compare(ctx, p.Tenant, r.GetSessionId(), domain.ComparisonInput{ID: r.GetComparisonId(),
+			P0Regressions: r.GetP0QcGateRegressionCount(), Decision: r.GetDecision()}, refs(r.GetBaseline()), refs(r.GetCandidate()), r.GetAgentQcReportRef())
+		if err != nil {
+			return nil, err
+		}
+		return &ev1.CompareBenchmarkRunsResponse{Comparison: cmp, Write: w}, nil
+	})
 }
 
 // ExportEvents implements ev1.EvidenceServiceServer.
 func (h *Handler) ExportEvents(ctx context.Context, r *ev1.ExportEventsRequest) (*ev1.ExportEventsResponse, error) {
-	t, err := tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	session := r.GetSessionId()
-	if r.GetTenantFacts() {
-		session = eventlog.NoSession
-	}
-	page, err := h.App.Events(ctx, t, app.EventsQuery{Session: session, Profile: r.GetFormat() == ev1.Format_FORMAT_LIME_PROFILE,
-		From: r.GetFromSequence(), Limit: int(r.GetLimit()), MinSeq: r.GetMinSequence()})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	out := &ev1.ExportEventsResponse{EventsJson: page.JSON, NextSequence: page.Next}
-	for _, s := range page.Skipped {
-		out.Skipped = append(out.Skipped, &ev1.SkippedEvent{Sequence: s.Sequence, EventId: s.EventID, Type: s.Type, Reason: s.Reason, Detail: s.Detail})
-	}
-	return out, nil
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.ExportEventsRequest) (*ev1.ExportEventsResponse, error) {
+		session := r.GetSessionId()
+		if r.GetTenantFacts() {
+			session = eventlog.NoSession
+		}
+		page, err := h.App.Events(ctx, p.Tenant, app.EventsQuery{Session: session, Profile: r.GetFormat() == ev1.Format_FORMAT_LIME_PROFILE,
+			From: r.GetFromSequence(), Limit: int(r.GetLimit()), MinSeq: r.GetMinSequence()})
+		if err != nil {
+			return nil, err
+		}
+		out := &ev1.ExportEventsResponse{EventsJson: page.JSON, NextSequence: page.Next}
+		for _, s := range page.Skipped {
+			out.Skipped = append(out.Skipped, &ev1.SkippedEvent{Sequence: s.Sequence, EventId: s.EventID, Type: s.Type, Reason: s.Reason, Detail: s.Detail})
+		}
+		return out, nil
+	})
 }
 
 // ExportSnapshot implements ev1.EvidenceServiceServer.
 func (h *Handler) ExportSnapshot(ctx context.Context, r *ev1.ExportSnapshotRequest) (*ev1.ExportSnapshotResponse, error) {
-	t, err := tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	body, covers, err := h.App.Snapshot(ctx, t, r.GetSessionId(), r.GetFormat() == ev1.Format_FORMAT_LIME_PROFILE, r.GetMinSequence())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &ev1.ExportSnapshotResponse{SnapshotJson: string(body), CoversSequence: covers}, nil
+	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.ExportSnapshotRequest) (*ev1.ExportSnapshotResponse, error) {
+		body, covers, err := h.App.Snapshot(ctx, p.Tenant, r.GetSessionId(), r.GetFormat() == ev1.Format_FORMAT_LIME_PROFILE, r.GetMinSequence())
+		if err != nil {
+			return nil, err
+		}
+		return &ev1.ExportSnapshotResponse{SnapshotJson: string(body), CoversSequence: covers}, nil
+	})
 }

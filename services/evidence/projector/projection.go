@@ -1,4 +1,7 @@
-package app
+// Package projector holds the evidence service's read model: per-session
+// summaries, trace, export and trial indexes, and trials, folded from the
+// whole log; and the keys the app layer reads them by.
+package projector
 
 import (
 	"context"
@@ -14,21 +17,21 @@ import (
 	"github.com/agentruntime/agentruntime/services/evidence/domain"
 )
 
-// ProjectionName keys the evidence projection's checkpoint.
-const ProjectionName = "evidence.sessions"
+// Name keys the evidence projection's checkpoint.
+const Name = "evidence.sessions"
 
 // Keys of the evidence read model. Each event touches a handful of small
 // documents, never a document that grows with the session, so the
 // projection's cost per event does not grow with the log.
-func summaryKey(tenant, session string) string { return "evidence:sum:" + tenant + ":" + session }
-func tracesIndex(tenant, session string) string {
+func SummaryKey(tenant, session string) string { return "evidence:sum:" + tenant + ":" + session }
+func TracesIndex(tenant, session string) string {
 	return "evidence:traces:" + tenant + ":" + session
 }
-func exportsIndex(tenant, session string) string {
+func ExportsIndex(tenant, session string) string {
 	return "evidence:exports:" + tenant + ":" + session
 }
-func trialsIndex(tenant, session string) string { return "evidence:trials:" + tenant + ":" + session }
-func trialKey(tenant, session, trial string) string {
+func TrialsIndex(tenant, session string) string { return "evidence:trials:" + tenant + ":" + session }
+func TrialKey(tenant, session, trial string) string {
 	return "evidence:trial:" + tenant + ":" + session + ":" + trial
 }
 
@@ -41,9 +44,9 @@ type Summary struct {
 	Last      uint64            `json:"last"`
 }
 
-// trialDoc stores a trial's facts as the events that stated them; the read
+// TrialDoc stores a trial's facts as the events that stated them; the read
 // model is their fold (domain.ApplyTrial), so it cannot drift from the log.
-type trialDoc struct {
+type TrialDoc struct {
 	Started []byte `json:"started"`
 	Ended   []byte `json:"ended,omitempty"`
 	Reward  []byte `json:"reward,omitempty"`
@@ -51,7 +54,7 @@ type trialDoc struct {
 	Last    uint64 `json:"last"`
 }
 
-func (d *trialDoc) trial() (*domain.Trial, error) {
+func (d *TrialDoc) Trial() (*domain.Trial, error) {
 	var t *domain.Trial
 	for _, b := range [][]byte{d.Started, d.Ended, d.Reward, d.Export} {
 		if b == nil {
@@ -74,7 +77,7 @@ func (d *trialDoc) trial() (*domain.Trial, error) {
 type Projection struct{}
 
 // Name implements projector.Projection.
-func (Projection) Name() string { return ProjectionName }
+func (Projection) Name() string { return Name }
 
 // Filters implements projector.Projection: the whole log.
 func (Projection) Filters() []string { return nil }
@@ -88,7 +91,7 @@ func (Projection) Project(ctx context.Context, store projection.Store, rec *even
 	}
 	var b projection.Batch
 	sum := Summary{Counts: map[string]uint64{}}
-	key := summaryKey(tenant, session)
+	key := SummaryKey(tenant, session)
 	raw, err := store.Get(ctx, key)
 	switch {
 	case err == nil:
@@ -106,7 +109,7 @@ func (Projection) Project(ctx context.Context, store projection.Store, rec *even
 	sum.Last = ev.GetSequence()
 	if t := ev.GetTraceId(); t != "" {
 		sum.WithTrace++
-		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: tracesIndex(tenant, session), Member: t, Score: float64(ev.GetSequence())})
+		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: TracesIndex(tenant, session), Member: t, Score: float64(ev.GetSequence())})
 	}
 	doc, err := json.Marshal(sum)
 	if err != nil {
@@ -117,7 +120,7 @@ func (Projection) Project(ctx context.Context, store projection.Store, rec *even
 	trialID := ""
 	switch p := ev.GetPayload().(type) {
 	case *eventsv1.RuntimeEvent_EvidenceChanged:
-		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: exportsIndex(tenant, session), Member: ev.GetEvidenceId(), Score: float64(ev.GetSequence())})
+		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: ExportsIndex(tenant, session), Member: ev.GetEvidenceId(), Score: float64(ev.GetSequence())})
 		if p.EvidenceChanged.GetKind() == "benchmark_trial" {
 			trialID = p.EvidenceChanged.GetScopeId()
 		}
@@ -133,8 +136,8 @@ func (Projection) Project(ctx context.Context, store projection.Store, rec *even
 	if trialID == "" {
 		return b, nil
 	}
-	tk := trialKey(tenant, session, trialID)
-	var td trialDoc
+	tk := TrialKey(tenant, session, trialID)
+	var td TrialDoc
 	raw, err = store.Get(ctx, tk)
 	switch {
 	case err == nil:
@@ -151,7 +154,7 @@ func (Projection) Project(ctx context.Context, store projection.Store, rec *even
 	switch {
 	case ev.GetType() == "benchmark.trial.started":
 		td.Started = evBytes
-		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: trialsIndex(tenant, session), Member: trialID, Score: float64(ev.GetSequence())})
+		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: TrialsIndex(tenant, session), Member: trialID, Score: float64(ev.GetSequence())})
 	case strings.HasPrefix(ev.GetType(), "benchmark.trial."):
 		td.Ended = evBytes
 	case ev.GetType() == "benchmark.reward.recorded":
