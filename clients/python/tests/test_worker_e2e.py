@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -34,6 +35,12 @@ SCRIPT = {
          "usage": {"input_tokens": 1210, "output_tokens": 88}},
         {"text": "Done: NOTES.md holds my notes on the README.",
          "usage": {"input_tokens": 1320, "output_tokens": 14}},
+    ]}, {"match": "pause", "steps": [
+        {"text": "Waiting.", "tool_calls": [{"name": "pause", "arguments": {"seconds": 600}}]},
+        {"text": "Waited."},
+    ]}, {"match": "leak", "steps": [
+        {"text": "Looking.", "tool_calls": [{"name": "leak", "arguments": {}}]},
+        {"text": "Seen."},
     ]}],
 }
 
@@ -119,9 +126,16 @@ def test_python_worker_reports_what_the_go_worker_reports(dev, binary, tmp_path,
         async with await Client.connect(dev) as c:
             go = await run_turn(c, "cmp-go", "write notes about this project")
             py = await run_turn(c, "cmp-py", "write notes about this project")
-            return go, py
+            # The spilled read, back from the store in 4 KiB pages, checked.
+            spilled = [e for e in py[1] if e.type == "output.spilled"][0].output_spilled.output
+            stored = await c.read_output(spilled.uri, page_size=4096, expect_sha256=spilled.sha256)
+            return go, py, spilled, stored
 
-    (go_turn, go_events), (py_turn, py_events) = asyncio.run(main())
+    (go_turn, go_events), (py_turn, py_events), spilled, stored = asyncio.run(main())
+    readme = (tmp_path / "py" / "README.md").read_text()
+    assert stored.decode() == "\n".join(readme.splitlines()[:40]) and spilled.size_bytes == len(stored)
+    result = [e for e in py_events if e.type == "tool.result"][0].tool_result
+    assert result.output.uri == spilled.uri and result.preview.startswith("line 0: ")
     go_shape, py_shape = shape(go_events), shape(py_events)
     types = [s[0] for s in py_shape]
     for want in ("turn.started", "context.resolved", "tool.catalog.resolved", "model.requested", "reasoning.delta",
@@ -185,3 +199,85 @@ def test_python_worker_killed_mid_turn_is_lost_and_another_finishes_it(dev, tmp_
     got = [(a.run_id, a.status, a.worker_id) for a in attempts.attempts.attempts]
     assert got == [(run1, "lost", "py-w1"), (run2, "completed", "py-w2")]
     assert (ws / "NOTES.md").exists()
+
+
+def test_interrupt_cancels_the_running_tool_and_the_turn(dev, tmp_path, procs):
+    python_worker(procs, dev, workspace(tmp_path, "ws"), "intr", "py-i", script_file(tmp_path), lease_ttl=5)
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            async def on_event(ev):
+                # The tool runs once its sandbox is recorded: interrupt it
+                # then (it would wait ten minutes).
+                if ev.type == "sandbox.applied" and ev.step_id:
+                    r = await c.interrupt_turn("intr", "intr", reason="enough")
+                    assert r.accepted
+
+            return await run_turn(c, "intr", "pause for a while", on_event=on_event)
+
+    _, events = asyncio.run(main())
+    types = [e.type for e in events]
+    failed = [e for e in events if e.type == "tool.failed"]
+    assert len(failed) == 1 and failed[0].tool_failed.category == "cancelled", types
+    assert "tool.result" not in types
+    end = events[-1]
+    assert end.type == "turn.failed", types
+    assert end.turn_failed.outcome == ev_control.TURN_OUTCOME_CANCELLED and end.turn_failed.category == "interrupted"
+
+
+def test_a_stalled_worker_whose_run_was_lost_reports_nothing_more(dev, tmp_path, procs):
+    script = script_file(tmp_path)
+    ws = workspace(tmp_path, "ws")
+    w1 = python_worker(procs, dev, ws, "stall", "py-s1", script, lease_ttl=1.5)
+    seen = {}
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            async def on_event(ev):
+                if ev.type == "turn.started" and "run1" not in seen:
+                    seen["run1"] = ev.run_id
+                elif ev.type == "action.required" and "asked1" not in seen:
+                    seen["asked1"] = ev.action_id
+                    w1.p.send_signal(signal.SIGSTOP)  # stalled, not dead
+                elif ev.type == "run.status" and ev.run_status.phase == "lost":
+                    w1.p.send_signal(signal.SIGCONT)  # it wakes up after its lease
+                    python_worker(procs, dev, ws, "stall", "py-s2", script, lease_ttl=1.5)
+                elif ev.type == "action.required":
+                    await c.approve(ev.action_id)
+
+            turn_id, events = await run_turn(c, "stall", "write notes about this project", approve=False, on_event=on_event)
+            # The woken worker learnt that its run was lost and stopped it.
+            await asyncio.to_thread(w1.wait_line, re.compile(r"run %s stopped: lease_lost" % seen["run1"]), TIMEOUT)
+            # Everything in the log from the loss up to a fact appended now.
+            marker = (await c.channel("marker", "stall").reconnect()).sequence
+            lost = [e for e in events if e.type == "run.status" and e.run_status.phase == "lost"][0]
+            later = []
+            async for ev in c.subscribe(session_id="stall", start=lost.sequence + 1):
+                later.append(ev)
+                if ev.sequence >= marker:
+                    break
+            return events, later
+
+    events, later = asyncio.run(main())
+    after = [e.type for e in later if e.run_id == seen["run1"]]
+    assert after == [], after
+    assert events[-1].type == "turn.completed" and events[-1].run_id != seen["run1"]
+    assert w1.p.poll() is None, "the stalled worker should live on and claim other turns"
+
+
+def test_secrets_are_redacted_and_a_cut_output_is_said(dev, tmp_path, procs):
+    python_worker(procs, dev, workspace(tmp_path, "ws"), "leak", "py-l", script_file(tmp_path), lease_ttl=5)
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            return await run_turn(c, "leak", "leak something")
+
+    _, events = asyncio.run(main())
+    by_type = {e.type: e for e in events}
+    assert by_type["output.redacted"].output_redacted.reason == "matched redaction rules: aws_access_key_id×1"
+    assert by_type["output.truncated"].output_truncated.reason == "the tool produced 100000 bytes; 36 were kept"
+    preview = by_type["tool.result"].tool_result.preview
+    assert "AKIA" not in preview and "[REDACTED:aws_access_key_id]" in preview
+    order = [e.type for e in events if e.type.startswith("output.") or e.type == "tool.result"]
+    assert order == ["output.redacted", "output.truncated", "tool.result"]
+    assert events[-1].type == "turn.completed"

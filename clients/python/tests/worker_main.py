@@ -9,7 +9,7 @@ import logging
 import os
 import sys
 
-from agentruntime import ScriptedModel, ToolError, Worker, tool
+from agentruntime import ScriptedModel, ToolError, ToolResult, Worker, tool
 
 
 def workspace_tools(root: str):
@@ -50,7 +50,22 @@ def workspace_tools(root: str):
         os.replace(tmp, full)
         return f"wrote {len(content.encode())} bytes to {path}"
 
-    return [read_file, write_file]
+    @tool(read_only=True, concurrency_safe=True)
+    async def pause(seconds: float) -> str:
+        """Waits, doing nothing (a long call to interrupt).
+
+        Args:
+            seconds: how long.
+        """
+        await asyncio.sleep(seconds)
+        return f"waited {seconds} s"
+
+    @tool(read_only=True)
+    def leak() -> ToolResult:
+        """Prints a credential and more than it could keep."""
+        return ToolResult(output="config: AKIAIOSFODNN7EXAMPLE in use\n", truncated=True, bytes=100000)
+
+    return [read_file, write_file, pause, leak]
 
 
 async def main() -> None:

@@ -338,6 +338,10 @@ class _Turn:
         return ev
 
     async def report(self, *events: RuntimeEvent) -> None:
+        if self.stop_reason in ("ended", "lease_lost"):
+            # The run is lost or the turn ended elsewhere: this run says
+            # nothing more, whatever was under way.
+            raise asyncio.CancelledError()
         evs = list(events)
         while evs:
             req = control_pb2.ReportEventsRequest(events=evs[:256])
@@ -403,7 +407,9 @@ class _Turn:
                 summary=_clip(final.text if final else "", 2000), stop_reason=final.stop_reason if final else "")))
             return
         if why in ("ended", "lease_lost") or _is_ended(error):
-            return  # someone else ended it (or the run is lost): nothing more to say
+            # Someone else ended it (or the run is lost): nothing more to say.
+            self.w.log.info("turn %s run %s stopped: %s", self.t.turn_id, self.run_id, why or "ended")
+            return
         if why == "interrupted":
             await self.report_anyway(self.failed(ev_control.TURN_OUTCOME_CANCELLED, "interrupted",
                                                  "interrupted at the user's request", False))
@@ -601,21 +607,31 @@ class _Turn:
         return out
 
     async def run_tool(self, step: str, c: ToolCall) -> Message:
-        w = self.w
         call = c.id if ID_PATTERN.match(c.id or "") else new_id("call")
-        msg = Message("tool", tool_call_id=c.id)
         await self.report(
             self.event("tool.started", step, call, tool_started=ev_control.ToolStarted(tool_name=c.name)),
             self.event("tool.args", step, call, tool_args=ev_control.ToolArgs(safe_args_json=_clip(c.arguments, 4096))))
+        ended = []  # the call's last fact was reported
+        try:
+            return await self._run_tool(step, call, c, ended)
+        except asyncio.CancelledError:
+            # Interrupted anywhere after it started (the permission wait,
+            # the sandbox record, the call itself): the cancelled fact is
+            # still said, unless the run is no longer ours.
+            if not ended and self.stop_reason not in ("ended", "lease_lost"):
+                await self.report_anyway(self.event("tool.failed", step, call, tool_failed=ev_control.ToolFailed(
+                    category="cancelled", message="the turn was interrupted during the call")))
+            raise
 
-        async def failed(category: str, message: str, cancelled: bool = False) -> Message:
+    async def _run_tool(self, step: str, call: str, c: ToolCall, ended: list) -> Message:
+        w = self.w
+        msg = Message("tool", tool_call_id=c.id)
+
+        async def failed(category: str, message: str) -> Message:
             msg.content = f"error ({category}): {message}"
-            ev = self.event("tool.failed", step, call, tool_failed=ev_control.ToolFailed(
-                category=category, message=_clip(message, 2000), retryable=category == "timeout"))
-            if cancelled:
-                await self.report_anyway(ev)
-            else:
-                await self.report(ev)
+            await self.report(self.event("tool.failed", step, call, tool_failed=ev_control.ToolFailed(
+                category=category, message=_clip(message, 2000), retryable=category == "timeout")))
+            ended.append(True)
             return msg
 
         tool = w.tools.get(c.name)
@@ -627,10 +643,6 @@ class _Turn:
             return await failed(e.category, e.message)
         try:
             allowed, why, eval_id, rewritten = await self.permit(call, c, tool, args)
-        except asyncio.CancelledError:
-            if self.stop_reason not in ("ended", "lease_lost"):
-                await failed("cancelled", "the turn was interrupted while the call waited for permission", cancelled=True)
-            raise
         except RpcError as e:
             self.permission_unavailable += 1
             return await failed("permission_unavailable", e.message)
@@ -641,6 +653,8 @@ class _Turn:
                 args = tool.bind(rewritten)
             except ToolError as e:
                 return await failed(e.category, "the hook's rewritten arguments: " + e.message)
+        # What the call runs under is recorded before it runs: a call whose
+        # sandbox cannot be recorded does not run.
         try:
             await self.report_applied(c.name, step, call, eval_id)
         except RpcError as e:
@@ -648,10 +662,6 @@ class _Turn:
             return await failed("permission_unavailable", "the sandbox could not be recorded: " + e.message)
         try:
             res = await tool.call(args)
-        except asyncio.CancelledError:
-            if self.stop_reason not in ("ended", "lease_lost"):
-                await failed("cancelled", "the turn was interrupted during the call", cancelled=True)
-            raise
         except ToolError as e:
             return await failed(e.category, e.message)
         except Exception as e:
@@ -662,6 +672,7 @@ class _Turn:
         if ref is not None:
             result.output.CopyFrom(ref)
         await self.report(*facts, self.event("tool.result", step, call, tool_result=result))
+        ended.append(True)
         return msg
 
     async def permit(self, call: str, c: ToolCall, tool: Tool, args: Dict[str, Any]) -> Tuple[bool, str, str, str]:
