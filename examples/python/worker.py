@@ -83,7 +83,7 @@ async def main() -> None:
     logging.basicConfig(level=logging.INFO)
     model = OpenAICompatible(a.openai_base_url, a.openai_api_key) if a.openai_base_url else ScriptedModel(DEMO)
     worker = Worker(Endpoints.parse(a.endpoints, a.addr), token=a.token, tools=make_tools(a.workspace),
-                    model=model, default_model=a.model)
+                    model=model, default_model=a.model, workspace=a.workspace)
     print(f"worker {worker.worker_id}: claiming turns from {a.endpoints or a.addr}")
     await worker.run()
 

@@ -79,7 +79,7 @@ async def main() -> None:
     a = ap.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     w = Worker(a.addr, tools=workspace_tools(a.workspace), model=ScriptedModel(a.script), worker_id=a.worker_id,
-               session_id=a.session, lease_ttl=a.lease_ttl, claim_wait=5.0)
+               session_id=a.session, workspace=a.workspace, lease_ttl=a.lease_ttl, claim_wait=5.0)
     print(f"worker {w.worker_id} claiming", flush=True)
     await w.run()
 

@@ -157,7 +157,7 @@ class Worker:
     def __init__(self, endpoints: Union[Endpoints, str, Mapping[str, str], None] = None, *,
                  client: Optional[Client] = None, api_key: Optional[str] = None, token: Optional[str] = None,
                  tls: bool = False, tools: Sequence[Tool] = (), model: Model,
-                 worker_id: str = "", default_model: str = "", session_id: str = "",
+                 worker_id: str = "", default_model: str = "", session_id: str = "", workspace: str = "",
                  lease_ttl: float = 15.0, claim_wait: float = 20.0, max_turns: int = 4, max_steps: int = 32,
                  system_prompt: str = "You are an agent working in a workspace through tools. Use them; be brief.",
                  output_budget: int = DEFAULT_OUTPUT_BUDGET,
@@ -175,6 +175,9 @@ class Worker:
         self.worker_id = worker_id or new_id("wkr")
         self.default_model = default_model or getattr(model, "model", "")
         self.session_id = session_id
+        #: the directory the tools work in: the cwd the permission decision
+        #: and sandbox.applied see (default: the process's).
+        self.workspace = os.path.abspath(workspace or os.getcwd())
         self.lease_ttl, self.claim_wait = lease_ttl, claim_wait
         self.max_turns, self.max_steps = max(1, max_turns), max(1, max_steps)
         self.system_prompt = system_prompt
@@ -679,7 +682,7 @@ class _Turn:
         req = permission_pb2.EvaluatePermissionRequest(
             session_id=self.t.session_id, thread_id=self.t.thread_id, turn_id=self.t.turn_id, tool_call_id=call,
             target=ev_permission.TARGET_KIND_TOOL, name=c.name, access=tool.access_enum(), paths=tool.paths(args),
-            cwd=os.getcwd(), arguments_json=c.arguments)
+            cwd=self.w.workspace, arguments_json=c.arguments)
         resp = await self.c.permission.EvaluatePermission(req, timeout=30)
         ev = resp.evaluation
         d = ev.decision
@@ -716,7 +719,7 @@ class _Turn:
     async def report_applied(self, name: str, step: str, call: str, eval_id: str) -> None:
         # Python tools run inside the worker process with its access: the
         # SDK confines nothing, and says so.
-        cwd = os.getcwd()
+        cwd = self.w.workspace
         await self.c.permission.ReportSandboxApplied(permission_pb2.ReportSandboxAppliedRequest(
             session_id=self.t.session_id, thread_id=self.t.thread_id, turn_id=self.t.turn_id, step_id=step,
             tool_call_id=call, target=ev_permission.SANDBOX_TARGET_TOOL, name=name, evaluation_id=eval_id,
