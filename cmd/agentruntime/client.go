@@ -44,12 +44,12 @@ func (c *clientFlags) where() (endpoints.Map, error) {
 	return m, nil
 }
 
-func (c *clientFlags) dial() (*endpoints.Conn, error) {
+func (c *clientFlags) dial(extra ...grpc.DialOption) (*endpoints.Conn, error) {
 	where, err := c.where()
 	if err != nil {
 		return nil, err
 	}
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, extra...)
 	if c.apiKey != "" {
 		key := c.apiKey
 		auth := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {

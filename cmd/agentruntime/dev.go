@@ -94,7 +94,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}()
 	return rt.serve(ctx, func(addr string) {
 		if !noWork && authDesc == "off" {
-			line, stop, err := startDevWorker(ctx, addr, wf, rt.logger)
+			line, stop, err := startDevWorker(ctx, addr, wf, rt.logger, rt.tel.TracerProvider)
 			if err != nil {
 				rt.logger.Error("in-process worker not started", "error", err)
 				workerLine = "failed: " + err.Error()

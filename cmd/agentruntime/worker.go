@@ -12,8 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
+	"github.com/agentruntime/agentruntime/pkg/telemetry"
 	"github.com/agentruntime/agentruntime/pkg/worker"
 	"github.com/agentruntime/agentruntime/pkg/worker/provider"
 	"github.com/agentruntime/agentruntime/pkg/worker/tools"
@@ -105,10 +108,23 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	)
 	cf.register(fs)
 	wf.register(fs)
+	var otlpEndpoint string
+	var otlpInsecure bool
+	fs.StringVar(&otlpEndpoint, "otlp-endpoint", "", "OTLP/gRPC collector for the worker's traces and metrics (host:port); empty exports nothing")
+	fs.BoolVar(&otlpInsecure, "otlp-insecure", false, "talk to the OTLP collector without TLS")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	conn, err := cf.dial()
+	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "agentruntime-worker", ServiceVersion: version, OTLPEndpoint: otlpEndpoint, Insecure: otlpInsecure})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = tel.Shutdown(sctx)
+	}()
+	conn, err := cf.dial(tracing(tel.TracerProvider))
 	if err != nil {
 		return err
 	}
@@ -118,6 +134,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	cfg.TracerProvider = tel.TracerProvider
 	w := worker.New(cfg)
 	fmt.Fprintf(stdout, "agentruntime worker %s\n  runtime    %s\n  provider   %s\n  workspace  %s\n", w.ID(), conn.Map(), desc, cfg.Sandbox.Root)
 	return w.Run(ctx)
@@ -125,9 +142,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // startDevWorker runs a worker in this process against addr until ctx
 // ends or stop is called.
-func startDevWorker(ctx context.Context, addr string, wf workerFlags, logger *slog.Logger) (string, func(), error) {
+func startDevWorker(ctx context.Context, addr string, wf workerFlags, logger *slog.Logger, tp trace.TracerProvider) (string, func(), error) {
 	cf := clientFlags{addr: addr}
-	conn, err := cf.dial()
+	conn, err := cf.dial(tracing(tp))
 	if err != nil {
 		return "", nil, err
 	}
@@ -136,6 +153,7 @@ func startDevWorker(ctx context.Context, addr string, wf workerFlags, logger *sl
 		conn.Close()
 		return "", nil, err
 	}
+	cfg.TracerProvider = tp
 	w := worker.New(cfg)
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -145,4 +163,11 @@ func startDevWorker(ctx context.Context, addr string, wf workerFlags, logger *sl
 	}()
 	stop := func() { cancel(); <-done; conn.Close() }
 	return fmt.Sprintf("%s, %s, workspace %s", w.ID(), desc, cfg.Sandbox.Root), stop, nil
+}
+
+// tracing carries the caller's trace context on every call of a
+// connection (W3C traceparent in the metadata) and records client spans.
+func tracing(tp trace.TracerProvider) grpc.DialOption {
+	return grpc.WithStatsHandler(otelgrpc.NewClientHandler(
+		otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(telemetry.Propagator())))
 }

@@ -49,6 +49,8 @@ type turn struct {
 // error only when the facts could not be reported (the lease then expires
 // and the control service records the turn lost).
 func (w *Worker) RunTurn(ctx context.Context, claim *controlv1.ClaimTurnResponse) error {
+	ctx, span := w.turnSpan(ctx, claim)
+	defer span.End()
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	tu := &turn{w: w, cancel: cancel, t: claim.GetTurn(), runID: claim.GetRunId()}

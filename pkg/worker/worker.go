@@ -14,6 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -89,6 +92,11 @@ type Config struct {
 	// non-nil slice: none).
 	RedactionRules []RedactionRule
 	Logger         *slog.Logger
+	// TracerProvider records the worker's spans: one per turn, continuing
+	// the trace the turn was submitted in, so every call the worker makes
+	// for the turn (over a connection with an OpenTelemetry client
+	// handler) joins it. Nil records none.
+	TracerProvider trace.TracerProvider
 }
 
 // Worker runs turns.
@@ -137,6 +145,9 @@ func New(cfg Config) *Worker {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider = tracenoop.NewTracerProvider()
 	}
 	if cfg.SystemPrompt == "" {
 		cfg.SystemPrompt = "You are an agent working in a workspace through tools. Use them; be brief."
@@ -360,4 +371,27 @@ func (w *Worker) watch(ctx context.Context, cancel context.CancelCauseFunc, t *c
 			return
 		}
 	}
+}
+
+// turnSpan starts the span of a claimed turn as a child of the span its
+// submit was appended in (the turn's trace_id and span_id), so the submit,
+// the worker's calls and the consumers of the turn's facts are one trace.
+func (w *Worker) turnSpan(ctx context.Context, claim *controlv1.ClaimTurnResponse) (context.Context, trace.Span) {
+	tu := claim.GetTurn()
+	if traceID, err := trace.TraceIDFromHex(tu.GetTraceId()); err == nil {
+		if spanID, err := trace.SpanIDFromHex(tu.GetSpanId()); err == nil {
+			ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+				TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled, Remote: true,
+			}))
+		}
+	}
+	return w.cfg.TracerProvider.Tracer("github.com/agentruntime/agentruntime/pkg/worker").Start(ctx, "agentruntime.turn",
+		trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(
+			attribute.String("agentruntime.turn_id", tu.GetTurnId()),
+			attribute.String("agentruntime.run_id", claim.GetRunId()),
+			attribute.String("agentruntime.session_id", tu.GetSessionId()),
+			attribute.String("agentruntime.thread_id", tu.GetThreadId()),
+			attribute.String("agentruntime.worker_id", w.cfg.WorkerID),
+		))
 }

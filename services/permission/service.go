@@ -34,6 +34,7 @@ type Service struct {
 // New builds the service on its dependencies.
 func New(deps kit.Deps) *Service {
 	hooks := hookcall.New()
+	hooks.TracerProvider = deps.TracerProvider
 	a := app.New(app.Config{Log: deps.Log, Store: deps.Store, Hooks: hooks, Logger: deps.Logger})
 	return &Service{deps: deps, app: a, handler: &permissiongrpc.Handler{App: a}, hooks: hooks}
 }

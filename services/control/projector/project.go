@@ -373,7 +373,7 @@ func (t *tx) turnSubmitted() {
 		TurnId: ev.GetTurnId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(),
 		Status: p.GetAdmission(), Admission: p.GetAdmission(), Input: p.GetInput(), Options: p.GetOptions(),
 		Metadata: p.GetMetadata(), IdempotencyKey: p.GetIdempotencyKey(), SubmittedAt: ev.GetTimestamp(),
-		SteeredInto: p.GetSteeredInto(), SubmittedSequence: t.seq(),
+		SteeredInto: p.GetSteeredInto(), SubmittedSequence: t.seq(), TraceId: ev.GetTraceId(), SpanId: ev.GetSpanId(),
 	}
 	t.touchTurn(tu)
 	t.adds = append(t.adds, projection.IndexEntry{Index: SessionTurnsIndex(t.tenant(), tu.SessionId), Member: tu.TurnId, Score: float64(t.seq())})

@@ -11,14 +11,22 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/attribute"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	"github.com/agentruntime/agentruntime/pkg/telemetry"
 	"github.com/agentruntime/agentruntime/services/permission/app"
 )
 
@@ -32,6 +40,10 @@ type Caller struct {
 	// DialOptions for gRPC targets; plaintext when empty (hooks run next
 	// to the runtime, inside the cluster's network policy).
 	DialOptions []grpc.DialOption
+	// TracerProvider records a client span per hook call and carries the
+	// trace to the hook (gRPC metadata or HTTP headers, W3C traceparent),
+	// so a hook's own spans join the turn's trace. Nil records none.
+	TracerProvider trace.TracerProvider
 
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
@@ -43,7 +55,19 @@ func New() *Caller { return &Caller{HTTP: &http.Client{}} }
 var _ app.HookCaller = (*Caller)(nil)
 
 // Call implements app.HookCaller.
-func (c *Caller) Call(ctx context.Context, hook *eventsv1.Hook, in *permissionv1.HandleHookRequest) (*permissionv1.HandleHookResponse, error) {
+func (c *Caller) Call(ctx context.Context, hook *eventsv1.Hook, in *permissionv1.HandleHookRequest) (resp *permissionv1.HandleHookResponse, err error) {
+	if c.TracerProvider != nil {
+		var span trace.Span
+		ctx, span = c.TracerProvider.Tracer("github.com/agentruntime/agentruntime/services/permission/adapters/hookcall").Start(ctx,
+			"agentruntime.hook", trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("agentruntime.hook_id", hook.GetHookId()), attribute.String("agentruntime.hook_point", in.GetPoint().String()), attribute.String("agentruntime.hook_run_id", in.GetHookRunId())))
+		defer func() {
+			if err != nil {
+				span.SetStatus(otelcodes.Error, err.Error())
+			}
+			span.End()
+		}()
+	}
 	switch h := hook.GetHandler().(type) {
 	case *eventsv1.Hook_GrpcTarget:
 		conn, err := c.conn(h.GrpcTarget)
@@ -67,6 +91,11 @@ func (c *Caller) conn(target string) (*grpc.ClientConn, error) {
 	if len(opts) == 0 {
 		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
+	if c.TracerProvider != nil {
+		// The hook span above is the parent; the handler only carries it.
+		opts = append(slices.Clone(opts), grpc.WithStatsHandler(otelgrpc.NewClientHandler(
+			otelgrpc.WithTracerProvider(tracenoop.NewTracerProvider()), otelgrpc.WithPropagators(telemetry.Propagator()))))
+	}
 	conn, err := grpc.NewClient(target, opts...)
 	if err != nil {
 		return nil, err
@@ -88,6 +117,7 @@ func (c *Caller) callHTTP(ctx context.Context, url string, in *permissionv1.Hand
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	telemetry.Propagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

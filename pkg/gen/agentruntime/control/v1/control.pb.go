@@ -3440,8 +3440,13 @@ type Turn struct {
 	// Sequence of its turn.submitted: the history cursor unit.
 	SubmittedSequence uint64 `protobuf:"varint,16,opt,name=submitted_sequence,json=submittedSequence,proto3" json:"submitted_sequence,omitempty"`
 	Sequence          uint64 `protobuf:"varint,17,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The trace its turn.submitted was appended in (W3C ids, lowercase hex;
+	// empty when the submit carried none). A worker continues it, so a turn
+	// is one trace from the submit through every step and consumer.
+	TraceId       string `protobuf:"bytes,18,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	SpanId        string `protobuf:"bytes,19,opt,name=span_id,json=spanId,proto3" json:"span_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Turn) Reset() {
@@ -3591,6 +3596,20 @@ func (x *Turn) GetSequence() uint64 {
 		return x.Sequence
 	}
 	return 0
+}
+
+func (x *Turn) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
+}
+
+func (x *Turn) GetSpanId() string {
+	if x != nil {
+		return x.SpanId
+	}
+	return ""
 }
 
 // Action is a human or policy decision.
@@ -5571,7 +5590,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\bsequence\x18\t \x01(\x04R\bsequence\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xee\x06\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa2\a\n" +
 	"\x04Turn\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
@@ -5592,7 +5611,9 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x0foutcome_message\x18\x0e \x01(\tR\x0eoutcomeMessage\x12!\n" +
 	"\fsteered_into\x18\x0f \x01(\tR\vsteeredInto\x12-\n" +
 	"\x12submitted_sequence\x18\x10 \x01(\x04R\x11submittedSequence\x12\x1a\n" +
-	"\bsequence\x18\x11 \x01(\x04R\bsequence\x1a:\n" +
+	"\bsequence\x18\x11 \x01(\x04R\bsequence\x12\x19\n" +
+	"\btrace_id\x18\x12 \x01(\tR\atraceId\x12\x17\n" +
+	"\aspan_id\x18\x13 \x01(\tR\x06spanId\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
