@@ -154,3 +154,21 @@ def test_openai_compatible_failures_have_the_go_adapters_categories(status, head
     assert e.value.category == category
     if status == 429:
         assert e.value.retry_after == 2.0 and e.value.retryable
+
+
+def test_the_client_offers_every_rpc_of_every_service():
+    from agentruntime import Client
+    from agentruntime.client import _SERVICES
+
+    async def main():
+        c = await Client.connect("127.0.0.1:1")  # nothing is dialled until a call
+        try:
+            for name, (pb2, _, service) in _SERVICES.items():
+                want = sorted(m.name for m in pb2.DESCRIPTOR.services_by_name[service].methods)
+                svc = getattr(c, name)
+                assert svc.methods == want and all(callable(getattr(svc, m)) for m in want)
+            return c
+        finally:
+            await c.close()
+
+    asyncio.run(main())
