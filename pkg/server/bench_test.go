@@ -19,84 +19,95 @@ import (
 )
 
 // BenchmarkUnaryLatency measures one health Check round trip on loopback
-// TCP, sequentially (latency, not throughput):
+// TCP, sequentially (latency, not throughput), on five servers set up side
+// by side and called in turn within every iteration, so that the machine's
+// noise falls on all of them alike:
 //
 //   - raw: a bare grpc.Server (no interceptors) on grpc's own Serve, the
 //     building block;
-//   - native_before: the kit's grpc.Server on grpc's own Serve, as Serve
-//     was before browser protocols;
-//   - native_after: the kit's Serve, native gRPC routed by the connection
-//     splitter to grpc's Serve;
-//   - servehttp_h2c: the kit's grpc.Server behind grpc.Server.ServeHTTP on
-//     an h2c http.Server, the path the splitter avoids for native clients;
-//   - connect_http1: Connect (binary) over HTTP/1.1 through the transcoder.
+//   - before: the kit's grpc.Server on grpc's own Serve, as Serve was before
+//     browser protocols;
+//   - after: the kit's Serve, native gRPC routed by the connection splitter
+//     to grpc's Serve;
+//   - servehttp: the kit's grpc.Server behind grpc.Server.ServeHTTP on an
+//     h2c http.Server, the path the splitter keeps native clients off;
+//   - connect: Connect (binary) over HTTP/1.1 through the transcoder.
+//
+// It reports each one's ns/call and the ratios after/before, after/raw and
+// servehttp/before.
 func BenchmarkUnaryLatency(b *testing.B) {
 	req := &healthpb.HealthCheckRequest{}
-	grpcCheck := func(b *testing.B, addr string) {
+	ctx := context.Background()
+	grpcCall := func(addr string) func() error {
 		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer conn.Close()
+		b.Cleanup(func() { _ = conn.Close() })
 		client := healthpb.NewHealthClient(conn)
-		ctx := context.Background()
-		if _, err := client.Check(ctx, req); err != nil { // connect outside the timer
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for b.Loop() {
-			if _, err := client.Check(ctx, req); err != nil {
-				b.Fatal(err)
-			}
-		}
+		return func() error { _, err := client.Check(ctx, req); return err }
 	}
 
-	b.Run("raw", func(b *testing.B) {
-		gs := grpc.NewServer()
-		healthpb.RegisterHealthServer(gs, health.NewServer())
-		lis := listenLoopback(b)
-		go func() { _ = gs.Serve(lis) }()
-		defer gs.Stop()
-		grpcCheck(b, lis.Addr().String())
-	})
-	b.Run("native_before", func(b *testing.B) {
-		srv := benchServer(b)
-		lis := listenLoopback(b)
-		go func() { _ = srv.GRPC().Serve(lis) }()
-		defer srv.GRPC().Stop()
-		grpcCheck(b, lis.Addr().String())
-	})
-	b.Run("native_after", func(b *testing.B) {
-		srv := benchServer(b)
-		addr := serveKit(b, srv)
-		grpcCheck(b, addr)
-	})
-	b.Run("servehttp_h2c", func(b *testing.B) {
-		srv := benchServer(b)
-		lis := listenLoopback(b)
-		var protocols http.Protocols
-		protocols.SetUnencryptedHTTP2(true)
-		hs := &http.Server{Handler: srv.GRPC(), Protocols: &protocols}
-		go func() { _ = hs.Serve(lis) }()
-		defer hs.Close()
-		grpcCheck(b, lis.Addr().String())
-	})
-	b.Run("connect_http1", func(b *testing.B) {
-		srv := benchServer(b)
-		addr := serveKit(b, srv)
-		client := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](
-			http1(), "http://"+addr+"/grpc.health.v1.Health/Check")
-		ctx := context.Background()
-		if _, err := client.CallUnary(ctx, connect.NewRequest(req)); err != nil {
-			b.Fatal(err)
+	gs := grpc.NewServer()
+	healthpb.RegisterHealthServer(gs, health.NewServer())
+	rawLis := listenLoopback(b)
+	go func() { _ = gs.Serve(rawLis) }()
+	b.Cleanup(gs.Stop)
+
+	before := benchServer(b)
+	beforeLis := listenLoopback(b)
+	go func() { _ = before.GRPC().Serve(beforeLis) }()
+	b.Cleanup(before.GRPC().Stop)
+
+	afterAddr := serveKit(b, benchServer(b))
+
+	viaHTTP := benchServer(b)
+	httpLis := listenLoopback(b)
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	hs := &http.Server{Handler: viaHTTP.GRPC(), Protocols: &protocols}
+	go func() { _ = hs.Serve(httpLis) }()
+	b.Cleanup(func() { _ = hs.Close() })
+
+	connectClient := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](
+		http1(), "http://"+afterAddr+"/grpc.health.v1.Health/Check")
+
+	variants := []struct {
+		name string
+		call func() error
+		ns   time.Duration
+	}{
+		{name: "raw", call: grpcCall(rawLis.Addr().String())},
+		{name: "before", call: grpcCall(beforeLis.Addr().String())},
+		{name: "after", call: grpcCall(afterAddr)},
+		{name: "servehttp", call: grpcCall(httpLis.Addr().String())},
+		{name: "connect", call: func() error { _, err := connectClient.CallUnary(ctx, connect.NewRequest(req)); return err }},
+	}
+	for _, v := range variants { // connect outside the timer
+		if err := v.call(); err != nil {
+			b.Fatalf("%s: %v", v.name, err)
 		}
-		b.ResetTimer()
-		for b.Loop() {
-			if _, err := client.CallUnary(ctx, connect.NewRequest(req)); err != nil {
-				b.Fatal(err)
+	}
+	b.ResetTimer()
+	n := 0
+	for b.Loop() {
+		for i := range variants {
+			start := time.Now()
+			if err := variants[i].call(); err != nil {
+				b.Fatalf("%s: %v", variants[i].name, err)
 			}
+			variants[i].ns += time.Since(start)
 		}
-	})
+		n++
+	}
+	per := map[string]float64{}
+	for _, v := range variants {
+		per[v.name] = float64(v.ns.Nanoseconds()) / float64(n)
+		b.ReportMetric(per[v.name], v.name+"-ns/call")
+	}
+	b.ReportMetric(per["after"]/per["before"], "after/before")
+	b.ReportMetric(per["after"]/per["raw"], "after/raw")
+	b.ReportMetric(per["servehttp"]/per["before"], "servehttp/before")
 }
 
 func listenLoopback(b *testing.B) net.Listener {
