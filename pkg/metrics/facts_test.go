@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -82,5 +83,14 @@ func TestCatalogNamesArePrometheusSafe(t *testing.T) {
 		seen[i.Name] = true
 		require.Regexp(t, `^[a-z][a-z0-9_]*$`, i.PrometheusName())
 		require.NotEmpty(t, i.Description)
+	}
+}
+
+// Every instrument is in docs/observability.md, under its Prometheus name.
+func TestCatalogIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/observability.md")
+	require.NoError(t, err)
+	for _, i := range metrics.Catalog {
+		require.Contains(t, string(doc), "`"+i.PrometheusName()+"`", "docs/observability.md does not list %s", i.Name)
 	}
 }
