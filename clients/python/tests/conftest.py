@@ -93,17 +93,21 @@ def pytest_runtest_makereport(item, call):
     setattr(item, "rep_" + rep.when, rep)
 
 
-@pytest.fixture
-def dev(binary: str, tmp_path: Path, procs: List[Proc]) -> str:
-    """`agentruntime dev --no-worker` on a free port; its address."""
-    p = Proc([binary, "dev", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "data"), "--no-worker"])
+def start_dev(binary: str, data: Path, procs: List[Proc], *extra: str) -> str:
+    p = Proc([binary, "dev", "--listen", "127.0.0.1:0", "--data-dir", str(data), "--no-worker", *extra])
     procs.append(p)
     return p.wait_line(LISTEN, 60).group(1)
 
 
+@pytest.fixture
+def dev(binary: str, tmp_path: Path, procs: List[Proc]) -> str:
+    """`agentruntime dev --no-worker` on a free port; its address."""
+    return start_dev(binary, tmp_path / "data", procs)
+
+
 def python_worker(procs: List[Proc], addr: str, workspace: Path, session: str, worker_id: str,
-                  script: Path, lease_ttl: float = 1.5) -> Proc:
-    env = dict(os.environ, PYTHONPATH=str(SRC), PYTHONUNBUFFERED="1")
+                  script: Path, lease_ttl: float = 1.5, token: str = "") -> Proc:
+    env = dict(os.environ, PYTHONPATH=str(SRC), PYTHONUNBUFFERED="1", AR_TOKEN=token)
     p = Proc([sys.executable, str(HERE / "worker_main.py"), "--addr", addr, "--workspace", str(workspace),
               "--session", session, "--worker-id", worker_id, "--script", str(script), "--lease-ttl", str(lease_ttl)],
              env=env)

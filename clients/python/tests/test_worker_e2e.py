@@ -6,15 +6,16 @@ second one finishes the turn."""
 from __future__ import annotations
 
 import asyncio
+import pytest
 import json
 import re
 import signal
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from conftest import go_worker, python_worker
+from conftest import go_worker, python_worker, start_dev
 
-from agentruntime import Client
+from agentruntime import Client, PermissionDenied, Unauthenticated
 from agentruntime.control.v1 import control_pb2
 from agentruntime.events.v1 import control_pb2 as ev_control
 
@@ -281,3 +282,49 @@ def test_secrets_are_redacted_and_a_cut_output_is_said(dev, tmp_path, procs):
     order = [e.type for e in events if e.type.startswith("output.") or e.type == "tool.result"]
     assert order == ["output.redacted", "output.truncated", "tool.result"]
     assert events[-1].type == "turn.completed"
+
+
+def _jwt(secret: bytes, claims: dict) -> str:
+    import base64, hashlib, hmac, time as _t
+
+    def b64(b: bytes) -> str:
+        return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    body = b64(json.dumps(dict(claims, exp=int(_t.time()) + 600)).encode())
+    sig = hmac.new(secret, f"{head}.{body}".encode(), hashlib.sha256).digest()
+    return f"{head}.{body}.{b64(sig)}"
+
+
+def test_credentials_api_key_for_the_worker_and_a_jwt_for_the_person(binary, tmp_path, procs):
+    secret = b"s" * 32
+    (tmp_path / "hs256.key").write_bytes(secret)
+    (tmp_path / "auth.yaml").write_text(
+        "api_keys:\n"
+        "  - {name: py-worker, tenant: acme, role: worker, key: worker-key-123}\n"
+        "jwt:\n"
+        "  hs256_secret_file: hs256.key\n")
+    addr = start_dev(binary, tmp_path / "data", procs, "--auth", str(tmp_path / "auth.yaml"))
+    python_worker(procs, addr, workspace(tmp_path, "ws"), "auth", "py-a", script_file(tmp_path), lease_ttl=5,
+                  token="worker-key-123")
+    person = _jwt(secret, {"sub": "ada", "tenant": "acme", "role": "operator"})
+
+    async def main():
+        async with await Client.connect(addr) as anonymous:
+            with pytest.raises(Unauthenticated):
+                await anonymous.submit_turn("auth", "hello", thread_id="auth")
+        async with await Client.connect(addr, api_key="worker-key-123") as as_worker, \
+                await Client.connect(addr, token=person) as c:
+            async def on_event(ev):
+                if ev.type == "action.required":
+                    # The worker cannot answer its own question; the person can.
+                    with pytest.raises(PermissionDenied) as denied:
+                        await as_worker.approve(ev.action_id)
+                    assert denied.value.reason
+                    await c.approve(ev.action_id)
+
+            return await run_turn(c, "auth", "write notes about this project", approve=False, on_event=on_event)
+
+    _, events = asyncio.run(main())
+    assert events[-1].type == "turn.completed"
+    assert all(e.tenant_id == "acme" for e in events)

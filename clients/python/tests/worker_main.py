@@ -78,7 +78,7 @@ async def main() -> None:
     ap.add_argument("--lease-ttl", type=float, default=15.0)
     a = ap.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-    w = Worker(a.addr, tools=workspace_tools(a.workspace), model=ScriptedModel(a.script), worker_id=a.worker_id,
+    w = Worker(a.addr, token=os.environ.get("AR_TOKEN") or None, tools=workspace_tools(a.workspace), model=ScriptedModel(a.script), worker_id=a.worker_id,
                session_id=a.session, workspace=a.workspace, lease_ttl=a.lease_ttl, claim_wait=5.0)
     print(f"worker {w.worker_id} claiming", flush=True)
     await w.run()
