@@ -66,7 +66,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	dev, err := openDev(ctx, dataDir)
+	dev, err := openDev(ctx, dataDir, c.logConfig(eventlog.Config{RuntimeID: c.runtimeID}))
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ type devStore struct {
 // corrupt it), starts the embedded server without a TCP port and opens the
 // log. JetStream writes each message to its file before acknowledging it,
 // so an append that returned survives kill -9 of the process.
-func openDev(ctx context.Context, dataDir string) (_ *devStore, err error) {
+func openDev(ctx context.Context, dataDir string, logCfg eventlog.Config) (_ *devStore, err error) {
 	dataDir, err = filepath.Abs(dataDir)
 	if err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func openDev(ctx context.Context, dataDir string) (_ *devStore, err error) {
 	if d.conn, err = d.nats.Connect(); err != nil {
 		return nil, fmt.Errorf("connect embedded NATS: %w", err)
 	}
-	if d.log, err = eventlog.Open(ctx, d.conn, eventlog.Config{}); err != nil {
+	if d.log, err = eventlog.Open(ctx, d.conn, logCfg); err != nil {
 		return nil, err
 	}
 	return d, nil

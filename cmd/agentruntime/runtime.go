@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/config"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fanout"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/server"
@@ -44,6 +46,8 @@ type common struct {
 	modelsFile      string
 	corsOrigins     string
 	metricsListen   string
+	logMaxAge       time.Duration
+	logMaxBytes     byteSize
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultListen string) {
@@ -57,6 +61,40 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.StringVar(&c.corsOrigins, "cors-origins", "", "browser origins allowed to call the API (Connect, gRPC-Web), comma-separated; \"*\" is any; default: loopback origins when listening on loopback, none otherwise")
 	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464); empty serves none")
 	fs.StringVar(&c.modelsFile, "models", "", "model registry YAML for the routing service (see deploy/config/models.example.yaml)")
+	fs.DurationVar(&c.logMaxAge, "log-max-age", 0, "retention of the event log: events older than this are discarded (0 keeps them; see docs/configuration.md)")
+	fs.Var(&c.logMaxBytes, "log-max-bytes", "retention of the event log: the oldest events are discarded beyond this size, e.g. 6GiB (0 keeps them)")
+}
+
+// logConfig is the event log's configuration from the shared flags.
+func (c *common) logConfig(cfg eventlog.Config) eventlog.Config {
+	cfg.MaxAge, cfg.MaxBytes = c.logMaxAge, int64(c.logMaxBytes)
+	return cfg
+}
+
+// byteSize is a flag of bytes with an optional unit: 1048576, 512KiB, 6GiB,
+// 2GB.
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(v string) error {
+	units := []struct {
+		suffix string
+		factor int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	num, factor := strings.TrimSpace(v), int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, factor = strings.TrimSpace(n), u.factor
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%q is not a size (bytes, or a number with KiB, MiB, GiB, KB, MB, GB)", v)
+	}
+	*b = byteSize(n * factor)
+	return nil
 }
 
 // parseFlags applies AR_* environment defaults, then the command line. The
@@ -88,6 +126,7 @@ type runtime struct {
 	metricsListen string
 	// metricsAddr is the address it listens on once serving.
 	metricsAddr string
+	hub         *fanout.Hub
 }
 
 // backend is what the services run on: the log, a projection store per
@@ -122,10 +161,13 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 		_ = tel.Shutdown(ctx)
 		return nil, err
 	}
-	rt := &runtime{server: srv, tel: tel, logger: logger, log: be.log, metricsListen: c.metricsListen}
+	// One fan-out hub per process feeds every subscription (ADR 0006).
+	hub := fanout.New(be.log, fanout.Config{Logger: logger})
+	rt := &runtime{server: srv, tel: tel, logger: logger, log: be.log, metricsListen: c.metricsListen, hub: hub}
 	for _, name := range names {
 		deps := kit.Deps{
 			Log:            be.log,
+			Hub:            hub,
 			Store:          be.storeFor(name),
 			Redis:          be.redis,
 			Logger:         logger.With("service", name),
@@ -160,6 +202,12 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 	// Background work (projectors) runs until the server stops; a runner
 	// that fails stops the process rather than serve stale read models.
 	ctx, cancel := context.WithCancelCause(ctx)
+	// On shutdown the hub ends every subscription with Unavailable and its
+	// cursor, so the graceful stop does not wait for streams that never end.
+	go func() {
+		<-ctx.Done()
+		rt.hub.Close()
+	}()
 	var runners sync.WaitGroup
 	defer runners.Wait()
 	defer cancel(nil)

@@ -64,7 +64,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("connect NATS %s: %w", natsURL, err)
 	}
 	defer func() { _ = nc.Drain() }()
-	log, err := eventlog.Open(ctx, nc, eventlog.Config{Replicas: replicas, Storage: jetstream.FileStorage, RuntimeID: c.runtimeID})
+	log, err := eventlog.Open(ctx, nc, c.logConfig(eventlog.Config{Replicas: replicas, Storage: jetstream.FileStorage, RuntimeID: c.runtimeID}))
 	if err != nil {
 		return err
 	}

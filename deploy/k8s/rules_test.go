@@ -61,6 +61,7 @@ var healthNames = map[string]string{
 var serveFlags = []string{
 	"nats", "redis", "auth", "listen", "replicas",
 	"log-level", "otlp-endpoint", "otlp-insecure", "runtime-id", "shutdown-timeout", "metrics-listen",
+	"log-max-age", "log-max-bytes",
 }
 
 // deploymentName is the Deployment and Service of a service.

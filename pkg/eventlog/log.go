@@ -53,10 +53,18 @@ type Config struct {
 	ObjectBucket    string        // default "AGENTRUNTIME_OBJECTS"
 	RuntimeID       string        // stamped into events that carry none
 	Propagator      propagation.TextMapPropagator
-	// MaxConsumers bounds the stream's consumers: every live subscription
-	// and projector holds one. Default 100,000 (the server's own default is
-	// 1,000 per stream, too few for one consumer per subscriber).
+	// MaxConsumers bounds the stream's consumers: each projector and
+	// reactor holds one, each process's fan-out hub one, and each history
+	// replay one while it runs. Default 100,000 (the server's own default
+	// is 1,000 per stream).
 	MaxConsumers int
+	// MaxAge and MaxBytes are the stream's retention limits: the oldest
+	// events are discarded beyond them. Zero keeps everything (the default
+	// of the package; the binary's defaults are in docs/configuration.md).
+	// A reader asking for history before the first retained sequence is
+	// told so (Bounds) and repaired from a snapshot.
+	MaxAge   time.Duration
+	MaxBytes int64
 }
 
 func (c *Config) defaults() {
@@ -89,6 +97,14 @@ func (c *Config) defaults() {
 	}
 }
 
+// maxBytes is the stream's MaxBytes: JetStream says "unlimited" with -1.
+func (c *Config) maxBytes() int64 {
+	if c.MaxBytes <= 0 {
+		return -1
+	}
+	return c.MaxBytes
+}
+
 // Log is an open event log. It is safe for concurrent use.
 type Log struct {
 	cfg      Config
@@ -110,12 +126,14 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	subjects := Subjects{Prefix: cfg.SubjectPrefix}
 	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:         cfg.Stream,
-		Description:  "agentruntime event log: the only truth; never expires",
+		Description:  "agentruntime event log: the only truth",
 		Subjects:     []string{subjects.All()},
 		Storage:      cfg.Storage,
 		Replicas:     cfg.Replicas,
 		Retention:    jetstream.LimitsPolicy,
-		Discard:      jetstream.DiscardNew,
+		Discard:      jetstream.DiscardOld,
+		MaxAge:       cfg.MaxAge,
+		MaxBytes:     cfg.maxBytes(),
 		Duplicates:   cfg.DuplicateWindow,
 		AllowDirect:  true,
 		MaxConsumers: cfg.MaxConsumers,

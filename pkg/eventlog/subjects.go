@@ -67,3 +67,18 @@ func (s Subjects) Session(tenant, session string) string {
 func (s Subjects) Kind(tenant, kind string) string {
 	return s.Prefix + "." + tenant + ".*." + kind + ".*"
 }
+
+// Scope returns the tenant and session tokens of an aggregate subject of
+// this log; ok is false for a subject outside it.
+func (s Subjects) Scope(subject string) (tenant, session string, ok bool) {
+	rest, ok := strings.CutPrefix(subject, s.Prefix+".")
+	if !ok {
+		return "", "", false
+	}
+	tenant, rest, ok = strings.Cut(rest, ".")
+	if !ok {
+		return "", "", false
+	}
+	session, _, ok = strings.Cut(rest, ".")
+	return tenant, session, ok
+}

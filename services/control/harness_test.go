@@ -42,6 +42,8 @@ type harness struct {
 	client    controlv1.ControlServiceClient
 	svc       *control.Service
 	stop      func()
+	// listenAddr is where the service listens.
+	listenAddr string
 	// leasesInRedis gives the service a Redis client (turn leases in
 	// Redis, as in `serve`); otherwise leases are in process (dev).
 	leasesInRedis bool
@@ -123,7 +125,8 @@ func (h *harness) start(store projection.Store) {
 	served, ran := make(chan error, 1), make(chan error, 1)
 	go func() { served <- s.Serve(ctx, lis) }()
 	go func() { ran <- svc.Run(ctx) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	h.listenAddr = lis.Addr().String()
+	conn, err := grpc.NewClient(h.listenAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/agentruntime/agentruntime/pkg/fanout"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -36,6 +37,7 @@ type Service struct {
 	claims         *app.Claims
 	// LeaseSweepInterval is how often turn leases are checked.
 	LeaseSweepInterval time.Duration
+	ownHub             *fanout.Hub
 }
 
 // LeasePrefix prefixes the service's Redis turn-lease keys.
@@ -44,13 +46,21 @@ const LeasePrefix = "agentruntime:control:lease:"
 // New builds the service on its dependencies.
 func New(deps kit.Deps) *Service {
 	a := app.New(deps.Log, deps.Store)
+	// The process's hub when the binary made one; else the service's own,
+	// closed when Run ends.
+	a.Hub = deps.Hub
+	var ownHub *fanout.Hub
+	if a.Hub == nil {
+		ownHub = fanout.New(deps.Log, fanout.Config{Logger: deps.Logger})
+		a.Hub = ownHub
+	}
 	// Turn leases live in Redis when the service has it (every replica
 	// sees the same holder), in process otherwise (dev: one process).
 	var leases app.Leases = adapters.NewMemoryLeases(nil)
 	if deps.Redis != nil {
 		leases = adapters.NewRedisLeases(deps.Redis, LeasePrefix)
 	}
-	return &Service{deps: deps, app: a, ExpiryInterval: 250 * time.Millisecond,
+	return &Service{deps: deps, app: a, ownHub: ownHub, ExpiryInterval: 250 * time.Millisecond,
 		claims: app.NewClaims(a, leases, deps.Logger), LeaseSweepInterval: time.Second}
 }
 
@@ -78,6 +88,9 @@ func (s *Service) Run(ctx context.Context) error {
 		if err := metrics.Observe(s.deps.MeterProvider, probe, metrics.Threads, metrics.QueueDepth, metrics.ActionsPending, metrics.ActionsPendingMaxAge); err != nil {
 			return err
 		}
+	}
+	if s.ownHub != nil {
+		defer s.ownHub.Close()
 	}
 	errs := make(chan error, 5)
 	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Projection{}, s.deps.Logger) }()

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fanout"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 )
 
@@ -26,7 +27,11 @@ type Deps struct {
 	// beyond projections: counters, leases with TTLs. Nil in dev mode,
 	// where services use their in-process equivalents. Keys must start with
 	// "agentruntime:<service>:".
-	Redis          redis.UniversalClient
+	Redis redis.UniversalClient
+	// Hub is the process's one fan-out hub over Log (ADR 0006): services
+	// that stream events to clients subscribe through it. Nil: a service
+	// that needs one makes its own.
+	Hub            *fanout.Hub
 	Logger         *slog.Logger
 	TracerProvider trace.TracerProvider
 	// MeterProvider records the service's own metrics (pkg/metrics); nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fanout"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
@@ -31,6 +32,8 @@ type App struct {
 	Store projection.Store
 	exec  command.Executor
 	now   func() time.Time
+	// Hub feeds event subscriptions (the process's one, ADR 0006).
+	Hub *fanout.Hub
 	// limits of new subscriptions (nil: DefaultSubscriberLimits).
 	limits atomic.Pointer[SubscriberLimits]
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,7 +10,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fanout"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -19,13 +20,14 @@ import (
 // SubscriberLimits bound what one subscription may cost.
 type SubscriberLimits struct {
 	// Buffer bounds the matching events held in memory for one subscriber.
-	// When it is full the subscription stops reading the log (the backlog
-	// stays in JetStream, not in this process) and waits for the subscriber.
+	// When it is full the hub lets the subscriber go (it never waits) and
+	// the subscriber catches up from the log at its own pace: the backlog
+	// stays in JetStream, not in this process.
 	Buffer int
-	// Stall is how long a full buffer may wait for the subscriber to take an
-	// event before the stream is ended with a resumable cursor: a subscriber
-	// that makes no progress for this long is cut, one that keeps up however
-	// slowly is not.
+	// Stall is how long one send to the subscriber may block before the
+	// stream is ended with a resumable cursor: a subscriber that takes
+	// nothing for this long is cut, one that keeps up however slowly is
+	// not.
 	Stall time.Duration
 }
 
@@ -47,136 +49,114 @@ func (a *App) subscriberLimits() SubscriberLimits {
 const DefaultHeartbeat = 15 * time.Second
 
 // Subscribe streams the caller's events through send until ctx ends or the
-// subscriber stalls. Memory per subscriber is bounded by the limits' Buffer;
-// a subscriber that takes nothing for their Stall is cut off with
+// subscriber stalls. It rides the process's fan-out hub (ADR 0006): no
+// JetStream consumer per subscriber. Memory per subscriber is bounded by
+// the limits' Buffer; a subscriber that falls behind catches up from the
+// log; one whose transport takes nothing for the limits' Stall is cut with
 // ResourceExhausted and the sequence to resume from, and resuming there
-// yields no gap and no duplicate.
+// yields no gap and no duplicate. A cursor older than the log's first
+// sequence gets the session's snapshot and a snapshot.repaired fact first.
 func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeEventsRequest, send func(*controlv1.SubscribeEventsResponse) error) error {
-	filter := a.Log.Subjects.Tenant(c.Tenant)
-	if s := req.GetSessionId(); s != "" {
-		filter = a.Log.Subjects.Session(c.Tenant, s)
+	limits := a.subscriberLimits()
+	// A send that blocks for Stall is a stalled subscriber.
+	stalled := false
+	timedSend := func(m *controlv1.SubscribeEventsResponse) error {
+		t0 := time.Now()
+		err := send(m)
+		if time.Since(t0) >= limits.Stall {
+			stalled = true
+		}
+		return err
 	}
-	from := eventlog.FromNew
+	filter := fanout.Filter{Tenant: c.Tenant, Session: req.GetSessionId(), Match: func(ev *eventsv1.RuntimeEvent) bool { return matches(req, ev) }}
+	from := fanout.Now
 	switch req.GetStart() {
 	case controlv1.StartFrom_START_FROM_SEQUENCE:
 		first, _, err := a.Log.Bounds(ctx)
 		if err != nil {
 			return err
 		}
-		want := max(req.GetFromSequence(), 1)
-		if first > want {
-			gap := &controlv1.Gap{RequestedSequence: want, FirstAvailableSequence: first}
-			if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Gap{Gap: gap}}); err != nil {
+		from = max(req.GetFromSequence(), 1)
+		if first <= from {
+			break
+		}
+		if req.GetSessionId() == "" {
+			// No snapshot covers a whole tenant: say what is gone.
+			gap := &controlv1.Gap{RequestedSequence: from, FirstAvailableSequence: first}
+			if err := timedSend(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Gap{Gap: gap}}); err != nil {
 				return err
 			}
-			want = first
+			from = first
+			break
 		}
-		from = eventlog.FromSequence(want)
+		snap, repaired, err := a.repair(ctx, c, req, from, first)
+		if err != nil {
+			return err
+		}
+		if err := timedSend(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Snapshot{Snapshot: snap}}); err != nil {
+			return err
+		}
+		if err := timedSend(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Event{Event: repaired}}); err != nil {
+			return err
+		}
+		// The repair fact is after the snapshot in the log; it was sent.
+		from = snap.Sequence + 1
+		filter.Match = func(ev *eventsv1.RuntimeEvent) bool {
+			return ev.GetEventId() != repaired.GetEventId() && matches(req, ev)
+		}
 	case controlv1.StartFrom_START_FROM_SNAPSHOT:
 		snap, err := a.snapshot(ctx, c, req)
 		if err != nil {
 			return err
 		}
-		if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Snapshot{Snapshot: snap}}); err != nil {
+		if err := timedSend(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Snapshot{Snapshot: snap}}); err != nil {
 			return err
 		}
-		from = eventlog.FromSequence(snap.Sequence + 1)
+		from = snap.Sequence + 1
 	}
-	sub, err := a.Log.Subscribe(ctx, []string{filter}, from)
+	sub, err := a.Hub.Subscribe(ctx, filter, from, fanout.Options{Buffer: limits.Buffer})
 	if err != nil {
 		return err
 	}
-	defer sub.Stop()
+	defer sub.Close()
 	// A first heartbeat says the subscription is live: a client that
 	// starts from now and then acts will see its own events.
-	if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Heartbeat{Heartbeat: &controlv1.Heartbeat{Time: timestamppb.New(a.now())}}}); err != nil {
+	if err := timedSend(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Heartbeat{Heartbeat: &controlv1.Heartbeat{Time: timestamppb.New(a.now())}}}); err != nil {
 		return err
 	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	limits := a.subscriberLimits()
-	buf := make(chan *eventsv1.RuntimeEvent, limits.Buffer)
-	overflow := make(chan struct{})
-	readErr := make(chan error, 1)
-	go func() {
-		for {
-			rec, err := sub.Next(ctx)
-			if err != nil {
-				readErr <- err
-				return
-			}
-			if !matches(req, rec.Event) {
-				continue
-			}
-			select {
-			case buf <- rec.Event:
-				continue
-			default:
-			}
-			stall := time.NewTimer(limits.Stall)
-			select {
-			case buf <- rec.Event:
-				stall.Stop()
-			case <-stall.C:
-				close(overflow)
-				return
-			case <-ctx.Done():
-				stall.Stop()
-				readErr <- ctx.Err()
-				return
-			}
-		}
-	}()
-
 	heartbeat := DefaultHeartbeat
 	if req.GetHeartbeat() != nil {
 		heartbeat = req.GetHeartbeat().AsDuration()
 	}
-	ticker := time.NewTicker(heartbeat)
-	defer ticker.Stop()
-	var lastSent uint64
-	for {
-		select {
-		case ev := <-buf:
-			if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Event{Event: ev}}); err != nil {
-				return err
-			}
-			lastSent = ev.GetSequence()
-			ticker.Reset(heartbeat)
-		case <-ticker.C:
-			hb := &controlv1.Heartbeat{Time: timestamppb.New(a.now()), Sequence: lastSent}
-			if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Heartbeat{Heartbeat: hb}}); err != nil {
-				return err
-			}
-		case <-overflow:
-			// Deliver what is buffered, then end with the cursor: the
-			// client resumes exactly after the last event it received.
-			for {
-				select {
-				case ev := <-buf:
-					if err := send(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Event{Event: ev}}); err != nil {
-						return err
-					}
-					lastSent = ev.GetSequence()
-					continue
-				default:
-				}
-				break
-			}
-			resume := strconv.FormatUint(lastSent+1, 10)
-			return fault.Exhausted("SUBSCRIBER_TOO_SLOW",
-				"the subscriber took no event for "+limits.Stall.String()+" with "+strconv.Itoa(limits.Buffer)+" waiting; resubscribe from sequence "+resume,
-				0, map[string]string{"resume_from_sequence": resume})
-		case err := <-readErr:
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		case <-ctx.Done():
+	for !stalled {
+		recs, err := sub.Next(ctx, heartbeat)
+		switch {
+		case ctx.Err() != nil:
 			return nil
+		case errors.Is(err, fanout.ErrClosed):
+			resume := strconv.FormatUint(sub.Cursor(), 10)
+			return &fault.Error{Kind: fault.KindUnavailable, Reason: "SERVER_SHUTTING_DOWN",
+				Message: "the server is shutting down; resubscribe from sequence " + resume, Metadata: map[string]string{"resume_from_sequence": resume}}
+		case err != nil:
+			return err
+		case len(recs) == 0:
+			hb := &controlv1.Heartbeat{Time: timestamppb.New(a.now()), Sequence: sub.Cursor() - 1}
+			if err := timedSend(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Heartbeat{Heartbeat: hb}}); err != nil {
+				return err
+			}
+		}
+		for _, rec := range recs {
+			if err := timedSend(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Event{Event: rec.Event}}); err != nil {
+				return err
+			}
 		}
 	}
+	// Everything taken from the hub was sent; the client resumes right
+	// after it.
+	resume := strconv.FormatUint(sub.Cursor(), 10)
+	return fault.Exhausted("SUBSCRIBER_TOO_SLOW",
+		"the subscriber took nothing for "+limits.Stall.String()+"; resubscribe from sequence "+resume,
+		0, map[string]string{"resume_from_sequence": resume})
 }
 
 // matches applies the filters the subject cannot express.

@@ -2866,6 +2866,172 @@ func (x *ToolSpec) GetInterruptBehavior() string {
 	return ""
 }
 
+// SnapshotRepaired (snapshot.repaired): a subscriber asked to resume from
+// a sequence the log no longer holds (retention); it was sent a snapshot
+// instead. It marks what the subscriber cannot have seen and what in the
+// snapshot may be stale (spec: remote channel reconnect, snapshot honesty).
+type SnapshotRepaired struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cursor the subscriber asked to resume from.
+	RequestedSequence uint64 `protobuf:"varint,1,opt,name=requested_sequence,json=requestedSequence,proto3" json:"requested_sequence,omitempty"`
+	// The log's first sequence when the repair was made.
+	FirstAvailableSequence uint64 `protobuf:"varint,2,opt,name=first_available_sequence,json=firstAvailableSequence,proto3" json:"first_available_sequence,omitempty"`
+	// The sequence the snapshot sent with this repair covers; the stream
+	// continues after it.
+	SnapshotSequence uint64          `protobuf:"varint,3,opt,name=snapshot_sequence,json=snapshotSequence,proto3" json:"snapshot_sequence,omitempty"`
+	Facts            []*RepairedFact `protobuf:"bytes,4,rep,name=facts,proto3" json:"facts,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SnapshotRepaired) Reset() {
+	*x = SnapshotRepaired{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotRepaired) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotRepaired) ProtoMessage() {}
+
+func (x *SnapshotRepaired) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotRepaired.ProtoReflect.Descriptor instead.
+func (*SnapshotRepaired) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *SnapshotRepaired) GetRequestedSequence() uint64 {
+	if x != nil {
+		return x.RequestedSequence
+	}
+	return 0
+}
+
+func (x *SnapshotRepaired) GetFirstAvailableSequence() uint64 {
+	if x != nil {
+		return x.FirstAvailableSequence
+	}
+	return 0
+}
+
+func (x *SnapshotRepaired) GetSnapshotSequence() uint64 {
+	if x != nil {
+		return x.SnapshotSequence
+	}
+	return 0
+}
+
+func (x *SnapshotRepaired) GetFacts() []*RepairedFact {
+	if x != nil {
+		return x.Facts
+	}
+	return nil
+}
+
+// RepairedFact is one fact a repair marks.
+type RepairedFact struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "unavailable": gone from the log; "stale": the snapshot's value may
+	// not tell the whole story.
+	Status string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// What it is about: "events" (a range of the log), "turn", "thread".
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The turn or thread id; empty for "events".
+	Id string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	// The range of sequences concerned, inclusive.
+	FromSequence  uint64 `protobuf:"varint,4,opt,name=from_sequence,json=fromSequence,proto3" json:"from_sequence,omitempty"`
+	ToSequence    uint64 `protobuf:"varint,5,opt,name=to_sequence,json=toSequence,proto3" json:"to_sequence,omitempty"`
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepairedFact) Reset() {
+	*x = RepairedFact{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepairedFact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepairedFact) ProtoMessage() {}
+
+func (x *RepairedFact) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepairedFact.ProtoReflect.Descriptor instead.
+func (*RepairedFact) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *RepairedFact) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *RepairedFact) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *RepairedFact) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RepairedFact) GetFromSequence() uint64 {
+	if x != nil {
+		return x.FromSequence
+	}
+	return 0
+}
+
+func (x *RepairedFact) GetToSequence() uint64 {
+	if x != nil {
+		return x.ToSequence
+	}
+	return 0
+}
+
+func (x *RepairedFact) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // SnapshotUpdated (snapshot.updated): a durable snapshot changed. Kind
 // "tool_inventory" carries the tools a worker registered for a scope.
 type SnapshotUpdated struct {
@@ -2880,7 +3046,7 @@ type SnapshotUpdated struct {
 
 func (x *SnapshotUpdated) Reset() {
 	*x = SnapshotUpdated{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2892,7 +3058,7 @@ func (x *SnapshotUpdated) String() string {
 func (*SnapshotUpdated) ProtoMessage() {}
 
 func (x *SnapshotUpdated) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2905,7 +3071,7 @@ func (x *SnapshotUpdated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotUpdated.ProtoReflect.Descriptor instead.
 func (*SnapshotUpdated) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{41}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SnapshotUpdated) GetKind() string {
@@ -3173,7 +3339,20 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\tread_only\x18\x04 \x01(\bR\breadOnly\x12 \n" +
 	"\vdestructive\x18\x05 \x01(\bR\vdestructive\x12)\n" +
 	"\x10concurrency_safe\x18\x06 \x01(\bR\x0fconcurrencySafe\x12M\n" +
-	"\x12interrupt_behavior\x18\a \x01(\tB\x1e\xbaH\x1br\x19R\x00R\x06cancelR\x05blockR\x06finishR\x11interruptBehavior\"\xfe\x01\n" +
+	"\x12interrupt_behavior\x18\a \x01(\tB\x1e\xbaH\x1br\x19R\x00R\x06cancelR\x05blockR\x06finishR\x11interruptBehavior\"\xe4\x01\n" +
+	"\x10SnapshotRepaired\x12-\n" +
+	"\x12requested_sequence\x18\x01 \x01(\x04R\x11requestedSequence\x128\n" +
+	"\x18first_available_sequence\x18\x02 \x01(\x04R\x16firstAvailableSequence\x12+\n" +
+	"\x11snapshot_sequence\x18\x03 \x01(\x04R\x10snapshotSequence\x12:\n" +
+	"\x05facts\x18\x04 \x03(\v2$.agentruntime.events.v1.RepairedFactR\x05facts\"\xa8\x01\n" +
+	"\fRepairedFact\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x12#\n" +
+	"\rfrom_sequence\x18\x04 \x01(\x04R\ffromSequence\x12\x1f\n" +
+	"\vto_sequence\x18\x05 \x01(\x04R\n" +
+	"toSequence\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"\xfe\x01\n" +
 	"\x0fSnapshotUpdated\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1b\n" +
 	"\tworker_id\x18\x02 \x01(\tR\bworkerId\x126\n" +
@@ -3207,7 +3386,7 @@ func file_agentruntime_events_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_events_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_agentruntime_events_v1_control_proto_goTypes = []any{
 	(ActionOutcome)(0),            // 0: agentruntime.events.v1.ActionOutcome
 	(TurnOutcome)(0),              // 1: agentruntime.events.v1.TurnOutcome
@@ -3252,46 +3431,49 @@ var file_agentruntime_events_v1_control_proto_goTypes = []any{
 	(*SubagentStatus)(nil),        // 40: agentruntime.events.v1.SubagentStatus
 	(*ChannelFact)(nil),           // 41: agentruntime.events.v1.ChannelFact
 	(*ToolSpec)(nil),              // 42: agentruntime.events.v1.ToolSpec
-	(*SnapshotUpdated)(nil),       // 43: agentruntime.events.v1.SnapshotUpdated
-	nil,                           // 44: agentruntime.events.v1.ActionRequired.ContextEntry
-	nil,                           // 45: agentruntime.events.v1.SessionCreated.MetadataEntry
-	nil,                           // 46: agentruntime.events.v1.SessionUpdated.MetadataEntry
-	nil,                           // 47: agentruntime.events.v1.ThreadUpdated.FactsEntry
-	nil,                           // 48: agentruntime.events.v1.TurnSubmitted.OptionsEntry
-	nil,                           // 49: agentruntime.events.v1.TurnSubmitted.MetadataEntry
-	nil,                           // 50: agentruntime.events.v1.TurnCompleted.RefsEntry
-	nil,                           // 51: agentruntime.events.v1.RunStatus.MetadataEntry
-	nil,                           // 52: agentruntime.events.v1.SnapshotUpdated.FactsEntry
-	(*durationpb.Duration)(nil),   // 53: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 54: google.protobuf.Timestamp
-	(*v1.OutputRef)(nil),          // 55: agentruntime.common.v1.OutputRef
+	(*SnapshotRepaired)(nil),      // 43: agentruntime.events.v1.SnapshotRepaired
+	(*RepairedFact)(nil),          // 44: agentruntime.events.v1.RepairedFact
+	(*SnapshotUpdated)(nil),       // 45: agentruntime.events.v1.SnapshotUpdated
+	nil,                           // 46: agentruntime.events.v1.ActionRequired.ContextEntry
+	nil,                           // 47: agentruntime.events.v1.SessionCreated.MetadataEntry
+	nil,                           // 48: agentruntime.events.v1.SessionUpdated.MetadataEntry
+	nil,                           // 49: agentruntime.events.v1.ThreadUpdated.FactsEntry
+	nil,                           // 50: agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	nil,                           // 51: agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	nil,                           // 52: agentruntime.events.v1.TurnCompleted.RefsEntry
+	nil,                           // 53: agentruntime.events.v1.RunStatus.MetadataEntry
+	nil,                           // 54: agentruntime.events.v1.SnapshotUpdated.FactsEntry
+	(*durationpb.Duration)(nil),   // 55: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 56: google.protobuf.Timestamp
+	(*v1.OutputRef)(nil),          // 57: agentruntime.common.v1.OutputRef
 }
 var file_agentruntime_events_v1_control_proto_depIdxs = []int32{
-	53, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
-	44, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
-	54, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
+	55, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
+	46, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
+	56, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: agentruntime.events.v1.ActionResolved.outcome:type_name -> agentruntime.events.v1.ActionOutcome
-	45, // 4: agentruntime.events.v1.SessionCreated.metadata:type_name -> agentruntime.events.v1.SessionCreated.MetadataEntry
-	46, // 5: agentruntime.events.v1.SessionUpdated.metadata:type_name -> agentruntime.events.v1.SessionUpdated.MetadataEntry
-	47, // 6: agentruntime.events.v1.ThreadUpdated.facts:type_name -> agentruntime.events.v1.ThreadUpdated.FactsEntry
+	47, // 4: agentruntime.events.v1.SessionCreated.metadata:type_name -> agentruntime.events.v1.SessionCreated.MetadataEntry
+	48, // 5: agentruntime.events.v1.SessionUpdated.metadata:type_name -> agentruntime.events.v1.SessionUpdated.MetadataEntry
+	49, // 6: agentruntime.events.v1.ThreadUpdated.facts:type_name -> agentruntime.events.v1.ThreadUpdated.FactsEntry
 	8,  // 7: agentruntime.events.v1.TurnSubmitted.input:type_name -> agentruntime.events.v1.InputPart
-	48, // 8: agentruntime.events.v1.TurnSubmitted.options:type_name -> agentruntime.events.v1.TurnSubmitted.OptionsEntry
-	49, // 9: agentruntime.events.v1.TurnSubmitted.metadata:type_name -> agentruntime.events.v1.TurnSubmitted.MetadataEntry
-	50, // 10: agentruntime.events.v1.TurnCompleted.refs:type_name -> agentruntime.events.v1.TurnCompleted.RefsEntry
+	50, // 8: agentruntime.events.v1.TurnSubmitted.options:type_name -> agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	51, // 9: agentruntime.events.v1.TurnSubmitted.metadata:type_name -> agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	52, // 10: agentruntime.events.v1.TurnCompleted.refs:type_name -> agentruntime.events.v1.TurnCompleted.RefsEntry
 	1,  // 11: agentruntime.events.v1.TurnFailed.outcome:type_name -> agentruntime.events.v1.TurnOutcome
-	51, // 12: agentruntime.events.v1.RunStatus.metadata:type_name -> agentruntime.events.v1.RunStatus.MetadataEntry
+	53, // 12: agentruntime.events.v1.RunStatus.metadata:type_name -> agentruntime.events.v1.RunStatus.MetadataEntry
 	17, // 13: agentruntime.events.v1.ModelCompleted.usage:type_name -> agentruntime.events.v1.ModelUsage
-	55, // 14: agentruntime.events.v1.ToolResult.output:type_name -> agentruntime.common.v1.OutputRef
-	55, // 15: agentruntime.events.v1.ProcessOutput.output:type_name -> agentruntime.common.v1.OutputRef
-	55, // 16: agentruntime.events.v1.ProcessCompleted.output:type_name -> agentruntime.common.v1.OutputRef
-	55, // 17: agentruntime.events.v1.OutputFact.output:type_name -> agentruntime.common.v1.OutputRef
-	42, // 18: agentruntime.events.v1.SnapshotUpdated.tools:type_name -> agentruntime.events.v1.ToolSpec
-	52, // 19: agentruntime.events.v1.SnapshotUpdated.facts:type_name -> agentruntime.events.v1.SnapshotUpdated.FactsEntry
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	57, // 14: agentruntime.events.v1.ToolResult.output:type_name -> agentruntime.common.v1.OutputRef
+	57, // 15: agentruntime.events.v1.ProcessOutput.output:type_name -> agentruntime.common.v1.OutputRef
+	57, // 16: agentruntime.events.v1.ProcessCompleted.output:type_name -> agentruntime.common.v1.OutputRef
+	57, // 17: agentruntime.events.v1.OutputFact.output:type_name -> agentruntime.common.v1.OutputRef
+	44, // 18: agentruntime.events.v1.SnapshotRepaired.facts:type_name -> agentruntime.events.v1.RepairedFact
+	42, // 19: agentruntime.events.v1.SnapshotUpdated.tools:type_name -> agentruntime.events.v1.ToolSpec
+	54, // 20: agentruntime.events.v1.SnapshotUpdated.facts:type_name -> agentruntime.events.v1.SnapshotUpdated.FactsEntry
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_control_proto_init() }
@@ -3310,7 +3492,7 @@ func file_agentruntime_events_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_events_v1_control_proto_rawDesc), len(file_agentruntime_events_v1_control_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   51,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -128,6 +128,7 @@ type RuntimeEvent struct {
 	//	*RuntimeEvent_ChannelResumed
 	//	*RuntimeEvent_ChannelMessage
 	//	*RuntimeEvent_SnapshotUpdated
+	//	*RuntimeEvent_SnapshotRepaired
 	//	*RuntimeEvent_TaskCreated
 	//	*RuntimeEvent_TaskAccepted
 	//	*RuntimeEvent_TaskQueued
@@ -915,6 +916,15 @@ func (x *RuntimeEvent) GetSnapshotUpdated() *SnapshotUpdated {
 	return nil
 }
 
+func (x *RuntimeEvent) GetSnapshotRepaired() *SnapshotRepaired {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_SnapshotRepaired); ok {
+			return x.SnapshotRepaired
+		}
+	}
+	return nil
+}
+
 func (x *RuntimeEvent) GetTaskCreated() *TaskCreated {
 	if x != nil {
 		if x, ok := x.Payload.(*RuntimeEvent_TaskCreated); ok {
@@ -1687,7 +1697,11 @@ type RuntimeEvent_ChannelMessage struct {
 }
 
 type RuntimeEvent_SnapshotUpdated struct {
-	SnapshotUpdated *SnapshotUpdated `protobuf:"bytes,170,opt,name=snapshot_updated,json=snapshotUpdated,proto3,oneof"` // end control
+	SnapshotUpdated *SnapshotUpdated `protobuf:"bytes,170,opt,name=snapshot_updated,json=snapshotUpdated,proto3,oneof"`
+}
+
+type RuntimeEvent_SnapshotRepaired struct {
+	SnapshotRepaired *SnapshotRepaired `protobuf:"bytes,171,opt,name=snapshot_repaired,json=snapshotRepaired,proto3,oneof"` // end control
 }
 
 type RuntimeEvent_TaskCreated struct {
@@ -2048,6 +2062,8 @@ func (*RuntimeEvent_ChannelMessage) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_SnapshotUpdated) isRuntimeEvent_Payload() {}
 
+func (*RuntimeEvent_SnapshotRepaired) isRuntimeEvent_Payload() {}
+
 func (*RuntimeEvent_TaskCreated) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_TaskAccepted) isRuntimeEvent_Payload() {}
@@ -2174,7 +2190,7 @@ var File_agentruntime_events_v1_envelope_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/evidence.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/routing.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\"agentruntime/events/v1/tasks.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x89U\n" +
+	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/evidence.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/routing.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\"agentruntime/events/v1/tasks.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe3U\n" +
 	"\fRuntimeEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\x128\n" +
@@ -2273,7 +2289,8 @@ const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\x14channel_disconnected\x18\xa7\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x13channelDisconnected\x12O\n" +
 	"\x0fchannel_resumed\x18\xa8\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelResumed\x12O\n" +
 	"\x0fchannel_message\x18\xa9\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelMessage\x12U\n" +
-	"\x10snapshot_updated\x18\xaa\x01 \x01(\v2'.agentruntime.events.v1.SnapshotUpdatedH\x00R\x0fsnapshotUpdated\x12I\n" +
+	"\x10snapshot_updated\x18\xaa\x01 \x01(\v2'.agentruntime.events.v1.SnapshotUpdatedH\x00R\x0fsnapshotUpdated\x12X\n" +
+	"\x11snapshot_repaired\x18\xab\x01 \x01(\v2(.agentruntime.events.v1.SnapshotRepairedH\x00R\x10snapshotRepaired\x12I\n" +
 	"\ftask_created\x18\x90\x03 \x01(\v2#.agentruntime.events.v1.TaskCreatedH\x00R\vtaskCreated\x12N\n" +
 	"\rtask_accepted\x18\x91\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\ftaskAccepted\x12J\n" +
 	"\vtask_queued\x18\x92\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\n" +
@@ -2405,52 +2422,53 @@ var file_agentruntime_events_v1_envelope_proto_goTypes = []any{
 	(*SubagentStatus)(nil),                 // 41: agentruntime.events.v1.SubagentStatus
 	(*ChannelFact)(nil),                    // 42: agentruntime.events.v1.ChannelFact
 	(*SnapshotUpdated)(nil),                // 43: agentruntime.events.v1.SnapshotUpdated
-	(*TaskCreated)(nil),                    // 44: agentruntime.events.v1.TaskCreated
-	(*TaskTransition)(nil),                 // 45: agentruntime.events.v1.TaskTransition
-	(*TaskUpdated)(nil),                    // 46: agentruntime.events.v1.TaskUpdated
-	(*TaskProgressed)(nil),                 // 47: agentruntime.events.v1.TaskProgressed
-	(*TaskCancelRequested)(nil),            // 48: agentruntime.events.v1.TaskCancelRequested
-	(*TaskCompleted)(nil),                  // 49: agentruntime.events.v1.TaskCompleted
-	(*TaskDelegated)(nil),                  // 50: agentruntime.events.v1.TaskDelegated
-	(*TaskDependencyUpdated)(nil),          // 51: agentruntime.events.v1.TaskDependencyUpdated
-	(*TaskAttemptStarted)(nil),             // 52: agentruntime.events.v1.TaskAttemptStarted
-	(*TaskAttemptCompleted)(nil),           // 53: agentruntime.events.v1.TaskAttemptCompleted
-	(*TaskAttemptFailed)(nil),              // 54: agentruntime.events.v1.TaskAttemptFailed
-	(*JobCreated)(nil),                     // 55: agentruntime.events.v1.JobCreated
-	(*JobStarted)(nil),                     // 56: agentruntime.events.v1.JobStarted
-	(*JobProgressed)(nil),                  // 57: agentruntime.events.v1.JobProgressed
-	(*JobItemStarted)(nil),                 // 58: agentruntime.events.v1.JobItemStarted
-	(*JobItemCompleted)(nil),               // 59: agentruntime.events.v1.JobItemCompleted
-	(*JobItemFailed)(nil),                  // 60: agentruntime.events.v1.JobItemFailed
-	(*JobEnded)(nil),                       // 61: agentruntime.events.v1.JobEnded
-	(*TaskProfileResolved)(nil),            // 62: agentruntime.events.v1.TaskProfileResolved
-	(*RoutingCandidatesResolved)(nil),      // 63: agentruntime.events.v1.RoutingCandidatesResolved
-	(*RoutingDecided)(nil),                 // 64: agentruntime.events.v1.RoutingDecided
-	(*RoutingFallbackApplied)(nil),         // 65: agentruntime.events.v1.RoutingFallbackApplied
-	(*RoutingNotPossible)(nil),             // 66: agentruntime.events.v1.RoutingNotPossible
-	(*RoutingSingleCandidate)(nil),         // 67: agentruntime.events.v1.RoutingSingleCandidate
-	(*CostEstimated)(nil),                  // 68: agentruntime.events.v1.CostEstimated
-	(*CostRecorded)(nil),                   // 69: agentruntime.events.v1.CostRecorded
-	(*RateLimitHit)(nil),                   // 70: agentruntime.events.v1.RateLimitHit
-	(*QuotaLow)(nil),                       // 71: agentruntime.events.v1.QuotaLow
-	(*QuotaBlocked)(nil),                   // 72: agentruntime.events.v1.QuotaBlocked
-	(*LimitChanged)(nil),                   // 73: agentruntime.events.v1.LimitChanged
-	(*PermissionEvaluated)(nil),            // 74: agentruntime.events.v1.PermissionEvaluated
-	(*PermissionRequested)(nil),            // 75: agentruntime.events.v1.PermissionRequested
-	(*PermissionResolved)(nil),             // 76: agentruntime.events.v1.PermissionResolved
-	(*SandboxApplied)(nil),                 // 77: agentruntime.events.v1.SandboxApplied
-	(*SandboxViolation)(nil),               // 78: agentruntime.events.v1.SandboxViolation
-	(*HookStarted)(nil),                    // 79: agentruntime.events.v1.HookStarted
-	(*HookCompleted)(nil),                  // 80: agentruntime.events.v1.HookCompleted
-	(*HookFailed)(nil),                     // 81: agentruntime.events.v1.HookFailed
-	(*PolicyChanged)(nil),                  // 82: agentruntime.events.v1.PolicyChanged
-	(*EvidenceChanged)(nil),                // 83: agentruntime.events.v1.EvidenceChanged
-	(*BenchmarkTrialStarted)(nil),          // 84: agentruntime.events.v1.BenchmarkTrialStarted
-	(*BenchmarkTrialEnded)(nil),            // 85: agentruntime.events.v1.BenchmarkTrialEnded
-	(*BenchmarkRewardRecorded)(nil),        // 86: agentruntime.events.v1.BenchmarkRewardRecorded
-	(*BenchmarkComparisonCompleted)(nil),   // 87: agentruntime.events.v1.BenchmarkComparisonCompleted
-	(*BenchmarkDatasetResolved)(nil),       // 88: agentruntime.events.v1.BenchmarkDatasetResolved
-	(*BenchmarkConfigurationResolved)(nil), // 89: agentruntime.events.v1.BenchmarkConfigurationResolved
+	(*SnapshotRepaired)(nil),               // 44: agentruntime.events.v1.SnapshotRepaired
+	(*TaskCreated)(nil),                    // 45: agentruntime.events.v1.TaskCreated
+	(*TaskTransition)(nil),                 // 46: agentruntime.events.v1.TaskTransition
+	(*TaskUpdated)(nil),                    // 47: agentruntime.events.v1.TaskUpdated
+	(*TaskProgressed)(nil),                 // 48: agentruntime.events.v1.TaskProgressed
+	(*TaskCancelRequested)(nil),            // 49: agentruntime.events.v1.TaskCancelRequested
+	(*TaskCompleted)(nil),                  // 50: agentruntime.events.v1.TaskCompleted
+	(*TaskDelegated)(nil),                  // 51: agentruntime.events.v1.TaskDelegated
+	(*TaskDependencyUpdated)(nil),          // 52: agentruntime.events.v1.TaskDependencyUpdated
+	(*TaskAttemptStarted)(nil),             // 53: agentruntime.events.v1.TaskAttemptStarted
+	(*TaskAttemptCompleted)(nil),           // 54: agentruntime.events.v1.TaskAttemptCompleted
+	(*TaskAttemptFailed)(nil),              // 55: agentruntime.events.v1.TaskAttemptFailed
+	(*JobCreated)(nil),                     // 56: agentruntime.events.v1.JobCreated
+	(*JobStarted)(nil),                     // 57: agentruntime.events.v1.JobStarted
+	(*JobProgressed)(nil),                  // 58: agentruntime.events.v1.JobProgressed
+	(*JobItemStarted)(nil),                 // 59: agentruntime.events.v1.JobItemStarted
+	(*JobItemCompleted)(nil),               // 60: agentruntime.events.v1.JobItemCompleted
+	(*JobItemFailed)(nil),                  // 61: agentruntime.events.v1.JobItemFailed
+	(*JobEnded)(nil),                       // 62: agentruntime.events.v1.JobEnded
+	(*TaskProfileResolved)(nil),            // 63: agentruntime.events.v1.TaskProfileResolved
+	(*RoutingCandidatesResolved)(nil),      // 64: agentruntime.events.v1.RoutingCandidatesResolved
+	(*RoutingDecided)(nil),                 // 65: agentruntime.events.v1.RoutingDecided
+	(*RoutingFallbackApplied)(nil),         // 66: agentruntime.events.v1.RoutingFallbackApplied
+	(*RoutingNotPossible)(nil),             // 67: agentruntime.events.v1.RoutingNotPossible
+	(*RoutingSingleCandidate)(nil),         // 68: agentruntime.events.v1.RoutingSingleCandidate
+	(*CostEstimated)(nil),                  // 69: agentruntime.events.v1.CostEstimated
+	(*CostRecorded)(nil),                   // 70: agentruntime.events.v1.CostRecorded
+	(*RateLimitHit)(nil),                   // 71: agentruntime.events.v1.RateLimitHit
+	(*QuotaLow)(nil),                       // 72: agentruntime.events.v1.QuotaLow
+	(*QuotaBlocked)(nil),                   // 73: agentruntime.events.v1.QuotaBlocked
+	(*LimitChanged)(nil),                   // 74: agentruntime.events.v1.LimitChanged
+	(*PermissionEvaluated)(nil),            // 75: agentruntime.events.v1.PermissionEvaluated
+	(*PermissionRequested)(nil),            // 76: agentruntime.events.v1.PermissionRequested
+	(*PermissionResolved)(nil),             // 77: agentruntime.events.v1.PermissionResolved
+	(*SandboxApplied)(nil),                 // 78: agentruntime.events.v1.SandboxApplied
+	(*SandboxViolation)(nil),               // 79: agentruntime.events.v1.SandboxViolation
+	(*HookStarted)(nil),                    // 80: agentruntime.events.v1.HookStarted
+	(*HookCompleted)(nil),                  // 81: agentruntime.events.v1.HookCompleted
+	(*HookFailed)(nil),                     // 82: agentruntime.events.v1.HookFailed
+	(*PolicyChanged)(nil),                  // 83: agentruntime.events.v1.PolicyChanged
+	(*EvidenceChanged)(nil),                // 84: agentruntime.events.v1.EvidenceChanged
+	(*BenchmarkTrialStarted)(nil),          // 85: agentruntime.events.v1.BenchmarkTrialStarted
+	(*BenchmarkTrialEnded)(nil),            // 86: agentruntime.events.v1.BenchmarkTrialEnded
+	(*BenchmarkRewardRecorded)(nil),        // 87: agentruntime.events.v1.BenchmarkRewardRecorded
+	(*BenchmarkComparisonCompleted)(nil),   // 88: agentruntime.events.v1.BenchmarkComparisonCompleted
+	(*BenchmarkDatasetResolved)(nil),       // 89: agentruntime.events.v1.BenchmarkDatasetResolved
+	(*BenchmarkConfigurationResolved)(nil), // 90: agentruntime.events.v1.BenchmarkConfigurationResolved
 }
 var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	2,   // 0: agentruntime.events.v1.RuntimeEvent.timestamp:type_name -> google.protobuf.Timestamp
@@ -2510,72 +2528,73 @@ var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	42,  // 54: agentruntime.events.v1.RuntimeEvent.channel_resumed:type_name -> agentruntime.events.v1.ChannelFact
 	42,  // 55: agentruntime.events.v1.RuntimeEvent.channel_message:type_name -> agentruntime.events.v1.ChannelFact
 	43,  // 56: agentruntime.events.v1.RuntimeEvent.snapshot_updated:type_name -> agentruntime.events.v1.SnapshotUpdated
-	44,  // 57: agentruntime.events.v1.RuntimeEvent.task_created:type_name -> agentruntime.events.v1.TaskCreated
-	45,  // 58: agentruntime.events.v1.RuntimeEvent.task_accepted:type_name -> agentruntime.events.v1.TaskTransition
-	45,  // 59: agentruntime.events.v1.RuntimeEvent.task_queued:type_name -> agentruntime.events.v1.TaskTransition
-	45,  // 60: agentruntime.events.v1.RuntimeEvent.task_started:type_name -> agentruntime.events.v1.TaskTransition
-	46,  // 61: agentruntime.events.v1.RuntimeEvent.task_updated:type_name -> agentruntime.events.v1.TaskUpdated
-	47,  // 62: agentruntime.events.v1.RuntimeEvent.task_progress:type_name -> agentruntime.events.v1.TaskProgressed
-	45,  // 63: agentruntime.events.v1.RuntimeEvent.task_waiting:type_name -> agentruntime.events.v1.TaskTransition
-	45,  // 64: agentruntime.events.v1.RuntimeEvent.task_blocked:type_name -> agentruntime.events.v1.TaskTransition
-	45,  // 65: agentruntime.events.v1.RuntimeEvent.task_paused:type_name -> agentruntime.events.v1.TaskTransition
-	45,  // 66: agentruntime.events.v1.RuntimeEvent.task_resumed:type_name -> agentruntime.events.v1.TaskTransition
-	45,  // 67: agentruntime.events.v1.RuntimeEvent.task_retrying:type_name -> agentruntime.events.v1.TaskTransition
-	48,  // 68: agentruntime.events.v1.RuntimeEvent.task_cancel_requested:type_name -> agentruntime.events.v1.TaskCancelRequested
-	45,  // 69: agentruntime.events.v1.RuntimeEvent.task_cancelled:type_name -> agentruntime.events.v1.TaskTransition
-	45,  // 70: agentruntime.events.v1.RuntimeEvent.task_timed_out:type_name -> agentruntime.events.v1.TaskTransition
-	45,  // 71: agentruntime.events.v1.RuntimeEvent.task_failed:type_name -> agentruntime.events.v1.TaskTransition
-	45,  // 72: agentruntime.events.v1.RuntimeEvent.task_lost:type_name -> agentruntime.events.v1.TaskTransition
-	49,  // 73: agentruntime.events.v1.RuntimeEvent.task_completed:type_name -> agentruntime.events.v1.TaskCompleted
-	45,  // 74: agentruntime.events.v1.RuntimeEvent.task_archived:type_name -> agentruntime.events.v1.TaskTransition
-	50,  // 75: agentruntime.events.v1.RuntimeEvent.task_delegated:type_name -> agentruntime.events.v1.TaskDelegated
-	51,  // 76: agentruntime.events.v1.RuntimeEvent.task_dependency_updated:type_name -> agentruntime.events.v1.TaskDependencyUpdated
-	52,  // 77: agentruntime.events.v1.RuntimeEvent.task_attempt_started:type_name -> agentruntime.events.v1.TaskAttemptStarted
-	53,  // 78: agentruntime.events.v1.RuntimeEvent.task_attempt_completed:type_name -> agentruntime.events.v1.TaskAttemptCompleted
-	54,  // 79: agentruntime.events.v1.RuntimeEvent.task_attempt_failed:type_name -> agentruntime.events.v1.TaskAttemptFailed
-	55,  // 80: agentruntime.events.v1.RuntimeEvent.job_created:type_name -> agentruntime.events.v1.JobCreated
-	56,  // 81: agentruntime.events.v1.RuntimeEvent.job_started:type_name -> agentruntime.events.v1.JobStarted
-	57,  // 82: agentruntime.events.v1.RuntimeEvent.job_progress:type_name -> agentruntime.events.v1.JobProgressed
-	58,  // 83: agentruntime.events.v1.RuntimeEvent.job_item_started:type_name -> agentruntime.events.v1.JobItemStarted
-	59,  // 84: agentruntime.events.v1.RuntimeEvent.job_item_completed:type_name -> agentruntime.events.v1.JobItemCompleted
-	60,  // 85: agentruntime.events.v1.RuntimeEvent.job_item_failed:type_name -> agentruntime.events.v1.JobItemFailed
-	61,  // 86: agentruntime.events.v1.RuntimeEvent.job_completed:type_name -> agentruntime.events.v1.JobEnded
-	61,  // 87: agentruntime.events.v1.RuntimeEvent.job_failed:type_name -> agentruntime.events.v1.JobEnded
-	61,  // 88: agentruntime.events.v1.RuntimeEvent.job_cancelled:type_name -> agentruntime.events.v1.JobEnded
-	62,  // 89: agentruntime.events.v1.RuntimeEvent.task_profile_resolved:type_name -> agentruntime.events.v1.TaskProfileResolved
-	63,  // 90: agentruntime.events.v1.RuntimeEvent.routing_candidates_resolved:type_name -> agentruntime.events.v1.RoutingCandidatesResolved
-	64,  // 91: agentruntime.events.v1.RuntimeEvent.routing_decided:type_name -> agentruntime.events.v1.RoutingDecided
-	65,  // 92: agentruntime.events.v1.RuntimeEvent.routing_fallback_applied:type_name -> agentruntime.events.v1.RoutingFallbackApplied
-	66,  // 93: agentruntime.events.v1.RuntimeEvent.routing_not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
-	67,  // 94: agentruntime.events.v1.RuntimeEvent.routing_single_candidate:type_name -> agentruntime.events.v1.RoutingSingleCandidate
-	68,  // 95: agentruntime.events.v1.RuntimeEvent.cost_estimated:type_name -> agentruntime.events.v1.CostEstimated
-	69,  // 96: agentruntime.events.v1.RuntimeEvent.cost_recorded:type_name -> agentruntime.events.v1.CostRecorded
-	70,  // 97: agentruntime.events.v1.RuntimeEvent.rate_limit_hit:type_name -> agentruntime.events.v1.RateLimitHit
-	71,  // 98: agentruntime.events.v1.RuntimeEvent.quota_low:type_name -> agentruntime.events.v1.QuotaLow
-	72,  // 99: agentruntime.events.v1.RuntimeEvent.quota_blocked:type_name -> agentruntime.events.v1.QuotaBlocked
-	73,  // 100: agentruntime.events.v1.RuntimeEvent.limit_changed:type_name -> agentruntime.events.v1.LimitChanged
-	74,  // 101: agentruntime.events.v1.RuntimeEvent.permission_evaluated:type_name -> agentruntime.events.v1.PermissionEvaluated
-	75,  // 102: agentruntime.events.v1.RuntimeEvent.permission_requested:type_name -> agentruntime.events.v1.PermissionRequested
-	76,  // 103: agentruntime.events.v1.RuntimeEvent.permission_resolved:type_name -> agentruntime.events.v1.PermissionResolved
-	77,  // 104: agentruntime.events.v1.RuntimeEvent.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
-	78,  // 105: agentruntime.events.v1.RuntimeEvent.sandbox_violation:type_name -> agentruntime.events.v1.SandboxViolation
-	79,  // 106: agentruntime.events.v1.RuntimeEvent.hook_started:type_name -> agentruntime.events.v1.HookStarted
-	80,  // 107: agentruntime.events.v1.RuntimeEvent.hook_completed:type_name -> agentruntime.events.v1.HookCompleted
-	81,  // 108: agentruntime.events.v1.RuntimeEvent.hook_failed:type_name -> agentruntime.events.v1.HookFailed
-	82,  // 109: agentruntime.events.v1.RuntimeEvent.policy_changed:type_name -> agentruntime.events.v1.PolicyChanged
-	83,  // 110: agentruntime.events.v1.RuntimeEvent.evidence_changed:type_name -> agentruntime.events.v1.EvidenceChanged
-	84,  // 111: agentruntime.events.v1.RuntimeEvent.benchmark_trial_started:type_name -> agentruntime.events.v1.BenchmarkTrialStarted
-	85,  // 112: agentruntime.events.v1.RuntimeEvent.benchmark_trial_completed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
-	85,  // 113: agentruntime.events.v1.RuntimeEvent.benchmark_trial_failed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
-	86,  // 114: agentruntime.events.v1.RuntimeEvent.benchmark_reward_recorded:type_name -> agentruntime.events.v1.BenchmarkRewardRecorded
-	87,  // 115: agentruntime.events.v1.RuntimeEvent.benchmark_comparison_completed:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
-	88,  // 116: agentruntime.events.v1.RuntimeEvent.benchmark_dataset_resolved:type_name -> agentruntime.events.v1.BenchmarkDatasetResolved
-	89,  // 117: agentruntime.events.v1.RuntimeEvent.benchmark_configuration_resolved:type_name -> agentruntime.events.v1.BenchmarkConfigurationResolved
-	118, // [118:118] is the sub-list for method output_type
-	118, // [118:118] is the sub-list for method input_type
-	118, // [118:118] is the sub-list for extension type_name
-	118, // [118:118] is the sub-list for extension extendee
-	0,   // [0:118] is the sub-list for field type_name
+	44,  // 57: agentruntime.events.v1.RuntimeEvent.snapshot_repaired:type_name -> agentruntime.events.v1.SnapshotRepaired
+	45,  // 58: agentruntime.events.v1.RuntimeEvent.task_created:type_name -> agentruntime.events.v1.TaskCreated
+	46,  // 59: agentruntime.events.v1.RuntimeEvent.task_accepted:type_name -> agentruntime.events.v1.TaskTransition
+	46,  // 60: agentruntime.events.v1.RuntimeEvent.task_queued:type_name -> agentruntime.events.v1.TaskTransition
+	46,  // 61: agentruntime.events.v1.RuntimeEvent.task_started:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 62: agentruntime.events.v1.RuntimeEvent.task_updated:type_name -> agentruntime.events.v1.TaskUpdated
+	48,  // 63: agentruntime.events.v1.RuntimeEvent.task_progress:type_name -> agentruntime.events.v1.TaskProgressed
+	46,  // 64: agentruntime.events.v1.RuntimeEvent.task_waiting:type_name -> agentruntime.events.v1.TaskTransition
+	46,  // 65: agentruntime.events.v1.RuntimeEvent.task_blocked:type_name -> agentruntime.events.v1.TaskTransition
+	46,  // 66: agentruntime.events.v1.RuntimeEvent.task_paused:type_name -> agentruntime.events.v1.TaskTransition
+	46,  // 67: agentruntime.events.v1.RuntimeEvent.task_resumed:type_name -> agentruntime.events.v1.TaskTransition
+	46,  // 68: agentruntime.events.v1.RuntimeEvent.task_retrying:type_name -> agentruntime.events.v1.TaskTransition
+	49,  // 69: agentruntime.events.v1.RuntimeEvent.task_cancel_requested:type_name -> agentruntime.events.v1.TaskCancelRequested
+	46,  // 70: agentruntime.events.v1.RuntimeEvent.task_cancelled:type_name -> agentruntime.events.v1.TaskTransition
+	46,  // 71: agentruntime.events.v1.RuntimeEvent.task_timed_out:type_name -> agentruntime.events.v1.TaskTransition
+	46,  // 72: agentruntime.events.v1.RuntimeEvent.task_failed:type_name -> agentruntime.events.v1.TaskTransition
+	46,  // 73: agentruntime.events.v1.RuntimeEvent.task_lost:type_name -> agentruntime.events.v1.TaskTransition
+	50,  // 74: agentruntime.events.v1.RuntimeEvent.task_completed:type_name -> agentruntime.events.v1.TaskCompleted
+	46,  // 75: agentruntime.events.v1.RuntimeEvent.task_archived:type_name -> agentruntime.events.v1.TaskTransition
+	51,  // 76: agentruntime.events.v1.RuntimeEvent.task_delegated:type_name -> agentruntime.events.v1.TaskDelegated
+	52,  // 77: agentruntime.events.v1.RuntimeEvent.task_dependency_updated:type_name -> agentruntime.events.v1.TaskDependencyUpdated
+	53,  // 78: agentruntime.events.v1.RuntimeEvent.task_attempt_started:type_name -> agentruntime.events.v1.TaskAttemptStarted
+	54,  // 79: agentruntime.events.v1.RuntimeEvent.task_attempt_completed:type_name -> agentruntime.events.v1.TaskAttemptCompleted
+	55,  // 80: agentruntime.events.v1.RuntimeEvent.task_attempt_failed:type_name -> agentruntime.events.v1.TaskAttemptFailed
+	56,  // 81: agentruntime.events.v1.RuntimeEvent.job_created:type_name -> agentruntime.events.v1.JobCreated
+	57,  // 82: agentruntime.events.v1.RuntimeEvent.job_started:type_name -> agentruntime.events.v1.JobStarted
+	58,  // 83: agentruntime.events.v1.RuntimeEvent.job_progress:type_name -> agentruntime.events.v1.JobProgressed
+	59,  // 84: agentruntime.events.v1.RuntimeEvent.job_item_started:type_name -> agentruntime.events.v1.JobItemStarted
+	60,  // 85: agentruntime.events.v1.RuntimeEvent.job_item_completed:type_name -> agentruntime.events.v1.JobItemCompleted
+	61,  // 86: agentruntime.events.v1.RuntimeEvent.job_item_failed:type_name -> agentruntime.events.v1.JobItemFailed
+	62,  // 87: agentruntime.events.v1.RuntimeEvent.job_completed:type_name -> agentruntime.events.v1.JobEnded
+	62,  // 88: agentruntime.events.v1.RuntimeEvent.job_failed:type_name -> agentruntime.events.v1.JobEnded
+	62,  // 89: agentruntime.events.v1.RuntimeEvent.job_cancelled:type_name -> agentruntime.events.v1.JobEnded
+	63,  // 90: agentruntime.events.v1.RuntimeEvent.task_profile_resolved:type_name -> agentruntime.events.v1.TaskProfileResolved
+	64,  // 91: agentruntime.events.v1.RuntimeEvent.routing_candidates_resolved:type_name -> agentruntime.events.v1.RoutingCandidatesResolved
+	65,  // 92: agentruntime.events.v1.RuntimeEvent.routing_decided:type_name -> agentruntime.events.v1.RoutingDecided
+	66,  // 93: agentruntime.events.v1.RuntimeEvent.routing_fallback_applied:type_name -> agentruntime.events.v1.RoutingFallbackApplied
+	67,  // 94: agentruntime.events.v1.RuntimeEvent.routing_not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
+	68,  // 95: agentruntime.events.v1.RuntimeEvent.routing_single_candidate:type_name -> agentruntime.events.v1.RoutingSingleCandidate
+	69,  // 96: agentruntime.events.v1.RuntimeEvent.cost_estimated:type_name -> agentruntime.events.v1.CostEstimated
+	70,  // 97: agentruntime.events.v1.RuntimeEvent.cost_recorded:type_name -> agentruntime.events.v1.CostRecorded
+	71,  // 98: agentruntime.events.v1.RuntimeEvent.rate_limit_hit:type_name -> agentruntime.events.v1.RateLimitHit
+	72,  // 99: agentruntime.events.v1.RuntimeEvent.quota_low:type_name -> agentruntime.events.v1.QuotaLow
+	73,  // 100: agentruntime.events.v1.RuntimeEvent.quota_blocked:type_name -> agentruntime.events.v1.QuotaBlocked
+	74,  // 101: agentruntime.events.v1.RuntimeEvent.limit_changed:type_name -> agentruntime.events.v1.LimitChanged
+	75,  // 102: agentruntime.events.v1.RuntimeEvent.permission_evaluated:type_name -> agentruntime.events.v1.PermissionEvaluated
+	76,  // 103: agentruntime.events.v1.RuntimeEvent.permission_requested:type_name -> agentruntime.events.v1.PermissionRequested
+	77,  // 104: agentruntime.events.v1.RuntimeEvent.permission_resolved:type_name -> agentruntime.events.v1.PermissionResolved
+	78,  // 105: agentruntime.events.v1.RuntimeEvent.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
+	79,  // 106: agentruntime.events.v1.RuntimeEvent.sandbox_violation:type_name -> agentruntime.events.v1.SandboxViolation
+	80,  // 107: agentruntime.events.v1.RuntimeEvent.hook_started:type_name -> agentruntime.events.v1.HookStarted
+	81,  // 108: agentruntime.events.v1.RuntimeEvent.hook_completed:type_name -> agentruntime.events.v1.HookCompleted
+	82,  // 109: agentruntime.events.v1.RuntimeEvent.hook_failed:type_name -> agentruntime.events.v1.HookFailed
+	83,  // 110: agentruntime.events.v1.RuntimeEvent.policy_changed:type_name -> agentruntime.events.v1.PolicyChanged
+	84,  // 111: agentruntime.events.v1.RuntimeEvent.evidence_changed:type_name -> agentruntime.events.v1.EvidenceChanged
+	85,  // 112: agentruntime.events.v1.RuntimeEvent.benchmark_trial_started:type_name -> agentruntime.events.v1.BenchmarkTrialStarted
+	86,  // 113: agentruntime.events.v1.RuntimeEvent.benchmark_trial_completed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
+	86,  // 114: agentruntime.events.v1.RuntimeEvent.benchmark_trial_failed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
+	87,  // 115: agentruntime.events.v1.RuntimeEvent.benchmark_reward_recorded:type_name -> agentruntime.events.v1.BenchmarkRewardRecorded
+	88,  // 116: agentruntime.events.v1.RuntimeEvent.benchmark_comparison_completed:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
+	89,  // 117: agentruntime.events.v1.RuntimeEvent.benchmark_dataset_resolved:type_name -> agentruntime.events.v1.BenchmarkDatasetResolved
+	90,  // 118: agentruntime.events.v1.RuntimeEvent.benchmark_configuration_resolved:type_name -> agentruntime.events.v1.BenchmarkConfigurationResolved
+	119, // [119:119] is the sub-list for method output_type
+	119, // [119:119] is the sub-list for method input_type
+	119, // [119:119] is the sub-list for extension type_name
+	119, // [119:119] is the sub-list for extension extendee
+	0,   // [0:119] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_envelope_proto_init() }
@@ -2645,6 +2664,7 @@ func file_agentruntime_events_v1_envelope_proto_init() {
 		(*RuntimeEvent_ChannelResumed)(nil),
 		(*RuntimeEvent_ChannelMessage)(nil),
 		(*RuntimeEvent_SnapshotUpdated)(nil),
+		(*RuntimeEvent_SnapshotRepaired)(nil),
 		(*RuntimeEvent_TaskCreated)(nil),
 		(*RuntimeEvent_TaskAccepted)(nil),
 		(*RuntimeEvent_TaskQueued)(nil),

@@ -273,6 +273,22 @@ class ReasoningSummary(_message.Message):
     text: str
     def __init__(self, text: _Optional[str] = ...) -> None: ...
 
+class RepairedFact(_message.Message):
+    __slots__ = ["from_sequence", "id", "kind", "reason", "status", "to_sequence"]
+    FROM_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    TO_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    from_sequence: int
+    id: str
+    kind: str
+    reason: str
+    status: str
+    to_sequence: int
+    def __init__(self, status: _Optional[str] = ..., kind: _Optional[str] = ..., id: _Optional[str] = ..., from_sequence: _Optional[int] = ..., to_sequence: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
 class RunStatus(_message.Message):
     __slots__ = ["checkpoints", "detail", "metadata", "phase", "title"]
     class MetadataEntry(_message.Message):
@@ -325,6 +341,18 @@ class SessionUpdated(_message.Message):
     metadata: _containers.ScalarMap[str, str]
     title: str
     def __init__(self, title: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class SnapshotRepaired(_message.Message):
+    __slots__ = ["facts", "first_available_sequence", "requested_sequence", "snapshot_sequence"]
+    FACTS_FIELD_NUMBER: _ClassVar[int]
+    FIRST_AVAILABLE_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    facts: _containers.RepeatedCompositeFieldContainer[RepairedFact]
+    first_available_sequence: int
+    requested_sequence: int
+    snapshot_sequence: int
+    def __init__(self, requested_sequence: _Optional[int] = ..., first_available_sequence: _Optional[int] = ..., snapshot_sequence: _Optional[int] = ..., facts: _Optional[_Iterable[_Union[RepairedFact, _Mapping]]] = ...) -> None: ...
 
 class SnapshotUpdated(_message.Message):
     __slots__ = ["facts", "kind", "tools", "worker_id"]

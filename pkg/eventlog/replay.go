@@ -1,0 +1,46 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/synadia-io/orbit.go/jetstreamext"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+)
+
+// History returns up to limit events matching filter (one subject of
+// Log.Subjects; wildcards allowed) from sequence from on, in stream order,
+// with one batch direct get: no consumer is created, so a reader paging
+// through history at its own pace costs the server nothing between pages.
+// None (and no error) means the log has nothing matching from there on; a
+// short batch does not (the server also bounds a batch by bytes).
+//
+// Direct gets may be answered by any replica of the stream (AllowDirect),
+// which can trail the leader by what it has not applied yet: read the
+// newest events from a live feed (pkg/fanout keeps them), not from here.
+func (l *Log) History(ctx context.Context, filter string, from uint64, limit int) ([]*Record, error) {
+	msgs, err := jetstreamext.GetBatch(ctx, l.js, l.cfg.Stream, limit,
+		jetstreamext.GetBatchSeq(max(from, 1)), jetstreamext.GetBatchSubject(filter))
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: history: %w", err)
+	}
+	var recs []*Record
+	for msg, err := range msgs {
+		if errors.Is(err, jetstreamext.ErrNoMessages) {
+			return recs, nil
+		}
+		if err != nil {
+			return recs, fmt.Errorf("eventlog: history: %w", err)
+		}
+		ev := &eventsv1.RuntimeEvent{}
+		if err := proto.Unmarshal(msg.Data, ev); err != nil {
+			return recs, fmt.Errorf("eventlog: decode event at %d: %w", msg.Sequence, err)
+		}
+		ev.Sequence = msg.Sequence
+		recs = append(recs, &Record{Event: ev, Subject: msg.Subject, Header: msg.Header})
+	}
+	return recs, nil
+}
