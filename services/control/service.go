@@ -83,14 +83,14 @@ func (s *Service) Register(g *grpc.Server) {
 // turns permission requests into actions, and fails claimed turns whose
 // lease expired.
 func (s *Service) Run(ctx context.Context) error {
+	if s.ownHub != nil {
+		defer s.ownHub.Close()
+	}
 	if s.deps.MeterProvider != nil {
 		probe := rm.Gauges(s.deps.Store, time.Now)
 		if err := metrics.Observe(s.deps.MeterProvider, probe, metrics.Threads, metrics.QueueDepth, metrics.ActionsPending, metrics.ActionsPendingMaxAge); err != nil {
 			return err
 		}
-	}
-	if s.ownHub != nil {
-		defer s.ownHub.Close()
 	}
 	errs := make(chan error, 5)
 	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Projection{}, s.deps.Logger) }()
