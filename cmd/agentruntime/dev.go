@@ -103,7 +103,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 		fmt.Fprintf(stdout, `agentruntime dev (version %s)
-  listening  %s  (gRPC: %s; grpc.health.v1; reflection)
+  listening  %s  (gRPC: %s; grpc.health.v1; reflection; Connect and gRPC-Web over HTTP/1.1)
   data dir   %s
   tenant     %s
   auth       %s

@@ -86,7 +86,7 @@ export async function* subscribeEvents(
 
   for (;;) {
     if (outer?.aborted) return;
-    const req: MessageInitShape<typeof SubscribeEventsRequestSchema> & { heartbeat?: unknown } = {
+    const req: MessageInitShape<typeof SubscribeEventsRequestSchema> = {
       sessionId: filters.sessionId ?? "",
       threadId: filters.threadId ?? "",
       taskId: filters.taskId ?? "",
