@@ -261,6 +261,30 @@ describe("agentruntime dev, browser protocols over HTTP/1.1", { timeout: 120_000
     });
   });
 
+  test("Connect streaming over fetch resumes after a cut connection with no gap and no duplicate", async () => {
+    const proxy = await CuttableProxy.start(rt.addr);
+    try {
+      const web = createBrowserClient({ baseUrl: proxy.baseUrl, apiKey: operatorKey });
+      const sessionId = newSession();
+      let reconnects = 0;
+      const ac = new AbortController();
+      const items = web.subscribe({ sessionId }, { fromSequence: 1n, signal: ac.signal, onReconnect: () => reconnects++ });
+      const got = await driveTurn(web, sessionId, { items, approver: client, onActionRequired: () => proxy.cut() });
+      ac.abort();
+      assert.ok(reconnects >= 1, "the subscription reconnected");
+      const last = got[got.length - 1].sequence;
+      const whole: bigint[] = [];
+      for await (const item of client.subscribe({ sessionId }, { fromSequence: 1n })) {
+        if (item.kind !== "event") continue;
+        whole.push(item.sequence);
+        if (item.sequence >= last) break;
+      }
+      assert.deepEqual(sequences(got), whole);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   test("gRPC-Web: unary and a server stream", async () => {
     const web = createBrowserClient({ baseUrl: rt.baseUrl, apiKey: operatorKey, transport: (baseUrl) => createGrpcWebTransport({ baseUrl }) });
     const sessionId = newSession();
