@@ -21,15 +21,12 @@ lease reports nothing more."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import re
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-import grpc
 from google.protobuf import duration_pb2
 
 from agentruntime.control.v1 import control_pb2
@@ -37,7 +34,6 @@ from agentruntime.events.v1 import control_pb2 as ev_control
 from agentruntime.events.v1 import envelope_pb2
 from agentruntime.events.v1 import permission_pb2 as ev_permission
 from agentruntime.events.v1 import routing_pb2 as ev_routing
-from agentruntime.events.v1 import runtime_pb2 as ev_runtime
 from agentruntime.permission.v1 import permission_pb2
 from agentruntime.routing.v1 import routing_pb2
 
@@ -184,7 +180,7 @@ class Worker:
         self.output_budget = output_budget
         self.redaction_rules = tuple(redaction_rules)
         self.log = logger or logging.getLogger("agentruntime.worker")
-        self._stopping = asyncio.Event() if False else None  # made in run(): needs the loop
+        self._stopping: Optional[asyncio.Event] = None  # made in run(), on its loop
 
     async def _connect(self) -> Client:
         if self._client is None:
@@ -373,7 +369,6 @@ class _Turn:
                 self.task.cancel()
 
     async def run(self) -> None:
-        self.task = asyncio.current_task()
         loop_task = asyncio.ensure_future(self.loop())
         self.task = loop_task
         side = [asyncio.ensure_future(self.heartbeat()), asyncio.ensure_future(self.watch())]
