@@ -261,3 +261,52 @@ def test_channel_acks_and_snapshot_first_then_replay(dev):
 
     acked, first = run(main())
     assert isinstance(first, envelope_pb2.RuntimeEvent) and first.sequence == acked + 1
+
+
+def test_subscription_resumes_across_a_restart_of_the_server(binary, tmp_path, procs):
+    import signal
+    import socket
+
+    from conftest import start_dev
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    listen = f"127.0.0.1:{port}"
+    data = tmp_path / "data"
+    addr = start_dev(binary, data, procs, "--listen", listen)
+
+    async def main():
+        opts = [("grpc.initial_reconnect_backoff_ms", 100), ("grpc.min_reconnect_backoff_ms", 100),
+                ("grpc.max_reconnect_backoff_ms", 500)]
+        async with await Client.connect(addr, options=opts) as c:
+            await _submit_many(c, "restart", 3)
+            got: List[int] = []
+            restarted = asyncio.Event()
+
+            async def follow():
+                async for ev in c.subscribe(session_id="restart", start=1):
+                    got.append(ev.sequence)
+                    if ev.type == "turn.submitted" and ev.turn_submitted.input[0].text == "turn 2" and not restarted.is_set():
+                        # Stop the server under the live stream, start it again.
+                        first = procs[-1]
+                        first.p.send_signal(signal.SIGTERM)
+                        await asyncio.to_thread(first.p.wait)
+                        await asyncio.to_thread(start_dev, binary, data, procs, "--listen", listen)
+                        restarted.set()
+                    if ev.type == "turn.submitted" and ev.turn_submitted.input[0].text == "turn 5":
+                        return
+
+            task = asyncio.ensure_future(follow())
+            await restarted.wait()
+            await _submit_many(c, "restart", 3, start=3)
+            await task
+            want: List[int] = []
+            async for ev in c.subscribe(session_id="restart", start=1):
+                want.append(ev.sequence)
+                if ev.sequence == got[-1]:
+                    break
+            return got, want
+
+    got, want = run(main())
+    assert got == want and len(set(got)) == len(got)

@@ -332,8 +332,11 @@ class Client:
                         heartbeats: bool = False, reconnect_timeout: float = 60.0,
                         ) -> AsyncIterator[Any]:
         """Follows the log as an async iterator of ``RuntimeEvent`` (and the
-        ``Snapshot`` a snapshot-first subscription starts with, a ``Gap``
-        when history is gone, ``Heartbeat`` when ``heartbeats``).
+        ``Snapshot`` a snapshot-first subscription starts with, ``Heartbeat``
+        when ``heartbeats``). A cursor older than the log's retention gets
+        the session's ``Snapshot`` and a ``snapshot.repaired`` event, then
+        what follows (a tenant-wide subscription, which no snapshot covers,
+        gets a ``Gap`` saying what is gone).
 
         ``start``: ``"now"``, ``"snapshot"`` (the read model first, then
         every event after the sequence it covers) or a sequence. A dropped
@@ -348,7 +351,6 @@ class Client:
         if heartbeat is not None:
             req.heartbeat.FromNanoseconds(int(heartbeat * 1e9))
         cursor = from_seq - 1 if kind == control_pb2.START_FROM_SEQUENCE else None  # last sequence covered
-        snapshot_first = kind == control_pb2.START_FROM_SNAPSHOT
         failing_since: Optional[float] = None
         backoff = 0.05
         while True:
@@ -368,12 +370,6 @@ class Client:
                         cursor = item.snapshot.sequence
                         yield item.snapshot
                     elif which == "gap":
-                        if snapshot_first and cursor is not None:
-                            # The history after our cursor is gone: repair from
-                            # a new snapshot, then go on from it.
-                            cursor = None
-                            req.start, req.from_sequence = control_pb2.START_FROM_SNAPSHOT, 0
-                            break
                         yield item.gap
                     elif which == "heartbeat":
                         if item.heartbeat.sequence and cursor is not None and item.heartbeat.sequence > cursor:
