@@ -24,14 +24,16 @@ import (
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 )
 
 // ErrExhausted: the aggregate kept changing under the command until the
-// attempts ran out. Callers map it to gRPC Aborted (retry later).
-var ErrExhausted = errors.New("command: the aggregate kept changing; gave up")
+// attempts ran out. Callers see Aborted (retry later).
+var ErrExhausted = fault.Sentinel("command: the aggregate kept changing; gave up",
+	fault.Conflict("concurrent changes kept conflicting; retry the request", 100*time.Millisecond))
 
 // Fold folds one event into an aggregate's state: the read model's own
 // projection function (projector.Projection satisfies it). It reads the

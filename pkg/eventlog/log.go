@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/events"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 )
@@ -30,9 +31,13 @@ import (
 var (
 	// ErrConflict: the aggregate changed since the caller read it (the
 	// expected last subject sequence did not hold). Reload, decide again.
-	ErrConflict = errors.New("eventlog: aggregate changed since it was read")
-	// ErrInvalid: the event or aggregate breaks an envelope rule.
-	ErrInvalid = errors.New("eventlog: invalid event")
+	// Callers see Aborted: retrying the request can succeed.
+	ErrConflict = fault.Sentinel("eventlog: aggregate changed since it was read",
+		fault.Conflict("concurrent changes kept conflicting; retry the request", 100*time.Millisecond))
+	// ErrInvalid: the event or aggregate breaks an envelope rule. Requests
+	// are validated before they become events, so callers see Internal: the
+	// service's own bug, not theirs.
+	ErrInvalid = fault.Sentinel("eventlog: invalid event", fault.Internal("internal error: the service produced an invalid event"))
 )
 
 // Header keys set on every appended message. Lowercase on purpose: NATS

@@ -41,6 +41,8 @@ const (
 	KindPermissionDenied
 	// KindUnauthenticated: the call carries no credentials.
 	KindUnauthenticated
+	// KindInternal: the service's own bug; the caller sees only that.
+	KindInternal
 )
 
 // Violation names a wrong request field (a path like "input.parts[0]").
@@ -121,6 +123,22 @@ func Is(err error, k Kind) bool {
 	return ok && e.Kind == k
 }
 
+// Refused reports whether err is a refusal: the request or the state it
+// met says no (invalid, not found, already exists, precondition, exhausted,
+// denied), as opposed to a transient or internal failure (conflict,
+// unavailable, internal) or an error of no kind at all.
+func Refused(err error) bool {
+	e, ok := As(err)
+	if !ok {
+		return false
+	}
+	switch e.Kind {
+	case KindConflict, KindUnavailable, KindInternal:
+		return false
+	}
+	return true
+}
+
 // HasReason reports whether err's chain holds an Error with reason.
 func HasReason(err error, reason string) bool {
 	e, ok := As(err)
@@ -170,12 +188,34 @@ func Unavailable(description string, retryAfter time.Duration) *Error {
 	return &Error{Kind: KindUnavailable, Message: description, RetryAfter: retryAfter}
 }
 
-// PermissionDenied: the caller may not do this.
-func PermissionDenied(description string) *Error {
-	return &Error{Kind: KindPermissionDenied, Message: description}
+// PermissionDenied: the caller may not do this; reason (may be empty) and
+// metadata say why, for clients that branch on it.
+func PermissionDenied(reason, description string, metadata map[string]string) *Error {
+	return &Error{Kind: KindPermissionDenied, Reason: reason, Message: description, Metadata: metadata}
 }
 
 // Unauthenticated: the call carries no usable credentials.
 func Unauthenticated(description string) *Error {
 	return &Error{Kind: KindUnauthenticated, Message: description}
 }
+
+// Internal: the service's own bug (an event it built is invalid, say).
+func Internal(description string) *Error {
+	return &Error{Kind: KindInternal, Message: description}
+}
+
+// Sentinel is an error value for errors.Is (a package's ErrConflict, say)
+// whose text stays its own while the caller sees it as the fault as:
+// shared packages classify their errors where they declare them, so the
+// one mapping to statuses needs to know none of them.
+func Sentinel(text string, as *Error) error { return &sentinel{text: text, as: as} }
+
+type sentinel struct {
+	text string
+	as   *Error
+}
+
+func (s *sentinel) Error() string { return s.text }
+
+// Unwrap lets As find the classification.
+func (s *sentinel) Unwrap() error { return s.as }

@@ -5,9 +5,10 @@
 // (ResourceInfo), or when to retry (RetryInfo). A caller's mistake is never
 // Internal.
 //
-// Status is the repository's one error-to-status function: services return
-// pkg/fault errors (or the shared machinery's own errors) and never build
-// statuses themselves.
+// Status is the repository's one error-to-status function: services and
+// the server kit return pkg/fault errors and never build statuses
+// themselves. It imports nothing of the project but pkg/fault, so any
+// package can use it.
 package grpcerr
 
 import (
@@ -22,27 +23,18 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/agentruntime/agentruntime/pkg/command"
-	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
-	"github.com/agentruntime/agentruntime/pkg/projector"
 )
 
 // Domain identifies agentruntime in google.rpc.ErrorInfo details.
 const Domain = "agentruntime.dev"
 
-// Delays callers are told to wait before retrying the shared machinery's
-// transient failures.
-const (
-	conflictRetry = 100 * time.Millisecond
-	behindRetry   = 500 * time.Millisecond
-)
-
 // Status returns the gRPC status error a caller sees for err: nil for nil,
-// err itself when it already is a status, the mapped status for a
-// fault.Error or an error of the shared machinery (event log, command
-// executor, projector, context), and Unavailable for anything else (a
-// dependency failed; its cause is the server's to log, not the caller's).
+// the mapped status of a fault.Error anywhere in err's chain (the shared
+// packages' sentinels, such as eventlog.ErrConflict, are classified where
+// they are declared), the context's own codes, err itself when it already
+// is a status, and Unavailable for anything else (a dependency failed; its
+// cause is the server's to record, not the caller's to read).
 func Status(err error) error {
 	if err == nil {
 		return nil
@@ -51,14 +43,6 @@ func Status(err error) error {
 		return fromFault(fe)
 	}
 	switch {
-	case errors.Is(err, command.ErrExhausted), errors.Is(err, eventlog.ErrConflict):
-		return fromFault(fault.Conflict("concurrent changes kept conflicting; retry the request", conflictRetry))
-	case errors.Is(err, projector.ErrBehind):
-		return fromFault(fault.Unavailable("the read model is catching up; retry the request", behindRetry))
-	case errors.Is(err, eventlog.ErrInvalid):
-		// Requests are validated before they become events; an invalid event
-		// here is the service's own bug, not the caller's.
-		return status.Error(codes.Internal, "internal error: the service produced an invalid event")
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, "deadline exceeded")
 	case errors.Is(err, context.Canceled):
@@ -102,9 +86,14 @@ func fromFault(e *fault.Error) error {
 	case fault.KindUnavailable:
 		return with(codes.Unavailable, e.Message, retry(e.RetryAfter)...)
 	case fault.KindPermissionDenied:
-		return with(codes.PermissionDenied, e.Message)
+		if e.Reason == "" {
+			return with(codes.PermissionDenied, e.Message)
+		}
+		return with(codes.PermissionDenied, e.Message, &errdetails.ErrorInfo{Reason: e.Reason, Domain: Domain, Metadata: e.Metadata})
 	case fault.KindUnauthenticated:
 		return with(codes.Unauthenticated, e.Message)
+	case fault.KindInternal:
+		return with(codes.Internal, e.Message)
 	}
 	return status.Error(codes.Internal, "internal error: an error of unknown kind")
 }

@@ -35,7 +35,7 @@ func TestStatusOfTheSharedMachinery(t *testing.T) {
 		{eventlog.ErrInvalid, codes.Internal, 0},
 		{context.DeadlineExceeded, codes.DeadlineExceeded, 0},
 		{context.Canceled, codes.Canceled, 0},
-		{fault.PermissionDenied("not yours"), codes.PermissionDenied, 0},
+		{fault.PermissionDenied("", "not yours", nil), codes.PermissionDenied, 0},
 		{fault.Unauthenticated("no credentials"), codes.Unauthenticated, 0},
 		{status.Error(codes.OutOfRange, "kept"), codes.OutOfRange, 0},
 		{errors.New("redis: connection refused"), codes.Unavailable, 0},

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 )
@@ -359,8 +360,9 @@ func ApplyOne(ctx context.Context, store projection.Store, p Projection, rec *ev
 }
 
 // ErrBehind is returned by WaitFor when the projection did not reach the
-// requested sequence in time.
-var ErrBehind = errors.New("projector: read model has not caught up")
+// requested sequence in time. Callers see Unavailable (retry shortly).
+var ErrBehind = fault.Sentinel("projector: read model has not caught up",
+	fault.Unavailable("the read model is catching up; retry the request", 500*time.Millisecond))
 
 // WaitFor waits, at most timeout, until the projection has applied seq:
 // read-your-writes for a read that carries min_sequence. It returns the

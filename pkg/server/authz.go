@@ -7,15 +7,14 @@ import (
 	"strings"
 	"sync"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	authv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/auth/v1"
+	"github.com/agentruntime/agentruntime/pkg/grpcerr"
 )
 
 // Reasons of the google.rpc.ErrorInfo a refusal carries.
@@ -26,10 +25,6 @@ const (
 	// call it (a server started with Serve never has such a method).
 	ReasonAccessUndeclared = "ACCESS_UNDECLARED"
 )
-
-// errorDomain is grpcerr.Domain (pkg/grpcerr imports the event log and
-// more; the kit stays below it). A test keeps the two equal.
-const errorDomain = "agentruntime.dev"
 
 // DescriptorResolver finds descriptors by full name; *protoregistry.Files
 // is one.
@@ -120,28 +115,16 @@ func (s *Server) authorize(ctx context.Context, method string) error {
 	a, declared := s.accessTable().byMethod[method]
 	if !declared {
 		s.log.ErrorContext(ctx, "call to a method that declares no role refused", "grpc.method", method)
-		return denied(codes.PermissionDenied, strings.TrimPrefix(method, "/")+" declares no role; nobody may call it", &errdetails.ErrorInfo{
-			Reason: ReasonAccessUndeclared, Domain: errorDomain, Metadata: map[string]string{"method": method, "held_role": p.Role},
-		})
+		return grpcerr.Status(fault.PermissionDenied(ReasonAccessUndeclared, strings.TrimPrefix(method, "/")+" declares no role; nobody may call it",
+			map[string]string{"method": method, "held_role": p.Role}))
 	}
 	if auth.Permits(a, p.Role) {
 		return nil
 	}
-	return denied(codes.PermissionDenied, auth.Denial(method, a, p.Role), &errdetails.ErrorInfo{
-		Reason: ReasonRoleNotPermitted, Domain: errorDomain,
-		Metadata: map[string]string{
-			"method":        method,
-			"required_role": auth.Describe(a),
-			"allowed_roles": strings.Join(auth.AllowedRoles(a), ","),
-			"held_role":     p.Role,
-		},
-	})
-}
-
-func denied(code codes.Code, msg string, info *errdetails.ErrorInfo) error {
-	st := status.New(code, msg)
-	if withDetails, err := st.WithDetails(info); err == nil {
-		st = withDetails
-	}
-	return st.Err()
+	return grpcerr.Status(fault.PermissionDenied(ReasonRoleNotPermitted, auth.Denial(method, a, p.Role), map[string]string{
+		"method":        method,
+		"required_role": auth.Describe(a),
+		"allowed_roles": strings.Join(auth.AllowedRoles(a), ","),
+		"held_role":     p.Role,
+	}))
 }

@@ -49,9 +49,7 @@ func Principal(ctx context.Context) (auth.Principal, error) {
 func Status(ctx context.Context, err error) error {
 	st := grpcerr.Status(err)
 	if c := status.Code(st); c == codes.Unavailable || c == codes.Internal {
-		if _, ok := fault.As(err); !ok {
-			trace.SpanFromContext(ctx).RecordError(err)
-		}
+		trace.SpanFromContext(ctx).RecordError(err)
 	}
 	return st
 }

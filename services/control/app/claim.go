@@ -158,7 +158,7 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 		// Nothing was written: the lease guards nothing. A refusal means
 		// the turn changed under us (interrupted, started): move on.
 		_ = cl.Leases.Release(context.WithoutCancel(ctx), key, runID)
-		if _, refused := fault.As(err); refused {
+		if fault.Refused(err) {
 			return nil, nil
 		}
 		return nil, err
@@ -351,7 +351,7 @@ func (cl *Claims) loseRun(ctx context.Context, tenant, turnID, runID string) (in
 		stamp(evs, tenant, a.now(), func(i int) string { return derivedEventID("run-lost", tenant, turnID, runID, strconv.Itoa(i)) })
 		return evs, err
 	})
-	if _, refused := fault.As(err); refused {
+	if fault.Refused(err) {
 		return 0, nil
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -71,8 +70,7 @@ func (r permissionReactor) React(ctx context.Context, rec *eventlog.Record) erro
 	case "hook.failed":
 		err = r.app.mirrorHookWarning(ctx, ev)
 	}
-	var de *fault.Error
-	if errors.As(err, &de) {
+	if fault.Refused(err) {
 		// A fact about a turn or action this service does not know cannot
 		// be acted on; say so and move on.
 		r.logger.WarnContext(ctx, "cannot react to "+rec.Event.GetType(), "event_id", rec.Event.GetEventId(), "error", err)
@@ -115,8 +113,7 @@ func (a *App) openPermissionAction(ctx context.Context, ev *eventsv1.RuntimeEven
 	}
 	req.Timeout = durationOf(timeout)
 	_, err := a.RequestAction(ctx, c, req, "permission")
-	var de *fault.Error
-	if errors.As(err, &de) && de.Reason == "TURN_ENDED" {
+	if fault.HasReason(err, "TURN_ENDED") {
 		// The turn ended before the request arrived: open and cancel the
 		// action so the permission service gets its answer.
 		return a.cancelOrphanPermission(ctx, c, req)
