@@ -39,6 +39,9 @@ SCRIPT = {
     ]}, {"match": "pause", "steps": [
         {"text": "Waiting.", "tool_calls": [{"name": "pause", "arguments": {"seconds": 600}}]},
         {"text": "Waited."},
+    ]}, {"match": "slow", "steps": [
+        {"text": "Writing slowly.", "tool_calls": [{"name": "slow_note", "arguments": {"seconds": 1}}]},
+        {"text": "Written."},
     ]}, {"match": "leak", "steps": [
         {"text": "Looking.", "tool_calls": [{"name": "leak", "arguments": {}}]},
         {"text": "Seen."},
@@ -232,6 +235,34 @@ def test_interrupt_cancels_the_running_tool_and_the_turn(dev, tmp_path, procs):
     end = events[-1]
     assert end.type == "turn.failed", types
     assert end.turn_failed.outcome == ev_control.TURN_OUTCOME_CANCELLED and end.turn_failed.category == "interrupted"
+
+
+def test_an_interrupt_lets_a_finish_tool_end_and_says_what_it_did(dev, tmp_path, procs):
+    ws = workspace(tmp_path, "ws")
+    python_worker(procs, dev, ws, "fin", "py-f", script_file(tmp_path), lease_ttl=5)
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            async def on_event(ev):
+                if ev.type == "sandbox.applied" and ev.step_id:
+                    # Interrupt once the call is running (it says so on disk).
+                    deadline = asyncio.get_running_loop().time() + TIMEOUT
+                    while not (ws / "slow.started").exists():
+                        assert asyncio.get_running_loop().time() < deadline, "the call never started"
+                        await asyncio.sleep(0.01)
+                    assert (await c.interrupt_turn("fin", "fin")).accepted
+
+            return await run_turn(c, "fin", "slow write please", on_event=on_event)
+
+    _, events = asyncio.run(main())
+    types = [e.type for e in events]
+    assert "tool.failed" not in types, types
+    assert [e.tool_result.preview for e in events if e.type == "tool.result"] == ["wrote slow.txt"]
+    assert (ws / "slow.txt").read_text() == "finished"
+    end = events[-1]
+    assert end.type == "turn.failed" and end.turn_failed.category == "interrupted"
+    assert types.index("tool.result") < types.index("turn.failed")
+    assert "model.requested" not in types[types.index("tool.result"):], "the turn went on after the interrupt"
 
 
 def test_a_stalled_worker_whose_run_was_lost_reports_nothing_more(dev, tmp_path, procs):

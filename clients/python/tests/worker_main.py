@@ -65,7 +65,21 @@ def workspace_tools(root: str):
         """Prints a credential and more than it could keep."""
         return ToolResult(output="config: AKIAIOSFODNN7EXAMPLE in use\n", truncated=True, bytes=100000)
 
-    return [read_file, write_file, pause, leak]
+    @tool(interrupt="finish", access="read")
+    async def slow_note(seconds: float) -> str:
+        """Waits, then writes slow.txt: a call an interrupt lets finish.
+
+        Args:
+            seconds: how long before the write.
+        """
+        with open(os.path.join(root, "slow.started"), "w", encoding="utf-8") as f:
+            f.write("started")
+        await asyncio.sleep(seconds)
+        with open(os.path.join(root, "slow.txt"), "w", encoding="utf-8") as f:
+            f.write("finished")
+        return "wrote slow.txt"
+
+    return [read_file, write_file, pause, leak, slow_note]
 
 
 async def main() -> None:

@@ -609,19 +609,27 @@ class _Turn:
         await self.report(
             self.event("tool.started", step, call, tool_started=ev_control.ToolStarted(tool_name=c.name)),
             self.event("tool.args", step, call, tool_args=ev_control.ToolArgs(safe_args_json=_clip(c.arguments, 4096))))
-        ended = []  # the call's last fact was reported
+        ended: list = []  # the call's last fact was reported
+        finished: list = []  # a "finish"/"block" call that ended under an interrupt
         try:
-            return await self._run_tool(step, call, c, ended)
+            return await self._run_tool(step, call, c, ended, finished)
         except asyncio.CancelledError:
             # Interrupted anywhere after it started (the permission wait,
-            # the sandbox record, the call itself): the cancelled fact is
-            # still said, unless the run is no longer ours.
+            # the sandbox record, the call itself): the last fact is still
+            # said, unless the run is no longer ours. A call that was let
+            # finish says what it did.
             if not ended and self.stop_reason not in ("ended", "lease_lost"):
-                await self.report_anyway(self.event("tool.failed", step, call, tool_failed=ev_control.ToolFailed(
-                    category="cancelled", message="the turn was interrupted during the call")))
+                if finished and not finished[0].cancelled() and finished[0].exception() is None:
+                    out, _ = _redact(self.w.redaction_rules, finished[0].result().output)
+                    ev = self.event("tool.result", step, call, tool_result=ev_control.ToolResult(
+                        preview=_head(out, PREVIEW_BYTES)))
+                else:
+                    ev = self.event("tool.failed", step, call, tool_failed=ev_control.ToolFailed(
+                        category="cancelled", message="the turn was interrupted during the call"))
+                await self.report_anyway(ev)
             raise
 
-    async def _run_tool(self, step: str, call: str, c: ToolCall, ended: list) -> Message:
+    async def _run_tool(self, step: str, call: str, c: ToolCall, ended: list, finished: list) -> Message:
         w = self.w
         msg = Message("tool", tool_call_id=c.id)
 
@@ -659,7 +667,18 @@ class _Turn:
             self.permission_unavailable += 1
             return await failed("permission_unavailable", "the sandbox could not be recorded: " + e.message)
         try:
-            res = await tool.call(args)
+            if tool.interrupt == "cancel":
+                res = await tool.call(args)
+            else:
+                # "finish" and "block": an interrupt waits for the call to
+                # end (a write is never cut in half), then stops the turn.
+                inner = asyncio.ensure_future(tool.call(args))
+                finished.append(inner)
+                try:
+                    res = await asyncio.shield(inner)
+                except asyncio.CancelledError:
+                    await asyncio.wait({inner})
+                    raise
         except ToolError as e:
             return await failed(e.category, e.message)
         except Exception as e:
