@@ -57,22 +57,7 @@ func (h *Handler) GetBudgets(ctx context.Context, r *rv1.GetBudgetsRequest) (*rv
 
 func (h *Handler) UpdateModelRegistry(ctx context.Context, r *rv1.UpdateModelRegistryRequest) (*rv1.UpdateModelRegistryResponse, error) {
 	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *rv1.UpdateModelRegistryRequest) (*rv1.UpdateModelRegistryResponse, error) {
-		var changes []*ev.LimitChanged
-		for _, c := range r.GetChanges() {
-			lc := &ev.LimitChanged{}
-			switch ch := c.GetChange().(type) {
-			case *rv1.ModelRegistryChange_UpsertProvider:
-				lc.Change = &ev.LimitChanged_ProviderUpserted{ProviderUpserted: ch.UpsertProvider}
-			case *rv1.ModelRegistryChange_RemoveProvider:
-				lc.Change = &ev.LimitChanged_ProviderRemoved{ProviderRemoved: ch.RemoveProvider}
-			case *rv1.ModelRegistryChange_UpsertModel:
-				lc.Change = &ev.LimitChanged_ModelUpserted{ModelUpserted: ch.UpsertModel}
-			case *rv1.ModelRegistryChange_RemoveModel:
-				lc.Change = &ev.LimitChanged_ModelRemoved{ModelRemoved: ch.RemoveModel}
-			}
-			changes = append(changes, lc)
-		}
-		reg, w, err := h.App.UpdateRegistry(ctx, p.Tenant, p.Subject, changes)
+		reg, w, err := h.App.UpdateRegistry(ctx, p.Tenant, p.Subject, registryChanges(r.GetChanges()))
 		if err != nil {
 			return nil, err
 		}
@@ -80,31 +65,54 @@ func (h *Handler) UpdateModelRegistry(ctx context.Context, r *rv1.UpdateModelReg
 	})
 }
 
+func registryChanges(in []*rv1.ModelRegistryChange) []*ev.LimitChanged {
+	var changes []*ev.LimitChanged
+	for _, c := range in {
+		lc := &ev.LimitChanged{}
+		switch ch := c.GetChange().(type) {
+		case *rv1.ModelRegistryChange_UpsertProvider:
+			lc.Change = &ev.LimitChanged_ProviderUpserted{ProviderUpserted: ch.UpsertProvider}
+		case *rv1.ModelRegistryChange_RemoveProvider:
+			lc.Change = &ev.LimitChanged_ProviderRemoved{ProviderRemoved: ch.RemoveProvider}
+		case *rv1.ModelRegistryChange_UpsertModel:
+			lc.Change = &ev.LimitChanged_ModelUpserted{ModelUpserted: ch.UpsertModel}
+		case *rv1.ModelRegistryChange_RemoveModel:
+			lc.Change = &ev.LimitChanged_ModelRemoved{ModelRemoved: ch.RemoveModel}
+		}
+		changes = append(changes, lc)
+	}
+	return changes
+}
+
 func (h *Handler) UpdateLimitConfig(ctx context.Context, r *rv1.UpdateLimitConfigRequest) (*rv1.UpdateLimitConfigResponse, error) {
 	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *rv1.UpdateLimitConfigRequest) (*rv1.UpdateLimitConfigResponse, error) {
-		var changes []*ev.LimitChanged
-		for _, c := range r.GetChanges() {
-			lc := &ev.LimitChanged{}
-			switch ch := c.GetChange().(type) {
-			case *rv1.LimitConfigChange_SetRateLimit:
-				lc.Change = &ev.LimitChanged_RateLimitSet{RateLimitSet: ch.SetRateLimit}
-			case *rv1.LimitConfigChange_RemoveRateLimit:
-				lc.Change = &ev.LimitChanged_RateLimitRemoved{RateLimitRemoved: ch.RemoveRateLimit}
-			case *rv1.LimitConfigChange_SetQuota:
-				lc.Change = &ev.LimitChanged_QuotaSet{QuotaSet: ch.SetQuota}
-			case *rv1.LimitConfigChange_RemoveQuota:
-				lc.Change = &ev.LimitChanged_QuotaRemoved{QuotaRemoved: ch.RemoveQuota}
-			case *rv1.LimitConfigChange_SetBudget:
-				lc.Change = &ev.LimitChanged_BudgetSet{BudgetSet: ch.SetBudget}
-			case *rv1.LimitConfigChange_RemoveBudget:
-				lc.Change = &ev.LimitChanged_BudgetRemoved{BudgetRemoved: ch.RemoveBudget}
-			}
-			changes = append(changes, lc)
-		}
-		reg, w, err := h.App.UpdateRegistry(ctx, p.Tenant, p.Subject, changes)
+		reg, w, err := h.App.UpdateRegistry(ctx, p.Tenant, p.Subject, limitChanges(r.GetChanges()))
 		if err != nil {
 			return nil, err
 		}
 		return &rv1.UpdateLimitConfigResponse{Registry: reg, Write: w}, nil
 	})
+}
+
+func limitChanges(in []*rv1.LimitConfigChange) []*ev.LimitChanged {
+	var changes []*ev.LimitChanged
+	for _, c := range in {
+		lc := &ev.LimitChanged{}
+		switch ch := c.GetChange().(type) {
+		case *rv1.LimitConfigChange_SetRateLimit:
+			lc.Change = &ev.LimitChanged_RateLimitSet{RateLimitSet: ch.SetRateLimit}
+		case *rv1.LimitConfigChange_RemoveRateLimit:
+			lc.Change = &ev.LimitChanged_RateLimitRemoved{RateLimitRemoved: ch.RemoveRateLimit}
+		case *rv1.LimitConfigChange_SetQuota:
+			lc.Change = &ev.LimitChanged_QuotaSet{QuotaSet: ch.SetQuota}
+		case *rv1.LimitConfigChange_RemoveQuota:
+			lc.Change = &ev.LimitChanged_QuotaRemoved{QuotaRemoved: ch.RemoveQuota}
+		case *rv1.LimitConfigChange_SetBudget:
+			lc.Change = &ev.LimitChanged_BudgetSet{BudgetSet: ch.SetBudget}
+		case *rv1.LimitConfigChange_RemoveBudget:
+			lc.Change = &ev.LimitChanged_BudgetRemoved{BudgetRemoved: ch.RemoveBudget}
+		}
+		changes = append(changes, lc)
+	}
+	return changes
 }

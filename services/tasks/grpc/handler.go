@@ -26,6 +26,18 @@ func write(r app.Result) *commonv1.WriteResult {
 	return &commonv1.WriteResult{Sequence: r.Sequence, EventIds: r.EventIDs, Deduplicated: r.Deduplicated}
 }
 
+// written adapts a write use case whose answer is its write result alone.
+func written[Req, Resp any](use func(context.Context, string, Req) (app.Result, error), answer func(*commonv1.WriteResult) Resp) func(context.Context, auth.Principal, Req) (Resp, error) {
+	return func(ctx context.Context, p auth.Principal, req Req) (Resp, error) {
+		res, err := use(ctx, p.Tenant, req)
+		if err != nil {
+			var none Resp
+			return none, err
+		}
+		return answer(write(res)), nil
+	}
+}
+
 func tsOrNil(t time.Time) *timestamppb.Timestamp {
 	if t.IsZero() {
 		return nil
@@ -44,13 +56,9 @@ func (h *Handler) CreateTask(ctx context.Context, req *tasksv1.CreateTaskRequest
 }
 
 func (h *Handler) UpdateTask(ctx context.Context, req *tasksv1.UpdateTaskRequest) (*tasksv1.UpdateTaskResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.UpdateTaskRequest) (*tasksv1.UpdateTaskResponse, error) {
-		res, err := h.App.UpdateTask(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.UpdateTaskResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.UpdateTask, func(w *commonv1.WriteResult) *tasksv1.UpdateTaskResponse {
+		return &tasksv1.UpdateTaskResponse{Result: w}
+	}))
 }
 
 func (h *Handler) StartTask(ctx context.Context, req *tasksv1.StartTaskRequest) (*tasksv1.StartTaskResponse, error) {
@@ -64,33 +72,19 @@ func (h *Handler) StartTask(ctx context.Context, req *tasksv1.StartTaskRequest) 
 }
 
 func (h *Handler) AppendTaskProgress(ctx context.Context, req *tasksv1.AppendTaskProgressRequest) (*tasksv1.AppendTaskProgressResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.AppendTaskProgressRequest) (*tasksv1.AppendTaskProgressResponse, error) {
-		res, err := h.App.AppendTaskProgress(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.AppendTaskProgressResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.AppendTaskProgress, func(w *commonv1.WriteResult) *tasksv1.AppendTaskProgressResponse {
+		return &tasksv1.AppendTaskProgressResponse{Result: w}
+	}))
 }
 
 func (h *Handler) PauseTask(ctx context.Context, req *tasksv1.PauseTaskRequest) (*tasksv1.PauseTaskResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.PauseTaskRequest) (*tasksv1.PauseTaskResponse, error) {
-		res, err := h.App.PauseTask(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.PauseTaskResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.PauseTask, func(w *commonv1.WriteResult) *tasksv1.PauseTaskResponse { return &tasksv1.PauseTaskResponse{Result: w} }))
 }
 
 func (h *Handler) ResumeTask(ctx context.Context, req *tasksv1.ResumeTaskRequest) (*tasksv1.ResumeTaskResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.ResumeTaskRequest) (*tasksv1.ResumeTaskResponse, error) {
-		res, err := h.App.ResumeTask(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.ResumeTaskResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.ResumeTask, func(w *commonv1.WriteResult) *tasksv1.ResumeTaskResponse {
+		return &tasksv1.ResumeTaskResponse{Result: w}
+	}))
 }
 
 func (h *Handler) CancelTask(ctx context.Context, req *tasksv1.CancelTaskRequest) (*tasksv1.CancelTaskResponse, error) {
@@ -114,13 +108,9 @@ func (h *Handler) RetryTask(ctx context.Context, req *tasksv1.RetryTaskRequest) 
 }
 
 func (h *Handler) CompleteTask(ctx context.Context, req *tasksv1.CompleteTaskRequest) (*tasksv1.CompleteTaskResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.CompleteTaskRequest) (*tasksv1.CompleteTaskResponse, error) {
-		res, err := h.App.CompleteTask(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.CompleteTaskResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.CompleteTask, func(w *commonv1.WriteResult) *tasksv1.CompleteTaskResponse {
+		return &tasksv1.CompleteTaskResponse{Result: w}
+	}))
 }
 
 func (h *Handler) FailTask(ctx context.Context, req *tasksv1.FailTaskRequest) (*tasksv1.FailTaskResponse, error) {
@@ -134,13 +124,9 @@ func (h *Handler) FailTask(ctx context.Context, req *tasksv1.FailTaskRequest) (*
 }
 
 func (h *Handler) ArchiveTask(ctx context.Context, req *tasksv1.ArchiveTaskRequest) (*tasksv1.ArchiveTaskResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.ArchiveTaskRequest) (*tasksv1.ArchiveTaskResponse, error) {
-		res, err := h.App.ArchiveTask(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.ArchiveTaskResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.ArchiveTask, func(w *commonv1.WriteResult) *tasksv1.ArchiveTaskResponse {
+		return &tasksv1.ArchiveTaskResponse{Result: w}
+	}))
 }
 
 func (h *Handler) ListTasks(ctx context.Context, req *tasksv1.ListTasksRequest) (*tasksv1.ListTasksResponse, error) {
@@ -164,23 +150,13 @@ func (h *Handler) GetTask(ctx context.Context, req *tasksv1.GetTaskRequest) (*ta
 }
 
 func (h *Handler) LinkTasks(ctx context.Context, req *tasksv1.LinkTasksRequest) (*tasksv1.LinkTasksResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.LinkTasksRequest) (*tasksv1.LinkTasksResponse, error) {
-		res, err := h.App.LinkTasks(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.LinkTasksResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.LinkTasks, func(w *commonv1.WriteResult) *tasksv1.LinkTasksResponse { return &tasksv1.LinkTasksResponse{Result: w} }))
 }
 
 func (h *Handler) UnlinkTasks(ctx context.Context, req *tasksv1.UnlinkTasksRequest) (*tasksv1.UnlinkTasksResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.UnlinkTasksRequest) (*tasksv1.UnlinkTasksResponse, error) {
-		res, err := h.App.UnlinkTasks(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.UnlinkTasksResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.UnlinkTasks, func(w *commonv1.WriteResult) *tasksv1.UnlinkTasksResponse {
+		return &tasksv1.UnlinkTasksResponse{Result: w}
+	}))
 }
 
 func (h *Handler) GetTaskSnapshot(ctx context.Context, req *tasksv1.GetTaskSnapshotRequest) (*tasksv1.GetTaskSnapshotResponse, error) {
@@ -243,23 +219,13 @@ func (h *Handler) ListJobs(ctx context.Context, req *tasksv1.ListJobsRequest) (*
 }
 
 func (h *Handler) CancelJob(ctx context.Context, req *tasksv1.CancelJobRequest) (*tasksv1.CancelJobResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.CancelJobRequest) (*tasksv1.CancelJobResponse, error) {
-		res, err := h.App.CancelJob(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.CancelJobResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.CancelJob, func(w *commonv1.WriteResult) *tasksv1.CancelJobResponse { return &tasksv1.CancelJobResponse{Result: w} }))
 }
 
 func (h *Handler) RetryJobItem(ctx context.Context, req *tasksv1.RetryJobItemRequest) (*tasksv1.RetryJobItemResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.RetryJobItemRequest) (*tasksv1.RetryJobItemResponse, error) {
-		res, err := h.App.RetryJobItem(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.RetryJobItemResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.RetryJobItem, func(w *commonv1.WriteResult) *tasksv1.RetryJobItemResponse {
+		return &tasksv1.RetryJobItemResponse{Result: w}
+	}))
 }
 
 func (h *Handler) StartJobItem(ctx context.Context, req *tasksv1.StartJobItemRequest) (*tasksv1.StartJobItemResponse, error) {
@@ -273,31 +239,19 @@ func (h *Handler) StartJobItem(ctx context.Context, req *tasksv1.StartJobItemReq
 }
 
 func (h *Handler) CompleteJobItem(ctx context.Context, req *tasksv1.CompleteJobItemRequest) (*tasksv1.CompleteJobItemResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.CompleteJobItemRequest) (*tasksv1.CompleteJobItemResponse, error) {
-		res, err := h.App.CompleteJobItem(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.CompleteJobItemResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.CompleteJobItem, func(w *commonv1.WriteResult) *tasksv1.CompleteJobItemResponse {
+		return &tasksv1.CompleteJobItemResponse{Result: w}
+	}))
 }
 
 func (h *Handler) FailJobItem(ctx context.Context, req *tasksv1.FailJobItemRequest) (*tasksv1.FailJobItemResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.FailJobItemRequest) (*tasksv1.FailJobItemResponse, error) {
-		res, err := h.App.FailJobItem(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.FailJobItemResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.FailJobItem, func(w *commonv1.WriteResult) *tasksv1.FailJobItemResponse {
+		return &tasksv1.FailJobItemResponse{Result: w}
+	}))
 }
 
 func (h *Handler) ReportJobItem(ctx context.Context, req *tasksv1.ReportJobItemRequest) (*tasksv1.ReportJobItemResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.ReportJobItemRequest) (*tasksv1.ReportJobItemResponse, error) {
-		res, err := h.App.ReportJobItem(ctx, p.Tenant, req)
-		if err != nil {
-			return nil, err
-		}
-		return &tasksv1.ReportJobItemResponse{Result: write(res)}, nil
-	})
+	return kit.Call(ctx, req, written(h.App.ReportJobItem, func(w *commonv1.WriteResult) *tasksv1.ReportJobItemResponse {
+		return &tasksv1.ReportJobItemResponse{Result: w}
+	}))
 }
