@@ -14,9 +14,10 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
+
+	"github.com/agentruntime/agentruntime/pkg/fault"
+	"github.com/agentruntime/agentruntime/pkg/grpcerr"
 )
 
 // Authenticator derives the caller's Principal from a request context.
@@ -266,7 +267,7 @@ func looksLikeJWT(token string) bool {
 }
 
 func unauthenticated(msg string) error {
-	return status.Error(codes.Unauthenticated, msg)
+	return grpcerr.Status(fault.Unauthenticated(msg))
 }
 
 type anonymous struct{ principal Principal }

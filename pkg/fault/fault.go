@@ -45,10 +45,12 @@ const (
 	KindInternal
 )
 
-// Violation names a wrong request field (a path like "input.parts[0]").
+// Violation names a wrong request field (a path like "input.parts[0]");
+// Reason, when set, is the broken rule as UPPER_SNAKE ("STRING_MIN_LEN").
 type Violation struct {
 	Field       string
 	Description string
+	Reason      string
 }
 
 // Error is a refusal or failure a service returns to its caller.

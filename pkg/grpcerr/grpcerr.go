@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -58,12 +59,18 @@ func fromFault(e *fault.Error) error {
 	switch e.Kind {
 	case fault.KindInvalid:
 		br := &errdetails.BadRequest{}
-		msg := "invalid request"
-		for i, v := range e.Violations {
-			br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: v.Field, Description: v.Description})
-			if i == 0 {
-				msg = fmt.Sprintf("invalid request: %s: %s", v.Field, v.Description)
+		lines := make([]string, 0, len(e.Violations))
+		for _, v := range e.Violations {
+			br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: v.Field, Description: v.Description, Reason: v.Reason})
+			if v.Field != "" {
+				lines = append(lines, v.Field+": "+v.Description)
+			} else {
+				lines = append(lines, v.Description)
 			}
+		}
+		msg := "invalid request"
+		if len(lines) > 0 {
+			msg += ": " + strings.Join(lines, "; ")
 		}
 		return with(codes.InvalidArgument, msg, br)
 	case fault.KindNotFound:

@@ -67,3 +67,22 @@ func TestStatusOfTheSharedMachinery(t *testing.T) {
 		t.Errorf("unknown failure leaks: %q", st.Message())
 	}
 }
+
+// Every violated field is named, in the details and in the message.
+func TestStatusOfInvalidFields(t *testing.T) {
+	st := status.Convert(grpcerr.Status(fault.InvalidFields(
+		fault.Violation{Field: "session_id", Description: "required", Reason: "REQUIRED"},
+		fault.Violation{Description: "one of input or resume is needed"})))
+	if st.Code() != codes.InvalidArgument || st.Message() != "invalid request: session_id: required; one of input or resume is needed" {
+		t.Fatalf("status %v", st)
+	}
+	var br *errdetails.BadRequest
+	for _, d := range st.Details() {
+		if b, ok := d.(*errdetails.BadRequest); ok {
+			br = b
+		}
+	}
+	if br == nil || len(br.GetFieldViolations()) != 2 || br.GetFieldViolations()[0].GetReason() != "REQUIRED" || br.GetFieldViolations()[1].GetField() != "" {
+		t.Fatalf("details %v", st.Details())
+	}
+}

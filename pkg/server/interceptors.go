@@ -18,6 +18,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/fault"
+	"github.com/agentruntime/agentruntime/pkg/grpcerr"
 )
 
 const (
@@ -26,7 +28,7 @@ const (
 )
 
 // errInternal is all a caller learns about a panic; the details go to the log.
-var errInternal = status.Error(codes.Internal, "internal error")
+var errInternal = grpcerr.Status(fault.Internal("internal error"))
 
 // exemptFromAuth lists the methods that must work without credentials:
 // Kubernetes probes call health, and grpcurl lists services via reflection.
@@ -194,7 +196,7 @@ func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
 		// authenticated"; its text may be internal, so it is only logged.
 		if _, ok := status.FromError(err); !ok {
 			s.log.WarnContext(ctx, "authenticator returned a non-status error", "error", err)
-			return ctx, status.Error(codes.Unauthenticated, "authentication failed")
+			return ctx, grpcerr.Status(fault.Unauthenticated("authentication failed"))
 		}
 		return ctx, err
 	}

@@ -4,9 +4,10 @@ import (
 	"strings"
 
 	"buf.build/go/protovalidate"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/agentruntime/agentruntime/pkg/fault"
+	"github.com/agentruntime/agentruntime/pkg/grpcerr"
 )
 
 // ValidationStatus converts protovalidate's verdict into InvalidArgument
@@ -14,33 +15,19 @@ import (
 // broken, so clients can point at the exact field ("input.parts[0].text").
 // The status message repeats them for humans reading logs or grpcurl.
 func ValidationStatus(verr *protovalidate.ValidationError) *status.Status {
-	br := &errdetails.BadRequest{}
-	lines := make([]string, 0, len(verr.Violations))
+	violations := make([]fault.Violation, 0, len(verr.Violations))
 	for _, v := range verr.Violations {
-		field := protovalidate.FieldPathString(v.Proto.GetField())
 		desc := v.Proto.GetMessage()
 		if desc == "" {
 			desc = "violates rule " + v.Proto.GetRuleId()
 		}
-		br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{
-			Field:       field,
+		violations = append(violations, fault.Violation{
+			Field:       protovalidate.FieldPathString(v.Proto.GetField()),
 			Description: desc,
 			Reason:      reason(v.Proto.GetRuleId()),
 		})
-		if field != "" {
-			lines = append(lines, field+": "+desc)
-		} else {
-			lines = append(lines, desc)
-		}
 	}
-	st := status.New(codes.InvalidArgument, "invalid request: "+strings.Join(lines, "; "))
-	withDetails, err := st.WithDetails(br)
-	if err != nil {
-		// Only fails for a nil or unmarshalable detail; the plain status
-		// still tells the caller what is wrong.
-		return st
-	}
-	return withDetails
+	return status.Convert(grpcerr.Status(fault.InvalidFields(violations...)))
 }
 
 // reason turns a rule id ("string.min_len") into the UPPER_SNAKE_CASE form
