@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -67,7 +69,22 @@ type tenantIndex struct {
 	sessions map[string]*bucket
 }
 
-type bucket struct{ subs []*Subscription }
+// bucket is the subscriptions of one tenant (and session), grouped by
+// filter.
+type bucket struct {
+	groups []*group
+	byKey  map[string]*group
+}
+
+// group is the subscriptions of a bucket with the same filter: the hub
+// asks its Match once per event, however many subscribers share it (the
+// browser tabs of one session watching the same thing).
+type group struct {
+	key   string
+	match func(*eventsv1.RuntimeEvent) bool
+	subs  []*Subscription
+	slot  int // in bucket.groups
+}
 
 // scoped is a dispatched record with its subject's tenant and session.
 type scoped struct {
@@ -124,13 +141,14 @@ func (h *Hub) Close() {
 	cancel, done := h.cancel, h.done
 	var subs []*Subscription
 	for _, ti := range h.tenants {
-		subs = append(subs, ti.all.subs...)
-		for _, b := range ti.sessions {
-			subs = append(subs, b.subs...)
+		for _, b := range append([]*bucket{ti.all}, slices.Collect(maps.Values(ti.sessions))...) {
+			for _, g := range b.groups {
+				subs = append(subs, g.subs...)
+			}
 		}
 	}
 	for _, s := range subs {
-		s.slot = -1
+		s.slot, s.group = -1, nil
 	}
 	h.tenants = map[string]*tenantIndex{}
 	h.count = 0
@@ -237,12 +255,20 @@ func (h *Hub) remember(r scoped) {
 // deliver offers rec to a bucket's subscriptions, detaching those that are
 // full. Downward, so that a swap-remove moves a visited one.
 func (h *Hub) deliver(b *bucket, rec *eventlog.Record) {
-	for i := len(b.subs) - 1; i >= 0; i-- {
-		if s := b.subs[i]; !s.offer(rec) {
-			h.unindex(s)
+	for gi := len(b.groups) - 1; gi >= 0; gi-- {
+		g := b.groups[gi]
+		if g.match != nil && !g.match(rec.Event) {
+			continue
+		}
+		for i := len(g.subs) - 1; i >= 0; i-- {
+			if s := g.subs[i]; !s.offer(rec) {
+				h.unindex(s)
+			}
 		}
 	}
 }
+
+func newBucket() *bucket { return &bucket{byKey: map[string]*group{}} }
 
 func (h *Hub) bucketFor(f Filter, create bool) *bucket {
 	ti := h.tenants[f.Tenant]
@@ -250,7 +276,7 @@ func (h *Hub) bucketFor(f Filter, create bool) *bucket {
 		if !create {
 			return nil
 		}
-		ti = &tenantIndex{all: &bucket{}, sessions: map[string]*bucket{}}
+		ti = &tenantIndex{all: newBucket(), sessions: map[string]*bucket{}}
 		h.tenants[f.Tenant] = ti
 	}
 	if f.Session == "" {
@@ -258,7 +284,7 @@ func (h *Hub) bucketFor(f Filter, create bool) *bucket {
 	}
 	b := ti.sessions[f.Session]
 	if b == nil && create {
-		b = &bucket{}
+		b = newBucket()
 		ti.sessions[f.Session] = b
 	}
 	return b
@@ -267,8 +293,18 @@ func (h *Hub) bucketFor(f Filter, create bool) *bucket {
 // index adds s; h.mu held.
 func (h *Hub) index(s *Subscription) {
 	b := h.bucketFor(s.filter, true)
-	s.slot = len(b.subs)
-	b.subs = append(b.subs, s)
+	key := s.filter.Key
+	if key == "" && s.filter.Match != nil {
+		key = fmt.Sprintf("\x00%p", s) // a filter of its own
+	}
+	g := b.byKey[key]
+	if g == nil {
+		g = &group{key: key, match: s.filter.Match, slot: len(b.groups)}
+		b.groups = append(b.groups, g)
+		b.byKey[key] = g
+	}
+	s.group, s.slot = g, len(g.subs)
+	g.subs = append(g.subs, s)
 	h.count++
 }
 
@@ -277,22 +313,32 @@ func (h *Hub) unindex(s *Subscription) {
 	if s.slot < 0 {
 		return
 	}
-	b := h.bucketFor(s.filter, false)
-	last := len(b.subs) - 1
-	moved := b.subs[last]
-	b.subs[s.slot], moved.slot = moved, s.slot
-	b.subs[last] = nil
-	b.subs = b.subs[:last]
-	s.slot = -1
+	g := s.group
+	last := len(g.subs) - 1
+	moved := g.subs[last]
+	g.subs[s.slot], moved.slot = moved, s.slot
+	g.subs[last] = nil
+	g.subs = g.subs[:last]
+	s.slot, s.group = -1, nil
 	h.count--
-	if len(b.subs) > 0 {
+	if len(g.subs) > 0 {
+		return
+	}
+	b := h.bucketFor(s.filter, false)
+	lastG := len(b.groups) - 1
+	movedG := b.groups[lastG]
+	b.groups[g.slot], movedG.slot = movedG, g.slot
+	b.groups[lastG] = nil
+	b.groups = b.groups[:lastG]
+	delete(b.byKey, g.key)
+	if len(b.groups) > 0 {
 		return
 	}
 	ti := h.tenants[s.filter.Tenant]
 	if s.filter.Session != "" {
 		delete(ti.sessions, s.filter.Session)
 	}
-	if len(ti.all.subs) == 0 && len(ti.sessions) == 0 {
+	if len(ti.all.groups) == 0 && len(ti.sessions) == 0 {
 		delete(h.tenants, s.filter.Tenant)
 	}
 }
@@ -307,6 +353,10 @@ type Filter struct {
 	// Match, when set, is asked about every event of the tenant (and
 	// session); the hub calls it, so it must be cheap and must not block.
 	Match func(*eventsv1.RuntimeEvent) bool
+	// Key names what Match selects: subscriptions of one tenant and
+	// session with the same Key share one Match call per event. Empty with
+	// a Match: the subscription's filter is its own.
+	Key string
 }
 
 func (f Filter) subjects(s eventlog.Subjects) []string {
@@ -360,8 +410,9 @@ type Subscription struct {
 	wake   chan struct{}
 
 	// Guarded by hub.mu.
-	slot int
-	from uint64 // the hub offers only sequences >= from
+	group *group
+	slot  int    // in group.subs; -1 when not attached
+	from  uint64 // the hub offers only sequences >= from
 
 	// Guarded by mu: what the hub hands over.
 	mu        sync.Mutex
@@ -378,10 +429,10 @@ type Subscription struct {
 	timer     *time.Timer
 }
 
-// offer queues rec if it is for s; false when the queue is full, and s is
+// offer queues rec (which its group's filter matched); false when the queue is full, and s is
 // then detached from the hub at rec's sequence. Called with hub.mu held.
 func (s *Subscription) offer(rec *eventlog.Record) bool {
-	if rec.Event.GetSequence() < s.from || !s.filter.matches(rec.Event) {
+	if rec.Event.GetSequence() < s.from {
 		return true
 	}
 	s.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -291,7 +292,35 @@ func TestFiltersAndClose(t *testing.T) {
 	if recs, err := session.Next(ctx, 20*time.Millisecond); err != nil || len(recs) != 0 {
 		t.Fatalf("idle Next: %v %v", recs, err)
 	}
+	// Subscriptions with one Key share one Match call per event.
+	var calls atomic.Int64
+	counted := fanout.Filter{Tenant: "acme", Session: "s3", Key: "not skip", Match: func(ev *eventsv1.RuntimeEvent) bool {
+		calls.Add(1)
+		return match(ev)
+	}}
+	var shared []*fanout.Subscription
+	for range 3 {
+		sub, err := f.hub.Subscribe(ctx, counted, fanout.Now, fanout.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared = append(shared, sub)
+	}
+	appendTo(t, f.log, "acme", "s3", "skip")
+	c := appendTo(t, f.log, "acme", "s3", "c")
+	for _, sub := range shared {
+		if got, err := collect(ctx, sub, c); err != nil || fmt.Sprint(got) != fmt.Sprint([]uint64{c}) {
+			t.Fatalf("shared filter got %v %v, want [%d]", got, err, c)
+		}
+	}
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("Match called %d times for 2 events and 3 subscriptions of one Key", n)
+	}
 	f.hub.Close()
+	// What was queued is still delivered, then the end.
+	if recs, err := tenant.Next(ctx, time.Second); err != nil || len(recs) != 1 || recs[0].Event.Sequence != c {
+		t.Fatalf("after Close, the queued event: %v %v", recs, err)
+	}
 	if _, err := tenant.Next(ctx, time.Second); !errors.Is(err, fanout.ErrClosed) {
 		t.Fatalf("after Close: %v", err)
 	}

@@ -2,6 +2,7 @@ package control_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -198,7 +199,16 @@ func BenchmarkFanOut1000(b *testing.B) {
 					b.Error(err)
 					return
 				}
-				defer it.Stop()
+				// Release what the raw side creates: stop the iterator and
+				// delete the consumer (the server would keep it until its
+				// inactive threshold, and 300 iterations of 1,000 reach the
+				// stream's consumer limit).
+				defer func() {
+					it.Stop()
+					if err := js.DeleteConsumer(context.WithoutCancel(ctx), "RAW", cons.CachedInfo().Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+						b.Error(err)
+					}
+				}()
 				for got := 0; got < events; got++ {
 					if _, err := it.Next(); err != nil {
 						b.Error(err)
@@ -216,6 +226,11 @@ func BenchmarkFanOut1000(b *testing.B) {
 		}
 		rdone.Wait()
 		rawTotal += time.Since(t1)
+		if info, err := js.Stream(ctx, "RAW"); err != nil {
+			b.Fatal(err)
+		} else if n := info.CachedInfo().State.Consumers; n != 0 {
+			b.Fatalf("the raw side left %d consumers behind", n)
+		}
 	}
 	b.StopTimer()
 	deliveries := float64(b.N * subscribers * events)

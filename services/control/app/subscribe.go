@@ -68,7 +68,8 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 		}
 		return err
 	}
-	filter := fanout.Filter{Tenant: c.Tenant, Session: req.GetSessionId(), Match: func(ev *eventsv1.RuntimeEvent) bool { return matches(req, ev) }}
+	filter := fanout.Filter{Tenant: c.Tenant, Session: req.GetSessionId(), Key: filterKey(req),
+		Match: func(ev *eventsv1.RuntimeEvent) bool { return matches(req, ev) }}
 	from := fanout.Now
 	switch req.GetStart() {
 	case controlv1.StartFrom_START_FROM_SEQUENCE:
@@ -101,6 +102,7 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 		}
 		// The repair fact is after the snapshot in the log; it was sent.
 		from = snap.Sequence + 1
+		filter.Key += "\x00" + repaired.GetEventId()
 		filter.Match = func(ev *eventsv1.RuntimeEvent) bool {
 			return ev.GetEventId() != repaired.GetEventId() && matches(req, ev)
 		}
@@ -157,6 +159,12 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 	return fault.Exhausted("SUBSCRIBER_TOO_SLOW",
 		"the subscriber took nothing for "+limits.Stall.String()+"; resubscribe from sequence "+resume,
 		0, map[string]string{"resume_from_sequence": resume})
+}
+
+// filterKey names what matches selects for req: subscriptions with the
+// same one share the hub's filtering.
+func filterKey(req *controlv1.SubscribeEventsRequest) string {
+	return req.GetThreadId() + "\x00" + req.GetTaskId() + "\x00" + strings.Join(req.GetTypePrefixes(), "\x01")
 }
 
 // matches applies the filters the subject cannot express.
