@@ -91,7 +91,12 @@ func fromFault(e *fault.Error) error {
 		details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: e.Reason, Domain: Domain, Metadata: e.Metadata}}
 		return with(codes.ResourceExhausted, e.Message, append(details, retry(e.RetryAfter)...)...)
 	case fault.KindUnavailable:
-		return with(codes.Unavailable, e.Message, retry(e.RetryAfter)...)
+		var details []protoadapt.MessageV1
+		if e.Reason != "" {
+			// e.g. a stream ended by shutdown says where to resume.
+			details = append(details, &errdetails.ErrorInfo{Reason: e.Reason, Domain: Domain, Metadata: e.Metadata})
+		}
+		return with(codes.Unavailable, e.Message, append(details, retry(e.RetryAfter)...)...)
 	case fault.KindPermissionDenied:
 		if e.Reason == "" {
 			return with(codes.PermissionDenied, e.Message)

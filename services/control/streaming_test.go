@@ -9,7 +9,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -223,4 +225,33 @@ func TestCursorOlderThanRetentionGetsSnapshotThenRepairThenLive(t *testing.T) {
 // addr is the listener the harness's client dials.
 func (h *harness) addr() string {
 	return h.listenAddr
+}
+
+// When the service stops, its subscriptions end with Unavailable and the
+// cursor to resume from, which loses nothing on the next instance.
+func TestShutdownEndsSubscriptionsWithAResumableCursor(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	tu := h.submit(ctx, "s1", "th1").Turn
+	h.report(ctx, started(tu.TurnId))
+	sub := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"model.delta"}})
+	seen := h.report(ctx, delta(tu.TurnId, "before")).Sequence
+	if ev := sub.next().GetEvent(); ev.Sequence != seen {
+		t.Fatalf("got %v, want the delta at %d", ev, seen)
+	}
+	h.restart(false)
+	var err error
+	for err == nil {
+		_, err = sub.stream.Recv()
+	}
+	assertCode(t, err, codes.Unavailable, "resume_from_sequence")
+	if !containsDetail(status.Convert(err), fmt.Sprint(seen+1)) {
+		t.Fatalf("%v: no cursor %d", err, seen+1)
+	}
+	after := h.report(ctx, delta(tu.TurnId, "after")).Sequence
+	again := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"model.delta"},
+		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: seen + 1})
+	if ev := again.next().GetEvent(); ev.Sequence != after {
+		t.Fatalf("resumed at %v, want the delta at %d", ev, after)
+	}
 }

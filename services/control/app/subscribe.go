@@ -137,7 +137,7 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 			return nil
 		case errors.Is(err, fanout.ErrClosed):
 			resume := strconv.FormatUint(sub.Cursor(), 10)
-			return &fault.Error{Kind: fault.KindUnavailable, Reason: "SERVER_SHUTTING_DOWN",
+			return &fault.Error{Kind: fault.KindUnavailable, Reason: "SERVER_SHUTTING_DOWN", RetryAfter: time.Second,
 				Message: "the server is shutting down; resubscribe from sequence " + resume, Metadata: map[string]string{"resume_from_sequence": resume}}
 		case err != nil:
 			return err
