@@ -209,6 +209,8 @@ func checkMetrics(t *testing.T, url string) {
 		{family: "rpc_server_call_duration_seconds", labels: map[string]string{
 			"rpc_method": "agentruntime.control.v1.ControlService/SubmitTurn", "rpc_response_status_code": "OK"}, exact: 1, atLeast: true},
 		{family: "go_memory_used_bytes", exact: 1, atLeast: true},
+		{family: "agentruntime_consumer_pending", labels: map[string]string{"consumer": "control"}, exact: 0},
+		{family: "agentruntime_consumer_checkpoint", labels: map[string]string{"consumer": "control"}, exact: 1, atLeast: true},
 	})
 	queried := dashboardMetrics(t)
 	if !slices.Contains(queried, "agentruntime_turns_ended_total") || !slices.Contains(queried, "rpc_server_call_duration_seconds_bucket") {

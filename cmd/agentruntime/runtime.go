@@ -22,6 +22,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fanout"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/server"
 	"github.com/agentruntime/agentruntime/pkg/telemetry"
 	"github.com/agentruntime/agentruntime/services/all"
@@ -211,12 +212,21 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 	var runners sync.WaitGroup
 	defer runners.Wait()
 	defer cancel(nil)
+	// Every projector and reactor of the process records a span per batch
+	// and reports its progress to the consumer gauges.
+	consumers, err := metrics.NewConsumers(rt.tel.MeterProvider)
+	if err != nil {
+		return err
+	}
+	consumerCtx := projector.ContextWithOptions(ctx,
+		projector.WithTracerProvider(rt.tel.TracerProvider),
+		projector.WithProgress(func(p projector.Progress) { consumers.Report(p.Name, p.Checkpoint, p.Pending) }))
 	for _, s := range rt.services {
 		if r, ok := s.(kit.Runner); ok {
 			runners.Add(1)
 			go func() {
 				defer runners.Done()
-				if err := r.Run(ctx); err != nil && ctx.Err() == nil {
+				if err := r.Run(consumerCtx); err != nil && ctx.Err() == nil {
 					rt.logger.Error("service background work failed; stopping", "service", s.Name(), "error", err)
 					cancel(fmt.Errorf("%s: %w", s.Name(), err))
 				}

@@ -26,6 +26,9 @@ const (
 	QueueDepth           = "agentruntime.queue.depth"
 	ActionsPending       = "agentruntime.actions.pending"
 	ActionsPendingMaxAge = "agentruntime.actions.pending.max_age"
+
+	ConsumerPending    = "agentruntime.consumer.pending"
+	ConsumerCheckpoint = "agentruntime.consumer.checkpoint"
 )
 
 // Kind is how an instrument aggregates.
@@ -83,6 +86,8 @@ var Catalog = []Instrument{
 	{QueueDepth, Gauge, nil, "Turns waiting in thread queues, from control's read model.", ""},
 	{ActionsPending, Gauge, nil, "Actions (approvals, questions) waiting for an answer.", ""},
 	{ActionsPendingMaxAge, Gauge, nil, "How long the oldest pending action has waited.", "s"},
+	{ConsumerPending, Gauge, []string{"consumer"}, "Events in the log a projector or reactor has not read yet (its lag), as of its last batch.", ""},
+	{ConsumerCheckpoint, Gauge, []string{"consumer"}, "The last log sequence a projector or reactor applied.", ""},
 }
 
 // Lookup returns the catalog entry of name.

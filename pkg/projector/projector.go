@@ -19,7 +19,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
@@ -49,6 +55,30 @@ type options struct {
 	maxBatch   int
 	progress   func(Progress)
 	afterBatch func(batch []*eventlog.Record, checkpoint uint64)
+	tracer     trace.Tracer
+}
+
+// WithTracerProvider records a consumer span per batch, a child of the
+// span that appended the batch's first event (its NATS headers carry the
+// W3C trace context) and linked to the others', so a turn's trace shows
+// every read model and reactor its facts went through.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) {
+		if tp != nil {
+			o.tracer = tp.Tracer("github.com/agentruntime/agentruntime/pkg/projector")
+		}
+	}
+}
+
+type optionsKey struct{}
+
+// ContextWithOptions returns ctx carrying options every Run and React
+// under it applies before its own: how the composition root gives every
+// consumer of a service the process's tracer and progress observer without
+// each service passing them on.
+func ContextWithOptions(ctx context.Context, opts ...Option) context.Context {
+	inherited, _ := ctx.Value(optionsKey{}).([]Option)
+	return context.WithValue(ctx, optionsKey{}, append(slices.Clip(inherited), opts...))
 }
 
 // WithMaxBatch bounds the events folded into one store write (default
@@ -62,9 +92,18 @@ func WithMaxBatch(n int) Option {
 }
 
 // WithProgress calls fn after every batch with where the projector stands:
-// readiness and lag for health checks (it must not block).
+// readiness and lag for health checks and metrics (it must not block).
+// Several observers add up: each is called.
 func WithProgress(fn func(Progress)) Option {
-	return func(o *options) { o.progress = fn }
+	return func(o *options) {
+		prev := o.progress
+		o.progress = func(p Progress) {
+			if prev != nil {
+				prev(p)
+			}
+			fn(p)
+		}
+	}
 }
 
 // WithAfterBatch calls fn after each batch is in the store (written by
@@ -164,7 +203,8 @@ func loop(ctx context.Context, log *eventlog.Log, store projection.Store, name s
 		logger = slog.New(slog.DiscardHandler)
 	}
 	o := options{maxBatch: 512}
-	for _, opt := range opts {
+	inherited, _ := ctx.Value(optionsKey{}).([]Option)
+	for _, opt := range append(slices.Clip(inherited), opts...) {
 		opt(&o)
 	}
 	backoff := 50 * time.Millisecond
@@ -257,10 +297,14 @@ func follow(ctx context.Context, log *eventlog.Log, store projection.Store, name
 				break drain
 			}
 		}
-		next, err := handle(ctx, batch, base)
+		hctx, span := o.batchSpan(ctx, log, name, batch)
+		next, err := handle(hctx, batch, base)
 		if err != nil {
+			span.SetStatus(otelcodes.Error, err.Error())
+			span.End()
 			return err
 		}
+		span.End()
 		base = next
 		if o.afterBatch != nil {
 			o.afterBatch(batch, base)
@@ -290,6 +334,35 @@ func follow(ctx context.Context, log *eventlog.Log, store projection.Store, name
 			return stop
 		}
 	}
+}
+
+// maxSpanLinks bounds the links a batch span carries to its events'
+// producers.
+const maxSpanLinks = 128
+
+// batchSpan starts the span of one batch: a child of its first event's
+// producer, linked to the other events' producers.
+func (o options) batchSpan(ctx context.Context, log *eventlog.Log, name string, batch []*eventlog.Record) (context.Context, trace.Span) {
+	if o.tracer == nil {
+		return ctx, tracenoop.Span{}
+	}
+	var links []trace.Link
+	for _, rec := range batch[1:min(len(batch), maxSpanLinks+1)] {
+		if l := trace.LinkFromContext(log.TraceContext(context.Background(), rec)); l.SpanContext.IsValid() {
+			links = append(links, l)
+		}
+	}
+	first, last := batch[0].Event, batch[len(batch)-1].Event
+	return o.tracer.Start(log.TraceContext(ctx, batch[0]), "agentruntime.consume "+name,
+		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...),
+		trace.WithAttributes(
+			attribute.String("messaging.system", "nats"),
+			attribute.String("agentruntime.consumer", name),
+			attribute.Int("messaging.batch.message_count", len(batch)),
+			attribute.Int64("agentruntime.first_sequence", int64(first.GetSequence())),
+			attribute.Int64("agentruntime.last_sequence", int64(last.GetSequence())),
+			attribute.String("agentruntime.event_type", first.GetType()),
+		))
 }
 
 // ApplyBatch folds batch (records in log order) over the store from base,

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -20,7 +23,9 @@ import (
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/server"
+	otelpkg "github.com/agentruntime/agentruntime/pkg/telemetry"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 	"github.com/agentruntime/agentruntime/pkg/worker"
 	"github.com/agentruntime/agentruntime/pkg/worker/provider"
@@ -46,9 +51,20 @@ type runtime struct {
 
 func startRuntime(t testing.TB) *runtime { return startRuntimeWith(t, false) }
 
-// startRuntimeWith also serves the tasks service when withTasks.
-func startRuntimeWith(t testing.TB, withTasks bool) *runtime {
+// telemetry is what a traced runtime records to (trace_test.go).
+type telemetry struct {
+	tp trace.TracerProvider
+	mp metric.MeterProvider
+}
+
+// startRuntimeWith also serves the tasks service when withTasks, and
+// records spans and metrics to tel when given.
+func startRuntimeWith(t testing.TB, withTasks bool, tel ...telemetry) *runtime {
 	t.Helper()
+	var tm telemetry
+	if len(tel) > 0 {
+		tm = tel[0]
+	}
 	log, err := eventlog.Open(context.Background(), natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -63,21 +79,24 @@ func startRuntimeWith(t testing.TB, withTasks bool) *runtime {
 		return handler(ctx, req)
 	}
 	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: auth.Anonymous("t1"),
+		TracerProvider: tm.tp, MeterProvider: tm.mp,
 		GRPCOptions: []grpc.ServerOption{grpc.ChainUnaryInterceptor(fault)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	if tm.tp != nil {
+		ctx = projector.ContextWithOptions(ctx, projector.WithTracerProvider(tm.tp))
+	}
 	var done []chan error
 	// The services directly (not services/all): the worker needs these
 	// three, and tasks for task runs.
-	svcs := []kit.Service{
-		control.New(kit.Deps{Log: log, Store: projection.NewMemory()}),
-		permission.New(kit.Deps{Log: log, Store: projection.NewMemory()}),
-		routing.New(kit.Deps{Log: log, Store: projection.NewMemory()}),
+	deps := func() kit.Deps {
+		return kit.Deps{Log: log, Store: projection.NewMemory(), TracerProvider: tm.tp, MeterProvider: tm.mp}
 	}
+	svcs := []kit.Service{control.New(deps()), permission.New(deps()), routing.New(deps())}
 	if withTasks {
-		svcs = append(svcs, tasks.New(kit.Deps{Log: log, Store: projection.NewMemory()}))
+		svcs = append(svcs, tasks.New(deps()))
 	}
 	for _, svc := range svcs {
 		svc.Register(srv.GRPC())
@@ -97,7 +116,11 @@ func startRuntimeWith(t testing.TB, withTasks bool) *runtime {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if tm.tp != nil {
+		dial = append(dial, grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(tm.tp), otelgrpc.WithPropagators(otelpkg.Propagator()))))
+	}
+	conn, err := grpc.NewClient(lis.Addr().String(), dial...)
 	if err != nil {
 		t.Fatal(err)
 	}
