@@ -59,9 +59,9 @@ type Config struct {
 	RuntimeID       string        // stamped into events that carry none
 	Propagator      propagation.TextMapPropagator
 	// MaxConsumers bounds the stream's consumers: each projector and
-	// reactor holds one, each process's fan-out hub one, and each history
-	// replay one while it runs. Default 100,000 (the server's own default
-	// is 1,000 per stream).
+	// reactor holds one, each process's fan-out hub one (client
+	// subscriptions share it), each Read one while it runs. Default
+	// 100,000 (the server's own default is 1,000 per stream).
 	MaxConsumers int
 	// MaxAge and MaxBytes are the stream's retention limits: the oldest
 	// events are discarded beyond them. Zero keeps everything (the default

@@ -328,3 +328,44 @@ func TestFiltersAndClose(t *testing.T) {
 		t.Fatalf("Subscribe after Close: %v", err)
 	}
 }
+
+// The hub's consumer deleted on the server (an operator, a lost server) is
+// made again from where the hub was: subscriptions miss nothing.
+func TestHubFollowsOnAfterItsConsumerIsDeleted(t *testing.T) {
+	f := setup(t, fanout.Config{})
+	ctx := ctxT(t)
+	sub, err := f.hub.Subscribe(ctx, fanout.Filter{Tenant: "acme", Session: "s1"}, fanout.Now, fanout.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := appendTo(t, f.log, "acme", "s1", "a")
+	if got, err := collect(ctx, sub, a); err != nil || fmt.Sprint(got) != fmt.Sprint([]uint64{a}) {
+		t.Fatalf("before: %v %v", got, err)
+	}
+	stream, err := f.js.Stream(ctx, "AGENTRUNTIME")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := stream.ConsumerNames(ctx)
+	var deleted int
+	for name := range names.Name() {
+		if err := stream.DeleteConsumer(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		deleted++
+	}
+	if deleted != 1 {
+		t.Fatalf("deleted %d consumers, want the hub's one", deleted)
+	}
+	var want []uint64
+	for i := range 5 {
+		want = append(want, appendTo(t, f.log, "acme", "s1", fmt.Sprint("after", i)))
+	}
+	got, err := collect(ctx, sub, want[len(want)-1])
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after the consumer was deleted: got %v %v, want %v", got, err, want)
+	}
+	if c := f.consumers(t); c != 1 {
+		t.Fatalf("%d consumers, want the hub's new one", c)
+	}
+}
