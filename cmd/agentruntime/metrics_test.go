@@ -209,6 +209,7 @@ func checkMetrics(t *testing.T, url string) {
 		{family: "rpc_server_call_duration_seconds", labels: map[string]string{
 			"rpc_method": "agentruntime.control.v1.ControlService/SubmitTurn", "rpc_response_status_code": "OK"}, exact: 1, atLeast: true},
 		{family: "go_memory_used_bytes", exact: 1, atLeast: true},
+		{family: "agentruntime_rpc_server_active_streams", labels: map[string]string{"rpc_method": "agentruntime.control.v1.ControlService/SubscribeEvents"}, exact: 0},
 		{family: "agentruntime_consumer_pending", labels: map[string]string{"consumer": "control"}, exact: 0},
 		{family: "agentruntime_consumer_checkpoint", labels: map[string]string{"consumer": "control"}, exact: 1, atLeast: true},
 	})

@@ -27,6 +27,9 @@ const (
 	ActionsPending       = "agentruntime.actions.pending"
 	ActionsPendingMaxAge = "agentruntime.actions.pending.max_age"
 
+	// ActiveStreams is recorded by pkg/server (its stream interceptor).
+	ActiveStreams = "agentruntime.rpc.server.active_streams"
+
 	ConsumerPending    = "agentruntime.consumer.pending"
 	ConsumerCheckpoint = "agentruntime.consumer.checkpoint"
 )
@@ -86,6 +89,7 @@ var Catalog = []Instrument{
 	{QueueDepth, Gauge, nil, "Turns waiting in thread queues, from control's read model.", ""},
 	{ActionsPending, Gauge, nil, "Actions (approvals, questions) waiting for an answer.", ""},
 	{ActionsPendingMaxAge, Gauge, nil, "How long the oldest pending action has waited.", "s"},
+	{ActiveStreams, UpDownCounter, []string{"rpc_method"}, "Server-streaming calls open now, by method: live subscribers of SubscribeEvents. How streams end, subscribers cut off included (ResourceExhausted), is rpc.server.call.duration's status code.", ""},
 	{ConsumerPending, Gauge, []string{"consumer"}, "Events in the log a projector or reactor has not read yet (its lag), as of its last batch.", ""},
 	{ConsumerCheckpoint, Gauge, []string{"consumer"}, "The last log sequence a projector or reactor applied.", ""},
 }

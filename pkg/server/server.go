@@ -103,6 +103,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: protovalidate: %w", err)
 	}
+	streams, err := countStreams(cfg.MeterProvider)
+	if err != nil {
+		return nil, fmt.Errorf("server: metrics: %w", err)
+	}
 	s := &Server{
 		cfg:       cfg,
 		log:       cfg.Logger,
@@ -119,7 +123,7 @@ func New(cfg Config) (*Server, error) {
 			otelgrpc.WithFilter(filters.Not(filters.HealthCheck())),
 		)),
 		grpc.ChainUnaryInterceptor(s.recoverUnary, s.logUnary, s.authUnary, s.authorizeUnary, s.validateUnary),
-		grpc.ChainStreamInterceptor(s.recoverStream, s.logStream, s.authStream, s.authorizeStream, s.validateStream),
+		grpc.ChainStreamInterceptor(s.recoverStream, streams, s.logStream, s.authStream, s.authorizeStream, s.validateStream),
 	}
 	s.grpc = grpc.NewServer(append(opts, cfg.GRPCOptions...)...)
 
