@@ -212,6 +212,9 @@ func checkMetrics(t *testing.T, url string) {
 		{family: "agentruntime_rpc_server_active_streams", labels: map[string]string{"rpc_method": "agentruntime.control.v1.ControlService/SubscribeEvents"}, exact: 0},
 		{family: "agentruntime_consumer_pending", labels: map[string]string{"consumer": "control"}, exact: 0},
 		{family: "agentruntime_consumer_checkpoint", labels: map[string]string{"consumer": "control"}, exact: 1, atLeast: true},
+		// The tour's watch started the hub.
+		{family: "agentruntime_hub_position", exact: 1, atLeast: true},
+		{family: "agentruntime_subscriptions", exact: 0, atLeast: true},
 	})
 	queried := dashboardMetrics(t)
 	if !slices.Contains(queried, "agentruntime_turns_ended_total") || !slices.Contains(queried, "rpc_server_call_duration_seconds_bucket") {

@@ -218,6 +218,13 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
+	// The hub's subscriptions and position, read when a reader asks.
+	if err := metrics.Observe(rt.tel.MeterProvider, func(context.Context) ([]metrics.Observation, error) {
+		st := rt.hub.Stats()
+		return []metrics.Observation{{Name: metrics.Subscriptions, Value: float64(st.Subscriptions)}, {Name: metrics.HubPosition, Value: float64(st.Position)}}, nil
+	}, metrics.Subscriptions, metrics.HubPosition); err != nil {
+		return err
+	}
 	consumerCtx := projector.ContextWithOptions(ctx,
 		projector.WithTracerProvider(rt.tel.TracerProvider),
 		projector.WithProgress(func(p projector.Progress) { consumers.Report(p.Name, p.Checkpoint, p.Pending) }))

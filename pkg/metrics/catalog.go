@@ -32,6 +32,9 @@ const (
 
 	ConsumerPending    = "agentruntime.consumer.pending"
 	ConsumerCheckpoint = "agentruntime.consumer.checkpoint"
+
+	Subscriptions = "agentruntime.subscriptions"
+	HubPosition   = "agentruntime.hub.position"
 )
 
 // Kind is how an instrument aggregates.
@@ -92,6 +95,8 @@ var Catalog = []Instrument{
 	{ActiveStreams, UpDownCounter, []string{"rpc_method"}, "Server-streaming calls open now, by method: live subscribers of SubscribeEvents. How streams end, subscribers cut off included (ResourceExhausted), is rpc.server.call.duration's status code.", ""},
 	{ConsumerPending, Gauge, []string{"consumer"}, "Events in the log a projector or reactor has not read yet (its lag), as of its last batch.", ""},
 	{ConsumerCheckpoint, Gauge, []string{"consumer"}, "The last log sequence a projector or reactor applied.", ""},
+	{Subscriptions, Gauge, nil, "Event subscriptions (SubscribeEvents streams) the process's fan-out hub feeds.", ""},
+	{HubPosition, Gauge, nil, "The last log sequence the process's fan-out hub dispatched to its subscriptions.", ""},
 }
 
 // Lookup returns the catalog entry of name.
