@@ -72,6 +72,20 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer dev.close()
 
+	modelsLine := c.modelsFile
+	if c.modelsFile == "" && wf.openaiBaseURL == "" && !noWork {
+		// The scripted demo provider's model, so routing decides for the
+		// tour rather than refuse on an empty registry. A real provider
+		// brings its own registry (--models).
+		c.modelsFile = filepath.Join(dev.dataDir, "demo-models.yaml")
+		if err := os.WriteFile(c.modelsFile, demoModels, 0o644); err != nil {
+			return fmt.Errorf("write the demo model registry: %w", err)
+		}
+		modelsLine = c.modelsFile + " (the demo registry: the scripted model; --models FILE for yours)"
+	}
+	if modelsLine == "" {
+		modelsLine = "none (routing has no model to choose; --models FILE)"
+	}
 	// Each service gets its own in-process store, rebuilt from the log at
 	// start by its projectors.
 	be := backend{log: dev.log, storeFor: func(string) projection.Store { return projection.NewMemory() }}
@@ -109,9 +123,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
   auth       %s
   nats       embedded JetStream, in-process connection (no port)
   worker     %s
+  models     %s
   metrics    %s
 Ctrl-C stops it; the event log stays in the data dir.
-`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, workerLine, rt.metricsLine())
+`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, workerLine, modelsLine, rt.metricsLine())
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,12 +87,20 @@ func TestTourSubmitWatchApprove(t *testing.T) {
 			}
 		}
 	}
+	// dev ships a registry for its demo model: routing decides.
+	decided := next("routing.decided")
+	if m := decided["routingDecided"].(map[string]any)["decision"].(map[string]any)["selectedModelId"]; m != "scripted" {
+		t.Fatalf("routing.decided = %v, want the scripted model", decided)
+	}
 	next("action.required")
 	// The operator sees the approval waiting.
 	scrapeUntil(t, metrics, []sample{
 		{family: "agentruntime_actions_pending", exact: 1},
 		{family: "agentruntime_threads", labels: map[string]string{"status": "waiting_permission"}, exact: 1},
 	})
+	if slices.Contains(seen, "routing.not_possible") {
+		t.Fatalf("routing was not possible: %v", seen)
+	}
 	if _, err := os.Stat(filepath.Join(ws, "NOTES.md")); !os.IsNotExist(err) {
 		t.Fatalf("NOTES.md exists before approval: %v", err)
 	}

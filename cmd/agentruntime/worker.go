@@ -25,6 +25,9 @@ import (
 //go:embed demo.yaml
 var demoScript []byte
 
+//go:embed demo-models.yaml
+var demoModels []byte
+
 // workerFlags configure a worker (`agentruntime worker`, and the one
 // `agentruntime dev` runs in process).
 type workerFlags struct {
