@@ -119,13 +119,25 @@ func launch(bin, dir string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	return launchOn(bin, dir, port, false)
+}
+
+// launchOn starts redis-server on port, persisting to an append-only file
+// in dir when appendOnly (so a kill -9 and a restart keep what was
+// written).
+func launchOn(bin, dir string, port int, appendOnly bool) (*server, error) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	s := &server{url: "redis://" + addr + "/0", exited: make(chan struct{})}
+	aof := "no"
+	if appendOnly {
+		aof = "yes"
+	}
 	s.cmd = exec.Command(bin,
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--save", "",
-		"--appendonly", "no",
+		"--appendonly", aof,
+		"--appendfsync", "always",
 		"--dir", dir,
 		"--loglevel", "warning",
 	)

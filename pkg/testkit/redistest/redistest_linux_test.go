@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,4 +66,23 @@ func alive(pid int) bool {
 	s := string(stat)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// A killed and restarted append-only server keeps what it acknowledged.
+func TestProcessKillRestartKeepsAppendOnlyData(t *testing.T) {
+	s := Start(t, Options{AppendOnly: true})
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(s.Port)})
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.Kill()
+	if err := c.Ping(ctx).Err(); err == nil {
+		t.Fatal("PING answered by a killed server")
+	}
+	s.Restart(t)
+	if v, err := c.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("after kill -9 and restart: %q, %v", v, err)
+	}
 }
