@@ -80,6 +80,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := rdb.Ping(pingCtx).Err(); err != nil {
 		return fmt.Errorf("connect Redis %s: %w", opts.Addr, err)
 	}
+	if err := projection.CheckRedis(pingCtx, rdb); err != nil {
+		return fmt.Errorf("Redis %s: %w", opts.Addr, err)
+	}
 	be := backend{
 		log:      log,
 		storeFor: func(service string) projection.Store { return projection.NewRedis(rdb, "agentruntime:"+service) },

@@ -119,11 +119,14 @@ type Log struct {
 	Subjects Subjects
 }
 
-// Open ensures the stream and object bucket exist with this configuration
-// (creating or updating them, so every replica may call it at start) and
-// returns the log.
+// Open checks the server (CheckServer), ensures the stream and object
+// bucket exist with this configuration (creating or updating them, so every
+// replica may call it at start) and returns the log.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	cfg.defaults()
+	if err := CheckServer(ctx, nc); err != nil {
+		return nil, err
+	}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(cfg.MaxAsyncPending))
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: jetstream: %w", err)
