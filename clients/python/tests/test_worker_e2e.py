@@ -16,7 +16,7 @@ from typing import Dict, List, Tuple
 from conftest import go_worker, python_worker, start_dev
 
 from agentruntime import Client, PermissionDenied, Unauthenticated
-from agentruntime.control.v1 import control_pb2
+from agentruntime.control.v1 import control_pb2, processes_pb2
 from agentruntime.events.v1 import control_pb2 as ev_control
 
 TIMEOUT = 40.0
@@ -42,6 +42,10 @@ SCRIPT = {
     ]}, {"match": "slow", "steps": [
         {"text": "Writing slowly.", "tool_calls": [{"name": "slow_note", "arguments": {"seconds": 1}}]},
         {"text": "Written."},
+    ]}, {"match": "echo", "steps": [
+        {"text": "Starting.", "tool_calls": [{"name": "echo_server", "arguments": {}}]},
+        {"text": "Waiting.", "tool_calls": [{"name": "wait_processes", "arguments": {}}]},
+        {"text": "It ended."},
     ]}, {"match": "leak", "steps": [
         {"text": "Looking.", "tool_calls": [{"name": "leak", "arguments": {}}]},
         {"text": "Seen."},
@@ -367,3 +371,35 @@ def test_credentials_api_key_for_the_worker_and_a_jwt_for_the_person(binary, tmp
     _, events = asyncio.run(main())
     assert events[-1].type == "turn.completed"
     assert all(e.tenant_id == "acme" for e in events)
+
+
+def test_a_tools_process_gets_stdin_and_terminate_requests_and_says_so(dev, tmp_path, procs):
+    python_worker(procs, dev, workspace(tmp_path, "ws"), "proc", "py-p", script_file(tmp_path), lease_ttl=5)
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            async def on_event(ev):
+                if ev.type == "process.started":
+                    await c.control.WriteProcessStdin(processes_pb2.WriteProcessStdinRequest(
+                        process_id=ev.process_id, data=b"hello\n"))
+                elif ev.type == "process.output" and "echo: hello" in ev.process_output.preview:
+                    await c.control.TerminateProcess(processes_pb2.TerminateProcessRequest(
+                        process_id=ev.process_id, reason="done testing"))
+
+            return await run_turn(c, "proc", "echo please", on_event=on_event)
+
+    _, events = asyncio.run(main())
+    types = [e.type for e in events]
+    started = [e for e in events if e.type == "process.started"]
+    assert len(started) == 1 and started[0].step_id and started[0].tool_call_id, types
+    pid = started[0].process_id
+    applied = [e for e in events if e.type == "sandbox.applied" and e.process_id == pid]
+    assert applied and events.index(applied[0]) < events.index(started[0])
+    assert [e.process_input.preview for e in events if e.type == "process.input"] == ["hello\n"]
+    out = [e for e in events if e.type == "process.output"]
+    assert out and out[0].process_output.stream == "stdout" and "echo: hello" in out[0].process_output.preview
+    term = [e for e in events if e.type == "process.terminated"]
+    assert len(term) == 1 and term[0].process_terminated.reason == "done testing" and term[0].process_terminated.signal == "SIGKILL"
+    waited = [e for e in events if e.type == "tool.result"][-1].tool_result.preview
+    assert "terminated (done testing)" in waited and "echo: hello" in waited
+    assert events[-1].type == "turn.completed"

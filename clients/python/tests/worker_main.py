@@ -9,7 +9,7 @@ import logging
 import os
 import sys
 
-from agentruntime import ScriptedModel, ToolError, ToolResult, Worker, tool
+from agentruntime import ScriptedModel, ToolContext, ToolError, ToolResult, Worker, tool
 
 
 def workspace_tools(root: str):
@@ -79,7 +79,18 @@ def workspace_tools(root: str):
             f.write("finished")
         return "wrote slow.txt"
 
-    return [read_file, write_file, pause, leak, slow_note]
+    @tool(access="read")
+    async def echo_server(ctx: ToolContext) -> str:
+        """Starts a process that echoes each line it reads."""
+        pid = await ctx.start_process('while read l; do echo "echo: $l"; done')
+        return f"started {pid}"
+
+    @tool(access="read")
+    async def wait_processes(ctx: ToolContext) -> str:
+        """Waits for the turn's processes to end."""
+        return await ctx.wait_process("", timeout=30)
+
+    return [read_file, write_file, pause, leak, slow_note, echo_server, wait_processes]
 
 
 async def main() -> None:

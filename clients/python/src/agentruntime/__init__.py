@@ -11,7 +11,7 @@ from .errors import (Aborted, AlreadyExists, Cancelled, DataLoss, DeadlineExceed
 from .ids import new_id
 from .models import (Message, Model, ModelError, ModelRequest, ModelResponse, ModelSink, OpenAICompatible,
                      ScriptedModel, ToolCall, ToolDef, Usage)
-from .tools import Tool, ToolError, ToolResult, tool
+from .tools import Tool, ToolContext, ToolError, ToolResult, tool
 from .worker import DEFAULT_REDACTION_RULES, RedactionRule, Worker
 
 __version__ = "0.1.0"

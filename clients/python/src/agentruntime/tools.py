@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Union
 from agentruntime.events.v1 import control_pb2 as events_control_pb2
 from agentruntime.events.v1 import permission_pb2 as events_permission_pb2
 
-__all__ = ["tool", "Tool", "ToolResult", "ToolError", "schema_of"]
+__all__ = ["tool", "Tool", "ToolResult", "ToolError", "ToolContext", "schema_of"]
 
 
 class ToolError(Exception):
@@ -49,6 +49,29 @@ class ToolResult:
     bytes: int = 0
 
 
+class ToolContext:
+    """What a running call can ask of its turn. A tool gets it by declaring
+    a parameter annotated ``ToolContext`` (not part of the schema).
+
+    ``start_process`` runs a long-lived process for the turn: its start,
+    output (redacted, spilled above the inline budget), stdin requests
+    (``WriteProcessStdin``), terminate requests (``TerminateProcess``) and
+    end are the Go worker's ``process.*`` facts; it is killed when the turn
+    ends. ``wait_process`` waits for one (or all) and says how it ended."""
+
+    session_id: str = ""
+    thread_id: str = ""
+    turn_id: str = ""
+    step_id: str = ""
+    tool_call_id: str = ""
+
+    async def start_process(self, command: Union[str, Sequence[str]], *, cwd: Optional[str] = None) -> str:
+        raise NotImplementedError
+
+    async def wait_process(self, process_id: str = "", timeout: float = 30.0) -> str:
+        raise NotImplementedError
+
+
 _ACCESS = {"read": events_permission_pb2.ACCESS_READ, "write": events_permission_pb2.ACCESS_WRITE,
            "execute": events_permission_pb2.ACCESS_EXECUTE, "network": events_permission_pb2.ACCESS_NETWORK}
 
@@ -67,6 +90,8 @@ class Tool:
     access: str = "execute"
     #: the argument names that are paths (sent to the permission decision).
     path_args: Sequence[str] = ()
+    #: the parameter that receives the call's ToolContext, if any.
+    context_arg: str = ""
 
     def spec(self) -> events_control_pb2.ToolSpec:
         return events_control_pb2.ToolSpec(
@@ -110,7 +135,9 @@ class Tool:
                 raise ToolError("invalid_arguments", f"{name} must be {want}")
         return args
 
-    async def call(self, args: Dict[str, Any]) -> ToolResult:
+    async def call(self, args: Dict[str, Any], ctx: Optional[ToolContext] = None) -> ToolResult:
+        if self.context_arg:
+            args = dict(args, **{self.context_arg: ctx if ctx is not None else ToolContext()})
         if inspect.iscoroutinefunction(self.fn):
             out = await self.fn(**args)
         else:
@@ -219,6 +246,8 @@ def schema_of(fn: Callable[..., Any]) -> (str, Dict[str, Any]):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         tp = hints.get(name, Any)
+        if tp is ToolContext:
+            continue
         s = dict(_json_type(tp))
         if name in docs and docs[name]:
             s["description"] = docs[name]
@@ -254,7 +283,9 @@ def tool(fn: Optional[Callable[..., Any]] = None, *, name: Optional[str] = None,
         if acc not in _ACCESS:
             raise ValueError(f"access: want one of {', '.join(_ACCESS)}")
         params = set(schema["properties"])
-        return Tool(name=name or f.__name__, description=description or desc, fn=f, schema=schema,
+        hints = typing.get_type_hints(f)
+        ctx_arg = next((n for n in inspect.signature(f).parameters if hints.get(n) is ToolContext), "")
+        return Tool(context_arg=ctx_arg, name=name or f.__name__, description=description or desc, fn=f, schema=schema,
                     read_only=read_only, destructive=destructive, concurrency_safe=concurrency_safe,
                     interrupt=interrupt, access=acc, path_args=[a for a in path_args if a in params])
 

@@ -24,6 +24,8 @@ import asyncio
 import logging
 import os
 import re
+import shlex
+import signal
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -42,7 +44,7 @@ from .endpoints import Endpoints
 from .errors import FailedPrecondition, RpcError
 from .ids import ID_PATTERN, new_id
 from .models import Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, ToolDef
-from .tools import Tool, ToolError, ToolResult
+from .tools import Tool, ToolContext, ToolError, ToolResult
 
 __all__ = ["Worker", "RedactionRule", "DEFAULT_REDACTION_RULES", "DEFAULT_OUTPUT_BUDGET"]
 
@@ -326,6 +328,7 @@ class _Turn:
         # Tool calls that did not run because permission could not be
         # asked: such a turn ends failed, never completed.
         self.permission_unavailable = 0
+        self.procs = _Processes(self)
         self.task: Optional[asyncio.Task] = None
 
     # ---- facts ----
@@ -393,6 +396,17 @@ class _Turn:
             for s in side:
                 s.cancel()
         why = self.stop_reason
+        # Background processes end with their turn, and say so before it does.
+        if why in ("ended", "lease_lost") or _is_ended(error):
+            await self.procs.close_all("the turn ended without this worker", silent=True)
+        elif why == "interrupted":
+            await self.procs.close_all("the turn was interrupted")
+        elif why == "shutdown":
+            await self.procs.close_all("the worker stopped")
+        elif error is None:
+            await self.procs.close_all("the turn ended")
+        else:
+            await self.procs.close_all("the turn failed")
         if error is None and why is None and self.permission_unavailable:
             # The model may say it is done, but calls it asked for never ran
             # because nobody could check them: that is not a completed turn.
@@ -453,9 +467,17 @@ class _Turn:
         at once (heartbeats would notice a third of a lease later)."""
         try:
             async for ev in self.c.subscribe(session_id=self.t.session_id, thread_id=self.t.thread_id,
-                                             types=["thread.updated", "turn.failed", "turn.completed", "turn.started", "run.status"],
+                                             types=["thread.updated", "turn.failed", "turn.completed", "turn.started", "run.status",
+                                                    "process.input"],
                                              start=self.claim_sequence + 1):
                 if not isinstance(ev, RuntimeEvent):
+                    continue
+                if ev.type == "process.input" and ev.turn_id == self.t.turn_id:
+                    self.procs.input(ev)
+                    continue
+                if ev.type == "thread.updated" and ev.thread_updated.change == "process_terminate_requested" \
+                        and ev.turn_id == self.t.turn_id:
+                    self.procs.terminate(ev.process_id, ev.thread_updated.reason)
                     continue
                 if ev.type == "thread.updated" and ev.thread_updated.change == "interrupt_requested" \
                         and ev.thread_updated.turn_id == self.t.turn_id:
@@ -668,11 +690,11 @@ class _Turn:
             return await failed("permission_unavailable", "the sandbox could not be recorded: " + e.message)
         try:
             if tool.interrupt == "cancel":
-                res = await tool.call(args)
+                res = await tool.call(args, _CallContext(self, step, call, eval_id))
             else:
                 # "finish" and "block": an interrupt waits for the call to
                 # end (a write is never cut in half), then stops the turn.
-                inner = asyncio.ensure_future(tool.call(args))
+                inner = asyncio.ensure_future(tool.call(args, _CallContext(self, step, call, eval_id)))
                 finished.append(inner)
                 try:
                     res = await asyncio.shield(inner)
@@ -730,19 +752,22 @@ class _Turn:
                 return False, "the approval was " + name.removeprefix("ACTION_OUTCOME_").lower()
         raise RpcError("the subscription ended")
 
-    async def report_applied(self, name: str, step: str, call: str, eval_id: str) -> None:
+    async def report_applied(self, name: str, step: str, call: str, eval_id: str, process_id: str = "") -> None:
         # Python tools run inside the worker process with its access: the
-        # SDK confines nothing, and says so.
+        # SDK confines nothing, and says so (a process it starts likewise).
         cwd = self.w.workspace
-        await self.c.permission.ReportSandboxApplied(permission_pb2.ReportSandboxAppliedRequest(
+        req = permission_pb2.ReportSandboxAppliedRequest(
             session_id=self.t.session_id, thread_id=self.t.thread_id, turn_id=self.t.turn_id, step_id=step,
             tool_call_id=call, target=ev_permission.SANDBOX_TARGET_TOOL, name=name, evaluation_id=eval_id,
             profile=ev_permission.SandboxProfile(mode=ev_permission.SANDBOX_MODE_FULL_ACCESS, cwd=cwd,
                                                  read_roots=["/"], write_roots=["/"],
                                                  network=ev_permission.NETWORK_MODE_FULL),
             network_enforcement=ev_permission.NETWORK_ENFORCEMENT_UNAVAILABLE,
-            network_enforcement_reason="the tool is a Python function in the worker process; the Python SDK does not confine it"),
-            timeout=30)
+            network_enforcement_reason="the tool is a Python function in the worker process; the Python SDK does not confine it")
+        if process_id:
+            req.target, req.step_id, req.tool_call_id, req.process_id = ev_permission.SANDBOX_TARGET_PROCESS, "", "", process_id
+            req.network_enforcement_reason = "a process a Python tool started; the Python SDK does not confine it"
+        await self.c.permission.ReportSandboxApplied(req, timeout=30)
 
     async def shape_output(self, step: str, call: str, res: ToolResult) -> Tuple[str, str, Any, List[RuntimeEvent]]:
         """Redaction, spill above the inline budget, truncation: the Go
@@ -795,6 +820,193 @@ class _Turn:
         if size > PREVIEW_BYTES:
             preview += "…"
         return content, preview, ref, facts
+
+
+class _CallContext(ToolContext):
+    def __init__(self, turn: "_Turn", step: str, call: str, eval_id: str) -> None:
+        self._turn, self._eval = turn, eval_id
+        self.session_id, self.thread_id, self.turn_id = turn.t.session_id, turn.t.thread_id, turn.t.turn_id
+        self.step_id, self.tool_call_id = step, call
+
+    async def start_process(self, command: Union[str, Sequence[str]], *, cwd: Optional[str] = None) -> str:
+        return await self._turn.procs.start(self.step_id, self.tool_call_id, self._eval, command, cwd)
+
+    async def wait_process(self, process_id: str = "", timeout: float = 30.0) -> str:
+        return await self._turn.procs.wait(process_id, timeout)
+
+
+class _Proc:
+    def __init__(self, pid: str, command: str, proc: "asyncio.subprocess.Process") -> None:
+        self.id, self.command, self.p = pid, command, proc
+        self.kill_reason = ""
+        self.inputs: "asyncio.Queue[str]" = asyncio.Queue(maxsize=64)
+        self.done = asyncio.Event()
+        self.end = ""
+        self.tail = ""
+
+
+def _signal_name(rc: int) -> str:
+    try:
+        return signal.Signals(-rc).name
+    except ValueError:
+        return f"signal {-rc}"
+
+
+class _Processes:
+    """A turn's long-lived processes (the Go worker's procTable): their
+    facts, their stdin and terminate requests, their end with the turn."""
+
+    def __init__(self, turn: "_Turn") -> None:
+        self.turn = turn
+        self.procs: Dict[str, _Proc] = {}
+        self.tasks: set = set()
+        self.silent = False
+
+    def event(self, typ: str, pr: _Proc, **payload: Any) -> RuntimeEvent:
+        ev = self.turn.event(typ, **payload)
+        ev.process_id = pr.id
+        return ev
+
+    async def report(self, *evs: RuntimeEvent) -> None:
+        if self.silent:
+            return
+        try:
+            await asyncio.wait_for(self.turn.report(*evs), 10)
+        except (RpcError, asyncio.TimeoutError, asyncio.CancelledError) as e:
+            self.turn.w.log.warning("reporting a process fact of %s: %r", self.turn.t.turn_id, e)
+
+    def _spawn(self, coro: Any) -> None:
+        t = asyncio.ensure_future(coro)
+        self.tasks.add(t)
+        t.add_done_callback(self.tasks.discard)
+
+    async def start(self, step: str, call: str, eval_id: str, command: Union[str, Sequence[str]], cwd: Optional[str]) -> str:
+        turn, w = self.turn, self.turn.w
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        shown = command if isinstance(command, str) else shlex.join(argv)
+        cwd = os.path.abspath(os.path.join(w.workspace, cwd or "."))
+        p = await asyncio.create_subprocess_exec(*argv, cwd=cwd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                                                 stderr=asyncio.subprocess.PIPE, start_new_session=True)
+        pr = _Proc(new_id("proc"), shown, p)
+        # The process's own sandbox.applied, then process.started: its output
+        # waits for both, so no fact of it comes before them.
+        try:
+            await turn.report_applied(_clip(shown, 4096), "", "", eval_id, process_id=pr.id)
+            started = self.event("process.started", pr, process_started=ev_control.ProcessStarted(command=_clip(shown, 4096), cwd=cwd))
+            started.step_id, started.tool_call_id = step, call
+            await turn.report(started)
+        except BaseException:
+            # Unreported, nothing could reach it: it must not run.
+            _killpg(p)
+            await p.wait()
+            raise
+        self.procs[pr.id] = pr
+        self._spawn(self._run(pr))
+        return pr.id
+
+    async def _run(self, pr: _Proc) -> None:
+        feeder = asyncio.ensure_future(self._feed(pr))
+        await asyncio.gather(self._pump(pr, pr.p.stdout, "stdout"), self._pump(pr, pr.p.stderr, "stderr"))
+        rc = await pr.p.wait()
+        feeder.cancel()
+        if pr.kill_reason and rc < 0:
+            ev = self.event("process.terminated", pr, process_terminated=ev_control.ProcessTerminated(
+                reason=pr.kill_reason, signal=_signal_name(rc)))
+            pr.end = f"terminated ({pr.kill_reason})"
+        elif rc < 0:
+            ev = self.event("process.failed", pr, process_failed=ev_control.ProcessFailed(
+                category="signaled", message="ended by " + _signal_name(rc)))
+            pr.end = "failed: ended by " + _signal_name(rc)
+        else:
+            ev = self.event("process.completed", pr, process_completed=ev_control.ProcessCompleted(exit_code=rc))
+            pr.end = f"completed with exit status {rc}"
+        await self.report(ev)
+        pr.done.set()
+
+    async def _pump(self, pr: _Proc, stream: Any, name: str) -> None:
+        w = self.turn.w
+        while True:
+            chunk = await stream.read(64 << 10)
+            if not chunk:
+                return
+            out, hits = _redact(w.redaction_rules, chunk.decode("utf-8", "replace"))
+            pr.tail = _tail(pr.tail + out, w.output_budget)
+            payload = ev_control.ProcessOutput(stream=name, preview=_head(out, PREVIEW_BYTES))
+            facts: List[RuntimeEvent] = []
+            size = len(out.encode())
+            if size > w.output_budget:
+                try:
+                    r = await self.turn.c.control.StoreOutput(control_pb2.StoreOutputRequest(
+                        turn_id=self.turn.t.turn_id, process_id=pr.id, media_type="text/plain; charset=utf-8",
+                        content=_head(out, MAX_STORED_OUTPUT).encode(), truncated=size > MAX_STORED_OUTPUT,
+                        redacted=bool(hits)), timeout=10)
+                    payload.output.CopyFrom(r.output)
+                    facts.append(self.event("output.spilled", pr, output_spilled=ev_control.OutputFact(
+                        output=r.output, reason=f"{size} bytes are above the inline budget of {w.output_budget} bytes")))
+                except RpcError as e:
+                    facts.append(self.event("output.truncated", pr, output_truncated=ev_control.OutputFact(
+                        reason=f"the process wrote {size} bytes; only the {PREVIEW_BYTES}-byte preview is kept (the store failed: {e.message})")))
+            if hits:
+                fact = ev_control.OutputFact(reason="matched redaction rules: " + _hit_summary(hits))
+                if payload.HasField("output"):
+                    fact.output.CopyFrom(payload.output)
+                facts.append(self.event("output.redacted", pr, output_redacted=fact))
+            await self.report(*facts, self.event("process.output", pr, process_output=payload))
+
+    async def _feed(self, pr: _Proc) -> None:
+        while True:
+            uri = await pr.inputs.get()
+            try:
+                data = await self.turn.c.read_output(uri)
+                assert pr.p.stdin is not None
+                pr.p.stdin.write(data)
+                await pr.p.stdin.drain()
+            except (RpcError, OSError, ConnectionError) as e:
+                self.turn.w.log.warning("writing stdin of %s: %s", pr.id, e)
+
+    def input(self, ev: RuntimeEvent) -> None:
+        pr = self.procs.get(ev.process_id)
+        uri = ev.refs.get("input_ref", "")
+        if pr is None or not uri or pr.done.is_set():
+            return
+        try:
+            pr.inputs.put_nowait(uri)
+        except asyncio.QueueFull:
+            self.turn.w.log.warning("stdin queue of %s full; input %s dropped", pr.id, ev.event_id)
+
+    def terminate(self, process_id: str, reason: str) -> None:
+        pr = self.procs.get(process_id)
+        if pr is None or pr.done.is_set():
+            return
+        if not pr.kill_reason:
+            pr.kill_reason = reason or "terminated"
+        _killpg(pr.p)
+
+    async def close_all(self, reason: str, silent: bool = False) -> None:
+        self.silent = self.silent or silent
+        for pid in list(self.procs):
+            self.terminate(pid, reason)
+        if self.tasks:
+            await asyncio.wait(set(self.tasks), timeout=10)
+
+    async def wait(self, process_id: str, timeout: float) -> str:
+        prs = [self.procs[process_id]] if process_id else list(self.procs.values())
+        if process_id and process_id not in self.procs:
+            raise ToolError("not_found", f"no process {process_id} in this turn")
+        await asyncio.wait({asyncio.ensure_future(p.done.wait()) for p in prs} or {asyncio.ensure_future(asyncio.sleep(0))},
+                           timeout=timeout)
+        lines = []
+        for pr in prs:
+            state = pr.end or "still running"
+            lines.append(f"{pr.id} ({pr.command}): {state}\n{pr.tail[-2000:]}")
+        return "\n".join(lines) or "no processes"
+
+
+def _killpg(p: "asyncio.subprocess.Process") -> None:
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _is_ended(err: Optional[BaseException]) -> bool:
