@@ -888,6 +888,9 @@ class _Processes:
         p = await asyncio.create_subprocess_exec(*argv, cwd=cwd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                                                  stderr=asyncio.subprocess.PIPE, start_new_session=True)
         pr = _Proc(new_id("proc"), shown, p)
+        # Known before process.started is out: a stdin or terminate request
+        # can come back through the thread before the report's answer does.
+        self.procs[pr.id] = pr
         # The process's own sandbox.applied, then process.started: its output
         # waits for both, so no fact of it comes before them.
         try:
@@ -897,10 +900,10 @@ class _Processes:
             await turn.report(started)
         except BaseException:
             # Unreported, nothing could reach it: it must not run.
+            del self.procs[pr.id]
             _killpg(p)
             await p.wait()
             raise
-        self.procs[pr.id] = pr
         self._spawn(self._run(pr))
         return pr.id
 
