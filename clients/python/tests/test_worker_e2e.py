@@ -403,3 +403,26 @@ def test_a_tools_process_gets_stdin_and_terminate_requests_and_says_so(dev, tmp_
     waited = [e for e in events if e.type == "tool.result"][-1].tool_result.preview
     assert "terminated (done testing)" in waited and "echo: hello" in waited
     assert events[-1].type == "turn.completed"
+
+
+def test_the_worker_claims_nothing_while_a_service_it_needs_is_not_served(dev, tmp_path, procs):
+    import socket
+
+    # Routing's address in the endpoints map is a port nobody serves.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{sock.getsockname()[1]}"
+    w = python_worker(procs, dev, workspace(tmp_path, "ws"), "ready", "py-r", script_file(tmp_path),
+                      endpoints=f"routing={dead}")
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            sub = await c.submit_turn("ready", "write notes", thread_id="ready")
+            # The worker says why it waits...
+            await asyncio.to_thread(w.wait_line, re.compile(r"not claiming: agentruntime\.routing\.v1\.RoutingService|not claiming: routing"), TIMEOUT)
+            # ...and the turn was not started by anyone.
+            th = await c.control.GetThreadRead(control_pb2.GetThreadReadRequest(session_id="ready", thread_id="ready"))
+            return sub.turn.turn_id, th
+
+    turn_id, th = asyncio.run(main())
+    assert th.thread.active_turn_id == turn_id and th.thread.active_turn.status == "accepted", th.thread.active_turn

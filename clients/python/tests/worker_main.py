@@ -96,6 +96,7 @@ def workspace_tools(root: str):
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--addr", required=True)
+    ap.add_argument("--endpoints", default="")
     ap.add_argument("--workspace", required=True)
     ap.add_argument("--session", default="")
     ap.add_argument("--worker-id", default="")
@@ -103,7 +104,8 @@ async def main() -> None:
     ap.add_argument("--lease-ttl", type=float, default=15.0)
     a = ap.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-    w = Worker(a.addr, token=os.environ.get("AR_TOKEN") or None, tools=workspace_tools(a.workspace), model=ScriptedModel(a.script), worker_id=a.worker_id,
+    from agentruntime import Endpoints
+    w = Worker(Endpoints.parse(a.endpoints, a.addr), token=os.environ.get("AR_TOKEN") or None, tools=workspace_tools(a.workspace), model=ScriptedModel(a.script), worker_id=a.worker_id,
                session_id=a.session, workspace=a.workspace, lease_ttl=a.lease_ttl, claim_wait=5.0)
     print(f"worker {w.worker_id} claiming", flush=True)
     await w.run()
