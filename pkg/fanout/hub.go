@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -34,6 +36,8 @@ type Config struct {
 	// Recent is how many of the last dispatched records the hub keeps to
 	// serve the tail of a hand-off from memory. Default 8192.
 	Recent int
+	// RecentBytes bounds their encoded size. Default 64 MiB.
+	RecentBytes int
 	// MaxReplays bounds the history reads (batched direct gets) in flight
 	// at once. Default 32.
 	MaxReplays int
@@ -58,10 +62,12 @@ type Hub struct {
 	pos     uint64
 	tenants map[string]*tenantIndex
 	count   int
-	// recent are the last dispatched records, oldest first.
-	recent []scoped
-	cancel context.CancelFunc
-	done   chan struct{}
+	// recent are the last dispatched records, oldest first, and their
+	// encoded size.
+	recent      []scoped
+	recentBytes int
+	cancel      context.CancelFunc
+	done        chan struct{}
 }
 
 type tenantIndex struct {
@@ -90,6 +96,7 @@ type group struct {
 type scoped struct {
 	rec             *eventlog.Record
 	tenant, session string
+	size            int
 }
 
 // New returns a hub on log. It starts following the log at the first
@@ -100,6 +107,9 @@ func New(log *eventlog.Log, cfg Config) *Hub {
 	}
 	if cfg.Recent <= 0 {
 		cfg.Recent = 8192
+	}
+	if cfg.RecentBytes <= 0 {
+		cfg.RecentBytes = 64 << 20
 	}
 	if cfg.MaxReplays <= 0 {
 		cfg.MaxReplays = 32
@@ -222,6 +232,7 @@ func (h *Hub) run(ctx context.Context, sub *eventlog.Subscription) {
 func (h *Hub) dispatch(rec *eventlog.Record) {
 	seq := rec.Event.GetSequence()
 	tenant, session, ok := h.log.Subjects.Scope(rec.Subject)
+	size := proto.Size(rec.Event)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if seq <= h.pos {
@@ -231,7 +242,7 @@ func (h *Hub) dispatch(rec *eventlog.Record) {
 	if !ok {
 		return
 	}
-	h.remember(scoped{rec: rec, tenant: tenant, session: session})
+	h.remember(scoped{rec: rec, tenant: tenant, session: session, size: size})
 	ti := h.tenants[tenant]
 	if ti == nil {
 		return
@@ -242,14 +253,21 @@ func (h *Hub) dispatch(rec *eventlog.Record) {
 	}
 }
 
-// remember keeps rec among the recent ones; h.mu held.
+// remember keeps rec among the recent ones, dropping the oldest beyond
+// the count and the bytes allowed; h.mu held.
 func (h *Hub) remember(r scoped) {
-	if len(h.recent) >= 2*h.cfg.Recent {
-		n := copy(h.recent, h.recent[len(h.recent)-h.cfg.Recent+1:])
-		clear(h.recent[n:])
-		h.recent = h.recent[:n]
-	}
 	h.recent = append(h.recent, r)
+	h.recentBytes += r.size
+	drop := 0
+	for len(h.recent)-drop > h.cfg.Recent || (h.recentBytes > h.cfg.RecentBytes && len(h.recent)-drop > 1) {
+		h.recentBytes -= h.recent[drop].size
+		drop++
+	}
+	if drop > 0 {
+		// The front of the array is released when append next grows it.
+		clear(h.recent[:drop])
+		h.recent = h.recent[drop:]
+	}
 }
 
 // deliver offers rec to a bucket's subscriptions, detaching those that are

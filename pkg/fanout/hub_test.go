@@ -93,11 +93,20 @@ func collect(ctx context.Context, sub *fanout.Subscription, last uint64) ([]uint
 // log's events of its session from its start, in order: no gap at the
 // hand-off, no duplicate.
 func TestHandOffRacingAppendsHasNoGapAndNoDuplicate(t *testing.T) {
-	// A short memory of recent records makes hand-offs read both from the
-	// log and from memory.
-	f := setup(t, fanout.Config{MaxReplays: 4, ReplayBatch: 7, Recent: 16})
+	// A short memory of recent records, by count or by bytes, makes
+	// hand-offs read both from the log and from memory.
+	for name, cfg := range map[string]fanout.Config{
+		"recent 16":        {MaxReplays: 4, ReplayBatch: 7, Recent: 16},
+		"recent 400 bytes": {MaxReplays: 4, ReplayBatch: 7, RecentBytes: 400},
+	} {
+		t.Run(name, func(t *testing.T) { handOffRace(t, cfg) })
+	}
+}
+
+func handOffRace(t *testing.T, cfg fanout.Config) {
+	f := setup(t, cfg)
 	ctx := ctxT(t)
-	const writers, perWriter = 4, 150
+	const writers, perWriter = 4, 80
 	// History before the first subscription.
 	for i := range 40 {
 		appendTo(t, f.log, "acme", "s1", fmt.Sprint("pre", i))
