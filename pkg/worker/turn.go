@@ -33,9 +33,11 @@ type turn struct {
 	cancel context.CancelCauseFunc
 	t      *controlv1.Turn
 	runID  string
-	model  string
-	routed bool
-	procs  *procTable
+	// leaseToken proves the claim: heartbeats and reports carry it.
+	leaseToken string
+	model      string
+	routed     bool
+	procs      *procTable
 	// candidates are routing's candidates for the turn (their context
 	// windows size compaction).
 	candidates *eventsv1.CandidateSet
@@ -53,9 +55,9 @@ func (w *Worker) RunTurn(ctx context.Context, claim *controlv1.ClaimTurnResponse
 	defer span.End()
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	tu := &turn{w: w, cancel: cancel, t: claim.GetTurn(), runID: claim.GetRunId()}
+	tu := &turn{w: w, cancel: cancel, t: claim.GetTurn(), runID: claim.GetRunId(), leaseToken: claim.GetLeaseToken()}
 	tu.procs = newProcTable(ctx, tu)
-	go w.heartbeat(tctx, cancel, tu.t.GetTurnId(), tu.runID)
+	go w.heartbeat(tctx, cancel, tu.t.GetTurnId(), tu.runID, tu.leaseToken)
 	go w.watch(tctx, cancel, tu.t, tu.runID, claim.GetSequence()+1, tu.procs)
 	final, loopErr := tu.loop(tctx)
 	cause := context.Cause(tctx)
@@ -127,7 +129,7 @@ func (tu *turn) failed(outcome eventsv1.TurnOutcome, category, message string, r
 func (tu *turn) report(ctx context.Context, evs ...*eventsv1.RuntimeEvent) error {
 	for len(evs) > 0 {
 		n := min(len(evs), 256)
-		if _, err := tu.w.control.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: evs[:n]}); err != nil {
+		if _, err := tu.w.control.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: evs[:n], RunId: tu.runID, LeaseToken: tu.leaseToken}); err != nil {
 			return err
 		}
 		evs = evs[n:]
@@ -623,7 +625,7 @@ func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64)
 // checkNow asks the control service about the turn at once (a heartbeat)
 // and cancels the turn when it was interrupted or ended.
 func (tu *turn) checkNow(ctx context.Context) {
-	hb, err := tu.w.control.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: tu.t.GetTurnId(), RunId: tu.runID, LeaseTtl: durationpb.New(tu.w.cfg.LeaseTTL)})
+	hb, err := tu.w.control.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: tu.t.GetTurnId(), RunId: tu.runID, LeaseToken: tu.leaseToken, LeaseTtl: durationpb.New(tu.w.cfg.LeaseTTL)})
 	switch {
 	case status.Code(err) == codes.FailedPrecondition:
 		tu.cancel(errLeaseLost)

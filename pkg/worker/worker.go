@@ -285,7 +285,7 @@ var (
 // heartbeat renews the lease every third of its ttl and cancels the turn
 // when an interrupt is requested, the turn ended elsewhere or the lease is
 // gone.
-func (w *Worker) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, turnID, runID string) {
+func (w *Worker) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, turnID, runID, leaseToken string) {
 	t := time.NewTicker(w.cfg.LeaseTTL / 3)
 	defer t.Stop()
 	for {
@@ -294,7 +294,7 @@ func (w *Worker) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, 
 			return
 		case <-t.C:
 		}
-		hb, err := w.control.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: turnID, RunId: runID, LeaseTtl: durationpb.New(w.cfg.LeaseTTL)})
+		hb, err := w.control.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: turnID, RunId: runID, LeaseToken: leaseToken, LeaseTtl: durationpb.New(w.cfg.LeaseTTL)})
 		switch {
 		case status.Code(err) == codes.FailedPrecondition:
 			cancel(errLeaseLost)

@@ -67,18 +67,22 @@ func TestClaimStartsTheTurnUnderALease(t *testing.T) {
 	// Another tenant cannot heartbeat it (existence does not leak).
 	_, err = h.client.HeartbeatTurn(globex(t), &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId})
 	assertCode(t, err, codes.NotFound, sub.Turn.TurnId)
-	hb, err := h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId})
+	hb, err := h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId, LeaseToken: got.LeaseToken})
 	if err != nil || hb.GetInterruptRequested() || hb.GetStatus() != "running" {
 		t.Fatalf("heartbeat = %v, %v", hb, err)
 	}
-	// A wrong run holds no lease.
-	_, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: "run_other"})
+	// A wrong run, or the right run without its token, holds no lease.
+	_, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: "run_other", LeaseToken: got.LeaseToken})
+	assertCode(t, err, codes.FailedPrecondition, "LEASE_LOST")
+	_, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId})
+	assertCode(t, err, codes.FailedPrecondition, "LEASE_LOST")
+	_, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId, LeaseToken: "0123456789abcdef0123456789abcdef"})
 	assertCode(t, err, codes.FailedPrecondition, "LEASE_LOST")
 	// An interrupt reaches the worker through its heartbeat.
 	if _, err := h.client.InterruptTurn(ctx, &controlv1.InterruptTurnRequest{SessionId: "s1", ThreadId: "th1", Reason: "stop"}); err != nil {
 		t.Fatal(err)
 	}
-	hb, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId})
+	hb, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId, LeaseToken: got.LeaseToken})
 	if err != nil || !hb.GetInterruptRequested() || hb.GetStatus() != "interrupting" {
 		t.Fatalf("heartbeat after interrupt = %v, %v", hb, err)
 	}
@@ -136,7 +140,7 @@ func TestClaimFollowsTheQueue(t *testing.T) {
 	if c := h.claim(ctx, &controlv1.ClaimTurnRequest{}); c.GetTurn() != nil {
 		t.Fatalf("a queued turn was claimed: %v", c.GetTurn())
 	}
-	h.report(ctx, completed(first.Turn.TurnId))
+	h.reportRun(ctx, c1, completed(first.Turn.TurnId))
 	c2 := h.claim(ctx, &controlv1.ClaimTurnRequest{Wait: durationpb.New(5 * time.Second)})
 	if c2.GetTurn().GetTurnId() != second.Turn.TurnId {
 		t.Fatalf("after the first ended claimed %v, want %s", c2.GetTurn(), second.Turn.TurnId)
@@ -190,7 +194,7 @@ func testLeaseExpiry(t *testing.T, redisLeases bool) {
 	c := h.claim(ctx, &controlv1.ClaimTurnRequest{LeaseTtl: durationpb.New(300 * time.Millisecond), Wait: durationpb.New(5 * time.Second)})
 	// Heartbeats keep it alive past its first ttl.
 	for range 3 {
-		if _, err := h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: c.Turn.TurnId, RunId: c.RunId, LeaseTtl: durationpb.New(300 * time.Millisecond)}); err != nil {
+		if _, err := h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: c.Turn.TurnId, RunId: c.RunId, LeaseToken: c.LeaseToken, LeaseTtl: durationpb.New(300 * time.Millisecond)}); err != nil {
 			t.Fatal(err)
 		}
 		<-time.After(150 * time.Millisecond)
@@ -209,11 +213,11 @@ func testLeaseExpiry(t *testing.T, redisLeases bool) {
 	if q := s.until("queue.changed"); q.GetQueueChanged().GetTurnId() != queued.Turn.TurnId || q.GetQueueChanged().GetChange() != "dequeued" {
 		t.Fatalf("queue after the lost turn = %v", q)
 	}
-	_, err := h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: c.Turn.TurnId, RunId: c.RunId})
+	_, err := h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: c.Turn.TurnId, RunId: c.RunId, LeaseToken: c.LeaseToken})
 	assertCode(t, err, codes.FailedPrecondition, "LEASE_LOST")
-	// The worker's late report is refused: the turn ended.
-	_, err = h.client.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{completed(c.Turn.TurnId)}})
-	assertCode(t, err, codes.FailedPrecondition, "TURN_ENDED")
+	// The worker's late report is refused: its run was lost.
+	_, err = h.client.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{completed(c.Turn.TurnId)}, RunId: c.RunId, LeaseToken: c.LeaseToken})
+	assertCode(t, err, codes.FailedPrecondition, "LEASE_LOST")
 	// The next turn is claimable.
 	if next := h.claim(ctx, &controlv1.ClaimTurnRequest{Wait: durationpb.New(5 * time.Second)}); next.GetTurn().GetTurnId() != queued.Turn.TurnId {
 		t.Fatalf("next claim = %v", next)
@@ -317,7 +321,7 @@ func TestLostRunIsRetriedAsANewAttempt(t *testing.T) {
 		t.Fatalf("attempts after the loss = %v", at)
 	}
 	// The dead run's heartbeat is refused; the turn is claimable again.
-	_, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: turnID, RunId: c1.RunId})
+	_, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: turnID, RunId: c1.RunId, LeaseToken: c1.LeaseToken})
 	assertCode(t, err, codes.FailedPrecondition, "LEASE_LOST")
 	if other := h.claim(globex(t), &controlv1.ClaimTurnRequest{}); other.GetTurn() != nil {
 		t.Fatalf("another tenant claimed %v", other.GetTurn())
@@ -338,11 +342,11 @@ func TestLostRunIsRetriedAsANewAttempt(t *testing.T) {
 	}
 	// A worker cannot declare a run lost itself.
 	_, err = h.client.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{{Type: "run.status", TurnId: turnID, RunId: c2.RunId,
-		Payload: &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{Phase: "lost", Metadata: map[string]string{"next": "retry"}}}}}})
+		Payload: &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{Phase: "lost", Metadata: map[string]string{"next": "retry"}}}}}, RunId: c2.RunId, LeaseToken: c2.LeaseToken})
 	assertCode(t, err, codes.InvalidArgument, "run_status.phase")
 	done := completed(turnID)
 	done.RunId = c2.RunId
-	rep := h.report(ctx, done)
+	rep := h.reportRun(ctx, c2, done)
 	at = h.attempts(ctx, turnID, rep.Sequence)
 	if at.GetRetryPending() || attemptSummary(at) != "1:"+c1.RunId+":w1:lost 2:"+c2.RunId+":w2:completed" {
 		t.Fatalf("attempts at the end = %v", at)

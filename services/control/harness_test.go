@@ -202,6 +202,16 @@ func (h *harness) report(ctx context.Context, evs ...*eventsv1.RuntimeEvent) *co
 	return resp
 }
 
+// reportRun reports as the worker holding claim c.
+func (h *harness) reportRun(ctx context.Context, c *controlv1.ClaimTurnResponse, evs ...*eventsv1.RuntimeEvent) *controlv1.ReportEventsResponse {
+	h.t.Helper()
+	resp, err := h.client.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: evs, RunId: c.GetRunId(), LeaseToken: c.GetLeaseToken()})
+	if err != nil {
+		h.t.Fatalf("ReportEvents as run %s: %v", c.GetRunId(), err)
+	}
+	return resp
+}
+
 func started(turn string) *eventsv1.RuntimeEvent {
 	return &eventsv1.RuntimeEvent{Type: "turn.started", TurnId: turn, Payload: &eventsv1.RuntimeEvent_TurnStarted{TurnStarted: &eventsv1.TurnStarted{WorkerId: "w1"}}}
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -138,9 +138,9 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 			return nil, err
 		}
 	}
-	runID := ids.New(ids.Run)
+	runID, token := ids.New(ids.Run), auth.NewLeaseToken()
 	key := TurnLeaseKey(c.Tenant, turnID)
-	got, err := cl.Leases.Acquire(ctx, key, runID, ttl)
+	got, err := cl.Leases.Acquire(ctx, key, auth.LeaseHolder(runID, token), ttl)
 	if err != nil || !got {
 		return nil, err // another worker is starting it
 	}
@@ -157,7 +157,7 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 	if err != nil || len(res.Appended) == 0 {
 		// Nothing was written: the lease guards nothing. A refusal means
 		// the turn changed under us (interrupted, started): move on.
-		_ = cl.Leases.Release(context.WithoutCancel(ctx), key, runID)
+		_ = cl.Leases.Release(context.WithoutCancel(ctx), key, auth.LeaseHolder(runID, token))
 		if fault.Refused(err) {
 			return nil, nil
 		}
@@ -170,7 +170,7 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 	if err != nil {
 		return nil, err
 	}
-	return &controlv1.ClaimTurnResponse{Turn: tu, RunId: runID, LeaseExpiresAt: timestamppb.New(expires), Sequence: res.Sequence}, nil
+	return &controlv1.ClaimTurnResponse{Turn: tu, RunId: runID, LeaseToken: token, LeaseExpiresAt: timestamppb.New(expires), Sequence: res.Sequence}, nil
 }
 
 // claimState loads what claim and loss decisions read at the thread's
@@ -256,19 +256,46 @@ func (cl *Claims) HeartbeatTurn(ctx context.Context, c Caller, req *controlv1.He
 	if ttl <= 0 {
 		ttl = DefaultTurnLease
 	}
-	ok, err := cl.Leases.Renew(ctx, TurnLeaseKey(c.Tenant, tu.TurnId), req.GetRunId(), ttl)
+	ok, err := cl.Leases.Renew(ctx, TurnLeaseKey(c.Tenant, tu.TurnId), auth.LeaseHolder(req.GetRunId(), req.GetLeaseToken()), ttl)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "LEASE_LOST", Subject: "turn/" + tu.TurnId,
-			Message:  fmt.Sprintf("run %s holds no lease on turn %s (expired or never granted); stop working on it", req.GetRunId(), tu.TurnId),
-			Metadata: map[string]string{"status": tu.Status, "run_id": req.GetRunId()}}
+	if !ok || req.GetLeaseToken() == "" {
+		return nil, domain.LeaseLost(tu, req.GetRunId(), "")
 	}
 	return &controlv1.HeartbeatTurnResponse{
 		LeaseExpiresAt: timestamppb.New(cl.now().Add(ttl)), Status: tu.Status,
 		InterruptRequested: tu.Status == "interrupting",
 	}, nil
+}
+
+// ReportEvents records a worker's facts for a turn (App.ReportEvents),
+// fenced to the turn's current run when a claim started it: the request
+// must carry that run's id and lease token, the run must not be lost, and
+// its lease must still be held by that pair. Anything else is
+// FailedPrecondition LEASE_LOST and nothing is recorded. Turns no claim
+// started (a host that reports turn.started itself) are not fenced.
+func (cl *Claims) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportEventsRequest) (*controlv1.ReportEventsResponse, error) {
+	return cl.App.ReportEvents(ctx, c, req, func(ctx context.Context, tu *controlv1.Turn, last uint64) error {
+		if _, err := projector.WaitFor(ctx, cl.App.Store, rm.ClaimsName, last, ReadTimeout); err != nil {
+			return err
+		}
+		at, err := rm.Attempts(ctx, cl.App.Store, c.Tenant, tu.TurnId)
+		if err != nil {
+			return err
+		}
+		if err := domain.CheckReportingRun(tu, at, req.GetRunId()); err != nil || len(at.GetAttempts()) == 0 {
+			return err
+		}
+		holder, held, err := cl.Leases.Holder(ctx, TurnLeaseKey(c.Tenant, tu.TurnId))
+		if err != nil {
+			return err
+		}
+		if !held || !auth.HoldsLease(holder, req.GetRunId(), req.GetLeaseToken()) {
+			return domain.LeaseLost(tu, req.GetRunId(), "")
+		}
+		return nil
+	})
 }
 
 // RunSweeper ends leased turns whose lease expired, every interval, until
@@ -322,7 +349,7 @@ func (cl *Claims) SweepOnce(ctx context.Context) (int, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if held && holder == runID {
+		if held && auth.LeaseRun(holder) == runID {
 			continue
 		}
 		n, err := cl.loseRun(ctx, tenant, turnID, runID)

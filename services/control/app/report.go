@@ -20,7 +20,10 @@ import (
 // (model, reasoning, tool, process, output, context, artifact, run status)
 // and the turn's own lifecycle. The scope comes from the turn; what the
 // class requires beyond it (a tool call id for tool facts) must be given.
-func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportEventsRequest) (*controlv1.ReportEventsResponse, error) {
+//
+// fence, when set, runs inside the decision (again on every retry) and
+// refuses reports the turn's current run may not make.
+func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportEventsRequest, fence func(ctx context.Context, tu *controlv1.Turn, last uint64) error) (*controlv1.ReportEventsResponse, error) {
 	reported := make([]*eventsv1.RuntimeEvent, len(req.GetEvents()))
 	turnID := ""
 	for i, in := range req.GetEvents() {
@@ -63,7 +66,7 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 			return nil, err
 		}
 	}
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId), func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
 		th, err := a.thread(ctx, c, tu.SessionId, tu.ThreadId)
 		if err != nil {
 			return nil, err
@@ -71,6 +74,11 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 		cur, err := a.turn(ctx, c, turnID)
 		if err != nil {
 			return nil, err
+		}
+		if fence != nil {
+			if err := fence(ctx, cur, last); err != nil {
+				return nil, err
+			}
 		}
 		return domain.DecideReport(th, cur, reported)
 	})

@@ -182,3 +182,35 @@ func DecideLoss(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.Turn
 	}
 	return out, nil
 }
+
+// ReasonLeaseLost refuses a worker that no longer holds the run it speaks
+// for: its lease expired, the run was recorded lost, or another run holds
+// the turn now.
+const ReasonLeaseLost = "LEASE_LOST"
+
+// LeaseLost is the refusal of run runID on turn tu; current names the
+// turn's current run when known.
+func LeaseLost(tu *controlv1.Turn, runID, current string) error {
+	md := map[string]string{"status": tu.GetStatus(), "run_id": runID}
+	msg := fmt.Sprintf("run %s holds no lease on turn %s (expired, lost or never granted); stop working on it", runID, tu.GetTurnId())
+	if current != "" && current != runID {
+		md["current_run_id"] = current
+		msg = fmt.Sprintf("run %s holds no lease on turn %s (run %s does); stop working on it", runID, tu.GetTurnId(), current)
+	}
+	return fault.Precondition(ReasonLeaseLost, "turn/"+tu.GetTurnId(), msg, md)
+}
+
+// CheckReportingRun fences reports for a turn a claim started to the run
+// that holds it: the last attempt's run, while it is not lost. Reports of
+// a run that was lost, or that name no run or another one, are LEASE_LOST.
+// A turn no claim started has no run to fence to.
+func CheckReportingRun(tu *controlv1.Turn, at *controlv1.TurnAttempts, runID string) error {
+	last := lastAttempt(at)
+	if last == nil {
+		return nil
+	}
+	if runID == "" || runID != last.GetRunId() || last.GetStatus() == "lost" {
+		return LeaseLost(tu, runID, last.GetRunId())
+	}
+	return nil
+}

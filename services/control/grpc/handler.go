@@ -66,7 +66,7 @@ func (h *Handler) GetToolInventory(ctx context.Context, req *controlv1.GetToolIn
 }
 
 func (h *Handler) ReportEvents(ctx context.Context, req *controlv1.ReportEventsRequest) (*controlv1.ReportEventsResponse, error) {
-	return kit.Call(ctx, req, h.App.ReportEvents)
+	return kit.Call(ctx, req, h.Claims.ReportEvents)
 }
 
 func (h *Handler) SpawnSubagent(ctx context.Context, req *controlv1.SpawnSubagentRequest) (*controlv1.SpawnSubagentResponse, error) {
