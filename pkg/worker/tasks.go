@@ -82,7 +82,7 @@ var errTaskLeaseLost = errors.New("the lease on the task run was lost")
 // error when the run could not be settled (its lease then expires and the
 // tasks service records it lost).
 func (w *Worker) RunTask(ctx context.Context, poll *tasksv1.PollTaskResponse) error {
-	t, run := poll.GetTask(), poll.GetRunId()
+	t, run, token := poll.GetTask(), poll.GetRunId(), poll.GetLeaseToken()
 	session := cmp.Or(t.GetSessionId(), "tasks")
 	thread := cmp.Or(t.GetThreadId(), "task-"+t.GetTaskId())
 	input := strings.TrimSpace(t.GetSpec().GetObjective())
@@ -98,7 +98,7 @@ func (w *Worker) RunTask(ctx context.Context, poll *tasksv1.PollTaskResponse) er
 	}
 	fail := func(category, message string, retryable bool) error {
 		return settle(func(rctx context.Context) error {
-			_, err := w.tasks.FailTask(rctx, &tasksv1.FailTaskRequest{TaskId: t.GetTaskId(), RunId: run, IdempotencyKey: "fail:" + run,
+			_, err := w.tasks.FailTask(rctx, &tasksv1.FailTaskRequest{TaskId: t.GetTaskId(), RunId: run, LeaseToken: token, IdempotencyKey: "fail:" + run,
 				Error: &tasksv1.TaskError{Category: category, Message: clip(message, 4000), Retryable: retryable}})
 			return err
 		})
@@ -119,13 +119,13 @@ func (w *Worker) RunTask(ctx context.Context, poll *tasksv1.PollTaskResponse) er
 		return fail("invalid_input", "the task's turn was refused: "+status.Convert(err).Message(), status.Code(err) == codes.Unavailable)
 	}
 	turn := sub.GetTurn()
-	if _, err := w.tasks.AppendTaskProgress(ctx, &tasksv1.AppendTaskProgressRequest{TaskId: t.GetTaskId(), RunId: run, IdempotencyKey: "turn:" + run,
+	if _, err := w.tasks.AppendTaskProgress(ctx, &tasksv1.AppendTaskProgressRequest{TaskId: t.GetTaskId(), RunId: run, LeaseToken: token, IdempotencyKey: "turn:" + run,
 		RunState: tasksv1.TaskStatus_TASK_STATUS_RUNNING, Reason: fmt.Sprintf("running as turn %s on thread %s of session %s", turn.GetTurnId(), thread, session)}); err != nil {
 		w.cfg.Logger.WarnContext(ctx, "task progress", "task_id", t.GetTaskId(), "error", err)
 	}
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go w.heartbeatTask(tctx, cancel, t.GetTaskId(), run, turn)
+	go w.heartbeatTask(tctx, cancel, t.GetTaskId(), run, token, turn)
 	end, err := w.awaitTurnEnd(tctx, turn, sub.GetSequence())
 	if err != nil {
 		cause := context.Cause(tctx)
@@ -141,11 +141,11 @@ func (w *Worker) RunTask(ctx context.Context, poll *tasksv1.PollTaskResponse) er
 	}
 	if c := end.GetTurnCompleted(); end.GetType() == "turn.completed" {
 		return settle(func(rctx context.Context) error {
-			_, err := w.tasks.CompleteTask(rctx, &tasksv1.CompleteTaskRequest{TaskId: t.GetTaskId(), RunId: run, IdempotencyKey: "complete:" + run,
+			_, err := w.tasks.CompleteTask(rctx, &tasksv1.CompleteTaskRequest{TaskId: t.GetTaskId(), RunId: run, LeaseToken: token, IdempotencyKey: "complete:" + run,
 				Summary: clip(c.GetSummary(), 8000), NativeStatus: "turn:" + turn.GetTurnId()})
 			if status.Code(err) == codes.FailedPrecondition {
 				// e.g. acceptance not met: the turn ended, the task did not.
-				_, ferr := w.tasks.FailTask(rctx, &tasksv1.FailTaskRequest{TaskId: t.GetTaskId(), RunId: run, IdempotencyKey: "fail:" + run,
+				_, ferr := w.tasks.FailTask(rctx, &tasksv1.FailTaskRequest{TaskId: t.GetTaskId(), RunId: run, LeaseToken: token, IdempotencyKey: "fail:" + run,
 					Error: &tasksv1.TaskError{Category: "acceptance_not_met", Message: clip(status.Convert(err).Message(), 4000)}})
 				return ferr
 			}
@@ -177,7 +177,7 @@ func taskCategory(c string) string {
 // heartbeatTask renews the run's lease; a cancel request interrupts the
 // turn (the run then settles as cancelled when the turn ends), a lost
 // lease stops following it.
-func (w *Worker) heartbeatTask(ctx context.Context, cancel context.CancelCauseFunc, taskID, run string, turn *controlv1.Turn) {
+func (w *Worker) heartbeatTask(ctx context.Context, cancel context.CancelCauseFunc, taskID, run, token string, turn *controlv1.Turn) {
 	tick := time.NewTicker(w.cfg.LeaseTTL / 3)
 	defer tick.Stop()
 	interrupted := false
@@ -187,7 +187,7 @@ func (w *Worker) heartbeatTask(ctx context.Context, cancel context.CancelCauseFu
 			return
 		case <-tick.C:
 		}
-		hb, err := w.tasks.HeartbeatTask(ctx, &tasksv1.HeartbeatTaskRequest{TaskId: taskID, RunId: run, LeaseTtl: durationpb.New(w.cfg.LeaseTTL)})
+		hb, err := w.tasks.HeartbeatTask(ctx, &tasksv1.HeartbeatTaskRequest{TaskId: taskID, RunId: run, LeaseToken: token, LeaseTtl: durationpb.New(w.cfg.LeaseTTL)})
 		switch {
 		case status.Code(err) == codes.FailedPrecondition || status.Code(err) == codes.NotFound:
 			cancel(errTaskLeaseLost)

@@ -206,7 +206,9 @@ func TestJobItemRetry(t *testing.T) {
 
 // A worker that stops heartbeating: its run becomes lost, a new attempt
 // starts by policy (when another worker polls), and the lost attempt stays
-// in the history. The stale worker's heartbeat is told its lease is gone.
+// in the history. The stale worker is fenced: its heartbeat, progress and
+// the run's end are LEASE_LOST and nothing it sends is recorded; only the
+// current holder, with its run id AND its lease token, is heard.
 func TestWorkerStopsHeartbeating(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -219,10 +221,16 @@ func TestWorkerStopsHeartbeating(t *testing.T) {
 	if first.GetTask().GetTaskId() != task.GetTaskId() {
 		t.Fatalf("poll got %v", first.GetTask())
 	}
-	hb := must[*tasksv1.HeartbeatTaskResponse](t)(c.HeartbeatTask(ctx, &tasksv1.HeartbeatTaskRequest{TaskId: task.GetTaskId(), RunId: first.GetRunId(), LeaseTtl: ttl}))
+	if first.GetLeaseToken() == "" {
+		t.Fatal("the poll handed out no lease token")
+	}
+	hb := must[*tasksv1.HeartbeatTaskResponse](t)(c.HeartbeatTask(ctx, &tasksv1.HeartbeatTaskRequest{TaskId: task.GetTaskId(), RunId: first.GetRunId(), LeaseToken: first.GetLeaseToken(), LeaseTtl: ttl}))
 	if hb.GetCancelRequested() {
 		t.Fatal("cancel requested")
 	}
+	// The run id alone (in every task.* event a viewer sees) is not the lease.
+	_, err := c.HeartbeatTask(ctx, &tasksv1.HeartbeatTaskRequest{TaskId: task.GetTaskId(), RunId: first.GetRunId(), LeaseTtl: ttl})
+	assertPrecondition(t, err, "LEASE_LOST")
 	// w1 goes silent. w2 long-polls and gets the new attempt once the
 	// sweeper has marked w1's run lost.
 	second := must[*tasksv1.PollTaskResponse](t)(c.PollTask(ctx, &tasksv1.PollTaskRequest{WorkerId: "w2", Wait: durationpb.New(20 * time.Second), LeaseTtl: durationpb.New(time.Minute)}))
@@ -240,22 +248,42 @@ func TestWorkerStopsHeartbeating(t *testing.T) {
 	if a := tk.GetAttempts()[1]; a.GetStatus() != tasksv1.RunStatus_RUN_STATUS_RUNNING || a.GetWorker().GetWorkerId() != "w2" || tk.GetStatus() != tasksv1.TaskStatus_TASK_STATUS_RUNNING {
 		t.Fatalf("new attempt %v, status %v", a, tk.GetStatus())
 	}
-	_, err := c.HeartbeatTask(ctx, &tasksv1.HeartbeatTaskRequest{TaskId: task.GetTaskId(), RunId: first.GetRunId()})
+	stale, staleToken := first.GetRunId(), first.GetLeaseToken()
+	_, err = c.HeartbeatTask(ctx, &tasksv1.HeartbeatTaskRequest{TaskId: task.GetTaskId(), RunId: stale, LeaseToken: staleToken})
 	assertPrecondition(t, err, "LEASE_LOST")
-	// w1 cannot complete a run that is no longer its.
-	_, err = c.CompleteTask(ctx, &tasksv1.CompleteTaskRequest{TaskId: task.GetTaskId(), RunId: first.GetRunId()})
-	assertPrecondition(t, err, "RUN_MISMATCH")
+	// w1 cannot report progress on, complete or fail a run that is no
+	// longer its.
+	_, err = c.AppendTaskProgress(ctx, &tasksv1.AppendTaskProgressRequest{TaskId: task.GetTaskId(), RunId: stale, LeaseToken: staleToken, Progress: &tasksv1.Progress{Phase: "stale", Percent: 90}})
+	assertPrecondition(t, err, "LEASE_LOST")
+	_, err = c.CompleteTask(ctx, &tasksv1.CompleteTaskRequest{TaskId: task.GetTaskId(), RunId: stale, LeaseToken: staleToken, Summary: "stale"})
+	assertPrecondition(t, err, "LEASE_LOST")
+	_, err = c.FailTask(ctx, &tasksv1.FailTaskRequest{TaskId: task.GetTaskId(), RunId: stale, LeaseToken: staleToken, Error: &tasksv1.TaskError{Category: "stale"}})
+	assertPrecondition(t, err, "LEASE_LOST")
+	// Nor with the current run's id (it lacks that run's token).
+	_, err = c.CompleteTask(ctx, &tasksv1.CompleteTaskRequest{TaskId: task.GetTaskId(), RunId: second.GetRunId(), LeaseToken: staleToken, Summary: "stale"})
+	assertPrecondition(t, err, "LEASE_LOST")
+	_, err = c.AppendTaskProgress(ctx, &tasksv1.AppendTaskProgressRequest{TaskId: task.GetTaskId(), RunId: second.GetRunId(), Progress: &tasksv1.Progress{Phase: "stale"}})
+	assertPrecondition(t, err, "LEASE_LOST")
+	// None of it was recorded: the task is as the second poll left it.
+	after := getTask(t, c, task.GetTaskId()).GetTask()
+	if after.GetStatus() != tasksv1.TaskStatus_TASK_STATUS_RUNNING || len(after.GetAttempts()) != 2 || after.GetCurrentRunId() != second.GetRunId() ||
+		after.GetProgress().GetPhase() == "stale" || after.GetAttempts()[0].GetStatus() != tasksv1.RunStatus_RUN_STATUS_LOST ||
+		after.GetAttempts()[1].GetStatus() != tasksv1.RunStatus_RUN_STATUS_RUNNING || after.GetVersion() != tk.GetVersion() {
+		t.Fatalf("the stale worker's reports changed the task: %v\nbefore: %v", after, tk)
+	}
+	// The holder is heard.
+	must[*tasksv1.AppendTaskProgressResponse](t)(c.AppendTaskProgress(ctx, &tasksv1.AppendTaskProgressRequest{TaskId: task.GetTaskId(), RunId: second.GetRunId(), LeaseToken: second.GetLeaseToken(), Progress: &tasksv1.Progress{Phase: "working", Percent: 50}}))
 
 	// Cancellation reaches the live worker in its heartbeat reply.
 	cr := must[*tasksv1.CancelTaskResponse](t)(c.CancelTask(ctx, &tasksv1.CancelTaskRequest{TaskId: task.GetTaskId(), Reason: "user stop"}))
 	if cr.GetStatus() != tasksv1.TaskStatus_TASK_STATUS_CANCELLING {
 		t.Fatalf("cancel -> %v", cr.GetStatus())
 	}
-	hb = must[*tasksv1.HeartbeatTaskResponse](t)(c.HeartbeatTask(ctx, &tasksv1.HeartbeatTaskRequest{TaskId: task.GetTaskId(), RunId: second.GetRunId()}))
+	hb = must[*tasksv1.HeartbeatTaskResponse](t)(c.HeartbeatTask(ctx, &tasksv1.HeartbeatTaskRequest{TaskId: task.GetTaskId(), RunId: second.GetRunId(), LeaseToken: second.GetLeaseToken()}))
 	if !hb.GetCancelRequested() {
 		t.Fatal("heartbeat did not carry the cancellation")
 	}
-	fr := must[*tasksv1.FailTaskResponse](t)(c.FailTask(ctx, &tasksv1.FailTaskRequest{TaskId: task.GetTaskId(), RunId: second.GetRunId(), Error: &tasksv1.TaskError{Category: "cancelled"}}))
+	fr := must[*tasksv1.FailTaskResponse](t)(c.FailTask(ctx, &tasksv1.FailTaskRequest{TaskId: task.GetTaskId(), RunId: second.GetRunId(), LeaseToken: second.GetLeaseToken(), Error: &tasksv1.TaskError{Category: "cancelled"}}))
 	if fr.GetStatus() != tasksv1.TaskStatus_TASK_STATUS_CANCELLED {
 		t.Fatalf("settled -> %v", fr.GetStatus())
 	}

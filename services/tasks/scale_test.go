@@ -114,7 +114,7 @@ func TestTenThousandTaskGraph(t *testing.T) {
 				if got.Task == nil {
 					continue
 				}
-				if _, err := a.CompleteTask(ctx, "t1", &tasksv1.CompleteTaskRequest{TaskId: got.Task.GetTaskId(), RunId: got.RunID}); err != nil {
+				if _, err := a.CompleteTask(ctx, "t1", &tasksv1.CompleteTaskRequest{TaskId: got.Task.GetTaskId(), RunId: got.RunID, LeaseToken: got.LeaseToken}); err != nil {
 					t.Error(err)
 					return
 				}

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -112,6 +113,9 @@ type Started struct {
 	Result
 	RunID, AttemptID string
 	LeaseExpiresAt   time.Time
+	// LeaseToken proves the lease of a leased run: heartbeats, progress
+	// and the run's end carry it with the run id.
+	LeaseToken string
 }
 
 // StartTask begins an attempt bound to a worker, thread or job item. With
@@ -134,8 +138,10 @@ func (a *App) StartTask(ctx context.Context, tenant string, req *tasksv1.StartTa
 func (a *App) start(ctx context.Context, tenant, taskID, idemKey, runID string, worker *tasksv1.WorkerRef, inputs []string, ttl time.Duration,
 	decide func(*tasksv1.Task, domain.Start) ([]*eventsv1.RuntimeEvent, error)) (Started, error) {
 	var expires time.Time
+	var token string
 	if ttl > 0 {
-		ok, err := a.leases.Acquire(ctx, LeaseKey(tenant, taskID), runID, ttl)
+		token = auth.NewLeaseToken()
+		ok, err := a.leases.Acquire(ctx, LeaseKey(tenant, taskID), auth.LeaseHolder(runID, token), ttl)
 		if err != nil {
 			return Started{}, err
 		}
@@ -156,16 +162,19 @@ func (a *App) start(ctx context.Context, tenant, taskID, idemKey, runID string, 
 		if ttl > 0 {
 			// Nothing was written: the lease guards no run. Released with a
 			// context that outlives the caller's.
-			_ = a.leases.Release(context.WithoutCancel(ctx), LeaseKey(tenant, taskID), runID)
+			_ = a.leases.Release(context.WithoutCancel(ctx), LeaseKey(tenant, taskID), auth.LeaseHolder(runID, token))
 		}
 		return Started{}, err
 	}
-	return Started{Result: res, RunID: runID, AttemptID: attemptID, LeaseExpiresAt: expires}, nil
+	return Started{Result: res, RunID: runID, AttemptID: attemptID, LeaseExpiresAt: expires, LeaseToken: token}, nil
 }
 
 // AppendTaskProgress records progress facts of the active run.
 func (a *App) AppendTaskProgress(ctx context.Context, tenant string, req *tasksv1.AppendTaskProgressRequest) (Result, error) {
-	return a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+	return a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(ctx context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		if err := a.fence(ctx, tenant, t, req.GetRunId(), req.GetLeaseToken()); err != nil {
+			return nil, err
+		}
 		return domain.DecideProgress(t, domain.Progress{
 			RunID: req.GetRunId(), Progress: req.GetProgress(), Artifacts: req.GetArtifacts(), EvidenceRefs: req.GetEvidenceRefs(),
 			CheckpointRefs: req.GetCheckpointRefs(), RunState: req.GetRunState(), Reason: req.GetReason(), Now: a.now(),
@@ -225,9 +234,12 @@ func (a *App) RetryTask(ctx context.Context, tenant string, req *tasksv1.RetryTa
 
 // CompleteTask reconciles completion of the active run.
 func (a *App) CompleteTask(ctx context.Context, tenant string, req *tasksv1.CompleteTaskRequest) (Result, error) {
-	res, err := a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+	res, err := a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(ctx context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
 		if done := lastAttempt(t, req.GetRunId()); done != nil && done.GetStatus() == tasksv1.RunStatus_RUN_STATUS_COMPLETED {
 			return nil, nil // completing the same run again
+		}
+		if err := a.fence(ctx, tenant, t, req.GetRunId(), req.GetLeaseToken()); err != nil {
+			return nil, err
 		}
 		return domain.DecideComplete(t, domain.Complete{
 			RunID: req.GetRunId(), Summary: req.GetSummary(), Artifacts: req.GetArtifacts(), EvidenceRefs: req.GetEvidenceRefs(),
@@ -243,7 +255,10 @@ func (a *App) CompleteTask(ctx context.Context, tenant string, req *tasksv1.Comp
 // FailTask ends the active run as failed; the retry policy may schedule
 // another attempt.
 func (a *App) FailTask(ctx context.Context, tenant string, req *tasksv1.FailTaskRequest) (Result, tasksv1.TaskStatus, error) {
-	res, err := a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+	res, err := a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(ctx context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		if err := a.fence(ctx, tenant, t, req.GetRunId(), req.GetLeaseToken()); err != nil {
+			return nil, err
+		}
 		return domain.DecideFail(t, domain.Fail{
 			RunID: req.GetRunId(), Error: req.GetError(), OutputRefs: req.GetOutputRefs(), CheckpointRefs: req.GetCheckpointRefs(), NoRetry: req.GetNoRetry(), Now: a.now(),
 		})
@@ -275,11 +290,48 @@ func lastAttempt(t *tasksv1.Task, runID string) *tasksv1.Attempt {
 }
 
 // release frees the run's lease once its end is in the log; best effort:
-// an unreleased lease only expires.
+// an unreleased lease only expires. Whoever ended the run (the worker, or
+// an operator's cancel) need not know its token: the holder is read and
+// released only while it is still this run's (a release compares).
 func (a *App) release(ctx context.Context, tenant, taskID, runID string) {
-	if err := a.leases.Release(context.WithoutCancel(ctx), LeaseKey(tenant, taskID), runID); err != nil {
+	ctx = context.WithoutCancel(ctx)
+	key := LeaseKey(tenant, taskID)
+	holder, held, err := a.leases.Holder(ctx, key)
+	if err == nil && held && auth.LeaseRun(holder) == runID {
+		err = a.leases.Release(ctx, key, holder)
+	}
+	if err != nil {
 		a.logger.WarnContext(ctx, "release lease", "task_id", taskID, "run_id", runID, "error", err)
 	}
+}
+
+// fence admits a report for a leased run (progress, the run's end) only
+// from the holder of its lease: the run id with the token its poll (or
+// start) handed out. A run that was lost, timed out or cancelled, or whose
+// lease lapsed or is held by another run, is LEASE_LOST and nothing is
+// recorded. A run that ended by its own report is left to the decision
+// (repeats are idempotent); runs without a lease (bound to a thread or a
+// job item) are not fenced.
+func (a *App) fence(ctx context.Context, tenant string, t *tasksv1.Task, runID, token string) error {
+	at := lastAttempt(t, runID)
+	if at == nil || !at.GetLeased() {
+		return nil
+	}
+	switch at.GetStatus() {
+	case tasksv1.RunStatus_RUN_STATUS_RUNNING:
+	case tasksv1.RunStatus_RUN_STATUS_COMPLETED, tasksv1.RunStatus_RUN_STATUS_FAILED:
+		return nil
+	default:
+		return domain.LeaseLost(t, runID)
+	}
+	holder, held, err := a.leases.Holder(ctx, LeaseKey(tenant, t.GetTaskId()))
+	if err != nil {
+		return err
+	}
+	if !held || !auth.HoldsLease(holder, runID, token) {
+		return domain.LeaseLost(t, runID)
+	}
+	return nil
 }
 
 func (a *App) releaseLast(ctx context.Context, tenant string, t *tasksv1.Task) {
@@ -366,11 +418,11 @@ func (a *App) HeartbeatTask(ctx context.Context, tenant string, req *tasksv1.Hea
 	if ttl <= 0 {
 		ttl = a.cfg.DefaultLeaseTTL
 	}
-	ok, err := a.leases.Renew(ctx, LeaseKey(tenant, t.GetTaskId()), req.GetRunId(), ttl)
+	ok, err := a.leases.Renew(ctx, LeaseKey(tenant, t.GetTaskId()), auth.LeaseHolder(req.GetRunId(), req.GetLeaseToken()), ttl)
 	if err != nil {
 		return Heartbeat{}, err
 	}
-	if !ok || t.GetCurrentRunId() != req.GetRunId() {
+	if !ok || req.GetLeaseToken() == "" || t.GetCurrentRunId() != req.GetRunId() {
 		return Heartbeat{}, domain.LeaseLost(t, req.GetRunId())
 	}
 	return Heartbeat{ExpiresAt: a.now().Add(ttl), CancelRequested: t.GetCancelRequested(), PauseRequested: t.GetStatus() == domain.Paused}, nil

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -310,7 +311,7 @@ func (a *App) SweepOnce(ctx context.Context) error {
 				errs = append(errs, err)
 				continue
 			}
-			if !held || holder != at.GetRunId() {
+			if !held || auth.LeaseRun(holder) != at.GetRunId() {
 				decide = func(t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
 					return domain.DecideLose(t, at.GetRunId(), a.now())
 				}

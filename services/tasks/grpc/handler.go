@@ -67,7 +67,7 @@ func (h *Handler) StartTask(ctx context.Context, req *tasksv1.StartTaskRequest) 
 		if err != nil {
 			return nil, err
 		}
-		return &tasksv1.StartTaskResponse{Result: write(st.Result), RunId: st.RunID, AttemptId: st.AttemptID, LeaseExpiresAt: tsOrNil(st.LeaseExpiresAt)}, nil
+		return &tasksv1.StartTaskResponse{Result: write(st.Result), RunId: st.RunID, AttemptId: st.AttemptID, LeaseExpiresAt: tsOrNil(st.LeaseExpiresAt), LeaseToken: st.LeaseToken}, nil
 	})
 }
 
@@ -174,7 +174,7 @@ func (h *Handler) PollTask(ctx context.Context, req *tasksv1.PollTaskRequest) (*
 		if got.Task == nil {
 			return &tasksv1.PollTaskResponse{}, nil
 		}
-		return &tasksv1.PollTaskResponse{Task: got.Task, RunId: got.RunID, AttemptId: got.AttemptID, LeaseExpiresAt: tsOrNil(got.LeaseExpiresAt), Result: write(got.Result)}, nil
+		return &tasksv1.PollTaskResponse{Task: got.Task, RunId: got.RunID, AttemptId: got.AttemptID, LeaseExpiresAt: tsOrNil(got.LeaseExpiresAt), LeaseToken: got.LeaseToken, Result: write(got.Result)}, nil
 	})
 }
 

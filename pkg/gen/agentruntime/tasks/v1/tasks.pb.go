@@ -408,8 +408,11 @@ type StartTaskResponse struct {
 	RunId          string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	AttemptId      string                 `protobuf:"bytes,3,opt,name=attempt_id,json=attemptId,proto3" json:"attempt_id,omitempty"`
 	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Set when the run is leased (lease_ttl): the worker that runs it
+	// sends it with run_id, as with PollTaskResponse.lease_token.
+	LeaseToken    string `protobuf:"bytes,5,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StartTaskResponse) Reset() {
@@ -468,6 +471,13 @@ func (x *StartTaskResponse) GetLeaseExpiresAt() *timestamppb.Timestamp {
 		return x.LeaseExpiresAt
 	}
 	return nil
+}
+
+func (x *StartTaskResponse) GetLeaseToken() string {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return ""
 }
 
 type AppendTaskProgressRequest struct {
@@ -3903,13 +3913,15 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\x06worker\x18\x04 \x01(\v2 .agentruntime.tasks.v1.WorkerRefB\x06\xbaH\x03\xc8\x01\x01R\x06worker\x12\x1d\n" +
 	"\n" +
 	"input_refs\x18\x05 \x03(\tR\tinputRefs\x126\n" +
-	"\tlease_ttl\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\bleaseTtl\"\xcc\x01\n" +
+	"\tlease_ttl\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\bleaseTtl\"\xed\x01\n" +
 	"\x11StartTaskResponse\x12;\n" +
 	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +
 	"attempt_id\x18\x03 \x01(\tR\tattemptId\x12D\n" +
-	"\x10lease_expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\"\xbc\x04\n" +
+	"\x10lease_expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12\x1f\n" +
+	"\vlease_token\x18\x05 \x01(\tR\n" +
+	"leaseToken\"\xbc\x04\n" +
 	"\x19AppendTaskProgressRequest\x12@\n" +
 	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12>\n" +
 	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12S\n" +

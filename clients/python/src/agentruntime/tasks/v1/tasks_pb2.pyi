@@ -590,16 +590,18 @@ class StartTaskRequest(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., run_id: _Optional[str] = ..., worker: _Optional[_Union[_types_pb2.WorkerRef, _Mapping]] = ..., input_refs: _Optional[_Iterable[str]] = ..., lease_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class StartTaskResponse(_message.Message):
-    __slots__ = ["attempt_id", "lease_expires_at", "result", "run_id"]
+    __slots__ = ["attempt_id", "lease_expires_at", "lease_token", "result", "run_id"]
     ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     LEASE_EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     attempt_id: str
     lease_expires_at: _timestamp_pb2.Timestamp
+    lease_token: str
     result: _common_pb2.WriteResult
     run_id: str
-    def __init__(self, result: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ..., run_id: _Optional[str] = ..., attempt_id: _Optional[str] = ..., lease_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, result: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ..., run_id: _Optional[str] = ..., attempt_id: _Optional[str] = ..., lease_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., lease_token: _Optional[str] = ...) -> None: ...
 
 class TaskDelivery(_message.Message):
     __slots__ = ["delivery_state", "task_id"]
