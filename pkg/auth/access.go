@@ -94,3 +94,19 @@ func Denial(method string, a *authv1.Access, role string) string {
 	}
 	return fmt.Sprintf("%s needs role %s; the caller holds %s", strings.TrimPrefix(method, "/"), Describe(a), held)
 }
+
+// ReasonSelfApproval is the ErrorInfo reason of a refused self-approval.
+const ReasonSelfApproval = "SELF_APPROVAL"
+
+// SelfApproval reports whether p answering a decision that the principal
+// (requesterSubject, requesterRole) asked for would be a self-approval:
+// decisions come from people or policy, never from the worker that asked.
+// A worker principal answers nothing; and the subject that asked as a
+// worker cannot answer it under another role either. People answering
+// their own questions (an operator's RequestAction) are not refused.
+func SelfApproval(requesterSubject, requesterRole string, p Principal) bool {
+	if p.Role == RoleWorker {
+		return true
+	}
+	return requesterRole == RoleWorker && requesterSubject != "" && requesterSubject == p.Subject
+}

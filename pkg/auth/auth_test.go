@@ -399,3 +399,29 @@ func TestLoadConfigErrors(t *testing.T) {
 	_, err := auth.LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"))
 	require.Error(t, err)
 }
+
+func TestSelfApproval(t *testing.T) {
+	type Principal = auth.Principal
+	const (
+		RoleWorker, RoleOperator, RoleAdmin = auth.RoleWorker, auth.RoleOperator, auth.RoleAdmin
+	)
+	cases := []struct {
+		name               string
+		requester, reqRole string
+		responder          Principal
+		refused            bool
+	}{
+		{"an operator answers a worker's request", "bot-1", RoleWorker, Principal{Subject: "alice", Role: RoleOperator}, false},
+		{"an admin answers a worker's request", "bot-1", RoleWorker, Principal{Subject: "root", Role: RoleAdmin}, false},
+		{"a worker principal answers anything", "alice", RoleOperator, Principal{Subject: "bot-2", Role: RoleWorker}, true},
+		{"the requesting worker under the operator role", "bot-1", RoleWorker, Principal{Subject: "bot-1", Role: RoleOperator}, true},
+		{"the requesting worker under the admin role", "bot-1", RoleWorker, Principal{Subject: "bot-1", Role: RoleAdmin}, true},
+		{"an operator answers its own question", "alice", RoleOperator, Principal{Subject: "alice", Role: RoleOperator}, false},
+		{"the runtime asked (no requester)", "", "", Principal{Subject: "alice", Role: RoleOperator}, false},
+	}
+	for _, c := range cases {
+		if got := auth.SelfApproval(c.requester, c.reqRole, c.responder); got != c.refused {
+			t.Errorf("%s: SelfApproval = %v, want %v", c.name, got, c.refused)
+		}
+	}
+}

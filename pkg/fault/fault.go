@@ -37,7 +37,8 @@ const (
 	// KindUnavailable: a dependency or a read model is not ready; retry
 	// (RetryAfter).
 	KindUnavailable
-	// KindPermissionDenied: the caller may not do this.
+	// KindPermissionDenied: the caller may not do this (Reason and
+	// Metadata, when set, become an ErrorInfo).
 	KindPermissionDenied
 	// KindUnauthenticated: the call carries no credentials.
 	KindUnauthenticated

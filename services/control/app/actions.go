@@ -7,6 +7,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -42,7 +43,10 @@ func compileSchema(text string) (*jsonschema.Schema, error) {
 // RequestAction opens a human or policy decision on a live turn and moves
 // the turn and thread to waiting. A retry with the same action id returns
 // the action.
-func (a *App) RequestAction(ctx context.Context, c Caller, req *controlv1.RequestActionRequest, requestedBy string) (*controlv1.RequestActionResponse, error) {
+//
+// requester is the principal whose call asked (the caller of
+// RequestAction, or the EvaluatePermission behind a permission action).
+func (a *App) RequestAction(ctx context.Context, c Caller, req *controlv1.RequestActionRequest, requestedBy string, requester auth.Principal) (*controlv1.RequestActionResponse, error) {
 	if req.GetJsonSchema() != "" {
 		if _, err := compileSchema(req.GetJsonSchema()); err != nil {
 			return nil, fault.Invalid("json_schema", "%s", "not a valid JSON Schema: "+err.Error())
@@ -76,6 +80,7 @@ func (a *App) RequestAction(ctx context.Context, c Caller, req *controlv1.Reques
 			ActionID: actionID, Type: req.GetActionType(), Prompt: req.GetPrompt(), JSONSchema: req.GetJsonSchema(),
 			Decisions: req.GetDecisions(), Timeout: req.GetTimeout().AsDuration(), DecisionOnTimeout: req.GetDecisionOnTimeout(),
 			Context: req.GetContext(), RequestedBy: requestedBy, StepID: req.GetStepId(), ToolCall: req.GetToolCallId(), Now: a.now(),
+			RequesterSubject: requester.Subject, RequesterRole: requester.Role,
 		})
 	})
 	if err != nil {
@@ -110,7 +115,7 @@ func (a *App) RespondAction(ctx context.Context, c Caller, req *controlv1.Respon
 			return nil, err
 		}
 		alreadyResolved = cur.Status != "pending"
-		return domain.DecideRespond(cur, domain.Respond{Decision: req.GetDecision(), PayloadJSON: req.GetPayloadJson(), Responder: c.Subject, SchemaError: schemaErr})
+		return domain.DecideRespond(cur, domain.Respond{Decision: req.GetDecision(), PayloadJSON: req.GetPayloadJson(), Responder: c, SchemaError: schemaErr})
 	})
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -112,18 +113,19 @@ func (a *App) openPermissionAction(ctx context.Context, ev *eventsv1.RuntimeEven
 		},
 	}
 	req.Timeout = durationOf(timeout)
-	_, err := a.RequestAction(ctx, c, req, "permission")
+	requester := auth.Principal{Tenant: c.Tenant, Subject: p.GetRequesterSubject(), Role: p.GetRequesterRole()}
+	_, err := a.RequestAction(ctx, c, req, "permission", requester)
 	if fault.HasReason(err, "TURN_ENDED") {
 		// The turn ended before the request arrived: open and cancel the
 		// action so the permission service gets its answer.
-		return a.cancelOrphanPermission(ctx, c, req)
+		return a.cancelOrphanPermission(ctx, c, req, requester)
 	}
 	return err
 }
 
 func durationOf(d time.Duration) *durationpb.Duration { return durationpb.New(d) }
 
-func (a *App) cancelOrphanPermission(ctx context.Context, c Caller, req *controlv1.RequestActionRequest) error {
+func (a *App) cancelOrphanPermission(ctx context.Context, c Caller, req *controlv1.RequestActionRequest, requester auth.Principal) error {
 	_, err := a.exec.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
 		if _, ok, err := rm.Action(ctx, a.Store, c.Tenant, req.GetActionId()); err != nil || ok {
 			return nil, err
@@ -135,6 +137,7 @@ func (a *App) cancelOrphanPermission(ctx context.Context, c Caller, req *control
 		return domain.DecideLateAction(tu, domain.RequestAction{
 			ActionID: req.GetActionId(), Type: req.GetActionType(), Prompt: req.GetPrompt(), Decisions: req.GetDecisions(),
 			DecisionOnTimeout: req.GetDecisionOnTimeout(), Context: req.GetContext(), RequestedBy: "permission",
+			RequesterSubject: requester.Subject, RequesterRole: requester.Role,
 			StepID: req.GetStepId(), ToolCall: req.GetToolCallId(),
 		}), nil
 	})

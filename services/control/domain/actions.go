@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -8,6 +9,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -23,8 +26,11 @@ type RequestAction struct {
 	DecisionOnTimeout string
 	Context           map[string]string
 	RequestedBy       string
-	StepID, ToolCall  string
-	Now               time.Time
+	// Requester is the principal whose call opened the action; it is
+	// recorded so that it never resolves it when it is a worker.
+	RequesterSubject, RequesterRole string
+	StepID, ToolCall                string
+	Now                             time.Time
 }
 
 // DecideRequestAction writes action.required for a turn that is still
@@ -43,6 +49,7 @@ func DecideRequestAction(turn *controlv1.Turn, cmd RequestAction) ([]*eventsv1.R
 	p := &eventsv1.ActionRequired{
 		ActionType: cmd.Type, Prompt: cmd.Prompt, JsonSchema: cmd.JSONSchema, Decisions: cmd.Decisions,
 		DecisionOnTimeout: cmd.DecisionOnTimeout, RequestedBy: cmd.RequestedBy, Context: cmd.Context,
+		RequesterSubject: cmd.RequesterSubject, RequesterRole: cmd.RequesterRole,
 	}
 	if cmd.Timeout > 0 {
 		p.Timeout = durationpb.New(cmd.Timeout)
@@ -59,14 +66,26 @@ func DecideRequestAction(turn *controlv1.Turn, cmd RequestAction) ([]*eventsv1.R
 type Respond struct {
 	Decision    string
 	PayloadJSON string
-	Responder   string
+	// Responder is who answers; its role is checked against the action's
+	// requester (no self-approval).
+	Responder   auth.Principal
 	SchemaError error
 }
 
 // DecideRespond resolves a pending action with one of its decisions. An
 // action that is no longer pending returns nil events: the caller answers
 // with the first resolution (exactly once).
+//
+// Decisions come from people or policy, never from the worker that asked:
+// a worker principal, or the subject that opened the action as a worker,
+// is PermissionDenied SELF_APPROVAL whatever the action's state.
 func DecideRespond(a *controlv1.Action, cmd Respond) ([]*eventsv1.RuntimeEvent, error) {
+	if auth.SelfApproval(a.RequesterSubject, a.RequesterRole, cmd.Responder) {
+		return nil, &fault.Error{Kind: fault.KindPermissionDenied, Reason: auth.ReasonSelfApproval,
+			Message: fmt.Sprintf("action %s was requested by %s (%s); a worker never resolves what it asked for: an operator or admin answers it", a.ActionId, a.RequesterSubject, a.RequesterRole),
+			Metadata: map[string]string{"action_id": a.ActionId, "requester_subject": a.RequesterSubject, "requester_role": a.RequesterRole,
+				"responder_subject": cmd.Responder.Subject, "responder_role": cmd.Responder.Role}}
+	}
 	if a.Status != "pending" {
 		return nil, nil
 	}
@@ -76,7 +95,7 @@ func DecideRespond(a *controlv1.Action, cmd Respond) ([]*eventsv1.RuntimeEvent, 
 	if a.JsonSchema != "" && cmd.SchemaError != nil {
 		return nil, invalid("payload_json", "does not match the action's schema: %v", cmd.SchemaError)
 	}
-	return []*eventsv1.RuntimeEvent{resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, cmd.Decision, cmd.PayloadJSON, cmd.Responder)}, nil
+	return []*eventsv1.RuntimeEvent{resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, cmd.Decision, cmd.PayloadJSON, cmd.Responder.Subject)}, nil
 }
 
 // DecideTimeout resolves a pending action whose deadline passed with its
@@ -103,7 +122,7 @@ func resolveAction(a *controlv1.Action, outcome eventsv1.ActionOutcome, decision
 func DecideLateAction(turn *controlv1.Turn, cmd RequestAction) []*eventsv1.RuntimeEvent {
 	p := &eventsv1.ActionRequired{
 		ActionType: cmd.Type, Prompt: cmd.Prompt, Decisions: cmd.Decisions, DecisionOnTimeout: cmd.DecisionOnTimeout,
-		RequestedBy: cmd.RequestedBy, Context: cmd.Context,
+		RequestedBy: cmd.RequestedBy, Context: cmd.Context, RequesterSubject: cmd.RequesterSubject, RequesterRole: cmd.RequesterRole,
 	}
 	scope := Scope{Session: turn.SessionId, Thread: turn.ThreadId, Turn: turn.TurnId, Action: cmd.ActionID, Step: cmd.StepID, ToolCall: cmd.ToolCall}
 	req := event("action.required", scope)

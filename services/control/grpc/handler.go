@@ -132,7 +132,7 @@ func (h *Handler) TerminateProcess(ctx context.Context, req *controlv1.Terminate
 // RequestAction: an action a client requests is requested by its caller.
 func (h *Handler) RequestAction(ctx context.Context, req *controlv1.RequestActionRequest) (*controlv1.RequestActionResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, c app.Caller, req *controlv1.RequestActionRequest) (*controlv1.RequestActionResponse, error) {
-		return h.App.RequestAction(ctx, c, req, c.Subject)
+		return h.App.RequestAction(ctx, c, req, c.Subject, c)
 	})
 }
 

@@ -471,6 +471,7 @@ func (t *tx) actionRequired() {
 		ActionType: p.GetActionType(), Prompt: p.GetPrompt(), JsonSchema: p.GetJsonSchema(), Decisions: p.GetDecisions(),
 		DecisionOnTimeout: p.GetDecisionOnTimeout(), ExpiresAt: p.GetExpiresAt(), Context: p.GetContext(),
 		RequestedBy: p.GetRequestedBy(), Status: "pending", RequestedAt: ev.GetTimestamp(),
+		RequesterSubject: p.GetRequesterSubject(), RequesterRole: p.GetRequesterRole(),
 		StepId: ev.GetStepId(), ToolCallId: ev.GetToolCallId(), Sequence: t.seq(),
 	}
 	t.put(ActionKey(t.tenant(), a.ActionId), a)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -51,6 +53,12 @@ func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans
 		requested := &eventsv1.PermissionRequested{}
 		if err := proto.Unmarshal(doc.Requested, requested); err != nil {
 			return nil, err
+		}
+		if ans.By != nil && auth.SelfApproval(requested.GetRequesterSubject(), requested.GetRequesterRole(), *ans.By) {
+			return nil, &fault.Error{Kind: fault.KindPermissionDenied, Reason: auth.ReasonSelfApproval,
+				Message: fmt.Sprintf("permission request %s was asked by %s (%s); a worker never resolves what it asked for: an operator or admin answers it", actionID, requested.GetRequesterSubject(), requested.GetRequesterRole()),
+				Metadata: map[string]string{"action_id": actionID, "requester_subject": requested.GetRequesterSubject(), "requester_role": requested.GetRequesterRole(),
+					"responder_subject": ans.By.Subject, "responder_role": ans.By.Role}}
 		}
 		prior := &eventsv1.PermissionResolved{}
 		state := domain.ApprovalPending

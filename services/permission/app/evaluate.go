@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -43,6 +44,9 @@ type EvaluateInput struct {
 	// MinSequence: decide on a policy at least this recent (the sequence a
 	// policy write answered with).
 	MinSequence uint64
+	// Requester is the caller; a request for approval records it, and it
+	// may never answer that request when it is a worker.
+	Requester auth.Principal
 }
 
 // EvaluateOutput is the decision and what it recorded.
@@ -190,6 +194,7 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 		EvaluationId: evalID, Prompt: prompt, Target: in.Target, Name: in.Name, ArgumentsPreview: preview,
 		Decisions: append([]string(nil), domain.Decisions...), Timeout: durationpb.New(timeout), DecisionOnTimeout: domain.DecisionOnTimeout,
 		Destructive: ev.Destructive, ImpactScope: ev.ImpactScope, ProposedSessionRule: ev.ProposedSessionRule, SandboxProfile: ev.Profile,
+		RequesterSubject: in.Requester.Subject, RequesterRole: in.Requester.Role,
 	}}
 	// A new aggregate per request: permission.resolved later appends to it
 	// with the expected sequence, so a request resolves exactly once.

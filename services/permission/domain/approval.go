@@ -3,6 +3,7 @@ package domain
 import (
 	"fmt"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -56,6 +57,11 @@ type Answer struct {
 	Outcome   eventsv1.ActionOutcome
 	Decision  string
 	Responder string
+	// By is the principal answering through ResolvePermission, checked
+	// against the request's requester (no self-approval); nil for the
+	// runtime's own answers (the control service's resolved action, which
+	// checked its responder, timeouts, cancellations).
+	By *auth.Principal
 }
 
 // ReasonAlreadyResolved: the request ended differently before; only a

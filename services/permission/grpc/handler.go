@@ -43,7 +43,7 @@ func (h *Handler) EvaluatePermission(ctx context.Context, req *permissionv1.Eval
 			ToolCallID: req.GetToolCallId(), ProcessID: req.GetProcessId(), WorkspaceID: req.GetWorkspaceId(),
 			Target: req.GetTarget(), Name: req.GetName(), Access: req.GetAccess(), Paths: req.GetPaths(), Command: req.GetCommand(),
 			Hosts: req.GetHosts(), Cwd: req.GetCwd(), Resolved: resolved, ArgumentsJSON: req.GetArgumentsJson(), SkipHooks: req.GetSkipHooks(),
-			ApprovalTimeout: req.GetApprovalTimeout().AsDuration(), MinSequence: req.GetMinSequence(),
+			ApprovalTimeout: req.GetApprovalTimeout().AsDuration(), MinSequence: req.GetMinSequence(), Requester: p,
 		})
 		if err != nil {
 			return nil, err
@@ -57,7 +57,7 @@ func (h *Handler) EvaluatePermission(ctx context.Context, req *permissionv1.Eval
 func (h *Handler) ResolvePermission(ctx context.Context, req *permissionv1.ResolvePermissionRequest) (*permissionv1.ResolvePermissionResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.ResolvePermissionRequest) (*permissionv1.ResolvePermissionResponse, error) {
 		res, w, err := h.App.Resolve(ctx, p.Tenant, req.GetSessionId(), req.GetActionId(), domain.Answer{
-			Outcome: eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, Decision: req.GetDecision(), Responder: p.Subject,
+			Outcome: eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, Decision: req.GetDecision(), Responder: p.Subject, By: &p,
 		})
 		if err != nil {
 			return nil, err

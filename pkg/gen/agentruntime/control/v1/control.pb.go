@@ -3628,17 +3628,20 @@ type Action struct {
 	Context           map[string]string      `protobuf:"bytes,11,rep,name=context,proto3" json:"context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	RequestedBy       string                 `protobuf:"bytes,12,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
 	// pending, resolved, timed_out, cancelled.
-	Status        string                 `protobuf:"bytes,13,opt,name=status,proto3" json:"status,omitempty"`
-	Decision      string                 `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
-	PayloadJson   string                 `protobuf:"bytes,15,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
-	Responder     string                 `protobuf:"bytes,16,opt,name=responder,proto3" json:"responder,omitempty"`
-	RequestedAt   *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
-	ResolvedAt    *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=resolved_at,json=resolvedAt,proto3" json:"resolved_at,omitempty"`
-	StepId        string                 `protobuf:"bytes,19,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
-	ToolCallId    string                 `protobuf:"bytes,20,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	Sequence      uint64                 `protobuf:"varint,21,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Status      string                 `protobuf:"bytes,13,opt,name=status,proto3" json:"status,omitempty"`
+	Decision    string                 `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
+	PayloadJson string                 `protobuf:"bytes,15,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
+	Responder   string                 `protobuf:"bytes,16,opt,name=responder,proto3" json:"responder,omitempty"`
+	RequestedAt *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
+	ResolvedAt  *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=resolved_at,json=resolvedAt,proto3" json:"resolved_at,omitempty"`
+	StepId      string                 `protobuf:"bytes,19,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	ToolCallId  string                 `protobuf:"bytes,20,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	Sequence    uint64                 `protobuf:"varint,21,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// Who opened the action (ActionRequired.requester_subject and _role).
+	RequesterSubject string `protobuf:"bytes,22,opt,name=requester_subject,json=requesterSubject,proto3" json:"requester_subject,omitempty"`
+	RequesterRole    string `protobuf:"bytes,23,opt,name=requester_role,json=requesterRole,proto3" json:"requester_role,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Action) Reset() {
@@ -3816,6 +3819,20 @@ func (x *Action) GetSequence() uint64 {
 		return x.Sequence
 	}
 	return 0
+}
+
+func (x *Action) GetRequesterSubject() string {
+	if x != nil {
+		return x.RequesterSubject
+	}
+	return ""
+}
+
+func (x *Action) GetRequesterRole() string {
+	if x != nil {
+		return x.RequesterRole
+	}
+	return ""
 }
 
 // Incident is a failure or warning worth showing with the thread.
@@ -5619,7 +5636,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcc\x06\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa0\a\n" +
 	"\x06Action\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12\x1d\n" +
 	"\n" +
@@ -5648,7 +5665,9 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\astep_id\x18\x13 \x01(\tR\x06stepId\x12 \n" +
 	"\ftool_call_id\x18\x14 \x01(\tR\n" +
 	"toolCallId\x12\x1a\n" +
-	"\bsequence\x18\x15 \x01(\x04R\bsequence\x1a:\n" +
+	"\bsequence\x18\x15 \x01(\x04R\bsequence\x12+\n" +
+	"\x11requester_subject\x18\x16 \x01(\tR\x10requesterSubject\x12%\n" +
+	"\x0erequester_role\x18\x17 \x01(\tR\rrequesterRole\x1a:\n" +
 	"\fContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x89\x01\n" +

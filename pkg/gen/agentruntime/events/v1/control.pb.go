@@ -156,10 +156,15 @@ type ActionRequired struct {
 	// Who asked: "permission", "worker:<id>", "host".
 	RequestedBy string `protobuf:"bytes,7,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
 	// Display-safe facts for the responder (tool name, safe arguments...).
-	Context       map[string]string      `protobuf:"bytes,8,rep,name=context,proto3" json:"context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Context   map[string]string      `protobuf:"bytes,8,rep,name=context,proto3" json:"context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The principal whose call opened the action (RequestAction, or the
+	// EvaluatePermission behind a permission action): its subject and role.
+	// A worker principal never resolves what it asked for (DESIGN.md §12).
+	RequesterSubject string `protobuf:"bytes,10,opt,name=requester_subject,json=requesterSubject,proto3" json:"requester_subject,omitempty"`
+	RequesterRole    string `protobuf:"bytes,11,opt,name=requester_role,json=requesterRole,proto3" json:"requester_role,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ActionRequired) Reset() {
@@ -253,6 +258,20 @@ func (x *ActionRequired) GetExpiresAt() *timestamppb.Timestamp {
 		return x.ExpiresAt
 	}
 	return nil
+}
+
+func (x *ActionRequired) GetRequesterSubject() string {
+	if x != nil {
+		return x.RequesterSubject
+	}
+	return ""
+}
+
+func (x *ActionRequired) GetRequesterRole() string {
+	if x != nil {
+		return x.RequesterRole
+	}
+	return ""
 }
 
 // ActionResolved: an action ended (action.resolved), exactly once.
@@ -3106,7 +3125,7 @@ var File_agentruntime_events_v1_control_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"$agentruntime/events/v1/control.proto\x12\x16agentruntime.events.v1\x1a#agentruntime/common/v1/common.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x03\n" +
+	"$agentruntime/events/v1/control.proto\x12\x16agentruntime.events.v1\x1a#agentruntime/common/v1/common.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xaa\x04\n" +
 	"\x0eActionRequired\x12\x1f\n" +
 	"\vaction_type\x18\x01 \x01(\tR\n" +
 	"actionType\x12\x16\n" +
@@ -3119,7 +3138,10 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\frequested_by\x18\a \x01(\tR\vrequestedBy\x12M\n" +
 	"\acontext\x18\b \x03(\v23.agentruntime.events.v1.ActionRequired.ContextEntryR\acontext\x129\n" +
 	"\n" +
-	"expires_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x1a:\n" +
+	"expires_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12+\n" +
+	"\x11requester_subject\x18\n" +
+	" \x01(\tR\x10requesterSubject\x12%\n" +
+	"\x0erequester_role\x18\v \x01(\tR\rrequesterRole\x1a:\n" +
 	"\fContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf2\x01\n" +

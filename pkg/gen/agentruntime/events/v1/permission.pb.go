@@ -2102,8 +2102,12 @@ type PermissionRequested struct {
 	// The sandbox the call runs in once allowed (sandbox.applied records it
 	// with permission.resolved).
 	SandboxProfile *SandboxProfile `protobuf:"bytes,12,opt,name=sandbox_profile,json=sandboxProfile,proto3" json:"sandbox_profile,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The principal whose EvaluatePermission asked: its subject and role. A
+	// worker principal never resolves what it asked for (DESIGN.md §12).
+	RequesterSubject string `protobuf:"bytes,13,opt,name=requester_subject,json=requesterSubject,proto3" json:"requester_subject,omitempty"`
+	RequesterRole    string `protobuf:"bytes,14,opt,name=requester_role,json=requesterRole,proto3" json:"requester_role,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PermissionRequested) Reset() {
@@ -2218,6 +2222,20 @@ func (x *PermissionRequested) GetSandboxProfile() *SandboxProfile {
 		return x.SandboxProfile
 	}
 	return nil
+}
+
+func (x *PermissionRequested) GetRequesterSubject() string {
+	if x != nil {
+		return x.RequesterSubject
+	}
+	return ""
+}
+
+func (x *PermissionRequested) GetRequesterRole() string {
+	if x != nil {
+		return x.RequesterRole
+	}
+	return ""
 }
 
 // PermissionResolved: the request was allowed, denied, timed out or
@@ -3389,7 +3407,7 @@ const file_agentruntime_events_v1_permission_proto_rawDesc = "" +
 	"\x05hosts\x18\x14 \x03(\tR\x05hosts\x12 \n" +
 	"\fhook_run_ids\x18\x15 \x03(\tR\n" +
 	"hookRunIds\x12+\n" +
-	"\x11arguments_preview\x18\x16 \x01(\tR\x10argumentsPreview\"\xc4\x04\n" +
+	"\x11arguments_preview\x18\x16 \x01(\tR\x10argumentsPreview\"\x98\x05\n" +
 	"\x13PermissionRequested\x12#\n" +
 	"\revaluation_id\x18\x01 \x01(\tR\fevaluationId\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12:\n" +
@@ -3403,7 +3421,9 @@ const file_agentruntime_events_v1_permission_proto_rawDesc = "" +
 	"\fimpact_scope\x18\n" +
 	" \x01(\tR\vimpactScope\x12Z\n" +
 	"\x15proposed_session_rule\x18\v \x01(\v2&.agentruntime.events.v1.PermissionRuleR\x13proposedSessionRule\x12O\n" +
-	"\x0fsandbox_profile\x18\f \x01(\v2&.agentruntime.events.v1.SandboxProfileR\x0esandboxProfile\"\x83\x02\n" +
+	"\x0fsandbox_profile\x18\f \x01(\v2&.agentruntime.events.v1.SandboxProfileR\x0esandboxProfile\x12+\n" +
+	"\x11requester_subject\x18\r \x01(\tR\x10requesterSubject\x12%\n" +
+	"\x0erequester_role\x18\x0e \x01(\tR\rrequesterRole\"\x83\x02\n" +
 	"\x12PermissionResolved\x12#\n" +
 	"\revaluation_id\x18\x01 \x01(\tR\fevaluationId\x12L\n" +
 	"\n" +

@@ -49,7 +49,7 @@ class AckEventsResponse(_message.Message):
     def __init__(self, channel: _Optional[_Union[Channel, _Mapping]] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ["action_id", "action_type", "context", "decision", "decision_on_timeout", "decisions", "expires_at", "json_schema", "payload_json", "prompt", "requested_at", "requested_by", "resolved_at", "responder", "sequence", "session_id", "status", "step_id", "thread_id", "tool_call_id", "turn_id"]
+    __slots__ = ["action_id", "action_type", "context", "decision", "decision_on_timeout", "decisions", "expires_at", "json_schema", "payload_json", "prompt", "requested_at", "requested_by", "requester_role", "requester_subject", "resolved_at", "responder", "sequence", "session_id", "status", "step_id", "thread_id", "tool_call_id", "turn_id"]
     class ContextEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +69,8 @@ class Action(_message.Message):
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_AT_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_ROLE_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_SUBJECT_FIELD_NUMBER: _ClassVar[int]
     RESOLVED_AT_FIELD_NUMBER: _ClassVar[int]
     RESPONDER_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -90,6 +92,8 @@ class Action(_message.Message):
     prompt: str
     requested_at: _timestamp_pb2.Timestamp
     requested_by: str
+    requester_role: str
+    requester_subject: str
     resolved_at: _timestamp_pb2.Timestamp
     responder: str
     sequence: int
@@ -99,7 +103,7 @@ class Action(_message.Message):
     thread_id: str
     tool_call_id: str
     turn_id: str
-    def __init__(self, action_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., action_type: _Optional[str] = ..., prompt: _Optional[str] = ..., json_schema: _Optional[str] = ..., decisions: _Optional[_Iterable[str]] = ..., decision_on_timeout: _Optional[str] = ..., expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., context: _Optional[_Mapping[str, str]] = ..., requested_by: _Optional[str] = ..., status: _Optional[str] = ..., decision: _Optional[str] = ..., payload_json: _Optional[str] = ..., responder: _Optional[str] = ..., requested_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., resolved_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., step_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, action_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., action_type: _Optional[str] = ..., prompt: _Optional[str] = ..., json_schema: _Optional[str] = ..., decisions: _Optional[_Iterable[str]] = ..., decision_on_timeout: _Optional[str] = ..., expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., context: _Optional[_Mapping[str, str]] = ..., requested_by: _Optional[str] = ..., status: _Optional[str] = ..., decision: _Optional[str] = ..., payload_json: _Optional[str] = ..., responder: _Optional[str] = ..., requested_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., resolved_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., step_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., sequence: _Optional[int] = ..., requester_subject: _Optional[str] = ..., requester_role: _Optional[str] = ...) -> None: ...
 
 class Channel(_message.Message):
     __slots__ = ["channel_id", "last_acked_sequence", "peer", "sequence", "session_id", "status"]

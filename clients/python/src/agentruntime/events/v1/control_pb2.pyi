@@ -19,7 +19,7 @@ TURN_OUTCOME_TIMED_OUT: TurnOutcome
 TURN_OUTCOME_UNSPECIFIED: TurnOutcome
 
 class ActionRequired(_message.Message):
-    __slots__ = ["action_type", "context", "decision_on_timeout", "decisions", "expires_at", "json_schema", "prompt", "requested_by", "timeout"]
+    __slots__ = ["action_type", "context", "decision_on_timeout", "decisions", "expires_at", "json_schema", "prompt", "requested_by", "requester_role", "requester_subject", "timeout"]
     class ContextEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -35,6 +35,8 @@ class ActionRequired(_message.Message):
     JSON_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_ROLE_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_SUBJECT_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     action_type: str
     context: _containers.ScalarMap[str, str]
@@ -44,8 +46,10 @@ class ActionRequired(_message.Message):
     json_schema: str
     prompt: str
     requested_by: str
+    requester_role: str
+    requester_subject: str
     timeout: _duration_pb2.Duration
-    def __init__(self, action_type: _Optional[str] = ..., prompt: _Optional[str] = ..., json_schema: _Optional[str] = ..., decisions: _Optional[_Iterable[str]] = ..., timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., decision_on_timeout: _Optional[str] = ..., requested_by: _Optional[str] = ..., context: _Optional[_Mapping[str, str]] = ..., expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, action_type: _Optional[str] = ..., prompt: _Optional[str] = ..., json_schema: _Optional[str] = ..., decisions: _Optional[_Iterable[str]] = ..., timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., decision_on_timeout: _Optional[str] = ..., requested_by: _Optional[str] = ..., context: _Optional[_Mapping[str, str]] = ..., expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., requester_subject: _Optional[str] = ..., requester_role: _Optional[str] = ...) -> None: ...
 
 class ActionResolved(_message.Message):
     __slots__ = ["action_type", "decision", "outcome", "payload_json", "requested_by", "responder"]

@@ -271,7 +271,7 @@ class PermissionEvaluated(_message.Message):
     def __init__(self, evaluation_id: _Optional[str] = ..., target: _Optional[_Union[TargetKind, str]] = ..., name: _Optional[str] = ..., access: _Optional[_Union[Access, str]] = ..., decision: _Optional[_Union[Decision, str]] = ..., decision_source: _Optional[_Union[DecisionSource, str]] = ..., decision_reason: _Optional[str] = ..., rule_refs: _Optional[_Iterable[str]] = ..., destructive: bool = ..., impact_scope: _Optional[str] = ..., rollback_advice: _Optional[str] = ..., scope: _Optional[str] = ..., expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., mode: _Optional[_Union[PermissionMode, str]] = ..., interactive: bool = ..., updated_input_ref: _Optional[_Union[_common_pb2.OutputRef, _Mapping]] = ..., approval_action_id: _Optional[str] = ..., subcommands: _Optional[_Iterable[_Union[Subcommand, _Mapping]]] = ..., paths: _Optional[_Iterable[str]] = ..., hosts: _Optional[_Iterable[str]] = ..., hook_run_ids: _Optional[_Iterable[str]] = ..., arguments_preview: _Optional[str] = ...) -> None: ...
 
 class PermissionRequested(_message.Message):
-    __slots__ = ["arguments_preview", "decision_on_timeout", "decisions", "destructive", "evaluation_id", "impact_scope", "name", "prompt", "proposed_session_rule", "sandbox_profile", "target", "timeout"]
+    __slots__ = ["arguments_preview", "decision_on_timeout", "decisions", "destructive", "evaluation_id", "impact_scope", "name", "prompt", "proposed_session_rule", "requester_role", "requester_subject", "sandbox_profile", "target", "timeout"]
     ARGUMENTS_PREVIEW_FIELD_NUMBER: _ClassVar[int]
     DECISIONS_FIELD_NUMBER: _ClassVar[int]
     DECISION_ON_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
@@ -281,6 +281,8 @@ class PermissionRequested(_message.Message):
     NAME_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     PROPOSED_SESSION_RULE_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_ROLE_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_SUBJECT_FIELD_NUMBER: _ClassVar[int]
     SANDBOX_PROFILE_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
@@ -293,10 +295,12 @@ class PermissionRequested(_message.Message):
     name: str
     prompt: str
     proposed_session_rule: PermissionRule
+    requester_role: str
+    requester_subject: str
     sandbox_profile: SandboxProfile
     target: TargetKind
     timeout: _duration_pb2.Duration
-    def __init__(self, evaluation_id: _Optional[str] = ..., prompt: _Optional[str] = ..., target: _Optional[_Union[TargetKind, str]] = ..., name: _Optional[str] = ..., arguments_preview: _Optional[str] = ..., decisions: _Optional[_Iterable[str]] = ..., timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., decision_on_timeout: _Optional[str] = ..., destructive: bool = ..., impact_scope: _Optional[str] = ..., proposed_session_rule: _Optional[_Union[PermissionRule, _Mapping]] = ..., sandbox_profile: _Optional[_Union[SandboxProfile, _Mapping]] = ...) -> None: ...
+    def __init__(self, evaluation_id: _Optional[str] = ..., prompt: _Optional[str] = ..., target: _Optional[_Union[TargetKind, str]] = ..., name: _Optional[str] = ..., arguments_preview: _Optional[str] = ..., decisions: _Optional[_Iterable[str]] = ..., timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., decision_on_timeout: _Optional[str] = ..., destructive: bool = ..., impact_scope: _Optional[str] = ..., proposed_session_rule: _Optional[_Union[PermissionRule, _Mapping]] = ..., sandbox_profile: _Optional[_Union[SandboxProfile, _Mapping]] = ..., requester_subject: _Optional[str] = ..., requester_role: _Optional[str] = ...) -> None: ...
 
 class PermissionResolved(_message.Message):
     __slots__ = ["allowed", "decision", "evaluation_id", "resolution", "responder", "session_rule_id"]
