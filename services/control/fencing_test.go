@@ -1,6 +1,7 @@
 package control_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -49,6 +50,12 @@ func TestStaleWorkerIsFencedAfterItsRunIsLost(t *testing.T) {
 	}
 	// While it holds the lease, the worker is heard.
 	h.reportRun(ctx, stale, delta(turnID, "before the stall"))
+	// The run may be named by the events alone (each carries run_id).
+	onEvents := delta(turnID, "run on the events")
+	onEvents.RunId = stale.GetRunId()
+	if _, err := h.client.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{onEvents}, LeaseToken: stale.GetLeaseToken()}); err != nil {
+		t.Fatalf("a report naming its run on its events: %v", err)
+	}
 	// Reports for a claimed turn must name the run and carry its token.
 	_, err := h.client.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{delta(turnID, "no claim named")}})
 	leaseLost(t, "a report without a run", err)
@@ -129,7 +136,7 @@ func TestStaleWorkerIsFencedAfterItsRunIsLost(t *testing.T) {
 			break
 		}
 	}
-	if len(texts) != 2 || texts[0] != "before the stall" || texts[1] != "current step" || ends != 1 {
-		t.Fatalf("recorded deltas %q and %d turn ends; want only the holders' (%q, %q) and one end", texts, ends, "before the stall", "current step")
+	if want := []string{"before the stall", "run on the events", "current step"}; !slices.Equal(texts, want) || ends != 1 {
+		t.Fatalf("recorded deltas %q and %d turn ends; want only the holders' %q and one end", texts, ends, want)
 	}
 }

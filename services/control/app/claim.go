@@ -275,7 +275,14 @@ func (cl *Claims) HeartbeatTurn(ctx context.Context, c Caller, req *controlv1.He
 // its lease must still be held by that pair. Anything else is
 // FailedPrecondition LEASE_LOST and nothing is recorded. Turns no claim
 // started (a host that reports turn.started itself) are not fenced.
+//
+// The run is the request's run_id or, when that is empty, the run_id the
+// reported events share (a worker stamps its facts with it).
 func (cl *Claims) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportEventsRequest) (*controlv1.ReportEventsResponse, error) {
+	runID := req.GetRunId()
+	if runID == "" {
+		runID = sharedRunID(req.GetEvents())
+	}
 	return cl.App.ReportEvents(ctx, c, req, func(ctx context.Context, tu *controlv1.Turn, last uint64) error {
 		if _, err := projector.WaitFor(ctx, cl.App.Store, rm.ClaimsName, last, ReadTimeout); err != nil {
 			return err
@@ -284,18 +291,32 @@ func (cl *Claims) ReportEvents(ctx context.Context, c Caller, req *controlv1.Rep
 		if err != nil {
 			return err
 		}
-		if err := domain.CheckReportingRun(tu, at, req.GetRunId()); err != nil || len(at.GetAttempts()) == 0 {
+		if err := domain.CheckReportingRun(tu, at, runID); err != nil || len(at.GetAttempts()) == 0 {
 			return err
 		}
 		holder, held, err := cl.Leases.Holder(ctx, TurnLeaseKey(c.Tenant, tu.TurnId))
 		if err != nil {
 			return err
 		}
-		if !held || !auth.HoldsLease(holder, req.GetRunId(), req.GetLeaseToken()) {
-			return domain.LeaseLost(tu, req.GetRunId(), "")
+		if !held || !auth.HoldsLease(holder, runID, req.GetLeaseToken()) {
+			return domain.LeaseLost(tu, runID, "")
 		}
 		return nil
 	})
+}
+
+// sharedRunID is the run_id every event carries, or "" when they differ
+// or one has none.
+func sharedRunID(evs []*eventsv1.RuntimeEvent) string {
+	run := ""
+	for i, ev := range evs {
+		if i == 0 {
+			run = ev.GetRunId()
+		} else if ev.GetRunId() != run {
+			return ""
+		}
+	}
+	return run
 }
 
 // RunSweeper ends leased turns whose lease expired, every interval, until

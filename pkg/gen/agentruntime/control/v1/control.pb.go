@@ -1832,9 +1832,10 @@ type ReportEventsRequest struct {
 	// timestamps, tenant and runtime, checks the scope and appends.
 	Events []*v1.RuntimeEvent `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
 	// The claim the reports are made under (ClaimTurnResponse.run_id and
-	// lease_token). Reports for a turn started by a claim are recorded only
-	// from the holder of its current lease; otherwise FailedPrecondition
-	// LEASE_LOST and nothing is recorded.
+	// lease_token; an empty run_id means the run_id all the events carry).
+	// Reports for a turn started by a claim are recorded only from the
+	// holder of its current lease; otherwise FailedPrecondition LEASE_LOST
+	// and nothing is recorded.
 	RunId         string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	LeaseToken    string `protobuf:"bytes,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -798,9 +798,10 @@ export type ReportEventsRequest = Message<"agentruntime.control.v1.ReportEventsR
 
   /**
    * The claim the reports are made under (ClaimTurnResponse.run_id and
-   * lease_token). Reports for a turn started by a claim are recorded only
-   * from the holder of its current lease; otherwise FailedPrecondition
-   * LEASE_LOST and nothing is recorded.
+   * lease_token; an empty run_id means the run_id all the events carry).
+   * Reports for a turn started by a claim are recorded only from the
+   * holder of its current lease; otherwise FailedPrecondition LEASE_LOST
+   * and nothing is recorded.
    *
    * @generated from field: string run_id = 2;
    */
