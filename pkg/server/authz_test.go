@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -291,4 +293,22 @@ func TestServeRefusesAMethodWithoutARole(t *testing.T) {
 	err = srv.Serve(context.Background(), lis)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "undeclared.v1.Open/Anything")
+}
+
+// Connect and gRPC-Web calls reach the same interceptor chain: an
+// operator's JSON call to a worker-only method is permission_denied too.
+func TestRolesOverConnect(t *testing.T) {
+	ts := startTCP(t, server.Config{})
+	req, err := http.NewRequest(http.MethodPost, ts.base+"/agentruntime.control.v1.ControlService/ClaimTurn", strings.NewReader(`{"workerId":"w1"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err := http1().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, string(body))
+	assert.Contains(t, string(body), `"code":"permission_denied"`)
+	assert.Contains(t, string(body), "needs role worker; the caller holds operator")
 }
