@@ -140,3 +140,38 @@ func TestStaleWorkerIsFencedAfterItsRunIsLost(t *testing.T) {
 		t.Fatalf("recorded deltas %q and %d turn ends; want only the holders' %q and one end", texts, ends, want)
 	}
 }
+
+// BenchmarkReportFenced: what fencing adds to ReportEvents. One step fact
+// per call on a claimed turn (fenced: the claims read model and the lease
+// store are consulted inside the decision) and on a turn a host started
+// itself (not fenced), next to a raw JetStream publish in the same run.
+func BenchmarkReportFenced(b *testing.B) {
+	h := newHarnessOn(b, true)
+	ctx := acme(b)
+	js := rawJetStream(b, h)
+	h.submit(ctx, "s1", "claimed")
+	claim := h.claim(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w1", LeaseTtl: durationpb.New(time.Hour), Wait: durationpb.New(5 * time.Second)})
+	plain := h.submit(ctx, "s1", "plain").Turn
+	h.report(ctx, started(plain.TurnId))
+	payload := make([]byte, 256)
+	var fenced, unfenced, raw time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		h.reportRun(ctx, claim, delta(claim.GetTurn().GetTurnId(), "x"))
+		t1 := time.Now()
+		h.report(ctx, delta(plain.TurnId, "x"))
+		t2 := time.Now()
+		if _, err := js.Publish(ctx, "raw.report", payload); err != nil {
+			b.Fatal(err)
+		}
+		fenced, unfenced, raw = fenced+t1.Sub(t0), unfenced+t2.Sub(t1), raw+time.Since(t2)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(fenced.Microseconds())/n, "fenced-µs/report")
+	b.ReportMetric(float64(unfenced.Microseconds())/n, "unfenced-µs/report")
+	b.ReportMetric(float64(raw.Microseconds())/n, "raw-publish-µs")
+	b.ReportMetric(float64(fenced)/float64(unfenced), "fenced/unfenced")
+	b.ReportMetric(float64(fenced)/float64(raw), "fenced/raw")
+	b.ReportMetric(0, "ns/op")
+}
