@@ -49,6 +49,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&tenant, "tenant", DevTenant, "tenant of calls without credentials when --auth is not set")
 	fs.BoolVar(&noWork, "no-worker", false, "do not run the in-process worker")
 	fs.BoolVar(&insecureNoAuth, "insecure-no-auth", false, "without --auth, listen on a non-loopback address anyway: every caller that reaches it acts as admin")
+	fs.BoolVar(&c.console, "console", true, "serve the web console at http://LISTEN/ (the same port as the API)")
 	wf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -125,8 +126,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
   worker     %s
   models     %s
   metrics    %s
+  console    %s
 Ctrl-C stops it; the event log stays in the data dir.
-`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, workerLine, modelsLine, rt.metricsLine())
+`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, workerLine, modelsLine, rt.metricsLine(), consoleLine(c.console, addr))
 	})
 }
 
@@ -263,4 +265,11 @@ func lockDir(dir string) (*os.File, error) {
 		return nil, fmt.Errorf("data dir lock: %w", err)
 	}
 	return f, nil
+}
+
+func consoleLine(on bool, addr string) string {
+	if !on {
+		return "off (--console=false)"
+	}
+	return "http://" + addr + "/"
 }

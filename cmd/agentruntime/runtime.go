@@ -27,6 +27,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/telemetry"
 	"github.com/agentruntime/agentruntime/services/all"
 	"github.com/agentruntime/agentruntime/services/kit"
+	"github.com/agentruntime/agentruntime/web"
 )
 
 // errUsage: the flag package has already printed what is wrong.
@@ -49,6 +50,8 @@ type common struct {
 	metricsListen   string
 	logMaxAge       time.Duration
 	logMaxBytes     byteSize
+	// console serves the web console (web/) on the listen address.
+	console bool
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultListen string) {
@@ -157,6 +160,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 		Authenticator:   authn,
 		ShutdownTimeout: c.shutdownTimeout,
 		CORSOrigins:     splitList(c.corsOrigins),
+		Console:         consoleHandler(c.console),
 	})
 	if err != nil {
 		_ = tel.Shutdown(ctx)
@@ -324,4 +328,12 @@ func telemetryName(services []string) string {
 		return "agentruntime-" + services[0]
 	}
 	return "agentruntime"
+}
+
+// consoleHandler is the embedded web console when on (docs/console.md).
+func consoleHandler(on bool) http.Handler {
+	if !on {
+		return nil
+	}
+	return web.Handler()
 }

@@ -33,6 +33,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&natsURL, "nats", "", "NATS URL(s) of the JetStream cluster, comma-separated (required)")
 	fs.StringVar(&redisURL, "redis", "", "Redis URL for projections, e.g. redis://host:6379/0 (required)")
 	fs.IntVar(&replicas, "replicas", 1, "JetStream replicas of the event stream (3 in production)")
+	fs.BoolVar(&c.console, "console", false, "also serve the web console at / on the listen address (in Kubernetes: control, behind the front door)")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(stderr, "agentruntime serve: name the service: one of %s\n", strings.Join(all.Names, ", "))
 		return errUsage

@@ -63,6 +63,9 @@ type Config struct {
 	// methods before protoregistry.GlobalFiles (which holds every generated
 	// agentruntime proto); nil means only the global registry.
 	Descriptors DescriptorResolver
+	// Console, when set, serves GET and HEAD requests for paths that are
+	// not RPCs on the same port (the web console; see console.go).
+	Console http.Handler
 }
 
 // Server is a gRPC server with the kit's cross-cutting behaviour installed.
@@ -191,7 +194,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	mux := newConnMux(lis, s.log)
 	httpSrv := &http.Server{
-		Handler:           handler,
+		Handler:           withConsole(s.cfg.Console, handler),
 		ReadHeaderTimeout: sniffTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}

@@ -1,0 +1,196 @@
+// The session timeline: events folded into items (model deltas joined into
+// one text, reasoning folded, a tool call with its arguments and result) and
+// drawn as a virtualized list of fixed-height rows, so a session of tens of
+// thousands of events scrolls as smoothly as one of ten.
+import { toJson } from "./protobuf.js";
+import type { RuntimeEvent } from "../../clients/typescript/src/index.js";
+import { RuntimeEventSchema } from "../../clients/typescript/src/gen/agentruntime/events/v1/envelope_pb.js";
+import { h } from "./dom.js";
+
+export type Kind = "turn" | "text" | "reasoning" | "tool" | "action" | "output" | "permission" | "sandbox" | "subagent" | "queue" | "cost" | "error" | "event";
+
+export interface Item {
+  kind: Kind;
+  type: string; // the type of the event that opened it
+  seq: bigint; // the first event's sequence
+  lastSeq: bigint;
+  turnId: string;
+  stepId: string;
+  title: string;
+  text: string;
+  events: RuntimeEvent[]; // every event folded into it, in order
+  downloads: { name: string; uri: string }[];
+  link?: string;
+}
+
+export const rowHeight = 28;
+
+export class Timeline {
+  items: Item[] = [];
+  /** Every sequence folded in, in order: the view's proof of no gap or duplicate. */
+  sequences: bigint[] = [];
+  types: string[] = [];
+  private tools = new Map<string, Item>();
+  private lastSeq = 0n;
+
+  /** add folds one event; false when it is at or below what was seen (a duplicate). */
+  add(ev: RuntimeEvent, sessionId: string): boolean {
+    if (ev.sequence <= this.lastSeq) return false;
+    this.lastSeq = ev.sequence;
+    this.sequences.push(ev.sequence);
+    this.types.push(ev.type);
+    const p = ev.payload;
+    const last = this.items[this.items.length - 1];
+    const joinable = (kind: Kind) => last && last.kind === kind && last.turnId === ev.turnId && last.stepId === ev.stepId;
+    switch (p.case) {
+      case "modelDelta":
+        if (joinable("text")) return this.extend(last, ev, p.value.text);
+        return this.push(ev, "text", "model", p.value.text);
+      case "reasoningDelta":
+        if (joinable("reasoning")) return this.extend(last, ev, p.value.text);
+        return this.push(ev, "reasoning", "reasoning", p.value.text);
+    }
+    if (ev.toolCallId && ev.type.startsWith("tool.")) {
+      let item = this.tools.get(ev.toolCallId);
+      if (!item) {
+        item = this.push0(ev, "tool", "tool " + ev.toolCallId, "");
+        this.tools.set(ev.toolCallId, item);
+      }
+      item.events.push(ev);
+      item.lastSeq = ev.sequence;
+      if (p.case === "toolStarted") item.title = "tool " + p.value.toolName;
+      if (p.case === "toolArgs") item.text = "args " + p.value.safeArgsJson + item.text;
+      if (p.case === "toolResult") {
+        item.text += (p.value.isError ? " → error: " : " → ") + p.value.preview;
+        if (p.value.output?.uri) item.downloads.push({ name: ev.toolCallId + ".out", uri: p.value.output.uri });
+      }
+      if (p.case === "toolFailed") item.text += ` → failed (${p.value.category}): ${p.value.message}`;
+      return true;
+    }
+    const kind = kindOf(ev.type);
+    const item = this.push0(ev, kind, ev.type, summary(ev));
+    for (const [role, ref] of Object.entries(ev.refs)) {
+      if (ref.includes("://")) item.downloads.push({ name: `${ev.type}-${role}`, uri: ref });
+    }
+    if (p.case === "outputSpilled") {
+      if (p.value.output?.uri) item.downloads.push({ name: "output-" + ev.sequence, uri: p.value.output.uri });
+    }
+    if (p.case === "subagentSpawned") item.link = `#/session/${encodeURIComponent(sessionId)}?thread=${encodeURIComponent(p.value.childThreadId)}`;
+    return true;
+  }
+
+  private extend(item: Item, ev: RuntimeEvent, text: string): boolean {
+    item.text += text;
+    item.lastSeq = ev.sequence;
+    item.events.push(ev);
+    return true;
+  }
+
+  private push(ev: RuntimeEvent, kind: Kind, title: string, text: string): boolean {
+    this.push0(ev, kind, title, text);
+    return true;
+  }
+
+  private push0(ev: RuntimeEvent, kind: Kind, title: string, text: string): Item {
+    const item: Item = { kind, type: ev.type, seq: ev.sequence, lastSeq: ev.sequence, turnId: ev.turnId, stepId: ev.stepId, title, text, events: [ev], downloads: [] };
+    this.items.push(item);
+    return item;
+  }
+}
+
+function kindOf(type: string): Kind {
+  if (type.startsWith("turn.")) return "turn";
+  if (type.startsWith("action.")) return "action";
+  if (type.startsWith("output.")) return "output";
+  if (type.startsWith("permission.")) return "permission";
+  if (type.startsWith("sandbox.")) return "sandbox";
+  if (type.startsWith("subagent.")) return "subagent";
+  if (type.startsWith("queue.")) return "queue";
+  if (type.startsWith("cost.") || type.startsWith("routing.") || type.startsWith("quota.") || type.startsWith("rate_limit.")) return "cost";
+  if (type.endsWith(".failed") || type.endsWith(".error") || type.endsWith(".violation")) return "error";
+  return "event";
+}
+
+/** summary is a one-line reading of an event's payload. */
+function summary(ev: RuntimeEvent): string {
+  const p = ev.payload;
+  switch (p.case) {
+    case "turnSubmitted":
+      return JSON.stringify(payloadJson(ev)).slice(0, 300);
+    case "turnCompleted":
+      return [p.value.stopReason, p.value.summary].filter(Boolean).join(": ");
+    case "actionRequired":
+      return `${p.value.prompt} [${p.value.decisions.join(", ")}]`;
+    case "subagentSpawned":
+      return `${p.value.role} → thread ${p.value.childThreadId}: ${p.value.objective}`;
+    case "queueChanged":
+      return `${p.value.change} ${p.value.turnId} (queue: ${p.value.queuedTurnIds.join(", ") || "empty"})`;
+  }
+  const j = payloadJson(ev);
+  return j && Object.keys(j).length ? JSON.stringify(j) : "";
+}
+
+export function payloadJson(ev: RuntimeEvent): Record<string, unknown> {
+  try {
+    const all = toJson(RuntimeEventSchema, ev, { alwaysEmitImplicit: false }) as Record<string, unknown>;
+    // The payload is the one field named after the event type.
+    const key = Object.keys(all).find((k) => !envelopeKeys.has(k));
+    return (key ? (all[key] as Record<string, unknown>) : {}) ?? {};
+  } catch {
+    return {};
+  }
+}
+
+const envelopeKeys = new Set([
+  "type", "eventId", "timestamp", "sequence", "schemaVersion", "runtimeId", "tenantId", "sessionId", "threadId", "turnId", "taskId", "runId",
+  "attemptId", "stepId", "toolCallId", "actionId", "subagentId", "processId", "jobId", "channelId", "evidenceId", "traceId", "spanId", "refs",
+  "requestId", "artifactId", "jobItemId",
+]);
+
+/**
+ * VirtualList draws only the rows in view (plus a margin) of a list whose
+ * rows all have one height; it follows the end while the user is there.
+ */
+export class VirtualList {
+  readonly el: HTMLDivElement;
+  private spacer: HTMLDivElement;
+  private rows: HTMLDivElement;
+  private follow = true;
+  private scheduled = false;
+
+  constructor(private count: () => number, private row: (i: number) => HTMLElement) {
+    this.spacer = h("div", { class: "vspacer" });
+    this.rows = h("div", { class: "vrows" });
+    this.el = h("div", { class: "vlist", id: "timeline", tabindex: 0 }, this.spacer, this.rows);
+    this.el.addEventListener("scroll", () => {
+      this.follow = this.el.scrollTop + this.el.clientHeight >= this.el.scrollHeight - rowHeight;
+      this.schedule();
+    }, { passive: true });
+  }
+
+  /** schedule redraws on the next frame (many events in one frame draw once). */
+  schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      this.draw();
+    });
+  }
+
+  private draw() {
+    const n = this.count();
+    this.spacer.style.height = `${n * rowHeight}px`;
+    if (this.follow) this.el.scrollTop = this.el.scrollHeight;
+    const first = Math.max(0, Math.floor(this.el.scrollTop / rowHeight) - 10);
+    const last = Math.min(n, Math.ceil((this.el.scrollTop + this.el.clientHeight) / rowHeight) + 10);
+    const out: HTMLElement[] = [];
+    for (let i = first; i < last; i++) {
+      const r = this.row(i);
+      r.style.top = `${i * rowHeight}px`;
+      out.push(r);
+    }
+    this.rows.replaceChildren(...out);
+    this.el.dataset.rows = String(n);
+  }
+}

@@ -1,0 +1,70 @@
+// An action waiting for a person: its prompt, what it would do (the
+// context the asker attached), why it was asked, and its decisions as
+// buttons. Shared by the approvals screen and a session's screen.
+import type { Action } from "../../../clients/typescript/src/gen/agentruntime/control/v1/control_pb.js";
+import { client, errorText } from "../api.js";
+import { fmtTime, h, mount } from "../dom.js";
+
+const labels: Record<string, [string, string]> = {
+  allow_once: ["Approve", "a"],
+  allow: ["Approve", "a"],
+  approve: ["Approve", "a"],
+  deny: ["Deny", "d"],
+  reject: ["Deny", "d"],
+  allow_session: ["Allow for this session", "s"],
+};
+
+/** label is a decision's button text and its key. */
+export function label(decision: string): [string, string] {
+  return labels[decision] ?? [decision, ""];
+}
+
+export function actionCard(a: Action, onDone: () => void): HTMLElement {
+  const msg = h("span", { class: "error", role: "alert" });
+  const why = a.context["reason"] ?? a.context["decision_reason"] ?? a.context["why"] ?? "";
+  const would = Object.entries(a.context).filter(([k]) => !["reason", "decision_reason", "why"].includes(k));
+  const decisions = a.decisions.length ? a.decisions : ["allow_once", "deny"];
+  const card = h("article", { class: "action", tabindex: 0, "data-action": a.actionId },
+    h("header", null,
+      h("strong", null, a.prompt || a.actionType),
+      h("span", { class: "muted" }, ` ${a.actionType} · `, h("a", { href: `#/session/${encodeURIComponent(a.sessionId)}?thread=${encodeURIComponent(a.threadId)}` }, `${a.sessionId}/${a.threadId}`),
+        a.turnId ? ` · turn ${a.turnId}` : "", ` · asked ${fmtTime(a.requestedAt)} by ${a.requestedBy || "?"}`)),
+    would.length ? h("dl", { class: "would" }, would.map(([k, v]) => [h("dt", null, k), h("dd", null, h("code", null, v))])) : null,
+    why ? h("p", { class: "why" }, "Why: ", why) : null,
+    h("div", { class: "decide" },
+      decisions.map((d) => {
+        const [text, key] = label(d);
+        return h("button", {
+          class: d.startsWith("deny") || d === "reject" ? "deny" : "allow",
+          "data-decision": d,
+          title: key ? `${d} (${key})` : d,
+          onclick: async (e: Event) => {
+            const b = e.currentTarget as HTMLButtonElement;
+            card.querySelectorAll("button").forEach((x) => (x.disabled = true));
+            try {
+              await client().respondAction(a.actionId, d);
+              card.classList.add("done");
+              mount(msg, `${text}: recorded`);
+              b.classList.add("chosen");
+              onDone();
+            } catch (err) {
+              card.querySelectorAll("button").forEach((x) => (x.disabled = false));
+              mount(msg, errorText(err));
+            }
+          },
+        }, text, key ? h("kbd", null, key) : null);
+      }),
+      msg));
+  return card;
+}
+
+/** decideByKey presses the button of the card whose key was typed. */
+export function decideByKey(card: HTMLElement, key: string): boolean {
+  for (const b of card.querySelectorAll<HTMLButtonElement>("button[data-decision]")) {
+    if (label(b.dataset.decision!)[1] === key && !b.disabled) {
+      b.click();
+      return true;
+    }
+  }
+  return false;
+}

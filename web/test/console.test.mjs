@@ -1,0 +1,190 @@
+// The console in a real browser: Debian's Chromium driven by playwright-core
+// against the real `agentruntime dev` binary (AGENTRUNTIME_BIN, built by
+// scripts/test-web). Screenshots of every screen go to
+// $CONSOLE_ARTIFACTS (default web/test-artifacts/).
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { chromium } from "playwright-core";
+
+const bin = process.env.AGENTRUNTIME_BIN;
+if (!bin) throw new Error("AGENTRUNTIME_BIN names the agentruntime binary (scripts/test-web builds it)");
+const artifacts = process.env.CONSOLE_ARTIFACTS ?? new URL("../test-artifacts/", import.meta.url).pathname;
+mkdirSync(artifacts, { recursive: true });
+const tmp = mkdtempSync(join(tmpdir(), "console-test-"));
+
+/** dev starts `agentruntime dev` on a free port and resolves its address from the banner. */
+async function dev(name, ...extra) {
+  const ws = join(tmp, name + "-ws");
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(join(ws, "README.md"), "# A project\nIt says hello.\n");
+  const proc = spawn(bin, ["dev", "--listen", "127.0.0.1:0", "--data-dir", join(tmp, name + "-data"), "--workspace", ws, ...extra], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  proc.stderr.on("data", (d) => (err += d));
+  const addr = await new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`dev did not start:\n${out}\n${err.slice(-2000)}`)), 30_000);
+    proc.stdout.on("data", (d) => {
+      out += d;
+      const m = /listening\s+(\S+)/.exec(out);
+      if (m && out.includes("Ctrl-C")) { clearTimeout(t); resolve(m[1]); }
+    });
+    proc.on("exit", (code) => reject(new Error(`dev exited ${code}:\n${out}\n${err.slice(-2000)}`)));
+  });
+  return { proc, addr, url: `http://${addr}/`, out: () => out, err: () => err };
+}
+
+async function rpc(base, method, body, headers = {}) {
+  const res = await fetch(base + method, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const text = await res.text();
+  assert.equal(res.status, 200, `${method}: ${text}`);
+  return JSON.parse(text);
+}
+
+let browser;
+let server;
+const errors = [];
+
+before(async () => {
+  server = await dev("main");
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+    // playwright-core gives every launch a fresh --user-data-dir of its own
+    // (it refuses one in args).
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.proc.kill("SIGTERM");
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+async function newPage() {
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 860 }, acceptDownloads: true });
+  const page = await ctx.newPage();
+  // Aborted streams on navigation are the page's own doing, not errors.
+  page.on("console", (m) => { if (m.type() === "error") errors.push(`${page.url()}: ${m.text()}`); });
+  page.on("pageerror", (e) => errors.push(`${page.url()}: ${e.message}`));
+  return page;
+}
+
+const shot = (page, name) => page.screenshot({ path: join(artifacts, `${name}.png`) });
+const timeline = (page) => page.evaluate(() => window.agentruntimeTimeline());
+
+test("the demo turn: submit, approve in the page, turn.completed; reloads mid-stream lose and repeat nothing", async () => {
+  const page = await newPage();
+  await page.goto(server.url);
+  await page.locator("h1", { hasText: "Sessions" }).waitFor();
+  await page.locator("#session-search").waitFor();
+  await shot(page, "sessions-empty");
+
+  await page.goto(server.url + "#/session/default?thread=main");
+  await page.locator("#turn-text").fill("write notes about this project");
+  await page.locator("#submit-turn").click();
+  const approve = page.locator('#session-approvals button[data-decision="allow_once"]');
+  await approve.waitFor({ timeout: 30_000 });
+  await page.locator('.row[data-type="action.required"]').first().waitFor();
+  const before1 = await timeline(page);
+  await shot(page, "session-waiting");
+
+  // The approvals screen shows it too, keyboard first.
+  await page.goto(server.url + "#/approvals");
+  const card = page.locator("#approvals article.action").first();
+  await card.waitFor();
+  assert.match(await card.innerText(), /Approve/);
+  await shot(page, "approvals");
+
+  // Reload while the turn waits: the timeline is rebuilt from the log, no gap, no duplicate.
+  await page.goto(server.url + "#/session/default?thread=main");
+  await page.reload();
+  await approve.waitFor();
+  await page.waitForFunction((n) => window.agentruntimeTimeline?.().sequences.length >= n, before1.sequences.length);
+  const after1 = await timeline(page);
+  assert.deepEqual(after1.sequences.slice(0, before1.sequences.length), before1.sequences, "the reloaded timeline starts with what was shown");
+
+  await approve.click();
+  await approve.waitFor({ state: "detached" });
+  // Reload right after the decision, while the worker streams the rest.
+  await page.reload();
+  await page.locator('.row[data-type="turn.completed"]').waitFor({ timeout: 30_000 });
+  await shot(page, "session-completed");
+  const final = await timeline(page);
+  assert.ok(final.types.includes("turn.completed"));
+  for (let i = 1; i < final.sequences.length; i++) {
+    assert.ok(BigInt(final.sequences[i]) > BigInt(final.sequences[i - 1]), `sequence ${final.sequences[i]} after ${final.sequences[i - 1]}`);
+  }
+  // The same events as the log holds for the session, read by the CLI.
+  const exported = execFileSync(bin, ["export", "events", "--addr", server.addr, "--session", "default"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+    .trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.threadId === "main").map((e) => String(e.sequence));
+  const upTo = final.sequences[final.sequences.length - 1];
+  assert.deepEqual(final.sequences, exported.filter((s) => BigInt(s) <= BigInt(upTo)), "the timeline is the session's log: no gap, no duplicate");
+
+  // A tool call row joins its arguments and result; model text is joined.
+  const kinds = await page.$$eval(".row", (rows) => rows.map((r) => r.className));
+  assert.ok(kinds.some((k) => k.includes("k-tool")), `tool rows: ${kinds.join(" ")}`);
+  await page.locator(".row.k-tool").first().click();
+  await page.locator("#detail details").first().waitFor();
+  await shot(page, "session-tool-detail");
+  await page.close();
+});
+
+test("tasks: the list by status and a small graph's nodes and edges", async () => {
+  const base = server.url;
+  for (const [id, title] of [["plan", "plan the work"], ["build", "build it"], ["test", "test it"], ["ship", "ship it"]]) {
+    await rpc(base, "agentruntime.tasks.v1.TasksService/CreateTask", { taskId: id, sessionId: "graph", spec: { title } });
+  }
+  for (const [from, to] of [["plan", "build"], ["plan", "test"], ["build", "ship"], ["test", "ship"]]) {
+    await rpc(base, "agentruntime.tasks.v1.TasksService/LinkTasks", { taskId: from, relation: "EDGE_RELATION_BLOCKS", targetId: to });
+  }
+  const page = await newPage();
+  await page.goto(base + "#/tasks?session=graph");
+  await page.locator('#task-graph svg a.node[data-task="ship"]').waitFor();
+  const nodes = await page.$$eval("#task-graph svg a.node", (ns) => ns.map((n) => n.getAttribute("data-task")).sort());
+  assert.deepEqual(nodes, ["build", "plan", "ship", "test"]);
+  const edges = await page.$$eval("#task-graph svg line.edge", (es) => es.map((e) => `${e.getAttribute("data-from")}>${e.getAttribute("data-to")}`).sort());
+  assert.deepEqual(edges, ["build>ship", "plan>build", "plan>test", "test>ship"]);
+  // Layers: plan left of build and test, ship right of both.
+  const x = async (id) => Number(await page.locator(`#task-graph a.node[data-task="${id}"] rect`).getAttribute("x"));
+  assert.ok((await x("plan")) < (await x("build")) && (await x("build")) < (await x("ship")));
+  await shot(page, "tasks");
+
+  await page.locator("#task-status").selectOption("QUEUED");
+  await page.waitForURL(/status=QUEUED/);
+  await page.locator('tr[data-task="plan"]').waitFor();
+  await page.goto(base + "#/task/plan");
+  await page.locator("#attempts").waitFor();
+  await page.locator('#task-graph a.node[data-task="build"]').waitFor();
+  await shot(page, "task");
+  page.once("dialog", (d) => d.accept("not needed"));
+  await page.locator("#task-cancel").click();
+  await page.locator("h1 .status", { hasText: "cancel" }).waitFor({ timeout: 10_000 });
+  await page.close();
+});
+
+test("routing and cost, and the evidence pack as a download", async () => {
+  const page = await newPage();
+  await page.goto(server.url + "#/costs?session=default");
+  await page.locator("#cost-session-summary table").waitFor();
+  await page.locator("#cost-models tbody tr").first().waitFor();
+  await shot(page, "costs");
+  await page.goto(server.url + "#/session/default");
+  await page.locator('.row[data-type="turn.completed"]').waitFor();
+  const [dl] = await Promise.all([page.waitForEvent("download"), page.locator("#export-evidence").click()]);
+  assert.match(dl.suggestedFilename(), /default-evidence\.json/);
+  const [replay] = await Promise.all([page.waitForEvent("download"), page.locator("#export-replay").click()]);
+  assert.match(replay.suggestedFilename(), /default-replay\.json/);
+  await page.goto(server.url + "#/sessions");
+  await page.locator('tr[data-session="default"] .status').first().waitFor();
+  await shot(page, "sessions");
+  await page.close();
+});
+
+test("no console errors on any screen", () => {
+  assert.deepEqual(errors, []);
+});
