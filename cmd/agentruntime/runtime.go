@@ -48,6 +48,8 @@ type common struct {
 	modelsFile      string
 	corsOrigins     string
 	metricsListen   string
+	readyMaxLag     uint64
+	readyFailingFor time.Duration
 	logMaxAge       time.Duration
 	logMaxBytes     byteSize
 	// console serves the web console (web/) on the listen address.
@@ -63,6 +65,8 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.StringVar(&c.runtimeID, "runtime-id", "", "runtime_id stamped into events (default: a new id per process)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "bound on graceful shutdown")
 	fs.StringVar(&c.corsOrigins, "cors-origins", "", "browser origins allowed to call the API (Connect, gRPC-Web), comma-separated; \"*\" is any; default: loopback origins when listening on loopback, none otherwise")
+	fs.Uint64Var(&c.readyMaxLag, "ready-max-lag", 10000, "readiness: a service whose projector or reactor lags the log by more events than this answers NOT_SERVING for its health name (0: no bound)")
+	fs.DurationVar(&c.readyFailingFor, "ready-failing-for", 5*time.Second, "readiness: a service whose projector or reactor keeps failing this long answers NOT_SERVING for its health name")
 	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464); empty serves none")
 	fs.StringVar(&c.modelsFile, "models", "", "model registry YAML for the routing service (see deploy/config/models.example.yaml)")
 	fs.DurationVar(&c.logMaxAge, "log-max-age", 0, "retention of the event log: events older than this are discarded (0 keeps them; see docs/configuration.md)")
@@ -131,6 +135,16 @@ type runtime struct {
 	// metricsAddr is the address it listens on once serving.
 	metricsAddr string
 	hub         *fanout.Hub
+	ready       readyBounds
+}
+
+// readyBounds say when a service is not ready (its health name
+// NOT_SERVING): a consumer lagging the log by more than maxLag events, or
+// failing for failingFor; checked every every.
+type readyBounds struct {
+	maxLag     uint64
+	failingFor time.Duration
+	every      time.Duration
 }
 
 // backend is what the services run on: the log, a projection store per
@@ -168,7 +182,8 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 	}
 	// One fan-out hub per process feeds every subscription (ADR 0006).
 	hub := fanout.New(be.log, fanout.Config{Logger: logger})
-	rt := &runtime{server: srv, tel: tel, logger: logger, log: be.log, metricsListen: c.metricsListen, hub: hub}
+	rt := &runtime{server: srv, tel: tel, logger: logger, log: be.log, metricsListen: c.metricsListen, hub: hub,
+		ready: readyBounds{maxLag: c.readyMaxLag, failingFor: c.readyFailingFor, every: time.Second}}
 	for _, name := range names {
 		deps := kit.Deps{
 			Log:            be.log,
@@ -232,12 +247,18 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 	consumerCtx := projector.ContextWithOptions(ctx,
 		projector.WithTracerProvider(rt.tel.TracerProvider),
 		projector.WithProgress(func(p projector.Progress) { consumers.Report(p.Name, p.Checkpoint, p.Pending) }))
+	// Readiness per service: NOT_SERVING for its health name while one of
+	// its projectors or reactors keeps failing or lags beyond the bound.
+	readiness := map[kit.Service]*projector.Readiness{}
 	for _, s := range rt.services {
 		if r, ok := s.(kit.Runner); ok {
+			rd := &projector.Readiness{MaxLag: rt.ready.maxLag, FailingFor: rt.ready.failingFor}
+			readiness[s] = rd
+			runCtx := projector.ContextWithOptions(consumerCtx, rd.Options()...)
 			runners.Add(1)
 			go func() {
 				defer runners.Done()
-				if err := r.Run(consumerCtx); err != nil && ctx.Err() == nil {
+				if err := r.Run(runCtx); err != nil && ctx.Err() == nil {
 					rt.logger.Error("service background work failed; stopping", "service", s.Name(), "error", err)
 					cancel(fmt.Errorf("%s: %w", s.Name(), err))
 				}
@@ -252,6 +273,8 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 		names = append(names, s.HealthName())
 	}
 	rt.server.MarkServing(names...)
+	runners.Add(1)
+	go func() { defer runners.Done(); rt.followReadiness(ctx, readiness) }()
 	ready(lis.Addr().String())
 	if err := rt.server.Serve(ctx, lis); err != nil {
 		return err
@@ -260,6 +283,35 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 		return cause
 	}
 	return nil
+}
+
+// followReadiness turns each service's health name NOT_SERVING while its
+// consumers are out of bounds, and SERVING again once they are back,
+// logging each change and why. The server as a whole ("", liveness) stays
+// SERVING: the process is alive and recovering.
+func (rt *runtime) followReadiness(ctx context.Context, readiness map[kit.Service]*projector.Readiness) {
+	t := time.NewTicker(rt.ready.every)
+	defer t.Stop()
+	notReady := map[kit.Service]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for s, rd := range readiness {
+				ok, why := rd.Ready(now)
+				switch {
+				case !ok && !notReady[s]:
+					rt.logger.Warn("not ready: NOT_SERVING until its read models recover", "service", s.Name(), "health", s.HealthName(), "why", why)
+					rt.server.MarkNotServing(s.HealthName())
+				case ok && notReady[s]:
+					rt.logger.Info("ready again: SERVING", "service", s.Name(), "health", s.HealthName())
+					rt.server.MarkServing(s.HealthName())
+				}
+				notReady[s] = !ok
+			}
+		}
+	}
 }
 
 // splitList reads a comma-separated flag value; blanks are dropped.

@@ -62,9 +62,16 @@ var breakages = []breakage{
 	{
 		name: "probe asks another service's health",
 		file: "base/agentruntime/routing.yaml",
-		old:  "livenessProbe:\n            grpc:\n              port: 7070\n              service: agentruntime.routing.v1.RoutingService",
-		new:  "livenessProbe:\n            grpc:\n              port: 7070\n              service: agentruntime.control.v1.ControlService",
-		want: `Deployment/agentruntime-routing: livenessProbe asks for health "agentruntime.control.v1.ControlService", want "agentruntime.routing.v1.RoutingService"`,
+		old:  "readinessProbe:\n            grpc:\n              port: 7070\n              service: agentruntime.routing.v1.RoutingService",
+		new:  "readinessProbe:\n            grpc:\n              port: 7070\n              service: agentruntime.control.v1.ControlService",
+		want: `Deployment/agentruntime-routing: readinessProbe asks for health "agentruntime.control.v1.ControlService", want "agentruntime.routing.v1.RoutingService"`,
+	},
+	{
+		name: "liveness follows readiness",
+		file: "base/agentruntime/routing.yaml",
+		old:  "livenessProbe:\n            grpc:\n              port: 7070\n              # the process (\"\"), not the service: a service whose read\n              # models fail or lag is not ready, yet alive and recovering\n              service: \"\"",
+		new:  "livenessProbe:\n            grpc:\n              port: 7070\n              service: agentruntime.routing.v1.RoutingService",
+		want: `Deployment/agentruntime-routing: livenessProbe asks for health "agentruntime.routing.v1.RoutingService", want the process's ("")`,
 	},
 	{
 		name: "latest image",

@@ -522,8 +522,13 @@ func checkAgentruntime(r *report, c *cluster, e expectations) {
 			switch {
 			case p == nil || p.GRPC == nil:
 				r.add(id, "%s is not a gRPC probe", kind)
-			case p.GRPC.Service == nil || *p.GRPC.Service != healthNames[name]:
+			case kind == "readinessProbe" && (p.GRPC.Service == nil || *p.GRPC.Service != healthNames[name]):
 				r.add(id, "%s asks for health %q, want %q", kind, deref(p.GRPC.Service), healthNames[name])
+			case kind != "readinessProbe" && deref(p.GRPC.Service) != "":
+				// Readiness follows the read models (NOT_SERVING while a
+				// projector fails or lags); restarting the pod for that
+				// would only start the rebuild over.
+				r.add(id, "%s asks for health %q, want the process's (\"\")", kind, deref(p.GRPC.Service))
 			case p.GRPC.Port != grpcPort:
 				r.add(id, "%s probes port %d, the gRPC port is %d", kind, p.GRPC.Port, grpcPort)
 			}

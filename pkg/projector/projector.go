@@ -54,6 +54,7 @@ type Option func(*options)
 type options struct {
 	maxBatch   int
 	progress   func(Progress)
+	failure    func(name string, err error)
 	afterBatch func(batch []*eventlog.Record, checkpoint uint64)
 	tracer     trace.Tracer
 }
@@ -102,6 +103,21 @@ func WithProgress(fn func(Progress)) Option {
 				prev(p)
 			}
 			fn(p)
+		}
+	}
+}
+
+// WithFailure calls fn each time a projector or reactor stops on an error
+// and is about to resume from its checkpoint (readiness: one that keeps
+// failing is not serving). It must not block. Several observers add up.
+func WithFailure(fn func(name string, err error)) Option {
+	return func(o *options) {
+		prev := o.failure
+		o.failure = func(name string, err error) {
+			if prev != nil {
+				prev(name, err)
+			}
+			fn(name, err)
 		}
 	}
 }
@@ -214,6 +230,9 @@ func loop(ctx context.Context, log *eventlog.Log, store projection.Store, name s
 			return ctx.Err()
 		}
 		logger.ErrorContext(ctx, "stopped; resuming from the checkpoint", "consumer", name, "error", err, "retry_in", backoff)
+		if o.failure != nil {
+			o.failure(name, err)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -192,6 +192,39 @@ func operatorCtx(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+operatorKey)
 }
 
+// health asks a serve process (on its own port) for a health name.
+func (c *cluster) health(name, healthName string) healthpb.HealthCheckResponse_ServingStatus {
+	c.t.Helper()
+	cc, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(c.services[name].port), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: healthName})
+	if err != nil {
+		return healthpb.HealthCheckResponse_UNKNOWN
+	}
+	return resp.GetStatus()
+}
+
+// waitHealth polls until a serve process answers want for a health name.
+func (c *cluster) waitHealth(name, healthName string, want healthpb.HealthCheckResponse_ServingStatus) {
+	c.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got := c.health(name, healthName)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s health %q is %v after 60s, want %v:\n%s", name, healthName, got, want, c.services[name].out.String())
+		}
+		time.Sleep(100 * time.Millisecond) // polling a condition, with a deadline
+	}
+}
+
 // waitServing polls the service's health on its own port until SERVING.
 func (c *cluster) waitServing(name string) {
 	c.t.Helper()

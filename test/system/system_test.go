@@ -34,7 +34,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/agentruntime/agentruntime/pkg/endpoints"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -62,6 +64,10 @@ func TestDeployedShape(t *testing.T) {
 		return
 	}
 	t.Run("every serve process killed during a turn", func(t *testing.T) { c.t = t; killsDuringTurn(t, c) })
+	if t.Failed() {
+		return
+	}
+	t.Run("readiness tells the truth while Redis is down", func(t *testing.T) { c.t = t; healthTruth(t, c) })
 }
 
 // tour is the README's: submit, watch, approve; NOTES.md written.
@@ -135,6 +141,37 @@ func killsDuringTurn(t *testing.T, c *cluster) {
 		}
 	}
 	inOrder(t, types, "turn.submitted", "turn.started", "permission.evaluated", "action.required", "action.resolved", "permission.resolved", "tool.result", "turn.completed")
+}
+
+// healthTruth stops redis-server: once control's projectors have kept
+// failing for the bound (--ready-failing-for, 5s), control answers
+// NOT_SERVING for its service name while the process (health "") stays
+// SERVING; with Redis back it is SERVING again.
+func healthTruth(t *testing.T, c *cluster) {
+	c.redis.Kill()
+	// A fact for control's projectors to fail on.
+	nc, err := nats.Connect(c.nats.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	log, err := eventlog.Open(ctx, nc, eventlog.Config{Storage: jetstream.FileStorage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := ids.New("ses")
+	if _, err := log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "session", ID: session}, eventlog.ExpectSequence(0),
+		&eventsv1.RuntimeEvent{Type: "session.created", SessionId: session, Payload: &eventsv1.RuntimeEvent_SessionCreated{SessionCreated: &eventsv1.SessionCreated{CreatedBy: "system-test"}}}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitHealth("control", endpoints.HealthName("control"), healthpb.HealthCheckResponse_NOT_SERVING)
+	if got := c.health("control", ""); got != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("liveness (\"\") of control while Redis is down: %v, want SERVING", got)
+	}
+	c.redis.Restart(t)
+	c.waitServing("control")
 }
 
 // TestServeRefusesAnUnfitNATS starts a service against a NATS server that
