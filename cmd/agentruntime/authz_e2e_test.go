@@ -21,6 +21,7 @@ import (
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 )
 
 // writeRoleAuth writes an auth file with an operator key (subject alice),
@@ -139,6 +140,19 @@ func TestWorkerNeverApprovesItsOwnRequest(t *testing.T) {
 	if out, err := exec.Command(binary, "approve", "--addr", dev.addr, "--api-key", "k-worker").CombinedOutput(); err == nil || !strings.Contains(string(out), "needs role operator") {
 		t.Fatalf("`agentruntime approve` with the worker key: err=%v\n%s", err, out)
 	}
+	// Nor does it change what governs it (the issue's report: any key of a
+	// tenant could switch the mode to bypass, replace the rules, or change
+	// the registry and the limits).
+	asWorker := withBearer(ctx, "k-worker")
+	_, err = permission.SetPermissionMode(asWorker, &permissionv1.SetPermissionModeRequest{})
+	wantDenied(t, "SetPermissionMode with the worker key", err, "ROLE_NOT_PERMITTED")
+	_, err = permission.PutRules(asWorker, &permissionv1.PutRulesRequest{})
+	wantDenied(t, "PutRules with the worker key", err, "ROLE_NOT_PERMITTED")
+	routing := routingv1.NewRoutingServiceClient(conn)
+	_, err = routing.UpdateModelRegistry(asWorker, &routingv1.UpdateModelRegistryRequest{})
+	wantDenied(t, "UpdateModelRegistry with the worker key", err, "ROLE_NOT_PERMITTED")
+	_, err = routing.UpdateLimitConfig(withBearer(ctx, "k-operator"), &routingv1.UpdateLimitConfigRequest{})
+	wantDenied(t, "UpdateLimitConfig with the operator key", err, "ROLE_NOT_PERMITTED")
 	// The same subject with an operator credential: still the requester.
 	sameSubject := withBearer(ctx, signAs(t, secret, "bot-1", "operator"))
 	_, err = control.RespondAction(sameSubject, respond)
