@@ -106,11 +106,12 @@ def dev(binary: str, tmp_path: Path, procs: List[Proc]) -> str:
 
 
 def python_worker(procs: List[Proc], addr: str, workspace: Path, session: str, worker_id: str,
-                  script: Path, lease_ttl: float = 1.5, token: str = "", endpoints: str = "") -> Proc:
+                  script: Path, lease_ttl: float = 1.5, token: str = "", endpoints: str = "",
+                  extra: tuple = ()) -> Proc:
     env = dict(os.environ, PYTHONPATH=str(SRC), PYTHONUNBUFFERED="1", AR_TOKEN=token)
     p = Proc([sys.executable, str(HERE / "worker_main.py"), "--addr", addr, "--workspace", str(workspace),
               "--session", session, "--worker-id", worker_id, "--script", str(script), "--lease-ttl", str(lease_ttl),
-              "--endpoints", endpoints],
+              "--endpoints", endpoints, *extra],
              env=env)
     procs.append(p)
     return p

@@ -18,6 +18,7 @@ from conftest import go_worker, python_worker, start_dev
 from agentruntime import Client, PermissionDenied, Unauthenticated
 from agentruntime.control.v1 import control_pb2, processes_pb2
 from agentruntime.events.v1 import control_pb2 as ev_control
+from agentruntime.tasks.v1 import tasks_pb2, types_pb2
 
 TIMEOUT = 40.0
 
@@ -426,3 +427,67 @@ def test_the_worker_claims_nothing_while_a_service_it_needs_is_not_served(dev, t
 
     turn_id, th = asyncio.run(main())
     assert th.thread.active_turn_id == turn_id and th.thread.active_turn.status == "accepted", th.thread.active_turn
+
+
+def test_a_task_run_is_run_as_a_turn_and_settled(dev, tmp_path, procs):
+    python_worker(procs, dev, workspace(tmp_path, "ws"), "", "py-t", script_file(tmp_path), lease_ttl=5, extra=("--tasks",))
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            created = await c.tasks.CreateTask(tasks_pb2.CreateTaskRequest(
+                session_id="tk", thread_id="tk", spec=types_pb2.TaskSpec(
+                    title="notes", objective="write notes about this project", task_kind="agent")))
+            task_id = created.task.task_id
+            seen = []
+
+            async def follow():
+                async for ev in c.subscribe(session_id="tk", start=1):
+                    seen.append(ev)
+                    if ev.type == "action.required":
+                        await c.approve(ev.action_id)
+                    if ev.type in ("task.completed", "task.failed") and ev.task_id == task_id:
+                        return ev
+
+            done = await asyncio.wait_for(follow(), TIMEOUT)
+            got = await c.tasks.GetTask(tasks_pb2.GetTaskRequest(task_id=task_id, min_sequence=done.sequence))
+            return task_id, seen, got.task
+
+    task_id, seen, task = asyncio.run(main())
+    types = [e.type for e in seen]
+    order = [t for t in types if t in ("task.started", "turn.submitted", "turn.started", "tool.result", "turn.completed", "task.completed")]
+    assert order[0] == "task.started" and order[-1] == "task.completed" and order.index("turn.submitted") < order.index("turn.completed"), types
+    submitted = [e for e in seen if e.type == "turn.submitted"][0]
+    started = [e for e in seen if e.type == "task.started"][0]
+    assert submitted.turn_submitted.metadata["task_id"] == task_id
+    assert submitted.turn_submitted.metadata["task_run_id"] == started.run_id
+    assert task.status == types_pb2.TASK_STATUS_COMPLETED and len(task.attempts) == 1
+
+
+def test_a_cancelled_task_interrupts_its_turn(dev, tmp_path, procs):
+    python_worker(procs, dev, workspace(tmp_path, "ws"), "", "py-tc", script_file(tmp_path), lease_ttl=1.5, extra=("--tasks",))
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            created = await c.tasks.CreateTask(tasks_pb2.CreateTaskRequest(
+                session_id="tc", thread_id="tc", spec=types_pb2.TaskSpec(
+                    title="notes", objective="write notes about this project", task_kind="agent")))
+            task_id = created.task.task_id
+            seen = []
+
+            async def follow():
+                async for ev in c.subscribe(session_id="tc", start=1):
+                    seen.append(ev)
+                    if ev.type == "action.required":
+                        # Nobody answers: the task is cancelled instead.
+                        await c.tasks.CancelTask(tasks_pb2.CancelTaskRequest(task_id=task_id, reason="not needed"))
+                    if ev.type in ("task.completed", "task.failed", "task.cancelled") and ev.task_id == task_id:
+                        return ev
+
+            return await asyncio.wait_for(follow(), TIMEOUT), seen
+
+    end, seen = asyncio.run(main())
+    types = [e.type for e in seen]
+    assert end.type == "task.cancelled", types
+    failed = [e for e in seen if e.type == "turn.failed"]
+    assert failed and failed[0].turn_failed.category == "interrupted", types
+    assert types.index("turn.failed") < types.index("task.cancelled")

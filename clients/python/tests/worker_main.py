@@ -97,6 +97,7 @@ async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--addr", required=True)
     ap.add_argument("--endpoints", default="")
+    ap.add_argument("--tasks", action="store_true")
     ap.add_argument("--workspace", required=True)
     ap.add_argument("--session", default="")
     ap.add_argument("--worker-id", default="")
@@ -106,7 +107,7 @@ async def main() -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     from agentruntime import Endpoints
     w = Worker(Endpoints.parse(a.endpoints, a.addr), token=os.environ.get("AR_TOKEN") or None, tools=workspace_tools(a.workspace), model=ScriptedModel(a.script), worker_id=a.worker_id,
-               session_id=a.session, workspace=a.workspace, lease_ttl=a.lease_ttl, claim_wait=5.0)
+               session_id=a.session, workspace=a.workspace, tasks=a.tasks, lease_ttl=a.lease_ttl, claim_wait=5.0)
     print(f"worker {w.worker_id} claiming", flush=True)
     await w.run()
 

@@ -38,10 +38,11 @@ from agentruntime.events.v1 import permission_pb2 as ev_permission
 from agentruntime.events.v1 import routing_pb2 as ev_routing
 from agentruntime.permission.v1 import permission_pb2
 from agentruntime.routing.v1 import routing_pb2
+from agentruntime.tasks.v1 import tasks_pb2, types_pb2
 
 from .client import Client, RetryPolicy
 from .endpoints import Endpoints
-from .errors import FailedPrecondition, RpcError
+from .errors import FailedPrecondition, NotFound, RpcError, Unimplemented
 from .ids import ID_PATTERN, new_id
 from .models import Message, Model, ModelError, ModelRequest, ModelResponse, ToolCall, ToolDef
 from .tools import Tool, ToolContext, ToolError, ToolResult
@@ -157,6 +158,7 @@ class Worker:
                  tls: bool = False, tools: Sequence[Tool] = (), model: Model,
                  worker_id: str = "", default_model: str = "", session_id: str = "", workspace: str = "",
                  lease_ttl: float = 15.0, claim_wait: float = 20.0, max_turns: int = 4, max_steps: int = 32,
+                 tasks: bool = False, task_kinds: Sequence[str] = (), max_tasks: int = 1,
                  system_prompt: str = "You are an agent working in a workspace through tools. Use them; be brief.",
                  output_budget: int = DEFAULT_OUTPUT_BUDGET,
                  redaction_rules: Sequence[RedactionRule] = DEFAULT_REDACTION_RULES,
@@ -179,6 +181,9 @@ class Worker:
         self.lease_ttl, self.claim_wait = lease_ttl, claim_wait
         self.max_turns, self.max_steps = max(1, max_turns), max(1, max_steps)
         self.system_prompt = system_prompt
+        #: also pull task runs (PollTask) and run each as a turn (the Go
+        #: worker's --tasks): off by default.
+        self.tasks, self.task_kinds, self.max_tasks = tasks, list(task_kinds), max(1, max_tasks)
         self.output_budget = output_budget
         self.redaction_rules = tuple(redaction_rules)
         self.log = logger or logging.getLogger("agentruntime.worker")
@@ -227,6 +232,10 @@ class Worker:
         slots = asyncio.Semaphore(self.max_turns)
         running: set = set()
         stop_wait = asyncio.ensure_future(self._stopping.wait())
+        if self.tasks:
+            t = asyncio.ensure_future(self._run_tasks(stop_wait))
+            running.add(t)
+            t.add_done_callback(running.discard)
         try:
             backoff = 0.2
             while not self._stopping.is_set():
@@ -302,6 +311,152 @@ class Worker:
             self.log.warning("turn %s: %s", claim.turn.turn_id, e)
         finally:
             slots.release()
+
+    async def _run_tasks(self, stop: "asyncio.Future") -> None:
+        c = await self._connect()
+        slots = asyncio.Semaphore(self.max_tasks)
+        running: set = set()
+        backoff = 0.2
+        try:
+            while not stop.done():
+                await slots.acquire()
+                req = tasks_pb2.PollTaskRequest(worker_id=self.worker_id, task_kinds=self.task_kinds,
+                                                wait=_duration(min(self.claim_wait, 60.0)), lease_ttl=_duration(self.lease_ttl))
+                try:
+                    poll = await c.tasks.PollTask(req, timeout=min(self.claim_wait, 60.0) + 30)
+                except Unimplemented as e:
+                    slots.release()
+                    self.log.warning("the tasks service is not served here; not polling task runs: %s", e)
+                    return
+                except RpcError as e:
+                    slots.release()
+                    self.log.warning("polling a task: %s", e)
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, 5.0)
+                    continue
+                backoff = 0.2
+                if not poll.HasField("task"):
+                    slots.release()
+                    continue
+
+                async def one(poll: tasks_pb2.PollTaskResponse = poll) -> None:
+                    try:
+                        await self.run_task(poll)
+                    except Exception as e:
+                        self.log.warning("task run %s: %s", poll.run_id, e)
+                    finally:
+                        slots.release()
+
+                t = asyncio.ensure_future(one())
+                running.add(t)
+                t.add_done_callback(running.discard)
+        finally:
+            for t in list(running):
+                t.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
+
+    async def run_task(self, poll: "tasks_pb2.PollTaskResponse") -> None:
+        """Runs a polled task run as a turn on the task's thread and settles
+        the run with the turn's end (the Go worker's RunTask)."""
+        c = await self._connect()
+        t, run = poll.task, poll.run_id
+        token = getattr(poll, "lease_token", "")
+        session = t.session_id or "tasks"
+        thread = t.thread_id or f"task-{t.task_id}"
+        text = t.spec.objective.strip() or t.spec.title
+
+        async def settle(req: Any, call: Any) -> Any:
+            _set_if(req, "lease_token", token)
+            return await asyncio.shield(call(req, timeout=10))
+
+        async def fail(category: str, message: str, retryable: bool) -> None:
+            await settle(tasks_pb2.FailTaskRequest(task_id=t.task_id, run_id=run, idempotency_key="fail:" + run,
+                                                   error=types_pb2.TaskError(category=category, message=_clip(message, 4000),
+                                                                             retryable=retryable)),
+                         c.tasks.FailTask)
+
+        if not text:
+            return await fail("invalid_input", "the task has no objective or title to run", False)
+        try:
+            sub = await c.submit_turn(session, text, thread_id=thread, idempotency_key="task-run:" + run,
+                                      metadata={"task_id": t.task_id, "task_run_id": run},
+                                      create_policy=control_pb2.CREATE_POLICY_CREATE_IF_MISSING,
+                                      busy_policy=control_pb2.BUSY_POLICY_ENQUEUE)
+        except RpcError as e:
+            return await fail("invalid_input", "the task's turn was refused: " + e.message, e.code.name == "UNAVAILABLE")
+        turn = sub.turn
+        progress = tasks_pb2.AppendTaskProgressRequest(
+            task_id=t.task_id, run_id=run, idempotency_key="turn:" + run, run_state=types_pb2.TASK_STATUS_RUNNING,
+            reason=f"running as turn {turn.turn_id} on thread {thread} of session {session}")
+        _set_if(progress, "lease_token", token)
+        try:
+            await c.tasks.AppendTaskProgress(progress, timeout=10)
+        except RpcError as e:
+            self.log.warning("task progress of %s: %s", t.task_id, e)
+        lost = asyncio.Event()
+
+        async def heartbeat() -> None:
+            interrupted = False
+            while True:
+                await asyncio.sleep(self.lease_ttl / 3)
+                req = tasks_pb2.HeartbeatTaskRequest(task_id=t.task_id, run_id=run, lease_ttl=_duration(self.lease_ttl))
+                _set_if(req, "lease_token", token)
+                try:
+                    hb = await c.tasks.HeartbeatTask(req, timeout=self.lease_ttl / 3)
+                except (FailedPrecondition, NotFound):
+                    lost.set()
+                    return
+                except RpcError as e:
+                    self.log.warning("task heartbeat of %s: %s", t.task_id, e)
+                    continue
+                if hb.cancel_requested and not interrupted:
+                    interrupted = True
+                    await self._interrupt(turn, "the task's cancellation was requested")
+
+        async def turn_end() -> Any:
+            async for ev in c.subscribe(session_id=turn.session_id, thread_id=turn.thread_id,
+                                        types=["turn.completed", "turn.failed"], start=sub.sequence, heartbeat=5.0):
+                if isinstance(ev, RuntimeEvent) and ev.turn_id == turn.turn_id:
+                    return ev
+
+        hb_task = asyncio.ensure_future(heartbeat())
+        end_task = asyncio.ensure_future(turn_end())
+        lost_task = asyncio.ensure_future(lost.wait())
+        try:
+            done, _ = await asyncio.wait({end_task, lost_task}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._interrupt(turn, "its task run ended: the worker stopped"))
+            await fail("cancelled", "the worker stopped during the task's turn", True)
+            raise
+        finally:
+            hb_task.cancel()
+            for x in (end_task, lost_task):
+                if not x.done():
+                    x.cancel()
+        if lost_task in done and not end_task in done:
+            await self._interrupt(turn, "its task run ended: the lease on the task run was lost")
+            return  # the tasks service records the run lost
+        end = end_task.result()
+        if end.type == "turn.completed":
+            req = tasks_pb2.CompleteTaskRequest(task_id=t.task_id, run_id=run, idempotency_key="complete:" + run,
+                                                summary=_clip(end.turn_completed.summary, 8000), native_status="turn:" + turn.turn_id)
+            try:
+                await settle(req, c.tasks.CompleteTask)
+            except FailedPrecondition as e:
+                await fail("acceptance_not_met", e.message, False)
+            return
+        f = end.turn_failed
+        category = _task_category(f.category)
+        if f.outcome == ev_control.TURN_OUTCOME_CANCELLED:
+            category = "cancelled"
+        await fail(category, f"turn {turn.turn_id} failed: {f.message}", f.retryable)
+
+    async def _interrupt(self, turn: Any, reason: str) -> None:
+        try:
+            await self.client.interrupt_turn(turn.session_id, turn.thread_id, turn_id=turn.turn_id, reason=reason)
+        except RpcError as e:
+            self.log.warning("interrupting a task's turn %s: %s", turn.turn_id, e)
 
     async def claim(self, wait: float) -> control_pb2.ClaimTurnResponse:
         c = await self._connect()
@@ -1010,6 +1165,11 @@ def _killpg(p: "asyncio.subprocess.Process") -> None:
         os.killpg(p.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _task_category(c: str) -> str:
+    out = "".join(ch if ch.isascii() and (ch.isalnum() or ch == "_") else "_" for ch in c.lower())
+    return _clip(out, 64) if out else "internal"
 
 
 def _is_ended(err: Optional[BaseException]) -> bool:
