@@ -466,7 +466,7 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	if err != nil {
 		return failed(categoryOf(err), err.Error())
 	}
-	allowed, why, evalID, err := tu.permit(ctx, id, c, acc)
+	allowed, why, evalID, rewritten, err := tu.permit(ctx, id, c, acc)
 	if err != nil {
 		if ctx.Err() != nil {
 			return failed(tools.Cancelled, "the turn was interrupted while the call waited for permission")
@@ -476,6 +476,14 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	}
 	if !allowed {
 		return failed("permission_denied", why)
+	}
+	if rewritten != "" {
+		// A pre_tool_use hook rewrote the input and the decision judged
+		// the rewrite: that is what runs, never the original.
+		args = json.RawMessage(rewritten)
+		if acc, err = tool.Plan(&w.cfg.Sandbox, args); err != nil {
+			return failed(categoryOf(err), "the rewritten input: "+err.Error())
+		}
 	}
 	// What the call runs under is recorded before it runs: a call whose
 	// sandbox cannot be recorded does not run.
@@ -531,7 +539,10 @@ func categoryOf(err error) string {
 // permit asks the permission service; on ask it waits for the human's
 // answer, which comes back through the log (permission.resolved for the
 // action the control service opened).
-func (tu *turn) permit(ctx context.Context, callID string, c provider.ToolCall, acc tools.Access) (allowed bool, why, evalID string, err error) {
+//
+// rewritten is the input a pre_tool_use hook put in place of the call's:
+// the decision judged it, so the call runs it.
+func (tu *turn) permit(ctx context.Context, callID string, c provider.ToolCall, acc tools.Access) (allowed bool, why, evalID, rewritten string, err error) {
 	w := tu.w
 	req := &permissionv1.EvaluatePermissionRequest{
 		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), ToolCallId: callID,
@@ -544,20 +555,20 @@ func (tu *turn) permit(ctx context.Context, callID string, c provider.ToolCall, 
 		return err
 	})
 	if err != nil {
-		return false, "", "", err
+		return false, "", "", "", err
 	}
 	ev := resp.GetEvaluation()
-	evalID = ev.GetEvaluationId()
+	evalID, rewritten = ev.GetEvaluationId(), resp.GetUpdatedArgumentsJson()
 	switch ev.GetDecision() {
 	case eventsv1.Decision_DECISION_ALLOW, eventsv1.Decision_DECISION_SANDBOXED:
-		return true, "", evalID, nil
+		return true, "", evalID, rewritten, nil
 	case eventsv1.Decision_DECISION_ASK:
 		allowed, why, err = tu.awaitApproval(ctx, ev.GetApprovalActionId(), resp.GetWrite().GetSequence())
-		return allowed, why, evalID, err
+		return allowed, why, evalID, rewritten, err
 	case eventsv1.Decision_DECISION_UNAVAILABLE:
-		return false, "the permission decision was unavailable: " + ev.GetDecisionReason(), evalID, nil
+		return false, "the permission decision was unavailable: " + ev.GetDecisionReason(), evalID, "", nil
 	}
-	return false, ev.GetDecisionReason(), evalID, nil
+	return false, ev.GetDecisionReason(), evalID, "", nil
 }
 
 func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64) (bool, string, error) {
