@@ -83,7 +83,9 @@ function login(view: HTMLElement, why = "") {
     setCredential(input.value.trim());
     try {
       await client().control.listSessions({ pageSize: 1 });
-      go("#/sessions");
+      // Back to the screen that asked, or to sessions from #/login.
+      if (route().path[0] === "login") go("#/sessions");
+      else render();
     } catch (err) {
       mount(msg, errorText(err));
     }

@@ -17,11 +17,11 @@ mkdirSync(artifacts, { recursive: true });
 const tmp = mkdtempSync(join(tmpdir(), "console-test-"));
 
 /** dev starts `agentruntime dev` on a free port and resolves its address from the banner. */
-async function dev(name, ...extra) {
+async function dev(name, { listen = "127.0.0.1:0", extra = [] } = {}) {
   const ws = join(tmp, name + "-ws");
   mkdirSync(ws, { recursive: true });
   writeFileSync(join(ws, "README.md"), "# A project\nIt says hello.\n");
-  const proc = spawn(bin, ["dev", "--listen", "127.0.0.1:0", "--data-dir", join(tmp, name + "-data"), "--workspace", ws, ...extra], { stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(bin, ["dev", "--listen", listen, "--data-dir", join(tmp, name + "-data"), "--workspace", ws, ...extra], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   proc.stderr.on("data", (d) => (err += d));
@@ -34,7 +34,8 @@ async function dev(name, ...extra) {
     });
     proc.on("exit", (code) => reject(new Error(`dev exited ${code}:\n${out}\n${err.slice(-2000)}`)));
   });
-  return { proc, addr, url: `http://${addr}/`, out: () => out, err: () => err };
+  const exited = new Promise((resolve) => proc.on("exit", resolve));
+  return { proc, addr, url: `http://${addr}/`, out: () => out, err: () => err, stop: () => { proc.kill("SIGTERM"); return exited; } };
 }
 
 async function rpc(base, method, body, headers = {}) {
@@ -47,6 +48,9 @@ async function rpc(base, method, body, headers = {}) {
 let browser;
 let server;
 const errors = [];
+// While a test has stopped the server on purpose, the browser's failed
+// connections are that test's doing.
+let serverDown = false;
 
 before(async () => {
   server = await dev("main");
@@ -69,7 +73,9 @@ async function newPage() {
   const ctx = await browser.newContext({ viewport: { width: 1400, height: 860 }, acceptDownloads: true });
   const page = await ctx.newPage();
   // Aborted streams on navigation are the page's own doing, not errors.
-  page.on("console", (m) => { if (m.type() === "error") errors.push(`${page.url()}: ${m.text()}`); });
+  page.on("console", (m) => {
+    if (m.type() === "error" && !(serverDown && m.text().includes("ERR_CONNECTION_REFUSED"))) errors.push(`${page.url()}: ${m.text()}`);
+  });
   page.on("pageerror", (e) => errors.push(`${page.url()}: ${e.message}`));
   return page;
 }
@@ -183,6 +189,80 @@ test("routing and cost, and the evidence pack as a download", async () => {
   await page.locator('tr[data-session="default"] .status').first().waitFor();
   await shot(page, "sessions");
   await page.close();
+});
+
+async function demoTurn(page, url, session) {
+  await page.locator("#turn-text").fill("write notes about this project");
+  await page.locator("#submit-turn").click();
+  const approve = page.locator('#session-approvals button[data-decision="allow_once"]');
+  await approve.click({ timeout: 30_000 });
+  await approve.waitFor({ state: "detached" });
+}
+
+const completedTurns = (page) => page.evaluate(() => window.agentruntimeTimeline().types.filter((t) => t === "turn.completed").length);
+
+test("the timeline survives a restart of the server: it resumes by cursor, no gap, no duplicate", async () => {
+  let srv = await dev("restart");
+  const page = await newPage();
+  await page.goto(srv.url + "#/session/r1?thread=main");
+  await demoTurn(page, srv.url, "r1");
+  await page.waitForFunction(() => window.agentruntimeTimeline().types.includes("turn.completed"), null, { timeout: 30_000 });
+  const before = await timeline(page);
+
+  serverDown = true;
+  await srv.stop();
+  await page.locator("#live .warn").waitFor(); // "reconnecting from #N…"
+  srv = await dev("restart", { listen: srv.addr });
+  try {
+    await page.locator("#live .ok").waitFor({ timeout: 30_000 });
+    serverDown = false;
+    await demoTurn(page, srv.url, "r1");
+    await page.waitForFunction(() => window.agentruntimeTimeline().types.filter((t) => t === "turn.completed").length === 2, null, { timeout: 30_000 });
+    await shot(page, "session-after-restart");
+    const final = await timeline(page);
+    assert.deepEqual(final.sequences.slice(0, before.sequences.length), before.sequences);
+    const exported = execFileSync(bin, ["export", "events", "--addr", srv.addr, "--session", "r1"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+      .trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.threadId === "main").map((e) => String(e.sequence));
+    const upTo = BigInt(final.sequences[final.sequences.length - 1]);
+    assert.deepEqual(final.sequences, exported.filter((x) => BigInt(x) <= upTo), "no gap, no duplicate across the restart");
+    assert.equal(await completedTurns(page), 2);
+  } finally {
+    await page.close();
+    await srv.stop();
+  }
+});
+
+test("with --auth nothing works without a credential; an API key entered once is kept for the tab", async () => {
+  const authFile = join(tmp, "auth.yaml");
+  writeFileSync(authFile, "api_keys:\n  - {name: console, tenant: acme, role: operator, key: console-test-key}\n");
+  const srv = await dev("auth", { extra: ["--auth", authFile] });
+  const page = await newPage();
+  try {
+    await page.goto(srv.url + "#/sessions");
+    await page.locator("#credential").waitFor();
+    await shot(page, "sign-in");
+    await page.locator("#credential").fill("not-the-key");
+    await page.locator("form.login button").click();
+    await page.locator("form.login + p.error", { hasText: "Unauthenticated" }).waitFor();
+    await page.locator("#credential").fill("console-test-key");
+    await page.locator("form.login button").click();
+    await page.locator("h1", { hasText: "Sessions" }).waitFor();
+    // Kept for the tab: a reload and another screen need no sign-in.
+    await page.goto(srv.url + "#/session/a1?thread=main");
+    await page.reload();
+    await page.locator("#turn-text").fill("hello");
+    await page.locator("#submit-turn").click();
+    await page.locator('.row[data-type="turn.submitted"]').waitFor();
+    await page.locator("#tenant", { hasText: "acme" }).waitFor();
+    // A new tab has no credential.
+    const other = await newPage();
+    await other.goto(srv.url + "#/tasks");
+    await other.locator("#credential").waitFor();
+    await other.close();
+  } finally {
+    await page.close();
+    await srv.stop();
+  }
 });
 
 test("no console errors on any screen", () => {
