@@ -465,3 +465,53 @@ func TestAppendFactsKeepsOrderAnswersSequencesAndDeduplicates(t *testing.T) {
 		t.Fatalf("an invalid batch appended %d facts", n-150)
 	}
 }
+
+// A batch larger than the in-flight bound, published faster than the
+// server acknowledges, lands whole and in order: a publish that finds
+// every slot taken waits for the acks instead of being skipped (which
+// landed the rest of the batch around a hole: TestOldSessionRecovery of
+// the control service lost one turn in about ten runs).
+func TestBatchAppendNeverSkipsAStalledPublish(t *testing.T) {
+	ctx := context.Background()
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{MaxAsyncPending: 2, AsyncStallWait: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg := eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "thread", ID: "th1"}
+	const n = 500
+	entries := make([]eventlog.Entry, n)
+	facts := make([]*eventsv1.RuntimeEvent, n)
+	for i := range entries {
+		entries[i] = eventlog.Entry{Aggregate: agg, Event: &eventsv1.RuntimeEvent{Type: "turn.completed", ThreadId: "th1", TurnId: fmt.Sprintf("turn_%04d", i),
+			Payload: &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{}}}}
+		facts[i] = &eventsv1.RuntimeEvent{Type: "model.delta", ThreadId: "th1", TurnId: "turn_facts",
+			Payload: &eventsv1.RuntimeEvent_ModelDelta{ModelDelta: &eventsv1.ModelDelta{Text: fmt.Sprint(i)}}}
+	}
+	res, err := log.AppendBatch(ctx, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("entry %d: %v", i, r.Err)
+		}
+	}
+	if _, err := log.AppendFacts(ctx, eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "turn", ID: "turn_facts"}, facts...); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if _, err := log.Read(ctx, nil, eventlog.FromStart, func(r *eventlog.Record) error {
+		got = append(got, r.Event.GetTurnId()+"/"+r.Event.GetModelDelta().GetText())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2*n {
+		t.Fatalf("the log holds %d events, want %d", len(got), 2*n)
+	}
+	for i := range n {
+		if got[i] != fmt.Sprintf("turn_%04d/", i) || got[n+i] != fmt.Sprintf("turn_facts/%d", i) {
+			t.Fatalf("event %d is %s / %s: out of order", i, got[i], got[n+i])
+		}
+	}
+}

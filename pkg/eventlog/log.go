@@ -55,6 +55,11 @@ type Config struct {
 	Storage         jetstream.StorageType
 	DuplicateWindow time.Duration // de-duplication window by event id, default 10m
 	MaxAsyncPending int           // in-flight bound of batch appends, default 512
+	// AsyncStallWait is how long one asynchronous publish waits for a free
+	// in-flight slot before the log waits for the outstanding acks and
+	// tries it again (never skipping it: later events would land before
+	// it). Default 200ms.
+	AsyncStallWait time.Duration
 	ObjectBucket    string        // default "AGENTRUNTIME_OBJECTS"
 	RuntimeID       string        // stamped into events that carry none
 	Propagator      propagation.TextMapPropagator
@@ -87,6 +92,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxAsyncPending == 0 {
 		c.MaxAsyncPending = 512
+	}
+	if c.AsyncStallWait == 0 {
+		c.AsyncStallWait = 200 * time.Millisecond
 	}
 	if c.ObjectBucket == "" {
 		c.ObjectBucket = "AGENTRUNTIME_OBJECTS"
@@ -255,7 +263,7 @@ func (l *Log) AppendFacts(ctx context.Context, agg Aggregate, evs ...*eventsv1.R
 	futures := make([]jetstream.PubAckFuture, len(msgs))
 	for i, msg := range msgs {
 		// Blocks while Config.MaxAsyncPending acks are outstanding.
-		f, err := l.js.PublishMsgAsync(msg, jetstream.WithMsgID(evs[i].GetEventId()))
+		f, err := l.publishAsync(ctx, msg, jetstream.WithMsgID(evs[i].GetEventId()))
 		if err != nil {
 			return nil, publishError(agg, err)
 		}
@@ -315,9 +323,9 @@ func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Result, error
 		if e.Expect.set {
 			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(e.Expect.seq))
 		}
-		// PublishMsgAsync blocks while MaxAsyncPending acks are outstanding,
+		// publishAsync waits while MaxAsyncPending acks are outstanding,
 		// which bounds memory however large the batch.
-		f, err := l.js.PublishMsgAsync(msg, opts...)
+		f, err := l.publishAsync(ctx, msg, opts...)
 		if err != nil {
 			results[i].Err = publishError(e.Aggregate, err)
 			continue
@@ -340,6 +348,26 @@ func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Result, error
 		}
 	}
 	return results, nil
+}
+
+// publishAsync publishes msg asynchronously. When every in-flight slot
+// stays taken for the stall wait (the server acknowledges slower than we
+// publish), it waits for the outstanding acks and tries again: a batch
+// never skips an event and goes on with the next, which would land the
+// rest out of order with a hole.
+func (l *Log) publishAsync(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
+	opts = append(opts, jetstream.WithStallWait(l.cfg.AsyncStallWait))
+	for {
+		f, err := l.js.PublishMsgAsync(msg, opts...)
+		if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+			return f, err
+		}
+		select {
+		case <-l.js.PublishAsyncComplete():
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // LastSequence returns the stream sequence of an aggregate's last event, or

@@ -173,6 +173,11 @@ func TestOldSessionRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i, r := range res {
+		if r.Err != nil {
+			t.Fatalf("batch entry %d: %v", i, r.Err)
+		}
+	}
 	last := res[len(res)-1].Sequence
 	h.restart(true)
 	ctx = acme(t)
