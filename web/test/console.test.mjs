@@ -265,6 +265,49 @@ test("with --auth nothing works without a credential; an API key entered once is
   }
 });
 
+test("a 10,000-event session: every event folded, a bounded DOM wherever the timeline is scrolled", async () => {
+  const srv = await dev("big", { extra: ["--no-worker"] });
+  const page = await newPage();
+  try {
+    const base = srv.url;
+    const submitted = await rpc(base, "agentruntime.control.v1.ControlService/SubmitTurn", { sessionId: "big", threadId: "main", input: [{ text: "many events" }], idempotencyKey: "big-1" });
+    const turnId = submitted.turn.turnId;
+    const claim = await rpc(base, "agentruntime.control.v1.ControlService/ClaimTurn", { workerId: "wkr_test", sessionId: "big" });
+    assert.equal(claim.turn.turnId, turnId);
+    const total = 10_000;
+    for (let i = 0; i < total; i += 250) {
+      const events = Array.from({ length: Math.min(250, total - i) }, (_, j) => ({
+        type: "model.delta", sessionId: "big", threadId: "main", turnId, runId: claim.runId, stepId: `step_${i + j}`,
+        modelDelta: { text: `delta ${i + j}` },
+      }));
+      await rpc(base, "agentruntime.control.v1.ControlService/ReportEvents", { events, runId: claim.runId, leaseToken: claim.leaseToken });
+    }
+    await page.goto(base + "#/session/big?thread=main");
+    await page.waitForFunction((n) => window.agentruntimeTimeline?.().types.filter((t) => t === "model.delta").length === n, total, { timeout: 60_000 });
+    const list = page.locator("#timeline");
+    await page.waitForFunction(() => Number(document.querySelector("#timeline")?.dataset.rows) > 10_000);
+    const rowsAt = async (fraction) => {
+      await list.evaluate((el, f) => { el.scrollTop = f * (el.scrollHeight - el.clientHeight); }, fraction);
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      return page.$$eval("#timeline .row", (rows) => rows.map((r) => r.querySelector(".line").textContent));
+    };
+    for (const f of [0, 0.5, 1]) {
+      const rows = await rowsAt(f);
+      assert.ok(rows.length > 10 && rows.length < 100, `${rows.length} rows in the DOM at ${f}`);
+      if (f === 0.5) assert.ok(rows.some((t) => /^delta 4\d\d\d$|^delta 5\d\d\d$/.test(t)), `middle rows: ${rows.slice(0, 3)}`);
+      if (f === 1) assert.ok(rows.includes(`delta ${total - 1}`), "the last event is drawn at the end");
+    }
+    await rowsAt(0.5);
+    await shot(page, "session-10k");
+    // Interrupt the running turn from the page.
+    await page.locator("#interrupt").click();
+    await page.locator("#thread-state .status", { hasText: /interrupting|idle/ }).waitFor({ timeout: 15_000 });
+  } finally {
+    await page.close();
+    await srv.stop();
+  }
+});
+
 test("no console errors on any screen", () => {
   assert.deepEqual(errors, []);
 });
