@@ -32,6 +32,42 @@ type edit struct{ file, old, new string }
 
 var breakages = []breakage{
 	{
+		name: "route to a missing Service",
+		file: "base/gateway/gateway.yaml",
+		old:  "        - name: agentruntime-tasks\n          port: 7070",
+		new:  "        - name: agentruntime-taks\n          port: 7070",
+		want: "GRPCRoute/agentruntime-tasks: routes to Service agentruntime-taks, which does not exist",
+		alsoWant: []string{"agentruntime.tasks.v1.TasksService is routed to [], want [agentruntime-tasks]"},
+	},
+	{
+		name: "route for a gRPC service that does not exist",
+		file: "base/gateway/gateway.yaml",
+		old:  "service: agentruntime.routing.v1.RoutingService",
+		new:  "service: agentruntime.routing.v1.RouteService",
+		want: `GRPCRoute/agentruntime-routing: matches gRPC service "agentruntime.routing.v1.RouteService", which no agentruntime service serves`,
+	},
+	{
+		name: "route to a port the Service lacks",
+		file: "base/gateway/gateway.yaml",
+		old:  "        - name: agentruntime-evidence\n          port: 7070",
+		new:  "        - name: agentruntime-evidence\n          port: 7071",
+		want: "GRPCRoute/agentruntime-evidence: routes to Service agentruntime-evidence on port 7071, which it does not have",
+	},
+	{
+		name: "health checks of a service sent elsewhere",
+		file: "base/gateway/gateway.yaml",
+		old:  "              value: permission",
+		new:  "              value: permision",
+		want: "health checks of permission (header agentruntime-service: permission) go to [], want [agentruntime-permission]",
+	},
+	{
+		name: "unknown field in a route",
+		file: "base/gateway/gateway.yaml",
+		old:  "  name: agentruntime-control\n  labels:",
+		new:  "  name: agentruntime-control\n  label: {}\n  labels:",
+		want: `GRPCRoute/agentruntime-control: strict decoding error: unknown field "metadata.label"`,
+	},
+	{
 		name: "unknown field",
 		file: "base/agentruntime/control.yaml",
 		old:  "spec:\n  # No replicas here",

@@ -12,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
@@ -21,7 +23,15 @@ import (
 // strictDecoder refuses unknown and duplicate fields: a misspelt key would
 // otherwise be dropped by the API server without a word, and the setting it
 // meant to make silently missing.
-var strictDecoder = serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+// It knows client-go's types and the Gateway API's (the front door).
+var strictDecoder = serializer.NewCodecFactory(decodeScheme(), serializer.EnableStrict).UniversalDeserializer()
+
+func decodeScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(scheme.AddToScheme(s))
+	utilruntime.Must(gatewayv1.Install(s))
+	return s
+}
 
 // cluster is one rendered overlay: every object kustomize emits, decoded
 // into client-go's types.

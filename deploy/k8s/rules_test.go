@@ -82,13 +82,16 @@ type expectations struct {
 	antiAffinity   bool
 	// externalSecrets are created outside the manifests.
 	externalSecrets []string
+	// frontDoor: a Gateway and a GRPCRoute per service (not on a laptop
+	// cluster, which has no Gateway API controller).
+	frontDoor bool
 }
 
 var overlays = []expectations{
 	{overlay: "dev", minServiceReplicas: 1, maxServiceReplicas: 1, natsReplicas: 1, streamReplicas: 1},
 	{
 		overlay: "prod", autoscaled: true, minServiceReplicas: 2, maxServiceReplicas: 100,
-		natsReplicas: 3, streamReplicas: 3, antiAffinity: true, externalSecrets: []string{authSecret},
+		natsReplicas: 3, streamReplicas: 3, antiAffinity: true, externalSecrets: []string{authSecret}, frontDoor: true,
 	},
 }
 
@@ -111,6 +114,9 @@ func validate(c *cluster, e expectations) []string {
 	checkReferences(r, c, e)
 	checkAgentruntime(r, c, e)
 	checkServicesAlike(r, c)
+	if e.frontDoor {
+		checkGateway(r, c)
+	}
 	nats := checkNATS(r, c, e)
 	redis := checkRedis(r, c)
 	collector, otlpPort := checkCollector(r, c)

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -124,6 +125,11 @@ func HealthName(service string) string {
 	return "agentruntime." + service + ".v1." + strings.ToUpper(service[:1]) + service[1:] + "Service"
 }
 
+// HealthServiceHeader carries, on a health check, the service the check
+// names ("routing"), so a front door routing by header can send it to the
+// process that serves that service.
+const HealthServiceHeader = "agentruntime-service"
+
 // Conn sends each call to the address of its service. Health checks go to
 // the address of the service they name, so Check(service:
 // "agentruntime.routing.v1.RoutingService") asks the process that serves
@@ -178,6 +184,11 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 	if service == "" && method == healthpb.Health_Check_FullMethodName {
 		if req, ok := args.(*healthpb.HealthCheckRequest); ok {
 			service = ServiceOfName(req.GetService())
+			if service != "" {
+				// A front door cannot read the body: say it in a header
+				// its routes match (deploy/k8s/base/gateway).
+				ctx = metadata.AppendToOutgoingContext(ctx, HealthServiceHeader, service)
+			}
 		}
 	}
 	return c.Service(service).Invoke(ctx, method, args, reply, opts...)

@@ -3,6 +3,7 @@ package endpoints_test
 import (
 	"context"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/agentruntime/agentruntime/pkg/endpoints"
@@ -67,10 +69,20 @@ func TestServiceNames(t *testing.T) {
 // Two real servers: one serves routing (and says so in health), the other
 // is the fallback. Calls and health checks land where the map says.
 func TestConnRoutesCallsAndHealthByService(t *testing.T) {
+	routingHeaders := make(chan []string, 16)
 	routingAddr := serve(t, func(s *grpc.Server, h *health.Server) {
 		routingv1.RegisterRoutingServiceServer(s, routingv1.UnimplementedRoutingServiceServer{})
 		h.SetServingStatus(routingv1.RoutingService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-	})
+	}, grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if info.FullMethod == healthpb.Health_Check_FullMethodName {
+			md, _ := metadata.FromIncomingContext(ctx)
+			select {
+			case routingHeaders <- md.Get(endpoints.HealthServiceHeader):
+			default:
+			}
+		}
+		return handler(ctx, req)
+	}))
 	fallback := serve(t, func(s *grpc.Server, h *health.Server) {
 		controlv1.RegisterControlServiceServer(s, controlv1.UnimplementedControlServiceServer{})
 		h.SetServingStatus(controlv1.ControlService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -106,6 +118,10 @@ func TestConnRoutesCallsAndHealthByService(t *testing.T) {
 			t.Errorf("health of %s through the map: %v %v, want SERVING", name, resp, err)
 		}
 	}
+	// A health check says its service in a header, for a front door.
+	if got := <-routingHeaders; !slices.Equal(got, []string{"routing"}) {
+		t.Fatalf("health check header %s = %v, want [routing]", endpoints.HealthServiceHeader, got)
+	}
 	// Straight to the fallback, routing is unknown: the router did route.
 	_, err = healthpb.NewHealthClient(conn.Service("tasks")).Check(ctx, &healthpb.HealthCheckRequest{Service: routingv1.RoutingService_ServiceDesc.ServiceName})
 	if status.Code(err) != codes.NotFound {
@@ -113,13 +129,13 @@ func TestConnRoutesCallsAndHealthByService(t *testing.T) {
 	}
 }
 
-func serve(t *testing.T, register func(*grpc.Server, *health.Server)) string {
+func serve(t *testing.T, register func(*grpc.Server, *health.Server), opts ...grpc.ServerOption) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := grpc.NewServer()
+	s := grpc.NewServer(opts...)
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(s, h)
 	register(s, h)

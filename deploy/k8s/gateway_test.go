@@ -1,0 +1,105 @@
+package k8s
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/agentruntime/agentruntime/services/all"
+)
+
+// frontDoorGateway is the Gateway clients and workers use as their one
+// address.
+const frontDoorGateway = "agentruntime"
+
+// healthServiceHeader is the header a health check names its service in
+// (pkg/endpoints sends it), since a route cannot read the request body.
+const healthServiceHeader = "agentruntime-service"
+
+// grpcInfraServices may be routed besides the five: health and reflection.
+var grpcInfraServices = []string{"grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"}
+
+// checkGateway: one Gateway with a gRPC-capable listener; per service a
+// GRPCRoute attached to it that sends the service's methods, and health
+// checks carrying its name, to its own Service on a port the Service has;
+// every route names only gRPC services that exist and Services that exist.
+func checkGateway(r *report, c *cluster) {
+	gw, ok := named[*gatewayv1.Gateway](c, frontDoorGateway)
+	if !ok {
+		r.add("front door", "has no Gateway %s", frontDoorGateway)
+		return
+	}
+	if gw.Spec.GatewayClassName == "" {
+		r.add("Gateway/"+gw.Name, "names no gatewayClassName")
+	}
+	if !slices.ContainsFunc(gw.Spec.Listeners, func(l gatewayv1.Listener) bool {
+		return l.Protocol == gatewayv1.HTTPProtocolType || l.Protocol == gatewayv1.HTTPSProtocolType
+	}) {
+		r.add("Gateway/"+gw.Name, "has no HTTP or HTTPS listener to carry gRPC")
+	}
+
+	known := slices.Clone(grpcInfraServices)
+	for _, name := range all.Names {
+		known = append(known, healthNames[name])
+	}
+	// What each gRPC service name is routed to, and health by header.
+	routedTo := map[string][]string{}
+	healthTo := map[string][]string{}
+	for _, route := range find[*gatewayv1.GRPCRoute](c) {
+		id := "GRPCRoute/" + route.Name
+		if !slices.ContainsFunc(route.Spec.ParentRefs, func(p gatewayv1.ParentReference) bool { return string(p.Name) == gw.Name }) {
+			r.add(id, "is not attached to Gateway %s", gw.Name)
+		}
+		for _, rule := range route.Spec.Rules {
+			var backends []string
+			for _, b := range rule.BackendRefs {
+				if b.Kind != nil && *b.Kind != "Service" {
+					r.add(id, "routes to a %s, want a Service", *b.Kind)
+					continue
+				}
+				svc, ok := named[*corev1.Service](c, string(b.Name))
+				switch {
+				case !ok:
+					r.add(id, "routes to Service %s, which does not exist", b.Name)
+					continue
+				case b.Port == nil || !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == *b.Port }):
+					r.add(id, "routes to Service %s on port %d, which it does not have", b.Name, deref(b.Port))
+					continue
+				}
+				backends = append(backends, string(b.Name))
+			}
+			for _, m := range rule.Matches {
+				if m.Method == nil || m.Method.Service == nil {
+					r.add(id, "has a match without a gRPC service name")
+					continue
+				}
+				service := *m.Method.Service
+				if !slices.Contains(known, service) {
+					r.add(id, "matches gRPC service %q, which no agentruntime service serves", service)
+					continue
+				}
+				header := ""
+				for _, h := range m.Headers {
+					if string(h.Name) == healthServiceHeader {
+						header = h.Value
+					}
+				}
+				if service == "grpc.health.v1.Health" && header != "" {
+					healthTo[header] = append(healthTo[header], backends...)
+					continue
+				}
+				routedTo[service] = append(routedTo[service], backends...)
+			}
+		}
+	}
+	for _, name := range all.Names {
+		want := deploymentName(name)
+		if got := routedTo[healthNames[name]]; !slices.Equal(got, []string{want}) {
+			r.add("front door", "%s is routed to %v, want [%s]", healthNames[name], got, want)
+		}
+		if got := healthTo[name]; !slices.Equal(got, []string{want}) {
+			r.add("front door", "health checks of %s (header %s: %s) go to %v, want [%s]", name, healthServiceHeader, name, got, want)
+		}
+	}
+}
