@@ -32,11 +32,11 @@ type edit struct{ file, old, new string }
 
 var breakages = []breakage{
 	{
-		name: "route to a missing Service",
-		file: "base/gateway/gateway.yaml",
-		old:  "        - name: agentruntime-tasks\n          port: 7070",
-		new:  "        - name: agentruntime-taks\n          port: 7070",
-		want: "GRPCRoute/agentruntime-tasks: routes to Service agentruntime-taks, which does not exist",
+		name:     "route to a missing Service",
+		file:     "base/gateway/gateway.yaml",
+		old:      "        - name: agentruntime-tasks\n          port: 7070",
+		new:      "        - name: agentruntime-taks\n          port: 7070",
+		want:     "GRPCRoute/agentruntime-tasks: routes to Service agentruntime-taks, which does not exist",
 		alsoWant: []string{"agentruntime.tasks.v1.TasksService is routed to [], want [agentruntime-tasks]"},
 	},
 	{
