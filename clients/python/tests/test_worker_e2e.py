@@ -145,6 +145,14 @@ def test_python_worker_reports_what_the_go_worker_reports(dev, binary, tmp_path,
     assert stored.decode() == "\n".join(readme.splitlines()[:40]) and spilled.size_bytes == len(stored)
     result = [e for e in py_events if e.type == "tool.result"][0].tool_result
     assert result.output.uri == spilled.uri and result.preview.startswith("line 0: ")
+    # Both workers continue the trace the turn was submitted in: the facts
+    # their calls appended carry its trace id (docs/observability.md).
+    for who, events in (("go", go_events), ("py", py_events)):
+        submitted = [e for e in events if e.type == "turn.submitted"]
+        assert submitted and len(submitted[0].trace_id) == 32, f"{who}: turn.submitted carries no trace"
+        for e in events:
+            if e.type in ("model.requested", "tool.result", "turn.completed"):
+                assert e.trace_id == submitted[0].trace_id, f"{who}: {e.type} in trace {e.trace_id!r}, not the turn's {submitted[0].trace_id}"
     go_shape, py_shape = shape(go_events), shape(py_events)
     types = [s[0] for s in py_shape]
     for want in ("turn.started", "context.resolved", "tool.catalog.resolved", "model.requested", "reasoning.delta",

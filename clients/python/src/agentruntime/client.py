@@ -11,6 +11,7 @@ typed errors and retries, plus the pieces a client otherwise writes by hand
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import random
 import time
@@ -33,6 +34,12 @@ from .endpoints import Endpoints
 from .errors import IntegrityError, ResourceExhausted, RpcError, Unavailable, from_grpc_error
 
 __all__ = ["Client", "RetryPolicy", "Channel", "Service"]
+
+# The W3C trace context calls made in this context carry (as the
+# ``traceparent`` metadata the runtime's servers read): the worker sets it
+# to its turn's trace, so every call it makes for the turn joins the trace
+# the turn was submitted in (docs/observability.md).
+traceparent: contextvars.ContextVar[str] = contextvars.ContextVar("agentruntime_traceparent", default="")
 
 RuntimeEvent = envelope_pb2.RuntimeEvent
 Snapshot = control_pb2.Snapshot
@@ -239,6 +246,9 @@ class Client:
         md = list(extra)
         if self._token:
             md.append(("authorization", "Bearer " + self._token))
+        parent = traceparent.get()
+        if parent and not any(k == "traceparent" for k, _ in md):
+            md.append(("traceparent", parent))
         return tuple(md)
 
     async def health(self, service: str, *, timeout: float = 5.0) -> str:

@@ -40,6 +40,7 @@ from agentruntime.permission.v1 import permission_pb2
 from agentruntime.routing.v1 import routing_pb2
 from agentruntime.tasks.v1 import tasks_pb2, types_pb2
 
+from . import client as client_module
 from .client import Client, RetryPolicy
 from .endpoints import Endpoints
 from .errors import FailedPrecondition, NotFound, RpcError, Unimplemented
@@ -465,9 +466,18 @@ class Worker:
             lease_ttl=_duration(self.lease_ttl)), timeout=wait + 30)
 
     async def run_turn(self, claim: control_pb2.ClaimTurnResponse) -> None:
-        """Runs a claimed turn to its end and reports it."""
+        """Runs a claimed turn to its end and reports it. Every call it makes
+        carries the trace the turn was submitted in (``traceparent``)."""
         await self._connect()
-        await _Turn(self, claim).run()
+        t = claim.turn
+        token = None
+        if len(t.trace_id) == 32 and len(t.span_id) == 16:
+            token = client_module.traceparent.set(f"00-{t.trace_id}-{t.span_id}-01")
+        try:
+            await _Turn(self, claim).run()
+        finally:
+            if token is not None:
+                client_module.traceparent.reset(token)
 
 
 class _Turn:
