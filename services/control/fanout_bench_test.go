@@ -205,7 +205,7 @@ func benchFanOut(b *testing.B, mode string) {
 	const events = 10
 	env := newFanEnv(b, mode)
 	h := env.h
-	ctx := acme(b)
+	ctx := benchCtx(b)
 	tu := h.submit(ctx, "s1", "th1").Turn
 	h.report(ctx, started(tu.TurnId))
 
@@ -306,7 +306,7 @@ func BenchmarkAppendToSubscriber10000(b *testing.B) {
 func benchAppendToSubscriber(b *testing.B, mode string) {
 	env := newFanEnv(b, mode)
 	h := env.h
-	ctx := acme(b)
+	ctx := benchCtx(b)
 	tu := h.submit(ctx, "s1", "th1").Turn
 	h.report(ctx, started(tu.TurnId))
 	cctx, cancel := context.WithCancel(ctx)
@@ -409,7 +409,7 @@ func settle(b *testing.B, idle int) {
 func benchIdleRSS(b *testing.B, mode string) {
 	env := newFanEnv(b, mode)
 	h := env.h
-	ctx := acme(b)
+	ctx := benchCtx(b)
 	h.submit(ctx, "s1", "th1")
 	raw := startRawFanout(b)
 	clients, rawClients := dialN(b, h.listenAddr, fanConns), dialN(b, raw.addr, fanConns)
