@@ -67,6 +67,9 @@ func TestHookRewrittenInputIsWhatRuns(t *testing.T) {
 	if judged == nil || judged.GetUpdatedInputRef() == nil || !strings.Contains(strings.Join(judged.GetPaths(), ","), "REVIEWED.md") {
 		t.Fatalf("the decision did not judge the rewrite: %v", judged)
 	}
+	if got := req.GetActionRequired().GetContext()["path"]; got != "REVIEWED.md" {
+		t.Errorf("the person is asked about path %q, want the rewritten REVIEWED.md", got)
+	}
 	respond(t, rt, req.GetActionId(), "allow_once")
 	tl.until("turn.completed")
 	b, err := os.ReadFile(filepath.Join(root, "REVIEWED.md"))

@@ -44,7 +44,8 @@ func runScenario(t *testing.T, s *system) (turn string) {
 		&eventsv1.RuntimeEvent{Type: "tool.args", StepId: "step1", ToolCallId: "tc1", Payload: &eventsv1.RuntimeEvent_ToolArgs{ToolArgs: &eventsv1.ToolArgs{SafeArgsJson: `{"path":"README.md"}`}}},
 	)
 	must[*controlv1.RequestActionResponse](t)(s.control.RequestAction(ctx, &controlv1.RequestActionRequest{SessionId: "s1", ThreadId: "th1", TurnId: turn,
-		ActionId: "act_write", ActionType: "tool_permission", Prompt: "Allow write_file to update README.md?", Decisions: []string{"allow_once", "deny"}}))
+		ActionId: "act_write", ActionType: "tool_permission", Prompt: "Allow write_file to update README.md?", Decisions: []string{"allow_once", "deny"},
+		Context: map[string]string{"name": "write_file", "target": "TARGET_KIND_TOOL", "path": "README.md"}}))
 	must[*controlv1.RespondActionResponse](t)(s.control.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: "act_write", Decision: "allow_once"}))
 	rep(
 		&eventsv1.RuntimeEvent{Type: "tool.result", StepId: "step1", ToolCallId: "tc1", Payload: &eventsv1.RuntimeEvent_ToolResult{ToolResult: &eventsv1.ToolResult{Preview: "wrote 120 bytes"}}},

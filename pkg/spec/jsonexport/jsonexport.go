@@ -11,6 +11,7 @@
 package jsonexport
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"math"
@@ -103,9 +104,91 @@ func Event(ev *eventsv1.RuntimeEvent, opt Options) Object {
 		refs[CamelCase(k)] = v
 	}
 	out["refs"] = refs
-	out["payload"] = Payload(ev)
+	payload := Payload(ev)
+	if opt.Profile {
+		addProfilePayload(payload, ev)
+	}
+	out["payload"] = payload
 	addProfileObjects(out, ev)
 	return out
+}
+
+// addProfilePayload adds the fields the Lime profile's fixtures show for a
+// class beside ours (docs/spec-conformance.md "Lime profile payloads"): a
+// consumer written against the fixtures reads them, a consumer of the core
+// format reads ours. Nothing of ours is removed or renamed.
+func addProfilePayload(out Object, ev *eventsv1.RuntimeEvent) {
+	switch p := ev.GetPayload().(type) {
+	case *eventsv1.RuntimeEvent_TurnSubmitted:
+		s := p.TurnSubmitted
+		// The input is inline in this fact; inputRef names it by turn.
+		putString(out, "inputRef", "input://"+ev.GetTurnId()+"/user")
+		putString(out, "source", cmp.Or(s.GetMetadata()["source"], "api"))
+		putString(out, "status", s.GetAdmission())
+	case *eventsv1.RuntimeEvent_ActionRequired:
+		a := p.ActionRequired
+		c := a.GetContext()
+		tool := cmp.Or(c["tool_name"], c["name"])
+		if a.GetActionType() == "permission" && (c["target"] == "" || c["target"] == eventsv1.TargetKind_TARGET_KIND_TOOL.String()) && tool != "" {
+			out["actionType"] = "tool_permission"
+		}
+		putString(out, "toolName", tool)
+		out["decisionKind"] = decisionKind(a)
+		scope := Object{}
+		putString(scope, "path", c["path"])
+		putString(scope, "command", c["command"])
+		putString(scope, "impactScope", c["impact_scope"])
+		out["scope"] = scope
+	case *eventsv1.RuntimeEvent_TaskAttemptFailed:
+		e := p.TaskAttemptFailed.GetError()
+		out["retryable"] = e.GetRetryable()
+		putString(out, "failureCategory", e.GetCategory())
+		out["nextAttemptPolicy"] = "none"
+		if e.GetRetryable() {
+			out["nextAttemptPolicy"] = "manual_or_policy_retry"
+		}
+	case *eventsv1.RuntimeEvent_RoutingSingleCandidate:
+		d := p.RoutingSingleCandidate.GetDecision()
+		putString(out, "taskKind", d.GetTaskKind())
+		out["candidateCount"] = d.GetCandidateCount()
+		putString(out, "selectedModel", d.GetSelectedModelId())
+		putString(out, "decisionSource", d.GetDecisionSource())
+		gap := "none"
+		if len(d.GetCapabilityGap()) > 0 {
+			names := make([]string, len(d.GetCapabilityGap()))
+			for i, c := range d.GetCapabilityGap() {
+				names[i], _ = enumName(c.Descriptor(), c.Number()).(string)
+			}
+			gap = strings.Join(names, ",")
+		}
+		out["capabilityGap"] = gap
+	case *eventsv1.RuntimeEvent_EvidenceChanged:
+		c := p.EvidenceChanged
+		putString(out, "packRef", c.GetPack().GetUri())
+		// The replay case of the same scope (ExportReplay resolves it).
+		if c.GetKind() == "replay" {
+			putString(out, "replayRef", c.GetPack().GetUri())
+		} else if c.GetScopeId() != "" {
+			out["replayRef"] = "replay://" + ev.GetSessionId() + "/" + c.GetScopeId()
+		}
+		if _, ok := out["verificationOutcomes"]; !ok {
+			out["verificationOutcomes"] = []any{}
+		}
+	}
+}
+
+// decisionKind is how a person answers an action: allow or deny, a
+// value of a schema, or one of named choices.
+func decisionKind(a *eventsv1.ActionRequired) string {
+	if a.GetJsonSchema() != "" {
+		return "input"
+	}
+	for _, d := range a.GetDecisions() {
+		if !strings.HasPrefix(d, "allow") && d != "deny" && d != "reject" {
+			return "choice"
+		}
+	}
+	return "allow_or_deny"
 }
 
 // Payload renders the envelope's typed payload; an event without one has

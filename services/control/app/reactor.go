@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -111,6 +112,19 @@ func (a *App) openPermissionAction(ctx context.Context, ev *eventsv1.RuntimeEven
 			"impact_scope":      p.GetImpactScope(),
 			"evaluation_id":     p.GetEvaluationId(),
 		},
+	}
+	// What the call touches, for the person and the Lime profile's scope.
+	var args struct {
+		Path    string `json:"path"`
+		Command string `json:"command"`
+	}
+	if json.Unmarshal([]byte(p.GetArgumentsPreview()), &args) == nil {
+		if args.Path != "" {
+			req.Context["path"] = args.Path
+		}
+		if args.Command != "" {
+			req.Context["command"] = args.Command
+		}
 	}
 	req.Timeout = durationOf(timeout)
 	requester := auth.Principal{Tenant: c.Tenant, Subject: p.GetRequesterSubject(), Role: p.GetRequesterRole()}

@@ -160,6 +160,18 @@ func scopeIDs(m *domain.Model) *eventsv1.RuntimeEvent {
 		if th := m.ThreadIDs(); len(th) == 1 {
 			ev.ThreadId = th[0]
 		}
+		// The turn's task, when it ran exactly one (the Lime profile's
+		// evidence.changed names the task and run it covers).
+		var only *domain.Task
+		n := 0
+		for _, t := range m.Tasks {
+			if t.Turn == m.Scope.ID {
+				only, n = t, n+1
+			}
+		}
+		if n == 1 {
+			ev.TaskId, ev.RunId = only.ID, only.CurrentRun
+		}
 	case domain.ScopeTask:
 		ev.TaskId = m.Scope.ID
 		if t := m.Tasks[m.Scope.ID]; t != nil {

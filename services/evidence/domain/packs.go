@@ -163,7 +163,7 @@ func (m *Model) Snapshot(opt jsonexport.Options) Object {
 	}
 	threads := make([]any, 0, len(m.Threads))
 	for _, id := range m.threadOrder {
-		threads = append(threads, m.threadObject(m.Threads[id]))
+		threads = append(threads, m.threadObject(m.Threads[id], opt.Profile))
 	}
 	tasks := make([]any, 0, len(m.Tasks))
 	summary := Object{"total": len(m.Tasks), "active": 0, "completed": 0, "failed": 0}
@@ -217,7 +217,7 @@ func (m *Model) routingSummary() Object {
 	return out
 }
 
-func (m *Model) threadObject(th *Thread) Object {
+func (m *Model) threadObject(th *Thread, profile bool) Object {
 	turns := make([]any, 0, len(th.Turns))
 	for _, u := range th.Turns {
 		o := Object{"turnId": u.ID, "status": u.Status}
@@ -257,6 +257,10 @@ func (m *Model) threadObject(th *Thread) Object {
 	}
 	if th.ActiveTurn != "" {
 		out["activeTurnId"] = th.ActiveTurn
+	} else if profile && len(th.Turns) > 0 {
+		// The profile's fixture names the turn a settled thread ended
+		// with as its activeTurnId.
+		out["activeTurnId"] = th.Turns[len(th.Turns)-1].ID
 	}
 	return out
 }
@@ -396,7 +400,7 @@ func (m *Model) EvidencePack(in EvidenceInput) (Object, []Signal, []string) {
 	}
 	threads := []any{}
 	for _, id := range m.threadOrder {
-		threads = append(threads, m.threadObject(m.Threads[id]))
+		threads = append(threads, m.threadObject(m.Threads[id], false))
 	}
 	tasks := []any{}
 	for _, id := range m.taskOrder {
