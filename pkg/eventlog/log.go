@@ -60,9 +60,9 @@ type Config struct {
 	// tries it again (never skipping it: later events would land before
 	// it). Default 200ms.
 	AsyncStallWait time.Duration
-	ObjectBucket    string        // default "AGENTRUNTIME_OBJECTS"
-	RuntimeID       string        // stamped into events that carry none
-	Propagator      propagation.TextMapPropagator
+	ObjectBucket   string // default "AGENTRUNTIME_OBJECTS"
+	RuntimeID      string // stamped into events that carry none
+	Propagator     propagation.TextMapPropagator
 	// MaxConsumers bounds the stream's consumers: each projector and
 	// reactor holds one, each process's fan-out hub one (client
 	// subscriptions share it), each Read one while it runs. Default
@@ -75,6 +75,17 @@ type Config struct {
 	// told so (Bounds) and repaired from a snapshot.
 	MaxAge   time.Duration
 	MaxBytes int64
+	// AttemptTimeout bounds one attempt of a publish or read; an attempt
+	// that runs out of it is tried again (outage.go). Default 1s.
+	AttemptTimeout time.Duration
+	// OutageWait is how long an operation whose context has no deadline
+	// keeps retrying through an outage before it answers ErrUnavailable.
+	// Default 10s. With a deadline, the deadline bounds it.
+	OutageWait time.Duration
+	// IdleHeartbeat of subscriptions (projectors, reactors, the fan-out
+	// hub): a subscription that misses two notices a lost server and
+	// resumes after its last event on another. Default 500ms.
+	IdleHeartbeat time.Duration
 }
 
 func (c *Config) defaults() {
@@ -107,6 +118,15 @@ func (c *Config) defaults() {
 	}
 	if c.MaxConsumers == 0 {
 		c.MaxConsumers = 100_000
+	}
+	if c.AttemptTimeout == 0 {
+		c.AttemptTimeout = time.Second
+	}
+	if c.OutageWait == 0 {
+		c.OutageWait = 10 * time.Second
+	}
+	if c.IdleHeartbeat == 0 {
+		c.IdleHeartbeat = 500 * time.Millisecond
 	}
 }
 
@@ -220,9 +240,9 @@ func (l *Log) Append(ctx context.Context, agg Aggregate, expect Expect, evs ...*
 		if expect.set {
 			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(expect.seq))
 		}
-		ack, err := l.js.PublishMsg(ctx, msg, opts...)
+		ack, err := l.publish(ctx, agg, subject, expect, msg, opts...)
 		if err != nil {
-			a, err := l.recoverDuplicate(ctx, agg, expect, ev.GetEventId(), publishError(agg, err))
+			a, err := l.recoverDuplicate(ctx, agg, expect, ev.GetEventId(), err)
 			if err != nil {
 				return out, err
 			}
@@ -376,14 +396,23 @@ func (l *Log) LastSequence(ctx context.Context, agg Aggregate) (uint64, error) {
 	if err := agg.validate(); err != nil {
 		return 0, err
 	}
-	msg, err := l.stream.GetLastMsgForSubject(ctx, l.Subjects.Aggregate(agg))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
+	var seq uint64
+	err := l.retry(ctx, "last sequence of "+agg.String(), func(actx context.Context) error {
+		msg, err := l.stream.GetLastMsgForSubject(actx, l.Subjects.Aggregate(agg))
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			seq = 0
+			return nil
+		case err != nil:
+			return err
+		}
+		seq = msg.Sequence
+		return nil
+	})
 	if err != nil {
 		return 0, fmt.Errorf("eventlog: last sequence of %s: %w", agg, err)
 	}
-	return msg.Sequence, nil
+	return seq, nil
 }
 
 // Head is the stream's last sequence: everything appended so far.
@@ -396,7 +425,12 @@ func (l *Log) Head(ctx context.Context) (uint64, error) {
 // reader asking for history before first has lost events to retention and
 // must be told so.
 func (l *Log) Bounds(ctx context.Context) (first, last uint64, err error) {
-	info, err := l.stream.Info(ctx)
+	var info *jetstream.StreamInfo
+	err = l.retry(ctx, "stream info", func(actx context.Context) error {
+		var err error
+		info, err = l.stream.Info(actx)
+		return err
+	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("eventlog: stream info: %w", err)
 	}

@@ -80,15 +80,23 @@ type Subscription struct {
 // Log.Subjects; none means the whole log) from a starting point.
 func (l *Log) Subscribe(ctx context.Context, filters []string, from From) (*Subscription, error) {
 	policy, start := from.deliver()
-	cons, err := l.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: filters,
-		DeliverPolicy:  policy,
-		OptStartSeq:    start,
+	var cons jetstream.Consumer
+	err := l.retry(ctx, "subscribe", func(actx context.Context) error {
+		var err error
+		cons, err = l.stream.OrderedConsumer(actx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: filters,
+			DeliverPolicy:  policy,
+			OptStartSeq:    start,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: subscribe: %w", err)
 	}
-	it, err := cons.Messages()
+	// Idle heartbeats: missing two, the ordered consumer drops the one it
+	// has (on a lost server, or a stream whose leader moved) and makes a
+	// new one after the last event it delivered, within about a second.
+	it, err := cons.Messages(jetstream.PullHeartbeat(l.cfg.IdleHeartbeat))
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: subscribe: %w", err)
 	}
@@ -115,10 +123,23 @@ func (s *Subscription) Stop() { s.it.Stop() }
 // (0 if none). Projections rebuild and aggregates load with it. fn's error
 // stops the read and is returned.
 func (l *Log) Read(ctx context.Context, filters []string, from From, fn func(*Record) error) (uint64, error) {
-	policy, start := from.deliver()
 	if from.new {
 		return 0, errors.New("eventlog: Read needs history; FromNew has none")
 	}
+	// Through an outage the read goes on after the last event it gave fn.
+	var last uint64
+	err := l.retryProgress(ctx, "read", func(actx context.Context) (bool, error) {
+		n, err := l.readOnce(actx, filters, from, fn)
+		if n > 0 {
+			last, from = n, FromSequence(n+1)
+		}
+		return n > 0, err
+	})
+	return last, err
+}
+
+func (l *Log) readOnce(ctx context.Context, filters []string, from From, fn func(*Record) error) (uint64, error) {
+	policy, start := from.deliver()
 	// An ephemeral pull consumer without acks: it reports how many messages
 	// match at creation, which is exactly where "history" ends, and delivers
 	// them in stream order.
@@ -176,6 +197,17 @@ func (l *Log) ReadAggregate(ctx context.Context, agg Aggregate, after uint64, fn
 	if err := agg.validate(); err != nil {
 		return after, err
 	}
+	// Through an outage the read goes on after the last event it gave fn.
+	err := l.retryProgress(ctx, "read "+agg.String(), func(actx context.Context) (bool, error) {
+		n, err := l.readAggregateOnce(actx, agg, after, fn)
+		progressed := n > after
+		after = n
+		return progressed, err
+	})
+	return after, err
+}
+
+func (l *Log) readAggregateOnce(ctx context.Context, agg Aggregate, after uint64, fn func(*Record) error) (uint64, error) {
 	subject := l.Subjects.Aggregate(agg)
 	last := after
 	for {

@@ -146,6 +146,8 @@ type Server struct {
 	URL      string
 	Port     int
 	StoreDir string
+	// Name is the server's name (-n); cluster nodes are n0, n1, ...
+	Name string
 
 	bin  string
 	args []string
@@ -240,6 +242,22 @@ func (s *Server) Output() string {
 }
 
 func (s *Server) start() error {
+	if err := s.launch(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	exited, out := s.exited, s.output
+	s.mu.Unlock()
+	if err := waitJetStream(s.URL, exited, 30*time.Second); err != nil {
+		s.Kill()
+		return fmt.Errorf("nats-server on %s: %w; output:\n%s", s.URL, err, out.String())
+	}
+	return nil
+}
+
+// launch starts the process without waiting for JetStream (a cluster node
+// is ready only once a quorum of its peers runs).
+func (s *Server) launch() error {
 	cmd := exec.Command(s.bin, s.args...)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -265,11 +283,6 @@ func (s *Server) start() error {
 	s.mu.Lock()
 	s.cmd, s.exited, s.output = cmd, exited, out
 	s.mu.Unlock()
-	if err := waitJetStream(s.URL, exited, 30*time.Second); err != nil {
-		_ = cmd.Process.Kill()
-		<-exited
-		return fmt.Errorf("nats-server on %s: %w; output:\n%s", s.URL, err, out.String())
-	}
 	return nil
 }
 

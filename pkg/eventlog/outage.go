@@ -1,0 +1,214 @@
+package eventlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentruntime/agentruntime/pkg/fault"
+)
+
+// Elections are retries, not errors (issue 24 item 2). While a clustered
+// stream has no leader (its node was lost and the others elect one, a few
+// seconds), or the connection moves to another server, publishes and reads
+// fail with "no response from stream", no responders, timeouts or a
+// JetStream "temporarily unavailable". The log retries those, each attempt
+// bounded, below the caller's deadline, with the same message ids (the
+// de-duplication window drops a retried publish that had landed), and only
+// when the caller's time is spent answers ErrUnavailable: the caller sees
+// Unavailable with RetryInfo, never Internal.
+
+// ErrUnavailable: the event log did not answer within the caller's
+// deadline (a leader election, a lost server). Retrying the request can
+// succeed.
+var ErrUnavailable = fault.Sentinel("eventlog: the event log is unavailable",
+	fault.Unavailable("the event log is unavailable (a leader election?); retry the request", time.Second))
+
+// JetStream API errors that say "not now" rather than "no".
+const (
+	errCodeClusterNotAvail        jetstream.ErrorCode = 10008 // JetStream system temporarily unavailable
+	errCodeClusterIncomplete      jetstream.ErrorCode = 10004 // incomplete results
+	errCodeLastSeqPerSubjNotReady jetstream.ErrorCode = 10163 // expected last sequence per subject temporarily unavailable
+	errCodeStreamOffline          jetstream.ErrorCode = 10118 // stream is offline
+)
+
+// errStaleConflict marks a wrong-last-sequence answer that a fresh read
+// from the stream leader shows to be stale: the subject's last sequence is
+// the expected one (an R3 follower still applying the previous append).
+var errStaleConflict = errors.New("eventlog: stale wrong last sequence")
+
+// outage reports whether err says the engine is not answering now (as
+// opposed to a refusal or the caller's own cancellation).
+func outage(err error) bool {
+	if err == nil {
+		return false
+	}
+	switch {
+	case errors.Is(err, errStaleConflict),
+		errors.Is(err, jetstream.ErrNoStreamResponse),
+		errors.Is(err, nats.ErrNoResponders),
+		errors.Is(err, jetstream.ErrNoHeartbeat),
+		errors.Is(err, nats.ErrTimeout),
+		errors.Is(err, nats.ErrConnectionReconnecting),
+		errors.Is(err, nats.ErrNoServers),
+		errors.Is(err, nats.ErrDisconnected):
+		return true
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case errCodeClusterNotAvail, errCodeClusterIncomplete, errCodeLastSeqPerSubjNotReady, errCodeStreamOffline:
+			return true
+		}
+		return apiErr.Code == 503
+	}
+	return false
+}
+
+// outageBudget is when a retried operation must give up: a little before
+// the caller's deadline (so the answer is Unavailable, not a deadline the
+// client hit first), or Config.OutageWait from now when ctx has none.
+func (l *Log) outageBudget(ctx context.Context) time.Time {
+	now := time.Now()
+	d, ok := ctx.Deadline()
+	if !ok {
+		return now.Add(l.cfg.OutageWait)
+	}
+	margin := min(max(d.Sub(now)/10, 20*time.Millisecond), 250*time.Millisecond)
+	return d.Add(-margin)
+}
+
+// retry runs op until it succeeds, fails with something other than an
+// outage, or the budget is spent (then ErrUnavailable naming what and the
+// last cause). Each attempt gets at most Config.AttemptTimeout; an attempt
+// that ran out of it counts as an outage.
+func (l *Log) retry(ctx context.Context, what string, op func(context.Context) error) error {
+	return l.retryProgress(ctx, what, func(actx context.Context) (bool, error) { return false, op(actx) })
+}
+
+// retryProgress is retry for reads that make progress attempt by attempt
+// (each goes on after the last event the one before delivered): an attempt
+// that delivered something starts the budget again when there is no
+// deadline, so a long rebuild is never cut short by OutageWait.
+func (l *Log) retryProgress(ctx context.Context, what string, op func(context.Context) (bool, error)) error {
+	end := l.outageBudget(ctx)
+	backoff := 20 * time.Millisecond
+	var last error
+	for {
+		left := time.Until(end)
+		if left <= 0 {
+			if last == nil {
+				last = context.DeadlineExceeded
+			}
+			return fmt.Errorf("%w: %s: %v", ErrUnavailable, what, last)
+		}
+		actx, cancel := context.WithTimeout(ctx, min(l.cfg.AttemptTimeout, left))
+		progressed, err := op(actx)
+		expired := actx.Err() != nil
+		cancel()
+		if progressed {
+			if _, ok := ctx.Deadline(); !ok {
+				end = l.outageBudget(ctx)
+			}
+			backoff = 20 * time.Millisecond
+		}
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return l.callerDone(ctx, what, err)
+		}
+		if !outage(err) && !(expired && timeoutLike(err)) {
+			return err
+		}
+		last = err
+		select {
+		case <-time.After(min(backoff, max(time.Until(end), 0))):
+		case <-ctx.Done():
+			return l.callerDone(ctx, what, err)
+		}
+		backoff = min(2*backoff, 250*time.Millisecond)
+	}
+}
+
+// callerDone answers an operation whose caller's context ended during it:
+// its deadline ran out while the engine did not answer (ErrUnavailable, so
+// the caller sees Unavailable with RetryInfo, not a bare deadline), or the
+// caller canceled.
+func (l *Log) callerDone(ctx context.Context, what string, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && (outage(err) || timeoutLike(err)) {
+		return fmt.Errorf("%w: %s: %v", ErrUnavailable, what, err)
+	}
+	return fmt.Errorf("eventlog: %s: %w", what, ctx.Err())
+}
+
+func timeoutLike(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// publish is one synchronous append of msg with retries through outages.
+// A wrong-last-sequence answer is checked against the stream leader: when
+// the subject's last sequence is the expected one, the refusal was stale
+// (R3, error 10164, the previous append still being applied) and the same
+// message is published again; otherwise it is a conflict for the caller.
+func (l *Log) publish(ctx context.Context, agg Aggregate, subject string, expect Expect, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	var ack *jetstream.PubAck
+	err := l.retry(ctx, "append to "+agg.String(), func(actx context.Context) error {
+		a, err := l.js.PublishMsg(actx, msg, opts...)
+		if err == nil {
+			ack = a
+			return nil
+		}
+		perr := publishError(agg, err)
+		if expect.set && errors.Is(perr, ErrConflict) {
+			last, found, lerr := l.leaderLastSequence(actx, subject)
+			switch {
+			case lerr != nil && outage(lerr):
+				return lerr
+			case lerr == nil && (last == expect.seq || (!found && expect.seq == 0)):
+				return fmt.Errorf("%w: %s", errStaleConflict, agg)
+			}
+		}
+		if outage(err) {
+			return err
+		}
+		return perr
+	})
+	return ack, err
+}
+
+// leaderLastSequence asks the stream leader (not a direct get, which a
+// follower may answer from behind) for the last sequence on subject.
+func (l *Log) leaderLastSequence(ctx context.Context, subject string) (uint64, bool, error) {
+	req, err := json.Marshal(map[string]string{"last_by_subj": subject})
+	if err != nil {
+		return 0, false, err
+	}
+	resp, err := l.js.Conn().RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+l.cfg.Stream, req)
+	if err != nil {
+		return 0, false, err
+	}
+	var out struct {
+		Message *struct {
+			Seq uint64 `json:"seq"`
+		} `json:"message"`
+		Error *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &out); err != nil {
+		return 0, false, fmt.Errorf("eventlog: last message of %s: %w", subject, err)
+	}
+	switch {
+	case out.Error != nil && out.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+		return 0, false, nil
+	case out.Error != nil:
+		return 0, false, out.Error
+	case out.Message == nil:
+		return 0, false, fmt.Errorf("eventlog: last message of %s: empty answer", subject)
+	}
+	return out.Message.Seq, true, nil
+}
