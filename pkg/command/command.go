@@ -108,18 +108,34 @@ func (x *Writer) Execute(ctx context.Context, agg eventlog.Aggregate, key Key, d
 	e := x.cache.get(agg)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	fresh := false
 	if !e.loaded {
 		if err := x.catchUp(ctx, agg, e); err != nil {
 			return Result{}, err
 		}
-		e.loaded = true
+		e.loaded, fresh = true, true
 	}
 	for i := 0; i < x.maxAttempts; i++ {
 		evs, err := decide(ctx, e.state())
-		if err != nil {
-			return Result{}, err
-		}
-		if len(evs) == 0 {
+		if err != nil || len(evs) == 0 {
+			// An append is checked by the expected sequence; a refusal or a
+			// no-op is not, so it must not rest on a stale entry (a turn
+			// another replica admitted is not "not found"). Confirm it on
+			// the log's state: one batch get when nothing changed.
+			if !fresh {
+				before := e.last
+				if err := x.catchUp(ctx, agg, e); err != nil {
+					return Result{}, err
+				}
+				fresh = true
+				if e.last != before {
+					i--
+					continue
+				}
+			}
+			if err != nil {
+				return Result{}, err
+			}
 			return Result{Sequence: e.last, State: e.state()}, nil
 		}
 		if key != "" {
@@ -129,7 +145,7 @@ func (x *Writer) Execute(ctx context.Context, agg eventlog.Aggregate, key Key, d
 				}
 			}
 		}
-		appended, err := x.log.Append(ctx, agg, eventlog.ExpectSequence(e.last), evs...)
+		appended, err := x.log.AppendAtomic(ctx, agg, eventlog.ExpectSequence(e.last), evs...)
 		if errors.Is(err, eventlog.ErrConflict) && len(appended) == 0 {
 			// Another writer got there first. Losers back off a random,
 			// growing moment so a hot aggregate does not livelock its
@@ -140,6 +156,7 @@ func (x *Writer) Execute(ctx context.Context, agg eventlog.Aggregate, key Key, d
 			if err := x.catchUp(ctx, agg, e); err != nil {
 				return Result{}, err
 			}
+			fresh = true
 			continue
 		}
 		if err != nil {
@@ -309,4 +326,27 @@ func (x *Writer) Len() int {
 	x.cache.mu.Lock()
 	defer x.cache.mu.Unlock()
 	return len(x.cache.entries)
+}
+
+// Folds folds with several projections over one state, as if they were
+// one: each reads the state before the event, their changes are applied
+// together. Their keys must not overlap (they are separate read models in
+// the service's store too).
+func Folds(folds ...Fold) Fold { return multiFold(folds) }
+
+type multiFold []Fold
+
+func (m multiFold) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+	var out projection.Batch
+	for _, f := range m {
+		b, err := f.Project(ctx, store, rec)
+		if err != nil {
+			return projection.Batch{}, err
+		}
+		out.Deletes = append(out.Deletes, b.Deletes...)
+		out.Puts = append(out.Puts, b.Puts...)
+		out.IndexRemoves = append(out.IndexRemoves, b.IndexRemoves...)
+		out.IndexAdds = append(out.IndexAdds, b.IndexAdds...)
+	}
+	return out, nil
 }

@@ -161,18 +161,20 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	}
 	subjects := Subjects{Prefix: cfg.SubjectPrefix}
 	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:         cfg.Stream,
-		Description:  "agentruntime event log: the only truth",
-		Subjects:     []string{subjects.All()},
-		Storage:      cfg.Storage,
-		Replicas:     cfg.Replicas,
-		Retention:    jetstream.LimitsPolicy,
-		Discard:      jetstream.DiscardOld,
-		MaxAge:       cfg.MaxAge,
-		MaxBytes:     cfg.maxBytes(),
-		Duplicates:   cfg.DuplicateWindow,
-		AllowDirect:  true,
-		MaxConsumers: cfg.MaxConsumers,
+		Name:        cfg.Stream,
+		Description: "agentruntime event log: the only truth",
+		Subjects:    []string{subjects.All()},
+		Storage:     cfg.Storage,
+		Replicas:    cfg.Replicas,
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      cfg.MaxAge,
+		MaxBytes:    cfg.maxBytes(),
+		Duplicates:  cfg.DuplicateWindow,
+		AllowDirect: true,
+		// Commands append all their events in one atomic batch (AppendAtomic).
+		AllowAtomicPublish: true,
+		MaxConsumers:       cfg.MaxConsumers,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: stream %s: %w", cfg.Stream, err)

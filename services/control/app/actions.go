@@ -8,13 +8,27 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/control/domain"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
+
+// actionIn reads an action from a thread's state as the writer holds it.
+func actionIn(ctx context.Context, st projection.Store, c Caller, id string) (*controlv1.Action, error) {
+	act, ok, err := rm.Action(ctx, st, c.Tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "action", ID: id, Message: "action " + id + " not found"}
+	}
+	return act, nil
+}
 
 func (a *App) action(ctx context.Context, c Caller, id string) (*controlv1.Action, error) {
 	act, ok, err := lookup(ctx, a, func() (*controlv1.Action, bool, error) { return rm.Action(ctx, a.Store, c.Tenant, id) })
@@ -57,19 +71,19 @@ func (a *App) RequestAction(ctx context.Context, c Caller, req *controlv1.Reques
 		actionID = ids.New(ids.Action)
 	}
 	var existing *controlv1.Action
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), command.Key("action:"+actionID), func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		existing = nil
-		if _, err := a.thread(ctx, c, req.GetSessionId(), req.GetThreadId()); err != nil {
+		if _, err := threadIn(ctx, st, c, req.GetSessionId(), req.GetThreadId()); err != nil {
 			return nil, err
 		}
-		tu, err := a.turn(ctx, c, req.GetTurnId())
+		tu, ok, err := rm.Turn(ctx, st, c.Tenant, req.GetTurnId())
 		if err != nil {
 			return nil, err
 		}
-		if tu.ThreadId != req.GetThreadId() {
-			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "turn", ID: tu.TurnId, Message: "turn " + tu.TurnId + " not found in thread " + req.GetThreadId()}
+		if !ok {
+			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "turn", ID: req.GetTurnId(), Message: "turn " + req.GetTurnId() + " not found in thread " + req.GetThreadId()}
 		}
-		if act, ok, err := rm.Action(ctx, a.Store, c.Tenant, actionID); err != nil || ok {
+		if act, ok, err := rm.Action(ctx, st, c.Tenant, actionID); err != nil || ok {
 			if err == nil && act.TurnId != tu.TurnId {
 				return nil, &fault.Error{Kind: fault.KindAlreadyExists, Resource: "action", ID: actionID, Message: "action " + actionID + " already exists on another turn"}
 			}
@@ -89,10 +103,7 @@ func (a *App) RequestAction(ctx context.Context, c Caller, req *controlv1.Reques
 	if existing != nil {
 		return &controlv1.RequestActionResponse{Action: existing, Sequence: res.Sequence}, nil
 	}
-	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
-		return nil, err
-	}
-	act, err := a.action(ctx, c, actionID)
+	act, err := actionIn(ctx, res.State, c, actionID)
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +120,8 @@ func (a *App) RespondAction(ctx context.Context, c Caller, req *controlv1.Respon
 	}
 	schemaErr := validatePayload(act.GetJsonSchema(), req.GetPayloadJson())
 	alreadyResolved := false
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, act.SessionId, act.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		cur, err := a.action(ctx, c, req.GetActionId())
+	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, act.SessionId, act.ThreadId), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		cur, err := actionIn(ctx, st, c, req.GetActionId())
 		if err != nil {
 			return nil, err
 		}
@@ -120,10 +131,7 @@ func (a *App) RespondAction(ctx context.Context, c Caller, req *controlv1.Respon
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
-		return nil, err
-	}
-	act, err = a.action(ctx, c, req.GetActionId())
+	act, err = actionIn(ctx, res.State, c, req.GetActionId())
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +180,8 @@ func (a *App) ExpireDue(ctx context.Context) (int, error) {
 		if err != nil {
 			continue
 		}
-		res, err := a.exec.Execute(ctx, threadAgg(tenant, act.SessionId, act.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-			cur, err := a.action(ctx, c, actionID)
+		res, err := a.w.Execute(ctx, threadAgg(tenant, act.SessionId, act.ThreadId), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+			cur, err := actionIn(ctx, st, c, actionID)
 			if err != nil {
 				return nil, err
 			}

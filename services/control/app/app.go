@@ -1,10 +1,13 @@
-// Package app holds the control service's use cases: each loads state from
-// the read model, asks the domain to decide, and appends through the
-// command executor (DESIGN §3).
+// Package app holds the control service's use cases. Commands decide on
+// the aggregate as the writer holds it (command.Writer: the thread's or
+// session's own events folded by the read model's fold), append with its
+// expected sequence and answer from the decision; reads come from the read
+// model and wait for min_sequence (DESIGN §3, docs/adr/0005-hot-path.md).
 package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/fault"
@@ -30,7 +33,7 @@ const ReadTimeout = 5 * time.Second
 type App struct {
 	Log   *eventlog.Log
 	Store projection.Store
-	exec  command.Executor
+	w     *command.Writer
 	now   func() time.Time
 	// Hub feeds event subscriptions (the process's one, ADR 0006).
 	Hub *fanout.Hub
@@ -40,7 +43,8 @@ type App struct {
 
 // New builds the use cases on a log and the service's store.
 func New(log *eventlog.Log, store projection.Store) *App {
-	return &App{Log: log, Store: store, exec: command.Executor{Log: log, Store: store, Projection: rm.Name}, now: time.Now}
+	return &App{Log: log, Store: store, now: time.Now,
+		w: command.NewWriter(log, command.Folds(rm.Projection{}, rm.Claims{}), command.Options{})}
 }
 
 // Caller is who acts: the tenant and subject from the credentials.
@@ -48,6 +52,12 @@ type Caller = auth.Principal
 
 func threadAgg(tenant, session, thread string) eventlog.Aggregate {
 	return eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "thread", ID: thread}
+}
+
+// turnAgg is a turn's own subject: its step facts (model output, tool
+// results), which decide nothing on the thread.
+func turnAgg(tenant, session, turn string) eventlog.Aggregate {
+	return eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "turn", ID: turn}
 }
 
 func sessionAgg(tenant, session string) eventlog.Aggregate {
@@ -98,6 +108,31 @@ func (a *App) thread(ctx context.Context, c Caller, session, thread string) (*co
 	return th, nil
 }
 
+// threadIn reads a thread from an aggregate's state as the writer holds it
+// (command.State): what it lacks does not exist at that state.
+func threadIn(ctx context.Context, st projection.Store, c Caller, session, thread string) (*controlv1.ThreadRead, error) {
+	th, ok, err := rm.Thread(ctx, st, c.Tenant, thread)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || th.SessionId != session {
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "thread", ID: thread, Message: "thread " + thread + " not found in session " + session}
+	}
+	return th, nil
+}
+
+// turnIn reads a turn from a thread's state as the writer holds it.
+func turnIn(ctx context.Context, st projection.Store, c Caller, turn string) (*controlv1.Turn, error) {
+	tu, ok, err := rm.Turn(ctx, st, c.Tenant, turn)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "turn", ID: turn, Message: "turn " + turn + " not found"}
+	}
+	return tu, nil
+}
+
 func (a *App) turn(ctx context.Context, c Caller, turn string) (*controlv1.Turn, error) {
 	tu, ok, err := lookup(ctx, a, func() (*controlv1.Turn, bool, error) { return rm.Turn(ctx, a.Store, c.Tenant, turn) })
 	if err != nil {
@@ -111,7 +146,9 @@ func (a *App) turn(ctx context.Context, c Caller, turn string) (*controlv1.Turn,
 
 // SubmitTurn admits a turn, creating the session and thread when the
 // policy allows. A retry with the same turn id or idempotency key returns
-// the existing turn and appends nothing.
+// the existing turn and appends nothing: the decision finds it in the
+// thread's own events, and the events carry ids derived from the key, so
+// even a retry racing its first attempt from another replica is one turn.
 func (a *App) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTurnRequest) (*controlv1.SubmitTurnResponse, error) {
 	if err := a.ensureThread(ctx, c, req); err != nil {
 		return nil, err
@@ -120,14 +157,18 @@ func (a *App) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTur
 	if turnID == "" {
 		turnID = ids.New(ids.Turn)
 	}
+	key := command.Key("submit:turn:" + turnID)
+	if k := req.GetIdempotencyKey(); k != "" {
+		key = command.Key("submit:key:" + k)
+	}
 	var existing *controlv1.Turn
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), key, func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		existing = nil
-		th, err := a.thread(ctx, c, req.GetSessionId(), req.GetThreadId())
+		th, err := threadIn(ctx, st, c, req.GetSessionId(), req.GetThreadId())
 		if err != nil {
 			return nil, err
 		}
-		if dup, err := a.findSubmitted(ctx, c, req, turnID); err != nil || dup != nil {
+		if dup, err := a.findSubmitted(ctx, st, c, req, turnID); err != nil || dup != nil {
 			existing = dup
 			return nil, err
 		}
@@ -140,39 +181,53 @@ func (a *App) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTur
 	if err != nil {
 		return nil, err
 	}
+	if existing == nil && len(res.Appended) > 0 && res.Appended[0].Duplicate {
+		// The log knew the derived ids: a retry that raced its first attempt.
+		existing, err = a.findSubmitted(ctx, res.State, c, req, turnID)
+		if err != nil {
+			return nil, err
+		}
+	}
 	if existing != nil {
 		return &controlv1.SubmitTurnResponse{Turn: existing, Deduplicated: true, Sequence: res.Sequence}, nil
 	}
-	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
-		return nil, err
-	}
-	tu, err := a.turn(ctx, c, turnID)
+	tu, err := turnIn(ctx, res.State, c, turnID)
 	if err != nil {
 		return nil, err
 	}
 	return &controlv1.SubmitTurnResponse{Turn: tu, Sequence: res.Sequence}, nil
 }
 
-// findSubmitted finds the turn a retried submit already created.
-func (a *App) findSubmitted(ctx context.Context, c Caller, req *controlv1.SubmitTurnRequest, turnID string) (*controlv1.Turn, error) {
+// findSubmitted finds the turn a retried submit already created, in the
+// thread's state as the writer holds it.
+func (a *App) findSubmitted(ctx context.Context, st projection.Store, c Caller, req *controlv1.SubmitTurnRequest, turnID string) (*controlv1.Turn, error) {
 	if key := req.GetIdempotencyKey(); key != "" {
-		id, ok, err := rm.TurnByIdempotencyKey(ctx, a.Store, c.Tenant, req.GetThreadId(), key)
+		id, ok, err := rm.TurnByIdempotencyKey(ctx, st, c.Tenant, req.GetThreadId(), key)
 		if err != nil || ok {
 			if err != nil {
 				return nil, err
 			}
-			return a.turn(ctx, c, id)
+			return turnIn(ctx, st, c, id)
 		}
 	}
-	tu, ok, err := rm.Turn(ctx, a.Store, c.Tenant, turnID)
+	tu, ok, err := rm.Turn(ctx, st, c.Tenant, turnID)
+	if err != nil || ok {
+		return tu, err
+	}
+	if req.GetTurnId() == "" {
+		return nil, nil // a fresh id: nobody else has it
+	}
+	// A caller's turn id may name a turn of another thread: only the read
+	// model knows every thread's turns.
+	other, ok, err := rm.Turn(ctx, a.Store, c.Tenant, turnID)
 	if err != nil || !ok {
 		return nil, err
 	}
-	if tu.ThreadId != req.GetThreadId() || tu.SessionId != req.GetSessionId() {
+	if other.ThreadId != req.GetThreadId() || other.SessionId != req.GetSessionId() {
 		return nil, &fault.Error{Kind: fault.KindAlreadyExists, Resource: "turn", ID: turnID,
 			Message: fmt.Sprintf("turn %s already exists in another thread", turnID)}
 	}
-	return tu, nil
+	return nil, nil
 }
 
 // ensureThread creates the session and the thread when they are missing
@@ -180,19 +235,24 @@ func (a *App) findSubmitted(ctx context.Context, c Caller, req *controlv1.Submit
 func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitTurnRequest) error {
 	create := req.GetCreatePolicy() != controlv1.CreatePolicy_CREATE_POLICY_REQUIRE_EXISTING
 	session, thread := req.GetSessionId(), req.GetThreadId()
-	// Fast path: the read model never leads the log, so a thread it knows
-	// exists; only a missing one takes the write path.
+	// Fast path: a thread this process holds exists (nothing deletes one).
+	st, err := a.w.Load(ctx, threadAgg(c.Tenant, session, thread))
+	if err != nil {
+		return err
+	}
+	if _, ok, err := rm.Thread(ctx, st, c.Tenant, thread); err != nil || ok {
+		return err
+	}
+	// A thread id is global in its tenant: one of another session lives on
+	// another subject, which only the read model sees.
 	if th, ok, err := rm.Thread(ctx, a.Store, c.Tenant, thread); err != nil {
 		return err
-	} else if ok {
-		if th.SessionId != session {
-			return &fault.Error{Kind: fault.KindAlreadyExists, Resource: "thread", ID: thread,
-				Message: fmt.Sprintf("thread %s belongs to another session", thread)}
-		}
-		return nil
+	} else if ok && th.SessionId != session {
+		return &fault.Error{Kind: fault.KindAlreadyExists, Resource: "thread", ID: thread,
+			Message: fmt.Sprintf("thread %s belongs to another session", thread)}
 	}
-	_, err := a.exec.Execute(ctx, sessionAgg(c.Tenant, session), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		if _, ok, err := rm.Session(ctx, a.Store, c.Tenant, session); err != nil || ok {
+	_, err = a.w.Execute(ctx, sessionAgg(c.Tenant, session), "create-session", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		if _, ok, err := rm.Session(ctx, st, c.Tenant, session); err != nil || ok {
 			return nil, err
 		}
 		if !create {
@@ -205,17 +265,9 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 	if err != nil {
 		return err
 	}
-	_, err = a.exec.Execute(ctx, threadAgg(c.Tenant, session, thread), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		th, ok, err := rm.Thread(ctx, a.Store, c.Tenant, thread)
-		if err != nil {
+	_, err = a.w.Execute(ctx, threadAgg(c.Tenant, session, thread), "create-thread", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		if _, ok, err := rm.Thread(ctx, st, c.Tenant, thread); err != nil || ok {
 			return nil, err
-		}
-		if ok {
-			if th.SessionId != session {
-				return nil, &fault.Error{Kind: fault.KindAlreadyExists, Resource: "thread", ID: thread,
-					Message: fmt.Sprintf("thread %s belongs to another session", thread)}
-			}
-			return nil, nil
 		}
 		if !create {
 			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "thread", ID: thread, Message: "thread " + thread + " not found (create policy: require existing)"}
@@ -230,8 +282,8 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 // be cancelled now.
 func (a *App) InterruptTurn(ctx context.Context, c Caller, req *controlv1.InterruptTurnRequest) (*controlv1.InterruptTurnResponse, error) {
 	var target *controlv1.Turn
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		th, err := a.thread(ctx, c, req.GetSessionId(), req.GetThreadId())
+	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		th, err := threadIn(ctx, st, c, req.GetSessionId(), req.GetThreadId())
 		if err != nil {
 			return nil, err
 		}
@@ -241,11 +293,12 @@ func (a *App) InterruptTurn(ctx context.Context, c Caller, req *controlv1.Interr
 		}
 		target = nil
 		if id != "" {
-			if target, err = a.turn(ctx, c, id); err != nil {
+			if target, err = turnIn(ctx, st, c, id); err != nil {
+				var de *fault.Error
+				if errors.As(err, &de) && de.Kind == fault.KindNotFound {
+					de.Message = "turn " + id + " not found in thread " + th.ThreadId
+				}
 				return nil, err
-			}
-			if target.ThreadId != th.ThreadId {
-				return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "turn", ID: id, Message: "turn " + id + " not found in thread " + th.ThreadId}
 			}
 		}
 		return domain.DecideInterrupt(th, target, domain.Interrupt{
@@ -258,10 +311,7 @@ func (a *App) InterruptTurn(ctx context.Context, c Caller, req *controlv1.Interr
 	if target == nil || len(res.Appended) == 0 {
 		return &controlv1.InterruptTurnResponse{Accepted: false, Turn: target, Sequence: res.Sequence}, nil
 	}
-	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
-		return nil, err
-	}
-	tu, err := a.turn(ctx, c, target.TurnId)
+	tu, err := turnIn(ctx, res.State, c, target.TurnId)
 	if err != nil {
 		return nil, err
 	}
@@ -270,10 +320,12 @@ func (a *App) InterruptTurn(ctx context.Context, c Caller, req *controlv1.Interr
 
 // ResumeThread records recovery facts (what is pending, what was running)
 // and marks the thread resumed. A thread whose active turn was running when
-// the runtime stopped is reported, never silently continued.
+// the runtime stopped is reported, never silently continued. It answers
+// with the thread's whole read (joined with other owners' summaries), so
+// it reads the read model at the sequence it wrote.
 func (a *App) ResumeThread(ctx context.Context, c Caller, req *controlv1.ResumeThreadRequest) (*controlv1.ResumeThreadResponse, error) {
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
-		th, err := a.thread(ctx, c, req.GetSessionId(), req.GetThreadId())
+	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		th, err := threadIn(ctx, st, c, req.GetSessionId(), req.GetThreadId())
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +334,7 @@ func (a *App) ResumeThread(ctx context.Context, c Caller, req *controlv1.ResumeT
 			"active_turn_id":  th.ActiveTurnId,
 			"queued_turns":    fmt.Sprint(len(th.QueuedTurnIds)),
 			"pending_actions": fmt.Sprint(len(th.PendingActions)),
-			"last_sequence":   fmt.Sprint(last),
+			"last_sequence":   fmt.Sprint(st.Last),
 		}
 		if req.GetResumeToken() != "" {
 			facts["resume_token"] = req.GetResumeToken()
@@ -326,8 +378,8 @@ func (a *App) PromoteQueuedTurn(ctx context.Context, c Caller, req *controlv1.Pr
 }
 
 func (a *App) queueOp(ctx context.Context, c Caller, session, thread string, decide func(*controlv1.ThreadRead) ([]*eventsv1.RuntimeEvent, error)) ([]string, uint64, error) {
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, session, thread), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		th, err := a.thread(ctx, c, session, thread)
+	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, session, thread), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		th, err := threadIn(ctx, st, c, session, thread)
 		if err != nil {
 			return nil, err
 		}
@@ -336,10 +388,7 @@ func (a *App) queueOp(ctx context.Context, c Caller, session, thread string, dec
 	if err != nil {
 		return nil, 0, err
 	}
-	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
-		return nil, 0, err
-	}
-	th, err := a.thread(ctx, c, session, thread)
+	th, err := threadIn(ctx, res.State, c, session, thread)
 	if err != nil {
 		return nil, 0, err
 	}

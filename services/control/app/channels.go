@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -24,8 +25,8 @@ func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.Rec
 	} else if !ok {
 		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: req.GetSessionId(), Message: "session " + req.GetSessionId() + " not found"}
 	}
-	res, err := a.exec.Execute(ctx, channelAgg(c.Tenant, req.GetSessionId(), req.GetChannelId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		ch, ok, err := rm.Channel(ctx, a.Store, c.Tenant, req.GetChannelId())
+	res, err := a.w.Execute(ctx, channelAgg(c.Tenant, req.GetSessionId(), req.GetChannelId()), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		ch, ok, err := rm.Channel(ctx, st, c.Tenant, req.GetChannelId())
 		if err != nil {
 			return nil, err
 		}
@@ -44,10 +45,7 @@ func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.Rec
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
-		return nil, err
-	}
-	ch, _, err := rm.Channel(ctx, a.Store, c.Tenant, req.GetChannelId())
+	ch, _, err := rm.Channel(ctx, res.State, c.Tenant, req.GetChannelId())
 	if err != nil {
 		return nil, err
 	}
@@ -64,8 +62,8 @@ func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsR
 	if req.GetSequence() > head {
 		return nil, fault.Invalid("sequence", "%s", fmt.Sprintf("%d is beyond the log's last sequence %d", req.GetSequence(), head))
 	}
-	res, err := a.exec.Execute(ctx, channelAgg(c.Tenant, req.GetSessionId(), req.GetChannelId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		ch, ok, err := rm.Channel(ctx, a.Store, c.Tenant, req.GetChannelId())
+	res, err := a.w.Execute(ctx, channelAgg(c.Tenant, req.GetSessionId(), req.GetChannelId()), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		ch, ok, err := rm.Channel(ctx, st, c.Tenant, req.GetChannelId())
 		if err != nil {
 			return nil, err
 		}
@@ -81,10 +79,7 @@ func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsR
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
-		return nil, err
-	}
-	ch, _, err := rm.Channel(ctx, a.Store, c.Tenant, req.GetChannelId())
+	ch, _, err := rm.Channel(ctx, res.State, c.Tenant, req.GetChannelId())
 	if err != nil {
 		return nil, err
 	}

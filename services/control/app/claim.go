@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -145,8 +146,8 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 		return nil, err // another worker is starting it
 	}
 	expires := cl.now().Add(ttl)
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId), func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
-		th, cur, at, err := cl.claimState(ctx, c, tu, last)
+	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		th, cur, at, err := claimState(ctx, st, c, tu)
 		if err != nil {
 			return nil, err
 		}
@@ -163,34 +164,26 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 		}
 		return nil, err
 	}
-	if _, err := a.caughtUp(ctx, res.Sequence); err != nil {
-		return nil, err
-	}
-	tu, err = a.turn(ctx, c, turnID)
+	tu, err = turnIn(ctx, res.State, c, turnID)
 	if err != nil {
 		return nil, err
 	}
 	return &controlv1.ClaimTurnResponse{Turn: tu, RunId: runID, LeaseToken: token, LeaseExpiresAt: timestamppb.New(expires), Sequence: res.Sequence}, nil
 }
 
-// claimState loads what claim and loss decisions read at the thread's
-// sequence last: the thread and the turn (the executor waited for the
-// thread read model) and the turn's attempts, from the claims projection,
-// which is waited for here.
-func (cl *Claims) claimState(ctx context.Context, c Caller, tu *controlv1.Turn, last uint64) (*controlv1.ThreadRead, *controlv1.Turn, *controlv1.TurnAttempts, error) {
-	a := cl.App
-	if _, err := projector.WaitFor(ctx, a.Store, rm.ClaimsName, last, ReadTimeout); err != nil {
-		return nil, nil, nil, err
-	}
-	th, err := a.thread(ctx, c, tu.SessionId, tu.ThreadId)
+// claimState loads what claim and loss decisions read, from the thread's
+// state as the writer holds it: the thread, the turn and the turn's
+// attempts (the claims fold runs on the same state).
+func claimState(ctx context.Context, st command.State, c Caller, tu *controlv1.Turn) (*controlv1.ThreadRead, *controlv1.Turn, *controlv1.TurnAttempts, error) {
+	th, err := threadIn(ctx, st, c, tu.SessionId, tu.ThreadId)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cur, err := a.turn(ctx, c, tu.TurnId)
+	cur, err := turnIn(ctx, st, c, tu.TurnId)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	at, err := rm.Attempts(ctx, a.Store, c.Tenant, tu.TurnId)
+	at, err := rm.Attempts(ctx, st, c.Tenant, tu.TurnId)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -239,17 +232,14 @@ func (cl *Claims) HeartbeatTurn(ctx context.Context, c Caller, req *controlv1.He
 	if err != nil {
 		return nil, err
 	}
-	// Answer from a read model that holds everything the thread has
-	// recorded: an interrupt appended a moment ago must not be missed by a
-	// worker that asks right after seeing its consequences in the stream.
-	last, err := cl.App.Log.LastSequence(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId))
+	// Answer from everything the thread has recorded: an interrupt
+	// appended a moment ago (on any replica) must not be missed by a worker
+	// that asks right after seeing its consequences in the stream.
+	st, err := cl.App.w.Refresh(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId))
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cl.App.caughtUp(ctx, last); err != nil {
-		return nil, err
-	}
-	if tu, err = cl.App.turn(ctx, c, req.GetTurnId()); err != nil {
+	if tu, err = turnIn(ctx, st, c, req.GetTurnId()); err != nil {
 		return nil, err
 	}
 	ttl := req.GetLeaseTtl().AsDuration()
@@ -283,11 +273,9 @@ func (cl *Claims) ReportEvents(ctx context.Context, c Caller, req *controlv1.Rep
 	if runID == "" {
 		runID = sharedRunID(req.GetEvents())
 	}
-	return cl.App.ReportEvents(ctx, c, req, func(ctx context.Context, tu *controlv1.Turn, last uint64) error {
-		if _, err := projector.WaitFor(ctx, cl.App.Store, rm.ClaimsName, last, ReadTimeout); err != nil {
-			return err
-		}
-		at, err := rm.Attempts(ctx, cl.App.Store, c.Tenant, tu.TurnId)
+	return cl.App.ReportEvents(ctx, c, req, func(ctx context.Context, st command.State, tu *controlv1.Turn) error {
+		// The turn's attempts are folded into the thread's state (claims).
+		at, err := rm.Attempts(ctx, st, c.Tenant, tu.TurnId)
 		if err != nil {
 			return err
 		}
@@ -389,8 +377,8 @@ func (cl *Claims) loseRun(ctx context.Context, tenant, turnID, runID string) (in
 	if err != nil || !ok || domain.Terminal(tu.Status) {
 		return 0, err
 	}
-	res, err := a.exec.Execute(ctx, threadAgg(tenant, tu.SessionId, tu.ThreadId), func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
-		th, cur, at, err := cl.claimState(ctx, c, tu, last)
+	res, err := a.w.Execute(ctx, threadAgg(tenant, tu.SessionId, tu.ThreadId), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		th, cur, at, err := claimState(ctx, st, c, tu)
 		if err != nil {
 			return nil, err
 		}

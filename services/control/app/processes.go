@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/control/domain"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
@@ -21,6 +23,18 @@ const inputPreviewBytes = 64
 // none) is NotFound.
 func (a *App) process(ctx context.Context, c Caller, id string) (*controlv1.Process, error) {
 	p, ok, err := lookup(ctx, a, func() (*controlv1.Process, bool, error) { return rm.Process(ctx, a.Store, c.Tenant, id) })
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "process", ID: id, Message: "process " + id + " not found"}
+	}
+	return p, nil
+}
+
+// processIn reads a process from a thread's state as the writer holds it.
+func processIn(ctx context.Context, st projection.Store, c Caller, id string) (*controlv1.Process, error) {
+	p, ok, err := rm.Process(ctx, st, c.Tenant, id)
 	if err != nil {
 		return nil, err
 	}
@@ -56,12 +70,12 @@ func (a *App) WriteProcessStdin(ctx context.Context, c Caller, req *controlv1.Wr
 		return nil, err
 	}
 	in := domain.ProcessInput{InputURI: ref.GetUri(), Preview: inputPreview(data)}
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, p.SessionId, p.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		p, err := a.process(ctx, c, req.GetProcessId())
+	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, p.SessionId, p.ThreadId), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		p, err := processIn(ctx, st, c, req.GetProcessId())
 		if err != nil {
 			return nil, err
 		}
-		tu, err := a.turn(ctx, c, p.TurnId)
+		tu, err := turnIn(ctx, st, c, p.TurnId)
 		if err != nil {
 			return nil, err
 		}
@@ -84,12 +98,12 @@ func (a *App) TerminateProcess(ctx context.Context, c Caller, req *controlv1.Ter
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, p.SessionId, p.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		p, err := a.process(ctx, c, req.GetProcessId())
+	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, p.SessionId, p.ThreadId), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		p, err := processIn(ctx, st, c, req.GetProcessId())
 		if err != nil {
 			return nil, err
 		}
-		tu, err := a.turn(ctx, c, p.TurnId)
+		tu, err := turnIn(ctx, st, c, p.TurnId)
 		if err != nil {
 			return nil, err
 		}

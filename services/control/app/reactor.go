@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -140,11 +141,11 @@ func (a *App) openPermissionAction(ctx context.Context, ev *eventsv1.RuntimeEven
 func durationOf(d time.Duration) *durationpb.Duration { return durationpb.New(d) }
 
 func (a *App) cancelOrphanPermission(ctx context.Context, c Caller, req *controlv1.RequestActionRequest, requester auth.Principal) error {
-	_, err := a.exec.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		if _, ok, err := rm.Action(ctx, a.Store, c.Tenant, req.GetActionId()); err != nil || ok {
+	_, err := a.w.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), command.Key("action:"+req.GetActionId()), func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		if _, ok, err := rm.Action(ctx, st, c.Tenant, req.GetActionId()); err != nil || ok {
 			return nil, err
 		}
-		tu, err := a.turn(ctx, c, req.GetTurnId())
+		tu, err := turnIn(ctx, st, c, req.GetTurnId())
 		if err != nil {
 			return nil, err
 		}
@@ -166,8 +167,8 @@ func (a *App) closeAnsweredElsewhere(ctx context.Context, ev *eventsv1.RuntimeEv
 	if err != nil || !ok || act.Status != "pending" {
 		return err
 	}
-	_, err = a.exec.Execute(ctx, threadAgg(c.Tenant, act.SessionId, act.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		cur, err := a.action(ctx, c, act.ActionId)
+	_, err = a.w.Execute(ctx, threadAgg(c.Tenant, act.SessionId, act.ThreadId), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		cur, err := actionIn(ctx, st, c, act.ActionId)
 		if err != nil {
 			return nil, err
 		}

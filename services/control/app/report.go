@@ -8,6 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/events"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -18,12 +20,15 @@ import (
 
 // ReportEvents appends a worker's facts for one known turn: step facts
 // (model, reasoning, tool, process, output, context, artifact, run status)
-// and the turn's own lifecycle. The scope comes from the turn; what the
+// and the turn's own lifecycle. Step facts go to the turn's subject and
+// never contend with commands on the thread; lifecycle facts are decided on
+// the thread (domain.DecidesThread). The scope comes from the turn; what the
 // class requires beyond it (a tool call id for tool facts) must be given.
 //
-// fence, when set, runs inside the decision (again on every retry) and
-// refuses reports the turn's current run may not make.
-func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportEventsRequest, fence func(ctx context.Context, tu *controlv1.Turn, last uint64) error) (*controlv1.ReportEventsResponse, error) {
+// fence, when set, runs inside every decision (again on every retry), on
+// the thread's state as the writer holds it, and refuses reports the
+// turn's current run may not make.
+func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportEventsRequest, fence Fence) (*controlv1.ReportEventsResponse, error) {
 	reported := make([]*eventsv1.RuntimeEvent, len(req.GetEvents()))
 	turnID := ""
 	for i, in := range req.GetEvents() {
@@ -41,16 +46,22 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 		}
 		reported[i] = proto.Clone(in).(*eventsv1.RuntimeEvent)
 	}
-	tu, err := a.turn(ctx, c, turnID)
-	if err != nil {
-		return nil, err
+	// Where the turn lives: the events say (workers send it), else the
+	// read model knows (the turn was claimed, so it is there or nearly).
+	session, thread := reported[0].GetSessionId(), reported[0].GetThreadId()
+	if session == "" || thread == "" {
+		tu, err := a.turn(ctx, c, turnID)
+		if err != nil {
+			return nil, err
+		}
+		session, thread = tu.SessionId, tu.ThreadId
 	}
 	for i, ev := range reported {
 		field := fmt.Sprintf("events[%d]", i)
-		if (ev.GetSessionId() != "" && ev.GetSessionId() != tu.SessionId) || (ev.GetThreadId() != "" && ev.GetThreadId() != tu.ThreadId) {
+		if (ev.GetSessionId() != "" && ev.GetSessionId() != session) || (ev.GetThreadId() != "" && ev.GetThreadId() != thread) {
 			return nil, fault.Invalid(field, "%s", "session or thread id differs from the turn's")
 		}
-		ev.SessionId, ev.ThreadId, ev.TenantId = tu.SessionId, tu.ThreadId, c.Tenant
+		ev.SessionId, ev.ThreadId, ev.TenantId = session, thread, c.Tenant
 		ev.Sequence, ev.RuntimeId = 0, ""
 		if ev.EventId == "" {
 			ev.EventId = ids.New(ids.Event)
@@ -66,28 +77,116 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 			return nil, err
 		}
 	}
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId), func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
-		th, err := a.thread(ctx, c, tu.SessionId, tu.ThreadId)
+	out := &controlv1.ReportEventsResponse{}
+	// Runs of consecutive facts of one kind, appended in order: what the
+	// thread decides on at its expected sequence, the rest on the turn's
+	// subject with no expectation.
+	for start := 0; start < len(reported); {
+		onThread := domain.DecidesThread(reported[start].GetType())
+		end := start + 1
+		for end < len(reported) && domain.DecidesThread(reported[end].GetType()) == onThread {
+			end++
+		}
+		run := reported[start:end]
+		start = end
+		if onThread {
+			res, err := a.w.Execute(ctx, threadAgg(c.Tenant, session, thread), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+				th, err := threadIn(ctx, st, c, session, thread)
+				if err != nil {
+					return nil, err
+				}
+				cur, err := turnIn(ctx, st, c, turnID)
+				if err != nil {
+					return nil, err
+				}
+				return domain.DecideReport(th, cur, run)
+			})
+			if err != nil {
+				return nil, err
+			}
+			for _, ap := range res.Appended {
+				out.EventIds = append(out.EventIds, ap.EventID)
+			}
+			out.Sequence = res.Sequence
+			continue
+		}
+		evs, err := a.decideFacts(ctx, c, session, thread, turnID, run, fence)
 		if err != nil {
 			return nil, err
 		}
-		cur, err := a.turn(ctx, c, turnID)
+		seq, err := a.appendFacts(ctx, turnAgg(c.Tenant, session, turnID), evs)
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range evs {
+			out.EventIds = append(out.EventIds, ev.GetEventId())
+		}
+		out.Sequence = seq
+	}
+	return out, nil
+}
+
+// Fence refuses reports the turn's current run may not make (lease
+// fencing), deciding on the thread's state as the writer holds it.
+type Fence func(ctx context.Context, st command.State, tu *controlv1.Turn) error
+
+// decideFacts checks step facts against the thread as this process holds
+// it (the turn exists and has not ended). A refusal is confirmed on the
+// log's state first: the held state may predate the turn.
+func (a *App) decideFacts(ctx context.Context, c Caller, session, thread, turnID string, run []*eventsv1.RuntimeEvent, fence Fence) ([]*eventsv1.RuntimeEvent, error) {
+	agg := threadAgg(c.Tenant, session, thread)
+	decide := func(st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		th, err := threadIn(ctx, st, c, session, thread)
+		if err != nil {
+			return nil, err
+		}
+		cur, err := turnIn(ctx, st, c, turnID)
 		if err != nil {
 			return nil, err
 		}
 		if fence != nil {
-			if err := fence(ctx, cur, last); err != nil {
+			if err := fence(ctx, st, cur); err != nil {
 				return nil, err
 			}
 		}
-		return domain.DecideReport(th, cur, reported)
-	})
+		return domain.DecideReport(th, cur, run)
+	}
+	st, err := a.w.Load(ctx, agg)
 	if err != nil {
 		return nil, err
 	}
-	out := &controlv1.ReportEventsResponse{Sequence: res.Sequence}
-	for _, ap := range res.Appended {
-		out.EventIds = append(out.EventIds, ap.EventID)
+	evs, err := decide(st)
+	if err == nil {
+		return evs, nil
 	}
-	return out, nil
+	if _, refused := fault.As(err); !refused {
+		return nil, err
+	}
+	if st, err = a.w.Refresh(ctx, agg); err != nil {
+		return nil, err
+	}
+	return decide(st)
+}
+
+// appendFacts appends step facts to their turn's subject, all published
+// before any acknowledgement is awaited, in order, with their event ids as
+// de-duplication ids: a retried report appends nothing twice. It answers
+// the sequence of the last one.
+func (a *App) appendFacts(ctx context.Context, agg eventlog.Aggregate, evs []*eventsv1.RuntimeEvent) (uint64, error) {
+	entries := make([]eventlog.Entry, len(evs))
+	for i, ev := range evs {
+		entries[i] = eventlog.Entry{Aggregate: agg, Expect: eventlog.Any, Event: ev}
+	}
+	results, err := a.Log.AppendBatch(ctx, entries)
+	if err != nil {
+		return 0, err
+	}
+	var last uint64
+	for _, r := range results {
+		if r.Err != nil {
+			return 0, r.Err
+		}
+		last = max(last, r.Sequence)
+	}
+	return last, nil
 }

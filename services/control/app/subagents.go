@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -56,8 +57,8 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 	// The child thread's id derives from the subagent's, so a retry after a
 	// partial failure finds the same thread.
 	childID := "thr_" + subID
-	if _, err := a.exec.Execute(ctx, threadAgg(c.Tenant, session, childID), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		if _, ok, err := rm.Thread(ctx, a.Store, c.Tenant, childID); err != nil || ok {
+	if _, err := a.w.Execute(ctx, threadAgg(c.Tenant, session, childID), "create-thread", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		if _, ok, err := rm.Thread(ctx, st, c.Tenant, childID); err != nil || ok {
 			return nil, err
 		}
 		return []*eventsv1.RuntimeEvent{{Type: "thread.started", SessionId: session, ThreadId: childID,
@@ -71,8 +72,8 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 	if isolation == "" {
 		isolation = "isolated"
 	}
-	res, err := a.exec.Execute(ctx, threadAgg(c.Tenant, session, parent.ThreadId), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		if _, ok, err := rm.Subagent(ctx, a.Store, c.Tenant, subID); err != nil || ok {
+	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, session, parent.ThreadId), command.Key("spawn:"+subID), func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		if _, ok, err := rm.Subagent(ctx, st, c.Tenant, subID); err != nil || ok {
 			return nil, err
 		}
 		return []*eventsv1.RuntimeEvent{{Type: "subagent.spawned", SessionId: session, ThreadId: parent.ThreadId, TurnId: turn.TurnId, SubagentId: subID,

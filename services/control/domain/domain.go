@@ -245,6 +245,22 @@ func Reportable(typ string) bool {
 	return false
 }
 
+// DecidesThread says whether a reported fact changes what the thread's
+// commands decide on, and so must be appended at the thread's expected
+// sequence: the turn's lifecycle, subagent results, processes (the thread
+// holds them for stdin and terminate) and history rewrites. The other step
+// facts (model, reasoning, tool, output, context, artifact, run phases)
+// decide nothing: they go to the turn's own subject and never contend with
+// submit, interrupt or respond on the thread (docs/adr/0005-hot-path.md).
+func DecidesThread(typ string) bool {
+	for _, p := range []string{"turn.", "subagent.", "process.", "history."} {
+		if strings.HasPrefix(typ, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // DecideReport checks reported events for one turn against its state and
 // adds what follows from them: a turn that ends cancels its pending actions
 // and moves the queue.
