@@ -76,6 +76,18 @@ func NewWriter(log *eventlog.Log, fold Fold, opts Options) *Writer {
 type State struct {
 	projection.Store
 	Last uint64
+	seen func(eventID string) (uint64, bool)
+}
+
+// Seen says whether one of the aggregate's recent events (the last
+// recentIDs this process folded) has this id, and at which sequence: a
+// command retried with the ids it was given (a worker's report) finds its
+// first attempt even when the decision would now refuse it.
+func (s State) Seen(eventID string) (uint64, bool) {
+	if s.seen == nil {
+		return 0, false
+	}
+	return s.seen(eventID)
 }
 
 // Decide returns the events a command appends given the aggregate's state.
@@ -263,14 +275,51 @@ type entry struct {
 	loaded bool
 	store  *projection.Memory
 	last   uint64
+	ids    *recent
 	elem   *list.Element
 }
 
-func (e *entry) state() State { return State{Store: e.store, Last: e.last} }
+func (e *entry) state() State {
+	return State{Store: e.store, Last: e.last, seen: e.ids.get}
+}
 
 func (e *entry) reset() {
 	e.store = projection.NewMemory()
 	e.last = 0
+	e.ids = newRecent()
+}
+
+// recentIDs bounds the event ids an entry remembers.
+const recentIDs = 512
+
+// recent is a bounded set of event ids with their sequences, safe to read
+// while its entry's command appends.
+type recent struct {
+	mu   sync.Mutex
+	seq  map[string]uint64
+	ring []string
+	next int
+}
+
+func newRecent() *recent {
+	return &recent{seq: make(map[string]uint64, recentIDs), ring: make([]string, recentIDs)}
+}
+
+func (r *recent) add(id string, seq uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old := r.ring[r.next]; old != "" {
+		delete(r.seq, old)
+	}
+	r.ring[r.next], r.seq[id] = id, seq
+	r.next = (r.next + 1) % len(r.ring)
+}
+
+func (r *recent) get(id string) (uint64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seq, ok := r.seq[id]
+	return seq, ok
 }
 
 func (e *entry) apply(ctx context.Context, fold Fold, r *eventlog.Record) error {
@@ -287,6 +336,7 @@ func (e *entry) apply(ctx context.Context, fold Fold, r *eventlog.Record) error 
 		return err
 	}
 	e.last = seq
+	e.ids.add(r.Event.GetEventId(), seq)
 	return nil
 }
 
@@ -310,7 +360,7 @@ func (c *cache) get(agg eventlog.Aggregate) *entry {
 		c.order.MoveToFront(e.elem)
 		return e
 	}
-	e := &entry{key: agg, store: projection.NewMemory()}
+	e := &entry{key: agg, store: projection.NewMemory(), ids: newRecent()}
 	e.elem = c.order.PushFront(e)
 	c.entries[agg] = e
 	for c.order.Len() > c.size {

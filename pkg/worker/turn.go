@@ -126,15 +126,9 @@ func (tu *turn) failed(outcome eventsv1.TurnOutcome, category, message string, r
 		Outcome: outcome, Category: category, Message: message, Retryable: retryable}})
 }
 
+// report says facts of the turn (report.go).
 func (tu *turn) report(ctx context.Context, evs ...*eventsv1.RuntimeEvent) error {
-	for len(evs) > 0 {
-		n := min(len(evs), 256)
-		if _, err := tu.w.control.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: evs[:n], RunId: tu.runID, LeaseToken: tu.leaseToken}); err != nil {
-			return err
-		}
-		evs = evs[n:]
-	}
-	return nil
+	return tu.w.reportFacts(ctx, tu.runID, tu.leaseToken, evs)
 }
 
 func (tu *turn) scope() *routingv1.TurnScope {
@@ -332,22 +326,34 @@ type sink struct {
 	calls           map[int]string
 	args            map[int]*strings.Builder
 	err             error
+	// since is when the oldest unsent delta arrived.
+	since time.Time
 }
 
 func (s *sink) Text(d string) {
 	s.text.WriteString(d)
-	if s.text.Len() >= 256 {
-		s.flushText()
-		s.send()
-	}
+	s.maybeSend()
 }
 
 func (s *sink) Reasoning(d string) {
 	s.reasoning.WriteString(d)
-	if s.reasoning.Len() >= 256 {
-		s.flushText()
-		s.send()
+	s.maybeSend()
+}
+
+// maybeSend reports the coalesced deltas once they reach DeltaBytes or
+// the oldest waited DeltaInterval: a token stream is a few reports a
+// second, not one per token.
+func (s *sink) maybeSend() {
+	cfg := &s.tu.w.cfg
+	if s.since.IsZero() {
+		s.since = time.Now()
 	}
+	if s.text.Len()+s.reasoning.Len() < cfg.DeltaBytes && time.Since(s.since) < cfg.DeltaInterval {
+		return
+	}
+	s.flushText()
+	s.send()
+	s.since = time.Time{}
 }
 
 func (s *sink) ToolCall(i int, id, name string) {

@@ -81,6 +81,16 @@ type Config struct {
 	InfraRetry time.Duration
 	// MaxSteps bounds model calls per turn (default 32).
 	MaxSteps int
+	// Deltas coalesces a model's streamed text and reasoning into one
+	// reported delta per DeltaBytes or per DeltaInterval, whichever comes
+	// first (defaults 4 KiB and 50 ms); everything pending is flushed at
+	// every step boundary (a tool call, the model's end, the turn's end).
+	DeltaBytes    int
+	DeltaInterval time.Duration
+	// ReportTimeout bounds how long one report is retried (Aborted,
+	// Unavailable) before the worker gives the turn up to its lease
+	// (default 60s).
+	ReportTimeout time.Duration
 	// SystemPrompt opens every transcript.
 	SystemPrompt string
 	// OutputBudget is how many bytes of a tool's output the events and the
@@ -129,6 +139,15 @@ func New(cfg Config) *Worker {
 	}
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = 32
+	}
+	if cfg.DeltaBytes <= 0 {
+		cfg.DeltaBytes = 4096
+	}
+	if cfg.DeltaInterval <= 0 {
+		cfg.DeltaInterval = 50 * time.Millisecond
+	}
+	if cfg.ReportTimeout <= 0 {
+		cfg.ReportTimeout = 60 * time.Second
 	}
 	if cfg.InfraRetry <= 0 {
 		cfg.InfraRetry = defaultInfraRetry

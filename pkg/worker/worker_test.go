@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -47,6 +48,11 @@ type runtime struct {
 	// failPermission makes this many next permission calls answer
 	// Unavailable (negative: every one), as a restarting service would.
 	failPermission *atomic.Int32
+	// failReports makes this many next ReportEvents calls answer Aborted
+	// or Unavailable (alternately) after the service handled them (negative:
+	// the first attempt of every report): the worker's retry must append
+	// nothing twice.
+	failReports *atomic.Int32
 }
 
 func startRuntime(t testing.TB) *runtime { return startRuntimeWith(t, false) }
@@ -69,8 +75,22 @@ func startRuntimeWith(t testing.TB, withTasks bool, tel ...telemetry) *runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failPermission := new(atomic.Int32)
+	failPermission, failReports := new(atomic.Int32), new(atomic.Int32)
+	var reported sync.Map
 	fault := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if info.FullMethod == controlv1.ControlService_ReportEvents_FullMethodName {
+			first := req.(*controlv1.ReportEventsRequest).GetEvents()[0].GetEventId()
+			_, retried := reported.LoadOrStore(first, true)
+			if n := failReports.Load(); (n < 0 && !retried) || (n > 0 && failReports.CompareAndSwap(n, n-1)) {
+				if _, err := handler(ctx, req); err != nil {
+					return nil, err
+				}
+				if n%2 == 0 {
+					return nil, status.Error(codes.Aborted, "concurrent changes kept conflicting (test fault)")
+				}
+				return nil, status.Error(codes.Unavailable, "control is restarting (test fault)")
+			}
+		}
 		if strings.HasPrefix(info.FullMethod, "/agentruntime.permission.") {
 			if n := failPermission.Load(); n < 0 || (n > 0 && failPermission.CompareAndSwap(n, n-1)) {
 				return nil, status.Error(codes.Unavailable, "permission is restarting (test fault)")
@@ -132,7 +152,7 @@ func startRuntimeWith(t testing.TB, withTasks bool, tel ...telemetry) *runtime {
 		}
 		conn.Close()
 	})
-	return &runtime{conn: conn, control: controlv1.NewControlServiceClient(conn), log: log, srv: srv, failPermission: failPermission}
+	return &runtime{conn: conn, control: controlv1.NewControlServiceClient(conn), log: log, srv: srv, failPermission: failPermission, failReports: failReports}
 }
 
 // startWorker runs a worker until the test ends.

@@ -78,6 +78,22 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 		}
 	}
 	out := &controlv1.ReportEventsResponse{}
+	// A retried report (the worker keeps its event ids) whose first attempt
+	// landed whole: its last decision on the thread is there, and so is
+	// everything before it. Answer as the first attempt did.
+	if last := lastThreadFact(reported); last != nil {
+		st, err := a.w.Load(ctx, threadAgg(c.Tenant, session, thread))
+		if err != nil {
+			return nil, err
+		}
+		if seq, ok := st.Seen(last.GetEventId()); ok {
+			for _, ev := range reported {
+				out.EventIds = append(out.EventIds, ev.GetEventId())
+			}
+			out.Sequence = seq
+			return out, nil
+		}
+	}
 	// Runs of consecutive facts of one kind, appended in order: what the
 	// thread decides on at its expected sequence, the rest on the turn's
 	// subject with no expectation.
@@ -99,10 +115,18 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 				if err != nil {
 					return nil, err
 				}
+				if allSeen(st, run) {
+					return nil, nil // a retry of a landed run
+				}
 				return domain.DecideReport(th, cur, run)
 			})
 			if err != nil {
 				return nil, err
+			}
+			if len(res.Appended) == 0 {
+				for _, ev := range run {
+					out.EventIds = append(out.EventIds, ev.GetEventId())
+				}
 			}
 			for _, ap := range res.Appended {
 				out.EventIds = append(out.EventIds, ap.EventID)
@@ -189,4 +213,24 @@ func (a *App) appendFacts(ctx context.Context, agg eventlog.Aggregate, evs []*ev
 		last = max(last, r.Sequence)
 	}
 	return last, nil
+}
+
+// lastThreadFact is the last reported event decided on the thread.
+func lastThreadFact(evs []*eventsv1.RuntimeEvent) *eventsv1.RuntimeEvent {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if domain.DecidesThread(evs[i].GetType()) {
+			return evs[i]
+		}
+	}
+	return nil
+}
+
+// allSeen says whether every event is among the thread's recent events.
+func allSeen(st command.State, evs []*eventsv1.RuntimeEvent) bool {
+	for _, ev := range evs {
+		if _, ok := st.Seen(ev.GetEventId()); !ok {
+			return false
+		}
+	}
+	return true
 }
