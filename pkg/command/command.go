@@ -165,8 +165,14 @@ func (x *Writer) Execute(ctx context.Context, agg eventlog.Aggregate, key Key, d
 			if err := backoff(ctx, i); err != nil {
 				return Result{}, err
 			}
+			before := e.last
 			if err := x.catchUp(ctx, agg, e); err != nil {
 				return Result{}, err
+			}
+			if e.last == before {
+				if err := x.realign(ctx, agg, e); err != nil {
+					return Result{}, err
+				}
 			}
 			fresh = true
 			continue
@@ -246,6 +252,21 @@ func (x *Writer) catchUp(ctx context.Context, agg eventlog.Aggregate, e *entry) 
 		e.reset()
 	}
 	return err
+}
+
+// realign handles a conflict with nothing new to read: the aggregate's
+// last events were removed by the stream's retention, so the log's last
+// subject sequence is below the entry's. The folded state stays (it is
+// the history retention dropped); the expectation follows the log.
+func (x *Writer) realign(ctx context.Context, agg eventlog.Aggregate, e *entry) error {
+	head, err := x.log.LastSequence(ctx, agg)
+	if err != nil {
+		return err
+	}
+	if head < e.last {
+		e.last = head
+	}
+	return nil
 }
 
 // DeriveID is the id of the n-th event of the command identified by key on

@@ -322,6 +322,10 @@ type Result struct {
 	Err error
 }
 
+// asyncStallWait bounds how long a batch append waits for room among the
+// outstanding acknowledgements.
+const asyncStallWait = 10 * time.Second
+
 // AppendBatch publishes entries asynchronously, with at most
 // Config.MaxAsyncPending acknowledgements in flight, and waits for all of
 // them. Results are in entry order; a failed entry does not stop the rest.
@@ -341,7 +345,9 @@ func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Result, error
 			continue
 		}
 		results[i].EventID = e.Event.GetEventId()
-		opts := []jetstream.PublishOpt{jetstream.WithMsgID(e.Event.GetEventId())}
+		// Wait for room as long as an ack may take, not the client's
+		// default 200 ms: under load that fails entries of a healthy batch.
+		opts := []jetstream.PublishOpt{jetstream.WithMsgID(e.Event.GetEventId()), jetstream.WithStallWait(asyncStallWait)}
 		if e.Expect.set {
 			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(e.Expect.seq))
 		}
