@@ -118,6 +118,11 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 				if allSeen(st, run) {
 					return nil, nil // a retry of a landed run
 				}
+				if fence != nil {
+					if err := fence(ctx, st, cur); err != nil {
+						return nil, err
+					}
+				}
 				return domain.DecideReport(th, cur, run)
 			})
 			if err != nil {
