@@ -52,7 +52,7 @@ func Status(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	return status.Error(codes.Unavailable, "a dependency failed; retry the request")
+	return with(codes.Unavailable, "a dependency failed; retry the request", retry(time.Second)...)
 }
 
 func fromFault(e *fault.Error) error {

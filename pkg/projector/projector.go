@@ -250,8 +250,11 @@ type fed struct {
 // catchUpLog is the lag from which a projector says it is catching up, and
 // how often it then reports its progress.
 const (
-	catchUpLog    = 10_000
-	progressEvery = 5 * time.Second
+	// storeCheckEvery is how often an idle projector checks that its
+	// store still holds its checkpoint.
+	storeCheckEvery = time.Second
+	catchUpLog      = 10_000
+	progressEvery   = 5 * time.Second
 )
 
 func follow(ctx context.Context, log *eventlog.Log, store projection.Store, name string, filters []string, logger *slog.Logger, o options, handle handler) error {
@@ -286,6 +289,12 @@ func follow(ctx context.Context, log *eventlog.Log, store projection.Store, name
 	defer func() { cancel(); sub.Stop(); <-done }()
 
 	base := checkpoint
+	// A store that lost its data (FLUSHALL, failover to an empty or older
+	// replica) shows a checkpoint below this projector's: look now and then
+	// even when no event comes, so an idle projector notices and rebuilds
+	// (reads meanwhile wait for it and answer Unavailable, not NotFound).
+	storeCheck := time.NewTicker(storeCheckEvery)
+	defer storeCheck.Stop()
 	progress := Progress{Name: name, Checkpoint: checkpoint}
 	var catchingUp bool
 	var started, lastLog time.Time
@@ -297,6 +306,11 @@ func follow(ctx context.Context, log *eventlog.Log, store projection.Store, name
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-storeCheck.C:
+			if current, err := store.Checkpoint(ctx, name); err == nil && current < base {
+				return fmt.Errorf("%w: %s at %d, projector at %d", ErrStoreBehind, name, current, base)
+			}
+			continue
 		case f := <-feed:
 			if f.err != nil {
 				return f.err

@@ -148,3 +148,43 @@ func TestReactorResumesAfterItsLastReaction(t *testing.T) {
 	default:
 	}
 }
+
+// An idle projector whose store lost its data (a FLUSHALL, a failover to
+// an empty replica) notices without a new event and rebuilds from the log.
+func TestIdleProjectorRebuildsAWipedStore(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg := eventlog.Aggregate{Tenant: "acme", Session: "sess_1", Kind: "session", ID: "sess_1"}
+	want := ""
+	for i := range 5 {
+		code := "sess_1-" + strconv.Itoa(i)
+		want += code + ","
+		if _, err := log.Append(ctx, agg, eventlog.Any, &eventsv1.RuntimeEvent{Type: "runtime.warning", Payload: &eventsv1.RuntimeEvent_RuntimeWarning{
+			RuntimeWarning: &eventsv1.RuntimeWarning{Code: code}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := projection.NewMemory()
+	p := seen{}
+	rctx, rcancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = projector.Run(rctx, log, store, p, nil); close(done) }()
+	defer func() { rcancel(); <-done }()
+	head, _ := log.Head(ctx)
+	if _, err := projector.WaitFor(ctx, store, p.Name(), head, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Reset(ctx); err != nil { // the wipe; no event follows
+		t.Fatal(err)
+	}
+	if _, err := projector.WaitFor(ctx, store, p.Name(), head, 10*time.Second); err != nil {
+		t.Fatalf("the wiped store was not rebuilt: %v", err)
+	}
+	if got, _ := store.Get(ctx, "seen"); string(got) != want {
+		t.Fatalf("rebuilt %q, want %q", got, want)
+	}
+}

@@ -17,18 +17,28 @@
 // retried submit found no turn and appended a second turn.submitted, and
 // its new event id gave JetStream's de-duplication nothing to match. Two
 // things close it: commands decide on state folded from the log with
-// event ids derived from the command's key (pkg/command Writer, issue 16),
-// and a store that lost its data is detected and rebuilt before it is read
-// (pkg/projection epoch, this issue).
+// event ids derived from the command's key (pkg/command Writer, issue 16;
+// control still decides on its read model at the time of writing), and a
+// store that lost its data is detected and rebuilt from the log while
+// reads wait and answer Unavailable: a projector's batch is written only
+// at the checkpoint it started from (ADR 0007), and an idle projector
+// checks every second that its store still holds its checkpoint
+// (pkg/projector).
 package system_test
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,6 +78,10 @@ func TestDeployedShape(t *testing.T) {
 		return
 	}
 	t.Run("readiness tells the truth while Redis is down", func(t *testing.T) { c.t = t; healthTruth(t, c) })
+	if t.Failed() {
+		return
+	}
+	t.Run("submit load with nats-server and redis-server killed and Redis flushed", func(t *testing.T) { c.t = t; loadWithFaults(t, c) })
 }
 
 // tour is the README's: submit, watch, approve; NOTES.md written.
@@ -141,6 +155,121 @@ func killsDuringTurn(t *testing.T, c *cluster) {
 		}
 	}
 	inOrder(t, types, "turn.submitted", "turn.started", "permission.evaluated", "action.required", "action.resolved", "permission.resolved", "tool.result", "turn.completed")
+}
+
+// loadWithFaults submits turns from several clients, each retried with
+// its turn id as idempotency key until acknowledged, while nats-server and
+// redis-server are killed with SIGKILL and restarted and Redis is
+// flushed. Every acknowledged turn is in the log exactly once and
+// readable from control's read model afterwards.
+func loadWithFaults(t *testing.T, c *cluster) {
+	c.worker.kill() // only submits: no turn runs
+	conn := c.conn()
+	control := controlv1.NewControlServiceClient(conn)
+	ctx, cancel := context.WithCancel(operatorCtx(context.Background()))
+	defer cancel()
+
+	type acked struct{ session, thread, turn string }
+	var (
+		mu       sync.Mutex
+		acks     []acked
+		codesErr = map[codes.Code]int{}
+		wg       sync.WaitGroup
+	)
+	const clients = 4
+	for g := range clients {
+		wg.Go(func() {
+			session := fmt.Sprintf("load-%d", g)
+			for i := 0; ctx.Err() == nil; i++ {
+				a := acked{session: session, thread: fmt.Sprintf("th-%d-%d", g, i), turn: ids.New(ids.Turn)}
+				for ctx.Err() == nil {
+					cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+					_, err := control.SubmitTurn(cctx, &controlv1.SubmitTurnRequest{SessionId: a.session, ThreadId: a.thread, TurnId: a.turn, IdempotencyKey: a.turn,
+						Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "load"}}}})
+					ccancel()
+					if err == nil {
+						mu.Lock()
+						acks = append(acks, a)
+						mu.Unlock()
+						break
+					}
+					mu.Lock()
+					codesErr[status.Code(err)]++
+					mu.Unlock()
+					if ctx.Err() == nil {
+						time.Sleep(50 * time.Millisecond) // a client's retry backoff
+					}
+				}
+			}
+		})
+	}
+	ackedCount := func() int { mu.Lock(); defer mu.Unlock(); return len(acks) }
+	waitAcks := func(n int) {
+		deadline := time.Now().Add(60 * time.Second)
+		for ackedCount() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d turns acknowledged; errors by code: %v", ackedCount(), codesErr)
+			}
+			time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
+		}
+	}
+	waitAcks(20)
+	c.nats.Kill()
+	c.nats.Restart(t)
+	waitAcks(ackedCount() + 20)
+	c.redis.Kill()
+	c.redis.Restart(t)
+	waitAcks(ackedCount() + 20)
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(c.redis.Port)})
+	defer rdb.Close()
+	if err := rdb.FlushAll(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitAcks(ackedCount() + 20)
+	cancel()
+	wg.Wait()
+	t.Logf("%d turns acknowledged; failed tries by code: %v", len(acks), codesErr)
+	if codesErr[codes.Internal] > 0 || codesErr[codes.Unknown] > 0 {
+		t.Errorf("an outage answered Internal/Unknown %d/%d times; want Unavailable", codesErr[codes.Internal], codesErr[codes.Unknown])
+	}
+
+	evs := readLog(t, c)
+	exactlyOnce(t, evs)
+	submitted := map[string]int{}
+	for _, ev := range evs {
+		if ev.GetType() == "turn.submitted" {
+			submitted[ev.GetTurnId()]++
+		}
+	}
+	for _, a := range acks {
+		if n := submitted[a.turn]; n != 1 {
+			t.Errorf("acknowledged turn %s is in the log %d times as turn.submitted", a.turn, n)
+		}
+	}
+	// The read model was flushed: it is rebuilt from the log, and reads
+	// answer Unavailable (not NotFound) until it is.
+	rctx := operatorCtx(context.Background())
+	deadline := time.Now().Add(90 * time.Second)
+	for _, a := range acks {
+		for {
+			cctx, ccancel := context.WithTimeout(rctx, 5*time.Second)
+			th, err := control.GetThreadRead(cctx, &controlv1.GetThreadReadRequest{SessionId: a.session, ThreadId: a.thread})
+			ccancel()
+			if err == nil {
+				if got := th.GetThread().GetActiveTurnId(); got != a.turn && !contains(th.GetThread().GetQueuedTurnIds(), a.turn) {
+					t.Fatalf("thread %s/%s read model has active %q queued %v, not turn %s", a.session, a.thread, got, th.GetThread().GetQueuedTurnIds(), a.turn)
+				}
+				break
+			}
+			if code := status.Code(err); code != codes.Unavailable && code != codes.DeadlineExceeded {
+				t.Fatalf("read of thread %s/%s after the flush: %v; want the thread, or Unavailable while rebuilding", a.session, a.thread, err)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("read models not rebuilt within 90s: %v", err)
+			}
+			time.Sleep(50 * time.Millisecond) // polling a condition, with a deadline
+		}
+	}
 }
 
 // healthTruth stops redis-server: once control's projectors have kept
@@ -251,4 +380,13 @@ func inOrder(t *testing.T, got []string, want ...string) {
 	if i < len(want) {
 		t.Fatalf("timeline %v lacks %v (in order) from %q", got, want, want[i])
 	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }
