@@ -38,7 +38,7 @@ func TestStatusOfTheSharedMachinery(t *testing.T) {
 		{fault.PermissionDenied("", "not yours", nil), codes.PermissionDenied, 0},
 		{fault.Unauthenticated("no credentials"), codes.Unauthenticated, 0},
 		{status.Error(codes.OutOfRange, "kept"), codes.OutOfRange, 0},
-		{errors.New("redis: connection refused"), codes.Unavailable, 0},
+		{errors.New("redis: connection refused"), codes.Unavailable, time.Second}, // an outage: Unavailable with RetryInfo
 	}
 	for _, c := range cases {
 		st := status.Convert(grpcerr.Status(c.err))
