@@ -285,6 +285,7 @@ func (t *tx) apply() error {
 		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Permission })
 	case strings.HasPrefix(typ, "permission."), strings.HasPrefix(typ, "sandbox."), strings.HasPrefix(typ, "hook."):
 		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Permission })
+		t.refusal()
 	case strings.HasPrefix(typ, "routing."), strings.HasPrefix(typ, "cost."), strings.HasPrefix(typ, "quota."),
 		typ == "rate_limit.hit", typ == "task.profile.resolved":
 		if th, ok := t.thread(ev.GetThreadId()); ok {
@@ -652,8 +653,113 @@ func (t *tx) incident() {
 	if !ok {
 		return
 	}
-	t.addIncident(th, &controlv1.Incident{Type: t.ev.GetType(), TurnId: t.ev.GetTurnId(), Message: incidentMessage(t.ev), Sequence: t.seq()})
+	t.addIncident(th, &controlv1.Incident{Type: t.ev.GetType(), TurnId: t.ev.GetTurnId(), Category: incidentCategory(t.ev),
+		Message: incidentMessage(t.ev), Sequence: t.seq()})
 	t.touchThread(th)
+}
+
+// Refusal facts on the thread's permission summary: why the last refused
+// call was refused, joined from the permission service's facts.
+const (
+	RefusalCause        = "refusal_cause"         // rule, mode, hook, host_policy, sandbox, sandbox_violation, human
+	RefusalReason       = "refusal_reason"        // the decision's reason
+	RefusalRuleRefs     = "refusal_rule_refs"     // comma-separated rule refs
+	RefusalHookRunIDs   = "refusal_hook_run_ids"  // comma-separated hook run ids
+	RefusalTool         = "refusal_tool"          // the tool or target name
+	RefusalPaths        = "refusal_paths"         // comma-separated paths
+	RefusalCommand      = "refusal_command"       // the command's subcommands, or the violated host
+	RefusalToolCallID   = "refusal_tool_call_id"  // the refused call
+	RefusalEvaluationID = "refusal_evaluation_id" // the permission evaluation
+	RefusalActionID     = "refusal_action_id"     // the approval a person denied
+	RefusalViolation    = "refusal_violation"     // what the refusing decision's sandbox check found
+)
+
+// refusal records why a call was refused when the fact says it was: a
+// deny decision (rule, mode, hook, host policy, sandbox), a blocked
+// sandbox violation, or a person's denial of an approval.
+func (t *tx) refusal() {
+	ev := t.ev
+	facts := map[string]string{}
+	switch {
+	case ev.GetPermissionEvaluated() != nil:
+		pe := ev.GetPermissionEvaluated()
+		if pe.GetDecision() != eventsv1.Decision_DECISION_DENY {
+			return
+		}
+		facts[RefusalCause] = strings.ToLower(strings.TrimPrefix(pe.GetDecisionSource().String(), "DECISION_SOURCE_"))
+		facts[RefusalReason] = pe.GetDecisionReason()
+		facts[RefusalRuleRefs] = strings.Join(pe.GetRuleRefs(), ",")
+		facts[RefusalHookRunIDs] = strings.Join(pe.GetHookRunIds(), ",")
+		facts[RefusalTool] = pe.GetName()
+		facts[RefusalPaths] = strings.Join(pe.GetPaths(), ",")
+		var cmds []string
+		for _, c := range pe.GetSubcommands() {
+			cmds = append(cmds, strings.Join(c.GetArgv(), " "))
+		}
+		facts[RefusalCommand] = strings.Join(cmds, " && ")
+		facts[RefusalEvaluationID] = pe.GetEvaluationId()
+	case ev.GetSandboxViolation() != nil:
+		v := ev.GetSandboxViolation()
+		if !v.GetBlocked() {
+			return
+		}
+		if th, ok := t.thread(ev.GetThreadId()); ok && th.Permission != nil && v.GetEvaluationId() != "" &&
+			th.Permission.Facts[RefusalEvaluationID] == v.GetEvaluationId() {
+			// A violation the refusing decision found: the decision's
+			// cause stands, the violation is said beside it.
+			th.Permission.Facts[RefusalViolation] = v.GetTarget()
+			return
+		}
+		facts[RefusalCause] = "sandbox_violation"
+		facts[RefusalReason] = v.GetReason()
+		if v.GetKind() == eventsv1.ViolationKind_VIOLATION_KIND_NETWORK {
+			facts[RefusalCommand] = v.GetTarget()
+		} else {
+			facts[RefusalPaths] = v.GetTarget()
+		}
+		facts[RefusalEvaluationID] = v.GetEvaluationId()
+	case ev.GetPermissionResolved() != nil:
+		r := ev.GetPermissionResolved()
+		if r.GetAllowed() {
+			return
+		}
+		facts[RefusalCause] = "human"
+		facts[RefusalReason] = "denied by " + r.GetResponder()
+		facts[RefusalActionID] = ev.GetActionId()
+	default:
+		return
+	}
+	facts[RefusalToolCallID] = ev.GetToolCallId()
+	th, ok := t.thread(ev.GetThreadId())
+	if !ok || th.Permission == nil {
+		return
+	}
+	for k := range th.Permission.Facts {
+		if strings.HasPrefix(k, "refusal_") {
+			delete(th.Permission.Facts, k)
+		}
+	}
+	for k, v := range facts {
+		if v != "" {
+			th.Permission.Facts[k] = v
+		}
+	}
+}
+
+func incidentCategory(ev *eventsv1.RuntimeEvent) string {
+	switch {
+	case ev.GetToolFailed() != nil:
+		return ev.GetToolFailed().GetCategory()
+	case ev.GetProcessFailed() != nil:
+		return ev.GetProcessFailed().GetCategory()
+	case ev.GetModelFailed() != nil:
+		return ev.GetModelFailed().GetCategory()
+	case ev.GetRuntimeError() != nil:
+		return ev.GetRuntimeError().GetCode()
+	case ev.GetSandboxViolation() != nil:
+		return strings.ToLower(strings.TrimPrefix(ev.GetSandboxViolation().GetKind().String(), "VIOLATION_KIND_"))
+	}
+	return ""
 }
 
 func (t *tx) addIncident(th *controlv1.ThreadRead, in *controlv1.Incident) {
