@@ -150,7 +150,7 @@ func (c *cluster) endpoints() string {
 // pointing at nothing: every call must go through the map.
 func (c *cluster) startWorker() {
 	c.worker = &proc{name: "worker",
-		args: []string{"worker", "--addr", "127.0.0.1:1", "--api-key", workerKey, "--workspace", c.ws, "--lease-ttl", "4s", "--no-network-isolation"},
+		args: []string{"worker", "--addr", "127.0.0.1:1", "--api-key", workerKey, "--workspace", c.ws, "--lease-ttl", "15s", "--no-network-isolation"},
 		env:  []string{"AR_ENDPOINTS=" + c.endpoints()},
 	}
 	c.worker.start(c.t)
