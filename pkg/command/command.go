@@ -23,7 +23,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
@@ -49,6 +54,7 @@ type Writer struct {
 	fold        Fold
 	maxAttempts int
 	cache       *cache
+	conflicts   metric.Int64Counter
 }
 
 // Options tune a Writer. Zero values take the defaults.
@@ -67,7 +73,22 @@ func NewWriter(log *eventlog.Log, fold Fold, opts Options) *Writer {
 	if opts.CacheSize <= 0 {
 		opts.CacheSize = 4096
 	}
-	return &Writer{log: log, fold: fold, maxAttempts: opts.MaxAttempts, cache: newCache(opts.CacheSize)}
+	return &Writer{log: log, fold: fold, maxAttempts: opts.MaxAttempts, cache: newCache(opts.CacheSize),
+		conflicts: metricnoop.Int64Counter{}}
+}
+
+// Instrument counts the writer's conflict retries on mp
+// (agentruntime.command.conflicts, by aggregate kind): another writer (a
+// replica) got to the aggregate first and this one decided again. Call it
+// before the writer is used.
+func (x *Writer) Instrument(mp metric.MeterProvider) error {
+	c, err := mp.Meter("github.com/agentruntime/agentruntime/pkg/command").Int64Counter(metrics.CommandConflicts,
+		metric.WithDescription("Commands that found their aggregate changed by another writer and decided again, by aggregate kind."))
+	if err != nil {
+		return err
+	}
+	x.conflicts = c
+	return nil
 }
 
 // State is an aggregate as the writer holds it: the read model's documents
@@ -159,6 +180,7 @@ func (x *Writer) Execute(ctx context.Context, agg eventlog.Aggregate, key Key, d
 		}
 		appended, err := x.log.AppendAtomic(ctx, agg, eventlog.ExpectSequence(e.last), evs...)
 		if errors.Is(err, eventlog.ErrConflict) && len(appended) == 0 {
+			x.conflicts.Add(ctx, 1, metric.WithAttributes(attribute.String("aggregate_kind", agg.Kind)))
 			// Another writer got there first. Losers back off a random,
 			// growing moment so a hot aggregate does not livelock its
 			// writers, then learn what was written and decide again at once.

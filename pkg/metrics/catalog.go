@@ -29,6 +29,8 @@ const (
 
 	// ActiveStreams is recorded by pkg/server (its stream interceptor).
 	ActiveStreams = "agentruntime.rpc.server.active_streams"
+	// CommandConflicts is recorded by pkg/command's Writer.
+	CommandConflicts = "agentruntime.command.conflicts"
 
 	ConsumerPending    = "agentruntime.consumer.pending"
 	ConsumerCheckpoint = "agentruntime.consumer.checkpoint"
@@ -93,6 +95,7 @@ var Catalog = []Instrument{
 	{ActionsPending, Gauge, nil, "Actions (approvals, questions) waiting for an answer.", ""},
 	{ActionsPendingMaxAge, Gauge, nil, "How long the oldest pending action has waited.", "s"},
 	{ActiveStreams, UpDownCounter, []string{"rpc_method"}, "Server-streaming calls open now, by method: live subscribers of SubscribeEvents. How streams end, subscribers cut off included (ResourceExhausted), is rpc.server.call.duration's status code.", ""},
+	{CommandConflicts, Counter, []string{"aggregate_kind"}, "Commands that found their aggregate changed by another writer (a replica) and decided again.", ""},
 	{ConsumerPending, Gauge, []string{"consumer"}, "Events in the log a projector or reactor has not read yet (its lag), as of its last batch.", ""},
 	{ConsumerCheckpoint, Gauge, []string{"consumer"}, "The last log sequence a projector or reactor applied.", ""},
 	{Subscriptions, Gauge, nil, "Event subscriptions (SubscribeEvents streams) the process's fan-out hub feeds.", ""},

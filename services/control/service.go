@@ -46,6 +46,12 @@ const LeasePrefix = "agentruntime:control:lease:"
 // New builds the service on its dependencies.
 func New(deps kit.Deps) *Service {
 	a := app.New(deps.Log, deps.Store)
+	if deps.MeterProvider != nil {
+		// Before any request: the writer's counter is not swapped under use.
+		if err := a.Instrument(deps.MeterProvider); err != nil && deps.Logger != nil {
+			deps.Logger.Error("command metrics not recorded", "error", err)
+		}
+	}
 	// The process's hub when the binary made one; else the service's own,
 	// closed when Run ends.
 	a.Hub = deps.Hub

@@ -6,6 +6,8 @@
 package app
 
 import (
+	"go.opentelemetry.io/otel/metric"
+
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +48,9 @@ func New(log *eventlog.Log, store projection.Store) *App {
 	return &App{Log: log, Store: store, now: time.Now,
 		w: command.NewWriter(log, command.Folds(rm.Projection{}, rm.Claims{}), command.Options{})}
 }
+
+// Instrument records the command path's metrics (conflict retries) on mp.
+func (a *App) Instrument(mp metric.MeterProvider) error { return a.w.Instrument(mp) }
 
 // Caller is who acts: the tenant and subject from the credentials.
 type Caller = auth.Principal
