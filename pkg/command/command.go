@@ -28,10 +28,10 @@ import (
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
-	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 )
 
