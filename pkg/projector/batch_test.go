@@ -341,3 +341,58 @@ func TestKillHelperProcess(t *testing.T) {
 }
 
 func natsConnect(url string) (*nats.Conn, error) { return nats.Connect(url) }
+
+// tally counts every event of the whole log.
+type tally struct{}
+
+func (tally) Name() string      { return "test.tally" }
+func (tally) Filters() []string { return nil }
+func (tally) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+	cur, err := store.Get(ctx, "tally")
+	if err != nil && err != projection.ErrNotFound {
+		return projection.Batch{}, err
+	}
+	n, _ := strconv.Atoi(string(cur))
+	return projection.Batch{Puts: []projection.KV{{Key: "tally", Value: []byte(strconv.Itoa(n + 1))}}}, nil
+}
+
+// One consumer feeds several projections, each from its own checkpoint
+// and through its own filter.
+func TestRunAllFeedsEachProjectionFromItsCheckpoint(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
+	require.NoError(t, err)
+	filter := log.Subjects.Session("acme", "sess_1")
+	appendLedger(t, ctx, log, 30)
+	other := eventlog.Aggregate{Tenant: "acme", Session: "sess_2", Kind: "session", ID: "sess_2"}
+	for i := 0; i < 10; i++ {
+		_, err := log.Append(ctx, other, eventlog.Any, &eventsv1.RuntimeEvent{Type: "runtime.warning", Payload: &eventsv1.RuntimeEvent_RuntimeWarning{
+			RuntimeWarning: &eventsv1.RuntimeWarning{Code: "x-" + strconv.Itoa(i)}}})
+		require.NoError(t, err)
+	}
+	appendLedger(t, ctx, log, 5)
+	recs := readAll(t, ctx, log, filter)
+	head, err := log.Head(ctx)
+	require.NoError(t, err)
+
+	s := newRedisStore(t)
+	// The ledger is half applied already; the tally starts from nothing.
+	_, err = projector.ApplyBatch(ctx, s, ledger{filter}, recs[:40], 0)
+	require.NoError(t, err)
+	rctx, rcancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = projector.RunAll(rctx, log, s, nil, []projector.Projection{ledger{filter}, tally{}}, projector.WithMaxBatch(16))
+	}()
+	defer func() { rcancel(); <-done }()
+	_, err = s.WaitFor(ctx, tally{}.Name(), head)
+	require.NoError(t, err)
+	_, err = s.WaitFor(ctx, ledger{}.Name(), recs[len(recs)-1].Event.GetSequence())
+	require.NoError(t, err)
+	require.Equal(t, dump(t, ctx, oneByOne(t, ctx, recs)), dump(t, ctx, s))
+	got, err := s.Get(ctx, "tally")
+	require.NoError(t, err)
+	require.Equal(t, strconv.FormatUint(head, 10), string(got), "every event of the log counted once")
+}

@@ -19,7 +19,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -82,8 +85,15 @@ func ContextWithOptions(ctx context.Context, opts ...Option) context.Context {
 	return context.WithValue(ctx, optionsKey{}, append(slices.Clip(inherited), opts...))
 }
 
-// WithMaxBatch bounds the events folded into one store write (default
-// 512). Memory held by a projector is bounded by it.
+// WithMaxBatch bounds the events folded into one store write. Memory held
+// by a projector is bounded by it.
+//
+// The default is DefaultMaxBatch (1: one event per write) until the lost
+// update seen with multi-event batches in control's
+// TestOldSessionRecovery under -race (one turn in about five runs missing
+// after a rebuild; the same records folded offline in batches of any size
+// are right) is understood. Larger batches pass every projector test
+// here.
 func WithMaxBatch(n int) Option {
 	return func(o *options) {
 		if n > 0 {
@@ -91,6 +101,9 @@ func WithMaxBatch(n int) Option {
 		}
 	}
 }
+
+// DefaultMaxBatch is the batch bound when WithMaxBatch is not given.
+const DefaultMaxBatch = 1
 
 // WithProgress calls fn after every batch with where the projector stands:
 // readiness and lag for health checks and metrics (it must not block).
@@ -161,6 +174,101 @@ func Run(ctx context.Context, log *eventlog.Log, store projection.Store, p Proje
 	})
 }
 
+// RunAll applies several projections of one store from one consumer: each
+// event is read from the log and decoded once for all of them, and each
+// batch is folded and written for each projection (concurrently), with its
+// own checkpoint. After a restart the consumer starts at the lowest
+// checkpoint; a projection skips what it has applied. A rebuild costs one
+// replay of the log per process, not one per projection.
+func RunAll(ctx context.Context, log *eventlog.Log, store projection.Store, logger *slog.Logger, ps []Projection, opts ...Option) error {
+	names := make([]string, len(ps))
+	var filters []string
+	whole := false
+	for i, p := range ps {
+		names[i] = p.Name()
+		if p.Filters() == nil {
+			whole = true
+		}
+		filters = append(filters, p.Filters()...)
+	}
+	if whole {
+		filters = nil
+	}
+	bases := make([]uint64, len(ps))
+	start := func(ctx context.Context) (uint64, error) {
+		lowest := uint64(math.MaxUint64)
+		for i, p := range ps {
+			c, err := store.Checkpoint(ctx, p.Name())
+			if err != nil {
+				return 0, fmt.Errorf("checkpoint %s: %w", p.Name(), err)
+			}
+			bases[i], lowest = c, min(lowest, c)
+		}
+		return lowest, nil
+	}
+	handle := func(ctx context.Context, batch []*eventlog.Record, _ uint64) (uint64, error) {
+		errs := make([]error, len(ps))
+		var wg sync.WaitGroup
+		for i, p := range ps {
+			mine := batch
+			if f := p.Filters(); f != nil {
+				mine = make([]*eventlog.Record, 0, len(batch))
+				for _, rec := range batch {
+					if matchesAny(f, rec.Subject) {
+						mine = append(mine, rec)
+					}
+				}
+			}
+			if len(mine) == 0 {
+				continue
+			}
+			wg.Go(func() { bases[i], errs[i] = ApplyBatch(ctx, store, p, mine, bases[i]) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return 0, err
+		}
+		return batch[len(batch)-1].Event.GetSequence(), nil
+	}
+	check := func(ctx context.Context, _ uint64) error {
+		for i, p := range ps {
+			if current, err := store.Checkpoint(ctx, p.Name()); err == nil && current < bases[i] {
+				return fmt.Errorf("%w: %s at %d, projector at %d", ErrStoreBehind, p.Name(), current, bases[i])
+			}
+		}
+		return nil
+	}
+	return loopFrom(ctx, log, strings.Join(names, "+"), filters, logger, opts, start, check, handle)
+}
+
+// matchesAny reports whether subject matches one of the NATS subject
+// filters ("*" one token, ">" the rest).
+func matchesAny(filters []string, subject string) bool {
+	for _, f := range filters {
+		if subjectMatches(f, subject) {
+			return true
+		}
+	}
+	return false
+}
+
+func subjectMatches(filter, subject string) bool {
+	for {
+		ft, frest, fmore := strings.Cut(filter, ".")
+		if ft == ">" {
+			return subject != ""
+		}
+		st, srest, smore := strings.Cut(subject, ".")
+		if ft != "*" && ft != st {
+			return false
+		}
+		if !fmore || !smore {
+			return fmore == smore
+		}
+		filter, subject = frest, srest
+	}
+}
+
 // Reactor writes the consequences of other facts: a service that must act
 // when another's fact appears (a permission request becomes an action, an
 // answered action resolves a permission, a finished task unblocks its
@@ -204,9 +312,9 @@ func React(ctx context.Context, log *eventlog.Log, store projection.Store, r Rea
 		if failed != nil {
 			return reacted, failed
 		}
-		// Unwanted events at the end are not worth a write; after a restart
-		// they are read and skipped again.
-		return max(reacted, batch[len(batch)-1].Event.GetSequence()), nil
+		// Unwanted events are not worth a write; after a restart they are
+		// read and skipped again. The base stays what the store holds.
+		return reacted, nil
 	})
 }
 
@@ -215,17 +323,30 @@ type handler func(ctx context.Context, batch []*eventlog.Record, base uint64) (u
 // loop follows the log from a checkpoint with handle until ctx ends,
 // starting over from the checkpoint, with backoff, after any failure.
 func loop(ctx context.Context, log *eventlog.Log, store projection.Store, name string, filters []string, logger *slog.Logger, opts []Option, handle handler) error {
+	start := func(ctx context.Context) (uint64, error) { return store.Checkpoint(ctx, name) }
+	check := func(ctx context.Context, base uint64) error {
+		if current, err := store.Checkpoint(ctx, name); err == nil && current < base {
+			return fmt.Errorf("%w: %s at %d, projector at %d", ErrStoreBehind, name, current, base)
+		}
+		return nil
+	}
+	return loopFrom(ctx, log, name, filters, logger, opts, start, check, handle)
+}
+
+// loopFrom is loop with the starting checkpoint read by start.
+// check reports a store that went behind what was applied (it lost data).
+func loopFrom(ctx context.Context, log *eventlog.Log, name string, filters []string, logger *slog.Logger, opts []Option, start func(context.Context) (uint64, error), check func(context.Context, uint64) error, handle handler) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	o := options{maxBatch: 512}
+	o := options{maxBatch: DefaultMaxBatch}
 	inherited, _ := ctx.Value(optionsKey{}).([]Option)
 	for _, opt := range append(slices.Clip(inherited), opts...) {
 		opt(&o)
 	}
 	backoff := 50 * time.Millisecond
 	for {
-		err := follow(ctx, log, store, name, filters, logger, o, handle)
+		err := follow(ctx, log, name, filters, logger, o, start, check, handle)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -257,8 +378,8 @@ const (
 	progressEvery   = 5 * time.Second
 )
 
-func follow(ctx context.Context, log *eventlog.Log, store projection.Store, name string, filters []string, logger *slog.Logger, o options, handle handler) error {
-	checkpoint, err := store.Checkpoint(ctx, name)
+func follow(ctx context.Context, log *eventlog.Log, name string, filters []string, logger *slog.Logger, o options, start func(context.Context) (uint64, error), check func(context.Context, uint64) error, handle handler) error {
+	checkpoint, err := start(ctx)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -307,8 +428,8 @@ func follow(ctx context.Context, log *eventlog.Log, store projection.Store, name
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-storeCheck.C:
-			if current, err := store.Checkpoint(ctx, name); err == nil && current < base {
-				return fmt.Errorf("%w: %s at %d, projector at %d", ErrStoreBehind, name, current, base)
+			if err := check(ctx, base); err != nil {
+				return err
 			}
 			continue
 		case f := <-feed:

@@ -99,8 +99,10 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}
 	errs := make(chan error, 5)
-	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Projection{}, s.deps.Logger) }()
-	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Claims{}, s.deps.Logger) }()
+	// Both read models from one consumer: the log is read and decoded once.
+	go func() {
+		errs <- projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, []projector.Projection{rm.Projection{}, rm.Claims{}})
+	}()
 	go func() { errs <- s.claims.RunSweeper(ctx, s.LeaseSweepInterval) }()
 	go func() { errs <- s.expireActions(ctx) }()
 	go func() { errs <- s.app.ReactToPermissionRequests(ctx, s.deps.Logger) }()
