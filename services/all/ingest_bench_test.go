@@ -17,8 +17,8 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/services/control"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
-	tp "github.com/agentruntime/agentruntime/services/tasks/projector"
 	"github.com/agentruntime/agentruntime/services/tasks"
+	tp "github.com/agentruntime/agentruntime/services/tasks/projector"
 )
 
 const reportBatch = 100

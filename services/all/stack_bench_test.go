@@ -138,12 +138,12 @@ func redisCommands(b testing.TB, c *redis.Client) (map[string]int64, int64) {
 // stack is the runtime's services (the ones a benchmark asks for) in one
 // shape, each with its own gRPC server.
 type stack struct {
-	shape shape
-	nats  *natsProc        // serve
-	embed *natsembed.Server // dev
-	redis *redis.Client     // serve
-	conns []*grpc.ClientConn
-	addr  map[string]string
+	shape  shape
+	nats   *natsProc         // serve
+	embed  *natsembed.Server // dev
+	redis  *redis.Client     // serve
+	conns  []*grpc.ClientConn
+	addr   map[string]string
 	logs   map[string]*eventlog.Log
 	stores map[string]projection.Store
 	stop   func()
@@ -270,7 +270,7 @@ func (s *stack) conn(b testing.TB, service string) *grpc.ClientConn {
 // counted runs op n times and returns what it cost the servers per call.
 type cost struct {
 	natsIn, natsOut, redis float64
-	redisBy             map[string]float64
+	redisBy                map[string]float64
 }
 
 func (s *stack) count(b testing.TB, n int, op func(i int)) cost {
