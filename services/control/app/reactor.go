@@ -59,6 +59,9 @@ func (permissionReactor) Wants(ev *eventsv1.RuntimeEvent) bool {
 	switch ev.GetType() {
 	case "permission.requested", "permission.resolved", "hook.failed":
 		return true
+	case "action.required", "action.resolved":
+		// On a subagent's thread: its parent hears it waits (subagentWaits).
+		return true
 	}
 	return false
 }
@@ -72,6 +75,8 @@ func (r permissionReactor) React(ctx context.Context, rec *eventlog.Record) erro
 		err = r.app.closeAnsweredElsewhere(ctx, ev)
 	case "hook.failed":
 		err = r.app.mirrorHookWarning(ctx, ev)
+	case "action.required", "action.resolved":
+		err = r.app.subagentWaits(ctx, ev)
 	}
 	if fault.Refused(err) {
 		// A fact about a turn or action this service does not know cannot
@@ -197,5 +202,37 @@ func (a *App) mirrorHookWarning(ctx context.Context, ev *eventsv1.RuntimeEvent) 
 		}},
 	}
 	_, err := a.Log.Append(ctx, threadAgg(ev.GetTenantId(), ev.GetSessionId(), ev.GetThreadId()), eventlog.Any, w)
+	return err
+}
+
+// subagentWaits says on the parent's thread that a subagent waits for a
+// person (subagent.status waiting_permission or waiting_input, from the
+// child's action.required) and runs again (running, from the child's
+// action.resolved): the parent sees the wait without reading the child.
+// The status event's id derives from the child's fact, so a replay
+// appends nothing twice.
+func (a *App) subagentWaits(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
+	if ev.GetThreadId() == "" {
+		return nil
+	}
+	th, ok, err := rm.Thread(ctx, a.Store, ev.GetTenantId(), ev.GetThreadId())
+	if err != nil || !ok || th.GetSubagentId() == "" || th.GetSessionId() != ev.GetSessionId() {
+		return err
+	}
+	st := &eventsv1.SubagentStatus{ChildThreadId: th.GetThreadId(), Status: "running", Reason: "action " + ev.GetActionId() + " resolved"}
+	if r := ev.GetActionRequired(); r != nil {
+		st.Status = "waiting_input"
+		if r.GetActionType() == "permission" || r.GetActionType() == "tool_permission" {
+			st.Status = "waiting_permission"
+		}
+		st.Reason = "action " + ev.GetActionId() + ": " + r.GetPrompt()
+	}
+	out := &eventsv1.RuntimeEvent{
+		Type: "subagent.status", EventId: "sst_" + ev.GetEventId(), SessionId: ev.GetSessionId(), ThreadId: th.GetParentThreadId(),
+		TurnId: th.GetParentTurnId(), SubagentId: th.GetSubagentId(),
+		Refs:    map[string]string{"source_event_id": ev.GetEventId()},
+		Payload: &eventsv1.RuntimeEvent_SubagentStatus{SubagentStatus: st},
+	}
+	_, err = a.Log.Append(ctx, threadAgg(ev.GetTenantId(), ev.GetSessionId(), th.GetParentThreadId()), eventlog.Any, out)
 	return err
 }

@@ -160,6 +160,19 @@ func (a *App) WaitSubagents(ctx context.Context, c Caller, req *controlv1.WaitSu
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// The wait is a fact on the parent's thread: subagent.status with the
+	// subagent's status and reason "waited_on" for each one not ended.
+	for _, id := range req.GetSubagentIds() {
+		s, err := a.subagent(ctx, c, req.GetSessionId(), id)
+		if err != nil {
+			return nil, err
+		}
+		if !subagentTerminal(s.Status) {
+			if _, err := a.subagentFact(ctx, c, s, "subagent.status", &eventsv1.SubagentStatus{Status: s.Status, ChildThreadId: s.ChildThreadId, Reason: "waited_on"}); err != nil {
+				return nil, err
+			}
+		}
+	}
 	for {
 		seq, err := a.Store.Checkpoint(ctx, rm.Name)
 		if err != nil {

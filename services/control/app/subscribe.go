@@ -14,6 +14,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/services/control/domain"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
@@ -169,7 +170,10 @@ func filterKey(req *controlv1.SubscribeEventsRequest) string {
 
 // matches applies the filters the subject cannot express.
 func matches(req *controlv1.SubscribeEventsRequest, ev *eventsv1.RuntimeEvent) bool {
-	if t := req.GetThreadId(); t != "" && ev.GetThreadId() != t {
+	// A subagent's outcome on its child thread belongs to its parent's
+	// thread too: the spec has it visible without reading the child.
+	if t := req.GetThreadId(); t != "" && ev.GetThreadId() != t &&
+		!(strings.HasPrefix(ev.GetType(), "subagent.") && ev.GetRefs()[domain.ParentThreadRef] == t) {
 		return false
 	}
 	if t := req.GetTaskId(); t != "" && ev.GetTaskId() != t {

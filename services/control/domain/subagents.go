@@ -5,6 +5,10 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
+// ParentThreadRef is the refs key naming, on a subagent fact of the child
+// thread, the parent's thread.
+const ParentThreadRef = "parent_thread_id"
+
 // subagentTurnEnded says what a turn's end on a subagent's child thread
 // means for the subagent: a completed turn completes it (with the turn's
 // summary, which is what the parent waits for), a failed or cancelled one
@@ -17,8 +21,12 @@ func subagentTurnEnded(th *controlv1.ThreadRead, end *eventsv1.RuntimeEvent) *ev
 		return nil
 	}
 	scope := Scope{Session: th.GetSessionId(), Thread: th.GetThreadId(), Turn: end.GetTurnId(), Subagent: th.GetSubagentId()}
+	// The parent thread is named on the fact, so a subscription to the
+	// parent's thread sees its subagent's outcome (ParentThreadRef).
+	refs := map[string]string{ParentThreadRef: th.GetParentThreadId()}
 	if c := end.GetTurnCompleted(); end.GetType() == "turn.completed" {
 		ev := event("subagent.completed", scope)
+		ev.Refs = refs
 		ev.Payload = &eventsv1.RuntimeEvent_SubagentCompleted{SubagentCompleted: &eventsv1.SubagentStatus{
 			Status: "completed", ChildThreadId: th.GetThreadId(), Summary: c.GetSummary()}}
 		return ev
@@ -29,6 +37,7 @@ func subagentTurnEnded(th *controlv1.ThreadRead, end *eventsv1.RuntimeEvent) *ev
 		reason += ": " + f.GetMessage()
 	}
 	ev := event("subagent.failed", scope)
+	ev.Refs = refs
 	ev.Payload = &eventsv1.RuntimeEvent_SubagentFailed{SubagentFailed: &eventsv1.SubagentStatus{
 		Status: "failed", ChildThreadId: th.GetThreadId(), Reason: reason}}
 	return ev

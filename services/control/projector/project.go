@@ -573,7 +573,10 @@ func (t *tx) subagent() {
 	case "subagent.closed":
 		s.Status = "closed"
 	case "subagent.status":
-		if p.GetStatus() != "" {
+		// A waiting/running report that arrives after the child's end
+		// does not reopen it; only a resume does.
+		ended := s.Status == "completed" || s.Status == "failed" || s.Status == "closed"
+		if p.GetStatus() != "" && (!ended || p.GetReason() == "resumed") {
 			s.Status = p.GetStatus()
 		}
 	}
