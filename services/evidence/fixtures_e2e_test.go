@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	evidencev1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1"
+	"github.com/agentruntime/agentruntime/pkg/spec/conformance"
 )
 
 // fixtureDir holds the Lime profile's fixtures as the spec publishes them
@@ -164,5 +166,52 @@ func TestProfileExportCarriesEveryFixtureField(t *testing.T) {
 	vo, _ := byType["evidence.changed"]["payload"].(map[string]any)["verificationOutcomes"].([]any)
 	if len(vo) != 1 || vo[0].(map[string]any)["name"] != "profile_fixture_validation" {
 		t.Errorf("evidence.changed verificationOutcomes = %v", vo)
+	}
+}
+
+// Issue 15, item 7: the exported session snapshot carries the compaction
+// boundary (the last context.compaction.completed: its summary ref and
+// the turns it replaced) and the thread's history summary refs, in both
+// formats, and stays valid against the schemas.
+func TestSnapshotCarriesTheCompactionBoundary(t *testing.T) {
+	s := startSystem(t)
+	turn := runScenario(t, s)
+	ctx := as(t, keyAcme)
+	// The next turn of the thread compacts the history before it.
+	next := must[*controlv1.SubmitTurnResponse](t)(s.control.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "th1",
+		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "go on"}}}})).GetTurn().GetTurnId()
+	must[*controlv1.ReportEventsResponse](t)(s.control.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{{
+		Type: "turn.started", SessionId: "s1", ThreadId: "th1", TurnId: next, Payload: &eventsv1.RuntimeEvent_TurnStarted{TurnStarted: &eventsv1.TurnStarted{WorkerId: "w1"}},
+	}, {
+		Type: "context.compaction.completed", SessionId: "s1", ThreadId: "th1", TurnId: next,
+		Payload: &eventsv1.RuntimeEvent_ContextCompactionCompleted{ContextCompactionCompleted: &eventsv1.ContextCompaction{
+			Trigger: "auto", AffectedTurnIds: []string{turn}, SummaryRef: "object://AGENTRUNTIME_OBJECTS/summaries/th1-1.md", TokensBefore: 90000, TokensAfter: 4000}},
+	}}}))
+	v, err := conformance.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []evidencev1.Format{evidencev1.Format_FORMAT_CORE, evidencev1.Format_FORMAT_LIME_PROFILE} {
+		sr := must[*evidencev1.ExportSnapshotResponse](t)(s.evidence.ExportSnapshot(ctx, &evidencev1.ExportSnapshotRequest{SessionId: "s1", Format: format, MinSequence: head(t, s)}))
+		if err := v.Snapshot([]byte(sr.GetSnapshotJson()), format == evidencev1.Format_FORMAT_LIME_PROFILE); err != nil {
+			t.Errorf("snapshot (%v) does not validate: %v", format, err)
+		}
+		var snap struct {
+			Threads []struct {
+				Boundary struct {
+					SummaryRef      string   `json:"summaryRef"`
+					AffectedTurnIds []string `json:"affectedTurnIds"`
+					Sequence        uint64   `json:"sequence"`
+				} `json:"compactionBoundary"`
+				SummaryRefs []string `json:"historySummaryRefs"`
+			} `json:"threads"`
+		}
+		if err := json.Unmarshal([]byte(sr.GetSnapshotJson()), &snap); err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Threads) != 1 || snap.Threads[0].Boundary.SummaryRef != "object://AGENTRUNTIME_OBJECTS/summaries/th1-1.md" ||
+			len(snap.Threads[0].Boundary.AffectedTurnIds) != 1 || snap.Threads[0].Boundary.Sequence == 0 || len(snap.Threads[0].SummaryRefs) != 1 {
+			t.Errorf("snapshot (%v) has no compaction boundary: %s", format, sr.GetSnapshotJson())
+		}
 	}
 }

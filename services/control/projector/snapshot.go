@@ -82,6 +82,10 @@ func SessionSnapshotJSON(runtimeID string, s *controlv1.Session, threads []*cont
 			evidence = append(evidence, r)
 		}
 		t["evidenceSummary"] = map[string]any{"evidenceRefs": refs}
+		if len(th.CompactionSummaryRefs) > 0 {
+			// Where the thread's history starts after compaction.
+			t["historySummaryRefs"] = th.CompactionSummaryRefs
+		}
 		t["permissionState"] = summaryJSON(th.Permission)
 		t["modelRouting"] = routingJSON(th)
 		outThreads = append(outThreads, t)

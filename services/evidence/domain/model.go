@@ -95,8 +95,11 @@ type Thread struct {
 	Queued     []string
 	Pending    map[string]*eventsv1.RuntimeEvent
 	Incidents  []jsonexport.Object
-	Closed     bool
-	lastStatus string
+	// Compactions are the thread's context.compaction.completed facts, in
+	// order: the last is the boundary the thread's history starts from.
+	Compactions []jsonexport.Object
+	Closed      bool
+	lastStatus  string
 }
 
 // Turn is one turn's state.
@@ -254,6 +257,20 @@ func (m *Model) applyThread(ev *eventsv1.RuntimeEvent) {
 		th.Pending[ev.GetActionId()] = ev
 	case *eventsv1.RuntimeEvent_ActionResolved:
 		delete(th.Pending, ev.GetActionId())
+	case *eventsv1.RuntimeEvent_ContextCompactionCompleted:
+		c := p.ContextCompactionCompleted
+		b := jsonexport.Object{"sequence": ev.GetSequence(), "affectedTurnIds": strs(c.GetAffectedTurnIds()),
+			"tokensBefore": c.GetTokensBefore(), "tokensAfter": c.GetTokensAfter()}
+		if c.GetSummaryRef() != "" {
+			b["summaryRef"] = c.GetSummaryRef()
+		}
+		if c.GetTrigger() != "" {
+			b["trigger"] = c.GetTrigger()
+		}
+		if ev.GetTurnId() != "" {
+			b["turnId"] = ev.GetTurnId()
+		}
+		th.Compactions = append(th.Compactions, b)
 	case *eventsv1.RuntimeEvent_ThreadUpdated:
 		if p.ThreadUpdated.GetChange() == "closed" {
 			th.Closed = true

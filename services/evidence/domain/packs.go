@@ -255,6 +255,18 @@ func (m *Model) threadObject(th *Thread, profile bool) Object {
 		"queuedTurns": queued, "incidents": incidents,
 		"evidenceSummary": Object{"evidenceRefs": strs(m.EvidenceIDs), "verificationOutcomes": outcomes},
 	}
+	if n := len(th.Compactions); n > 0 {
+		// Where the thread's history starts after compaction: the last
+		// boundary, and every summary the history was replaced by.
+		out["compactionBoundary"] = th.Compactions[n-1]
+		var refs []string
+		for _, c := range th.Compactions {
+			if r, ok := c["summaryRef"].(string); ok {
+				refs = append(refs, r)
+			}
+		}
+		out["historySummaryRefs"] = strs(refs)
+	}
 	if th.ActiveTurn != "" {
 		out["activeTurnId"] = th.ActiveTurn
 	} else if profile && len(th.Turns) > 0 {
