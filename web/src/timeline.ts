@@ -5,7 +5,11 @@
 import { toJson } from "./protobuf.js";
 import type { RuntimeEvent } from "../../clients/typescript/src/index.js";
 import { RuntimeEventSchema } from "../../clients/typescript/src/gen/agentruntime/events/v1/envelope_pb.js";
-import { h } from "./dom.js";
+import { Decision, DecisionSource, NetworkMode, PermissionResolution, SandboxMode, ViolationKind } from "../../clients/typescript/src/gen/agentruntime/events/v1/permission_pb.js";
+import { fmtCost, h } from "./dom.js";
+
+/** name reads an enum value as its lower-case name without the enum's prefix. */
+const name = (e: Record<number, string>, v: number) => (e[v] ?? String(v)).toLowerCase();
 
 export type Kind = "turn" | "text" | "reasoning" | "tool" | "action" | "output" | "permission" | "sandbox" | "subagent" | "queue" | "cost" | "error" | "event";
 
@@ -125,6 +129,20 @@ function summary(ev: RuntimeEvent): string {
       return `${p.value.role} → thread ${p.value.childThreadId}: ${p.value.objective}`;
     case "queueChanged":
       return `${p.value.change} ${p.value.turnId} (queue: ${p.value.queuedTurnIds.join(", ") || "empty"})`;
+    case "permissionEvaluated":
+      return `${p.value.name}: ${name(Decision, p.value.decision)} by ${name(DecisionSource, p.value.decisionSource)}${p.value.decisionReason ? ` (${p.value.decisionReason})` : ""}${p.value.destructive ? ", destructive" : ""}`;
+    case "permissionRequested":
+      return `${p.value.name}: ${p.value.prompt}`;
+    case "permissionResolved":
+      return `${name(PermissionResolution, p.value.resolution)}: ${p.value.decision} by ${p.value.responder}${p.value.allowed ? " (allowed)" : " (not allowed)"}`;
+    case "sandboxApplied": {
+      const pr = p.value.profile;
+      return `${p.value.name}: ${pr ? `${name(SandboxMode, pr.mode)}, network ${name(NetworkMode, pr.network)}, writes ${pr.writeRoots.join(", ") || "none"}` : "no profile"}`;
+    }
+    case "sandboxViolation":
+      return `${name(ViolationKind, p.value.kind)} ${p.value.target}${p.value.blocked ? " (blocked)" : ""}: ${p.value.reason}`;
+    case "costRecorded":
+      return `${p.value.providerId}/${p.value.modelId}: ${fmtCost(p.value.cost?.totalNanos ?? 0n)} (${p.value.usage?.inputTokens ?? 0n} in, ${p.value.usage?.outputTokens ?? 0n} out)`;
   }
   const j = payloadJson(ev);
   return j && Object.keys(j).length ? JSON.stringify(j) : "";

@@ -177,7 +177,8 @@ test("routing and cost, and the evidence pack as a download", async () => {
   const page = await newPage();
   await page.goto(server.url + "#/costs?session=default");
   await page.locator("#cost-session-summary table").waitFor();
-  await page.locator("#cost-models tbody tr").first().waitFor();
+  // The demo's scripted model records its cost: one row per model.
+  await page.locator("#cost-models tbody tr", { hasText: "scripted" }).waitFor();
   await shot(page, "costs");
   await page.goto(server.url + "#/session/default");
   await page.locator('.row[data-type="turn.completed"]').waitFor();
@@ -205,7 +206,15 @@ test("the timeline survives a restart of the server: it resumes by cursor, no ga
   let srv = await dev("restart");
   const page = await newPage();
   await page.goto(srv.url + "#/session/r1?thread=main");
-  await demoTurn(page, srv.url, "r1");
+  // The first approval from the keyboard on the approvals screen.
+  await page.locator("#turn-text").fill("write notes about this project");
+  await page.locator("#submit-turn").click();
+  await page.locator('#session-approvals button[data-decision="allow_once"]').waitFor({ timeout: 30_000 });
+  await page.goto(srv.url + "#/approvals");
+  await page.locator("#approvals article.action.selected").waitFor();
+  await page.keyboard.press("a");
+  await page.locator("#no-approvals").waitFor();
+  await page.goto(srv.url + "#/session/r1?thread=main");
   await page.waitForFunction(() => window.agentruntimeTimeline().types.includes("turn.completed"), null, { timeout: 30_000 });
   const before = await timeline(page);
 

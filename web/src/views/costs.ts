@@ -2,7 +2,7 @@
 // quota and rate-limit state, budgets) and per model (cost.recorded facts
 // of the tenant, or of one session, summed by model).
 import { FactState } from "../../../clients/typescript/src/gen/agentruntime/common/v1/common_pb.js";
-import { client } from "../api.js";
+import { client, noteTenant } from "../api.js";
 import { fmtCost, h, mount } from "../dom.js";
 import { go, type Route } from "../main.js";
 
@@ -21,8 +21,10 @@ export async function costsView(view: HTMLElement, r: Route, signal: AbortSignal
     h("table", { class: "list", id: "cost-models" }, h("thead", null, h("tr", null, ["Provider", "Model", "Calls", "Input tokens", "Output tokens", "Cost"].map((x) => h("th", null, x)))), perModel),
     budgets);
   const c = client();
+  let summarySeq = 0n;
   if (sessionId) {
     const sum = await c.routing.getRoutingLimitSummary({ sessionId }, { signal });
+    summarySeq = sum.sequence;
     mount(perSession, h("h2", null, "Session ", h("a", { href: `#/session/${encodeURIComponent(sessionId)}` }, sessionId)),
       h("table", { class: "list" }, h("thead", null, h("tr", null, ["Thread", "Turn", "Routing", "Model", "Candidates", "Fallbacks", "Cost recorded", "Calls", "Quota", "Rate limit"].map((x) => h("th", null, x)))),
         h("tbody", null, sum.threads.length ? sum.threads.map((t) => h("tr", null,
@@ -39,14 +41,17 @@ export async function costsView(view: HTMLElement, r: Route, signal: AbortSignal
     h("tbody", null, b.budgets.map((x) => h("tr", null, h("td", null, x.budgetId), h("td", null, x.targetId), h("td", { class: "num" }, fmtCost(x.spentNanos)),
       h("td", { class: "num" }, fmtCost(x.limitNanos)), h("td", null, h("meter", { min: 0, max: Number(x.limitNanos) || 1, value: Number(x.spentNanos) })))))) : h("p", { class: "muted" }, "No budgets configured."));
 
-  // Sum cost.recorded facts from the start of the log up to its head (the
-  // first heartbeat says the subscription caught up).
+  // Sum cost.recorded facts from the start of the log up to the head the
+  // reads above saw: a heartbeat at or past it says the subscription has
+  // looked at everything up to there.
+  const head = b.sequence > summarySeq ? b.sequence : summarySeq;
   const models = new Map<string, { provider: string; model: string; calls: number; input: bigint; output: bigint; nanos: bigint }>();
   const stop = new AbortController();
   signal.addEventListener("abort", () => stop.abort());
   for await (const item of c.subscribe({ sessionId, typePrefixes: ["cost.recorded"] }, { fromSequence: 1n, heartbeatMs: 200, signal: stop.signal })) {
-    if (item.kind === "heartbeat") break;
+    if (item.kind === "heartbeat" && item.sequence >= head) break;
     if (item.kind !== "event" || item.event.payload.case !== "costRecorded") continue;
+    noteTenant(item.event.tenantId);
     const v = item.event.payload.value;
     const k = `${v.providerId}/${v.modelId}`;
     const m = models.get(k) ?? { provider: v.providerId, model: v.modelId, calls: 0, input: 0n, output: 0n, nanos: 0n };
