@@ -281,7 +281,7 @@ test("a 10,000-event session: every event folded, a bounded DOM wherever the tim
     const base = srv.url;
     const submitted = await rpc(base, "agentruntime.control.v1.ControlService/SubmitTurn", { sessionId: "big", threadId: "main", input: [{ text: "many events" }], idempotencyKey: "big-1" });
     const turnId = submitted.turn.turnId;
-    const claim = await rpc(base, "agentruntime.control.v1.ControlService/ClaimTurn", { workerId: "wkr_test", sessionId: "big" });
+    const claim = await rpc(base, "agentruntime.control.v1.ControlService/ClaimTurn", { workerId: "wkr_test", sessionId: "big", leaseTtl: "600s" });
     assert.equal(claim.turn.turnId, turnId);
     const total = 10_000;
     for (let i = 0; i < total; i += 250) {
@@ -292,12 +292,19 @@ test("a 10,000-event session: every event folded, a bounded DOM wherever the tim
       await rpc(base, "agentruntime.control.v1.ControlService/ReportEvents", { events, runId: claim.runId, leaseToken: claim.leaseToken });
     }
     await page.goto(base + "#/session/big?thread=main");
-    await page.waitForFunction((n) => window.agentruntimeTimeline?.().types.filter((t) => t === "model.delta").length === n, total, { timeout: 60_000 });
+    await page.waitForFunction((n) => window.agentruntimeTimeline?.().types.filter((t) => t === "model.delta").length === n, total, { timeout: 120_000 });
     const list = page.locator("#timeline");
     await page.waitForFunction(() => Number(document.querySelector("#timeline")?.dataset.rows) > 10_000);
     const rowsAt = async (fraction) => {
       await list.evaluate((el, f) => { el.scrollTop = f * (el.scrollHeight - el.clientHeight); }, fraction);
-      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      // Drawn when the rows in the DOM cover the viewport at the new position.
+      await page.waitForFunction(() => {
+        const el = document.querySelector("#timeline");
+        const rows = [...el.querySelectorAll(".row")];
+        if (rows.length === 0) return false;
+        const top = parseFloat(rows[0].style.top), bottom = parseFloat(rows[rows.length - 1].style.top) + 28;
+        return top <= el.scrollTop && bottom >= Math.min(el.scrollTop + el.clientHeight, el.scrollHeight);
+      });
       return page.$$eval("#timeline .row", (rows) => rows.map((r) => r.querySelector(".line").textContent));
     };
     for (const f of [0, 0.5, 1]) {
@@ -310,7 +317,7 @@ test("a 10,000-event session: every event folded, a bounded DOM wherever the tim
     await shot(page, "session-10k");
     // Interrupt the running turn from the page.
     await page.locator("#interrupt").click();
-    await page.locator("#thread-state .status", { hasText: /interrupting|idle/ }).waitFor({ timeout: 15_000 });
+    await page.locator("#thread-state .status", { hasText: /interrupting|idle/ }).waitFor({ timeout: 30_000 });
   } finally {
     await page.close();
     await srv.stop();

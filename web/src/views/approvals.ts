@@ -23,12 +23,15 @@ export async function approvalsView(view: HTMLElement, _r: Route, signal: AbortS
     all.forEach((x, j) => x.classList.toggle("selected", j === selected));
     all[selected].focus();
   };
+  // Reads wait for the read model to have applied the fact that asked for
+  // them (a subscriber can see it first).
+  let minSequence = 0n;
   const load = async () => {
     const pending: Action[] = [];
     let token = "";
     do {
       const page = await c.control.listSessions({ pageSize: 200, pageToken: token }, { signal });
-      const got = await Promise.all(page.sessions.map((s) => c.control.getSession({ sessionId: s.sessionId, historyLimit: 0 }, { signal })));
+      const got = await Promise.all(page.sessions.map((s) => c.control.getSession({ sessionId: s.sessionId, historyLimit: 0, minSequence }, { signal })));
       for (const g of got) for (const t of g.threads) pending.push(...t.pendingActions.filter((a) => a.status === "pending"));
       token = page.nextPageToken;
     } while (token);
@@ -51,6 +54,7 @@ export async function approvalsView(view: HTMLElement, _r: Route, signal: AbortS
   for await (const item of c.subscribe({ typePrefixes: ["action."] }, { signal })) {
     if (item.kind !== "event") continue;
     noteTenant(item.event.tenantId);
+    if (item.sequence > minSequence) minSequence = item.sequence;
     clearTimeout(timer);
     timer = setTimeout(() => load().catch(() => {}), 100);
   }

@@ -103,13 +103,18 @@ export async function sessionView(view: HTMLElement, r: Route, signal: AbortSign
       } }, `Download ${d.name}`)));
   }
 
+  // The read model is read at least as new as the last control fact that
+  // asked for the refresh: a subscriber can see a fact before the
+  // projection has applied it.
   let refreshing: Promise<void> | undefined;
   let again = false;
-  const refresh = async () => {
+  let minSequence = 0n;
+  const refresh = async (seq = 0n) => {
+    if (seq > minSequence) minSequence = seq;
     if (refreshing) { again = true; return; }
     refreshing = (async () => {
       try {
-        const got = await c.control.getSession({ sessionId, historyLimit: 5 }, { signal });
+        const got = await c.control.getSession({ sessionId, historyLimit: 5, minSequence }, { signal });
         const threads = got.threads.filter((t) => !threadId || t.threadId === threadId);
         mount(state, threads.length === 0 ? h("p", { class: "muted" }, "No thread yet: submit a turn.") : threads.map((t) => h("div", { class: "thread" },
           h("h2", null, "thread ", h("a", { href: `#/session/${encodeURIComponent(sessionId)}?thread=${encodeURIComponent(t.threadId)}` }, t.threadId), " ", h("span", { class: `status ${t.status}` }, t.status)),
@@ -145,7 +150,7 @@ export async function sessionView(view: HTMLElement, r: Route, signal: AbortSign
       case "event":
         noteTenant(item.event.tenantId);
         if (tl.add(item.event, sessionId)) list.schedule();
-        if (/^(turn|queue|action|thread|permission\.(requested|resolved)|subagent)\./.test(item.event.type)) void refresh();
+        if (/^(turn|queue|action|thread|permission\.(requested|resolved)|subagent)\./.test(item.event.type)) void refresh(/^(turn|queue|action|thread|subagent)\./.test(item.event.type) ? item.sequence : 0n);
         break;
       case "snapshot_repaired":
         void refresh();
