@@ -160,30 +160,40 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 		return nil, fmt.Errorf("eventlog: jetstream: %w", err)
 	}
 	subjects := Subjects{Prefix: cfg.SubjectPrefix}
-	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        cfg.Stream,
-		Description: "agentruntime event log: the only truth",
-		Subjects:    []string{subjects.All()},
-		Storage:     cfg.Storage,
-		Replicas:    cfg.Replicas,
-		Retention:   jetstream.LimitsPolicy,
-		Discard:     jetstream.DiscardOld,
-		MaxAge:      cfg.MaxAge,
-		MaxBytes:    cfg.maxBytes(),
-		Duplicates:  cfg.DuplicateWindow,
-		AllowDirect: true,
-		// Commands append all their events in one atomic batch (AppendAtomic).
-		AllowAtomicPublish: true,
-		MaxConsumers:       cfg.MaxConsumers,
+	var stream jetstream.Stream
+	err = setupRetry(ctx, cfg, "stream "+cfg.Stream, func(actx context.Context) error {
+		var err error
+		stream, err = js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+			Name:        cfg.Stream,
+			Description: "agentruntime event log: the only truth",
+			Subjects:    []string{subjects.All()},
+			Storage:     cfg.Storage,
+			Replicas:    cfg.Replicas,
+			Retention:   jetstream.LimitsPolicy,
+			Discard:     jetstream.DiscardOld,
+			MaxAge:      cfg.MaxAge,
+			MaxBytes:    cfg.maxBytes(),
+			Duplicates:  cfg.DuplicateWindow,
+			AllowDirect: true,
+			// Commands append all their events in one atomic batch (AppendAtomic).
+			AllowAtomicPublish: true,
+			MaxConsumers:       cfg.MaxConsumers,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: stream %s: %w", cfg.Stream, err)
 	}
-	objects, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket:      cfg.ObjectBucket,
-		Description: "agentruntime large payloads referenced by events",
-		Storage:     cfg.Storage,
-		Replicas:    cfg.Replicas,
+	var objects jetstream.ObjectStore
+	err = setupRetry(ctx, cfg, "object bucket "+cfg.ObjectBucket, func(actx context.Context) error {
+		var err error
+		objects, err = js.CreateOrUpdateObjectStore(actx, jetstream.ObjectStoreConfig{
+			Bucket:      cfg.ObjectBucket,
+			Description: "agentruntime large payloads referenced by events",
+			Storage:     cfg.Storage,
+			Replicas:    cfg.Replicas,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: object bucket %s: %w", cfg.ObjectBucket, err)

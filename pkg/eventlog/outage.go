@@ -96,6 +96,20 @@ func (l *Log) retry(ctx context.Context, what string, op func(context.Context) e
 // that delivered something starts the budget again when there is no
 // deadline, so a long rebuild is never cut short by OutageWait.
 func (l *Log) retryProgress(ctx context.Context, what string, op func(context.Context) (bool, error)) error {
+	return l.retryAttempts(ctx, what, l.cfg.AttemptTimeout, op)
+}
+
+// setupRetry retries stream and bucket setup at start: every replica of
+// every service creates or updates them at once, on a cluster that may be
+// electing its first leaders, and an R3 create can take seconds. Attempts
+// get 10s each, within the caller's deadline or OutageWait.
+func setupRetry(ctx context.Context, cfg Config, what string, op func(context.Context) error) error {
+	l := &Log{cfg: cfg}
+	l.cfg.OutageWait = max(cfg.OutageWait, time.Minute)
+	return l.retryAttempts(ctx, what, 10*time.Second, func(actx context.Context) (bool, error) { return false, op(actx) })
+}
+
+func (l *Log) retryAttempts(ctx context.Context, what string, attemptTimeout time.Duration, op func(context.Context) (bool, error)) error {
 	end := l.outageBudget(ctx)
 	backoff := 20 * time.Millisecond
 	var last error
@@ -107,7 +121,7 @@ func (l *Log) retryProgress(ctx context.Context, what string, op func(context.Co
 			}
 			return fmt.Errorf("%w: %s: %v", ErrUnavailable, what, last)
 		}
-		actx, cancel := context.WithTimeout(ctx, min(l.cfg.AttemptTimeout, left))
+		actx, cancel := context.WithTimeout(ctx, min(attemptTimeout, left))
 		progressed, err := op(actx)
 		expired := actx.Err() != nil
 		cancel()
