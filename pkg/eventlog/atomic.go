@@ -45,8 +45,18 @@ func (l *Log) AppendAtomic(ctx context.Context, agg Aggregate, expect Expect, ev
 		msgs[i] = msg
 	}
 	// No ack of the first message: one round trip for the whole batch.
-	ack, err := jetstreamext.PublishMsgBatch(ctx, l.js, msgs, jetstreamext.BatchFlowControl{AckFirst: false})
+	// Through an outage the same batch is tried again (outage.go): had it
+	// landed, the retry finds its message ids and answers a conflict.
+	var ack *jetstreamext.BatchAck
+	err := l.retry(ctx, "append to "+agg.String(), func(actx context.Context) error {
+		var err error
+		ack, err = jetstreamext.PublishMsgBatch(actx, l.js, msgs, jetstreamext.BatchFlowControl{AckFirst: false})
+		return err
+	})
 	if err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			return nil, err
+		}
 		var apiErr *jetstream.APIError
 		switch {
 		case errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeAtomicDuplicate,

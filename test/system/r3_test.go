@@ -248,9 +248,19 @@ func TestR3Cluster(t *testing.T) {
 		session := turn[len("turn-"):]
 		var views [2]string
 		for i, client := range clients {
-			actx, cancel := context.WithTimeout(operatorCtx(ctx), 10*time.Second)
-			resp, err := client.GetSession(actx, &controlv1.GetSessionRequest{SessionId: session, MinSequence: maxSeq})
-			cancel()
+			// Unavailable while the replica's read model catches up to
+			// maxSeq: polled, with a deadline.
+			var resp *controlv1.GetSessionResponse
+			var err error
+			for deadline := time.Now().Add(60 * time.Second); ; {
+				actx, cancel := context.WithTimeout(operatorCtx(ctx), 10*time.Second)
+				resp, err = client.GetSession(actx, &controlv1.GetSessionRequest{SessionId: session, MinSequence: maxSeq})
+				cancel()
+				if status.Code(err) != codes.Unavailable || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond) // polling the read model, with a deadline
+			}
 			if err != nil {
 				t.Fatalf("GetSession %s on control replica %d: %v", session, i, err)
 			}
