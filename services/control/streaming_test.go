@@ -109,8 +109,13 @@ func TestSubscriptionsDoNotAddJetStreamConsumers(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if c := h.consumers(); c != baseline {
-		t.Fatalf("%d consumers with %d subscriptions open, want %d as with one", c, n, baseline)
+	// A consumer per subscription would add 2,000. The rest of the service
+	// may hold a transient consumer of its own meanwhile (a projector that
+	// restarted leaves its old ordered consumer until the server reaps it, a
+	// read holds one while it runs): a few, never a number that follows n.
+	const transient = 3
+	if c := h.consumers(); c > baseline+transient {
+		t.Fatalf("%d consumers with %d subscriptions open, want at most %d as with one (+%d transient)", c, n, baseline, transient)
 	}
 	// All of them are live.
 	h.report(ctx, delta(tu.TurnId, "to all"))
@@ -119,8 +124,8 @@ func TestSubscriptionsDoNotAddJetStreamConsumers(t *testing.T) {
 	}
 	cancel()
 	closed.Wait()
-	if c := h.consumers(); c != baseline {
-		t.Fatalf("%d consumers after closing %d subscriptions, want %d", c, n, baseline)
+	if c := h.consumers(); c > baseline+transient {
+		t.Fatalf("%d consumers after closing %d subscriptions, want at most %d (+%d transient)", c, n, baseline, transient)
 	}
 }
 
