@@ -244,6 +244,13 @@ var breakages = []breakage{
 		want: "NetworkPolicy: no default deny of ingress in the namespace",
 	},
 	{
+		name: "NATS too old for atomic batches",
+		file: "base/nats/nats.yaml",
+		old:  "image: nats:2.15.2-alpine",
+		new:  "image: nats:2.10.22-alpine",
+		want: `nats image "2.10.22-alpine" is older than 2.12`,
+	},
+	{
 		name:     "stream replicas above the servers",
 		file:     "overlays/dev/kustomization.yaml",
 		old:      "- AR_REPLICAS=1",

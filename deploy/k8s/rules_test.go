@@ -204,6 +204,22 @@ func checkWorkload(r *report, w workload) {
 	}
 }
 
+// natsAtLeast reports whether an image tag such as "2.15.2-alpine" is at
+// least major.minor (a tag that is no version is not).
+func natsAtLeast(tag string, major, minor int) bool {
+	v, _, _ := strings.Cut(strings.TrimPrefix(tag, "v"), "-")
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || (ma == major && mi >= minor)
+}
+
 // imageProblem says what is wrong with an image reference, or "".
 func imageProblem(image string) string {
 	if image == "" {
@@ -763,6 +779,11 @@ func checkNATS(r *report, c *cluster, e expectations) *workload {
 	}
 	if e.antiAffinity && !antiAffine(w) {
 		r.add(w, "has no pod anti-affinity on kubernetes.io/hostname")
+	}
+	// The event stream relies on atomic batch publish (AllowAtomicPublish,
+	// AppendAtomic) and batch direct gets: nats-server 2.12 or later.
+	if _, tag := splitTag(ctr.Image); !natsAtLeast(tag, 2, 12) {
+		r.add(w, "nats image %q is older than 2.12 (atomic batch publish, which the event stream relies on)", tag)
 	}
 	if p := ctr.ReadinessProbe; p == nil || p.HTTPGet == nil || !strings.HasPrefix(p.HTTPGet.Path, "/healthz") {
 		r.add(w, "readinessProbe is not NATS's /healthz")
