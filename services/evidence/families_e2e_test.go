@@ -51,7 +51,8 @@ quotas:
   - {id: daily, tokens_per_day: 1000, low_thresholds: [0.5]}
 `
 
-// notProduced are the registered classes no service writes yet, and why.
+// notProduced are the registered classes no service writes yet, and why
+// (docs/adr/0012-classes-without-producer.md).
 // The test fails when one of them starts being produced (move it out) or
 // when a class outside this list is not produced (cover it).
 var notProduced = map[string]string{
