@@ -70,6 +70,11 @@ func New(deps kit.Deps) *Service {
 		claims: app.NewClaims(a, leases, deps.Logger), LeaseSweepInterval: time.Second}
 }
 
+// SetMaxQueuedTurns bounds each thread's queue (0: unbounded; default
+// app.DefaultMaxQueuedTurns): a submit beyond it answers ResourceExhausted
+// QUEUE_FULL. Call it before serving.
+func (s *Service) SetMaxQueuedTurns(n int) { s.app.MaxQueuedTurns = n }
+
 // SetSubscriberLimits bounds what each new subscription may cost
 // (defaults: app.DefaultSubscriberLimits).
 func (s *Service) SetSubscriberLimits(l app.SubscriberLimits) { s.app.SetSubscriberLimits(l) }

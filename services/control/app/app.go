@@ -41,11 +41,17 @@ type App struct {
 	Hub *fanout.Hub
 	// limits of new subscriptions (nil: DefaultSubscriberLimits).
 	limits atomic.Pointer[SubscriberLimits]
+	// MaxQueuedTurns bounds each thread's queue (0: unbounded); New sets
+	// DefaultMaxQueuedTurns.
+	MaxQueuedTurns int
 }
+
+// DefaultMaxQueuedTurns is a thread's queue bound unless configured.
+const DefaultMaxQueuedTurns = 1000
 
 // New builds the use cases on a log and the service's store.
 func New(log *eventlog.Log, store projection.Store) *App {
-	return &App{Log: log, Store: store, now: time.Now,
+	return &App{Log: log, Store: store, now: time.Now, MaxQueuedTurns: DefaultMaxQueuedTurns,
 		w: command.NewWriter(log, command.Folds(rm.Projection{}, rm.Claims{}), command.Options{})}
 }
 
@@ -180,7 +186,7 @@ func (a *App) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTur
 		return domain.DecideSubmit(th, domain.Submit{
 			TurnID: turnID, IdempotencyKey: req.GetIdempotencyKey(), Input: req.GetInput(), Options: req.GetOptions(),
 			Metadata: req.GetMetadata(), Busy: req.GetBusyPolicy(), ExpectedActiveTurnID: req.GetExpectedActiveTurnId(),
-			SubmittedBy: c.Subject,
+			SubmittedBy: c.Subject, MaxQueued: a.MaxQueuedTurns,
 		})
 	})
 	if err != nil {

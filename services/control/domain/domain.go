@@ -7,6 +7,7 @@ package domain
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentruntime/agentruntime/pkg/fault"
@@ -69,6 +70,9 @@ type Submit struct {
 	Busy                 controlv1.BusyPolicy
 	ExpectedActiveTurnID string
 	SubmittedBy          string
+	// MaxQueued bounds the thread's queue (0: unbounded): a turn that would
+	// queue beyond it is refused with ResourceExhausted QUEUE_FULL.
+	MaxQueued int
 }
 
 // DecideSubmit admits a turn to a thread by its busy policy. pending are the
@@ -110,6 +114,11 @@ func DecideSubmit(th *controlv1.ThreadRead, cmd Submit) ([]*eventsv1.RuntimeEven
 		submitted.InterruptedTurnId = th.ActiveTurnId
 		return append(out, sub), nil
 	default:
+		if cmd.MaxQueued > 0 && len(th.QueuedTurnIds) >= cmd.MaxQueued {
+			return nil, fault.Exhausted("QUEUE_FULL",
+				fmt.Sprintf("thread %s has %d queued turns, its bound (max queued turns %d); wait for the queue to drain, remove a queued turn, or interrupt or steer instead", th.ThreadId, len(th.QueuedTurnIds), cmd.MaxQueued),
+				0, map[string]string{"max_queued_turns": strconv.Itoa(cmd.MaxQueued), "queued_turns": strconv.Itoa(len(th.QueuedTurnIds))})
+		}
 		submitted.Admission = "queued"
 		q := event("queue.changed", scope)
 		q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{

@@ -278,3 +278,21 @@ func field(e *fault.Error) string {
 	}
 	return e.Violations[0].Field
 }
+
+// A thread's queue is bounded: a submit that would queue beyond the bound
+// is refused with ResourceExhausted QUEUE_FULL naming the bound; below it,
+// and with no bound, it queues.
+func TestSubmitBeyondTheQueueBoundIsExhausted(t *testing.T) {
+	th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "running", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3"}}
+	_, err := DecideSubmit(th, Submit{TurnID: "t4", MaxQueued: 2})
+	e, ok := fault.As(err)
+	if !ok || e.Kind != fault.KindExhausted || e.Reason != "QUEUE_FULL" || e.Metadata["max_queued_turns"] != "2" || !strings.Contains(e.Message, "max queued turns 2") {
+		t.Fatalf("submit beyond the bound: %#v, want Exhausted QUEUE_FULL naming the bound 2", err)
+	}
+	for _, bound := range []int{3, 0} {
+		evs, err := DecideSubmit(th, Submit{TurnID: "t4", MaxQueued: bound})
+		if err != nil || len(evs) != 2 || evs[1].GetType() != "queue.changed" {
+			t.Fatalf("bound %d: %v %v, want the turn queued", bound, evs, err)
+		}
+	}
+}
