@@ -152,7 +152,15 @@ func TestReplicaRestartedMidStream(t *testing.T) {
 		if th.ActiveTurnId == "" {
 			continue
 		}
-		if _, err := b.client.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{started(th.ActiveTurnId), completed(th.ActiveTurnId)}}); err != nil {
+		// The same ids on every try, as a worker retries: a submit loop on
+		// the other replica may win the thread many rounds in a row.
+		req := &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{started(th.ActiveTurnId), completed(th.ActiveTurnId)}}
+		req.Events[0].EventId, req.Events[1].EventId = fmt.Sprintf("evt_start%d", i), fmt.Sprintf("evt_end%d", i)
+		_, err := b.client.ReportEvents(ctx, req)
+		for try := 0; status.Code(err) == codes.Aborted && try < 20; try++ {
+			_, err = b.client.ReportEvents(ctx, req)
+		}
+		if err != nil {
 			// The read model may trail: the turn it named may already have
 			// started or ended through b before the restart. Anything else
 			// is a failure.

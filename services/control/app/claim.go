@@ -83,6 +83,13 @@ func (cl *Claims) ClaimTurn(ctx context.Context, c Caller, req *controlv1.ClaimT
 		if err != nil {
 			return nil, err
 		}
+		// A claimable turn is read from the thread read model, which may
+		// trail the claims projection by a moment: wait for it rather than
+		// skip the turn and nap (commands no longer wait for projections,
+		// so a worker polls right behind the submit).
+		if _, err := cl.App.caughtUp(ctx, seen); err != nil {
+			return nil, err
+		}
 		resp, err := cl.tryClaim(ctx, c, req, ttl)
 		if err != nil || resp != nil {
 			return resp, err
