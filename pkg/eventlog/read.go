@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -127,8 +128,10 @@ func (l *Log) Read(ctx context.Context, filters []string, from From, fn func(*Re
 		return 0, errors.New("eventlog: Read needs history; FromNew has none")
 	}
 	// Through an outage the read goes on after the last event it gave fn.
+	// A read of a long history takes as long as fn does: its attempts are
+	// not capped as a whole; each request to the server is (readOnce).
 	var last uint64
-	err := l.retryProgress(ctx, "read", func(actx context.Context) (bool, error) {
+	err := l.retryAttempts(ctx, "read", time.Duration(math.MaxInt64), func(actx context.Context) (bool, error) {
 		n, err := l.readOnce(actx, filters, from, fn)
 		if n > 0 {
 			last, from = n, FromSequence(n+1)
@@ -143,7 +146,8 @@ func (l *Log) readOnce(ctx context.Context, filters []string, from From, fn func
 	// An ephemeral pull consumer without acks: it reports how many messages
 	// match at creation, which is exactly where "history" ends, and delivers
 	// them in stream order.
-	cons, err := l.stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
+	cctx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
+	cons, err := l.stream.CreateConsumer(cctx, jetstream.ConsumerConfig{
 		FilterSubjects:    filters,
 		DeliverPolicy:     policy,
 		OptStartSeq:       start,
@@ -151,6 +155,7 @@ func (l *Log) readOnce(ctx context.Context, filters []string, from From, fn func
 		InactiveThreshold: time.Minute,
 		MemoryStorage:     true,
 	})
+	cancel()
 	if err != nil {
 		return 0, fmt.Errorf("eventlog: read: %w", err)
 	}
@@ -163,7 +168,13 @@ func (l *Log) readOnce(ctx context.Context, filters []string, from From, fn func
 	var last uint64
 	for pending > 0 {
 		batch := min(pending, 1024)
-		msgs, err := cons.Fetch(int(batch), jetstream.FetchContext(ctx))
+		// The messages are there already: a fetch that waits longer than
+		// an attempt's bound is an outage (nats.ErrTimeout), retried from
+		// the last event delivered.
+		if err := ctx.Err(); err != nil {
+			return last, err
+		}
+		msgs, err := cons.Fetch(int(batch), jetstream.FetchMaxWait(l.cfg.AttemptTimeout))
 		if err != nil {
 			return last, fmt.Errorf("eventlog: read: %w", err)
 		}
