@@ -246,7 +246,12 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 	}
 	consumerCtx := projector.ContextWithOptions(ctx,
 		projector.WithTracerProvider(rt.tel.TracerProvider),
-		projector.WithProgress(func(p projector.Progress) { consumers.Report(p.Name, p.Checkpoint, p.Pending) }))
+		projector.WithProgress(func(p projector.Progress) {
+			// One consumer may feed several projections ("control+control.claims").
+			for _, name := range strings.Split(p.Name, "+") {
+				consumers.Report(name, p.Checkpoint, p.Pending)
+			}
+		}))
 	// Readiness per service: NOT_SERVING for its health name while one of
 	// its projectors or reactors keeps failing or lags beyond the bound.
 	readiness := map[kit.Service]*projector.Readiness{}

@@ -169,7 +169,10 @@ func loadWithFaults(t *testing.T, c *cluster) {
 	ctx, cancel := context.WithCancel(operatorCtx(context.Background()))
 	defer cancel()
 
-	type acked struct{ session, thread, turn string }
+	type acked struct {
+		session, thread, turn string
+		seq                   uint64 // the consistency token SubmitTurn answered
+	}
 	var (
 		mu       sync.Mutex
 		acks     []acked
@@ -184,10 +187,11 @@ func loadWithFaults(t *testing.T, c *cluster) {
 				a := acked{session: session, thread: fmt.Sprintf("th-%d-%d", g, i), turn: ids.New(ids.Turn)}
 				for ctx.Err() == nil {
 					cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
-					_, err := control.SubmitTurn(cctx, &controlv1.SubmitTurnRequest{SessionId: a.session, ThreadId: a.thread, TurnId: a.turn, IdempotencyKey: a.turn,
+					resp, err := control.SubmitTurn(cctx, &controlv1.SubmitTurnRequest{SessionId: a.session, ThreadId: a.thread, TurnId: a.turn, IdempotencyKey: a.turn,
 						Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "load"}}}})
 					ccancel()
 					if err == nil {
+						a.seq = resp.GetSequence()
 						mu.Lock()
 						acks = append(acks, a)
 						mu.Unlock()
@@ -253,7 +257,10 @@ func loadWithFaults(t *testing.T, c *cluster) {
 	for _, a := range acks {
 		for {
 			cctx, ccancel := context.WithTimeout(rctx, 5*time.Second)
-			th, err := control.GetThreadRead(cctx, &controlv1.GetThreadReadRequest{SessionId: a.session, ThreadId: a.thread})
+			// With the sequence the submit answered (read-your-writes): a
+			// read model rebuilding from the log may hold the thread before
+			// it holds the turn.
+			th, err := control.GetThreadRead(cctx, &controlv1.GetThreadReadRequest{SessionId: a.session, ThreadId: a.thread, MinSequence: a.seq})
 			ccancel()
 			if err == nil {
 				if got := th.GetThread().GetActiveTurnId(); got != a.turn && !contains(th.GetThread().GetQueuedTurnIds(), a.turn) {
