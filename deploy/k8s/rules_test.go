@@ -76,7 +76,10 @@ type expectations struct {
 	// minServiceReplicas and maxServiceReplicas bound each service's
 	// running count: the HPA's minimum when autoscaled, else spec.replicas.
 	minServiceReplicas, maxServiceReplicas int32
-	natsReplicas                           int32
+	// minServiceBudget is the least minAvailable of each service's
+	// PodDisruptionBudget: pods a drain must leave serving.
+	minServiceBudget int32
+	natsReplicas     int32
 	// streamReplicas is AR_REPLICAS: JetStream replicas of the event log.
 	streamReplicas int
 	antiAffinity   bool
@@ -90,7 +93,7 @@ type expectations struct {
 var overlays = []expectations{
 	{overlay: "dev", minServiceReplicas: 1, maxServiceReplicas: 1, natsReplicas: 1, streamReplicas: 1},
 	{
-		overlay: "prod", autoscaled: true, minServiceReplicas: 2, maxServiceReplicas: 100,
+		overlay: "prod", autoscaled: true, minServiceReplicas: 3, maxServiceReplicas: 100, minServiceBudget: 2,
 		natsReplicas: 3, streamReplicas: 3, antiAffinity: true, externalSecrets: []string{authSecret}, frontDoor: true,
 	},
 }
@@ -590,10 +593,16 @@ func checkAgentruntime(r *report, c *cluster, e expectations) {
 		if running < e.minServiceReplicas || running > e.maxServiceReplicas {
 			r.add(id, "runs %d replica(s), want %d to %d", running, e.minServiceReplicas, e.maxServiceReplicas)
 		}
-		if e.autoscaled && !slices.ContainsFunc(find[*policyv1.PodDisruptionBudget](c), func(p *policyv1.PodDisruptionBudget) bool {
-			return selects(p.Spec.Selector, w.template.Labels)
-		}) {
+		budgets := slices.DeleteFunc(slices.Clone(find[*policyv1.PodDisruptionBudget](c)), func(p *policyv1.PodDisruptionBudget) bool {
+			return !selects(p.Spec.Selector, w.template.Labels)
+		})
+		if e.autoscaled && len(budgets) == 0 {
 			r.add(id, "has no PodDisruptionBudget")
+		}
+		for _, p := range budgets {
+			if keep := p.Spec.MinAvailable; keep == nil || keep.Type != intstr.Int || keep.IntVal < e.minServiceBudget {
+				r.add(id, "PodDisruptionBudget %s keeps %v pod(s) through a drain, want at least %d", p.Name, keep, e.minServiceBudget)
+			}
 		}
 	}
 }
