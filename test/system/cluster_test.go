@@ -85,27 +85,12 @@ type proc struct {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	c := &cluster{t: t, services: map[string]*proc{}, ws: t.TempDir()}
+	c := &cluster{t: t, services: map[string]*proc{}, ws: workspace(t), models: demoModels(t)}
 	c.nats = natsserver.Start(t)
 	c.redis = redistest.Start(t, redistest.Options{AppendOnly: true})
 	c.authFile = writeAuth(t)
-	models, err := filepath.Abs("../../cmd/agentruntime/demo-models.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.models = models
-	if err := os.WriteFile(filepath.Join(c.ws, "README.md"), []byte("# A project\nIt says hello.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	for _, name := range endpoints.Services {
-		args := []string{"serve", name, "--listen", "", "--nats", c.nats.URL, "--redis", c.redis.URL, "--auth", c.authFile, "--log-level", "warn"}
-		if name == "routing" {
-			args = append(args, "--models", c.models)
-		}
-		p := &proc{name: name, port: freePort(t)}
-		args[3] = "127.0.0.1:" + strconv.Itoa(p.port)
-		p.args = args
-		c.services[name] = p
+		c.services[name] = c.serveProc(name, name, c.nats.URL)
 	}
 	// Started together: each replays its projections on its own.
 	for _, p := range c.services {
@@ -123,6 +108,38 @@ func newCluster(t *testing.T) *cluster {
 		}
 	})
 	return c
+}
+
+// serveProc is `agentruntime serve <name>` on a port of its own, not
+// started yet; extra flags follow the usual ones.
+func (c *cluster) serveProc(label, name, natsURLs string, extra ...string) *proc {
+	p := &proc{name: label, port: freePort(c.t)}
+	p.args = []string{"serve", name, "--listen", "127.0.0.1:" + strconv.Itoa(p.port), "--nats", natsURLs, "--redis", c.redis.URL, "--auth", c.authFile, "--log-level", "warn"}
+	if name == "routing" {
+		p.args = append(p.args, "--models", c.models)
+	}
+	p.args = append(p.args, extra...)
+	return p
+}
+
+// workspace is the workers' directory: a project with a README to read.
+func workspace(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\nIt says hello.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// demoModels is the model registry the README's tour routes with.
+func demoModels(t *testing.T) string {
+	t.Helper()
+	models, err := filepath.Abs("../../cmd/agentruntime/demo-models.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return models
 }
 
 func (c *cluster) all() []*proc {
@@ -147,10 +164,11 @@ func (c *cluster) endpoints() string {
 
 // startWorker runs `agentruntime worker` with its endpoints from
 // AR_ENDPOINTS (the environment form; the CLI uses the flag) and --addr
-// pointing at nothing: every call must go through the map.
-func (c *cluster) startWorker() {
+// pointing at nothing: every call must go through the map. Extra flags
+// follow the usual ones.
+func (c *cluster) startWorker(extra ...string) {
 	c.worker = &proc{name: "worker",
-		args: []string{"worker", "--addr", "127.0.0.1:1", "--api-key", workerKey, "--workspace", c.ws, "--lease-ttl", "15s", "--no-network-isolation"},
+		args: append([]string{"worker", "--addr", "127.0.0.1:1", "--api-key", workerKey, "--workspace", c.ws, "--lease-ttl", "15s", "--no-network-isolation"}, extra...),
 		env:  []string{"AR_ENDPOINTS=" + c.endpoints()},
 	}
 	c.worker.start(c.t)

@@ -3,9 +3,9 @@ package system_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,62 +17,68 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentruntime/agentruntime/pkg/endpoints"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natsserver"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 )
 
 // TestR3Cluster runs the production shape's cluster on loopback (issue 24
-// item 6, reduced): three clustered nats-server processes with the event
-// stream at R3 (`serve --replicas 3`), redis-server, two replicas each of
-// control and tasks. Clients spread over both control replicas submit
-// turns (the turn id is the idempotency key; each submit retried until
-// acknowledged) while the node leading the stream is killed with SIGKILL,
-// then, once it is back, the node leading after it. It asserts every
-// acknowledged turn in the log exactly once, no Internal and no Aborted
-// seen by a client, and both control replicas answering the same read
-// model; it logs each write stall beside the election measured in the
-// same run.
+// items 3 and 6): three clustered nats-server processes with the event
+// stream at R3 (`serve --replicas 3`), redis-server, two replicas of each
+// of the five services and two workers, each worker and CLI reaching its
+// own replica of every service. It runs the README tour, leaves a second
+// turn waiting for its approval, then submits load from clients spread
+// over both control replicas (the turn id is the idempotency key; each
+// submit retried until acknowledged) while the node leading the stream is
+// killed with SIGKILL, then, once it is back, the node leading after it,
+// then one replica of each service. It asserts every acknowledged turn in
+// the log exactly once and every event once, no status but Unavailable
+// and DeadlineExceeded seen by a client, the waiting turn completed after
+// its approval, and both control replicas answering the same read model;
+// it logs each write stall beside the election measured in the same run.
 func TestR3Cluster(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a three-node NATS cluster and four serve processes")
-	}
-	if os.Getenv("AR_SYSTEM_R3") == "" {
-		t.Skip("set AR_SYSTEM_R3=1 to run the R3 cluster system test (about a minute)")
+		t.Skip("runs a three-node NATS cluster, ten serve processes and two workers")
 	}
 	nodes := natsserver.StartCluster(t, 3)
-	redis := redistest.Start(t, redistest.Options{AppendOnly: true})
-	authFile := writeAuth(t)
-	var procs []*proc
-	start := func(name string) *proc {
-		p := &proc{name: name, port: freePort(t)}
-		p.args = []string{"serve", name, "--listen", "127.0.0.1:" + strconv.Itoa(p.port), "--nats", nodes.URLs(), "--redis", redis.URL,
-			"--replicas", "3", "--auth", authFile, "--log-level", "warn"}
-		p.start(t)
-		procs = append(procs, p)
-		return p
-	}
-	waitServing := func(p *proc) { (&cluster{t: t, services: map[string]*proc{p.name: p}}).waitServing(p.name) }
-	// The first creates the stream at R3; the others find it.
-	controls := []*proc{start("control")}
-	waitServing(controls[0])
-	controls = append(controls, start("control"))
-	tasks := []*proc{start("tasks"), start("tasks")}
-	for _, p := range append(controls[1:], tasks...) {
-		waitServing(p)
-	}
+	sets := replicaSets(t, nodes, redistest.Start(t, redistest.Options{AppendOnly: true}), 2)
 	t.Cleanup(func() {
 		if t.Failed() {
-			for _, p := range procs {
-				t.Logf("--- %s :%d output:\n%s", p.name, p.port, p.out.String())
-			}
 			for _, s := range nodes.Servers {
 				t.Logf("--- nats-server %s output (tail):\n%s", s.Name, tail(s.Output(), 4000))
 			}
 		}
 	})
+	// Workers claim the tour's session only: the load below exercises the
+	// write path, not the agent loop, on two shared cores.
+	for _, c := range sets {
+		c.startWorker("--worker-session", "default")
+	}
+	t.Run("tour", func(t *testing.T) { sets[0].t = t; tour(t, sets[0]) })
+	if t.Failed() {
+		return
+	}
+	for _, c := range sets {
+		c.t = t
+	}
+	// A turn waits for its approval through everything below.
+	waitingCtx, cancelWaiting := context.WithTimeout(operatorCtx(context.Background()), time.Minute)
+	defer cancelWaiting()
+	waitingTurn := ids.New(ids.Turn)
+	waiting, err := controlv1.NewControlServiceClient(sets[1].conn()).SubmitTurn(waitingCtx, &controlv1.SubmitTurnRequest{SessionId: "default", ThreadId: "main", TurnId: waitingTurn, IdempotencyKey: waitingTurn,
+		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "write notes again"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := sets[1].watch(waiting.GetSequence())
+	w.until(t, "action.required")
+	_ = w.cmd.Process.Kill()
+
+	controls := []*proc{sets[0].services["control"], sets[1].services["control"]}
 	clients := make([]controlv1.ControlServiceClient, len(controls))
 	for i, p := range controls {
 		cc, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(p.port), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -191,8 +197,23 @@ func TestR3Cluster(t *testing.T) {
 		killed = append(killed, leader)
 	}
 	progress(10)
+	// One replica of each service, SIGKILLed and restarted in turn; the
+	// other serves meanwhile.
+	for i, name := range endpoints.Services {
+		sets[i%len(sets)].killAndRestart(name)
+		progress(5)
+	}
 	close(stop)
 	wg.Wait()
+
+	// The waiting turn survived it all: approved through the other set.
+	if out := sets[0].cli("approve"); !strings.Contains(out, "allow_once") {
+		t.Fatalf("approve said %q", out)
+	}
+	w = sets[0].watch(waiting.GetSequence())
+	if done := w.until(t, "turn.completed"); done["turnId"] != waitingTurn {
+		t.Fatalf("turn.completed of %v, want %s; saw %v", done["turnId"], waitingTurn, w.seen)
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -228,7 +249,9 @@ func TestR3Cluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	submitted := map[string]int{}
+	var evs []*eventsv1.RuntimeEvent
 	if _, err := log.Read(ctx, nil, eventlog.FromStart, func(r *eventlog.Record) error {
+		evs = append(evs, r.Event)
 		if r.Event.GetType() == "turn.submitted" {
 			submitted[r.Event.GetTurnId()]++
 		}
@@ -236,6 +259,7 @@ func TestR3Cluster(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	exactlyOnce(t, evs)
 	for _, turn := range acked {
 		if submitted[turn] != 1 {
 			t.Errorf("acknowledged %s is in the log %d times, want once", turn, submitted[turn])
@@ -265,7 +289,7 @@ func TestR3Cluster(t *testing.T) {
 				t.Fatalf("GetSession %s on control replica %d: %v", session, i, err)
 			}
 			for _, h := range resp.GetHistory() {
-				views[i] += h.GetTurnId() + ":" + h.GetStatus() + ";"
+				views[i] += fmt.Sprint(h.GetTurnId(), ":", h.GetStatus(), ";")
 			}
 			for _, th := range resp.GetThreads() {
 				views[i] += fmt.Sprint(th.GetThreadId(), " ", th.GetStatus(), " ", th.GetActiveTurnId(), " ", th.GetQueuedTurnIds(), ";")
@@ -282,4 +306,46 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// replicaSets starts n replicas of each of the five services on one
+// clustered NATS (the stream at R3) and one Redis. Set i is the i-th
+// replica of every service: a cluster of its own for the helpers
+// (endpoints, CLI, watch, a worker), all sets sharing the workspace.
+func replicaSets(t *testing.T, nodes *natsserver.Cluster, redis *redistest.Server, n int) []*cluster {
+	t.Helper()
+	authFile, ws, models := writeAuth(t), workspace(t), demoModels(t)
+	sets := make([]*cluster, n)
+	for i := range sets {
+		c := &cluster{t: t, redis: redis, authFile: authFile, models: models, ws: ws, services: map[string]*proc{}}
+		for _, name := range endpoints.Services {
+			c.services[name] = c.serveProc(fmt.Sprintf("%s-%d", name, i), name, nodes.URLs(), "--replicas", "3")
+		}
+		sets[i] = c
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, c := range sets {
+				for _, p := range c.all() {
+					t.Logf("--- %s :%d output:\n%s", p.name, p.port, p.out.String())
+				}
+			}
+		}
+	})
+	// The first creates the stream at R3; the others find it.
+	sets[0].services["control"].start(t)
+	sets[0].waitServing("control")
+	for i, c := range sets {
+		for _, name := range endpoints.Services {
+			if i > 0 || name != "control" {
+				c.services[name].start(t)
+			}
+		}
+	}
+	for _, c := range sets {
+		for _, name := range endpoints.Services {
+			c.waitServing(name)
+		}
+	}
+	return sets
 }
