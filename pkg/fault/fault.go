@@ -64,7 +64,8 @@ type Error struct {
 	// Reason is a stable UPPER_SNAKE code clients branch on
 	// (KindPrecondition, KindExhausted).
 	Reason string
-	// Subject is what the precondition is about, e.g. "task/task_1".
+	// Subject is what the precondition is about, e.g. "task/task_1"; on a
+	// KindNotFound, the request field that named the missing resource.
 	Subject string
 	// Message says what happened and what would allow the command.
 	Message  string

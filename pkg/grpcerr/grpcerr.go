@@ -74,6 +74,12 @@ func fromFault(e *fault.Error) error {
 		}
 		return with(codes.InvalidArgument, msg, br)
 	case fault.KindNotFound:
+		if e.Subject != "" {
+			// The request field that named it (e.g. one of two ids of the
+			// same resource type).
+			return with(codes.NotFound, fmt.Sprintf("%s: %s %q not found", e.Subject, e.Resource, e.ID),
+				&errdetails.ResourceInfo{ResourceType: e.Resource, ResourceName: e.ID, Description: "named by " + e.Subject})
+		}
 		return with(codes.NotFound, fmt.Sprintf("%s %q not found", e.Resource, e.ID),
 			&errdetails.ResourceInfo{ResourceType: e.Resource, ResourceName: e.ID})
 	case fault.KindAlreadyExists:

@@ -63,6 +63,18 @@ func TestStatusOfTheSharedMachinery(t *testing.T) {
 	if st := status.Convert(grpcerr.Status(fmt.Errorf("load: %w", fault.NotFound("task", "t1")))); st.Code() != codes.NotFound || st.Message() != `task "t1" not found` {
 		t.Errorf("wrapped fault: %v", st)
 	}
+	// A missing resource named by a request field says which field.
+	st := status.Convert(grpcerr.Status(&fault.Error{Kind: fault.KindNotFound, Resource: "benchmark configuration", ID: "c1", Subject: "candidate_configuration_id"}))
+	var info *errdetails.ResourceInfo
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.ResourceInfo); ok {
+			info = ri
+		}
+	}
+	if st.Code() != codes.NotFound || st.Message() != `candidate_configuration_id: benchmark configuration "c1" not found` ||
+		info.GetResourceName() != "c1" || info.GetDescription() != "named by candidate_configuration_id" {
+		t.Errorf("not found with a subject: %v %v", st, info)
+	}
 	if st := status.Convert(grpcerr.Status(errors.New("secret dsn"))); st.Message() != "a dependency failed; retry the request" {
 		t.Errorf("unknown failure leaks: %q", st.Message())
 	}
