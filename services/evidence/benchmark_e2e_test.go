@@ -108,6 +108,7 @@ func TestBenchmarkTrialExport(t *testing.T) {
 	}
 
 	cmp := must[*evidencev1.CompareBenchmarkRunsResponse](t)(s.evidence.CompareBenchmarkRuns(ctx, &evidencev1.CompareBenchmarkRunsRequest{SessionId: "s1", ComparisonId: "cmp1",
+		BaselineConfigurationId: "baseline-cfg", CandidateConfigurationId: "candidate-cfg",
 		Baseline: []*evidencev1.TrialRef{{SessionId: "s1", TrialId: "trial-base-1"}}, Candidate: []*evidencev1.TrialRef{{SessionId: "s1", TrialId: "trial-cand-1"}},
 		Decision: "needs-review", AgentQcReportRef: ".lime/qc/report.json"})).GetComparison()
 	// No tracing runs in this test, so the candidate's pack names the

@@ -565,6 +565,7 @@ func runTrial(t *testing.T, s *system, turn string) {
 	}
 	must[*evidencev1.ExportBenchmarkTrialResponse](t)(s.evidence.ExportBenchmarkTrial(ctx, &evidencev1.ExportBenchmarkTrialRequest{SessionId: "s1", TrialId: "trial-c"}))
 	must[*evidencev1.CompareBenchmarkRunsResponse](t)(s.evidence.CompareBenchmarkRuns(ctx, &evidencev1.CompareBenchmarkRunsRequest{SessionId: "s1", ComparisonId: "cmp-fam",
+		BaselineConfigurationId: "baseline-cfg", CandidateConfigurationId: "candidate-cfg",
 		Baseline: []*evidencev1.TrialRef{{SessionId: "s1", TrialId: "trial-b"}}, Candidate: []*evidencev1.TrialRef{{SessionId: "s1", TrialId: "trial-c"}}}))
 }
 

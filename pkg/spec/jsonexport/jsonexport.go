@@ -238,18 +238,39 @@ func addProfileObjects(out Object, ev *eventsv1.RuntimeEvent) {
 	case *eventsv1.RuntimeEvent_BenchmarkComparisonCompleted:
 		c := p.BenchmarkComparisonCompleted
 		// A comparison belongs to no single trial: its benchmark object
-		// names the trials compared.
-		out["benchmark"] = Object{
+		// names the trials and the configurations compared, the dataset
+		// version they ran and the candidate's single changed variable.
+		b := Object{
 			"comparisonId":      c.GetComparisonId(),
 			"baselineTrialIds":  strs(c.GetBaselineTrialIds()),
 			"candidateTrialIds": strs(c.GetCandidateTrialIds()),
 		}
+		putString(b, "datasetId", c.GetDatasetId())
+		putString(b, "datasetVersion", c.GetDatasetVersion())
+		putString(b, "baselineConfigurationId", c.GetBaselineConfiguration().GetConfigurationId())
+		putString(b, "candidateConfigurationId", c.GetCandidateConfiguration().GetConfigurationId())
+		putString(b, "singleChangedVariable", c.GetCandidateConfiguration().GetSingleChangedVariable())
+		out["benchmark"] = b
+		// The spec's acceptance scenario: baseline/candidate configs,
+		// aggregate deltas, evidence completeness of both sides and the P0
+		// Agent QC regression count.
 		cmp := Object{
+			"baselineMeanReward":               Float(c.GetBaselineMeanReward()),
+			"candidateMeanReward":              Float(c.GetCandidateMeanReward()),
 			"meanRewardDelta":                  Float(c.GetMeanRewardDelta()),
+			"baselineTimeoutRate":              Float(c.GetBaselineTimeoutRate()),
+			"candidateTimeoutRate":             Float(c.GetCandidateTimeoutRate()),
 			"timeoutRateDelta":                 Float(c.GetTimeoutRateDelta()),
 			"evidenceCompletenessRate":         Float(c.GetEvidenceCompletenessRate()),
 			"baselineEvidenceCompletenessRate": Float(c.GetBaselineEvidenceCompletenessRate()),
 			"p0QcGateRegressionCount":          c.GetP0QcGateRegressionCount(),
+			"changedProfiles":                  strs(c.GetChangedProfiles()),
+		}
+		if cfg := c.GetBaselineConfiguration(); cfg != nil {
+			cmp["baselineConfiguration"] = Message(cfg.ProtoReflect())
+		}
+		if cfg := c.GetCandidateConfiguration(); cfg != nil {
+			cmp["candidateConfiguration"] = Message(cfg.ProtoReflect())
 		}
 		putString(cmp, "decision", c.GetDecision())
 		out["comparison"] = cmp

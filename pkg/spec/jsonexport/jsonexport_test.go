@@ -1,6 +1,7 @@
 package jsonexport_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -74,6 +75,54 @@ func TestBenchmarkDefinitionObjects(t *testing.T) {
 		doc, _ := jsonexport.Marshal(out)
 		if err := v.Event(doc, true); err != nil {
 			t.Errorf("%s: %v", ev.GetType(), err)
+		}
+	}
+}
+
+// A comparison's profile objects carry both configurations, the deltas,
+// the completeness of both sides and the P0 count, and stay valid.
+func TestComparisonCarriesItsConfigurations(t *testing.T) {
+	v, err := conformance.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &eventsv1.RuntimeEvent{Type: "benchmark.comparison.completed", EventId: "evt_1", Timestamp: timestamppb.Now(), RuntimeId: "rt", SessionId: "s1",
+		Refs: map[string]string{}, Payload: &eventsv1.RuntimeEvent_BenchmarkComparisonCompleted{BenchmarkComparisonCompleted: &eventsv1.BenchmarkComparisonCompleted{
+			ComparisonId: "cmp", BaselineTrialIds: []string{"b1"}, CandidateTrialIds: []string{"c1"}, MeanRewardDelta: 0.5,
+			BaselineEvidenceCompletenessRate: 1, EvidenceCompletenessRate: 0.5, P0QcGateRegressionCount: 1, DatasetId: "ds", DatasetVersion: "v1",
+			BaselineConfiguration:  &eventsv1.BenchmarkConfigurationResolved{ConfigurationId: "base", Role: "baseline", ToolProfile: "tools/v1"},
+			CandidateConfiguration: &eventsv1.BenchmarkConfigurationResolved{ConfigurationId: "cand", Role: "candidate", ToolProfile: "tools/v2", SingleChangedVariable: "tool profile", BaselineConfigurationId: "base"},
+			ChangedProfiles:        []string{"tool"}}}}
+	for _, profile := range []bool{false, true} {
+		out := jsonexport.Event(ev, jsonexport.Options{Profile: profile})
+		doc, err := jsonexport.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Event(doc, profile); err != nil {
+			t.Errorf("profile %v: %v\n%s", profile, err, doc)
+		}
+		var got struct {
+			Benchmark  map[string]any `json:"benchmark"`
+			Comparison struct {
+				Baseline  map[string]any `json:"baselineConfiguration"`
+				Candidate map[string]any `json:"candidateConfiguration"`
+				Changed   []string       `json:"changedProfiles"`
+				Delta     float64        `json:"meanRewardDelta"`
+				Complete  *float64       `json:"evidenceCompletenessRate"`
+				BaseDone  *float64       `json:"baselineEvidenceCompletenessRate"`
+				P0        *int           `json:"p0QcGateRegressionCount"`
+			} `json:"comparison"`
+		}
+		if err := json.Unmarshal(doc, &got); err != nil {
+			t.Fatal(err)
+		}
+		c := got.Comparison
+		if got.Benchmark["baselineConfigurationId"] != "base" || got.Benchmark["candidateConfigurationId"] != "cand" ||
+			got.Benchmark["singleChangedVariable"] != "tool profile" || got.Benchmark["datasetVersion"] != "v1" ||
+			c.Baseline["toolProfile"] != "tools/v1" || c.Candidate["baselineConfigurationId"] != "base" || len(c.Changed) != 1 ||
+			c.Delta != 0.5 || c.Complete == nil || *c.Complete != 0.5 || c.BaseDone == nil || *c.BaseDone != 1 || c.P0 == nil || *c.P0 != 1 {
+			t.Errorf("profile %v: %s", profile, doc)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -177,9 +178,50 @@ func (a *App) ExportTrial(ctx context.Context, tenant, session, trial string, re
 // TrialRef names a trial.
 type TrialRef struct{ Session, Trial string }
 
-// Compare loads the trials and records benchmark.comparison.completed on
+// Configuration reads a configuration's recorded fact from its definition
+// aggregate in session (the log, not a read model: a configuration
+// recorded just before the comparison counts); nil when it was never
+// recorded there.
+func (a *App) Configuration(ctx context.Context, tenant, session, id string) (*eventsv1.BenchmarkConfigurationResolved, error) {
+	var out *eventsv1.BenchmarkConfigurationResolved
+	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "benchmark_definition", ID: domain.ConfigurationAggregateID(id)}
+	_, err := a.Log.ReadAggregate(ctx, agg, 0, func(r *eventlog.Record) error {
+		// The aggregate holds one event: the configuration, recorded once.
+		if c := r.Event.GetBenchmarkConfigurationResolved(); c != nil && out == nil {
+			out = c
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ComparisonConfigurations names the configurations a comparison is
+// between, by id, as the request's fields do.
+type ComparisonConfigurations struct{ Baseline, Candidate string }
+
+// Compare loads the configurations and the trials, checks they pair
+// (domain.CheckComparison) and records benchmark.comparison.completed on
 // the comparison's own aggregate.
-func (a *App) Compare(ctx context.Context, tenant, session string, in domain.ComparisonInput, baseline, candidate []TrialRef, qcRef string) (*eventsv1.BenchmarkComparisonCompleted, *commonv1.WriteResult, error) {
+func (a *App) Compare(ctx context.Context, tenant, session string, in domain.ComparisonInput, cfgs ComparisonConfigurations, baseline, candidate []TrialRef, qcRef string) (*eventsv1.BenchmarkComparisonCompleted, *commonv1.WriteResult, error) {
+	if cfgs.Baseline == cfgs.Candidate {
+		return nil, nil, fault.Invalid("candidate_configuration_id", "%v: %s", domain.ErrSameConfiguration, cfgs.Candidate)
+	}
+	for _, c := range []struct {
+		field, id string
+		into      **eventsv1.BenchmarkConfigurationResolved
+	}{{"baseline_configuration_id", cfgs.Baseline, &in.BaselineConfiguration}, {"candidate_configuration_id", cfgs.Candidate, &in.CandidateConfiguration}} {
+		cfg, err := a.Configuration(ctx, tenant, session, c.id)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cfg == nil {
+			return nil, nil, domain.ConfigurationNotFound(c.field, c.id)
+		}
+		*c.into = cfg
+	}
 	load := func(refs []TrialRef) ([]*domain.Trial, error) {
 		var out []*domain.Trial
 		for _, r := range refs {
@@ -210,7 +252,10 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 	if in.Candidate, err = load(candidate); err != nil {
 		return nil, nil, err
 	}
-	cmp := domain.Compare(in)
+	cmp, err := domain.Compare(in)
+	if err != nil {
+		return nil, nil, err
+	}
 	refs := map[string]string{}
 	if qcRef != "" {
 		refs["agentQcReportRef"] = qcRef

@@ -82,13 +82,24 @@ func definition(tenant, session, prefix string, conflict error, ev *eventsv1.Run
 	if err != nil {
 		return nil, fmt.Errorf("definition content: %w", err)
 	}
+	aggID := definitionAggregateID(prefix, key...)
+	idHash := sha256.Sum256([]byte(tenant + "\x00" + session + "\x00" + aggID + "\x00" + string(body)))
+	ev.EventId = "evt_" + hex.EncodeToString(idHash[:20])
+	return &Definition{Event: ev, AggregateID: aggID, Conflict: conflict}, nil
+}
+
+// ConfigurationAggregateID is the aggregate a configuration's
+// benchmark.configuration.resolved is recorded on, in the session it was
+// recorded in.
+func ConfigurationAggregateID(configurationID string) string {
+	return definitionAggregateID("cfg", configurationID)
+}
+
+func definitionAggregateID(prefix string, key ...string) string {
 	keyHash := sha256.New()
 	for _, k := range key {
 		keyHash.Write([]byte(k))
 		keyHash.Write([]byte{0})
 	}
-	aggID := prefix + "_" + hex.EncodeToString(keyHash.Sum(nil))[:32]
-	idHash := sha256.Sum256([]byte(tenant + "\x00" + session + "\x00" + aggID + "\x00" + string(body)))
-	ev.EventId = "evt_" + hex.EncodeToString(idHash[:20])
-	return &Definition{Event: ev, AggregateID: aggID, Conflict: conflict}, nil
+	return prefix + "_" + hex.EncodeToString(keyHash.Sum(nil))[:32]
 }

@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"fmt"
+
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -14,7 +16,20 @@ const (
 	ReasonDatasetConflict       = "DATASET_CONFLICT"
 	ReasonConfigurationConflict = "CONFIGURATION_CONFLICT"
 	ReasonNotCaughtUp           = "NOT_CAUGHT_UP"
+	// Comparisons: the candidate configuration names another baseline (or
+	// none); a trial ran another configuration than its side's; trials
+	// ran different dataset versions.
+	ReasonNotCandidateOf     = "NOT_CANDIDATE_OF_BASELINE"
+	ReasonTrialConfiguration = "TRIAL_CONFIGURATION_MISMATCH"
+	ReasonDatasetMismatch    = "DATASET_MISMATCH"
 )
+
+// ConfigurationNotFound is the refusal of a comparison naming, in field, a
+// configuration never recorded in the comparison's session.
+func ConfigurationNotFound(field, id string) error {
+	return &fault.Error{Kind: fault.KindNotFound, Resource: "benchmark configuration", ID: id, Subject: field,
+		Err: fmt.Errorf("%w: %s %s", ErrConfigurationNotFound, field, id)}
+}
 
 // TrialNotFound is the refusal of a command on a trial that was never
 // started; err (ErrTrialNotFound, maybe wrapped) stays its cause.

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"
 )
@@ -251,18 +252,114 @@ func TrialPack(t *Trial, m *Model, in TrialPackInput) (Object, []string) {
 	return pack, gaps
 }
 
-// ComparisonInput is the caller's side of a comparison.
+// ComparisonInput is the caller's side of a comparison: the recorded
+// configurations and the trials of each side.
 type ComparisonInput struct {
-	ID                  string
-	Baseline, Candidate []*Trial
-	P0Regressions       uint32
-	Decision            string
+	ID                                            string
+	BaselineConfiguration, CandidateConfiguration *eventsv1.BenchmarkConfigurationResolved
+	Baseline, Candidate                           []*Trial
+	P0Regressions                                 uint32
+	Decision                                      string
 }
 
-// Compare computes the baseline and candidate aggregates and deltas. The
-// decision is copied from the input: the runtime records, Agent QC decides.
-func Compare(in ComparisonInput) *eventsv1.BenchmarkComparisonCompleted {
-	out := &eventsv1.BenchmarkComparisonCompleted{ComparisonId: in.ID, P0QcGateRegressionCount: in.P0Regressions, Decision: in.Decision}
+// Causes of comparison refusals.
+var (
+	ErrConfigurationNotFound = errors.New("benchmark configuration not recorded")
+	ErrNotCandidateOf        = errors.New("the candidate configuration does not name the baseline as its baseline")
+	ErrTrialConfiguration    = errors.New("trial ran another configuration")
+	ErrDatasetMismatch       = errors.New("trials ran different dataset versions")
+	ErrSameConfiguration     = errors.New("baseline and candidate are the same configuration")
+)
+
+// profileNames are the configuration's profiles in the spec's order
+// (benchmark-instrumentation "Event families").
+var profileNames = []string{"runtime", "agent", "model", "prompt", "tool", "context", "routing"}
+
+// CheckComparison refuses a comparison whose sides do not pair: the
+// candidate must name the baseline as its baseline_configuration_id (a
+// candidate is compared with the baseline it changed one variable of), each
+// side's trials must have started with that side's configuration id, and
+// every trial must have run the same dataset version (spec:
+// benchmark-instrumentation "Anti-patterns": a candidate on another dataset
+// makes the A/B comparison invalid). Trial subjects are the request's
+// field paths, e.g. "candidate[1]".
+func CheckComparison(in ComparisonInput) error {
+	base, cand := in.BaselineConfiguration, in.CandidateConfiguration
+	if base == nil || cand == nil {
+		return errors.New("comparison: both configurations are required")
+	}
+	if base.GetConfigurationId() == cand.GetConfigurationId() {
+		return fault.Invalid("candidate_configuration_id", "%v: %s", ErrSameConfiguration, cand.GetConfigurationId())
+	}
+	if cand.GetBaselineConfigurationId() != base.GetConfigurationId() {
+		named := cand.GetBaselineConfigurationId()
+		if named == "" {
+			named = "none"
+		}
+		return refused(ReasonNotCandidateOf, "candidate_configuration_id",
+			fmt.Errorf("%w: %s names baseline %s, not %s", ErrNotCandidateOf, cand.GetConfigurationId(), named, base.GetConfigurationId()))
+	}
+	var first *eventsv1.BenchmarkSpine
+	for _, side := range []struct {
+		name   string
+		cfg    string
+		trials []*Trial
+	}{{"baseline", base.GetConfigurationId(), in.Baseline}, {"candidate", cand.GetConfigurationId(), in.Candidate}} {
+		for i, t := range side.trials {
+			sp := t.Spine
+			subject := fmt.Sprintf("%s[%d]", side.name, i)
+			if sp.GetConfigurationId() != side.cfg {
+				return refused(ReasonTrialConfiguration, subject, fmt.Errorf("%w: %s trial %s ran configuration %s, not the %s %s",
+					ErrTrialConfiguration, side.name, sp.GetTrialId(), sp.GetConfigurationId(), side.name, side.cfg))
+			}
+			if first == nil {
+				first = sp
+				continue
+			}
+			if sp.GetDatasetId() != first.GetDatasetId() || sp.GetDatasetVersion() != first.GetDatasetVersion() {
+				return refused(ReasonDatasetMismatch, subject, fmt.Errorf("%w: trial %s ran %s version %q, trial %s ran %s version %q",
+					ErrDatasetMismatch, sp.GetTrialId(), sp.GetDatasetId(), sp.GetDatasetVersion(), first.GetTrialId(), first.GetDatasetId(), first.GetDatasetVersion()))
+			}
+		}
+	}
+	return nil
+}
+
+// ChangedProfiles names the profiles whose recorded values differ between
+// two configurations, in the spec's order.
+func ChangedProfiles(a, b *eventsv1.BenchmarkConfigurationResolved) []string {
+	profiles := func(c *eventsv1.BenchmarkConfigurationResolved) []string {
+		return []string{c.GetRuntimeProfile(), c.GetAgentProfile(), c.GetModelProfile(), c.GetPromptProfile(),
+			c.GetToolProfile(), c.GetContextProfile(), c.GetRoutingProfile()}
+	}
+	pa, pb := profiles(a), profiles(b)
+	var out []string
+	for i, name := range profileNames {
+		if pa[i] != pb[i] {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Compare checks the comparison (CheckComparison) and computes the
+// baseline and candidate aggregates and deltas, carrying both
+// configurations. The decision is copied from the input: the runtime
+// records, Agent QC decides.
+func Compare(in ComparisonInput) (*eventsv1.BenchmarkComparisonCompleted, error) {
+	if err := CheckComparison(in); err != nil {
+		return nil, err
+	}
+	out := &eventsv1.BenchmarkComparisonCompleted{ComparisonId: in.ID, P0QcGateRegressionCount: in.P0Regressions, Decision: in.Decision,
+		BaselineConfiguration:  proto.Clone(in.BaselineConfiguration).(*eventsv1.BenchmarkConfigurationResolved),
+		CandidateConfiguration: proto.Clone(in.CandidateConfiguration).(*eventsv1.BenchmarkConfigurationResolved),
+		ChangedProfiles:        ChangedProfiles(in.BaselineConfiguration, in.CandidateConfiguration)}
+	for _, side := range [][]*Trial{in.Baseline, in.Candidate} {
+		if len(side) > 0 {
+			out.DatasetId, out.DatasetVersion = side[0].Spine.GetDatasetId(), side[0].Spine.GetDatasetVersion()
+			break
+		}
+	}
 	agg := func(trials []*Trial, ids *[]string) (mean, timeouts, complete float64) {
 		var sum float64
 		var rewarded, ended, done int
@@ -299,7 +396,7 @@ func Compare(in ComparisonInput) *eventsv1.BenchmarkComparisonCompleted {
 	out.CandidateMeanReward, out.CandidateTimeoutRate, out.EvidenceCompletenessRate = agg(in.Candidate, &out.CandidateTrialIds)
 	out.MeanRewardDelta = out.CandidateMeanReward - out.BaselineMeanReward
 	out.TimeoutRateDelta = out.CandidateTimeoutRate - out.BaselineTimeoutRate
-	return out
+	return out, nil
 }
 
 // ATIFSchema is the trajectory format the exporter writes.

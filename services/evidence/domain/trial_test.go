@@ -2,8 +2,12 @@ package domain
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
@@ -121,8 +125,13 @@ func TestCompareIsAnInputNeverAVerdict(t *testing.T) {
 		return tr
 	}
 	unrewarded := trialIn(TrialStarted, false)
-	c := Compare(ComparisonInput{ID: "c", Baseline: []*Trial{done(0.5, true, false), done(0.5, false, true)},
-		Candidate: []*Trial{done(1, false, true), unrewarded}, P0Regressions: 2, Decision: "blocked"})
+	base, cand := configurations()
+	c, err := Compare(ComparisonInput{ID: "c", BaselineConfiguration: base, CandidateConfiguration: cand,
+		Baseline:  []*Trial{ran(done(0.5, true, false), "base"), ran(done(0.5, false, true), "base")},
+		Candidate: []*Trial{ran(done(1, false, true), "cand"), ran(unrewarded, "cand")}, P0Regressions: 2, Decision: "blocked"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if c.GetBaselineMeanReward() != 0.5 || c.GetCandidateMeanReward() != 1 || c.GetMeanRewardDelta() != 0.5 {
 		t.Errorf("means %v", c)
 	}
@@ -134,5 +143,60 @@ func TestCompareIsAnInputNeverAVerdict(t *testing.T) {
 	}
 	if c.GetDecision() != "blocked" || c.GetP0QcGateRegressionCount() != 2 {
 		t.Errorf("the caller's decision and P0 count must be recorded as given: %v", c)
+	}
+	// Both configurations, what differs between them and the dataset
+	// version travel with the comparison.
+	if !proto.Equal(c.GetBaselineConfiguration(), base) || !proto.Equal(c.GetCandidateConfiguration(), cand) ||
+		strings.Join(c.GetChangedProfiles(), ",") != "tool" || c.GetDatasetId() != "d" || c.GetDatasetVersion() != "v1" {
+		t.Errorf("configurations %v", c)
+	}
+}
+
+func configurations() (base, cand *eventsv1.BenchmarkConfigurationResolved) {
+	base = &eventsv1.BenchmarkConfigurationResolved{ConfigurationId: "base", Role: "baseline", ModelProfile: "m", ToolProfile: "tools/v1"}
+	cand = &eventsv1.BenchmarkConfigurationResolved{ConfigurationId: "cand", Role: "candidate", ModelProfile: "m", ToolProfile: "tools/v2",
+		SingleChangedVariable: "tool profile", BaselineConfigurationId: "base"}
+	return base, cand
+}
+
+// ran says the trial started with configuration cfg on dataset d v1.
+func ran(t *Trial, cfg string) *Trial {
+	t.Spine.ConfigurationId, t.Spine.DatasetVersion = cfg, "v1"
+	return t
+}
+
+// A comparison pairs a candidate with the baseline it names, and each
+// side's trials with that side's configuration, on one dataset version.
+func TestCompareRefusesSidesThatDoNotPair(t *testing.T) {
+	base, cand := configurations()
+	other := proto.Clone(cand).(*eventsv1.BenchmarkConfigurationResolved)
+	other.BaselineConfigurationId = "someone-else"
+	orphan := proto.Clone(cand).(*eventsv1.BenchmarkConfigurationResolved)
+	orphan.BaselineConfigurationId = ""
+	trial := func(cfg string) *Trial { return ran(trialIn(TrialCompleted, true), cfg) }
+	otherDataset := trial("cand")
+	otherDataset.Spine.DatasetVersion = "v2"
+	for _, c := range []struct {
+		name                string
+		base, cand          *eventsv1.BenchmarkConfigurationResolved
+		baseline, candidate []*Trial
+		reason, subject     string
+		cause               error
+	}{
+		{"candidate of another baseline", base, other, []*Trial{trial("base")}, []*Trial{trial("cand")}, ReasonNotCandidateOf, "candidate_configuration_id", ErrNotCandidateOf},
+		{"candidate of no baseline", base, orphan, []*Trial{trial("base")}, []*Trial{trial("cand")}, ReasonNotCandidateOf, "candidate_configuration_id", ErrNotCandidateOf},
+		{"baseline trial of the candidate", base, cand, []*Trial{trial("base"), trial("cand")}, []*Trial{trial("cand")}, ReasonTrialConfiguration, "baseline[1]", ErrTrialConfiguration},
+		{"candidate trial of another configuration", base, cand, []*Trial{trial("base")}, []*Trial{trial("x")}, ReasonTrialConfiguration, "candidate[0]", ErrTrialConfiguration},
+		{"candidate trial on another dataset version", base, cand, []*Trial{trial("base")}, []*Trial{trial("cand"), otherDataset}, ReasonDatasetMismatch, "candidate[1]", ErrDatasetMismatch},
+	} {
+		_, err := Compare(ComparisonInput{ID: "c", BaselineConfiguration: c.base, CandidateConfiguration: c.cand, Baseline: c.baseline, Candidate: c.candidate})
+		f, ok := fault.As(err)
+		if !ok || f.Kind != fault.KindPrecondition || f.Reason != c.reason || f.Subject != c.subject || !errors.Is(err, c.cause) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	_, err := Compare(ComparisonInput{ID: "c", BaselineConfiguration: base, CandidateConfiguration: base})
+	if f, ok := fault.As(err); !ok || f.Field() != "candidate_configuration_id" {
+		t.Errorf("same configuration on both sides: %v", err)
 	}
 }

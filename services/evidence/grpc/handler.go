@@ -204,7 +204,9 @@ func (h *Handler) CompareBenchmarkRuns(ctx context.Context, r *ev1.CompareBenchm
 			return out
 		}
 		cmp, w, err := h.App.Compare(ctx, p.Tenant, r.GetSessionId(), domain.ComparisonInput{ID: r.GetComparisonId(),
-			P0Regressions: r.GetP0QcGateRegressionCount(), Decision: r.GetDecision()}, refs(r.GetBaseline()), refs(r.GetCandidate()), r.GetAgentQcReportRef())
+			P0Regressions: r.GetP0QcGateRegressionCount(), Decision: r.GetDecision()},
+			app.ComparisonConfigurations{Baseline: r.GetBaselineConfigurationId(), Candidate: r.GetCandidateConfigurationId()},
+			refs(r.GetBaseline()), refs(r.GetCandidate()), r.GetAgentQcReportRef())
 		if err != nil {
 			return nil, err
 		}

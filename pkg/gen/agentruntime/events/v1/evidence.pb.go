@@ -576,9 +576,12 @@ func (x *BenchmarkRewardRecorded) GetVerifierStatus() string {
 	return ""
 }
 
-// BenchmarkComparisonCompleted (benchmark.comparison.completed): baseline
-// and candidate aggregates and their deltas. decision is the host's input
-// (Agent QC owns promotion), never computed here.
+// BenchmarkComparisonCompleted (benchmark.comparison.completed): the
+// baseline and candidate configurations, their aggregates and deltas,
+// evidence completeness of both sides and the P0 Agent QC regression count
+// (spec: acceptance-scenarios "Benchmark trial export"), readable without
+// any other event. decision and the P0 count are the host's inputs (Agent
+// QC owns promotion), never computed here.
 type BenchmarkComparisonCompleted struct {
 	state                            protoimpl.MessageState `protogen:"open.v1"`
 	ComparisonId                     string                 `protobuf:"bytes,1,opt,name=comparison_id,json=comparisonId,proto3" json:"comparison_id,omitempty"`
@@ -596,8 +599,23 @@ type BenchmarkComparisonCompleted struct {
 	Decision                         string                 `protobuf:"bytes,13,opt,name=decision,proto3" json:"decision,omitempty"`
 	// Trials named but without a reward: their mean excludes them.
 	UnrewardedTrialIds []string `protobuf:"bytes,14,rep,name=unrewarded_trial_ids,json=unrewardedTrialIds,proto3" json:"unrewarded_trial_ids,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The configurations compared, as recorded by
+	// benchmark.configuration.resolved. Every baseline trial ran the
+	// baseline's configuration id, every candidate trial the candidate's, and
+	// the candidate names the baseline as its baseline_configuration_id.
+	BaselineConfiguration  *BenchmarkConfigurationResolved `protobuf:"bytes,15,opt,name=baseline_configuration,json=baselineConfiguration,proto3" json:"baseline_configuration,omitempty"`
+	CandidateConfiguration *BenchmarkConfigurationResolved `protobuf:"bytes,16,opt,name=candidate_configuration,json=candidateConfiguration,proto3" json:"candidate_configuration,omitempty"`
+	// The profiles whose recorded values differ between the two
+	// configurations ("runtime", "agent", "model", "prompt", "tool",
+	// "context", "routing", in that order): what changed, beside the
+	// candidate's own single_changed_variable. Recorded, not judged.
+	ChangedProfiles []string `protobuf:"bytes,17,rep,name=changed_profiles,json=changedProfiles,proto3" json:"changed_profiles,omitempty"`
+	// The dataset version every compared trial ran (trials of another
+	// dataset version are refused).
+	DatasetId      string `protobuf:"bytes,18,opt,name=dataset_id,json=datasetId,proto3" json:"dataset_id,omitempty"`
+	DatasetVersion string `protobuf:"bytes,19,opt,name=dataset_version,json=datasetVersion,proto3" json:"dataset_version,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *BenchmarkComparisonCompleted) Reset() {
@@ -726,6 +744,41 @@ func (x *BenchmarkComparisonCompleted) GetUnrewardedTrialIds() []string {
 		return x.UnrewardedTrialIds
 	}
 	return nil
+}
+
+func (x *BenchmarkComparisonCompleted) GetBaselineConfiguration() *BenchmarkConfigurationResolved {
+	if x != nil {
+		return x.BaselineConfiguration
+	}
+	return nil
+}
+
+func (x *BenchmarkComparisonCompleted) GetCandidateConfiguration() *BenchmarkConfigurationResolved {
+	if x != nil {
+		return x.CandidateConfiguration
+	}
+	return nil
+}
+
+func (x *BenchmarkComparisonCompleted) GetChangedProfiles() []string {
+	if x != nil {
+		return x.ChangedProfiles
+	}
+	return nil
+}
+
+func (x *BenchmarkComparisonCompleted) GetDatasetId() string {
+	if x != nil {
+		return x.DatasetId
+	}
+	return ""
+}
+
+func (x *BenchmarkComparisonCompleted) GetDatasetVersion() string {
+	if x != nil {
+		return x.DatasetVersion
+	}
+	return ""
 }
 
 // BenchmarkDatasetResolved (benchmark.dataset.resolved): the frozen dataset
@@ -1029,7 +1082,7 @@ const file_agentruntime_events_v1_evidence_proto_rawDesc = "" +
 	"detailsRef\x12\x1a\n" +
 	"\bcriteria\x18\x05 \x03(\tR\bcriteria\x12)\n" +
 	"\x10failure_category\x18\x06 \x01(\tR\x0ffailureCategory\x12'\n" +
-	"\x0fverifier_status\x18\a \x01(\tR\x0everifierStatus\"\xe4\x05\n" +
+	"\x0fverifier_status\x18\a \x01(\tR\x0everifierStatus\"\xb7\b\n" +
 	"\x1cBenchmarkComparisonCompleted\x12#\n" +
 	"\rcomparison_id\x18\x01 \x01(\tR\fcomparisonId\x12,\n" +
 	"\x12baseline_trial_ids\x18\x02 \x03(\tR\x10baselineTrialIds\x12.\n" +
@@ -1045,7 +1098,13 @@ const file_agentruntime_events_v1_evidence_proto_rawDesc = "" +
 	"\x1aevidence_completeness_rate\x18\v \x01(\x01R\x18evidenceCompletenessRate\x12<\n" +
 	"\x1bp0_qc_gate_regression_count\x18\f \x01(\rR\x17p0QcGateRegressionCount\x12\x1a\n" +
 	"\bdecision\x18\r \x01(\tR\bdecision\x120\n" +
-	"\x14unrewarded_trial_ids\x18\x0e \x03(\tR\x12unrewardedTrialIds\"\xde\x02\n" +
+	"\x14unrewarded_trial_ids\x18\x0e \x03(\tR\x12unrewardedTrialIds\x12m\n" +
+	"\x16baseline_configuration\x18\x0f \x01(\v26.agentruntime.events.v1.BenchmarkConfigurationResolvedR\x15baselineConfiguration\x12o\n" +
+	"\x17candidate_configuration\x18\x10 \x01(\v26.agentruntime.events.v1.BenchmarkConfigurationResolvedR\x16candidateConfiguration\x12)\n" +
+	"\x10changed_profiles\x18\x11 \x03(\tR\x0fchangedProfiles\x12\x1d\n" +
+	"\n" +
+	"dataset_id\x18\x12 \x01(\tR\tdatasetId\x12'\n" +
+	"\x0fdataset_version\x18\x13 \x01(\tR\x0edatasetVersion\"\xde\x02\n" +
 	"\x18BenchmarkDatasetResolved\x12\x1d\n" +
 	"\n" +
 	"dataset_id\x18\x01 \x01(\tR\tdatasetId\x12'\n" +
@@ -1103,12 +1162,14 @@ var file_agentruntime_events_v1_evidence_proto_depIdxs = []int32{
 	2,  // 2: agentruntime.events.v1.BenchmarkTrialStarted.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
 	2,  // 3: agentruntime.events.v1.BenchmarkTrialEnded.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
 	2,  // 4: agentruntime.events.v1.BenchmarkRewardRecorded.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
-	10, // 5: agentruntime.events.v1.BenchmarkDatasetResolved.frozen_at:type_name -> google.protobuf.Timestamp
-	6,  // [6:6] is the sub-list for method output_type
-	6,  // [6:6] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	8,  // 5: agentruntime.events.v1.BenchmarkComparisonCompleted.baseline_configuration:type_name -> agentruntime.events.v1.BenchmarkConfigurationResolved
+	8,  // 6: agentruntime.events.v1.BenchmarkComparisonCompleted.candidate_configuration:type_name -> agentruntime.events.v1.BenchmarkConfigurationResolved
+	10, // 7: agentruntime.events.v1.BenchmarkDatasetResolved.frozen_at:type_name -> google.protobuf.Timestamp
+	8,  // [8:8] is the sub-list for method output_type
+	8,  // [8:8] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_evidence_proto_init() }

@@ -1514,9 +1514,16 @@ type CompareBenchmarkRunsRequest struct {
 	P0QcGateRegressionCount uint32      `protobuf:"varint,5,opt,name=p0_qc_gate_regression_count,json=p0QcGateRegressionCount,proto3" json:"p0_qc_gate_regression_count,omitempty"`
 	AgentQcReportRef        string      `protobuf:"bytes,6,opt,name=agent_qc_report_ref,json=agentQcReportRef,proto3" json:"agent_qc_report_ref,omitempty"`
 	// The host's decision (Agent QC's), recorded as given.
-	Decision      string `protobuf:"bytes,7,opt,name=decision,proto3" json:"decision,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Decision string `protobuf:"bytes,7,opt,name=decision,proto3" json:"decision,omitempty"`
+	// The configurations compared, recorded in session_id by
+	// RecordBenchmarkConfiguration (NotFound otherwise). The candidate must
+	// name this baseline as its baseline_configuration_id, and every trial of
+	// baseline (candidate) must have started with the baseline's
+	// (candidate's) configuration id (FailedPrecondition otherwise).
+	BaselineConfigurationId  string `protobuf:"bytes,8,opt,name=baseline_configuration_id,json=baselineConfigurationId,proto3" json:"baseline_configuration_id,omitempty"`
+	CandidateConfigurationId string `protobuf:"bytes,9,opt,name=candidate_configuration_id,json=candidateConfigurationId,proto3" json:"candidate_configuration_id,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *CompareBenchmarkRunsRequest) Reset() {
@@ -1594,6 +1601,20 @@ func (x *CompareBenchmarkRunsRequest) GetAgentQcReportRef() string {
 func (x *CompareBenchmarkRunsRequest) GetDecision() string {
 	if x != nil {
 		return x.Decision
+	}
+	return ""
+}
+
+func (x *CompareBenchmarkRunsRequest) GetBaselineConfigurationId() string {
+	if x != nil {
+		return x.BaselineConfigurationId
+	}
+	return ""
+}
+
+func (x *CompareBenchmarkRunsRequest) GetCandidateConfigurationId() string {
+	if x != nil {
+		return x.CandidateConfigurationId
 	}
 	return ""
 }
@@ -2328,7 +2349,7 @@ const file_agentruntime_evidence_v1_evidence_proto_rawDesc = "" +
 	"\bTrialRef\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12B\n" +
-	"\btrial_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\atrialId\"\xec\x03\n" +
+	"\btrial_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\atrialId\"\xb8\x05\n" +
 	"\x1bCompareBenchmarkRunsRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12L\n" +
@@ -2337,7 +2358,9 @@ const file_agentruntime_evidence_v1_evidence_proto_rawDesc = "" +
 	"\tcandidate\x18\x04 \x03(\v2\".agentruntime.evidence.v1.TrialRefB\v\xbaH\b\x92\x01\x05\b\x01\x10\xe8\aR\tcandidate\x12<\n" +
 	"\x1bp0_qc_gate_regression_count\x18\x05 \x01(\rR\x17p0QcGateRegressionCount\x127\n" +
 	"\x13agent_qc_report_ref\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x10agentQcReportRef\x12$\n" +
-	"\bdecision\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bdecision\"\xaf\x01\n" +
+	"\bdecision\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bdecision\x12c\n" +
+	"\x19baseline_configuration_id\x18\b \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x17baselineConfigurationId\x12e\n" +
+	"\x1acandidate_configuration_id\x18\t \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x18candidateConfigurationId\"\xaf\x01\n" +
 	"\x1cCompareBenchmarkRunsResponse\x12T\n" +
 	"\n" +
 	"comparison\x18\x01 \x01(\v24.agentruntime.events.v1.BenchmarkComparisonCompletedR\n" +

@@ -69,8 +69,11 @@ type EvidenceServiceClient interface {
 	// ExportBenchmarkTrial writes the trial pack (the Lime benchmark trial
 	// pack shape) and an ATIF-compatible trajectory converted from the events.
 	ExportBenchmarkTrial(ctx context.Context, in *ExportBenchmarkTrialRequest, opts ...grpc.CallOption) (*ExportBenchmarkTrialResponse, error)
-	// CompareBenchmarkRuns records baseline/candidate deltas. The decision is
-	// the caller's input; the service computes no verdict.
+	// CompareBenchmarkRuns records benchmark.comparison.completed: the
+	// baseline and candidate configurations, their aggregates and deltas,
+	// evidence completeness and the P0 Agent QC regression count. The
+	// decision and the P0 count are the caller's inputs; the service
+	// computes no verdict.
 	CompareBenchmarkRuns(ctx context.Context, in *CompareBenchmarkRunsRequest, opts ...grpc.CallOption) (*CompareBenchmarkRunsResponse, error)
 	// ExportEvents renders a session's events, or the tenant's session-less
 	// facts, as the spec's JSON. Events the requested schema cannot represent
@@ -253,8 +256,11 @@ type EvidenceServiceServer interface {
 	// ExportBenchmarkTrial writes the trial pack (the Lime benchmark trial
 	// pack shape) and an ATIF-compatible trajectory converted from the events.
 	ExportBenchmarkTrial(context.Context, *ExportBenchmarkTrialRequest) (*ExportBenchmarkTrialResponse, error)
-	// CompareBenchmarkRuns records baseline/candidate deltas. The decision is
-	// the caller's input; the service computes no verdict.
+	// CompareBenchmarkRuns records benchmark.comparison.completed: the
+	// baseline and candidate configurations, their aggregates and deltas,
+	// evidence completeness and the P0 Agent QC regression count. The
+	// decision and the P0 count are the caller's inputs; the service
+	// computes no verdict.
 	CompareBenchmarkRuns(context.Context, *CompareBenchmarkRunsRequest) (*CompareBenchmarkRunsResponse, error)
 	// ExportEvents renders a session's events, or the tenant's session-less
 	// facts, as the spec's JSON. Events the requested schema cannot represent

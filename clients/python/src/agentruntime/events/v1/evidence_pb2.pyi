@@ -8,36 +8,46 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BenchmarkComparisonCompleted(_message.Message):
-    __slots__ = ["baseline_evidence_completeness_rate", "baseline_mean_reward", "baseline_timeout_rate", "baseline_trial_ids", "candidate_mean_reward", "candidate_timeout_rate", "candidate_trial_ids", "comparison_id", "decision", "evidence_completeness_rate", "mean_reward_delta", "p0_qc_gate_regression_count", "timeout_rate_delta", "unrewarded_trial_ids"]
+    __slots__ = ["baseline_configuration", "baseline_evidence_completeness_rate", "baseline_mean_reward", "baseline_timeout_rate", "baseline_trial_ids", "candidate_configuration", "candidate_mean_reward", "candidate_timeout_rate", "candidate_trial_ids", "changed_profiles", "comparison_id", "dataset_id", "dataset_version", "decision", "evidence_completeness_rate", "mean_reward_delta", "p0_qc_gate_regression_count", "timeout_rate_delta", "unrewarded_trial_ids"]
+    BASELINE_CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
     BASELINE_EVIDENCE_COMPLETENESS_RATE_FIELD_NUMBER: _ClassVar[int]
     BASELINE_MEAN_REWARD_FIELD_NUMBER: _ClassVar[int]
     BASELINE_TIMEOUT_RATE_FIELD_NUMBER: _ClassVar[int]
     BASELINE_TRIAL_IDS_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATE_CONFIGURATION_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_MEAN_REWARD_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_TIMEOUT_RATE_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_TRIAL_IDS_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_PROFILES_FIELD_NUMBER: _ClassVar[int]
     COMPARISON_ID_FIELD_NUMBER: _ClassVar[int]
+    DATASET_ID_FIELD_NUMBER: _ClassVar[int]
+    DATASET_VERSION_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     EVIDENCE_COMPLETENESS_RATE_FIELD_NUMBER: _ClassVar[int]
     MEAN_REWARD_DELTA_FIELD_NUMBER: _ClassVar[int]
     P0_QC_GATE_REGRESSION_COUNT_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_RATE_DELTA_FIELD_NUMBER: _ClassVar[int]
     UNREWARDED_TRIAL_IDS_FIELD_NUMBER: _ClassVar[int]
+    baseline_configuration: BenchmarkConfigurationResolved
     baseline_evidence_completeness_rate: float
     baseline_mean_reward: float
     baseline_timeout_rate: float
     baseline_trial_ids: _containers.RepeatedScalarFieldContainer[str]
+    candidate_configuration: BenchmarkConfigurationResolved
     candidate_mean_reward: float
     candidate_timeout_rate: float
     candidate_trial_ids: _containers.RepeatedScalarFieldContainer[str]
+    changed_profiles: _containers.RepeatedScalarFieldContainer[str]
     comparison_id: str
+    dataset_id: str
+    dataset_version: str
     decision: str
     evidence_completeness_rate: float
     mean_reward_delta: float
     p0_qc_gate_regression_count: int
     timeout_rate_delta: float
     unrewarded_trial_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, comparison_id: _Optional[str] = ..., baseline_trial_ids: _Optional[_Iterable[str]] = ..., candidate_trial_ids: _Optional[_Iterable[str]] = ..., baseline_mean_reward: _Optional[float] = ..., candidate_mean_reward: _Optional[float] = ..., mean_reward_delta: _Optional[float] = ..., baseline_timeout_rate: _Optional[float] = ..., candidate_timeout_rate: _Optional[float] = ..., timeout_rate_delta: _Optional[float] = ..., baseline_evidence_completeness_rate: _Optional[float] = ..., evidence_completeness_rate: _Optional[float] = ..., p0_qc_gate_regression_count: _Optional[int] = ..., decision: _Optional[str] = ..., unrewarded_trial_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, comparison_id: _Optional[str] = ..., baseline_trial_ids: _Optional[_Iterable[str]] = ..., candidate_trial_ids: _Optional[_Iterable[str]] = ..., baseline_mean_reward: _Optional[float] = ..., candidate_mean_reward: _Optional[float] = ..., mean_reward_delta: _Optional[float] = ..., baseline_timeout_rate: _Optional[float] = ..., candidate_timeout_rate: _Optional[float] = ..., timeout_rate_delta: _Optional[float] = ..., baseline_evidence_completeness_rate: _Optional[float] = ..., evidence_completeness_rate: _Optional[float] = ..., p0_qc_gate_regression_count: _Optional[int] = ..., decision: _Optional[str] = ..., unrewarded_trial_ids: _Optional[_Iterable[str]] = ..., baseline_configuration: _Optional[_Union[BenchmarkConfigurationResolved, _Mapping]] = ..., candidate_configuration: _Optional[_Union[BenchmarkConfigurationResolved, _Mapping]] = ..., changed_profiles: _Optional[_Iterable[str]] = ..., dataset_id: _Optional[str] = ..., dataset_version: _Optional[str] = ...) -> None: ...
 
 class BenchmarkConfigurationResolved(_message.Message):
     __slots__ = ["agent_profile", "baseline_configuration_id", "configuration_id", "context_profile", "model_profile", "prompt_profile", "role", "routing_profile", "runtime_profile", "single_changed_variable", "tool_profile"]

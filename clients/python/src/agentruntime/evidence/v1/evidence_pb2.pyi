@@ -19,9 +19,11 @@ SCOPE_KIND_TURN: ScopeKind
 SCOPE_KIND_UNSPECIFIED: ScopeKind
 
 class CompareBenchmarkRunsRequest(_message.Message):
-    __slots__ = ["agent_qc_report_ref", "baseline", "candidate", "comparison_id", "decision", "p0_qc_gate_regression_count", "session_id"]
+    __slots__ = ["agent_qc_report_ref", "baseline", "baseline_configuration_id", "candidate", "candidate_configuration_id", "comparison_id", "decision", "p0_qc_gate_regression_count", "session_id"]
     AGENT_QC_REPORT_REF_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_CONFIGURATION_ID_FIELD_NUMBER: _ClassVar[int]
     BASELINE_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATE_CONFIGURATION_ID_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_FIELD_NUMBER: _ClassVar[int]
     COMPARISON_ID_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
@@ -29,12 +31,14 @@ class CompareBenchmarkRunsRequest(_message.Message):
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     agent_qc_report_ref: str
     baseline: _containers.RepeatedCompositeFieldContainer[TrialRef]
+    baseline_configuration_id: str
     candidate: _containers.RepeatedCompositeFieldContainer[TrialRef]
+    candidate_configuration_id: str
     comparison_id: str
     decision: str
     p0_qc_gate_regression_count: int
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., comparison_id: _Optional[str] = ..., baseline: _Optional[_Iterable[_Union[TrialRef, _Mapping]]] = ..., candidate: _Optional[_Iterable[_Union[TrialRef, _Mapping]]] = ..., p0_qc_gate_regression_count: _Optional[int] = ..., agent_qc_report_ref: _Optional[str] = ..., decision: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., comparison_id: _Optional[str] = ..., baseline: _Optional[_Iterable[_Union[TrialRef, _Mapping]]] = ..., candidate: _Optional[_Iterable[_Union[TrialRef, _Mapping]]] = ..., p0_qc_gate_regression_count: _Optional[int] = ..., agent_qc_report_ref: _Optional[str] = ..., decision: _Optional[str] = ..., baseline_configuration_id: _Optional[str] = ..., candidate_configuration_id: _Optional[str] = ...) -> None: ...
 
 class CompareBenchmarkRunsResponse(_message.Message):
     __slots__ = ["comparison", "write"]

@@ -170,8 +170,11 @@ class EvidenceServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def CompareBenchmarkRuns(self, request, context):
-        """CompareBenchmarkRuns records baseline/candidate deltas. The decision is
-        the caller's input; the service computes no verdict.
+        """CompareBenchmarkRuns records benchmark.comparison.completed: the
+        baseline and candidate configurations, their aggregates and deltas,
+        evidence completeness and the P0 Agent QC regression count. The
+        decision and the P0 count are the caller's inputs; the service
+        computes no verdict.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
