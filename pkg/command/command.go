@@ -138,15 +138,36 @@ type Key string
 // Execute runs decide on agg until its events land at the expected
 // sequence. key may be empty: events without ids then get fresh ones.
 func (x *Writer) Execute(ctx context.Context, agg eventlog.Aggregate, key Key, decide Decide) (Result, error) {
+	return x.execute(ctx, agg, key, decide, false)
+}
+
+// ExecuteNew is Execute for a command that creates its aggregate (a fresh
+// id): a miss does not read the log, the first decision runs on the empty
+// state and its append expects an empty subject. When the aggregate did
+// exist after all, that append conflicts (or the refusal or no-op is
+// confirmed on the log, as in Execute): the entry catches up and the
+// command decides again on what is there. A create costs its appends only.
+func (x *Writer) ExecuteNew(ctx context.Context, agg eventlog.Aggregate, key Key, decide Decide) (Result, error) {
+	return x.execute(ctx, agg, key, decide, true)
+}
+
+func (x *Writer) execute(ctx context.Context, agg eventlog.Aggregate, key Key, decide Decide, assumeNew bool) (Result, error) {
 	e := x.cache.get(agg)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	fresh := false
 	if !e.loaded {
-		if err := x.catchUp(ctx, agg, e); err != nil {
-			return Result{}, err
+		if assumeNew {
+			// Unconfirmed (an entry not loaded is empty): the expected
+			// sequence (0) checks an append; a refusal or a no-op is
+			// confirmed below.
+			e.loaded = true
+		} else {
+			if err := x.catchUp(ctx, agg, e); err != nil {
+				return Result{}, err
+			}
+			e.loaded, fresh = true, true
 		}
-		e.loaded, fresh = true, true
 	}
 	for i := 0; i < x.maxAttempts; i++ {
 		evs, err := decide(ctx, e.state())
@@ -341,7 +362,9 @@ func (e *entry) reset() {
 const recentIDs = 512
 
 // recent is a bounded set of event ids with their sequences, safe to read
-// while its entry's command appends.
+// while its entry's command appends. It grows with the aggregate up to
+// recentIDs (most aggregates have a handful of events: a new entry
+// allocates nothing up front).
 type recent struct {
 	mu   sync.Mutex
 	seq  map[string]uint64
@@ -350,15 +373,18 @@ type recent struct {
 }
 
 func newRecent() *recent {
-	return &recent{seq: make(map[string]uint64, recentIDs), ring: make([]string, recentIDs)}
+	return &recent{seq: make(map[string]uint64)}
 }
 
 func (r *recent) add(id string, seq uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old := r.ring[r.next]; old != "" {
-		delete(r.seq, old)
+	if len(r.ring) < recentIDs {
+		r.ring = append(r.ring, id)
+		r.seq[id] = seq
+		return
 	}
+	delete(r.seq, r.ring[r.next])
 	r.ring[r.next], r.seq[id] = id, seq
 	r.next = (r.next + 1) % len(r.ring)
 }

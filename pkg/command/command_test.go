@@ -444,3 +444,54 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// ExecuteNew decides a create on the empty state without loading the
+// aggregate. When the aggregate existed after all (another replica created
+// it, or a process restarted), the append expecting an empty subject
+// conflicts and the command decides again on what the log holds; a refusal
+// taken on the assumed-empty state is confirmed on the log too.
+func TestExecuteNewOnAnAggregateThatExists(t *testing.T) {
+	ctx := context.Background()
+	log, xs := replicas(t, 2)
+	fresh := eventlog.Aggregate{Tenant: "acme", Session: "sess_1", Kind: "account", ID: "new1"}
+	res, err := xs[0].ExecuteNew(ctx, fresh, "", decideOp(op{id: "open", amount: 5}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bal, _ := balance(ctx, res.State); bal != 5 || res.State.Last != res.Sequence {
+		t.Fatalf("create answered balance %d at %d, want 5 at %d", bal, res.State.Last, res.Sequence)
+	}
+	// The other replica assumes the aggregate is new: its first decision
+	// (balance 0) is stale, the append conflicts, the second decision sees 5.
+	var seen []int
+	res, err = xs[1].ExecuteNew(ctx, fresh, "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		bal, err := balance(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		seen = append(seen, bal)
+		return decidePure(bal, op{id: "spend", amount: -5})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 1 || seen[len(seen)-1] != 5 {
+		t.Fatalf("decisions saw balances %v, want the last on 5", seen)
+	}
+	if bal, _ := balance(ctx, res.State); bal != 0 {
+		t.Fatalf("after the spend: balance %d", bal)
+	}
+	// A refusal on the assumed-empty state is checked on the log: a third
+	// writer's withdrawal of 0 < x <= balance is not refused as overdrawn.
+	other := command.NewWriter(log, account{log: log}, command.Options{})
+	if _, err := xs[0].Execute(ctx, fresh, "", decideOp(op{id: "refill", amount: 4})); err != nil {
+		t.Fatal(err)
+	}
+	res, err = other.ExecuteNew(ctx, fresh, "", decideOp(op{id: "spend2", amount: -3}))
+	if err != nil {
+		t.Fatalf("a withdrawal the log's balance covers was refused on the assumed-empty state: %v", err)
+	}
+	if bal, _ := balance(ctx, res.State); bal != 1 {
+		t.Fatalf("after spend2: balance %d, want 1", bal)
+	}
+}
