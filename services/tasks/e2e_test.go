@@ -15,9 +15,16 @@ import (
 
 var worker = &tasksv1.WorkerRef{WorkerId: "w1", Kind: "agent", ThreadId: "thr_1"}
 
-func getTask(t *testing.T, c tasksv1.TasksServiceClient, id string) *tasksv1.GetTaskResponse {
+// getTask reads a task at least as of minSequence (the sequence a write
+// answered: writes do not wait for the read model, reads do).
+func getTask(t *testing.T, c tasksv1.TasksServiceClient, id string, minSequence uint64) *tasksv1.GetTaskResponse {
 	t.Helper()
-	return must[*tasksv1.GetTaskResponse](t)(c.GetTask(context.Background(), &tasksv1.GetTaskRequest{TaskId: id}))
+	return must[*tasksv1.GetTaskResponse](t)(c.GetTask(context.Background(), &tasksv1.GetTaskRequest{TaskId: id, MinSequence: minSequence}))
+}
+
+func getJob(t *testing.T, c tasksv1.TasksServiceClient, id string, minSequence uint64) *tasksv1.Job {
+	t.Helper()
+	return must[*tasksv1.GetJobResponse](t)(c.GetJob(context.Background(), &tasksv1.GetJobRequest{JobId: id, MinSequence: minSequence})).GetJob()
 }
 
 // Spec scenario "Agent task retry and graph": a long-running task creates
@@ -79,7 +86,7 @@ func TestAgentTaskRetryAndGraph(t *testing.T) {
 	p = e.start()
 	c = p.client
 
-	got := getTask(t, c, parent.GetTaskId())
+	got := getTask(t, c, parent.GetTaskId(), failed.GetResult().GetSequence())
 	if tk := got.GetTask(); tk.GetStatus() != tasksv1.TaskStatus_TASK_STATUS_FAILED || len(tk.GetAttempts()) != 1 || tk.GetAttempts()[0].GetRunId() != firstRun ||
 		tk.GetAttempts()[0].GetError().GetCode() != "E_DB" || len(tk.GetAttempts()[0].GetOutputRefs()) != 1 {
 		t.Fatalf("after restart: %v", tk)
@@ -89,7 +96,7 @@ func TestAgentTaskRetryAndGraph(t *testing.T) {
 	}
 
 	retried := must[*tasksv1.RetryTaskResponse](t)(c.RetryTask(ctx, &tasksv1.RetryTaskRequest{TaskId: parent.GetTaskId(), Reason: "database is back", Worker: worker}))
-	tk := getTask(t, c, parent.GetTaskId()).GetTask()
+	tk := getTask(t, c, parent.GetTaskId(), retried.GetResult().GetSequence()).GetTask()
 	if tk.GetTaskId() != parent.GetTaskId() || len(tk.GetAttempts()) != 2 || tk.GetCurrentRunId() != retried.GetRunId() ||
 		tk.GetAttempts()[0].GetStatus() != tasksv1.RunStatus_RUN_STATUS_FAILED || tk.GetAttempts()[1].GetReason() != "database is back" ||
 		tk.GetSpec().GetConstraints().GetSandboxProfile() != "workspace-write" {
@@ -100,18 +107,18 @@ func TestAgentTaskRetryAndGraph(t *testing.T) {
 	c1run := must[*tasksv1.StartTaskResponse](t)(c.StartTask(ctx, &tasksv1.StartTaskRequest{TaskId: child1.GetTaskId(), Worker: worker})).GetRunId()
 	must[*tasksv1.CompleteTaskResponse](t)(c.CompleteTask(ctx, &tasksv1.CompleteTaskRequest{TaskId: child1.GetTaskId(), RunId: c1run, Summary: "written"}))
 	eventually(t, "child2 unblocked", func() bool {
-		return getTask(t, c, child2.GetTaskId()).GetTask().GetStatus() == tasksv1.TaskStatus_TASK_STATUS_QUEUED
+		return getTask(t, c, child2.GetTaskId(), 0).GetTask().GetStatus() == tasksv1.TaskStatus_TASK_STATUS_QUEUED
 	})
 
 	// Restart again: every attempt and edge is still there.
 	p.stop()
 	p = e.start()
 	c = p.client
-	tk = getTask(t, c, parent.GetTaskId()).GetTask()
+	tk = getTask(t, c, parent.GetTaskId(), 0).GetTask()
 	if len(tk.GetAttempts()) != 2 || tk.GetAttempts()[0].GetRunId() != firstRun || tk.GetAttempts()[1].GetRunId() != retried.GetRunId() {
 		t.Fatalf("attempts after restart: %v", tk.GetAttempts())
 	}
-	c2 := getTask(t, c, child2.GetTaskId()).GetTask()
+	c2 := getTask(t, c, child2.GetTaskId(), 0).GetTask()
 	var edges []string
 	for _, e := range c2.GetEdges() {
 		edges = append(edges, e.GetRelation().String()+":"+e.GetTargetId()+":"+e.GetStatus().String())
@@ -161,9 +168,9 @@ func TestJobItemRetry(t *testing.T) {
 	outA := &commonv1.OutputRef{Uri: "object://AGENTRUNTIME_OBJECTS/a", SizeBytes: 5}
 	must[*tasksv1.CompleteJobItemResponse](t)(c.CompleteJobItem(ctx, &tasksv1.CompleteJobItemRequest{JobId: job.GetJobId(), ItemId: "a", RunId: runs["a"], OutputRef: outA}))
 	must[*tasksv1.FailJobItemResponse](t)(c.FailJobItem(ctx, &tasksv1.FailJobItemRequest{JobId: job.GetJobId(), ItemId: "b", RunId: runs["b"], Error: &tasksv1.TaskError{Category: "transient", Message: "rate limited", Retryable: true}}))
-	must[*tasksv1.CompleteJobItemResponse](t)(c.CompleteJobItem(ctx, &tasksv1.CompleteJobItemRequest{JobId: job.GetJobId(), ItemId: "c", RunId: runs["c"], OutputRef: outA}))
+	lastC := must[*tasksv1.CompleteJobItemResponse](t)(c.CompleteJobItem(ctx, &tasksv1.CompleteJobItemRequest{JobId: job.GetJobId(), ItemId: "c", RunId: runs["c"], OutputRef: outA}))
 
-	j := must[*tasksv1.GetJobResponse](t)(c.GetJob(ctx, &tasksv1.GetJobRequest{JobId: job.GetJobId()})).GetJob()
+	j := getJob(t, c, job.GetJobId(), lastC.GetResult().GetSequence())
 	if j.GetStatus() != tasksv1.JobStatus_JOB_STATUS_FAILED || j.GetCounts().GetCompleted() != 2 || j.GetCounts().GetFailed() != 1 {
 		t.Fatalf("job after one failure: %v %v", j.GetStatus(), j.GetCounts())
 	}
@@ -175,8 +182,8 @@ func TestJobItemRetry(t *testing.T) {
 	// Retrying a completed item is refused: its output exists once.
 	_, err := c.RetryJobItem(ctx, &tasksv1.RetryJobItemRequest{JobId: job.GetJobId(), ItemId: "a", Reason: "again"})
 	assertPrecondition(t, err, "ILLEGAL_ITEM_TRANSITION")
-	must[*tasksv1.RetryJobItemResponse](t)(c.RetryJobItem(ctx, &tasksv1.RetryJobItemRequest{JobId: job.GetJobId(), ItemId: "b", Reason: "rate limit lifted"}))
-	j = must[*tasksv1.GetJobResponse](t)(c.GetJob(ctx, &tasksv1.GetJobRequest{JobId: job.GetJobId()})).GetJob()
+	ri := must[*tasksv1.RetryJobItemResponse](t)(c.RetryJobItem(ctx, &tasksv1.RetryJobItemRequest{JobId: job.GetJobId(), ItemId: "b", Reason: "rate limit lifted"}))
+	j = getJob(t, c, job.GetJobId(), ri.GetResult().GetSequence())
 	items := map[string]*tasksv1.JobItem{}
 	for _, it := range j.GetItems() {
 		items[it.GetItemId()] = it
@@ -194,8 +201,8 @@ func TestJobItemRetry(t *testing.T) {
 	if rb.GetAttempt() != 2 {
 		t.Fatalf("b attempt %d", rb.GetAttempt())
 	}
-	must[*tasksv1.CompleteJobItemResponse](t)(c.CompleteJobItem(ctx, &tasksv1.CompleteJobItemRequest{JobId: job.GetJobId(), ItemId: "b", RunId: rb.GetRunId(), OutputRef: outA}))
-	j = must[*tasksv1.GetJobResponse](t)(c.GetJob(ctx, &tasksv1.GetJobRequest{JobId: job.GetJobId()})).GetJob()
+	done := must[*tasksv1.CompleteJobItemResponse](t)(c.CompleteJobItem(ctx, &tasksv1.CompleteJobItemRequest{JobId: job.GetJobId(), ItemId: "b", RunId: rb.GetRunId(), OutputRef: outA}))
+	j = getJob(t, c, job.GetJobId(), done.GetResult().GetSequence())
 	if j.GetStatus() != tasksv1.JobStatus_JOB_STATUS_COMPLETED || j.GetCounts().GetCompleted() != 3 {
 		t.Fatalf("job end: %v %v", j.GetStatus(), j.GetCounts())
 	}
@@ -237,7 +244,7 @@ func TestWorkerStopsHeartbeating(t *testing.T) {
 	if second.GetTask().GetTaskId() != task.GetTaskId() || second.GetRunId() == first.GetRunId() {
 		t.Fatalf("second poll %v", second)
 	}
-	tk := getTask(t, c, task.GetTaskId()).GetTask()
+	tk := getTask(t, c, task.GetTaskId(), second.GetResult().GetSequence()).GetTask()
 	if len(tk.GetAttempts()) != 2 {
 		t.Fatalf("attempts %v", tk.GetAttempts())
 	}
@@ -265,7 +272,7 @@ func TestWorkerStopsHeartbeating(t *testing.T) {
 	_, err = c.AppendTaskProgress(ctx, &tasksv1.AppendTaskProgressRequest{TaskId: task.GetTaskId(), RunId: second.GetRunId(), Progress: &tasksv1.Progress{Phase: "stale"}})
 	assertPrecondition(t, err, "LEASE_LOST")
 	// None of it was recorded: the task is as the second poll left it.
-	after := getTask(t, c, task.GetTaskId()).GetTask()
+	after := getTask(t, c, task.GetTaskId(), second.GetResult().GetSequence()).GetTask()
 	if after.GetStatus() != tasksv1.TaskStatus_TASK_STATUS_RUNNING || len(after.GetAttempts()) != 2 || after.GetCurrentRunId() != second.GetRunId() ||
 		after.GetProgress().GetPhase() == "stale" || after.GetAttempts()[0].GetStatus() != tasksv1.RunStatus_RUN_STATUS_LOST ||
 		after.GetAttempts()[1].GetStatus() != tasksv1.RunStatus_RUN_STATUS_RUNNING || after.GetVersion() != tk.GetVersion() {
@@ -321,8 +328,8 @@ func TestCancelPropagatesAndSticks(t *testing.T) {
 	job := must[*tasksv1.CreateJobResponse](t)(c.CreateJob(ctx, &tasksv1.CreateJobRequest{TaskId: root.GetTaskId(), Spec: &tasksv1.JobSpec{}, Items: []*tasksv1.JobItemInput{{ItemId: "x"}}})).GetJob()
 	must[*tasksv1.CancelTaskResponse](t)(c.CancelTask(ctx, &tasksv1.CancelTaskRequest{TaskId: root.GetTaskId(), Reason: "stop all"}))
 	eventually(t, "cancellation reaches the grandchild and the job", func() bool {
-		g := getTask(t, c, grandkid.GetTaskId()).GetTask()
-		j := must[*tasksv1.GetJobResponse](t)(c.GetJob(ctx, &tasksv1.GetJobRequest{JobId: job.GetJobId()})).GetJob()
+		g := getTask(t, c, grandkid.GetTaskId(), 0).GetTask()
+		j := getJob(t, c, job.GetJobId(), 0)
 		return g.GetStatus() == tasksv1.TaskStatus_TASK_STATUS_CANCELLED && j.GetStatus() == tasksv1.JobStatus_JOB_STATUS_CANCELLED
 	})
 	_, err := c.CreateTask(ctx, &tasksv1.CreateTaskRequest{ParentTaskId: root.GetTaskId(), Spec: &tasksv1.TaskSpec{}})
@@ -343,8 +350,8 @@ func TestGraphCycleAndValidation(t *testing.T) {
 	_, err = c.LinkTasks(ctx, &tasksv1.LinkTasksRequest{TaskId: cc.GetTaskId(), Relation: tasksv1.EdgeRelation_EDGE_RELATION_BLOCKS, TargetId: a.GetTaskId()})
 	assertPrecondition(t, err, "DEPENDENCY_CYCLE")
 	// Unlinking b's blocker queues it.
-	must[*tasksv1.UnlinkTasksResponse](t)(c.UnlinkTasks(ctx, &tasksv1.UnlinkTasksRequest{TaskId: b.GetTaskId(), Relation: tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY, TargetId: a.GetTaskId()}))
-	if s := getTask(t, c, b.GetTaskId()).GetTask().GetStatus(); s != tasksv1.TaskStatus_TASK_STATUS_QUEUED {
+	un := must[*tasksv1.UnlinkTasksResponse](t)(c.UnlinkTasks(ctx, &tasksv1.UnlinkTasksRequest{TaskId: b.GetTaskId(), Relation: tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY, TargetId: a.GetTaskId()}))
+	if s := getTask(t, c, b.GetTaskId(), un.GetResult().GetSequence()).GetTask().GetStatus(); s != tasksv1.TaskStatus_TASK_STATUS_QUEUED {
 		t.Fatalf("b after unlink: %v", s)
 	}
 	_, err = c.GetTask(ctx, &tasksv1.GetTaskRequest{TaskId: "not.valid"})

@@ -171,10 +171,18 @@ func TestConcurrentPollersRedis(t *testing.T) {
 	replica := tasks.NewWithOptions(kit.Deps{Log: log, Store: tasks.StoreOf(svc), Redis: client}, tasks.Options{})
 	ctx := context.Background()
 	const n, workers = 60, 24
+	var last uint64
 	for i := 0; i < n; i++ {
-		if _, _, err := svc.App().CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{Spec: &tasksv1.TaskSpec{Title: fmt.Sprint(i)}}); err != nil {
+		res, _, err := svc.App().CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{Spec: &tasksv1.TaskSpec{Title: fmt.Sprint(i)}})
+		if err != nil {
 			t.Fatal(err)
 		}
+		last = max(last, res.Sequence)
+	}
+	// Commands answer without waiting for the read model; the pollers,
+	// which give up on an empty runnable index, start once it holds them.
+	if _, _, _, err := svc.App().ListTasks(ctx, "t1", &tasksv1.ListTasksRequest{MinSequence: last}); err != nil {
+		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	byTask := map[string][]string{}
@@ -198,6 +206,7 @@ func TestConcurrentPollersRedis(t *testing.T) {
 					return
 				}
 				mu.Lock()
+				last = max(last, got.Sequence)
 				byTask[got.Task.GetTaskId()] = append(byTask[got.Task.GetTaskId()], fmt.Sprint("w", w))
 				if runs[got.RunID] {
 					t.Errorf("run %s handed out twice", got.RunID)
@@ -215,7 +224,7 @@ func TestConcurrentPollersRedis(t *testing.T) {
 		if len(ws) != 1 {
 			t.Errorf("task %s handed to %v", id, ws)
 		}
-		tk, err := svc.App().LoadTask(ctx, "t1", id)
+		tk, _, _, err := svc.App().GetTask(ctx, "t1", id, last)
 		if err != nil || len(tk.GetAttempts()) != 1 {
 			t.Errorf("task %s attempts %v %v", id, tk.GetAttempts(), err)
 		}

@@ -1,8 +1,12 @@
-// Package app runs the tasks service's commands and queries: it loads
-// records from the read model, asks the domain to decide, appends through
-// the shared write path (command.Executor) and answers with the sequence
-// reached. Background work (projector, dependency reactor, lease and
-// timeout sweeper) is in run.go.
+// Package app runs the tasks service's commands and queries. A command
+// decides on the task or job as this process's writer holds it
+// (command.Writer: the aggregate folded from its own subject by the read
+// model's own projection, docs/adr/0005-hot-path.md), appends with the
+// expected subject sequence and answers from the decision: the sequence
+// reached and the record after its events. No command waits for the read
+// model. Reads wait for it up to the min_sequence they are given.
+// Background work (projector, dependency reactor, lease and timeout
+// sweeper) is in run.go.
 package app
 
 import (
@@ -12,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,7 +57,8 @@ type Config struct {
 type App struct {
 	log     *eventlog.Log
 	store   projection.Store
-	exec    command.Executor
+	w       *command.Writer
+	where   *locator
 	leases  Leases
 	cfg     Config
 	logger  *slog.Logger
@@ -81,17 +87,30 @@ func New(log *eventlog.Log, store projection.Store, leases Leases, logger *slog.
 	}
 	return &App{
 		log: log, store: store, leases: leases, cfg: cfg, logger: logger,
-		exec:    command.Executor{Log: log, Store: store, Projection: proj.Name, CatchUp: cfg.CatchUp},
+		w:       command.NewWriter(log, proj.Records{Subjects: log.Subjects}, command.Options{}),
+		where:   newLocator(locatorSize),
 		records: proj.Records{Subjects: log.Subjects},
 	}
 }
 
-// Result of a command: the consistency token, and whether nothing was
-// appended because the command had already been applied.
+// Result of a command: the consistency token, whether nothing was
+// appended because the command had already been applied, and the
+// aggregate after the command's events (the answer is read from it).
 type Result struct {
 	Sequence     uint64
 	EventIDs     []string
 	Deduplicated bool
+	state        command.State
+}
+
+// task reads a task from the command's aggregate state.
+func (r Result) task(ctx context.Context, tenant, id string) (*tasksv1.Task, error) {
+	return taskIn(ctx, r.state, tenant, id)
+}
+
+// job reads a job from the command's aggregate state.
+func (r Result) job(ctx context.Context, tenant, id string) (*tasksv1.Job, error) {
+	return jobIn(ctx, r.state, tenant, id)
 }
 
 func (a *App) now() time.Time { return a.cfg.Now().UTC() }
@@ -109,6 +128,25 @@ func session(s string) string {
 		return eventlog.NoSession
 	}
 	return s
+}
+
+// taskIn reads a task from an aggregate's state as the writer holds it: a
+// task it lacks does not exist at that state.
+func taskIn(ctx context.Context, st projection.Store, tenant, id string) (*tasksv1.Task, error) {
+	t, err := proj.LoadTask(ctx, st, tenant, id)
+	if errors.Is(err, projection.ErrNotFound) {
+		return nil, fault.NotFound("task", id)
+	}
+	return t, err
+}
+
+// jobIn reads a job from an aggregate's state as the writer holds it.
+func jobIn(ctx context.Context, st projection.Store, tenant, id string) (*tasksv1.Job, error) {
+	j, err := proj.LoadJob(ctx, st, tenant, id)
+	if errors.Is(err, projection.ErrNotFound) {
+		return nil, fault.NotFound("job", id)
+	}
+	return j, err
 }
 
 // catchUp waits until the read model has applied every task and job event
@@ -142,7 +180,10 @@ func (a *App) ensureWarm(ctx context.Context) error {
 	return a.catchUp(ctx)
 }
 
-// LoadTask reads a task of the tenant; another tenant's task is not found.
+// LoadTask reads a task of the tenant from the read model; another
+// tenant's task is not found. Commands do not decide on it (they decide on
+// the writer's state); queries, the poll's candidates and the reactor read
+// it.
 func (a *App) LoadTask(ctx context.Context, tenant, id string) (*tasksv1.Task, error) {
 	t, err := a.loadTask(ctx, tenant, id)
 	if fault.Is(err, fault.KindNotFound) {
@@ -154,17 +195,12 @@ func (a *App) LoadTask(ctx context.Context, tenant, id string) (*tasksv1.Task, e
 	return t, err
 }
 
-// loadTask reads without catching up: inside a decision, where the
-// executor already waited for the aggregate's own last event.
+// loadTask reads the read model without catching up.
 func (a *App) loadTask(ctx context.Context, tenant, id string) (*tasksv1.Task, error) {
-	t, err := proj.LoadTask(ctx, a.store, tenant, id)
-	if errors.Is(err, projection.ErrNotFound) {
-		return nil, fault.NotFound("task", id)
-	}
-	return t, err
+	return taskIn(ctx, a.store, tenant, id)
 }
 
-// LoadJob reads a job of the tenant.
+// LoadJob reads a job of the tenant from the read model.
 func (a *App) LoadJob(ctx context.Context, tenant, id string) (*tasksv1.Job, error) {
 	j, err := a.loadJob(ctx, tenant, id)
 	if fault.Is(err, fault.KindNotFound) {
@@ -177,11 +213,112 @@ func (a *App) LoadJob(ctx context.Context, tenant, id string) (*tasksv1.Job, err
 }
 
 func (a *App) loadJob(ctx context.Context, tenant, id string) (*tasksv1.Job, error) {
-	j, err := proj.LoadJob(ctx, a.store, tenant, id)
-	if errors.Is(err, projection.ErrNotFound) {
-		return nil, fault.NotFound("job", id)
+	return jobIn(ctx, a.store, tenant, id)
+}
+
+// locatorSize bounds the ids whose session an app remembers.
+const locatorSize = 1 << 16
+
+// locator remembers the session of tasks and jobs: an aggregate's subject
+// names its session, so a command on an id must know it. A session never
+// changes, so an entry is never stale. It forgets everything when full; a
+// miss reads the read model, where a record's session is the same at any
+// sequence (and a record not there yet is waited for, as a read by id is).
+type locator struct {
+	mu  sync.Mutex
+	max int
+	m   map[string]string
+}
+
+func newLocator(max int) *locator { return &locator{max: max, m: make(map[string]string)} }
+
+func (l *locator) get(agg eventlog.Aggregate) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.m[locatorKey(agg)]
+	return s, ok
+}
+
+func (l *locator) put(agg eventlog.Aggregate) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.m) >= l.max {
+		clear(l.m)
 	}
-	return j, err
+	l.m[locatorKey(agg)] = agg.Session
+}
+
+func locatorKey(agg eventlog.Aggregate) string { return agg.Tenant + "/" + agg.Kind + "/" + agg.ID }
+
+// aggregate finds the aggregate of an existing task or job of the tenant.
+func (a *App) aggregate(ctx context.Context, tenant, kind, id string) (eventlog.Aggregate, error) {
+	agg := eventlog.Aggregate{Tenant: tenant, Kind: kind, ID: id}
+	if s, ok := a.where.get(agg); ok {
+		agg.Session = s
+		return agg, nil
+	}
+	switch kind {
+	case "task":
+		t, err := a.LoadTask(ctx, tenant, id)
+		if err != nil {
+			return agg, err
+		}
+		agg = taskAgg(tenant, t)
+	default:
+		j, err := a.LoadJob(ctx, tenant, id)
+		if err != nil {
+			return agg, err
+		}
+		agg = jobAgg(tenant, j)
+	}
+	a.where.put(agg)
+	return agg, nil
+}
+
+// known is the aggregate of a task or job id already in use, when this
+// process or its read model knows it (not waiting for the read model): a
+// create with an id taken in another session decides on that aggregate.
+func (a *App) known(ctx context.Context, tenant, kind, id string) (eventlog.Aggregate, bool, error) {
+	agg := eventlog.Aggregate{Tenant: tenant, Kind: kind, ID: id}
+	if s, ok := a.where.get(agg); ok {
+		agg.Session = s
+		return agg, true, nil
+	}
+	var err error
+	switch kind {
+	case "task":
+		var t *tasksv1.Task
+		if t, err = a.loadTask(ctx, tenant, id); err == nil {
+			agg = taskAgg(tenant, t)
+		}
+	default:
+		var j *tasksv1.Job
+		if j, err = a.loadJob(ctx, tenant, id); err == nil {
+			agg = jobAgg(tenant, j)
+		}
+	}
+	if fault.Is(err, fault.KindNotFound) {
+		return agg, false, nil
+	}
+	return agg, err == nil, err
+}
+
+// current reads a task as the log holds it now: the writer catches its
+// entry up from the task's own subject (one batch get when it is warm).
+// Commands take inputs from other aggregates with it (a parent's
+// cancellation intent, a blocker's status, the run a heartbeat names);
+// they are inputs, not invariants of the aggregate written. Never called
+// inside a decision (it takes the other aggregate's entry).
+func (a *App) current(ctx context.Context, tenant, id string) (*tasksv1.Task, error) {
+	agg, err := a.aggregate(ctx, tenant, "task", id)
+	if err != nil {
+		return nil, err
+	}
+	st, err := a.w.Refresh(ctx, agg)
+	if err != nil {
+		return nil, err
+	}
+	return taskIn(ctx, st, tenant, id)
 }
 
 // stampIDs gives a command's events ids derived from its idempotency key
@@ -206,15 +343,31 @@ func derivedID(parts ...string) string {
 	return ids.Event + "_" + hex.EncodeToString(h.Sum(nil))[:40]
 }
 
-// execute runs decide on an aggregate through the write path, then waits
-// until the read model has applied the result, so the caller's next
-// command or read (on any replica) sees it.
-func (a *App) execute(ctx context.Context, agg eventlog.Aggregate, idemKey string, decide func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
+// execute runs decide on an aggregate's state as the writer holds it and
+// appends at its expected sequence (a conflict: another replica wrote;
+// the writer catches up from the log and decides again). It answers from
+// the decision: no read model is waited for. A command with an
+// idempotency key already applied (the key is folded into the aggregate)
+// appends nothing.
+func (a *App) execute(ctx context.Context, agg eventlog.Aggregate, idemKey string, decide func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
+	return a.run(ctx, a.w.Execute, agg, idemKey, decide)
+}
+
+// create is execute for a command that creates its aggregate under an id
+// not known to be in use: it decides on the empty state without reading
+// the log first (command.Writer.ExecuteNew; an aggregate that existed
+// after all conflicts and is decided again on what is there).
+func (a *App) create(ctx context.Context, agg eventlog.Aggregate, decide func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
+	return a.run(ctx, a.w.ExecuteNew, agg, "", decide)
+}
+
+func (a *App) run(ctx context.Context, exec func(context.Context, eventlog.Aggregate, command.Key, command.Decide) (command.Result, error),
+	agg eventlog.Aggregate, idemKey string, decide func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
 	dedup := false
-	res, err := a.exec.Execute(ctx, agg, func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
+	res, err := exec(ctx, agg, "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		dedup = false
 		if idemKey != "" {
-			_, err := a.store.Get(ctx, proj.IdemKey(agg.Tenant, agg.Kind, agg.ID, idemKey))
+			_, err := st.Get(ctx, proj.IdemKey(agg.Tenant, agg.Kind, agg.ID, idemKey))
 			if err == nil {
 				dedup = true
 				return nil, nil
@@ -223,7 +376,7 @@ func (a *App) execute(ctx context.Context, agg eventlog.Aggregate, idemKey strin
 				return nil, err
 			}
 		}
-		evs, err := decide(ctx)
+		evs, err := decide(ctx, st)
 		if err != nil {
 			return nil, err
 		}
@@ -233,32 +386,27 @@ func (a *App) execute(ctx context.Context, agg eventlog.Aggregate, idemKey strin
 	if err != nil {
 		return Result{}, err
 	}
-	out := Result{Sequence: res.Sequence, Deduplicated: dedup || len(res.Appended) == 0}
+	out := Result{Sequence: res.Sequence, Deduplicated: dedup || len(res.Appended) == 0, state: res.State}
 	for _, ap := range res.Appended {
 		out.EventIDs = append(out.EventIDs, ap.EventID)
 		if !ap.Duplicate {
 			out.Deduplicated = false
 		}
 	}
-	if _, err := projector.WaitFor(ctx, a.store, proj.Name, res.Sequence, a.cfg.CatchUp); err != nil {
-		return out, err
+	if res.State.Last > 0 {
+		a.where.put(agg)
 	}
 	return out, nil
 }
 
 // onTask runs a decision on an existing task of the tenant.
 func (a *App) onTask(ctx context.Context, tenant, taskID, idemKey string, decide func(ctx context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
-	if err := a.ensureWarm(ctx); err != nil {
-		return Result{}, err
-	}
-	t, err := a.LoadTask(ctx, tenant, taskID)
+	agg, err := a.aggregate(ctx, tenant, "task", taskID)
 	if err != nil {
 		return Result{}, err
 	}
-	return a.execute(ctx, taskAgg(tenant, t), idemKey, func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
-		// Re-read: the executor waited until the read model holds the
-		// aggregate's latest event.
-		t, err := a.loadTask(ctx, tenant, taskID)
+	return a.execute(ctx, agg, idemKey, func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		t, err := taskIn(ctx, st, tenant, taskID)
 		if err != nil {
 			return nil, err
 		}
@@ -268,15 +416,12 @@ func (a *App) onTask(ctx context.Context, tenant, taskID, idemKey string, decide
 
 // onJob runs a decision on an existing job of the tenant.
 func (a *App) onJob(ctx context.Context, tenant, jobID, idemKey string, decide func(ctx context.Context, j *tasksv1.Job) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
-	if err := a.ensureWarm(ctx); err != nil {
-		return Result{}, err
-	}
-	j, err := a.LoadJob(ctx, tenant, jobID)
+	agg, err := a.aggregate(ctx, tenant, "job", jobID)
 	if err != nil {
 		return Result{}, err
 	}
-	return a.execute(ctx, jobAgg(tenant, j), idemKey, func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
-		j, err := a.loadJob(ctx, tenant, jobID)
+	return a.execute(ctx, agg, idemKey, func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		j, err := jobIn(ctx, st, tenant, jobID)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -29,48 +31,59 @@ func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.Create
 	if id == "" {
 		id = ids.New(ids.Task)
 	}
-	if err := a.ensureWarm(ctx); err != nil {
-		return Result{}, nil, err
-	}
+	// Inputs from other aggregates are read from the log as it is now
+	// (cancellation intent on the parent must be seen, a blocker's status
+	// decides the edge); a blocker that finishes after this read reaches
+	// the new task through the dependency reactor.
 	sessionID := req.GetSessionId()
 	var parent *tasksv1.Task
 	if p := req.GetParentTaskId(); p != "" {
 		var err error
-		if parent, err = a.LoadTask(ctx, tenant, p); err != nil {
+		if parent, err = a.current(ctx, tenant, p); err != nil {
 			return Result{}, nil, err
 		}
 		if sessionID == "" {
 			sessionID = parent.GetSessionId() // a child lives in its parent's session
 		}
 	}
+	blockers := map[string]domain.S{}
+	for _, b := range req.GetBlockedBy() {
+		if b == id {
+			continue // refused by the decision
+		}
+		bt, err := a.current(ctx, tenant, b)
+		if err != nil {
+			return Result{}, nil, err
+		}
+		blockers[b] = domain.BlockerStatus(bt)
+	}
 	agg := taskAgg(tenant, &tasksv1.Task{TaskId: id, SessionId: sessionID})
-	res, err := a.execute(ctx, agg, "", func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
-		existing, err := a.loadTask(ctx, tenant, id)
+	exec := a.create
+	if req.GetTaskId() != "" || req.GetIdempotencyKey() != "" {
+		// An id already in use (in any session) is that task: the decision
+		// answers ALREADY_EXISTS, or the first create for the same key.
+		if other, ok, err := a.known(ctx, tenant, "task", id); err != nil {
+			return Result{}, nil, err
+		} else if ok {
+			agg = other
+			exec = func(ctx context.Context, agg eventlog.Aggregate, decide func(context.Context, command.State) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
+				return a.execute(ctx, agg, "", decide)
+			}
+		}
+	}
+	res, err := exec(ctx, agg, func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		existing, err := taskIn(ctx, st, tenant, id)
 		if fault.Is(err, fault.KindNotFound) {
 			existing, err = nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		c := domain.Create{
+		evs, err := domain.DecideCreate(existing, domain.Create{
 			TaskID: id, SessionID: sessionID, ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(),
 			IdempotencyKey: req.GetIdempotencyKey(), Spec: req.GetSpec(), BlockedBy: req.GetBlockedBy(),
-			Blockers: map[string]domain.S{}, Draft: req.GetDraft(), Now: a.now(),
-		}
-		if parent != nil {
-			// Re-read: cancellation intent on the parent must be seen.
-			if c.Parent, err = a.LoadTask(ctx, tenant, parent.GetTaskId()); err != nil {
-				return nil, err
-			}
-		}
-		for _, b := range req.GetBlockedBy() {
-			bt, err := a.LoadTask(ctx, tenant, b)
-			if err != nil {
-				return nil, err
-			}
-			c.Blockers[b] = bt.GetStatus()
-		}
-		evs, err := domain.DecideCreate(existing, c)
+			Blockers: blockers, Parent: parent, Draft: req.GetDraft(), Now: a.now(),
+		})
 		if err == nil && len(evs) > 0 && req.GetIdempotencyKey() != "" {
 			stampIDs(evs, agg.String(), req.GetIdempotencyKey())
 		}
@@ -79,7 +92,7 @@ func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.Create
 	if err != nil {
 		return res, nil, err
 	}
-	t, err := a.LoadTask(ctx, tenant, id)
+	t, err := res.task(ctx, tenant, id)
 	return res, t, err
 }
 
@@ -146,7 +159,7 @@ func (a *App) start(ctx context.Context, tenant, taskID, idemKey, runID string, 
 			return Started{}, err
 		}
 		if !ok {
-			t, err := a.LoadTask(ctx, tenant, taskID)
+			t, err := a.current(ctx, tenant, taskID)
 			if err != nil {
 				return Started{}, err
 			}
@@ -203,7 +216,7 @@ func (a *App) CancelTask(ctx context.Context, tenant, requestedBy string, req *t
 	if err != nil {
 		return res, 0, err
 	}
-	t, err := a.LoadTask(ctx, tenant, req.GetTaskId())
+	t, err := res.task(ctx, tenant, req.GetTaskId())
 	if err != nil {
 		return res, 0, err
 	}
@@ -267,7 +280,7 @@ func (a *App) FailTask(ctx context.Context, tenant string, req *tasksv1.FailTask
 		return res, 0, err
 	}
 	a.release(ctx, tenant, req.GetTaskId(), req.GetRunId())
-	t, err := a.LoadTask(ctx, tenant, req.GetTaskId())
+	t, err := res.task(ctx, tenant, req.GetTaskId())
 	if err != nil {
 		return res, 0, err
 	}
@@ -354,10 +367,13 @@ func (a *App) UnlinkTasks(ctx context.Context, tenant string, req *tasksv1.Unlin
 
 func (a *App) link(ctx context.Context, tenant, taskID string, rel tasksv1.EdgeRelation, target, reason, key string, remove bool) (Result, error) {
 	owner, rel, target := domain.Normalize(taskID, rel, target)
+	var targetStatus domain.S
 	if domain.IsTaskRelation(rel) {
-		if _, err := a.LoadTask(ctx, tenant, target); err != nil {
+		tt, err := a.current(ctx, tenant, target)
+		if err != nil {
 			return Result{}, err
 		}
+		targetStatus = domain.BlockerStatus(tt)
 	}
 	if rel == tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY && !remove {
 		cycle, err := domain.PathExists(target, owner, a.blockersOf(ctx, tenant))
@@ -371,20 +387,17 @@ func (a *App) link(ctx context.Context, tenant, taskID string, rel tasksv1.EdgeR
 	return a.onTask(ctx, tenant, owner, key, func(ctx context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
 		l := domain.Link{Relation: rel, TargetID: target, Reason: reason, Remove: remove, Now: a.now()}
 		if rel == tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY {
-			bt, err := a.LoadTask(ctx, tenant, target)
-			if err != nil {
-				return nil, err
-			}
-			l.TargetStatus = bt.GetStatus()
+			l.TargetStatus = targetStatus
 		}
 		return domain.DecideLink(t, l)
 	})
 }
 
-// blockersOf follows BLOCKED_BY edges in the read model.
+// blockersOf follows BLOCKED_BY edges as the log holds them now (a link
+// answered a moment ago is in the next cycle check on any replica).
 func (a *App) blockersOf(ctx context.Context, tenant string) func(string) ([]string, error) {
 	return func(id string) ([]string, error) {
-		t, err := a.LoadTask(ctx, tenant, id)
+		t, err := a.current(ctx, tenant, id)
 		if fault.Is(err, fault.KindNotFound) {
 			return nil, nil
 		}
@@ -410,7 +423,9 @@ type Heartbeat struct {
 }
 
 func (a *App) HeartbeatTask(ctx context.Context, tenant string, req *tasksv1.HeartbeatTaskRequest) (Heartbeat, error) {
-	t, err := a.LoadTask(ctx, tenant, req.GetTaskId())
+	// The task as the log holds it: the run just started, or the cancel
+	// just requested, on any replica.
+	t, err := a.current(ctx, tenant, req.GetTaskId())
 	if err != nil {
 		return Heartbeat{}, err
 	}
@@ -508,7 +523,7 @@ func (a *App) tryStartOne(ctx context.Context, tenant string, kinds []string, wo
 			if err != nil {
 				return Polled{}, err
 			}
-			t, err = a.LoadTask(ctx, tenant, t.GetTaskId())
+			t, err = st.task(ctx, tenant, t.GetTaskId())
 			if err != nil {
 				return Polled{}, err
 			}

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 
+	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -21,12 +23,11 @@ func (a *App) CreateJob(ctx context.Context, tenant string, req *tasksv1.CreateJ
 	if id == "" {
 		id = ids.New(ids.Job)
 	}
-	if err := a.ensureWarm(ctx); err != nil {
-		return Result{}, nil, err
-	}
 	sessionID := req.GetSessionId()
 	if req.GetTaskId() != "" {
-		t, err := a.LoadTask(ctx, tenant, req.GetTaskId())
+		// The task as the log holds it now: its cancellation intent must
+		// be seen.
+		t, err := a.current(ctx, tenant, req.GetTaskId())
 		if err != nil {
 			return Result{}, nil, err
 		}
@@ -46,8 +47,20 @@ func (a *App) CreateJob(ctx context.Context, tenant string, req *tasksv1.CreateJ
 		}
 	}
 	agg := jobAgg(tenant, &tasksv1.Job{JobId: id, SessionId: sessionID})
-	res, err := a.execute(ctx, agg, "", func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
-		existing, err := a.loadJob(ctx, tenant, id)
+	exec := a.create
+	if req.GetJobId() != "" || req.GetIdempotencyKey() != "" {
+		// An id already in use (in any session) is that job.
+		if other, ok, err := a.known(ctx, tenant, "job", id); err != nil {
+			return Result{}, nil, err
+		} else if ok {
+			agg = other
+			exec = func(ctx context.Context, agg eventlog.Aggregate, decide func(context.Context, command.State) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
+				return a.execute(ctx, agg, "", decide)
+			}
+		}
+	}
+	res, err := exec(ctx, agg, func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		existing, err := jobIn(ctx, st, tenant, id)
 		if fault.Is(err, fault.KindNotFound) {
 			existing, err = nil, nil
 		}
@@ -66,7 +79,7 @@ func (a *App) CreateJob(ctx context.Context, tenant string, req *tasksv1.CreateJ
 	if err != nil {
 		return res, nil, err
 	}
-	j, err := a.LoadJob(ctx, tenant, id)
+	j, err := res.job(ctx, tenant, id)
 	return res, j, err
 }
 
@@ -95,7 +108,7 @@ func (a *App) StartJobItem(ctx context.Context, tenant string, req *tasksv1.Star
 	if err != nil {
 		return res, "", 0, err
 	}
-	j, err := a.LoadJob(ctx, tenant, req.GetJobId())
+	j, err := res.job(ctx, tenant, req.GetJobId())
 	if err != nil {
 		return res, "", 0, err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -65,7 +66,34 @@ type taskReactor struct{ a *App }
 
 func (taskReactor) Name() string                         { return ReactorName }
 func (r taskReactor) Filters() []string                  { return []string{r.a.log.Subjects.Kind("*", "task")} }
-func (taskReactor) Wants(ev *eventsv1.RuntimeEvent) bool { return true }
+func (taskReactor) Wants(ev *eventsv1.RuntimeEvent) bool { return hasConsequences(ev) }
+
+// hasConsequences: the events reactTo acts on. The others (queued,
+// attempts, progress...) are not waited for nor checkpointed: half of a
+// task's lifecycle costs the reactor nothing.
+func hasConsequences(ev *eventsv1.RuntimeEvent) bool {
+	switch ev.GetType() {
+	case domain.TypeTaskCompleted, domain.TypeTaskFailed, domain.TypeTaskCancelled, domain.TypeTaskTimedOut,
+		domain.TypeTaskLost, domain.TypeTaskRetrying, domain.TypeTaskStarted:
+		return true
+	case domain.TypeTaskDependencyUpdated:
+		e := ev.GetTaskDependencyUpdated().GetEdge()
+		return e.GetRelation() == tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY && e.GetStatus() != tasksv1.EdgeStatus_EDGE_STATUS_REMOVED
+	case domain.TypeTaskCancelRequested:
+		return ev.GetTaskCancelRequested().GetPropagate()
+	case domain.TypeTaskCreated:
+		t := ev.GetTaskCreated().GetTask()
+		if t.GetParentTaskId() != "" {
+			return true
+		}
+		for _, e := range t.GetEdges() {
+			if e.GetRelation() == tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY && e.GetStatus() != tasksv1.EdgeStatus_EDGE_STATUS_SATISFIED {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 func (r taskReactor) React(ctx context.Context, rec *eventlog.Record) error {
 	// Decide on a read model that holds this event and all before it.
@@ -100,6 +128,24 @@ func (a *App) reactTo(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
 		return a.propagateCancel(ctx, ev)
 	case domain.TypeTaskCreated:
 		t := ev.GetTaskCreated().GetTask()
+		// A blocker read by the create may have moved on before the task
+		// was appended: its own event was handled before this task's edge
+		// existed. The read model holds every event before this one.
+		for _, e := range t.GetEdges() {
+			if e.GetRelation() != tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY || e.GetStatus() == tasksv1.EdgeStatus_EDGE_STATUS_SATISFIED {
+				continue
+			}
+			blocker, err := a.LoadTask(ctx, tenant, e.GetTargetId())
+			if err != nil {
+				if ignoreGone(err) == nil {
+					continue
+				}
+				return err
+			}
+			if err := a.resolve(ctx, ev, tenant, taskID, blocker); err != nil {
+				return err
+			}
+		}
 		if t.GetParentTaskId() == "" {
 			return nil
 		}
@@ -152,7 +198,7 @@ func (a *App) resolveDependents(ctx context.Context, ev *eventsv1.RuntimeEvent) 
 
 func (a *App) resolve(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant, dependent string, blocker *tasksv1.Task) error {
 	_, err := a.reactOn(ctx, cause, tenant, dependent, func(t *tasksv1.Task) []*eventsv1.RuntimeEvent {
-		return domain.DecideDependency(t, blocker.GetTaskId(), blocker.GetStatus(), a.now())
+		return domain.DecideDependency(t, blocker.GetTaskId(), domain.BlockerStatus(blocker), a.now())
 	})
 	return err
 }
@@ -184,8 +230,8 @@ func (a *App) propagateCancel(ctx context.Context, ev *eventsv1.RuntimeEvent) er
 			}
 			return err
 		}
-		_, err = a.execute(ctx, jobAgg(tenant, job), "", func(ctx context.Context) ([]*eventsv1.RuntimeEvent, error) {
-			job, err := a.LoadJob(ctx, tenant, j.Member)
+		_, err = a.execute(ctx, jobAgg(tenant, job), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+			job, err := jobIn(ctx, st, tenant, j.Member)
 			if err != nil {
 				return nil, err
 			}

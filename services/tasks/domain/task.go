@@ -113,6 +113,21 @@ func firstNonEmpty(a, b string) string {
 
 const blockedBy = tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY
 
+// BlockerStatus is the status a task shows the tasks it blocks: its own,
+// except that an archived task shows how it ended (completed when its last
+// attempt completed, failed otherwise): archiving a finished blocker does
+// not block its dependents again. A reaction may read the blocker after
+// it was archived (the read model is at or past the event reacted to).
+func BlockerStatus(t *tasksv1.Task) S {
+	if t.GetStatus() != Archived {
+		return t.GetStatus()
+	}
+	if n := len(t.GetAttempts()); n > 0 && t.GetAttempts()[n-1].GetStatus() == tasksv1.RunStatus_RUN_STATUS_COMPLETED {
+		return Completed
+	}
+	return Failed
+}
+
 // edgeStatusFor maps a blocker's status onto its BLOCKED_BY edge: only a
 // completed blocker satisfies it; an ended-without-success one fails it
 // (surfaced on the dependent); anything else keeps it active.

@@ -160,3 +160,28 @@ func types(evs []*eventsv1.RuntimeEvent) []string {
 	}
 	return out
 }
+
+// An archived blocker shows its dependents how it ended, not "archived"
+// (which would keep their edges active forever).
+func TestBlockerStatusOfArchivedTask(t *testing.T) {
+	done := &tasksv1.Task{Status: Archived, Attempts: []*tasksv1.Attempt{
+		{RunId: "r1", Status: tasksv1.RunStatus_RUN_STATUS_FAILED}, {RunId: "r2", Status: tasksv1.RunStatus_RUN_STATUS_COMPLETED}}}
+	if got := BlockerStatus(done); got != Completed {
+		t.Fatalf("archived after completing: %v", got)
+	}
+	if e := DecideDependency(&tasksv1.Task{TaskId: "d", Status: Blocked, Edges: []*tasksv1.Edge{{Relation: blockedBy, TargetId: "b", Status: tasksv1.EdgeStatus_EDGE_STATUS_ACTIVE}}},
+		"b", BlockerStatus(done), now); len(e) != 1 || e[0].GetTaskDependencyUpdated().GetEdge().GetStatus() != tasksv1.EdgeStatus_EDGE_STATUS_SATISFIED {
+		t.Fatalf("dependency on an archived completed blocker: %v", e)
+	}
+	for _, never := range []*tasksv1.Task{
+		{Status: Archived},
+		{Status: Archived, Attempts: []*tasksv1.Attempt{{RunId: "r1", Status: tasksv1.RunStatus_RUN_STATUS_FAILED}}},
+	} {
+		if got := BlockerStatus(never); got != Failed {
+			t.Fatalf("archived without success: %v", got)
+		}
+	}
+	if got := BlockerStatus(&tasksv1.Task{Status: Running}); got != Running {
+		t.Fatalf("running: %v", got)
+	}
+}
