@@ -54,6 +54,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := c.check(); err != nil {
+		return err
+	}
 	if c.authFile == "" {
 		if err := requireLoopback(ctx, c.listen); err != nil {
 			if !insecureNoAuth {

@@ -26,6 +26,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/server"
 	"github.com/agentruntime/agentruntime/pkg/telemetry"
 	"github.com/agentruntime/agentruntime/services/all"
+	"github.com/agentruntime/agentruntime/services/control/app"
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/web"
 )
@@ -52,6 +53,7 @@ type common struct {
 	readyFailingFor time.Duration
 	logMaxAge       time.Duration
 	logMaxBytes     byteSize
+	maxQueuedTurns  int
 	// console serves the web console (web/) on the listen address.
 	console bool
 }
@@ -71,6 +73,15 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.StringVar(&c.modelsFile, "models", "", "model registry YAML for the routing service (see deploy/config/models.example.yaml)")
 	fs.DurationVar(&c.logMaxAge, "log-max-age", 0, "retention of the event log: events older than this are discarded (0 keeps them; see docs/configuration.md)")
 	fs.Var(&c.logMaxBytes, "log-max-bytes", "retention of the event log: the oldest events are discarded beyond this size, e.g. 6GiB (0 keeps them)")
+	fs.IntVar(&c.maxQueuedTurns, "max-queued-turns", app.DefaultMaxQueuedTurns, "control: turns a thread may hold queued behind its active turn; a submit beyond it is ResourceExhausted QUEUE_FULL (at least 1)")
+}
+
+// check refuses shared flag values no service can run with.
+func (c *common) check() error {
+	if c.maxQueuedTurns < 1 {
+		return fmt.Errorf("--max-queued-turns %d: a thread's queue needs a bound of at least 1", c.maxQueuedTurns)
+	}
+	return nil
 }
 
 // logConfig is the event log's configuration from the shared flags.
@@ -193,7 +204,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			Logger:         logger.With("service", name),
 			TracerProvider: tel.TracerProvider,
 			MeterProvider:  tel.MeterProvider,
-			Config:         kit.Config{ModelsFile: c.modelsFile},
+			Config:         kit.Config{ModelsFile: c.modelsFile, MaxQueuedTurns: c.maxQueuedTurns},
 		}
 		svc, err := all.New(name, deps)
 		if err != nil {

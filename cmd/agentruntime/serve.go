@@ -45,6 +45,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
+	if err := c.check(); err != nil {
+		return err
+	}
 	var missing []string
 	for flagName, v := range map[string]string{"--nats": natsURL, "--redis": redisURL, "--auth": c.authFile} {
 		if v == "" {

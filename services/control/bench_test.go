@@ -15,6 +15,7 @@ import (
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
+	"github.com/agentruntime/agentruntime/services/control/app"
 )
 
 // The benchmarks measure the control service through gRPC on loopback,
@@ -48,12 +49,17 @@ func rawJetStream(b *testing.B, h *harness) jetstream.JetStream {
 }
 
 // BenchmarkSubmitToSubscriber: from SubmitTurn to the subscriber's receipt
-// of turn.submitted, next to raw JetStream publish-to-receive.
+// of turn.submitted, next to raw JetStream publish-to-receive. Every submit
+// queues on one busy thread, whose queue grows to the service's bound
+// (app.DefaultMaxQueuedTurns) and then stays there: once it is full, the
+// active turn is completed before the next submit, outside the measured
+// interval, and the front of the queue becomes active.
 func BenchmarkSubmitToSubscriber(b *testing.B) {
 	h := newHarnessOn(b, true)
 	ctx := benchCtx(b)
 	js := rawJetStream(b, h)
-	h.submit(ctx, "s1", "th1") // session and thread exist; later turns queue
+	active := h.submit(ctx, "s1", "th1").Turn.TurnId // session and thread exist; later turns queue
+	var queue []string
 	sub := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"turn.submitted"}})
 	cons, err := js.OrderedConsumer(ctx, "RAW", jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
 	if err != nil {
@@ -68,8 +74,12 @@ func BenchmarkSubmitToSubscriber(b *testing.B) {
 	var lat, rawLat []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		if len(queue) == app.DefaultMaxQueuedTurns {
+			h.report(ctx, completed(active))
+			active, queue = queue[0], queue[1:]
+		}
 		t0 := time.Now()
-		h.submit(ctx, "s1", "th1")
+		queue = append(queue, h.submit(ctx, "s1", "th1").Turn.TurnId)
 		sub.until("turn.submitted")
 		lat = append(lat, time.Since(t0))
 

@@ -47,6 +47,9 @@ type harness struct {
 	// leasesInRedis gives the service a Redis client (turn leases in
 	// Redis, as in `serve`); otherwise leases are in process (dev).
 	leasesInRedis bool
+	// maxQueuedTurns is the service's queue bound (kit.Config; 0: the
+	// default).
+	maxQueuedTurns int
 }
 
 const (
@@ -104,7 +107,8 @@ func (h *harness) start(store projection.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := kit.Deps{Log: h.log, Store: store, Logger: slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	deps := kit.Deps{Log: h.log, Store: store, Logger: slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Config: kit.Config{MaxQueuedTurns: h.maxQueuedTurns}}
 	if h.leasesInRedis {
 		deps.Redis = redistest.Client(t)
 	}

@@ -46,6 +46,9 @@ const LeasePrefix = "agentruntime:control:lease:"
 // New builds the service on its dependencies.
 func New(deps kit.Deps) *Service {
 	a := app.New(deps.Log, deps.Store)
+	if deps.Config.MaxQueuedTurns > 0 {
+		a.MaxQueuedTurns = deps.Config.MaxQueuedTurns
+	}
 	if deps.MeterProvider != nil {
 		// Before any request: the writer's counter is not swapped under use.
 		if err := a.Instrument(deps.MeterProvider); err != nil && deps.Logger != nil {

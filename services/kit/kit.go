@@ -47,6 +47,10 @@ type Config struct {
 	// ModelsFile is the routing service's model registry YAML (--models,
 	// AR_MODELS); empty means an empty registry.
 	ModelsFile string
+	// MaxQueuedTurns bounds each thread's queue in the control service
+	// (--max-queued-turns, AR_MAX_QUEUED_TURNS); 0 means the service's
+	// default.
+	MaxQueuedTurns int
 }
 
 // Service is one of the five agentruntime services.

@@ -128,7 +128,8 @@ function summary(ev: RuntimeEvent): string {
     case "subagentSpawned":
       return `${p.value.role} → thread ${p.value.childThreadId}: ${p.value.objective}`;
     case "queueChanged":
-      return `${p.value.change} ${p.value.turnId} (queue: ${p.value.queuedTurnIds.join(", ") || "empty"})`;
+      // A delta: the queue itself is on the thread read model.
+      return `${p.value.change} ${p.value.turnId}${p.value.position === undefined ? "" : ` at position ${p.value.position}`}${p.value.queueLength === undefined ? "" : ` (${p.value.queueLength} queued)`}`;
     case "permissionEvaluated":
       return `${p.value.name}: ${name(Decision, p.value.decision)} by ${name(DecisionSource, p.value.decisionSource)}${p.value.decisionReason ? ` (${p.value.decisionReason})` : ""}${p.value.destructive ? ", destructive" : ""}`;
     case "permissionRequested":

@@ -178,7 +178,7 @@ func DecideLoss(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.Turn
 	}
 	out = withSubagentEnd(th, append(out, f), f)
 	if th.ActiveTurnId == tu.TurnId {
-		out = append(out, advanceQueue(th, "")...)
+		out = append(out, advanceQueue(th)...)
 	}
 	return out, nil
 }

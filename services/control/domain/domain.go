@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -114,17 +116,14 @@ func DecideSubmit(th *controlv1.ThreadRead, cmd Submit) ([]*eventsv1.RuntimeEven
 		submitted.InterruptedTurnId = th.ActiveTurnId
 		return append(out, sub), nil
 	default:
-		if cmd.MaxQueued > 0 && len(th.QueuedTurnIds) >= cmd.MaxQueued {
+		n := len(th.QueuedTurnIds)
+		if cmd.MaxQueued > 0 && n >= cmd.MaxQueued {
 			return nil, fault.Exhausted("QUEUE_FULL",
-				fmt.Sprintf("thread %s has %d queued turns, its bound (max queued turns %d); wait for the queue to drain, remove a queued turn, or interrupt or steer instead", th.ThreadId, len(th.QueuedTurnIds), cmd.MaxQueued),
-				0, map[string]string{"max_queued_turns": strconv.Itoa(cmd.MaxQueued), "queued_turns": strconv.Itoa(len(th.QueuedTurnIds))})
+				fmt.Sprintf("thread %s has %d queued turns, its bound (max queued turns %d); wait for the queue to drain, remove a queued turn, or interrupt or steer instead", th.ThreadId, n, cmd.MaxQueued),
+				0, map[string]string{"max_queued_turns": strconv.Itoa(cmd.MaxQueued), "queued_turns": strconv.Itoa(n), "thread_id": th.ThreadId})
 		}
 		submitted.Admission = "queued"
-		q := event("queue.changed", scope)
-		q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{
-			Change: "enqueued", TurnId: cmd.TurnID, QueuedTurnIds: append(slices.Clone(th.QueuedTurnIds), cmd.TurnID),
-		}}
-		return []*eventsv1.RuntimeEvent{sub, q}, nil
+		return []*eventsv1.RuntimeEvent{sub, queueChanged(th, "enqueued", cmd.TurnID, "", n, n+1)}, nil
 	}
 }
 
@@ -143,18 +142,25 @@ func endTurn(th *controlv1.ThreadRead, turnID string, outcome eventsv1.TurnOutco
 	return withSubagentEnd(th, append(out, f), f)
 }
 
+// queueChanged records one change of the thread's queue as a delta: the
+// turn, its position (after the change; where it was for a turn leaving
+// the queue) and the queue's length after the change. Its size does not
+// depend on the queue's (issue 24 item 5).
+func queueChanged(th *controlv1.ThreadRead, change, turnID, reason string, position, length int) *eventsv1.RuntimeEvent {
+	q := event("queue.changed", Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
+	q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{
+		Change: change, TurnId: turnID, Reason: reason, Position: proto.Uint32(uint32(position)), QueueLength: proto.Uint32(uint32(length)),
+	}}
+	return q
+}
+
 // advanceQueue makes the front of the queue active once the active turn
-// ended (skip names a turn that is leaving the queue in the same decision).
-func advanceQueue(th *controlv1.ThreadRead, skip string) []*eventsv1.RuntimeEvent {
-	queue := slices.DeleteFunc(slices.Clone(th.QueuedTurnIds), func(id string) bool { return id == skip })
-	if len(queue) == 0 {
+// ended.
+func advanceQueue(th *controlv1.ThreadRead) []*eventsv1.RuntimeEvent {
+	if len(th.QueuedTurnIds) == 0 {
 		return nil
 	}
-	q := event("queue.changed", Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: queue[0]})
-	q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{
-		Change: "dequeued", TurnId: queue[0], QueuedTurnIds: queue[1:], Reason: "active turn ended",
-	}}
-	return []*eventsv1.RuntimeEvent{q}
+	return []*eventsv1.RuntimeEvent{queueChanged(th, "dequeued", th.QueuedTurnIds[0], "active turn ended", 0, len(th.QueuedTurnIds)-1)}
 }
 
 // Interrupt is an InterruptTurn.
@@ -174,23 +180,22 @@ func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Inter
 	if target == nil || Terminal(target.Status) {
 		return nil, nil
 	}
-	queue := slices.Clone(th.QueuedTurnIds)
-	if slices.Contains(queue, target.TurnId) {
+	if slices.Contains(th.QueuedTurnIds, target.TurnId) {
 		return removeQueued(th, target.TurnId, "interrupted: "+cmd.Reason), nil
 	}
 	if target.TurnId != th.ActiveTurnId {
 		return nil, nil
 	}
 	if cmd.CancelQueue {
-		for _, id := range queue {
-			out = append(out, removeQueued(&controlv1.ThreadRead{SessionId: th.SessionId, ThreadId: th.ThreadId, QueuedTurnIds: queue}, id, "queue cancelled by interrupt")...)
-			queue = queue[1:]
+		// Front first: each removal is at position 0 of what is left.
+		for i, id := range th.QueuedTurnIds {
+			out = append(out, queueChanged(th, "removed", id, "queue cancelled by interrupt", 0, len(th.QueuedTurnIds)-i-1))
 		}
 	}
 	if target.Status == "accepted" {
 		out = append(out, endTurn(th, target.TurnId, eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted", cmd.Reason)...)
 		if !cmd.CancelQueue {
-			out = append(out, advanceQueue(th, "")...)
+			out = append(out, advanceQueue(th)...)
 		}
 		return out, nil
 	}
@@ -206,11 +211,10 @@ func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Inter
 	return out, nil
 }
 
+// removeQueued takes a queued turn out of the queue (it ends cancelled).
 func removeQueued(th *controlv1.ThreadRead, turnID, reason string) []*eventsv1.RuntimeEvent {
-	rest := slices.DeleteFunc(slices.Clone(th.QueuedTurnIds), func(id string) bool { return id == turnID })
-	q := event("queue.changed", Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
-	q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{Change: "removed", TurnId: turnID, QueuedTurnIds: rest, Reason: reason}}
-	return []*eventsv1.RuntimeEvent{q}
+	at := slices.Index(th.QueuedTurnIds, turnID)
+	return []*eventsv1.RuntimeEvent{queueChanged(th, "removed", turnID, reason, at, len(th.QueuedTurnIds)-1)}
 }
 
 // DecideRemoveQueued removes a queued turn (it ends cancelled).
@@ -229,10 +233,7 @@ func DecidePromoteQueued(th *controlv1.ThreadRead, turnID string) ([]*eventsv1.R
 	if th.QueuedTurnIds[0] == turnID {
 		return nil, nil
 	}
-	rest := slices.DeleteFunc(slices.Clone(th.QueuedTurnIds), func(id string) bool { return id == turnID })
-	q := event("queue.changed", Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
-	q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{Change: "promoted", TurnId: turnID, QueuedTurnIds: append([]string{turnID}, rest...)}}
-	return []*eventsv1.RuntimeEvent{q}, nil
+	return []*eventsv1.RuntimeEvent{queueChanged(th, "promoted", turnID, "", 0, len(th.QueuedTurnIds))}, nil
 }
 
 // workerTypes are the step facts and turn lifecycle a worker may report
@@ -299,7 +300,7 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 				}
 			}
 			if th.ActiveTurnId == turn.TurnId {
-				out = append(out, advanceQueue(th, "")...)
+				out = append(out, advanceQueue(th)...)
 			}
 			continue
 		case "run.status":

@@ -3,12 +3,14 @@ package domain
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -42,7 +44,8 @@ func types(evs []*eventsv1.RuntimeEvent) string {
 	for _, e := range evs {
 		s := e.GetType()
 		if q := e.GetQueueChanged(); q != nil {
-			s += "(" + q.GetChange() + ":" + q.GetTurnId() + "→" + strings.Join(q.GetQueuedTurnIds(), ",") + ")"
+			// The delta: the turn, its position and the queue's length.
+			s += fmt.Sprintf("(%s:%s@%d/%d)", q.GetChange(), q.GetTurnId(), q.GetPosition(), q.GetQueueLength())
 		}
 		if a := e.GetActionResolved(); a != nil {
 			s += "(" + strings.TrimPrefix(a.GetOutcome().String(), "ACTION_OUTCOME_") + ")"
@@ -83,11 +86,11 @@ func TestSubmitEveryStateAndBusyPolicy(t *testing.T) {
 		"idle/interrupt":                 "turn.submitted(accepted)",
 		"idle/steer":                     "turn.submitted(accepted)",
 		"accepted/reject":                "error THREAD_BUSY",
-		"accepted/enqueue":               "turn.submitted(queued) queue.changed(enqueued:tn→tn)",
+		"accepted/enqueue":               "turn.submitted(queued) queue.changed(enqueued:tn@0/1)",
 		"accepted/interrupt":             "turn.failed(t1) turn.submitted(accepted)",
 		"accepted/steer":                 "turn.submitted(steered)",
 		"running+queue+action/reject":    "error THREAD_BUSY",
-		"running+queue+action/enqueue":   "turn.submitted(queued) queue.changed(enqueued:tn→t2,t3,tn)",
+		"running+queue+action/enqueue":   "turn.submitted(queued) queue.changed(enqueued:tn@2/3)",
 		"running+queue+action/interrupt": "action.resolved(CANCELLED) turn.failed(t1) turn.submitted(accepted)",
 		"running+queue+action/steer":     "turn.submitted(steered)",
 		"closed/reject":                  "error THREAD_CLOSED",
@@ -131,8 +134,8 @@ func TestInterruptEveryState(t *testing.T) {
 		{"accepted", "t1", false, "turn.failed(t1)"},
 		{"accepted", "t1", true, "turn.failed(t1)"},
 		{"running+queue+action", "t1", false, "thread.updated action.resolved(CANCELLED)"},
-		{"running+queue+action", "t1", true, "thread.updated queue.changed(removed:t2→t3) queue.changed(removed:t3→) action.resolved(CANCELLED)"},
-		{"running+queue+action", "t3", false, "queue.changed(removed:t3→t2)"},
+		{"running+queue+action", "t1", true, "thread.updated queue.changed(removed:t2@0/1) queue.changed(removed:t3@0/0) action.resolved(CANCELLED)"},
+		{"running+queue+action", "t3", false, "queue.changed(removed:t3@1/1)"},
 		{"closed", "", false, "no-op"},
 	}
 	for _, c := range cases {
@@ -153,7 +156,7 @@ func TestInterruptEveryState(t *testing.T) {
 func TestAcceptedTurnInterruptAdvancesTheQueue(t *testing.T) {
 	th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2"}}
 	got := outcome(DecideInterrupt(th, &controlv1.Turn{TurnId: "t1", Status: "accepted"}, Interrupt{}))
-	if got != "turn.failed(t1) queue.changed(dequeued:t2→)" {
+	if got != "turn.failed(t1) queue.changed(dequeued:t2@0/0)" {
 		t.Fatalf("got %q", got)
 	}
 }
@@ -164,8 +167,8 @@ func TestQueueOpsEveryState(t *testing.T) {
 		"idle/promote t2":                 "error TURN_NOT_QUEUED",
 		"accepted/remove t2":              "error TURN_NOT_QUEUED",
 		"accepted/promote t1":             "error TURN_NOT_QUEUED",
-		"running+queue+action/remove t2":  "queue.changed(removed:t2→t3)",
-		"running+queue+action/promote t3": "queue.changed(promoted:t3→t3,t2)",
+		"running+queue+action/remove t2":  "queue.changed(removed:t2@0/1)",
+		"running+queue+action/promote t3": "queue.changed(promoted:t3@0/2)",
 		"running+queue+action/promote t2": "no-op",
 		"closed/remove t2":                "error TURN_NOT_QUEUED",
 	}
@@ -209,7 +212,7 @@ func TestReportEveryTurnStatus(t *testing.T) {
 				if (err == nil) != want {
 					t.Fatalf("allowed=%v (err %v), want allowed=%v", err == nil, err, want)
 				}
-				if err == nil && (typ == "turn.completed" || typ == "turn.failed") && types(got) != typ+" queue.changed(dequeued:t2→)" && types(got) != typ+"(t1) queue.changed(dequeued:t2→)" {
+				if err == nil && (typ == "turn.completed" || typ == "turn.failed") && types(got) != typ+" queue.changed(dequeued:t2@0/0)" && types(got) != typ+"(t1) queue.changed(dequeued:t2@0/0)" {
 					t.Fatalf("ending the active turn: %s", types(got))
 				}
 			})
@@ -286,7 +289,7 @@ func TestSubmitBeyondTheQueueBoundIsExhausted(t *testing.T) {
 	th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "running", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3"}}
 	_, err := DecideSubmit(th, Submit{TurnID: "t4", MaxQueued: 2})
 	e, ok := fault.As(err)
-	if !ok || e.Kind != fault.KindExhausted || e.Reason != "QUEUE_FULL" || e.Metadata["max_queued_turns"] != "2" || !strings.Contains(e.Message, "max queued turns 2") {
+	if !ok || e.Kind != fault.KindExhausted || e.Reason != "QUEUE_FULL" || e.Metadata["max_queued_turns"] != "2" || e.Metadata["thread_id"] != "th" || !strings.Contains(e.Message, "max queued turns 2") {
 		t.Fatalf("submit beyond the bound: %#v, want Exhausted QUEUE_FULL naming the bound 2", err)
 	}
 	for _, bound := range []int{3, 0} {
@@ -294,5 +297,58 @@ func TestSubmitBeyondTheQueueBoundIsExhausted(t *testing.T) {
 		if err != nil || len(evs) != 2 || evs[1].GetType() != "queue.changed" {
 			t.Fatalf("bound %d: %v %v, want the turn queued", bound, evs, err)
 		}
+	}
+}
+
+// Every decision that changes the queue records a delta whose fold on the
+// thread's queue gives the queue the decision meant, and says where the
+// turn is and how long the queue is after it.
+func TestQueueDeltasFoldToTheQueue(t *testing.T) {
+	busy := func() *controlv1.ThreadRead {
+		return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "running", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3", "t4"}}
+	}
+	accepted := &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: "accepted"}
+	cases := []struct {
+		name   string
+		decide func(*controlv1.ThreadRead) ([]*eventsv1.RuntimeEvent, error)
+		want   []string
+	}{
+		{"enqueue", func(th *controlv1.ThreadRead) ([]*eventsv1.RuntimeEvent, error) {
+			return DecideSubmit(th, Submit{TurnID: "t5"})
+		}, []string{"t2", "t3", "t4", "t5"}},
+		{"remove from the middle", func(th *controlv1.ThreadRead) ([]*eventsv1.RuntimeEvent, error) { return DecideRemoveQueued(th, "t3") }, []string{"t2", "t4"}},
+		{"promote the back", func(th *controlv1.ThreadRead) ([]*eventsv1.RuntimeEvent, error) { return DecidePromoteQueued(th, "t4") }, []string{"t4", "t2", "t3"}},
+		{"dequeue (the active turn is interrupted before it started)", func(th *controlv1.ThreadRead) ([]*eventsv1.RuntimeEvent, error) {
+			return DecideInterrupt(th, accepted, Interrupt{})
+		}, []string{"t3", "t4"}},
+		{"cancel the queue", func(th *controlv1.ThreadRead) ([]*eventsv1.RuntimeEvent, error) {
+			return DecideInterrupt(th, accepted, Interrupt{CancelQueue: true})
+		}, []string{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			th := busy()
+			evs, err := c.decide(th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			queue := slices.Clone(th.QueuedTurnIds)
+			for _, ev := range evs {
+				q := ev.GetQueueChanged()
+				if q == nil {
+					continue
+				}
+				queue = events.FoldQueue(queue, q)
+				if q.QueueLength == nil || int(q.GetQueueLength()) != len(queue) {
+					t.Fatalf("%s %s: queue_length %v, the folded queue has %d", q.GetChange(), q.GetTurnId(), q.QueueLength, len(queue))
+				}
+				if i := slices.Index(queue, q.GetTurnId()); i >= 0 && (q.Position == nil || int(q.GetPosition()) != i) {
+					t.Fatalf("%s %s: position %v, the folded queue has it at %d", q.GetChange(), q.GetTurnId(), q.Position, i)
+				}
+			}
+			if !slices.Equal(queue, c.want) {
+				t.Fatalf("folded queue %v, want %v", queue, c.want)
+			}
+		})
 	}
 }

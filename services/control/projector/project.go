@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
@@ -168,13 +169,25 @@ func (t *tx) operationalIndexes() {
 				t.adds = append(t.adds, projection.IndexEntry{Index: ThreadsByStatusIndex(th.Status), Member: member, Score: float64(t.seq())})
 			}
 		}
+		if slices.Equal(was.queued, th.QueuedTurnIds) {
+			continue // most events touching a thread leave its queue alone
+		}
+		// Sets, not slices.Contains: a queue holds up to its bound (1,000
+		// by default) and a quadratic diff per event would cost more than
+		// the event.
+		now := make(map[string]bool, len(th.QueuedTurnIds))
+		for _, id := range th.QueuedTurnIds {
+			now[id] = true
+		}
+		before := make(map[string]bool, len(was.queued))
 		for _, id := range was.queued {
-			if !slices.Contains(th.QueuedTurnIds, id) {
+			before[id] = true
+			if !now[id] {
 				t.removes = append(t.removes, projection.IndexEntry{Index: QueuedTurnsIndex, Member: t.tenant() + "|" + id})
 			}
 		}
 		for _, id := range th.QueuedTurnIds {
-			if !slices.Contains(was.queued, id) {
+			if !before[id] {
 				t.adds = append(t.adds, projection.IndexEntry{Index: QueuedTurnsIndex, Member: t.tenant() + "|" + id, Score: float64(t.seq())})
 			}
 		}
@@ -446,7 +459,7 @@ func (t *tx) queueChanged() {
 		return
 	}
 	p := ev.GetQueueChanged()
-	th.QueuedTurnIds = slices.Clone(p.GetQueuedTurnIds())
+	th.QueuedTurnIds = events.FoldQueue(th.QueuedTurnIds, p)
 	switch p.GetChange() {
 	case "dequeued":
 		th.ActiveTurnId = p.GetTurnId()

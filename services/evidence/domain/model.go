@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentruntime/agentruntime/pkg/events"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"
@@ -246,7 +247,7 @@ func (m *Model) applyThread(ev *eventsv1.RuntimeEvent) {
 		th.endTurn(turn)
 		th.incident(ev, p.TurnFailed.GetCategory(), p.TurnFailed.GetMessage())
 	case *eventsv1.RuntimeEvent_QueueChanged:
-		th.Queued = append([]string(nil), p.QueueChanged.GetQueuedTurnIds()...)
+		th.Queued = events.FoldQueue(th.Queued, p.QueueChanged)
 		if p.QueueChanged.GetChange() == "dequeued" && p.QueueChanged.GetTurnId() != "" {
 			th.ActiveTurn = p.QueueChanged.GetTurnId()
 			if u := th.turns[th.ActiveTurn]; u != nil && u.Status == "queued" {

@@ -1016,15 +1016,23 @@ func (x *TurnFailed) GetRetryable() bool {
 	return false
 }
 
-// QueueChanged (queue.changed): every mutation of a thread's queue.
+// QueueChanged (queue.changed): one mutation of a thread's queue, as a
+// delta. Consumers hold the queue (ThreadRead.queued_turn_ids, a snapshot's
+// queuedTurns) and fold each change on it: enqueued appends turn_id at the
+// back, promoted moves it to position, removed and dequeued take it out.
+// The size of the event does not depend on the length of the queue.
 type QueueChanged struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "enqueued", "removed", "promoted", "dequeued" (became active), "cleared".
+	// "enqueued", "removed", "promoted", "dequeued" (became the active turn).
 	Change string `protobuf:"bytes,1,opt,name=change,proto3" json:"change,omitempty"`
 	TurnId string `protobuf:"bytes,2,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
-	// The queue after the change, front first.
-	QueuedTurnIds []string `protobuf:"bytes,3,rep,name=queued_turn_ids,json=queuedTurnIds,proto3" json:"queued_turn_ids,omitempty"`
-	Reason        string   `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Where turn_id is in the queue after the change, front = 0 (enqueued:
+	// the back; promoted: where it moved to); for removed and dequeued, where
+	// it was before. Absent in events written before the field existed.
+	Position *uint32 `protobuf:"varint,5,opt,name=position,proto3,oneof" json:"position,omitempty"`
+	// How many turns are queued after the change (absent in older events).
+	QueueLength   *uint32 `protobuf:"varint,6,opt,name=queue_length,json=queueLength,proto3,oneof" json:"queue_length,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1073,18 +1081,25 @@ func (x *QueueChanged) GetTurnId() string {
 	return ""
 }
 
-func (x *QueueChanged) GetQueuedTurnIds() []string {
-	if x != nil {
-		return x.QueuedTurnIds
-	}
-	return nil
-}
-
 func (x *QueueChanged) GetReason() string {
 	if x != nil {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *QueueChanged) GetPosition() uint32 {
+	if x != nil && x.Position != nil {
+		return *x.Position
+	}
+	return 0
+}
+
+func (x *QueueChanged) GetQueueLength() uint32 {
+	if x != nil && x.QueueLength != nil {
+		return *x.QueueLength
+	}
+	return 0
 }
 
 // RunStatus (run.status): human-readable status of the work.
@@ -3221,12 +3236,15 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\aoutcome\x18\x01 \x01(\x0e2#.agentruntime.events.v1.TurnOutcomeR\aoutcome\x12\x1a\n" +
 	"\bcategory\x18\x02 \x01(\tR\bcategory\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x12\x1c\n" +
-	"\tretryable\x18\x04 \x01(\bR\tretryable\"\x7f\n" +
+	"\tretryable\x18\x04 \x01(\bR\tretryable\"\xd5\x01\n" +
 	"\fQueueChanged\x12\x16\n" +
 	"\x06change\x18\x01 \x01(\tR\x06change\x12\x17\n" +
-	"\aturn_id\x18\x02 \x01(\tR\x06turnId\x12&\n" +
-	"\x0fqueued_turn_ids\x18\x03 \x03(\tR\rqueuedTurnIds\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xfb\x01\n" +
+	"\aturn_id\x18\x02 \x01(\tR\x06turnId\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1f\n" +
+	"\bposition\x18\x05 \x01(\rH\x00R\bposition\x88\x01\x01\x12&\n" +
+	"\fqueue_length\x18\x06 \x01(\rH\x01R\vqueueLength\x88\x01\x01B\v\n" +
+	"\t_positionB\x0f\n" +
+	"\r_queue_lengthJ\x04\b\x03\x10\x04R\x0fqueued_turn_ids\"\xfb\x01\n" +
 	"\tRunStatus\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x16\n" +
@@ -3508,6 +3526,7 @@ func file_agentruntime_events_v1_control_proto_init() {
 		(*InputPart_Json)(nil),
 		(*InputPart_Ref)(nil),
 	}
+	file_agentruntime_events_v1_control_proto_msgTypes[11].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

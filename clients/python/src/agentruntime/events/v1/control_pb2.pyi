@@ -254,16 +254,18 @@ class ProcessTerminated(_message.Message):
     def __init__(self, reason: _Optional[str] = ..., signal: _Optional[str] = ...) -> None: ...
 
 class QueueChanged(_message.Message):
-    __slots__ = ["change", "queued_turn_ids", "reason", "turn_id"]
+    __slots__ = ["change", "position", "queue_length", "reason", "turn_id"]
     CHANGE_FIELD_NUMBER: _ClassVar[int]
-    QUEUED_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_LENGTH_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     change: str
-    queued_turn_ids: _containers.RepeatedScalarFieldContainer[str]
+    position: int
+    queue_length: int
     reason: str
     turn_id: str
-    def __init__(self, change: _Optional[str] = ..., turn_id: _Optional[str] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ...) -> None: ...
+    def __init__(self, change: _Optional[str] = ..., turn_id: _Optional[str] = ..., reason: _Optional[str] = ..., position: _Optional[int] = ..., queue_length: _Optional[int] = ...) -> None: ...
 
 class ReasoningDelta(_message.Message):
     __slots__ = ["text"]

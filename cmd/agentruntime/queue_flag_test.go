@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/agentruntime/agentruntime/services/control/app"
+)
+
+// --max-queued-turns takes its default from AR_MAX_QUEUED_TURNS, else the
+// control service's default, and dev and serve refuse a bound below 1
+// before they open anything.
+func TestMaxQueuedTurnsFlag(t *testing.T) {
+	parse := func(args ...string) common {
+		t.Helper()
+		var c common
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c.register(fs, "127.0.0.1:0")
+		if err := parseFlags(fs, args); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := parse(); c.maxQueuedTurns != app.DefaultMaxQueuedTurns || c.check() != nil {
+		t.Fatalf("default bound %d (%v), want %d", c.maxQueuedTurns, c.check(), app.DefaultMaxQueuedTurns)
+	}
+	t.Setenv("AR_MAX_QUEUED_TURNS", "25")
+	if c := parse(); c.maxQueuedTurns != 25 {
+		t.Fatalf("AR_MAX_QUEUED_TURNS=25 gave %d", c.maxQueuedTurns)
+	}
+	if c := parse("--max-queued-turns", "7"); c.maxQueuedTurns != 7 {
+		t.Fatalf("the flag gave %d, want 7 (over the environment)", c.maxQueuedTurns)
+	}
+	for _, run := range map[string]func() error{
+		"dev": func() error {
+			return runDev(context.Background(), []string{"--data-dir", t.TempDir(), "--max-queued-turns", "0"}, io.Discard, io.Discard)
+		},
+		"serve": func() error {
+			return runServe(context.Background(), []string{"control", "--max-queued-turns", "0"}, io.Discard, io.Discard)
+		},
+	} {
+		if err := run(); err == nil || !strings.Contains(err.Error(), "--max-queued-turns 0") {
+			t.Fatalf("a bound of 0: %v, want it refused naming the flag", err)
+		}
+	}
+}
