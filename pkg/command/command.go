@@ -199,12 +199,11 @@ func (x *Writer) execute(ctx context.Context, agg eventlog.Aggregate, key Key, d
 				}
 			}
 		}
-		// Chained publishes, not eventlog.AppendAtomic: an atomic batch's
-		// commit takes 8-40 ms on nats-server 2.15.2 against 0.2 ms for a
-		// publish (measured; docs/adr/0005-hot-path.md). A command cut
-		// between its events by another replica's write is decided again
-		// on the log: the decision sees its landed head.
-		appended, err := x.log.Append(ctx, agg, eventlog.ExpectSequence(e.last), evs...)
+		// All of the command or none of it: several events go as one
+		// atomic batch (docs/adr/0005-hot-path.md, "Atomic commands"), so
+		// no crash, lost connection or other replica can leave a head
+		// without its tail; one event is a plain publish.
+		appended, err := x.log.AppendAtomic(ctx, agg, eventlog.ExpectSequence(e.last), evs...)
 		if errors.Is(err, eventlog.ErrConflict) {
 			x.conflicts.Add(ctx, 1, metric.WithAttributes(attribute.String("aggregate_kind", agg.Kind)))
 			// Another writer got there first. Losers back off a random,

@@ -51,7 +51,7 @@ func (x Executor) Execute(ctx context.Context, agg eventlog.Aggregate, decide fu
 		if len(evs) == 0 {
 			return Result{Sequence: last}, nil
 		}
-		appended, err := x.Log.Append(ctx, agg, eventlog.ExpectSequence(last), evs...)
+		appended, err := x.Log.AppendAtomic(ctx, agg, eventlog.ExpectSequence(last), evs...)
 		if errors.Is(err, eventlog.ErrConflict) && len(appended) == 0 {
 			if err := backoff(ctx, i); err != nil {
 				return Result{}, err

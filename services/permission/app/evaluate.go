@@ -166,7 +166,7 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	if runsNow {
 		evs = append(evs, sandboxApplied(envelope, in.Target, in.Name, evalID, ev.Profile))
 	}
-	appended, err := a.log.Append(ctx, hs.agg, eventlog.ExpectSequence(hs.expect), evs...)
+	appended, err := a.log.AppendAtomic(ctx, hs.agg, eventlog.ExpectSequence(hs.expect), evs...)
 	if err != nil {
 		return EvaluateOutput{}, err
 	}

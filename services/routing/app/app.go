@@ -569,7 +569,7 @@ func (a *App) ConsumeLimits(ctx context.Context, tenant string, req *rv1.Consume
 		evs = append(evs, e)
 	}
 	// The refusal is a fact before it is an answer: append, then refuse.
-	if _, err := a.log.Append(ctx, turnAgg(tenant, s), eventlog.Any, evs...); err != nil {
+	if _, err := a.log.AppendAtomic(ctx, turnAgg(tenant, s), eventlog.Any, evs...); err != nil {
 		return nil, err
 	}
 	return nil, domain.ExhaustedError(m, hits, blocked, retry)
