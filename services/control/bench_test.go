@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -138,11 +141,29 @@ func BenchmarkSubmitThroughput(b *testing.B) {
 			b.Error(err)
 		}
 	})
+	// The other raw block of a turn: a bare gRPC round trip (health Check)
+	// on the same server, through the same interceptors. A turn is two
+	// calls (submit, report) and two publishes (turn.submitted,
+	// turn.completed): grpc-ratio says how close its two calls come to two
+	// bare ones.
+	cc, err := grpc.NewClient(h.listenAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cc.Close()
+	health := healthpb.NewHealthClient(cc)
+	rpcD := run(func(c, i int) {
+		if _, err := health.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+			b.Error(err)
+		}
+	})
 	b.StopTimer()
 	n := float64(per * clients)
 	b.ReportMetric(n/d.Seconds(), "turns/s")
 	b.ReportMetric(n/rawD.Seconds(), "raw-publishes/s")
 	b.ReportMetric((n/d.Seconds())/(n/rawD.Seconds()), "ratio")
+	b.ReportMetric(n/rpcD.Seconds(), "raw-grpc-calls/s")
+	b.ReportMetric(2*(n/d.Seconds())/(n/rpcD.Seconds()), "grpc-ratio")
 	b.ReportMetric(0, "ns/op")
 }
 
