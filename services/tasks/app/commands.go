@@ -169,6 +169,15 @@ func (a *App) start(ctx context.Context, tenant, taskID, idemKey, runID string, 
 	}
 	attemptID := ids.New(ids.Attempt)
 	res, err := a.onTask(ctx, tenant, taskID, idemKey, func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+		if at, ok := domain.StartInFlight(t); ok {
+			// A start cut between its two events by another writer: this
+			// command's own (its append conflicted after the first event)
+			// finishes; another start is refused as if the task ran.
+			if at.GetRunId() == runID {
+				return domain.FinishStart(t, at, a.now()), nil
+			}
+			return nil, domain.StartInProgress(t)
+		}
 		return decide(t, domain.Start{RunID: runID, AttemptID: attemptID, Worker: worker, InputRefs: inputs, Leased: ttl > 0, Now: a.now()})
 	})
 	if err != nil {

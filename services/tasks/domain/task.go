@@ -297,6 +297,36 @@ func startAttempt(t *tasksv1.Task, s Start) []*eventsv1.RuntimeEvent {
 }
 
 // CurrentAttempt is the attempt of the active run, nil when none.
+// StartInFlight is the attempt of a start whose task.attempt.started is
+// folded but whose task.started is not: a start is appended as two chained
+// events, and another writer may append between them (its own start, a
+// report on the new run) once it has read the first. The task is then
+// still queued (or accepted, retrying) with a running attempt.
+func StartInFlight(t *tasksv1.Task) (*tasksv1.Attempt, bool) {
+	a := CurrentAttempt(t)
+	if a == nil || a.GetStatus() != tasksv1.RunStatus_RUN_STATUS_RUNNING || !in(t.GetStatus(), allowed[CmdStart]) {
+		return nil, false
+	}
+	return a, true
+}
+
+// FinishStart is the rest of a start cut after its attempt (StartInFlight):
+// the task.started of that attempt.
+func FinishStart(t *tasksv1.Task, a *tasksv1.Attempt, now time.Time) []*eventsv1.RuntimeEvent {
+	run := transition(t, TypeTaskStarted, &eventsv1.TaskTransition{To: Running, Reason: a.GetReason()}, now)
+	run.RunId, run.AttemptId = a.GetRunId(), a.GetAttemptId()
+	return []*eventsv1.RuntimeEvent{run}
+}
+
+// StartInProgress refuses a start while another run's start is in flight:
+// the task is as good as running (the refusal a start gets once that
+// start's task.started lands).
+func StartInProgress(t *tasksv1.Task) error {
+	running := proto.Clone(t).(*tasksv1.Task)
+	running.Status = Running
+	return illegal(running, CmdStart)
+}
+
 func CurrentAttempt(t *tasksv1.Task) *tasksv1.Attempt {
 	if t.GetCurrentRunId() == "" {
 		return nil

@@ -185,3 +185,34 @@ func TestBlockerStatusOfArchivedTask(t *testing.T) {
 		t.Fatalf("running: %v", got)
 	}
 }
+
+// A start cut after its attempt: the task is queued with a running
+// attempt. Its own command finishes it; any other start is refused as if
+// the task ran.
+func TestStartInFlight(t *testing.T) {
+	q := fixture(Queued)
+	evs, err := DecideStart(q, Start{RunID: "run_9", AttemptID: "att_9", Worker: &tasksv1.WorkerRef{WorkerId: "w"}, Now: now})
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("start: %v %v", evs, err)
+	}
+	if _, ok := StartInFlight(Apply(q, evs[1])); ok {
+		t.Fatal("queued task without an attempt is in flight")
+	}
+	cut := Apply(q, evs[0])
+	at, ok := StartInFlight(cut)
+	if !ok || at.GetRunId() != "run_9" || cut.GetStatus() != Queued {
+		t.Fatalf("cut start: %v %v (%v)", at, ok, cut.GetStatus())
+	}
+	var fe *fault.Error
+	if err := StartInProgress(cut); !errors.As(err, &fe) || fe.Metadata["status"] != "running" {
+		t.Fatalf("another start: %v", err)
+	}
+	rest := FinishStart(cut, at, now)
+	done := Apply(cut, rest[0])
+	if len(rest) != 1 || rest[0].GetType() != TypeTaskStarted || done.GetStatus() != Running || rest[0].GetRunId() != "run_9" {
+		t.Fatalf("finished: %v -> %v", rest, done.GetStatus())
+	}
+	if _, ok := StartInFlight(done); ok {
+		t.Fatal("a running task is in flight")
+	}
+}
