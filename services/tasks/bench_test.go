@@ -5,66 +5,116 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natsserver"
+	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
+	"github.com/agentruntime/agentruntime/services/kit"
+	"github.com/agentruntime/agentruntime/services/tasks"
+	"github.com/agentruntime/agentruntime/services/tasks/app"
 )
 
+// lifecycleEnv runs the service in one of the shapes it is deployed in
+// and answers its app, a connection to the same NATS and the stream's
+// replica count:
+//
+//   - dev: JetStream embedded in the process, the read model in memory;
+//   - serve: nats-server as its own process (R1), the read model and the
+//     worker leases in Redis (redis-server as its own process);
+//   - serve-r3: serve on a 3-node nats-server cluster, the log at R3 (how
+//     production runs it).
+func lifecycleEnv(b *testing.B, shape string) (*app.App, *nats.Conn, int) {
+	if shape == "dev" {
+		svc, _, nc := appEnv(b, nil)
+		return svc.App(), nc, 1
+	}
+	url, replicas := "", 1
+	if shape == "serve" {
+		url = natsserver.Start(b).URL
+	} else {
+		url, replicas = natsserver.StartCluster(b, 3).URLs(), 3
+	}
+	nc, err := nats.Connect(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(nc.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	log, err := eventlog.Open(ctx, nc, eventlog.Config{Replicas: replicas})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc := redistest.Client(b)
+	svc := tasks.NewWithOptions(kit.Deps{Log: log, Store: projection.NewRedis(rc, "agentruntime:tasks:"+ids.New("ns")), Redis: rc},
+		tasks.Options{SweepInterval: 100 * time.Millisecond})
+	done := make(chan struct{})
+	go func() { _ = svc.Run(ctx); close(done) }()
+	b.Cleanup(func() { cancel(); <-done })
+	return svc.App(), nc, replicas
+}
+
 // BenchmarkTaskLifecycle measures create -> start -> complete through the
-// app layer (the write path with its read-your-writes waits, the
-// projector and the reactor running), interleaved on the same server with
-// raw JetStream appends of the same number of events (a lifecycle appends
-// six: created, queued, attempt.started, started, attempt.completed,
-// completed). It reports lifecycles/s, raw appends/s and the ratio of the
-// events/s the lifecycle achieves to the raw append rate.
+// app layer (the writer's decisions and appends, the projector, reactor
+// and sweeper running beside them), interleaved on the same server with
+// raw JetStream appends of the same number of events to a stream of the
+// same replication (a lifecycle appends six: created, queued,
+// attempt.started, started, attempt.completed, completed). It reports
+// lifecycles/s, raw appends/s and the ratio of the events/s the lifecycle
+// achieves to the raw append rate.
 func BenchmarkTaskLifecycle(b *testing.B) {
-	svc, _, nc := appEnv(b, nil)
-	a := svc.App()
-	ctx := context.Background()
-	// The raw side appends on the same server, to its own stream.
-	js, err := jetstream.New(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}}); err != nil {
-		b.Fatal(err)
-	}
-	data, err := proto.Marshal(&eventsv1.RuntimeEvent{Type: "task.created", EventId: "evt_01JCX3Q8Z5V1T2N7R4W9K6M0PA", TenantId: "t1", TaskId: "task_01JCX3Q8Z5V1T2N7R4W9K6M0PA",
-		Payload: &eventsv1.RuntimeEvent_TaskCreated{TaskCreated: &eventsv1.TaskCreated{Task: &tasksv1.Task{TaskId: "task_01JCX3Q8Z5V1T2N7R4W9K6M0PA", Spec: &tasksv1.TaskSpec{Title: "bench"}}}}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	const eventsPerLifecycle = 6
-	var life, raw time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		_, task, err := a.CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{SessionId: "bench", Spec: &tasksv1.TaskSpec{Title: "bench"}})
+	for _, shape := range []string{"dev", "serve", "serve-r3"} {
+		a, nc, replicas := lifecycleEnv(b, shape)
+		ctx := context.Background()
+		js, err := jetstream.New(nc)
 		if err != nil {
 			b.Fatal(err)
 		}
-		st, err := a.StartTask(ctx, "t1", &tasksv1.StartTaskRequest{TaskId: task.GetTaskId(), Worker: &tasksv1.WorkerRef{WorkerId: "w"}})
+		if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}, Replicas: replicas}); err != nil {
+			b.Fatal(err)
+		}
+		data, err := proto.Marshal(&eventsv1.RuntimeEvent{Type: "task.created", EventId: "evt_01JCX3Q8Z5V1T2N7R4W9K6M0PA", TenantId: "t1", TaskId: "task_01JCX3Q8Z5V1T2N7R4W9K6M0PA",
+			Payload: &eventsv1.RuntimeEvent_TaskCreated{TaskCreated: &eventsv1.TaskCreated{Task: &tasksv1.Task{TaskId: "task_01JCX3Q8Z5V1T2N7R4W9K6M0PA", Spec: &tasksv1.TaskSpec{Title: "bench"}}}}})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := a.CompleteTask(ctx, "t1", &tasksv1.CompleteTaskRequest{TaskId: task.GetTaskId(), RunId: st.RunID}); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		for j := 0; j < eventsPerLifecycle; j++ {
-			if _, err := js.Publish(ctx, "raw.t1", data); err != nil {
-				b.Fatal(err)
+		b.Run(shape, func(b *testing.B) {
+			const eventsPerLifecycle = 6
+			var life, raw time.Duration
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				_, task, err := a.CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{SessionId: "bench", Spec: &tasksv1.TaskSpec{Title: "bench"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				st, err := a.StartTask(ctx, "t1", &tasksv1.StartTaskRequest{TaskId: task.GetTaskId(), Worker: &tasksv1.WorkerRef{WorkerId: "w"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := a.CompleteTask(ctx, "t1", &tasksv1.CompleteTaskRequest{TaskId: task.GetTaskId(), RunId: st.RunID}); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				for j := 0; j < eventsPerLifecycle; j++ {
+					if _, err := js.Publish(ctx, "raw.t1", data); err != nil {
+						b.Fatal(err)
+					}
+				}
+				life += t1.Sub(t0)
+				raw += time.Since(t1)
 			}
-		}
-		life += t1.Sub(t0)
-		raw += time.Since(t1)
+			lifeRate := float64(b.N) / life.Seconds()
+			rawRate := float64(b.N*eventsPerLifecycle) / raw.Seconds()
+			b.ReportMetric(lifeRate, "lifecycles/s")
+			b.ReportMetric(rawRate, "raw-appends/s")
+			b.ReportMetric(lifeRate*eventsPerLifecycle/rawRate, "ratio")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
-	lifeRate := float64(b.N) / life.Seconds()
-	rawRate := float64(b.N*eventsPerLifecycle) / raw.Seconds()
-	b.ReportMetric(lifeRate, "lifecycles/s")
-	b.ReportMetric(rawRate, "raw-appends/s")
-	b.ReportMetric(lifeRate*eventsPerLifecycle/rawRate, "ratio")
-	b.ReportMetric(0, "ns/op")
 }

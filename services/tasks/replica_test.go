@@ -317,6 +317,18 @@ func (c cmd) apply(ctx context.Context, a *app.App) (app.Result, error) {
 		return progress(nil, tasksv1.TaskStatus_TASK_STATUS_RUNNING)
 	case "update":
 		return a.UpdateTask(ctx, tenant, &tasksv1.UpdateTaskRequest{TaskId: c.task, Spec: &tasksv1.TaskSpec{Title: c.key}, UpdateFields: []string{"title"}, IdempotencyKey: c.key})
+	case "complete":
+		return a.CompleteTask(ctx, tenant, &tasksv1.CompleteTaskRequest{TaskId: c.task, RunId: c.run, Summary: c.key, IdempotencyKey: c.key})
+	case "fail":
+		res, _, err := a.FailTask(ctx, tenant, &tasksv1.FailTaskRequest{TaskId: c.task, RunId: c.run, IdempotencyKey: c.key,
+			Error: &tasksv1.TaskError{Category: "transient", Message: c.key, Retryable: len(c.key)%2 == 0}})
+		return res, err
+	case "cancel":
+		res, _, err := a.CancelTask(ctx, tenant, "tester", &tasksv1.CancelTaskRequest{TaskId: c.task, Reason: c.key, IdempotencyKey: c.key})
+		return res, err
+	case "retry":
+		st, err := a.RetryTask(ctx, tenant, &tasksv1.RetryTaskRequest{TaskId: c.task, Reason: c.key, IdempotencyKey: c.key})
+		return st.Result, err
 	case "pause":
 		return a.PauseTask(ctx, tenant, &tasksv1.PauseTaskRequest{TaskId: c.task, Reason: c.key, IdempotencyKey: c.key})
 	case "resume":
@@ -343,13 +355,12 @@ func scrub(t *tasksv1.Task) *tasksv1.Task {
 // decision taken on a stale entry and appended anyway would be refused
 // there, or leave another state.
 //
-// The commands are the single-event ones (progress, waiting and running
-// reports, update, pause, resume; a start, refused while the run is
-// active). A command of several events is appended as chained publishes:
-// under this contention another replica can decide between its events
-// (an earlier version of this test, with start, fail, cancel and retry,
-// caught a start whose attempt.started landed and whose task.started was
-// refused). That is issue 24 item 1 (docs/adr/0005-hot-path.md, addendum).
+// The commands cover the task's state machine: starts, reports, waits,
+// updates, pauses and resumes, completions, failures (retried by policy
+// or not), cancellations and retries. Commands of several events land
+// whole or not at all (one atomic batch): with chained publishes, an
+// earlier version of this test caught a start whose attempt.started
+// landed while another replica's start was decided on it.
 func TestReplicaInterleavingsMatchOneAtATime(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -360,7 +371,8 @@ func TestReplicaInterleavingsMatchOneAtATime(t *testing.T) {
 	taskIDs := []string{"prop_a", "prop_b"}
 	create := func(a *app.App) {
 		for _, id := range taskIDs {
-			if _, _, err := a.CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{TaskId: id, SessionId: "s", Spec: &tasksv1.TaskSpec{Title: id}}); err != nil {
+			if _, _, err := a.CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{TaskId: id, SessionId: "s",
+				Spec: &tasksv1.TaskSpec{Title: id, RetryPolicy: &tasksv1.RetryPolicy{MaxAttempts: 3}}}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := a.StartTask(ctx, "t1", &tasksv1.StartTaskRequest{TaskId: id, RunId: "run_" + id, Worker: worker}); err != nil {
@@ -369,18 +381,18 @@ func TestReplicaInterleavingsMatchOneAtATime(t *testing.T) {
 		}
 	}
 	const replicas, perReplica = 3, 30
-	names := []string{"start", "progress", "progress", "wait", "run", "update", "pause", "resume"}
+	names := []string{"start", "start", "progress", "progress", "wait", "run", "update", "pause", "resume", "complete", "fail", "fail", "cancel", "retry", "retry"}
+	runs := []string{"run_" + taskIDs[0], "run_" + taskIDs[1]}
 	plans := make([][]cmd, replicas)
 	for r := range plans {
 		for k := range perReplica {
 			c := cmd{name: names[rng.IntN(len(names))], task: taskIDs[rng.IntN(len(taskIDs))], key: fmt.Sprintf("c_%d_%d", r, k)}
-			switch {
-			case c.name == "start":
+			if c.name == "start" {
 				c.run = fmt.Sprintf("run_%d_%d", r, k)
-			case rng.IntN(5) == 0:
-				c.run = "run_" + taskIDs[rng.IntN(len(taskIDs))] // often another task's run: refused
-			default:
-				c.run = "run_" + c.task
+				runs = append(runs, c.run)
+			} else {
+				// Often a run of the other task or an ended one: refused.
+				c.run = runs[rng.IntN(len(runs))]
 			}
 			plans[r] = append(plans[r], c)
 		}

@@ -170,8 +170,8 @@ func (a *App) start(ctx context.Context, tenant, taskID, idemKey, runID string, 
 	attemptID := ids.New(ids.Attempt)
 	res, err := a.onTask(ctx, tenant, taskID, idemKey, func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
 		if at, ok := domain.StartInFlight(t); ok {
-			// A start cut between its two events by another writer: this
-			// command's own (its append conflicted after the first event)
+			// A start cut between its two events (a log written before
+			// commands were atomic batches): this command's own cut start
 			// finishes; another start is refused as if the task ran.
 			if at.GetRunId() == runID {
 				return domain.FinishStart(t, at, a.now()), nil
