@@ -243,7 +243,8 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 	defer runners.Wait()
 	defer cancel(nil)
 	// Every projector and reactor of the process records a span per batch
-	// and reports its progress to the consumer gauges.
+	// and reports its progress to the consumer gauges, each under its own
+	// name.
 	consumers, err := metrics.NewConsumers(rt.tel.MeterProvider)
 	if err != nil {
 		return err
@@ -255,7 +256,10 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 	}, metrics.Subscriptions, metrics.HubPosition); err != nil {
 		return err
 	}
+	// One feed reads the log once for every projector and reactor of the
+	// process, each with its own checkpoint (ADR 0007).
 	consumerCtx := projector.ContextWithOptions(ctx,
+		projector.WithFeed(projector.NewFeed(rt.log)),
 		projector.WithTracerProvider(rt.tel.TracerProvider),
 		projector.WithProgress(func(p projector.Progress) {
 			// One consumer may feed several projections ("control+control.claims").

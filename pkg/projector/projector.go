@@ -60,6 +60,7 @@ type options struct {
 	failure    func(name string, err error)
 	afterBatch func(batch []*eventlog.Record, checkpoint uint64)
 	tracer     trace.Tracer
+	feed       *Feed
 }
 
 // WithTracerProvider records a consumer span per batch, a child of the
@@ -364,11 +365,6 @@ func loopFrom(ctx context.Context, log *eventlog.Log, name string, filters []str
 	}
 }
 
-type fed struct {
-	rec *eventlog.Record
-	err error
-}
-
 // catchUpLog is the lag from which a projector says it is catching up, and
 // how often it then reports its progress.
 const (
@@ -384,31 +380,14 @@ func follow(ctx context.Context, log *eventlog.Log, name string, filters []strin
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	fctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sub, err := log.Subscribe(fctx, filters, eventlog.FromSequence(checkpoint+1))
-	if err != nil {
-		return err
+	// The process's feed when it has one over this log; else one of our
+	// own, which reads only our subjects.
+	feed := o.feed
+	if feed == nil || feed.log != log {
+		feed = newFeed(log, o.maxBatch)
 	}
-	// The feeder reads ahead while a batch is folded and written: the
-	// channel's capacity bounds what is held.
-	feed := make(chan fed, o.maxBatch)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			rec, err := sub.Next(fctx)
-			select {
-			case feed <- fed{rec, err}:
-			case <-fctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	defer func() { cancel(); sub.Stop(); <-done }()
+	m := feed.join(filters, checkpoint+1)
+	defer feed.leave(m)
 
 	base := checkpoint
 	// A store that lost its data (FLUSHALL, failover to an empty or older
@@ -422,73 +401,114 @@ func follow(ctx context.Context, log *eventlog.Log, name string, filters []strin
 	var started, lastLog time.Time
 	var startEvents uint64
 	batch := make([]*eventlog.Record, 0, o.maxBatch)
+	// carry is the rest of a chunk that did not fit in the last batch.
+	var carry []*eventlog.Record
 	for {
 		batch = batch[:0]
 		var stop error
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-storeCheck.C:
-			if err := check(ctx, base); err != nil {
-				return err
+		// at is the last record taken from the feed (ours or not): the
+		// lag is counted from it.
+		var at *eventlog.Record
+		take := func(recs []*eventlog.Record) {
+			for i, rec := range recs {
+				if filters != nil && !matchesAny(filters, rec.Subject) {
+					at = rec
+					continue
+				}
+				if len(batch) == o.maxBatch {
+					carry = recs[i:]
+					return
+				}
+				batch, at = append(batch, rec), rec
 			}
-			continue
-		case f := <-feed:
-			if f.err != nil {
-				return f.err
+			carry = nil
+		}
+		if carry != nil {
+			take(carry)
+		} else {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-storeCheck.C:
+				if err := check(ctx, base); err != nil {
+					return err
+				}
+				continue
+			case c := <-m.ch:
+				if c.err != nil {
+					return c.err
+				}
+				take(c.recs)
 			}
-			batch = append(batch, f.rec)
 		}
 	drain:
-		for len(batch) < o.maxBatch {
+		for carry == nil && len(batch) < o.maxBatch {
 			select {
-			case f := <-feed:
-				if f.err != nil {
-					stop = f.err
+			case c := <-m.ch:
+				if c.err != nil {
+					// The feed ended on a failure: this batch first.
+					stop = c.err
 					break drain
 				}
-				batch = append(batch, f.rec)
+				take(c.recs)
 			default:
 				break drain
 			}
 		}
-		hctx, span := o.batchSpan(ctx, log, name, batch)
-		next, err := handle(hctx, batch, base)
-		if err != nil {
-			span.SetStatus(otelcodes.Error, err.Error())
+		if len(batch) > 0 {
+			hctx, span := o.batchSpan(ctx, log, name, batch)
+			next, err := handle(hctx, batch, base)
+			if err != nil {
+				span.SetStatus(otelcodes.Error, err.Error())
+				span.End()
+				return err
+			}
 			span.End()
-			return err
+			base = next
+			if o.afterBatch != nil {
+				o.afterBatch(batch, base)
+			}
 		}
-		span.End()
-		base = next
-		if o.afterBatch != nil {
-			o.afterBatch(batch, base)
-		}
-		last := batch[len(batch)-1]
-		progress.Checkpoint, progress.Pending = base, last.Pending
+		progress.Checkpoint, progress.Pending = base, lag(at, base)
 		progress.Events += uint64(len(batch))
 		if o.progress != nil {
 			o.progress(progress)
 		}
 		now := time.Now()
 		switch {
-		case !catchingUp && last.Pending >= catchUpLog:
+		case !catchingUp && progress.Pending >= catchUpLog:
 			catchingUp, started, lastLog, startEvents = true, now, now, progress.Events
-			logger.InfoContext(ctx, "catching up", "consumer", name, "checkpoint", base, "pending", last.Pending)
-		case catchingUp && last.Pending == 0:
+			logger.InfoContext(ctx, "catching up", "consumer", name, "checkpoint", base, "pending", progress.Pending)
+		case catchingUp && progress.Pending == 0:
 			catchingUp = false
 			n := progress.Events - startEvents
 			logger.InfoContext(ctx, "caught up", "consumer", name, "checkpoint", base, "events", n,
 				"seconds", now.Sub(started).Seconds(), "events_per_second", float64(n)/max(now.Sub(started).Seconds(), 1e-9))
 		case catchingUp && now.Sub(lastLog) >= progressEvery:
 			lastLog = now
-			logger.InfoContext(ctx, "catching up", "consumer", name, "checkpoint", base, "pending", last.Pending,
+			logger.InfoContext(ctx, "catching up", "consumer", name, "checkpoint", base, "pending", progress.Pending,
 				"events_per_second", float64(progress.Events-startEvents)/now.Sub(started).Seconds())
 		}
 		if stop != nil {
 			return stop
 		}
 	}
+}
+
+// lag is how many events a consumer at base has yet to read, as the feed
+// saw the log when it delivered at (the last record taken). The feed's
+// pending count is the lag of a consumer that has applied at; one ahead of
+// the feed (it skips what the feed reads again for a consumer behind it)
+// lags only by what follows its own checkpoint, at most nothing.
+func lag(at *eventlog.Record, base uint64) uint64 {
+	if at == nil {
+		return 0
+	}
+	end := at.Event.GetSequence() + at.Pending
+	if end <= base {
+		return 0
+	}
+	return min(at.Pending, end-base)
 }
 
 // maxSpanLinks bounds the links a batch span carries to its events'

@@ -26,6 +26,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/natsembed"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/server"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natsserver"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
@@ -214,6 +215,7 @@ func newStackWith(b testing.TB, sh shape, dir, models string, services ...string
 		s.redis = redistest.Client(b)
 	}
 	var devLog *eventlog.Log
+	feeds := map[*eventlog.Log]*projector.Feed{}
 	for _, name := range services {
 		// dev: one process, one connection; serve: a process per service.
 		var log *eventlog.Log
@@ -250,7 +252,13 @@ func newStackWith(b testing.TB, sh shape, dir, models string, services ...string
 		}
 		wg.Go(func() { _ = g.Serve(ctx, lis) })
 		if r, ok := svc.(kit.Runner); ok {
-			wg.Go(func() { _ = r.Run(ctx) })
+			// As the binary runs them: one feed per process (dev: every
+			// service; serve: the one) for all its projectors.
+			if feeds[log] == nil {
+				feeds[log] = projector.NewFeed(log)
+			}
+			runCtx := projector.ContextWithOptions(ctx, projector.WithFeed(feeds[log]))
+			wg.Go(func() { _ = r.Run(runCtx) })
 		}
 		s.addr[name] = lis.Addr().String()
 	}

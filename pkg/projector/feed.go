@@ -1,0 +1,288 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+)
+
+// Feed is one ordered consumer over the log that feeds every projector and
+// reactor of a process: each event is read and decoded once, whatever the
+// number of read models built from it (docs/adr/0007). The composition
+// root makes one per process and gives it to every consumer with
+// ContextWithOptions(ctx, WithFeed(feed)); a Run, RunAll or React without
+// one reads through a feed of its own.
+//
+// Each consumer keeps its own checkpoint, filters, batches, readiness and
+// failures. The feed reads from the lowest position any of them needs: a
+// consumer that joins behind the feed (a new store, a restart after a
+// failure) makes it start over from that consumer's checkpoint, and the
+// consumers already ahead skip what they have applied (every handler skips
+// sequences at or below its base). A consumer that fails leaves the feed
+// and joins again from its checkpoint; the others go on. The feed runs
+// while it has consumers and stops with the last.
+//
+// The feed moves at the pace of its slowest consumer: each holds at most
+// feedDepth batches not yet taken.
+type Feed struct {
+	log      *eventlog.Log
+	maxBatch int
+
+	mu sync.Mutex
+	// attached consumers receive every batch of the current subscription.
+	attached map[*member]struct{}
+	// waiting consumers joined behind the position: they attach when the
+	// subscription starts over.
+	waiting map[*member]struct{}
+	running bool
+	// filters of the current subscription (nil: the whole log).
+	filters []string
+	// next is the first sequence not yet handed to the attached consumers.
+	next uint64
+	// restart ends the current subscription's read (a consumer waits).
+	restart context.CancelFunc
+	opened  int
+}
+
+// feedDepth is how many batches a consumer of a feed may hold untaken.
+const feedDepth = 2
+
+// member is one consumer of a feed.
+type member struct {
+	filters []string
+	whole   bool
+	// from is the first sequence the consumer needs.
+	from uint64
+	ch   chan chunk
+	gone chan struct{}
+}
+
+// chunk is what the feed hands a consumer: a batch of the log in order
+// (shared: not to be changed) or the error that ended the subscription.
+type chunk struct {
+	recs []*eventlog.Record
+	err  error
+}
+
+// NewFeed returns a feed over log folding up to DefaultMaxBatch events per
+// batch.
+func NewFeed(log *eventlog.Log) *Feed { return newFeed(log, DefaultMaxBatch) }
+
+func newFeed(log *eventlog.Log, maxBatch int) *Feed {
+	return &Feed{log: log, maxBatch: maxBatch, attached: map[*member]struct{}{}, waiting: map[*member]struct{}{}}
+}
+
+// WithFeed makes Run, RunAll and React read through feed when they read
+// feed's log (another log gets a consumer of its own).
+func WithFeed(feed *Feed) Option {
+	return func(o *options) { o.feed = feed }
+}
+
+// Opened is how many subscriptions the feed has opened on the log (one per
+// start over): a rebuild of every read model of the process is one.
+func (f *Feed) Opened() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.opened
+}
+
+// join adds a consumer that needs the events matching filters (nil: all)
+// from sequence from on.
+func (f *Feed) join(filters []string, from uint64) *member {
+	m := &member{filters: filters, whole: filters == nil, from: from, ch: make(chan chunk, feedDepth), gone: make(chan struct{})}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.running && from >= f.next && f.covers(filters) {
+		f.attached[m] = struct{}{}
+		return m
+	}
+	f.waiting[m] = struct{}{}
+	if !f.running {
+		f.running = true
+		go f.run()
+	} else if f.restart != nil {
+		f.restart()
+	}
+	return m
+}
+
+// leave removes m; the last consumer to leave stops the feed.
+func (f *Feed) leave(m *member) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.attached, m)
+	delete(f.waiting, m)
+	close(m.gone)
+	if len(f.attached)+len(f.waiting) == 0 && f.restart != nil {
+		f.restart()
+	}
+}
+
+// covers reports whether the current subscription reads every subject of
+// filters.
+func (f *Feed) covers(filters []string) bool {
+	if f.filters == nil {
+		return true
+	}
+	if filters == nil {
+		return false
+	}
+	for _, want := range filters {
+		if !slices.Contains(f.filters, want) {
+			return false
+		}
+	}
+	return true
+}
+
+// run reads the log for the consumers until none is left, starting over
+// whenever one joins behind the position.
+func (f *Feed) run() {
+	for {
+		f.mu.Lock()
+		if len(f.attached)+len(f.waiting) == 0 {
+			f.running, f.restart = false, nil
+			f.mu.Unlock()
+			return
+		}
+		// From the lowest position anyone needs: the attached consumers
+		// have everything before next; the waiting ones need their own.
+		from, whole := uint64(math.MaxUint64), false
+		var filters []string
+		if len(f.attached) > 0 {
+			from = f.next
+		}
+		for m := range f.waiting {
+			from = min(from, m.from)
+			f.attached[m] = struct{}{}
+		}
+		clear(f.waiting)
+		for m := range f.attached {
+			whole = whole || m.whole
+			for _, s := range m.filters {
+				if !slices.Contains(filters, s) {
+					filters = append(filters, s)
+				}
+			}
+		}
+		if whole {
+			filters = nil
+		}
+		f.filters, f.next = filters, from
+		ctx, cancel := context.WithCancel(context.Background())
+		f.restart = cancel
+		f.opened++
+		f.mu.Unlock()
+		err := f.read(ctx, filters, from)
+		cancel()
+		if err != nil {
+			// The log failed: every attached consumer stops, and joins
+			// again from its checkpoint after its backoff.
+			f.mu.Lock()
+			members := make([]*member, 0, len(f.attached))
+			for m := range f.attached {
+				members = append(members, m)
+			}
+			clear(f.attached)
+			f.mu.Unlock()
+			for _, m := range members {
+				select {
+				case m.ch <- chunk{err: err}:
+				case <-m.gone:
+				}
+			}
+		}
+	}
+}
+
+// read follows the log from sequence from, handing each batch to every
+// attached consumer, until ctx ends (nil: start over or stop) or the log
+// fails.
+func (f *Feed) read(ctx context.Context, filters []string, from uint64) error {
+	sub, err := f.log.Subscribe(ctx, filters, eventlog.FromSequence(from))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	type fed struct {
+		rec *eventlog.Record
+		err error
+	}
+	// The reader reads ahead while a batch is handed out: the channel's
+	// capacity bounds what is held.
+	in := make(chan fed, f.maxBatch)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			rec, err := sub.Next(ctx)
+			select {
+			case in <- fed{rec, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { sub.Stop(); <-done }()
+	for {
+		var batch []*eventlog.Record
+		select {
+		case <-ctx.Done():
+			return nil
+		case r := <-in:
+			if r.err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return r.err
+			}
+			batch = make([]*eventlog.Record, 0, min(f.maxBatch, 1+len(in)))
+			batch = append(batch, r.rec)
+		}
+		var stop error
+	drain:
+		for len(batch) < f.maxBatch {
+			select {
+			case r := <-in:
+				if r.err != nil {
+					stop = r.err
+					break drain
+				}
+				batch = append(batch, r.rec)
+			default:
+				break drain
+			}
+		}
+		// Whoever attaches from now on needs what follows this batch; the
+		// batch goes to every consumer attached before, without fail (a
+		// consumer that left is skipped), so none sees a gap.
+		f.mu.Lock()
+		f.next = batch[len(batch)-1].Event.GetSequence() + 1
+		members := make([]*member, 0, len(f.attached))
+		for m := range f.attached {
+			members = append(members, m)
+		}
+		f.mu.Unlock()
+		for _, m := range members {
+			select {
+			case m.ch <- chunk{recs: batch}:
+			case <-m.gone:
+			}
+		}
+		if stop != nil {
+			if ctx.Err() != nil || errors.Is(stop, context.Canceled) {
+				return nil
+			}
+			return stop
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package projector_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
+)
+
+// flaky counts every event of the whole log like tally, under its own
+// name, and fails once when it first meets sequence failAt.
+type flaky struct {
+	failAt uint64
+	failed *atomic.Bool
+}
+
+func (flaky) Name() string      { return "test.flaky" }
+func (flaky) Filters() []string { return nil }
+func (f flaky) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+	if rec.Event.GetSequence() == f.failAt && f.failed.CompareAndSwap(false, true) {
+		return projection.Batch{}, errors.New("flaky: failing once")
+	}
+	cur, err := store.Get(ctx, "flaky")
+	if err != nil && err != projection.ErrNotFound {
+		return projection.Batch{}, err
+	}
+	n, _ := strconv.Atoi(string(cur))
+	return projection.Batch{Puts: []projection.KV{{Key: "flaky", Value: []byte(strconv.Itoa(n + 1))}}}, nil
+}
+
+// One feed serves projectors and a reactor at different checkpoints: one
+// joining behind makes it start over from its checkpoint, those ahead skip
+// what they have applied (and report no lag meanwhile), one that fails
+// leaves and joins again from its checkpoint. Each ends equal to folding
+// event by event, every event counted once; at the head one subscription
+// serves them all.
+func TestFeedServesConsumersAtDifferentCheckpoints(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
+	require.NoError(t, err)
+	filter := log.Subjects.Session("acme", "sess_1")
+	other := eventlog.Aggregate{Tenant: "acme", Session: "sess_2", Kind: "session", ID: "sess_2"}
+	for i := 0; i < 10; i++ {
+		_, err := log.Append(ctx, other, eventlog.Any, &eventsv1.RuntimeEvent{Type: "runtime.warning", Payload: &eventsv1.RuntimeEvent_RuntimeWarning{
+			RuntimeWarning: &eventsv1.RuntimeWarning{Code: "x-" + strconv.Itoa(i)}}})
+		require.NoError(t, err)
+	}
+	appendLedger(t, ctx, log, 40)
+	recs := readAll(t, ctx, log, filter)
+	head, err := log.Head(ctx)
+	require.NoError(t, err)
+
+	feed := projector.NewFeed(log)
+	fctx, fcancel := context.WithCancel(projector.ContextWithOptions(ctx, projector.WithFeed(feed)))
+	var wg sync.WaitGroup
+	defer func() { fcancel(); wg.Wait() }()
+	s := projection.NewMemory()
+	// The ledger is a third applied already, and alone on the feed.
+	_, err = projector.ApplyBatch(ctx, s, ledger{filter}, recs[:40], 0)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	watching := false
+	var ledgerLags []uint64
+	wg.Go(func() {
+		_ = projector.Run(fctx, log, s, ledger{filter}, nil, projector.WithMaxBatch(16), projector.WithProgress(func(p projector.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if watching {
+				ledgerLags = append(ledgerLags, p.Pending)
+			}
+		}))
+	})
+	_, err = s.WaitFor(ctx, ledger{}.Name(), head)
+	require.NoError(t, err)
+	require.Equal(t, 1, feed.Opened())
+	mu.Lock()
+	watching = true
+	mu.Unlock()
+
+	// The tally and the flaky one start from nothing, behind the feed;
+	// the flaky one fails once on its way. The reactor starts past the
+	// first ten events, as if it had reacted to them.
+	_, err = s.Apply(ctx, projection.Batch{Projection: counterReactor{}.Name(), Sequence: 10})
+	require.NoError(t, err)
+	reacted := make(chan string, 1000)
+	wg.Go(func() { _ = projector.Run(fctx, log, s, tally{}, nil, projector.WithMaxBatch(7)) })
+	failed := &atomic.Bool{}
+	wg.Go(func() { _ = projector.Run(fctx, log, s, flaky{failAt: 77, failed: failed}, nil) })
+	wg.Go(func() { _ = projector.React(fctx, log, s, counterReactor{seen: reacted}, nil) })
+	for _, name := range []string{tally{}.Name(), flaky{}.Name(), counterReactor{}.Name()} {
+		_, err = s.WaitFor(ctx, name, head)
+		require.NoError(t, err, name)
+	}
+	count := func(key string) string {
+		got, err := s.Get(ctx, key)
+		require.NoError(t, err)
+		return string(got)
+	}
+	require.Equal(t, strconv.FormatUint(head, 10), count("tally"), "every event counted once")
+	require.True(t, failed.Load())
+	require.Equal(t, strconv.FormatUint(head, 10), count("flaky"), "every event counted once, across its failure")
+	require.Equal(t, dump(t, ctx, oneByOne(t, ctx, recs)), dump(t, ctx, s))
+	require.Len(t, reacted, int(head)-10, "the reactor reacted to each event after its checkpoint once")
+	mu.Lock()
+	require.NotEmpty(t, ledgerLags)
+	for _, l := range ledgerLags {
+		require.Zero(t, l, "the ledger is at the head while the feed reads again for the others")
+	}
+	mu.Unlock()
+
+	// At the head one subscription serves everyone: new events reach all
+	// of them without another.
+	opened := feed.Opened()
+	appendLedger(t, ctx, log, 5)
+	recs = readAll(t, ctx, log, filter)
+	head, err = log.Head(ctx)
+	require.NoError(t, err)
+	for _, name := range []string{ledger{}.Name(), tally{}.Name(), flaky{}.Name(), counterReactor{}.Name()} {
+		_, err = s.WaitFor(ctx, name, head)
+		require.NoError(t, err, name)
+	}
+	require.Equal(t, opened, feed.Opened())
+	require.Equal(t, strconv.FormatUint(head, 10), count("tally"))
+	require.Equal(t, strconv.FormatUint(head, 10), count("flaky"))
+	require.Equal(t, dump(t, ctx, oneByOne(t, ctx, recs)), dump(t, ctx, s))
+	require.Len(t, reacted, int(head)-10)
+}
