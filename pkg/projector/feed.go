@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
@@ -54,7 +55,6 @@ const feedDepth = 2
 // member is one consumer of a feed.
 type member struct {
 	filters []string
-	whole   bool
 	// from is the first sequence the consumer needs.
 	from uint64
 	ch   chan chunk
@@ -93,7 +93,7 @@ func (f *Feed) Opened() int {
 // join adds a consumer that needs the events matching filters (nil: all)
 // from sequence from on.
 func (f *Feed) join(filters []string, from uint64) *member {
-	m := &member{filters: filters, whole: filters == nil, from: from, ch: make(chan chunk, feedDepth), gone: make(chan struct{})}
+	m := &member{filters: filters, from: from, ch: make(chan chunk, feedDepth), gone: make(chan struct{})}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.running && from >= f.next && f.covers(filters) {
@@ -132,11 +132,77 @@ func (f *Feed) covers(filters []string) bool {
 		return false
 	}
 	for _, want := range filters {
-		if !slices.Contains(f.filters, want) {
+		if !slices.ContainsFunc(f.filters, func(have string) bool { return subsumes(have, want) }) {
 			return false
 		}
 	}
 	return true
+}
+
+// union is one set of filters reading every subject of the given sets (nil
+// if one is nil: the whole log): a filter within another is dropped, and
+// the whole log is read when two still overlap, as a consumer's filters
+// must not (each consumer filters what it is handed anyway).
+func union(sets ...[]string) []string {
+	var out []string
+	for _, set := range sets {
+		if set == nil {
+			return nil
+		}
+		for _, f := range set {
+			if slices.ContainsFunc(out, func(have string) bool { return subsumes(have, f) }) {
+				continue
+			}
+			out = slices.DeleteFunc(out, func(have string) bool { return subsumes(f, have) })
+			out = append(out, f)
+		}
+	}
+	for i, a := range out {
+		for _, b := range out[i+1:] {
+			if intersects(a, b) {
+				return nil
+			}
+		}
+	}
+	return out
+}
+
+// subsumes reports whether every subject filter b matches, a matches too.
+func subsumes(a, b string) bool {
+	for {
+		at, arest, amore := strings.Cut(a, ".")
+		bt, brest, bmore := strings.Cut(b, ".")
+		switch {
+		case at == ">":
+			return true
+		case bt == ">":
+			return false
+		case at != "*" && at != bt:
+			return false
+		}
+		if !amore || !bmore {
+			return amore == bmore
+		}
+		a, b = arest, brest
+	}
+}
+
+// intersects reports whether some subject matches both filters.
+func intersects(a, b string) bool {
+	for {
+		at, arest, amore := strings.Cut(a, ".")
+		bt, brest, bmore := strings.Cut(b, ".")
+		switch {
+		case at == ">" || bt == ">":
+			return true
+		case at != "*" && bt != "*" && at != bt:
+			return false
+		}
+		if !amore || !bmore {
+			return amore == bmore
+		}
+		a, b = arest, brest
+	}
 }
 
 // run reads the log for the consumers until none is left, starting over
@@ -151,8 +217,7 @@ func (f *Feed) run() {
 		}
 		// From the lowest position anyone needs: the attached consumers
 		// have everything before next; the waiting ones need their own.
-		from, whole := uint64(math.MaxUint64), false
-		var filters []string
+		from := uint64(math.MaxUint64)
 		if len(f.attached) > 0 {
 			from = f.next
 		}
@@ -161,17 +226,11 @@ func (f *Feed) run() {
 			f.attached[m] = struct{}{}
 		}
 		clear(f.waiting)
+		sets := make([][]string, 0, len(f.attached))
 		for m := range f.attached {
-			whole = whole || m.whole
-			for _, s := range m.filters {
-				if !slices.Contains(filters, s) {
-					filters = append(filters, s)
-				}
-			}
+			sets = append(sets, m.filters)
 		}
-		if whole {
-			filters = nil
-		}
+		filters := union(sets...)
 		f.filters, f.next = filters, from
 		ctx, cancel := context.WithCancel(context.Background())
 		f.restart = cancel

@@ -98,7 +98,9 @@ func TestFeedServesConsumersAtDifferentCheckpoints(t *testing.T) {
 	wg.Go(func() { _ = projector.Run(fctx, log, s, tally{}, nil, projector.WithMaxBatch(7)) })
 	failed := &atomic.Bool{}
 	wg.Go(func() { _ = projector.Run(fctx, log, s, flaky{failAt: 77, failed: failed}, nil) })
-	wg.Go(func() { _ = projector.React(fctx, log, s, counterReactor{seen: reacted}, nil) })
+	wg.Go(func() {
+		_ = projector.React(fctx, log, s, counterReactor{filters: []string{log.Subjects.All()}, seen: reacted}, nil)
+	})
 	for _, name := range []string{tally{}.Name(), flaky{}.Name(), counterReactor{}.Name()} {
 		_, err = s.WaitFor(ctx, name, head)
 		require.NoError(t, err, name)

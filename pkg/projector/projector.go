@@ -184,18 +184,11 @@ func Run(ctx context.Context, log *eventlog.Log, store projection.Store, p Proje
 // replay of the log per process, not one per projection.
 func RunAll(ctx context.Context, log *eventlog.Log, store projection.Store, logger *slog.Logger, ps []Projection, opts ...Option) error {
 	names := make([]string, len(ps))
-	var filters []string
-	whole := false
+	sets := make([][]string, len(ps))
 	for i, p := range ps {
-		names[i] = p.Name()
-		if p.Filters() == nil {
-			whole = true
-		}
-		filters = append(filters, p.Filters()...)
+		names[i], sets[i] = p.Name(), p.Filters()
 	}
-	if whole {
-		filters = nil
-	}
+	filters := union(sets...)
 	bases := make([]uint64, len(ps))
 	start := func(ctx context.Context) (uint64, error) {
 		lowest := uint64(math.MaxUint64)
