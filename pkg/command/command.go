@@ -256,6 +256,25 @@ func (x *Writer) Load(ctx context.Context, agg eventlog.Aggregate) (State, error
 	return e.state(), nil
 }
 
+// Held returns the aggregate's state as this process holds it, without
+// any I/O: ok is false when no loaded entry is held (never written or
+// loaded here, or evicted). A reader that has another source for what the
+// entry lacks (a read model that follows every replica) takes whichever is
+// newer, and sees this process's own writes before its projector does.
+// It waits for a command in flight on the aggregate.
+func (x *Writer) Held(agg eventlog.Aggregate) (State, bool) {
+	e, ok := x.cache.peek(agg)
+	if !ok {
+		return State{}, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.loaded {
+		return State{}, false
+	}
+	return e.state(), true
+}
+
 // Refresh catches the held state up with the log: the aggregate as of now,
 // including every replica's writes.
 func (x *Writer) Refresh(ctx context.Context, agg eventlog.Aggregate) (State, error) {
@@ -442,6 +461,18 @@ func (c *cache) get(agg eventlog.Aggregate) *entry {
 		delete(c.entries, old.Value.(*entry).key)
 	}
 	return e
+}
+
+// peek returns the entry of agg when the cache has one, without creating
+// it.
+func (c *cache) peek(agg eventlog.Aggregate) (*entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[agg]
+	if ok {
+		c.order.MoveToFront(e.elem)
+	}
+	return e, ok
 }
 
 // Len is how many aggregates the executor holds (for tests and metrics).

@@ -495,3 +495,36 @@ func TestExecuteNewOnAnAggregateThatExists(t *testing.T) {
 		t.Fatalf("after spend2: balance %d, want 1", bal)
 	}
 }
+
+func TestHeldAnswersWithoutIOAndOnlyWhatIsLoaded(t *testing.T) {
+	ctx := context.Background()
+	log := openLog(t)
+	x := command.NewWriter(log, account{log: log}, command.Options{})
+	if _, ok := x.Held(agg); ok {
+		t.Fatal("an aggregate never loaded is held")
+	}
+	if x.Len() != 0 {
+		t.Fatalf("Held created an entry: holds %d", x.Len())
+	}
+	res, err := x.Execute(ctx, agg, "", decideOp(op{id: "d", amount: 5}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another writer (a replica) moves the aggregate: Held does not see it
+	// (no I/O), Refresh does.
+	other := command.NewWriter(log, account{log: log}, command.Options{})
+	if _, err := other.Execute(ctx, agg, "", decideOp(op{id: "w", amount: -2})); err != nil {
+		t.Fatal(err)
+	}
+	st, ok := x.Held(agg)
+	if bal, err := balance(ctx, st); !ok || err != nil || bal != 5 || st.Last != res.Sequence {
+		t.Fatalf("held: ok %v balance %d at %d (%v), want 5 at %d", ok, bal, st.Last, err, res.Sequence)
+	}
+	if _, err := x.Refresh(ctx, agg); err != nil {
+		t.Fatal(err)
+	}
+	st, ok = x.Held(agg)
+	if bal, err := balance(ctx, st); !ok || err != nil || bal != 3 {
+		t.Fatalf("held after refresh: ok %v balance %d (%v), want 3", ok, bal, err)
+	}
+}
