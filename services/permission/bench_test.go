@@ -3,9 +3,11 @@ package permission_test
 import (
 	"context"
 	"net"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -23,14 +25,25 @@ import (
 
 // BenchmarkEvaluatePermission measures EvaluatePermission over real gRPC
 // on loopback (a shell command parsed, rules, mode, sandbox, and the
-// permission.evaluated + sandbox.applied appends to JetStream), without a
-// hook and with one pre_tool_use hook round trip to a host's HookHandler.
+// facts appended to JetStream): the common path, a command that runs
+// sandboxed (permission.evaluated + sandbox.applied, one atomic batch),
+// without a hook and with one pre_tool_use hook round trip to a host's
+// HookHandler; and a destructive command the mode asks a human about
+// (permission.evaluated, then permission.requested on the request's own
+// aggregate: two single-event appends).
 // Each iteration also makes the raw building block, a health Check on the
 // same server, and the benchmark reports both rates and their ratio.
+// AR_BENCH_MEMORY=1 puts the stream in memory, where nats-server stages an
+// atomic batch in memory as it does at R3, instead of in a file store of
+// its own at R1 (docs/adr/0005-hot-path.md, "Atomic commands").
 func BenchmarkEvaluatePermission(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	log, err := eventlog.Open(ctx, natstest.Connect(b, natstest.Server(b)), eventlog.Config{})
+	cfg := eventlog.Config{}
+	if os.Getenv("AR_BENCH_MEMORY") != "" {
+		cfg.Storage = jetstream.MemoryStorage
+	}
+	log, err := eventlog.Open(ctx, natstest.Connect(b, natstest.Server(b)), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +80,8 @@ func BenchmarkEvaluatePermission(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// on_request: the command runs sandboxed, the common path (no ask).
+	// on_request: a change inside the sandbox runs sandboxed, the common
+	// path; a destructive one (a redirect that overwrites) asks.
 	mode, err := client.SetPermissionMode(ctx, &permissionv1.SetPermissionModeRequest{Scope: &permissionv1.PolicyScope{Level: eventsv1.PolicyLevel_POLICY_LEVEL_TENANT},
 		Mode: eventsv1.PermissionMode_PERMISSION_MODE_ON_REQUEST, Interactive: true})
 	if err != nil {
@@ -75,11 +89,22 @@ func BenchmarkEvaluatePermission(b *testing.B) {
 	}
 	minSeq := max(setup.GetWrite().GetSequence(), reg.GetWrite().GetSequence(), mode.GetWrite().GetSequence())
 
-	for _, tc := range []struct{ name, tool string }{{"no_hook", "shell"}, {"grpc_hook", "hooked"}} {
+	const sandboxed, destructive = "git status && go test ./... && gofmt -w main.go", "git status && go test ./... > out.txt"
+	for _, tc := range []struct {
+		name, tool, command string
+		want                eventsv1.Decision
+	}{
+		{"no_hook", "shell", sandboxed, eventsv1.Decision_DECISION_SANDBOXED},
+		{"grpc_hook", "hooked", sandboxed, eventsv1.Decision_DECISION_SANDBOXED},
+		{"ask", "shell", destructive, eventsv1.Decision_DECISION_ASK},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			req := &permissionv1.EvaluatePermissionRequest{SessionId: "sess_bench", ThreadId: "thr_bench", TurnId: "turn_bench",
 				Target: eventsv1.TargetKind_TARGET_KIND_TOOL, Name: tc.tool, Access: eventsv1.Access_ACCESS_EXECUTE,
-				Command: "git status && go test ./... > out.txt", ArgumentsJson: `{"command":"git status && go test ./... > out.txt"}`, MinSequence: minSeq}
+				Command: tc.command, ArgumentsJson: `{"command":"` + tc.command + `"}`, MinSequence: minSeq}
+			if res, err := client.EvaluatePermission(ctx, req); err != nil || res.GetEvaluation().GetDecision() != tc.want {
+				b.Fatalf("evaluation: %v %v, want %v", res.GetEvaluation().GetDecision(), err, tc.want)
+			}
 			var evalTime, rawTime time.Duration
 			b.ResetTimer()
 			for b.Loop() {

@@ -16,6 +16,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	"github.com/agentruntime/agentruntime/pkg/natsembed"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/server"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
@@ -39,20 +40,39 @@ func (tenantAuth) Authenticate(ctx context.Context) (auth.Principal, error) {
 type harness struct {
 	t      *testing.T
 	ctx    context.Context
+	nats   *natsembed.Server
 	log    *eventlog.Log
 	client permissionv1.PermissionServiceClient
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return startReplica(t, natstest.Server(t), true)
+}
+
+// replica starts another permission process on the same log: its own
+// connection, its own writers and its own read model, as a second pod
+// would be. Without its projector (projector false) its read model stays
+// empty: what it answers comes from its writers and the log alone.
+func (h *harness) replica(projector bool) *harness {
+	h.t.Helper()
+	return startReplica(h.t, h.nats, projector)
+}
+
+func startReplica(t *testing.T, ns *natsembed.Server, projector bool) *harness {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
+	log, err := eventlog.Open(ctx, natstest.Connect(t, ns), eventlog.Config{})
 	require.NoError(t, err)
 	svc := permission.New(kit.Deps{Log: log, Store: projection.NewMemory()})
 	runCtx, stopRun := context.WithCancel(ctx)
 	ran := make(chan error, 1)
-	go func() { ran <- svc.Run(runCtx) }()
+	if projector {
+		go func() { ran <- svc.Run(runCtx) }()
+	} else {
+		ran <- nil
+	}
 
 	srv, err := server.New(server.Config{Authenticator: tenantAuth{}})
 	require.NoError(t, err)
@@ -73,7 +93,7 @@ func newHarness(t *testing.T) *harness {
 		stopRun()
 		<-ran
 	})
-	return &harness{t: t, ctx: ctx, log: log, client: permissionv1.NewPermissionServiceClient(conn)}
+	return &harness{t: t, ctx: ctx, nats: ns, log: log, client: permissionv1.NewPermissionServiceClient(conn)}
 }
 
 // as returns a context acting for another tenant.
@@ -152,4 +172,17 @@ func startHookServer(t testing.TB, handle func(context.Context, *permissionv1.Ha
 
 func sessionScope(session string) *permissionv1.PolicyScope {
 	return &permissionv1.PolicyScope{Level: eventsv1.PolicyLevel_POLICY_LEVEL_SESSION, SessionId: session}
+}
+
+// sessionless returns the tenant's events outside any session (the
+// tenant and workspace policy levels) in log order.
+func (h *harness) sessionless() []*eventsv1.RuntimeEvent {
+	h.t.Helper()
+	var out []*eventsv1.RuntimeEvent
+	_, err := h.log.Read(h.ctx, []string{h.log.Subjects.Session("t1", eventlog.NoSession)}, eventlog.FromStart, func(r *eventlog.Record) error {
+		out = append(out, r.Event)
+		return nil
+	})
+	require.NoError(h.t, err)
+	return out
 }

@@ -36,6 +36,12 @@ func New(deps kit.Deps) *Service {
 	hooks := hookcall.New()
 	hooks.TracerProvider = deps.TracerProvider
 	a := app.New(app.Config{Log: deps.Log, Store: deps.Store, Hooks: hooks, Logger: deps.Logger})
+	if deps.MeterProvider != nil {
+		// Before any request: the writers' counters are not swapped under use.
+		if err := a.Instrument(deps.MeterProvider); err != nil && deps.Logger != nil {
+			deps.Logger.Error("command metrics not recorded", "error", err)
+		}
+	}
 	return &Service{deps: deps, app: a, handler: &permissiongrpc.Handler{App: a}, hooks: hooks}
 }
 

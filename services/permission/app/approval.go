@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -18,8 +19,10 @@ import (
 	rm "github.com/agentruntime/agentruntime/services/permission/projector"
 )
 
-func (a *App) approval(ctx context.Context, tenant, actionID string) (*rm.ApprovalDoc, error) {
-	raw, err := a.store.Get(ctx, rm.ApprovalKey(tenant, actionID))
+// approvalIn reads a permission request from its aggregate as the writer
+// holds it.
+func approvalIn(ctx context.Context, st projection.Store, tenant, actionID string) (*rm.ApprovalDoc, error) {
+	raw, err := st.Get(ctx, rm.ApprovalKey(tenant, actionID))
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, nil
 	}
@@ -31,7 +34,8 @@ func (a *App) approval(ctx context.Context, tenant, actionID string) (*rm.Approv
 }
 
 // Resolve applies an answer to a permission request: permission.resolved
-// (with sandbox.applied when the call may now run) exactly once, and for
+// (with sandbox.applied when the call may now run) exactly once, decided
+// on the request's aggregate as the writer holds it, and for
 // "allow_session" the session rule (policy.changed). A repeated answer is
 // a no-op that still completes the session rule, so a crash between the
 // two appends heals on redelivery.
@@ -39,12 +43,12 @@ func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans
 	var resolved *eventsv1.PermissionResolved
 	var doc *rm.ApprovalDoc
 	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: rm.KindApproval, ID: actionID}
-	res, err := a.exec.Execute(ctx, agg, func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
+	res, err := a.requests.Execute(ctx, agg, "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		var err error
-		if last == 0 {
+		if st.Last == 0 {
 			return nil, fault.NotFound("permission request", actionID)
 		}
-		if doc, err = a.approval(ctx, tenant, actionID); err != nil {
+		if doc, err = approvalIn(ctx, st, tenant, actionID); err != nil {
 			return nil, err
 		}
 		if doc == nil || doc.SessionID != session {

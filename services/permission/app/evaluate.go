@@ -65,10 +65,11 @@ type EvaluateOutput struct {
 // with a new action id, which the control service opens as
 // action.required.
 func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (EvaluateOutput, error) {
-	if _, err := a.waitFor(ctx, in.MinSequence); err != nil {
+	cp, err := a.waitFor(ctx, in.MinSequence)
+	if err != nil {
 		return EvaluateOutput{}, err
 	}
-	levels, err := a.levels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID)
+	levels, err := a.policyLevels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID, cp)
 	if err != nil {
 		return EvaluateOutput{}, err
 	}
@@ -166,12 +167,14 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	if runsNow {
 		evs = append(evs, sandboxApplied(envelope, in.Target, in.Name, evalID, ev.Profile))
 	}
-	appended, err := a.log.AppendAtomic(ctx, hs.agg, eventlog.ExpectSequence(hs.expect), evs...)
+	// The decision and its sandbox facts land whole (one atomic batch) on
+	// the evaluation, after its hook facts.
+	res, err := a.appendOwn(ctx, hs.agg, hs.last, evs...)
 	if err != nil {
 		return EvaluateOutput{}, err
 	}
 	out := EvaluateOutput{Evaluation: pe, Profile: ev.Profile, UpdatedInput: rewritten}
-	for _, ap := range appended {
+	for _, ap := range res.Appended {
 		out.Write.EventIDs = append(out.Write.EventIDs, ap.EventID)
 		out.Write.Sequence = ap.Sequence
 	}
@@ -198,12 +201,12 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	}}
 	// A new aggregate per request: permission.resolved later appends to it
 	// with the expected sequence, so a request resolves exactly once.
-	appr, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindApproval, ID: actionID}, eventlog.ExpectSequence(0), requested)
+	appr, err := a.appendOwn(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindApproval, ID: actionID}, 0, requested)
 	if err != nil {
 		return EvaluateOutput{}, err
 	}
-	out.Write.EventIDs = append(out.Write.EventIDs, appr[0].EventID)
-	out.Write.Sequence = appr[0].Sequence
+	out.Write.EventIDs = append(out.Write.EventIDs, appr.Appended[0].EventID)
+	out.Write.Sequence = appr.Sequence
 	out.ApprovalAsked = true
 	return out, nil
 }

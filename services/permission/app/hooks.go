@@ -13,7 +13,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
@@ -40,7 +42,7 @@ const hookPreviewBytes = 512
 type hookScope struct {
 	tenant       string
 	agg          eventlog.Aggregate
-	expect       uint64 // the aggregate's last sequence; advanced by each append
+	last         uint64 // the aggregate's last sequence; advanced by each append
 	envelope     func(typ string) *eventsv1.RuntimeEvent
 	evaluationID string
 	objectPrefix string
@@ -62,12 +64,36 @@ type hookRefs struct {
 }
 
 func (a *App) appendHookFact(ctx context.Context, hs *hookScope, ev *eventsv1.RuntimeEvent) error {
-	appended, err := a.log.Append(ctx, hs.agg, eventlog.ExpectSequence(hs.expect), ev)
+	res, err := a.appendOwn(ctx, hs.agg, hs.last, ev)
 	if err != nil {
 		return err
 	}
-	hs.expect = appended[len(appended)-1].Sequence
+	hs.last = res.Sequence
 	return nil
+}
+
+// ErrRequestIDTaken: an aggregate a request created under a fresh id
+// (an evaluation, a hook run, a permission request) holds events this
+// request did not write.
+var ErrRequestIDTaken = fault.Sentinel("permission: the request's id is already in use",
+	fault.Conflict("the request's id is already in use; retry the request", 0))
+
+// appendOwn appends a request's events to the aggregate it created under
+// a fresh id and alone writes, as one command of the requests writer:
+// after is the sequence of its previous append (0: none, the aggregate is
+// new and the append expects it empty without reading the log first).
+// The decision is that the aggregate is where this request left it.
+func (a *App) appendOwn(ctx context.Context, agg eventlog.Aggregate, after uint64, evs ...*eventsv1.RuntimeEvent) (command.Result, error) {
+	exec := a.requests.Execute
+	if after == 0 {
+		exec = a.requests.ExecuteNew
+	}
+	return exec(ctx, agg, "", func(_ context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		if st.Last != after {
+			return nil, fmt.Errorf("%w: %s is at %d, this request left it at %d", ErrRequestIDTaken, agg, st.Last, after)
+		}
+		return evs, nil
+	})
 }
 
 // runHooks runs hooks in registration order, each seeing the input as the
@@ -265,7 +291,11 @@ type RunHooksOutput struct {
 
 // RunHooks runs the hooks registered for a point and records their facts.
 func (a *App) RunHooks(ctx context.Context, tenant string, in RunHooksInput) (RunHooksOutput, error) {
-	levels, err := a.levels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID)
+	cp, err := a.waitFor(ctx, 0)
+	if err != nil {
+		return RunHooksOutput{}, err
+	}
+	levels, err := a.policyLevels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID, cp)
 	if err != nil {
 		return RunHooksOutput{}, err
 	}
@@ -296,7 +326,7 @@ func (a *App) RunHooks(ctx context.Context, tenant string, in RunHooksInput) (Ru
 	if err != nil {
 		return RunHooksOutput{}, err
 	}
-	out := RunHooksOutput{UpdatedInput: rewritten, Write: Write{Sequence: hs.expect}}
+	out := RunHooksOutput{UpdatedInput: rewritten, Write: Write{Sequence: hs.last}}
 	var results []domain.HookResult
 	for _, r := range runs {
 		results = append(results, r.result)

@@ -1,6 +1,10 @@
-// Package app holds the permission service's use cases: the domain's
-// decisions joined to the event log (appends with optimistic concurrency)
-// and to the service's read model (services/permission/projector).
+// Package app holds the permission service's use cases. Commands decide
+// on the aggregate as this process's writer holds it (command.Writer: the
+// policy level, evaluation, hook run or permission request folded from its
+// own subject by the read model's own fold), append with its expected
+// sequence and answer from the decision; no command waits for the read
+// model. Reads come from the read model (services/permission/projector)
+// and wait for min_sequence (DESIGN §3, docs/adr/0005-hot-path.md).
 package app
 
 import (
@@ -9,6 +13,7 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
@@ -23,12 +28,20 @@ import (
 
 // App is the permission service's use cases.
 type App struct {
-	log    *eventlog.Log
-	store  projection.Store
-	exec   command.Executor
-	hooks  HookCaller
-	now    func() time.Time
-	logger *slog.Logger
+	log   *eventlog.Log
+	store projection.Store
+	// policies holds the policy levels (tenant, workspace, session,
+	// thread aggregates) that policy commands decide on and that
+	// evaluations consult (policyLevels).
+	policies *command.Writer
+	// requests holds the aggregates a request creates and writes alone:
+	// evaluations, hook runs and permission requests (which Resolve
+	// decides on later). Apart from policies, so a stream of evaluations
+	// does not evict the policy levels every evaluation reads.
+	requests *command.Writer
+	hooks    HookCaller
+	now      func() time.Time
+	logger   *slog.Logger
 	// CatchUp bounds a read's wait for min_sequence.
 	catchUp time.Duration
 }
@@ -53,8 +66,19 @@ func New(cfg Config) *App {
 	}
 	return &App{
 		log: cfg.Log, store: cfg.Store, hooks: cfg.Hooks, now: cfg.Now, logger: cfg.Logger, catchUp: 5 * time.Second,
-		exec: command.Executor{Log: cfg.Log, Store: cfg.Store, Projection: rm.Name},
+		policies: command.NewWriter(cfg.Log, rm.New(cfg.Log.Subjects), command.Options{}),
+		requests: command.NewWriter(cfg.Log, rm.New(cfg.Log.Subjects), command.Options{CacheSize: requestCacheSize}),
 	}
+}
+
+// requestCacheSize bounds the requests writer: an evaluation or hook run
+// is written within one call; a permission request is decided on again
+// when answered, and reloaded from its subject if it was evicted.
+const requestCacheSize = 1024
+
+// Instrument records the command path's metrics (conflict retries) on mp.
+func (a *App) Instrument(mp metric.MeterProvider) error {
+	return errors.Join(a.policies.Instrument(mp), a.requests.Instrument(mp))
 }
 
 // Projection returns the read model to run with projector.Run.
@@ -80,9 +104,12 @@ func (a *App) waitFor(ctx context.Context, seq uint64) (uint64, error) {
 	return projector.WaitFor(ctx, a.store, rm.Name, seq, a.catchUp)
 }
 
-func (a *App) level(ctx context.Context, tenant string, s Scope) (*domain.Level, error) {
+// levelIn reads a policy level from st: the read model, or a level's
+// aggregate as the writer holds it (its hooks too: they are the tenant
+// level's).
+func levelIn(ctx context.Context, st projection.Store, tenant string, s Scope) (*domain.Level, error) {
 	state := &permissionv1.LevelState{}
-	raw, err := a.store.Get(ctx, rm.LevelKey(tenant, s))
+	raw, err := st.Get(ctx, rm.LevelKey(tenant, s))
 	switch {
 	case errors.Is(err, projection.ErrNotFound):
 	case err != nil:
@@ -95,7 +122,7 @@ func (a *App) level(ctx context.Context, tenant string, s Scope) (*domain.Level,
 	l := rm.LevelFromState(state)
 	l.Level, l.ScopeID = s.Level, s.ID()
 	if s.Level == eventsv1.PolicyLevel_POLICY_LEVEL_TENANT {
-		hooks, err := a.hookList(ctx, tenant)
+		hooks, err := hookListIn(ctx, st, tenant)
 		if err != nil {
 			return nil, err
 		}
@@ -104,9 +131,9 @@ func (a *App) level(ctx context.Context, tenant string, s Scope) (*domain.Level,
 	return l, nil
 }
 
-func (a *App) hookList(ctx context.Context, tenant string) (*permissionv1.ListHooksResponse, error) {
+func hookListIn(ctx context.Context, st projection.Store, tenant string) (*permissionv1.ListHooksResponse, error) {
 	hooks := &permissionv1.ListHooksResponse{}
-	raw, err := a.store.Get(ctx, rm.HooksKey(tenant))
+	raw, err := st.Get(ctx, rm.HooksKey(tenant))
 	if errors.Is(err, projection.ErrNotFound) {
 		return hooks, nil
 	}
@@ -135,29 +162,53 @@ func scopesOf(workspace, session, thread string) []Scope {
 	return scopes
 }
 
-// awaitPolicy waits until the read model has applied the latest policy
-// change of every level that applies to a target, for writes that carry
-// the policy but whose request has no min_sequence to wait for.
-func (a *App) awaitPolicy(ctx context.Context, tenant, workspace, session, thread string) error {
-	var last uint64
-	for _, s := range scopesOf(workspace, session, thread) {
-		seq, err := a.log.LastSequence(ctx, s.Aggregate(tenant))
-		if err != nil {
-			return err
-		}
-		last = max(last, seq)
-	}
-	_, err := a.waitFor(ctx, last)
-	return err
+// levels returns the levels that apply to a target as the read model
+// holds them, least specific first (nil entries for levels the target
+// does not name).
+func (a *App) levels(ctx context.Context, tenant, workspace, session, thread string) ([]*domain.Level, error) {
+	return levelsFrom(ctx, tenant, workspace, session, thread, func(Scope) projection.Store { return a.store })
 }
 
-// Levels returns the levels that apply to a target, least specific first
-// (nil entries for levels the target does not name).
-func (a *App) levels(ctx context.Context, tenant, workspace, session, thread string) ([]*domain.Level, error) {
+// policyLevels are the levels a decision consults (an evaluation, a run
+// of hooks): a policy is an input of those commands, not an invariant of
+// the aggregate they write, so it is not read from the log on every
+// call. Each level is the newer of two sources, neither waited for: the
+// writer's entry of the level's aggregate when this process wrote or
+// loaded it after the read model's checkpoint cp (its own policy writes
+// count at once, before its projector applies them), else the read
+// model, which follows every replica's writes (a write elsewhere counts
+// as soon as this process's projector has it; a caller that must see it
+// passes the sequence it was given as min_sequence, and cp is at least
+// that).
+func (a *App) policyLevels(ctx context.Context, tenant, workspace, session, thread string, cp uint64) ([]*domain.Level, error) {
+	return levelsFrom(ctx, tenant, workspace, session, thread, func(s Scope) projection.Store {
+		if st, ok := a.policies.Held(s.Aggregate(tenant)); ok && st.Last > cp {
+			return st
+		}
+		return a.store
+	})
+}
+
+// currentLevels are the levels as the log holds them now: each level's
+// entry caught up from its subject (one batch get when warm), for a
+// snapshot that must hold a profile set just before on any replica.
+func (a *App) currentLevels(ctx context.Context, tenant, workspace, session, thread string) ([]*domain.Level, error) {
+	states := map[Scope]projection.Store{}
+	for _, s := range scopesOf(workspace, session, thread) {
+		st, err := a.policies.Refresh(ctx, s.Aggregate(tenant))
+		if err != nil {
+			return nil, err
+		}
+		states[s] = st
+	}
+	return levelsFrom(ctx, tenant, workspace, session, thread, func(s Scope) projection.Store { return states[s] })
+}
+
+func levelsFrom(ctx context.Context, tenant, workspace, session, thread string, from func(Scope) projection.Store) ([]*domain.Level, error) {
 	scopes := scopesOf(workspace, session, thread)
 	out := make([]*domain.Level, 0, len(scopes))
 	for _, s := range scopes {
-		l, err := a.level(ctx, tenant, s)
+		l, err := levelIn(ctx, from(s), tenant, s)
 		if err != nil {
 			return nil, err
 		}
@@ -191,11 +242,13 @@ func (a *App) PermissionState(ctx context.Context, tenant, workspace, session, t
 	return st, nil
 }
 
-// changePolicy runs a policy command on a level: load, decide, append
-// policy.changed.
+// changePolicy runs a policy command on a level as the writer holds it:
+// decide, append policy.changed at the level's expected sequence (a
+// conflict: another replica changed the level; the writer catches up and
+// decides again), answer from the decision.
 func (a *App) changePolicy(ctx context.Context, tenant, subject, reason string, s Scope, decide func(*domain.Level) (*eventsv1.PolicyChanged, error)) (Write, error) {
-	res, err := a.exec.Execute(ctx, s.Aggregate(tenant), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		l, err := a.level(ctx, tenant, s)
+	res, err := a.policies.Execute(ctx, s.Aggregate(tenant), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		l, err := levelIn(ctx, st, tenant, s)
 		if err != nil {
 			return nil, err
 		}
@@ -275,7 +328,7 @@ func (a *App) ListHooks(ctx context.Context, tenant string, point eventsv1.HookP
 	if err != nil {
 		return nil, 0, err
 	}
-	list, err := a.hookList(ctx, tenant)
+	list, err := hookListIn(ctx, a.store, tenant)
 	if err != nil {
 		return nil, 0, err
 	}

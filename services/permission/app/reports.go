@@ -101,12 +101,10 @@ type EnvironmentInput struct {
 // (sandbox.applied, target turn): the host's facts joined to the policy's
 // sandbox, network and limits at this moment.
 func (a *App) ReportEnvironment(ctx context.Context, tenant string, in EnvironmentInput) (*eventsv1.ExecutionEnvironment, Write, error) {
-	// The snapshot joins the policy as of now: a profile set just before
-	// must be in it.
-	if err := a.awaitPolicy(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID); err != nil {
-		return nil, Write{}, err
-	}
-	levels, err := a.levels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID)
+	// The snapshot joins the policy as of now: a profile set just before,
+	// on any replica, must be in it. The levels are caught up from their
+	// subjects, not waited for in the read model.
+	levels, err := a.currentLevels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID)
 	if err != nil {
 		return nil, Write{}, err
 	}
