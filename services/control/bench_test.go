@@ -52,16 +52,33 @@ func rawJetStream(b *testing.B, h *harness) jetstream.JetStream {
 }
 
 // BenchmarkSubmitToSubscriber: from SubmitTurn to the subscriber's receipt
-// of turn.submitted, next to raw JetStream publish-to-receive. Every submit
-// queues on one busy thread, whose queue grows to the service's bound
-// (app.DefaultMaxQueuedTurns) and then stays there: once it is full, the
-// active turn is completed before the next submit, outside the measured
-// interval, and the front of the queue becomes active.
+// of turn.submitted, next to raw JetStream publish-to-receive in the same
+// loop. Two cases:
+//   - idle: the thread is idle at each submit (the previous turn was
+//     completed outside the measured interval): the submit is one event,
+//     one publish. The common case of a product or a person submitting.
+//   - queued: every submit queues on one busy thread, whose queue grows to
+//     the service's bound (app.DefaultMaxQueuedTurns) and then stays there
+//     (once full, the active turn is completed outside the measured
+//     interval). A queued submit is two events (turn.submitted and
+//     queue.changed), one atomic batch: on a stream at R1 on file storage
+//     nats-server stages each batch in a file store of its own (ADR 0005,
+//     "Atomic commands"), which this case shows.
 func BenchmarkSubmitToSubscriber(b *testing.B) {
+	for _, queued := range []bool{false, true} {
+		name := "idle"
+		if queued {
+			name = "queued"
+		}
+		b.Run(name, func(b *testing.B) { submitToSubscriber(b, queued) })
+	}
+}
+
+func submitToSubscriber(b *testing.B, queued bool) {
 	h := newHarnessOn(b, true)
 	ctx := benchCtx(b)
 	js := rawJetStream(b, h)
-	active := h.submit(ctx, "s1", "th1").Turn.TurnId // session and thread exist; later turns queue
+	active := h.submit(ctx, "s1", "th1").Turn.TurnId // session and thread exist
 	var queue []string
 	sub := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"turn.submitted"}})
 	cons, err := js.OrderedConsumer(ctx, "RAW", jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
@@ -77,14 +94,22 @@ func BenchmarkSubmitToSubscriber(b *testing.B) {
 	var lat, rawLat []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if len(queue) == app.DefaultMaxQueuedTurns {
+		switch {
+		case !queued:
+			h.report(ctx, completed(active))
+		case len(queue) == app.DefaultMaxQueuedTurns:
 			h.report(ctx, completed(active))
 			active, queue = queue[0], queue[1:]
 		}
 		t0 := time.Now()
-		queue = append(queue, h.submit(ctx, "s1", "th1").Turn.TurnId)
+		tu := h.submit(ctx, "s1", "th1").Turn
 		sub.until("turn.submitted")
 		lat = append(lat, time.Since(t0))
+		if queued {
+			queue = append(queue, tu.TurnId)
+		} else {
+			active = tu.TurnId
+		}
 
 		t0 = time.Now()
 		if _, err := js.Publish(ctx, "raw.x", payload); err != nil {
@@ -102,6 +127,7 @@ func BenchmarkSubmitToSubscriber(b *testing.B) {
 	b.ReportMetric(float64(r50.Microseconds()), "raw-p50-µs")
 	b.ReportMetric(float64(r99.Microseconds()), "raw-p99-µs")
 	b.ReportMetric(float64(p50)/float64(r50), "p50-ratio")
+	b.ReportMetric(float64(p99)/float64(r99), "p99-ratio")
 	b.ReportMetric(0, "ns/op")
 }
 
