@@ -42,14 +42,17 @@ const (
 type App struct {
 	Log   *eventlog.Log
 	Store projection.Store
-	exec  command.Executor
+	// w decides trial and comparison commands on the aggregate as it
+	// holds it (command.Writer, docs/adr/0005-hot-path.md): folded from
+	// the aggregate's own subject by the read model's own Project.
+	w *command.Writer
 	// Now is the clock for trial durations (tests pin it).
 	Now func() time.Time
 }
 
 // New builds the use cases.
 func New(log *eventlog.Log, store projection.Store) *App {
-	return &App{Log: log, Store: store, exec: command.Executor{Log: log, Store: store, Projection: rm.Name}, Now: time.Now}
+	return &App{Log: log, Store: store, w: command.NewWriter(log, rm.Projection{}, command.Options{}), Now: time.Now}
 }
 
 // reach waits for min and returns the sequence reads may cover.

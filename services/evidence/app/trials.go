@@ -26,7 +26,14 @@ func trialAggregate(tenant, session, trial string) eventlog.Aggregate {
 
 // Trial loads a trial's read model; nil when it does not exist.
 func (a *App) Trial(ctx context.Context, tenant, session, trial string) (*domain.Trial, error) {
-	raw, err := a.Store.Get(ctx, rm.TrialKey(tenant, session, trial))
+	return trialIn(ctx, a.Store, tenant, session, trial)
+}
+
+// trialIn reads a trial from store: the read model, or the trial's
+// aggregate as the writer holds it (command.State); nil when it does not
+// exist there.
+func trialIn(ctx context.Context, store projection.Store, tenant, session, trial string) (*domain.Trial, error) {
+	raw, err := store.Get(ctx, rm.TrialKey(tenant, session, trial))
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, nil
 	}
@@ -71,8 +78,11 @@ func (a *App) StartTrial(ctx context.Context, tenant, session string, ev *events
 	if ev.Refs == nil {
 		ev.Refs = map[string]string{}
 	}
-	res, err := a.exec.Execute(ctx, trialAggregate(tenant, session, trial), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		cur, err := a.Trial(ctx, tenant, session, trial)
+	// A trial id is new: decide without loading it (a trial that exists
+	// conflicts, or the refusal is checked on the log, and the start is
+	// decided again on what is there).
+	res, err := a.w.ExecuteNew(ctx, trialAggregate(tenant, session, trial), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		cur, err := trialIn(ctx, st, tenant, session, trial)
 		if err != nil {
 			return nil, err
 		}
@@ -86,8 +96,8 @@ func (a *App) StartTrial(ctx context.Context, tenant, session string, ev *events
 
 // EndTrial records benchmark.trial.completed or .failed.
 func (a *App) EndTrial(ctx context.Context, tenant, session, trial, failure, message string, timedOut bool) (*commonv1.WriteResult, error) {
-	res, err := a.exec.Execute(ctx, trialAggregate(tenant, session, trial), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		cur, err := a.Trial(ctx, tenant, session, trial)
+	res, err := a.w.Execute(ctx, trialAggregate(tenant, session, trial), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		cur, err := trialIn(ctx, st, tenant, session, trial)
 		if err != nil {
 			return nil, err
 		}
@@ -107,8 +117,8 @@ func (a *App) EndTrial(ctx context.Context, tenant, session, trial, failure, mes
 
 // RecordReward records benchmark.reward.recorded.
 func (a *App) RecordReward(ctx context.Context, tenant, session, trial string, r *eventsv1.BenchmarkRewardRecorded) (*commonv1.WriteResult, error) {
-	res, err := a.exec.Execute(ctx, trialAggregate(tenant, session, trial), func(ctx context.Context, _ uint64) ([]*eventsv1.RuntimeEvent, error) {
-		cur, err := a.Trial(ctx, tenant, session, trial)
+	res, err := a.w.Execute(ctx, trialAggregate(tenant, session, trial), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		cur, err := trialIn(ctx, st, tenant, session, trial)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +139,14 @@ type TrialExport struct {
 // ExportTrial writes the trajectory, the runtime transcript and the trial
 // pack, and records evidence.changed (kind benchmark_trial).
 func (a *App) ExportTrial(ctx context.Context, tenant, session, trial string, refs map[string]string, minSeq uint64) (*TrialExport, error) {
-	reached, err := a.reach(ctx, minSeq)
+	// The export covers every fact of the trial in the log now (an end
+	// just answered counts; trial commands do not wait for the read
+	// model): the read model is waited for up to the trial's last event.
+	st, err := a.w.Refresh(ctx, trialAggregate(tenant, session, trial))
+	if err != nil {
+		return nil, err
+	}
+	reached, err := a.reach(ctx, max(minSeq, st.Last))
 	if err != nil {
 		return nil, err
 	}
@@ -263,8 +280,8 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 	ev := &eventsv1.RuntimeEvent{Type: "benchmark.comparison.completed", Refs: refs,
 		Payload: &eventsv1.RuntimeEvent_BenchmarkComparisonCompleted{BenchmarkComparisonCompleted: cmp}}
 	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "benchmark_comparison", ID: in.ID}
-	res, err := a.exec.Execute(ctx, agg, func(ctx context.Context, last uint64) ([]*eventsv1.RuntimeEvent, error) {
-		if last != 0 {
+	res, err := a.w.ExecuteNew(ctx, agg, "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		if st.Last != 0 {
 			// A comparison is recorded once; a retried call answers with
 			// the recorded sequence.
 			return nil, nil
