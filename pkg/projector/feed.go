@@ -42,8 +42,12 @@ type Feed struct {
 	running bool
 	// filters of the current subscription (nil: the whole log).
 	filters []string
-	// next is the first sequence not yet handed to the attached consumers.
+	// next is the first sequence after the batch being handed out: who
+	// attaches from there on needs nothing before it.
 	next uint64
+	// delivered is the first sequence not yet handed to every attached
+	// consumer that needs it: where a start over begins at the latest.
+	delivered uint64
 	// restart ends the current subscription's read (a consumer waits).
 	restart context.CancelFunc
 	opened  int
@@ -57,6 +61,9 @@ type member struct {
 	filters []string
 	// from is the first sequence the consumer needs.
 	from uint64
+	// have is the last sequence handed to it (from-1 before any): a batch
+	// it has already had is not handed again after a start over.
+	have uint64
 	ch   chan chunk
 	gone chan struct{}
 }
@@ -93,7 +100,7 @@ func (f *Feed) Opened() int {
 // join adds a consumer that needs the events matching filters (nil: all)
 // from sequence from on.
 func (f *Feed) join(filters []string, from uint64) *member {
-	m := &member{filters: filters, from: from, ch: make(chan chunk, feedDepth), gone: make(chan struct{})}
+	m := &member{filters: filters, from: from, have: from - 1, ch: make(chan chunk, feedDepth), gone: make(chan struct{})}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.running && from >= f.next && f.covers(filters) {
@@ -219,7 +226,7 @@ func (f *Feed) run() {
 		// have everything before next; the waiting ones need their own.
 		from := uint64(math.MaxUint64)
 		if len(f.attached) > 0 {
-			from = f.next
+			from = f.delivered
 		}
 		for m := range f.waiting {
 			from = min(from, m.from)
@@ -231,7 +238,7 @@ func (f *Feed) run() {
 			sets = append(sets, m.filters)
 		}
 		filters := union(sets...)
-		f.filters, f.next = filters, from
+		f.filters, f.next, f.delivered = filters, from, from
 		ctx, cancel := context.WithCancel(context.Background())
 		f.restart = cancel
 		f.opened++
@@ -322,21 +329,36 @@ func (f *Feed) read(ctx context.Context, filters []string, from uint64) error {
 			}
 		}
 		// Whoever attaches from now on needs what follows this batch; the
-		// batch goes to every consumer attached before, without fail (a
-		// consumer that left is skipped), so none sees a gap.
+		// batch goes to every consumer attached before that has not had it
+		// (a consumer that left is skipped). A start over may interrupt the
+		// handing out: it then begins at this batch at the latest, so none
+		// sees a gap; and as a consumer is not handed again what it had, one
+		// that waits for another consumer of the feed (a reactor for a read
+		// model) does not hold up the batches that one needs.
+		last := batch[len(batch)-1].Event.GetSequence()
 		f.mu.Lock()
-		f.next = batch[len(batch)-1].Event.GetSequence() + 1
+		f.next = last + 1
 		members := make([]*member, 0, len(f.attached))
 		for m := range f.attached {
-			members = append(members, m)
+			if m.have < last {
+				members = append(members, m)
+			}
 		}
 		f.mu.Unlock()
 		for _, m := range members {
 			select {
 			case m.ch <- chunk{recs: batch}:
+				f.mu.Lock()
+				m.have = last
+				f.mu.Unlock()
 			case <-m.gone:
+			case <-ctx.Done():
+				return nil
 			}
 		}
+		f.mu.Lock()
+		f.delivered = last + 1
+		f.mu.Unlock()
 		if stop != nil {
 			if ctx.Err() != nil || errors.Is(stop, context.Canceled) {
 				return nil
