@@ -508,3 +508,24 @@ func TestLimitsFollowRegistryChanges(t *testing.T) {
 	}
 	eventually(codes.NotFound)
 }
+
+// A model with a rate limit is charged its quotas only: the answer's
+// snapshot holds the quotas (it used to index the rate limits the charge
+// did not return, and the call panicked).
+func TestRecordCostOnARateLimitedModel(t *testing.T) {
+	c := start(t, registryYAML)
+	ctx := context.Background()
+	rec, err := c.RecordCost(ctx, &rv1.RecordCostRequest{Scope: scope("turn1"), ModelId: "gpt-5-4", UsageId: "u1", Usage: &rv1.Usage{InputTokens: 100, OutputTokens: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := rec.GetLimits().GetLimits()
+	if len(limits) == 0 {
+		t.Fatalf("no quota state in %v", rec)
+	}
+	for _, l := range limits {
+		if l.GetKind() == "rate_limit" {
+			t.Fatalf("a charge reported a rate limit: %v", l)
+		}
+	}
+}

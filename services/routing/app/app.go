@@ -471,6 +471,9 @@ func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCost
 	// charge is idempotent per usage and remembers its crossings, so a retry
 	// after a failed append produces the same facts with the same ids.
 	plan := domain.PlanLimits(reg, m, 0, 0, domain.TotalTokens(u), cost.GetTotalNanos(), a.now())
+	// A charge is of quotas only: the rate limits were consumed before the
+	// call, and the store answers for the items it was given.
+	plan.Rates, plan.RateRefs = nil, nil
 	usageKey := s.GetSessionId() + "/" + s.GetTurnId() + "/" + req.GetUsageId()
 	charged, err := a.limits.Apply(ctx, tenant, domain.LimitRequest{Mode: domain.Charge, Quotas: plan.Quotas, IdempotencyKey: "usage:" + usageKey})
 	if err != nil {
