@@ -47,7 +47,14 @@ func New(deps kit.Deps) *Service {
 	if deps.Redis != nil {
 		limits = adapters.NewRedis(deps.Redis)
 	}
-	return &Service{deps: deps, configErr: configErr, handler: &rgrpc.Handler{App: app.New(deps.Log, deps.Store, limits, config)}}
+	a := app.New(deps.Log, deps.Store, limits, config)
+	if deps.MeterProvider != nil {
+		// Before any request: the writer's counter is not swapped under use.
+		if err := a.Instrument(deps.MeterProvider); err != nil && deps.Logger != nil {
+			deps.Logger.Error("command metrics not recorded", "error", err)
+		}
+	}
+	return &Service{deps: deps, configErr: configErr, handler: &rgrpc.Handler{App: a}}
 }
 
 // Name implements kit.Service.

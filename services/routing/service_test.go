@@ -25,6 +25,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
+	"github.com/agentruntime/agentruntime/pkg/natsembed"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/server"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
@@ -79,6 +80,14 @@ func (tenantAuth) Authenticate(ctx context.Context) (auth.Principal, error) {
 
 func start(t *testing.T, config string) rv1.RoutingServiceClient {
 	t.Helper()
+	return startOn(t, natstest.Server(t), config, true)
+}
+
+// startOn starts a routing process on the log of ns: its own connection,
+// writer, read model and limit store, as a replica would be. Without its
+// projector (projector false) its read model stays empty.
+func startOn(t *testing.T, ns *natsembed.Server, config string, projector bool) rv1.RoutingServiceClient {
+	t.Helper()
 	var modelsFile string
 	if config != "" {
 		modelsFile = filepath.Join(t.TempDir(), "models.yaml")
@@ -88,14 +97,18 @@ func start(t *testing.T, config string) rv1.RoutingServiceClient {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	nc := natstest.Connect(t, natstest.Server(t))
+	nc := natstest.Connect(t, ns)
 	log, err := eventlog.Open(ctx, nc, eventlog.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc := routing.New(kit.Deps{Log: log, Store: projection.NewMemory(), Config: kit.Config{ModelsFile: modelsFile}})
 	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
+	if projector {
+		go func() { done <- svc.Run(ctx) }()
+	} else {
+		done <- nil
+	}
 	t.Cleanup(func() { cancel(); <-done })
 	srv, err := server.New(server.Config{Authenticator: tenantAuth{}, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
 	if err != nil {

@@ -1,6 +1,11 @@
-// Package app runs the routing service's commands: it loads state from the
-// routing read model and counters from the limit store, calls the pure
-// domain, and appends the facts through the shared write path.
+// Package app runs the routing service's commands. A command decides on
+// its aggregate (a turn's routing, a tenant's registry) as this process's
+// writer holds it (command.Writer: the aggregate's own subject folded by
+// the read model's own fold), with counters from the limit store and
+// cross-aggregate inputs (spend, a task's profile) read where they live,
+// appends at the expected subject sequence and answers from the decision:
+// no command waits for the read model (DESIGN §3,
+// docs/adr/0005-hot-path.md). Reads wait for min_sequence.
 package app
 
 import (
@@ -11,6 +16,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
@@ -33,27 +40,39 @@ type Limiter interface {
 type App struct {
 	log    *eventlog.Log
 	store  projection.Store
-	exec   command.Executor
+	w      *command.Writer
 	limits Limiter
 	now    func() time.Time
 	// config is the --models registry (nil: none); each tenant imports it
 	// once per digest, as a limit.changed fact.
 	config *ev.Registry
-	seeded sync.Map // tenant -> digest imported
-	// held is each tenant's registry as the read model last gave it:
-	// limits are then one Redis round trip (the script), not two.
+	seeded sync.Map // tenant -> imported
+	// held is each tenant's registry as this process last knew it (the
+	// read model, or its own write): limits are then one Redis round trip
+	// (the script), not two.
 	held registries
+}
+
+// imported is a tenant's import of the config file: its digest and the
+// sequence the registry reached with it (a read waits for it).
+type imported struct {
+	digest   string
+	sequence uint64
 }
 
 // New builds the use cases.
 func New(log *eventlog.Log, store projection.Store, limits Limiter, config *ev.Registry) *App {
 	return &App{log: log, store: store, limits: limits, now: time.Now, config: config,
-		exec: command.Executor{Log: log, Store: store, Projection: rp.Name}, held: registries{byTenant: map[string]*ev.Registry{}, gen: map[string]uint64{}}}
+		w:    command.NewWriter(log, rp.Projection{Subjects: log.Subjects}, command.Options{}),
+		held: registries{byTenant: map[string]*ev.Registry{}, gen: map[string]uint64{}}}
 }
+
+// Instrument records the command path's metrics (conflict retries) on mp.
+func (a *App) Instrument(mp metric.MeterProvider) error { return a.w.Instrument(mp) }
 
 // Applied is told by the routing projector after each batch is in the
 // store (projector.WithAfterBatch): a tenant whose registry changed in it
-// is read again from the read model on its next call.
+// (on any replica) is read again from the read model on its next call.
 func (a *App) Applied(batch []*eventlog.Record, _ uint64) {
 	for _, rec := range batch {
 		if rec.Event.GetLimitChanged() != nil {
@@ -74,6 +93,14 @@ type registries struct {
 // maxHeldRegistries bounds the registries held; past it the holder starts
 // over (tenants reload on their next call).
 const maxHeldRegistries = 10_000
+
+// generation is the tenant's generation now: take it before a read or a
+// write whose registry is then put.
+func (r *registries) generation(tenant string) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gen[tenant]
+}
 
 func (r *registries) get(tenant string) (*ev.Registry, uint64) {
 	r.mu.Lock()
@@ -128,6 +155,14 @@ func stableID(parts ...string) string {
 	return "evt_" + hex.EncodeToString(h.Sum(nil))[:40]
 }
 
+func taskAgg(tenant, session, task string) eventlog.Aggregate {
+	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: rp.KindTask, ID: task}
+	if agg.Session == "" {
+		agg.Session = eventlog.NoSession
+	}
+	return agg
+}
+
 func write(res command.Result) *commonv1.WriteResult {
 	w := &commonv1.WriteResult{Sequence: res.Sequence, Deduplicated: len(res.Appended) > 0}
 	for _, a := range res.Appended {
@@ -139,13 +174,15 @@ func write(res command.Result) *commonv1.WriteResult {
 
 // registry returns the tenant's registry (shared, read-only), importing the
 // config file first when the tenant has not imported this version of it.
-// It is held in process after the first read and read again after the
-// projector applies a change to it (Applied).
+// It is held in process after the first read or write and read again after
+// the projector applies a change to it (Applied): this process's own
+// changes count at once, another replica's once the projector has them.
 func (a *App) registry(ctx context.Context, tenant string) (*ev.Registry, error) {
 	if a.config != nil {
-		if d, ok := a.seeded.Load(tenant); !ok || d != a.config.GetConfigDigest() {
-			res, err := a.exec.Execute(ctx, registryAgg(tenant), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
-				reg, err := rp.LoadRegistry(ctx, a.store, tenant)
+		if imp, ok := a.seeded.Load(tenant); !ok || imp.(imported).digest != a.config.GetConfigDigest() {
+			gen := a.held.generation(tenant)
+			res, err := a.w.Execute(ctx, registryAgg(tenant), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
+				reg, err := rp.LoadRegistry(ctx, st, tenant)
 				if err != nil || reg.GetConfigDigest() == a.config.GetConfigDigest() {
 					return nil, err
 				}
@@ -156,10 +193,12 @@ func (a *App) registry(ctx context.Context, tenant string) (*ev.Registry, error)
 			if err != nil {
 				return nil, err
 			}
-			if _, err := projector.WaitFor(ctx, a.store, rp.Name, res.Sequence, readTimeout); err != nil {
+			next, err := rp.LoadRegistry(ctx, res.State, tenant)
+			if err != nil {
 				return nil, err
 			}
-			a.seeded.Store(tenant, a.config.GetConfigDigest())
+			a.held.put(tenant, gen, next)
+			a.seeded.Store(tenant, imported{digest: a.config.GetConfigDigest(), sequence: res.Sequence})
 		}
 	}
 	reg, gen := a.held.get(tenant)
@@ -174,6 +213,15 @@ func (a *App) registry(ctx context.Context, tenant string) (*ev.Registry, error)
 	return reg, nil
 }
 
+// importedAt is the sequence the tenant's import of the config file
+// reached in this process (0: none): a read of the registry waits for it.
+func (a *App) importedAt(tenant string) uint64 {
+	if imp, ok := a.seeded.Load(tenant); ok {
+		return imp.(imported).sequence
+	}
+	return 0
+}
+
 // ResolveTaskProfile records the profile of a turn or a task.
 func (a *App) ResolveTaskProfile(ctx context.Context, tenant string, req *rv1.ResolveTaskProfileRequest) (*rv1.ResolveTaskProfileResponse, error) {
 	s := req.GetScope()
@@ -185,11 +233,10 @@ func (a *App) ResolveTaskProfile(ctx context.Context, tenant string, req *rv1.Re
 	if s.GetTurnId() == "" {
 		// A task profiled before any turn runs it: task.profile.resolved
 		// needs only the task, so it lives on the task's routing subject.
-		agg = eventlog.Aggregate{Tenant: tenant, Session: s.GetSessionId(), Kind: rp.KindTask, ID: s.GetTaskId()}
-		if agg.Session == "" {
-			agg.Session = eventlog.NoSession
-		}
+		agg = taskAgg(tenant, s.GetSessionId(), s.GetTaskId())
 	}
+	// A fact: the profile follows from the request alone and the latest
+	// one counts, so it needs no expected sequence.
 	appended, err := a.log.Append(ctx, agg, eventlog.Any, e)
 	if err != nil {
 		return nil, err
@@ -212,8 +259,15 @@ func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r
 		profile = turn.GetTaskProfile()
 	}
 	if profile == nil && s.GetTaskId() != "" {
+		// The task's profile is an input from another aggregate (the
+		// task's routing subject): read as the log holds it now, so a
+		// profile resolved just before, on any replica, is found.
+		st, err := a.w.Refresh(ctx, taskAgg(tenant, s.GetSessionId(), s.GetTaskId()))
+		if err != nil {
+			return domain.RouteInput{}, err
+		}
 		tp := &ev.TaskProfile{}
-		found, err := rp.Load(ctx, a.store, rp.TaskProfileKey(tenant, s.GetTaskId()), tp)
+		found, err := rp.Load(ctx, st, rp.TaskProfileKey(tenant, s.GetTaskId()), tp)
 		if err != nil {
 			return domain.RouteInput{}, err
 		}
@@ -228,6 +282,9 @@ func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r
 	in := domain.RouteInput{Registry: reg, Profile: profile, RequestedProvider: r.GetRequestedProviderId(), RequestedModel: r.GetRequestedModelId(),
 		UserLock: r.GetUserLock(), EstInput: r.GetEstimatedInputTokens(), EstOutput: r.GetEstimatedOutputTokens(),
 		Limits: map[string]*ev.LimitStateSnapshot{}, Failed: turn.GetFailedModelIds()}
+	// Spend adds up every turn of the tenant, session and task: an input
+	// from many aggregates, read from the read model (bounded lag), not an
+	// invariant of this turn.
 	spent, err := rp.LoadSpent(ctx, a.store, rp.SpentTenantKey(tenant), rp.SpentSessionKey(tenant, s.GetSessionId()), rp.SpentTaskKey(tenant, s.GetTaskId()))
 	if err != nil {
 		return in, err
@@ -270,18 +327,27 @@ func (a *App) checkModels(ctx context.Context, tenant string, in *domain.RouteIn
 	return nil
 }
 
-func (a *App) loadTurn(ctx context.Context, tenant string, s *rv1.TurnScope) (*rv1.RoutingLimitSummary, error) {
+// turnIn reads a turn's routing summary from the turn's aggregate as the
+// writer holds it.
+func turnIn(ctx context.Context, st projection.Store, tenant string, s *rv1.TurnScope) (*rv1.RoutingLimitSummary, error) {
 	turn := &rv1.RoutingLimitSummary{}
-	_, err := rp.Load(ctx, a.store, rp.TurnKey(tenant, s.GetSessionId(), s.GetTurnId()), turn)
+	_, err := rp.Load(ctx, st, rp.TurnKey(tenant, s.GetSessionId(), s.GetTurnId()), turn)
 	return turn, err
 }
+
+// A turn's routing aggregate is usually created by its first decision (a
+// worker routes each turn once, at its start), so ResolveCandidates and
+// DecideRoute take a turn this process does not hold for new
+// (command.Writer.ExecuteNew): the common first decision costs its append
+// only; a turn routed or profiled before, elsewhere, costs one conflict
+// and one read, then is decided again on what is there.
 
 // ResolveCandidates records the candidate set of a turn.
 func (a *App) ResolveCandidates(ctx context.Context, tenant string, req *rv1.ResolveCandidatesRequest) (*rv1.ResolveCandidatesResponse, error) {
 	s := req.GetScope()
 	var set *ev.CandidateSet
-	res, err := a.exec.Execute(ctx, turnAgg(tenant, s), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
-		turn, err := a.loadTurn(ctx, tenant, s)
+	res, err := a.w.ExecuteNew(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
+		turn, err := turnIn(ctx, st, tenant, s)
 		if err != nil {
 			return nil, err
 		}
@@ -304,8 +370,8 @@ func (a *App) ResolveCandidates(ctx context.Context, tenant string, req *rv1.Res
 func (a *App) DecideRoute(ctx context.Context, tenant string, req *rv1.DecideRouteRequest) (*rv1.DecideRouteResponse, error) {
 	s := req.GetScope()
 	out := &rv1.DecideRouteResponse{}
-	res, err := a.exec.Execute(ctx, turnAgg(tenant, s), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
-		turn, err := a.loadTurn(ctx, tenant, s)
+	res, err := a.w.ExecuteNew(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
+		turn, err := turnIn(ctx, st, tenant, s)
 		if err != nil {
 			return nil, err
 		}
@@ -348,9 +414,9 @@ func (a *App) ApplyFallback(ctx context.Context, tenant string, req *rv1.ApplyFa
 	s := req.GetScope()
 	out := &rv1.ApplyFallbackResponse{}
 	replay := false
-	res, err := a.exec.Execute(ctx, turnAgg(tenant, s), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
+	res, err := a.w.Execute(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
 		replay = false
-		turn, err := a.loadTurn(ctx, tenant, s)
+		turn, err := turnIn(ctx, st, tenant, s)
 		if err != nil {
 			return nil, err
 		}
@@ -468,8 +534,9 @@ func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCost
 		return nil, err
 	}
 	// Nothing is recorded for a refused usage: pricing comes first. The
-	// charge is idempotent per usage and remembers its crossings, so a retry
-	// after a failed append produces the same facts with the same ids.
+	// charge is idempotent per usage: a retry charges nothing again and
+	// crosses nothing (the store does not remember the first attempt's
+	// crossings), so it records the cost fact, with the same id, alone.
 	plan := domain.PlanLimits(reg, m, 0, 0, domain.TotalTokens(u), cost.GetTotalNanos(), a.now())
 	// A charge is of quotas only: the rate limits were consumed before the
 	// call, and the store answers for the items it was given.
@@ -481,14 +548,17 @@ func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCost
 	}
 	low, blocked := plan.Crossings(charged)
 	rec := &ev.CostRecorded{UsageId: req.GetUsageId(), ProviderId: m.GetProviderId(), ModelId: m.GetId(), Usage: u, Cost: cost}
-	res, err := a.exec.Execute(ctx, turnAgg(tenant, s), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
+	costID := stableID(tenant, usageKey, "cost")
+	var recorded *commonv1.WriteResult
+	res, err := a.w.Execute(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
+		recorded = nil
 		spent, err := rp.LoadSpent(ctx, a.store, rp.SpentTenantKey(tenant), rp.SpentSessionKey(tenant, s.GetSessionId()), rp.SpentTaskKey(tenant, s.GetTaskId()))
 		if err != nil {
 			return nil, err
 		}
 		rec.Budgets = domain.AddSpent(domain.BudgetStates(reg, domain.Spent{Tenant: spent[0], Session: spent[1], Task: spent[2], SessionID: s.GetSessionId(), TaskID: s.GetTaskId()}), cost.GetTotalNanos())
 		e := scoped("cost.recorded", s)
-		e.EventId = stableID(tenant, usageKey, "cost")
+		e.EventId = costID
 		e.RequestId = req.GetUsageId()
 		e.Payload = &ev.RuntimeEvent_CostRecorded{CostRecorded: rec}
 		evs := []*ev.RuntimeEvent{e}
@@ -504,12 +574,28 @@ func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCost
 			q.Payload = &ev.RuntimeEvent_QuotaBlocked{QuotaBlocked: b}
 			evs = append(evs, q)
 		}
+		if _, ok := st.Seen(costID); ok {
+			// A retry after the first attempt landed: its facts are in
+			// the turn; answer with those of them this attempt would
+			// append (the cost fact), appending nothing.
+			recorded = &commonv1.WriteResult{Deduplicated: true}
+			for _, e := range evs {
+				if seq, ok := st.Seen(e.GetEventId()); ok {
+					recorded.EventIds = append(recorded.EventIds, e.GetEventId())
+					recorded.Sequence = max(recorded.Sequence, seq)
+				}
+			}
+			return nil, nil
+		}
 		return evs, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &rv1.RecordCostResponse{Recorded: rec, Limits: plan.Snapshot(charged), Write: write(res)}, nil
+	if recorded == nil {
+		recorded = write(res)
+	}
+	return &rv1.RecordCostResponse{Recorded: rec, Limits: plan.Snapshot(charged), Write: recorded}, nil
 }
 
 // CheckLimits reports every limit of a call on a model, consuming nothing.
@@ -622,7 +708,9 @@ func (a *App) GetModelRegistry(ctx context.Context, tenant string, req *rv1.GetM
 	if _, err := a.registry(ctx, tenant); err != nil {
 		return nil, err
 	}
-	seq, err := projector.WaitFor(ctx, a.store, rp.Name, req.GetMinSequence(), readTimeout)
+	// A read: the read model, at least as recent as the caller's
+	// min_sequence and this process's import of the config file.
+	seq, err := projector.WaitFor(ctx, a.store, rp.Name, max(req.GetMinSequence(), a.importedAt(tenant)), readTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -641,8 +729,9 @@ func (a *App) UpdateRegistry(ctx context.Context, tenant, subject string, change
 		return nil, nil, err
 	}
 	var next *ev.Registry
-	res, err := a.exec.Execute(ctx, registryAgg(tenant), func(ctx context.Context, _ uint64) ([]*ev.RuntimeEvent, error) {
-		reg, err := rp.LoadRegistry(ctx, a.store, tenant)
+	gen := a.held.generation(tenant)
+	res, err := a.w.Execute(ctx, registryAgg(tenant), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
+		reg, err := rp.LoadRegistry(ctx, st, tenant)
 		if err != nil {
 			return nil, err
 		}
@@ -663,6 +752,10 @@ func (a *App) UpdateRegistry(ctx context.Context, tenant, subject string, change
 	if err != nil {
 		return nil, nil, err
 	}
+	// Limits and decisions of this process use the new registry at once;
+	// a change the projector applied meanwhile (Applied) leaves the next
+	// call to read the read model instead.
+	a.held.put(tenant, gen, next)
 	return next, write(res), nil
 }
 

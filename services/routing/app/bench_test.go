@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -48,14 +49,21 @@ quotas:
 // a Redis EVALSHA of `return 1` and a JetStream publish of an envelope of
 // the same size as the decision's events.
 //
-// A routing decision is one LastSequence request and one append on
+// A routing decision on a new turn is one read of the turn's subject (the
+// writer's miss) and one append of its two events (an atomic batch) on
 // JetStream plus one limit check (EVALSHA over every candidate's buckets)
-// on Redis, around the pure domain and read model lookups.
+// on Redis, around the pure domain. AR_BENCH_MEMORY=1 puts the stream in
+// memory, where the batch is staged in memory as at R3 rather than in a
+// file store of its own at R1 (docs/adr/0005-hot-path.md).
 func BenchmarkRouting(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	nc := natstest.Connect(b, natstest.Server(b))
-	log, err := eventlog.Open(ctx, nc, eventlog.Config{})
+	cfg := eventlog.Config{}
+	if os.Getenv("AR_BENCH_MEMORY") != "" {
+		cfg.Storage = jetstream.MemoryStorage
+	}
+	log, err := eventlog.Open(ctx, nc, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
