@@ -261,7 +261,10 @@ func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r
 	if profile == nil && s.GetTaskId() != "" {
 		// The task's profile is an input from another aggregate (the
 		// task's routing subject): read as the log holds it now, so a
-		// profile resolved just before, on any replica, is found.
+		// profile resolved just before, on any replica, is found. The
+		// turn's entry is held meanwhile; no command of this writer holds
+		// a task's entry while it takes another, so the order cannot
+		// deadlock.
 		st, err := a.w.Refresh(ctx, taskAgg(tenant, s.GetSessionId(), s.GetTaskId()))
 		if err != nil {
 			return domain.RouteInput{}, err
