@@ -164,7 +164,7 @@ func TestWorkerNeverApprovesItsOwnRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := th.GetThread().GetPendingActions(); len(p) != 1 || p[0].GetActionId() != asked.GetActionId() || p[0].GetStatus() != "pending" {
+	if p := th.GetThread().GetPendingActions(); len(p) != 1 || p[0].GetActionId() != asked.GetActionId() || p[0].GetStatus() != controlv1.ActionStatus_ACTION_STATUS_PENDING {
 		t.Fatalf("pending actions after the refused answers: %v", p)
 	}
 

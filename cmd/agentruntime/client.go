@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/config"
 	"github.com/agentruntime/agentruntime/pkg/endpoints"
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -114,7 +115,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return rpcError("submit", err)
 	}
 	t := resp.GetTurn()
-	fmt.Fprintf(stdout, "turn %s %s in session %s, thread %s\n  watch it:  agentruntime watch --session %s\n", t.GetTurnId(), t.GetStatus(), session, thread, session)
+	fmt.Fprintf(stdout, "turn %s %s in session %s, thread %s\n  watch it:  agentruntime watch --session %s\n", t.GetTurnId(), enums.Word(t.GetStatus()), session, thread, session)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	evidencev1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1"
 )
@@ -230,11 +231,11 @@ func describeExport(w io.Writer, what string, res *evidencev1.ExportResult) {
 	fmt.Fprintf(w, "%s %s: sha256 %s, covers sequence %d\n", what, res.GetEvidenceId(), res.GetContentSha256(), res.GetCoversSequence())
 	var applies, not []string
 	for _, s := range res.GetSignals() {
-		if s.GetStatus() == "not_applicable" {
+		if s.GetStatus() == evidencev1.SignalStatus_SIGNAL_STATUS_NOT_APPLICABLE {
 			not = append(not, s.GetName())
 			continue
 		}
-		applies = append(applies, s.GetName()+"="+s.GetStatus())
+		applies = append(applies, s.GetName()+"="+enums.Word(s.GetStatus()))
 	}
 	fmt.Fprintf(w, "  signals    %s\n", strings.Join(applies, " "))
 	if len(not) > 0 {

@@ -137,8 +137,8 @@ func TestWorkerKilledMidTurnIsRetriedByAnotherWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := at.GetAttempts().GetAttempts()
-	if len(got) != 2 || got[0].GetRunId() != run1 || got[0].GetStatus() != "lost" || got[0].GetWorkerId() != "w1" ||
-		got[1].GetRunId() != started2.GetRunId() || got[1].GetStatus() != "completed" || got[1].GetWorkerId() != "w2" {
+	if len(got) != 2 || got[0].GetRunId() != run1 || got[0].GetStatus() != controlv1.TurnAttemptStatus_TURN_ATTEMPT_STATUS_LOST || got[0].GetWorkerId() != "w1" ||
+		got[1].GetRunId() != started2.GetRunId() || got[1].GetStatus() != controlv1.TurnAttemptStatus_TURN_ATTEMPT_STATUS_COMPLETED || got[1].GetWorkerId() != "w2" {
 		t.Fatalf("attempts = %v", got)
 	}
 	// The readable timeline says so too.

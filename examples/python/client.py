@@ -9,7 +9,8 @@ import argparse
 import asyncio
 import os
 
-from agentruntime import Client, Endpoints
+from agentruntime import Client, Endpoints, enum_word
+from agentruntime.control.v1 import status_pb2
 
 
 async def main() -> None:
@@ -24,7 +25,7 @@ async def main() -> None:
     a = ap.parse_args()
     async with await Client.connect(Endpoints.parse(a.endpoints, a.addr), token=a.token) as c:
         turn = (await c.submit_turn(a.session, a.text, thread_id=a.thread)).turn
-        print(f"submitted {turn.turn_id} ({turn.admission})")
+        print(f"submitted {turn.turn_id} ({enum_word(status_pb2.TurnStatus, turn.admission)})")
         # From the turn's own turn.submitted: nothing of it is missed, and a
         # dropped connection resumes where it was.
         async for ev in c.subscribe(session_id=a.session, thread_id=a.thread, start=turn.submitted_sequence):

@@ -6,7 +6,7 @@
 // AR_ADDR (default 127.0.0.1:7070), AR_ENDPOINTS (control=HOST:PORT,...) and
 // AR_API_KEY are read as the CLI reads them. Ctrl-C stops following.
 import { createInterface } from "node:readline";
-import { createRuntimeClient, RuntimeError, type RuntimeEvent } from "@agentruntime/client/node";
+import { createRuntimeClient, enumWord, RuntimeError, TurnStatus, type RuntimeEvent } from "@agentruntime/client/node";
 
 const objective = process.argv.slice(2).join(" ") || "write notes about this project";
 const sessionId = process.env.AR_SESSION ?? "default";
@@ -24,7 +24,7 @@ process.once("SIGINT", () => stop.abort());
 
 try {
   const { turn } = await client.submitTurn({ sessionId, threadId, text: objective });
-  console.log(`turn ${turn?.turnId} ${turn?.status} in session ${sessionId}, thread ${threadId}`);
+  console.log(`turn ${turn?.turnId} ${enumWord(TurnStatus, turn?.status ?? TurnStatus.UNSPECIFIED)} in session ${sessionId}, thread ${threadId}`);
 
   // From the session's start, so nothing between the submit and the
   // subscription is missed; a dropped connection resumes where it stopped.

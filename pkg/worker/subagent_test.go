@@ -75,7 +75,7 @@ func TestSubagentDelegation(t *testing.T) {
 		t.Fatalf("spawn_agent answered %q", result.GetToolResult().GetPreview())
 	}
 	subs, err := rt.control.ListSubagents(ctx, &controlv1.ListSubagentsRequest{SessionId: "s1", ThreadId: "main", MinSequence: end.GetSequence()})
-	if err != nil || len(subs.GetSubagents()) != 1 || subs.GetSubagents()[0].GetStatus() != "completed" || subs.GetSubagents()[0].GetParentTurnId() != "parent" {
+	if err != nil || len(subs.GetSubagents()) != 1 || subs.GetSubagents()[0].GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED || subs.GetSubagents()[0].GetParentTurnId() != "parent" {
 		t.Fatalf("ListSubagents = %v, %v", subs, err)
 	}
 }
@@ -141,7 +141,7 @@ func TestSubagentThatTimesOutIsClosedAndInterrupted(t *testing.T) {
 	inOrder(t, order, child+":thread.updated", child+":turn.failed", child+":subagent.failed")
 	// Closed by the parent it stays, though its turn ended after the close.
 	subs, err := rt.control.ListSubagents(ctx, &controlv1.ListSubagentsRequest{SessionId: "s1", ThreadId: "main", MinSequence: max(end.GetSequence(), childEnd.GetSequence())})
-	if err != nil || len(subs.GetSubagents()) != 1 || subs.GetSubagents()[0].GetStatus() != "closed" {
+	if err != nil || len(subs.GetSubagents()) != 1 || subs.GetSubagents()[0].GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED {
 		t.Fatalf("ListSubagents = %v, %v", subs, err)
 	}
 }

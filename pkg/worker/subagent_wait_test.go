@@ -52,7 +52,7 @@ func TestSubagentWaitingIsVisibleOnTheParentThread(t *testing.T) {
 		t.Fatalf("subagent.status = %v", waiting)
 	}
 	got, err := rt.control.ListSubagents(ctx, &controlv1.ListSubagentsRequest{SessionId: "s1", ThreadId: "main", MinSequence: waiting.GetSequence()})
-	if err != nil || len(got.GetSubagents()) != 1 || got.GetSubagents()[0].GetStatus() != "waiting_permission" {
+	if err != nil || len(got.GetSubagents()) != 1 || got.GetSubagents()[0].GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_WAITING_PERMISSION {
 		t.Fatalf("ListSubagents while the child waits = %v, %v", got, err)
 	}
 	respond(t, rt, childAsk.GetActionId(), "allow_once")

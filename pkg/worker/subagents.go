@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/worker/tools"
@@ -111,11 +112,11 @@ func (tu *turn) spawnAgent(ctx context.Context, raw json.RawMessage) (tools.Resu
 		}
 		if wr.GetAllTerminal() && len(wr.GetSubagents()) == 1 {
 			got := wr.GetSubagents()[0]
-			out := fmt.Sprintf("subagent %s (thread %s) %s", got.GetSubagentId(), got.GetChildThreadId(), got.GetStatus())
+			out := fmt.Sprintf("subagent %s (thread %s) %s", got.GetSubagentId(), got.GetChildThreadId(), enums.Word(got.GetStatus()))
 			if got.GetSummary() != "" {
 				out += ": " + got.GetSummary()
 			}
-			if got.GetStatus() != "completed" {
+			if got.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED {
 				return tools.Result{}, &tools.Failure{Category: "subagent_failed", Message: out}
 			}
 			return tools.Result{Output: out, Bytes: len(out)}, nil

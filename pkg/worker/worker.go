@@ -331,9 +331,10 @@ func (w *Worker) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, 
 	}
 }
 
-func terminal(s string) bool {
+func terminal(s controlv1.TurnStatus) bool {
 	switch s {
-	case "completed", "failed", "cancelled", "timed_out", "rolled_back":
+	case controlv1.TurnStatus_TURN_STATUS_COMPLETED, controlv1.TurnStatus_TURN_STATUS_FAILED, controlv1.TurnStatus_TURN_STATUS_CANCELLED,
+		controlv1.TurnStatus_TURN_STATUS_TIMED_OUT, controlv1.TurnStatus_TURN_STATUS_ROLLED_BACK:
 		return true
 	}
 	return false

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -37,7 +38,7 @@ func TestClaimStartsTheTurnUnderALease(t *testing.T) {
 	ctx := acme(t)
 	sub := h.submit(ctx, "s1", "th1")
 	got := h.claim(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w7", Wait: durationpb.New(5 * time.Second)})
-	if got.GetTurn().GetTurnId() != sub.Turn.TurnId || got.GetTurn().GetStatus() != "running" || got.GetRunId() == "" {
+	if got.GetTurn().GetTurnId() != sub.Turn.TurnId || got.GetTurn().GetStatus() != controlv1.TurnStatus_TURN_STATUS_RUNNING || got.GetRunId() == "" {
 		t.Fatalf("claim = %v", got)
 	}
 	if got.GetLeaseExpiresAt().AsTime().Before(time.Now().Add(20 * time.Second)) {
@@ -68,7 +69,7 @@ func TestClaimStartsTheTurnUnderALease(t *testing.T) {
 	_, err = h.client.HeartbeatTurn(globex(t), &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId})
 	assertCode(t, err, codes.NotFound, sub.Turn.TurnId)
 	hb, err := h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId, LeaseToken: got.LeaseToken})
-	if err != nil || hb.GetInterruptRequested() || hb.GetStatus() != "running" {
+	if err != nil || hb.GetInterruptRequested() || hb.GetStatus() != controlv1.TurnStatus_TURN_STATUS_RUNNING {
 		t.Fatalf("heartbeat = %v, %v", hb, err)
 	}
 	// A wrong run, or the right run without its token, holds no lease.
@@ -83,7 +84,7 @@ func TestClaimStartsTheTurnUnderALease(t *testing.T) {
 		t.Fatal(err)
 	}
 	hb, err = h.client.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: sub.Turn.TurnId, RunId: got.RunId, LeaseToken: got.LeaseToken})
-	if err != nil || !hb.GetInterruptRequested() || hb.GetStatus() != "interrupting" {
+	if err != nil || !hb.GetInterruptRequested() || hb.GetStatus() != controlv1.TurnStatus_TURN_STATUS_INTERRUPTING {
 		t.Fatalf("heartbeat after interrupt = %v, %v", hb, err)
 	}
 }
@@ -130,7 +131,7 @@ func TestClaimFollowsTheQueue(t *testing.T) {
 	ctx := acme(t)
 	first := h.submit(ctx, "s1", "th1")
 	second := h.submit(ctx, "s1", "th1")
-	if second.Turn.Status != "queued" {
+	if second.Turn.Status != controlv1.TurnStatus_TURN_STATUS_QUEUED {
 		t.Fatalf("second = %v", second.Turn)
 	}
 	c1 := h.claim(ctx, &controlv1.ClaimTurnRequest{Wait: durationpb.New(5 * time.Second)})
@@ -282,7 +283,7 @@ func (h *harness) attempts(ctx context.Context, turn string, minSeq uint64) *con
 func attemptSummary(at *controlv1.TurnAttempts) string {
 	var out []string
 	for _, a := range at.GetAttempts() {
-		out = append(out, fmt.Sprintf("%d:%s:%s:%s", a.GetAttempt(), a.GetRunId(), a.GetWorkerId(), a.GetStatus()))
+		out = append(out, fmt.Sprintf("%d:%s:%s:%s", a.GetAttempt(), a.GetRunId(), a.GetWorkerId(), enums.Word(a.GetStatus())))
 	}
 	return strings.Join(out, " ")
 }
@@ -327,7 +328,7 @@ func TestLostRunIsRetriedAsANewAttempt(t *testing.T) {
 		t.Fatalf("another tenant claimed %v", other.GetTurn())
 	}
 	c2 := h.claim(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w2", Wait: durationpb.New(5 * time.Second)})
-	if c2.GetTurn().GetTurnId() != turnID || c2.RunId == c1.RunId || c2.GetTurn().GetStatus() != "running" {
+	if c2.GetTurn().GetTurnId() != turnID || c2.RunId == c1.RunId || c2.GetTurn().GetStatus() != controlv1.TurnStatus_TURN_STATUS_RUNNING {
 		t.Fatalf("second claim = %v (first run %s)", c2, c1.RunId)
 	}
 	if st := s.until("turn.started"); st.GetRunId() != c2.RunId || st.GetTurnStarted().GetWorkerId() != "w2" {

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -42,7 +43,7 @@ func TestPermissionRequestBecomesAnAction(t *testing.T) {
 		t.Fatalf("action.required %v", req)
 	}
 	th := h.threadRead(ctx, "s1", "th1", req.Sequence)
-	if th.Status != "waiting_permission" || th.Permission.GetState() != "known" {
+	if th.Status != controlv1.ThreadStatus_THREAD_STATUS_WAITING_PERMISSION || th.Permission.GetState() != commonv1.FactState_FACT_STATE_KNOWN {
 		t.Fatalf("thread %v", th)
 	}
 	resp, err := h.client.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: "act_perm1", Decision: "allow_session"})
@@ -50,7 +51,7 @@ func TestPermissionRequestBecomesAnAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := sub.until("action.resolved")
-	if res.ActionId != "act_perm1" || res.GetActionResolved().GetDecision() != "allow_session" || res.GetActionResolved().GetResponder() != "alice" || resp.Action.Status != "resolved" {
+	if res.ActionId != "act_perm1" || res.GetActionResolved().GetDecision() != "allow_session" || res.GetActionResolved().GetResponder() != "alice" || resp.Action.Status != controlv1.ActionStatus_ACTION_STATUS_RESOLVED {
 		t.Fatalf("action.resolved %v", res)
 	}
 

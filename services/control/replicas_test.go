@@ -106,7 +106,7 @@ func TestStaleReplicaDecidesOnTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !resp.Accepted || resp.Turn.GetTurnId() != second || resp.Turn.GetStatus() != "interrupting" {
+	if !resp.Accepted || resp.Turn.GetTurnId() != second || resp.Turn.GetStatus() != controlv1.TurnStatus_TURN_STATUS_INTERRUPTING {
 		t.Fatalf("interrupt on the stale replica: accepted=%v turn=%s status=%s, want %s interrupting", resp.Accepted, resp.Turn.GetTurnId(), resp.Turn.GetStatus(), second)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/services/control/app"
@@ -223,7 +224,7 @@ func TestSubagentDelegation(t *testing.T) {
 		t.Fatal(err)
 	}
 	child := sp.Subagent
-	if child.Status != "running" || child.ChildThreadId == "" || child.Isolation != "isolated" {
+	if child.Status != controlv1.SubagentStatus_SUBAGENT_STATUS_RUNNING || child.ChildThreadId == "" || child.Isolation != "isolated" {
 		t.Fatalf("spawned %v", child)
 	}
 	again, err := h.client.SpawnSubagent(ctx, &controlv1.SpawnSubagentRequest{SessionId: "s1", ParentThreadId: "main", ParentTurnId: parent.TurnId, SubagentId: "sub_research"})
@@ -269,7 +270,7 @@ func TestSubagentDelegation(t *testing.T) {
 	ctx = acme(t)
 	head, _ := h.log.Head(ctx)
 	all, err = h.client.ListSubagents(ctx, &controlv1.ListSubagentsRequest{SessionId: "s1", ThreadId: "main", Recursive: true, MinSequence: head})
-	if err != nil || len(all.Subagents) != 2 || all.Subagents[0].Status != "completed" {
+	if err != nil || len(all.Subagents) != 2 || all.Subagents[0].Status != controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED {
 		t.Fatalf("after restart: %v %v", all, err)
 	}
 }
@@ -319,7 +320,7 @@ func TestRemoteChannelReconnect(t *testing.T) {
 	}
 	// The disconnect was recorded.
 	ch, err := h.client.ReconnectChannel(ctx, &controlv1.ReconnectChannelRequest{ChannelId: "chan_slack", SessionId: "s1"})
-	if err != nil || ch.Channel.Status != "connected" {
+	if err != nil || ch.Channel.Status != controlv1.ChannelStatus_CHANNEL_STATUS_CONNECTED {
 		t.Fatalf("channel %v %v", ch, err)
 	}
 	_, err = h.client.AckEvents(ctx, &controlv1.AckEventsRequest{ChannelId: "chan_slack", SessionId: "s1", Sequence: 1 << 40})
@@ -391,7 +392,7 @@ func TestSnapshotFirstSubscription(t *testing.T) {
 	h.threadRead(ctx, "s1", "th1", r.Sequence)
 	sub := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", ThreadId: "th1", Start: controlv1.StartFrom_START_FROM_SNAPSHOT, Heartbeat: durationpb.New(20 * time.Millisecond)})
 	snap := sub.next().GetSnapshot()
-	if snap == nil || snap.Thread.GetActiveTurnId() != tu.TurnId || snap.Thread.ActiveTurn.GetStatus() != "running" || snap.Sequence < r.Sequence {
+	if snap == nil || snap.Thread.GetActiveTurnId() != tu.TurnId || snap.Thread.ActiveTurn.GetStatus() != controlv1.TurnStatus_TURN_STATUS_RUNNING || snap.Sequence < r.Sequence {
 		t.Fatalf("snapshot %v", snap)
 	}
 	h.report(ctx, delta(tu.TurnId, "after"))
@@ -418,7 +419,7 @@ func TestContextCompactionKeepsPendingActions(t *testing.T) {
 		&eventsv1.RuntimeEvent{Type: "context.compaction.started", TurnId: tu.TurnId, Payload: &eventsv1.RuntimeEvent_ContextCompactionStarted{ContextCompactionStarted: comp}},
 		&eventsv1.RuntimeEvent{Type: "context.compaction.completed", TurnId: tu.TurnId, Payload: &eventsv1.RuntimeEvent_ContextCompactionCompleted{ContextCompactionCompleted: comp}})
 	th := h.threadRead(ctx, "s1", "th1", r.Sequence)
-	if len(th.CompactionSummaryRefs) != 1 || len(th.PendingActions) != 1 || th.PendingActions[0].ActionId != "act_keep" || th.Status != "waiting_input" {
+	if len(th.CompactionSummaryRefs) != 1 || len(th.PendingActions) != 1 || th.PendingActions[0].ActionId != "act_keep" || th.Status != controlv1.ThreadStatus_THREAD_STATUS_WAITING_INPUT {
 		t.Fatalf("after compaction: %v", th)
 	}
 }
@@ -470,7 +471,7 @@ func TestThreadReadJoinsTheRoutingSummary(t *testing.T) {
 	ctx := acme(t)
 	tu := h.submit(ctx, "s1", "th1").Turn
 	th := h.threadRead(ctx, "s1", "th1", 0)
-	if th.RoutingLimit != nil || th.Routing.GetState() != "unknown" {
+	if th.RoutingLimit != nil || th.Routing.GetState() != commonv1.FactState_FACT_STATE_UNKNOWN {
 		t.Fatalf("before any routing fact: %v / %v", th.RoutingLimit, th.Routing)
 	}
 	decided := &eventsv1.RuntimeEvent{Type: "routing.single_candidate", SessionId: "s1", ThreadId: "th1", TurnId: tu.TurnId,
@@ -483,7 +484,7 @@ func TestThreadReadJoinsTheRoutingSummary(t *testing.T) {
 	}
 	th = h.threadRead(ctx, "s1", "th1", res[0].Sequence)
 	rl := th.RoutingLimit
-	if rl == nil || !rl.SingleCandidate || rl.GetDecision().GetSelectedModelId() != "gpt-5.4" || rl.TurnId != tu.TurnId || th.Routing.GetState() != "known" {
+	if rl == nil || !rl.SingleCandidate || rl.GetDecision().GetSelectedModelId() != "gpt-5.4" || rl.TurnId != tu.TurnId || th.Routing.GetState() != commonv1.FactState_FACT_STATE_KNOWN {
 		t.Fatalf("routing summary on the thread: %v / %v", rl, th.Routing)
 	}
 }

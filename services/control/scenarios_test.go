@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -23,14 +24,14 @@ func TestSubmitAndFirstStatus(t *testing.T) {
 	sub := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
 	resp := h.submit(ctx, "s1", "th1", func(r *controlv1.SubmitTurnRequest) { r.SessionTitle = "first" })
 	tu := resp.Turn
-	if tu.Status != "accepted" || tu.Admission != "accepted" || tu.TurnId == "" || resp.Sequence == 0 {
+	if tu.Status != controlv1.TurnStatus_TURN_STATUS_ACCEPTED || tu.Admission != controlv1.TurnStatus_TURN_STATUS_ACCEPTED || tu.TurnId == "" || resp.Sequence == 0 {
 		t.Fatalf("submit answered %v", resp)
 	}
 	if got := sub.until("turn.submitted"); got.TurnId != tu.TurnId || got.GetTurnSubmitted().GetAdmission() != "accepted" {
 		t.Fatalf("subscriber saw %v", got)
 	}
 	th := h.threadRead(ctx, "s1", "th1", resp.Sequence)
-	if th.Status != "running" || th.ActiveTurnId != tu.TurnId || th.ActiveTurn.GetStatus() != "accepted" {
+	if th.Status != controlv1.ThreadStatus_THREAD_STATUS_RUNNING || th.ActiveTurnId != tu.TurnId || th.ActiveTurn.GetStatus() != controlv1.TurnStatus_TURN_STATUS_ACCEPTED {
 		t.Fatalf("thread read %v", th)
 	}
 	h.report(ctx, started(tu.TurnId), delta(tu.TurnId, "Hel"), delta(tu.TurnId, "lo"))
@@ -41,14 +42,14 @@ func TestSubmitAndFirstStatus(t *testing.T) {
 		}
 	}
 	th = h.threadRead(ctx, "s1", "th1", done.Sequence)
-	if th.Status != "idle" || th.ActiveTurnId != "" || th.LastOutcome != "completed" || th.LastTurnId != tu.TurnId {
+	if th.Status != controlv1.ThreadStatus_THREAD_STATUS_IDLE || th.ActiveTurnId != "" || th.LastOutcome != controlv1.TurnStatus_TURN_STATUS_COMPLETED || th.LastTurnId != tu.TurnId {
 		t.Fatalf("after completion: %v", th)
 	}
 	sess, err := h.client.GetSession(ctx, &controlv1.GetSessionRequest{SessionId: "s1", MinSequence: done.Sequence})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sess.Session.Title != "first" || sess.Session.CreatedBy != "alice" || len(sess.Threads) != 1 || len(sess.History) != 1 || sess.History[0].Status != "completed" {
+	if sess.Session.Title != "first" || sess.Session.CreatedBy != "alice" || len(sess.Threads) != 1 || len(sess.History) != 1 || sess.History[0].Status != controlv1.TurnStatus_TURN_STATUS_COMPLETED {
 		t.Fatalf("session %v", sess)
 	}
 }
@@ -70,7 +71,7 @@ func TestApprovalGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	th := h.threadRead(ctx, "s1", "th1", ra.Sequence)
-	if th.Status != "waiting_permission" || len(th.PendingActions) != 1 || th.ActiveTurn.GetStatus() != "waiting_permission" {
+	if th.Status != controlv1.ThreadStatus_THREAD_STATUS_WAITING_PERMISSION || len(th.PendingActions) != 1 || th.ActiveTurn.GetStatus() != controlv1.TurnStatus_TURN_STATUS_WAITING_PERMISSION {
 		t.Fatalf("thread while waiting: %v", th)
 	}
 	// A retry of the request returns the same action and appends nothing.
@@ -105,7 +106,7 @@ func TestApprovalGate(t *testing.T) {
 		t.Fatalf("two responses: %v / %v", results[0], results[1])
 	}
 	th = h.threadRead(ctx, "s1", "th1", max(results[0].Sequence, results[1].Sequence))
-	if th.Status != "running" || len(th.PendingActions) != 0 || th.ActiveTurn.GetStatus() != "running" {
+	if th.Status != controlv1.ThreadStatus_THREAD_STATUS_RUNNING || len(th.PendingActions) != 0 || th.ActiveTurn.GetStatus() != controlv1.TurnStatus_TURN_STATUS_RUNNING {
 		t.Fatalf("thread after resolution: %v", th)
 	}
 }
@@ -130,7 +131,7 @@ func TestActionTimesOutWithItsTimeoutDecision(t *testing.T) {
 	}
 	// Never treated as approved: a late response gets the timeout's outcome.
 	late, err := h.client.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: actionID, Decision: "yes"})
-	if err != nil || !late.AlreadyResolved || late.Action.Status != "timed_out" || late.Action.Decision != "no" {
+	if err != nil || !late.AlreadyResolved || late.Action.Status != controlv1.ActionStatus_ACTION_STATUS_TIMED_OUT || late.Action.Decision != "no" {
 		t.Fatalf("late response: %v %v", late, err)
 	}
 }
@@ -143,7 +144,7 @@ func TestQueueSurvivesRestartAndAdvances(t *testing.T) {
 	t1 := h.submit(ctx, "s1", "th1").Turn
 	t2 := h.submit(ctx, "s1", "th1").Turn
 	t3 := h.submit(ctx, "s1", "th1").Turn
-	if t2.Status != "queued" || t3.Status != "queued" {
+	if t2.Status != controlv1.TurnStatus_TURN_STATUS_QUEUED || t3.Status != controlv1.TurnStatus_TURN_STATUS_QUEUED {
 		t.Fatalf("busy thread admitted %s/%s", t2.Status, t3.Status)
 	}
 	pr, err := h.client.PromoteQueuedTurn(ctx, &controlv1.PromoteQueuedTurnRequest{SessionId: "s1", ThreadId: "th1", QueuedTurnId: t3.TurnId})
@@ -183,7 +184,7 @@ func TestQueueSurvivesRestartAndAdvances(t *testing.T) {
 	}
 	statuses := map[string]string{}
 	for _, tu := range sess.History {
-		statuses[tu.TurnId] = tu.Status
+		statuses[tu.TurnId] = enums.Word(tu.Status)
 	}
 	if statuses[t1.TurnId] != "completed" || statuses[t2.TurnId] != "cancelled" || statuses[t3.TurnId] != "accepted" {
 		t.Fatalf("history statuses %v", statuses)
@@ -202,18 +203,18 @@ func TestBusyPolicies(t *testing.T) {
 	steer := h.submit(ctx, "s1", "th1", func(r *controlv1.SubmitTurnRequest) {
 		r.BusyPolicy, r.ExpectedActiveTurnId = controlv1.BusyPolicy_BUSY_POLICY_STEER, active.TurnId
 	})
-	if steer.Turn.Status != "steered" || steer.Turn.SteeredInto != active.TurnId {
+	if steer.Turn.Status != controlv1.TurnStatus_TURN_STATUS_STEERED || steer.Turn.SteeredInto != active.TurnId {
 		t.Fatalf("steer: %v", steer.Turn)
 	}
 	intr := h.submit(ctx, "s1", "th1", func(r *controlv1.SubmitTurnRequest) { r.BusyPolicy = controlv1.BusyPolicy_BUSY_POLICY_INTERRUPT })
 	th := h.threadRead(ctx, "s1", "th1", intr.Sequence)
-	if th.ActiveTurnId != intr.Turn.TurnId || th.LastTurnId != active.TurnId || th.LastOutcome != "cancelled" {
+	if th.ActiveTurnId != intr.Turn.TurnId || th.LastTurnId != active.TurnId || th.LastOutcome != controlv1.TurnStatus_TURN_STATUS_CANCELLED {
 		t.Fatalf("interrupt-and-run: %v", th)
 	}
 	// InterruptTurn on a started turn records the intent first.
 	h.report(ctx, started(intr.Turn.TurnId))
 	ir, err := h.client.InterruptTurn(ctx, &controlv1.InterruptTurnRequest{SessionId: "s1", ThreadId: "th1", Reason: "user stop"})
-	if err != nil || !ir.Accepted || ir.Turn.Status != "interrupting" {
+	if err != nil || !ir.Accepted || ir.Turn.Status != controlv1.TurnStatus_TURN_STATUS_INTERRUPTING {
 		t.Fatalf("interrupt: %v %v", ir, err)
 	}
 	// Nothing active: a no-op.

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	evidencev1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1"
@@ -108,7 +109,7 @@ func TestEvidenceExportAndProfileConformance(t *testing.T) {
 	}
 	signals := map[string]string{}
 	for _, sig := range first.GetSignals() {
-		signals[sig.GetName()] = sig.GetStatus()
+		signals[sig.GetName()] = enums.Word(sig.GetStatus())
 	}
 	for name, want := range map[string]string{"tool_calls": "exported", "routing": "exported", "permission": "exported", "tasks": "exported",
 		"verification_outcomes": "exported", "sandbox": "not_applicable", "hooks": "not_applicable", "thread_read_model": "exported", "failed_calls": "not_applicable"} {

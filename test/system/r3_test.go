@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentruntime/agentruntime/pkg/endpoints"
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -289,7 +290,7 @@ func TestR3Cluster(t *testing.T) {
 				t.Fatalf("GetSession %s on control replica %d: %v", session, i, err)
 			}
 			for _, h := range resp.GetHistory() {
-				views[i] += fmt.Sprint(h.GetTurnId(), ":", h.GetStatus(), ";")
+				views[i] += fmt.Sprint(h.GetTurnId(), ":", enums.Word(h.GetStatus()), ";")
 			}
 			for _, th := range resp.GetThreads() {
 				views[i] += fmt.Sprint(th.GetThreadId(), " ", th.GetStatus(), " ", th.GetActiveTurnId(), " ", th.GetQueuedTurnIds(), ";")

@@ -98,6 +98,8 @@ test("the demo turn: submit, approve in the page, turn.completed; reloads mid-st
   await page.locator('.row[data-type="action.required"]').first().waitFor();
   const before1 = await timeline(page);
   await shot(page, "session-waiting");
+  // Statuses are enums in the API, shown with the spec's words.
+  await page.locator("#thread-state .status", { hasText: "waiting_permission" }).waitFor();
 
   // The approvals screen shows it too, keyboard first.
   await page.goto(server.url + "#/approvals");
@@ -120,6 +122,9 @@ test("the demo turn: submit, approve in the page, turn.completed; reloads mid-st
   await page.reload();
   await page.locator('.row[data-type="turn.completed"]').waitFor({ timeout: 30_000 });
   await shot(page, "session-completed");
+  await page.locator("#thread-state .status", { hasText: "idle" }).waitFor({ timeout: 30_000 });
+  await page.locator("#thread-state p.muted", { hasText: "last outcome: completed" }).waitFor();
+  assert.match(await page.locator("#thread-state p.muted").first().innerText(), /permission (known|unknown) · routing (known|unknown)/);
   const final = await timeline(page);
   assert.ok(final.types.includes("turn.completed"));
   for (let i = 1; i < final.sequences.length; i++) {

@@ -12,7 +12,9 @@ from typing import List, Literal, Optional
 
 import pytest
 
-from agentruntime import ModelError, ModelRequest, OpenAICompatible, ToolError, ToolDef, tool
+from agentruntime import ModelError, ModelRequest, OpenAICompatible, ToolError, ToolDef, enum_value, enum_word, tool
+from agentruntime.common.v1 import common_pb2
+from agentruntime.control.v1 import status_pb2
 from agentruntime.models import Message
 
 
@@ -172,3 +174,14 @@ def test_the_client_offers_every_rpc_of_every_service():
             await c.close()
 
     asyncio.run(main())
+
+
+def test_enum_words_are_the_specs_status_words():
+    assert enum_word(status_pb2.TurnStatus, status_pb2.TURN_STATUS_WAITING_PERMISSION) == "waiting_permission"
+    assert enum_word(status_pb2.TurnAttemptStatus, status_pb2.TURN_ATTEMPT_STATUS_TIMED_OUT) == "timed_out"
+    assert enum_word(common_pb2.FactState, common_pb2.FACT_STATE_NOT_APPLICABLE) == "not_applicable"
+    assert enum_word(status_pb2.ThreadStatus, 0) == "unspecified"
+    assert enum_word(status_pb2.ThreadStatus, 99) == "99"
+    assert enum_value(status_pb2.SubagentStatus, "waiting_input") == status_pb2.SUBAGENT_STATUS_WAITING_INPUT
+    with pytest.raises(ValueError):
+        enum_value(status_pb2.TurnStatus, "nope")

@@ -16,7 +16,7 @@ from typing import Dict, List, Tuple
 from conftest import go_worker, python_worker, start_dev
 
 from agentruntime import Client, PermissionDenied, Unauthenticated
-from agentruntime.control.v1 import control_pb2, processes_pb2
+from agentruntime.control.v1 import control_pb2, processes_pb2, status_pb2
 from agentruntime.events.v1 import control_pb2 as ev_control
 from agentruntime.tasks.v1 import tasks_pb2, types_pb2
 
@@ -222,7 +222,7 @@ def test_python_worker_killed_mid_turn_is_lost_and_another_finishes_it(dev, tmp_
     assert after_loss == [], [e.type for e in after_loss]
     assert events[-1].type == "turn.completed" and events[-1].run_id == run2
     got = [(a.run_id, a.status, a.worker_id) for a in attempts.attempts.attempts]
-    assert got == [(run1, "lost", "py-w1"), (run2, "completed", "py-w2")]
+    assert got == [(run1, status_pb2.TURN_ATTEMPT_STATUS_LOST, "py-w1"), (run2, status_pb2.TURN_ATTEMPT_STATUS_COMPLETED, "py-w2")]
     assert (ws / "NOTES.md").exists()
 
 
@@ -434,7 +434,7 @@ def test_the_worker_claims_nothing_while_a_service_it_needs_is_not_served(dev, t
             return sub.turn.turn_id, th
 
     turn_id, th = asyncio.run(main())
-    assert th.thread.active_turn_id == turn_id and th.thread.active_turn.status == "accepted", th.thread.active_turn
+    assert th.thread.active_turn_id == turn_id and th.thread.active_turn.status == status_pb2.TURN_STATUS_ACCEPTED, th.thread.active_turn
 
 
 def test_a_task_run_is_run_as_a_turn_and_settled(dev, tmp_path, procs):

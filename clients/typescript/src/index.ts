@@ -22,4 +22,9 @@ export { OutputIntegrityError, type ReadOutputOptions } from "./output.js";
 export { RemoteChannel, type ConnectChannelOptions, type ChannelEventsOptions } from "./channel.js";
 export type { Credential, RetryOptions } from "./transport.js";
 export { StartFrom } from "./gen/agentruntime/control/v1/control_pb.js";
+export { enumWord } from "./enums.js";
+export {
+  ActionStatus, ChannelStatus, ProcessStatus, SubagentStatus, ThreadStatus, TurnAttemptStatus, TurnStatus,
+} from "./gen/agentruntime/control/v1/status_pb.js";
+export { FactState } from "./gen/agentruntime/common/v1/common_pb.js";
 export type { RuntimeEvent } from "./gen/agentruntime/events/v1/envelope_pb.js";

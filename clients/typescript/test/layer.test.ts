@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
-import { createRuntimeClient, resolveEndpoints, AbortedError, InvalidArgumentError, UnavailableError, RuntimeError, StartFrom } from "../src/index.js";
+import { createRuntimeClient, resolveEndpoints, AbortedError, InvalidArgumentError, UnavailableError, RuntimeError, StartFrom, enumWord, TurnStatus, TurnAttemptStatus, FactState } from "../src/index.js";
 import { ControlService } from "../src/gen/agentruntime/control/v1/control_pb.js";
 import { ErrorInfoSchema, RetryInfoSchema } from "../src/gen/google/rpc/error_details_pb.js";
 
@@ -138,4 +138,12 @@ test("subscribe does not retry what cannot succeed", async () => {
       /* nothing */
     }
   }, InvalidArgumentError);
+});
+
+test("enumWord names statuses with the spec's words", () => {
+  assert.equal(enumWord(TurnStatus, TurnStatus.WAITING_PERMISSION), "waiting_permission");
+  assert.equal(enumWord(TurnAttemptStatus, TurnAttemptStatus.TIMED_OUT), "timed_out");
+  assert.equal(enumWord(FactState, FactState.NOT_APPLICABLE), "not_applicable");
+  assert.equal(enumWord(TurnStatus, TurnStatus.UNSPECIFIED), "unspecified");
+  assert.equal(enumWord(TurnStatus, 99), "99");
 });

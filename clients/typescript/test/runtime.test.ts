@@ -12,6 +12,8 @@ import {
   UnauthenticatedError,
   type RuntimeClient,
   type SubscriptionItem,
+  TurnStatus,
+  enumWord,
 } from "../src/index.js";
 import { ScopeKind } from "../src/gen/agentruntime/evidence/v1/evidence_pb.js";
 import { CuttableProxy, mintJwt, operatorKey, startRuntime, tenant, type Runtime } from "./harness.js";
@@ -163,6 +165,8 @@ describe("agentruntime dev, native gRPC", { timeout: 120_000 }, () => {
     const sessionId = newSession();
     const first = await client.submitTurn({ sessionId, threadId: thread(sessionId), text: "write notes about this project" });
     assert.ok(first.idempotencyKey.length > 0, "a key was generated");
+    assert.equal(first.turn?.status, TurnStatus.ACCEPTED, "statuses are enums");
+    assert.equal(enumWord(TurnStatus, first.turn?.admission ?? 0), "accepted");
     const again = await client.submitTurn({ sessionId, threadId: thread(sessionId), text: "write notes about this project", idempotencyKey: first.idempotencyKey });
     assert.equal(again.turn?.turnId, first.turn?.turnId);
     assert.equal(again.deduplicated, true);

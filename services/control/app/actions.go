@@ -125,7 +125,7 @@ func (a *App) RespondAction(ctx context.Context, c Caller, req *controlv1.Respon
 		if err != nil {
 			return nil, err
 		}
-		alreadyResolved = cur.Status != "pending"
+		alreadyResolved = cur.Status != domain.ActionPending
 		return domain.DecideRespond(cur, domain.Respond{Decision: req.GetDecision(), PayloadJSON: req.GetPayloadJson(), Responder: c, SchemaError: schemaErr})
 	})
 	if err != nil {

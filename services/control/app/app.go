@@ -6,19 +6,20 @@
 package app
 
 import (
-	"go.opentelemetry.io/otel/metric"
-
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentruntime/agentruntime/pkg/auth"
-	"github.com/agentruntime/agentruntime/pkg/fault"
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fanout"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
@@ -341,7 +342,7 @@ func (a *App) ResumeThread(ctx context.Context, c Caller, req *controlv1.ResumeT
 			return nil, err
 		}
 		facts := map[string]string{
-			"status":          th.Status,
+			"status":          enums.Word(th.Status),
 			"active_turn_id":  th.ActiveTurnId,
 			"queued_turns":    fmt.Sprint(len(th.QueuedTurnIds)),
 			"pending_actions": fmt.Sprint(len(th.PendingActions)),

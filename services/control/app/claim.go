@@ -140,7 +140,7 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 	if err != nil || !ok || domain.Terminal(tu.Status) {
 		return nil, err // the thread read model may trail; a later poll sees it
 	}
-	if tu.Status != "accepted" {
+	if tu.Status != domain.TurnAccepted {
 		at, err := rm.Attempts(ctx, a.Store, c.Tenant, turnID)
 		if err != nil || !at.GetRetryPending() {
 			return nil, err
@@ -262,7 +262,7 @@ func (cl *Claims) HeartbeatTurn(ctx context.Context, c Caller, req *controlv1.He
 	}
 	return &controlv1.HeartbeatTurnResponse{
 		LeaseExpiresAt: timestamppb.New(cl.now().Add(ttl)), Status: tu.Status,
-		InterruptRequested: tu.Status == "interrupting",
+		InterruptRequested: tu.Status == domain.TurnInterrupting,
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -73,7 +74,7 @@ func (a *App) StoreOutput(ctx context.Context, c Caller, req *controlv1.StoreOut
 	}
 	if domain.Terminal(tu.Status) {
 		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "TURN_ENDED", Subject: "turn/" + tu.TurnId,
-			Message: "turn " + tu.TurnId + " already ended as " + tu.Status + "; its outputs are closed"}
+			Message: "turn " + tu.TurnId + " already ended as " + enums.Word(tu.Status) + "; its outputs are closed"}
 	}
 	owner := "tool:" + req.GetToolCallId()
 	if req.GetProcessId() != "" {

@@ -169,7 +169,7 @@ func (a *App) cancelOrphanPermission(ctx context.Context, c Caller, req *control
 func (a *App) closeAnsweredElsewhere(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
 	c := Caller{Tenant: ev.GetTenantId(), Subject: "permission"}
 	act, ok, err := rm.Action(ctx, a.Store, c.Tenant, ev.GetActionId())
-	if err != nil || !ok || act.Status != "pending" {
+	if err != nil || !ok || act.Status != domain.ActionPending {
 		return err
 	}
 	_, err = a.w.Execute(ctx, threadAgg(c.Tenant, act.SessionId, act.ThreadId), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -130,7 +131,7 @@ func (a *App) SendSubagentInput(ctx context.Context, c Caller, req *controlv1.Se
 	if err != nil {
 		return nil, err
 	}
-	if s.Status == "closed" {
+	if s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED {
 		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "SUBAGENT_CLOSED", Subject: "subagent/" + s.SubagentId, Message: "subagent " + s.SubagentId + " is closed; resume it first"}
 	}
 	sub, err := a.SubmitTurn(ctx, c, &controlv1.SubmitTurnRequest{
@@ -147,8 +148,12 @@ func (a *App) SendSubagentInput(ctx context.Context, c Caller, req *controlv1.Se
 	return &controlv1.SendSubagentInputResponse{Turn: sub.Turn, Sequence: seq}, nil
 }
 
-func subagentTerminal(status string) bool {
-	return status == "completed" || status == "failed" || status == "closed"
+func subagentTerminal(status controlv1.SubagentStatus) bool {
+	switch status {
+	case controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED, controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED, controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED:
+		return true
+	}
+	return false
 }
 
 // WaitSubagents returns when every named subagent is terminal, or at the
@@ -168,7 +173,7 @@ func (a *App) WaitSubagents(ctx context.Context, c Caller, req *controlv1.WaitSu
 			return nil, err
 		}
 		if !subagentTerminal(s.Status) {
-			if _, err := a.subagentFact(ctx, c, s, "subagent.status", &eventsv1.SubagentStatus{Status: s.Status, ChildThreadId: s.ChildThreadId, Reason: "waited_on"}); err != nil {
+			if _, err := a.subagentFact(ctx, c, s, "subagent.status", &eventsv1.SubagentStatus{Status: enums.Word(s.Status), ChildThreadId: s.ChildThreadId, Reason: "waited_on"}); err != nil {
 				return nil, err
 			}
 		}
@@ -227,7 +232,7 @@ func (a *App) CloseSubagent(ctx context.Context, c Caller, req *controlv1.CloseS
 		return nil, err
 	}
 	seq := s.Sequence
-	if s.Status != "closed" {
+	if s.Status != controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED {
 		if seq, err = a.subagentFact(ctx, c, s, "subagent.closed", &eventsv1.SubagentStatus{Status: "closed", ChildThreadId: s.ChildThreadId, Reason: req.GetReason()}); err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -38,7 +39,7 @@ type RequestAction struct {
 // as it is by the caller (idempotent retry), so it never reaches here.
 func DecideRequestAction(turn *controlv1.Turn, cmd RequestAction) ([]*eventsv1.RuntimeEvent, error) {
 	if Terminal(turn.Status) {
-		return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "turn %s already ended as %s; actions need a live turn", turn.TurnId, turn.Status)
+		return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "turn %s already ended as %s; actions need a live turn", turn.TurnId, enums.Word(turn.Status))
 	}
 	if cmd.DecisionOnTimeout != "" && !slices.Contains(cmd.Decisions, cmd.DecisionOnTimeout) {
 		return nil, invalid("decision_on_timeout", "%q is not one of the decisions %s", cmd.DecisionOnTimeout, strings.Join(cmd.Decisions, ", "))
@@ -86,7 +87,7 @@ func DecideRespond(a *controlv1.Action, cmd Respond) ([]*eventsv1.RuntimeEvent, 
 			Metadata: map[string]string{"action_id": a.ActionId, "requester_subject": a.RequesterSubject, "requester_role": a.RequesterRole,
 				"responder_subject": cmd.Responder.Subject, "responder_role": cmd.Responder.Role}}
 	}
-	if a.Status != "pending" {
+	if a.Status != ActionPending {
 		return nil, nil
 	}
 	if !slices.Contains(a.Decisions, cmd.Decision) {
@@ -101,7 +102,7 @@ func DecideRespond(a *controlv1.Action, cmd Respond) ([]*eventsv1.RuntimeEvent, 
 // DecideTimeout resolves a pending action whose deadline passed with its
 // timeout decision.
 func DecideTimeout(a *controlv1.Action, now time.Time) []*eventsv1.RuntimeEvent {
-	if a.Status != "pending" || a.ExpiresAt == nil || now.Before(a.ExpiresAt.AsTime()) {
+	if a.Status != ActionPending || a.ExpiresAt == nil || now.Before(a.ExpiresAt.AsTime()) {
 		return nil
 	}
 	return []*eventsv1.RuntimeEvent{resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_TIMED_OUT, a.DecisionOnTimeout, "", "runtime")}
@@ -136,7 +137,7 @@ func DecideLateAction(turn *controlv1.Turn, cmd RequestAction) []*eventsv1.Runti
 // answered outside it (a host resolved the permission directly): cancelled,
 // with the answer recorded as its decision when it was one of the offered.
 func DecideAnsweredElsewhere(a *controlv1.Action, decision string) []*eventsv1.RuntimeEvent {
-	if a.Status != "pending" {
+	if a.Status != ActionPending {
 		return nil
 	}
 	if !slices.Contains(a.Decisions, decision) {

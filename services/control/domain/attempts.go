@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -77,24 +78,24 @@ func DecideClaim(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.Tur
 	started.Payload = &eventsv1.RuntimeEvent_TurnStarted{TurnStarted: &eventsv1.TurnStarted{WorkerId: c.WorkerID}}
 	notClaimable := func(why string) error {
 		return &fault.Error{Kind: fault.KindPrecondition, Reason: "TURN_NOT_CLAIMABLE", Subject: "turn/" + tu.TurnId,
-			Message:  fmt.Sprintf("turn %s is %s: %s", tu.TurnId, tu.Status, why),
-			Metadata: map[string]string{"status": tu.Status}}
+			Message:  fmt.Sprintf("turn %s is %s: %s", tu.TurnId, enums.Word(tu.Status), why),
+			Metadata: map[string]string{"status": enums.Word(tu.Status)}}
 	}
 	switch {
 	case Terminal(tu.Status):
-		return nil, precondition("TURN_ENDED", "turn/"+tu.TurnId, "turn %s already ended as %s", tu.TurnId, tu.Status)
-	case tu.Status == "accepted":
+		return nil, precondition("TURN_ENDED", "turn/"+tu.TurnId, "turn %s already ended as %s", tu.TurnId, enums.Word(tu.Status))
+	case tu.Status == TurnAccepted:
 		if th.ActiveTurnId != tu.TurnId {
 			return nil, notClaimable("it is not the thread's active turn")
 		}
 		return []*eventsv1.RuntimeEvent{started}, nil
-	case tu.Status == "queued" || tu.Status == "steered":
+	case tu.Status == TurnQueued || tu.Status == TurnSteered:
 		return nil, notClaimable("only the thread's active turn runs")
-	case tu.Status == "interrupting":
+	case tu.Status == TurnInterrupting:
 		return nil, notClaimable("an interrupt was requested; it ends, it does not start again")
 	}
 	last := lastAttempt(at)
-	if !at.GetRetryPending() || last == nil || last.GetStatus() != "lost" {
+	if !at.GetRetryPending() || last == nil || last.GetStatus() != AttemptLost {
 		return nil, notClaimable("a worker is running it")
 	}
 	next := last.GetAttempt() + 1
@@ -132,13 +133,13 @@ type Loss struct {
 // decision safe to take on several replicas at once.
 func DecideLoss(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.TurnAttempts, l Loss) ([]*eventsv1.RuntimeEvent, error) {
 	last := lastAttempt(at)
-	if Terminal(tu.Status) || last == nil || last.GetRunId() != l.RunID || last.GetStatus() != "running" {
+	if Terminal(tu.Status) || last == nil || last.GetRunId() != l.RunID || last.GetStatus() != AttemptRunning {
 		return nil, nil
 	}
 	scope := Scope{Session: tu.SessionId, Thread: tu.ThreadId, Turn: tu.TurnId}
 	next := NextRetry
 	switch {
-	case tu.Status == "interrupting":
+	case tu.Status == TurnInterrupting:
 		next = NextCancel
 	case int(last.GetAttempt()) >= l.MaxAttempts:
 		next = NextFail
@@ -191,7 +192,7 @@ const ReasonLeaseLost = "LEASE_LOST"
 // LeaseLost is the refusal of run runID on turn tu; current names the
 // turn's current run when known.
 func LeaseLost(tu *controlv1.Turn, runID, current string) error {
-	md := map[string]string{"status": tu.GetStatus(), "run_id": runID}
+	md := map[string]string{"status": enums.Word(tu.GetStatus()), "run_id": runID}
 	msg := fmt.Sprintf("run %s holds no lease on turn %s (expired, lost or never granted); stop working on it", runID, tu.GetTurnId())
 	if current != "" && current != runID {
 		md["current_run_id"] = current
@@ -209,7 +210,7 @@ func CheckReportingRun(tu *controlv1.Turn, at *controlv1.TurnAttempts, runID str
 	if last == nil {
 		return nil
 	}
-	if runID == "" || runID != last.GetRunId() || last.GetStatus() == "lost" {
+	if runID == "" || runID != last.GetRunId() || last.GetStatus() == AttemptLost {
 		return LeaseLost(tu, runID, last.GetRunId())
 	}
 	return nil

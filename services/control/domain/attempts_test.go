@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -11,28 +12,28 @@ import (
 
 // attemptStates are the claims read model's states of a turn.
 func attemptStates() map[string]*controlv1.TurnAttempts {
-	running := &controlv1.TurnAttempt{Attempt: 1, RunId: "run1", WorkerId: "w1", Status: "running"}
-	lost := &controlv1.TurnAttempt{Attempt: 1, RunId: "run1", WorkerId: "w1", Status: "lost"}
+	running := &controlv1.TurnAttempt{Attempt: 1, RunId: "run1", WorkerId: "w1", Status: controlv1.TurnAttemptStatus_TURN_ATTEMPT_STATUS_RUNNING}
+	lost := &controlv1.TurnAttempt{Attempt: 1, RunId: "run1", WorkerId: "w1", Status: controlv1.TurnAttemptStatus_TURN_ATTEMPT_STATUS_LOST}
 	return map[string]*controlv1.TurnAttempts{
 		"never claimed": nil,
 		"run1 running":  {TurnId: "t1", Attempts: []*controlv1.TurnAttempt{running}},
 		"run1 lost, retry pending": {TurnId: "t1", RetryPending: true, MaxAttempts: 3,
 			Attempts: []*controlv1.TurnAttempt{lost}},
 		"run2 running after run1 lost": {TurnId: "t1", MaxAttempts: 3, Attempts: []*controlv1.TurnAttempt{lost,
-			{Attempt: 2, RunId: "run2", WorkerId: "w2", Status: "running"}}},
+			{Attempt: 2, RunId: "run2", WorkerId: "w2", Status: controlv1.TurnAttemptStatus_TURN_ATTEMPT_STATUS_RUNNING}}},
 		"run1 lost, no retry": {TurnId: "t1", MaxAttempts: 1, Attempts: []*controlv1.TurnAttempt{lost}},
 	}
 }
 
 func claimThread(turnStatus string, active bool) (*controlv1.ThreadRead, *controlv1.Turn) {
-	th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "running", QueuedTurnIds: []string{"t2"}}
+	th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: controlv1.ThreadStatus_THREAD_STATUS_RUNNING, QueuedTurnIds: []string{"t2"}}
 	if active {
 		th.ActiveTurnId = "t1"
 	}
 	if turnStatus == "waiting_permission" {
-		th.PendingActions = []*controlv1.Action{{ActionId: "a1", SessionId: "s", ThreadId: "th", TurnId: "t1", Status: "pending", ActionType: "approval"}}
+		th.PendingActions = []*controlv1.Action{{ActionId: "a1", SessionId: "s", ThreadId: "th", TurnId: "t1", Status: controlv1.ActionStatus_ACTION_STATUS_PENDING, ActionType: "approval"}}
 	}
-	return th, &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: turnStatus}
+	return th, &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: turnStatusOf(turnStatus)}
 }
 
 func withRuns(evs []*eventsv1.RuntimeEvent, err error) string {
@@ -206,7 +207,7 @@ func TestWorkersCannotReportLossOrRetry(t *testing.T) {
 	if _, err := DecideReport(th, tu, []*eventsv1.RuntimeEvent{ok}); err != nil {
 		t.Fatal(err)
 	}
-	tu.Status = "completed"
+	tu.Status = controlv1.TurnStatus_TURN_STATUS_COMPLETED
 	if _, err := DecideReport(th, tu, []*eventsv1.RuntimeEvent{ok}); err == nil || !strings.Contains(err.Error(), "already ended") {
 		t.Fatalf("run.status after the end: %v", err)
 	}
@@ -218,4 +219,13 @@ func asError(err error, target **fault.Error) bool {
 		*target = e
 	}
 	return ok
+}
+
+// turnStatusOf is the status whose word is word ("waiting_permission").
+func turnStatusOf(word string) controlv1.TurnStatus {
+	st, ok := enums.Parse[controlv1.TurnStatus](word)
+	if !ok {
+		panic("no turn status " + word)
+	}
+	return st
 }

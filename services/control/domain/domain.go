@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -39,15 +40,6 @@ func event(typ string, s Scope) *eventsv1.RuntimeEvent {
 		Type: typ, SessionId: s.Session, ThreadId: s.Thread, TurnId: s.Turn, ActionId: s.Action,
 		StepId: s.Step, ToolCallId: s.ToolCall, SubagentId: s.Subagent, ChannelId: s.Channel,
 	}
-}
-
-// Terminal reports whether a turn status is final.
-func Terminal(status string) bool {
-	switch status {
-	case "completed", "failed", "cancelled", "timed_out", "rolled_back":
-		return true
-	}
-	return false
 }
 
 // BusyPolicy names, as recorded in turn.submitted.
@@ -81,7 +73,7 @@ type Submit struct {
 // thread's pending actions (cancelled when an interrupt displaces the
 // active turn).
 func DecideSubmit(th *controlv1.ThreadRead, cmd Submit) ([]*eventsv1.RuntimeEvent, error) {
-	if th.Status == "closed" {
+	if th.Status == ThreadClosed {
 		return nil, precondition("THREAD_CLOSED", "thread/"+th.ThreadId, "thread %s is closed; submit to an open thread", th.ThreadId)
 	}
 	if cmd.ExpectedActiveTurnID != "" && cmd.ExpectedActiveTurnID != th.ActiveTurnId {
@@ -192,7 +184,7 @@ func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Inter
 			out = append(out, queueChanged(th, "removed", id, "queue cancelled by interrupt", 0, len(th.QueuedTurnIds)-i-1))
 		}
 	}
-	if target.Status == "accepted" {
+	if target.Status == TurnAccepted {
 		out = append(out, endTurn(th, target.TurnId, eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted", cmd.Reason)...)
 		if !cmd.CancelQueue {
 			out = append(out, advanceQueue(th)...)
@@ -275,24 +267,25 @@ func DecidesThread(typ string) bool {
 // adds what follows from them: a turn that ends cancels its pending actions
 // and moves the queue.
 func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv1.RuntimeEvent) ([]*eventsv1.RuntimeEvent, error) {
-	status := turn.Status
+	// ended: a turn.completed or turn.failed came earlier in evs.
+	status, ended := turn.Status, false
 	var out []*eventsv1.RuntimeEvent
 	for i, ev := range evs {
 		field := fmt.Sprintf("events[%d]", i)
 		switch ev.GetType() {
 		case "turn.started":
-			if status != "accepted" {
-				return nil, precondition("TURN_NOT_STARTABLE", "turn/"+turn.TurnId, "%s: turn %s is %s; only an accepted (active, not started) turn can start", field, turn.TurnId, status)
+			if ended || status != TurnAccepted {
+				return nil, precondition("TURN_NOT_STARTABLE", "turn/"+turn.TurnId, "%s: turn %s is %s; only an accepted (active, not started) turn can start", field, turn.TurnId, word(status, ended))
 			}
-			status = "running"
+			status = TurnRunning
 		case "turn.completed", "turn.failed":
-			if Terminal(status) || status == "ended" {
-				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended as %s", field, turn.TurnId, status)
+			if Terminal(status) || ended {
+				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended as %s", field, turn.TurnId, word(status, ended))
 			}
-			if status == "queued" || status == "steered" {
-				return nil, precondition("TURN_NOT_ACTIVE", "turn/"+turn.TurnId, "%s: turn %s is %s, not active", field, turn.TurnId, status)
+			if status == TurnQueued || status == TurnSteered {
+				return nil, precondition("TURN_NOT_ACTIVE", "turn/"+turn.TurnId, "%s: turn %s is %s, not active", field, turn.TurnId, word(status, ended))
 			}
-			status = "ended"
+			ended = true
 			out = withSubagentEnd(th, append(out, ev), ev)
 			for _, a := range th.PendingActions {
 				if a.TurnId == turn.TurnId {
@@ -310,15 +303,24 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 			if p := ev.GetRunStatus().GetPhase(); p == PhaseLost || p == PhaseRetrying {
 				return nil, invalid(field+".run_status.phase", "the phase %q is recorded by the runtime (lease expiry and retries), not reported by workers", p)
 			}
-			if Terminal(status) || status == "ended" {
+			if Terminal(status) || ended {
 				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended; no more step facts", field, turn.TurnId)
 			}
 		default:
-			if Terminal(status) || status == "ended" {
+			if Terminal(status) || ended {
 				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended; no more step facts", field, turn.TurnId)
 			}
 		}
 		out = append(out, ev)
 	}
 	return out, nil
+}
+
+// word is a turn status in messages: the spec's word, or "ended" for a turn
+// an earlier event of the same report ended.
+func word(status controlv1.TurnStatus, ended bool) string {
+	if ended {
+		return "ended"
+	}
+	return enums.Word(status)
 }

@@ -19,22 +19,22 @@ import (
 // Thread states every command is decided against.
 func states() map[string]func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
 	turn := func(id, status string) *controlv1.Turn {
-		return &controlv1.Turn{TurnId: id, SessionId: "s", ThreadId: "th", Status: status}
+		return &controlv1.Turn{TurnId: id, SessionId: "s", ThreadId: "th", Status: turnStatusOf(status)}
 	}
 	return map[string]func() (*controlv1.ThreadRead, map[string]*controlv1.Turn){
 		"idle": func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
-			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "idle"}, map[string]*controlv1.Turn{"t0": turn("t0", "completed")}
+			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: controlv1.ThreadStatus_THREAD_STATUS_IDLE}, map[string]*controlv1.Turn{"t0": turn("t0", "completed")}
 		},
 		"accepted": func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
-			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "running", ActiveTurnId: "t1"}, map[string]*controlv1.Turn{"t1": turn("t1", "accepted")}
+			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: controlv1.ThreadStatus_THREAD_STATUS_RUNNING, ActiveTurnId: "t1"}, map[string]*controlv1.Turn{"t1": turn("t1", "accepted")}
 		},
 		"running+queue+action": func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
-			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "waiting_input", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3"},
-					PendingActions: []*controlv1.Action{{ActionId: "a1", SessionId: "s", ThreadId: "th", TurnId: "t1", Status: "pending", ActionType: "input"}}},
+			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: controlv1.ThreadStatus_THREAD_STATUS_WAITING_INPUT, ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3"},
+					PendingActions: []*controlv1.Action{{ActionId: "a1", SessionId: "s", ThreadId: "th", TurnId: "t1", Status: controlv1.ActionStatus_ACTION_STATUS_PENDING, ActionType: "input"}}},
 				map[string]*controlv1.Turn{"t1": turn("t1", "waiting_input"), "t2": turn("t2", "queued"), "t3": turn("t3", "queued")}
 		},
 		"closed": func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
-			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "closed"}, map[string]*controlv1.Turn{}
+			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: controlv1.ThreadStatus_THREAD_STATUS_CLOSED}, map[string]*controlv1.Turn{}
 		},
 	}
 }
@@ -116,7 +116,7 @@ func TestSubmitGuardsTheActiveTurn(t *testing.T) {
 	for sname, st := range states() {
 		th, _ := st()
 		_, err := DecideSubmit(th, Submit{TurnID: "tn", ExpectedActiveTurnID: "t1"})
-		wantErr := th.ActiveTurnId != "t1" || th.Status == "closed"
+		wantErr := th.ActiveTurnId != "t1" || th.Status == controlv1.ThreadStatus_THREAD_STATUS_CLOSED
 		if (err != nil) != wantErr {
 			t.Errorf("%s: expected active t1: %v", sname, err)
 		}
@@ -155,7 +155,7 @@ func TestInterruptEveryState(t *testing.T) {
 
 func TestAcceptedTurnInterruptAdvancesTheQueue(t *testing.T) {
 	th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2"}}
-	got := outcome(DecideInterrupt(th, &controlv1.Turn{TurnId: "t1", Status: "accepted"}, Interrupt{}))
+	got := outcome(DecideInterrupt(th, &controlv1.Turn{TurnId: "t1", Status: controlv1.TurnStatus_TURN_STATUS_ACCEPTED}, Interrupt{}))
 	if got != "turn.failed(t1) queue.changed(dequeued:t2@0/0)" {
 		t.Fatalf("got %q", got)
 	}
@@ -197,9 +197,9 @@ func TestReportEveryTurnStatus(t *testing.T) {
 		for _, typ := range []string{"turn.started", "model.delta", "turn.completed", "turn.failed"} {
 			t.Run(status+"/"+typ, func(t *testing.T) {
 				th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2"}}
-				turn := &controlv1.Turn{TurnId: "t1", Status: status}
+				turn := &controlv1.Turn{TurnId: "t1", Status: turnStatusOf(status)}
 				got, err := DecideReport(th, turn, []*eventsv1.RuntimeEvent{ev(typ)})
-				terminal := Terminal(status)
+				terminal := Terminal(turnStatusOf(status))
 				var want bool // allowed?
 				switch typ {
 				case "turn.started":
@@ -222,8 +222,8 @@ func TestReportEveryTurnStatus(t *testing.T) {
 
 func TestActions(t *testing.T) {
 	now := time.Unix(1000, 0)
-	live := &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: "running"}
-	if _, err := DecideRequestAction(&controlv1.Turn{TurnId: "t1", Status: "completed"}, RequestAction{ActionID: "a", Decisions: []string{"x"}}); err == nil {
+	live := &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: controlv1.TurnStatus_TURN_STATUS_RUNNING}
+	if _, err := DecideRequestAction(&controlv1.Turn{TurnId: "t1", Status: controlv1.TurnStatus_TURN_STATUS_COMPLETED}, RequestAction{ActionID: "a", Decisions: []string{"x"}}); err == nil {
 		t.Error("action on an ended turn accepted")
 	}
 	if _, err := DecideRequestAction(live, RequestAction{ActionID: "a", Decisions: []string{"x"}, Timeout: time.Second}); err == nil {
@@ -233,7 +233,7 @@ func TestActions(t *testing.T) {
 	if err != nil || !evs[0].GetActionRequired().GetExpiresAt().AsTime().Equal(now.Add(time.Minute)) {
 		t.Fatalf("request: %v %v", evs, err)
 	}
-	pending := &controlv1.Action{ActionId: "a", Status: "pending", Decisions: []string{"x", "y"}, DecisionOnTimeout: "y", ExpiresAt: timestamppb.New(now.Add(time.Minute))}
+	pending := &controlv1.Action{ActionId: "a", Status: controlv1.ActionStatus_ACTION_STATUS_PENDING, Decisions: []string{"x", "y"}, DecisionOnTimeout: "y", ExpiresAt: timestamppb.New(now.Add(time.Minute))}
 	for _, c := range []struct {
 		action   *controlv1.Action
 		decision string
@@ -242,10 +242,10 @@ func TestActions(t *testing.T) {
 	}{
 		{pending, "x", nil, "action.resolved(RESOLVED)"},
 		{pending, "z", nil, "error decision"},
-		{&controlv1.Action{ActionId: "a", Status: "pending", Decisions: []string{"x"}, JsonSchema: "{}"}, "x", errors.New("bad"), "error payload_json"},
-		{&controlv1.Action{ActionId: "a", Status: "resolved", Decisions: []string{"x"}}, "x", nil, "no-op"},
-		{&controlv1.Action{ActionId: "a", Status: "timed_out", Decisions: []string{"x"}}, "x", nil, "no-op"},
-		{&controlv1.Action{ActionId: "a", Status: "cancelled", Decisions: []string{"x"}}, "x", nil, "no-op"},
+		{&controlv1.Action{ActionId: "a", Status: controlv1.ActionStatus_ACTION_STATUS_PENDING, Decisions: []string{"x"}, JsonSchema: "{}"}, "x", errors.New("bad"), "error payload_json"},
+		{&controlv1.Action{ActionId: "a", Status: controlv1.ActionStatus_ACTION_STATUS_RESOLVED, Decisions: []string{"x"}}, "x", nil, "no-op"},
+		{&controlv1.Action{ActionId: "a", Status: controlv1.ActionStatus_ACTION_STATUS_TIMED_OUT, Decisions: []string{"x"}}, "x", nil, "no-op"},
+		{&controlv1.Action{ActionId: "a", Status: controlv1.ActionStatus_ACTION_STATUS_CANCELLED, Decisions: []string{"x"}}, "x", nil, "no-op"},
 	} {
 		if got := outcome(DecideRespond(c.action, Respond{Decision: c.decision, SchemaError: c.schema})); got != c.want {
 			t.Errorf("respond %s to %s: got %q, want %q", c.decision, c.action.Status, got, c.want)
@@ -257,7 +257,7 @@ func TestActions(t *testing.T) {
 	if got := DecideTimeout(pending, now.Add(time.Minute)); len(got) != 1 || got[0].GetActionResolved().GetDecision() != "y" {
 		t.Errorf("at the deadline: %v", got)
 	}
-	if got := DecideTimeout(&controlv1.Action{Status: "resolved", ExpiresAt: pending.ExpiresAt}, now.Add(time.Hour)); len(got) != 0 {
+	if got := DecideTimeout(&controlv1.Action{Status: controlv1.ActionStatus_ACTION_STATUS_RESOLVED, ExpiresAt: pending.ExpiresAt}, now.Add(time.Hour)); len(got) != 0 {
 		t.Errorf("a resolved action timed out: %v", got)
 	}
 }
@@ -286,7 +286,7 @@ func field(e *fault.Error) string {
 // is refused with ResourceExhausted QUEUE_FULL naming the bound; below it,
 // and with no bound, it queues.
 func TestSubmitBeyondTheQueueBoundIsExhausted(t *testing.T) {
-	th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "running", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3"}}
+	th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: controlv1.ThreadStatus_THREAD_STATUS_RUNNING, ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3"}}
 	_, err := DecideSubmit(th, Submit{TurnID: "t4", MaxQueued: 2})
 	e, ok := fault.As(err)
 	if !ok || e.Kind != fault.KindExhausted || e.Reason != "QUEUE_FULL" || e.Metadata["max_queued_turns"] != "2" || e.Metadata["thread_id"] != "th" || !strings.Contains(e.Message, "max queued turns 2") {
@@ -305,9 +305,9 @@ func TestSubmitBeyondTheQueueBoundIsExhausted(t *testing.T) {
 // turn is and how long the queue is after it.
 func TestQueueDeltasFoldToTheQueue(t *testing.T) {
 	busy := func() *controlv1.ThreadRead {
-		return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: "running", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3", "t4"}}
+		return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: controlv1.ThreadStatus_THREAD_STATUS_RUNNING, ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3", "t4"}}
 	}
-	accepted := &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: "accepted"}
+	accepted := &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: controlv1.TurnStatus_TURN_STATUS_ACCEPTED}
 	cases := []struct {
 		name   string
 		decide func(*controlv1.ThreadRead) ([]*eventsv1.RuntimeEvent, error)

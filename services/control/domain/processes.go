@@ -1,18 +1,19 @@
 package domain
 
 import (
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 // Process statuses (the Process read model).
 const (
-	ProcessRunning    = "running"
-	ProcessCompleted  = "completed"
-	ProcessFailed     = "failed"
-	ProcessTerminated = "terminated"
+	ProcessRunning    = controlv1.ProcessStatus_PROCESS_STATUS_RUNNING
+	ProcessCompleted  = controlv1.ProcessStatus_PROCESS_STATUS_COMPLETED
+	ProcessFailed     = controlv1.ProcessStatus_PROCESS_STATUS_FAILED
+	ProcessTerminated = controlv1.ProcessStatus_PROCESS_STATUS_TERMINATED
 	// ProcessLost: the run holding it was recorded lost.
-	ProcessLost = "lost"
+	ProcessLost = controlv1.ProcessStatus_PROCESS_STATUS_LOST
 )
 
 // ChangeProcessTerminateRequested is the thread.updated change that asks
@@ -30,10 +31,10 @@ const InputRefRole = "input_ref"
 // its turn ends, so a process of an ended turn has no holder any more).
 func processReachable(tu *controlv1.Turn, p *controlv1.Process) error {
 	if p.GetStatus() != ProcessRunning {
-		return precondition("PROCESS_ENDED", "process/"+p.GetProcessId(), "process %s already ended as %s", p.GetProcessId(), p.GetStatus())
+		return precondition("PROCESS_ENDED", "process/"+p.GetProcessId(), "process %s already ended as %s", p.GetProcessId(), enums.Word(p.GetStatus()))
 	}
 	if Terminal(tu.GetStatus()) {
-		return precondition("TURN_ENDED", "turn/"+tu.GetTurnId(), "turn %s of process %s already ended as %s", tu.GetTurnId(), p.GetProcessId(), tu.GetStatus())
+		return precondition("TURN_ENDED", "turn/"+tu.GetTurnId(), "turn %s of process %s already ended as %s", tu.GetTurnId(), p.GetProcessId(), enums.Word(tu.GetStatus()))
 	}
 	return nil
 }

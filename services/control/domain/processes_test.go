@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 )
@@ -11,20 +12,20 @@ import (
 // Every process status against every turn status, for both requests.
 func TestDecideProcessRequests(t *testing.T) {
 	turnStatuses := []string{"accepted", "running", "waiting_permission", "interrupting", "completed", "failed", "cancelled", "timed_out"}
-	procStatuses := []string{ProcessRunning, ProcessCompleted, ProcessFailed, ProcessTerminated, ProcessLost}
+	procStatuses := []controlv1.ProcessStatus{ProcessRunning, ProcessCompleted, ProcessFailed, ProcessTerminated, ProcessLost}
 	for _, ts := range turnStatuses {
 		for _, ps := range procStatuses {
 			for _, pending := range []bool{false, true} {
-				tu := &controlv1.Turn{TurnId: "turn1", Status: ts}
+				tu := &controlv1.Turn{TurnId: "turn1", Status: turnStatusOf(ts)}
 				p := &controlv1.Process{ProcessId: "proc1", SessionId: "s1", ThreadId: "th1", TurnId: "turn1", RunId: "run1", Status: ps, TerminateRequested: pending}
 				wantReason := ""
 				switch {
 				case ps != ProcessRunning:
 					wantReason = "PROCESS_ENDED"
-				case Terminal(ts):
+				case Terminal(turnStatusOf(ts)):
 					wantReason = "TURN_ENDED"
 				}
-				name := ts + "/" + ps
+				name := ts + "/" + enums.Word(ps)
 				if pending {
 					name += "/terminate_pending"
 				}

@@ -29,7 +29,7 @@ func TestSubagentEndsWithItsChildTurn(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			th := &controlv1.ThreadRead{SessionId: "s1", ThreadId: "thr_sub1", ActiveTurnId: "turn1", SubagentId: tc.subagent}
-			out, err := DecideReport(th, &controlv1.Turn{TurnId: "turn1", ThreadId: "thr_sub1", Status: "running"}, []*eventsv1.RuntimeEvent{tc.end})
+			out, err := DecideReport(th, &controlv1.Turn{TurnId: "turn1", ThreadId: "thr_sub1", Status: controlv1.TurnStatus_TURN_STATUS_RUNNING}, []*eventsv1.RuntimeEvent{tc.end})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestSubagentEndsWithItsChildTurn(t *testing.T) {
 	}
 	// An interrupt that cancels an accepted child turn fails the subagent.
 	th := &controlv1.ThreadRead{SessionId: "s1", ThreadId: "thr_sub1", ActiveTurnId: "turn1", SubagentId: "sub1"}
-	out, err := DecideInterrupt(th, &controlv1.Turn{TurnId: "turn1", ThreadId: "thr_sub1", Status: "accepted"}, Interrupt{TurnID: "turn1", Reason: "stop"})
+	out, err := DecideInterrupt(th, &controlv1.Turn{TurnId: "turn1", ThreadId: "thr_sub1", Status: controlv1.TurnStatus_TURN_STATUS_ACCEPTED}, Interrupt{TurnID: "turn1", Reason: "stop"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		at.RetryPending = false
 		at.Attempts = append(at.Attempts, &controlv1.TurnAttempt{
 			Attempt: int32(len(at.Attempts) + 1), RunId: ev.GetRunId(), WorkerId: ev.GetTurnStarted().GetWorkerId(),
-			Status: "running", StartedAt: ev.GetTimestamp(), StartedSequence: seq,
+			Status: domain.AttemptRunning, StartedAt: ev.GetTimestamp(), StartedSequence: seq,
 		})
 		if err := put(at); err != nil {
 			return b, err
@@ -147,10 +147,10 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 			return b, err
 		}
 		last := lastAttempt(at)
-		if last == nil || last.GetRunId() != ev.GetRunId() || last.GetStatus() != "running" {
+		if last == nil || last.GetRunId() != ev.GetRunId() || last.GetStatus() != domain.AttemptRunning {
 			break // not the current run (control decides losses on this state, so this is only a replayed oddity)
 		}
-		last.Status, last.EndedAt, last.EndedSequence = "lost", ev.GetTimestamp(), seq
+		last.Status, last.EndedAt, last.EndedSequence = domain.AttemptLost, ev.GetTimestamp(), seq
 		last.OutcomeCategory, last.OutcomeMessage = "lost", p.GetDetail()
 		if n, err := strconv.Atoi(p.GetMetadata()["max_attempts"]); err == nil {
 			at.MaxAttempts = int32(n)
@@ -171,7 +171,7 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 			return b, err
 		}
 		at.RetryPending = false
-		if last := lastAttempt(at); last != nil && last.GetStatus() == "running" {
+		if last := lastAttempt(at); last != nil && last.GetStatus() == domain.AttemptRunning {
 			last.Status, last.EndedAt, last.EndedSequence = endStatus(ev), ev.GetTimestamp(), seq
 			if ev.GetType() == "turn.completed" {
 				last.OutcomeCategory, last.OutcomeMessage = ev.GetTurnCompleted().GetStopReason(), ev.GetTurnCompleted().GetSummary()
@@ -194,15 +194,15 @@ func lastAttempt(at *controlv1.TurnAttempts) *controlv1.TurnAttempt {
 }
 
 // endStatus is the status a turn's end gives its running attempt.
-func endStatus(ev *eventsv1.RuntimeEvent) string {
+func endStatus(ev *eventsv1.RuntimeEvent) controlv1.TurnAttemptStatus {
 	if ev.GetType() == "turn.completed" {
-		return "completed"
+		return domain.AttemptCompleted
 	}
 	switch ev.GetTurnFailed().GetOutcome() {
 	case eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED:
-		return "cancelled"
+		return domain.AttemptCancelled
 	case eventsv1.TurnOutcome_TURN_OUTCOME_TIMED_OUT:
-		return "timed_out"
+		return domain.AttemptTimedOut
 	}
-	return "failed"
+	return domain.AttemptFailed
 }

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 )
@@ -21,7 +22,7 @@ func Gauges(store projection.Store, now func() time.Time) metrics.Probe {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, metrics.Observation{Name: metrics.Threads, Value: float64(n), Labels: []attribute.KeyValue{attribute.String("status", status)}})
+			out = append(out, metrics.Observation{Name: metrics.Threads, Value: float64(n), Labels: []attribute.KeyValue{attribute.String("status", enums.Word(status))}})
 		}
 		queued, err := store.Count(ctx, QueuedTurnsIndex)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 )
@@ -62,11 +63,18 @@ const QueuedTurnsIndex = "turns:queued"
 
 // ThreadStatuses are the statuses a thread read model can have; each has an
 // index of the threads in it (ThreadsByStatusIndex).
-var ThreadStatuses = []string{"idle", "running", "interrupting", "waiting_permission", "waiting_input", "closed"}
+var ThreadStatuses = []controlv1.ThreadStatus{
+	controlv1.ThreadStatus_THREAD_STATUS_IDLE, controlv1.ThreadStatus_THREAD_STATUS_RUNNING,
+	controlv1.ThreadStatus_THREAD_STATUS_INTERRUPTING, controlv1.ThreadStatus_THREAD_STATUS_WAITING_PERMISSION,
+	controlv1.ThreadStatus_THREAD_STATUS_WAITING_INPUT, controlv1.ThreadStatus_THREAD_STATUS_CLOSED,
+}
 
 // ThreadsByStatusIndex lists the threads (members "<tenant>|<thread_id>")
-// whose status is status.
-func ThreadsByStatusIndex(status string) string { return "threads:status:" + status }
+// whose status is status; the index is named by the status's word
+// ("threads:status:waiting_input").
+func ThreadsByStatusIndex(status controlv1.ThreadStatus) string {
+	return "threads:status:" + enums.Word(status)
+}
 
 // PermissionRequestsIndex lists permission.requested facts not yet turned
 // into actions; members "<tenant>|<action_id>", scored by sequence.

@@ -5,6 +5,7 @@ import (
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/control/domain"
 )
 
 // processTerminateRequested is domain.ChangeProcessTerminateRequested (the
@@ -42,22 +43,22 @@ func (t *tx) process() {
 		}
 		t.put(ProcessKey(t.tenant(), ev.GetProcessId()), &controlv1.Process{
 			ProcessId: ev.GetProcessId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(),
-			RunId: ev.GetRunId(), Status: "running", Command: ev.GetProcessStarted().GetCommand(),
+			RunId: ev.GetRunId(), Status: domain.ProcessRunning, Command: ev.GetProcessStarted().GetCommand(),
 			StartedSequence: t.seq(), Sequence: t.seq(),
 		})
 		t.adds = append(t.adds, projection.IndexEntry{Index: TurnProcessesIndex(t.tenant(), ev.GetTurnId()), Member: ev.GetProcessId(), Score: float64(t.seq())})
 		return
 	}
-	if !ok || p.Status != "running" {
+	if !ok || p.Status != domain.ProcessRunning {
 		return
 	}
 	switch ev.GetType() {
 	case "process.completed":
-		p.Status = "completed"
+		p.Status = domain.ProcessCompleted
 	case "process.failed":
-		p.Status = "failed"
+		p.Status = domain.ProcessFailed
 	case "process.terminated":
-		p.Status = "terminated"
+		p.Status = domain.ProcessTerminated
 	default:
 		return
 	}
@@ -68,7 +69,7 @@ func (t *tx) process() {
 
 func (t *tx) processTerminateRequested() {
 	p, ok := t.processDoc()
-	if !ok || p.Status != "running" {
+	if !ok || p.Status != domain.ProcessRunning {
 		return
 	}
 	p.TerminateRequested, p.Sequence = true, t.seq()
@@ -91,10 +92,10 @@ func (t *tx) processesLost() {
 	}
 	for _, e := range entries {
 		p, ok := load(t, ProcessKey(t.tenant(), e.Member), func() *controlv1.Process { return &controlv1.Process{} })
-		if !ok || p.Status != "running" || p.RunId != ev.GetRunId() {
+		if !ok || p.Status != domain.ProcessRunning || p.RunId != ev.GetRunId() {
 			continue
 		}
-		p.Status, p.TerminateRequested, p.Sequence = "lost", false, t.seq()
+		p.Status, p.TerminateRequested, p.Sequence = domain.ProcessLost, false, t.seq()
 		t.put(ProcessKey(t.tenant(), p.ProcessId), p)
 	}
 }

@@ -8,8 +8,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/events"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
@@ -60,7 +62,7 @@ type tx struct {
 }
 
 type threadWas struct {
-	status string
+	status controlv1.ThreadStatus
 	queued []string
 }
 
@@ -162,10 +164,10 @@ func (t *tx) operationalIndexes() {
 		}
 		member := t.tenant() + "|" + th.ThreadId
 		if was.status != th.Status {
-			if was.status != "" {
+			if was.status != controlv1.ThreadStatus_THREAD_STATUS_UNSPECIFIED {
 				t.removes = append(t.removes, projection.IndexEntry{Index: ThreadsByStatusIndex(was.status), Member: member})
 			}
-			if th.Status != "" {
+			if th.Status != controlv1.ThreadStatus_THREAD_STATUS_UNSPECIFIED {
 				t.adds = append(t.adds, projection.IndexEntry{Index: ThreadsByStatusIndex(th.Status), Member: member, Score: float64(t.seq())})
 			}
 		}
@@ -247,7 +249,7 @@ func (t *tx) apply() error {
 		t.turnSubmitted()
 	case typ == "turn.started":
 		if tu, ok := t.turn(ev.GetTurnId()); ok {
-			tu.Status, tu.StartedAt = "running", ev.GetTimestamp()
+			tu.Status, tu.StartedAt = domain.TurnRunning, ev.GetTimestamp()
 			t.touchTurn(tu)
 			if th, ok := t.thread(tu.ThreadId); ok {
 				t.refreshThreadStatus(th)
@@ -288,7 +290,7 @@ func (t *tx) apply() error {
 	case typ == "history.rollback.completed":
 		for _, id := range ev.GetHistoryRollbackCompleted().GetRemovedTurnIds() {
 			if tu, ok := t.turn(id); ok {
-				tu.Status = "rolled_back"
+				tu.Status = domain.TurnRolledBack
 				t.touchTurn(tu)
 				t.removes = append(t.removes, projection.IndexEntry{Index: SessionTurnsIndex(t.tenant(), tu.SessionId), Member: tu.TurnId})
 			}
@@ -332,10 +334,11 @@ func (t *tx) threadStarted() {
 	ev := t.ev
 	p := ev.GetThreadStarted()
 	th := &controlv1.ThreadRead{
-		SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), Status: "idle", Title: p.GetTitle(),
+		SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), Status: controlv1.ThreadStatus_THREAD_STATUS_IDLE, Title: p.GetTitle(),
 		ParentThreadId: p.GetParentThreadId(), ParentTurnId: p.GetParentTurnId(), SubagentId: p.GetSubagentId(),
 		CreatedAt: ev.GetTimestamp(),
-		Routing:   &controlv1.Summary{State: "unknown"}, Permission: &controlv1.Summary{State: "unknown"}, Tasks: &controlv1.Summary{State: "not_applicable"},
+		Routing:   &controlv1.Summary{State: commonv1.FactState_FACT_STATE_UNKNOWN}, Permission: &controlv1.Summary{State: commonv1.FactState_FACT_STATE_UNKNOWN},
+		Tasks: &controlv1.Summary{State: commonv1.FactState_FACT_STATE_NOT_APPLICABLE},
 	}
 	t.touchThread(th)
 	if s, ok := t.session(); ok {
@@ -357,7 +360,7 @@ func (t *tx) threadUpdated() {
 	switch p.GetChange() {
 	case "interrupt_requested":
 		if tu, ok := t.turn(p.GetTurnId()); ok && !terminal(tu.Status) {
-			tu.Status = "interrupting"
+			tu.Status = domain.TurnInterrupting
 			t.touchTurn(tu)
 		}
 	case "resumed":
@@ -369,7 +372,7 @@ func (t *tx) threadUpdated() {
 			th.Diagnostics["recovery."+k] = v
 		}
 	case "closed":
-		th.Status = "closed"
+		th.Status = domain.ThreadClosed
 		t.touchThread(th)
 		return
 	case processTerminateRequested:
@@ -385,7 +388,7 @@ func (t *tx) turnSubmitted() {
 	p := ev.GetTurnSubmitted()
 	tu := &controlv1.Turn{
 		TurnId: ev.GetTurnId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(),
-		Status: p.GetAdmission(), Admission: p.GetAdmission(), Input: p.GetInput(), Options: p.GetOptions(),
+		Status: admitted(p.GetAdmission()), Admission: admitted(p.GetAdmission()), Input: p.GetInput(), Options: p.GetOptions(),
 		Metadata: p.GetMetadata(), IdempotencyKey: p.GetIdempotencyKey(), SubmittedAt: ev.GetTimestamp(),
 		SteeredInto: p.GetSteeredInto(), SubmittedSequence: t.seq(), TraceId: ev.GetTraceId(), SpanId: ev.GetSpanId(),
 	}
@@ -420,18 +423,18 @@ func (t *tx) turnEnded() {
 	}
 	tu.EndedAt = ev.GetTimestamp()
 	if ev.GetType() == "turn.completed" {
-		tu.Status = "completed"
+		tu.Status = domain.TurnCompleted
 		tu.OutcomeMessage = ev.GetTurnCompleted().GetSummary()
 		tu.OutcomeCategory = ev.GetTurnCompleted().GetStopReason()
 	} else {
 		p := ev.GetTurnFailed()
 		switch p.GetOutcome() {
 		case eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED:
-			tu.Status = "cancelled"
+			tu.Status = domain.TurnCancelled
 		case eventsv1.TurnOutcome_TURN_OUTCOME_TIMED_OUT:
-			tu.Status = "timed_out"
+			tu.Status = domain.TurnTimedOut
 		default:
-			tu.Status = "failed"
+			tu.Status = domain.TurnFailed
 		}
 		tu.OutcomeCategory, tu.OutcomeMessage = p.GetCategory(), p.GetMessage()
 	}
@@ -445,7 +448,7 @@ func (t *tx) turnEnded() {
 		th.LastTurnId, th.LastOutcome = tu.TurnId, tu.Status
 	}
 	th.QueuedTurnIds = slices.DeleteFunc(th.QueuedTurnIds, func(id string) bool { return id == tu.TurnId })
-	if tu.Status == "failed" || tu.Status == "timed_out" {
+	if tu.Status == domain.TurnFailed || tu.Status == domain.TurnTimedOut {
 		t.addIncident(th, &controlv1.Incident{Type: ev.GetType(), TurnId: tu.TurnId, Category: tu.OutcomeCategory, Message: tu.OutcomeMessage, Sequence: t.seq()})
 	}
 	t.refreshThreadStatus(th)
@@ -464,12 +467,12 @@ func (t *tx) queueChanged() {
 	case "dequeued":
 		th.ActiveTurnId = p.GetTurnId()
 		if tu, ok := t.turn(p.GetTurnId()); ok {
-			tu.Status = "accepted"
+			tu.Status = domain.TurnAccepted
 			t.touchTurn(tu)
 		}
 	case "removed", "cleared":
 		if tu, ok := t.turn(p.GetTurnId()); ok && !terminal(tu.Status) {
-			tu.Status, tu.EndedAt, tu.OutcomeCategory, tu.OutcomeMessage = "cancelled", ev.GetTimestamp(), p.GetChange(), p.GetReason()
+			tu.Status, tu.EndedAt, tu.OutcomeCategory, tu.OutcomeMessage = domain.TurnCancelled, ev.GetTimestamp(), p.GetChange(), p.GetReason()
 			t.touchTurn(tu)
 		}
 	}
@@ -484,7 +487,7 @@ func (t *tx) actionRequired() {
 		ActionId: ev.GetActionId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(),
 		ActionType: p.GetActionType(), Prompt: p.GetPrompt(), JsonSchema: p.GetJsonSchema(), Decisions: p.GetDecisions(),
 		DecisionOnTimeout: p.GetDecisionOnTimeout(), ExpiresAt: p.GetExpiresAt(), Context: p.GetContext(),
-		RequestedBy: p.GetRequestedBy(), Status: "pending", RequestedAt: ev.GetTimestamp(),
+		RequestedBy: p.GetRequestedBy(), Status: domain.ActionPending, RequestedAt: ev.GetTimestamp(),
 		RequesterSubject: p.GetRequesterSubject(), RequesterRole: p.GetRequesterRole(),
 		StepId: ev.GetStepId(), ToolCallId: ev.GetToolCallId(), Sequence: t.seq(),
 	}
@@ -500,7 +503,7 @@ func (t *tx) actionRequired() {
 		t.touchThread(th)
 	}
 	if tu, ok := t.turn(a.TurnId); ok && !terminal(tu.Status) {
-		tu.Status = waitingStatus(a.ActionType)
+		tu.Status = waitingTurnStatus(a.ActionType)
 		t.touchTurn(tu)
 	}
 }
@@ -514,11 +517,11 @@ func (t *tx) actionResolved() {
 	p := ev.GetActionResolved()
 	switch p.GetOutcome() {
 	case eventsv1.ActionOutcome_ACTION_OUTCOME_TIMED_OUT:
-		a.Status = "timed_out"
+		a.Status = controlv1.ActionStatus_ACTION_STATUS_TIMED_OUT
 	case eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED:
-		a.Status = "cancelled"
+		a.Status = controlv1.ActionStatus_ACTION_STATUS_CANCELLED
 	default:
-		a.Status = "resolved"
+		a.Status = controlv1.ActionStatus_ACTION_STATUS_RESOLVED
 	}
 	a.Decision, a.PayloadJson, a.Responder, a.ResolvedAt, a.Sequence = p.GetDecision(), p.GetPayloadJson(), p.GetResponder(), ev.GetTimestamp(), t.seq()
 	t.put(ActionKey(t.tenant(), a.ActionId), a)
@@ -531,13 +534,13 @@ func (t *tx) actionResolved() {
 	}
 	th.PendingActions = slices.DeleteFunc(th.PendingActions, func(x *controlv1.Action) bool { return x.ActionId == a.ActionId })
 	if tu, ok := t.turn(a.TurnId); ok && !terminal(tu.Status) {
-		tu.Status = "running"
+		tu.Status = domain.TurnRunning
 		if tu.StartedAt == nil {
-			tu.Status = "accepted"
+			tu.Status = domain.TurnAccepted
 		}
 		for _, other := range th.PendingActions {
 			if other.TurnId == tu.TurnId {
-				tu.Status = waitingStatus(other.ActionType)
+				tu.Status = waitingTurnStatus(other.ActionType)
 			}
 		}
 		t.touchTurn(tu)
@@ -560,7 +563,7 @@ func (t *tx) subagent() {
 		s := &controlv1.Subagent{
 			SubagentId: ev.GetSubagentId(), SessionId: ev.GetSessionId(), ParentThreadId: ev.GetThreadId(), ParentTurnId: ev.GetTurnId(),
 			ChildThreadId: p.GetChildThreadId(), Role: p.GetRole(), Isolation: p.GetIsolation(), ModelPolicy: p.GetModelPolicy(),
-			Objective: p.GetObjective(), Status: "running", Depth: depth, Sequence: t.seq(),
+			Objective: p.GetObjective(), Status: controlv1.SubagentStatus_SUBAGENT_STATUS_RUNNING, Depth: depth, Sequence: t.seq(),
 		}
 		t.put(key, s)
 		t.adds = append(t.adds, projection.IndexEntry{Index: ChildrenIndex(t.tenant(), ev.GetThreadId()), Member: s.SubagentId, Score: float64(t.seq())})
@@ -576,21 +579,23 @@ func (t *tx) subagent() {
 	// turn that ends after it (the interrupt a close sends) is in the log
 	// but does not reopen the subagent.
 	case "subagent.completed":
-		if s.Status != "closed" {
-			s.Status = "completed"
+		if s.Status != subagentClosed {
+			s.Status = controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED
 		}
 	case "subagent.failed":
-		if s.Status != "closed" {
-			s.Status = "failed"
+		if s.Status != subagentClosed {
+			s.Status = controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED
 		}
 	case "subagent.closed":
-		s.Status = "closed"
+		s.Status = subagentClosed
 	case "subagent.status":
 		// A waiting/running report that arrives after the child's end
 		// does not reopen it; only a resume does.
-		ended := s.Status == "completed" || s.Status == "failed" || s.Status == "closed"
-		if p.GetStatus() != "" && (!ended || p.GetReason() == "resumed") {
-			s.Status = p.GetStatus()
+		ended := s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED || s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED || s.Status == subagentClosed
+		// The payload carries the spec's word; one this build does not
+		// know changes nothing.
+		if st, known := enums.Parse[controlv1.SubagentStatus](p.GetStatus()); known && (!ended || p.GetReason() == "resumed") {
+			s.Status = st
 		}
 	}
 	if p.GetSummary() != "" {
@@ -622,11 +627,11 @@ func (t *tx) channel() {
 	var p *eventsv1.ChannelFact
 	switch ev.GetType() {
 	case "channel.connected":
-		c.Status, p = "connected", ev.GetChannelConnected()
+		c.Status, p = controlv1.ChannelStatus_CHANNEL_STATUS_CONNECTED, ev.GetChannelConnected()
 	case "channel.resumed":
-		c.Status, p = "connected", ev.GetChannelResumed()
+		c.Status, p = controlv1.ChannelStatus_CHANNEL_STATUS_CONNECTED, ev.GetChannelResumed()
 	case "channel.disconnected":
-		c.Status, p = "disconnected", ev.GetChannelDisconnected()
+		c.Status, p = controlv1.ChannelStatus_CHANNEL_STATUS_DISCONNECTED, ev.GetChannelDisconnected()
 	case "channel.message":
 		p = ev.GetChannelMessage()
 	}
@@ -652,7 +657,7 @@ func (t *tx) summary(field func(*controlv1.ThreadRead) **controlv1.Summary) {
 	if *s == nil {
 		*s = &controlv1.Summary{}
 	}
-	(*s).State = "known"
+	(*s).State = commonv1.FactState_FACT_STATE_KNOWN
 	if (*s).Facts == nil {
 		(*s).Facts = map[string]string{}
 	}
@@ -803,33 +808,46 @@ func incidentMessage(ev *eventsv1.RuntimeEvent) string {
 // pending actions: a pending permission wins over input, which wins over
 // running; no active turn is idle.
 func (t *tx) refreshThreadStatus(th *controlv1.ThreadRead) {
-	if th.Status == "closed" {
+	if th.Status == domain.ThreadClosed {
 		return
 	}
-	status := "idle"
+	status := controlv1.ThreadStatus_THREAD_STATUS_IDLE
 	if th.ActiveTurnId != "" {
-		status = "running"
-		if tu, ok := t.turn(th.ActiveTurnId); ok && tu.Status == "interrupting" {
-			status = "interrupting"
+		status = controlv1.ThreadStatus_THREAD_STATUS_RUNNING
+		if tu, ok := t.turn(th.ActiveTurnId); ok && tu.Status == domain.TurnInterrupting {
+			status = controlv1.ThreadStatus_THREAD_STATUS_INTERRUPTING
 		}
 	}
 	for _, a := range th.PendingActions {
-		switch w := waitingStatus(a.ActionType); {
-		case w == "waiting_permission":
-			status = w
-		case status != "waiting_permission":
-			status = w
+		switch waitingTurnStatus(a.ActionType) {
+		case controlv1.TurnStatus_TURN_STATUS_WAITING_PERMISSION:
+			status = controlv1.ThreadStatus_THREAD_STATUS_WAITING_PERMISSION
+		default:
+			if status != controlv1.ThreadStatus_THREAD_STATUS_WAITING_PERMISSION {
+				status = controlv1.ThreadStatus_THREAD_STATUS_WAITING_INPUT
+			}
 		}
 	}
 	th.Status = status
 }
 
-func waitingStatus(actionType string) string {
+// waitingTurnStatus is what a pending action of actionType makes its turn
+// wait for.
+func waitingTurnStatus(actionType string) controlv1.TurnStatus {
 	if actionType == "permission" {
-		return "waiting_permission"
+		return controlv1.TurnStatus_TURN_STATUS_WAITING_PERMISSION
 	}
-	return "waiting_input"
+	return controlv1.TurnStatus_TURN_STATUS_WAITING_INPUT
 }
+
+// admitted is the status a turn.submitted's admission word gives the turn
+// (accepted, queued or steered).
+func admitted(admission string) controlv1.TurnStatus {
+	st, _ := enums.Parse[controlv1.TurnStatus](admission)
+	return st
+}
+
+const subagentClosed = controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED
 
 // terminal is the domain's rule for a final turn status: one rule for
 // deciding and projecting.

@@ -5,7 +5,10 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/services/control/domain"
 )
 
 // LimeSchemaVersion is the schema version of Lime profile snapshots.
@@ -14,15 +17,15 @@ const LimeSchemaVersion = "lime-profile-0.4.0"
 // SnapshotStatus maps a thread's status onto the spec's snapshot statuses:
 // waiting for a human or policy is "blocked" (an action is missing),
 // interrupting is still "running", a closed thread is "completed".
-func SnapshotStatus(status string) string {
+func SnapshotStatus(status controlv1.ThreadStatus) string {
 	switch status {
-	case "idle", "running":
-		return status
-	case "waiting_permission", "waiting_input", "blocked":
-		return "blocked"
-	case "interrupting":
+	case controlv1.ThreadStatus_THREAD_STATUS_IDLE:
+		return "idle"
+	case controlv1.ThreadStatus_THREAD_STATUS_RUNNING, controlv1.ThreadStatus_THREAD_STATUS_INTERRUPTING:
 		return "running"
-	case "closed":
+	case controlv1.ThreadStatus_THREAD_STATUS_WAITING_PERMISSION, controlv1.ThreadStatus_THREAD_STATUS_WAITING_INPUT:
+		return "blocked"
+	case controlv1.ThreadStatus_THREAD_STATUS_CLOSED:
 		return "completed"
 	}
 	return "unknown"
@@ -44,11 +47,11 @@ func rfc3339(ts *timestamppb.Timestamp) string {
 func SessionSnapshotJSON(runtimeID string, s *controlv1.Session, threads []*controlv1.ThreadRead, turns []*controlv1.Turn, lime bool) map[string]any {
 	byThread := map[string][]any{}
 	for _, tu := range turns {
-		t := map[string]any{"turnId": tu.TurnId, "status": tu.Status}
+		t := map[string]any{"turnId": tu.TurnId, "status": enums.Word(tu.Status)}
 		if v := rfc3339(tu.StartedAt); v != "" {
 			t["startedAt"] = v
 		}
-		if v := rfc3339(tu.EndedAt); v != "" && tu.Status == "completed" {
+		if v := rfc3339(tu.EndedAt); v != "" && tu.Status == domain.TurnCompleted {
 			t["completedAt"] = v
 		}
 		byThread[tu.ThreadId] = append(byThread[tu.ThreadId], t)
@@ -63,7 +66,7 @@ func SessionSnapshotJSON(runtimeID string, s *controlv1.Session, threads []*cont
 		t["turns"] = nonNil(byThread[th.ThreadId])
 		pending := []any{}
 		for _, a := range th.PendingActions {
-			pending = append(pending, map[string]any{"actionId": a.ActionId, "turnId": a.TurnId, "type": a.ActionType, "status": a.Status, "decisions": a.Decisions})
+			pending = append(pending, map[string]any{"actionId": a.ActionId, "turnId": a.TurnId, "type": a.ActionType, "status": enums.Word(a.Status), "decisions": a.Decisions})
 		}
 		t["pendingRequests"] = pending
 		queued := []any{}
@@ -141,10 +144,10 @@ func routingJSON(th *controlv1.ThreadRead) map[string]any {
 }
 
 func summaryJSON(s *controlv1.Summary) map[string]any {
-	if s == nil {
+	if s == nil || s.State == commonv1.FactState_FACT_STATE_UNSPECIFIED {
 		return map[string]any{"state": "unknown"}
 	}
-	out := map[string]any{"state": s.State}
+	out := map[string]any{"state": enums.Word(s.State)}
 	for k, v := range s.Facts {
 		out[k] = v
 	}

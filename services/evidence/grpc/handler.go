@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -43,7 +44,7 @@ func scope(s *ev1.Scope) (domain.Scope, error) {
 func result(r *app.ExportResult) *ev1.ExportResult {
 	out := &ev1.ExportResult{EvidenceId: r.EvidenceID, Pack: r.Pack, ContentSha256: r.ContentSHA256, CoversSequence: r.Covers, KnownGaps: r.KnownGaps, Write: r.Write}
 	for _, s := range r.Signals {
-		out.Signals = append(out.Signals, &ev1.Signal{Name: s.Name, Status: s.Status, Detail: s.Detail})
+		out.Signals = append(out.Signals, &ev1.Signal{Name: s.Name, Status: signalStatus(s.Status), Detail: s.Detail})
 	}
 	return out
 }
@@ -107,7 +108,7 @@ func (h *Handler) GetEvidenceSummary(ctx context.Context, r *ev1.GetEvidenceSumm
 			EventsWithTrace: s.Summary.WithTrace, TraceIds: s.TraceIDs, EvidenceIds: s.Evidence, TrialIds: s.Trials,
 			FirstSequence: s.Summary.First, LastSequence: s.Summary.Last}
 		for _, sig := range s.Signals {
-			out.Signals = append(out.Signals, &ev1.Signal{Name: sig.Name, Status: sig.Status, Detail: sig.Detail})
+			out.Signals = append(out.Signals, &ev1.Signal{Name: sig.Name, Status: signalStatus(sig.Status), Detail: sig.Detail})
 		}
 		return out, nil
 	})
@@ -243,4 +244,11 @@ func (h *Handler) ExportSnapshot(ctx context.Context, r *ev1.ExportSnapshotReque
 		}
 		return &ev1.ExportSnapshotResponse{SnapshotJson: string(body), CoversSequence: covers}, nil
 	})
+}
+
+// signalStatus is the API's enum for a signal status the pack's JSON names
+// with the spec's word (domain.Exported, ...).
+func signalStatus(word string) ev1.SignalStatus {
+	st, _ := enums.Parse[ev1.SignalStatus](word)
+	return st
 }

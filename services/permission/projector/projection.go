@@ -149,14 +149,14 @@ func (p *Projection) Project(ctx context.Context, store projection.Store, rec *e
 		})
 	case *eventsv1.RuntimeEvent_HookStarted:
 		h := pl.HookStarted
-		err = upsertHookRun(ctx, b, ev, &permissionv1.HookRunSummary{HookRunId: h.GetHookRunId(), HookId: h.GetHookId(), Point: h.GetPoint(), Status: "running"})
+		err = upsertHookRun(ctx, b, ev, &permissionv1.HookRunSummary{HookRunId: h.GetHookRunId(), HookId: h.GetHookId(), Point: h.GetPoint(), Status: permissionv1.HookRunStatus_HOOK_RUN_STATUS_RUNNING})
 	case *eventsv1.RuntimeEvent_HookCompleted:
 		h := pl.HookCompleted
-		err = upsertHookRun(ctx, b, ev, &permissionv1.HookRunSummary{HookRunId: h.GetHookRunId(), HookId: h.GetHookId(), Point: h.GetPoint(), Status: "completed",
+		err = upsertHookRun(ctx, b, ev, &permissionv1.HookRunSummary{HookRunId: h.GetHookRunId(), HookId: h.GetHookId(), Point: h.GetPoint(), Status: permissionv1.HookRunStatus_HOOK_RUN_STATUS_COMPLETED,
 			Decision: h.GetDecision(), InputRewritten: h.GetUpdatedInputRef() != nil, Reason: h.GetReason()})
 	case *eventsv1.RuntimeEvent_HookFailed:
 		h := pl.HookFailed
-		err = upsertHookRun(ctx, b, ev, &permissionv1.HookRunSummary{HookRunId: h.GetHookRunId(), HookId: h.GetHookId(), Point: h.GetPoint(), Status: "failed",
+		err = upsertHookRun(ctx, b, ev, &permissionv1.HookRunSummary{HookRunId: h.GetHookRunId(), HookId: h.GetHookId(), Point: h.GetPoint(), Status: permissionv1.HookRunStatus_HOOK_RUN_STATUS_FAILED,
 			FailMode: h.GetFailMode(), Reason: h.GetError()})
 	}
 	if err != nil {

@@ -1,6 +1,7 @@
 // Approvals: every pending action across the tenant's sessions, live.
 // Keyboard first: j/k (or arrows) move, a approves, d denies, s allows for
 // the session.
+import { ActionStatus } from "../../../clients/typescript/src/gen/agentruntime/control/v1/status_pb.js";
 import type { Action } from "../../../clients/typescript/src/gen/agentruntime/control/v1/control_pb.js";
 import { client, noteTenant } from "../api.js";
 import { h, mount } from "../dom.js";
@@ -32,7 +33,7 @@ export async function approvalsView(view: HTMLElement, _r: Route, signal: AbortS
     do {
       const page = await c.control.listSessions({ pageSize: 200, pageToken: token }, { signal });
       const got = await Promise.all(page.sessions.map((s) => c.control.getSession({ sessionId: s.sessionId, historyLimit: 0, minSequence }, { signal })));
-      for (const g of got) for (const t of g.threads) pending.push(...t.pendingActions.filter((a) => a.status === "pending"));
+      for (const g of got) for (const t of g.threads) pending.push(...t.pendingActions.filter((a) => a.status === ActionStatus.PENDING));
       token = page.nextPageToken;
     } while (token);
     pending.sort((a, b) => Number(a.sequence - b.sequence));

@@ -2,6 +2,9 @@
 // then live; the client resumes by cursor after a dropped connection or a
 // server restart, so nothing is missed or shown twice), the thread's state
 // (active turn, queue, pending approvals), submit and interrupt, exports.
+import { FactState } from "../../../clients/typescript/src/gen/agentruntime/common/v1/common_pb.js";
+import { ActionStatus, ThreadStatus, TurnStatus } from "../../../clients/typescript/src/gen/agentruntime/control/v1/status_pb.js";
+import { enumWord } from "../../../clients/typescript/src/enums.js";
 import { ScopeKind } from "../../../clients/typescript/src/gen/agentruntime/evidence/v1/evidence_pb.js";
 import { client, errorText, noteTenant } from "../api.js";
 import { download, fmtTime, h, mount } from "../dom.js";
@@ -36,7 +39,7 @@ export async function sessionView(view: HTMLElement, r: Route, signal: AbortSign
     if (!text.value.trim()) return;
     try {
       const res = await c.submitTurn({ sessionId, threadId: submitThread, text: text.value });
-      mount(submitMsg, `turn ${res.turn?.turnId} ${res.turn?.admission ?? ""}`);
+      mount(submitMsg, `turn ${res.turn?.turnId} ${res.turn ? enumWord(TurnStatus, res.turn.admission) : ""}`);
       text.value = "";
     } catch (e) {
       mount(submitMsg, h("span", { class: "error" }, errorText(e)));
@@ -117,7 +120,7 @@ export async function sessionView(view: HTMLElement, r: Route, signal: AbortSign
         const got = await c.control.getSession({ sessionId, historyLimit: 5, minSequence }, { signal });
         const threads = got.threads.filter((t) => !threadId || t.threadId === threadId);
         mount(state, threads.length === 0 ? h("p", { class: "muted" }, "No thread yet: submit a turn.") : threads.map((t) => h("div", { class: "thread" },
-          h("h2", null, "thread ", h("a", { href: `#/session/${encodeURIComponent(sessionId)}?thread=${encodeURIComponent(t.threadId)}` }, t.threadId), " ", h("span", { class: `status ${t.status}` }, t.status)),
+          h("h2", null, "thread ", h("a", { href: `#/session/${encodeURIComponent(sessionId)}?thread=${encodeURIComponent(t.threadId)}` }, t.threadId), " ", h("span", { class: `status ${enumWord(ThreadStatus, t.status)}` }, enumWord(ThreadStatus, t.status))),
           t.parentThreadId ? h("p", null, "subagent of ", h("a", { href: `#/session/${encodeURIComponent(sessionId)}?thread=${encodeURIComponent(t.parentThreadId)}` }, t.parentThreadId)) : null,
           h("p", null, "active turn: ", t.activeTurnId ? [h("code", null, t.activeTurnId), " ", h("button", { class: "deny", id: "interrupt", onclick: async () => {
             try {
@@ -127,8 +130,8 @@ export async function sessionView(view: HTMLElement, r: Route, signal: AbortSign
             }
           } }, "Interrupt")] : "none"),
           h("p", null, "queue: ", t.queuedTurnIds.length ? t.queuedTurnIds.map((q) => h("code", null, q + " ")) : "empty"),
-          h("p", { class: "muted" }, `last outcome: ${t.lastOutcome || "—"} · turns ${t.turnCount} · permission ${t.permission?.state ?? "?"} · routing ${t.routing?.state ?? "?"}`))));
-        const acts = threads.flatMap((t) => t.pendingActions.filter((a) => a.status === "pending"));
+          h("p", { class: "muted" }, `last outcome: ${t.lastOutcome ? enumWord(TurnStatus, t.lastOutcome) : "—"} · turns ${t.turnCount} · permission ${t.permission ? enumWord(FactState, t.permission.state) : "?"} · routing ${t.routing ? enumWord(FactState, t.routing.state) : "?"}`))));
+        const acts = threads.flatMap((t) => t.pendingActions.filter((a) => a.status === ActionStatus.PENDING));
         mount(pending, acts.length ? [h("h2", null, "Waiting for you"), acts.map((a) => actionCard(a, () => void refresh()))] : null);
       } catch (e) {
         if (!signal.aborted) mount(state, h("p", { class: "error" }, errorText(e)));

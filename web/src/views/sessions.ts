@@ -1,5 +1,7 @@
 // Sessions: every session of the tenant with its status, last activity,
 // active turn, pending approvals and cost so far; search by id.
+import { ActionStatus, ThreadStatus } from "../../../clients/typescript/src/gen/agentruntime/control/v1/status_pb.js";
+import { enumWord } from "../../../clients/typescript/src/enums.js";
 import { client, errorText } from "../api.js";
 import { fmtCost, fmtTime, h, mount } from "../dom.js";
 import { go, type Route } from "../main.js";
@@ -49,11 +51,11 @@ export async function sessionsView(view: HTMLElement, r: Route, signal: AbortSig
           c.control.getSession({ sessionId: s.sessionId, historyLimit: 1 }, { signal }),
           c.routing.getRoutingLimitSummary({ sessionId: s.sessionId }, { signal }).catch(() => undefined),
         ]);
-        const busy = got.threads.filter((t) => t.status !== "idle");
-        mount(cells.status, busy.length ? busy.map((t) => h("span", { class: `status ${t.status}` }, t.status)) : h("span", { class: "status idle" }, "idle"));
+        const busy = got.threads.filter((t) => t.status !== ThreadStatus.IDLE);
+        mount(cells.status, busy.length ? busy.map((t) => h("span", { class: `status ${enumWord(ThreadStatus, t.status)}` }, enumWord(ThreadStatus, t.status))) : h("span", { class: "status idle" }, "idle"));
         const active = got.threads.filter((t) => t.activeTurnId);
         mount(cells.active, active.length ? active.map((t) => h("div", null, t.activeTurnId, h("span", { class: "muted" }, ` (${t.threadId})`))) : "—");
-        const pending = got.threads.reduce((n, t) => n + t.pendingActions.filter((a) => a.status === "pending").length, 0);
+        const pending = got.threads.reduce((n, t) => n + t.pendingActions.filter((a) => a.status === ActionStatus.PENDING).length, 0);
         mount(cells.pending, pending ? h("a", { href: "#/approvals", class: "badge" }, String(pending)) : "0");
         const nanos = (routing?.threads ?? []).reduce((n, t) => n + (t.cost?.recordedNanos ?? 0n), 0n);
         mount(cells.cost, routing ? h("a", { href: `#/costs?session=${encodeURIComponent(s.sessionId)}` }, fmtCost(nanos)) : "unknown");

@@ -4,6 +4,7 @@ worker SDK. Generated stubs live beside this layer
 
 from .client import Channel, Client, RetryPolicy, Service
 from .endpoints import SERVICES, Endpoints
+from .enums import enum_value, enum_word
 from .errors import (Aborted, AlreadyExists, Cancelled, DataLoss, DeadlineExceeded, FailedPrecondition,
                      FieldViolation, IntegrityError, Internal, InvalidArgument, NotFound, OutOfRange,
                      PermissionDenied, PreconditionViolation, ResourceExhausted, RpcError, Unauthenticated,

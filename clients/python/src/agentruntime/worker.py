@@ -31,7 +31,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from google.protobuf import duration_pb2
 
-from agentruntime.control.v1 import control_pb2
+from agentruntime.control.v1 import control_pb2, status_pb2
 from agentruntime.events.v1 import control_pb2 as ev_control
 from agentruntime.events.v1 import envelope_pb2
 from agentruntime.events.v1 import permission_pb2 as ev_permission
@@ -75,7 +75,8 @@ DEFAULT_REDACTION_RULES: Tuple[RedactionRule, ...] = (
         r"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?token)\s*[:=]\s*[\"']?[^\s\"']{6,}")),
 )
 
-_TERMINAL = {"completed", "failed", "cancelled", "timed_out", "rolled_back"}
+_TERMINAL = frozenset({status_pb2.TURN_STATUS_COMPLETED, status_pb2.TURN_STATUS_FAILED, status_pb2.TURN_STATUS_CANCELLED,
+                       status_pb2.TURN_STATUS_TIMED_OUT, status_pb2.TURN_STATUS_ROLLED_BACK})
 
 
 class _Stop(Exception):

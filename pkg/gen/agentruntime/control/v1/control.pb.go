@@ -9,9 +9,9 @@ package controlv1
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	_ "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/auth/v1"
-	v12 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
+	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	v1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
-	v11 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
+	v12 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -3423,11 +3423,10 @@ type Turn struct {
 	TurnId    string                 `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	ThreadId  string                 `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	// accepted, queued, running, waiting_permission, waiting_input,
-	// interrupting, completed, failed, cancelled, timed_out.
-	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
-	// accepted, queued or steered, as admitted.
-	Admission       string                 `protobuf:"bytes,5,opt,name=admission,proto3" json:"admission,omitempty"`
+	Status    TurnStatus             `protobuf:"varint,20,opt,name=status,proto3,enum=agentruntime.control.v1.TurnStatus" json:"status,omitempty"`
+	// How the busy policy admitted it: accepted, queued or steered (the
+	// status it started with).
+	Admission       TurnStatus             `protobuf:"varint,21,opt,name=admission,proto3,enum=agentruntime.control.v1.TurnStatus" json:"admission,omitempty"`
 	Input           []*v1.InputPart        `protobuf:"bytes,6,rep,name=input,proto3" json:"input,omitempty"`
 	Options         map[string]string      `protobuf:"bytes,7,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Metadata        map[string]string      `protobuf:"bytes,8,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -3501,18 +3500,18 @@ func (x *Turn) GetThreadId() string {
 	return ""
 }
 
-func (x *Turn) GetStatus() string {
+func (x *Turn) GetStatus() TurnStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return TurnStatus_TURN_STATUS_UNSPECIFIED
 }
 
-func (x *Turn) GetAdmission() string {
+func (x *Turn) GetAdmission() TurnStatus {
 	if x != nil {
 		return x.Admission
 	}
-	return ""
+	return TurnStatus_TURN_STATUS_UNSPECIFIED
 }
 
 func (x *Turn) GetInput() []*v1.InputPart {
@@ -3628,16 +3627,15 @@ type Action struct {
 	ExpiresAt         *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	Context           map[string]string      `protobuf:"bytes,11,rep,name=context,proto3" json:"context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	RequestedBy       string                 `protobuf:"bytes,12,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
-	// pending, resolved, timed_out, cancelled.
-	Status      string                 `protobuf:"bytes,13,opt,name=status,proto3" json:"status,omitempty"`
-	Decision    string                 `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
-	PayloadJson string                 `protobuf:"bytes,15,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
-	Responder   string                 `protobuf:"bytes,16,opt,name=responder,proto3" json:"responder,omitempty"`
-	RequestedAt *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
-	ResolvedAt  *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=resolved_at,json=resolvedAt,proto3" json:"resolved_at,omitempty"`
-	StepId      string                 `protobuf:"bytes,19,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
-	ToolCallId  string                 `protobuf:"bytes,20,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	Sequence    uint64                 `protobuf:"varint,21,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Status            ActionStatus           `protobuf:"varint,24,opt,name=status,proto3,enum=agentruntime.control.v1.ActionStatus" json:"status,omitempty"`
+	Decision          string                 `protobuf:"bytes,14,opt,name=decision,proto3" json:"decision,omitempty"`
+	PayloadJson       string                 `protobuf:"bytes,15,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
+	Responder         string                 `protobuf:"bytes,16,opt,name=responder,proto3" json:"responder,omitempty"`
+	RequestedAt       *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
+	ResolvedAt        *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=resolved_at,json=resolvedAt,proto3" json:"resolved_at,omitempty"`
+	StepId            string                 `protobuf:"bytes,19,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	ToolCallId        string                 `protobuf:"bytes,20,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	Sequence          uint64                 `protobuf:"varint,21,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	// Who opened the action (ActionRequired.requester_subject and _role).
 	RequesterSubject string `protobuf:"bytes,22,opt,name=requester_subject,json=requesterSubject,proto3" json:"requester_subject,omitempty"`
 	RequesterRole    string `protobuf:"bytes,23,opt,name=requester_role,json=requesterRole,proto3" json:"requester_role,omitempty"`
@@ -3759,11 +3757,11 @@ func (x *Action) GetRequestedBy() string {
 	return ""
 }
 
-func (x *Action) GetStatus() string {
+func (x *Action) GetStatus() ActionStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return ActionStatus_ACTION_STATUS_UNSPECIFIED
 }
 
 func (x *Action) GetDecision() string {
@@ -3916,11 +3914,10 @@ func (x *Incident) GetSequence() uint64 {
 // Summary is a joined view of another owner's facts, honest about what is
 // known.
 type Summary struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// known, unknown, stale, unavailable, not_applicable, blocked.
-	State         string            `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
-	Facts         map[string]string `protobuf:"bytes,2,rep,name=facts,proto3" json:"facts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Sequence      uint64            `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	State         v11.FactState          `protobuf:"varint,4,opt,name=state,proto3,enum=agentruntime.common.v1.FactState" json:"state,omitempty"`
+	Facts         map[string]string      `protobuf:"bytes,2,rep,name=facts,proto3" json:"facts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Sequence      uint64                 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3955,11 +3952,11 @@ func (*Summary) Descriptor() ([]byte, []int) {
 	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{51}
 }
 
-func (x *Summary) GetState() string {
+func (x *Summary) GetState() v11.FactState {
 	if x != nil {
 		return x.State
 	}
-	return ""
+	return v11.FactState(0)
 }
 
 func (x *Summary) GetFacts() map[string]string {
@@ -3978,18 +3975,17 @@ func (x *Summary) GetSequence() uint64 {
 
 // ThreadRead is the thread read model.
 type ThreadRead struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	ThreadId  string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
-	// idle, running, waiting_permission, waiting_input, interrupting,
-	// blocked, closed.
-	Status         string    `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
-	ActiveTurnId   string    `protobuf:"bytes,4,opt,name=active_turn_id,json=activeTurnId,proto3" json:"active_turn_id,omitempty"`
-	ActiveTurn     *Turn     `protobuf:"bytes,5,opt,name=active_turn,json=activeTurn,proto3" json:"active_turn,omitempty"`
-	QueuedTurnIds  []string  `protobuf:"bytes,6,rep,name=queued_turn_ids,json=queuedTurnIds,proto3" json:"queued_turn_ids,omitempty"`
-	PendingActions []*Action `protobuf:"bytes,7,rep,name=pending_actions,json=pendingActions,proto3" json:"pending_actions,omitempty"`
-	// The last turn that ended: completed, failed, cancelled or timed_out.
-	LastOutcome           string                 `protobuf:"bytes,8,opt,name=last_outcome,json=lastOutcome,proto3" json:"last_outcome,omitempty"`
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	SessionId      string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId       string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	Status         ThreadStatus           `protobuf:"varint,27,opt,name=status,proto3,enum=agentruntime.control.v1.ThreadStatus" json:"status,omitempty"`
+	ActiveTurnId   string                 `protobuf:"bytes,4,opt,name=active_turn_id,json=activeTurnId,proto3" json:"active_turn_id,omitempty"`
+	ActiveTurn     *Turn                  `protobuf:"bytes,5,opt,name=active_turn,json=activeTurn,proto3" json:"active_turn,omitempty"`
+	QueuedTurnIds  []string               `protobuf:"bytes,6,rep,name=queued_turn_ids,json=queuedTurnIds,proto3" json:"queued_turn_ids,omitempty"`
+	PendingActions []*Action              `protobuf:"bytes,7,rep,name=pending_actions,json=pendingActions,proto3" json:"pending_actions,omitempty"`
+	// The status of the last turn that ended: completed, failed, cancelled or
+	// timed_out (unspecified until one ends).
+	LastOutcome           TurnStatus             `protobuf:"varint,28,opt,name=last_outcome,json=lastOutcome,proto3,enum=agentruntime.control.v1.TurnStatus" json:"last_outcome,omitempty"`
 	LastTurnId            string                 `protobuf:"bytes,9,opt,name=last_turn_id,json=lastTurnId,proto3" json:"last_turn_id,omitempty"`
 	Incidents             []*Incident            `protobuf:"bytes,10,rep,name=incidents,proto3" json:"incidents,omitempty"`
 	Diagnostics           map[string]string      `protobuf:"bytes,11,rep,name=diagnostics,proto3" json:"diagnostics,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -4010,7 +4006,7 @@ type ThreadRead struct {
 	// The routing and limit summary of the thread's latest routed turn,
 	// folded from the routing service's facts with its own fold; unset until
 	// a routing fact arrives (routing.state says unknown).
-	RoutingLimit  *v11.RoutingLimitSummary `protobuf:"bytes,26,opt,name=routing_limit,json=routingLimit,proto3" json:"routing_limit,omitempty"`
+	RoutingLimit  *v12.RoutingLimitSummary `protobuf:"bytes,26,opt,name=routing_limit,json=routingLimit,proto3" json:"routing_limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4059,11 +4055,11 @@ func (x *ThreadRead) GetThreadId() string {
 	return ""
 }
 
-func (x *ThreadRead) GetStatus() string {
+func (x *ThreadRead) GetStatus() ThreadStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return ThreadStatus_THREAD_STATUS_UNSPECIFIED
 }
 
 func (x *ThreadRead) GetActiveTurnId() string {
@@ -4094,11 +4090,11 @@ func (x *ThreadRead) GetPendingActions() []*Action {
 	return nil
 }
 
-func (x *ThreadRead) GetLastOutcome() string {
+func (x *ThreadRead) GetLastOutcome() TurnStatus {
 	if x != nil {
 		return x.LastOutcome
 	}
-	return ""
+	return TurnStatus_TURN_STATUS_UNSPECIFIED
 }
 
 func (x *ThreadRead) GetLastTurnId() string {
@@ -4220,7 +4216,7 @@ func (x *ThreadRead) GetSequence() uint64 {
 	return 0
 }
 
-func (x *ThreadRead) GetRoutingLimit() *v11.RoutingLimitSummary {
+func (x *ThreadRead) GetRoutingLimit() *v12.RoutingLimitSummary {
 	if x != nil {
 		return x.RoutingLimit
 	}
@@ -4239,13 +4235,12 @@ type Subagent struct {
 	Isolation      string                 `protobuf:"bytes,7,opt,name=isolation,proto3" json:"isolation,omitempty"`
 	ModelPolicy    string                 `protobuf:"bytes,8,opt,name=model_policy,json=modelPolicy,proto3" json:"model_policy,omitempty"`
 	Objective      string                 `protobuf:"bytes,9,opt,name=objective,proto3" json:"objective,omitempty"`
-	// running, idle, completed, failed, closed.
-	Status        string `protobuf:"bytes,10,opt,name=status,proto3" json:"status,omitempty"`
-	Summary       string `protobuf:"bytes,11,opt,name=summary,proto3" json:"summary,omitempty"`
-	Depth         int32  `protobuf:"varint,12,opt,name=depth,proto3" json:"depth,omitempty"`
-	Sequence      uint64 `protobuf:"varint,13,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Status         SubagentStatus         `protobuf:"varint,14,opt,name=status,proto3,enum=agentruntime.control.v1.SubagentStatus" json:"status,omitempty"`
+	Summary        string                 `protobuf:"bytes,11,opt,name=summary,proto3" json:"summary,omitempty"`
+	Depth          int32                  `protobuf:"varint,12,opt,name=depth,proto3" json:"depth,omitempty"`
+	Sequence       uint64                 `protobuf:"varint,13,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Subagent) Reset() {
@@ -4341,11 +4336,11 @@ func (x *Subagent) GetObjective() string {
 	return ""
 }
 
-func (x *Subagent) GetStatus() string {
+func (x *Subagent) GetStatus() SubagentStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return SubagentStatus_SUBAGENT_STATUS_UNSPECIFIED
 }
 
 func (x *Subagent) GetSummary() string {
@@ -4371,14 +4366,13 @@ func (x *Subagent) GetSequence() uint64 {
 
 // Channel is a remote channel's resume state.
 type Channel struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	ChannelId string                 `protobuf:"bytes,1,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
-	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Peer      string                 `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
-	// connected, disconnected.
-	Status            string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
-	LastAckedSequence uint64 `protobuf:"varint,5,opt,name=last_acked_sequence,json=lastAckedSequence,proto3" json:"last_acked_sequence,omitempty"`
-	Sequence          uint64 `protobuf:"varint,6,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	ChannelId         string                 `protobuf:"bytes,1,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
+	SessionId         string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Peer              string                 `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
+	Status            ChannelStatus          `protobuf:"varint,7,opt,name=status,proto3,enum=agentruntime.control.v1.ChannelStatus" json:"status,omitempty"`
+	LastAckedSequence uint64                 `protobuf:"varint,5,opt,name=last_acked_sequence,json=lastAckedSequence,proto3" json:"last_acked_sequence,omitempty"`
+	Sequence          uint64                 `protobuf:"varint,6,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -4434,11 +4428,11 @@ func (x *Channel) GetPeer() string {
 	return ""
 }
 
-func (x *Channel) GetStatus() string {
+func (x *Channel) GetStatus() ChannelStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return ChannelStatus_CHANNEL_STATUS_UNSPECIFIED
 }
 
 func (x *Channel) GetLastAckedSequence() uint64 {
@@ -4682,7 +4676,7 @@ type HeartbeatTurnResponse struct {
 	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
 	// The turn's status (running, interrupting, waiting_permission, ... or a
 	// terminal one when it ended without the worker).
-	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	Status TurnStatus `protobuf:"varint,4,opt,name=status,proto3,enum=agentruntime.control.v1.TurnStatus" json:"status,omitempty"`
 	// An interrupt was requested: stop and report the turn cancelled.
 	InterruptRequested bool `protobuf:"varint,3,opt,name=interrupt_requested,json=interruptRequested,proto3" json:"interrupt_requested,omitempty"`
 	unknownFields      protoimpl.UnknownFields
@@ -4726,11 +4720,11 @@ func (x *HeartbeatTurnResponse) GetLeaseExpiresAt() *timestamppb.Timestamp {
 	return nil
 }
 
-func (x *HeartbeatTurnResponse) GetStatus() string {
+func (x *HeartbeatTurnResponse) GetStatus() TurnStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return TurnStatus_TURN_STATUS_UNSPECIFIED
 }
 
 func (x *HeartbeatTurnResponse) GetInterruptRequested() bool {
@@ -4797,11 +4791,10 @@ func (x *GetTurnAttemptsRequest) GetMinSequence() uint64 {
 type TurnAttempt struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// 1 for the first claim.
-	Attempt  int32  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	RunId    string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	WorkerId string `protobuf:"bytes,3,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	// running, lost, completed, failed, cancelled, timed_out.
-	Status    string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	Attempt   int32                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	RunId     string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	WorkerId  string                 `protobuf:"bytes,3,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Status    TurnAttemptStatus      `protobuf:"varint,11,opt,name=status,proto3,enum=agentruntime.control.v1.TurnAttemptStatus" json:"status,omitempty"`
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	EndedAt   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
 	// The sequences of its turn.started and of the fact that ended it.
@@ -4865,11 +4858,11 @@ func (x *TurnAttempt) GetWorkerId() string {
 	return ""
 }
 
-func (x *TurnAttempt) GetStatus() string {
+func (x *TurnAttempt) GetStatus() TurnAttemptStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return TurnAttemptStatus_TURN_ATTEMPT_STATUS_UNSPECIFIED
 }
 
 func (x *TurnAttempt) GetStartedAt() *timestamppb.Timestamp {
@@ -5287,7 +5280,7 @@ func (x *StoreOutputRequest) GetRedacted() bool {
 
 type StoreOutputResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Output        *v12.OutputRef         `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	Output        *v11.OutputRef         `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5322,7 +5315,7 @@ func (*StoreOutputResponse) Descriptor() ([]byte, []int) {
 	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{66}
 }
 
-func (x *StoreOutputResponse) GetOutput() *v12.OutputRef {
+func (x *StoreOutputResponse) GetOutput() *v11.OutputRef {
 	if x != nil {
 		return x.Output
 	}
@@ -5333,7 +5326,7 @@ var File_agentruntime_control_v1_control_proto protoreflect.FileDescriptor
 
 const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a!agentruntime/auth/v1/access.proto\x1a#agentruntime/common/v1/common.proto\x1a'agentruntime/control/v1/processes.proto\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/envelope.proto\x1a%agentruntime/routing/v1/routing.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\a\n" +
+	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a!agentruntime/auth/v1/access.proto\x1a#agentruntime/common/v1/common.proto\x1a'agentruntime/control/v1/processes.proto\x1a$agentruntime/control/v1/status.proto\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/envelope.proto\x1a%agentruntime/routing/v1/routing.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\a\n" +
 	"\x11SubmitTurnRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
@@ -5608,14 +5601,14 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\bsequence\x18\t \x01(\x04R\bsequence\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa2\a\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf8\a\n" +
 	"\x04Turn\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x1b\n" +
-	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12\x16\n" +
-	"\x06status\x18\x04 \x01(\tR\x06status\x12\x1c\n" +
-	"\tadmission\x18\x05 \x01(\tR\tadmission\x127\n" +
+	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12;\n" +
+	"\x06status\x18\x14 \x01(\x0e2#.agentruntime.control.v1.TurnStatusR\x06status\x12A\n" +
+	"\tadmission\x18\x15 \x01(\x0e2#.agentruntime.control.v1.TurnStatusR\tadmission\x127\n" +
 	"\x05input\x18\x06 \x03(\v2!.agentruntime.events.v1.InputPartR\x05input\x12D\n" +
 	"\aoptions\x18\a \x03(\v2*.agentruntime.control.v1.Turn.OptionsEntryR\aoptions\x12G\n" +
 	"\bmetadata\x18\b \x03(\v2+.agentruntime.control.v1.Turn.MetadataEntryR\bmetadata\x12'\n" +
@@ -5637,7 +5630,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa0\a\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x04\x10\x05J\x04\b\x05\x10\x06\"\xcd\a\n" +
 	"\x06Action\x12\x1b\n" +
 	"\taction_id\x18\x01 \x01(\tR\bactionId\x12\x1d\n" +
 	"\n" +
@@ -5655,8 +5648,8 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"expires_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12F\n" +
 	"\acontext\x18\v \x03(\v2,.agentruntime.control.v1.Action.ContextEntryR\acontext\x12!\n" +
-	"\frequested_by\x18\f \x01(\tR\vrequestedBy\x12\x16\n" +
-	"\x06status\x18\r \x01(\tR\x06status\x12\x1a\n" +
+	"\frequested_by\x18\f \x01(\tR\vrequestedBy\x12=\n" +
+	"\x06status\x18\x18 \x01(\x0e2%.agentruntime.control.v1.ActionStatusR\x06status\x12\x1a\n" +
 	"\bdecision\x18\x0e \x01(\tR\bdecision\x12!\n" +
 	"\fpayload_json\x18\x0f \x01(\tR\vpayloadJson\x12\x1c\n" +
 	"\tresponder\x18\x10 \x01(\tR\tresponder\x12=\n" +
@@ -5671,34 +5664,34 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x0erequester_role\x18\x17 \x01(\tR\rrequesterRole\x1a:\n" +
 	"\fContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x89\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\r\x10\x0e\"\x89\x01\n" +
 	"\bIncident\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x17\n" +
 	"\aturn_id\x18\x02 \x01(\tR\x06turnId\x12\x1a\n" +
 	"\bcategory\x18\x03 \x01(\tR\bcategory\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12\x1a\n" +
-	"\bsequence\x18\x05 \x01(\x04R\bsequence\"\xb8\x01\n" +
-	"\aSummary\x12\x14\n" +
-	"\x05state\x18\x01 \x01(\tR\x05state\x12A\n" +
+	"\bsequence\x18\x05 \x01(\x04R\bsequence\"\xe1\x01\n" +
+	"\aSummary\x127\n" +
+	"\x05state\x18\x04 \x01(\x0e2!.agentruntime.common.v1.FactStateR\x05state\x12A\n" +
 	"\x05facts\x18\x02 \x03(\v2+.agentruntime.control.v1.Summary.FactsEntryR\x05facts\x12\x1a\n" +
 	"\bsequence\x18\x03 \x01(\x04R\bsequence\x1a8\n" +
 	"\n" +
 	"FactsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8f\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x01\x10\x02\"\xe7\n" +
 	"\n" +
 	"\n" +
 	"ThreadRead\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
-	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x16\n" +
-	"\x06status\x18\x03 \x01(\tR\x06status\x12$\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12=\n" +
+	"\x06status\x18\x1b \x01(\x0e2%.agentruntime.control.v1.ThreadStatusR\x06status\x12$\n" +
 	"\x0eactive_turn_id\x18\x04 \x01(\tR\factiveTurnId\x12>\n" +
 	"\vactive_turn\x18\x05 \x01(\v2\x1d.agentruntime.control.v1.TurnR\n" +
 	"activeTurn\x12&\n" +
 	"\x0fqueued_turn_ids\x18\x06 \x03(\tR\rqueuedTurnIds\x12H\n" +
-	"\x0fpending_actions\x18\a \x03(\v2\x1f.agentruntime.control.v1.ActionR\x0ependingActions\x12!\n" +
-	"\flast_outcome\x18\b \x01(\tR\vlastOutcome\x12 \n" +
+	"\x0fpending_actions\x18\a \x03(\v2\x1f.agentruntime.control.v1.ActionR\x0ependingActions\x12F\n" +
+	"\flast_outcome\x18\x1c \x01(\x0e2#.agentruntime.control.v1.TurnStatusR\vlastOutcome\x12 \n" +
 	"\flast_turn_id\x18\t \x01(\tR\n" +
 	"lastTurnId\x12?\n" +
 	"\tincidents\x18\n" +
@@ -5727,7 +5720,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\rrouting_limit\x18\x1a \x01(\v2,.agentruntime.routing.v1.RoutingLimitSummaryR\froutingLimit\x1a>\n" +
 	"\x10DiagnosticsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x99\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x03\x10\x04J\x04\b\b\x10\t\"\xc8\x03\n" +
 	"\bSubagent\x12\x1f\n" +
 	"\vsubagent_id\x18\x01 \x01(\tR\n" +
 	"subagentId\x12\x1d\n" +
@@ -5739,21 +5732,21 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x04role\x18\x06 \x01(\tR\x04role\x12\x1c\n" +
 	"\tisolation\x18\a \x01(\tR\tisolation\x12!\n" +
 	"\fmodel_policy\x18\b \x01(\tR\vmodelPolicy\x12\x1c\n" +
-	"\tobjective\x18\t \x01(\tR\tobjective\x12\x16\n" +
-	"\x06status\x18\n" +
-	" \x01(\tR\x06status\x12\x18\n" +
+	"\tobjective\x18\t \x01(\tR\tobjective\x12?\n" +
+	"\x06status\x18\x0e \x01(\x0e2'.agentruntime.control.v1.SubagentStatusR\x06status\x12\x18\n" +
 	"\asummary\x18\v \x01(\tR\asummary\x12\x14\n" +
 	"\x05depth\x18\f \x01(\x05R\x05depth\x12\x1a\n" +
-	"\bsequence\x18\r \x01(\x04R\bsequence\"\xbf\x01\n" +
+	"\bsequence\x18\r \x01(\x04R\bsequenceJ\x04\b\n" +
+	"\x10\v\"\xed\x01\n" +
 	"\aChannel\x12\x1d\n" +
 	"\n" +
 	"channel_id\x18\x01 \x01(\tR\tchannelId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x12\n" +
-	"\x04peer\x18\x03 \x01(\tR\x04peer\x12\x16\n" +
-	"\x06status\x18\x04 \x01(\tR\x06status\x12.\n" +
+	"\x04peer\x18\x03 \x01(\tR\x04peer\x12>\n" +
+	"\x06status\x18\a \x01(\x0e2&.agentruntime.control.v1.ChannelStatusR\x06status\x12.\n" +
 	"\x13last_acked_sequence\x18\x05 \x01(\x04R\x11lastAckedSequence\x12\x1a\n" +
-	"\bsequence\x18\x06 \x01(\x04R\bsequence\"\xab\x02\n" +
+	"\bsequence\x18\x06 \x01(\x04R\bsequenceJ\x04\b\x04\x10\x05\"\xab\x02\n" +
 	"\x10ClaimTurnRequest\x12D\n" +
 	"\tworker_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bworkerId\x12G\n" +
 	"\n" +
@@ -5773,19 +5766,19 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12J\n" +
 	"\tlease_ttl\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\x12\xbaH\x0f\xaa\x01\f\"\x03\b\x90\x1c2\x05\x10\x80\xc2\xd7/R\bleaseTtl\x12)\n" +
 	"\vlease_token\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\n" +
-	"leaseToken\"\xa6\x01\n" +
+	"leaseToken\"\xd1\x01\n" +
 	"\x15HeartbeatTurnResponse\x12D\n" +
-	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12\x16\n" +
-	"\x06status\x18\x02 \x01(\tR\x06status\x12/\n" +
-	"\x13interrupt_requested\x18\x03 \x01(\bR\x12interruptRequested\"}\n" +
+	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12;\n" +
+	"\x06status\x18\x04 \x01(\x0e2#.agentruntime.control.v1.TurnStatusR\x06status\x12/\n" +
+	"\x13interrupt_requested\x18\x03 \x01(\bR\x12interruptRequestedJ\x04\b\x02\x10\x03\"}\n" +
 	"\x16GetTurnAttemptsRequest\x12@\n" +
 	"\aturn_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12!\n" +
-	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\x8b\x03\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xbd\x03\n" +
 	"\vTurnAttempt\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1b\n" +
-	"\tworker_id\x18\x03 \x01(\tR\bworkerId\x12\x16\n" +
-	"\x06status\x18\x04 \x01(\tR\x06status\x129\n" +
+	"\tworker_id\x18\x03 \x01(\tR\bworkerId\x12B\n" +
+	"\x06status\x18\v \x01(\x0e2*.agentruntime.control.v1.TurnAttemptStatusR\x06status\x129\n" +
 	"\n" +
 	"started_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
 	"\bended_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12)\n" +
@@ -5793,7 +5786,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x0eended_sequence\x18\b \x01(\x04R\rendedSequence\x12)\n" +
 	"\x10outcome_category\x18\t \x01(\tR\x0foutcomeCategory\x12'\n" +
 	"\x0foutcome_message\x18\n" +
-	" \x01(\tR\x0eoutcomeMessage\"\xed\x01\n" +
+	" \x01(\tR\x0eoutcomeMessageJ\x04\b\x04\x10\x05\"\xed\x01\n" +
 	"\fTurnAttempts\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
@@ -5986,12 +5979,19 @@ var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(*v1.ToolSpec)(nil),               // 82: agentruntime.events.v1.ToolSpec
 	(*v1.RuntimeEvent)(nil),           // 83: agentruntime.events.v1.RuntimeEvent
 	(*timestamppb.Timestamp)(nil),     // 84: google.protobuf.Timestamp
-	(*v11.RoutingLimitSummary)(nil),   // 85: agentruntime.routing.v1.RoutingLimitSummary
-	(*v12.OutputRef)(nil),             // 86: agentruntime.common.v1.OutputRef
-	(*WriteProcessStdinRequest)(nil),  // 87: agentruntime.control.v1.WriteProcessStdinRequest
-	(*TerminateProcessRequest)(nil),   // 88: agentruntime.control.v1.TerminateProcessRequest
-	(*WriteProcessStdinResponse)(nil), // 89: agentruntime.control.v1.WriteProcessStdinResponse
-	(*TerminateProcessResponse)(nil),  // 90: agentruntime.control.v1.TerminateProcessResponse
+	(TurnStatus)(0),                   // 85: agentruntime.control.v1.TurnStatus
+	(ActionStatus)(0),                 // 86: agentruntime.control.v1.ActionStatus
+	(v11.FactState)(0),                // 87: agentruntime.common.v1.FactState
+	(ThreadStatus)(0),                 // 88: agentruntime.control.v1.ThreadStatus
+	(*v12.RoutingLimitSummary)(nil),   // 89: agentruntime.routing.v1.RoutingLimitSummary
+	(SubagentStatus)(0),               // 90: agentruntime.control.v1.SubagentStatus
+	(ChannelStatus)(0),                // 91: agentruntime.control.v1.ChannelStatus
+	(TurnAttemptStatus)(0),            // 92: agentruntime.control.v1.TurnAttemptStatus
+	(*v11.OutputRef)(nil),             // 93: agentruntime.common.v1.OutputRef
+	(*WriteProcessStdinRequest)(nil),  // 94: agentruntime.control.v1.WriteProcessStdinRequest
+	(*TerminateProcessRequest)(nil),   // 95: agentruntime.control.v1.TerminateProcessRequest
+	(*WriteProcessStdinResponse)(nil), // 96: agentruntime.control.v1.WriteProcessStdinResponse
+	(*TerminateProcessResponse)(nil),  // 97: agentruntime.control.v1.TerminateProcessResponse
 }
 var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	80,  // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
@@ -6038,101 +6038,111 @@ var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	74,  // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
 	84,  // 42: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
 	84,  // 43: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	80,  // 44: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
-	75,  // 45: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
-	76,  // 46: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
-	84,  // 47: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
-	84,  // 48: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
-	84,  // 49: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
-	84,  // 50: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 51: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
-	84,  // 52: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
-	84,  // 53: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
-	78,  // 54: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
-	52,  // 55: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
-	53,  // 56: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
-	54,  // 57: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
-	79,  // 58: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	55,  // 59: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
-	55,  // 60: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
-	55,  // 61: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
-	84,  // 62: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
-	84,  // 63: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
-	85,  // 64: agentruntime.control.v1.ThreadRead.routing_limit:type_name -> agentruntime.routing.v1.RoutingLimitSummary
-	81,  // 65: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
-	81,  // 66: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	52,  // 67: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	84,  // 68: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	81,  // 69: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	84,  // 70: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	84,  // 71: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
-	84,  // 72: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
-	64,  // 73: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
-	65,  // 74: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
-	86,  // 75: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
-	4,   // 76: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
-	6,   // 77: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
-	8,   // 78: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
-	10,  // 79: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
-	12,  // 80: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
-	14,  // 81: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
-	16,  // 82: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
-	18,  // 83: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
-	20,  // 84: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
-	22,  // 85: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
-	24,  // 86: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
-	26,  // 87: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
-	28,  // 88: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
-	30,  // 89: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
-	32,  // 90: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
-	34,  // 91: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
-	36,  // 92: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
-	38,  // 93: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
-	40,  // 94: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
-	42,  // 95: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
-	47,  // 96: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
-	49,  // 97: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
-	59,  // 98: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
-	61,  // 99: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
-	63,  // 100: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
-	67,  // 101: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
-	69,  // 102: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
-	87,  // 103: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
-	88,  // 104: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
-	5,   // 105: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
-	7,   // 106: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
-	9,   // 107: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
-	11,  // 108: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
-	13,  // 109: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
-	15,  // 110: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
-	17,  // 111: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
-	19,  // 112: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
-	21,  // 113: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
-	23,  // 114: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
-	25,  // 115: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
-	27,  // 116: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
-	29,  // 117: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
-	31,  // 118: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
-	33,  // 119: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
-	35,  // 120: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
-	37,  // 121: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
-	39,  // 122: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
-	41,  // 123: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
-	43,  // 124: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
-	48,  // 125: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
-	50,  // 126: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
-	60,  // 127: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
-	62,  // 128: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
-	66,  // 129: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
-	68,  // 130: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
-	70,  // 131: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
-	89,  // 132: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
-	90,  // 133: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
-	105, // [105:134] is the sub-list for method output_type
-	76,  // [76:105] is the sub-list for method input_type
-	76,  // [76:76] is the sub-list for extension type_name
-	76,  // [76:76] is the sub-list for extension extendee
-	0,   // [0:76] is the sub-list for field type_name
+	85,  // 44: agentruntime.control.v1.Turn.status:type_name -> agentruntime.control.v1.TurnStatus
+	85,  // 45: agentruntime.control.v1.Turn.admission:type_name -> agentruntime.control.v1.TurnStatus
+	80,  // 46: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
+	75,  // 47: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
+	76,  // 48: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
+	84,  // 49: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
+	84,  // 50: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
+	84,  // 51: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
+	84,  // 52: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 53: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
+	86,  // 54: agentruntime.control.v1.Action.status:type_name -> agentruntime.control.v1.ActionStatus
+	84,  // 55: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
+	84,  // 56: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
+	87,  // 57: agentruntime.control.v1.Summary.state:type_name -> agentruntime.common.v1.FactState
+	78,  // 58: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
+	88,  // 59: agentruntime.control.v1.ThreadRead.status:type_name -> agentruntime.control.v1.ThreadStatus
+	52,  // 60: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
+	53,  // 61: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
+	85,  // 62: agentruntime.control.v1.ThreadRead.last_outcome:type_name -> agentruntime.control.v1.TurnStatus
+	54,  // 63: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
+	79,  // 64: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	55,  // 65: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
+	55,  // 66: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
+	55,  // 67: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
+	84,  // 68: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
+	84,  // 69: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
+	89,  // 70: agentruntime.control.v1.ThreadRead.routing_limit:type_name -> agentruntime.routing.v1.RoutingLimitSummary
+	90,  // 71: agentruntime.control.v1.Subagent.status:type_name -> agentruntime.control.v1.SubagentStatus
+	91,  // 72: agentruntime.control.v1.Channel.status:type_name -> agentruntime.control.v1.ChannelStatus
+	81,  // 73: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
+	81,  // 74: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	52,  // 75: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	84,  // 76: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	81,  // 77: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	84,  // 78: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	85,  // 79: agentruntime.control.v1.HeartbeatTurnResponse.status:type_name -> agentruntime.control.v1.TurnStatus
+	92,  // 80: agentruntime.control.v1.TurnAttempt.status:type_name -> agentruntime.control.v1.TurnAttemptStatus
+	84,  // 81: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
+	84,  // 82: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
+	64,  // 83: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
+	65,  // 84: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
+	93,  // 85: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
+	4,   // 86: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
+	6,   // 87: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
+	8,   // 88: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
+	10,  // 89: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
+	12,  // 90: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
+	14,  // 91: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
+	16,  // 92: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
+	18,  // 93: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
+	20,  // 94: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
+	22,  // 95: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
+	24,  // 96: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
+	26,  // 97: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
+	28,  // 98: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
+	30,  // 99: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
+	32,  // 100: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
+	34,  // 101: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
+	36,  // 102: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
+	38,  // 103: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
+	40,  // 104: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
+	42,  // 105: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
+	47,  // 106: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
+	49,  // 107: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
+	59,  // 108: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
+	61,  // 109: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
+	63,  // 110: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
+	67,  // 111: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
+	69,  // 112: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
+	94,  // 113: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
+	95,  // 114: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
+	5,   // 115: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
+	7,   // 116: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
+	9,   // 117: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
+	11,  // 118: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
+	13,  // 119: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
+	15,  // 120: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
+	17,  // 121: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
+	19,  // 122: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
+	21,  // 123: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
+	23,  // 124: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
+	25,  // 125: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
+	27,  // 126: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
+	29,  // 127: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
+	31,  // 128: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
+	33,  // 129: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
+	35,  // 130: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
+	37,  // 131: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
+	39,  // 132: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
+	41,  // 133: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
+	43,  // 134: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
+	48,  // 135: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
+	50,  // 136: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
+	60,  // 137: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
+	62,  // 138: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
+	66,  // 139: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
+	68,  // 140: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
+	70,  // 141: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
+	96,  // 142: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
+	97,  // 143: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
+	115, // [115:144] is the sub-list for method output_type
+	86,  // [86:115] is the sub-list for method input_type
+	86,  // [86:86] is the sub-list for extension type_name
+	86,  // [86:86] is the sub-list for extension extendee
+	0,   // [0:86] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_control_v1_control_proto_init() }
@@ -6141,6 +6151,7 @@ func file_agentruntime_control_v1_control_proto_init() {
 		return
 	}
 	file_agentruntime_control_v1_processes_proto_init()
+	file_agentruntime_control_v1_status_proto_init()
 	file_agentruntime_control_v1_control_proto_msgTypes[39].OneofWrappers = []any{
 		(*SubscribeEventsResponse_Event)(nil),
 		(*SubscribeEventsResponse_Heartbeat)(nil),

@@ -31,11 +31,9 @@ type Process struct {
 	ThreadId  string                 `protobuf:"bytes,3,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	TurnId    string                 `protobuf:"bytes,4,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	// The run (claim) of the worker that holds the process.
-	RunId string `protobuf:"bytes,5,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// running, completed, failed, terminated, or lost (the run holding it
-	// was recorded lost: its worker is presumed dead).
-	Status  string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
-	Command string `protobuf:"bytes,7,opt,name=command,proto3" json:"command,omitempty"`
+	RunId   string        `protobuf:"bytes,5,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	Status  ProcessStatus `protobuf:"varint,11,opt,name=status,proto3,enum=agentruntime.control.v1.ProcessStatus" json:"status,omitempty"`
+	Command string        `protobuf:"bytes,7,opt,name=command,proto3" json:"command,omitempty"`
 	// A terminate was requested (TerminateProcess) and not yet done.
 	TerminateRequested bool   `protobuf:"varint,8,opt,name=terminate_requested,json=terminateRequested,proto3" json:"terminate_requested,omitempty"`
 	StartedSequence    uint64 `protobuf:"varint,9,opt,name=started_sequence,json=startedSequence,proto3" json:"started_sequence,omitempty"`
@@ -109,11 +107,11 @@ func (x *Process) GetRunId() string {
 	return ""
 }
 
-func (x *Process) GetStatus() string {
+func (x *Process) GetStatus() ProcessStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return ProcessStatus_PROCESS_STATUS_UNSPECIFIED
 }
 
 func (x *Process) GetCommand() string {
@@ -359,7 +357,7 @@ var File_agentruntime_control_v1_processes_proto protoreflect.FileDescriptor
 
 const file_agentruntime_control_v1_processes_proto_rawDesc = "" +
 	"\n" +
-	"'agentruntime/control/v1/processes.proto\x12\x17agentruntime.control.v1\x1a\x1bbuf/validate/validate.proto\"\xbe\x02\n" +
+	"'agentruntime/control/v1/processes.proto\x12\x17agentruntime.control.v1\x1a$agentruntime/control/v1/status.proto\x1a\x1bbuf/validate/validate.proto\"\xec\x02\n" +
 	"\aProcess\x12\x1d\n" +
 	"\n" +
 	"process_id\x18\x01 \x01(\tR\tprocessId\x12\x1d\n" +
@@ -367,13 +365,13 @@ const file_agentruntime_control_v1_processes_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x1b\n" +
 	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12\x17\n" +
 	"\aturn_id\x18\x04 \x01(\tR\x06turnId\x12\x15\n" +
-	"\x06run_id\x18\x05 \x01(\tR\x05runId\x12\x16\n" +
-	"\x06status\x18\x06 \x01(\tR\x06status\x12\x18\n" +
+	"\x06run_id\x18\x05 \x01(\tR\x05runId\x12>\n" +
+	"\x06status\x18\v \x01(\x0e2&.agentruntime.control.v1.ProcessStatusR\x06status\x12\x18\n" +
 	"\acommand\x18\a \x01(\tR\acommand\x12/\n" +
 	"\x13terminate_requested\x18\b \x01(\bR\x12terminateRequested\x12)\n" +
 	"\x10started_sequence\x18\t \x01(\x04R\x0fstartedSequence\x12\x1a\n" +
 	"\bsequence\x18\n" +
-	" \x01(\x04R\bsequence\"\x83\x01\n" +
+	" \x01(\x04R\bsequenceJ\x04\b\x06\x10\a\"\x83\x01\n" +
 	"\x18WriteProcessStdinRequest\x12F\n" +
 	"\n" +
 	"process_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tprocessId\x12\x1f\n" +
@@ -408,13 +406,15 @@ var file_agentruntime_control_v1_processes_proto_goTypes = []any{
 	(*WriteProcessStdinResponse)(nil), // 2: agentruntime.control.v1.WriteProcessStdinResponse
 	(*TerminateProcessRequest)(nil),   // 3: agentruntime.control.v1.TerminateProcessRequest
 	(*TerminateProcessResponse)(nil),  // 4: agentruntime.control.v1.TerminateProcessResponse
+	(ProcessStatus)(0),                // 5: agentruntime.control.v1.ProcessStatus
 }
 var file_agentruntime_control_v1_processes_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	5, // 0: agentruntime.control.v1.Process.status:type_name -> agentruntime.control.v1.ProcessStatus
+	1, // [1:1] is the sub-list for method output_type
+	1, // [1:1] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_control_v1_processes_proto_init() }
@@ -422,6 +422,7 @@ func file_agentruntime_control_v1_processes_proto_init() {
 	if File_agentruntime_control_v1_processes_proto != nil {
 		return
 	}
+	file_agentruntime_control_v1_status_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -133,6 +133,71 @@ func (Format) EnumDescriptor() ([]byte, []int) {
 	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{1}
 }
 
+// SignalStatus says whether a pack carries a signal family. The pack's
+// JSON (the spec's evidence pack) names it with the lowercase word without
+// the prefix ("missing_correlation").
+type SignalStatus int32
+
+const (
+	// Not set: never in an answer.
+	SignalStatus_SIGNAL_STATUS_UNSPECIFIED SignalStatus = 0
+	// The scope has facts of the family and the pack carries them.
+	SignalStatus_SIGNAL_STATUS_EXPORTED SignalStatus = 1
+	// The family does not apply to the scope: it has no such facts.
+	SignalStatus_SIGNAL_STATUS_NOT_APPLICABLE SignalStatus = 2
+	// The family applies but this runtime cannot export it (a known gap).
+	SignalStatus_SIGNAL_STATUS_UNSUPPORTED SignalStatus = 3
+	// The family applies but its facts cannot be joined to the scope's (for
+	// example model calls without a routing fact, or events without trace
+	// ids): a known gap.
+	SignalStatus_SIGNAL_STATUS_MISSING_CORRELATION SignalStatus = 4
+)
+
+// Enum value maps for SignalStatus.
+var (
+	SignalStatus_name = map[int32]string{
+		0: "SIGNAL_STATUS_UNSPECIFIED",
+		1: "SIGNAL_STATUS_EXPORTED",
+		2: "SIGNAL_STATUS_NOT_APPLICABLE",
+		3: "SIGNAL_STATUS_UNSUPPORTED",
+		4: "SIGNAL_STATUS_MISSING_CORRELATION",
+	}
+	SignalStatus_value = map[string]int32{
+		"SIGNAL_STATUS_UNSPECIFIED":         0,
+		"SIGNAL_STATUS_EXPORTED":            1,
+		"SIGNAL_STATUS_NOT_APPLICABLE":      2,
+		"SIGNAL_STATUS_UNSUPPORTED":         3,
+		"SIGNAL_STATUS_MISSING_CORRELATION": 4,
+	}
+)
+
+func (x SignalStatus) Enum() *SignalStatus {
+	p := new(SignalStatus)
+	*p = x
+	return p
+}
+
+func (x SignalStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SignalStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentruntime_evidence_v1_evidence_proto_enumTypes[2].Descriptor()
+}
+
+func (SignalStatus) Type() protoreflect.EnumType {
+	return &file_agentruntime_evidence_v1_evidence_proto_enumTypes[2]
+}
+
+func (x SignalStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SignalStatus.Descriptor instead.
+func (SignalStatus) EnumDescriptor() ([]byte, []int) {
+	return file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP(), []int{2}
+}
+
 // Scope selects a session or one thread, turn or task in it.
 type Scope struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -412,11 +477,10 @@ func (x *ExportReviewRequest) GetReviewNotes() []string {
 
 // Signal is one row of the pack's signal applicability.
 type Signal struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// "exported", "not_applicable", "unsupported" or "missing_correlation".
-	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
-	Detail        string `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Status        SignalStatus           `protobuf:"varint,4,opt,name=status,proto3,enum=agentruntime.evidence.v1.SignalStatus" json:"status,omitempty"`
+	Detail        string                 `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -458,11 +522,11 @@ func (x *Signal) GetName() string {
 	return ""
 }
 
-func (x *Signal) GetStatus() string {
+func (x *Signal) GetStatus() SignalStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return SignalStatus_SIGNAL_STATUS_UNSPECIFIED
 }
 
 func (x *Signal) GetDetail() string {
@@ -2246,11 +2310,11 @@ const file_agentruntime_evidence_v1_evidence_proto_rawDesc = "" +
 	"atSequence\x12!\n" +
 	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\x123\n" +
 	"\freview_notes\x18\x04 \x03(\tB\x10\xbaH\r\x92\x01\n" +
-	"\x10\x80\x02\"\x05r\x03\x18\x80 R\vreviewNotes\"L\n" +
+	"\x10\x80\x02\"\x05r\x03\x18\x80 R\vreviewNotes\"z\n" +
 	"\x06Signal\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
-	"\x06detail\x18\x03 \x01(\tR\x06detail\"\xcc\x02\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12>\n" +
+	"\x06status\x18\x04 \x01(\x0e2&.agentruntime.evidence.v1.SignalStatusR\x06status\x12\x16\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detailJ\x04\b\x02\x10\x03\"\xcc\x02\n" +
 	"\fExportResult\x12\x1f\n" +
 	"\vevidence_id\x18\x01 \x01(\tR\n" +
 	"evidenceId\x125\n" +
@@ -2415,7 +2479,13 @@ const file_agentruntime_evidence_v1_evidence_proto_rawDesc = "" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vFORMAT_CORE\x10\x01\x12\x17\n" +
-	"\x13FORMAT_LIME_PROFILE\x10\x022\xff\r\n" +
+	"\x13FORMAT_LIME_PROFILE\x10\x02*\xb1\x01\n" +
+	"\fSignalStatus\x12\x1d\n" +
+	"\x19SIGNAL_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16SIGNAL_STATUS_EXPORTED\x10\x01\x12 \n" +
+	"\x1cSIGNAL_STATUS_NOT_APPLICABLE\x10\x02\x12\x1d\n" +
+	"\x19SIGNAL_STATUS_UNSUPPORTED\x10\x03\x12%\n" +
+	"!SIGNAL_STATUS_MISSING_CORRELATION\x10\x042\xff\r\n" +
 	"\x0fEvidenceService\x12{\n" +
 	"\x0eExportEvidence\x12/.agentruntime.evidence.v1.ExportEvidenceRequest\x1a0.agentruntime.evidence.v1.ExportEvidenceResponse\"\x06ʌ\x19\x02\b\x01\x12u\n" +
 	"\fExportReplay\x12-.agentruntime.evidence.v1.ExportReplayRequest\x1a..agentruntime.evidence.v1.ExportReplayResponse\"\x06ʌ\x19\x02\b\x01\x12u\n" +
@@ -2443,116 +2513,118 @@ func file_agentruntime_evidence_v1_evidence_proto_rawDescGZIP() []byte {
 	return file_agentruntime_evidence_v1_evidence_proto_rawDescData
 }
 
-var file_agentruntime_evidence_v1_evidence_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_agentruntime_evidence_v1_evidence_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_agentruntime_evidence_v1_evidence_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_agentruntime_evidence_v1_evidence_proto_goTypes = []any{
 	(ScopeKind)(0),                               // 0: agentruntime.evidence.v1.ScopeKind
 	(Format)(0),                                  // 1: agentruntime.evidence.v1.Format
-	(*Scope)(nil),                                // 2: agentruntime.evidence.v1.Scope
-	(*ExportEvidenceRequest)(nil),                // 3: agentruntime.evidence.v1.ExportEvidenceRequest
-	(*ExportReplayRequest)(nil),                  // 4: agentruntime.evidence.v1.ExportReplayRequest
-	(*ExportReviewRequest)(nil),                  // 5: agentruntime.evidence.v1.ExportReviewRequest
-	(*Signal)(nil),                               // 6: agentruntime.evidence.v1.Signal
-	(*ExportResult)(nil),                         // 7: agentruntime.evidence.v1.ExportResult
-	(*ExportEvidenceResponse)(nil),               // 8: agentruntime.evidence.v1.ExportEvidenceResponse
-	(*ExportReplayResponse)(nil),                 // 9: agentruntime.evidence.v1.ExportReplayResponse
-	(*ExportReviewResponse)(nil),                 // 10: agentruntime.evidence.v1.ExportReviewResponse
-	(*GetEvidenceSummaryRequest)(nil),            // 11: agentruntime.evidence.v1.GetEvidenceSummaryRequest
-	(*GetEvidenceSummaryResponse)(nil),           // 12: agentruntime.evidence.v1.GetEvidenceSummaryResponse
-	(*StartBenchmarkTrialRequest)(nil),           // 13: agentruntime.evidence.v1.StartBenchmarkTrialRequest
-	(*StartBenchmarkTrialResponse)(nil),          // 14: agentruntime.evidence.v1.StartBenchmarkTrialResponse
-	(*EndBenchmarkTrialRequest)(nil),             // 15: agentruntime.evidence.v1.EndBenchmarkTrialRequest
-	(*EndBenchmarkTrialResponse)(nil),            // 16: agentruntime.evidence.v1.EndBenchmarkTrialResponse
-	(*RecordBenchmarkRewardRequest)(nil),         // 17: agentruntime.evidence.v1.RecordBenchmarkRewardRequest
-	(*RecordBenchmarkRewardResponse)(nil),        // 18: agentruntime.evidence.v1.RecordBenchmarkRewardResponse
-	(*ExportBenchmarkTrialRequest)(nil),          // 19: agentruntime.evidence.v1.ExportBenchmarkTrialRequest
-	(*ExportBenchmarkTrialResponse)(nil),         // 20: agentruntime.evidence.v1.ExportBenchmarkTrialResponse
-	(*TrialRef)(nil),                             // 21: agentruntime.evidence.v1.TrialRef
-	(*CompareBenchmarkRunsRequest)(nil),          // 22: agentruntime.evidence.v1.CompareBenchmarkRunsRequest
-	(*CompareBenchmarkRunsResponse)(nil),         // 23: agentruntime.evidence.v1.CompareBenchmarkRunsResponse
-	(*ExportEventsRequest)(nil),                  // 24: agentruntime.evidence.v1.ExportEventsRequest
-	(*SkippedEvent)(nil),                         // 25: agentruntime.evidence.v1.SkippedEvent
-	(*ExportEventsResponse)(nil),                 // 26: agentruntime.evidence.v1.ExportEventsResponse
-	(*RecordBenchmarkDatasetRequest)(nil),        // 27: agentruntime.evidence.v1.RecordBenchmarkDatasetRequest
-	(*RecordBenchmarkDatasetResponse)(nil),       // 28: agentruntime.evidence.v1.RecordBenchmarkDatasetResponse
-	(*RecordBenchmarkConfigurationRequest)(nil),  // 29: agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest
-	(*RecordBenchmarkConfigurationResponse)(nil), // 30: agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse
-	(*ExportSnapshotRequest)(nil),                // 31: agentruntime.evidence.v1.ExportSnapshotRequest
-	(*ExportSnapshotResponse)(nil),               // 32: agentruntime.evidence.v1.ExportSnapshotResponse
-	nil,                                          // 33: agentruntime.evidence.v1.GetEvidenceSummaryResponse.EventCountsEntry
-	nil,                                          // 34: agentruntime.evidence.v1.ExportBenchmarkTrialRequest.RefsEntry
-	(*v1.VerificationOutcome)(nil),               // 35: agentruntime.events.v1.VerificationOutcome
-	(*v11.OutputRef)(nil),                        // 36: agentruntime.common.v1.OutputRef
-	(*v11.WriteResult)(nil),                      // 37: agentruntime.common.v1.WriteResult
-	(*v1.BenchmarkSpine)(nil),                    // 38: agentruntime.events.v1.BenchmarkSpine
-	(*v1.BenchmarkComparisonCompleted)(nil),      // 39: agentruntime.events.v1.BenchmarkComparisonCompleted
-	(*v1.BenchmarkDatasetResolved)(nil),          // 40: agentruntime.events.v1.BenchmarkDatasetResolved
-	(*v1.BenchmarkConfigurationResolved)(nil),    // 41: agentruntime.events.v1.BenchmarkConfigurationResolved
+	(SignalStatus)(0),                            // 2: agentruntime.evidence.v1.SignalStatus
+	(*Scope)(nil),                                // 3: agentruntime.evidence.v1.Scope
+	(*ExportEvidenceRequest)(nil),                // 4: agentruntime.evidence.v1.ExportEvidenceRequest
+	(*ExportReplayRequest)(nil),                  // 5: agentruntime.evidence.v1.ExportReplayRequest
+	(*ExportReviewRequest)(nil),                  // 6: agentruntime.evidence.v1.ExportReviewRequest
+	(*Signal)(nil),                               // 7: agentruntime.evidence.v1.Signal
+	(*ExportResult)(nil),                         // 8: agentruntime.evidence.v1.ExportResult
+	(*ExportEvidenceResponse)(nil),               // 9: agentruntime.evidence.v1.ExportEvidenceResponse
+	(*ExportReplayResponse)(nil),                 // 10: agentruntime.evidence.v1.ExportReplayResponse
+	(*ExportReviewResponse)(nil),                 // 11: agentruntime.evidence.v1.ExportReviewResponse
+	(*GetEvidenceSummaryRequest)(nil),            // 12: agentruntime.evidence.v1.GetEvidenceSummaryRequest
+	(*GetEvidenceSummaryResponse)(nil),           // 13: agentruntime.evidence.v1.GetEvidenceSummaryResponse
+	(*StartBenchmarkTrialRequest)(nil),           // 14: agentruntime.evidence.v1.StartBenchmarkTrialRequest
+	(*StartBenchmarkTrialResponse)(nil),          // 15: agentruntime.evidence.v1.StartBenchmarkTrialResponse
+	(*EndBenchmarkTrialRequest)(nil),             // 16: agentruntime.evidence.v1.EndBenchmarkTrialRequest
+	(*EndBenchmarkTrialResponse)(nil),            // 17: agentruntime.evidence.v1.EndBenchmarkTrialResponse
+	(*RecordBenchmarkRewardRequest)(nil),         // 18: agentruntime.evidence.v1.RecordBenchmarkRewardRequest
+	(*RecordBenchmarkRewardResponse)(nil),        // 19: agentruntime.evidence.v1.RecordBenchmarkRewardResponse
+	(*ExportBenchmarkTrialRequest)(nil),          // 20: agentruntime.evidence.v1.ExportBenchmarkTrialRequest
+	(*ExportBenchmarkTrialResponse)(nil),         // 21: agentruntime.evidence.v1.ExportBenchmarkTrialResponse
+	(*TrialRef)(nil),                             // 22: agentruntime.evidence.v1.TrialRef
+	(*CompareBenchmarkRunsRequest)(nil),          // 23: agentruntime.evidence.v1.CompareBenchmarkRunsRequest
+	(*CompareBenchmarkRunsResponse)(nil),         // 24: agentruntime.evidence.v1.CompareBenchmarkRunsResponse
+	(*ExportEventsRequest)(nil),                  // 25: agentruntime.evidence.v1.ExportEventsRequest
+	(*SkippedEvent)(nil),                         // 26: agentruntime.evidence.v1.SkippedEvent
+	(*ExportEventsResponse)(nil),                 // 27: agentruntime.evidence.v1.ExportEventsResponse
+	(*RecordBenchmarkDatasetRequest)(nil),        // 28: agentruntime.evidence.v1.RecordBenchmarkDatasetRequest
+	(*RecordBenchmarkDatasetResponse)(nil),       // 29: agentruntime.evidence.v1.RecordBenchmarkDatasetResponse
+	(*RecordBenchmarkConfigurationRequest)(nil),  // 30: agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest
+	(*RecordBenchmarkConfigurationResponse)(nil), // 31: agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse
+	(*ExportSnapshotRequest)(nil),                // 32: agentruntime.evidence.v1.ExportSnapshotRequest
+	(*ExportSnapshotResponse)(nil),               // 33: agentruntime.evidence.v1.ExportSnapshotResponse
+	nil,                                          // 34: agentruntime.evidence.v1.GetEvidenceSummaryResponse.EventCountsEntry
+	nil,                                          // 35: agentruntime.evidence.v1.ExportBenchmarkTrialRequest.RefsEntry
+	(*v1.VerificationOutcome)(nil),               // 36: agentruntime.events.v1.VerificationOutcome
+	(*v11.OutputRef)(nil),                        // 37: agentruntime.common.v1.OutputRef
+	(*v11.WriteResult)(nil),                      // 38: agentruntime.common.v1.WriteResult
+	(*v1.BenchmarkSpine)(nil),                    // 39: agentruntime.events.v1.BenchmarkSpine
+	(*v1.BenchmarkComparisonCompleted)(nil),      // 40: agentruntime.events.v1.BenchmarkComparisonCompleted
+	(*v1.BenchmarkDatasetResolved)(nil),          // 41: agentruntime.events.v1.BenchmarkDatasetResolved
+	(*v1.BenchmarkConfigurationResolved)(nil),    // 42: agentruntime.events.v1.BenchmarkConfigurationResolved
 }
 var file_agentruntime_evidence_v1_evidence_proto_depIdxs = []int32{
 	0,  // 0: agentruntime.evidence.v1.Scope.kind:type_name -> agentruntime.evidence.v1.ScopeKind
-	2,  // 1: agentruntime.evidence.v1.ExportEvidenceRequest.scope:type_name -> agentruntime.evidence.v1.Scope
-	35, // 2: agentruntime.evidence.v1.ExportEvidenceRequest.verification_outcomes:type_name -> agentruntime.events.v1.VerificationOutcome
-	2,  // 3: agentruntime.evidence.v1.ExportReplayRequest.scope:type_name -> agentruntime.evidence.v1.Scope
-	2,  // 4: agentruntime.evidence.v1.ExportReviewRequest.scope:type_name -> agentruntime.evidence.v1.Scope
-	36, // 5: agentruntime.evidence.v1.ExportResult.pack:type_name -> agentruntime.common.v1.OutputRef
-	6,  // 6: agentruntime.evidence.v1.ExportResult.signals:type_name -> agentruntime.evidence.v1.Signal
-	37, // 7: agentruntime.evidence.v1.ExportResult.write:type_name -> agentruntime.common.v1.WriteResult
-	7,  // 8: agentruntime.evidence.v1.ExportEvidenceResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
-	7,  // 9: agentruntime.evidence.v1.ExportReplayResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
-	7,  // 10: agentruntime.evidence.v1.ExportReviewResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
-	33, // 11: agentruntime.evidence.v1.GetEvidenceSummaryResponse.event_counts:type_name -> agentruntime.evidence.v1.GetEvidenceSummaryResponse.EventCountsEntry
-	6,  // 12: agentruntime.evidence.v1.GetEvidenceSummaryResponse.signals:type_name -> agentruntime.evidence.v1.Signal
-	38, // 13: agentruntime.evidence.v1.StartBenchmarkTrialRequest.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
-	37, // 14: agentruntime.evidence.v1.StartBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	37, // 15: agentruntime.evidence.v1.EndBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	37, // 16: agentruntime.evidence.v1.RecordBenchmarkRewardResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	34, // 17: agentruntime.evidence.v1.ExportBenchmarkTrialRequest.refs:type_name -> agentruntime.evidence.v1.ExportBenchmarkTrialRequest.RefsEntry
-	36, // 18: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.pack:type_name -> agentruntime.common.v1.OutputRef
-	36, // 19: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.trajectory:type_name -> agentruntime.common.v1.OutputRef
-	37, // 20: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	21, // 21: agentruntime.evidence.v1.CompareBenchmarkRunsRequest.baseline:type_name -> agentruntime.evidence.v1.TrialRef
-	21, // 22: agentruntime.evidence.v1.CompareBenchmarkRunsRequest.candidate:type_name -> agentruntime.evidence.v1.TrialRef
-	39, // 23: agentruntime.evidence.v1.CompareBenchmarkRunsResponse.comparison:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
-	37, // 24: agentruntime.evidence.v1.CompareBenchmarkRunsResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	1,  // 25: agentruntime.evidence.v1.ExportEventsRequest.format:type_name -> agentruntime.evidence.v1.Format
-	25, // 26: agentruntime.evidence.v1.ExportEventsResponse.skipped:type_name -> agentruntime.evidence.v1.SkippedEvent
-	40, // 27: agentruntime.evidence.v1.RecordBenchmarkDatasetRequest.dataset:type_name -> agentruntime.events.v1.BenchmarkDatasetResolved
-	37, // 28: agentruntime.evidence.v1.RecordBenchmarkDatasetResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	41, // 29: agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest.configuration:type_name -> agentruntime.events.v1.BenchmarkConfigurationResolved
-	37, // 30: agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	1,  // 31: agentruntime.evidence.v1.ExportSnapshotRequest.format:type_name -> agentruntime.evidence.v1.Format
-	3,  // 32: agentruntime.evidence.v1.EvidenceService.ExportEvidence:input_type -> agentruntime.evidence.v1.ExportEvidenceRequest
-	4,  // 33: agentruntime.evidence.v1.EvidenceService.ExportReplay:input_type -> agentruntime.evidence.v1.ExportReplayRequest
-	5,  // 34: agentruntime.evidence.v1.EvidenceService.ExportReview:input_type -> agentruntime.evidence.v1.ExportReviewRequest
-	11, // 35: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:input_type -> agentruntime.evidence.v1.GetEvidenceSummaryRequest
-	27, // 36: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkDataset:input_type -> agentruntime.evidence.v1.RecordBenchmarkDatasetRequest
-	29, // 37: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkConfiguration:input_type -> agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest
-	13, // 38: agentruntime.evidence.v1.EvidenceService.StartBenchmarkTrial:input_type -> agentruntime.evidence.v1.StartBenchmarkTrialRequest
-	15, // 39: agentruntime.evidence.v1.EvidenceService.EndBenchmarkTrial:input_type -> agentruntime.evidence.v1.EndBenchmarkTrialRequest
-	17, // 40: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkReward:input_type -> agentruntime.evidence.v1.RecordBenchmarkRewardRequest
-	19, // 41: agentruntime.evidence.v1.EvidenceService.ExportBenchmarkTrial:input_type -> agentruntime.evidence.v1.ExportBenchmarkTrialRequest
-	22, // 42: agentruntime.evidence.v1.EvidenceService.CompareBenchmarkRuns:input_type -> agentruntime.evidence.v1.CompareBenchmarkRunsRequest
-	24, // 43: agentruntime.evidence.v1.EvidenceService.ExportEvents:input_type -> agentruntime.evidence.v1.ExportEventsRequest
-	31, // 44: agentruntime.evidence.v1.EvidenceService.ExportSnapshot:input_type -> agentruntime.evidence.v1.ExportSnapshotRequest
-	8,  // 45: agentruntime.evidence.v1.EvidenceService.ExportEvidence:output_type -> agentruntime.evidence.v1.ExportEvidenceResponse
-	9,  // 46: agentruntime.evidence.v1.EvidenceService.ExportReplay:output_type -> agentruntime.evidence.v1.ExportReplayResponse
-	10, // 47: agentruntime.evidence.v1.EvidenceService.ExportReview:output_type -> agentruntime.evidence.v1.ExportReviewResponse
-	12, // 48: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:output_type -> agentruntime.evidence.v1.GetEvidenceSummaryResponse
-	28, // 49: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkDataset:output_type -> agentruntime.evidence.v1.RecordBenchmarkDatasetResponse
-	30, // 50: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkConfiguration:output_type -> agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse
-	14, // 51: agentruntime.evidence.v1.EvidenceService.StartBenchmarkTrial:output_type -> agentruntime.evidence.v1.StartBenchmarkTrialResponse
-	16, // 52: agentruntime.evidence.v1.EvidenceService.EndBenchmarkTrial:output_type -> agentruntime.evidence.v1.EndBenchmarkTrialResponse
-	18, // 53: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkReward:output_type -> agentruntime.evidence.v1.RecordBenchmarkRewardResponse
-	20, // 54: agentruntime.evidence.v1.EvidenceService.ExportBenchmarkTrial:output_type -> agentruntime.evidence.v1.ExportBenchmarkTrialResponse
-	23, // 55: agentruntime.evidence.v1.EvidenceService.CompareBenchmarkRuns:output_type -> agentruntime.evidence.v1.CompareBenchmarkRunsResponse
-	26, // 56: agentruntime.evidence.v1.EvidenceService.ExportEvents:output_type -> agentruntime.evidence.v1.ExportEventsResponse
-	32, // 57: agentruntime.evidence.v1.EvidenceService.ExportSnapshot:output_type -> agentruntime.evidence.v1.ExportSnapshotResponse
-	45, // [45:58] is the sub-list for method output_type
-	32, // [32:45] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	3,  // 1: agentruntime.evidence.v1.ExportEvidenceRequest.scope:type_name -> agentruntime.evidence.v1.Scope
+	36, // 2: agentruntime.evidence.v1.ExportEvidenceRequest.verification_outcomes:type_name -> agentruntime.events.v1.VerificationOutcome
+	3,  // 3: agentruntime.evidence.v1.ExportReplayRequest.scope:type_name -> agentruntime.evidence.v1.Scope
+	3,  // 4: agentruntime.evidence.v1.ExportReviewRequest.scope:type_name -> agentruntime.evidence.v1.Scope
+	2,  // 5: agentruntime.evidence.v1.Signal.status:type_name -> agentruntime.evidence.v1.SignalStatus
+	37, // 6: agentruntime.evidence.v1.ExportResult.pack:type_name -> agentruntime.common.v1.OutputRef
+	7,  // 7: agentruntime.evidence.v1.ExportResult.signals:type_name -> agentruntime.evidence.v1.Signal
+	38, // 8: agentruntime.evidence.v1.ExportResult.write:type_name -> agentruntime.common.v1.WriteResult
+	8,  // 9: agentruntime.evidence.v1.ExportEvidenceResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
+	8,  // 10: agentruntime.evidence.v1.ExportReplayResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
+	8,  // 11: agentruntime.evidence.v1.ExportReviewResponse.result:type_name -> agentruntime.evidence.v1.ExportResult
+	34, // 12: agentruntime.evidence.v1.GetEvidenceSummaryResponse.event_counts:type_name -> agentruntime.evidence.v1.GetEvidenceSummaryResponse.EventCountsEntry
+	7,  // 13: agentruntime.evidence.v1.GetEvidenceSummaryResponse.signals:type_name -> agentruntime.evidence.v1.Signal
+	39, // 14: agentruntime.evidence.v1.StartBenchmarkTrialRequest.benchmark:type_name -> agentruntime.events.v1.BenchmarkSpine
+	38, // 15: agentruntime.evidence.v1.StartBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	38, // 16: agentruntime.evidence.v1.EndBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	38, // 17: agentruntime.evidence.v1.RecordBenchmarkRewardResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	35, // 18: agentruntime.evidence.v1.ExportBenchmarkTrialRequest.refs:type_name -> agentruntime.evidence.v1.ExportBenchmarkTrialRequest.RefsEntry
+	37, // 19: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.pack:type_name -> agentruntime.common.v1.OutputRef
+	37, // 20: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.trajectory:type_name -> agentruntime.common.v1.OutputRef
+	38, // 21: agentruntime.evidence.v1.ExportBenchmarkTrialResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	22, // 22: agentruntime.evidence.v1.CompareBenchmarkRunsRequest.baseline:type_name -> agentruntime.evidence.v1.TrialRef
+	22, // 23: agentruntime.evidence.v1.CompareBenchmarkRunsRequest.candidate:type_name -> agentruntime.evidence.v1.TrialRef
+	40, // 24: agentruntime.evidence.v1.CompareBenchmarkRunsResponse.comparison:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
+	38, // 25: agentruntime.evidence.v1.CompareBenchmarkRunsResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	1,  // 26: agentruntime.evidence.v1.ExportEventsRequest.format:type_name -> agentruntime.evidence.v1.Format
+	26, // 27: agentruntime.evidence.v1.ExportEventsResponse.skipped:type_name -> agentruntime.evidence.v1.SkippedEvent
+	41, // 28: agentruntime.evidence.v1.RecordBenchmarkDatasetRequest.dataset:type_name -> agentruntime.events.v1.BenchmarkDatasetResolved
+	38, // 29: agentruntime.evidence.v1.RecordBenchmarkDatasetResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	42, // 30: agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest.configuration:type_name -> agentruntime.events.v1.BenchmarkConfigurationResolved
+	38, // 31: agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	1,  // 32: agentruntime.evidence.v1.ExportSnapshotRequest.format:type_name -> agentruntime.evidence.v1.Format
+	4,  // 33: agentruntime.evidence.v1.EvidenceService.ExportEvidence:input_type -> agentruntime.evidence.v1.ExportEvidenceRequest
+	5,  // 34: agentruntime.evidence.v1.EvidenceService.ExportReplay:input_type -> agentruntime.evidence.v1.ExportReplayRequest
+	6,  // 35: agentruntime.evidence.v1.EvidenceService.ExportReview:input_type -> agentruntime.evidence.v1.ExportReviewRequest
+	12, // 36: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:input_type -> agentruntime.evidence.v1.GetEvidenceSummaryRequest
+	28, // 37: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkDataset:input_type -> agentruntime.evidence.v1.RecordBenchmarkDatasetRequest
+	30, // 38: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkConfiguration:input_type -> agentruntime.evidence.v1.RecordBenchmarkConfigurationRequest
+	14, // 39: agentruntime.evidence.v1.EvidenceService.StartBenchmarkTrial:input_type -> agentruntime.evidence.v1.StartBenchmarkTrialRequest
+	16, // 40: agentruntime.evidence.v1.EvidenceService.EndBenchmarkTrial:input_type -> agentruntime.evidence.v1.EndBenchmarkTrialRequest
+	18, // 41: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkReward:input_type -> agentruntime.evidence.v1.RecordBenchmarkRewardRequest
+	20, // 42: agentruntime.evidence.v1.EvidenceService.ExportBenchmarkTrial:input_type -> agentruntime.evidence.v1.ExportBenchmarkTrialRequest
+	23, // 43: agentruntime.evidence.v1.EvidenceService.CompareBenchmarkRuns:input_type -> agentruntime.evidence.v1.CompareBenchmarkRunsRequest
+	25, // 44: agentruntime.evidence.v1.EvidenceService.ExportEvents:input_type -> agentruntime.evidence.v1.ExportEventsRequest
+	32, // 45: agentruntime.evidence.v1.EvidenceService.ExportSnapshot:input_type -> agentruntime.evidence.v1.ExportSnapshotRequest
+	9,  // 46: agentruntime.evidence.v1.EvidenceService.ExportEvidence:output_type -> agentruntime.evidence.v1.ExportEvidenceResponse
+	10, // 47: agentruntime.evidence.v1.EvidenceService.ExportReplay:output_type -> agentruntime.evidence.v1.ExportReplayResponse
+	11, // 48: agentruntime.evidence.v1.EvidenceService.ExportReview:output_type -> agentruntime.evidence.v1.ExportReviewResponse
+	13, // 49: agentruntime.evidence.v1.EvidenceService.GetEvidenceSummary:output_type -> agentruntime.evidence.v1.GetEvidenceSummaryResponse
+	29, // 50: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkDataset:output_type -> agentruntime.evidence.v1.RecordBenchmarkDatasetResponse
+	31, // 51: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkConfiguration:output_type -> agentruntime.evidence.v1.RecordBenchmarkConfigurationResponse
+	15, // 52: agentruntime.evidence.v1.EvidenceService.StartBenchmarkTrial:output_type -> agentruntime.evidence.v1.StartBenchmarkTrialResponse
+	17, // 53: agentruntime.evidence.v1.EvidenceService.EndBenchmarkTrial:output_type -> agentruntime.evidence.v1.EndBenchmarkTrialResponse
+	19, // 54: agentruntime.evidence.v1.EvidenceService.RecordBenchmarkReward:output_type -> agentruntime.evidence.v1.RecordBenchmarkRewardResponse
+	21, // 55: agentruntime.evidence.v1.EvidenceService.ExportBenchmarkTrial:output_type -> agentruntime.evidence.v1.ExportBenchmarkTrialResponse
+	24, // 56: agentruntime.evidence.v1.EvidenceService.CompareBenchmarkRuns:output_type -> agentruntime.evidence.v1.CompareBenchmarkRunsResponse
+	27, // 57: agentruntime.evidence.v1.EvidenceService.ExportEvents:output_type -> agentruntime.evidence.v1.ExportEventsResponse
+	33, // 58: agentruntime.evidence.v1.EvidenceService.ExportSnapshot:output_type -> agentruntime.evidence.v1.ExportSnapshotResponse
+	46, // [46:59] is the sub-list for method output_type
+	33, // [33:46] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_evidence_v1_evidence_proto_init() }
@@ -2565,7 +2637,7 @@ func file_agentruntime_evidence_v1_evidence_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_evidence_v1_evidence_proto_rawDesc), len(file_agentruntime_evidence_v1_evidence_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,

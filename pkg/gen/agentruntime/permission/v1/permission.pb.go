@@ -27,6 +27,64 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// HookRunStatus is where a hook run is.
+type HookRunStatus int32
+
+const (
+	// Not set: never in an answer about a run that exists.
+	HookRunStatus_HOOK_RUN_STATUS_UNSPECIFIED HookRunStatus = 0
+	// Started (hook.started) and not yet ended.
+	HookRunStatus_HOOK_RUN_STATUS_RUNNING HookRunStatus = 1
+	// The hook answered (hook.completed): decision says what it decided.
+	HookRunStatus_HOOK_RUN_STATUS_COMPLETED HookRunStatus = 2
+	// The hook could not answer (hook.failed): fail_mode says what that
+	// meant for the operation.
+	HookRunStatus_HOOK_RUN_STATUS_FAILED HookRunStatus = 3
+)
+
+// Enum value maps for HookRunStatus.
+var (
+	HookRunStatus_name = map[int32]string{
+		0: "HOOK_RUN_STATUS_UNSPECIFIED",
+		1: "HOOK_RUN_STATUS_RUNNING",
+		2: "HOOK_RUN_STATUS_COMPLETED",
+		3: "HOOK_RUN_STATUS_FAILED",
+	}
+	HookRunStatus_value = map[string]int32{
+		"HOOK_RUN_STATUS_UNSPECIFIED": 0,
+		"HOOK_RUN_STATUS_RUNNING":     1,
+		"HOOK_RUN_STATUS_COMPLETED":   2,
+		"HOOK_RUN_STATUS_FAILED":      3,
+	}
+)
+
+func (x HookRunStatus) Enum() *HookRunStatus {
+	p := new(HookRunStatus)
+	*p = x
+	return p
+}
+
+func (x HookRunStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HookRunStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentruntime_permission_v1_permission_proto_enumTypes[0].Descriptor()
+}
+
+func (HookRunStatus) Type() protoreflect.EnumType {
+	return &file_agentruntime_permission_v1_permission_proto_enumTypes[0]
+}
+
+func (x HookRunStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HookRunStatus.Descriptor instead.
+func (HookRunStatus) EnumDescriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{0}
+}
+
 // Scope names where a policy lives.
 type PolicyScope struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3062,16 +3120,15 @@ func (x *Explanation) GetRuleRefs() []string {
 
 // HookRunSummary is one recent hook run.
 type HookRunSummary struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	HookRunId string                 `protobuf:"bytes,1,opt,name=hook_run_id,json=hookRunId,proto3" json:"hook_run_id,omitempty"`
-	HookId    string                 `protobuf:"bytes,2,opt,name=hook_id,json=hookId,proto3" json:"hook_id,omitempty"`
-	Point     v1.HookPoint           `protobuf:"varint,3,opt,name=point,proto3,enum=agentruntime.events.v1.HookPoint" json:"point,omitempty"`
-	// "running", "completed" or "failed".
-	Status         string         `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
-	Decision       v1.HookOutcome `protobuf:"varint,5,opt,name=decision,proto3,enum=agentruntime.events.v1.HookOutcome" json:"decision,omitempty"`
-	FailMode       v1.FailMode    `protobuf:"varint,6,opt,name=fail_mode,json=failMode,proto3,enum=agentruntime.events.v1.FailMode" json:"fail_mode,omitempty"`
-	InputRewritten bool           `protobuf:"varint,7,opt,name=input_rewritten,json=inputRewritten,proto3" json:"input_rewritten,omitempty"`
-	Reason         string         `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	HookRunId      string                 `protobuf:"bytes,1,opt,name=hook_run_id,json=hookRunId,proto3" json:"hook_run_id,omitempty"`
+	HookId         string                 `protobuf:"bytes,2,opt,name=hook_id,json=hookId,proto3" json:"hook_id,omitempty"`
+	Point          v1.HookPoint           `protobuf:"varint,3,opt,name=point,proto3,enum=agentruntime.events.v1.HookPoint" json:"point,omitempty"`
+	Status         HookRunStatus          `protobuf:"varint,9,opt,name=status,proto3,enum=agentruntime.permission.v1.HookRunStatus" json:"status,omitempty"`
+	Decision       v1.HookOutcome         `protobuf:"varint,5,opt,name=decision,proto3,enum=agentruntime.events.v1.HookOutcome" json:"decision,omitempty"`
+	FailMode       v1.FailMode            `protobuf:"varint,6,opt,name=fail_mode,json=failMode,proto3,enum=agentruntime.events.v1.FailMode" json:"fail_mode,omitempty"`
+	InputRewritten bool                   `protobuf:"varint,7,opt,name=input_rewritten,json=inputRewritten,proto3" json:"input_rewritten,omitempty"`
+	Reason         string                 `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -3127,11 +3184,11 @@ func (x *HookRunSummary) GetPoint() v1.HookPoint {
 	return v1.HookPoint(0)
 }
 
-func (x *HookRunSummary) GetStatus() string {
+func (x *HookRunSummary) GetStatus() HookRunStatus {
 	if x != nil {
 		return x.Status
 	}
-	return ""
+	return HookRunStatus_HOOK_RUN_STATUS_UNSPECIFIED
 }
 
 func (x *HookRunSummary) GetDecision() v1.HookOutcome {
@@ -3571,16 +3628,16 @@ const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\x05cause\x18\x02 \x01(\x0e2&.agentruntime.events.v1.DecisionSourceR\x05cause\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12#\n" +
 	"\revaluation_id\x18\x04 \x01(\tR\fevaluationId\x12\x1b\n" +
-	"\trule_refs\x18\x05 \x03(\tR\bruleRefs\"\xdb\x02\n" +
+	"\trule_refs\x18\x05 \x03(\tR\bruleRefs\"\x8c\x03\n" +
 	"\x0eHookRunSummary\x12\x1e\n" +
 	"\vhook_run_id\x18\x01 \x01(\tR\thookRunId\x12\x17\n" +
 	"\ahook_id\x18\x02 \x01(\tR\x06hookId\x127\n" +
-	"\x05point\x18\x03 \x01(\x0e2!.agentruntime.events.v1.HookPointR\x05point\x12\x16\n" +
-	"\x06status\x18\x04 \x01(\tR\x06status\x12?\n" +
+	"\x05point\x18\x03 \x01(\x0e2!.agentruntime.events.v1.HookPointR\x05point\x12A\n" +
+	"\x06status\x18\t \x01(\x0e2).agentruntime.permission.v1.HookRunStatusR\x06status\x12?\n" +
 	"\bdecision\x18\x05 \x01(\x0e2#.agentruntime.events.v1.HookOutcomeR\bdecision\x12=\n" +
 	"\tfail_mode\x18\x06 \x01(\x0e2 .agentruntime.events.v1.FailModeR\bfailMode\x12'\n" +
 	"\x0finput_rewritten\x18\a \x01(\bR\x0einputRewritten\x12\x16\n" +
-	"\x06reason\x18\b \x01(\tR\x06reason\"\xd8\x05\n" +
+	"\x06reason\x18\b \x01(\tR\x06reasonJ\x04\b\x04\x10\x05\"\xd8\x05\n" +
 	"#GetPermissionSandboxSummaryResponse\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12:\n" +
 	"\x04mode\x18\x02 \x01(\x0e2&.agentruntime.events.v1.PermissionModeR\x04mode\x12 \n" +
@@ -3595,7 +3652,12 @@ const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\vlast_denial\x18\t \x01(\v2'.agentruntime.permission.v1.ExplanationR\n" +
 	"lastDenial\x12T\n" +
 	"\x10recent_hook_runs\x18\n" +
-	" \x03(\v2*.agentruntime.permission.v1.HookRunSummaryR\x0erecentHookRuns2\xbb\x11\n" +
+	" \x03(\v2*.agentruntime.permission.v1.HookRunSummaryR\x0erecentHookRuns*\x88\x01\n" +
+	"\rHookRunStatus\x12\x1f\n" +
+	"\x1bHOOK_RUN_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17HOOK_RUN_STATUS_RUNNING\x10\x01\x12\x1d\n" +
+	"\x19HOOK_RUN_STATUS_COMPLETED\x10\x02\x12\x1a\n" +
+	"\x16HOOK_RUN_STATUS_FAILED\x10\x032\xbb\x11\n" +
 	"\x11PermissionService\x12\x8b\x01\n" +
 	"\x12EvaluatePermission\x125.agentruntime.permission.v1.EvaluatePermissionRequest\x1a6.agentruntime.permission.v1.EvaluatePermissionResponse\"\x06ʌ\x19\x02\b\x03\x12\x88\x01\n" +
 	"\x11ResolvePermission\x124.agentruntime.permission.v1.ResolvePermissionRequest\x1a5.agentruntime.permission.v1.ResolvePermissionResponse\"\x06ʌ\x19\x02\b\x02\x12\x8d\x01\n" +
@@ -3627,196 +3689,199 @@ func file_agentruntime_permission_v1_permission_proto_rawDescGZIP() []byte {
 	return file_agentruntime_permission_v1_permission_proto_rawDescData
 }
 
+var file_agentruntime_permission_v1_permission_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_agentruntime_permission_v1_permission_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_agentruntime_permission_v1_permission_proto_goTypes = []any{
-	(*PolicyScope)(nil),                         // 0: agentruntime.permission.v1.PolicyScope
-	(*Target)(nil),                              // 1: agentruntime.permission.v1.Target
-	(*PathResolution)(nil),                      // 2: agentruntime.permission.v1.PathResolution
-	(*EvaluatePermissionRequest)(nil),           // 3: agentruntime.permission.v1.EvaluatePermissionRequest
-	(*EvaluatePermissionResponse)(nil),          // 4: agentruntime.permission.v1.EvaluatePermissionResponse
-	(*ResolvePermissionRequest)(nil),            // 5: agentruntime.permission.v1.ResolvePermissionRequest
-	(*ResolvePermissionResponse)(nil),           // 6: agentruntime.permission.v1.ResolvePermissionResponse
-	(*LevelState)(nil),                          // 7: agentruntime.permission.v1.LevelState
-	(*GetPermissionStateRequest)(nil),           // 8: agentruntime.permission.v1.GetPermissionStateRequest
-	(*GetPermissionStateResponse)(nil),          // 9: agentruntime.permission.v1.GetPermissionStateResponse
-	(*SetPermissionModeRequest)(nil),            // 10: agentruntime.permission.v1.SetPermissionModeRequest
-	(*SetPermissionModeResponse)(nil),           // 11: agentruntime.permission.v1.SetPermissionModeResponse
-	(*PutRulesRequest)(nil),                     // 12: agentruntime.permission.v1.PutRulesRequest
-	(*PutRulesResponse)(nil),                    // 13: agentruntime.permission.v1.PutRulesResponse
-	(*SetSandboxProfileRequest)(nil),            // 14: agentruntime.permission.v1.SetSandboxProfileRequest
-	(*SetSandboxProfileResponse)(nil),           // 15: agentruntime.permission.v1.SetSandboxProfileResponse
-	(*GetSandboxProfileRequest)(nil),            // 16: agentruntime.permission.v1.GetSandboxProfileRequest
-	(*GetSandboxProfileResponse)(nil),           // 17: agentruntime.permission.v1.GetSandboxProfileResponse
-	(*ReportSandboxViolationRequest)(nil),       // 18: agentruntime.permission.v1.ReportSandboxViolationRequest
-	(*ReportSandboxAppliedRequest)(nil),         // 19: agentruntime.permission.v1.ReportSandboxAppliedRequest
-	(*ReportSandboxAppliedResponse)(nil),        // 20: agentruntime.permission.v1.ReportSandboxAppliedResponse
-	(*ReportSandboxViolationResponse)(nil),      // 21: agentruntime.permission.v1.ReportSandboxViolationResponse
-	(*RegisterHookRequest)(nil),                 // 22: agentruntime.permission.v1.RegisterHookRequest
-	(*RegisterHookResponse)(nil),                // 23: agentruntime.permission.v1.RegisterHookResponse
-	(*RemoveHookRequest)(nil),                   // 24: agentruntime.permission.v1.RemoveHookRequest
-	(*RemoveHookResponse)(nil),                  // 25: agentruntime.permission.v1.RemoveHookResponse
-	(*ListHooksRequest)(nil),                    // 26: agentruntime.permission.v1.ListHooksRequest
-	(*ListHooksResponse)(nil),                   // 27: agentruntime.permission.v1.ListHooksResponse
-	(*RunHooksRequest)(nil),                     // 28: agentruntime.permission.v1.RunHooksRequest
-	(*HookRunResult)(nil),                       // 29: agentruntime.permission.v1.HookRunResult
-	(*RunHooksResponse)(nil),                    // 30: agentruntime.permission.v1.RunHooksResponse
-	(*ReportExecutionEnvironmentRequest)(nil),   // 31: agentruntime.permission.v1.ReportExecutionEnvironmentRequest
-	(*ReportExecutionEnvironmentResponse)(nil),  // 32: agentruntime.permission.v1.ReportExecutionEnvironmentResponse
-	(*GetExecutionEnvironmentRequest)(nil),      // 33: agentruntime.permission.v1.GetExecutionEnvironmentRequest
-	(*GetExecutionEnvironmentResponse)(nil),     // 34: agentruntime.permission.v1.GetExecutionEnvironmentResponse
-	(*GetPermissionSandboxSummaryRequest)(nil),  // 35: agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
-	(*DecisionSummary)(nil),                     // 36: agentruntime.permission.v1.DecisionSummary
-	(*PendingApproval)(nil),                     // 37: agentruntime.permission.v1.PendingApproval
-	(*ViolationSummary)(nil),                    // 38: agentruntime.permission.v1.ViolationSummary
-	(*Explanation)(nil),                         // 39: agentruntime.permission.v1.Explanation
-	(*HookRunSummary)(nil),                      // 40: agentruntime.permission.v1.HookRunSummary
-	(*GetPermissionSandboxSummaryResponse)(nil), // 41: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
-	(v1.PolicyLevel)(0),                         // 42: agentruntime.events.v1.PolicyLevel
-	(v1.TargetKind)(0),                          // 43: agentruntime.events.v1.TargetKind
-	(v1.Access)(0),                              // 44: agentruntime.events.v1.Access
-	(*durationpb.Duration)(nil),                 // 45: google.protobuf.Duration
-	(*v1.PermissionEvaluated)(nil),              // 46: agentruntime.events.v1.PermissionEvaluated
-	(*v1.SandboxProfile)(nil),                   // 47: agentruntime.events.v1.SandboxProfile
-	(*v11.WriteResult)(nil),                     // 48: agentruntime.common.v1.WriteResult
-	(*v1.PermissionResolved)(nil),               // 49: agentruntime.events.v1.PermissionResolved
-	(v1.PermissionMode)(0),                      // 50: agentruntime.events.v1.PermissionMode
-	(*v1.PermissionRule)(nil),                   // 51: agentruntime.events.v1.PermissionRule
-	(v1.ViolationKind)(0),                       // 52: agentruntime.events.v1.ViolationKind
-	(v1.SandboxTarget)(0),                       // 53: agentruntime.events.v1.SandboxTarget
-	(v1.NetworkEnforcement)(0),                  // 54: agentruntime.events.v1.NetworkEnforcement
-	(*v1.SandboxApplied)(nil),                   // 55: agentruntime.events.v1.SandboxApplied
-	(*v1.SandboxViolation)(nil),                 // 56: agentruntime.events.v1.SandboxViolation
-	(*v1.Hook)(nil),                             // 57: agentruntime.events.v1.Hook
-	(v1.HookPoint)(0),                           // 58: agentruntime.events.v1.HookPoint
-	(v1.HookOutcome)(0),                         // 59: agentruntime.events.v1.HookOutcome
-	(v1.HookFailureCategory)(0),                 // 60: agentruntime.events.v1.HookFailureCategory
-	(v1.FailMode)(0),                            // 61: agentruntime.events.v1.FailMode
-	(*v11.OutputRef)(nil),                       // 62: agentruntime.common.v1.OutputRef
-	(*v1.ExecutionEnvironment)(nil),             // 63: agentruntime.events.v1.ExecutionEnvironment
-	(*timestamppb.Timestamp)(nil),               // 64: google.protobuf.Timestamp
-	(v1.Decision)(0),                            // 65: agentruntime.events.v1.Decision
-	(v1.DecisionSource)(0),                      // 66: agentruntime.events.v1.DecisionSource
-	(v1.PermissionResolution)(0),                // 67: agentruntime.events.v1.PermissionResolution
-	(v11.FactState)(0),                          // 68: agentruntime.common.v1.FactState
+	(HookRunStatus)(0),                          // 0: agentruntime.permission.v1.HookRunStatus
+	(*PolicyScope)(nil),                         // 1: agentruntime.permission.v1.PolicyScope
+	(*Target)(nil),                              // 2: agentruntime.permission.v1.Target
+	(*PathResolution)(nil),                      // 3: agentruntime.permission.v1.PathResolution
+	(*EvaluatePermissionRequest)(nil),           // 4: agentruntime.permission.v1.EvaluatePermissionRequest
+	(*EvaluatePermissionResponse)(nil),          // 5: agentruntime.permission.v1.EvaluatePermissionResponse
+	(*ResolvePermissionRequest)(nil),            // 6: agentruntime.permission.v1.ResolvePermissionRequest
+	(*ResolvePermissionResponse)(nil),           // 7: agentruntime.permission.v1.ResolvePermissionResponse
+	(*LevelState)(nil),                          // 8: agentruntime.permission.v1.LevelState
+	(*GetPermissionStateRequest)(nil),           // 9: agentruntime.permission.v1.GetPermissionStateRequest
+	(*GetPermissionStateResponse)(nil),          // 10: agentruntime.permission.v1.GetPermissionStateResponse
+	(*SetPermissionModeRequest)(nil),            // 11: agentruntime.permission.v1.SetPermissionModeRequest
+	(*SetPermissionModeResponse)(nil),           // 12: agentruntime.permission.v1.SetPermissionModeResponse
+	(*PutRulesRequest)(nil),                     // 13: agentruntime.permission.v1.PutRulesRequest
+	(*PutRulesResponse)(nil),                    // 14: agentruntime.permission.v1.PutRulesResponse
+	(*SetSandboxProfileRequest)(nil),            // 15: agentruntime.permission.v1.SetSandboxProfileRequest
+	(*SetSandboxProfileResponse)(nil),           // 16: agentruntime.permission.v1.SetSandboxProfileResponse
+	(*GetSandboxProfileRequest)(nil),            // 17: agentruntime.permission.v1.GetSandboxProfileRequest
+	(*GetSandboxProfileResponse)(nil),           // 18: agentruntime.permission.v1.GetSandboxProfileResponse
+	(*ReportSandboxViolationRequest)(nil),       // 19: agentruntime.permission.v1.ReportSandboxViolationRequest
+	(*ReportSandboxAppliedRequest)(nil),         // 20: agentruntime.permission.v1.ReportSandboxAppliedRequest
+	(*ReportSandboxAppliedResponse)(nil),        // 21: agentruntime.permission.v1.ReportSandboxAppliedResponse
+	(*ReportSandboxViolationResponse)(nil),      // 22: agentruntime.permission.v1.ReportSandboxViolationResponse
+	(*RegisterHookRequest)(nil),                 // 23: agentruntime.permission.v1.RegisterHookRequest
+	(*RegisterHookResponse)(nil),                // 24: agentruntime.permission.v1.RegisterHookResponse
+	(*RemoveHookRequest)(nil),                   // 25: agentruntime.permission.v1.RemoveHookRequest
+	(*RemoveHookResponse)(nil),                  // 26: agentruntime.permission.v1.RemoveHookResponse
+	(*ListHooksRequest)(nil),                    // 27: agentruntime.permission.v1.ListHooksRequest
+	(*ListHooksResponse)(nil),                   // 28: agentruntime.permission.v1.ListHooksResponse
+	(*RunHooksRequest)(nil),                     // 29: agentruntime.permission.v1.RunHooksRequest
+	(*HookRunResult)(nil),                       // 30: agentruntime.permission.v1.HookRunResult
+	(*RunHooksResponse)(nil),                    // 31: agentruntime.permission.v1.RunHooksResponse
+	(*ReportExecutionEnvironmentRequest)(nil),   // 32: agentruntime.permission.v1.ReportExecutionEnvironmentRequest
+	(*ReportExecutionEnvironmentResponse)(nil),  // 33: agentruntime.permission.v1.ReportExecutionEnvironmentResponse
+	(*GetExecutionEnvironmentRequest)(nil),      // 34: agentruntime.permission.v1.GetExecutionEnvironmentRequest
+	(*GetExecutionEnvironmentResponse)(nil),     // 35: agentruntime.permission.v1.GetExecutionEnvironmentResponse
+	(*GetPermissionSandboxSummaryRequest)(nil),  // 36: agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
+	(*DecisionSummary)(nil),                     // 37: agentruntime.permission.v1.DecisionSummary
+	(*PendingApproval)(nil),                     // 38: agentruntime.permission.v1.PendingApproval
+	(*ViolationSummary)(nil),                    // 39: agentruntime.permission.v1.ViolationSummary
+	(*Explanation)(nil),                         // 40: agentruntime.permission.v1.Explanation
+	(*HookRunSummary)(nil),                      // 41: agentruntime.permission.v1.HookRunSummary
+	(*GetPermissionSandboxSummaryResponse)(nil), // 42: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
+	(v1.PolicyLevel)(0),                         // 43: agentruntime.events.v1.PolicyLevel
+	(v1.TargetKind)(0),                          // 44: agentruntime.events.v1.TargetKind
+	(v1.Access)(0),                              // 45: agentruntime.events.v1.Access
+	(*durationpb.Duration)(nil),                 // 46: google.protobuf.Duration
+	(*v1.PermissionEvaluated)(nil),              // 47: agentruntime.events.v1.PermissionEvaluated
+	(*v1.SandboxProfile)(nil),                   // 48: agentruntime.events.v1.SandboxProfile
+	(*v11.WriteResult)(nil),                     // 49: agentruntime.common.v1.WriteResult
+	(*v1.PermissionResolved)(nil),               // 50: agentruntime.events.v1.PermissionResolved
+	(v1.PermissionMode)(0),                      // 51: agentruntime.events.v1.PermissionMode
+	(*v1.PermissionRule)(nil),                   // 52: agentruntime.events.v1.PermissionRule
+	(v1.ViolationKind)(0),                       // 53: agentruntime.events.v1.ViolationKind
+	(v1.SandboxTarget)(0),                       // 54: agentruntime.events.v1.SandboxTarget
+	(v1.NetworkEnforcement)(0),                  // 55: agentruntime.events.v1.NetworkEnforcement
+	(*v1.SandboxApplied)(nil),                   // 56: agentruntime.events.v1.SandboxApplied
+	(*v1.SandboxViolation)(nil),                 // 57: agentruntime.events.v1.SandboxViolation
+	(*v1.Hook)(nil),                             // 58: agentruntime.events.v1.Hook
+	(v1.HookPoint)(0),                           // 59: agentruntime.events.v1.HookPoint
+	(v1.HookOutcome)(0),                         // 60: agentruntime.events.v1.HookOutcome
+	(v1.HookFailureCategory)(0),                 // 61: agentruntime.events.v1.HookFailureCategory
+	(v1.FailMode)(0),                            // 62: agentruntime.events.v1.FailMode
+	(*v11.OutputRef)(nil),                       // 63: agentruntime.common.v1.OutputRef
+	(*v1.ExecutionEnvironment)(nil),             // 64: agentruntime.events.v1.ExecutionEnvironment
+	(*timestamppb.Timestamp)(nil),               // 65: google.protobuf.Timestamp
+	(v1.Decision)(0),                            // 66: agentruntime.events.v1.Decision
+	(v1.DecisionSource)(0),                      // 67: agentruntime.events.v1.DecisionSource
+	(v1.PermissionResolution)(0),                // 68: agentruntime.events.v1.PermissionResolution
+	(v11.FactState)(0),                          // 69: agentruntime.common.v1.FactState
 }
 var file_agentruntime_permission_v1_permission_proto_depIdxs = []int32{
-	42, // 0: agentruntime.permission.v1.PolicyScope.level:type_name -> agentruntime.events.v1.PolicyLevel
-	43, // 1: agentruntime.permission.v1.EvaluatePermissionRequest.target:type_name -> agentruntime.events.v1.TargetKind
-	44, // 2: agentruntime.permission.v1.EvaluatePermissionRequest.access:type_name -> agentruntime.events.v1.Access
-	2,  // 3: agentruntime.permission.v1.EvaluatePermissionRequest.resolved_paths:type_name -> agentruntime.permission.v1.PathResolution
-	45, // 4: agentruntime.permission.v1.EvaluatePermissionRequest.approval_timeout:type_name -> google.protobuf.Duration
-	46, // 5: agentruntime.permission.v1.EvaluatePermissionResponse.evaluation:type_name -> agentruntime.events.v1.PermissionEvaluated
-	47, // 6: agentruntime.permission.v1.EvaluatePermissionResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
-	48, // 7: agentruntime.permission.v1.EvaluatePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	49, // 8: agentruntime.permission.v1.ResolvePermissionResponse.resolution:type_name -> agentruntime.events.v1.PermissionResolved
-	48, // 9: agentruntime.permission.v1.ResolvePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	0,  // 10: agentruntime.permission.v1.LevelState.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	50, // 11: agentruntime.permission.v1.LevelState.mode:type_name -> agentruntime.events.v1.PermissionMode
-	51, // 12: agentruntime.permission.v1.LevelState.rules:type_name -> agentruntime.events.v1.PermissionRule
-	47, // 13: agentruntime.permission.v1.LevelState.sandbox:type_name -> agentruntime.events.v1.SandboxProfile
-	1,  // 14: agentruntime.permission.v1.GetPermissionStateRequest.target:type_name -> agentruntime.permission.v1.Target
-	50, // 15: agentruntime.permission.v1.GetPermissionStateResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
-	42, // 16: agentruntime.permission.v1.GetPermissionStateResponse.mode_level:type_name -> agentruntime.events.v1.PolicyLevel
-	51, // 17: agentruntime.permission.v1.GetPermissionStateResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
-	7,  // 18: agentruntime.permission.v1.GetPermissionStateResponse.levels:type_name -> agentruntime.permission.v1.LevelState
-	0,  // 19: agentruntime.permission.v1.SetPermissionModeRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	50, // 20: agentruntime.permission.v1.SetPermissionModeRequest.mode:type_name -> agentruntime.events.v1.PermissionMode
-	48, // 21: agentruntime.permission.v1.SetPermissionModeResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	0,  // 22: agentruntime.permission.v1.PutRulesRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	51, // 23: agentruntime.permission.v1.PutRulesRequest.rules:type_name -> agentruntime.events.v1.PermissionRule
-	51, // 24: agentruntime.permission.v1.PutRulesResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
-	48, // 25: agentruntime.permission.v1.PutRulesResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	0,  // 26: agentruntime.permission.v1.SetSandboxProfileRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	47, // 27: agentruntime.permission.v1.SetSandboxProfileRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	47, // 28: agentruntime.permission.v1.SetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	48, // 29: agentruntime.permission.v1.SetSandboxProfileResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	1,  // 30: agentruntime.permission.v1.GetSandboxProfileRequest.target:type_name -> agentruntime.permission.v1.Target
-	47, // 31: agentruntime.permission.v1.GetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	42, // 32: agentruntime.permission.v1.GetSandboxProfileResponse.level:type_name -> agentruntime.events.v1.PolicyLevel
-	52, // 33: agentruntime.permission.v1.ReportSandboxViolationRequest.kind:type_name -> agentruntime.events.v1.ViolationKind
-	53, // 34: agentruntime.permission.v1.ReportSandboxAppliedRequest.target:type_name -> agentruntime.events.v1.SandboxTarget
-	47, // 35: agentruntime.permission.v1.ReportSandboxAppliedRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	54, // 36: agentruntime.permission.v1.ReportSandboxAppliedRequest.network_enforcement:type_name -> agentruntime.events.v1.NetworkEnforcement
-	55, // 37: agentruntime.permission.v1.ReportSandboxAppliedResponse.applied:type_name -> agentruntime.events.v1.SandboxApplied
-	48, // 38: agentruntime.permission.v1.ReportSandboxAppliedResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	56, // 39: agentruntime.permission.v1.ReportSandboxViolationResponse.violation:type_name -> agentruntime.events.v1.SandboxViolation
-	48, // 40: agentruntime.permission.v1.ReportSandboxViolationResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	57, // 41: agentruntime.permission.v1.RegisterHookRequest.hook:type_name -> agentruntime.events.v1.Hook
-	57, // 42: agentruntime.permission.v1.RegisterHookResponse.hook:type_name -> agentruntime.events.v1.Hook
-	48, // 43: agentruntime.permission.v1.RegisterHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	48, // 44: agentruntime.permission.v1.RemoveHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	58, // 45: agentruntime.permission.v1.ListHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
-	57, // 46: agentruntime.permission.v1.ListHooksResponse.hooks:type_name -> agentruntime.events.v1.Hook
-	58, // 47: agentruntime.permission.v1.RunHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
-	59, // 48: agentruntime.permission.v1.HookRunResult.decision:type_name -> agentruntime.events.v1.HookOutcome
-	60, // 49: agentruntime.permission.v1.HookRunResult.failure:type_name -> agentruntime.events.v1.HookFailureCategory
-	61, // 50: agentruntime.permission.v1.HookRunResult.fail_mode:type_name -> agentruntime.events.v1.FailMode
-	62, // 51: agentruntime.permission.v1.HookRunResult.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
-	62, // 52: agentruntime.permission.v1.HookRunResult.additional_context_refs:type_name -> agentruntime.common.v1.OutputRef
-	62, // 53: agentruntime.permission.v1.HookRunResult.updated_output_ref:type_name -> agentruntime.common.v1.OutputRef
-	29, // 54: agentruntime.permission.v1.RunHooksResponse.results:type_name -> agentruntime.permission.v1.HookRunResult
-	59, // 55: agentruntime.permission.v1.RunHooksResponse.decision:type_name -> agentruntime.events.v1.HookOutcome
-	48, // 56: agentruntime.permission.v1.RunHooksResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	63, // 57: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
-	48, // 58: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	63, // 59: agentruntime.permission.v1.GetExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
-	64, // 60: agentruntime.permission.v1.GetExecutionEnvironmentResponse.recorded_at:type_name -> google.protobuf.Timestamp
-	65, // 61: agentruntime.permission.v1.DecisionSummary.decision:type_name -> agentruntime.events.v1.Decision
-	66, // 62: agentruntime.permission.v1.DecisionSummary.decision_source:type_name -> agentruntime.events.v1.DecisionSource
-	67, // 63: agentruntime.permission.v1.DecisionSummary.resolution:type_name -> agentruntime.events.v1.PermissionResolution
-	64, // 64: agentruntime.permission.v1.PendingApproval.requested_at:type_name -> google.protobuf.Timestamp
-	45, // 65: agentruntime.permission.v1.PendingApproval.timeout:type_name -> google.protobuf.Duration
-	52, // 66: agentruntime.permission.v1.ViolationSummary.kind:type_name -> agentruntime.events.v1.ViolationKind
-	68, // 67: agentruntime.permission.v1.Explanation.state:type_name -> agentruntime.common.v1.FactState
-	66, // 68: agentruntime.permission.v1.Explanation.cause:type_name -> agentruntime.events.v1.DecisionSource
-	58, // 69: agentruntime.permission.v1.HookRunSummary.point:type_name -> agentruntime.events.v1.HookPoint
-	59, // 70: agentruntime.permission.v1.HookRunSummary.decision:type_name -> agentruntime.events.v1.HookOutcome
-	61, // 71: agentruntime.permission.v1.HookRunSummary.fail_mode:type_name -> agentruntime.events.v1.FailMode
-	50, // 72: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
-	37, // 73: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.pending_approvals:type_name -> agentruntime.permission.v1.PendingApproval
-	36, // 74: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_decisions:type_name -> agentruntime.permission.v1.DecisionSummary
-	47, // 75: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
-	68, // 76: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_state:type_name -> agentruntime.common.v1.FactState
-	38, // 77: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.violations:type_name -> agentruntime.permission.v1.ViolationSummary
-	39, // 78: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.last_denial:type_name -> agentruntime.permission.v1.Explanation
-	40, // 79: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_hook_runs:type_name -> agentruntime.permission.v1.HookRunSummary
-	3,  // 80: agentruntime.permission.v1.PermissionService.EvaluatePermission:input_type -> agentruntime.permission.v1.EvaluatePermissionRequest
-	5,  // 81: agentruntime.permission.v1.PermissionService.ResolvePermission:input_type -> agentruntime.permission.v1.ResolvePermissionRequest
-	8,  // 82: agentruntime.permission.v1.PermissionService.GetPermissionState:input_type -> agentruntime.permission.v1.GetPermissionStateRequest
-	10, // 83: agentruntime.permission.v1.PermissionService.SetPermissionMode:input_type -> agentruntime.permission.v1.SetPermissionModeRequest
-	12, // 84: agentruntime.permission.v1.PermissionService.PutRules:input_type -> agentruntime.permission.v1.PutRulesRequest
-	14, // 85: agentruntime.permission.v1.PermissionService.SetSandboxProfile:input_type -> agentruntime.permission.v1.SetSandboxProfileRequest
-	16, // 86: agentruntime.permission.v1.PermissionService.GetSandboxProfile:input_type -> agentruntime.permission.v1.GetSandboxProfileRequest
-	18, // 87: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:input_type -> agentruntime.permission.v1.ReportSandboxViolationRequest
-	19, // 88: agentruntime.permission.v1.PermissionService.ReportSandboxApplied:input_type -> agentruntime.permission.v1.ReportSandboxAppliedRequest
-	22, // 89: agentruntime.permission.v1.PermissionService.RegisterHook:input_type -> agentruntime.permission.v1.RegisterHookRequest
-	24, // 90: agentruntime.permission.v1.PermissionService.RemoveHook:input_type -> agentruntime.permission.v1.RemoveHookRequest
-	26, // 91: agentruntime.permission.v1.PermissionService.ListHooks:input_type -> agentruntime.permission.v1.ListHooksRequest
-	28, // 92: agentruntime.permission.v1.PermissionService.RunHooks:input_type -> agentruntime.permission.v1.RunHooksRequest
-	31, // 93: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:input_type -> agentruntime.permission.v1.ReportExecutionEnvironmentRequest
-	33, // 94: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:input_type -> agentruntime.permission.v1.GetExecutionEnvironmentRequest
-	35, // 95: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:input_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
-	4,  // 96: agentruntime.permission.v1.PermissionService.EvaluatePermission:output_type -> agentruntime.permission.v1.EvaluatePermissionResponse
-	6,  // 97: agentruntime.permission.v1.PermissionService.ResolvePermission:output_type -> agentruntime.permission.v1.ResolvePermissionResponse
-	9,  // 98: agentruntime.permission.v1.PermissionService.GetPermissionState:output_type -> agentruntime.permission.v1.GetPermissionStateResponse
-	11, // 99: agentruntime.permission.v1.PermissionService.SetPermissionMode:output_type -> agentruntime.permission.v1.SetPermissionModeResponse
-	13, // 100: agentruntime.permission.v1.PermissionService.PutRules:output_type -> agentruntime.permission.v1.PutRulesResponse
-	15, // 101: agentruntime.permission.v1.PermissionService.SetSandboxProfile:output_type -> agentruntime.permission.v1.SetSandboxProfileResponse
-	17, // 102: agentruntime.permission.v1.PermissionService.GetSandboxProfile:output_type -> agentruntime.permission.v1.GetSandboxProfileResponse
-	21, // 103: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:output_type -> agentruntime.permission.v1.ReportSandboxViolationResponse
-	20, // 104: agentruntime.permission.v1.PermissionService.ReportSandboxApplied:output_type -> agentruntime.permission.v1.ReportSandboxAppliedResponse
-	23, // 105: agentruntime.permission.v1.PermissionService.RegisterHook:output_type -> agentruntime.permission.v1.RegisterHookResponse
-	25, // 106: agentruntime.permission.v1.PermissionService.RemoveHook:output_type -> agentruntime.permission.v1.RemoveHookResponse
-	27, // 107: agentruntime.permission.v1.PermissionService.ListHooks:output_type -> agentruntime.permission.v1.ListHooksResponse
-	30, // 108: agentruntime.permission.v1.PermissionService.RunHooks:output_type -> agentruntime.permission.v1.RunHooksResponse
-	32, // 109: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:output_type -> agentruntime.permission.v1.ReportExecutionEnvironmentResponse
-	34, // 110: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:output_type -> agentruntime.permission.v1.GetExecutionEnvironmentResponse
-	41, // 111: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:output_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
-	96, // [96:112] is the sub-list for method output_type
-	80, // [80:96] is the sub-list for method input_type
-	80, // [80:80] is the sub-list for extension type_name
-	80, // [80:80] is the sub-list for extension extendee
-	0,  // [0:80] is the sub-list for field type_name
+	43, // 0: agentruntime.permission.v1.PolicyScope.level:type_name -> agentruntime.events.v1.PolicyLevel
+	44, // 1: agentruntime.permission.v1.EvaluatePermissionRequest.target:type_name -> agentruntime.events.v1.TargetKind
+	45, // 2: agentruntime.permission.v1.EvaluatePermissionRequest.access:type_name -> agentruntime.events.v1.Access
+	3,  // 3: agentruntime.permission.v1.EvaluatePermissionRequest.resolved_paths:type_name -> agentruntime.permission.v1.PathResolution
+	46, // 4: agentruntime.permission.v1.EvaluatePermissionRequest.approval_timeout:type_name -> google.protobuf.Duration
+	47, // 5: agentruntime.permission.v1.EvaluatePermissionResponse.evaluation:type_name -> agentruntime.events.v1.PermissionEvaluated
+	48, // 6: agentruntime.permission.v1.EvaluatePermissionResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	49, // 7: agentruntime.permission.v1.EvaluatePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	50, // 8: agentruntime.permission.v1.ResolvePermissionResponse.resolution:type_name -> agentruntime.events.v1.PermissionResolved
+	49, // 9: agentruntime.permission.v1.ResolvePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	1,  // 10: agentruntime.permission.v1.LevelState.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	51, // 11: agentruntime.permission.v1.LevelState.mode:type_name -> agentruntime.events.v1.PermissionMode
+	52, // 12: agentruntime.permission.v1.LevelState.rules:type_name -> agentruntime.events.v1.PermissionRule
+	48, // 13: agentruntime.permission.v1.LevelState.sandbox:type_name -> agentruntime.events.v1.SandboxProfile
+	2,  // 14: agentruntime.permission.v1.GetPermissionStateRequest.target:type_name -> agentruntime.permission.v1.Target
+	51, // 15: agentruntime.permission.v1.GetPermissionStateResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
+	43, // 16: agentruntime.permission.v1.GetPermissionStateResponse.mode_level:type_name -> agentruntime.events.v1.PolicyLevel
+	52, // 17: agentruntime.permission.v1.GetPermissionStateResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
+	8,  // 18: agentruntime.permission.v1.GetPermissionStateResponse.levels:type_name -> agentruntime.permission.v1.LevelState
+	1,  // 19: agentruntime.permission.v1.SetPermissionModeRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	51, // 20: agentruntime.permission.v1.SetPermissionModeRequest.mode:type_name -> agentruntime.events.v1.PermissionMode
+	49, // 21: agentruntime.permission.v1.SetPermissionModeResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	1,  // 22: agentruntime.permission.v1.PutRulesRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	52, // 23: agentruntime.permission.v1.PutRulesRequest.rules:type_name -> agentruntime.events.v1.PermissionRule
+	52, // 24: agentruntime.permission.v1.PutRulesResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
+	49, // 25: agentruntime.permission.v1.PutRulesResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	1,  // 26: agentruntime.permission.v1.SetSandboxProfileRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	48, // 27: agentruntime.permission.v1.SetSandboxProfileRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	48, // 28: agentruntime.permission.v1.SetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	49, // 29: agentruntime.permission.v1.SetSandboxProfileResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	2,  // 30: agentruntime.permission.v1.GetSandboxProfileRequest.target:type_name -> agentruntime.permission.v1.Target
+	48, // 31: agentruntime.permission.v1.GetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	43, // 32: agentruntime.permission.v1.GetSandboxProfileResponse.level:type_name -> agentruntime.events.v1.PolicyLevel
+	53, // 33: agentruntime.permission.v1.ReportSandboxViolationRequest.kind:type_name -> agentruntime.events.v1.ViolationKind
+	54, // 34: agentruntime.permission.v1.ReportSandboxAppliedRequest.target:type_name -> agentruntime.events.v1.SandboxTarget
+	48, // 35: agentruntime.permission.v1.ReportSandboxAppliedRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	55, // 36: agentruntime.permission.v1.ReportSandboxAppliedRequest.network_enforcement:type_name -> agentruntime.events.v1.NetworkEnforcement
+	56, // 37: agentruntime.permission.v1.ReportSandboxAppliedResponse.applied:type_name -> agentruntime.events.v1.SandboxApplied
+	49, // 38: agentruntime.permission.v1.ReportSandboxAppliedResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	57, // 39: agentruntime.permission.v1.ReportSandboxViolationResponse.violation:type_name -> agentruntime.events.v1.SandboxViolation
+	49, // 40: agentruntime.permission.v1.ReportSandboxViolationResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	58, // 41: agentruntime.permission.v1.RegisterHookRequest.hook:type_name -> agentruntime.events.v1.Hook
+	58, // 42: agentruntime.permission.v1.RegisterHookResponse.hook:type_name -> agentruntime.events.v1.Hook
+	49, // 43: agentruntime.permission.v1.RegisterHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	49, // 44: agentruntime.permission.v1.RemoveHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	59, // 45: agentruntime.permission.v1.ListHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
+	58, // 46: agentruntime.permission.v1.ListHooksResponse.hooks:type_name -> agentruntime.events.v1.Hook
+	59, // 47: agentruntime.permission.v1.RunHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
+	60, // 48: agentruntime.permission.v1.HookRunResult.decision:type_name -> agentruntime.events.v1.HookOutcome
+	61, // 49: agentruntime.permission.v1.HookRunResult.failure:type_name -> agentruntime.events.v1.HookFailureCategory
+	62, // 50: agentruntime.permission.v1.HookRunResult.fail_mode:type_name -> agentruntime.events.v1.FailMode
+	63, // 51: agentruntime.permission.v1.HookRunResult.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
+	63, // 52: agentruntime.permission.v1.HookRunResult.additional_context_refs:type_name -> agentruntime.common.v1.OutputRef
+	63, // 53: agentruntime.permission.v1.HookRunResult.updated_output_ref:type_name -> agentruntime.common.v1.OutputRef
+	30, // 54: agentruntime.permission.v1.RunHooksResponse.results:type_name -> agentruntime.permission.v1.HookRunResult
+	60, // 55: agentruntime.permission.v1.RunHooksResponse.decision:type_name -> agentruntime.events.v1.HookOutcome
+	49, // 56: agentruntime.permission.v1.RunHooksResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	64, // 57: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
+	49, // 58: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	64, // 59: agentruntime.permission.v1.GetExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
+	65, // 60: agentruntime.permission.v1.GetExecutionEnvironmentResponse.recorded_at:type_name -> google.protobuf.Timestamp
+	66, // 61: agentruntime.permission.v1.DecisionSummary.decision:type_name -> agentruntime.events.v1.Decision
+	67, // 62: agentruntime.permission.v1.DecisionSummary.decision_source:type_name -> agentruntime.events.v1.DecisionSource
+	68, // 63: agentruntime.permission.v1.DecisionSummary.resolution:type_name -> agentruntime.events.v1.PermissionResolution
+	65, // 64: agentruntime.permission.v1.PendingApproval.requested_at:type_name -> google.protobuf.Timestamp
+	46, // 65: agentruntime.permission.v1.PendingApproval.timeout:type_name -> google.protobuf.Duration
+	53, // 66: agentruntime.permission.v1.ViolationSummary.kind:type_name -> agentruntime.events.v1.ViolationKind
+	69, // 67: agentruntime.permission.v1.Explanation.state:type_name -> agentruntime.common.v1.FactState
+	67, // 68: agentruntime.permission.v1.Explanation.cause:type_name -> agentruntime.events.v1.DecisionSource
+	59, // 69: agentruntime.permission.v1.HookRunSummary.point:type_name -> agentruntime.events.v1.HookPoint
+	0,  // 70: agentruntime.permission.v1.HookRunSummary.status:type_name -> agentruntime.permission.v1.HookRunStatus
+	60, // 71: agentruntime.permission.v1.HookRunSummary.decision:type_name -> agentruntime.events.v1.HookOutcome
+	62, // 72: agentruntime.permission.v1.HookRunSummary.fail_mode:type_name -> agentruntime.events.v1.FailMode
+	51, // 73: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
+	38, // 74: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.pending_approvals:type_name -> agentruntime.permission.v1.PendingApproval
+	37, // 75: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_decisions:type_name -> agentruntime.permission.v1.DecisionSummary
+	48, // 76: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	69, // 77: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_state:type_name -> agentruntime.common.v1.FactState
+	39, // 78: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.violations:type_name -> agentruntime.permission.v1.ViolationSummary
+	40, // 79: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.last_denial:type_name -> agentruntime.permission.v1.Explanation
+	41, // 80: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_hook_runs:type_name -> agentruntime.permission.v1.HookRunSummary
+	4,  // 81: agentruntime.permission.v1.PermissionService.EvaluatePermission:input_type -> agentruntime.permission.v1.EvaluatePermissionRequest
+	6,  // 82: agentruntime.permission.v1.PermissionService.ResolvePermission:input_type -> agentruntime.permission.v1.ResolvePermissionRequest
+	9,  // 83: agentruntime.permission.v1.PermissionService.GetPermissionState:input_type -> agentruntime.permission.v1.GetPermissionStateRequest
+	11, // 84: agentruntime.permission.v1.PermissionService.SetPermissionMode:input_type -> agentruntime.permission.v1.SetPermissionModeRequest
+	13, // 85: agentruntime.permission.v1.PermissionService.PutRules:input_type -> agentruntime.permission.v1.PutRulesRequest
+	15, // 86: agentruntime.permission.v1.PermissionService.SetSandboxProfile:input_type -> agentruntime.permission.v1.SetSandboxProfileRequest
+	17, // 87: agentruntime.permission.v1.PermissionService.GetSandboxProfile:input_type -> agentruntime.permission.v1.GetSandboxProfileRequest
+	19, // 88: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:input_type -> agentruntime.permission.v1.ReportSandboxViolationRequest
+	20, // 89: agentruntime.permission.v1.PermissionService.ReportSandboxApplied:input_type -> agentruntime.permission.v1.ReportSandboxAppliedRequest
+	23, // 90: agentruntime.permission.v1.PermissionService.RegisterHook:input_type -> agentruntime.permission.v1.RegisterHookRequest
+	25, // 91: agentruntime.permission.v1.PermissionService.RemoveHook:input_type -> agentruntime.permission.v1.RemoveHookRequest
+	27, // 92: agentruntime.permission.v1.PermissionService.ListHooks:input_type -> agentruntime.permission.v1.ListHooksRequest
+	29, // 93: agentruntime.permission.v1.PermissionService.RunHooks:input_type -> agentruntime.permission.v1.RunHooksRequest
+	32, // 94: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:input_type -> agentruntime.permission.v1.ReportExecutionEnvironmentRequest
+	34, // 95: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:input_type -> agentruntime.permission.v1.GetExecutionEnvironmentRequest
+	36, // 96: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:input_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
+	5,  // 97: agentruntime.permission.v1.PermissionService.EvaluatePermission:output_type -> agentruntime.permission.v1.EvaluatePermissionResponse
+	7,  // 98: agentruntime.permission.v1.PermissionService.ResolvePermission:output_type -> agentruntime.permission.v1.ResolvePermissionResponse
+	10, // 99: agentruntime.permission.v1.PermissionService.GetPermissionState:output_type -> agentruntime.permission.v1.GetPermissionStateResponse
+	12, // 100: agentruntime.permission.v1.PermissionService.SetPermissionMode:output_type -> agentruntime.permission.v1.SetPermissionModeResponse
+	14, // 101: agentruntime.permission.v1.PermissionService.PutRules:output_type -> agentruntime.permission.v1.PutRulesResponse
+	16, // 102: agentruntime.permission.v1.PermissionService.SetSandboxProfile:output_type -> agentruntime.permission.v1.SetSandboxProfileResponse
+	18, // 103: agentruntime.permission.v1.PermissionService.GetSandboxProfile:output_type -> agentruntime.permission.v1.GetSandboxProfileResponse
+	22, // 104: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:output_type -> agentruntime.permission.v1.ReportSandboxViolationResponse
+	21, // 105: agentruntime.permission.v1.PermissionService.ReportSandboxApplied:output_type -> agentruntime.permission.v1.ReportSandboxAppliedResponse
+	24, // 106: agentruntime.permission.v1.PermissionService.RegisterHook:output_type -> agentruntime.permission.v1.RegisterHookResponse
+	26, // 107: agentruntime.permission.v1.PermissionService.RemoveHook:output_type -> agentruntime.permission.v1.RemoveHookResponse
+	28, // 108: agentruntime.permission.v1.PermissionService.ListHooks:output_type -> agentruntime.permission.v1.ListHooksResponse
+	31, // 109: agentruntime.permission.v1.PermissionService.RunHooks:output_type -> agentruntime.permission.v1.RunHooksResponse
+	33, // 110: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:output_type -> agentruntime.permission.v1.ReportExecutionEnvironmentResponse
+	35, // 111: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:output_type -> agentruntime.permission.v1.GetExecutionEnvironmentResponse
+	42, // 112: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:output_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
+	97, // [97:113] is the sub-list for method output_type
+	81, // [81:97] is the sub-list for method input_type
+	81, // [81:81] is the sub-list for extension type_name
+	81, // [81:81] is the sub-list for extension extendee
+	0,  // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_permission_v1_permission_proto_init() }
@@ -3829,13 +3894,14 @@ func file_agentruntime_permission_v1_permission_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_permission_v1_permission_proto_rawDesc), len(file_agentruntime_permission_v1_permission_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_agentruntime_permission_v1_permission_proto_goTypes,
 		DependencyIndexes: file_agentruntime_permission_v1_permission_proto_depIdxs,
+		EnumInfos:         file_agentruntime_permission_v1_permission_proto_enumTypes,
 		MessageInfos:      file_agentruntime_permission_v1_permission_proto_msgTypes,
 	}.Build()
 	File_agentruntime_permission_v1_permission_proto = out.File

@@ -1,6 +1,7 @@
 from agentruntime.auth.v1 import access_pb2 as _access_pb2
 from agentruntime.common.v1 import common_pb2 as _common_pb2
 from agentruntime.control.v1 import processes_pb2 as _processes_pb2
+from agentruntime.control.v1 import status_pb2 as _status_pb2
 from agentruntime.events.v1 import control_pb2 as _control_pb2
 from agentruntime.events.v1 import envelope_pb2 as _envelope_pb2
 from agentruntime.routing.v1 import routing_pb2 as _routing_pb2
@@ -98,12 +99,12 @@ class Action(_message.Message):
     responder: str
     sequence: int
     session_id: str
-    status: str
+    status: _status_pb2.ActionStatus
     step_id: str
     thread_id: str
     tool_call_id: str
     turn_id: str
-    def __init__(self, action_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., action_type: _Optional[str] = ..., prompt: _Optional[str] = ..., json_schema: _Optional[str] = ..., decisions: _Optional[_Iterable[str]] = ..., decision_on_timeout: _Optional[str] = ..., expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., context: _Optional[_Mapping[str, str]] = ..., requested_by: _Optional[str] = ..., status: _Optional[str] = ..., decision: _Optional[str] = ..., payload_json: _Optional[str] = ..., responder: _Optional[str] = ..., requested_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., resolved_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., step_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., sequence: _Optional[int] = ..., requester_subject: _Optional[str] = ..., requester_role: _Optional[str] = ...) -> None: ...
+    def __init__(self, action_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., action_type: _Optional[str] = ..., prompt: _Optional[str] = ..., json_schema: _Optional[str] = ..., decisions: _Optional[_Iterable[str]] = ..., decision_on_timeout: _Optional[str] = ..., expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., context: _Optional[_Mapping[str, str]] = ..., requested_by: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.ActionStatus, str]] = ..., decision: _Optional[str] = ..., payload_json: _Optional[str] = ..., responder: _Optional[str] = ..., requested_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., resolved_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., step_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., sequence: _Optional[int] = ..., requester_subject: _Optional[str] = ..., requester_role: _Optional[str] = ...) -> None: ...
 
 class Channel(_message.Message):
     __slots__ = ["channel_id", "last_acked_sequence", "peer", "sequence", "session_id", "status"]
@@ -118,8 +119,8 @@ class Channel(_message.Message):
     peer: str
     sequence: int
     session_id: str
-    status: str
-    def __init__(self, channel_id: _Optional[str] = ..., session_id: _Optional[str] = ..., peer: _Optional[str] = ..., status: _Optional[str] = ..., last_acked_sequence: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
+    status: _status_pb2.ChannelStatus
+    def __init__(self, channel_id: _Optional[str] = ..., session_id: _Optional[str] = ..., peer: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.ChannelStatus, str]] = ..., last_acked_sequence: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class ClaimTurnRequest(_message.Message):
     __slots__ = ["lease_ttl", "session_id", "wait", "worker_id"]
@@ -276,8 +277,8 @@ class HeartbeatTurnResponse(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     interrupt_requested: bool
     lease_expires_at: _timestamp_pb2.Timestamp
-    status: str
-    def __init__(self, lease_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[str] = ..., interrupt_requested: bool = ...) -> None: ...
+    status: _status_pb2.TurnStatus
+    def __init__(self, lease_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., interrupt_requested: bool = ...) -> None: ...
 
 class Incident(_message.Message):
     __slots__ = ["category", "message", "sequence", "turn_id", "type"]
@@ -706,10 +707,10 @@ class Subagent(_message.Message):
     role: str
     sequence: int
     session_id: str
-    status: str
+    status: _status_pb2.SubagentStatus
     subagent_id: str
     summary: str
-    def __init__(self, subagent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., child_thread_id: _Optional[str] = ..., role: _Optional[str] = ..., isolation: _Optional[str] = ..., model_policy: _Optional[str] = ..., objective: _Optional[str] = ..., status: _Optional[str] = ..., summary: _Optional[str] = ..., depth: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, subagent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., child_thread_id: _Optional[str] = ..., role: _Optional[str] = ..., isolation: _Optional[str] = ..., model_policy: _Optional[str] = ..., objective: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.SubagentStatus, str]] = ..., summary: _Optional[str] = ..., depth: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class SubmitTurnRequest(_message.Message):
     __slots__ = ["busy_policy", "create_policy", "expected_active_turn_id", "idempotency_key", "input", "metadata", "options", "session_id", "session_title", "thread_id", "turn_id"]
@@ -807,8 +808,8 @@ class Summary(_message.Message):
     STATE_FIELD_NUMBER: _ClassVar[int]
     facts: _containers.ScalarMap[str, str]
     sequence: int
-    state: str
-    def __init__(self, state: _Optional[str] = ..., facts: _Optional[_Mapping[str, str]] = ..., sequence: _Optional[int] = ...) -> None: ...
+    state: _common_pb2.FactState
+    def __init__(self, state: _Optional[_Union[_common_pb2.FactState, str]] = ..., facts: _Optional[_Mapping[str, str]] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class ThreadRead(_message.Message):
     __slots__ = ["active_turn", "active_turn_id", "compaction_summary_refs", "created_at", "diagnostics", "evidence_refs", "incidents", "last_outcome", "last_turn_id", "parent_thread_id", "parent_turn_id", "pending_actions", "permission", "queued_turn_ids", "routing", "routing_limit", "sequence", "session_id", "status", "subagent_id", "task_ids", "tasks", "thread_id", "title", "turn_count", "updated_at"]
@@ -852,7 +853,7 @@ class ThreadRead(_message.Message):
     diagnostics: _containers.ScalarMap[str, str]
     evidence_refs: _containers.RepeatedScalarFieldContainer[str]
     incidents: _containers.RepeatedCompositeFieldContainer[Incident]
-    last_outcome: str
+    last_outcome: _status_pb2.TurnStatus
     last_turn_id: str
     parent_thread_id: str
     parent_turn_id: str
@@ -863,7 +864,7 @@ class ThreadRead(_message.Message):
     routing_limit: _routing_pb2.RoutingLimitSummary
     sequence: int
     session_id: str
-    status: str
+    status: _status_pb2.ThreadStatus
     subagent_id: str
     task_ids: _containers.RepeatedScalarFieldContainer[str]
     tasks: Summary
@@ -871,7 +872,7 @@ class ThreadRead(_message.Message):
     title: str
     turn_count: int
     updated_at: _timestamp_pb2.Timestamp
-    def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[str] = ..., active_turn_id: _Optional[str] = ..., active_turn: _Optional[_Union[Turn, _Mapping]] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ..., pending_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., last_outcome: _Optional[str] = ..., last_turn_id: _Optional[str] = ..., incidents: _Optional[_Iterable[_Union[Incident, _Mapping]]] = ..., diagnostics: _Optional[_Mapping[str, str]] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., subagent_id: _Optional[str] = ..., task_ids: _Optional[_Iterable[str]] = ..., routing: _Optional[_Union[Summary, _Mapping]] = ..., permission: _Optional[_Union[Summary, _Mapping]] = ..., tasks: _Optional[_Union[Summary, _Mapping]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., title: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., turn_count: _Optional[int] = ..., compaction_summary_refs: _Optional[_Iterable[str]] = ..., sequence: _Optional[int] = ..., routing_limit: _Optional[_Union[_routing_pb2.RoutingLimitSummary, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.ThreadStatus, str]] = ..., active_turn_id: _Optional[str] = ..., active_turn: _Optional[_Union[Turn, _Mapping]] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ..., pending_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., last_outcome: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., last_turn_id: _Optional[str] = ..., incidents: _Optional[_Iterable[_Union[Incident, _Mapping]]] = ..., diagnostics: _Optional[_Mapping[str, str]] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., subagent_id: _Optional[str] = ..., task_ids: _Optional[_Iterable[str]] = ..., routing: _Optional[_Union[Summary, _Mapping]] = ..., permission: _Optional[_Union[Summary, _Mapping]] = ..., tasks: _Optional[_Union[Summary, _Mapping]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., title: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., turn_count: _Optional[int] = ..., compaction_summary_refs: _Optional[_Iterable[str]] = ..., sequence: _Optional[int] = ..., routing_limit: _Optional[_Union[_routing_pb2.RoutingLimitSummary, _Mapping]] = ...) -> None: ...
 
 class Turn(_message.Message):
     __slots__ = ["admission", "ended_at", "idempotency_key", "input", "metadata", "options", "outcome_category", "outcome_message", "sequence", "session_id", "span_id", "started_at", "status", "steered_into", "submitted_at", "submitted_sequence", "thread_id", "trace_id", "turn_id"]
@@ -908,7 +909,7 @@ class Turn(_message.Message):
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     TRACE_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
-    admission: str
+    admission: _status_pb2.TurnStatus
     ended_at: _timestamp_pb2.Timestamp
     idempotency_key: str
     input: _containers.RepeatedCompositeFieldContainer[_control_pb2.InputPart]
@@ -920,14 +921,14 @@ class Turn(_message.Message):
     session_id: str
     span_id: str
     started_at: _timestamp_pb2.Timestamp
-    status: str
+    status: _status_pb2.TurnStatus
     steered_into: str
     submitted_at: _timestamp_pb2.Timestamp
     submitted_sequence: int
     thread_id: str
     trace_id: str
     turn_id: str
-    def __init__(self, turn_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[str] = ..., admission: _Optional[str] = ..., input: _Optional[_Iterable[_Union[_control_pb2.InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., submitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., outcome_category: _Optional[str] = ..., outcome_message: _Optional[str] = ..., steered_into: _Optional[str] = ..., submitted_sequence: _Optional[int] = ..., sequence: _Optional[int] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, turn_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., admission: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., input: _Optional[_Iterable[_Union[_control_pb2.InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., submitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., outcome_category: _Optional[str] = ..., outcome_message: _Optional[str] = ..., steered_into: _Optional[str] = ..., submitted_sequence: _Optional[int] = ..., sequence: _Optional[int] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ...) -> None: ...
 
 class TurnAttempt(_message.Message):
     __slots__ = ["attempt", "ended_at", "ended_sequence", "outcome_category", "outcome_message", "run_id", "started_at", "started_sequence", "status", "worker_id"]
@@ -949,9 +950,9 @@ class TurnAttempt(_message.Message):
     run_id: str
     started_at: _timestamp_pb2.Timestamp
     started_sequence: int
-    status: str
+    status: _status_pb2.TurnAttemptStatus
     worker_id: str
-    def __init__(self, attempt: _Optional[int] = ..., run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., status: _Optional[str] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_sequence: _Optional[int] = ..., ended_sequence: _Optional[int] = ..., outcome_category: _Optional[str] = ..., outcome_message: _Optional[str] = ...) -> None: ...
+    def __init__(self, attempt: _Optional[int] = ..., run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.TurnAttemptStatus, str]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_sequence: _Optional[int] = ..., ended_sequence: _Optional[int] = ..., outcome_category: _Optional[str] = ..., outcome_message: _Optional[str] = ...) -> None: ...
 
 class TurnAttempts(_message.Message):
     __slots__ = ["attempts", "max_attempts", "retry_pending", "session_id", "thread_id", "turn_id"]

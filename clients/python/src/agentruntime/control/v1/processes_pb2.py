@@ -11,10 +11,11 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from agentruntime.control.v1 import status_pb2 as agentruntime_dot_control_dot_v1_dot_status__pb2
 from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'agentruntime/control/v1/processes.proto\x12\x17\x61gentruntime.control.v1\x1a\x1b\x62uf/validate/validate.proto\"\xcf\x01\n\x07Process\x12\x12\n\nprocess_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x11\n\tthread_id\x18\x03 \x01(\t\x12\x0f\n\x07turn_id\x18\x04 \x01(\t\x12\x0e\n\x06run_id\x18\x05 \x01(\t\x12\x0e\n\x06status\x18\x06 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x07 \x01(\t\x12\x1b\n\x13terminate_requested\x18\x08 \x01(\x08\x12\x18\n\x10started_sequence\x18\t \x01(\x04\x12\x10\n\x08sequence\x18\n \x01(\x04\"r\n\x18WriteProcessStdinRequest\x12;\n\nprocess_id\x18\x01 \x01(\tB\'\xbaH$r\"\x10\x01\x18\x80\x01\x32\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$\x12\x19\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x42\x0b\xbaH\x08z\x06\x10\x01\x18\x80\x80@\"?\n\x19WriteProcessStdinResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x10\n\x08\x65vent_id\x18\x02 \x01(\t\"p\n\x17TerminateProcessRequest\x12;\n\nprocess_id\x18\x01 \x01(\tB\'\xbaH$r\"\x10\x01\x18\x80\x01\x32\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$\x12\x18\n\x06reason\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\xe8\x07\">\n\x18TerminateProcessResponse\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x08\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x42PZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'agentruntime/control/v1/processes.proto\x12\x17\x61gentruntime.control.v1\x1a$agentruntime/control/v1/status.proto\x1a\x1b\x62uf/validate/validate.proto\"\xfd\x01\n\x07Process\x12\x12\n\nprocess_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x11\n\tthread_id\x18\x03 \x01(\t\x12\x0f\n\x07turn_id\x18\x04 \x01(\t\x12\x0e\n\x06run_id\x18\x05 \x01(\t\x12\x36\n\x06status\x18\x0b \x01(\x0e\x32&.agentruntime.control.v1.ProcessStatus\x12\x0f\n\x07\x63ommand\x18\x07 \x01(\t\x12\x1b\n\x13terminate_requested\x18\x08 \x01(\x08\x12\x18\n\x10started_sequence\x18\t \x01(\x04\x12\x10\n\x08sequence\x18\n \x01(\x04J\x04\x08\x06\x10\x07\"r\n\x18WriteProcessStdinRequest\x12;\n\nprocess_id\x18\x01 \x01(\tB\'\xbaH$r\"\x10\x01\x18\x80\x01\x32\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$\x12\x19\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x42\x0b\xbaH\x08z\x06\x10\x01\x18\x80\x80@\"?\n\x19WriteProcessStdinResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x10\n\x08\x65vent_id\x18\x02 \x01(\t\"p\n\x17TerminateProcessRequest\x12;\n\nprocess_id\x18\x01 \x01(\tB\'\xbaH$r\"\x10\x01\x18\x80\x01\x32\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$\x12\x18\n\x06reason\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\xe8\x07\">\n\x18TerminateProcessResponse\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x08\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x42PZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentruntime.control.v1.processes_pb2', globals())
@@ -30,14 +31,14 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _TERMINATEPROCESSREQUEST.fields_by_name['process_id']._serialized_options = b'\272H$r\"\020\001\030\200\0012\033^[A-Za-z0-9][A-Za-z0-9_-]*$'
   _TERMINATEPROCESSREQUEST.fields_by_name['reason']._options = None
   _TERMINATEPROCESSREQUEST.fields_by_name['reason']._serialized_options = b'\272H\005r\003\030\350\007'
-  _PROCESS._serialized_start=98
-  _PROCESS._serialized_end=305
-  _WRITEPROCESSSTDINREQUEST._serialized_start=307
-  _WRITEPROCESSSTDINREQUEST._serialized_end=421
-  _WRITEPROCESSSTDINRESPONSE._serialized_start=423
-  _WRITEPROCESSSTDINRESPONSE._serialized_end=486
-  _TERMINATEPROCESSREQUEST._serialized_start=488
-  _TERMINATEPROCESSREQUEST._serialized_end=600
-  _TERMINATEPROCESSRESPONSE._serialized_start=602
-  _TERMINATEPROCESSRESPONSE._serialized_end=664
+  _PROCESS._serialized_start=136
+  _PROCESS._serialized_end=389
+  _WRITEPROCESSSTDINREQUEST._serialized_start=391
+  _WRITEPROCESSSTDINREQUEST._serialized_end=505
+  _WRITEPROCESSSTDINRESPONSE._serialized_start=507
+  _WRITEPROCESSSTDINRESPONSE._serialized_end=570
+  _TERMINATEPROCESSREQUEST._serialized_start=572
+  _TERMINATEPROCESSREQUEST._serialized_end=684
+  _TERMINATEPROCESSRESPONSE._serialized_start=686
+  _TERMINATEPROCESSRESPONSE._serialized_end=748
 # @@protoc_insertion_point(module_scope)

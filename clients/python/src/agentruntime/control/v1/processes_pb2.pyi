@@ -1,7 +1,8 @@
+from agentruntime.control.v1 import status_pb2 as _status_pb2
 from buf.validate import validate_pb2 as _validate_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from typing import ClassVar as _ClassVar, Optional as _Optional
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -23,11 +24,11 @@ class Process(_message.Message):
     sequence: int
     session_id: str
     started_sequence: int
-    status: str
+    status: _status_pb2.ProcessStatus
     terminate_requested: bool
     thread_id: str
     turn_id: str
-    def __init__(self, process_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., run_id: _Optional[str] = ..., status: _Optional[str] = ..., command: _Optional[str] = ..., terminate_requested: bool = ..., started_sequence: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, process_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., run_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.ProcessStatus, str]] = ..., command: _Optional[str] = ..., terminate_requested: bool = ..., started_sequence: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class TerminateProcessRequest(_message.Message):
     __slots__ = ["process_id", "reason"]

@@ -17,6 +17,11 @@ SCOPE_KIND_TASK: ScopeKind
 SCOPE_KIND_THREAD: ScopeKind
 SCOPE_KIND_TURN: ScopeKind
 SCOPE_KIND_UNSPECIFIED: ScopeKind
+SIGNAL_STATUS_EXPORTED: SignalStatus
+SIGNAL_STATUS_MISSING_CORRELATION: SignalStatus
+SIGNAL_STATUS_NOT_APPLICABLE: SignalStatus
+SIGNAL_STATUS_UNSPECIFIED: SignalStatus
+SIGNAL_STATUS_UNSUPPORTED: SignalStatus
 
 class CompareBenchmarkRunsRequest(_message.Message):
     __slots__ = ["agent_qc_report_ref", "baseline", "baseline_configuration_id", "candidate", "candidate_configuration_id", "comparison_id", "decision", "p0_qc_gate_regression_count", "session_id"]
@@ -329,8 +334,8 @@ class Signal(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     detail: str
     name: str
-    status: str
-    def __init__(self, name: _Optional[str] = ..., status: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+    status: SignalStatus
+    def __init__(self, name: _Optional[str] = ..., status: _Optional[_Union[SignalStatus, str]] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class SkippedEvent(_message.Message):
     __slots__ = ["detail", "event_id", "reason", "sequence", "type"]
@@ -390,4 +395,7 @@ class ScopeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class Format(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class SignalStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

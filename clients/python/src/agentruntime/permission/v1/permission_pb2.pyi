@@ -5,11 +5,16 @@ from buf.validate import validate_pb2 as _validate_pb2
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+HOOK_RUN_STATUS_COMPLETED: HookRunStatus
+HOOK_RUN_STATUS_FAILED: HookRunStatus
+HOOK_RUN_STATUS_RUNNING: HookRunStatus
+HOOK_RUN_STATUS_UNSPECIFIED: HookRunStatus
 
 class DecisionSummary(_message.Message):
     __slots__ = ["approval_action_id", "decision", "decision_reason", "decision_source", "destructive", "evaluation_id", "input_rewritten", "name", "resolution", "rule_refs", "sequence", "thread_id", "tool_call_id", "turn_id"]
@@ -252,8 +257,8 @@ class HookRunSummary(_message.Message):
     input_rewritten: bool
     point: _permission_pb2.HookPoint
     reason: str
-    status: str
-    def __init__(self, hook_run_id: _Optional[str] = ..., hook_id: _Optional[str] = ..., point: _Optional[_Union[_permission_pb2.HookPoint, str]] = ..., status: _Optional[str] = ..., decision: _Optional[_Union[_permission_pb2.HookOutcome, str]] = ..., fail_mode: _Optional[_Union[_permission_pb2.FailMode, str]] = ..., input_rewritten: bool = ..., reason: _Optional[str] = ...) -> None: ...
+    status: HookRunStatus
+    def __init__(self, hook_run_id: _Optional[str] = ..., hook_id: _Optional[str] = ..., point: _Optional[_Union[_permission_pb2.HookPoint, str]] = ..., status: _Optional[_Union[HookRunStatus, str]] = ..., decision: _Optional[_Union[_permission_pb2.HookOutcome, str]] = ..., fail_mode: _Optional[_Union[_permission_pb2.FailMode, str]] = ..., input_rewritten: bool = ..., reason: _Optional[str] = ...) -> None: ...
 
 class LevelState(_message.Message):
     __slots__ = ["interactive", "mode", "mode_set", "rules", "sandbox", "scope"]
@@ -600,3 +605,6 @@ class ViolationSummary(_message.Message):
     thread_id: str
     turn_id: str
     def __init__(self, event_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., kind: _Optional[_Union[_permission_pb2.ViolationKind, str]] = ..., target: _Optional[str] = ..., reason: _Optional[str] = ..., blocked: bool = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class HookRunStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

@@ -4,6 +4,8 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { ProcessStatus } from "./status_pb.js";
+import { file_agentruntime_control_v1_status } from "./status_pb.js";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -11,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentruntime/control/v1/processes.proto.
  */
 export const file_agentruntime_control_v1_processes: GenFile = /*@__PURE__*/
-  fileDesc("CidhZ2VudHJ1bnRpbWUvY29udHJvbC92MS9wcm9jZXNzZXMucHJvdG8SF2FnZW50cnVudGltZS5jb250cm9sLnYxIs8BCgdQcm9jZXNzEhIKCnByb2Nlc3NfaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSDwoHdHVybl9pZBgEIAEoCRIOCgZydW5faWQYBSABKAkSDgoGc3RhdHVzGAYgASgJEg8KB2NvbW1hbmQYByABKAkSGwoTdGVybWluYXRlX3JlcXVlc3RlZBgIIAEoCBIYChBzdGFydGVkX3NlcXVlbmNlGAkgASgEEhAKCHNlcXVlbmNlGAogASgEInIKGFdyaXRlUHJvY2Vzc1N0ZGluUmVxdWVzdBI7Cgpwcm9jZXNzX2lkGAEgASgJQie6SCRyIhABGIABMhteW0EtWmEtejAtOV1bQS1aYS16MC05Xy1dKiQSGQoEZGF0YRgCIAEoDEILukgIegYQARiAgEAiPwoZV3JpdGVQcm9jZXNzU3RkaW5SZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBBIQCghldmVudF9pZBgCIAEoCSJwChdUZXJtaW5hdGVQcm9jZXNzUmVxdWVzdBI7Cgpwcm9jZXNzX2lkGAEgASgJQie6SCRyIhABGIABMhteW0EtWmEtejAtOV1bQS1aYS16MC05Xy1dKiQSGAoGcmVhc29uGAIgASgJQgi6SAVyAxjoByI+ChhUZXJtaW5hdGVQcm9jZXNzUmVzcG9uc2USEAoIYWNjZXB0ZWQYASABKAgSEAoIc2VxdWVuY2UYAiABKARCUFpOZ2l0aHViLmNvbS9hZ2VudHJ1bnRpbWUvYWdlbnRydW50aW1lL3BrZy9nZW4vYWdlbnRydW50aW1lL2NvbnRyb2wvdjE7Y29udHJvbHYxYgZwcm90bzM", [file_buf_validate_validate]);
+  fileDesc("CidhZ2VudHJ1bnRpbWUvY29udHJvbC92MS9wcm9jZXNzZXMucHJvdG8SF2FnZW50cnVudGltZS5jb250cm9sLnYxIv0BCgdQcm9jZXNzEhIKCnByb2Nlc3NfaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIRCgl0aHJlYWRfaWQYAyABKAkSDwoHdHVybl9pZBgEIAEoCRIOCgZydW5faWQYBSABKAkSNgoGc3RhdHVzGAsgASgOMiYuYWdlbnRydW50aW1lLmNvbnRyb2wudjEuUHJvY2Vzc1N0YXR1cxIPCgdjb21tYW5kGAcgASgJEhsKE3Rlcm1pbmF0ZV9yZXF1ZXN0ZWQYCCABKAgSGAoQc3RhcnRlZF9zZXF1ZW5jZRgJIAEoBBIQCghzZXF1ZW5jZRgKIAEoBEoECAYQByJyChhXcml0ZVByb2Nlc3NTdGRpblJlcXVlc3QSOwoKcHJvY2Vzc19pZBgBIAEoCUInukgkciIQARiAATIbXltBLVphLXowLTldW0EtWmEtejAtOV8tXSokEhkKBGRhdGEYAiABKAxCC7pICHoGEAEYgIBAIj8KGVdyaXRlUHJvY2Vzc1N0ZGluUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSEAoIZXZlbnRfaWQYAiABKAkicAoXVGVybWluYXRlUHJvY2Vzc1JlcXVlc3QSOwoKcHJvY2Vzc19pZBgBIAEoCUInukgkciIQARiAATIbXltBLVphLXowLTldW0EtWmEtejAtOV8tXSokEhgKBnJlYXNvbhgCIAEoCUIIukgFcgMY6AciPgoYVGVybWluYXRlUHJvY2Vzc1Jlc3BvbnNlEhAKCGFjY2VwdGVkGAEgASgIEhAKCHNlcXVlbmNlGAIgASgEQlBaTmdpdGh1Yi5jb20vYWdlbnRydW50aW1lL2FnZW50cnVudGltZS9wa2cvZ2VuL2FnZW50cnVudGltZS9jb250cm9sL3YxO2NvbnRyb2x2MWIGcHJvdG8z", [file_agentruntime_control_v1_status, file_buf_validate_validate]);
 
 /**
  * Process is the read model of a long-lived process a worker started for a
@@ -48,12 +50,9 @@ export type Process = Message<"agentruntime.control.v1.Process"> & {
   runId: string;
 
   /**
-   * running, completed, failed, terminated, or lost (the run holding it
-   * was recorded lost: its worker is presumed dead).
-   *
-   * @generated from field: string status = 6;
+   * @generated from field: agentruntime.control.v1.ProcessStatus status = 11;
    */
-  status: string;
+  status: ProcessStatus;
 
   /**
    * @generated from field: string command = 7;
