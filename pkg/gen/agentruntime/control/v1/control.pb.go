@@ -255,7 +255,11 @@ func (StartFrom) EnumDescriptor() ([]byte, []int) {
 type SubmitTurnRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	ThreadId  string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// Unique per tenant, not per session: naming a thread of another session
+	// of the tenant is AlreadyExists (ResourceInfo resource_type "thread",
+	// resource_name the id; message "thread <id> belongs to another
+	// session"), whatever the create policy.
+	ThreadId string `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	// Caller-chosen turn id: a retry with the same id returns the turn.
 	TurnId string `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	// A retry with the same key on the same thread returns the turn.

@@ -61,6 +61,9 @@ const (
 type ControlServiceClient interface {
 	// Submits a turn; creates the session and thread when the create policy
 	// allows; applies the busy policy when the thread has an active turn.
+	// Thread ids are unique per tenant, not per session: a thread id another
+	// session of the tenant holds is AlreadyExists (ResourceInfo thread/<id>,
+	// "thread <id> belongs to another session").
 	SubmitTurn(ctx context.Context, in *SubmitTurnRequest, opts ...grpc.CallOption) (*SubmitTurnResponse, error)
 	// Interrupts the active (or named) turn; records the intent first.
 	InterruptTurn(ctx context.Context, in *InterruptTurnRequest, opts ...grpc.CallOption) (*InterruptTurnResponse, error)
@@ -449,6 +452,9 @@ func (c *controlServiceClient) TerminateProcess(ctx context.Context, in *Termina
 type ControlServiceServer interface {
 	// Submits a turn; creates the session and thread when the create policy
 	// allows; applies the busy policy when the thread has an active turn.
+	// Thread ids are unique per tenant, not per session: a thread id another
+	// session of the tenant holds is AlreadyExists (ResourceInfo thread/<id>,
+	// "thread <id> belongs to another session").
 	SubmitTurn(context.Context, *SubmitTurnRequest) (*SubmitTurnResponse, error)
 	// Interrupts the active (or named) turn; records the intent first.
 	InterruptTurn(context.Context, *InterruptTurnRequest) (*InterruptTurnResponse, error)

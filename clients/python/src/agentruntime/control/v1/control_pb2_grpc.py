@@ -176,6 +176,9 @@ class ControlServiceServicer(object):
     def SubmitTurn(self, request, context):
         """Submits a turn; creates the session and thread when the create policy
         allows; applies the busy policy when the thread has an active turn.
+        Thread ids are unique per tenant, not per session: a thread id another
+        session of the tenant holds is AlreadyExists (ResourceInfo thread/<id>,
+        "thread <id> belongs to another session").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

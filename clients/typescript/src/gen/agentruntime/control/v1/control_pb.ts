@@ -38,6 +38,11 @@ export type SubmitTurnRequest = Message<"agentruntime.control.v1.SubmitTurnReque
   sessionId: string;
 
   /**
+   * Unique per tenant, not per session: naming a thread of another session
+   * of the tenant is AlreadyExists (ResourceInfo resource_type "thread",
+   * resource_name the id; message "thread <id> belongs to another
+   * session"), whatever the create policy.
+   *
    * @generated from field: string thread_id = 2;
    */
   threadId: string;
@@ -2754,6 +2759,9 @@ export const ControlService: GenService<{
   /**
    * Submits a turn; creates the session and thread when the create policy
    * allows; applies the busy policy when the thread has an active turn.
+   * Thread ids are unique per tenant, not per session: a thread id another
+   * session of the tenant holds is AlreadyExists (ResourceInfo thread/<id>,
+   * "thread <id> belongs to another session").
    *
    * @generated from rpc agentruntime.control.v1.ControlService.SubmitTurn
    */
