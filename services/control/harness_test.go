@@ -50,6 +50,10 @@ type harness struct {
 	// maxQueuedTurns is the service's queue bound (kit.Config; 0: the
 	// default).
 	maxQueuedTurns int
+	// noProjectors serves the API without running the service's
+	// projectors and reactors: the read model stays empty, as one that
+	// trails the log would be.
+	noProjectors bool
 }
 
 const (
@@ -128,7 +132,13 @@ func (h *harness) start(store projection.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served, ran := make(chan error, 1), make(chan error, 1)
 	go func() { served <- s.Serve(ctx, lis) }()
-	go func() { ran <- svc.Run(ctx) }()
+	go func() {
+		if h.noProjectors {
+			ran <- nil
+			return
+		}
+		ran <- svc.Run(ctx)
+	}()
 	h.listenAddr = lis.Addr().String()
 	conn, err := grpc.NewClient(h.listenAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -277,6 +277,27 @@ func TestSubagentDelegation(t *testing.T) {
 
 // Spec scenario "Remote channel reconnect": disconnect mid-stream,
 // reconnect from the last ack: no gap, no duplicate.
+// TestSessionOfACommandIsFoundBeforeTheReadModelHasIt: commands answer
+// without waiting for the read model, so a call naming the session a
+// submit just created must find it on the log when the read model trails
+// (here: no projector runs at all); an unknown session is still NotFound.
+func TestSessionOfACommandIsFoundBeforeTheReadModelHasIt(t *testing.T) {
+	h := newHarnessWith(t, func(h *harness) { h.noProjectors = true })
+	ctx := acme(t)
+	h.submit(ctx, "s1", "th1")
+	if _, err := h.client.ReconnectChannel(ctx, &controlv1.ReconnectChannelRequest{ChannelId: "chan_a", SessionId: "s1", Peer: "slack:C1"}); err != nil {
+		t.Fatalf("ReconnectChannel right after the submit that created s1: %v", err)
+	}
+	if _, err := h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{WorkerId: "w1", SessionId: "s1",
+		Tools: []*eventsv1.ToolSpec{{Name: "read_file"}}}); err != nil {
+		t.Fatalf("RegisterTools right after the submit that created s1: %v", err)
+	}
+	_, err := h.client.ReconnectChannel(ctx, &controlv1.ReconnectChannelRequest{ChannelId: "chan_b", SessionId: "s404", Peer: "slack:C1"})
+	if status.Code(err) != codes.NotFound {
+		t.Fatalf("ReconnectChannel on an unknown session: %v, want NotFound", err)
+	}
+}
+
 func TestRemoteChannelReconnect(t *testing.T) {
 	h := newHarness(t)
 	ctx := acme(t)

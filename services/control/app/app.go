@@ -72,6 +72,24 @@ func turnAgg(tenant, session, turn string) eventlog.Aggregate {
 	return eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "turn", ID: turn}
 }
 
+// requireSession answers NotFound unless the session exists. The read model
+// may not have folded a session a command just created (commands answer
+// without waiting for it, docs/adr/0005-hot-path.md), so a miss there is
+// confirmed on the session's own subject in the log before it is refused.
+func (a *App) requireSession(ctx context.Context, tenant, session string) error {
+	if _, ok, err := rm.Session(ctx, a.Store, tenant, session); err != nil || ok {
+		return err
+	}
+	st, err := a.w.Refresh(ctx, sessionAgg(tenant, session))
+	if err != nil {
+		return err
+	}
+	if _, ok, err := rm.Session(ctx, st, tenant, session); err != nil || ok {
+		return err
+	}
+	return &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: session, Message: "session " + session + " not found"}
+}
+
 func sessionAgg(tenant, session string) eventlog.Aggregate {
 	return eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "session", ID: session}
 }

@@ -20,10 +20,8 @@ func channelAgg(tenant, session, channel string) eventlog.Aggregate {
 // answers where its subscription resumes: right after its last
 // acknowledged sequence, so nothing is missed or repeated.
 func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.ReconnectChannelRequest) (*controlv1.ReconnectChannelResponse, error) {
-	if _, ok, err := rm.Session(ctx, a.Store, c.Tenant, req.GetSessionId()); err != nil {
+	if err := a.requireSession(ctx, c.Tenant, req.GetSessionId()); err != nil {
 		return nil, err
-	} else if !ok {
-		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: req.GetSessionId(), Message: "session " + req.GetSessionId() + " not found"}
 	}
 	res, err := a.w.Execute(ctx, channelAgg(c.Tenant, req.GetSessionId(), req.GetChannelId()), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		ch, ok, err := rm.Channel(ctx, st, c.Tenant, req.GetChannelId())

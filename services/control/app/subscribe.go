@@ -198,7 +198,11 @@ func (a *App) snapshot(ctx context.Context, c Caller, req *controlv1.SubscribeEv
 		return nil, err
 	}
 	snap := &controlv1.Snapshot{Sequence: covered}
-	s, ok, err := rm.Session(ctx, a.Store, c.Tenant, req.GetSessionId())
+	// A session a command just created may not be folded yet: lookup
+	// waits for the head once before NotFound.
+	s, ok, err := lookup(ctx, a, func() (*controlv1.Session, bool, error) {
+		return rm.Session(ctx, a.Store, c.Tenant, req.GetSessionId())
+	})
 	if err != nil {
 		return nil, err
 	}

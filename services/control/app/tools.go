@@ -29,10 +29,8 @@ func (a *App) RegisterTools(ctx context.Context, c Caller, req *controlv1.Regist
 	}
 	session := req.GetSessionId()
 	if session != "" {
-		if _, ok, err := rm.Session(ctx, a.Store, c.Tenant, session); err != nil {
+		if err := a.requireSession(ctx, c.Tenant, session); err != nil {
 			return nil, err
-		} else if !ok {
-			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: session, Message: "session " + session + " not found"}
 		}
 	} else {
 		session = eventlog.NoSession
@@ -57,10 +55,8 @@ func (a *App) GetToolInventory(ctx context.Context, c Caller, req *controlv1.Get
 	byName := map[string]*eventsv1.ToolSpec{}
 	scopes := []string{"_"}
 	if s := req.GetSessionId(); s != "" {
-		if _, ok, err := rm.Session(ctx, a.Store, c.Tenant, s); err != nil {
+		if err := a.requireSession(ctx, c.Tenant, s); err != nil {
 			return nil, err
-		} else if !ok {
-			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: s, Message: "session " + s + " not found"}
 		}
 		scopes = append(scopes, s)
 	}
