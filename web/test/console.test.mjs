@@ -286,7 +286,8 @@ test("a 10,000-event session: every event folded, a bounded DOM wherever the tim
     const base = srv.url;
     const submitted = await rpc(base, "agentruntime.control.v1.ControlService/SubmitTurn", { sessionId: "big", threadId: "main", input: [{ text: "many events" }], idempotencyKey: "big-1" });
     const turnId = submitted.turn.turnId;
-    const claim = await rpc(base, "agentruntime.control.v1.ControlService/ClaimTurn", { workerId: "wkr_test", sessionId: "big", leaseTtl: "600s" });
+    // The claim waits: the claims read model may not have folded the submit yet.
+    const claim = await rpc(base, "agentruntime.control.v1.ControlService/ClaimTurn", { workerId: "wkr_test", sessionId: "big", leaseTtl: "600s", wait: "30s" });
     assert.equal(claim.turn.turnId, turnId);
     const total = 10_000;
     for (let i = 0; i < total; i += 250) {
