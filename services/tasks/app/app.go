@@ -361,6 +361,24 @@ func (a *App) create(ctx context.Context, agg eventlog.Aggregate, decide func(ct
 	return a.run(ctx, a.w.ExecuteNew, agg, "", decide)
 }
 
+// createOn says where a create decides: a new aggregate on the empty state
+// (create), unless the caller named the id or gave an idempotency key and
+// that id is already in use, in any session: then it is that aggregate,
+// decided on its state (ALREADY_EXISTS, or the first create for the same
+// key).
+func (a *App) createOn(ctx context.Context, tenant, kind, id string, agg eventlog.Aggregate, named bool) (eventlog.Aggregate, func(context.Context, eventlog.Aggregate, func(context.Context, command.State) ([]*eventsv1.RuntimeEvent, error)) (Result, error), error) {
+	if !named {
+		return agg, a.create, nil
+	}
+	other, ok, err := a.known(ctx, tenant, kind, id)
+	if err != nil || !ok {
+		return agg, a.create, err
+	}
+	return other, func(ctx context.Context, agg eventlog.Aggregate, decide func(context.Context, command.State) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
+		return a.execute(ctx, agg, "", decide)
+	}, nil
+}
+
 func (a *App) run(ctx context.Context, exec func(context.Context, eventlog.Aggregate, command.Key, command.Decide) (command.Result, error),
 	agg eventlog.Aggregate, idemKey string, decide func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
 	dedup := false

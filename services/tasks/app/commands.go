@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/command"
-	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -57,19 +56,10 @@ func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.Create
 		}
 		blockers[b] = domain.BlockerStatus(bt)
 	}
-	agg := taskAgg(tenant, &tasksv1.Task{TaskId: id, SessionId: sessionID})
-	exec := a.create
-	if req.GetTaskId() != "" || req.GetIdempotencyKey() != "" {
-		// An id already in use (in any session) is that task: the decision
-		// answers ALREADY_EXISTS, or the first create for the same key.
-		if other, ok, err := a.known(ctx, tenant, "task", id); err != nil {
-			return Result{}, nil, err
-		} else if ok {
-			agg = other
-			exec = func(ctx context.Context, agg eventlog.Aggregate, decide func(context.Context, command.State) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
-				return a.execute(ctx, agg, "", decide)
-			}
-		}
+	agg, exec, err := a.createOn(ctx, tenant, "task", id, taskAgg(tenant, &tasksv1.Task{TaskId: id, SessionId: sessionID}),
+		req.GetTaskId() != "" || req.GetIdempotencyKey() != "")
+	if err != nil {
+		return Result{}, nil, err
 	}
 	res, err := exec(ctx, agg, func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		existing, err := taskIn(ctx, st, tenant, id)

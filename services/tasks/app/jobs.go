@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
-	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -46,18 +45,10 @@ func (a *App) CreateJob(ctx context.Context, tenant string, req *tasksv1.CreateJ
 			items[i].ItemID = ids.New(ids.JobItem)
 		}
 	}
-	agg := jobAgg(tenant, &tasksv1.Job{JobId: id, SessionId: sessionID})
-	exec := a.create
-	if req.GetJobId() != "" || req.GetIdempotencyKey() != "" {
-		// An id already in use (in any session) is that job.
-		if other, ok, err := a.known(ctx, tenant, "job", id); err != nil {
-			return Result{}, nil, err
-		} else if ok {
-			agg = other
-			exec = func(ctx context.Context, agg eventlog.Aggregate, decide func(context.Context, command.State) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
-				return a.execute(ctx, agg, "", decide)
-			}
-		}
+	agg, exec, err := a.createOn(ctx, tenant, "job", id, jobAgg(tenant, &tasksv1.Job{JobId: id, SessionId: sessionID}),
+		req.GetJobId() != "" || req.GetIdempotencyKey() != "")
+	if err != nil {
+		return Result{}, nil, err
 	}
 	res, err := exec(ctx, agg, func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		existing, err := jobIn(ctx, st, tenant, id)
