@@ -348,12 +348,29 @@ type tally struct{}
 func (tally) Name() string      { return "test.tally" }
 func (tally) Filters() []string { return nil }
 func (tally) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
-	cur, err := store.Get(ctx, "tally")
+	return increment(ctx, store, "tally")
+}
+
+// increment is the fold of a counter kept under key.
+func increment(ctx context.Context, store projection.Store, key string) (projection.Batch, error) {
+	cur, err := store.Get(ctx, key)
 	if err != nil && err != projection.ErrNotFound {
 		return projection.Batch{}, err
 	}
 	n, _ := strconv.Atoi(string(cur))
-	return projection.Batch{Puts: []projection.KV{{Key: "tally", Value: []byte(strconv.Itoa(n + 1))}}}, nil
+	return projection.Batch{Puts: []projection.KV{{Key: key, Value: []byte(strconv.Itoa(n + 1))}}}, nil
+}
+
+// appendOtherSession appends n warnings to another session (sess_2) than
+// the ledger's.
+func appendOtherSession(t *testing.T, ctx context.Context, log *eventlog.Log, n int) {
+	t.Helper()
+	other := eventlog.Aggregate{Tenant: "acme", Session: "sess_2", Kind: "session", ID: "sess_2"}
+	for i := 0; i < n; i++ {
+		_, err := log.Append(ctx, other, eventlog.Any, &eventsv1.RuntimeEvent{Type: "runtime.warning", Payload: &eventsv1.RuntimeEvent_RuntimeWarning{
+			RuntimeWarning: &eventsv1.RuntimeWarning{Code: "x-" + strconv.Itoa(i)}}})
+		require.NoError(t, err)
+	}
 }
 
 // One consumer feeds several projections, each from its own checkpoint
@@ -365,12 +382,7 @@ func TestRunAllFeedsEachProjectionFromItsCheckpoint(t *testing.T) {
 	require.NoError(t, err)
 	filter := log.Subjects.Session("acme", "sess_1")
 	appendLedger(t, ctx, log, 30)
-	other := eventlog.Aggregate{Tenant: "acme", Session: "sess_2", Kind: "session", ID: "sess_2"}
-	for i := 0; i < 10; i++ {
-		_, err := log.Append(ctx, other, eventlog.Any, &eventsv1.RuntimeEvent{Type: "runtime.warning", Payload: &eventsv1.RuntimeEvent_RuntimeWarning{
-			RuntimeWarning: &eventsv1.RuntimeWarning{Code: "x-" + strconv.Itoa(i)}}})
-		require.NoError(t, err)
-	}
+	appendOtherSession(t, ctx, log, 10)
 	appendLedger(t, ctx, log, 5)
 	recs := readAll(t, ctx, log, filter)
 	head, err := log.Head(ctx)

@@ -31,12 +31,7 @@ func (f flaky) Project(ctx context.Context, store projection.Store, rec *eventlo
 	if rec.Event.GetSequence() == f.failAt && f.failed.CompareAndSwap(false, true) {
 		return projection.Batch{}, errors.New("flaky: failing once")
 	}
-	cur, err := store.Get(ctx, "flaky")
-	if err != nil && err != projection.ErrNotFound {
-		return projection.Batch{}, err
-	}
-	n, _ := strconv.Atoi(string(cur))
-	return projection.Batch{Puts: []projection.KV{{Key: "flaky", Value: []byte(strconv.Itoa(n + 1))}}}, nil
+	return increment(ctx, store, "flaky")
 }
 
 // One feed serves projectors and a reactor at different checkpoints: one
@@ -51,12 +46,7 @@ func TestFeedServesConsumersAtDifferentCheckpoints(t *testing.T) {
 	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
 	require.NoError(t, err)
 	filter := log.Subjects.Session("acme", "sess_1")
-	other := eventlog.Aggregate{Tenant: "acme", Session: "sess_2", Kind: "session", ID: "sess_2"}
-	for i := 0; i < 10; i++ {
-		_, err := log.Append(ctx, other, eventlog.Any, &eventsv1.RuntimeEvent{Type: "runtime.warning", Payload: &eventsv1.RuntimeEvent_RuntimeWarning{
-			RuntimeWarning: &eventsv1.RuntimeWarning{Code: "x-" + strconv.Itoa(i)}}})
-		require.NoError(t, err)
-	}
+	appendOtherSession(t, ctx, log, 10)
 	appendLedger(t, ctx, log, 40)
 	recs := readAll(t, ctx, log, filter)
 	head, err := log.Head(ctx)
