@@ -39,8 +39,10 @@ import (
 // then one replica of each service. It asserts every acknowledged turn in
 // the log exactly once and every event once, no status but Unavailable
 // and DeadlineExceeded seen by a client, the waiting turn completed after
-// its approval, and both control replicas answering the same read model;
-// it logs each write stall beside the election measured in the same run.
+// its approval, and both control replicas answering the same read model,
+// each turn counted once in it (two replicas' projectors fold into one
+// Redis read model); it logs each write stall beside the election measured
+// in the same run.
 func TestR3Cluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a three-node NATS cluster, ten serve processes and two workers")
@@ -288,6 +290,11 @@ func TestR3Cluster(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("GetSession %s on control replica %d: %v", session, i, err)
+			}
+			// Both replicas fold into the one read model in Redis: a batch
+			// applied twice would count the turn twice.
+			if n := resp.GetSession().GetTurnCount(); n != 1 {
+				t.Fatalf("session %s on control replica %d counts %d turns, the log holds 1: a fold applied more than once", session, i, n)
 			}
 			for _, h := range resp.GetHistory() {
 				views[i] += fmt.Sprint(h.GetTurnId(), ":", enums.Word(h.GetStatus()), ";")
