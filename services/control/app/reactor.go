@@ -166,16 +166,23 @@ func (a *App) cancelOrphanPermission(ctx context.Context, c Caller, req *control
 
 // closeAnsweredElsewhere closes an action whose permission request a host
 // answered directly (ResolvePermission): the human is not asked any more.
+// It decides on the thread's own state (the action.required this reactor
+// appended for the request is in it), not on the read model, which may not
+// have folded that action yet when the answer follows the request closely.
 func (a *App) closeAnsweredElsewhere(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
 	c := Caller{Tenant: ev.GetTenantId(), Subject: "permission"}
-	act, ok, err := rm.Action(ctx, a.Store, c.Tenant, ev.GetActionId())
-	if err != nil || !ok || act.Status != domain.ActionPending {
-		return err
+	session, thread := ev.GetSessionId(), ev.GetThreadId()
+	if thread == "" {
+		act, ok, err := lookup(ctx, a, func() (*controlv1.Action, bool, error) { return rm.Action(ctx, a.Store, c.Tenant, ev.GetActionId()) })
+		if err != nil || !ok {
+			return err
+		}
+		session, thread = act.SessionId, act.ThreadId
 	}
-	_, err = a.w.Execute(ctx, threadAgg(c.Tenant, act.SessionId, act.ThreadId), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		cur, err := actionIn(ctx, st, c, act.ActionId)
-		if err != nil {
-			return nil, err
+	_, err := a.w.Execute(ctx, threadAgg(c.Tenant, session, thread), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		cur, ok, err := rm.Action(ctx, st, c.Tenant, ev.GetActionId())
+		if err != nil || !ok {
+			return nil, err // no action was opened for it: nothing to close
 		}
 		return domain.DecideAnsweredElsewhere(cur, ev.GetPermissionResolved().GetDecision()), nil
 	})
