@@ -338,7 +338,6 @@ func TestInterruptWhileWaitingForApprovalCancelsTheTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl.until("action.required")
-	start := time.Now()
 	if _, err := rt.control.InterruptTurn(context.Background(), &controlv1.InterruptTurnRequest{SessionId: "s1", ThreadId: "main", Reason: "changed my mind"}); err != nil {
 		t.Fatal(err)
 	}
@@ -346,8 +345,12 @@ func TestInterruptWhileWaitingForApprovalCancelsTheTurn(t *testing.T) {
 	if f.GetTurnFailed().GetOutcome() != eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED || f.GetTurnFailed().GetCategory() != "interrupted" {
 		t.Fatalf("turn.failed = %v", f)
 	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Fatalf("interrupt took %v", d)
+	// The wait ended because of the interrupt, not the approval's timeout:
+	// the action was cancelled, not expired.
+	for _, ev := range tl.seen {
+		if r := ev.GetActionResolved(); r != nil && r.GetOutcome() != eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED {
+			t.Fatalf("the pending approval ended %v, want cancelled by the interrupt", r.GetOutcome())
+		}
 	}
 	inOrder(t, types(tl.seen), "thread.updated", "action.resolved", "tool.failed", "turn.failed")
 }
