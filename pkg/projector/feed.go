@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 
@@ -335,23 +336,31 @@ func (f *Feed) read(ctx context.Context, filters []string, from uint64) error {
 		// sees a gap; and as a consumer is not handed again what it had, one
 		// that waits for another consumer of the feed (a reactor for a read
 		// model) does not hold up the batches that one needs.
+		// A start over may cut its batches where the last subscription did
+		// not: each consumer gets only what follows what it had, so none
+		// sees a record twice.
 		last := batch[len(batch)-1].Event.GetSequence()
+		type hand struct {
+			m    *member
+			recs []*eventlog.Record
+		}
 		f.mu.Lock()
 		f.next = last + 1
-		members := make([]*member, 0, len(f.attached))
+		hands := make([]hand, 0, len(f.attached))
 		for m := range f.attached {
 			if m.have < last {
-				members = append(members, m)
+				i := sort.Search(len(batch), func(i int) bool { return batch[i].Event.GetSequence() > m.have })
+				hands = append(hands, hand{m, batch[i:]})
 			}
 		}
 		f.mu.Unlock()
-		for _, m := range members {
+		for _, h := range hands {
 			select {
-			case m.ch <- chunk{recs: batch}:
+			case h.m.ch <- chunk{recs: h.recs}:
 				f.mu.Lock()
-				m.have = last
+				h.m.have = last
 				f.mu.Unlock()
-			case <-m.gone:
+			case <-h.m.gone:
 			case <-ctx.Done():
 				return nil
 			}
