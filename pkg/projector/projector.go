@@ -239,29 +239,7 @@ func RunAll(ctx context.Context, log *eventlog.Log, store projection.Store, logg
 // matchesAny reports whether subject matches one of the NATS subject
 // filters ("*" one token, ">" the rest).
 func matchesAny(filters []string, subject string) bool {
-	for _, f := range filters {
-		if subjectMatches(f, subject) {
-			return true
-		}
-	}
-	return false
-}
-
-func subjectMatches(filter, subject string) bool {
-	for {
-		ft, frest, fmore := strings.Cut(filter, ".")
-		if ft == ">" {
-			return subject != ""
-		}
-		st, srest, smore := strings.Cut(subject, ".")
-		if ft != "*" && ft != st {
-			return false
-		}
-		if !fmore || !smore {
-			return fmore == smore
-		}
-		filter, subject = frest, srest
-	}
+	return slices.ContainsFunc(filters, func(f string) bool { return subsumes(f, subject) })
 }
 
 // Reactor writes the consequences of other facts: a service that must act

@@ -2,6 +2,7 @@ package projector
 
 import "testing"
 
+// A subject is a filter without wildcards: subsumes is also the match.
 func TestSubjectMatches(t *testing.T) {
 	cases := []struct {
 		filter, subject string
@@ -19,8 +20,8 @@ func TestSubjectMatches(t *testing.T) {
 		{">", "a", true},
 	}
 	for _, c := range cases {
-		if got := subjectMatches(c.filter, c.subject); got != c.want {
-			t.Errorf("subjectMatches(%q, %q) = %v, want %v", c.filter, c.subject, got, c.want)
+		if got := subsumes(c.filter, c.subject); got != c.want {
+			t.Errorf("subsumes(%q, %q) = %v, want %v", c.filter, c.subject, got, c.want)
 		}
 	}
 }
