@@ -257,19 +257,9 @@ func (a *App) aggregate(ctx context.Context, tenant, kind, id string) (eventlog.
 		agg.Session = s
 		return agg, nil
 	}
-	switch kind {
-	case "task":
-		t, err := a.LoadTask(ctx, tenant, id)
-		if err != nil {
-			return agg, err
-		}
-		agg = taskAgg(tenant, t)
-	default:
-		j, err := a.LoadJob(ctx, tenant, id)
-		if err != nil {
-			return agg, err
-		}
-		agg = jobAgg(tenant, j)
+	agg, err := a.locate(ctx, tenant, kind, id, true)
+	if err != nil {
+		return agg, err
 	}
 	a.where.put(agg)
 	return agg, nil
@@ -284,23 +274,36 @@ func (a *App) known(ctx context.Context, tenant, kind, id string) (eventlog.Aggr
 		agg.Session = s
 		return agg, true, nil
 	}
-	var err error
-	switch kind {
-	case "task":
-		var t *tasksv1.Task
-		if t, err = a.loadTask(ctx, tenant, id); err == nil {
-			agg = taskAgg(tenant, t)
-		}
-	default:
-		var j *tasksv1.Job
-		if j, err = a.loadJob(ctx, tenant, id); err == nil {
-			agg = jobAgg(tenant, j)
-		}
-	}
+	agg, err := a.locate(ctx, tenant, kind, id, false)
 	if fault.Is(err, fault.KindNotFound) {
 		return agg, false, nil
 	}
 	return agg, err == nil, err
+}
+
+// locate reads a task's or job's aggregate from the read model, caught up
+// to the log first when wait is set.
+func (a *App) locate(ctx context.Context, tenant, kind, id string, wait bool) (eventlog.Aggregate, error) {
+	if kind == "task" {
+		load := a.loadTask
+		if wait {
+			load = a.LoadTask
+		}
+		t, err := load(ctx, tenant, id)
+		if err != nil {
+			return eventlog.Aggregate{Tenant: tenant, Kind: kind, ID: id}, err
+		}
+		return taskAgg(tenant, t), nil
+	}
+	load := a.loadJob
+	if wait {
+		load = a.LoadJob
+	}
+	j, err := load(ctx, tenant, id)
+	if err != nil {
+		return eventlog.Aggregate{Tenant: tenant, Kind: kind, ID: id}, err
+	}
+	return jobAgg(tenant, j), nil
 }
 
 // current reads a task as the log holds it now: the writer catches its
