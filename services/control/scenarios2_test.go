@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -354,7 +356,19 @@ func TestSlowSubscriberIsCutWithAResumableCursor(t *testing.T) {
 	ctx := acme(t)
 	tu := h.submit(ctx, "s1", "th1").Turn
 	r := h.report(ctx, started(tu.TurnId))
-	sub := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"model.delta"}, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: r.Sequence + 1})
+	// A client with fixed flow-control windows (no BDP growth): the big
+	// deltas below fill them, so the server's sends block however fast the
+	// machine is.
+	cc, err := grpc.NewClient(h.listenAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	stream, err := controlv1.NewControlServiceClient(cc).SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"model.delta"}, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: r.Sequence + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Big deltas fill the transport's window so the server's sends block.
 	big := string(make([]byte, 32<<10))
 	const n = 200
@@ -365,11 +379,16 @@ func TestSlowSubscriberIsCutWithAResumableCursor(t *testing.T) {
 		}
 		h.report(ctx, evs...)
 	}
+	// The subscriber under test is slow: it takes nothing for longer than
+	// the stall limit (its window is full, so the server's send blocks),
+	// whatever time the reports above took. This sleep is that slowness,
+	// not a wait for a condition.
+	time.Sleep(2 * 200 * time.Millisecond)
 	var last uint64
 	received := 0
 	var cut error
 	for {
-		m, err := sub.stream.Recv()
+		m, err := stream.Recv()
 		if err != nil {
 			cut = err
 			break
