@@ -217,7 +217,7 @@ func describe(ev *eventsv1.RuntimeEvent) string {
 	case *eventsv1.RuntimeEvent_TurnCompleted:
 		return fmt.Sprintf("%s: %s", ev.GetTurnId(), one(p.TurnCompleted.GetSummary()))
 	case *eventsv1.RuntimeEvent_TurnFailed:
-		return fmt.Sprintf("%s %s (%s): %s", ev.GetTurnId(), strings.ToLower(strings.TrimPrefix(p.TurnFailed.GetOutcome().String(), "TURN_OUTCOME_")), p.TurnFailed.GetCategory(), one(p.TurnFailed.GetMessage()))
+		return fmt.Sprintf("%s %s (%s): %s", ev.GetTurnId(), enums.Word(p.TurnFailed.GetOutcome()), p.TurnFailed.GetCategory(), one(p.TurnFailed.GetMessage()))
 	case *eventsv1.RuntimeEvent_ModelRequested:
 		return fmt.Sprintf("%s/%s", p.ModelRequested.GetProvider(), p.ModelRequested.GetModel())
 	case *eventsv1.RuntimeEvent_ModelDelta:
@@ -245,7 +245,7 @@ func describe(ev *eventsv1.RuntimeEvent) string {
 	case *eventsv1.RuntimeEvent_ActionResolved:
 		return fmt.Sprintf("%s %s by %s", ev.GetActionId(), p.ActionResolved.GetDecision(), p.ActionResolved.GetResponder())
 	case *eventsv1.RuntimeEvent_PermissionEvaluated:
-		return fmt.Sprintf("%s: %s (%s)", p.PermissionEvaluated.GetName(), strings.ToLower(strings.TrimPrefix(p.PermissionEvaluated.GetDecision().String(), "DECISION_")), one(p.PermissionEvaluated.GetDecisionReason()))
+		return fmt.Sprintf("%s: %s (%s)", p.PermissionEvaluated.GetName(), enums.Word(p.PermissionEvaluated.GetDecision()), one(p.PermissionEvaluated.GetDecisionReason()))
 	case *eventsv1.RuntimeEvent_RoutingDecided:
 		return "selected " + p.RoutingDecided.GetDecision().GetSelectedModelId()
 	case *eventsv1.RuntimeEvent_RoutingNotPossible:

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 )
 
@@ -183,7 +184,7 @@ func showTask(w io.Writer, resp *tasksv1.GetTaskResponse) {
 	if len(t.GetAttempts()) > 0 {
 		fmt.Fprintln(w, "  attempts")
 		for _, a := range t.GetAttempts() {
-			s := fmt.Sprintf("    %d  %s  %s", a.GetOrdinal(), a.GetRunId(), strings.ToLower(strings.TrimPrefix(a.GetStatus().String(), "RUN_STATUS_")))
+			s := fmt.Sprintf("    %d  %s  %s", a.GetOrdinal(), a.GetRunId(), enums.Word(a.GetStatus()))
 			if wk := a.GetWorker().GetWorkerId(); wk != "" {
 				s += "  worker " + wk
 			}
@@ -197,12 +198,12 @@ func showTask(w io.Writer, resp *tasksv1.GetTaskResponse) {
 		}
 	}
 	for _, e := range append(t.GetEdges(), resp.GetReverseEdges()...) {
-		fmt.Fprintf(w, "  edge       %s %s\n", strings.ToLower(strings.TrimPrefix(e.GetRelation().String(), "EDGE_RELATION_")), e.GetTargetId())
+		fmt.Fprintf(w, "  edge       %s %s\n", enums.Word(e.GetRelation()), e.GetTargetId())
 	}
 }
 
 func taskStatus(s tasksv1.TaskStatus) string {
-	return strings.ToLower(strings.TrimPrefix(s.String(), "TASK_STATUS_"))
+	return enums.Word(s)
 }
 
 func when(ts *timestamppb.Timestamp) string {

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -67,7 +68,7 @@ func (f *FactMeter) Observe(ctx context.Context, ev *eventsv1.RuntimeEvent) {
 	case *eventsv1.RuntimeEvent_TurnCompleted:
 		f.turns.Add(ctx, 1, metric.WithAttributes(attribute.String("status", "completed"), attribute.String("category", "")))
 	case *eventsv1.RuntimeEvent_TurnFailed:
-		status := strings.ToLower(strings.TrimPrefix(p.TurnFailed.GetOutcome().String(), "TURN_OUTCOME_"))
+		status := enums.Word(p.TurnFailed.GetOutcome())
 		f.turns.Add(ctx, 1, metric.WithAttributes(attribute.String("status", status), attribute.String("category", p.TurnFailed.GetCategory())))
 	case *eventsv1.RuntimeEvent_RunStatus:
 		switch p.RunStatus.GetPhase() {
@@ -123,7 +124,7 @@ func family(typ string) string {
 }
 
 func runStatus(s tasksv1.RunStatus) string {
-	return strings.ToLower(strings.TrimPrefix(s.String(), "RUN_STATUS_"))
+	return enums.Word(s)
 }
 
 // Follow counts the facts this process appends from now on until ctx ends:

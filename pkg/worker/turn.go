@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
@@ -634,7 +635,7 @@ func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64)
 				// ends: ask now rather than run another step first.
 				tu.checkNow(ctx)
 			}
-			return false, "the approval was " + strings.ToLower(strings.TrimPrefix(a.GetOutcome().String(), "ACTION_OUTCOME_")), nil
+			return false, "the approval was " + enums.Word(a.GetOutcome()), nil
 		}
 	}
 }

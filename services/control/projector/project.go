@@ -707,7 +707,7 @@ func (t *tx) refusal() {
 		if pe.GetDecision() != eventsv1.Decision_DECISION_DENY {
 			return
 		}
-		facts[RefusalCause] = strings.ToLower(strings.TrimPrefix(pe.GetDecisionSource().String(), "DECISION_SOURCE_"))
+		facts[RefusalCause] = enums.Word(pe.GetDecisionSource())
 		facts[RefusalReason] = pe.GetDecisionReason()
 		facts[RefusalRuleRefs] = strings.Join(pe.GetRuleRefs(), ",")
 		facts[RefusalHookRunIDs] = strings.Join(pe.GetHookRunIds(), ",")
@@ -778,7 +778,7 @@ func incidentCategory(ev *eventsv1.RuntimeEvent) string {
 	case ev.GetRuntimeError() != nil:
 		return ev.GetRuntimeError().GetCode()
 	case ev.GetSandboxViolation() != nil:
-		return strings.ToLower(strings.TrimPrefix(ev.GetSandboxViolation().GetKind().String(), "VIOLATION_KIND_"))
+		return enums.Word(ev.GetSandboxViolation().GetKind())
 	}
 	return ""
 }

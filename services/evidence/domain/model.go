@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/events"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -373,7 +374,7 @@ func taskStatus(s tasksv1.TaskStatus) string {
 	if s == tasksv1.TaskStatus_TASK_STATUS_UNSPECIFIED {
 		return ""
 	}
-	return strings.ToLower(strings.TrimPrefix(s.String(), "TASK_STATUS_"))
+	return enums.Word(s)
 }
 
 func (m *Model) applyTask(ev *eventsv1.RuntimeEvent) {

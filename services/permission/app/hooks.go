@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
@@ -138,7 +139,7 @@ func (a *App) runHooks(ctx context.Context, hs *hookScope, hooks []*eventsv1.Hoo
 			hf := &eventsv1.HookFailed{HookRunId: runID, HookId: h.GetHookId(), Point: h.GetPoint(), Duration: elapsed,
 				Category: category, Retryable: retryable, FailMode: run.result.FailMode, Error: truncate(err.Error(), hookPreviewBytes), EvaluationId: hs.evaluationID}
 			if run.result.FailMode == eventsv1.FailMode_FAIL_MODE_OPEN {
-				hf.Warning = fmt.Sprintf("read-only hook %s failed (%s); continuing without it", h.GetHookId(), strings.ToLower(strings.TrimPrefix(category.String(), "HOOK_FAILURE_CATEGORY_")))
+				hf.Warning = fmt.Sprintf("read-only hook %s failed (%s); continuing without it", h.GetHookId(), enums.Word(category))
 			}
 			failed.Payload = &eventsv1.RuntimeEvent_HookFailed{HookFailed: hf}
 			if err := a.appendHookFact(ctx, hs, failed); err != nil {
@@ -263,8 +264,8 @@ func truncate(s string, max int) string { return domain.Cut(s, max) }
 
 // sandboxSummary is the one-line form of a profile given to hooks.
 func sandboxSummary(p *eventsv1.SandboxProfile) string {
-	mode := strings.ToLower(strings.TrimPrefix(p.GetMode().String(), "SANDBOX_MODE_"))
-	net := strings.ToLower(strings.TrimPrefix(p.GetNetwork().String(), "NETWORK_MODE_"))
+	mode := enums.Word(p.GetMode())
+	net := enums.Word(p.GetNetwork())
 	s := mode
 	if len(p.GetWriteRoots()) > 0 {
 		s += "; write roots " + strings.Join(p.GetWriteRoots(), ", ")

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
@@ -45,7 +46,7 @@ func StaticExclusions(in RouteInput, m *ev.Model) (reasons []ev.ExclusionReason,
 	p := FindProvider(in.Registry, m.GetProviderId())
 	if p.GetCredentialStatus() != ev.CredentialStatus_CREDENTIAL_STATUS_PRESENT {
 		add(ev.ExclusionReason_EXCLUSION_REASON_MISSING_CREDENTIALS, "provider %q credentials are %s", m.GetProviderId(),
-			strings.ToLower(strings.TrimPrefix(p.GetCredentialStatus().String(), "CREDENTIAL_STATUS_")))
+			enums.Word(p.GetCredentialStatus()))
 	}
 	if gap := CapabilityGap(in.Profile, m); len(gap) > 0 {
 		add(ev.ExclusionReason_EXCLUSION_REASON_CAPABILITY_GAP, "lacks %s", capNames(gap))
@@ -94,7 +95,7 @@ func CapabilityGap(p *ev.TaskProfile, m *ev.Model) []ev.Capability {
 func capNames(caps []ev.Capability) string {
 	names := make([]string, len(caps))
 	for i, c := range caps {
-		names[i] = strings.ToLower(strings.TrimPrefix(c.String(), "CAPABILITY_"))
+		names[i] = enums.Word(c)
 	}
 	return strings.Join(names, ", ")
 }
@@ -211,11 +212,11 @@ func appendOnce(rs []ev.ExclusionReason, r ev.ExclusionReason) []ev.ExclusionRea
 }
 
 func latencyName(l ev.LatencyClass) string {
-	return strings.ToLower(strings.TrimPrefix(l.String(), "LATENCY_CLASS_"))
+	return enums.Word(l)
 }
 
 func budgetScopeName(s ev.BudgetScope) string {
-	return strings.ToLower(strings.TrimPrefix(s.String(), "BUDGET_SCOPE_"))
+	return enums.Word(s)
 }
 
 // Stages of routing.not_possible.
@@ -307,7 +308,7 @@ func noCandidateReason(set *ev.CandidateSet) string {
 	for i, x := range set.GetExcluded() {
 		names := make([]string, len(x.GetReasons()))
 		for j, r := range x.GetReasons() {
-			names[j] = strings.ToLower(strings.TrimPrefix(r.String(), "EXCLUSION_REASON_"))
+			names[j] = enums.Word(r)
 		}
 		parts[i] = fmt.Sprintf("%s/%s (%s: %s)", x.GetProviderId(), x.GetModelId(), strings.Join(names, ", "), x.GetDetail())
 	}
@@ -364,7 +365,7 @@ func Fallback(in RouteInput, prev *ev.RoutingDecision, failed string, cat ev.Fai
 			}
 		}
 		d := &ev.RoutingDecision{RoutingMode: ev.RoutingMode_ROUTING_MODE_FALLBACK, DecisionSource: "fallback_chain",
-			DecisionReason:      fmt.Sprintf("%q failed (%s); next in the fallback chain", failed, strings.ToLower(strings.TrimPrefix(cat.String(), "FAILURE_CATEGORY_"))),
+			DecisionReason:      fmt.Sprintf("%q failed (%s); next in the fallback chain", failed, enums.Word(cat)),
 			RequestedProviderId: prev.GetRequestedProviderId(), RequestedModelId: prev.GetRequestedModelId(),
 			SelectedProviderId: next.GetProviderId(), SelectedModelId: next.GetModelId(), CandidateCount: set.GetCandidateCount(),
 			FallbackChain: rest, LimitStateSnapshot: in.Limits[next.GetModelId()], EstimatedCostNanos: next.GetEstimatedCostNanos(),

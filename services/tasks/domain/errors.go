@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 )
@@ -33,7 +34,7 @@ const (
 
 // StatusName is the spec's lowercase name of a status ("timed_out").
 func StatusName(s tasksv1.TaskStatus) string {
-	return strings.ToLower(strings.TrimPrefix(s.String(), "TASK_STATUS_"))
+	return enums.Word(s)
 }
 
 func statusList(ss []tasksv1.TaskStatus) string {

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -778,7 +779,7 @@ func DecideLink(t *tasksv1.Task, l Link) ([]*eventsv1.RuntimeEvent, error) {
 }
 
 func relationName(r tasksv1.EdgeRelation) string {
-	return strings.ToLower(strings.TrimPrefix(r.String(), "EDGE_RELATION_"))
+	return enums.Word(r)
 }
 
 func findEdge(t *tasksv1.Task, rel tasksv1.EdgeRelation, target string) *tasksv1.Edge {

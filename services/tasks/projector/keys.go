@@ -7,6 +7,7 @@ package projector
 import (
 	"strings"
 
+	"github.com/agentruntime/agentruntime/pkg/enums"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
 )
@@ -75,7 +76,7 @@ func AllJobs(tenant string) string          { return "jobs:" + tenant + ":all" }
 func JobsBySession(tenant, s string) string { return "jobs:" + tenant + ":session:" + sessionToken(s) }
 func JobsByTask(tenant, t string) string    { return "jobs:" + tenant + ":task:" + t }
 func JobsByStatus(tenant string, s tasksv1.JobStatus) string {
-	return "jobs:" + tenant + ":status:" + strings.ToLower(strings.TrimPrefix(s.String(), "JOB_STATUS_"))
+	return "jobs:" + tenant + ":status:" + enums.Word(s)
 }
 
 func sessionToken(s string) string {
