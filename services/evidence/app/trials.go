@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
-	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -223,9 +222,6 @@ type ComparisonConfigurations struct{ Baseline, Candidate string }
 // (domain.CheckComparison) and records benchmark.comparison.completed on
 // the comparison's own aggregate.
 func (a *App) Compare(ctx context.Context, tenant, session string, in domain.ComparisonInput, cfgs ComparisonConfigurations, baseline, candidate []TrialRef, qcRef string) (*eventsv1.BenchmarkComparisonCompleted, *commonv1.WriteResult, error) {
-	if cfgs.Baseline == cfgs.Candidate {
-		return nil, nil, fault.Invalid("candidate_configuration_id", "%v: %s", domain.ErrSameConfiguration, cfgs.Candidate)
-	}
 	for _, c := range []struct {
 		field, id string
 		into      **eventsv1.BenchmarkConfigurationResolved
