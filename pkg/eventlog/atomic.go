@@ -32,6 +32,11 @@ func (l *Log) AppendAtomic(ctx context.Context, agg Aggregate, expect Expect, ev
 		return nil, err
 	}
 	subject := l.Subjects.Aggregate(agg)
+	k := l.aggregatePart(agg)
+	seq, err := l.sequenceAt(k, expect.seq)
+	if err != nil {
+		return nil, err
+	}
 	msgs := make([]*nats.Msg, len(evs))
 	for i, ev := range evs {
 		msg, err := l.message(ctx, agg, subject, ev)
@@ -40,7 +45,7 @@ func (l *Log) AppendAtomic(ctx context.Context, agg Aggregate, expect Expect, ev
 		}
 		msg.Header.Set(jetstream.MsgIDHeader, ev.GetEventId())
 		if i == 0 && expect.set {
-			msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(expect.seq, 10))
+			msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(seq, 10))
 		}
 		msgs[i] = msg
 	}
@@ -48,7 +53,7 @@ func (l *Log) AppendAtomic(ctx context.Context, agg Aggregate, expect Expect, ev
 	// Through an outage the same batch is tried again (outage.go): had it
 	// landed, the retry finds its message ids and answers a conflict.
 	var ack *jetstreamext.BatchAck
-	err := l.retry(ctx, "append to "+agg.String(), func(actx context.Context) error {
+	err = l.retry(ctx, "append to "+agg.String(), func(actx context.Context) error {
 		var err error
 		ack, err = jetstreamext.PublishMsgBatch(actx, l.js, msgs, jetstreamext.BatchFlowControl{AckFirst: false})
 		return err
@@ -70,7 +75,7 @@ func (l *Log) AppendAtomic(ctx context.Context, agg Aggregate, expect Expect, ev
 	out := make([]Appended, len(evs))
 	first := ack.Sequence - uint64(len(evs)) + 1
 	for i, ev := range evs {
-		out[i] = Appended{EventID: ev.GetEventId(), Sequence: first + uint64(i)}
+		out[i] = Appended{EventID: ev.GetEventId(), Sequence: l.Position(k, first+uint64(i))}
 	}
 	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -49,8 +50,14 @@ const (
 
 // Config of a log. Zero values take the defaults below.
 type Config struct {
-	Stream          string // default "AGENTRUNTIME"
-	SubjectPrefix   string // default "ar.ev"
+	Stream        string // default "AGENTRUNTIME"
+	SubjectPrefix string // default "ar.ev"
+	// Partitions splits the log into that many streams by a hash of the
+	// session, so their leaders spread over a cluster (partition.go). 1 by
+	// default: one stream named Stream. With P > 1 the streams are
+	// Stream_0 ... Stream_<P-1>. Fixed for the life of a deployment: Open
+	// refuses a log that was made with another count.
+	Partitions      int
 	Replicas        int    // default 1; 3 in production clusters
 	Storage         jetstream.StorageType
 	DuplicateWindow time.Duration // de-duplication window by event id, default 10m
@@ -98,6 +105,9 @@ func (c *Config) defaults() {
 	if c.Replicas == 0 {
 		c.Replicas = 1
 	}
+	if c.Partitions == 0 {
+		c.Partitions = 1
+	}
 	if c.DuplicateWindow == 0 {
 		c.DuplicateWindow = 10 * time.Minute
 	}
@@ -140,18 +150,25 @@ func (c *Config) maxBytes() int64 {
 
 // Log is an open event log. It is safe for concurrent use.
 type Log struct {
-	cfg      Config
-	js       jetstream.JetStream
-	stream   jetstream.Stream
+	cfg Config
+	js  jetstream.JetStream
+	// streams holds each partition's stream, by partition.
+	streams []jetstream.Stream
+	// view is the partition a view (Partition) reads, plus one; 0 is the
+	// whole log.
+	view     int
 	objects  jetstream.ObjectStore
 	Subjects Subjects
 }
 
-// Open checks the server (CheckServer), ensures the stream and object
+// Open checks the server (CheckServer), ensures the streams and object
 // bucket exist with this configuration (creating or updating them, so every
 // replica may call it at start) and returns the log.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	cfg.defaults()
+	if cfg.Partitions < 1 || cfg.Partitions > MaxPartitions {
+		return nil, fmt.Errorf("eventlog: %d partitions: between 1 and %d", cfg.Partitions, MaxPartitions)
+	}
 	if err := CheckServer(ctx, nc); err != nil {
 		return nil, err
 	}
@@ -159,35 +176,42 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: jetstream: %w", err)
 	}
-	subjects := Subjects{Prefix: cfg.SubjectPrefix}
-	var stream jetstream.Stream
-	err = setupRetry(ctx, cfg, "stream "+cfg.Stream, func(actx context.Context) error {
-		var err error
-		stream, err = js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
-			Name:        cfg.Stream,
-			Description: "agentruntime event log: the only truth",
-			Subjects:    []string{subjects.All()},
-			Storage:     cfg.Storage,
-			Replicas:    cfg.Replicas,
-			Retention:   jetstream.LimitsPolicy,
-			Discard:     jetstream.DiscardOld,
-			MaxAge:      cfg.MaxAge,
-			MaxBytes:    cfg.maxBytes(),
-			Duplicates:  cfg.DuplicateWindow,
-			AllowDirect: true,
-			// Commands append all their events in one atomic batch (AppendAtomic).
-			AllowAtomicPublish: true,
-			MaxConsumers:       cfg.MaxConsumers,
-		})
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: stream %s: %w", cfg.Stream, err)
+	l := &Log{cfg: cfg, js: js, Subjects: Subjects{Prefix: cfg.SubjectPrefix, Partitions: cfg.Partitions}}
+	if err := l.checkPartitions(ctx); err != nil {
+		return nil, err
 	}
-	var objects jetstream.ObjectStore
+	for k := range cfg.Partitions {
+		name := l.streamName(k)
+		var stream jetstream.Stream
+		err = setupRetry(ctx, cfg, "stream "+name, func(actx context.Context) error {
+			var err error
+			stream, err = js.CreateOrUpdateStream(actx, jetstream.StreamConfig{
+				Name:        name,
+				Description: "agentruntime event log: the only truth",
+				Subjects:    []string{l.Subjects.Partition(k).All()},
+				Storage:     cfg.Storage,
+				Replicas:    cfg.Replicas,
+				Retention:   jetstream.LimitsPolicy,
+				Discard:     jetstream.DiscardOld,
+				MaxAge:      cfg.MaxAge,
+				MaxBytes:    cfg.maxBytes(),
+				Duplicates:  cfg.DuplicateWindow,
+				AllowDirect: true,
+				// Commands append all their events in one atomic batch (AppendAtomic).
+				AllowAtomicPublish: true,
+				MaxConsumers:       cfg.MaxConsumers,
+				Metadata:           map[string]string{metaPartitions: strconv.Itoa(cfg.Partitions)},
+			})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("eventlog: stream %s: %w", name, err)
+		}
+		l.streams = append(l.streams, stream)
+	}
 	err = setupRetry(ctx, cfg, "object bucket "+cfg.ObjectBucket, func(actx context.Context) error {
 		var err error
-		objects, err = js.CreateOrUpdateObjectStore(actx, jetstream.ObjectStoreConfig{
+		l.objects, err = js.CreateOrUpdateObjectStore(actx, jetstream.ObjectStoreConfig{
 			Bucket:      cfg.ObjectBucket,
 			Description: "agentruntime large payloads referenced by events",
 			Storage:     cfg.Storage,
@@ -198,7 +222,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: object bucket %s: %w", cfg.ObjectBucket, err)
 	}
-	return &Log{cfg: cfg, js: js, stream: stream, objects: objects, Subjects: subjects}, nil
+	return l, nil
 }
 
 // RuntimeID is the id stamped into events that carry none.
@@ -242,6 +266,7 @@ func (l *Log) Append(ctx context.Context, agg Aggregate, expect Expect, evs ...*
 		return nil, err
 	}
 	subject := l.Subjects.Aggregate(agg)
+	k := l.aggregatePart(agg)
 	out := make([]Appended, 0, len(evs))
 	for _, ev := range evs {
 		msg, err := l.message(ctx, agg, subject, ev)
@@ -249,10 +274,14 @@ func (l *Log) Append(ctx context.Context, agg Aggregate, expect Expect, evs ...*
 			return out, err
 		}
 		opts := []jetstream.PublishOpt{jetstream.WithMsgID(ev.GetEventId())}
+		var seq uint64
 		if expect.set {
-			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(expect.seq))
+			if seq, err = l.sequenceAt(k, expect.seq); err != nil {
+				return out, err
+			}
+			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(seq))
 		}
-		ack, err := l.publish(ctx, agg, subject, expect, msg, opts...)
+		ack, err := l.publish(ctx, agg, subject, expect.set, seq, msg, opts...)
 		if err != nil {
 			a, err := l.recoverDuplicate(ctx, agg, expect, ev.GetEventId(), err)
 			if err != nil {
@@ -262,8 +291,9 @@ func (l *Log) Append(ctx context.Context, agg Aggregate, expect Expect, evs ...*
 			expect = ExpectSequence(a.Sequence)
 			continue
 		}
-		out = append(out, Appended{EventID: ev.GetEventId(), Sequence: ack.Sequence, Duplicate: ack.Duplicate})
-		expect = ExpectSequence(ack.Sequence)
+		pos := l.Position(k, ack.Sequence)
+		out = append(out, Appended{EventID: ev.GetEventId(), Sequence: pos, Duplicate: ack.Duplicate})
+		expect = ExpectSequence(pos)
 	}
 	return out, nil
 }
@@ -306,7 +336,7 @@ func (l *Log) AppendFacts(ctx context.Context, agg Aggregate, evs ...*eventsv1.R
 	for i, f := range futures {
 		select {
 		case ack := <-f.Ok():
-			out[i] = Appended{EventID: evs[i].GetEventId(), Sequence: ack.Sequence, Duplicate: ack.Duplicate}
+			out[i] = Appended{EventID: evs[i].GetEventId(), Sequence: l.Position(l.aggregatePart(agg), ack.Sequence), Duplicate: ack.Duplicate}
 		case err := <-f.Err():
 			failed = errors.Join(failed, publishError(agg, err))
 		case <-ctx.Done():
@@ -359,7 +389,12 @@ func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Result, error
 		// default 200 ms: under load that fails entries of a healthy batch.
 		opts := []jetstream.PublishOpt{jetstream.WithMsgID(e.Event.GetEventId()), jetstream.WithStallWait(asyncStallWait)}
 		if e.Expect.set {
-			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(e.Expect.seq))
+			seq, err := l.sequenceAt(l.aggregatePart(e.Aggregate), e.Expect.seq)
+			if err != nil {
+				results[i].Err = err
+				continue
+			}
+			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(seq))
 		}
 		// publishAsync waits while MaxAsyncPending acks are outstanding,
 		// which bounds memory however large the batch.
@@ -376,7 +411,7 @@ func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Result, error
 		}
 		select {
 		case ack := <-f.Ok():
-			results[i].Sequence, results[i].Duplicate = ack.Sequence, ack.Duplicate
+			results[i].Sequence, results[i].Duplicate = l.Position(l.aggregatePart(entries[i].Aggregate), ack.Sequence), ack.Duplicate
 		case err := <-f.Err():
 			e := entries[i]
 			a, err := l.recoverDuplicate(ctx, e.Aggregate, e.Expect, e.Event.GetEventId(), publishError(e.Aggregate, err))
@@ -415,8 +450,9 @@ func (l *Log) LastSequence(ctx context.Context, agg Aggregate) (uint64, error) {
 		return 0, err
 	}
 	var seq uint64
+	k := l.aggregatePart(agg)
 	err := l.retry(ctx, "last sequence of "+agg.String(), func(actx context.Context) error {
-		msg, err := l.stream.GetLastMsgForSubject(actx, l.Subjects.Aggregate(agg))
+		msg, err := l.streams[k].GetLastMsgForSubject(actx, l.Subjects.Aggregate(agg))
 		switch {
 		case errors.Is(err, jetstream.ErrMsgNotFound):
 			seq = 0
@@ -430,29 +466,35 @@ func (l *Log) LastSequence(ctx context.Context, agg Aggregate) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("eventlog: last sequence of %s: %w", agg, err)
 	}
-	return seq, nil
+	return l.Position(k, seq), nil
 }
 
-// Head is the stream's last sequence: everything appended so far.
+// Head is the last position of the stream: everything appended so far.
+// A partitioned log has one per partition: ask a view (Partition).
 func (l *Log) Head(ctx context.Context) (uint64, error) {
 	_, last, err := l.Bounds(ctx)
 	return last, err
 }
 
-// Bounds are the first sequence still in the stream and the last one. A
+// Bounds are the first position still in the stream and the last one. A
 // reader asking for history before first has lost events to retention and
-// must be told so.
+// must be told so. A partitioned log has bounds per partition: ask a view
+// (Partition).
 func (l *Log) Bounds(ctx context.Context) (first, last uint64, err error) {
+	k, err := l.part(nil)
+	if err != nil {
+		return 0, 0, err
+	}
 	var info *jetstream.StreamInfo
 	err = l.retry(ctx, "stream info", func(actx context.Context) error {
 		var err error
-		info, err = l.stream.Info(actx)
+		info, err = l.streams[k].Info(actx)
 		return err
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("eventlog: stream info: %w", err)
 	}
-	return info.State.FirstSeq, info.State.LastSeq, nil
+	return l.Position(k, info.State.FirstSeq), l.Position(k, info.State.LastSeq), nil
 }
 
 func (l *Log) message(ctx context.Context, agg Aggregate, subject string, ev *eventsv1.RuntimeEvent) (*nats.Msg, error) {
@@ -525,7 +567,7 @@ func (l *Log) recoverDuplicate(ctx context.Context, agg Aggregate, expect Expect
 		return Appended{}, err
 	}
 	found := Appended{}
-	_, scanErr := l.Read(ctx, []string{l.Subjects.Aggregate(agg)}, FromSequence(expect.seq+1), func(r *Record) error {
+	_, scanErr := l.whole().Read(ctx, []string{l.Subjects.Aggregate(agg)}, FromSequence(expect.seq+1), func(r *Record) error {
 		if r.Event.GetEventId() == eventID {
 			found = Appended{EventID: eventID, Sequence: r.Event.Sequence, Duplicate: true}
 			return errStopRead

@@ -170,7 +170,7 @@ func timeoutLike(err error) bool {
 // the subject's last sequence is the expected one, the refusal was stale
 // (R3, error 10164, the previous append still being applied) and the same
 // message is published again; otherwise it is a conflict for the caller.
-func (l *Log) publish(ctx context.Context, agg Aggregate, subject string, expect Expect, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+func (l *Log) publish(ctx context.Context, agg Aggregate, subject string, expectSet bool, expectSeq uint64, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	var ack *jetstream.PubAck
 	err := l.retry(ctx, "append to "+agg.String(), func(actx context.Context) error {
 		a, err := l.js.PublishMsg(actx, msg, opts...)
@@ -179,12 +179,12 @@ func (l *Log) publish(ctx context.Context, agg Aggregate, subject string, expect
 			return nil
 		}
 		perr := publishError(agg, err)
-		if expect.set && errors.Is(perr, ErrConflict) {
-			last, found, lerr := l.leaderLastSequence(actx, subject)
+		if expectSet && errors.Is(perr, ErrConflict) {
+			last, found, lerr := l.leaderLastSequence(actx, l.aggregatePart(agg), subject)
 			switch {
 			case lerr != nil && outage(lerr):
 				return lerr
-			case lerr == nil && (last == expect.seq || (!found && expect.seq == 0)):
+			case lerr == nil && (last == expectSeq || (!found && expectSeq == 0)):
 				return fmt.Errorf("%w: %s", errStaleConflict, agg)
 			}
 		}
@@ -198,12 +198,12 @@ func (l *Log) publish(ctx context.Context, agg Aggregate, subject string, expect
 
 // leaderLastSequence asks the stream leader (not a direct get, which a
 // follower may answer from behind) for the last sequence on subject.
-func (l *Log) leaderLastSequence(ctx context.Context, subject string) (uint64, bool, error) {
+func (l *Log) leaderLastSequence(ctx context.Context, k int, subject string) (uint64, bool, error) {
 	req, err := json.Marshal(map[string]string{"last_by_subj": subject})
 	if err != nil {
 		return 0, false, err
 	}
-	resp, err := l.js.Conn().RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+l.cfg.Stream, req)
+	resp, err := l.js.Conn().RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+l.streamName(k), req)
 	if err != nil {
 		return 0, false, err
 	}

@@ -31,7 +31,7 @@ func (l *Log) TraceContext(ctx context.Context, r *Record) context.Context {
 	return l.cfg.Propagator.Extract(ctx, headerCarrier(r.Header))
 }
 
-func decode(msg jetstream.Msg) (*Record, error) {
+func (l *Log) decode(k int, msg jetstream.Msg) (*Record, error) {
 	meta, err := msg.Metadata()
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: message metadata: %w", err)
@@ -40,7 +40,7 @@ func decode(msg jetstream.Msg) (*Record, error) {
 	if err := proto.Unmarshal(msg.Data(), ev); err != nil {
 		return nil, fmt.Errorf("eventlog: decode event at %d: %w", meta.Sequence.Stream, err)
 	}
-	ev.Sequence = meta.Sequence.Stream
+	ev.Sequence = l.Position(k, meta.Sequence.Stream)
 	return &Record{Event: ev, Subject: msg.Subject(), Header: msg.Headers(), Pending: meta.NumPending}, nil
 }
 
@@ -56,16 +56,18 @@ var FromStart = From{}
 // FromNew skips history: only events appended after the subscription.
 var FromNew = From{new: true}
 
-// FromSequence starts at stream sequence seq (inclusive). To resume after
-// the last event seen, pass its sequence + 1.
+// FromSequence starts at position seq (inclusive; the sequence of an event
+// as the log handed it out). To resume after the last event seen, pass its
+// sequence + 1.
 func FromSequence(seq uint64) From { return From{sequence: seq} }
 
-func (f From) deliver() (jetstream.DeliverPolicy, uint64) {
+func (l *Log) deliver(k int, f From) (jetstream.DeliverPolicy, uint64) {
+	seq := l.sequenceFrom(k, f.sequence)
 	switch {
 	case f.new:
 		return jetstream.DeliverNewPolicy, 0
-	case f.sequence > 1:
-		return jetstream.DeliverByStartSequencePolicy, f.sequence
+	case seq > 1:
+		return jetstream.DeliverByStartSequencePolicy, seq
 	default:
 		return jetstream.DeliverAllPolicy, 0
 	}
@@ -74,18 +76,26 @@ func (f From) deliver() (jetstream.DeliverPolicy, uint64) {
 // Subscription is a live, ordered view of the log for streaming to clients:
 // an ordered consumer, which recovers from gaps and reconnects by itself.
 type Subscription struct {
-	it jetstream.MessagesContext
+	log *Log
+	k   int
+	it  jetstream.MessagesContext
 }
 
 // Subscribe follows the events matching filters (subjects from
-// Log.Subjects; none means the whole log) from a starting point.
+// Log.Subjects; none means the whole log) from a starting point. On a
+// partitioned log it follows one partition: the view's, or the one the
+// filters name (ErrPartitioned otherwise).
 func (l *Log) Subscribe(ctx context.Context, filters []string, from From) (*Subscription, error) {
-	policy, start := from.deliver()
+	k, err := l.part(filters)
+	if err != nil {
+		return nil, err
+	}
+	policy, start := l.deliver(k, from)
 	var cons jetstream.Consumer
-	err := l.retry(ctx, "subscribe", func(actx context.Context) error {
+	err = l.retry(ctx, "subscribe", func(actx context.Context) error {
 		var err error
-		cons, err = l.stream.OrderedConsumer(actx, jetstream.OrderedConsumerConfig{
-			FilterSubjects: filters,
+		cons, err = l.streams[k].OrderedConsumer(actx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: l.confined(filters, k),
 			DeliverPolicy:  policy,
 			OptStartSeq:    start,
 		})
@@ -101,7 +111,7 @@ func (l *Log) Subscribe(ctx context.Context, filters []string, from From) (*Subs
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: subscribe: %w", err)
 	}
-	return &Subscription{it: it}, nil
+	return &Subscription{log: l, k: k, it: it}, nil
 }
 
 // Next blocks until the next event or until ctx ends.
@@ -113,7 +123,7 @@ func (s *Subscription) Next(ctx context.Context) (*Record, error) {
 		}
 		return nil, fmt.Errorf("eventlog: next: %w", err)
 	}
-	return decode(msg)
+	return s.log.decode(s.k, msg)
 }
 
 // Stop ends the subscription.
@@ -127,12 +137,17 @@ func (l *Log) Read(ctx context.Context, filters []string, from From, fn func(*Re
 	if from.new {
 		return 0, errors.New("eventlog: Read needs history; FromNew has none")
 	}
+	k, err := l.part(filters)
+	if err != nil {
+		return 0, err
+	}
+	filters = l.confined(filters, k)
 	// Through an outage the read goes on after the last event it gave fn.
 	// A read of a long history takes as long as fn does: its attempts are
 	// not capped as a whole; each request to the server is (readOnce).
 	var last uint64
-	err := l.retryAttempts(ctx, "read", time.Duration(math.MaxInt64), func(actx context.Context) (bool, error) {
-		n, err := l.readOnce(actx, filters, from, fn)
+	err = l.retryAttempts(ctx, "read", time.Duration(math.MaxInt64), func(actx context.Context) (bool, error) {
+		n, err := l.readOnce(actx, k, filters, from, fn)
 		if n > 0 {
 			last, from = n, FromSequence(n+1)
 		}
@@ -141,13 +156,13 @@ func (l *Log) Read(ctx context.Context, filters []string, from From, fn func(*Re
 	return last, err
 }
 
-func (l *Log) readOnce(ctx context.Context, filters []string, from From, fn func(*Record) error) (uint64, error) {
-	policy, start := from.deliver()
+func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, fn func(*Record) error) (uint64, error) {
+	policy, start := l.deliver(k, from)
 	// An ephemeral pull consumer without acks: it reports how many messages
 	// match at creation, which is exactly where "history" ends, and delivers
 	// them in stream order.
 	cctx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
-	cons, err := l.stream.CreateConsumer(cctx, jetstream.ConsumerConfig{
+	cons, err := l.streams[k].CreateConsumer(cctx, jetstream.ConsumerConfig{
 		FilterSubjects:    filters,
 		DeliverPolicy:     policy,
 		OptStartSeq:       start,
@@ -161,7 +176,7 @@ func (l *Log) readOnce(ctx context.Context, filters []string, from From, fn func
 	}
 	defer func() {
 		// Best effort: the inactive threshold removes it anyway.
-		_ = l.stream.DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name)
+		_ = l.streams[k].DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name)
 	}()
 	// Every requested message exists already, so each fetch fills at once.
 	pending := cons.CachedInfo().NumPending
@@ -180,7 +195,7 @@ func (l *Log) readOnce(ctx context.Context, filters []string, from From, fn func
 		}
 		for msg := range msgs.Messages() {
 			pending--
-			rec, err := decode(msg)
+			rec, err := l.decode(k, msg)
 			if err != nil {
 				return last, err
 			}
@@ -220,10 +235,11 @@ func (l *Log) ReadAggregate(ctx context.Context, agg Aggregate, after uint64, fn
 
 func (l *Log) readAggregateOnce(ctx context.Context, agg Aggregate, after uint64, fn func(*Record) error) (uint64, error) {
 	subject := l.Subjects.Aggregate(agg)
+	k := l.aggregatePart(agg)
 	last := after
 	for {
-		msgs, err := jetstreamext.GetBatch(ctx, l.js, l.cfg.Stream, aggregateBatch,
-			jetstreamext.GetBatchSeq(last+1), jetstreamext.GetBatchSubject(subject))
+		msgs, err := jetstreamext.GetBatch(ctx, l.js, l.streamName(k), aggregateBatch,
+			jetstreamext.GetBatchSeq(l.sequenceFrom(k, last+1)), jetstreamext.GetBatchSubject(subject))
 		if err != nil {
 			return last, fmt.Errorf("eventlog: read %s: %w", agg, err)
 		}
@@ -240,11 +256,11 @@ func (l *Log) readAggregateOnce(ctx context.Context, agg Aggregate, after uint64
 			if err := proto.Unmarshal(msg.Data, ev); err != nil {
 				return last, fmt.Errorf("eventlog: decode event at %d: %w", msg.Sequence, err)
 			}
-			ev.Sequence = msg.Sequence
+			ev.Sequence = l.Position(k, msg.Sequence)
 			if err := fn(&Record{Event: ev, Subject: msg.Subject, Header: msg.Header}); err != nil {
 				return last, err
 			}
-			last = msg.Sequence
+			last = ev.Sequence
 		}
 		if n < aggregateBatch {
 			return last, nil

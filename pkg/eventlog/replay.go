@@ -22,8 +22,12 @@ import (
 // which can trail the leader by what it has not applied yet: read the
 // newest events from a live feed (pkg/fanout keeps them), not from here.
 func (l *Log) History(ctx context.Context, filter string, from uint64, limit int) ([]*Record, error) {
-	msgs, err := jetstreamext.GetBatch(ctx, l.js, l.cfg.Stream, limit,
-		jetstreamext.GetBatchSeq(max(from, 1)), jetstreamext.GetBatchSubject(filter))
+	k, err := l.part([]string{filter})
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := jetstreamext.GetBatch(ctx, l.js, l.streamName(k), limit,
+		jetstreamext.GetBatchSeq(max(l.sequenceFrom(k, from), 1)), jetstreamext.GetBatchSubject(l.Subjects.confine(filter, k)))
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: history: %w", err)
 	}
@@ -39,7 +43,7 @@ func (l *Log) History(ctx context.Context, filter string, from uint64, limit int
 		if err := proto.Unmarshal(msg.Data, ev); err != nil {
 			return recs, fmt.Errorf("eventlog: decode event at %d: %w", msg.Sequence, err)
 		}
-		ev.Sequence = msg.Sequence
+		ev.Sequence = l.Position(k, msg.Sequence)
 		recs = append(recs, &Record{Event: ev, Subject: msg.Subject, Header: msg.Header})
 	}
 	return recs, nil

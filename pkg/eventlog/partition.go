@@ -1,0 +1,209 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Partitions of the log (issue 24 item 4, docs/adr/0013-partitions-of-the-log.md).
+//
+// One stream has one leader, which every append goes through. With
+// Config.Partitions = P > 1 the log is P streams; a session's events, and
+// every aggregate of it, live in partition PartitionOf(tenant, session), so
+// a command's atomic batch and its expected subject sequence stay within one
+// stream, and order and cursors within a session are unchanged.
+//
+// Positions. What the log hands out as an event's sequence (Record,
+// Appended, LastSequence, Bounds) is a position that says which partition
+// it is of: seq*P + k for stream sequence seq of partition k. With P = 1 it
+// is the stream sequence itself. Positions of one partition grow with its
+// sequence, so "after position x" (x+1 as a start, checkpoint > x) means
+// what it meant; positions of different partitions are not ordered. Readers
+// and writers give positions back as they got them; the log turns them
+// into the stream's sequences.
+
+// MaxPartitions bounds Config.Partitions: each partition costs every
+// consuming process a consumer per projector feed and fan-out hub.
+const MaxPartitions = 64
+
+// metaPartitions is the stream metadata key recording the partition count
+// the log was made with.
+const metaPartitions = "agentruntime.partitions"
+
+// Partitions is the number of streams of the log.
+func (l *Log) Partitions() int { return l.cfg.Partitions }
+
+// Partition is a view of the k-th partition: its Subscribe, Read, History,
+// Head and Bounds read that stream, with filters across partitions (the
+// whole log, a tenant, a kind) confined to it, and its Subjects build
+// filters of it. Appends go to each aggregate's own partition, as on the
+// whole log. Consumers that follow the log (projectors, reactors, the
+// fan-out hub) run one loop per partition on these views.
+func (l *Log) Partition(k int) *Log {
+	if k < 0 || k >= l.cfg.Partitions {
+		panic(fmt.Sprintf("eventlog: partition %d of %d", k, l.cfg.Partitions))
+	}
+	v := *l
+	v.view = k + 1
+	v.Subjects = l.Subjects.Partition(k)
+	return &v
+}
+
+// whole is the whole log of a view.
+func (l *Log) whole() *Log {
+	if l.view == 0 {
+		return l
+	}
+	w := *l
+	w.view, w.Subjects.view = 0, 0
+	return &w
+}
+
+// PartitionOfPosition is the partition a position (an event's sequence as
+// the log hands it out) is of. Position 0 (nothing yet) is of none: -1
+// when the log is partitioned.
+func (l *Log) PartitionOfPosition(pos uint64) int {
+	p := uint64(l.cfg.Partitions)
+	if p == 1 {
+		return 0
+	}
+	if pos == 0 {
+		return -1
+	}
+	return int(pos % p)
+}
+
+// Position is the position of stream sequence seq of partition k.
+func (l *Log) Position(k int, seq uint64) uint64 {
+	if seq == 0 {
+		return 0
+	}
+	return seq*uint64(l.cfg.Partitions) + uint64(k)
+}
+
+// sequenceAt is the stream sequence of an exact position of partition k
+// (an expected last sequence): a position of another partition is a bug.
+func (l *Log) sequenceAt(k int, pos uint64) (uint64, error) {
+	p := uint64(l.cfg.Partitions)
+	if pos == 0 || p == 1 {
+		return pos, nil
+	}
+	if pos%p != uint64(k) {
+		return 0, fmt.Errorf("%w: position %d is not of partition %d of %d", ErrInvalid, pos, k, p)
+	}
+	return pos / p, nil
+}
+
+// sequenceFrom is the first stream sequence of partition k at or after
+// position pos: where a read "from pos" starts.
+func (l *Log) sequenceFrom(k int, pos uint64) uint64 {
+	p := uint64(l.cfg.Partitions)
+	if p == 1 || pos == 0 {
+		return pos
+	}
+	if pos <= uint64(k) {
+		return 1
+	}
+	return (pos - uint64(k) + p - 1) / p
+}
+
+// streamName is the k-th partition's stream.
+func (l *Log) streamName(k int) string {
+	if l.cfg.Partitions == 1 {
+		return l.cfg.Stream
+	}
+	return l.cfg.Stream + "_" + strconv.Itoa(k)
+}
+
+// ErrPartitioned: an operation needs one partition and was given the whole
+// of a partitioned log (a read across partitions has no single order).
+// Callers read per partition (Log.Partition). A bug of the runtime's, so
+// Internal.
+var ErrPartitioned = fmt.Errorf("%w: the log is partitioned: read one partition (Log.Partition)", ErrInvalid)
+
+// part is the partition a read with these filters goes to: the view's, or
+// the one every filter names.
+func (l *Log) part(filters []string) (int, error) {
+	if l.view > 0 {
+		return l.view - 1, nil
+	}
+	if l.cfg.Partitions == 1 {
+		return 0, nil
+	}
+	k := -1
+	for _, f := range filters {
+		fk, ok := l.Subjects.partitionOfFilter(f)
+		if !ok || (k >= 0 && fk != k) {
+			return 0, fmt.Errorf("%w (filter %q)", ErrPartitioned, f)
+		}
+		k = fk
+	}
+	if k < 0 {
+		return 0, ErrPartitioned
+	}
+	return k, nil
+}
+
+// confined are filters confined to partition k's stream.
+func (l *Log) confined(filters []string, k int) []string {
+	if l.cfg.Partitions == 1 || filters == nil {
+		return filters
+	}
+	out := make([]string, len(filters))
+	for i, f := range filters {
+		out[i] = l.Subjects.confine(f, k)
+	}
+	return out
+}
+
+// aggregatePart is the partition of an aggregate.
+func (l *Log) aggregatePart(agg Aggregate) int { return l.Subjects.PartitionOf(agg.Tenant, agg.Session) }
+
+// checkPartitions refuses to open a log whose streams were made with
+// another partition count: changing it moves sessions between streams, a
+// migration, not a restart.
+func (l *Log) checkPartitions(ctx context.Context) error {
+	// The stream a log of another count would have made first.
+	other := l.cfg.Stream + "_0"
+	if l.cfg.Partitions > 1 {
+		other = l.cfg.Stream
+	}
+	names := []string{other}
+	for k := range l.cfg.Partitions {
+		names = append(names, l.streamName(k))
+	}
+	for _, name := range names {
+		var info *jetstream.StreamInfo
+		err := setupRetry(ctx, l.cfg, "stream "+name, func(actx context.Context) error {
+			s, err := l.js.Stream(actx, name)
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				info = nil
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			info = s.CachedInfo()
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("eventlog: stream %s: %w", name, err)
+		}
+		if info == nil {
+			continue
+		}
+		had := info.Config.Metadata[metaPartitions]
+		if had == "" {
+			had = "1"
+		}
+		if name == other || had != strconv.Itoa(l.cfg.Partitions) {
+			return fmt.Errorf("eventlog: the log was made with %s partition(s) (stream %s) and is opened with %d: "+
+				"the partition count is fixed for a deployment (docs/scaling.md)", had, name, l.cfg.Partitions)
+		}
+	}
+	return nil
+}
