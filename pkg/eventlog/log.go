@@ -209,6 +209,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 		}
 		l.streams = append(l.streams, stream)
 	}
+	l.balanceLeaders(ctx)
 	err = setupRetry(ctx, cfg, "object bucket "+cfg.ObjectBucket, func(actx context.Context) error {
 		var err error
 		l.objects, err = js.CreateOrUpdateObjectStore(actx, jetstream.ObjectStoreConfig{

@@ -1,10 +1,14 @@
 package eventlog
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -206,4 +210,49 @@ func (l *Log) checkPartitions(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// balanceLeaders asks the partitions' streams to move their leaders so that
+// they spread over the cluster: JetStream picks each stream's leader at
+// random among its peers, so three partitions on three nodes share a leader
+// more often than not (7 times in 9), and then that node carries their
+// appends alone. Each partition in turn gets the peer that leads the fewest
+// partitions so far (ties by name): the same answer for every replica that
+// opens the log, so replicas opening at once agree. Best effort: a stream
+// without a leader now (an election) keeps its own, and a failed step down
+// is not an error of Open.
+func (l *Log) balanceLeaders(ctx context.Context) {
+	if l.cfg.Replicas < 2 || l.cfg.Partitions < 2 {
+		return
+	}
+	load := map[string]int{}
+	for k, stream := range l.streams {
+		actx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
+		info, err := stream.Info(actx)
+		cancel()
+		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" {
+			continue
+		}
+		peers := []string{info.Cluster.Leader}
+		for _, r := range info.Cluster.Replicas {
+			if r.Current && !r.Offline {
+				peers = append(peers, r.Name)
+			}
+		}
+		slices.Sort(peers)
+		want := slices.MinFunc(peers, func(a, b string) int {
+			if c := cmp.Compare(load[a], load[b]); c != 0 {
+				return c
+			}
+			return strings.Compare(a, b)
+		})
+		load[want]++
+		if want == info.Cluster.Leader {
+			continue
+		}
+		req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": want}})
+		actx, cancel = context.WithTimeout(ctx, l.cfg.AttemptTimeout)
+		_, _ = l.js.Conn().RequestWithContext(actx, "$JS.API.STREAM.LEADER.STEPDOWN."+l.streamName(k), req)
+		cancel()
+	}
 }

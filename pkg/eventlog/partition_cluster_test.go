@@ -1,0 +1,144 @@
+package eventlog_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natsserver"
+)
+
+// TestPartitionLeadersSpreadOverTheCluster: three partitions at R3 on a
+// cluster of three nats-server processes end up led by three different
+// nodes (JetStream alone picks leaders at random: all distinct 2 times in
+// 9), and opening the log again, as every replica does, keeps them there.
+func TestPartitionLeadersSpreadOverTheCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of three nats-server processes")
+	}
+	cluster := natsserver.StartCluster(t, 3)
+	nc, err := nats.Connect(cluster.URLs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := ctxT(t)
+	cfg := eventlog.Config{RuntimeID: "rt_test", Partitions: 3, Replicas: 3, Storage: jetstream.FileStorage}
+	for range 2 {
+		if _, err := eventlog.Open(ctx, nc, cfg); err != nil {
+			t.Fatal(err)
+		}
+		leaders := waitDistinctLeaders(ctx, t, cluster, nc, 3)
+		t.Logf("leaders: %v", leaders)
+	}
+}
+
+// waitDistinctLeaders waits until the n partitions' streams have n
+// different leaders, and fails when ctx ends first.
+func waitDistinctLeaders(ctx context.Context, t *testing.T, cluster *natsserver.Cluster, nc *nats.Conn, n int) []string {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var leaders []string
+	for {
+		leaders = leaders[:0]
+		seen := map[string]bool{}
+		for k := range n {
+			srv, err := cluster.StreamLeader(ctx, nc, fmt.Sprintf("AGENTRUNTIME_%d", k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaders = append(leaders, srv.Name)
+			seen[srv.Name] = true
+		}
+		if len(seen) == n {
+			return leaders
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the partitions' leaders stay %v", leaders)
+		case <-tick.C:
+		}
+	}
+}
+
+// BenchmarkPartitionedAppends: appends/s of the log with P = 1 and P = 3
+// partitions at R1 (one nats-server process) and R3 (three clustered
+// processes, the partitions' leaders spread over them), beside a raw
+// JetStream publish with the expected last subject sequence to one stream
+// of the same replicas in the same run (docs/scaling.md). Sixteen
+// appenders, each on a session of its own (so over the partitions), chained
+// as commands append.
+func BenchmarkPartitionedAppends(b *testing.B) {
+	for _, replicas := range []int{1, 3} {
+		var urls string
+		if replicas == 1 {
+			urls = natsserver.Start(b).URL
+		} else {
+			urls = natsserver.StartCluster(b, 3).URLs()
+		}
+		nc, err := nats.Connect(urls)
+		if err != nil {
+			b.Fatal(err)
+		}
+		js, err := jetstream.New(nc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}, Replicas: replicas, Storage: jetstream.FileStorage}); err != nil {
+			b.Fatal(err)
+		}
+		var worker atomic.Int64
+		b.Run(fmt.Sprintf("R%d/raw", replicas), func(b *testing.B) {
+			b.SetParallelism(8) // 16 appenders on 2 cores
+			b.RunParallel(func(pb *testing.PB) {
+				subject := fmt.Sprintf("raw.%d", worker.Add(1))
+				ctx := context.Background()
+				var last uint64
+				for pb.Next() {
+					ack, err := js.Publish(ctx, subject, []byte("0123456789abcdef0123456789abcdef"), jetstream.WithExpectLastSequencePerSubject(last))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					last = ack.Sequence
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+		})
+		for _, p := range []int{1, 3} {
+			log, err := eventlog.Open(context.Background(), nc, eventlog.Config{
+				RuntimeID: "rt_bench", Replicas: replicas, Storage: jetstream.FileStorage, Partitions: p,
+				Stream: fmt.Sprintf("AR_P%d", p), SubjectPrefix: fmt.Sprintf("ar%d.ev", p), ObjectBucket: fmt.Sprintf("AR_P%d_OBJECTS", p),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("R%d/P%d/append", replicas, p), func(b *testing.B) {
+				b.SetParallelism(8)
+				b.RunParallel(func(pb *testing.PB) {
+					id := fmt.Sprintf("sess_b%d", worker.Add(1))
+					a := eventlog.Aggregate{Tenant: "bench", Session: id, Kind: "session", ID: id}
+					ctx := context.Background()
+					var last uint64
+					for pb.Next() {
+						got, err := log.Append(ctx, a, eventlog.ExpectSequence(last), warning("b"))
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						last = got[0].Sequence
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+			})
+		}
+		nc.Close()
+	}
+}
