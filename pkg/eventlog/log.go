@@ -58,7 +58,7 @@ type Config struct {
 	// Stream_0 ... Stream_<P-1>. Fixed for the life of a deployment: Open
 	// refuses a log that was made with another count.
 	Partitions      int
-	Replicas        int    // default 1; 3 in production clusters
+	Replicas        int // default 1; 3 in production clusters
 	Storage         jetstream.StorageType
 	DuplicateWindow time.Duration // de-duplication window by event id, default 10m
 	MaxAsyncPending int           // in-flight bound of batch appends, default 512

@@ -165,7 +165,9 @@ func (l *Log) confined(filters []string, k int) []string {
 }
 
 // aggregatePart is the partition of an aggregate.
-func (l *Log) aggregatePart(agg Aggregate) int { return l.Subjects.PartitionOf(agg.Tenant, agg.Session) }
+func (l *Log) aggregatePart(agg Aggregate) int {
+	return l.Subjects.PartitionOf(agg.Tenant, agg.Session)
+}
 
 // checkPartitions refuses to open a log whose streams were made with
 // another partition count: changing it moves sessions between streams, a
