@@ -156,7 +156,9 @@ type Log struct {
 	streams []jetstream.Stream
 	// view is the partition a view (Partition) reads, plus one; 0 is the
 	// whole log.
-	view     int
+	view int
+	// views are the partitions' views, made once (Partition).
+	views    []*Log
 	objects  jetstream.ObjectStore
 	Subjects Subjects
 }
@@ -223,6 +225,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: object bucket %s: %w", cfg.ObjectBucket, err)
 	}
+	l.makeViews()
 	return l, nil
 }
 

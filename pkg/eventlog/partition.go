@@ -47,14 +47,30 @@ func (l *Log) Partitions() int { return l.cfg.Partitions }
 // filters of it. Appends go to each aggregate's own partition, as on the
 // whole log. Consumers that follow the log (projectors, reactors, the
 // fan-out hub) run one loop per partition on these views.
+// The same view is returned for the same partition, so views compare
+// equal (a consumer's feed is found by its log).
 func (l *Log) Partition(k int) *Log {
 	if k < 0 || k >= l.cfg.Partitions {
 		panic(fmt.Sprintf("eventlog: partition %d of %d", k, l.cfg.Partitions))
 	}
-	v := *l
-	v.view = k + 1
-	v.Subjects = l.Subjects.Partition(k)
-	return &v
+	return l.views[k]
+}
+
+// View is the partition a view reads; ok is false for the whole log.
+func (l *Log) View() (k int, ok bool) { return l.view - 1, l.view > 0 }
+
+// makeViews makes the views Partition hands out.
+func (l *Log) makeViews() {
+	l.views = make([]*Log, l.cfg.Partitions)
+	for k := range l.views {
+		v := *l
+		v.view = k + 1
+		v.Subjects = l.Subjects.Partition(k)
+		l.views[k] = &v
+	}
+	for _, v := range l.views {
+		v.views = l.views
+	}
 }
 
 // whole is the whole log of a view.

@@ -33,6 +33,8 @@ import (
 type Feed struct {
 	log      *eventlog.Log
 	maxBatch int
+	// parts are the partitions' feeds of a partitioned log's.
+	parts []*Feed
 
 	mu sync.Mutex
 	// attached consumers receive every batch of the current subscription.
@@ -77,11 +79,38 @@ type chunk struct {
 }
 
 // NewFeed returns a feed over log folding up to DefaultMaxBatch events per
-// batch.
-func NewFeed(log *eventlog.Log) *Feed { return newFeed(log, DefaultMaxBatch) }
+// batch. Over a partitioned log it is one feed per partition, each over the
+// partition's view (consumers run per partition: partitions.go).
+func NewFeed(log *eventlog.Log) *Feed {
+	f := newFeed(log, DefaultMaxBatch)
+	if _, view := log.View(); !view && log.Partitions() > 1 {
+		f.parts = make([]*Feed, log.Partitions())
+		for k := range f.parts {
+			f.parts[k] = newFeed(log.Partition(k), DefaultMaxBatch)
+		}
+	}
+	return f
+}
 
 func newFeed(log *eventlog.Log, maxBatch int) *Feed {
 	return &Feed{log: log, maxBatch: maxBatch, attached: map[*member]struct{}{}, waiting: map[*member]struct{}{}}
+}
+
+// of is the feed that reads log: f, or f's feed of log's partition; nil
+// when f reads another log.
+func (f *Feed) of(log *eventlog.Log) *Feed {
+	switch {
+	case f == nil:
+		return nil
+	case f.log == log:
+		return f
+	}
+	for _, p := range f.parts {
+		if p.log == log {
+			return p
+		}
+	}
+	return nil
 }
 
 // WithFeed makes Run, RunAll and React read through feed when they read
@@ -93,9 +122,13 @@ func WithFeed(feed *Feed) Option {
 // Opened is how many subscriptions the feed has opened on the log (one per
 // start over): a rebuild of every read model of the process is one.
 func (f *Feed) Opened() int {
+	n := 0
+	for _, p := range f.parts {
+		n += p.Opened()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.opened
+	return n + f.opened
 }
 
 // join adds a consumer that needs the events matching filters (nil: all)

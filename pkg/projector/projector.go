@@ -171,8 +171,11 @@ func (p Progress) CaughtUp() bool { return p.Pending == 0 }
 // projection: the event is retried likewise, so the read model stops rather
 // than skip a fact, and the error is logged.
 func Run(ctx context.Context, log *eventlog.Log, store projection.Store, p Projection, logger *slog.Logger, opts ...Option) error {
-	return loop(ctx, log, store, p.Name(), p.Filters(), logger, opts, func(ctx context.Context, batch []*eventlog.Record, base uint64) (uint64, error) {
-		return ApplyBatch(ctx, store, p, batch, base)
+	return perPartition(ctx, log, p.Name(), func(ctx context.Context, log *eventlog.Log, name string) error {
+		p := named{p, name}
+		return loop(ctx, log, store, name, p.Filters(), logger, opts, func(ctx context.Context, batch []*eventlog.Record, base uint64) (uint64, error) {
+			return ApplyBatch(ctx, store, p, batch, base)
+		})
 	})
 }
 
@@ -183,6 +186,16 @@ func Run(ctx context.Context, log *eventlog.Log, store projection.Store, p Proje
 // checkpoint; a projection skips what it has applied. A rebuild costs one
 // replay of the log per process, not one per projection.
 func RunAll(ctx context.Context, log *eventlog.Log, store projection.Store, logger *slog.Logger, ps []Projection, opts ...Option) error {
+	return perPartition(ctx, log, "", func(ctx context.Context, log *eventlog.Log, suffix string) error {
+		mine := make([]Projection, len(ps))
+		for i, p := range ps {
+			mine[i] = named{p, p.Name() + suffix}
+		}
+		return runAll(ctx, log, store, logger, mine, opts)
+	})
+}
+
+func runAll(ctx context.Context, log *eventlog.Log, store projection.Store, logger *slog.Logger, ps []Projection, opts []Option) error {
 	names := make([]string, len(ps))
 	sets := make([][]string, len(ps))
 	for i, p := range ps {
@@ -264,6 +277,12 @@ type Reactor interface {
 // any failure with backoff, like Run. It reacts event by event and writes
 // its checkpoint once per batch.
 func React(ctx context.Context, log *eventlog.Log, store projection.Store, r Reactor, logger *slog.Logger, opts ...Option) error {
+	return perPartition(ctx, log, r.Name(), func(ctx context.Context, log *eventlog.Log, name string) error {
+		return react(ctx, log, store, namedReactor{r, name}, logger, opts)
+	})
+}
+
+func react(ctx context.Context, log *eventlog.Log, store projection.Store, r Reactor, logger *slog.Logger, opts []Option) error {
 	return loop(ctx, log, store, r.Name(), r.Filters(), logger, opts, func(ctx context.Context, batch []*eventlog.Record, base uint64) (uint64, error) {
 		reacted := base
 		var failed error
@@ -353,8 +372,8 @@ func follow(ctx context.Context, log *eventlog.Log, name string, filters []strin
 	}
 	// The process's feed when it has one over this log; else one of our
 	// own, which reads only our subjects.
-	feed := o.feed
-	if feed == nil || feed.log != log {
+	feed := o.feed.of(log)
+	if feed == nil {
 		feed = newFeed(log, o.maxBatch)
 	}
 	m := feed.join(filters, checkpoint+1)
@@ -585,8 +604,17 @@ var ErrBehind = fault.Sentinel("projector: read model has not caught up",
 
 // WaitFor waits, at most timeout, until the projection has applied seq:
 // read-your-writes for a read that carries min_sequence. It returns the
-// checkpoint reached; on timeout ErrBehind with it.
-func WaitFor(ctx context.Context, store projection.Store, projectionName string, seq uint64, timeout time.Duration) (uint64, error) {
+// checkpoint reached; on timeout ErrBehind with it. On a partitioned log
+// seq is a position and the wait is for its partition's checkpoint; with
+// seq 0 there it waits for nothing and answers 0 (no one checkpoint says
+// how far a read model is).
+func WaitFor(ctx context.Context, log *eventlog.Log, store projection.Store, projectionName string, seq uint64, timeout time.Duration) (uint64, error) {
+	if p := log.Partitions(); p > 1 {
+		if seq == 0 {
+			return 0, nil
+		}
+		projectionName = CheckpointName(projectionName, p, log.PartitionOfPosition(seq))
+	}
 	if seq == 0 {
 		return store.Checkpoint(ctx, projectionName)
 	}

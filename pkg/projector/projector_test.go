@@ -61,7 +61,7 @@ func TestProjectorResumesFromItsCheckpoint(t *testing.T) {
 	stop := run()
 	head, _ := log.Head(ctx)
 	// The last matching event is one before the head (other's comes last).
-	if _, err := projector.WaitFor(ctx, store, p.Name(), head-1, 10*time.Second); err != nil {
+	if _, err := projector.WaitFor(ctx, log, store, p.Name(), head-1, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	stop()
@@ -69,7 +69,7 @@ func TestProjectorResumesFromItsCheckpoint(t *testing.T) {
 	stop = run()
 	defer stop()
 	head, _ = log.Head(ctx)
-	if _, err := projector.WaitFor(ctx, store, p.Name(), head-1, 10*time.Second); err != nil {
+	if _, err := projector.WaitFor(ctx, log, store, p.Name(), head-1, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := store.Get(ctx, "seen")
@@ -81,7 +81,7 @@ func TestProjectorResumesFromItsCheckpoint(t *testing.T) {
 		t.Fatalf("projected %q\nwant      %q", got, want)
 	}
 	// WaitFor beyond the head gives up with ErrBehind.
-	if _, err := projector.WaitFor(ctx, store, p.Name(), head+100, 20*time.Millisecond); err == nil {
+	if _, err := projector.WaitFor(ctx, log, store, p.Name(), head+100, 20*time.Millisecond); err == nil {
 		t.Fatal("WaitFor past the head returned without error")
 	}
 }
@@ -175,13 +175,13 @@ func TestIdleProjectorRebuildsAWipedStore(t *testing.T) {
 	go func() { _ = projector.Run(rctx, log, store, p, nil); close(done) }()
 	defer func() { rcancel(); <-done }()
 	head, _ := log.Head(ctx)
-	if _, err := projector.WaitFor(ctx, store, p.Name(), head, 10*time.Second); err != nil {
+	if _, err := projector.WaitFor(ctx, log, store, p.Name(), head, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Reset(ctx); err != nil { // the wipe; no event follows
 		t.Fatal(err)
 	}
-	if _, err := projector.WaitFor(ctx, store, p.Name(), head, 10*time.Second); err != nil {
+	if _, err := projector.WaitFor(ctx, log, store, p.Name(), head, 10*time.Second); err != nil {
 		t.Fatalf("the wiped store was not rebuilt: %v", err)
 	}
 	if got, _ := store.Get(ctx, "seen"); string(got) != want {

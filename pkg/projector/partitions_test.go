@@ -1,0 +1,132 @@
+package projector_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
+)
+
+// perSession appends every event's code to its session's document: what a
+// partition-safe read model looks like (each document written from one
+// session, so from one partition).
+type perSession struct{ name string }
+
+func (p perSession) Name() string    { return p.name }
+func (perSession) Filters() []string { return nil }
+func (p perSession) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+	key := p.name + "/" + rec.Event.GetSessionId()
+	cur, err := store.Get(ctx, key)
+	if err != nil && err != projection.ErrNotFound {
+		return projection.Batch{}, err
+	}
+	next := string(cur) + rec.Event.GetRuntimeWarning().GetCode() + ","
+	return projection.Batch{Puts: []projection.KV{{Key: key, Value: []byte(next)}}}, nil
+}
+
+// counting counts the reactions to each event.
+type counting struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (*counting) Name() string                      { return "test.react" }
+func (*counting) Filters() []string                 { return nil }
+func (*counting) Wants(*eventsv1.RuntimeEvent) bool { return true }
+func (c *counting) React(_ context.Context, rec *eventlog.Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seen[rec.Event.GetEventId()]++
+	return nil
+}
+
+// TestConsumersOfAPartitionedLog: on a log of three partitions, projections
+// (RunAll) and a reactor read through one process feed: one subscription
+// per partition, a checkpoint per partition and consumer, every event
+// folded and reacted to once, and a read waiting for an event's position
+// waits for its own partition.
+func TestConsumersOfAPartitionedLog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{Partitions: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := projection.NewMemory()
+	feed := projector.NewFeed(log)
+	rctx, stop := context.WithCancel(projector.ContextWithOptions(ctx, projector.WithFeed(feed)))
+	defer stop()
+	reactor := &counting{seen: map[string]int{}}
+	done := make(chan error, 2)
+	go func() {
+		done <- projector.RunAll(rctx, log, store, nil, []projector.Projection{perSession{"test.a"}, perSession{"test.b"}})
+	}()
+	go func() { done <- projector.React(rctx, log, store, reactor, nil) }()
+
+	const sessions, events = 24, 5
+	last := map[string]uint64{}
+	for round := range events {
+		for i := range sessions {
+			s := "sess_" + strconv.Itoa(i)
+			a := eventlog.Aggregate{Tenant: "acme", Session: s, Kind: "session", ID: s}
+			got, err := log.AppendFacts(ctx, a, warning(strconv.Itoa(round)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			last[s] = got[0].Sequence
+		}
+	}
+	for s, pos := range last {
+		for _, name := range []string{"test.a", "test.b", "test.react"} {
+			if _, err := projector.WaitFor(ctx, log, store, name, pos, 20*time.Second); err != nil {
+				t.Fatalf("%s waiting for %s's last event at %d (partition %d): %v", name, s, pos, log.PartitionOfPosition(pos), err)
+			}
+		}
+		for _, name := range []string{"test.a", "test.b"} {
+			doc, err := store.Get(ctx, name+"/"+s)
+			if err != nil || string(doc) != "0,1,2,3,4," {
+				t.Fatalf("%s/%s = %q (%v): every event once, in order", name, s, doc, err)
+			}
+		}
+	}
+	for k := range 3 {
+		for _, name := range []string{"test.a", "test.b", "test.react"} {
+			if cp, err := store.Checkpoint(ctx, projector.CheckpointName(name, 3, k)); err != nil || cp == 0 || log.PartitionOfPosition(cp) != k {
+				t.Fatalf("%s checkpoint of partition %d: %d (%v)", name, k, cp, err)
+			}
+		}
+	}
+	reactor.mu.Lock()
+	if len(reactor.seen) != sessions*events {
+		t.Errorf("reacted to %d events, %d appended", len(reactor.seen), sessions*events)
+	}
+	for id, n := range reactor.seen {
+		if n != 1 {
+			t.Errorf("reacted %d times to %s", n, id)
+		}
+	}
+	reactor.mu.Unlock()
+	if n := feed.Opened(); n != 3 {
+		t.Errorf("the process feed opened %d subscriptions: one per partition is 3", n)
+	}
+	stop()
+	for range 2 {
+		if err := <-done; err != context.Canceled {
+			t.Fatalf("consumer ended with %v", err)
+		}
+	}
+}
+
+func warning(code string) *eventsv1.RuntimeEvent {
+	return &eventsv1.RuntimeEvent{
+		Type:    "runtime.warning",
+		Payload: &eventsv1.RuntimeEvent_RuntimeWarning{RuntimeWarning: &eventsv1.RuntimeWarning{Code: code}},
+	}
+}
