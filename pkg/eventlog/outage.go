@@ -35,6 +35,10 @@ const (
 	errCodeClusterIncomplete      jetstream.ErrorCode = 10004 // incomplete results
 	errCodeLastSeqPerSubjNotReady jetstream.ErrorCode = 10163 // expected last sequence per subject temporarily unavailable
 	errCodeStreamOffline          jetstream.ErrorCode = 10118 // stream is offline
+	// no suitable peers for placement: a node of a cluster that is still
+	// forming (or restarting) is not known to be online yet; seen creating
+	// the second of three R3 streams right after the cluster started.
+	errCodeClusterNoPeers jetstream.ErrorCode = 10005
 )
 
 // errStaleConflict marks a wrong-last-sequence answer that a fresh read
@@ -62,7 +66,7 @@ func outage(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
-		case errCodeClusterNotAvail, errCodeClusterIncomplete, errCodeLastSeqPerSubjNotReady, errCodeStreamOffline:
+		case errCodeClusterNotAvail, errCodeClusterIncomplete, errCodeLastSeqPerSubjNotReady, errCodeStreamOffline, errCodeClusterNoPeers:
 			return true
 		}
 		return apiErr.Code == 503
