@@ -78,16 +78,7 @@ func waitDistinctLeaders(ctx context.Context, t *testing.T, cluster *natsserver.
 // as commands append.
 func BenchmarkPartitionedAppends(b *testing.B) {
 	for _, replicas := range []int{1, 3} {
-		var urls string
-		if replicas == 1 {
-			urls = natsserver.Start(b).URL
-		} else {
-			urls = natsserver.StartCluster(b, 3).URLs()
-		}
-		nc, err := nats.Connect(urls)
-		if err != nil {
-			b.Fatal(err)
-		}
+		nc := benchServers(b, replicas)
 		js, err := jetstream.New(nc)
 		if err != nil {
 			b.Fatal(err)
@@ -97,28 +88,9 @@ func BenchmarkPartitionedAppends(b *testing.B) {
 		}
 		var worker atomic.Int64
 		b.Run(fmt.Sprintf("R%d/raw", replicas), func(b *testing.B) {
-			b.SetParallelism(8) // 16 appenders on 2 cores
-			b.RunParallel(func(pb *testing.PB) {
-				subject := fmt.Sprintf("raw.%d", worker.Add(1))
-				ctx := context.Background()
-				var last uint64
-				for pb.Next() {
-					ack, err := js.Publish(ctx, subject, []byte("0123456789abcdef0123456789abcdef"), jetstream.WithExpectLastSequencePerSubject(last))
-					// At R3 a follower still applying the previous
-					// publish refuses it now and then as "wrong last
-					// sequence" (10164): publish it again, as the log does.
-					var apiErr *jetstream.APIError
-					for errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
-						ack, err = js.Publish(ctx, subject, []byte("0123456789abcdef0123456789abcdef"), jetstream.WithExpectLastSequencePerSubject(last))
-					}
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					last = ack.Sequence
-				}
+			chained(b, 8, &worker, func(ctx context.Context, n int64, last uint64) (uint64, error) {
+				return rawChained(ctx, js, fmt.Sprintf("raw.%d", n), last)
 			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
 		})
 		for _, p := range []int{1, 3} {
 			log, err := eventlog.Open(context.Background(), nc, eventlog.Config{
@@ -129,24 +101,77 @@ func BenchmarkPartitionedAppends(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Run(fmt.Sprintf("R%d/P%d/append", replicas, p), func(b *testing.B) {
-				b.SetParallelism(8)
-				b.RunParallel(func(pb *testing.PB) {
-					id := fmt.Sprintf("sess_b%d", worker.Add(1))
-					a := eventlog.Aggregate{Tenant: "bench", Session: id, Kind: "session", ID: id}
-					ctx := context.Background()
-					var last uint64
-					for pb.Next() {
-						got, err := log.Append(ctx, a, eventlog.ExpectSequence(last), warning("b"))
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						last = got[0].Sequence
-					}
+				chained(b, 8, &worker, func(ctx context.Context, n int64, last uint64) (uint64, error) {
+					return appendChained(ctx, log, fmt.Sprintf("sess_b%d", n), last)
 				})
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
 			})
 		}
 		nc.Close()
 	}
+}
+
+// chained runs parallelism appenders per core, each on a key of its own
+// (n), appending with the sequence its last append got (0 first), and
+// reports appends/s.
+func chained(b *testing.B, parallelism int, worker *atomic.Int64, appendOne func(ctx context.Context, n int64, last uint64) (uint64, error)) {
+	b.SetParallelism(parallelism)
+	b.RunParallel(func(pb *testing.PB) {
+		n := worker.Add(1)
+		ctx := context.Background()
+		var last uint64
+		for pb.Next() {
+			seq, err := appendOne(ctx, n, last)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			last = seq
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+}
+
+// rawChained is one raw JetStream publish expecting the subject's last
+// sequence. At R3 a follower still applying the previous publish refuses
+// it now and then as "wrong last sequence" (10164): it is published
+// again, as the log does.
+func rawChained(ctx context.Context, js jetstream.JetStream, subject string, last uint64) (uint64, error) {
+	for {
+		ack, err := js.Publish(ctx, subject, []byte("0123456789abcdef0123456789abcdef"), jetstream.WithExpectLastSequencePerSubject(last))
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		return ack.Sequence, nil
+	}
+}
+
+// appendChained is one Log.Append to a session's aggregate expecting its
+// last sequence.
+func appendChained(ctx context.Context, log *eventlog.Log, session string, last uint64) (uint64, error) {
+	a := eventlog.Aggregate{Tenant: "bench", Session: session, Kind: "session", ID: session}
+	got, err := log.Append(ctx, a, eventlog.ExpectSequence(last), warning("b"))
+	if err != nil {
+		return 0, err
+	}
+	return got[0].Sequence, nil
+}
+
+// benchServers starts one nats-server process for R1, three clustered for
+// R3, and connects to them.
+func benchServers(b *testing.B, replicas int) *nats.Conn {
+	var urls string
+	if replicas == 1 {
+		urls = natsserver.Start(b).URL
+	} else {
+		urls = natsserver.StartCluster(b, 3).URLs()
+	}
+	nc, err := nats.Connect(urls)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return nc
 }
