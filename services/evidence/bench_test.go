@@ -73,7 +73,7 @@ func BenchmarkSession100k(b *testing.B) {
 		done := make(chan error, 1)
 		t0 = time.Now()
 		go func() { done <- projector.Run(pctx, log, store, rm.Projection{}, nil) }()
-		if _, err := projector.WaitFor(ctx, store, rm.Name, head, 5*time.Minute); err != nil {
+		if _, err := projector.WaitFor(ctx, log, store, rm.Name, head, 5*time.Minute); err != nil {
 			b.Fatal(err)
 		}
 		proj := time.Since(t0)

@@ -96,7 +96,7 @@ func sessionAgg(tenant, session string) eventlog.Aggregate {
 
 // caughtUp waits until the read model has applied seq.
 func (a *App) caughtUp(ctx context.Context, seq uint64) (uint64, error) {
-	return projector.WaitFor(ctx, a.Store, rm.Name, seq, ReadTimeout)
+	return projector.WaitFor(ctx, a.Log, a.Store, rm.Name, seq, ReadTimeout)
 }
 
 // caughtUpToHead waits until the read model has applied everything in the

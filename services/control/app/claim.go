@@ -208,7 +208,7 @@ func stamp(evs []*eventsv1.RuntimeEvent, tenant string, now time.Time, id func(i
 // tenant's turn is NotFound.
 func (cl *Claims) GetTurnAttempts(ctx context.Context, c Caller, req *controlv1.GetTurnAttemptsRequest) (*controlv1.GetTurnAttemptsResponse, error) {
 	a := cl.App
-	seq, err := projector.WaitFor(ctx, a.Store, rm.ClaimsName, req.GetMinSequence(), ReadTimeout)
+	seq, err := projector.WaitFor(ctx, a.Log, a.Store, rm.ClaimsName, req.GetMinSequence(), ReadTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func New(log *eventlog.Log, store projection.Store) *App {
 
 // reach waits for min and returns the sequence reads may cover.
 func (a *App) reach(ctx context.Context, min uint64) (uint64, error) {
-	reached, err := projector.WaitFor(ctx, a.Store, rm.Name, min, catchUp)
+	reached, err := projector.WaitFor(ctx, a.Log, a.Store, rm.Name, min, catchUp)
 	if errors.Is(err, projector.ErrBehind) {
 		return reached, &fault.Error{Kind: fault.KindPrecondition, Reason: domain.ReasonNotCaughtUp, Subject: "min_sequence", Message: err.Error(), Err: err}
 	}

@@ -101,7 +101,7 @@ func writeOf(r command.Result) Write {
 
 // waitFor is read-your-writes for reads that carry min_sequence.
 func (a *App) waitFor(ctx context.Context, seq uint64) (uint64, error) {
-	return projector.WaitFor(ctx, a.store, rm.Name, seq, a.catchUp)
+	return projector.WaitFor(ctx, a.log, a.store, rm.Name, seq, a.catchUp)
 }
 
 // levelIn reads a policy level from st: the read model, or a level's

@@ -669,7 +669,7 @@ func (a *App) ConsumeLimits(ctx context.Context, tenant string, req *rv1.Consume
 
 // GetRoutingLimitSummary reads the summaries of a session's threads.
 func (a *App) GetRoutingLimitSummary(ctx context.Context, tenant string, req *rv1.GetRoutingLimitSummaryRequest) (*rv1.GetRoutingLimitSummaryResponse, error) {
-	seq, err := projector.WaitFor(ctx, a.store, rp.Name, req.GetMinSequence(), readTimeout)
+	seq, err := projector.WaitFor(ctx, a.log, a.store, rp.Name, req.GetMinSequence(), readTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -713,7 +713,7 @@ func (a *App) GetModelRegistry(ctx context.Context, tenant string, req *rv1.GetM
 	}
 	// A read: the read model, at least as recent as the caller's
 	// min_sequence and this process's import of the config file.
-	seq, err := projector.WaitFor(ctx, a.store, rp.Name, max(req.GetMinSequence(), a.importedAt(tenant)), readTimeout)
+	seq, err := projector.WaitFor(ctx, a.log, a.store, rp.Name, max(req.GetMinSequence(), a.importedAt(tenant)), readTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -769,7 +769,7 @@ func (a *App) GetBudgets(ctx context.Context, tenant string, req *rv1.GetBudgets
 	if err != nil {
 		return nil, err
 	}
-	seq, err := projector.WaitFor(ctx, a.store, rp.Name, req.GetMinSequence(), readTimeout)
+	seq, err := projector.WaitFor(ctx, a.log, a.store, rp.Name, req.GetMinSequence(), readTimeout)
 	if err != nil {
 		return nil, err
 	}

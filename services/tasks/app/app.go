@@ -163,7 +163,7 @@ func (a *App) catchUp(ctx context.Context) error {
 		return err
 	}
 	if last > cp {
-		if _, err := projector.WaitFor(ctx, a.store, proj.Name, last, a.cfg.CatchUp); err != nil {
+		if _, err := projector.WaitFor(ctx, a.log, a.store, proj.Name, last, a.cfg.CatchUp); err != nil {
 			return err
 		}
 	}

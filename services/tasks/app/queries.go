@@ -23,7 +23,7 @@ func (a *App) at(ctx context.Context, minSequence uint64) (uint64, error) {
 	if err := a.ensureWarm(ctx); err != nil {
 		return 0, err
 	}
-	return projector.WaitFor(ctx, a.store, proj.Name, minSequence, a.cfg.CatchUp)
+	return projector.WaitFor(ctx, a.log, a.store, proj.Name, minSequence, a.cfg.CatchUp)
 }
 
 // GetTask returns a task with its attempts and edges, and the edges of

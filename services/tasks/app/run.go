@@ -97,7 +97,7 @@ func hasConsequences(ev *eventsv1.RuntimeEvent) bool {
 
 func (r taskReactor) React(ctx context.Context, rec *eventlog.Record) error {
 	// Decide on a read model that holds this event and all before it.
-	if _, err := projector.WaitFor(ctx, r.a.store, proj.Name, rec.Event.GetSequence(), time.Minute); err != nil {
+	if _, err := projector.WaitFor(ctx, r.a.log, r.a.store, proj.Name, rec.Event.GetSequence(), time.Minute); err != nil {
 		return err
 	}
 	return r.a.reactTo(ctx, rec.Event)
