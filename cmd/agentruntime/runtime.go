@@ -54,6 +54,7 @@ type common struct {
 	logMaxAge       time.Duration
 	logMaxBytes     byteSize
 	maxQueuedTurns  int
+	partitions      int
 	// console serves the web console (web/) on the listen address.
 	console bool
 }
@@ -73,6 +74,7 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.StringVar(&c.modelsFile, "models", "", "model registry YAML for the routing service (see deploy/config/models.example.yaml)")
 	fs.DurationVar(&c.logMaxAge, "log-max-age", 0, "retention of the event log: events older than this are discarded (0 keeps them; see docs/configuration.md)")
 	fs.Var(&c.logMaxBytes, "log-max-bytes", "retention of the event log: the oldest events are discarded beyond this size, e.g. 6GiB (0 keeps them)")
+	fs.IntVar(&c.partitions, "partitions", 1, "streams the event log is split into by a hash of the session, so their leaders spread over a NATS cluster; fixed for the life of a deployment (docs/scaling.md)")
 	fs.IntVar(&c.maxQueuedTurns, "max-queued-turns", app.DefaultMaxQueuedTurns, "control: turns a thread may hold queued behind its active turn; a submit beyond it is ResourceExhausted QUEUE_FULL (at least 1)")
 }
 
@@ -81,12 +83,16 @@ func (c *common) check() error {
 	if c.maxQueuedTurns < 1 {
 		return fmt.Errorf("--max-queued-turns %d: a thread's queue needs a bound of at least 1", c.maxQueuedTurns)
 	}
+	if c.partitions < 1 || c.partitions > eventlog.MaxPartitions {
+		return fmt.Errorf("--partitions %d: the event log takes 1 to %d partitions", c.partitions, eventlog.MaxPartitions)
+	}
 	return nil
 }
 
 // logConfig is the event log's configuration from the shared flags.
 func (c *common) logConfig(cfg eventlog.Config) eventlog.Config {
 	cfg.MaxAge, cfg.MaxBytes = c.logMaxAge, int64(c.logMaxBytes)
+	cfg.Partitions = c.partitions
 	return cfg
 }
 

@@ -274,3 +274,26 @@ func (l *Log) balanceLeaders(ctx context.Context) {
 		cancel()
 	}
 }
+
+// Of is the log a session's events are read from: the view of its
+// partition, or the log itself when it has one partition. Its Bounds and
+// Head are the session's partition's, so "caught up with the session" is
+// a wait on one partition (projector.CaughtUp with Of).
+func (l *Log) Of(tenant, session string) *Log {
+	if l.cfg.Partitions <= 1 {
+		return l
+	}
+	if session == "" {
+		session = NoSession
+	}
+	return l.views[l.Subjects.PartitionOf(tenant, session)]
+}
+
+// Views are the logs a consumer of every partition reads: each partition's
+// view, or the log itself when it has one partition or is a view.
+func (l *Log) Views() []*Log {
+	if _, ok := l.View(); ok || l.cfg.Partitions <= 1 {
+		return []*Log{l}
+	}
+	return l.views
+}

@@ -2,10 +2,14 @@ package projector
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/projection"
 )
 
 // Partitions (docs/adr/0013-partitions-of-the-log.md). On a log of P > 1
@@ -65,3 +69,59 @@ type namedReactor struct {
 }
 
 func (n namedReactor) Name() string { return n.name }
+
+// CaughtUp waits until the consumer named name has applied, in every
+// partition log reads (one for a view or Log.Of), every event matching
+// filters that is in the log when it is called; nil filters mean every
+// event (the partition's head). Partitions are waited for in parallel.
+// It is the "read model holds everything appended before this call"
+// of a lookup by id or a decision across sessions: with one stream it was
+// a wait for the head, with P streams it is a wait for each head.
+func CaughtUp(ctx context.Context, log *eventlog.Log, store projection.Store, name string, filters []string, timeout time.Duration) error {
+	views := log.Views()
+	errs := make([]error, len(views))
+	var wg sync.WaitGroup
+	for i, v := range views {
+		wg.Go(func() { errs[i] = caughtUpOne(ctx, v, store, name, filters, timeout) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func caughtUpOne(ctx context.Context, v *eventlog.Log, store projection.Store, name string, filters []string, timeout time.Duration) error {
+	var last uint64
+	if filters == nil {
+		_, head, err := v.Bounds(ctx)
+		if err != nil {
+			return err
+		}
+		last = head
+	} else {
+		cp, err := Checkpoint(ctx, v, store, name)
+		if err != nil {
+			return err
+		}
+		if last, err = v.Read(ctx, filters, eventlog.FromSequence(cp+1), func(*eventlog.Record) error { return nil }); err != nil {
+			return err
+		}
+		if last <= cp {
+			return nil
+		}
+	}
+	if last == 0 {
+		return nil
+	}
+	_, err := WaitFor(ctx, v, store, name, last, timeout)
+	return err
+}
+
+// Checkpoint is how far the consumer named name has applied the partition
+// log reads: log must be a view (or Log.Of) or have one partition.
+func Checkpoint(ctx context.Context, log *eventlog.Log, store projection.Store, name string) (uint64, error) {
+	if k, ok := log.View(); ok {
+		name = CheckpointName(name, log.Partitions(), k)
+	} else if log.Partitions() > 1 {
+		return 0, fmt.Errorf("projector: checkpoint of %s on a log of %d partitions: ask a partition's view", name, log.Partitions())
+	}
+	return store.Checkpoint(ctx, name)
+}
