@@ -216,10 +216,12 @@ func TestInvalidEventsAreRefused(t *testing.T) {
 		agg eventlog.Aggregate
 		ev  *eventsv1.RuntimeEvent
 	}{
-		"unknown type":        {agg, &eventsv1.RuntimeEvent{Type: "nope"}},
-		"missing scope":       {agg, &eventsv1.RuntimeEvent{Type: "turn.started"}},
-		"tenant mismatch":     {agg, func() *eventsv1.RuntimeEvent { e := warning("x"); e.TenantId = "other"; return e }()},
-		"session mismatch":    {agg, func() *eventsv1.RuntimeEvent { e := warning("x"); e.SessionId = "sess_9"; return e }()},
+		"unknown type":     {agg, &eventsv1.RuntimeEvent{Type: "nope"}},
+		"missing scope":    {agg, &eventsv1.RuntimeEvent{Type: "turn.started"}},
+		"tenant mismatch":  {agg, func() *eventsv1.RuntimeEvent { e := warning("x"); e.TenantId = "other"; return e }()},
+		"session mismatch": {agg, func() *eventsv1.RuntimeEvent { e := warning("x"); e.SessionId = "sess_9"; return e }()},
+		"session on a session-less aggregate": {eventlog.Aggregate{Tenant: "acme", Session: eventlog.NoSession, Kind: "registry", ID: "r"},
+			func() *eventsv1.RuntimeEvent { e := warning("x"); e.SessionId = "sess_9"; return e }()},
 		"subject-unsafe id":   {eventlog.Aggregate{Tenant: "acme", Session: "s.1", Kind: "session", ID: "x"}, warning("x")},
 		"subject-unsafe kind": {eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "a*", ID: "x"}, warning("x")},
 		"nil event":           {agg, nil},

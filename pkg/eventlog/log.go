@@ -547,6 +547,11 @@ func (l *Log) stamp(ctx context.Context, agg Aggregate, ev *eventsv1.RuntimeEven
 		default:
 			return fmt.Errorf("%w: event session %q differs from its aggregate's %q", ErrInvalid, ev.SessionId, agg.Session)
 		}
+	} else if ev.SessionId != "" {
+		// A session-less fact lives in the partition of the tenant's
+		// session-less facts; one naming a session would be folded into
+		// that session's documents from another partition.
+		return fmt.Errorf("%w: event session %q on the session-less aggregate %s", ErrInvalid, ev.SessionId, agg)
 	}
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && ev.TraceId == "" {
 		ev.TraceId, ev.SpanId = sc.TraceID().String(), sc.SpanID().String()

@@ -14,6 +14,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -128,16 +129,26 @@ func runStatus(s tasksv1.RunStatus) string {
 }
 
 // Follow counts the facts this process appends from now on until ctx ends:
-// one ordered consumer on the whole log, resumed after the last event seen
-// when it fails. Counters start at zero with the process, as Prometheus
-// counters do.
+// one ordered consumer per partition of the log, each resumed after the
+// last event it saw when it fails. Counters start at zero with the
+// process, as Prometheus counters do.
 func (f *FactMeter) Follow(ctx context.Context, log *eventlog.Log, logger *slog.Logger) error {
+	var wg sync.WaitGroup
+	for _, view := range log.Views() {
+		wg.Go(func() { f.followPartition(ctx, view, logger) })
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// followPartition counts one partition's facts until ctx ends.
+func (f *FactMeter) followPartition(ctx context.Context, log *eventlog.Log, logger *slog.Logger) {
 	from := eventlog.FromNew
 	backoff := 100 * time.Millisecond
 	for {
 		last, err := f.follow(ctx, log, from)
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return
 		}
 		if last > 0 {
 			from = eventlog.FromSequence(last + 1)
@@ -145,7 +156,7 @@ func (f *FactMeter) Follow(ctx context.Context, log *eventlog.Log, logger *slog.
 		logger.WarnContext(ctx, "fact meter stopped; resuming", "error", err, "retry_in", backoff)
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 5*time.Second)

@@ -63,8 +63,9 @@ func runScenario(t *testing.T, s *system) (turn string) {
 	return turn
 }
 
-func head(t *testing.T, s *system) uint64 {
-	h, err := s.log.Head(as(t, keyAcme))
+// head is the last position of the partition holding acme's session.
+func head(t *testing.T, s *system, session string) uint64 {
+	h, err := s.log.Of("acme", session).Head(as(t, keyAcme))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func head(t *testing.T, s *system) uint64 {
 func exportAll(t *testing.T, s *system, session string, format evidencev1.Format) []string {
 	t.Helper()
 	var out []string
-	req := &evidencev1.ExportEventsRequest{SessionId: session, Format: format, MinSequence: head(t, s), Limit: 7}
+	req := &evidencev1.ExportEventsRequest{SessionId: session, Format: format, MinSequence: head(t, s, "s1"), Limit: 7}
 	for {
 		resp := must[*evidencev1.ExportEventsResponse](t)(s.evidence.ExportEvents(as(t, keyAcme), req))
 		out = append(out, resp.GetEventsJson()...)
@@ -95,7 +96,7 @@ func TestEvidenceExportAndProfileConformance(t *testing.T) {
 	ctx := as(t, keyAcme)
 
 	scope := &evidencev1.Scope{SessionId: "s1", Kind: evidencev1.ScopeKind_SCOPE_KIND_TURN, Id: turn}
-	first := must[*evidencev1.ExportEvidenceResponse](t)(s.evidence.ExportEvidence(ctx, &evidencev1.ExportEvidenceRequest{Scope: scope, MinSequence: head(t, s),
+	first := must[*evidencev1.ExportEvidenceResponse](t)(s.evidence.ExportEvidence(ctx, &evidencev1.ExportEvidenceRequest{Scope: scope, MinSequence: head(t, s, "s1"),
 		VerificationOutcomes: []*eventsv1.VerificationOutcome{{Name: "profile_fixture_validation", Status: "passed"}}})).GetResult()
 	if first.GetEvidenceId() == "" || first.GetWrite().GetDeduplicated() {
 		t.Fatalf("first export %v", first)
@@ -211,7 +212,7 @@ func TestEvidenceExportAndProfileConformance(t *testing.T) {
 	}
 
 	// The summary comes from the projection; another tenant sees nothing.
-	sum := must[*evidencev1.GetEvidenceSummaryResponse](t)(s.evidence.GetEvidenceSummary(ctx, &evidencev1.GetEvidenceSummaryRequest{SessionId: "s1", MinSequence: head(t, s)}))
+	sum := must[*evidencev1.GetEvidenceSummaryResponse](t)(s.evidence.GetEvidenceSummary(ctx, &evidencev1.GetEvidenceSummaryRequest{SessionId: "s1", MinSequence: head(t, s, "s1")}))
 	if sum.GetEventCounts()["evidence.changed"] != 3 || len(sum.GetEvidenceIds()) != 3 || sum.GetEventCount() < 20 {
 		t.Errorf("summary %v", sum)
 	}

@@ -58,7 +58,7 @@ func TestProfileExportCarriesEveryFixtureField(t *testing.T) {
 	turn := runScenario(t, s)
 	ctx := as(t, keyAcme)
 	must[*evidencev1.ExportEvidenceResponse](t)(s.evidence.ExportEvidence(ctx, &evidencev1.ExportEvidenceRequest{
-		Scope: &evidencev1.Scope{SessionId: "s1", Kind: evidencev1.ScopeKind_SCOPE_KIND_TURN, Id: turn}, MinSequence: head(t, s),
+		Scope: &evidencev1.Scope{SessionId: "s1", Kind: evidencev1.ScopeKind_SCOPE_KIND_TURN, Id: turn}, MinSequence: head(t, s, "s1"),
 		VerificationOutcomes: []*eventsv1.VerificationOutcome{{Name: "profile_fixture_validation", Status: "passed"}}}))
 	byType := map[string]map[string]any{}
 	for _, e := range exportAll(t, s, "s1", evidencev1.Format_FORMAT_LIME_PROFILE) {
@@ -139,7 +139,7 @@ func TestProfileExportCarriesEveryFixtureField(t *testing.T) {
 	must[*evidencev1.RecordBenchmarkRewardResponse](t)(s.evidence.RecordBenchmarkReward(ctx, &evidencev1.RecordBenchmarkRewardRequest{SessionId: "s1", TrialId: "trial-cand-1", Value: 1,
 		RewardRef: "/logs/verifier/reward.json", DetailsRef: "/logs/verifier/reward-details.json", Criteria: []string{"trajectory-present"}, FailureCategory: "none"}))
 	must[*evidencev1.EndBenchmarkTrialResponse](t)(s.evidence.EndBenchmarkTrial(ctx, &evidencev1.EndBenchmarkTrialRequest{SessionId: "s1", TrialId: "trial-cand-1"}))
-	exp := must[*evidencev1.ExportBenchmarkTrialResponse](t)(s.evidence.ExportBenchmarkTrial(ctx, &evidencev1.ExportBenchmarkTrialRequest{SessionId: "s1", TrialId: "trial-cand-1", MinSequence: head(t, s),
+	exp := must[*evidencev1.ExportBenchmarkTrialResponse](t)(s.evidence.ExportBenchmarkTrial(ctx, &evidencev1.ExportBenchmarkTrialRequest{SessionId: "s1", TrialId: "trial-cand-1", MinSequence: head(t, s, "s1"),
 		Refs: map[string]string{"artifactManifestRef": "/logs/artifacts/manifest.json", "agentQcReportRef": ".lime/qc/current-agent-qc-report.json",
 			"harborTrialResultRef": "jobs/candidate/trial-cand-1/result.json", "harborVerifierStdoutRef": "jobs/candidate/trial-cand-1/verifier/test-stdout.txt"}}))
 	var fxPack, pack map[string]any
@@ -192,7 +192,7 @@ func TestSnapshotCarriesTheCompactionBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, format := range []evidencev1.Format{evidencev1.Format_FORMAT_CORE, evidencev1.Format_FORMAT_LIME_PROFILE} {
-		sr := must[*evidencev1.ExportSnapshotResponse](t)(s.evidence.ExportSnapshot(ctx, &evidencev1.ExportSnapshotRequest{SessionId: "s1", Format: format, MinSequence: head(t, s)}))
+		sr := must[*evidencev1.ExportSnapshotResponse](t)(s.evidence.ExportSnapshot(ctx, &evidencev1.ExportSnapshotRequest{SessionId: "s1", Format: format, MinSequence: head(t, s, "s1")}))
 		if err := v.Snapshot([]byte(sr.GetSnapshotJson()), format == evidencev1.Format_FORMAT_LIME_PROFILE); err != nil {
 			t.Errorf("snapshot (%v) does not validate: %v", format, err)
 		}

@@ -55,13 +55,25 @@ func New(log *eventlog.Log, store projection.Store) *App {
 	return &App{Log: log, Store: store, w: command.NewWriter(log, rm.Projection{}, command.Options{}), Now: time.Now}
 }
 
-// reach waits for min and returns the sequence reads may cover.
-func (a *App) reach(ctx context.Context, min uint64) (uint64, error) {
+// reach waits for min and returns the position reads of the session's
+// events may cover: the read model's checkpoint of the session's
+// partition (min may be a token of another partition: a write elsewhere
+// the caller wants reflected).
+func (a *App) reach(ctx context.Context, tenant, session string, min uint64) (uint64, error) {
 	reached, err := projector.WaitFor(ctx, a.Log, a.Store, rm.Name, min, catchUp)
-	if errors.Is(err, projector.ErrBehind) {
-		return reached, &fault.Error{Kind: fault.KindPrecondition, Reason: domain.ReasonNotCaughtUp, Subject: "min_sequence", Message: err.Error(), Err: err}
+	if err != nil || a.Log.Partitions() == 1 {
+		return reached, behind(err, "min_sequence")
 	}
-	return reached, err
+	return projector.Checkpoint(ctx, a.Log.Of(tenant, session), a.Store, rm.Name)
+}
+
+// behind answers a read model that did not catch up in time as
+// FailedPrecondition NOT_CAUGHT_UP on the field that asked for it.
+func behind(err error, field string) error {
+	if errors.Is(err, projector.ErrBehind) {
+		return &fault.Error{Kind: fault.KindPrecondition, Reason: domain.ReasonNotCaughtUp, Subject: field, Message: err.Error(), Err: err}
+	}
+	return err
 }
 
 func scopeNotFound(err error) error {
@@ -120,7 +132,10 @@ type ExportResult struct {
 
 // Export builds, stores and records a pack.
 func (a *App) Export(ctx context.Context, r ExportRequest) (*ExportResult, error) {
-	reached, err := a.reach(ctx, max(r.MinSeq, r.AtSequence))
+	if r.AtSequence != 0 && a.Log.PartitionOfPosition(r.AtSequence) != a.Log.Subjects.PartitionOf(r.Tenant, r.Scope.Session) {
+		return nil, fault.Invalid("at_sequence", "%d is not a position of session %s's events", r.AtSequence, r.Scope.Session)
+	}
+	reached, err := a.reach(ctx, r.Tenant, r.Scope.Session, max(r.MinSeq, r.AtSequence))
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +248,7 @@ type SessionSummary struct {
 
 // Summary reads a session's evidence summary.
 func (a *App) Summary(ctx context.Context, tenant, session string, minSeq uint64) (*SessionSummary, error) {
-	reached, err := a.reach(ctx, minSeq)
+	reached, err := a.reach(ctx, tenant, session, minSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +302,7 @@ func summarySignals(s rm.Summary) []domain.Signal {
 
 // Snapshot renders a session snapshot at the projection's sequence.
 func (a *App) Snapshot(ctx context.Context, tenant, session string, profile bool, minSeq uint64) ([]byte, uint64, error) {
-	reached, err := a.reach(ctx, minSeq)
+	reached, err := a.reach(ctx, tenant, session, minSeq)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -334,7 +349,7 @@ type EventsPage struct {
 // (jsonexport.Skip) is listed with its reason, never rendered invalid and
 // never dropped: rendered and skipped together are every event of the page.
 func (a *App) Events(ctx context.Context, tenant string, q EventsQuery) (*EventsPage, error) {
-	reached, err := a.reach(ctx, q.MinSeq)
+	reached, err := a.reach(ctx, tenant, q.Session, q.MinSeq)
 	if err != nil {
 		return nil, err
 	}

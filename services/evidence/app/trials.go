@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -14,6 +15,7 @@ import (
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"
 	"github.com/agentruntime/agentruntime/services/evidence/domain"
 	rm "github.com/agentruntime/agentruntime/services/evidence/projector"
@@ -145,7 +147,7 @@ func (a *App) ExportTrial(ctx context.Context, tenant, session, trial string, re
 	if err != nil {
 		return nil, err
 	}
-	reached, err := a.reach(ctx, max(minSeq, st.Last))
+	reached, err := a.reach(ctx, tenant, session, max(minSeq, st.Last))
 	if err != nil {
 		return nil, err
 	}
@@ -251,14 +253,17 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 	}
 	// A comparison reads every trial fact appended before the call (an
 	// export just made must count): wait for the projection to reach the
-	// log's head first.
-	head, err := a.Log.Head(ctx)
-	if err != nil {
-		return nil, nil, err
+	// head of each partition holding one of the trials' sessions first.
+	parts := map[*eventlog.Log]bool{}
+	for _, r := range slices.Concat(baseline, candidate) {
+		parts[a.Log.Of(tenant, r.Session)] = true
 	}
-	if _, err := a.reach(ctx, head); err != nil {
-		return nil, nil, err
+	for part := range parts {
+		if err := projector.CaughtUp(ctx, part, a.Store, rm.Name, nil, catchUp); err != nil {
+			return nil, nil, behind(err, "baseline")
+		}
 	}
+	var err error
 	if in.Baseline, err = load(baseline); err != nil {
 		return nil, nil, err
 	}
