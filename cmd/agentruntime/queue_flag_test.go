@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/services/control/app"
 )
 
@@ -45,6 +46,43 @@ func TestMaxQueuedTurnsFlag(t *testing.T) {
 	} {
 		if err := run(); err == nil || !strings.Contains(err.Error(), "--max-queued-turns 0") {
 			t.Fatalf("a bound of 0: %v, want it refused naming the flag", err)
+		}
+	}
+}
+
+// --partitions takes its default from AR_PARTITIONS, else 1, and dev and
+// serve refuse a count outside 1..64 before they open anything.
+func TestPartitionsFlag(t *testing.T) {
+	parse := func(args ...string) common {
+		t.Helper()
+		var c common
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c.register(fs, "127.0.0.1:0")
+		if err := parseFlags(fs, args); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := parse(); c.partitions != 1 || c.logConfig(eventlog.Config{}).Partitions != 1 {
+		t.Fatalf("default %d partitions, want 1", c.partitions)
+	}
+	t.Setenv("AR_PARTITIONS", "3")
+	if c := parse(); c.logConfig(eventlog.Config{}).Partitions != 3 {
+		t.Fatalf("AR_PARTITIONS=3 gave %d", c.partitions)
+	}
+	for _, bad := range []string{"0", "65"} {
+		for name, run := range map[string]func() error{
+			"dev": func() error {
+				return runDev(context.Background(), []string{"--data-dir", t.TempDir(), "--partitions", bad}, io.Discard, io.Discard)
+			},
+			"serve": func() error {
+				return runServe(context.Background(), []string{"control", "--partitions", bad}, io.Discard, io.Discard)
+			},
+		} {
+			if err := run(); err == nil || !strings.Contains(err.Error(), "--partitions "+bad) {
+				t.Fatalf("%s with %s partitions: %v, want it refused naming the flag", name, bad, err)
+			}
 		}
 	}
 }

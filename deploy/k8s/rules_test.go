@@ -59,7 +59,7 @@ var healthNames = map[string]string{
 // serveFlags are the flags of `agentruntime serve` (docs/configuration.md);
 // any other AR_* variable would be ignored by the binary without a word.
 var serveFlags = []string{
-	"nats", "redis", "auth", "listen", "replicas",
+	"nats", "redis", "auth", "listen", "replicas", "partitions",
 	"log-level", "otlp-endpoint", "otlp-insecure", "runtime-id", "shutdown-timeout", "metrics-listen",
 	"log-max-age", "log-max-bytes",
 }
@@ -82,7 +82,9 @@ type expectations struct {
 	natsReplicas     int32
 	// streamReplicas is AR_REPLICAS: JetStream replicas of the event log.
 	streamReplicas int
-	antiAffinity   bool
+	// partitions is AR_PARTITIONS: streams the event log is split into.
+	partitions   int
+	antiAffinity bool
 	// externalSecrets are created outside the manifests.
 	externalSecrets []string
 	// frontDoor: a Gateway and a GRPCRoute per service (not on a laptop
@@ -91,10 +93,10 @@ type expectations struct {
 }
 
 var overlays = []expectations{
-	{overlay: "dev", minServiceReplicas: 1, maxServiceReplicas: 1, natsReplicas: 1, streamReplicas: 1},
+	{overlay: "dev", minServiceReplicas: 1, maxServiceReplicas: 1, natsReplicas: 1, streamReplicas: 1, partitions: 1},
 	{
 		overlay: "prod", autoscaled: true, minServiceReplicas: 3, maxServiceReplicas: 100, minServiceBudget: 2,
-		natsReplicas: 3, streamReplicas: 3, antiAffinity: true, externalSecrets: []string{authSecret}, frontDoor: true,
+		natsReplicas: 3, streamReplicas: 3, partitions: 3, antiAffinity: true, externalSecrets: []string{authSecret}, frontDoor: true,
 	},
 }
 
@@ -1070,6 +1072,13 @@ func checkServiceConfig(r *report, c *cluster, e expectations, nats, redis, coll
 		}
 		if nats != nil && int32(n) > nats.effectiveReplicas() {
 			r.add(w, "AR_REPLICAS %d exceeds the %d NATS server(s)", n, nats.effectiveReplicas())
+		}
+		// AR_PARTITIONS: one stream leader per NATS server at most adds
+		// append capacity; every service must agree (the log refuses
+		// another count).
+		p, err := strconv.Atoi(cmp.Or(env["AR_PARTITIONS"], "1"))
+		if err != nil || p != e.partitions {
+			r.add(w, "AR_PARTITIONS %q, want %d", env["AR_PARTITIONS"], e.partitions)
 		}
 		// AR_NATS, AR_REDIS, AR_OTLP_ENDPOINT: Services in front of the
 		// right pods and ports.

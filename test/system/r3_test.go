@@ -3,6 +3,7 @@ package system_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,21 +29,26 @@ import (
 )
 
 // TestR3Cluster runs the production shape's cluster on loopback (issue 24
-// items 3 and 6): three clustered nats-server processes with the event
-// stream at R3 (`serve --replicas 3`), redis-server, two replicas of each
+// items 3, 4 and 6): three clustered nats-server processes with the event
+// log at R3 in three partitions (`serve --replicas 3 --partitions 3`), their
+// leaders on three different nodes, redis-server, two replicas of each
 // of the five services and two workers, each worker and CLI reaching its
 // own replica of every service. It runs the README tour, leaves a second
 // turn waiting for its approval, then submits load from clients spread
 // over both control replicas (the turn id is the idempotency key; each
 // submit retried until acknowledged) while the node leading the stream is
-// killed with SIGKILL, then, once it is back, the node leading after it,
-// then one replica of each service. It asserts every acknowledged turn in
+// killed with SIGKILL (the node leading partition 0), then, once it is
+// back, another node, then one replica of each service. It asserts every acknowledged turn in
 // the log exactly once and every event once, no status but Unavailable
 // and DeadlineExceeded seen by a client, the waiting turn completed after
 // its approval, and both control replicas answering the same read model,
 // each turn counted once in it (two replicas' projectors fold into one
-// Redis read model); it logs each write stall beside the election measured
-// in the same run.
+// Redis read model); it logs each write stall of the killed node's
+// partitions beside the election measured in the same run.
+// partitions is the event log's partition count in the cluster test: three
+// streams, their leaders spread over the three nodes.
+const partitions = 3
+
 func TestR3Cluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a three-node NATS cluster, ten serve processes and two workers")
@@ -104,7 +110,8 @@ func TestR3Cluster(t *testing.T) {
 		mu      sync.Mutex
 		acked   []string // turn ids
 		ackedAt []time.Time
-		maxSeq  uint64
+		ackedIn []int // the partition of each acknowledged turn
+		seqOf   = map[string]uint64{} // each acknowledged turn's position
 		codesOf = map[codes.Code]int{}
 	)
 	stop := make(chan struct{})
@@ -131,7 +138,8 @@ func TestR3Cluster(t *testing.T) {
 					if err == nil {
 						acked = append(acked, turn)
 						ackedAt = append(ackedAt, time.Now())
-						maxSeq = max(maxSeq, resp.GetSequence())
+						ackedIn = append(ackedIn, int(resp.GetSequence()%partitions))
+						seqOf[turn] = resp.GetSequence()
 					} else {
 						codesOf[status.Code(err)]++
 					}
@@ -169,8 +177,27 @@ func TestR3Cluster(t *testing.T) {
 			time.Sleep(20 * time.Millisecond) // polling the submitters' progress
 		}
 	}
+	// Each partition is a stream with a leader of its own, spread over the
+	// nodes when the log is opened (ADR 0013).
+	leaders := func() []*natsserver.Server {
+		t.Helper()
+		out := make([]*natsserver.Server, partitions)
+		for k := range out {
+			l, err := nodes.StreamLeader(ctx, nc, fmt.Sprintf("AGENTRUNTIME_%d", k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[k] = l
+		}
+		return out
+	}
+	start := leaders()
+	if names := serverNames(start); len(distinct(names)) != partitions {
+		t.Fatalf("partition leaders %v: want %d different nodes", names, partitions)
+	}
 	type round struct {
 		killed, elected string
+		led             []int // the partitions the killed node led
 		killedAt        time.Time
 		election        time.Duration
 	}
@@ -178,22 +205,38 @@ func TestR3Cluster(t *testing.T) {
 	progress(30)
 	var killed []*natsserver.Server
 	for range 2 {
-		leader, err := nodes.StreamLeader(ctx, nc, "AGENTRUNTIME")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range killed {
-			if k == leader {
-				t.Fatalf("%s leads again", leader.Name)
+		// The node leading the first partition not led by a node killed
+		// before: the first round kills partition 0's leader, the second
+		// another node.
+		var leader *natsserver.Server
+		now := leaders()
+		for _, l := range now {
+			if !slices.Contains(killed, l) {
+				leader = l
+				break
 			}
 		}
-		r := round{killed: leader.Name, killedAt: time.Now()}
-		leader.Kill()
-		next, err := nodes.StreamLeader(ctx, nc, "AGENTRUNTIME")
-		if err != nil {
-			t.Fatal(err)
+		if leader == nil {
+			t.Fatalf("every partition is led by a node killed before: %v", serverNames(now))
 		}
-		r.election, r.elected = time.Since(r.killedAt), next.Name
+		r := round{killed: leader.Name, killedAt: time.Now()}
+		for k, l := range now {
+			if l == leader {
+				r.led = append(r.led, k)
+			}
+		}
+		leader.Kill()
+		// The election: until every partition the node led has a new
+		// leader.
+		var elected []string
+		for _, k := range r.led {
+			next, err := nodes.StreamLeader(ctx, nc, fmt.Sprintf("AGENTRUNTIME_%d", k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			elected = append(elected, next.Name)
+		}
+		r.election, r.elected = time.Since(r.killedAt), strings.Join(elected, ",")
 		rounds = append(rounds, r)
 		progress(30)
 		leader.Restart(t)
@@ -221,23 +264,31 @@ func TestR3Cluster(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	for k, r := range rounds {
-		// The stall: the longest time between two acknowledgements from
-		// the kill until the next one.
+		// The stall: the longest time between two acknowledgements of
+		// turns in the partitions the killed node led, from the kill until
+		// the next round; and how many turns the other partitions
+		// acknowledged during the election.
 		until := time.Now()
 		if k+1 < len(rounds) {
 			until = rounds[k+1].killedAt
 		}
 		var stall time.Duration
-		for i := 1; i < len(ackedAt); i++ {
-			if ackedAt[i].After(r.killedAt) && ackedAt[i].Before(until) {
-				prev := ackedAt[i-1]
-				if prev.Before(r.killedAt) {
-					prev = r.killedAt
-				}
-				stall = max(stall, ackedAt[i].Sub(prev))
+		prev, others := r.killedAt, 0
+		for i, at := range ackedAt {
+			if !at.After(r.killedAt) || !at.Before(until) {
+				continue
 			}
+			if !slices.Contains(r.led, ackedIn[i]) {
+				if at.Before(r.killedAt.Add(r.election)) {
+					others++
+				}
+				continue
+			}
+			stall = max(stall, at.Sub(prev))
+			prev = at
 		}
-		t.Logf("killed stream leader %s: %s elected after %v; longest write stall around it %v", r.killed, r.elected, r.election.Round(time.Millisecond), stall.Round(time.Millisecond))
+		t.Logf("killed %s leading partitions %v: %s elected after %v; longest write stall of those partitions %v; turns acknowledged in the other partitions meanwhile %d",
+			r.killed, r.led, r.elected, r.election.Round(time.Millisecond), stall.Round(time.Millisecond), others)
 	}
 	t.Logf("acknowledged turns %d; client errors by code: %v", len(acked), codesOf)
 	for code, n := range codesOf {
@@ -247,20 +298,22 @@ func TestR3Cluster(t *testing.T) {
 	}
 
 	// Every acknowledged turn in the log exactly once.
-	log, err := eventlog.Open(ctx, nc, eventlog.Config{Storage: jetstream.FileStorage, Replicas: 3})
+	log, err := eventlog.Open(ctx, nc, eventlog.Config{Storage: jetstream.FileStorage, Replicas: 3, Partitions: partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
 	submitted := map[string]int{}
 	var evs []*eventsv1.RuntimeEvent
-	if _, err := log.Read(ctx, nil, eventlog.FromStart, func(r *eventlog.Record) error {
-		evs = append(evs, r.Event)
-		if r.Event.GetType() == "turn.submitted" {
-			submitted[r.Event.GetTurnId()]++
+	for _, view := range log.Views() {
+		if _, err := view.Read(ctx, nil, eventlog.FromStart, func(r *eventlog.Record) error {
+			evs = append(evs, r.Event)
+			if r.Event.GetType() == "turn.submitted" {
+				submitted[r.Event.GetTurnId()]++
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
 	}
 	exactlyOnce(t, evs)
 	for _, turn := range acked {
@@ -276,12 +329,12 @@ func TestR3Cluster(t *testing.T) {
 		var views [2]string
 		for i, client := range clients {
 			// Unavailable while the replica's read model catches up to
-			// maxSeq: polled, with a deadline.
+			// the turn's position: polled, with a deadline.
 			var resp *controlv1.GetSessionResponse
 			var err error
 			for deadline := time.Now().Add(60 * time.Second); ; {
 				actx, cancel := context.WithTimeout(operatorCtx(ctx), 10*time.Second)
-				resp, err = client.GetSession(actx, &controlv1.GetSessionRequest{SessionId: session, MinSequence: maxSeq})
+				resp, err = client.GetSession(actx, &controlv1.GetSessionRequest{SessionId: session, MinSequence: seqOf[turn]})
 				cancel()
 				if status.Code(err) != codes.Unavailable || time.Now().After(deadline) {
 					break
@@ -309,6 +362,20 @@ func TestR3Cluster(t *testing.T) {
 	}
 }
 
+func serverNames(servers []*natsserver.Server) []string {
+	out := make([]string, len(servers))
+	for i, s := range servers {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func distinct(names []string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 func tail(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -327,7 +394,7 @@ func replicaSets(t *testing.T, nodes *natsserver.Cluster, redis *redistest.Serve
 	for i := range sets {
 		c := &cluster{t: t, redis: redis, authFile: authFile, models: models, ws: ws, services: map[string]*proc{}}
 		for _, name := range endpoints.Services {
-			c.services[name] = c.serveProc(fmt.Sprintf("%s-%d", name, i), name, nodes.URLs(), "--replicas", "3")
+			c.services[name] = c.serveProc(fmt.Sprintf("%s-%d", name, i), name, nodes.URLs(), "--replicas", "3", "--partitions", strconv.Itoa(partitions))
 		}
 		sets[i] = c
 	}
