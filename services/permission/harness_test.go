@@ -3,6 +3,8 @@ package permission_test
 import (
 	"context"
 	"net"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -50,20 +52,42 @@ func newHarness(t *testing.T) *harness {
 	return startReplica(t, natstest.Server(t), true)
 }
 
+// testPartitions is the partition count of the tests' logs: 1 unless
+// AR_TEST_PARTITIONS says otherwise (to run the suite on a partitioned log).
+func testPartitions(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv("AR_TEST_PARTITIONS")
+	if v == "" {
+		return 1
+	}
+	p, err := strconv.Atoi(v)
+	if err != nil || p < 1 {
+		t.Fatalf("AR_TEST_PARTITIONS=%q: want a partition count", v)
+	}
+	return p
+}
+
 // replica starts another permission process on the same log: its own
 // connection, its own writers and its own read model, as a second pod
 // would be. Without its projector (projector false) its read model stays
 // empty: what it answers comes from its writers and the log alone.
 func (h *harness) replica(projector bool) *harness {
 	h.t.Helper()
-	return startReplica(h.t, h.nats, projector)
+	return startReplicaOf(h.t, h.nats, h.log.Partitions(), projector)
 }
 
 func startReplica(t *testing.T, ns *natsembed.Server, projector bool) *harness {
 	t.Helper()
+	return startReplicaOf(t, ns, testPartitions(t), projector)
+}
+
+// startReplicaOf is startReplica on a log of partitions partitions (every
+// process on one server must open it with the same count).
+func startReplicaOf(t *testing.T, ns *natsembed.Server, partitions int, projector bool) *harness {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	log, err := eventlog.Open(ctx, natstest.Connect(t, ns), eventlog.Config{})
+	log, err := eventlog.Open(ctx, natstest.Connect(t, ns), eventlog.Config{Partitions: partitions})
 	require.NoError(t, err)
 	svc := permission.New(kit.Deps{Log: log, Store: projection.NewMemory()})
 	runCtx, stopRun := context.WithCancel(ctx)

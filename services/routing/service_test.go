@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -83,10 +84,32 @@ func start(t *testing.T, config string) rv1.RoutingServiceClient {
 	return startOn(t, natstest.Server(t), config, true)
 }
 
+// testPartitions is the partition count of the tests' logs: 1 unless
+// AR_TEST_PARTITIONS says otherwise (to run the suite on a partitioned log).
+func testPartitions(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv("AR_TEST_PARTITIONS")
+	if v == "" {
+		return 1
+	}
+	p, err := strconv.Atoi(v)
+	if err != nil || p < 1 {
+		t.Fatalf("AR_TEST_PARTITIONS=%q: want a partition count", v)
+	}
+	return p
+}
+
 // startOn starts a routing process on the log of ns: its own connection,
 // writer, read model and limit store, as a replica would be. Without its
 // projector (projector false) its read model stays empty.
 func startOn(t *testing.T, ns *natsembed.Server, config string, projector bool) rv1.RoutingServiceClient {
+	t.Helper()
+	return startPartitioned(t, ns, testPartitions(t), config, projector)
+}
+
+// startPartitioned is startOn on a log of partitions partitions (every
+// process on one server must open it with the same count).
+func startPartitioned(t *testing.T, ns *natsembed.Server, partitions int, config string, projector bool) rv1.RoutingServiceClient {
 	t.Helper()
 	var modelsFile string
 	if config != "" {
@@ -98,7 +121,7 @@ func startOn(t *testing.T, ns *natsembed.Server, config string, projector bool) 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	nc := natstest.Connect(t, ns)
-	log, err := eventlog.Open(ctx, nc, eventlog.Config{})
+	log, err := eventlog.Open(ctx, nc, eventlog.Config{Partitions: partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
