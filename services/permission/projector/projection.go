@@ -37,7 +37,7 @@ type Projection struct {
 func New(subjects eventlog.Subjects) *Projection {
 	p := &Projection{}
 	for _, k := range allKinds {
-		p.filters = append(p.filters, subjects.Prefix+".*.*."+k+".*")
+		p.filters = append(p.filters, subjects.Kind("*", k))
 	}
 	return p
 }
