@@ -85,15 +85,31 @@ func startReplica(t *testing.T, ns *natsembed.Server, projector bool) *harness {
 // process on one server must open it with the same count).
 func startReplicaOf(t *testing.T, ns *natsembed.Server, partitions int, projector bool) *harness {
 	t.Helper()
+	var run runner
+	if projector {
+		run = func(ctx context.Context, svc *permission.Service, _ *eventlog.Log, _ projection.Store) error {
+			return svc.Run(ctx)
+		}
+	}
+	return startReplicaRunning(t, ns, partitions, run)
+}
+
+// runner runs what a replica runs beside its API on its log and read
+// model (svc.Run: the projector and the reactor); nil runs nothing.
+type runner func(ctx context.Context, svc *permission.Service, log *eventlog.Log, store projection.Store) error
+
+func startReplicaRunning(t *testing.T, ns *natsembed.Server, partitions int, run runner) *harness {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	log, err := eventlog.Open(ctx, natstest.Connect(t, ns), eventlog.Config{Partitions: partitions})
 	require.NoError(t, err)
-	svc := permission.New(kit.Deps{Log: log, Store: projection.NewMemory()})
+	store := projection.NewMemory()
+	svc := permission.New(kit.Deps{Log: log, Store: store})
 	runCtx, stopRun := context.WithCancel(ctx)
 	ran := make(chan error, 1)
-	if projector {
-		go func() { ran <- svc.Run(runCtx) }()
+	if run != nil {
+		go func() { ran <- run(runCtx, svc, log, store) }()
 	} else {
 		ran <- nil
 	}

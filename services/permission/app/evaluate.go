@@ -65,11 +65,11 @@ type EvaluateOutput struct {
 // with a new action id, which the control service opens as
 // action.required.
 func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (EvaluateOutput, error) {
-	cp, err := a.waitFor(ctx, in.MinSequence)
+	cps, err := a.waitCheckpoints(ctx, in.MinSequence)
 	if err != nil {
 		return EvaluateOutput{}, err
 	}
-	levels, err := a.policyLevels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID, cp)
+	levels, err := a.policyLevels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID, cps)
 	if err != nil {
 		return EvaluateOutput{}, err
 	}

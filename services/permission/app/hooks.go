@@ -292,11 +292,11 @@ type RunHooksOutput struct {
 
 // RunHooks runs the hooks registered for a point and records their facts.
 func (a *App) RunHooks(ctx context.Context, tenant string, in RunHooksInput) (RunHooksOutput, error) {
-	cp, err := a.waitFor(ctx, 0)
+	cps, err := a.waitCheckpoints(ctx, 0)
 	if err != nil {
 		return RunHooksOutput{}, err
 	}
-	levels, err := a.policyLevels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID, cp)
+	levels, err := a.policyLevels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID, cps)
 	if err != nil {
 		return RunHooksOutput{}, err
 	}

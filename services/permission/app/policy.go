@@ -174,19 +174,68 @@ func (a *App) levels(ctx context.Context, tenant, workspace, session, thread str
 // the aggregate they write, so it is not read from the log on every
 // call. Each level is the newer of two sources, neither waited for: the
 // writer's entry of the level's aggregate when this process wrote or
-// loaded it after the read model's checkpoint cp (its own policy writes
-// count at once, before its projector applies them), else the read
-// model, which follows every replica's writes (a write elsewhere counts
-// as soon as this process's projector has it; a caller that must see it
-// passes the sequence it was given as min_sequence, and cp is at least
-// that).
-func (a *App) policyLevels(ctx context.Context, tenant, workspace, session, thread string, cp uint64) ([]*domain.Level, error) {
-	return levelsFrom(ctx, tenant, workspace, session, thread, func(s Scope) projection.Store {
-		if st, ok := a.policies.Held(s.Aggregate(tenant)); ok && st.Last > cp {
-			return st
+// loaded it after the read model's checkpoint of the level's partition
+// (its own policy writes count at once, before its projector applies
+// them), else the read model, which follows every replica's writes (a
+// write elsewhere counts as soon as this process's projector has it; a
+// caller that must see it passes the sequence it was given as
+// min_sequence, and the decision waited for it: waitCheckpoints).
+// Positions of different partitions are not ordered, so an entry is
+// compared with its own partition's checkpoint: the tenant and workspace
+// levels are session-less, the session and thread levels the session's.
+func (a *App) policyLevels(ctx context.Context, tenant, workspace, session, thread string, cps checkpoints) ([]*domain.Level, error) {
+	states := map[Scope]projection.Store{}
+	for _, s := range scopesOf(workspace, session, thread) {
+		states[s] = a.store
+		agg := s.Aggregate(tenant)
+		st, ok := a.policies.Held(agg)
+		if !ok {
+			continue
 		}
-		return a.store
-	})
+		cp, err := a.checkpointOf(ctx, cps, tenant, agg.Session)
+		if err != nil {
+			return nil, err
+		}
+		if st.Last > cp {
+			states[s] = st
+		}
+	}
+	return levelsFrom(ctx, tenant, workspace, session, thread, func(s Scope) projection.Store { return states[s] })
+}
+
+// checkpoints are the read model's checkpoints a decision has read, by
+// partition.
+type checkpoints map[int]uint64
+
+// waitCheckpoints is waitFor for a decision: it waits for min_sequence in
+// its partition and keeps the checkpoint reached as that partition's (the
+// log's, with one partition); with none at P > 1 it knows none yet.
+func (a *App) waitCheckpoints(ctx context.Context, minSequence uint64) (checkpoints, error) {
+	cp, err := a.waitFor(ctx, minSequence)
+	if err != nil {
+		return nil, err
+	}
+	cps := checkpoints{}
+	if k := a.log.PartitionOfPosition(minSequence); k >= 0 {
+		cps[k] = cp
+	}
+	return cps, nil
+}
+
+// checkpointOf is the read model's checkpoint of the partition of a
+// tenant's session (NoSession: its session-less facts), read once per
+// decision.
+func (a *App) checkpointOf(ctx context.Context, cps checkpoints, tenant, session string) (uint64, error) {
+	k := a.log.Subjects.PartitionOf(tenant, session)
+	if cp, ok := cps[k]; ok {
+		return cp, nil
+	}
+	cp, err := projector.Checkpoint(ctx, a.log.Of(tenant, session), a.store, rm.Name)
+	if err != nil {
+		return 0, err
+	}
+	cps[k] = cp
+	return cp, nil
 }
 
 // currentLevels are the levels as the log holds them now: each level's
