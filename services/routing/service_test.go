@@ -104,12 +104,13 @@ func testPartitions(t *testing.T) int {
 // projector (projector false) its read model stays empty.
 func startOn(t *testing.T, ns *natsembed.Server, config string, projector bool) rv1.RoutingServiceClient {
 	t.Helper()
-	return startPartitioned(t, ns, testPartitions(t), config, projector)
+	return startPartitioned(t, ns, testPartitions(t), config, projector, projection.NewMemory())
 }
 
 // startPartitioned is startOn on a log of partitions partitions (every
-// process on one server must open it with the same count).
-func startPartitioned(t *testing.T, ns *natsembed.Server, partitions int, config string, projector bool) rv1.RoutingServiceClient {
+// process on one server must open it with the same count), with the read
+// model in store (replicas may share one, as they share Redis).
+func startPartitioned(t *testing.T, ns *natsembed.Server, partitions int, config string, projector bool, store projection.Store) rv1.RoutingServiceClient {
 	t.Helper()
 	var modelsFile string
 	if config != "" {
@@ -125,7 +126,7 @@ func startPartitioned(t *testing.T, ns *natsembed.Server, partitions int, config
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := routing.New(kit.Deps{Log: log, Store: projection.NewMemory(), Config: kit.Config{ModelsFile: modelsFile}})
+	svc := routing.New(kit.Deps{Log: log, Store: store, Config: kit.Config{ModelsFile: modelsFile}})
 	done := make(chan error, 1)
 	if projector {
 		go func() { done <- svc.Run(ctx) }()

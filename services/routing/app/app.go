@@ -288,11 +288,11 @@ func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r
 	// Spend adds up every turn of the tenant, session and task: an input
 	// from many aggregates, read from the read model (bounded lag), not an
 	// invariant of this turn.
-	spent, err := rp.LoadSpent(ctx, a.store, rp.SpentTenantKey(tenant), rp.SpentSessionKey(tenant, s.GetSessionId()), rp.SpentTaskKey(tenant, s.GetTaskId()))
+	spent, err := rp.LoadSpent(ctx, a.store, a.log.Partitions(), tenant, s.GetSessionId(), s.GetTaskId())
 	if err != nil {
 		return in, err
 	}
-	in.Budgets = domain.BudgetStates(reg, domain.Spent{Tenant: spent[0], Session: spent[1], Task: spent[2], SessionID: s.GetSessionId(), TaskID: s.GetTaskId()})
+	in.Budgets = domain.BudgetStates(reg, spent)
 	return in, a.checkModels(ctx, tenant, &in)
 }
 
@@ -555,11 +555,11 @@ func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCost
 	var recorded *commonv1.WriteResult
 	res, err := a.w.Execute(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
 		recorded = nil
-		spent, err := rp.LoadSpent(ctx, a.store, rp.SpentTenantKey(tenant), rp.SpentSessionKey(tenant, s.GetSessionId()), rp.SpentTaskKey(tenant, s.GetTaskId()))
+		spent, err := rp.LoadSpent(ctx, a.store, a.log.Partitions(), tenant, s.GetSessionId(), s.GetTaskId())
 		if err != nil {
 			return nil, err
 		}
-		rec.Budgets = domain.AddSpent(domain.BudgetStates(reg, domain.Spent{Tenant: spent[0], Session: spent[1], Task: spent[2], SessionID: s.GetSessionId(), TaskID: s.GetTaskId()}), cost.GetTotalNanos())
+		rec.Budgets = domain.AddSpent(domain.BudgetStates(reg, spent), cost.GetTotalNanos())
 		e := scoped("cost.recorded", s)
 		e.EventId = costID
 		e.RequestId = req.GetUsageId()
@@ -773,10 +773,10 @@ func (a *App) GetBudgets(ctx context.Context, tenant string, req *rv1.GetBudgets
 	if err != nil {
 		return nil, err
 	}
-	spent, err := rp.LoadSpent(ctx, a.store, rp.SpentTenantKey(tenant), rp.SpentSessionKey(tenant, req.GetSessionId()), rp.SpentTaskKey(tenant, req.GetTaskId()))
+	spent, err := rp.LoadSpent(ctx, a.store, a.log.Partitions(), tenant, req.GetSessionId(), req.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
-	states := domain.BudgetStates(reg, domain.Spent{Tenant: spent[0], Session: spent[1], Task: spent[2], SessionID: req.GetSessionId(), TaskID: req.GetTaskId()})
+	states := domain.BudgetStates(reg, spent)
 	return &rv1.GetBudgetsResponse{Budgets: states, Sequence: seq}, nil
 }

@@ -247,9 +247,18 @@ func TestProjectThreadsAndSpend(t *testing.T) {
 	if err != nil || len(threads) != 1 || threads[0].Member != "th1" {
 		t.Fatalf("thread index %v, %v", threads, err)
 	}
-	spent, err := rp.LoadSpent(ctx, store, rp.SpentTenantKey("t1"), rp.SpentSessionKey("t1", "s1"), rp.SpentTaskKey("t1", "k1"), rp.SpentTenantKey("t2"))
-	if err != nil || !slices.Equal(spent, []int64{42, 42, 30, 0}) {
+	spent, err := rp.LoadSpent(ctx, store, 1, "t1", "s1", "k1")
+	if err != nil || spent.Tenant != 42 || spent.Session != 42 || spent.Task != 30 {
 		t.Fatalf("spent %v, %v", spent, err)
+	}
+	// One partition keeps the keys a read model had before partitions.
+	for key, want := range map[string]string{"spent/t1": "42", "spent/t1/k/k1": "30", "spent/t1/s/s1": "42"} {
+		if got, err := store.Get(ctx, key); err != nil || string(got) != want {
+			t.Fatalf("%s = %q, %v; want %s", key, got, err, want)
+		}
+	}
+	if other, err := rp.LoadSpent(ctx, store, 1, "t2", "s1", "k1"); err != nil || other.Tenant != 0 || other.Session != 0 || other.Task != 0 {
+		t.Fatalf("another tenant's spend %v, %v", other, err)
 	}
 	reg, err := rp.LoadRegistry(ctx, store, "t1")
 	if err != nil || len(reg.GetProviders()) != 1 {

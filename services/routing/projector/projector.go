@@ -41,12 +41,29 @@ func ThreadKey(tenant, session, thread string) string {
 	return "thread/" + tenant + "/" + session + "/" + thread
 }
 func ThreadIndex(tenant, session string) string { return "threads/" + tenant + "/" + session }
+
 func TaskProfileKey(tenant, task string) string { return "taskprof/" + tenant + "/" + task }
-func SpentTenantKey(tenant string) string       { return "spent/" + tenant }
+
+// Spend adds up every cost.recorded of its scope. A session's is folded
+// by its partition alone; a tenant's and a task's add up facts of many
+// sessions, so of many partitions, whose folds run concurrently: each
+// partition k keeps its own sub-total, written by its fold only, and a
+// read sums them (LoadSpent). Partition 0's sub-total is the key of a log
+// of one partition.
+func SpentTenantKey(tenant string, k int) string { return "spent/" + tenant + partitionSuffix(k) }
 func SpentSessionKey(tenant, session string) string {
 	return "spent/" + tenant + "/s/" + session
 }
-func SpentTaskKey(tenant, task string) string { return "spent/" + tenant + "/k/" + task }
+func SpentTaskKey(tenant, task string, k int) string {
+	return "spent/" + tenant + partitionSuffix(k) + "/k/" + task
+}
+
+func partitionSuffix(k int) string {
+	if k == 0 {
+		return ""
+	}
+	return "/p" + strconv.Itoa(k)
+}
 
 // Projection is the routing read model.
 type Projection struct {
@@ -60,6 +77,15 @@ func (Projection) Name() string { return Name }
 // tenant (a "*" tenant token in the kind filter).
 func (p Projection) Filters() []string {
 	return []string{p.Subjects.Kind("*", KindTurn), p.Subjects.Kind("*", KindTask), p.Subjects.Kind("*", KindRegistry)}
+}
+
+// partition is the partition of the log a position is of: the one whose
+// fold applies the event.
+func (p Projection) partition(pos uint64) int {
+	if n := uint64(p.Subjects.Partitions); n > 1 {
+		return int(pos % n)
+	}
+	return 0
 }
 
 // Project implements projector.Projection.
@@ -113,9 +139,10 @@ func (p Projection) Project(ctx context.Context, store projection.Store, rec *ev
 	}
 	if cr := e.GetCostRecorded(); cr != nil {
 		total := cr.GetCost().GetTotalNanos()
-		keys := []string{SpentTenantKey(tenant), SpentSessionKey(tenant, e.GetSessionId())}
+		k := p.partition(e.GetSequence())
+		keys := []string{SpentTenantKey(tenant, k), SpentSessionKey(tenant, e.GetSessionId())}
 		if e.GetTaskId() != "" {
-			keys = append(keys, SpentTaskKey(tenant, e.GetTaskId()))
+			keys = append(keys, SpentTaskKey(tenant, e.GetTaskId(), k))
 		}
 		vals, err := store.GetMany(ctx, keys...)
 		if err != nil {
@@ -253,15 +280,27 @@ func load(ctx context.Context, store projection.Store, key string, m proto.Messa
 	return err
 }
 
-// LoadSpent reads a cumulative spend (0 when nothing was recorded).
-func LoadSpent(ctx context.Context, store projection.Store, keys ...string) ([]int64, error) {
+// LoadSpent reads what the tenant, a session and a task (either may be
+// "") have spent, on a log of partitions partitions: the tenant's and the
+// task's sub-totals of every partition, summed, in one round trip.
+func LoadSpent(ctx context.Context, store projection.Store, partitions int, tenant, session, task string) (domain.Spent, error) {
+	partitions = max(partitions, 1)
+	keys := make([]string, 0, 2*partitions+1)
+	keys = append(keys, SpentSessionKey(tenant, session))
+	for k := range partitions {
+		keys = append(keys, SpentTenantKey(tenant, k), SpentTaskKey(tenant, task, k))
+	}
 	vals, err := store.GetMany(ctx, keys...)
 	if err != nil {
-		return nil, err
+		return domain.Spent{}, err
 	}
-	out := make([]int64, len(keys))
-	for i, v := range vals {
-		out[i], _ = strconv.ParseInt(string(v), 10, 64)
+	out := domain.Spent{SessionID: session, TaskID: task}
+	out.Session, _ = strconv.ParseInt(string(vals[0]), 10, 64)
+	for i := 1; i < len(vals); i += 2 {
+		t, _ := strconv.ParseInt(string(vals[i]), 10, 64)
+		k, _ := strconv.ParseInt(string(vals[i+1]), 10, 64)
+		out.Tenant += t
+		out.Task += k
 	}
 	return out, nil
 }

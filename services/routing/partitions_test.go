@@ -1,0 +1,163 @@
+package routing_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
+)
+
+// spendYAML prices one model at a dollar per million tokens (1,000 nanos
+// a token) and budgets the tenant and every task.
+const spendYAML = `
+providers:
+  - {id: openai, credential_status: present, regions: [us]}
+models:
+  - id: m
+    provider: openai
+    capabilities: [tools]
+    prices_usd_per_million: {input: 1, output: 1}
+budgets:
+  - {id: tenant, scope: tenant, limit_usd: 1000}
+  - {id: every-task, scope: task, limit_usd: 1000}
+`
+
+// heldSpend is a read model that holds the first writes of a task's spend
+// (and the tenant's with it) until a fold of another partition writes
+// them too: the folds held and that one all read the totals before any of
+// them wrote. Concurrent folds of partitions make that interleaving
+// likely; this makes it certain.
+type heldSpend struct {
+	projection.Store
+	mu      sync.Mutex
+	first   string // checkpoint name (partition) of the folds held
+	once    sync.Once
+	release chan struct{}
+}
+
+func (s *heldSpend) Apply(ctx context.Context, b projection.Batch) (bool, error) {
+	if slices.ContainsFunc(b.Puts, func(kv projection.KV) bool {
+		return strings.HasPrefix(kv.Key, "spent/") && strings.Contains(kv.Key, "/k/")
+	}) {
+		s.mu.Lock()
+		if s.first == "" {
+			s.first = b.Projection
+		}
+		hold := s.first == b.Projection
+		s.mu.Unlock()
+		if !hold {
+			s.once.Do(func() { close(s.release) })
+		} else {
+			select {
+			case <-s.release:
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
+		}
+	}
+	return s.Store.Apply(ctx, b)
+}
+
+// Spend of a tenant and of a task adds up cost facts of sessions in every
+// partition, which the partitions' folds apply concurrently (a process
+// runs one fold per partition). Two replicas share one read model, as pods
+// share Redis; the first folds it (with one fold per partition, heldSpend
+// makes the lost update certain without per-partition totals; a second
+// folding replica could land a fresh fold first). Costs are recorded from
+// sessions spread over the three partitions at once on both replicas,
+// half of them for one task; once each partition's read model has its
+// last cost, both replicas' budgets add up every cost recorded: none is
+// lost to another partition's fold writing the same total.
+func TestSpendAddsUpEveryPartition(t *testing.T) {
+	const partitions, perSession = 3, 8
+	ns := natstest.Server(t)
+	store := &heldSpend{Store: projection.NewMemory(), release: make(chan struct{})}
+	cs := []rv1.RoutingServiceClient{
+		startPartitioned(t, ns, partitions, spendYAML, true, store),
+		startPartitioned(t, ns, partitions, spendYAML, false, store),
+	}
+	subjects := eventlog.Subjects{Partitions: partitions}
+	var sessions []string
+	inPartition := make([]int, partitions)
+	for i := range 9 {
+		s := fmt.Sprintf("s%d", i)
+		sessions = append(sessions, s)
+		inPartition[subjects.PartitionOf("t1", s)]++
+	}
+	for k, n := range inPartition {
+		if n < 2 {
+			t.Fatalf("partition %d has %d of the sessions, want 2 or more: %v", k, n, inPartition)
+		}
+	}
+
+	ctx := context.Background()
+	var (
+		mu                   sync.Mutex
+		tenantTotal, taskTot int64
+		last                 = make([]uint64, partitions)
+		wg                   sync.WaitGroup
+	)
+	gate := make(chan struct{})
+	for si, s := range sessions {
+		for i := range perSession {
+			wg.Go(func() {
+				<-gate
+				sc := &rv1.TurnScope{SessionId: s, ThreadId: "th", TurnId: fmt.Sprintf("turn%d", i)}
+				if i%2 == 0 {
+					sc.TaskId = "k"
+				}
+				res, err := cs[(si+i)%len(cs)].RecordCost(ctx, &rv1.RecordCostRequest{Scope: sc, ModelId: "m", UsageId: "u",
+					Usage: &rv1.Usage{InputTokens: int64(100*si + i + 1)}})
+				if err != nil {
+					t.Errorf("%s turn%d: %v", s, i, err)
+					return
+				}
+				cost, seq := res.GetRecorded().GetCost().GetTotalNanos(), res.GetWrite().GetSequence()
+				mu.Lock()
+				defer mu.Unlock()
+				tenantTotal += cost
+				if sc.TaskId != "" {
+					taskTot += cost
+				}
+				k := int(seq % partitions)
+				last[k] = max(last[k], seq)
+			})
+		}
+	}
+	close(gate)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	if tenantTotal == 0 || taskTot == 0 || taskTot == tenantTotal {
+		t.Fatalf("charged %d, %d for the task", tenantTotal, taskTot)
+	}
+	for i, c := range cs {
+		var states []*ev.BudgetState
+		for k, seq := range last {
+			if seq == 0 {
+				t.Fatalf("no cost recorded in partition %d", k)
+			}
+			res, err := c.GetBudgets(ctx, &rv1.GetBudgetsRequest{TaskId: "k", MinSequence: seq})
+			if err != nil {
+				t.Fatalf("replica %d, partition %d: %v", i, k, err)
+			}
+			states = res.GetBudgets()
+		}
+		got := map[string]int64{}
+		for _, b := range states {
+			got[b.GetBudgetId()] = b.GetSpentNanos()
+		}
+		if got["tenant"] != tenantTotal || got["every-task"] != taskTot {
+			t.Fatalf("replica %d: spent %v; want tenant %d, task k %d", i, got, tenantTotal, taskTot)
+		}
+	}
+}
