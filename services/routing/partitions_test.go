@@ -13,6 +13,7 @@ import (
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
+	rp "github.com/agentruntime/agentruntime/services/routing/projector"
 )
 
 // spendYAML prices one model at a dollar per million tokens (1,000 nanos
@@ -158,6 +159,41 @@ func TestSpendAddsUpEveryPartition(t *testing.T) {
 		}
 		if got["tenant"] != tenantTotal || got["every-task"] != taskTot {
 			t.Fatalf("replica %d: spent %v; want tenant %d, task k %d", i, got, tenantTotal, taskTot)
+		}
+	}
+}
+
+// A task profiled before any turn, without a session and in a session of
+// another partition, is two aggregates folded by two partitions
+// concurrently: the read model keeps each session's profile (one key for
+// both would keep whichever partition wrote last, per replica).
+func TestTaskProfilesOfTwoPartitionsKeepTheirOwn(t *testing.T) {
+	const partitions = 3
+	subjects := eventlog.Subjects{Partitions: partitions}
+	session := ""
+	for i := range 100 {
+		if s := fmt.Sprintf("s%d", i); subjects.PartitionOf("t1", s) != subjects.PartitionOf("t1", eventlog.NoSession) {
+			session = s
+			break
+		}
+	}
+	store := projection.NewMemory()
+	c := startPartitioned(t, natstest.Server(t), partitions, registryYAML, true, store)
+	ctx := context.Background()
+	kinds := map[string]string{"": "coding", session: "chat"}
+	for s, kind := range kinds {
+		res, err := c.ResolveTaskProfile(ctx, &rv1.ResolveTaskProfileRequest{Scope: &rv1.ProfileScope{SessionId: s, TaskId: "k"}, Kind: kind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.GetBudgets(ctx, &rv1.GetBudgetsRequest{MinSequence: res.GetWrite().GetSequence()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for s, kind := range kinds {
+		tp := &ev.TaskProfile{}
+		if found, err := rp.Load(ctx, store, rp.TaskProfileKey("t1", s, "k"), tp); err != nil || !found || tp.GetKind() != kind {
+			t.Fatalf("session %q: task k's profile %v (found %v, %v), want %s", s, tp, found, err, kind)
 		}
 	}
 }

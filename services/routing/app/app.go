@@ -270,7 +270,7 @@ func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r
 			return domain.RouteInput{}, err
 		}
 		tp := &ev.TaskProfile{}
-		found, err := rp.Load(ctx, st, rp.TaskProfileKey(tenant, s.GetTaskId()), tp)
+		found, err := rp.Load(ctx, st, rp.TaskProfileKey(tenant, s.GetSessionId(), s.GetTaskId()), tp)
 		if err != nil {
 			return domain.RouteInput{}, err
 		}

@@ -268,7 +268,7 @@ func TestProjectThreadsAndSpend(t *testing.T) {
 		t.Fatalf("another tenant's registry %v", other)
 	}
 	tp := &ev.TaskProfile{}
-	if found, err := rp.Load(ctx, store, rp.TaskProfileKey("t1", "k1"), tp); err != nil || !found || tp.GetKind() != "coding" {
+	if found, err := rp.Load(ctx, store, rp.TaskProfileKey("t1", "", "k1"), tp); err != nil || !found || tp.GetKind() != "coding" {
 		t.Fatalf("task profile %v, %v, %v", tp, found, err)
 	}
 }

@@ -42,7 +42,15 @@ func ThreadKey(tenant, session, thread string) string {
 }
 func ThreadIndex(tenant, session string) string { return "threads/" + tenant + "/" + session }
 
-func TaskProfileKey(tenant, task string) string { return "taskprof/" + tenant + "/" + task }
+// TaskProfileKey is a task's profile resolved before any turn, per
+// session (NoSession: none): one task profiled with and without a session
+// is two aggregates, in two partitions, folded concurrently.
+func TaskProfileKey(tenant, session, task string) string {
+	if session == "" {
+		session = eventlog.NoSession
+	}
+	return "taskprof/" + tenant + "/" + session + "/" + task
+}
 
 // Spend adds up every cost.recorded of its scope. A session's is folded
 // by its partition alone; a tenant's and a task's add up facts of many
@@ -107,7 +115,7 @@ func (p Projection) Project(ctx context.Context, store projection.Store, rec *ev
 		return b, put(&b, RegistryKey(tenant), next)
 	}
 	if tp := e.GetTaskProfileResolved(); tp != nil && e.GetTurnId() == "" {
-		return b, put(&b, TaskProfileKey(tenant, e.GetTaskId()), tp.GetProfile())
+		return b, put(&b, TaskProfileKey(tenant, e.GetSessionId(), e.GetTaskId()), tp.GetProfile())
 	}
 	if e.GetSessionId() == "" || e.GetThreadId() == "" || e.GetTurnId() == "" {
 		return b, nil
