@@ -12,6 +12,7 @@ import (
 	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 	rp "github.com/agentruntime/agentruntime/services/routing/projector"
 )
@@ -195,5 +196,84 @@ func TestTaskProfilesOfTwoPartitionsKeepTheirOwn(t *testing.T) {
 		if found, err := rp.Load(ctx, store, rp.TaskProfileKey("t1", s, "k"), tp); err != nil || !found || tp.GetKind() != kind {
 			t.Fatalf("session %q: task k's profile %v (found %v, %v), want %s", s, tp, found, err, kind)
 		}
+	}
+}
+
+// lagging is a read model whose fold of one partition (its checkpoint
+// name) applies nothing until a read waits for that partition: until then
+// the partition is behind, and a read that does not wait for it reads it
+// as it was.
+type lagging struct {
+	projection.Store
+	name   string
+	once   sync.Once
+	waited chan struct{}
+}
+
+func (s *lagging) Apply(ctx context.Context, b projection.Batch) (bool, error) {
+	if b.Projection == s.name {
+		select {
+		case <-s.waited:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	return s.Store.Apply(ctx, b)
+}
+
+func (s *lagging) WaitFor(ctx context.Context, name string, seq uint64) (uint64, error) {
+	if name == s.name {
+		s.once.Do(func() { close(s.waited) })
+	}
+	return s.Store.WaitFor(ctx, name, seq)
+}
+
+// GetModelRegistry waits for this process's import of the config file, in
+// the registry's partition, and for the caller's min_sequence, a token of
+// a session in another partition that is past the import's position: the
+// larger of the two is not "both" (the registry's partition is behind
+// here until a read waits for it).
+func TestModelRegistryWaitsForTheImportAndTheTokenInTheirPartitions(t *testing.T) {
+	const partitions = 3
+	ns := natstest.Server(t)
+	ctx := context.Background()
+	log, err := eventlog.Open(ctx, natstest.Connect(t, ns), eventlog.Config{Partitions: partitions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := ""
+	for i := range 100 {
+		if s := fmt.Sprintf("s%d", i); log.Subjects.PartitionOf("t1", s) != log.Subjects.PartitionOf("t1", eventlog.NoSession) {
+			session = s
+			break
+		}
+	}
+	store := &lagging{Store: projection.NewMemory(), waited: make(chan struct{}),
+		name: projector.CheckpointName(rp.Name, partitions, log.Subjects.PartitionOf("t1", eventlog.NoSession))}
+	c := startPartitioned(t, ns, partitions, registryYAML, true, store)
+
+	// The first call imports the config (the registry's partition); the
+	// session's decisions move its partition past the import's position.
+	var token, imported uint64
+	for i := 0; token <= imported; i++ {
+		if i == 100 {
+			t.Fatalf("the session's partition never passed the import's position %d (at %d)", imported, token)
+		}
+		res, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: &rv1.TurnScope{SessionId: session, ThreadId: "th", TurnId: fmt.Sprintf("turn%d", i)},
+			Route: &rv1.RouteRequest{Profile: coding}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		token = res.GetWrite().GetSequence()
+		if _, imported, err = log.Of("t1", "").Bounds(ctx); err != nil || imported == 0 {
+			t.Fatalf("the config's import: at %d, %v", imported, err)
+		}
+	}
+	reg, err := c.GetModelRegistry(ctx, &rv1.GetModelRegistryRequest{MinSequence: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(reg.GetRegistry().GetModels()); n != 4 || reg.GetSequence() == 0 || log.PartitionOfPosition(reg.GetSequence()) != log.Subjects.PartitionOf("t1", eventlog.NoSession) {
+		t.Fatalf("registry of %d models at %d, want the config's 4 at a position of the registry's partition", n, reg.GetSequence())
 	}
 }

@@ -712,8 +712,19 @@ func (a *App) GetModelRegistry(ctx context.Context, tenant string, req *rv1.GetM
 		return nil, err
 	}
 	// A read: the read model, at least as recent as the caller's
-	// min_sequence and this process's import of the config file.
-	seq, err := projector.WaitFor(ctx, a.log, a.store, rp.Name, max(req.GetMinSequence(), a.importedAt(tenant)), readTimeout)
+	// min_sequence and this process's import of the config file. The
+	// registry is session-less and a caller's token may be of a session:
+	// two positions of two partitions, not ordered, each waited for in its
+	// own. The answer's sequence is the registry's partition's checkpoint.
+	for _, pos := range []uint64{req.GetMinSequence(), a.importedAt(tenant)} {
+		if pos == 0 {
+			continue
+		}
+		if _, err := projector.WaitFor(ctx, a.log, a.store, rp.Name, pos, readTimeout); err != nil {
+			return nil, err
+		}
+	}
+	seq, err := projector.Checkpoint(ctx, a.log.Of(tenant, ""), a.store, rp.Name)
 	if err != nil {
 		return nil, err
 	}
