@@ -46,7 +46,7 @@ func TestClaimStartsTheTurnUnderALease(t *testing.T) {
 	}
 	// The claim is the fact: turn.started names the worker and the run.
 	var startedEv *eventsv1.RuntimeEvent
-	_, err := h.log.Read(context.Background(), []string{h.log.Subjects.Tenant("acme")}, eventlog.FromSequence(1), func(r *eventlog.Record) error {
+	err := h.readLog(context.Background(), []string{h.log.Subjects.Tenant("acme")}, func(r *eventlog.Record) error {
 		if r.Event.GetType() == "turn.started" {
 			startedEv = r.Event
 		}

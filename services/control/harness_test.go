@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,8 +68,25 @@ func newHarness(t testing.TB) *harness { return newHarnessOn(t, false) }
 // newHarnessWith adjusts the harness before its service starts.
 func newHarnessWith(t testing.TB, opt func(*harness)) *harness {
 	t.Helper()
+	return newHarnessOf(t, 0, opt)
+}
+
+// newHarnessOn with memory=true keeps the read model in process (as in
+// `agentruntime dev`) instead of Redis.
+func newHarnessOn(t testing.TB, memory bool) *harness {
+	t.Helper()
+	return newHarnessOf(t, 0, func(h *harness) { h.memory = memory })
+}
+
+// newHarnessOf runs the harness on a log of partitions streams (0: the
+// suite's, testPartitions), adjusted by opt before its service starts.
+func newHarnessOf(t testing.TB, partitions int, opt func(*harness)) *harness {
+	t.Helper()
+	if partitions == 0 {
+		partitions = testPartitions(t)
+	}
 	srv := natstest.Server(t)
-	log, err := eventlog.Open(context.Background(), natstest.Connect(t, srv), eventlog.Config{})
+	log, err := eventlog.Open(context.Background(), natstest.Connect(t, srv), eventlog.Config{Partitions: partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,19 +97,20 @@ func newHarnessWith(t testing.TB, opt func(*harness)) *harness {
 	return h
 }
 
-// newHarnessOn with memory=true keeps the read model in process (as in
-// `agentruntime dev`) instead of Redis.
-func newHarnessOn(t testing.TB, memory bool) *harness {
-	t.Helper()
-	srv := natstest.Server(t)
-	log, err := eventlog.Open(context.Background(), natstest.Connect(t, srv), eventlog.Config{})
-	if err != nil {
-		t.Fatal(err)
+// testPartitions is the partition count of the suite's logs: 1, or
+// AR_TEST_PARTITIONS (AR_TEST_PARTITIONS=3 runs the whole suite on a
+// partitioned log). Tests of partitioned behaviour ask for their count
+// with newHarnessOf instead.
+func testPartitions(t testing.TB) int {
+	v := os.Getenv("AR_TEST_PARTITIONS")
+	if v == "" {
+		return 1
 	}
-	h := &harness{t: t, memory: memory, nats: srv, log: log, namespace: "control-test-" + ids.New("ns")}
-	h.start(nil)
-	t.Cleanup(func() { h.stop() })
-	return h
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > eventlog.MaxPartitions {
+		t.Fatalf("AR_TEST_PARTITIONS=%q: want a partition count from 1 to %d", v, eventlog.MaxPartitions)
+	}
+	return n
 }
 
 // start runs a service instance; store nil means the Redis store of the
@@ -151,6 +171,33 @@ func (h *harness) start(store projection.Store) {
 		<-ran
 		conn.Close()
 	}
+}
+
+// heads is every partition's last position: two calls that answer the
+// same say nothing was appended in between.
+func (h *harness) heads(ctx context.Context) []uint64 {
+	h.t.Helper()
+	var out []uint64
+	for _, v := range h.log.Views() {
+		head, err := v.Head(ctx)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		out = append(out, head)
+	}
+	return out
+}
+
+// readLog reads every partition of the log in turn (filters across
+// partitions are confined to each): what the log holds, in order within
+// each partition.
+func (h *harness) readLog(ctx context.Context, filters []string, fn func(*eventlog.Record) error) error {
+	for _, v := range h.log.Views() {
+		if _, err := v.Read(ctx, filters, eventlog.FromStart, fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // testLogWriter sends the service's warnings and errors to the test log.

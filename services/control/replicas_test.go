@@ -21,7 +21,7 @@ import (
 // server, as a second pod would be.
 func (h *harness) replica() *harness {
 	h.t.Helper()
-	log, err := eventlog.Open(context.Background(), natstest.Connect(h.t, h.nats), eventlog.Config{})
+	log, err := eventlog.Open(context.Background(), natstest.Connect(h.t, h.nats), eventlog.Config{Partitions: h.log.Partitions()})
 	if err != nil {
 		h.t.Fatal(err)
 	}
