@@ -99,27 +99,52 @@ func (a *App) caughtUp(ctx context.Context, seq uint64) (uint64, error) {
 	return projector.WaitFor(ctx, a.Log, a.Store, rm.Name, seq, ReadTimeout)
 }
 
-// caughtUpToHead waits until the read model has applied everything in the
-// log. A read by id that finds nothing calls it before answering NotFound:
-// a client that saw an id in the event stream (action.required, say) and
-// acts on it at once may be faster than the projector.
-func (a *App) caughtUpToHead(ctx context.Context) error {
-	_, head, err := a.Log.Bounds(ctx)
-	if err != nil {
-		return err
+// caughtUpIn waits until the read model has applied seq, for a read of one
+// session, and answers how far it has applied that session's events: on a
+// partitioned log the checkpoint of the session's partition, not of the
+// partition seq is of (0 there when seq is 0, which says nothing).
+func (a *App) caughtUpIn(ctx context.Context, tenant, session string, seq uint64) (uint64, error) {
+	got, err := a.caughtUp(ctx, seq)
+	if err != nil || a.Log.Partitions() == 1 {
+		return got, err
 	}
-	_, err = a.caughtUp(ctx, head)
-	return err
+	return projector.Checkpoint(ctx, a.Log.Of(tenant, session), a.Store, rm.Name)
+}
+
+// checkpointName is the checkpoint the consumer named name keeps for log:
+// a partition's view (Log.Of, Log.Views) or a log of one partition.
+func checkpointName(log *eventlog.Log, name string) string {
+	k, _ := log.View()
+	return projector.CheckpointName(name, log.Partitions(), k)
+}
+
+// caughtUpToHead waits until the read model has applied everything in
+// log (the whole log: every partition's head; a session's Log.Of: its
+// partition's). A read by id that finds nothing calls it before answering
+// NotFound: a client that saw an id in the event stream (action.required,
+// say) and acts on it at once may be faster than the projector.
+func (a *App) caughtUpToHead(ctx context.Context, log *eventlog.Log) error {
+	return projector.CaughtUp(ctx, log, a.Store, rm.Name, nil, ReadTimeout)
 }
 
 // lookup reads a document by id, and when it is missing reads it again
-// once the read model has caught up with the log.
+// once the read model has caught up with every partition of the log.
 func lookup[T any](ctx context.Context, a *App, read func() (T, bool, error)) (T, bool, error) {
+	return lookupOn(ctx, a, a.Log, read)
+}
+
+// lookupIn is lookup of a document of a known session: the wait is for
+// the session's partition only.
+func lookupIn[T any](ctx context.Context, a *App, tenant, session string, read func() (T, bool, error)) (T, bool, error) {
+	return lookupOn(ctx, a, a.Log.Of(tenant, session), read)
+}
+
+func lookupOn[T any](ctx context.Context, a *App, log *eventlog.Log, read func() (T, bool, error)) (T, bool, error) {
 	v, ok, err := read()
 	if err != nil || ok {
 		return v, ok, err
 	}
-	if err := a.caughtUpToHead(ctx); err != nil {
+	if err := a.caughtUpToHead(ctx, log); err != nil {
 		return v, false, err
 	}
 	return read()
@@ -128,7 +153,7 @@ func lookup[T any](ctx context.Context, a *App, read func() (T, bool, error)) (T
 // thread loads a thread of the caller's tenant in the given session;
 // another session's (or tenant's) thread is NotFound.
 func (a *App) thread(ctx context.Context, c Caller, session, thread string) (*controlv1.ThreadRead, error) {
-	th, ok, err := lookup(ctx, a, func() (*controlv1.ThreadRead, bool, error) { return rm.Thread(ctx, a.Store, c.Tenant, thread) })
+	th, ok, err := lookupIn(ctx, a, c.Tenant, session, func() (*controlv1.ThreadRead, bool, error) { return rm.Thread(ctx, a.Store, c.Tenant, thread) })
 	if err != nil {
 		return nil, err
 	}

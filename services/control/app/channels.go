@@ -51,9 +51,15 @@ func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.Rec
 }
 
 // AckEvents records the last sequence a channel has processed. Acks only
-// move forward; an older ack changes nothing.
+// move forward; an older ack changes nothing. A channel follows one
+// session, so the sequence is a position of the session's partition of the
+// log, at most its head.
 func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsRequest) (*controlv1.AckEventsResponse, error) {
-	_, head, err := a.Log.Bounds(ctx)
+	log := a.Log.Of(c.Tenant, req.GetSessionId())
+	if k, ok := log.View(); ok && req.GetSequence() != 0 && log.PartitionOfPosition(req.GetSequence()) != k {
+		return nil, fault.Invalid("sequence", "%s", fmt.Sprintf("%d is not a sequence of session %s", req.GetSequence(), req.GetSessionId()))
+	}
+	_, head, err := log.Bounds(ctx)
 	if err != nil {
 		return nil, err
 	}

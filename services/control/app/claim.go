@@ -226,6 +226,12 @@ func (cl *Claims) GetTurnAttempts(ctx context.Context, c Caller, req *controlv1.
 	if at == nil {
 		at = &controlv1.TurnAttempts{TurnId: tu.TurnId, SessionId: tu.SessionId, ThreadId: tu.ThreadId}
 	}
+	if a.Log.Partitions() > 1 {
+		// How far the turn's session is applied (caughtUpIn).
+		if seq, err = projector.Checkpoint(ctx, a.Log.Of(c.Tenant, tu.SessionId), a.Store, rm.ClaimsName); err != nil {
+			return nil, err
+		}
+	}
 	return &controlv1.GetTurnAttemptsResponse{Attempts: at, Sequence: seq}, nil
 }
 

@@ -20,7 +20,7 @@ func rangeUpTo(max float64, limit int64) projection.RangeQuery {
 // GetSession returns the session shell, its threads, and the newest turns;
 // the cursor pages older history.
 func (a *App) GetSession(ctx context.Context, c Caller, req *controlv1.GetSessionRequest) (*controlv1.GetSessionResponse, error) {
-	seq, err := a.caughtUp(ctx, req.GetMinSequence())
+	seq, err := a.caughtUpIn(ctx, c.Tenant, req.GetSessionId(), req.GetMinSequence())
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (a *App) GetSession(ctx context.Context, c Caller, req *controlv1.GetSessio
 
 // GetThreadRead returns the thread read model with its active turn.
 func (a *App) GetThreadRead(ctx context.Context, c Caller, req *controlv1.GetThreadReadRequest) (*controlv1.GetThreadReadResponse, error) {
-	seq, err := a.caughtUp(ctx, req.GetMinSequence())
+	seq, err := a.caughtUpIn(ctx, c.Tenant, req.GetSessionId(), req.GetMinSequence())
 	if err != nil {
 		return nil, err
 	}

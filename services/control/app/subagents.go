@@ -16,7 +16,7 @@ import (
 )
 
 func (a *App) subagent(ctx context.Context, c Caller, session, id string) (*controlv1.Subagent, error) {
-	s, ok, err := lookup(ctx, a, func() (*controlv1.Subagent, bool, error) { return rm.Subagent(ctx, a.Store, c.Tenant, id) })
+	s, ok, err := lookupIn(ctx, a, c.Tenant, session, func() (*controlv1.Subagent, bool, error) { return rm.Subagent(ctx, a.Store, c.Tenant, id) })
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func (a *App) CloseSubagent(ctx context.Context, c Caller, req *controlv1.CloseS
 
 // ListSubagents lists a thread's children, or all its descendants.
 func (a *App) ListSubagents(ctx context.Context, c Caller, req *controlv1.ListSubagentsRequest) (*controlv1.ListSubagentsResponse, error) {
-	seq, err := a.caughtUp(ctx, req.GetMinSequence())
+	seq, err := a.caughtUpIn(ctx, c.Tenant, req.GetSessionId(), req.GetMinSequence())
 	if err != nil {
 		return nil, err
 	}
