@@ -3,13 +3,18 @@ package control_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
 // The control service on a log of three partitions
@@ -56,6 +61,163 @@ func (h *harness) sessionHead(session string) uint64 {
 		h.t.Fatal(err)
 	}
 	return head
+}
+
+func taskCreated(thread, task string) *eventsv1.RuntimeEvent {
+	return &eventsv1.RuntimeEvent{Type: "task.created", ThreadId: thread, TaskId: task,
+		Payload: &eventsv1.RuntimeEvent_TaskCreated{TaskCreated: &eventsv1.TaskCreated{}}}
+}
+
+// LU-4: facts of another session that name a thread (a task created in
+// session s2 with the thread_id of s1's thread, a cost, an error) do not
+// change the thread. The two sessions are in different partitions, folded
+// concurrently; the thread is its own session's to write.
+func TestFactsOfAnotherSessionDoNotChangeTheThread(t *testing.T) {
+	h := newPartitioned(t, nil)
+	ctx := acme(t)
+	s1, s2 := h.sessionIn("acme", 0, "own"), h.sessionIn("acme", 1, "other")
+	sub := h.submit(ctx, s1, "th1")
+	before := h.threadRead(ctx, s1, "th1", sub.Sequence)
+
+	h.appendFact(s2, "task", "task_x", taskCreated("th1", "task_x"))
+	h.appendFact(s2, "routing", sub.Turn.TurnId, &eventsv1.RuntimeEvent{Type: "cost.recorded", ThreadId: "th1", TurnId: sub.Turn.TurnId,
+		Payload: &eventsv1.RuntimeEvent_CostRecorded{CostRecorded: &eventsv1.CostRecorded{UsageId: "u1"}}})
+	last := h.appendFact(s2, "runtime", "err_1", &eventsv1.RuntimeEvent{Type: "runtime.error", ThreadId: "th1",
+		Payload: &eventsv1.RuntimeEvent_RuntimeError{RuntimeError: &eventsv1.RuntimeError{Code: "boom", Message: "not th1's"}}})
+
+	// Read once the read model holds s2's partition up to the last fact.
+	if after := h.threadRead(ctx, s1, "th1", last); !proto.Equal(after, before) {
+		t.Fatalf("another session's facts changed the thread:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// LU-4 at P = 3: while a thread's own session works on it (a turn queued
+// behind another, an action asked and answered, turns started and ended),
+// two other sessions in the other partitions name it in facts all along.
+// The thread's read model is what its own session's facts say: the thread
+// folded from them alone.
+func TestThreadReadIsWhatItsOwnSessionsFactsSay(t *testing.T) {
+	h := newPartitioned(t, nil)
+	ctx := acme(t)
+	own := h.sessionIn("acme", 0, "own")
+	others := []string{h.sessionIn("acme", 1, "other"), h.sessionIn("acme", 2, "other")}
+	lasts := make([]uint64, len(others))
+	var wg sync.WaitGroup
+	for i, s := range others {
+		wg.Go(func() {
+			for j := range 40 {
+				task := fmt.Sprintf("task_%d", j)
+				res, err := h.log.Append(context.Background(), eventlog.Aggregate{Tenant: "acme", Session: s, Kind: "task", ID: task}, eventlog.Any, taskCreated("th1", task))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				lasts[i] = res[0].Sequence
+			}
+		})
+	}
+	first := h.submit(ctx, own, "th1").Turn.TurnId
+	queued := h.submit(ctx, own, "th1").Turn.TurnId
+	h.report(ctx, started(first))
+	if _, err := h.client.RequestAction(ctx, &controlv1.RequestActionRequest{SessionId: own, ThreadId: "th1", TurnId: first, ActionId: "act_1",
+		ActionType: "input", Decisions: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.client.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: "act_1", Decision: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	h.report(ctx, completed(first))
+	h.report(ctx, started(queued))
+	wg.Wait()
+
+	for _, last := range lasts {
+		h.threadRead(ctx, own, "th1", last)
+	}
+	got := h.threadRead(ctx, own, "th1", h.sessionHead(own))
+	got.ActiveTurn = nil // joined at read time
+
+	want := projection.NewMemory()
+	view := h.log.Of("acme", own)
+	if _, err := view.Read(ctx, []string{h.log.Subjects.Session("acme", own)}, eventlog.FromStart, func(r *eventlog.Record) error {
+		return projector.ApplyOne(ctx, want, rm.Projection{}, r)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	th, ok, err := rm.Thread(ctx, want, "acme", "th1")
+	if err != nil || !ok {
+		t.Fatalf("thread folded from its session's facts: %v %v", ok, err)
+	}
+	if th.ActiveTurnId != queued || len(th.TaskIds) != 0 {
+		t.Fatalf("the session's own fold: active %q, tasks %v", th.ActiveTurnId, th.TaskIds)
+	}
+	if !proto.Equal(got, th) {
+		t.Fatalf("thread read model differs from its session's facts:\ngot  %v\nwant %v", got, th)
+	}
+}
+
+// LU-5: ids a caller chooses (thread, turn, action, subagent, channel,
+// process) are unique in a tenant, but two sessions can both use one
+// before either's check sees the other. The session folded first keeps its
+// documents and another session's facts about those ids change nothing;
+// the API still refuses a use by a third session.
+func TestIDsUsedInTwoSessionsKeepTheFirstSessionsDocuments(t *testing.T) {
+	h := newPartitioned(t, nil)
+	ctx := acme(t)
+	s1, s2 := h.sessionIn("acme", 0, "first"), h.sessionIn("acme", 1, "second")
+	h.submit(ctx, s1, "th1", func(r *controlv1.SubmitTurnRequest) { r.TurnId = "turn_a" })
+	h.report(ctx, started("turn_a"), processEvent("turn_a", "proc_a", "process.started", &eventsv1.ProcessStarted{Command: "cat"}))
+	if _, err := h.client.RequestAction(ctx, &controlv1.RequestActionRequest{SessionId: s1, ThreadId: "th1", TurnId: "turn_a", ActionId: "act_a",
+		ActionType: "input", Decisions: []string{"yes", "no"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.client.SpawnSubagent(ctx, &controlv1.SpawnSubagentRequest{SessionId: s1, ParentThreadId: "th1", ParentTurnId: "turn_a", SubagentId: "sub_a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.client.ReconnectChannel(ctx, &controlv1.ReconnectChannelRequest{SessionId: s1, ChannelId: "chan_a", Peer: "peer-1"}); err != nil {
+		t.Fatal(err)
+	}
+	before := h.threadRead(ctx, s1, "th1", h.sessionHead(s1))
+	if before.ActiveTurn.GetStatus() != controlv1.TurnStatus_TURN_STATUS_WAITING_INPUT || len(before.PendingActions) != 1 {
+		t.Fatalf("s1's thread before: %v", before)
+	}
+
+	// s2's facts about the same ids, as its commands would have written
+	// them had their checks not seen s1's.
+	h.appendFact(s2, "thread", "th1", &eventsv1.RuntimeEvent{Type: "thread.started", ThreadId: "th1",
+		Payload: &eventsv1.RuntimeEvent_ThreadStarted{ThreadStarted: &eventsv1.ThreadStarted{}}})
+	h.appendFact(s2, "thread", "th1", &eventsv1.RuntimeEvent{Type: "action.resolved", ThreadId: "th1", TurnId: "turn_a", ActionId: "act_a",
+		Payload: &eventsv1.RuntimeEvent_ActionResolved{ActionResolved: &eventsv1.ActionResolved{Decision: "no"}}})
+	h.appendFact(s2, "thread", "th1", &eventsv1.RuntimeEvent{Type: "subagent.closed", ThreadId: "th1", TurnId: "turn_a", SubagentId: "sub_a",
+		Payload: &eventsv1.RuntimeEvent_SubagentClosed{SubagentClosed: &eventsv1.SubagentStatus{Status: "closed"}}})
+	h.appendFact(s2, "turn", "turn_a", processEvent("turn_a", "proc_a", "process.completed", &eventsv1.ProcessCompleted{}))
+	end := completed("turn_a")
+	end.ThreadId = "th1"
+	h.appendFact(s2, "thread", "th1", end)
+	last := h.appendFact(s2, "channel", "chan_a", &eventsv1.RuntimeEvent{Type: "channel.connected", ChannelId: "chan_a",
+		Payload: &eventsv1.RuntimeEvent_ChannelConnected{ChannelConnected: &eventsv1.ChannelFact{Peer: "peer-2"}}})
+
+	if after := h.threadRead(ctx, s1, "th1", last); !proto.Equal(after, before) {
+		t.Fatalf("s2's facts changed s1's thread, turn or action:\nbefore %v\nafter  %v", before, after)
+	}
+	subs, err := h.client.ListSubagents(ctx, &controlv1.ListSubagentsRequest{SessionId: s1, ThreadId: "th1"})
+	if err != nil || len(subs.Subagents) != 1 || subs.Subagents[0].Status != controlv1.SubagentStatus_SUBAGENT_STATUS_RUNNING {
+		t.Fatalf("s1's subagents: %v %v", subs, err)
+	}
+	ch, _, err := rm.Channel(ctx, h.store, "acme", "chan_a")
+	if err != nil || ch.GetSessionId() != s1 || ch.GetPeer() != "peer-1" {
+		t.Fatalf("s1's channel: %v %v", ch, err)
+	}
+	p, _, err := rm.Process(ctx, h.store, "acme", "proc_a")
+	if err != nil || p.GetSessionId() != s1 || p.GetStatus() != controlv1.ProcessStatus_PROCESS_STATUS_RUNNING {
+		t.Fatalf("s1's process: %v %v", p, err)
+	}
+
+	// Through the API a third session's use is refused: the ids are s1's.
+	s3 := h.sessionIn("acme", 2, "third")
+	_, err = h.client.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: s3, ThreadId: "th1", Input: text("mine")})
+	assertCode(t, err, codes.AlreadyExists, "th1")
+	_, err = h.client.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: s3, ThreadId: "th3", TurnId: "turn_a", Input: text("mine")})
+	assertCode(t, err, codes.AlreadyExists, "turn_a")
 }
 
 // GS-3: a read by id that misses waits for the read model to hold every

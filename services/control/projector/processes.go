@@ -23,22 +23,26 @@ func Process(ctx context.Context, store projection.Store, tenant, id string) (*c
 	return get(ctx, store, ProcessKey(tenant, id), &controlv1.Process{})
 }
 
-func (t *tx) processDoc() (*controlv1.Process, bool) {
+// processDoc loads the event's process; other is true when the id is
+// another session's (own).
+func (t *tx) processDoc() (p *controlv1.Process, ok, other bool) {
 	id := t.ev.GetProcessId()
 	if id == "" {
-		return nil, false
+		return nil, false, false
 	}
-	return load(t, ProcessKey(t.tenant(), id), func() *controlv1.Process { return &controlv1.Process{} })
+	return own(t, ProcessKey(t.tenant(), id), newProcess)
 }
+
+func newProcess() *controlv1.Process { return &controlv1.Process{} }
 
 // process follows a process's lifecycle facts. process.started creates
 // the document (a repeated start is ignored: the first one names the
 // holder); an end fact closes it once.
 func (t *tx) process() {
 	ev := t.ev
-	p, ok := t.processDoc()
+	p, ok, other := t.processDoc()
 	if ev.GetType() == "process.started" {
-		if ok || ev.GetProcessId() == "" {
+		if ok || other || ev.GetProcessId() == "" {
 			return
 		}
 		t.put(ProcessKey(t.tenant(), ev.GetProcessId()), &controlv1.Process{
@@ -68,7 +72,7 @@ func (t *tx) process() {
 }
 
 func (t *tx) processTerminateRequested() {
-	p, ok := t.processDoc()
+	p, ok, _ := t.processDoc()
 	if !ok || p.Status != domain.ProcessRunning {
 		return
 	}
@@ -91,7 +95,7 @@ func (t *tx) processesLost() {
 		return
 	}
 	for _, e := range entries {
-		p, ok := load(t, ProcessKey(t.tenant(), e.Member), func() *controlv1.Process { return &controlv1.Process{} })
+		p, ok, _ := own(t, ProcessKey(t.tenant(), e.Member), newProcess)
 		if !ok || p.Status != domain.ProcessRunning || p.RunId != ev.GetRunId() {
 			continue
 		}

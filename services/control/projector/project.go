@@ -120,6 +120,39 @@ func (t *tx) batch() projection.Batch {
 func (t *tx) tenant() string { return t.ev.GetTenantId() }
 func (t *tx) seq() uint64    { return t.ev.GetSequence() }
 
+// sessionDoc is a document of one session under an id a caller may choose:
+// a thread, turn, action, subagent, channel or process.
+type sessionDoc interface {
+	proto.Message
+	GetSessionId() string
+}
+
+// own loads a document of the event's own session. Such ids are unique in
+// a tenant, but the uniqueness checks read the read model, so two sessions
+// may both use one before either sees the other. Then the session first
+// folded keeps the document and another session's facts about the id
+// change nothing (other is true): sessions may live in different
+// partitions of the log, folded concurrently and in any order, so a fact
+// must never change a document of another session. A fact of no session
+// owns none.
+func own[T sessionDoc](t *tx, key string, fresh func() T) (doc T, ok, other bool) {
+	doc, ok = load(t, key, fresh)
+	if ok && doc.GetSessionId() != t.ev.GetSessionId() {
+		var zero T
+		return zero, false, true
+	}
+	return doc, ok, false
+}
+
+// taken says whether the id of key is another session's (own).
+func taken[T sessionDoc](t *tx, key string, fresh func() T) bool {
+	_, _, other := own(t, key, fresh)
+	return other
+}
+
+func newThread() *controlv1.ThreadRead { return &controlv1.ThreadRead{} }
+func newTurn() *controlv1.Turn         { return &controlv1.Turn{} }
+
 func (t *tx) session() (*controlv1.Session, bool) {
 	return load(t, SessionKey(t.tenant(), t.ev.GetSessionId()), func() *controlv1.Session { return &controlv1.Session{} })
 }
@@ -128,7 +161,7 @@ func (t *tx) thread(id string) (*controlv1.ThreadRead, bool) {
 	if id == "" {
 		return nil, false
 	}
-	th, ok := load(t, ThreadKey(t.tenant(), id), func() *controlv1.ThreadRead { return &controlv1.ThreadRead{} })
+	th, ok, _ := own(t, ThreadKey(t.tenant(), id), newThread)
 	if ok {
 		t.remember(th)
 	}
@@ -200,7 +233,8 @@ func (t *tx) turn(id string) (*controlv1.Turn, bool) {
 	if id == "" {
 		return nil, false
 	}
-	return load(t, TurnKey(t.tenant(), id), func() *controlv1.Turn { return &controlv1.Turn{} })
+	tu, ok, _ := own(t, TurnKey(t.tenant(), id), newTurn)
+	return tu, ok
 }
 
 func (t *tx) touchThread(th *controlv1.ThreadRead) {
@@ -332,6 +366,9 @@ func (t *tx) apply() error {
 
 func (t *tx) threadStarted() {
 	ev := t.ev
+	if taken(t, ThreadKey(t.tenant(), ev.GetThreadId()), newThread) {
+		return
+	}
 	p := ev.GetThreadStarted()
 	th := &controlv1.ThreadRead{
 		SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), Status: controlv1.ThreadStatus_THREAD_STATUS_IDLE, Title: p.GetTitle(),
@@ -385,6 +422,11 @@ func (t *tx) threadUpdated() {
 
 func (t *tx) turnSubmitted() {
 	ev := t.ev
+	// A turn of another session, or one on another session's thread, is
+	// that session's: nothing of it is folded here (own).
+	if taken(t, TurnKey(t.tenant(), ev.GetTurnId()), newTurn) || taken(t, ThreadKey(t.tenant(), ev.GetThreadId()), newThread) {
+		return
+	}
 	p := ev.GetTurnSubmitted()
 	tu := &controlv1.Turn{
 		TurnId: ev.GetTurnId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(),
@@ -482,6 +524,9 @@ func (t *tx) queueChanged() {
 
 func (t *tx) actionRequired() {
 	ev := t.ev
+	if taken(t, ActionKey(t.tenant(), ev.GetActionId()), newAction) {
+		return
+	}
 	p := ev.GetActionRequired()
 	a := &controlv1.Action{
 		ActionId: ev.GetActionId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(),
@@ -510,7 +555,7 @@ func (t *tx) actionRequired() {
 
 func (t *tx) actionResolved() {
 	ev := t.ev
-	a, ok := load(t, ActionKey(t.tenant(), ev.GetActionId()), func() *controlv1.Action { return &controlv1.Action{} })
+	a, ok, _ := own(t, ActionKey(t.tenant(), ev.GetActionId()), newAction)
 	if !ok {
 		return
 	}
@@ -553,10 +598,15 @@ func (t *tx) subagent() {
 	ev := t.ev
 	key := SubagentKey(t.tenant(), ev.GetSubagentId())
 	if ev.GetType() == "subagent.spawned" {
+		// The children index is keyed by the parent thread: another
+		// session's thread lists none of this one's subagents.
+		if taken(t, key, newSubagent) || taken(t, ThreadKey(t.tenant(), ev.GetThreadId()), newThread) {
+			return
+		}
 		p := ev.GetSubagentSpawned()
 		depth := int32(0)
 		if parent, ok := t.thread(ev.GetThreadId()); ok && parent.SubagentId != "" {
-			if ps, ok := load(t, SubagentKey(t.tenant(), parent.SubagentId), func() *controlv1.Subagent { return &controlv1.Subagent{} }); ok {
+			if ps, ok, _ := own(t, SubagentKey(t.tenant(), parent.SubagentId), newSubagent); ok {
 				depth = ps.Depth + 1
 			}
 		}
@@ -569,7 +619,7 @@ func (t *tx) subagent() {
 		t.adds = append(t.adds, projection.IndexEntry{Index: ChildrenIndex(t.tenant(), ev.GetThreadId()), Member: s.SubagentId, Score: float64(t.seq())})
 		return
 	}
-	s, ok := load(t, key, func() *controlv1.Subagent { return &controlv1.Subagent{} })
+	s, ok, _ := own(t, key, newSubagent)
 	if !ok {
 		return
 	}
@@ -617,10 +667,16 @@ func subagentPayload(ev *eventsv1.RuntimeEvent) *eventsv1.SubagentStatus {
 	return nil
 }
 
+func newAction() *controlv1.Action     { return &controlv1.Action{} }
+func newSubagent() *controlv1.Subagent { return &controlv1.Subagent{} }
+
 func (t *tx) channel() {
 	ev := t.ev
 	key := ChannelKey(t.tenant(), ev.GetChannelId())
-	c, ok := load(t, key, func() *controlv1.Channel { return &controlv1.Channel{} })
+	c, ok, other := own(t, key, func() *controlv1.Channel { return &controlv1.Channel{} })
+	if other {
+		return
+	}
 	if !ok {
 		c = &controlv1.Channel{ChannelId: ev.GetChannelId(), SessionId: ev.GetSessionId()}
 	}
