@@ -56,6 +56,10 @@ type harness struct {
 	// projectors and reactors: the read model stays empty, as one that
 	// trails the log would be.
 	noProjectors bool
+	// claimNap bounds one wait of a ClaimTurn poll (0: the default).
+	claimNap time.Duration
+	// wrapStore, when set, wraps the store the service is given.
+	wrapStore func(projection.Store) projection.Store
 }
 
 const (
@@ -123,6 +127,9 @@ func (h *harness) start(store projection.Store) {
 	if store == nil {
 		store = projection.NewRedis(redistest.Client(t), h.namespace)
 	}
+	if h.wrapStore != nil {
+		store = h.wrapStore(store)
+	}
 	h.store = store
 	authn, err := auth.New(&auth.Config{APIKeys: []auth.APIKeyConfig{
 		{Name: "alice", Tenant: "acme", Role: "admin", Key: keyAcme},
@@ -137,6 +144,9 @@ func (h *harness) start(store projection.Store) {
 		deps.Redis = redistest.Client(t)
 	}
 	svc := control.New(deps)
+	if h.claimNap > 0 {
+		svc.SetClaimNap(h.claimNap)
+	}
 	svc.ExpiryInterval = 20 * time.Millisecond
 	svc.LeaseSweepInterval = 20 * time.Millisecond
 	s, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: authn})

@@ -3,11 +3,14 @@ package control_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -291,4 +294,114 @@ func TestAcksAreCheckedAgainstTheSessionsPartition(t *testing.T) {
 	assertCode(t, err, codes.InvalidArgument, "sequence")
 	_, err = h.client.AckEvents(ctx, &controlv1.AckEventsRequest{SessionId: s, ChannelId: "chan_1", Sequence: sub.Sequence + 1})
 	assertCode(t, err, codes.InvalidArgument, "sequence")
+}
+
+// waitWatch says when the service starts waiting on a checkpoint, so that
+// a test changes something only once a long poll is waiting (not merely
+// sent): the poll must then wake on the change itself.
+type waitWatch struct {
+	projection.Store
+	waits chan string
+}
+
+func newWaitWatch(s projection.Store) *waitWatch {
+	return &waitWatch{Store: s, waits: make(chan string, 1024)}
+}
+
+func (w *waitWatch) WaitFor(ctx context.Context, name string, seq uint64) (uint64, error) {
+	select {
+	case w.waits <- name:
+	default:
+	}
+	return w.Store.WaitFor(ctx, name, seq)
+}
+
+// drain forgets the waits seen so far.
+func (w *waitWatch) drain() {
+	for len(w.waits) > 0 {
+		<-w.waits
+	}
+}
+
+// await returns once the service waits on a checkpoint whose name match
+// accepts.
+func (w *waitWatch) await(t *testing.T, match func(string) bool) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case name := <-w.waits:
+			if match(name) {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the service never waited on the checkpoint")
+		}
+	}
+}
+
+// GS-4: a ClaimTurn long poll wakes on a turn that becomes claimable in any
+// partition (the nap is an hour here: only the wake can find it), and
+// answers turn.started's position.
+func TestClaimWakesOnATurnOfAnyPartition(t *testing.T) {
+	var watch *waitWatch
+	h := newPartitioned(t, func(h *harness) {
+		h.claimNap = time.Hour
+		h.wrapStore = func(s projection.Store) projection.Store { watch = newWaitWatch(s); return watch }
+	})
+	ctx := acme(t)
+	if c := h.claim(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w1"}); c.GetTurn() != nil || c.GetSequence() != 0 {
+		t.Fatalf("claim with nothing claimable: %v", c)
+	}
+	for k := range 3 {
+		s := h.sessionIn("acme", k, "claim")
+		watch.drain()
+		got := make(chan *controlv1.ClaimTurnResponse, 1)
+		go func() {
+			// The poll would outlast the call: only a wake answers it.
+			cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			c, err := h.client.ClaimTurn(cctx, &controlv1.ClaimTurnRequest{WorkerId: "w1", Wait: durationpb.New(5 * time.Minute)})
+			if err != nil {
+				t.Error(err)
+			}
+			got <- c
+		}()
+		watch.await(t, func(name string) bool { return strings.HasPrefix(name, rm.ClaimsName) })
+		sub := h.submit(ctx, s, "th-"+s)
+		c := <-got
+		if c.GetTurn().GetTurnId() != sub.Turn.TurnId || c.GetSequence() <= sub.Sequence || h.log.PartitionOfPosition(c.GetSequence()) != k {
+			t.Fatalf("partition %d: claimed %v, want turn %s started after %d in partition %d", k, c, sub.Turn.TurnId, sub.Sequence, k)
+		}
+	}
+}
+
+// WaitSubagents wakes when its session's partition of the read model
+// moves: a subagent that completes while the wait is on ends it.
+func TestWaitSubagentsWakesOnTheSessionsPartition(t *testing.T) {
+	var watch *waitWatch
+	h := newPartitioned(t, func(h *harness) {
+		h.wrapStore = func(s projection.Store) projection.Store { watch = newWaitWatch(s); return watch }
+	})
+	ctx := acme(t)
+	s := h.sessionIn("acme", 2, "wait")
+	parent := h.submit(ctx, s, "main").Turn
+	if _, err := h.client.SpawnSubagent(ctx, &controlv1.SpawnSubagentRequest{SessionId: s, ParentThreadId: "main", ParentTurnId: parent.TurnId, SubagentId: "sub_w"}); err != nil {
+		t.Fatal(err)
+	}
+	watch.drain()
+	done := make(chan *controlv1.WaitSubagentsResponse, 1)
+	go func() {
+		w, err := h.client.WaitSubagents(ctx, &controlv1.WaitSubagentsRequest{SessionId: s, SubagentIds: []string{"sub_w"}, Timeout: durationpb.New(20 * time.Second)})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- w
+	}()
+	watch.await(t, func(name string) bool { return name == rm.Name || strings.HasPrefix(name, rm.Name+"@") })
+	h.report(ctx, &eventsv1.RuntimeEvent{Type: "subagent.completed", TurnId: parent.TurnId, SubagentId: "sub_w",
+		Payload: &eventsv1.RuntimeEvent_SubagentCompleted{SubagentCompleted: &eventsv1.SubagentStatus{Summary: "done"}}})
+	if w := <-done; !w.GetAllTerminal() || w.GetSubagents()[0].GetSummary() != "done" || h.log.PartitionOfPosition(w.GetSequence()) != 2 {
+		t.Fatalf("wait after completion: %v", w)
+	}
 }

@@ -78,6 +78,11 @@ func New(deps kit.Deps) *Service {
 // QUEUE_FULL. Call it before serving.
 func (s *Service) SetMaxQueuedTurns(n int) { s.app.MaxQueuedTurns = n }
 
+// SetClaimNap bounds one wait of a ClaimTurn long poll (default 250 ms):
+// a poll wakes as soon as a turn becomes claimable in any partition of the
+// log, and looks again after the nap otherwise. Call it before serving.
+func (s *Service) SetClaimNap(d time.Duration) { s.claims.MaxNap = d }
+
 // SetSubscriberLimits bounds what each new subscription may cost
 // (defaults: app.DefaultSubscriberLimits).
 func (s *Service) SetSubscriberLimits(l app.SubscriberLimits) { s.app.SetSubscriberLimits(l) }

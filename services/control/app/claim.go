@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -52,7 +54,11 @@ type Claims struct {
 	// MaxAttempts is the attempt budget of a turn whose options do not set
 	// one (domain.MaxAttemptsOption).
 	MaxAttempts int
-	now         func() time.Time
+	// MaxNap bounds one wait of a claim poll (0: maxClaimNap). A poll
+	// wakes when the claims projection moves; the nap is the fallback
+	// for a turn the thread read model did not show yet.
+	MaxNap time.Duration
+	now    func() time.Time
 }
 
 // NewClaims builds the claim use cases on the app and a lease store.
@@ -71,24 +77,35 @@ func TurnLeaseKey(tenant, turn string) string { return tenant + ":" + turn }
 // starts it: turn.started carries the worker id and the claim's run id.
 // Concurrent claimers (on any replica) never start the same turn: the
 // lease admits one holder, and turn.started is appended at the thread's
-// expected sequence and only for an accepted turn.
+// expected sequence and only for an accepted turn. The answer's sequence
+// is turn.started's, 0 when nothing was claimed.
 func (cl *Claims) ClaimTurn(ctx context.Context, c Caller, req *controlv1.ClaimTurnRequest) (*controlv1.ClaimTurnResponse, error) {
 	ttl := req.GetLeaseTtl().AsDuration()
 	if ttl <= 0 {
 		ttl = DefaultTurnLease
 	}
 	deadline := cl.now().Add(req.GetWait().AsDuration())
+	// Where a claimable turn can appear: the session's partition of the
+	// log, or any partition.
+	views := cl.App.Log.Views()
+	if s := req.GetSessionId(); s != "" {
+		views = []*eventlog.Log{cl.App.Log.Of(c.Tenant, s)}
+	}
+	seen := make([]uint64, len(views))
 	for {
-		seen, err := cl.App.Store.Checkpoint(ctx, rm.ClaimsName)
-		if err != nil {
-			return nil, err
-		}
-		// A claimable turn is read from the thread read model, which may
-		// trail the claims projection by a moment: wait for it rather than
-		// skip the turn and nap (commands no longer wait for projections,
-		// so a worker polls right behind the submit).
-		if _, err := cl.App.caughtUp(ctx, seen); err != nil {
-			return nil, err
+		for i, v := range views {
+			var err error
+			if seen[i], err = projector.Checkpoint(ctx, v, cl.App.Store, rm.ClaimsName); err != nil {
+				return nil, err
+			}
+			// A claimable turn is read from the thread read model, which
+			// may trail the claims projection by a moment: wait for it
+			// (in the same partition: positions of two do not compare)
+			// rather than skip the turn and nap (commands no longer wait
+			// for projections, so a worker polls right behind the submit).
+			if _, err := projector.WaitFor(ctx, v, cl.App.Store, rm.Name, seen[i], ReadTimeout); err != nil {
+				return nil, err
+			}
 		}
 		resp, err := cl.tryClaim(ctx, c, req, ttl)
 		if err != nil || resp != nil {
@@ -96,18 +113,50 @@ func (cl *Claims) ClaimTurn(ctx context.Context, c Caller, req *controlv1.ClaimT
 		}
 		left := deadline.Sub(cl.now())
 		if left <= 0 {
-			return &controlv1.ClaimTurnResponse{Sequence: seen}, nil
+			return &controlv1.ClaimTurnResponse{}, nil
 		}
-		wctx, cancel := context.WithTimeout(ctx, min(left, maxClaimNap))
-		_, err = cl.App.Store.WaitFor(wctx, rm.ClaimsName, seen+1)
+		wctx, cancel := context.WithTimeout(ctx, min(left, cl.nap()))
+		err = cl.claimsMoved(wctx, views, seen)
 		cancel()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 			return nil, err
 		}
 	}
+}
+
+// claimsMoved waits until the claims projection has applied something
+// after seen[i] in any of views (the first to move ends the wait), or
+// until ctx ends.
+func (cl *Claims) claimsMoved(ctx context.Context, views []*eventlog.Log, seen []uint64) error {
+	wait := func(ctx context.Context, i int) error {
+		_, err := cl.App.Store.WaitFor(ctx, checkpointName(views[i], rm.ClaimsName), seen[i]+1)
+		return err
+	}
+	if len(views) == 1 {
+		return wait(ctx, 0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	first := make(chan error, len(views))
+	var wg sync.WaitGroup
+	for i := range views {
+		wg.Go(func() { first <- wait(ctx, i) })
+	}
+	err := <-first
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// nap is the longest one wait of a claim poll lasts (MaxNap).
+func (cl *Claims) nap() time.Duration {
+	if cl.MaxNap > 0 {
+		return cl.MaxNap
+	}
+	return maxClaimNap
 }
 
 func (cl *Claims) tryClaim(ctx context.Context, c Caller, req *controlv1.ClaimTurnRequest, ttl time.Duration) (*controlv1.ClaimTurnResponse, error) {

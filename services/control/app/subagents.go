@@ -12,6 +12,7 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
@@ -178,8 +179,11 @@ func (a *App) WaitSubagents(ctx context.Context, c Caller, req *controlv1.WaitSu
 			}
 		}
 	}
+	// The subagents are of the session, so their changes are in its
+	// partition of the log: its checkpoint moves with them.
+	log := a.Log.Of(c.Tenant, req.GetSessionId())
 	for {
-		seq, err := a.Store.Checkpoint(ctx, rm.Name)
+		seq, err := projector.Checkpoint(ctx, log, a.Store, rm.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -196,7 +200,7 @@ func (a *App) WaitSubagents(ctx context.Context, c Caller, req *controlv1.WaitSu
 			return out, nil
 		}
 		// Wake on the next change of the read model, not on a timer.
-		if _, err := a.Store.WaitFor(wctx, rm.Name, seq+1); err != nil {
+		if _, err := a.Store.WaitFor(wctx, checkpointName(log, rm.Name), seq+1); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
