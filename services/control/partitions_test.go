@@ -3,6 +3,7 @@ package control_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -404,4 +406,125 @@ func TestWaitSubagentsWakesOnTheSessionsPartition(t *testing.T) {
 	if w := <-done; !w.GetAllTerminal() || w.GetSubagents()[0].GetSummary() != "done" || h.log.PartitionOfPosition(w.GetSequence()) != 2 {
 		t.Fatalf("wait after completion: %v", w)
 	}
+}
+
+// afterMillis returns once the clock is past ts's millisecond, so that the
+// next fact is stamped later (a poll of the clock, at most a millisecond).
+func afterMillis(t *testing.T, created time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for time.Now().UnixMilli() <= created.UnixMilli() {
+		if time.Now().After(deadline) {
+			t.Fatal("the clock did not move")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// busy makes partition k of h's log busy with another tenant's turns, so
+// its positions run far ahead of the other partitions': by position, what
+// is written there next would look newest.
+func (h *harness) busy(t *testing.T, k int) {
+	t.Helper()
+	s := h.sessionIn("globex", k, "busy")
+	for range 30 {
+		h.submit(globex(t), s, "th-busy")
+	}
+}
+
+// GS-8: ListSessions is newest first by creation time across partitions,
+// and pages by (time, id) with no gap and no repeat, sessions of one
+// millisecond included.
+func TestSessionsAreListedNewestFirstAcrossPartitions(t *testing.T) {
+	h := newPartitioned(t, nil)
+	ctx := acme(t)
+	h.busy(t, 0)
+	var newestFirst []string
+	var oldest time.Time
+	for k := range 3 {
+		s := h.sessionIn("acme", k, "list")
+		sub := h.submit(ctx, s, "th-"+s)
+		gs, err := h.client.GetSession(ctx, &controlv1.GetSessionRequest{SessionId: s, MinSequence: sub.Sequence})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 {
+			oldest = gs.Session.CreatedAt.AsTime()
+		}
+		afterMillis(t, gs.Session.CreatedAt.AsTime())
+		newestFirst = append([]string{s}, newestFirst...)
+	}
+	// Three more sessions, one per partition, created in one millisecond
+	// before all of them: listed last, by id descending.
+	same := timestamppb.New(oldest.Add(-time.Second).Truncate(time.Millisecond))
+	var tied []string
+	for k := range 3 {
+		s := h.sessionIn("acme", k, "tie")
+		pos := h.appendFact(s, "session", s, &eventsv1.RuntimeEvent{Type: "session.created", Timestamp: same,
+			Payload: &eventsv1.RuntimeEvent_SessionCreated{SessionCreated: &eventsv1.SessionCreated{}}})
+		if _, err := h.client.GetSession(ctx, &controlv1.GetSessionRequest{SessionId: s, MinSequence: pos}); err != nil {
+			t.Fatal(err)
+		}
+		tied = append(tied, s)
+	}
+	slices.Sort(tied)
+	slices.Reverse(tied)
+	want := append(newestFirst, tied...)
+
+	all, err := h.client.ListSessions(ctx, &controlv1.ListSessionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sessionIDs(all.Sessions); strings.Join(got, " ") != strings.Join(want, " ") || all.NextPageToken != "" {
+		t.Fatalf("sessions %v (next %q), want %v", got, all.NextPageToken, want)
+	}
+	for _, size := range []int32{1, 2, 4} {
+		var got []string
+		token := ""
+		for {
+			page, err := h.client.ListSessions(ctx, &controlv1.ListSessionsRequest{PageSize: size, PageToken: token})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, sessionIDs(page.Sessions)...)
+			if token = page.NextPageToken; token == "" || len(got) > len(want) {
+				break
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Fatalf("pages of %d: %v, want %v", size, got, want)
+		}
+	}
+	_, err = h.client.ListSessions(ctx, &controlv1.ListSessionsRequest{PageToken: "50"})
+	assertCode(t, err, codes.InvalidArgument, "page_token")
+}
+
+// GS-9: claims take the turn that became claimable first, whatever the
+// partition: here the older turn is in the busy partition, whose positions
+// are far above the newer one's.
+func TestClaimsTakeTheOldestTurnAcrossPartitions(t *testing.T) {
+	h := newPartitioned(t, nil)
+	ctx := acme(t)
+	h.busy(t, 0)
+	older := h.submit(ctx, h.sessionIn("acme", 0, "claim"), "th-older")
+	afterMillis(t, older.Turn.SubmittedAt.AsTime())
+	newer := h.submit(ctx, h.sessionIn("acme", 1, "claim"), "th-newer")
+	if newer.Sequence > older.Sequence {
+		t.Fatalf("the busy partition's position %d is not above the quiet one's %d", older.Sequence, newer.Sequence)
+	}
+	h.attempts(ctx, older.Turn.TurnId, older.Sequence)
+	h.attempts(ctx, newer.Turn.TurnId, newer.Sequence)
+	for _, want := range []string{older.Turn.TurnId, newer.Turn.TurnId} {
+		if c := h.claim(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w1"}); c.GetTurn().GetTurnId() != want {
+			t.Fatalf("claimed %v, want %s", c.GetTurn(), want)
+		}
+	}
+}
+
+func sessionIDs(ss []*controlv1.Session) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.SessionId
+	}
+	return out
 }

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"encoding/base64"
 	"math"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -116,7 +118,13 @@ func (a *App) threadRead(ctx context.Context, c Caller, session, thread string) 
 	return th, nil
 }
 
-// ListSessions pages the tenant's sessions, newest first.
+// ListSessions pages the tenant's sessions, newest first: by creation
+// time, sessions of one millisecond by id, descending. A page token is the
+// last session listed (its time and id), so sessions created while a
+// client pages do not shift the pages. The response's sequence is how far
+// the read model has applied the partition of min_sequence (a tenant's
+// sessions are in every partition of the log, which no one sequence
+// describes); 0 when min_sequence is 0 on a partitioned log.
 func (a *App) ListSessions(ctx context.Context, c Caller, req *controlv1.ListSessionsRequest) (*controlv1.ListSessionsResponse, error) {
 	seq, err := a.caughtUp(ctx, req.GetMinSequence())
 	if err != nil {
@@ -126,20 +134,40 @@ func (a *App) ListSessions(ctx context.Context, c Caller, req *controlv1.ListSes
 	if size == 0 {
 		size = 50
 	}
-	var offset int64
+	index := rm.SessionsIndex(c.Tenant)
+	var entries []projection.IndexEntry
+	q := projection.RangeQuery{Reverse: true}
 	if tok := req.GetPageToken(); tok != "" {
-		if offset, err = strconv.ParseInt(tok, 10, 64); err != nil || offset < 0 {
+		created, after, ok := parseSessionsToken(tok)
+		if !ok {
 			return nil, fault.Invalid("page_token", "%s", "not a page token from a previous response")
 		}
+		// The rest of the token's millisecond: ids below the token's.
+		same, err := a.Store.Range(ctx, index, projection.RangeQuery{Min: &created, Max: &created, Reverse: true})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range same {
+			if e.Member < after {
+				entries = append(entries, e)
+			}
+		}
+		older := math.Nextafter(created, math.Inf(-1))
+		q.Max = &older
 	}
-	entries, err := a.Store.Range(ctx, rm.SessionsIndex(c.Tenant), projection.RangeQuery{Reverse: true, Offset: offset, Limit: size + 1})
-	if err != nil {
-		return nil, err
+	if n := int64(len(entries)); n <= size {
+		q.Limit = size + 1 - n
+		rest, err := a.Store.Range(ctx, index, q)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, rest...)
 	}
 	out := &controlv1.ListSessionsResponse{Sequence: seq}
 	if int64(len(entries)) > size {
 		entries = entries[:size]
-		out.NextPageToken = strconv.FormatInt(offset+size, 10)
+		last := entries[size-1]
+		out.NextPageToken = sessionsToken(last.Score, last.Member)
 	}
 	for _, e := range entries {
 		s, ok, err := rm.Session(ctx, a.Store, c.Tenant, e.Member)
@@ -151,4 +179,26 @@ func (a *App) ListSessions(ctx context.Context, c Caller, req *controlv1.ListSes
 		}
 	}
 	return out, nil
+}
+
+// sessionsToken is the page token after a session: its creation time (the
+// index score, unix milliseconds) and id, opaque to clients.
+func sessionsToken(created float64, session string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(int64(created), 10) + ":" + session))
+}
+
+func parseSessionsToken(tok string) (created float64, session string, ok bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return 0, "", false
+	}
+	ms, session, ok := strings.Cut(string(raw), ":")
+	if !ok || session == "" {
+		return 0, "", false
+	}
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	return float64(n), session, true
 }

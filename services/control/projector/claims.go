@@ -23,7 +23,9 @@ import (
 const ClaimsName = "control.claims"
 
 // ClaimableIndex lists a tenant's accepted, not yet started turns by the
-// sequence that made them active (oldest first is fairest).
+// time (unix milliseconds) of the fact that made them claimable: oldest
+// first is fairest. Not by sequence: positions of different partitions of
+// the log do not compare, and a busy partition's would always look newest.
 func ClaimableIndex(tenant string) string { return "claimable:" + tenant }
 
 // ClaimableSessionIndex is the same list for one session.
@@ -81,8 +83,8 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 	b := projection.Batch{Projection: ClaimsName, Sequence: seq}
 	claimable := func(turn string) {
 		b.IndexAdds = append(b.IndexAdds,
-			projection.IndexEntry{Index: ClaimableIndex(tenant), Member: turn, Score: float64(seq)},
-			projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: turn, Score: float64(seq)})
+			projection.IndexEntry{Index: ClaimableIndex(tenant), Member: turn, Score: Millis(ev)},
+			projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: turn, Score: Millis(ev)})
 	}
 	notClaimable := func(turn string) {
 		b.IndexRemoves = append(b.IndexRemoves,

@@ -120,6 +120,20 @@ func (t *tx) batch() projection.Batch {
 func (t *tx) tenant() string { return t.ev.GetTenantId() }
 func (t *tx) seq() uint64    { return t.ev.GetSequence() }
 
+// millis is the event's time in unix milliseconds: the score of indexes
+// read across sessions (SessionsIndex, ClaimableIndex). Positions of
+// different partitions of the log are not ordered; times are, and every
+// partition's fold scores a fact the same.
+func (t *tx) millis() float64 { return Millis(t.ev) }
+
+// Millis is an event's time in unix milliseconds (0 when it has none).
+func Millis(ev *eventsv1.RuntimeEvent) float64 {
+	if ev.GetTimestamp() == nil {
+		return 0
+	}
+	return float64(ev.GetTimestamp().AsTime().UnixMilli())
+}
+
 // sessionDoc is a document of one session under an id a caller may choose:
 // a thread, turn, action, subagent, channel or process.
 type sessionDoc interface {
@@ -259,7 +273,7 @@ func (t *tx) apply() error {
 			CreatedAt: ev.GetTimestamp(), UpdatedAt: ev.GetTimestamp(), Sequence: t.seq(),
 		}
 		t.put(SessionKey(t.tenant(), s.SessionId), s)
-		t.adds = append(t.adds, projection.IndexEntry{Index: SessionsIndex(t.tenant()), Member: s.SessionId, Score: float64(t.seq())})
+		t.adds = append(t.adds, projection.IndexEntry{Index: SessionsIndex(t.tenant()), Member: s.SessionId, Score: t.millis()})
 	case typ == "session.updated":
 		if s, ok := t.session(); ok {
 			p := ev.GetSessionUpdated()
