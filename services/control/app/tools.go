@@ -46,7 +46,10 @@ func (a *App) RegisterTools(ctx context.Context, c Caller, req *controlv1.Regist
 
 // GetToolInventory returns the tools available in a session: the tenant's
 // tools and the session's own, a session's registration winning on a name
-// clash; sorted by name.
+// clash; sorted by name. The two are in two partitions of a partitioned
+// log (the tenant's session-less `_` and the session's): min_sequence
+// waits for its own, and the response's sequence is that partition's
+// checkpoint, as ListSessions'.
 func (a *App) GetToolInventory(ctx context.Context, c Caller, req *controlv1.GetToolInventoryRequest) (*controlv1.GetToolInventoryResponse, error) {
 	seq, err := a.caughtUp(ctx, req.GetMinSequence())
 	if err != nil {
