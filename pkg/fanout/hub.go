@@ -1,11 +1,17 @@
 // Package fanout owns the per-process fan-out hub (DESIGN §6, ADR 0006):
-// one ordered consumer over the whole event log feeds every live
+// one ordered consumer per partition of the event log feeds every live
 // subscription of the process in memory, so the number of JetStream
 // consumers does not grow with the number of subscribers. A subscription
 // that starts in the past, or that fell behind the live feed, reads the
 // missing range from the log and joins the live feed with no gap and no
 // duplicate. The hub never waits for a subscriber: one whose queue is full
 // is detached and catches up from the log at its own pace.
+//
+// On a log of several partitions (ADR 0013 §3) the hub follows each
+// partition on its own, with its own position and recent records: a
+// session's subscription is served by its session's partition, and one
+// across sessions (a tenant's) merges a sub-subscription per partition as
+// their events arrive, with a Cursor per partition to resume from.
 package fanout
 
 import (
@@ -17,6 +23,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -31,12 +38,12 @@ var ErrClosed = errors.New("fanout: hub closed")
 // Config of a hub. Zero values take the defaults.
 type Config struct {
 	// Buffer is the default bound of a subscription's queue, in records
-	// (shared, not copied). Default 1024.
+	// (shared, not copied), per partition it reads. Default 1024.
 	Buffer int
-	// Recent is how many of the last dispatched records the hub keeps to
-	// serve the tail of a hand-off from memory. Default 8192.
+	// Recent is how many of the last dispatched records the hub keeps, per
+	// partition, to serve the tail of a hand-off from memory. Default 8192.
 	Recent int
-	// RecentBytes bounds their encoded size. Default 64 MiB.
+	// RecentBytes bounds their encoded size, per partition. Default 64 MiB.
 	RecentBytes int
 	// MaxReplays bounds the history reads (batched direct gets) in flight
 	// at once. Default 32.
@@ -53,15 +60,26 @@ type Hub struct {
 	log     *eventlog.Log
 	cfg     Config
 	replays chan struct{}
+	// parts follow the log's partitions, one each (the log itself at P = 1).
+	parts []*part
+	open  atomic.Int64
+}
+
+// part follows one partition: its position and recent records are of that
+// partition's positions, which grow with its stream sequence, so "after
+// pos" and the sorted recent records mean what they mean on one stream.
+type part struct {
+	hub *Hub
+	k   int
+	log *eventlog.Log // the partition's view (the log itself at P = 1)
 
 	mu      sync.Mutex
 	started bool
 	closed  bool
-	// pos is the last sequence dispatched: every record after it reaches
-	// the subscriptions attached now.
+	// pos is the last position dispatched: every record after it reaches
+	// the members attached now.
 	pos     uint64
 	tenants map[string]*tenantIndex
-	count   int
 	// recent are the last dispatched records, oldest first, and their
 	// encoded size.
 	recent      []scoped
@@ -88,7 +106,7 @@ type bucket struct {
 type group struct {
 	key   string
 	match func(*eventsv1.RuntimeEvent) bool
-	subs  []*Subscription
+	subs  []*member
 	slot  int // in bucket.groups
 }
 
@@ -99,8 +117,9 @@ type scoped struct {
 	size            int
 }
 
-// New returns a hub on log. It starts following the log at the first
-// subscription.
+// New returns a hub on log (the whole log: the hub follows each of its
+// partitions). It starts following a partition at the first subscription
+// that reads it.
 func New(log *eventlog.Log, cfg Config) *Hub {
 	if cfg.Buffer <= 0 {
 		cfg.Buffer = 1024
@@ -120,37 +139,62 @@ func New(log *eventlog.Log, cfg Config) *Hub {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{log: log, cfg: cfg, replays: make(chan struct{}, cfg.MaxReplays), tenants: map[string]*tenantIndex{}}
+	h := &Hub{log: log, cfg: cfg, replays: make(chan struct{}, cfg.MaxReplays)}
+	for k, view := range log.Views() {
+		h.parts = append(h.parts, &part{hub: h, k: k, log: view, tenants: map[string]*tenantIndex{}})
+	}
+	return h
 }
+
+// Partitions is the number of partitions the hub follows: the length of
+// its subscriptions' cursors.
+func (h *Hub) Partitions() int { return len(h.parts) }
 
 // Stats is a view of the hub for tests and metrics.
 type Stats struct {
-	// Attached subscriptions (a subscription replaying history is attached).
+	// Subscriptions open (from Subscribe to Close).
 	Subscriptions int
-	// Position is the last sequence dispatched.
+	// Position is the last sequence dispatched at P = 1; on a partitioned
+	// log, the sum of the last stream sequence dispatched of each
+	// partition (a count that grows as the hub follows the log).
 	Position uint64
+	// Positions is the last position dispatched of each partition.
+	Positions []uint64
 	// Replays is the number of history reads in flight.
 	Replays int
 }
 
 // Stats reports the hub's state.
 func (h *Hub) Stats() Stats {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return Stats{Subscriptions: h.count, Position: h.pos, Replays: len(h.replays)}
+	st := Stats{Subscriptions: int(h.open.Load()), Replays: len(h.replays)}
+	p := uint64(len(h.parts))
+	for _, pt := range h.parts {
+		pt.mu.Lock()
+		pos := pt.pos
+		pt.mu.Unlock()
+		st.Positions = append(st.Positions, pos)
+		st.Position += pos / p
+	}
+	return st
 }
 
 // Close stops the hub; its subscriptions end with ErrClosed.
 func (h *Hub) Close() {
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
+	for _, p := range h.parts {
+		p.close()
+	}
+}
+
+func (p *part) close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
 		return
 	}
-	h.closed = true
-	cancel, done := h.cancel, h.done
-	var subs []*Subscription
-	for _, ti := range h.tenants {
+	p.closed = true
+	cancel, done := p.cancel, p.done
+	var subs []*member
+	for _, ti := range p.tenants {
 		for _, b := range append([]*bucket{ti.all}, slices.Collect(maps.Values(ti.sessions))...) {
 			for _, g := range b.groups {
 				subs = append(subs, g.subs...)
@@ -160,9 +204,8 @@ func (h *Hub) Close() {
 	for _, s := range subs {
 		s.slot, s.group = -1, nil
 	}
-	h.tenants = map[string]*tenantIndex{}
-	h.count = 0
-	h.mu.Unlock()
+	p.tenants = map[string]*tenantIndex{}
+	p.mu.Unlock()
 	for _, s := range subs {
 		s.mu.Lock()
 		s.hubClosed = true
@@ -175,36 +218,36 @@ func (h *Hub) Close() {
 	}
 }
 
-// start begins following the log after its current last sequence. Called
-// with h.mu held.
-func (h *Hub) start(ctx context.Context) error {
+// start begins following the partition after its current last position.
+// Called with p.mu held.
+func (p *part) start(ctx context.Context) error {
 	// The hub outlives the subscriber that starts it.
 	ctx, cancelStart := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancelStart()
-	_, last, err := h.log.Bounds(ctx)
+	_, last, err := p.log.Bounds(ctx)
 	if err != nil {
 		return err
 	}
-	sub, err := h.log.Subscribe(ctx, []string{h.log.Subjects.All()}, eventlog.FromSequence(last+1))
+	sub, err := p.log.Subscribe(ctx, []string{p.log.Subjects.All()}, eventlog.FromSequence(last+1))
 	if err != nil {
 		return err
 	}
 	hctx, cancel := context.WithCancel(context.Background())
-	h.pos, h.started, h.cancel, h.done = last, true, cancel, make(chan struct{})
-	go h.run(hctx, sub)
+	p.pos, p.started, p.cancel, p.done = last, true, cancel, make(chan struct{})
+	go p.run(hctx, sub)
 	return nil
 }
 
 // run dispatches until the hub is closed. When the consumer fails past its
 // own recovery it is made again from the position: nothing is skipped.
-func (h *Hub) run(ctx context.Context, sub *eventlog.Subscription) {
-	defer close(h.done)
+func (p *part) run(ctx context.Context, sub *eventlog.Subscription) {
+	defer close(p.done)
 	backoff := 50 * time.Millisecond
 	for {
 		rec, err := sub.Next(ctx)
 		if err == nil {
 			backoff = 50 * time.Millisecond
-			h.dispatch(rec)
+			p.dispatch(rec)
 			continue
 		}
 		sub.Stop()
@@ -212,67 +255,68 @@ func (h *Hub) run(ctx context.Context, sub *eventlog.Subscription) {
 			if ctx.Err() != nil {
 				return
 			}
-			h.cfg.Logger.ErrorContext(ctx, "fanout: the hub's consumer stopped; following again from its position", "error", err, "retry_in", backoff)
+			p.hub.cfg.Logger.ErrorContext(ctx, "fanout: the hub's consumer stopped; following again from its position", "error", err, "partition", p.k, "retry_in", backoff)
 			select {
 			case <-ctx.Done():
 				return
 			case <-time.After(backoff):
 			}
 			backoff = min(backoff*2, 5*time.Second)
-			h.mu.Lock()
-			from := h.pos + 1
-			h.mu.Unlock()
-			if sub, err = h.log.Subscribe(ctx, []string{h.log.Subjects.All()}, eventlog.FromSequence(from)); err == nil {
+			p.mu.Lock()
+			from := p.pos + 1
+			p.mu.Unlock()
+			if sub, err = p.log.Subscribe(ctx, []string{p.log.Subjects.All()}, eventlog.FromSequence(from)); err == nil {
 				break
 			}
 		}
 	}
 }
 
-func (h *Hub) dispatch(rec *eventlog.Record) {
+func (p *part) dispatch(rec *eventlog.Record) {
 	seq := rec.Event.GetSequence()
-	tenant, session, ok := h.log.Subjects.Scope(rec.Subject)
+	tenant, session, ok := p.log.Subjects.Scope(rec.Subject)
 	size := proto.Size(rec.Event)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if seq <= h.pos {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if seq <= p.pos {
 		return
 	}
-	h.pos = seq
+	p.pos = seq
 	if !ok {
 		return
 	}
-	h.remember(scoped{rec: rec, tenant: tenant, session: session, size: size})
-	ti := h.tenants[tenant]
+	p.remember(scoped{rec: rec, tenant: tenant, session: session, size: size})
+	ti := p.tenants[tenant]
 	if ti == nil {
 		return
 	}
-	h.deliver(ti.all, rec)
+	p.deliver(ti.all, rec)
 	if b := ti.sessions[session]; b != nil {
-		h.deliver(b, rec)
+		p.deliver(b, rec)
 	}
 }
 
 // remember keeps rec among the recent ones, dropping the oldest beyond
-// the count and the bytes allowed; h.mu held.
-func (h *Hub) remember(r scoped) {
-	h.recent = append(h.recent, r)
-	h.recentBytes += r.size
+// the count and the bytes allowed; p.mu held.
+func (p *part) remember(r scoped) {
+	cfg := p.hub.cfg
+	p.recent = append(p.recent, r)
+	p.recentBytes += r.size
 	drop := 0
-	for len(h.recent)-drop > h.cfg.Recent || (h.recentBytes > h.cfg.RecentBytes && len(h.recent)-drop > 1) {
-		h.recentBytes -= h.recent[drop].size
+	for len(p.recent)-drop > cfg.Recent || (p.recentBytes > cfg.RecentBytes && len(p.recent)-drop > 1) {
+		p.recentBytes -= p.recent[drop].size
 		drop++
 	}
 	if drop > 0 {
 		// The front of the array is released when append next grows it.
-		clear(h.recent[:drop])
-		h.recent = h.recent[drop:]
+		clear(p.recent[:drop])
+		p.recent = p.recent[drop:]
 	}
 }
 
 // deliver offers rec to a bucket's subscriptions, detaching those that are
 // full. Downward, so that a swap-remove moves a visited one.
-func (h *Hub) deliver(b *bucket, rec *eventlog.Record) {
+func (p *part) deliver(b *bucket, rec *eventlog.Record) {
 	for gi := len(b.groups) - 1; gi >= 0; gi-- {
 		g := b.groups[gi]
 		if g.match != nil && !g.match(rec.Event) {
@@ -280,7 +324,7 @@ func (h *Hub) deliver(b *bucket, rec *eventlog.Record) {
 		}
 		for i := len(g.subs) - 1; i >= 0; i-- {
 			if s := g.subs[i]; !s.offer(rec) {
-				h.unindex(s)
+				p.unindex(s)
 			}
 		}
 	}
@@ -288,14 +332,14 @@ func (h *Hub) deliver(b *bucket, rec *eventlog.Record) {
 
 func newBucket() *bucket { return &bucket{byKey: map[string]*group{}} }
 
-func (h *Hub) bucketFor(f Filter, create bool) *bucket {
-	ti := h.tenants[f.Tenant]
+func (p *part) bucketFor(f Filter, create bool) *bucket {
+	ti := p.tenants[f.Tenant]
 	if ti == nil {
 		if !create {
 			return nil
 		}
 		ti = &tenantIndex{all: newBucket(), sessions: map[string]*bucket{}}
-		h.tenants[f.Tenant] = ti
+		p.tenants[f.Tenant] = ti
 	}
 	if f.Session == "" {
 		return ti.all
@@ -308,12 +352,12 @@ func (h *Hub) bucketFor(f Filter, create bool) *bucket {
 	return b
 }
 
-// index adds s; h.mu held.
-func (h *Hub) index(s *Subscription) {
-	b := h.bucketFor(s.filter, true)
+// index adds s; p.mu held.
+func (p *part) index(s *member) {
+	b := p.bucketFor(s.filter, true)
 	key := s.filter.Key
 	if key == "" && s.filter.Match != nil {
-		key = fmt.Sprintf("\x00%p", s) // a filter of its own
+		key = fmt.Sprintf("\x00%p", s.sub) // a filter of its own
 	}
 	g := b.byKey[key]
 	if g == nil {
@@ -323,11 +367,10 @@ func (h *Hub) index(s *Subscription) {
 	}
 	s.group, s.slot = g, len(g.subs)
 	g.subs = append(g.subs, s)
-	h.count++
 }
 
-// unindex removes s if it is indexed; h.mu held.
-func (h *Hub) unindex(s *Subscription) {
+// unindex removes s if it is indexed; p.mu held.
+func (p *part) unindex(s *member) {
 	if s.slot < 0 {
 		return
 	}
@@ -338,11 +381,10 @@ func (h *Hub) unindex(s *Subscription) {
 	g.subs[last] = nil
 	g.subs = g.subs[:last]
 	s.slot, s.group = -1, nil
-	h.count--
 	if len(g.subs) > 0 {
 		return
 	}
-	b := h.bucketFor(s.filter, false)
+	b := p.bucketFor(s.filter, false)
 	lastG := len(b.groups) - 1
 	movedG := b.groups[lastG]
 	b.groups[g.slot], movedG.slot = movedG, g.slot
@@ -352,12 +394,12 @@ func (h *Hub) unindex(s *Subscription) {
 	if len(b.groups) > 0 {
 		return
 	}
-	ti := h.tenants[s.filter.Tenant]
+	ti := p.tenants[s.filter.Tenant]
 	if s.filter.Session != "" {
 		delete(ti.sessions, s.filter.Session)
 	}
 	if len(ti.all.groups) == 0 && len(ti.sessions) == 0 {
-		delete(h.tenants, s.filter.Tenant)
+		delete(p.tenants, s.filter.Tenant)
 	}
 }
 
@@ -393,10 +435,40 @@ type Options struct {
 	Buffer int
 }
 
-// Subscribe starts a subscription at stream sequence from (inclusive), or
-// at Now. When it returns, the subscription is attached: every event
-// appended from then on reaches it. Close it when done.
+// Subscribe starts a subscription at position from (inclusive; a
+// sequence as the log hands it out), or at Now. A subscription across the
+// sessions of a partitioned log has no single position to start from: it
+// takes Now here, or a Cursor (SubscribeAt). When it returns, the
+// subscription is attached: every event appended from then on reaches it.
+// Close it when done.
 func (h *Hub) Subscribe(ctx context.Context, f Filter, from uint64, opts Options) (*Subscription, error) {
+	if f.Session == "" && len(h.parts) > 1 && from != Now {
+		return nil, errors.New("fanout: a subscription across partitions starts at Now or from a cursor (SubscribeAt)")
+	}
+	starts := make([]uint64, len(h.parts))
+	for k := range starts {
+		starts[k] = from
+	}
+	return h.subscribe(ctx, f, starts, opts)
+}
+
+// SubscribeAt starts a subscription right after a cursor: in each
+// partition it reads, after the stream sequence the cursor holds for it.
+// The cursor has one entry per partition of the log (Partitions).
+func (h *Hub) SubscribeAt(ctx context.Context, f Filter, at Cursor, opts Options) (*Subscription, error) {
+	if len(at) != len(h.parts) {
+		return nil, fmt.Errorf("fanout: a cursor of %d partitions on a log of %d", len(at), len(h.parts))
+	}
+	starts := make([]uint64, len(h.parts))
+	for k, seq := range at {
+		starts[k] = h.log.Position(k, seq+1)
+	}
+	return h.subscribe(ctx, f, starts, opts)
+}
+
+// subscribe attaches a member to every partition f reads, each at its
+// start position.
+func (h *Hub) subscribe(ctx context.Context, f Filter, starts []uint64, opts Options) (*Subscription, error) {
 	if f.Tenant == "" {
 		return nil, errors.New("fanout: a subscription needs a tenant")
 	}
@@ -404,52 +476,77 @@ func (h *Hub) Subscribe(ctx context.Context, f Filter, from uint64, opts Options
 	if limit <= 0 {
 		limit = h.cfg.Buffer
 	}
-	s := &Subscription{hub: h, filter: f, limit: limit, next: from, slot: -1, wake: make(chan struct{}, 1)}
-	h.mu.Lock()
-	if !h.started && !h.closed {
-		if err := h.start(ctx); err != nil {
-			h.mu.Unlock()
-			return nil, fmt.Errorf("fanout: start: %w", err)
+	s := &Subscription{hub: h, wake: make(chan struct{}, 1)}
+	parts := h.parts
+	if f.Session != "" {
+		k := h.log.Subjects.PartitionOf(f.Tenant, f.Session)
+		parts = h.parts[k : k+1]
+	}
+	for _, p := range parts {
+		s.members = append(s.members, &member{sub: s, part: p, filter: f, limit: limit, next: starts[p.k], slot: -1})
+		p.mu.Lock()
+		if !p.started && !p.closed {
+			if err := p.start(ctx); err != nil {
+				p.mu.Unlock()
+				return nil, fmt.Errorf("fanout: start: %w", err)
+			}
+		}
+		p.mu.Unlock()
+	}
+	for i, m := range s.members {
+		if err := m.attach(); err != nil {
+			for _, a := range s.members[:i] {
+				a.detach()
+			}
+			return nil, err
 		}
 	}
-	h.mu.Unlock()
-	if err := s.attach(); err != nil {
-		return nil, err
-	}
+	h.open.Add(1)
 	return s, nil
 }
 
-// Subscription is one subscriber's view. Next, Cursor and Close are called
-// by one goroutine, the subscriber's.
+// Subscription is one subscriber's view: one member per partition it
+// reads (a session's subscription, and any at P = 1, has one). Next,
+// Cursor and Close are called by one goroutine, the subscriber's.
 type Subscription struct {
-	hub    *Hub
+	hub     *Hub
+	members []*member
+	wake    chan struct{}
+	timer   *time.Timer
+	turn    int // the member Next looks at first, in turn
+	closed  bool
+}
+
+// member follows one partition for a subscription.
+type member struct {
+	sub    *Subscription
+	part   *part
 	filter Filter
 	limit  int
-	wake   chan struct{}
 
-	// Guarded by hub.mu.
+	// Guarded by part.mu.
 	group *group
 	slot  int    // in group.subs; -1 when not attached
-	from  uint64 // the hub offers only sequences >= from
+	from  uint64 // the hub offers only positions >= from
 
 	// Guarded by mu: what the hub hands over.
 	mu        sync.Mutex
 	queue     []*eventlog.Record
 	detached  bool
-	lagFrom   uint64 // first sequence the hub could not queue
+	lagFrom   uint64 // first position the hub could not queue
 	hubClosed bool
 
 	// The subscriber's own.
-	next      uint64 // every matching sequence before it was returned
+	next      uint64 // every matching position before it was returned
 	replaying bool   // history [next, upTo] comes before the queue
 	upTo      uint64
 	spare     []*eventlog.Record
-	timer     *time.Timer
 }
 
-// offer queues rec (which its group's filter matched); false when the queue is full, and s is
-// then detached from the hub at rec's sequence. Called with hub.mu held.
-func (s *Subscription) offer(rec *eventlog.Record) bool {
+// offer queues rec (which its group's filter matched); false when the
+// queue is full, and s is then detached from the hub at rec's position.
+// Called with part.mu held.
+func (s *member) offer(rec *eventlog.Record) bool {
 	if rec.Event.GetSequence() < s.from {
 		return true
 	}
@@ -468,23 +565,24 @@ func (s *Subscription) offer(rec *eventlog.Record) bool {
 
 func (f Filter) matches(ev *eventsv1.RuntimeEvent) bool { return f.Match == nil || f.Match(ev) }
 
-func (s *Subscription) signal() {
+// signal wakes the subscriber, whichever of its members has news.
+func (s *member) signal() {
 	select {
-	case s.wake <- struct{}{}:
+	case s.sub.wake <- struct{}{}:
 	default:
 	}
 }
 
 // attach joins the live feed at s.next: the hub queues every record after
 // its position from now on, and history up to that position is read first.
-func (s *Subscription) attach() error {
-	h := s.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
+func (s *member) attach() error {
+	p := s.part
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
 		return ErrClosed
 	}
-	pos := h.pos
+	pos := p.pos
 	if s.next == Now {
 		s.next = pos + 1
 	}
@@ -492,26 +590,32 @@ func (s *Subscription) attach() error {
 	s.mu.Lock()
 	s.detached, s.lagFrom = false, 0
 	s.mu.Unlock()
-	h.index(s)
+	p.index(s)
 	s.replaying, s.upTo = s.next <= pos, pos
 	return nil
 }
 
+func (s *member) detach() {
+	s.part.mu.Lock()
+	s.part.unindex(s)
+	s.part.mu.Unlock()
+}
+
 // history returns the next matching records of [next, upTo]: from the
-// hub's recent records when they reach back to next, else from the log up
-// to where the recent ones begin.
-func (s *Subscription) history(ctx context.Context) ([]*eventlog.Record, error) {
-	h := s.hub
-	h.mu.Lock()
+// part's recent records when they reach back to next, else from the log
+// up to where the recent ones begin.
+func (s *member) history(ctx context.Context) ([]*eventlog.Record, error) {
+	p, cfg := s.part, s.part.hub.cfg
+	p.mu.Lock()
 	var oldest uint64
-	if len(h.recent) > 0 {
-		oldest = h.recent[0].rec.Event.GetSequence()
+	if len(p.recent) > 0 {
+		oldest = p.recent[0].rec.Event.GetSequence()
 	}
 	if oldest != 0 && s.next >= oldest {
-		i := sort.Search(len(h.recent), func(i int) bool { return h.recent[i].rec.Event.GetSequence() >= s.next })
+		i := sort.Search(len(p.recent), func(i int) bool { return p.recent[i].rec.Event.GetSequence() >= s.next })
 		var out []*eventlog.Record
-		for ; i < len(h.recent) && len(out) < h.cfg.ReplayBatch; i++ {
-			r := h.recent[i]
+		for ; i < len(p.recent) && len(out) < cfg.ReplayBatch; i++ {
+			r := p.recent[i]
 			seq := r.rec.Event.GetSequence()
 			if seq > s.upTo {
 				break
@@ -521,26 +625,27 @@ func (s *Subscription) history(ctx context.Context) ([]*eventlog.Record, error) 
 				out = append(out, r.rec)
 			}
 		}
-		if i == len(h.recent) || h.recent[i].rec.Event.GetSequence() > s.upTo {
+		if i == len(p.recent) || p.recent[i].rec.Event.GetSequence() > s.upTo {
 			s.next = s.upTo + 1
 		}
-		h.mu.Unlock()
+		p.mu.Unlock()
 		return out, nil
 	}
-	h.mu.Unlock()
+	p.mu.Unlock()
 	// Older than what the hub remembers: the log holds it, settled on
 	// every replica.
 	limit := s.upTo
 	if oldest != 0 {
 		limit = min(limit, oldest-1)
 	}
+	replays := p.hub.replays
 	select {
-	case h.replays <- struct{}{}:
+	case replays <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	recs, err := h.log.History(ctx, s.filter.subjects(h.log.Subjects)[0], s.next, h.cfg.ReplayBatch)
-	<-h.replays
+	recs, err := p.log.History(ctx, s.filter.subjects(p.log.Subjects)[0], s.next, cfg.ReplayBatch)
+	<-replays
 	if err != nil {
 		return nil, err
 	}
@@ -563,23 +668,21 @@ func (s *Subscription) history(ctx context.Context) ([]*eventlog.Record, error) 
 	return out, nil
 }
 
-// Next returns the next records in stream order, waiting at most idle for
-// one: none and no error means the subscription was idle that long. The
-// records are shared with other subscriptions (do not modify them) and the
-// slice is valid until the next call. An error ends the subscription
-// (ctx's, the log's, or ErrClosed).
-func (s *Subscription) Next(ctx context.Context, idle time.Duration) ([]*eventlog.Record, error) {
+// poll returns what the member has now, without waiting: history it is
+// replaying, else what the hub queued; closed when the hub is closed and
+// everything it queued was returned.
+func (s *member) poll(ctx context.Context) (recs []*eventlog.Record, closed bool, err error) {
 	for {
 		if s.replaying {
 			recs, err := s.history(ctx)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if s.next > s.upTo {
 				s.replaying = false
 			}
 			if len(recs) > 0 {
-				return recs, nil
+				return recs, false, nil
 			}
 			continue
 		}
@@ -592,21 +695,52 @@ func (s *Subscription) Next(ctx context.Context, idle time.Duration) ([]*eventlo
 		s.mu.Unlock()
 		if len(queued) > 0 {
 			s.next = queued[len(queued)-1].Event.GetSequence() + 1
-			// The slice comes back to the queue on the next call, when the
-			// caller is done with it.
+			// The slice comes back to the queue when the member next
+			// returns records: the caller is done with it by then.
 			s.spare = queued
-			return queued, nil
+			return queued, false, nil
 		}
 		if closed {
-			return nil, ErrClosed
+			return nil, true, nil
 		}
 		if detached {
 			// Everything the hub queued before lagFrom was returned.
 			s.next = max(s.next, lagFrom)
 			if err := s.attach(); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			continue
+		}
+		return nil, false, nil
+	}
+}
+
+// Next returns the next records, waiting at most idle for one: none and
+// no error means the subscription was idle that long. The records of one
+// call are of one partition, in its stream order; those of different
+// partitions come as they arrive, each partition in order. The records are
+// shared with other subscriptions (do not modify them) and the slice is
+// valid until the next call. An error ends the subscription (ctx's, the
+// log's, or ErrClosed).
+func (s *Subscription) Next(ctx context.Context, idle time.Duration) ([]*eventlog.Record, error) {
+	for {
+		closed := false
+		for i := range s.members {
+			j := (s.turn + i) % len(s.members)
+			recs, done, err := s.members[j].poll(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if len(recs) > 0 {
+				// The next call looks at the others first: a busy
+				// partition does not starve a quiet one.
+				s.turn = (j + 1) % len(s.members)
+				return recs, nil
+			}
+			closed = closed || done
+		}
+		if closed {
+			return nil, ErrClosed
 		}
 		if s.timer == nil {
 			s.timer = time.NewTimer(idle)
@@ -625,17 +759,39 @@ func (s *Subscription) Next(ctx context.Context, idle time.Duration) ([]*eventlo
 	}
 }
 
-// Cursor is the sequence to resume from: every event before it that the
-// filter matches has been returned by Next.
-func (s *Subscription) Cursor() uint64 { return s.next }
+// From is the position to resume a subscription of one partition from (a
+// session's, or any at P = 1): every event before it that the filter
+// matches has been returned by Next. 0 for a subscription across
+// partitions: it resumes from its Cursor.
+func (s *Subscription) From() uint64 {
+	if len(s.members) != 1 {
+		return 0
+	}
+	return s.members[0].next
+}
+
+// Cursor is where the subscription is in each partition: every event the
+// filter matches up to the cursor's entry was returned by Next, and
+// SubscribeAt with it resumes right after. The entries of partitions the
+// subscription does not read (another session's) are 0.
+func (s *Subscription) Cursor() Cursor {
+	c := make(Cursor, len(s.hub.parts))
+	for _, m := range s.members {
+		c[m.part.k] = lastBefore(len(s.hub.parts), m.part.k, m.next)
+	}
+	return c
+}
 
 // Close detaches the subscription.
 func (s *Subscription) Close() {
-	h := s.hub
-	h.mu.Lock()
-	h.unindex(s)
-	h.mu.Unlock()
+	for _, m := range s.members {
+		m.detach()
+	}
 	if s.timer != nil {
 		s.timer.Stop()
+	}
+	if !s.closed {
+		s.closed = true
+		s.hub.open.Add(-1)
 	}
 }

@@ -23,10 +23,13 @@ type fixture struct {
 	hub *fanout.Hub
 }
 
-func setup(t testing.TB, cfg fanout.Config) fixture {
+func setup(t testing.TB, cfg fanout.Config) fixture { return setupPartitions(t, cfg, 1) }
+
+// setupPartitions is setup on a log of partitions streams.
+func setupPartitions(t testing.TB, cfg fanout.Config, partitions int) fixture {
 	t.Helper()
 	nc := natstest.Connect(t, natstest.Server(t))
-	log, err := eventlog.Open(context.Background(), nc, eventlog.Config{})
+	log, err := eventlog.Open(context.Background(), nc, eventlog.Config{Partitions: partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +94,9 @@ func collect(ctx context.Context, sub *fanout.Subscription, last uint64) ([]uint
 // four writers append; some have a tiny queue so the hub detaches them
 // and they replay and re-attach again and again. Each must see exactly the
 // log's events of its session from its start, in order: no gap at the
-// hand-off, no duplicate.
+// hand-off, no duplicate. On a log of three partitions too, where s1 and
+// s2 are in different partitions and a session's positions are its
+// partition's.
 func TestHandOffRacingAppendsHasNoGapAndNoDuplicate(t *testing.T) {
 	// A short memory of recent records, by count or by bytes, makes
 	// hand-offs read both from the log and from memory.
@@ -99,12 +104,16 @@ func TestHandOffRacingAppendsHasNoGapAndNoDuplicate(t *testing.T) {
 		"recent 16":        {MaxReplays: 4, ReplayBatch: 7, Recent: 16},
 		"recent 400 bytes": {MaxReplays: 4, ReplayBatch: 7, RecentBytes: 400},
 	} {
-		t.Run(name, func(t *testing.T) { handOffRace(t, cfg) })
+		t.Run(name, func(t *testing.T) { handOffRace(t, cfg, 1) })
+		t.Run(name+" P=3", func(t *testing.T) { handOffRace(t, cfg, 3) })
 	}
 }
 
-func handOffRace(t *testing.T, cfg fanout.Config) {
-	f := setup(t, cfg)
+func handOffRace(t *testing.T, cfg fanout.Config, partitions int) {
+	f := setupPartitions(t, cfg, partitions)
+	if partitions > 1 && f.log.Subjects.PartitionOf("acme", "s1") == f.log.Subjects.PartitionOf("acme", "s2") {
+		t.Fatal("s1 and s2 share a partition: pick other sessions")
+	}
 	ctx := ctxT(t)
 	const writers, perWriter = 4, 80
 	// History before the first subscription.
@@ -141,7 +150,7 @@ func handOffRace(t *testing.T, cfg fanout.Config) {
 		subscribed.Add(1)
 		go func() {
 			defer subscribed.Done()
-			head, err := f.log.Head(ctx)
+			head, err := f.log.Of("acme", "s1").Head(ctx)
 			if err != nil {
 				results <- result{err: err}
 				return

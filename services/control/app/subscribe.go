@@ -137,13 +137,13 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, fanout.ErrClosed):
-			resume := strconv.FormatUint(sub.Cursor(), 10)
+			resume := strconv.FormatUint(sub.From(), 10)
 			return &fault.Error{Kind: fault.KindUnavailable, Reason: "SERVER_SHUTTING_DOWN", RetryAfter: time.Second,
 				Message: "the server is shutting down; resubscribe from sequence " + resume, Metadata: map[string]string{"resume_from_sequence": resume}}
 		case err != nil:
 			return err
 		case len(recs) == 0:
-			hb := &controlv1.Heartbeat{Time: timestamppb.New(a.now()), Sequence: sub.Cursor() - 1}
+			hb := &controlv1.Heartbeat{Time: timestamppb.New(a.now()), Sequence: sub.From() - 1}
 			if err := timedSend(&controlv1.SubscribeEventsResponse{Item: &controlv1.SubscribeEventsResponse_Heartbeat{Heartbeat: hb}}); err != nil {
 				return err
 			}
@@ -156,7 +156,7 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 	}
 	// Everything taken from the hub was sent; the client resumes right
 	// after it.
-	resume := strconv.FormatUint(sub.Cursor(), 10)
+	resume := strconv.FormatUint(sub.From(), 10)
 	return fault.Exhausted("SUBSCRIBER_TOO_SLOW",
 		"the subscriber took nothing for "+limits.Stall.String()+"; resubscribe from sequence "+resume,
 		0, map[string]string{"resume_from_sequence": resume})
