@@ -2690,11 +2690,21 @@ type SubscribeEventsRequest struct {
 	// Event type prefixes, e.g. "turn.", "tool.result".
 	TypePrefixes []string  `protobuf:"bytes,4,rep,name=type_prefixes,json=typePrefixes,proto3" json:"type_prefixes,omitempty"`
 	Start        StartFrom `protobuf:"varint,5,opt,name=start,proto3,enum=agentruntime.control.v1.StartFrom" json:"start,omitempty"`
-	FromSequence uint64    `protobuf:"varint,6,opt,name=from_sequence,json=fromSequence,proto3" json:"from_sequence,omitempty"`
+	// With START_FROM_SEQUENCE. A subscription across sessions (no
+	// session_id) of a log of several partitions has no single sequence to
+	// start from: it takes from_sequence 0 or 1 (every partition from its
+	// start) and resumes with resume_cursor.
+	FromSequence uint64 `protobuf:"varint,6,opt,name=from_sequence,json=fromSequence,proto3" json:"from_sequence,omitempty"`
 	// Heartbeat interval on an idle stream (default 15s).
 	Heartbeat *durationpb.Duration `protobuf:"bytes,7,opt,name=heartbeat,proto3" json:"heartbeat,omitempty"`
 	// Channel whose acknowledgements this subscription serves (optional).
-	ChannelId     string `protobuf:"bytes,8,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
+	ChannelId string `protobuf:"bytes,8,opt,name=channel_id,json=channelId,proto3" json:"channel_id,omitempty"`
+	// Resumes a subscription across sessions (no session_id) right after
+	// the SubscribeEventsResponse.cursor it last received: no gap, no
+	// duplicate. Give it back as it was received; start is then unset or
+	// START_FROM_SEQUENCE and from_sequence 0. A session's subscription
+	// resumes from from_sequence instead.
+	ResumeCursor  string `protobuf:"bytes,9,opt,name=resume_cursor,json=resumeCursor,proto3" json:"resume_cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2785,6 +2795,13 @@ func (x *SubscribeEventsRequest) GetChannelId() string {
 	return ""
 }
 
+func (x *SubscribeEventsRequest) GetResumeCursor() string {
+	if x != nil {
+		return x.ResumeCursor
+	}
+	return ""
+}
+
 type SubscribeEventsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Item:
@@ -2793,7 +2810,16 @@ type SubscribeEventsResponse struct {
 	//	*SubscribeEventsResponse_Heartbeat
 	//	*SubscribeEventsResponse_Snapshot
 	//	*SubscribeEventsResponse_Gap
-	Item          isSubscribeEventsResponse_Item `protobuf_oneof:"item"`
+	Item isSubscribeEventsResponse_Item `protobuf_oneof:"item"`
+	// Where a subscription across sessions (no session_id) is, set with
+	// each event and heartbeat: an opaque string for
+	// SubscribeEventsRequest.resume_cursor, which clients keep (the last
+	// one received) and give back unchanged, never parse or compare. The
+	// log is split into partitions whose events have no order between them,
+	// so one sequence cannot say where such a subscription is; the cursor
+	// says it for each partition. Empty on a session's subscription, which
+	// resumes from the last sequence.
+	Cursor        string `protobuf:"bytes,5,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2871,6 +2897,13 @@ func (x *SubscribeEventsResponse) GetGap() *Gap {
 	return nil
 }
 
+func (x *SubscribeEventsResponse) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
 type isSubscribeEventsResponse_Item interface {
 	isSubscribeEventsResponse_Item()
 }
@@ -2903,7 +2936,8 @@ func (*SubscribeEventsResponse_Gap) isSubscribeEventsResponse_Item() {}
 type Heartbeat struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Time  *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=time,proto3" json:"time,omitempty"`
-	// The last sequence the subscription has looked at.
+	// The last sequence the subscription has looked at; 0 on a subscription
+	// across sessions of a partitioned log (its response's cursor says it).
 	Sequence      uint64 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3017,7 +3051,9 @@ func (x *Snapshot) GetSequence() uint64 {
 
 // Gap says the requested history is not available: events from
 // requested_sequence up to first_available_sequence - 1 are gone
-// (retention); the consumer should repair from a snapshot.
+// (retention); the consumer should repair from a snapshot. On a
+// partitioned log a subscription across sessions gets one per partition
+// that lost events (both sequences are of that partition).
 type Gap struct {
 	state                  protoimpl.MessageState `protogen:"open.v1"`
 	RequestedSequence      uint64                 `protobuf:"varint,1,opt,name=requested_sequence,json=requestedSequence,proto3" json:"requested_sequence,omitempty"`
@@ -5538,7 +5574,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\fmin_sequence\x18\x04 \x01(\x04R\vminSequence\"t\n" +
 	"\x15ListSubagentsResponse\x12?\n" +
 	"\tsubagents\x18\x01 \x03(\v2!.agentruntime.control.v1.SubagentR\tsubagents\x12\x1a\n" +
-	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xa1\x04\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xd0\x04\n" +
 	"\x16SubscribeEventsRequest\x12G\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12E\n" +
@@ -5550,12 +5586,14 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\rfrom_sequence\x18\x06 \x01(\x04R\ffromSequence\x12K\n" +
 	"\theartbeat\x18\a \x01(\v2\x19.google.protobuf.DurationB\x12\xbaH\x0f\xaa\x01\f\"\x03\b\xac\x022\x05\x10\x80\xad\xe2\x04R\theartbeat\x12G\n" +
 	"\n" +
-	"channel_id\x18\b \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tchannelId\"\x96\x02\n" +
+	"channel_id\x18\b \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tchannelId\x12-\n" +
+	"\rresume_cursor\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\fresumeCursor\"\xae\x02\n" +
 	"\x17SubscribeEventsResponse\x12<\n" +
 	"\x05event\x18\x01 \x01(\v2$.agentruntime.events.v1.RuntimeEventH\x00R\x05event\x12B\n" +
 	"\theartbeat\x18\x02 \x01(\v2\".agentruntime.control.v1.HeartbeatH\x00R\theartbeat\x12?\n" +
 	"\bsnapshot\x18\x03 \x01(\v2!.agentruntime.control.v1.SnapshotH\x00R\bsnapshot\x120\n" +
-	"\x03gap\x18\x04 \x01(\v2\x1c.agentruntime.control.v1.GapH\x00R\x03gapB\x06\n" +
+	"\x03gap\x18\x04 \x01(\v2\x1c.agentruntime.control.v1.GapH\x00R\x03gap\x12\x16\n" +
+	"\x06cursor\x18\x05 \x01(\tR\x06cursorB\x06\n" +
 	"\x04item\"W\n" +
 	"\tHeartbeat\x12.\n" +
 	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x1a\n" +

@@ -763,10 +763,11 @@ class SubmitTurnResponse(_message.Message):
     def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., deduplicated: bool = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class SubscribeEventsRequest(_message.Message):
-    __slots__ = ["channel_id", "from_sequence", "heartbeat", "session_id", "start", "task_id", "thread_id", "type_prefixes"]
+    __slots__ = ["channel_id", "from_sequence", "heartbeat", "resume_cursor", "session_id", "start", "task_id", "thread_id", "type_prefixes"]
     CHANNEL_ID_FIELD_NUMBER: _ClassVar[int]
     FROM_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
+    RESUME_CURSOR_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     START_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
@@ -775,24 +776,27 @@ class SubscribeEventsRequest(_message.Message):
     channel_id: str
     from_sequence: int
     heartbeat: _duration_pb2.Duration
+    resume_cursor: str
     session_id: str
     start: StartFrom
     task_id: str
     thread_id: str
     type_prefixes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., task_id: _Optional[str] = ..., type_prefixes: _Optional[_Iterable[str]] = ..., start: _Optional[_Union[StartFrom, str]] = ..., from_sequence: _Optional[int] = ..., heartbeat: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., channel_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., task_id: _Optional[str] = ..., type_prefixes: _Optional[_Iterable[str]] = ..., start: _Optional[_Union[StartFrom, str]] = ..., from_sequence: _Optional[int] = ..., heartbeat: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., channel_id: _Optional[str] = ..., resume_cursor: _Optional[str] = ...) -> None: ...
 
 class SubscribeEventsResponse(_message.Message):
-    __slots__ = ["event", "gap", "heartbeat", "snapshot"]
+    __slots__ = ["cursor", "event", "gap", "heartbeat", "snapshot"]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     GAP_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    cursor: str
     event: _envelope_pb2.RuntimeEvent
     gap: Gap
     heartbeat: Heartbeat
     snapshot: Snapshot
-    def __init__(self, event: _Optional[_Union[_envelope_pb2.RuntimeEvent, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., gap: _Optional[_Union[Gap, _Mapping]] = ...) -> None: ...
+    def __init__(self, event: _Optional[_Union[_envelope_pb2.RuntimeEvent, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., snapshot: _Optional[_Union[Snapshot, _Mapping]] = ..., gap: _Optional[_Union[Gap, _Mapping]] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class Summary(_message.Message):
     __slots__ = ["facts", "sequence", "state"]
