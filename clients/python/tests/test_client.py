@@ -142,6 +142,52 @@ def test_read_output_checks_the_sha256():
     assert run(main()) == b"x" * 10000
 
 
+class _PartitionedStream(control_pb2_grpc.ControlServiceServicer):
+    """SubscribeEvents across sessions of a log of three partitions: events
+    come in no sequence order, each with a cursor; the stream breaks once."""
+
+    def __init__(self) -> None:
+        self.requests: List[control_pb2.SubscribeEventsRequest] = []
+
+    async def SubscribeEvents(self, request, context):
+        self.requests.append(control_pb2.SubscribeEventsRequest.FromString(request.SerializeToString()))
+        ev = lambda seq, cur: control_pb2.SubscribeEventsResponse(  # noqa: E731
+            event=envelope_pb2.RuntimeEvent(sequence=seq, type="turn.progress"), cursor=cur)
+        if len(self.requests) == 1:
+            yield ev(9, "c9")
+            yield ev(11, "c11")
+            yield ev(7, "c7")  # partition 1's, after partition 0's and 2's
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "connection reset")
+        yield control_pb2.SubscribeEventsResponse(heartbeat=control_pb2.Heartbeat(), cursor="c-hb")
+        yield ev(4, "c4")
+        await asyncio.Event().wait()  # then nothing
+
+
+def test_subscription_across_partitions_keeps_out_of_order_events_and_resumes_after_the_cursor():
+    async def main():
+        fake = _PartitionedStream()
+        server, addr = await _serve(fake)
+        try:
+            async with await Client.connect(addr) as c:
+                got, cursors = [], []
+                async for ev in c.subscribe(resume_cursor="c0", on_cursor=cursors.append):
+                    got.append(ev.sequence)
+                    if ev.sequence == 4:
+                        break
+                with pytest.raises(ValueError):
+                    async for _ in c.subscribe(resume_cursor="c0", start=1):
+                        pass
+                return got, cursors, fake.requests
+        finally:
+            await server.stop(None)
+
+    got, cursors, requests = run(main())
+    assert got == [9, 11, 7, 4]
+    assert cursors == ["c9", "c11", "c7", "c-hb"]
+    assert [(r.start, r.from_sequence, r.resume_cursor) for r in requests] == [
+        (control_pb2.START_FROM_SEQUENCE, 0, "c0"), (control_pb2.START_FROM_SEQUENCE, 0, "c7")]
+
+
 class _Proxy:
     """A TCP proxy whose connections can all be cut at once."""
 
@@ -226,6 +272,59 @@ def test_subscription_resumes_after_a_dropped_connection_without_gap_or_duplicat
     assert accepted >= 2, "the connection was not re-established"
     assert got == want
     assert len(set(got)) == len(got)
+
+
+def test_subscription_across_sessions_resumes_by_cursor_without_gap_or_duplicate(dev):
+    async def main():
+        proxy = _Proxy(dev)
+        paddr = await proxy.start()
+        opts = [("grpc.initial_reconnect_backoff_ms", 50), ("grpc.min_reconnect_backoff_ms", 50)]
+        async with await Client.connect(dev) as direct, await Client.connect(paddr, options=opts) as c:
+            await _submit_many(direct, "across-a", 3)
+            got: List[envelope_pb2.RuntimeEvent] = []
+            cursors: List[str] = []
+            cut_done = asyncio.Event()
+
+            async def follow():
+                # The tenant's whole story from the start; the server sends a
+                # cursor with each event, and the reconnect resumes after it.
+                async for ev in c.subscribe(types=["turn.submitted"], start=1, on_cursor=cursors.append):
+                    got.append(ev)
+                    if sum(g.session_id == "across-a" for g in got) == 2 and not cut_done.is_set():
+                        proxy.cut()  # mid-stream: the connection is gone
+                        cut_done.set()
+                        await _submit_many(direct, "across-b", 3)
+                    if ev.session_id == "across-b" and ev.turn_submitted.input[0].text == "turn 5":
+                        return
+
+            after = asyncio.ensure_future(follow())
+            await cut_done.wait()
+            await _submit_many(direct, "across-b", 3, start=3)
+            await after
+            # A later subscription from the last cursor passed on (the one
+            # before the event the loop stopped at) starts with that event.
+            later = None
+            async for ev in direct.subscribe(types=["turn.submitted"], resume_cursor=cursors[-1]):
+                later = ev
+                break
+            want = {}
+            for session, n in (("across-a", 3), ("across-b", 6)):
+                want[session] = []
+                async for ev in direct.subscribe(session_id=session, types=["turn.submitted"], start=1):
+                    want[session].append(ev.sequence)
+                    if len(want[session]) == n:
+                        break
+            await proxy.close()
+            return got, cursors, later, want, proxy.accepted
+
+    got, cursors, later, want, accepted = run(main())
+    assert accepted >= 2, "the connection was not re-established"
+    assert cursors and all(cursors), "every event and heartbeat comes with a cursor"
+    seqs = [ev.sequence for ev in got]
+    assert len(set(seqs)) == len(seqs), "no duplicate"
+    for session, w in want.items():
+        assert [ev.sequence for ev in got if ev.session_id == session] == w, session
+    assert later is not None and later.sequence == got[-1].sequence
 
 
 def test_channel_acks_and_snapshot_first_then_replay(dev):

@@ -123,6 +123,47 @@ test("subscribe resumes after a break from the last delivered sequence, drops du
   ]);
 });
 
+test("a subscription across sessions resumes after the last cursor, keeping events whose sequences are out of order", async () => {
+  const requests: { start: StartFrom; fromSequence: bigint; resumeCursor: string }[] = [];
+  // Positions of three partitions: 7 (partition 1) comes after 9 and 11.
+  const ev = (sequence: bigint, cursor: string) => ({ item: { case: "event" as const, value: { sequence, type: "turn.progress" } }, cursor });
+  const transport = createRouterTransport(({ service }) => {
+    service(ControlService, {
+      async *subscribeEvents(req) {
+        requests.push({ start: req.start, fromSequence: req.fromSequence, resumeCursor: req.resumeCursor });
+        if (requests.length === 1) {
+          yield ev(9n, "c9");
+          yield ev(11n, "c11");
+          yield ev(7n, "c7");
+          throw new ConnectError("connection reset", Code.Unavailable);
+        }
+        if (requests.length === 2) {
+          yield { item: { case: "heartbeat" as const, value: { sequence: 0n } }, cursor: "c-hb" };
+          return; // the server ended the stream (a restart)
+        }
+        yield ev(4n, "c4");
+        await new Promise(() => undefined); // then nothing, until the client aborts
+      },
+    });
+  });
+  const client = createRuntimeClient({ baseUrl: "http://unused", transport });
+  const ac = new AbortController();
+  const got: string[] = [];
+  const reconnects: (string | undefined)[] = [];
+  for await (const item of client.subscribe({}, { resumeCursor: "c0", signal: ac.signal, onReconnect: (r) => reconnects.push(r.cursor) })) {
+    got.push(`${item.kind}@${item.kind === "event" ? item.sequence : ""}:${item.cursor}`);
+    if (item.cursor === "c4") ac.abort();
+  }
+  assert.deepEqual(got, ["event@9:c9", "event@11:c11", "event@7:c7", "heartbeat@:c-hb", "event@4:c4"]);
+  assert.deepEqual(requests, [
+    { start: StartFrom.SEQUENCE, fromSequence: 0n, resumeCursor: "c0" },
+    { start: StartFrom.SEQUENCE, fromSequence: 0n, resumeCursor: "c7" },
+    { start: StartFrom.SEQUENCE, fromSequence: 0n, resumeCursor: "c-hb" },
+  ]);
+  assert.deepEqual(reconnects, ["c7", "c-hb"]);
+  await assert.rejects(client.subscribe({}, { resumeCursor: "c0", fromSequence: 1n }).next(), /one of fromSequence, snapshotFirst and resumeCursor/);
+});
+
 test("subscribe does not retry what cannot succeed", async () => {
   const transport = createRouterTransport(({ service }) => {
     service(ControlService, {

@@ -133,6 +133,48 @@ describe("agentruntime dev, native gRPC", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a subscription across sessions cut mid-stream resumes from its last cursor: no gap, no duplicate", async () => {
+    const proxy = await CuttableProxy.start(rt.addr);
+    try {
+      const viaProxy = createRuntimeClient({ baseUrl: proxy.baseUrl, apiKey: operatorKey });
+      const sessionId = newSession();
+      const reconnects: (string | undefined)[] = [];
+      const ac = new AbortController();
+      const all: SubscriptionItem[] = [];
+      // The tenant's whole story; the turn is driven on its session's events.
+      async function* mine(items: AsyncIterable<SubscriptionItem>): AsyncGenerator<SubscriptionItem> {
+        for await (const item of items) {
+          if (item.kind === "event") all.push(item);
+          if (item.kind !== "event" || item.event.sessionId === sessionId) yield item;
+        }
+      }
+      const items = viaProxy.subscribe({}, { fromSequence: 1n, signal: ac.signal, onReconnect: (r) => reconnects.push(r.cursor) });
+      const got = await driveTurn(viaProxy, sessionId, {
+        items: mine(items),
+        approver: client,
+        onActionRequired: () => proxy.cut(),
+      });
+      ac.abort();
+      assert.ok(reconnects.length >= 1, "the subscription reconnected");
+      assert.ok(reconnects.every((c) => c !== undefined && c !== ""), `from a cursor each time: ${reconnects}`);
+      assert.ok(all.every((i) => i.cursor !== ""), "every event comes with a cursor");
+      const seqs = sequences(all);
+      assert.equal(new Set(seqs).size, seqs.length, "no duplicate");
+
+      const last = got[got.length - 1].sequence;
+      const whole: SubscriptionItem[] = [];
+      const ac2 = new AbortController();
+      for await (const item of client.subscribe({ sessionId }, { fromSequence: 1n, signal: ac2.signal })) {
+        if (item.kind !== "event") continue;
+        whole.push(item);
+        if (item.sequence >= last) break;
+      }
+      assert.deepEqual(sequences(got), sequences(whole), "the session's part of the resumed stream is exactly the log: no gap, no duplicate");
+    } finally {
+      await proxy.close();
+    }
+  });
+
   test("a field violation decodes into InvalidArgumentError with the field", async () => {
     await assert.rejects(
       client.submitTurn({ sessionId: "not a valid id", threadId: "main", text: "x" }),

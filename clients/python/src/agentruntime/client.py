@@ -17,7 +17,7 @@ import random
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import (Any, AsyncIterator, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
+from typing import (Any, AsyncIterator, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
                     Union)
 
 import grpc
@@ -187,7 +187,8 @@ def _reconnectable(err: RpcError) -> bool:
         return True
     if err.code == grpc.StatusCode.INTERNAL:  # e.g. a reset HTTP/2 stream
         return True
-    return err.code == grpc.StatusCode.RESOURCE_EXHAUSTED and "resume_from_sequence" in err.metadata
+    return err.code == grpc.StatusCode.RESOURCE_EXHAUSTED and (
+        "resume_from_sequence" in err.metadata or "resume_cursor" in err.metadata)
 
 
 class Client:
@@ -340,6 +341,7 @@ class Client:
                         types: Iterable[str] = (), start: Union[str, int] = "now",
                         heartbeat: Optional[float] = None, channel_id: str = "",
                         heartbeats: bool = False, reconnect_timeout: float = 60.0,
+                        resume_cursor: str = "", on_cursor: Optional[Callable[[str], None]] = None,
                         ) -> AsyncIterator[Any]:
         """Follows the log as an async iterator of ``RuntimeEvent`` (and the
         ``Snapshot`` a snapshot-first subscription starts with, ``Heartbeat``
@@ -353,7 +355,17 @@ class Client:
         connection (Unavailable, a reset stream, a slow-subscriber cut, an
         unexpected end) resumes from the sequence after the last one
         delivered: no gap, no duplicate. It gives up with the last error
-        after ``reconnect_timeout`` seconds without getting through."""
+        after ``reconnect_timeout`` seconds without getting through.
+
+        A subscription across sessions (no ``session_id``) resumes from a
+        cursor instead: the log's partitions have no order between them,
+        so no single sequence says where it is. The server sends one with
+        each event and heartbeat; the subscription keeps the last one for
+        its reconnects and passes each to ``on_cursor``. Keep the last one
+        (an opaque string: do not parse or compare it) to start a later
+        subscription right after it with ``resume_cursor``."""
+        if resume_cursor and start != "now":
+            raise ValueError("subscribe: give start or resume_cursor, not both")
         kind, from_seq = _start(start)
         req = control_pb2.SubscribeEventsRequest(session_id=session_id, thread_id=thread_id, task_id=task_id,
                                                  type_prefixes=list(types), start=kind, from_sequence=from_seq,
@@ -361,18 +373,25 @@ class Client:
         if heartbeat is not None:
             req.heartbeat.FromNanoseconds(int(heartbeat * 1e9))
         cursor = from_seq - 1 if kind == control_pb2.START_FROM_SEQUENCE else None  # last sequence covered
+        resume = resume_cursor  # the last cursor of a subscription across sessions
         failing_since: Optional[float] = None
         backoff = 0.05
         while True:
-            if cursor is not None:
+            if resume:
+                req.start, req.from_sequence, req.resume_cursor = control_pb2.START_FROM_SEQUENCE, 0, resume
+            elif cursor is not None:
                 req.start, req.from_sequence = control_pb2.START_FROM_SEQUENCE, cursor + 1
             try:
                 async for item in self.control.SubscribeEvents(req):
                     failing_since, backoff = None, 0.05
                     which = item.WhichOneof("item")
+                    if item.cursor:
+                        resume = item.cursor
                     if which == "event":
                         ev = item.event
-                        if cursor is not None and ev.sequence <= cursor:
+                        # With a cursor the server resumes each partition
+                        # exactly; their events come in no sequence order.
+                        if not item.cursor and cursor is not None and ev.sequence <= cursor:
                             continue  # already delivered before the reconnect
                         cursor = ev.sequence
                         yield ev
@@ -387,6 +406,10 @@ class Client:
                             cursor = item.heartbeat.sequence
                         if heartbeats:
                             yield item.heartbeat
+                    if item.cursor and on_cursor is not None:
+                        # After the consumer took the event: a cursor kept
+                        # from here never skips one it did not process.
+                        on_cursor(item.cursor)
                 else:
                     pass  # the stream ended without an error: the server went away; resume
             except RpcError as err:
