@@ -26,15 +26,26 @@ func (h *harness) consumers() int {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	s, err := js.Stream(context.Background(), "AGENTRUNTIME")
-	if err != nil {
-		h.t.Fatal(err)
+	names := []string{"AGENTRUNTIME"}
+	if p := h.log.Partitions(); p > 1 {
+		names = names[:0]
+		for k := range p {
+			names = append(names, fmt.Sprintf("AGENTRUNTIME_%d", k))
+		}
 	}
-	info, err := s.Info(context.Background())
-	if err != nil {
-		h.t.Fatal(err)
+	n := 0
+	for _, name := range names {
+		s, err := js.Stream(context.Background(), name)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		info, err := s.Info(context.Background())
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		n += info.State.Consumers
 	}
-	return info.State.Consumers
+	return n
 }
 
 // clients opens n connections to the service: many streams share each,
@@ -139,7 +150,7 @@ func TestCursorOlderThanRetentionGetsSnapshotThenRepairThenLive(t *testing.T) {
 	h := newHarnessWith(t, func(h *harness) {
 		h.memory = true
 		var err error
-		h.log, err = eventlog.Open(context.Background(), natstest.Connect(h.t, h.nats), eventlog.Config{MaxBytes: 48 << 10})
+		h.log, err = eventlog.Open(context.Background(), natstest.Connect(h.t, h.nats), eventlog.Config{MaxBytes: 48 << 10, Partitions: testPartitions(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +172,7 @@ func TestCursorOlderThanRetentionGetsSnapshotThenRepairThenLive(t *testing.T) {
 		last = h.report(ctx, delta(tu.TurnId, fmt.Sprint(i, big))).Sequence
 	}
 	h.threadRead(ctx, "s1", "th1", last)
-	first, _, err := h.log.Bounds(ctx)
+	first, _, err := h.log.Of("acme", "s1").Bounds(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,13 +227,21 @@ func TestCursorOlderThanRetentionGetsSnapshotThenRepairThenLive(t *testing.T) {
 		t.Fatalf("snapshot.repaired not in the log: %v", err)
 	}
 
-	// Tenant-wide: a gap item, then events from the first retained one.
+	// Tenant-wide: a gap item per partition that lost events (s1's among
+	// them), then events from the first retained ones.
 	tenant := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
-	gap := tenant.next().GetGap()
-	if gap.GetRequestedSequence() != 1 || gap.GetFirstAvailableSequence() < first {
-		t.Fatalf("tenant-wide from 1: %v, want a gap up to %d", gap, first)
+	k := h.log.Subjects.PartitionOf("acme", "s1")
+	var gap *controlv1.Gap
+	item := tenant.next()
+	for ; item.GetGap() != nil; item = tenant.next() {
+		if g := item.GetGap(); h.log.PartitionOfPosition(g.GetFirstAvailableSequence()) == k {
+			gap = g
+		}
 	}
-	if ev := tenant.next().GetEvent(); ev.Sequence < gap.GetFirstAvailableSequence() {
+	if gap.GetRequestedSequence() != h.log.Position(k, 1) || gap.GetFirstAvailableSequence() < first {
+		t.Fatalf("tenant-wide from 1: %v, want a gap of s1's partition up to %d", gap, first)
+	}
+	if ev := item.GetEvent(); h.log.PartitionOfPosition(ev.Sequence) == k && ev.Sequence < gap.GetFirstAvailableSequence() {
 		t.Fatalf("after the gap: %v", ev)
 	}
 }

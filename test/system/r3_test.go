@@ -105,12 +105,16 @@ func TestR3Cluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
+	// A client follows the tenant's whole story across the partitions,
+	// resumed by its cursor whenever its stream ends or is cut.
+	tw := watchTenant(ctx, t, clients)
+
 	const submitters = 4
 	var (
 		mu      sync.Mutex
 		acked   []string // turn ids
 		ackedAt []time.Time
-		ackedIn []int // the partition of each acknowledged turn
+		ackedIn []int                 // the partition of each acknowledged turn
 		seqOf   = map[string]uint64{} // each acknowledged turn's position
 		codesOf = map[codes.Code]int{}
 	)
@@ -226,6 +230,7 @@ func TestR3Cluster(t *testing.T) {
 			}
 		}
 		leader.Kill()
+		tw.cut() // the watch resumes on the other replica by cursor, through the election
 		// The election: until every partition the node led has a new
 		// leader.
 		var elected []string
@@ -316,6 +321,34 @@ func TestR3Cluster(t *testing.T) {
 		}
 	}
 	exactlyOnce(t, evs)
+
+	// The watch across sessions got every event of the tenant exactly once,
+	// resumed by cursor through both kills.
+	var want []string
+	inLog := map[string]bool{}
+	for _, ev := range evs {
+		if ev.GetTenantId() == tenant {
+			want = append(want, ev.GetEventId())
+			inLog[ev.GetEventId()] = true
+		}
+	}
+	if missing := tw.until(want, time.Now().Add(60*time.Second)); len(missing) > 0 {
+		t.Errorf("the watch across sessions missed %d of %d events, e.g. %v", len(missing), len(want), missing[:min(len(missing), 5)])
+	}
+	tw.mu.Lock()
+	for id, n := range tw.seen {
+		if n > 1 {
+			t.Errorf("the watch across sessions got event %s %d times", id, n)
+		}
+		if !inLog[id] {
+			t.Errorf("the watch across sessions got event %s, which is not in the log", id)
+		}
+	}
+	t.Logf("watch across sessions: %d events, resumed by cursor %d times; streams ended by %v", len(tw.seen), tw.resumes, tw.codes)
+	if tw.resumes < len(rounds) {
+		t.Errorf("the watch resumed %d times, want at least %d (one per kill)", tw.resumes, len(rounds))
+	}
+	tw.mu.Unlock()
 	for _, turn := range acked {
 		if submitted[turn] != 1 {
 			t.Errorf("acknowledged %s is in the log %d times, want once", turn, submitted[turn])
