@@ -99,7 +99,7 @@ var Catalog = []Instrument{
 	{ConsumerPending, Gauge, []string{"consumer"}, "Events in the log a projector or reactor has not read yet (its lag), as of its last batch.", ""},
 	{ConsumerCheckpoint, Gauge, []string{"consumer"}, "The last log sequence a projector or reactor applied.", ""},
 	{Subscriptions, Gauge, nil, "Event subscriptions (SubscribeEvents streams) the process's fan-out hub feeds.", ""},
-	{HubPosition, Gauge, nil, "The last log sequence the process's fan-out hub dispatched to its subscriptions.", ""},
+	{HubPosition, Gauge, nil, "The last log sequence the process's fan-out hub dispatched to its subscriptions (on a partitioned log, the sum of each partition's last stream sequence).", ""},
 }
 
 // Lookup returns the catalog entry of name.

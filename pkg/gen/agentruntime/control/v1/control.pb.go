@@ -4567,7 +4567,9 @@ type ClaimTurnResponse struct {
 	// The claim: turn.started carries it as run_id; heartbeats name it.
 	RunId          string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
-	Sequence       uint64                 `protobuf:"varint,4,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// The position of the claim's turn.started (a consistency token for
+	// reads of the turn's session); 0 when nothing was claimed.
+	Sequence uint64 `protobuf:"varint,4,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	// The claim's secret: heartbeats and reports for the run carry it with
 	// run_id. Only the holder of the run's current lease is heard; after a
 	// loss they are FailedPrecondition LEASE_LOST.

@@ -2228,6 +2228,9 @@ export type ClaimTurnResponse = Message<"agentruntime.control.v1.ClaimTurnRespon
   leaseExpiresAt?: Timestamp;
 
   /**
+   * The position of the claim's turn.started (a consistency token for
+   * reads of the turn's session); 0 when nothing was claimed.
+   *
    * @generated from field: uint64 sequence = 4;
    */
   sequence: bigint;
