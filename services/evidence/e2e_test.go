@@ -244,3 +244,20 @@ func reportViolations(t *testing.T, v map[string]string) {
 		t.Errorf("%s does not validate: %s", k, v[k])
 	}
 }
+
+// The evidence reads on a log of three partitions: exports, snapshots and
+// summaries are cut at the session's partition's checkpoint (a session's
+// positions are of its partition), and a comparison waits for the
+// partitions of its trials' sessions.
+func TestEvidenceOnAPartitionedLog(t *testing.T) {
+	t.Setenv("AR_TEST_PARTITIONS", "3")
+	for name, test := range map[string]func(*testing.T){
+		"export and profile conformance": TestEvidenceExportAndProfileConformance,
+		"every produced event":           TestEveryProducedEventExportsValid,
+		"snapshot":                       TestSnapshotCarriesTheCompactionBoundary,
+		"trial export":                   TestBenchmarkTrialExport,
+		"comparison":                     TestBenchmarkComparisonCarriesItsConfigurations,
+	} {
+		t.Run(name, test)
+	}
+}
