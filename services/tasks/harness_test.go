@@ -3,6 +3,8 @@ package tasks_test
 import (
 	"context"
 	"net"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -51,14 +53,31 @@ type process struct {
 }
 
 type env struct {
-	t     *testing.T
-	dir   string
-	redis redis.UniversalClient
-	opts  tasks.Options
+	t          *testing.T
+	dir        string
+	redis      redis.UniversalClient
+	opts       tasks.Options
+	partitions int
 }
 
 func newEnv(t *testing.T) *env {
-	return &env{t: t, dir: t.TempDir(), opts: tasks.Options{SweepInterval: 50 * time.Millisecond}}
+	return &env{t: t, dir: t.TempDir(), opts: tasks.Options{SweepInterval: 50 * time.Millisecond}, partitions: testPartitions(t)}
+}
+
+// testPartitions is the partition count of the logs the suites run on:
+// AR_TEST_PARTITIONS (default 1), so the whole suite can be run against a
+// partitioned log (docs/adr/0013-partitions-of-the-log.md). Tests about
+// partitions set their own count.
+func testPartitions(t testing.TB) int {
+	v := os.Getenv("AR_TEST_PARTITIONS")
+	if v == "" {
+		return 1
+	}
+	p, err := strconv.Atoi(v)
+	if err != nil || p < 1 {
+		t.Fatalf("AR_TEST_PARTITIONS=%q: want a partition count", v)
+	}
+	return p
 }
 
 func (e *env) start() *process {
@@ -66,7 +85,7 @@ func (e *env) start() *process {
 	ns := natstest.ServerAt(t, e.dir)
 	nc := natstest.Connect(t, ns)
 	ctx, cancel := context.WithCancel(context.Background())
-	log, err := eventlog.Open(ctx, nc, eventlog.Config{})
+	log, err := eventlog.Open(ctx, nc, eventlog.Config{Partitions: e.partitions})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func startReplica(t testing.TB, ns *natsembed.Server, opts tasks.Options) *repli
 	t.Helper()
 	nc := natstest.Connect(t, ns)
 	ctx, cancel := context.WithCancel(context.Background())
-	log, err := eventlog.Open(ctx, nc, eventlog.Config{})
+	log, err := eventlog.Open(ctx, nc, eventlog.Config{Partitions: testPartitions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +170,13 @@ func TestReplicaWithStaleCache(t *testing.T) {
 	}
 	// a's state says running, where retry is illegal: the refusal is
 	// confirmed on the log, which says failed.
-	retried, err := a.RetryTask(ctx, "t1", &tasksv1.RetryTaskRequest{TaskId: "stale", Reason: "try again"})
-	if err != nil {
+	if _, err := a.RetryTask(ctx, "t1", &tasksv1.RetryTaskRequest{TaskId: "stale", Reason: "try again"}); err != nil {
 		t.Fatalf("retry decided on a's stale state: %v", err)
 	}
 	// b's state says failed, where pause is illegal: confirmed on the log
 	// (retrying), accepted.
-	if _, err := b.PauseTask(ctx, "t1", &tasksv1.PauseTaskRequest{TaskId: "stale", Reason: "hold"}); err != nil {
+	paused, err := b.PauseTask(ctx, "t1", &tasksv1.PauseTaskRequest{TaskId: "stale", Reason: "hold"})
+	if err != nil {
 		t.Fatalf("pause decided on b's stale state: %v", err)
 	}
 	// a's state says retrying, where start is legal: the append conflicts
@@ -185,7 +185,7 @@ func TestReplicaWithStaleCache(t *testing.T) {
 	if fe, ok := precondition(err); !ok || fe.Metadata["status"] != "paused" {
 		t.Fatalf("start on a's stale state: %v, want refused as paused", err)
 	}
-	tk, _, _, err := a.GetTask(ctx, "t1", "stale", retried.Sequence+1)
+	tk, _, _, err := a.GetTask(ctx, "t1", "stale", paused.Sequence)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,11 +200,12 @@ func TestReplicaWithStaleCache(t *testing.T) {
 	}
 }
 
-// logTypes reads a task's events from the log, in order.
+// logTypes reads the events of a task of session "s" from the log, in
+// order.
 func logTypes(t *testing.T, log *eventlog.Log, taskID string) []string {
 	t.Helper()
 	var out []string
-	if _, err := log.Read(context.Background(), []string{log.Subjects.Kind("t1", "task")}, eventlog.FromStart, func(r *eventlog.Record) error {
+	if _, err := log.Of("t1", "s").Read(context.Background(), []string{log.Subjects.Kind("t1", "task")}, eventlog.FromStart, func(r *eventlog.Record) error {
 		if r.Event.GetTaskId() == taskID {
 			out = append(out, r.Event.GetType())
 		}
@@ -275,7 +276,7 @@ func TestReplicaRestartedMidStream(t *testing.T) {
 		t.Fatalf("progress %v, want the last report", tk.GetProgress())
 	}
 	var keys []string
-	if _, err := b.log.Read(ctx, []string{b.log.Subjects.Kind("t1", "task")}, eventlog.FromStart, func(r *eventlog.Record) error {
+	if _, err := b.log.Of("t1", "s").Read(ctx, []string{b.log.Subjects.Kind("t1", "task")}, eventlog.FromStart, func(r *eventlog.Record) error {
 		if r.Event.GetType() == domain.TypeTaskProgress {
 			keys = append(keys, r.Event.GetRequestId())
 		}
@@ -444,7 +445,7 @@ func TestReplicaInterleavingsMatchOneAtATime(t *testing.T) {
 			t.Logf("landed %v key %s at %d", d.c, d.c.key, d.res.Sequence)
 		}
 		for _, l := range []*eventlog.Log{rs[0].log, one[0].log} {
-			_, _ = l.Read(ctx, []string{l.Subjects.Kind("t1", "task")}, eventlog.FromStart, func(r *eventlog.Record) error {
+			_, _ = l.Of("t1", "s").Read(ctx, []string{l.Subjects.Kind("t1", "task")}, eventlog.FromStart, func(r *eventlog.Record) error {
 				t.Logf("log %d %s %s %s", r.Event.GetSequence(), r.Event.GetTaskId(), r.Event.GetType(), r.Event.GetRequestId())
 				return nil
 			})

@@ -150,22 +150,12 @@ func jobIn(ctx context.Context, st projection.Store, tenant, id string) (*tasksv
 }
 
 // catchUp waits until the read model has applied every task and job event
-// that is in the log now. A "not found" is only answered after it: a
-// record missing from a read model that is still rebuilding (after a
-// restart) or behind is not missing.
+// that is in the log now, in every partition. A "not found" is only
+// answered after it: a record missing from a read model that is still
+// rebuilding (after a restart) or behind is not missing.
 func (a *App) catchUp(ctx context.Context) error {
-	cp, err := a.store.Checkpoint(ctx, proj.Name)
-	if err != nil {
+	if err := projector.CaughtUp(ctx, a.log, a.store, proj.Name, a.records.Filters(), a.cfg.CatchUp); err != nil {
 		return err
-	}
-	last, err := a.log.Read(ctx, a.records.Filters(), eventlog.FromSequence(cp+1), func(*eventlog.Record) error { return nil })
-	if err != nil {
-		return err
-	}
-	if last > cp {
-		if _, err := projector.WaitFor(ctx, a.log, a.store, proj.Name, last, a.cfg.CatchUp); err != nil {
-			return err
-		}
 	}
 	a.warm.Store(true)
 	return nil
