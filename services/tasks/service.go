@@ -36,7 +36,9 @@ type Service struct {
 // Options tune a service beyond its dependencies (tests shorten the sweep).
 type Options struct {
 	SweepInterval time.Duration
-	Now           func() time.Time
+	// PollNap: app.Config.PollNap.
+	PollNap time.Duration
+	Now     func() time.Time
 }
 
 // New builds the service on its dependencies.
@@ -48,7 +50,7 @@ func NewWithOptions(deps kit.Deps, opts Options) *Service {
 	if deps.Redis != nil {
 		leases = adapters.NewRedisLeases(deps.Redis, LeasePrefix)
 	}
-	a := app.New(deps.Log, deps.Store, leases, deps.Logger, app.Config{SweepInterval: opts.SweepInterval, Now: opts.Now})
+	a := app.New(deps.Log, deps.Store, leases, deps.Logger, app.Config{SweepInterval: opts.SweepInterval, PollNap: opts.PollNap, Now: opts.Now})
 	return &Service{deps: deps, app: a}
 }
 

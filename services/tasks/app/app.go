@@ -49,6 +49,10 @@ type Config struct {
 	SweepInterval time.Duration
 	// CatchUp bounds waits for the read model; default 5s.
 	CatchUp time.Duration
+	// PollNap is the longest a PollTask sleeps between looks at the
+	// runnable index while the read model does not move (a backoff that
+	// ends is noticed then); default 1s.
+	PollNap time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -78,6 +82,9 @@ func New(log *eventlog.Log, store projection.Store, leases Leases, logger *slog.
 	}
 	if cfg.CatchUp <= 0 {
 		cfg.CatchUp = 5 * time.Second
+	}
+	if cfg.PollNap <= 0 {
+		cfg.PollNap = time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -15,6 +16,7 @@ import (
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
 	proj "github.com/agentruntime/agentruntime/services/tasks/projector"
 )
@@ -464,7 +466,7 @@ func (a *App) PollTask(ctx context.Context, tenant string, req *tasksv1.PollTask
 	deadline := a.cfg.Now().Add(req.GetWait().AsDuration())
 	worker := &tasksv1.WorkerRef{WorkerId: req.GetWorkerId(), Kind: "worker"}
 	for {
-		seen, err := a.store.Checkpoint(ctx, proj.Name)
+		seen, err := a.checkpoints(ctx)
 		if err != nil {
 			return Polled{}, err
 		}
@@ -476,10 +478,11 @@ func (a *App) PollTask(ctx context.Context, tenant string, req *tasksv1.PollTask
 		if left <= 0 {
 			return Polled{}, nil
 		}
-		// Sleep until the read model moves (a task may have become
-		// runnable), at most a second so backoffs that end are noticed.
-		wctx, cancel := context.WithTimeout(ctx, min(left, time.Second))
-		_, err = a.store.WaitFor(wctx, proj.Name, seen+1)
+		// Sleep until the read model moves in any partition (a task may
+		// have become runnable), at most PollNap so backoffs that end are
+		// noticed.
+		wctx, cancel := context.WithTimeout(ctx, min(left, a.cfg.PollNap))
+		err = a.moved(wctx, seen)
 		cancel()
 		if ctx.Err() != nil {
 			return Polled{}, ctx.Err()
@@ -488,6 +491,44 @@ func (a *App) PollTask(ctx context.Context, tenant string, req *tasksv1.PollTask
 			return Polled{}, err
 		}
 	}
+}
+
+// checkpoints are how far the read model has applied each partition of
+// the log (one on a log of one partition).
+func (a *App) checkpoints(ctx context.Context) ([]uint64, error) {
+	views := a.log.Views()
+	seen := make([]uint64, len(views))
+	for k, v := range views {
+		cp, err := projector.Checkpoint(ctx, v, a.store, proj.Name)
+		if err != nil {
+			return nil, err
+		}
+		seen[k] = cp
+	}
+	return seen, nil
+}
+
+// moved waits until the read model has applied anything past seen (from
+// checkpoints) in any partition: partitions are waited for at once, and
+// the first to move ends the wait.
+func (a *App) moved(ctx context.Context, seen []uint64) error {
+	p := a.log.Partitions()
+	if len(seen) == 1 {
+		_, err := a.store.WaitFor(ctx, projector.CheckpointName(proj.Name, p, 0), seen[0]+1)
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	first := make(chan error, len(seen))
+	for k := range seen {
+		wg.Go(func() {
+			_, err := a.store.WaitFor(ctx, projector.CheckpointName(proj.Name, p, k), seen[k]+1)
+			first <- err
+		})
+	}
+	return <-first
 }
 
 func (a *App) tryStartOne(ctx context.Context, tenant string, kinds []string, worker *tasksv1.WorkerRef, ttl time.Duration) (Polled, error) {
