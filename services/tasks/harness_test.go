@@ -48,6 +48,7 @@ func asTenant(ctx context.Context, tenant string) context.Context {
 // starts empty and is rebuilt from the log.
 type process struct {
 	svc    *tasks.Service
+	log    *eventlog.Log
 	client tasksv1.TasksServiceClient
 	stop   func()
 }
@@ -58,6 +59,8 @@ type env struct {
 	redis      redis.UniversalClient
 	opts       tasks.Options
 	partitions int
+	// wrap, when set, wraps each process's read-model store.
+	wrap func(projection.Store) projection.Store
 }
 
 func newEnv(t *testing.T) *env {
@@ -89,7 +92,11 @@ func (e *env) start() *process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := tasks.NewWithOptions(kit.Deps{Log: log, Store: projection.NewMemory(), Redis: e.redis}, e.opts)
+	var store projection.Store = projection.NewMemory()
+	if e.wrap != nil {
+		store = e.wrap(store)
+	}
+	svc := tasks.NewWithOptions(kit.Deps{Log: log, Store: store, Redis: e.redis}, e.opts)
 	srv, err := server.New(server.Config{Authenticator: tenantAuth{}, ShutdownTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +114,7 @@ func (e *env) start() *process {
 		t.Fatal(err)
 	}
 	stopped := false
-	p := &process{svc: svc, client: tasksv1.NewTasksServiceClient(conn)}
+	p := &process{svc: svc, log: log, client: tasksv1.NewTasksServiceClient(conn)}
 	p.stop = func() {
 		if stopped {
 			return

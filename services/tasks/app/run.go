@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
-	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -57,6 +56,18 @@ func (a *App) Run(ctx context.Context) error {
 // checkpoint; a consequence written twice (a crash before the checkpoint,
 // or two replicas) is absorbed: decisions append nothing once the fact is
 // there, and derived event ids let the log drop duplicates.
+//
+// A consequence joins two tasks that may be in different partitions of
+// the log, folded independently (docs/partitions.md XR-1, XR-2): a
+// dependent created while its blocker ends, a child (or a job) created
+// while its parent's cancellation is recorded. Each side reacts: the
+// dependent's (child's, job's) side reads the other task through the
+// writer, as the log holds it now; the blocker's (parent's) side, before
+// listing its dependents (children, jobs) in the read model, waits until
+// the read model holds every partition's events up to now
+// (allPartitions). Either the dependent was appended before that wait
+// began, and is listed, or after, and then after the blocker's event,
+// which its own reaction reads.
 func (a *App) react(ctx context.Context) error {
 	return projector.React(ctx, a.log, a.store, taskReactor{a}, a.logger)
 }
@@ -64,8 +75,10 @@ func (a *App) react(ctx context.Context) error {
 // taskReactor is the projector.Reactor of task consequences.
 type taskReactor struct{ a *App }
 
-func (taskReactor) Name() string                         { return ReactorName }
-func (r taskReactor) Filters() []string                  { return []string{r.a.log.Subjects.Kind("*", "task")} }
+func (taskReactor) Name() string { return ReactorName }
+func (r taskReactor) Filters() []string {
+	return []string{r.a.log.Subjects.Kind("*", "task"), r.a.log.Subjects.Kind("*", "job")}
+}
 func (taskReactor) Wants(ev *eventsv1.RuntimeEvent) bool { return hasConsequences(ev) }
 
 // hasConsequences: the events reactTo acts on. The others (queued,
@@ -91,6 +104,8 @@ func hasConsequences(ev *eventsv1.RuntimeEvent) bool {
 				return true
 			}
 		}
+	case domain.TypeJobCreated:
+		return ev.GetJobCreated().GetJob().GetTaskId() != ""
 	}
 	return false
 }
@@ -116,7 +131,7 @@ func (a *App) reactTo(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
 		if e.GetRelation() != tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY || e.GetStatus() == tasksv1.EdgeStatus_EDGE_STATUS_REMOVED {
 			return nil
 		}
-		blocker, err := a.LoadTask(ctx, tenant, e.GetTargetId())
+		blocker, err := a.current(ctx, tenant, e.GetTargetId())
 		if err != nil {
 			return ignoreGone(err)
 		}
@@ -130,12 +145,13 @@ func (a *App) reactTo(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
 		t := ev.GetTaskCreated().GetTask()
 		// A blocker read by the create may have moved on before the task
 		// was appended: its own event was handled before this task's edge
-		// existed. The read model holds every event before this one.
+		// existed. It is read as the log holds it now: it may be of
+		// another partition, which the read model folds at its own pace.
 		for _, e := range t.GetEdges() {
 			if e.GetRelation() != tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY || e.GetStatus() == tasksv1.EdgeStatus_EDGE_STATUS_SATISFIED {
 				continue
 			}
-			blocker, err := a.LoadTask(ctx, tenant, e.GetTargetId())
+			blocker, err := a.current(ctx, tenant, e.GetTargetId())
 			if err != nil {
 				if ignoreGone(err) == nil {
 					continue
@@ -149,7 +165,7 @@ func (a *App) reactTo(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
 		if t.GetParentTaskId() == "" {
 			return nil
 		}
-		parent, err := a.LoadTask(ctx, tenant, t.GetParentTaskId())
+		parent, err := a.current(ctx, tenant, t.GetParentTaskId())
 		if err != nil {
 			return ignoreGone(err)
 		}
@@ -163,8 +179,31 @@ func (a *App) reactTo(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
 			// being recorded: cancellation sticks to the graph.
 			return a.cancelChild(ctx, ev, tenant, taskID, parent.GetTaskId())
 		}
+	case domain.TypeJobCreated:
+		// The same for a job working for a task: created while the task's
+		// cancellation was being recorded, it is cancelled with the task.
+		j := ev.GetJobCreated().GetJob()
+		t, err := a.current(ctx, tenant, j.GetTaskId())
+		if err != nil {
+			return ignoreGone(err)
+		}
+		if t.GetCancelRequested() {
+			return a.cancelJob(ctx, ev, tenant, j.GetJobId(), t.GetTaskId())
+		}
 	}
 	return nil
+}
+
+// allPartitions waits until the read model holds every task and job event
+// appended to any partition before the call: the blocker's (parent's)
+// side of a consequence across sessions, before it lists its dependents
+// (children, jobs). With one partition the wait for the reacted event
+// already covered every event before it.
+func (a *App) allPartitions(ctx context.Context) error {
+	if a.log.Partitions() <= 1 {
+		return nil
+	}
+	return projector.CaughtUp(ctx, a.log, a.store, proj.Name, a.records.Filters(), time.Minute)
 }
 
 func ignoreGone(err error) error {
@@ -180,6 +219,9 @@ func (a *App) resolveDependents(ctx context.Context, ev *eventsv1.RuntimeEvent) 
 	blocker, err := a.LoadTask(ctx, tenant, ev.GetTaskId())
 	if err != nil {
 		return ignoreGone(err)
+	}
+	if err := a.allPartitions(ctx); err != nil {
+		return err
 	}
 	entries, err := a.store.Range(ctx, proj.Reverse(tenant, blocker.GetTaskId()), projection.RangeQuery{})
 	if err != nil {
@@ -205,6 +247,9 @@ func (a *App) resolve(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant,
 
 func (a *App) propagateCancel(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
 	tenant, parent := ev.GetTenantId(), ev.GetTaskId()
+	if err := a.allPartitions(ctx); err != nil {
+		return err
+	}
 	children, err := a.store.Range(ctx, proj.TasksByParent(tenant, parent), projection.RangeQuery{})
 	if err != nil {
 		return err
@@ -223,30 +268,23 @@ func (a *App) propagateCancel(ctx context.Context, ev *eventsv1.RuntimeEvent) er
 		return err
 	}
 	for _, j := range jobs {
-		job, err := a.LoadJob(ctx, tenant, j.Member)
-		if err != nil {
-			if ignoreGone(err) == nil {
-				continue
-			}
-			return err
-		}
-		_, err = a.execute(ctx, jobAgg(tenant, job), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-			job, err := jobIn(ctx, st, tenant, j.Member)
-			if err != nil {
-				return nil, err
-			}
-			evs, err := domain.DecideCancelJob(job, "task "+parent+" cancelled", a.now())
-			if fault.Is(err, fault.KindPrecondition) {
-				return nil, nil // already ended: nothing to cancel
-			}
-			derive(evs, ev, job.GetJobId())
-			return evs, err
-		})
-		if err != nil {
+		if err := a.cancelJob(ctx, ev, tenant, j.Member, parent); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (a *App) cancelJob(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant, jobID, task string) error {
+	_, err := a.onJob(ctx, tenant, jobID, "", func(_ context.Context, job *tasksv1.Job) ([]*eventsv1.RuntimeEvent, error) {
+		evs, err := domain.DecideCancelJob(job, "task "+task+" cancelled", a.now())
+		if fault.Is(err, fault.KindPrecondition) {
+			return nil, nil // already ended: nothing to cancel
+		}
+		derive(evs, cause, jobID)
+		return evs, err
+	})
+	return ignoreGone(err)
 }
 
 func (a *App) cancelChild(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant, child, parent string) error {

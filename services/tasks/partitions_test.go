@@ -1,0 +1,216 @@
+package tasks_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+)
+
+// The tests of this file run the service on a log of three partitions
+// (docs/adr/0013-partitions-of-the-log.md), with the tasks involved in
+// sessions of different partitions (docs/partitions.md).
+
+// partitioned is a service process on a log of three partitions.
+func partitioned(t *testing.T) (*env, *process) {
+	e := newEnv(t)
+	e.partitions = 3
+	return e, e.start()
+}
+
+// sessionsApart names one session per partition of log for tenant,
+// session i in partition i.
+func sessionsApart(t *testing.T, log *eventlog.Log, tenant string) []string {
+	t.Helper()
+	out := make([]string, log.Partitions())
+	found := 0
+	for i := 0; found < len(out) && i < 1000; i++ {
+		s := fmt.Sprint("s", i)
+		if k := log.Subjects.PartitionOf(tenant, s); out[k] == "" {
+			out[k] = s
+			found++
+		}
+	}
+	if found < len(out) {
+		t.Fatalf("no session found for every partition: %v", out)
+	}
+	return out
+}
+
+// Dependents are created blocked by running tasks of another partition
+// while those complete: every dependent ends unblocked (XR-1).
+func TestDependentsAcrossPartitionsAreUnblocked(t *testing.T) {
+	ctx := context.Background()
+	_, p := partitioned(t)
+	c := p.client
+	sessions := sessionsApart(t, p.log, "t1")
+	blockers, dependents := sessions[0], sessions[1]
+	const n = 60
+	for i := range n {
+		b := fmt.Sprint("blocker-", i)
+		must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: b, SessionId: blockers, Spec: &tasksv1.TaskSpec{Title: b}}))
+		must[*tasksv1.StartTaskResponse](t)(c.StartTask(ctx, &tasksv1.StartTaskRequest{TaskId: b, RunId: "run-" + b, Worker: worker}))
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		b, d := fmt.Sprint("blocker-", i), fmt.Sprint("dependent-", i)
+		wg.Go(func() {
+			if _, err := c.CompleteTask(ctx, &tasksv1.CompleteTaskRequest{TaskId: b, RunId: "run-" + b}); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			if _, err := c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: d, SessionId: dependents, BlockedBy: []string{b}, Spec: &tasksv1.TaskSpec{Title: d}}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	for i := range n {
+		d := fmt.Sprint("dependent-", i)
+		eventually(t, d+" unblocked", func() bool {
+			return getTask(t, c, d, 0).GetTask().GetStatus() == tasksv1.TaskStatus_TASK_STATUS_QUEUED
+		})
+	}
+}
+
+// Children (and jobs) are created in sessions of other partitions while
+// their parent's cancellation is recorded: every child and job that was
+// created ends cancelled, and every child is recorded on its parent
+// (XR-2).
+func TestCancellationReachesChildrenAcrossPartitions(t *testing.T) {
+	ctx := context.Background()
+	_, p := partitioned(t)
+	c := p.client
+	sessions := sessionsApart(t, p.log, "t1")
+	parents, children, jobs := sessions[0], sessions[1], sessions[2]
+	const n = 40
+	for i := range n {
+		id := fmt.Sprint("parent-", i)
+		must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: id, SessionId: parents, Spec: &tasksv1.TaskSpec{Title: id}}))
+	}
+	var mu sync.Mutex
+	var kids, made []string
+	var wg sync.WaitGroup
+	refused := func(err error) bool { return status.Code(err) == codes.FailedPrecondition }
+	for i := range n {
+		parent, kid, job := fmt.Sprint("parent-", i), fmt.Sprint("child-", i), fmt.Sprint("job-", i)
+		wg.Go(func() {
+			if _, err := c.CancelTask(ctx, &tasksv1.CancelTaskRequest{TaskId: parent, Reason: "stop"}); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			_, err := c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: kid, SessionId: children, ParentTaskId: parent, Spec: &tasksv1.TaskSpec{Title: kid}})
+			switch {
+			case err == nil:
+				mu.Lock()
+				kids = append(kids, kid)
+				mu.Unlock()
+			case !refused(err):
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			_, err := c.CreateJob(ctx, &tasksv1.CreateJobRequest{JobId: job, SessionId: jobs, TaskId: parent, Spec: &tasksv1.JobSpec{}, Items: []*tasksv1.JobItemInput{{ItemId: "x"}}})
+			switch {
+			case err == nil:
+				mu.Lock()
+				made = append(made, job)
+				mu.Unlock()
+			case !refused(err):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Logf("%d of %d children and %d of %d jobs created before their parent's cancellation", len(kids), n, len(made), n)
+	for _, kid := range kids {
+		eventually(t, kid+" cancelled", func() bool {
+			return getTask(t, c, kid, 0).GetTask().GetStatus() == tasksv1.TaskStatus_TASK_STATUS_CANCELLED
+		})
+	}
+	for _, job := range made {
+		eventually(t, job+" cancelled", func() bool {
+			return getJob(t, c, job, 0).GetStatus() == tasksv1.JobStatus_JOB_STATUS_CANCELLED
+		})
+	}
+}
+
+// waits tells when a read waits for a checkpoint of the records.
+type waits struct {
+	projection.Store
+	waiting chan string
+}
+
+func (w waits) WaitFor(ctx context.Context, name string, seq uint64) (uint64, error) {
+	if strings.HasPrefix(name, "tasks.records") {
+		select {
+		case w.waiting <- name:
+		default:
+		}
+	}
+	return w.Store.WaitFor(ctx, name, seq)
+}
+
+// A worker's long poll is woken by a task made runnable in any
+// partition, not by its nap (GS-4): the nap is an hour and the poll
+// waits a minute here, so a poll that waited on one partition only would
+// not answer before the test's deadline.
+func TestPollWakesOnAnyPartition(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for k := range 3 {
+		w := waits{waiting: make(chan string, 1)}
+		e := newEnv(t)
+		e.partitions = 3
+		e.opts.PollNap = time.Hour
+		e.wrap = func(s projection.Store) projection.Store { w.Store = s; return w }
+		p := e.start()
+		c := p.client
+		// Warm: the poll's first look does not wait for a rebuild, and
+		// the poll is the only reader that waits.
+		must[*tasksv1.ListTasksResponse](t)(c.ListTasks(ctx, &tasksv1.ListTasksRequest{}))
+		polled := make(chan *tasksv1.PollTaskResponse, 1)
+		go func() {
+			got, err := c.PollTask(ctx, &tasksv1.PollTaskRequest{WorkerId: "w", Wait: durationpb.New(time.Minute)})
+			if err != nil && ctx.Err() == nil {
+				t.Error(err)
+			}
+			polled <- got
+		}()
+		select {
+		case <-w.waiting: // the poll found nothing and sleeps
+		case <-time.After(20 * time.Second):
+			t.Fatal("the poll never waited")
+		}
+		id := fmt.Sprint("polled-", k)
+		session := sessionsApart(t, p.log, "t1")[k]
+		must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: id, SessionId: session, Spec: &tasksv1.TaskSpec{Title: id}}))
+		select {
+		case got := <-polled:
+			if got.GetTask().GetTaskId() != id {
+				t.Fatalf("partition %d: the poll answered %v, want %s", k, got.GetTask(), id)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("partition %d: a task became runnable and the poll slept on", k)
+		}
+		p.stop()
+	}
+}
