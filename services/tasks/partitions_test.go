@@ -15,6 +15,10 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/tasks"
+	"github.com/agentruntime/agentruntime/services/tasks/app"
+	"github.com/agentruntime/agentruntime/services/tasks/domain"
 )
 
 // The tests of this file run the service on a log of three partitions
@@ -213,4 +217,43 @@ func TestPollWakesOnAnyPartition(t *testing.T) {
 		}
 		p.stop()
 	}
+}
+
+// A job (or a child) whose create read its task before the task's
+// cancellation and was appended after the cancellation's reaction had
+// listed the task's jobs (children) is cancelled by its own reaction.
+// The late creates are appended to the log as another replica's
+// CreateJob (CreateTask) would have, the cancellation's reaction having
+// finished first.
+func TestLateJobAndChildOfACancelledTaskAreCancelled(t *testing.T) {
+	ctx := context.Background()
+	_, p := partitioned(t)
+	c := p.client
+	sessions := sessionsApart(t, p.log, "t1")
+	must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: "parent", SessionId: sessions[0], Spec: &tasksv1.TaskSpec{Title: "parent"}}))
+	before := getTask(t, c, "parent", 0).GetTask()
+	cancelled := must[*tasksv1.CancelTaskResponse](t)(c.CancelTask(ctx, &tasksv1.CancelTaskRequest{TaskId: "parent", Reason: "stop"}))
+	if _, err := projector.WaitFor(ctx, p.log, tasks.StoreOf(p.svc), app.ReactorName, cancelled.GetResult().GetSequence(), 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	job, err := domain.DecideCreateJob(nil, domain.CreateJob{JobID: "late-job", SessionID: sessions[1], TaskID: "parent", Spec: &tasksv1.JobSpec{},
+		Items: []domain.JobItemInput{{ItemID: "x"}}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.log.AppendAtomic(ctx, eventlog.Aggregate{Tenant: "t1", Session: sessions[1], Kind: "job", ID: "late-job"}, eventlog.Any, job...); err != nil {
+		t.Fatal(err)
+	}
+	child, err := domain.DecideCreate(nil, domain.Create{TaskID: "late-child", SessionID: sessions[2], Spec: &tasksv1.TaskSpec{Title: "late"}, Parent: before, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.log.AppendAtomic(ctx, eventlog.Aggregate{Tenant: "t1", Session: sessions[2], Kind: "task", ID: "late-child"}, eventlog.Any, child...); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the late job and child cancelled", func() bool {
+		return getJob(t, c, "late-job", 0).GetStatus() == tasksv1.JobStatus_JOB_STATUS_CANCELLED &&
+			getTask(t, c, "late-child", 0).GetTask().GetStatus() == tasksv1.TaskStatus_TASK_STATUS_CANCELLED
+	})
 }
