@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -256,4 +257,116 @@ func TestLateJobAndChildOfACancelledTaskAreCancelled(t *testing.T) {
 		return getJob(t, c, "late-job", 0).GetStatus() == tasksv1.JobStatus_JOB_STATUS_CANCELLED &&
 			getTask(t, c, "late-child", 0).GetTask().GetStatus() == tasksv1.TaskStatus_TASK_STATUS_CANCELLED
 	})
+}
+
+// A tenant's tasks, created in sessions of three partitions, are listed
+// page by page while more are created (GS-8): every task created before a
+// page was asked for is listed once. The sessions are uneven, so one
+// partition's positions run far ahead of the others': a cursor that was a
+// position would pass over the tasks created later in the quieter
+// partitions.
+func TestListingAcrossPartitionsPagesEveryTaskOnce(t *testing.T) {
+	ctx := context.Background()
+	_, p := partitioned(t)
+	c := p.client
+	sessions := sessionsApart(t, p.log, "t1")
+	n := 0
+	var created []string
+	last := map[string]uint64{}
+	create := func(session string) *tasksv1.CreateTaskResponse {
+		// Ids in creation order: tasks created in one millisecond are
+		// ordered by id.
+		id := fmt.Sprintf("t%05d", n)
+		n++
+		res := must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: id, SessionId: session, Spec: &tasksv1.TaskSpec{Title: id}}))
+		created = append(created, id)
+		last[session] = res.GetResult().GetSequence()
+		return res
+	}
+	for i := range 36 {
+		switch {
+		case i%12 == 0:
+			create(sessions[1])
+		case i%12 == 1:
+			create(sessions[2])
+		default:
+			create(sessions[0])
+		}
+	}
+	// Every task so far is in the read model: each partition caught up
+	// to its session's last write.
+	for _, s := range sessions {
+		must[*tasksv1.ListTasksResponse](t)(c.ListTasks(ctx, &tasksv1.ListTasksRequest{PageSize: 1, MinSequence: last[s]}))
+	}
+	listed := map[string]int{}
+	token := ""
+	for pages := 0; ; pages++ {
+		if pages > 200 {
+			t.Fatal("the listing does not end")
+		}
+		page := must[*tasksv1.ListTasksResponse](t)(c.ListTasks(ctx, &tasksv1.ListTasksRequest{PageSize: 3, PageToken: token}))
+		for _, tk := range page.GetTasks() {
+			listed[tk.GetTaskId()]++
+		}
+		if token = page.GetNextPageToken(); token == "" {
+			break
+		}
+		// One more task, in a quiet partition, before the next page.
+		res := create(sessions[1+pages%2])
+		getTask(t, c, res.GetTask().GetTaskId(), res.GetResult().GetSequence())
+	}
+	for id, k := range listed {
+		if k != 1 {
+			t.Errorf("%s listed %d times", id, k)
+		}
+	}
+	for _, id := range created {
+		if listed[id] == 0 {
+			t.Errorf("%s created before the listing ended and never listed", id)
+		}
+	}
+	t.Logf("%d tasks created, %d listed", len(created), len(listed))
+}
+
+// Tasks created in one millisecond share their score: a page that ends
+// among them is followed by the rest of them, each once, also when their
+// ids are too long for a page token and share its prefix.
+func TestListingPagesThroughTasksOfOneMillisecond(t *testing.T) {
+	e := newEnv(t)
+	e.partitions = 3
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	e.opts.Now = func() time.Time { return at }
+	p := e.start()
+	c := p.client
+	for tenant, prefix := range map[string]string{"t1": "same-", "t2": strings.Repeat("long", 25) + "-"} {
+		ctx := asTenant(context.Background(), tenant)
+		sessions := sessionsApart(t, p.log, tenant)
+		last := map[string]uint64{}
+		var want []string
+		for i := range 10 {
+			s, id := sessions[i%3], fmt.Sprint(prefix, i)
+			res := must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: id, SessionId: s, Spec: &tasksv1.TaskSpec{}}))
+			last[s] = res.GetResult().GetSequence()
+			want = append(want, id)
+		}
+		for _, s := range sessions {
+			must[*tasksv1.ListTasksResponse](t)(c.ListTasks(ctx, &tasksv1.ListTasksRequest{PageSize: 1, MinSequence: last[s]}))
+		}
+		var ids []string
+		token := ""
+		for range 10 {
+			page := must[*tasksv1.ListTasksResponse](t)(c.ListTasks(ctx, &tasksv1.ListTasksRequest{PageSize: 3, PageToken: token}))
+			for _, tk := range page.GetTasks() {
+				ids = append(ids, tk.GetTaskId())
+			}
+			if token = page.GetNextPageToken(); token == "" {
+				break
+			}
+		}
+		if !slices.Equal(ids, want) {
+			t.Fatalf("listed %v, want %v", ids, want)
+		}
+	}
+	_, err := c.ListTasks(context.Background(), &tasksv1.ListTasksRequest{PageToken: "17"})
+	wantCode(t, err, codes.InvalidArgument)
 }

@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -75,7 +78,7 @@ func (a *App) reverseEdges(ctx context.Context, tenant string, t *tasksv1.Task) 
 
 // ListTasks pages through the tenant's tasks in creation order. It walks
 // the most selective index the filters name and checks the others on each
-// record; the page token is the last creation sequence returned.
+// record; the page token is where the page ended (a cursor).
 func (a *App) ListTasks(ctx context.Context, tenant string, req *tasksv1.ListTasksRequest) ([]*tasksv1.Task, string, uint64, error) {
 	seq, err := a.at(ctx, req.GetMinSequence())
 	if err != nil {
@@ -137,25 +140,28 @@ func taskKeys(tenant string, ids []string) []string {
 	return keys
 }
 
-// page walks an index scored by creation sequence from after the token,
-// handing members to take (which returns how many it kept) until size are
-// kept; it returns the next token ("" at the end).
+// page walks an index from after the token, handing members to take
+// (which returns how many it kept) until size are kept; it returns the
+// next token ("" at the end). Entries are in (score, member) order
+// (projection.RangeQuery): by creation time, then id.
 func page(ctx context.Context, store projection.Store, index, token string, size int32, take func([]string) (int, error)) (string, error) {
 	if size <= 0 {
 		size = 100
 	}
-	var after float64
+	var from *cursor
 	if token != "" {
-		v, err := strconv.ParseUint(token, 10, 64)
+		c, err := parseCursor(token)
 		if err != nil {
-			return "", ErrBadPageToken
+			return "", err
 		}
-		after = float64(v)
+		if err := c.resolve(ctx, store, index); err != nil {
+			return "", err
+		}
+		from = &c
 	}
 	kept := 0
 	for {
-		lo := after + 1
-		entries, err := store.Range(ctx, index, projection.RangeQuery{Min: &lo, Limit: int64(size - int32(kept))})
+		entries, err := after(ctx, store, index, from, int64(size)-int64(kept))
 		if err != nil {
 			return "", err
 		}
@@ -171,16 +177,122 @@ func page(ctx context.Context, store projection.Store, index, token string, size
 			return "", err
 		}
 		kept += n
-		after = entries[len(entries)-1].Score
+		last := entries[len(entries)-1]
+		from = &cursor{score: last.Score, member: last.Member}
 		if kept >= int(size) {
 			// One more look tells whether anything follows.
-			lo := after + 1
-			more, err := store.Range(ctx, index, projection.RangeQuery{Min: &lo, Limit: 1})
+			more, err := after(ctx, store, index, from, 1)
 			if err != nil || len(more) == 0 {
 				return "", err
 			}
-			return strconv.FormatUint(uint64(after), 10), nil
+			return from.token(), nil
 		}
+	}
+}
+
+// cursor is where a page ended: the last entry's score and member. A
+// page token is a cursor, opaque to clients. A score alone would not do:
+// scores are creation times (ms), which tasks created in the same
+// millisecond share, and a page may end among them.
+type cursor struct {
+	score  float64
+	member string
+	// hash is set when member is only a prefix of the last member, whose
+	// id was too long for a page token: the one of that prefix with this
+	// hash (resolve).
+	hash string
+}
+
+// maxToken is the longest page token a request takes (page_token's
+// max_len).
+const maxToken = 64
+
+// token is "c<score>.<member>", or "h<score>.<hash>.<member prefix>"
+// when the member does not fit; the score is in base 36 (scores are ms).
+func (c cursor) token() string {
+	score := strconv.FormatInt(int64(c.score), 36)
+	if t := "c" + score + "." + c.member; len(t) <= maxToken {
+		return t
+	}
+	head := "h" + score + "." + memberHash(c.member) + "."
+	return head + c.member[:maxToken-len(head)]
+}
+
+func memberHash(m string) string {
+	sum := sha256.Sum256([]byte(m))
+	return base64.RawURLEncoding.EncodeToString(sum[:6])
+}
+
+func parseCursor(token string) (cursor, error) {
+	if token == "" {
+		return cursor{}, ErrBadPageToken
+	}
+	kind, rest := token[0], token[1:]
+	score, member, ok := strings.Cut(rest, ".")
+	if !ok || member == "" {
+		return cursor{}, ErrBadPageToken
+	}
+	ms, err := strconv.ParseInt(score, 36, 64)
+	if err != nil {
+		return cursor{}, ErrBadPageToken
+	}
+	c := cursor{score: float64(ms), member: member}
+	switch kind {
+	case 'c':
+	case 'h':
+		if c.hash, c.member, ok = strings.Cut(member, "."); !ok || c.member == "" {
+			return cursor{}, ErrBadPageToken
+		}
+	default:
+		return cursor{}, ErrBadPageToken
+	}
+	return c, nil
+}
+
+// resolve finds the member a cursor holds only a prefix of among the
+// entries of its score. When it has left the index, the cursor is the
+// prefix itself: the next page may repeat entries of that prefix and
+// score, and misses none.
+func (c *cursor) resolve(ctx context.Context, store projection.Store, index string) error {
+	if c.hash == "" {
+		return nil
+	}
+	s := c.score
+	entries, err := store.Range(ctx, index, projection.RangeQuery{Min: &s, Max: &s})
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Member, c.member) && memberHash(e.Member) == c.hash {
+			c.member = e.Member
+			break
+		}
+	}
+	c.hash = ""
+	return nil
+}
+
+// after reads up to limit entries of index that follow c (from the first
+// with no cursor); fewer when entries sharing c's score had to be passed.
+func after(ctx context.Context, store projection.Store, index string, c *cursor, limit int64) ([]projection.IndexEntry, error) {
+	if c == nil {
+		return store.Range(ctx, index, projection.RangeQuery{Limit: limit})
+	}
+	lo, n := c.score, max(limit, 32)
+	for skip := int64(0); ; {
+		entries, err := store.Range(ctx, index, projection.RangeQuery{Min: &lo, Offset: skip, Limit: n})
+		if err != nil || len(entries) == 0 {
+			return entries, err
+		}
+		// Entries of c's score up to c's member come first: passed.
+		i := 0
+		for i < len(entries) && entries[i].Score == c.score && entries[i].Member <= c.member {
+			i++
+		}
+		if i < len(entries) {
+			return entries[i:min(len(entries), i+int(limit))], nil
+		}
+		skip += int64(len(entries))
 	}
 }
 

@@ -7,6 +7,8 @@ package projector
 import (
 	"strings"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	"github.com/agentruntime/agentruntime/pkg/enums"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
@@ -27,8 +29,8 @@ func IdemKey(tenant, kind, id, key string) string {
 	return "idem:" + tenant + ":" + kind + ":" + id + ":" + key
 }
 
-// Task indexes; members are task ids scored by the creation sequence
-// (stable cursors), except Runnable.
+// Task indexes; members are task ids scored by CreatedScore (stable
+// cursors: a task's score never changes), except Runnable.
 func AllTasks(tenant string) string { return "tasks:" + tenant + ":all" }
 func TasksBySession(tenant, s string) string {
 	return "tasks:" + tenant + ":session:" + sessionToken(s)
@@ -71,7 +73,7 @@ func SplitReverse(m string) (tasksv1.EdgeRelation, string) {
 	return tasksv1.EdgeRelation(tasksv1.EdgeRelation_value[rel]), src
 }
 
-// Job indexes, scored by creation sequence.
+// Job indexes, scored by CreatedScore.
 func AllJobs(tenant string) string          { return "jobs:" + tenant + ":all" }
 func JobsBySession(tenant, s string) string { return "jobs:" + tenant + ":session:" + sessionToken(s) }
 func JobsByTask(tenant, t string) string    { return "jobs:" + tenant + ":task:" + t }
@@ -86,10 +88,20 @@ func sessionToken(s string) string {
 	return s
 }
 
+// CreatedScore scores a task or job in its indexes: its creation time in
+// milliseconds. Not a sequence: on a log of several partitions, positions
+// of different partitions say nothing of which came first (a task created
+// later in a quieter partition has a lower position), while creation times
+// do, across sessions and partitions. Equal scores (one millisecond) are
+// ordered by id.
+func CreatedScore(created *timestamppb.Timestamp) float64 {
+	return float64(created.AsTime().UnixMilli())
+}
+
 // RunnableScore orders the runnable index: priority (higher first, 0-100
-// clamped) then creation sequence (older first). Exact in a float64 while
-// sequences stay below 10^13.
+// clamped) then creation time (older first). Exact in a float64 while
+// creation times in ms stay below 10^13 (the year 2286).
 func RunnableScore(t *tasksv1.Task) float64 {
 	p := min(max(t.GetSpec().GetPriority(), 0), 100)
-	return float64(100-p)*1e13 + float64(t.GetCreatedSequence())
+	return float64(100-p)*1e13 + CreatedScore(t.GetCreatedAt())
 }

@@ -107,33 +107,33 @@ func taskIndexes(tenant string, t *tasksv1.Task) []entry {
 	if t == nil {
 		return nil
 	}
-	id, seq := t.GetTaskId(), float64(t.GetCreatedSequence())
+	id, score := t.GetTaskId(), CreatedScore(t.GetCreatedAt())
 	out := []entry{
-		{AllTasks(tenant), id, seq},
-		{TasksBySession(tenant, t.GetSessionId()), id, seq},
-		{TasksByStatus(tenant, t.GetStatus()), id, seq},
+		{AllTasks(tenant), id, score},
+		{TasksBySession(tenant, t.GetSessionId()), id, score},
+		{TasksByStatus(tenant, t.GetStatus()), id, score},
 	}
 	if th := firstNonEmpty(t.GetThreadId(), t.GetSpec().GetScope().GetThreadId()); th != "" {
-		out = append(out, entry{TasksByThread(tenant, th), id, seq})
+		out = append(out, entry{TasksByThread(tenant, th), id, score})
 	}
 	if t.GetParentTaskId() != "" {
-		out = append(out, entry{TasksByParent(tenant, t.GetParentTaskId()), id, seq})
+		out = append(out, entry{TasksByParent(tenant, t.GetParentTaskId()), id, score})
 	}
 	if k := t.GetSpec().GetTaskKind(); k != "" {
-		out = append(out, entry{TasksByKind(tenant, k), id, seq})
+		out = append(out, entry{TasksByKind(tenant, k), id, score})
 	}
 	if o := t.GetSpec().GetOwner(); o != "" {
-		out = append(out, entry{TasksByOwner(tenant, o), id, seq})
+		out = append(out, entry{TasksByOwner(tenant, o), id, score})
 	}
 	if domain.Runnable(t) {
 		out = append(out, entry{Runnable(tenant), id, RunnableScore(t)})
 	}
 	if t.GetCurrentRunId() != "" {
-		out = append(out, entry{ActiveRuns, ActiveMember(tenant, id), seq})
+		out = append(out, entry{ActiveRuns, ActiveMember(tenant, id), score})
 	}
 	for _, e := range t.GetEdges() {
 		if domain.IsTaskRelation(e.GetRelation()) && e.GetStatus() != tasksv1.EdgeStatus_EDGE_STATUS_REMOVED {
-			out = append(out, entry{Reverse(tenant, e.GetTargetId()), ReverseMember(e.GetRelation(), id), seq})
+			out = append(out, entry{Reverse(tenant, e.GetTargetId()), ReverseMember(e.GetRelation(), id), score})
 		}
 	}
 	return out
@@ -143,14 +143,14 @@ func jobIndexes(tenant string, j *tasksv1.Job) []entry {
 	if j == nil {
 		return nil
 	}
-	id, seq := j.GetJobId(), float64(j.GetCreatedSequence())
+	id, score := j.GetJobId(), CreatedScore(j.GetCreatedAt())
 	out := []entry{
-		{AllJobs(tenant), id, seq},
-		{JobsBySession(tenant, j.GetSessionId()), id, seq},
-		{JobsByStatus(tenant, j.GetStatus()), id, seq},
+		{AllJobs(tenant), id, score},
+		{JobsBySession(tenant, j.GetSessionId()), id, score},
+		{JobsByStatus(tenant, j.GetStatus()), id, score},
 	}
 	if j.GetTaskId() != "" {
-		out = append(out, entry{JobsByTask(tenant, j.GetTaskId()), id, seq})
+		out = append(out, entry{JobsByTask(tenant, j.GetTaskId()), id, score})
 	}
 	return out
 }
