@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -369,4 +370,43 @@ func TestListingPagesThroughTasksOfOneMillisecond(t *testing.T) {
 	}
 	_, err := c.ListTasks(context.Background(), &tasksv1.ListTasksRequest{PageToken: "17"})
 	wantCode(t, err, codes.InvalidArgument)
+}
+
+// A thread is of a session (LU-4): a task (or a job's item) naming one
+// needs a session, or the control plane would fold the task's facts, of
+// the session-less partition, into a thread of another partition.
+func TestThreadNeedsASession(t *testing.T) {
+	ctx := context.Background()
+	_, p := partitioned(t)
+	c := p.client
+	wantField := func(err error) {
+		t.Helper()
+		st := wantCode(t, err, codes.InvalidArgument)
+		for _, d := range st.Details() {
+			if br, ok := d.(*errdetails.BadRequest); ok {
+				for _, v := range br.GetFieldViolations() {
+					if v.GetField() == "thread_id" {
+						return
+					}
+				}
+			}
+		}
+		t.Fatalf("no violation of thread_id in %v", err)
+	}
+	_, err := c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: "loose", ThreadId: "th1", Spec: &tasksv1.TaskSpec{}})
+	wantField(err)
+	loose := must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: "loose", Spec: &tasksv1.TaskSpec{}}))
+	_, err = c.CreateTask(ctx, &tasksv1.CreateTaskRequest{ParentTaskId: loose.GetTask().GetTaskId(), ThreadId: "th1", Spec: &tasksv1.TaskSpec{}})
+	wantField(err)
+	// In a session, or in the session of its parent: the thread is taken
+	// as the session's.
+	must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: "bound", SessionId: "s1", ThreadId: "th1", Spec: &tasksv1.TaskSpec{}}))
+	kid := must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{ParentTaskId: "bound", ThreadId: "th2", Spec: &tasksv1.TaskSpec{}})).GetTask()
+	if kid.GetSessionId() != "s1" || kid.GetThreadId() != "th2" {
+		t.Fatalf("child in session %q thread %q, want s1 th2", kid.GetSessionId(), kid.GetThreadId())
+	}
+	job := must[*tasksv1.CreateJobResponse](t)(c.CreateJob(ctx, &tasksv1.CreateJobRequest{Spec: &tasksv1.JobSpec{}, Items: []*tasksv1.JobItemInput{{ItemId: "x"}}})).GetJob()
+	_, err = c.StartJobItem(ctx, &tasksv1.StartJobItemRequest{JobId: job.GetJobId(), ItemId: "x", ThreadId: "th1"})
+	wantField(err)
+	must[*tasksv1.StartJobItemResponse](t)(c.StartJobItem(ctx, &tasksv1.StartJobItemRequest{JobId: job.GetJobId(), ItemId: "x"}))
 }

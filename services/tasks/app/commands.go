@@ -47,6 +47,11 @@ func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.Create
 			sessionID = parent.GetSessionId() // a child lives in its parent's session
 		}
 	}
+	if req.GetThreadId() != "" && sessionID == "" {
+		// A task's facts are folded into its thread by the control plane
+		// in the task's session's partition: a thread is of a session.
+		return Result{}, nil, errThreadWithoutSession
+	}
 	blockers := map[string]domain.S{}
 	for _, b := range req.GetBlockedBy() {
 		if b == id {
@@ -87,6 +92,11 @@ func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.Create
 	t, err := res.task(ctx, tenant, id)
 	return res, t, err
 }
+
+// errThreadWithoutSession: a thread_id is taken as a thread of the task's
+// session (the tasks service cannot check it: control owns threads), so a
+// task with no session cannot name one.
+var errThreadWithoutSession = fault.Invalid("thread_id", "%s", "a thread belongs to a session, and this task or job has none: give session_id with thread_id")
 
 // UpdateTask changes spec fields, or submits a draft.
 func (a *App) UpdateTask(ctx context.Context, tenant string, req *tasksv1.UpdateTaskRequest) (Result, error) {

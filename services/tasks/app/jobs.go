@@ -94,6 +94,9 @@ func (a *App) StartJobItem(ctx context.Context, tenant string, req *tasksv1.Star
 		runID = ids.New(ids.Run)
 	}
 	res, err := a.onJob(ctx, tenant, req.GetJobId(), req.GetIdempotencyKey(), func(_ context.Context, j *tasksv1.Job) ([]*eventsv1.RuntimeEvent, error) {
+		if req.GetThreadId() != "" && j.GetSessionId() == "" {
+			return nil, errThreadWithoutSession
+		}
 		return domain.DecideStartItem(j, req.GetItemId(), runID, req.GetThreadId(), req.GetWorkerId(), a.now())
 	})
 	if err != nil {
