@@ -410,3 +410,75 @@ func TestThreadNeedsASession(t *testing.T) {
 	wantField(err)
 	must[*tasksv1.StartJobItemResponse](t)(c.StartJobItem(ctx, &tasksv1.StartJobItemRequest{JobId: job.GetJobId(), ItemId: "x"}))
 }
+
+// One task id created in two sessions of different partitions (creates
+// that each passed before the other was folded, appended here as two
+// replicas would have): the record is the earlier create's, folded from
+// its own session's facts only, whichever partition is folded first
+// (LU-5).
+func TestTaskIdOfTwoSessionsKeepsTheFirst(t *testing.T) {
+	ctx := context.Background()
+	_, p := partitioned(t)
+	c := p.client
+	sessions := sessionsApart(t, p.log, "t1")
+	first, second := sessions[0], sessions[1]
+	at := time.Now().Truncate(time.Millisecond)
+	create := func(id, session, title string, now time.Time) (*tasksv1.Task, uint64) {
+		evs, err := domain.DecideCreate(nil, domain.Create{TaskID: id, SessionID: session, Spec: &tasksv1.TaskSpec{Title: title}, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ap, err := p.log.AppendAtomic(ctx, eventlog.Aggregate{Tenant: "t1", Session: session, Kind: "task", ID: id}, eventlog.Any, evs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tk *tasksv1.Task
+		for i, ev := range evs {
+			ev.Sequence = ap[i].Sequence
+			tk = domain.Apply(tk, ev)
+		}
+		return tk, ap[len(ap)-1].Sequence
+	}
+	update := func(tk *tasksv1.Task, session, title string) uint64 {
+		evs, err := domain.DecideUpdate(tk, &tasksv1.TaskSpec{Title: title}, []string{"title"}, at.Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ap, err := p.log.AppendAtomic(ctx, eventlog.Aggregate{Tenant: "t1", Session: session, Kind: "task", ID: tk.GetTaskId()}, eventlog.ExpectSequence(tk.GetVersion()), evs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ap[len(ap)-1].Sequence
+	}
+	check := func(id string, seqs ...uint64) {
+		t.Helper()
+		var tk *tasksv1.Task
+		for _, seq := range seqs {
+			tk = getTask(t, c, id, seq).GetTask() // each partition caught up
+		}
+		if tk.GetSessionId() != first || tk.GetSpec().GetTitle() != "first" {
+			t.Fatalf("%s: session %q title %q, want the first create's (%s, \"first\")", id, tk.GetSessionId(), tk.GetSpec().GetTitle(), first)
+		}
+		for _, s := range sessions[:2] {
+			listed := false
+			for _, tk := range must[*tasksv1.ListTasksResponse](t)(c.ListTasks(ctx, &tasksv1.ListTasksRequest{SessionId: s})).GetTasks() {
+				listed = listed || tk.GetTaskId() == id
+			}
+			if listed != (s == first) {
+				t.Fatalf("%s listed in session %s: %v", id, s, listed)
+			}
+		}
+	}
+	// The first create folded first, then the second session's create and
+	// a fact of it.
+	_, a := create("dup-1", first, "first", at)
+	getTask(t, c, "dup-1", a)
+	late, b := create("dup-1", second, "second", at.Add(time.Second))
+	check("dup-1", b, update(late, second, "second again"))
+	// The second create folded first, then the first create, then a fact
+	// of the second session.
+	late, b = create("dup-2", second, "second", at.Add(time.Second))
+	getTask(t, c, "dup-2", b)
+	_, a = create("dup-2", first, "first", at)
+	check("dup-2", a, update(late, second, "second again"))
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -41,6 +42,10 @@ func (r Records) Project(ctx context.Context, store projection.Store, rec *event
 		if err != nil && !errors.Is(err, projection.ErrNotFound) {
 			return b, err
 		}
+		if old != nil && old.GetSessionId() != ev.GetSessionId() &&
+			(ev.GetType() != domain.TypeTaskCreated || !createdFirst(ev.GetTaskCreated().GetTask(), old)) {
+			return b, nil // another session's task of this id (createdFirst)
+		}
 		next := domain.Apply(old, ev)
 		if next == nil {
 			return b, nil // an event before its task.created: nothing to fold into
@@ -57,6 +62,10 @@ func (r Records) Project(ctx context.Context, store projection.Store, rec *event
 	if err != nil && !errors.Is(err, projection.ErrNotFound) {
 		return b, err
 	}
+	if old != nil && old.GetSessionId() != ev.GetSessionId() &&
+		(ev.GetType() != domain.TypeJobCreated || !createdFirst(ev.GetJobCreated().GetJob(), old)) {
+		return b, nil // another session's job of this id (createdFirst)
+	}
 	next := domain.ApplyJob(old, ev)
 	if next == nil {
 		return b, nil
@@ -68,6 +77,25 @@ func (r Records) Project(ctx context.Context, store projection.Store, rec *event
 	b.Puts = append(b.Puts, projection.KV{Key: JobKey(tenant, next.GetJobId()), Value: data})
 	diff(&b, jobIndexes(tenant, old), jobIndexes(tenant, next))
 	return b, nil
+}
+
+// createdFirst says whether record a was created before record b, two
+// records of one id: earlier creation time, then lower session.
+//
+// A task or job id is the tenant's, but two sessions can each create one
+// (creates in two partitions, each before the other is folded). Its record
+// is then one session's aggregate, the same on every replica whatever the
+// order partitions are folded in: the one created first, folded from its
+// own events only. Facts of the other session's aggregate leave it as it
+// is, and that aggregate's create, when folded first, is replaced.
+func createdFirst(a, b interface {
+	GetCreatedAt() *timestamppb.Timestamp
+	GetSessionId() string
+}) bool {
+	if c := a.GetCreatedAt().AsTime().Compare(b.GetCreatedAt().AsTime()); c != 0 {
+		return c < 0
+	}
+	return a.GetSessionId() < b.GetSessionId()
 }
 
 func isTaskType(typ string) bool { return len(typ) > 5 && typ[:5] == "task." }
