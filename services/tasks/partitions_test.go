@@ -482,3 +482,43 @@ func TestTaskIdOfTwoSessionsKeepsTheFirst(t *testing.T) {
 	_, a = create("dup-2", first, "first", at)
 	check("dup-2", a, update(late, second, "second again"))
 }
+
+// After a restart the read model rebuilds every partition: a listing
+// waits until it holds every task in the log, and a task looked up by id
+// is found whatever partition it is in (GS-7). A tenant-wide read answers
+// the checkpoint of its min_sequence's partition, or 0 without one.
+func TestRestartRebuildsEveryPartition(t *testing.T) {
+	ctx := context.Background()
+	e, p := partitioned(t)
+	sessions := append(sessionsApart(t, p.log, "t1"), "")
+	var ids []string
+	writes := map[string]uint64{}
+	for i := range 12 {
+		s := sessions[i%len(sessions)]
+		res := must[*tasksv1.CreateTaskResponse](t)(p.client.CreateTask(ctx, &tasksv1.CreateTaskRequest{SessionId: s, Spec: &tasksv1.TaskSpec{Title: fmt.Sprint(i)}}))
+		ids = append(ids, res.GetTask().GetTaskId())
+		writes[s] = res.GetResult().GetSequence()
+	}
+	p.stop()
+	p = e.start()
+	c := p.client
+	list := must[*tasksv1.ListTasksResponse](t)(c.ListTasks(ctx, &tasksv1.ListTasksRequest{PageSize: 100}))
+	if len(list.GetTasks()) != len(ids) {
+		t.Fatalf("listed %d tasks after the restart, want %d", len(list.GetTasks()), len(ids))
+	}
+	if list.GetSequence() != 0 {
+		t.Fatalf("a listing without min_sequence answered sequence %d, want 0", list.GetSequence())
+	}
+	p.stop()
+	p = e.start()
+	c = p.client
+	for _, id := range ids {
+		getTask(t, c, id, 0)
+	}
+	for s, seq := range writes {
+		got := must[*tasksv1.ListTasksResponse](t)(c.ListTasks(ctx, &tasksv1.ListTasksRequest{MinSequence: seq})).GetSequence()
+		if got < seq || p.log.PartitionOfPosition(got) != p.log.PartitionOfPosition(seq) {
+			t.Fatalf("session %q: a listing at min_sequence %d answered %d, want a checkpoint of its partition", s, seq, got)
+		}
+	}
+}
