@@ -232,6 +232,28 @@ func (m *Memory) WaitFor(ctx context.Context, projection string, seq uint64) (ui
 	}
 }
 
+// Dump copies every document and every index of the store, checkpoints
+// aside, each index's entries in Range order: for tests and debugging (two
+// stores folded from one log can be compared key by key). It is not part
+// of Store: Redis has no cheap equivalent.
+func (m *Memory) Dump() (docs map[string][]byte, indexes map[string][]IndexEntry) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	docs = make(map[string][]byte, len(m.docs))
+	for k, v := range m.docs {
+		docs[k] = clone(v)
+	}
+	indexes = make(map[string][]IndexEntry, len(m.indexes))
+	for name, ix := range m.indexes {
+		es := make([]IndexEntry, len(ix.entries))
+		for i, e := range ix.entries {
+			es[i] = IndexEntry{Index: name, Member: e.member, Score: e.score}
+		}
+		indexes[name] = es
+	}
+	return docs, indexes
+}
+
 // Reset implements Store.
 func (m *Memory) Reset(ctx context.Context) error {
 	m.mu.Lock()
