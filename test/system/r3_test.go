@@ -17,38 +17,47 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/endpoints"
 	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	evidencev1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1"
+	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natsserver"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 )
 
-// TestR3Cluster runs the production shape's cluster on loopback (issue 24
-// items 3, 4 and 6): three clustered nats-server processes with the event
-// log at R3 in three partitions (`serve --replicas 3 --partitions 3`), their
-// leaders on three different nodes, redis-server, two replicas of each
-// of the five services and two workers, each worker and CLI reaching its
-// own replica of every service. It runs the README tour, leaves a second
-// turn waiting for its approval, then submits load from clients spread
-// over both control replicas (the turn id is the idempotency key; each
-// submit retried until acknowledged) while the node leading the stream is
-// killed with SIGKILL (the node leading partition 0), then, once it is
-// back, another node, then one replica of each service. It asserts every acknowledged turn in
-// the log exactly once and every event once, no status but Unavailable
-// and DeadlineExceeded seen by a client, the waiting turn completed after
-// its approval, and both control replicas answering the same read model,
-// each turn counted once in it (two replicas' projectors fold into one
-// Redis read model); it logs each write stall of the killed node's
-// partitions beside the election measured in the same run.
 // partitions is the event log's partition count in the cluster test: three
 // streams, their leaders spread over the three nodes.
 const partitions = 3
 
+// TestR3Cluster runs the production shape's cluster on loopback (issue 24
+// items 3, 4 and 6): three clustered nats-server processes with the event
+// log at R3 in three partitions (`serve --replicas 3 --partitions 3`),
+// their leaders on three different nodes, redis-server, two replicas of
+// each of the five services and two workers, each worker and CLI reaching
+// its own replica of every service. It runs the README tour, leaves a
+// second turn waiting for its approval, then submits load from clients
+// spread over both control replicas (the turn id is the idempotency key;
+// each submit retried until acknowledged) while a client follows the
+// tenant's events across sessions, and kills with SIGKILL the node leading
+// partition 0, then, once it is back, another node, then one replica of
+// each service; the following client is cut at each node kill and resumes
+// on the other control replica by its cursor. It asserts every
+// acknowledged turn in the log exactly once and every event once, the
+// follower given every event of the tenant exactly once, no status but
+// Unavailable and DeadlineExceeded seen by a client, the waiting turn
+// completed after its approval, both control replicas answering the same
+// read model with each turn counted once in it (two replicas' projectors
+// fold into one Redis read model), and the other services' replicas
+// answering the tour's session alike; it logs each write stall of the
+// killed node's partitions beside the election measured in the same run.
 func TestR3Cluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a three-node NATS cluster, ten serve processes and two workers")
@@ -391,6 +400,68 @@ func TestR3Cluster(t *testing.T) {
 		}
 		if views[0] != views[1] || views[0] == "" {
 			t.Fatalf("session %s: replica 0 answers %q, replica 1 %q", session, views[0], views[1])
+		}
+	}
+	// And every other service's replicas answer the tour's session alike.
+	sameOnEveryReplica(operatorCtx(ctx), t, sets)
+}
+
+// sameOnEveryReplica asks each replica set's replica of every service the
+// same reads of the tour's session and asserts they converge on one
+// answer: the replicas fold into one read model (polled, with a deadline,
+// while the last facts are folded).
+func sameOnEveryReplica(ctx context.Context, t *testing.T, sets []*cluster) {
+	t.Helper()
+	reads := map[string]func(conn *grpc.ClientConn) (proto.Message, error){
+		"tasks ListTasks": func(conn *grpc.ClientConn) (proto.Message, error) {
+			r, err := tasksv1.NewTasksServiceClient(conn).ListTasks(ctx, &tasksv1.ListTasksRequest{SessionId: "default"})
+			return r, err
+		},
+		"routing GetBudgets": func(conn *grpc.ClientConn) (proto.Message, error) {
+			r, err := routingv1.NewRoutingServiceClient(conn).GetBudgets(ctx, &routingv1.GetBudgetsRequest{SessionId: "default"})
+			return r, err
+		},
+		"permission GetPermissionState": func(conn *grpc.ClientConn) (proto.Message, error) {
+			r, err := permissionv1.NewPermissionServiceClient(conn).GetPermissionState(ctx, &permissionv1.GetPermissionStateRequest{Target: &permissionv1.Target{SessionId: "default", ThreadId: "main"}})
+			return r, err
+		},
+		"evidence GetEvidenceSummary": func(conn *grpc.ClientConn) (proto.Message, error) {
+			r, err := evidencev1.NewEvidenceServiceClient(conn).GetEvidenceSummary(ctx, &evidencev1.GetEvidenceSummaryRequest{SessionId: "default"})
+			return r, err
+		},
+	}
+	for read, call := range reads {
+		service := strings.Fields(read)[0]
+		conns := make([]*grpc.ClientConn, len(sets))
+		for i, c := range sets {
+			cc, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(c.services[service].port), grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cc.Close()
+			conns[i] = cc
+		}
+		var answers []proto.Message
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			answers = answers[:0]
+			for _, cc := range conns {
+				m, err := call(cc)
+				if err != nil {
+					t.Fatalf("%s: %v", read, err)
+				}
+				answers = append(answers, m)
+			}
+			same := true
+			for _, m := range answers[1:] {
+				same = same && proto.Equal(m, answers[0])
+			}
+			if same {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s answers differently on the replicas: %v", read, answers)
+			}
+			time.Sleep(50 * time.Millisecond) // polling the replicas' folds, with a deadline
 		}
 	}
 }
