@@ -534,7 +534,7 @@ func produceFamilies(t *testing.T, s *system, firstTurn string) {
 	})
 
 	// Jobs: one with a completed and a failed item, one cancelled, one of
-	// no session.
+	// no session (its item runs on no thread: a thread belongs to a session).
 	job := must[*tasksv1.CreateJobResponse](t)(s.tasks.CreateJob(ctx, &tasksv1.CreateJobRequest{JobId: "job1", SessionId: "s1", Spec: &tasksv1.JobSpec{Title: "label rows"},
 		Items: []*tasksv1.JobItemInput{{ItemId: "a", InputRef: "row:1"}, {ItemId: "b", InputRef: "row:2"}}})).GetJob()
 	runs := map[string]string{}
@@ -546,7 +546,7 @@ func produceFamilies(t *testing.T, s *system, firstTurn string) {
 	ok(s.tasks.CreateJob(ctx, &tasksv1.CreateJobRequest{JobId: "job2", SessionId: "s1", Spec: &tasksv1.JobSpec{Title: "abandoned"}, Items: []*tasksv1.JobItemInput{{ItemId: "x"}}}))
 	ok(s.tasks.CancelJob(ctx, &tasksv1.CancelJobRequest{JobId: "job2", Reason: "abandoned"}))
 	job3 := must[*tasksv1.CreateJobResponse](t)(s.tasks.CreateJob(ctx, &tasksv1.CreateJobRequest{JobId: "job3", Spec: &tasksv1.JobSpec{Title: "tenant job"}, Items: []*tasksv1.JobItemInput{{ItemId: "y"}}})).GetJob()
-	r3 := must[*tasksv1.StartJobItemResponse](t)(s.tasks.StartJobItem(ctx, &tasksv1.StartJobItemRequest{JobId: job3.GetJobId(), ItemId: "y", ThreadId: "th_y"})).GetRunId()
+	r3 := must[*tasksv1.StartJobItemResponse](t)(s.tasks.StartJobItem(ctx, &tasksv1.StartJobItemRequest{JobId: job3.GetJobId(), ItemId: "y"})).GetRunId()
 	ok(s.tasks.CompleteJobItem(ctx, &tasksv1.CompleteJobItemRequest{JobId: job3.GetJobId(), ItemId: "y", RunId: r3, OutputRef: outputRef("object://AGENTRUNTIME_OBJECTS/y")}))
 
 	// Evidence of the whole session.
