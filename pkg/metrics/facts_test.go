@@ -2,17 +2,22 @@ package metrics_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 )
 
 // sums reads every counter of reader as name -> "k=v,k=v" -> value.
@@ -92,5 +97,44 @@ func TestCatalogIsDocumented(t *testing.T) {
 	require.NoError(t, err)
 	for _, i := range metrics.Catalog {
 		require.Contains(t, string(doc), "`"+i.PrometheusName()+"`", "docs/observability.md does not list %s", i.Name)
+	}
+}
+
+// On a log of three partitions the meter follows every partition: a fact
+// appended to a session of each partition is counted.
+func TestFactMeterFollowsEveryPartition(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	fm, err := metrics.NewFactMeter(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), "rt_me")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{RuntimeID: "rt_me", Partitions: 3})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- fm.Follow(ctx, log, slog.New(slog.DiscardHandler)) }()
+	defer func() { cancel(); <-done }()
+
+	// A session of each partition.
+	sessions := map[int]string{}
+	for i := 0; len(sessions) < 3; i++ {
+		s := fmt.Sprintf("s%d", i)
+		if _, ok := sessions[log.Subjects.PartitionOf("acme", s)]; !ok {
+			sessions[log.Subjects.PartitionOf("acme", s)] = s
+		}
+	}
+	counted := func() int64 {
+		return sums(t, reader)[metrics.EventsAppended]["event_family=runtime,event_type=runtime.warning"]
+	}
+	// The meter starts from new facts: append to each partition until one
+	// is counted (its follower is live), in turn.
+	for k := range 3 {
+		before := counted()
+		for counted() == before {
+			require.NoError(t, ctx.Err(), "no fact of partition %d counted", k)
+			_, err := log.Append(ctx, eventlog.Aggregate{Tenant: "acme", Session: sessions[k], Kind: "session", ID: sessions[k]}, eventlog.Any,
+				&eventsv1.RuntimeEvent{Type: "runtime.warning", Payload: &eventsv1.RuntimeEvent_RuntimeWarning{RuntimeWarning: &eventsv1.RuntimeWarning{Code: "x"}}})
+			require.NoError(t, err)
+			time.Sleep(10 * time.Millisecond) // pacing the appends while the follower starts
+		}
 	}
 }
