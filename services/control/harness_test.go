@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +85,7 @@ func newHarnessOn(t testing.TB, memory bool) *harness {
 func newHarnessOf(t testing.TB, partitions int, opt func(*harness)) *harness {
 	t.Helper()
 	if partitions == 0 {
-		partitions = testPartitions(t)
+		partitions = natstest.Partitions(t)
 	}
 	srv := natstest.Server(t)
 	log, err := eventlog.Open(context.Background(), natstest.Connect(t, srv), eventlog.Config{Partitions: partitions})
@@ -99,22 +97,6 @@ func newHarnessOf(t testing.TB, partitions int, opt func(*harness)) *harness {
 	h.start(nil)
 	t.Cleanup(func() { h.stop() })
 	return h
-}
-
-// testPartitions is the partition count of the suite's logs: 1, or
-// AR_TEST_PARTITIONS (AR_TEST_PARTITIONS=3 runs the whole suite on a
-// partitioned log). Tests of partitioned behaviour ask for their count
-// with newHarnessOf instead.
-func testPartitions(t testing.TB) int {
-	v := os.Getenv("AR_TEST_PARTITIONS")
-	if v == "" {
-		return 1
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > eventlog.MaxPartitions {
-		t.Fatalf("AR_TEST_PARTITIONS=%q: want a partition count from 1 to %d", v, eventlog.MaxPartitions)
-	}
-	return n
 }
 
 // start runs a service instance; store nil means the Redis store of the

@@ -150,7 +150,7 @@ func TestCursorOlderThanRetentionGetsSnapshotThenRepairThenLive(t *testing.T) {
 	h := newHarnessWith(t, func(h *harness) {
 		h.memory = true
 		var err error
-		h.log, err = eventlog.Open(context.Background(), natstest.Connect(h.t, h.nats), eventlog.Config{MaxBytes: 48 << 10, Partitions: testPartitions(t)})
+		h.log, err = eventlog.Open(context.Background(), natstest.Connect(h.t, h.nats), eventlog.Config{MaxBytes: 48 << 10, Partitions: natstest.Partitions(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -74,7 +73,7 @@ func startSystemWith(t testing.TB, models string) *system {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{Partitions: testPartitions(t)})
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{Partitions: natstest.Partitions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,20 +126,6 @@ func startSystemWith(t testing.TB, models string) *system {
 		permission: permissionv1.NewPermissionServiceClient(conn),
 		evidence:   evidencev1.NewEvidenceServiceClient(conn),
 	}
-}
-
-// testPartitions is the partition count of the harness's log:
-// AR_TEST_PARTITIONS (default 1) runs the suite on a partitioned log.
-func testPartitions(t testing.TB) int {
-	v := os.Getenv("AR_TEST_PARTITIONS")
-	if v == "" {
-		return 1
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		t.Fatalf("AR_TEST_PARTITIONS=%q: %v", v, err)
-	}
-	return n
 }
 
 func as(t testing.TB, key string) context.Context {

@@ -3,8 +3,6 @@ package permission_test
 import (
 	"context"
 	"net"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -52,21 +50,6 @@ func newHarness(t *testing.T) *harness {
 	return startReplica(t, natstest.Server(t), true)
 }
 
-// testPartitions is the partition count of the tests' logs: 1 unless
-// AR_TEST_PARTITIONS says otherwise (to run the suite on a partitioned log).
-func testPartitions(t *testing.T) int {
-	t.Helper()
-	v := os.Getenv("AR_TEST_PARTITIONS")
-	if v == "" {
-		return 1
-	}
-	p, err := strconv.Atoi(v)
-	if err != nil || p < 1 {
-		t.Fatalf("AR_TEST_PARTITIONS=%q: want a partition count", v)
-	}
-	return p
-}
-
 // replica starts another permission process on the same log: its own
 // connection, its own writers and its own read model, as a second pod
 // would be. Without its projector (projector false) its read model stays
@@ -78,7 +61,7 @@ func (h *harness) replica(projector bool) *harness {
 
 func startReplica(t *testing.T, ns *natsembed.Server, projector bool) *harness {
 	t.Helper()
-	return startReplicaOf(t, ns, testPartitions(t), projector)
+	return startReplicaOf(t, ns, natstest.Partitions(t), projector)
 }
 
 // startReplicaOf is startReplica on a log of partitions partitions (every

@@ -204,7 +204,7 @@ func TestRoutingCommandsAnswerWithoutAProjector(t *testing.T) {
 		t.Fatalf("%v, %v", rec, err)
 	}
 	retry, err := c.RecordCost(ctx, req)
-	if err != nil || !retry.GetWrite().GetDeduplicated() || retry.GetWrite().GetSequence() != rec.GetWrite().GetSequence()-uint64(testPartitions(t)) ||
+	if err != nil || !retry.GetWrite().GetDeduplicated() || retry.GetWrite().GetSequence() != rec.GetWrite().GetSequence()-uint64(natstest.Partitions(t)) ||
 		!slices.Equal(retry.GetWrite().GetEventIds(), rec.GetWrite().GetEventIds()[:1]) {
 		t.Fatalf("retried record: %v, %v; first %v", retry, err, rec)
 	}

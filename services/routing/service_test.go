@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -84,27 +83,12 @@ func start(t *testing.T, config string) rv1.RoutingServiceClient {
 	return startOn(t, natstest.Server(t), config, true)
 }
 
-// testPartitions is the partition count of the tests' logs: 1 unless
-// AR_TEST_PARTITIONS says otherwise (to run the suite on a partitioned log).
-func testPartitions(t *testing.T) int {
-	t.Helper()
-	v := os.Getenv("AR_TEST_PARTITIONS")
-	if v == "" {
-		return 1
-	}
-	p, err := strconv.Atoi(v)
-	if err != nil || p < 1 {
-		t.Fatalf("AR_TEST_PARTITIONS=%q: want a partition count", v)
-	}
-	return p
-}
-
 // startOn starts a routing process on the log of ns: its own connection,
 // writer, read model and limit store, as a replica would be. Without its
 // projector (projector false) its read model stays empty.
 func startOn(t *testing.T, ns *natsembed.Server, config string, projector bool) rv1.RoutingServiceClient {
 	t.Helper()
-	return startPartitioned(t, ns, testPartitions(t), config, projector, projection.NewMemory())
+	return startPartitioned(t, ns, natstest.Partitions(t), config, projector, projection.NewMemory())
 }
 
 // startPartitioned is startOn on a log of partitions partitions (every

@@ -3,8 +3,6 @@ package tasks_test
 import (
 	"context"
 	"net"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -64,23 +62,7 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
-	return &env{t: t, dir: t.TempDir(), opts: tasks.Options{SweepInterval: 50 * time.Millisecond}, partitions: testPartitions(t)}
-}
-
-// testPartitions is the partition count of the logs the suites run on:
-// AR_TEST_PARTITIONS (default 1), so the whole suite can be run against a
-// partitioned log (docs/adr/0013-partitions-of-the-log.md). Tests about
-// partitions set their own count.
-func testPartitions(t testing.TB) int {
-	v := os.Getenv("AR_TEST_PARTITIONS")
-	if v == "" {
-		return 1
-	}
-	p, err := strconv.Atoi(v)
-	if err != nil || p < 1 {
-		t.Fatalf("AR_TEST_PARTITIONS=%q: want a partition count", v)
-	}
-	return p
+	return &env{t: t, dir: t.TempDir(), opts: tasks.Options{SweepInterval: 50 * time.Millisecond}, partitions: natstest.Partitions(t)}
 }
 
 func (e *env) start() *process {

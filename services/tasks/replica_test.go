@@ -41,7 +41,7 @@ func startReplica(t testing.TB, ns *natsembed.Server, opts tasks.Options) *repli
 	t.Helper()
 	nc := natstest.Connect(t, ns)
 	ctx, cancel := context.WithCancel(context.Background())
-	log, err := eventlog.Open(ctx, nc, eventlog.Config{Partitions: testPartitions(t)})
+	log, err := eventlog.Open(ctx, nc, eventlog.Config{Partitions: natstest.Partitions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func appEnv(t testing.TB, deps func(*kit.Deps)) (*tasks.Service, *eventlog.Log, 
 	ns := natstest.Server(t)
 	nc := natstest.Connect(t, ns)
 	ctx, cancel := context.WithCancel(context.Background())
-	log, err := eventlog.Open(ctx, nc, eventlog.Config{Partitions: testPartitions(t)})
+	log, err := eventlog.Open(ctx, nc, eventlog.Config{Partitions: natstest.Partitions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

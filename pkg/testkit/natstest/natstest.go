@@ -3,10 +3,13 @@
 package natstest
 
 import (
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/natsembed"
 )
 
@@ -37,4 +40,22 @@ func Connect(t testing.TB, s *natsembed.Server) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+// Partitions is the partition count of a suite's event log: 1 unless
+// AR_TEST_PARTITIONS says otherwise, so a whole suite can be run on a
+// partitioned log (docs/partitions.md; the test command runs the services'
+// suites with AR_TEST_PARTITIONS=3). Tests about partitions set their own
+// count.
+func Partitions(t testing.TB) int {
+	t.Helper()
+	v := os.Getenv("AR_TEST_PARTITIONS")
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > eventlog.MaxPartitions {
+		t.Fatalf("AR_TEST_PARTITIONS=%q: want a partition count from 1 to %d", v, eventlog.MaxPartitions)
+	}
+	return n
 }
