@@ -235,8 +235,9 @@ func (l *Log) checkPartitions(ctx context.Context) error {
 // random among its peers, so three partitions on three nodes share a leader
 // more often than not (7 times in 9), and then that node carries their
 // appends alone. Each partition in turn gets the peer that leads the fewest
-// partitions so far (ties by name): the same answer for every replica that
-// opens the log, so replicas opening at once agree. Best effort: a stream
+// partitions so far (ties: its current leader, then by name): the same
+// answer for every replica that opens the log, so replicas opening at once
+// agree, and a spread layout is left as it is. Best effort: a stream
 // without a leader now (an election) keeps its own, and a failed step down
 // is not an error of Open.
 func (l *Log) balanceLeaders(ctx context.Context) {
@@ -257,15 +258,22 @@ func (l *Log) balanceLeaders(ctx context.Context) {
 				peers = append(peers, r.Name)
 			}
 		}
+		// The current leader stays when it leads no more than any other
+		// peer so far: a spread layout is left as it is (no step-down, so
+		// no stall, when services restart on a balanced cluster).
+		leader := info.Cluster.Leader
 		slices.Sort(peers)
-		want := slices.MinFunc(peers, func(a, b string) int {
-			if c := cmp.Compare(load[a], load[b]); c != 0 {
-				return c
+		other := func(peer string) int {
+			if peer == leader {
+				return 0
 			}
-			return strings.Compare(a, b)
+			return 1
+		}
+		want := slices.MinFunc(peers, func(a, b string) int {
+			return cmp.Or(cmp.Compare(load[a], load[b]), cmp.Compare(other(a), other(b)), strings.Compare(a, b))
 		})
 		load[want]++
-		if want == info.Cluster.Leader {
+		if want == leader {
 			continue
 		}
 		req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": want}})

@@ -2,8 +2,10 @@ package eventlog_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,12 +33,40 @@ func TestPartitionLeadersSpreadOverTheCluster(t *testing.T) {
 	defer nc.Close()
 	ctx := ctxT(t)
 	cfg := eventlog.Config{RuntimeID: "rt_test", Partitions: 3, Replicas: 3, Storage: jetstream.FileStorage}
+	var leaders []string
 	for range 2 {
 		if _, err := eventlog.Open(ctx, nc, cfg); err != nil {
 			t.Fatal(err)
 		}
-		leaders := waitDistinctLeaders(ctx, t, cluster, nc, 3)
+		leaders = waitDistinctLeaders(ctx, t, cluster, nc, 3)
 		t.Logf("leaders: %v", leaders)
+	}
+	// A spread layout is left as it is: move the leaders to another one
+	// (still one per node, and not in the nodes' name order, which the
+	// ties fall back on), open again, and no leader moves (a step-down is
+	// a stall).
+	byName := slices.Sorted(slices.Values(leaders))
+	rotated := []string{byName[2], byName[1], byName[0]}
+	if slices.Equal(rotated, leaders) {
+		rotated = []string{byName[1], byName[2], byName[0]}
+	}
+	for k, want := range rotated {
+		req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": want}})
+		if _, err := nc.RequestWithContext(ctx, fmt.Sprintf("$JS.API.STREAM.LEADER.STEPDOWN.AGENTRUNTIME_%d", k), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for !slices.Equal(waitDistinctLeaders(ctx, t, cluster, nc, 3), rotated) {
+		if ctx.Err() != nil {
+			t.Fatalf("the leaders never moved to %v", rotated)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the step-downs, with the context's deadline
+	}
+	if _, err := eventlog.Open(ctx, nc, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitDistinctLeaders(ctx, t, cluster, nc, 3); !slices.Equal(got, rotated) {
+		t.Fatalf("opening a log whose leaders are spread moved them: %v, was %v", got, rotated)
 	}
 }
 
