@@ -25,14 +25,16 @@ export async function approvalsView(view: HTMLElement, _r: Route, signal: AbortS
     all[selected].focus();
   };
   // Reads wait for the read model to have applied the fact that asked for
-  // them (a subscriber can see it first).
-  let minSequence = 0n;
+  // them (a subscriber can see it first): the last one seen per session (a
+  // session's positions are of its partition; another session's may be of
+  // another).
+  const seen = new Map<string, bigint>();
   const load = async () => {
     const pending: Action[] = [];
     let token = "";
     do {
       const page = await c.control.listSessions({ pageSize: 200, pageToken: token }, { signal });
-      const got = await Promise.all(page.sessions.map((s) => c.control.getSession({ sessionId: s.sessionId, historyLimit: 0, minSequence }, { signal })));
+      const got = await Promise.all(page.sessions.map((s) => c.control.getSession({ sessionId: s.sessionId, historyLimit: 0, minSequence: seen.get(s.sessionId) ?? 0n }, { signal })));
       for (const g of got) for (const t of g.threads) pending.push(...t.pendingActions.filter((a) => a.status === ActionStatus.PENDING));
       token = page.nextPageToken;
     } while (token);
@@ -55,7 +57,8 @@ export async function approvalsView(view: HTMLElement, _r: Route, signal: AbortS
   for await (const item of c.subscribe({ typePrefixes: ["action."] }, { signal })) {
     if (item.kind !== "event") continue;
     noteTenant(item.event.tenantId);
-    if (item.sequence > minSequence) minSequence = item.sequence;
+    const session = item.event.sessionId;
+    if (item.sequence > (seen.get(session) ?? 0n)) seen.set(session, item.sequence);
     clearTimeout(timer);
     timer = setTimeout(() => load().catch(() => {}), 100);
   }
