@@ -125,3 +125,17 @@ func Checkpoint(ctx context.Context, log *eventlog.Log, store projection.Store, 
 	}
 	return store.Checkpoint(ctx, name)
 }
+
+// WaitForSession waits until the consumer named name has applied min (in
+// min's own partition, which may be another session's: a write elsewhere
+// the caller wants reflected) and answers how far it has applied the
+// partition of the tenant's session: the position a read of that session
+// covers, the token to subscribe to it after. With one partition it is
+// WaitFor.
+func WaitForSession(ctx context.Context, log *eventlog.Log, store projection.Store, name, tenant, session string, min uint64, timeout time.Duration) (uint64, error) {
+	got, err := WaitFor(ctx, log, store, name, min, timeout)
+	if err != nil || log.Partitions() <= 1 {
+		return got, err
+	}
+	return Checkpoint(ctx, log.Of(tenant, session), store, name)
+}

@@ -96,6 +96,29 @@ func TestConsumersOfAPartitionedLog(t *testing.T) {
 			}
 		}
 	}
+	// A read of a session covers its partition's checkpoint, with no token
+	// too; caught up with the log is caught up with every partition's head.
+	for s, pos := range last {
+		got, err := projector.WaitForSession(ctx, log, store, "test.a", "acme", s, 0, time.Second)
+		if err != nil || got < pos || log.PartitionOfPosition(got) != log.PartitionOfPosition(pos) {
+			t.Fatalf("a read of %s covers %d (%v), want its partition's checkpoint, at least %d", s, got, err, pos)
+		}
+	}
+	if err := projector.CaughtUp(ctx, log, store, "test.b", nil, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, view := range log.Views() {
+		_, head, err := view.Bounds(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp, err := projector.Checkpoint(ctx, view, store, "test.b"); err != nil || cp != head {
+			t.Fatalf("caught up, yet a partition's checkpoint is %d (%v) and its head %d", cp, err, head)
+		}
+	}
+	if _, err := projector.Checkpoint(ctx, log, store, "test.b"); err == nil {
+		t.Fatal("the checkpoint of a partitioned log's whole is no partition's: want an error")
+	}
 	for k := range 3 {
 		for _, name := range []string{"test.a", "test.b", "test.react"} {
 			if cp, err := store.Checkpoint(ctx, projector.CheckpointName(name, 3, k)); err != nil || cp == 0 || log.PartitionOfPosition(cp) != k {

@@ -60,11 +60,8 @@ func New(log *eventlog.Log, store projection.Store) *App {
 // partition (min may be a token of another partition: a write elsewhere
 // the caller wants reflected).
 func (a *App) reach(ctx context.Context, tenant, session string, min uint64) (uint64, error) {
-	reached, err := projector.WaitFor(ctx, a.Log, a.Store, rm.Name, min, catchUp)
-	if err != nil || a.Log.Partitions() == 1 {
-		return reached, behind(err, "min_sequence")
-	}
-	return projector.Checkpoint(ctx, a.Log.Of(tenant, session), a.Store, rm.Name)
+	reached, err := projector.WaitForSession(ctx, a.Log, a.Store, rm.Name, tenant, session, min, catchUp)
+	return reached, behind(err, "min_sequence")
 }
 
 // behind answers a read model that did not catch up in time as

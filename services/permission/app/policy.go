@@ -275,7 +275,9 @@ type State struct {
 
 // PermissionState answers GetPermissionState and GetSandboxProfile.
 func (a *App) PermissionState(ctx context.Context, tenant, workspace, session, thread string, minSequence uint64) (State, error) {
-	seq, err := a.waitFor(ctx, minSequence)
+	// The answer's position is the session's partition's (the tenant's
+	// session-less partition without a session).
+	seq, err := projector.WaitForSession(ctx, a.log, a.store, rm.Name, tenant, session, minSequence, a.catchUp)
 	if err != nil {
 		return State{}, err
 	}

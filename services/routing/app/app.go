@@ -669,7 +669,7 @@ func (a *App) ConsumeLimits(ctx context.Context, tenant string, req *rv1.Consume
 
 // GetRoutingLimitSummary reads the summaries of a session's threads.
 func (a *App) GetRoutingLimitSummary(ctx context.Context, tenant string, req *rv1.GetRoutingLimitSummaryRequest) (*rv1.GetRoutingLimitSummaryResponse, error) {
-	seq, err := projector.WaitFor(ctx, a.log, a.store, rp.Name, req.GetMinSequence(), readTimeout)
+	seq, err := projector.WaitForSession(ctx, a.log, a.store, rp.Name, tenant, req.GetSessionId(), req.GetMinSequence(), readTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -780,7 +780,12 @@ func (a *App) GetBudgets(ctx context.Context, tenant string, req *rv1.GetBudgets
 	if err != nil {
 		return nil, err
 	}
+	// A session's budgets answer the session's partition's position; the
+	// tenant's (and a task's) the partition of min_sequence, 0 without it.
 	seq, err := projector.WaitFor(ctx, a.log, a.store, rp.Name, req.GetMinSequence(), readTimeout)
+	if req.GetSessionId() != "" {
+		seq, err = projector.WaitForSession(ctx, a.log, a.store, rp.Name, tenant, req.GetSessionId(), req.GetMinSequence(), readTimeout)
+	}
 	if err != nil {
 		return nil, err
 	}
