@@ -522,3 +522,32 @@ func TestRestartRebuildsEveryPartition(t *testing.T) {
 		}
 	}
 }
+
+// A read of one task or job with no token answers the position its
+// session's partition has reached: at least its creation, in that
+// partition (a token to subscribe to the session after).
+func TestReadsOfATaskAnswerTheirSessionsPosition(t *testing.T) {
+	ctx := context.Background()
+	_, p := partitioned(t)
+	c := p.client
+	for _, session := range append(sessionsApart(t, p.log, "t1"), "") {
+		created := must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{SessionId: session, Spec: &tasksv1.TaskSpec{Title: "read me"}}))
+		pos := created.GetResult().GetSequence()
+		if _, err := c.GetTask(ctx, &tasksv1.GetTaskRequest{TaskId: created.GetTask().GetTaskId(), MinSequence: pos}); err != nil {
+			t.Fatal(err)
+		}
+		got := must[*tasksv1.GetTaskResponse](t)(c.GetTask(ctx, &tasksv1.GetTaskRequest{TaskId: created.GetTask().GetTaskId()}))
+		if got.GetSequence() < pos || p.log.PartitionOfPosition(got.GetSequence()) != p.log.PartitionOfPosition(pos) {
+			t.Fatalf("session %q: GetTask answers %d, want its partition's position, at least %d", session, got.GetSequence(), pos)
+		}
+		job := must[*tasksv1.CreateJobResponse](t)(c.CreateJob(ctx, &tasksv1.CreateJobRequest{SessionId: session, Spec: &tasksv1.JobSpec{}, Items: []*tasksv1.JobItemInput{{ItemId: "x"}}}))
+		jpos := job.GetResult().GetSequence()
+		if _, err := c.GetJob(ctx, &tasksv1.GetJobRequest{JobId: job.GetJob().GetJobId(), MinSequence: jpos}); err != nil {
+			t.Fatal(err)
+		}
+		gotJob := must[*tasksv1.GetJobResponse](t)(c.GetJob(ctx, &tasksv1.GetJobRequest{JobId: job.GetJob().GetJobId()}))
+		if gotJob.GetSequence() < jpos || p.log.PartitionOfPosition(gotJob.GetSequence()) != p.log.PartitionOfPosition(jpos) {
+			t.Fatalf("session %q: GetJob answers %d, want its partition's position, at least %d", session, gotJob.GetSequence(), jpos)
+		}
+	}
+}

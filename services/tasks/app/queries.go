@@ -40,8 +40,22 @@ func (a *App) GetTask(ctx context.Context, tenant, id string, minSequence uint64
 	if err != nil {
 		return nil, nil, seq, err
 	}
+	if seq, err = a.sessionAt(ctx, tenant, t.GetSessionId(), seq); err != nil {
+		return nil, nil, seq, err
+	}
 	rev, err := a.reverseEdges(ctx, tenant, t)
 	return t, rev, seq, err
+}
+
+// sessionAt is the position a read of one session's records covers: the
+// read model's checkpoint of the session's partition ("" is the tenant's
+// session-less partition). With one partition it is the position the read
+// waited for.
+func (a *App) sessionAt(ctx context.Context, tenant, session string, seq uint64) (uint64, error) {
+	if a.log.Partitions() <= 1 {
+		return seq, nil
+	}
+	return projector.Checkpoint(ctx, a.log.Of(tenant, session), a.store, proj.Name)
 }
 
 // reverseEdges shows edges stored on other tasks from t's side: a child's
@@ -303,6 +317,10 @@ func (a *App) GetJob(ctx context.Context, tenant, id string, minSequence uint64)
 		return nil, seq, err
 	}
 	j, err := a.LoadJob(ctx, tenant, id)
+	if err != nil {
+		return nil, seq, err
+	}
+	seq, err = a.sessionAt(ctx, tenant, j.GetSessionId(), seq)
 	return j, seq, err
 }
 
