@@ -204,9 +204,16 @@ func TestR3Cluster(t *testing.T) {
 		}
 		return out
 	}
-	start := leaders()
-	if names := serverNames(start); len(distinct(names)) != partitions {
-		t.Fatalf("partition leaders %v: want %d different nodes", names, partitions)
+	// (Polled: the replicas' step-downs at start may still be moving one.)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		names := serverNames(leaders())
+		if len(distinct(names)) == partitions {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partition leaders %v: want %d different nodes", names, partitions)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the leaders, with a deadline
 	}
 	type round struct {
 		killed, elected string
