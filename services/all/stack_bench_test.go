@@ -159,17 +159,23 @@ func newStack(b testing.TB, sh shape, services ...string) *stack {
 // newStackModels is newStack with routing's model registry file.
 func newStackModels(b testing.TB, sh shape, models string, services ...string) *stack {
 	b.Helper()
-	return newStackWith(b, sh, b.TempDir(), models, services...)
+	return newStackWith(b, sh, b.TempDir(), models, 1, services...)
+}
+
+// newStackOf is newStack on a log of partitions streams.
+func newStackOf(b testing.TB, sh shape, partitions int, services ...string) *stack {
+	b.Helper()
+	return newStackWith(b, sh, b.TempDir(), "", partitions, services...)
 }
 
 // newStackAt runs the services on a log stored in dir (a log written
 // before, for rebuilds).
 func newStackAt(b testing.TB, sh shape, dir string, services ...string) *stack {
 	b.Helper()
-	return newStackWith(b, sh, dir, "", services...)
+	return newStackWith(b, sh, dir, "", 1, services...)
 }
 
-func newStackWith(b testing.TB, sh shape, dir, models string, services ...string) *stack {
+func newStackWith(b testing.TB, sh shape, dir, models string, partitions int, services ...string) *stack {
 	b.Helper()
 	s := &stack{shape: sh, addr: map[string]string{}, logs: map[string]*eventlog.Log{}, stores: map[string]projection.Store{}, models: models}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -223,7 +229,7 @@ func newStackWith(b testing.TB, sh shape, dir, models string, services ...string
 			log = devLog
 		} else {
 			var err error
-			if log, err = eventlog.Open(ctx, connect(), eventlog.Config{}); err != nil {
+			if log, err = eventlog.Open(ctx, connect(), eventlog.Config{Partitions: partitions}); err != nil {
 				b.Fatal(err)
 			}
 			devLog = log
