@@ -13,8 +13,10 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 	"github.com/agentruntime/agentruntime/services/control"
+	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
 const (
@@ -32,7 +34,10 @@ const (
 // in the same run, to P streams of the same storage, each publish to the
 // stream of the session the client's turn would have gone to. Turns and
 // publishes alternate by rounds, so load from outside the run weighs on
-// both alike. docs/scaling.md has the figures.
+// both alike; after each round of turns, untimed, control's read model
+// catches up. The report names the turn only, as pkg/worker's do, so
+// control looks the turn up by id. In the serve shape it also counts NATS
+// messages per turn. docs/scaling.md has the figures.
 func BenchmarkSubmitsAcrossPartitions(b *testing.B) {
 	for _, sh := range []shape{dev, serve} {
 		for _, p := range []int{1, 3} {
@@ -89,13 +94,32 @@ func benchSubmitsAcross(b *testing.B, sh shape, partitions int) {
 		}
 		return took
 	}
+	// settle waits until control's read model has applied every turn, so
+	// a round's trailing projector work neither weighs on the raw round
+	// nor escapes the count of the serve shape.
+	settle := func() {
+		if err := projector.CaughtUp(ctx, log, s.stores[control.Name], rm.Name, nil, time.Minute); err != nil {
+			b.Fatal(err)
+		}
+	}
 	// Untimed: every session's first turn, a publish to every stream.
 	run(sessionsPerClient, turn)
 	run(sessionsPerClient, publish)
+	settle()
 	b.ResetTimer()
 	var took, rawTook time.Duration
+	var natsIn, natsOut int64
 	for range b.N {
+		var in0, out0 int64
+		if sh == serve {
+			in0, out0 = s.nats.varz(b)
+		}
 		took += run(submitRound, turn)
+		settle()
+		if sh == serve {
+			in1, out1 := s.nats.varz(b)
+			natsIn, natsOut = natsIn+in1-in0, natsOut+out1-out0
+		}
 		rawTook += run(submitRound, publish)
 	}
 	b.StopTimer()
@@ -110,6 +134,12 @@ func benchSubmitsAcross(b *testing.B, sh shape, partitions int) {
 	b.ReportMetric(rate, "turns/s")
 	b.ReportMetric(raw, "raw-publishes/s")
 	b.ReportMetric(rate/raw, "ratio")
+	if sh == serve {
+		// NATS messages into and out of nats-server per turn, the
+		// projectors' included (BenchmarkRoundTrips counts the same).
+		b.ReportMetric(float64(natsIn)/n, "nats-in/turn")
+		b.ReportMetric(float64(natsOut)/n, "nats-out/turn")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 
