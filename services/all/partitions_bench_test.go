@@ -57,7 +57,7 @@ func benchSubmitsAcross(b *testing.B, sh shape, partitions int) {
 	payload := make([]byte, 200)
 	turn := func(cl, i int) error {
 		session := sessions[cl][i%sessionsPerClient]
-		// A thread's id is the tenant's: one of its own per session.
+		// Thread ids are unique in a tenant: one thread per session.
 		resp, err := c.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: session, ThreadId: "th-" + session,
 			Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "hello"}}}})
 		if err != nil {
