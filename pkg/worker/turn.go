@@ -117,7 +117,9 @@ func isEnded(err error) bool {
 }
 
 func (tu *turn) event(typ, step, call string, payload any) *eventsv1.RuntimeEvent {
-	ev := &eventsv1.RuntimeEvent{Type: typ, TurnId: tu.t.GetTurnId(), RunId: tu.runID, StepId: step, ToolCallId: call}
+	// The session and thread ride along: control then appends to the
+	// thread's partition at once, with no lookup of the turn by id.
+	ev := &eventsv1.RuntimeEvent{Type: typ, SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), RunId: tu.runID, StepId: step, ToolCallId: call}
 	setPayload(ev, payload)
 	return ev
 }

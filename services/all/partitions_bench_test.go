@@ -35,18 +35,24 @@ const (
 // stream of the session the client's turn would have gone to. Turns and
 // publishes alternate by rounds, so load from outside the run weighs on
 // both alike; after each round of turns, untimed, control's read model
-// catches up. The report names the turn only, as pkg/worker's do, so
-// control looks the turn up by id. In the serve shape it also counts NATS
-// messages per turn. docs/scaling.md has the figures.
+// catches up. The report carries the turn's session and thread, as
+// pkg/worker's and the Python worker's do; the turn-id-only runs report
+// the turn alone, so control looks it up by id (on a partitioned log,
+// waiting for every partition when the read model does not have it yet).
+// In the serve shape it also counts NATS messages per turn.
+// docs/scaling.md has the figures.
 func BenchmarkSubmitsAcrossPartitions(b *testing.B) {
 	for _, sh := range []shape{dev, serve} {
 		for _, p := range []int{1, 3} {
-			b.Run(fmt.Sprintf("%s/P%d", sh, p), func(b *testing.B) { benchSubmitsAcross(b, sh, p) })
+			b.Run(fmt.Sprintf("%s/P%d", sh, p), func(b *testing.B) { benchSubmitsAcross(b, sh, p, true) })
 		}
+	}
+	for _, p := range []int{1, 3} {
+		b.Run(fmt.Sprintf("serve/P%d/turn-id-only", p), func(b *testing.B) { benchSubmitsAcross(b, serve, p, false) })
 	}
 }
 
-func benchSubmitsAcross(b *testing.B, sh shape, partitions int) {
+func benchSubmitsAcross(b *testing.B, sh shape, partitions int, scoped bool) {
 	const tenant = "acme" // the stack's anonymous tenant
 	s := newStackOf(b, sh, partitions, control.Name)
 	ctx := context.Background()
@@ -63,8 +69,12 @@ func benchSubmitsAcross(b *testing.B, sh shape, partitions int) {
 		if err != nil {
 			return err
 		}
-		_, err = c.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{{Type: "turn.completed", TurnId: resp.GetTurn().GetTurnId(),
-			Payload: &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{Summary: "done", StopReason: "end_turn"}}}}})
+		done := &eventsv1.RuntimeEvent{Type: "turn.completed", TurnId: resp.GetTurn().GetTurnId(),
+			Payload: &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{Summary: "done", StopReason: "end_turn"}}}
+		if scoped {
+			done.SessionId, done.ThreadId = session, "th-"+session
+		}
+		_, err = c.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{done}})
 		return err
 	}
 	publish := func(cl, i int) error {

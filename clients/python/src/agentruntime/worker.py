@@ -500,7 +500,10 @@ class _Turn:
     # ---- facts ----
 
     def event(self, typ: str, step: str = "", call: str = "", **payload: Any) -> RuntimeEvent:
-        ev = RuntimeEvent(type=typ, turn_id=self.t.turn_id, run_id=self.run_id, step_id=step, tool_call_id=call)
+        # The session and thread ride along: control then appends to the
+        # thread's partition at once, with no lookup of the turn by id.
+        ev = RuntimeEvent(type=typ, session_id=self.t.session_id, thread_id=self.t.thread_id, turn_id=self.t.turn_id,
+                          run_id=self.run_id, step_id=step, tool_call_id=call)
         for name, value in payload.items():
             getattr(ev, name).CopyFrom(value)
         return ev
