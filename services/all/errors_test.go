@@ -70,12 +70,21 @@ type clients struct {
 
 func startAll(t *testing.T) clients {
 	t.Helper()
-	models := filepath.Join(t.TempDir(), "models.yaml")
-	if err := os.WriteFile(models, []byte(pinnedModels), 0o600); err != nil {
+	return startSystem(t, pinnedModels, 1).clients
+}
+
+// startSystem runs the five services as `agentruntime dev` does, with the
+// model registry models, on a log of partitions streams, each service with
+// its own in-memory store, behind one gRPC server (API key pinnedKey of
+// tenant acme).
+func startSystem(t *testing.T, models string, partitions int) *partitionedSystem {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "models.yaml")
+	if err := os.WriteFile(path, []byte(models), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{})
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{Partitions: partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +97,13 @@ func startAll(t *testing.T) clients {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sys := &partitionedSystem{log: log, stores: map[string]*projection.Memory{}}
 	done := make(chan error, len(all.Names)+1)
 	waits := 1
 	for _, name := range all.Names {
-		s, err := all.New(name, kit.Deps{Log: log, Store: projection.NewMemory(), Logger: logger, Config: kit.Config{ModelsFile: models}})
+		store := projection.NewMemory()
+		sys.stores[name] = store
+		s, err := all.New(name, kit.Deps{Log: log, Store: store, Logger: logger, Config: kit.Config{ModelsFile: path}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,13 +129,14 @@ func startAll(t *testing.T) clients {
 		}
 		conn.Close()
 	})
-	return clients{
+	sys.clients = clients{
 		control:    controlv1.NewControlServiceClient(conn),
 		tasks:      tasksv1.NewTasksServiceClient(conn),
 		routing:    routingv1.NewRoutingServiceClient(conn),
 		permission: permissionv1.NewPermissionServiceClient(conn),
 		evidence:   evidencev1.NewEvidenceServiceClient(conn),
 	}
+	return sys
 }
 
 const pinnedKey = "k-acme-0123456789"

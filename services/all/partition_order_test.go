@@ -4,11 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
-	"net"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -17,9 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/prototext"
@@ -27,7 +21,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -37,12 +30,8 @@ import (
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
-	"github.com/agentruntime/agentruntime/pkg/server"
-	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
-	"github.com/agentruntime/agentruntime/services/all"
 	controlrm "github.com/agentruntime/agentruntime/services/control/projector"
 	evidencerm "github.com/agentruntime/agentruntime/services/evidence/projector"
-	"github.com/agentruntime/agentruntime/services/kit"
 	permissionrm "github.com/agentruntime/agentruntime/services/permission/projector"
 	routingrm "github.com/agentruntime/agentruntime/services/routing/projector"
 	tasksrm "github.com/agentruntime/agentruntime/services/tasks/projector"
@@ -135,6 +124,8 @@ budgets:
   - {id: every-task, scope: task, limit_usd: 1000}
 `
 
+// partitionedSystem is the five services on one log (startSystem), with
+// the log and each service's store.
 type partitionedSystem struct {
 	clients
 	log    *eventlog.Log
@@ -146,64 +137,7 @@ type partitionedSystem struct {
 // own in-memory store.
 func startPartitionedSystem(t *testing.T, partitions int) *partitionedSystem {
 	t.Helper()
-	models := filepath.Join(t.TempDir(), "models.yaml")
-	if err := os.WriteFile(models, []byte(orderModels), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{Partitions: partitions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	authn, err := auth.New(&auth.Config{APIKeys: []auth.APIKeyConfig{{Name: "alice", Tenant: foldTenant, Role: "admin", Key: pinnedKey}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: authn, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := &partitionedSystem{log: log, stores: map[string]*projection.Memory{}}
-	done := make(chan error, len(all.Names)+1)
-	waits := 1
-	for _, name := range all.Names {
-		store := projection.NewMemory()
-		sys.stores[name] = store
-		s, err := all.New(name, kit.Deps{Log: log, Store: store, Logger: logger, Config: kit.Config{ModelsFile: models}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Register(srv.GRPC())
-		if r, ok := s.(kit.Runner); ok {
-			waits++
-			go func() { done <- r.Run(ctx) }()
-		}
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- srv.Serve(ctx, lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		for range waits {
-			<-done
-		}
-		conn.Close()
-	})
-	sys.clients = clients{
-		control:    controlv1.NewControlServiceClient(conn),
-		tasks:      tasksv1.NewTasksServiceClient(conn),
-		routing:    routingv1.NewRoutingServiceClient(conn),
-		permission: permissionv1.NewPermissionServiceClient(conn),
-		evidence:   evidencev1.NewEvidenceServiceClient(conn),
-	}
-	return sys
+	return startSystem(t, orderModels, partitions)
 }
 
 // sessionsInEveryPartition picks perPartition sessions of the tenant in
