@@ -15,17 +15,7 @@ import (
 // control service's default, and dev and serve refuse a bound below 1
 // before they open anything.
 func TestMaxQueuedTurnsFlag(t *testing.T) {
-	parse := func(args ...string) common {
-		t.Helper()
-		var c common
-		fs := flag.NewFlagSet("test", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		c.register(fs, "127.0.0.1:0")
-		if err := parseFlags(fs, args); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	parse := func(args ...string) common { return parseCommon(t, args...) }
 	if c := parse(); c.maxQueuedTurns != app.DefaultMaxQueuedTurns || c.check() != nil {
 		t.Fatalf("default bound %d (%v), want %d", c.maxQueuedTurns, c.check(), app.DefaultMaxQueuedTurns)
 	}
@@ -53,17 +43,7 @@ func TestMaxQueuedTurnsFlag(t *testing.T) {
 // --partitions takes its default from AR_PARTITIONS, else 1, and dev and
 // serve refuse a count outside 1..64 before they open anything.
 func TestPartitionsFlag(t *testing.T) {
-	parse := func(args ...string) common {
-		t.Helper()
-		var c common
-		fs := flag.NewFlagSet("test", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		c.register(fs, "127.0.0.1:0")
-		if err := parseFlags(fs, args); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	parse := func(args ...string) common { return parseCommon(t, args...) }
 	if c := parse(); c.partitions != 1 || c.logConfig(eventlog.Config{}).Partitions != 1 {
 		t.Fatalf("default %d partitions, want 1", c.partitions)
 	}
@@ -85,4 +65,18 @@ func TestPartitionsFlag(t *testing.T) {
 			}
 		}
 	}
+}
+
+// parseCommon parses the flags every serving command shares, with the
+// AR_* environment defaults.
+func parseCommon(t *testing.T, args ...string) common {
+	t.Helper()
+	var c common
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.register(fs, "127.0.0.1:0")
+	if err := parseFlags(fs, args); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
