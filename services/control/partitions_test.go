@@ -528,3 +528,70 @@ func sessionIDs(ss []*controlv1.Session) []string {
 	}
 	return out
 }
+
+// holdApply holds the batches of one checkpoint name until gate is
+// closed: a partition whose fold is behind.
+type holdApply struct {
+	projection.Store
+	name string
+	gate chan struct{}
+}
+
+func (h *holdApply) Apply(ctx context.Context, b projection.Batch) (bool, error) {
+	if b.Projection == h.name {
+		select {
+		case <-h.gate:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	return h.Store.Apply(ctx, b)
+}
+
+// GS-5: a session's tool inventory joins the tenant's tools, folded in the
+// tenant's session-less partition, with the session's own. With the
+// session's token only, the read still waits for the tenant's partition:
+// a tool registered for the tenant before the call is listed even while
+// that partition's fold is behind.
+func TestToolInventoryWaitsForTheTenantsPartition(t *testing.T) {
+	var watch *waitWatch
+	var hold *holdApply
+	h := newPartitioned(t, func(h *harness) {
+		h.wrapStore = func(s projection.Store) projection.Store {
+			k := h.log.Subjects.PartitionOf("acme", eventlog.NoSession)
+			hold = &holdApply{Store: s, name: projector.CheckpointName(rm.Name, 3, k), gate: make(chan struct{})}
+			watch = newWaitWatch(hold)
+			return watch
+		}
+	})
+	ctx := acme(t)
+	tenantPart := h.log.Subjects.PartitionOf("acme", eventlog.NoSession)
+	session := h.sessionIn("acme", (tenantPart+1)%3, "tools")
+	h.submit(ctx, session, "th1")
+	if _, err := h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{WorkerId: "w1", Tools: []*eventsv1.ToolSpec{{Name: "read_file", ReadOnly: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{SessionId: session, WorkerId: "w2", Tools: []*eventsv1.ToolSpec{{Name: "browser"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch.drain()
+	got := make(chan *controlv1.GetToolInventoryResponse, 1)
+	go func() {
+		inv, err := h.client.GetToolInventory(ctx, &controlv1.GetToolInventoryRequest{SessionId: session, MinSequence: r.Sequence})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- inv
+	}()
+	watch.await(t, func(name string) bool { return name == hold.name })
+	close(hold.gate)
+	inv := <-got
+	var names []string
+	for _, tool := range inv.GetTools() {
+		names = append(names, tool.GetName())
+	}
+	if fmt.Sprint(names) != "[browser read_file]" {
+		t.Fatalf("inventory %v, want the tenant's read_file beside the session's browser", names)
+	}
+}

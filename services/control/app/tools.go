@@ -13,6 +13,7 @@ import (
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
@@ -48,12 +49,19 @@ func (a *App) RegisterTools(ctx context.Context, c Caller, req *controlv1.Regist
 // tools and the session's own, a session's registration winning on a name
 // clash; sorted by name. The two are in two partitions of a partitioned
 // log (the tenant's session-less `_` and the session's): min_sequence
-// waits for its own, and the response's sequence is that partition's
-// checkpoint, as ListSessions'.
+// waits for its own, the tenant's partition is waited for up to its head
+// (tools registered for the tenant before the call are listed, whatever
+// token the caller holds), and the response's sequence is min_sequence's
+// partition's checkpoint, as ListSessions'.
 func (a *App) GetToolInventory(ctx context.Context, c Caller, req *controlv1.GetToolInventoryRequest) (*controlv1.GetToolInventoryResponse, error) {
 	seq, err := a.caughtUp(ctx, req.GetMinSequence())
 	if err != nil {
 		return nil, err
+	}
+	if a.Log.Partitions() > 1 {
+		if err := projector.CaughtUp(ctx, a.Log.Of(c.Tenant, ""), a.Store, rm.Name, nil, ReadTimeout); err != nil {
+			return nil, err
+		}
 	}
 	byName := map[string]*eventsv1.ToolSpec{}
 	scopes := []string{"_"}
