@@ -137,11 +137,12 @@ func TestEvidenceExportAndProfileConformance(t *testing.T) {
 	}
 	for _, fn := range []func() (*evidencev1.ExportResult, error){
 		func() (*evidencev1.ExportResult, error) {
-			r, err := s.evidence.ExportReplay(ctx, &evidencev1.ExportReplayRequest{Scope: scope})
+			// The first export's token: its evidence.changed is folded.
+			r, err := s.evidence.ExportReplay(ctx, &evidencev1.ExportReplayRequest{Scope: scope, MinSequence: first.GetWrite().GetSequence()})
 			return r.GetResult(), err
 		},
 		func() (*evidencev1.ExportResult, error) {
-			r, err := s.evidence.ExportReview(ctx, &evidencev1.ExportReviewRequest{Scope: scope, ReviewNotes: []string{"approval path looks right"}})
+			r, err := s.evidence.ExportReview(ctx, &evidencev1.ExportReviewRequest{Scope: scope, MinSequence: first.GetWrite().GetSequence(), ReviewNotes: []string{"approval path looks right"}})
 			return r.GetResult(), err
 		},
 	} {

@@ -258,11 +258,13 @@ func waitFor(t *testing.T, s *system, filter string, match func(*eventsv1.Runtim
 		t.Fatal(err)
 	}
 	defer sub.Stop()
+	var seen []string
 	for {
 		rec, err := sub.Next(ctx)
 		if err != nil {
-			t.Fatalf("no matching event in %s: %v", filter, err)
+			t.Fatalf("no matching event in %s: %v; the last seen: %v", filter, err, seen[max(0, len(seen)-12):])
 		}
+		seen = append(seen, rec.Event.GetType()+" "+rec.Event.GetTaskId()+rec.Event.GetActionId())
 		if match(rec.Event) {
 			return rec.Event
 		}

@@ -207,7 +207,9 @@ func TrialPack(t *Trial, m *Model, in TrialPackInput) (Object, []string) {
 		"timeout": t.TimedOut, "deniedSideEffectCount": m.DeniedSideEffects, "tokens": m.Tokens,
 		"costUsd": float64(m.CostNanos) / 1e9, "artifactCount": m.Artifacts, "evidenceComplete": len(gaps) == 0 && t.Reward != nil,
 	}
-	if t.DurationMs > 0 {
+	// An ended trial has a duration, 0 when it took under a millisecond; a
+	// running one has none yet.
+	if t.DurationMs > 0 || t.EndedAt != "" {
 		metrics["durationMs"] = t.DurationMs
 	}
 	failure := t.FailureCategory
