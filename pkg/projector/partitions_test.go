@@ -153,3 +153,71 @@ func warning(code string) *eventsv1.RuntimeEvent {
 		Payload: &eventsv1.RuntimeEvent_RuntimeWarning{RuntimeWarning: &eventsv1.RuntimeWarning{Code: code}},
 	}
 }
+
+// headWaiter waits, for every event, until the read model test.a holds every
+// partition's events (as a reactor that lists across sessions does), and
+// records the waits that ran out.
+type headWaiter struct {
+	log    *eventlog.Log
+	store  projection.Store
+	mu     sync.Mutex
+	behind []error
+}
+
+func (*headWaiter) Name() string                      { return "test.wait" }
+func (*headWaiter) Filters() []string                 { return nil }
+func (*headWaiter) Wants(*eventsv1.RuntimeEvent) bool { return true }
+func (w *headWaiter) React(ctx context.Context, _ *eventlog.Record) error {
+	if err := projector.CaughtUp(ctx, w.log, w.store, "test.a", nil, 3*time.Second); err != nil {
+		w.mu.Lock()
+		w.behind = append(w.behind, err)
+		w.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Reactors of two partitions that each wait for a read model of every
+// partition do not wait for each other: a reactor does not read through
+// the process feed the read models read (a feed moves at its slowest
+// consumer's pace, so each would hold back the read model the other waits
+// for, until the waits run out).
+func TestReactorsWaitingOnEveryPartitionDoNotBlockEachOther(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{Partitions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := projection.NewMemory()
+	w := &headWaiter{log: log, store: store}
+	rctx, stop := context.WithCancel(projector.ContextWithOptions(ctx, projector.WithFeed(projector.NewFeed(log)), projector.WithMaxBatch(1)))
+	defer stop()
+	done := make(chan error, 2)
+	go func() { done <- projector.RunAll(rctx, log, store, nil, []projector.Projection{perSession{"test.a"}}) }()
+	go func() { done <- projector.React(rctx, log, store, w, nil) }()
+	// Events in both partitions while both consumers follow the log.
+	heads := make([]uint64, 2)
+	for i := 0; heads[0] == 0 || heads[1] == 0 || i < 200; i++ {
+		s := "sess_" + strconv.Itoa(i%8)
+		got, err := log.AppendFacts(ctx, eventlog.Aggregate{Tenant: "acme", Session: s, Kind: "session", ID: s}, warning(strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		heads[log.PartitionOfPosition(got[0].Sequence)] = got[0].Sequence
+	}
+	for _, head := range heads {
+		if _, err := projector.WaitFor(ctx, log, store, "test.wait", head, 50*time.Second); err != nil {
+			t.Fatalf("the reactor did not reach %d: %v", head, err)
+		}
+	}
+	w.mu.Lock()
+	if len(w.behind) > 0 {
+		t.Errorf("reactions waited for the read model until their waits ran out %d times: %v", len(w.behind), w.behind[0])
+	}
+	w.mu.Unlock()
+	stop()
+	for range 2 {
+		<-done
+	}
+}

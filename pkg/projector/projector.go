@@ -276,7 +276,17 @@ type Reactor interface {
 // React runs a reactor until ctx ends, resuming from its checkpoint after
 // any failure with backoff, like Run. It reacts event by event and writes
 // its checkpoint once per batch.
+//
+// On a partitioned log a reactor reads through a consumer of its own, not
+// the process feed: a reaction may wait for read models of other
+// partitions (caught up with every partition before it lists across
+// sessions), and a feed moves at the pace of its slowest consumer. Two
+// reactors of two partitions each waiting for the read model the other's
+// feed holds back would wait for each other until their reads time out.
 func React(ctx context.Context, log *eventlog.Log, store projection.Store, r Reactor, logger *slog.Logger, opts ...Option) error {
+	if log.Partitions() > 1 {
+		opts = append(slices.Clone(opts), WithFeed(nil))
+	}
 	return perPartition(ctx, log, r.Name(), func(ctx context.Context, log *eventlog.Log, name string) error {
 		return react(ctx, log, store, namedReactor{r, name}, logger, opts)
 	})
