@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -143,7 +143,7 @@ func TestSpendAddsUpEveryPartition(t *testing.T) {
 		t.Fatalf("charged %d, %d for the task", tenantTotal, taskTot)
 	}
 	for i, c := range cs {
-		var states []*ev.BudgetState
+		var states []*eventsv1.BudgetState
 		for k, seq := range last {
 			if seq == 0 {
 				t.Fatalf("no cost recorded in partition %d", k)
@@ -192,7 +192,7 @@ func TestTaskProfilesOfTwoPartitionsKeepTheirOwn(t *testing.T) {
 		}
 	}
 	for s, kind := range kinds {
-		tp := &ev.TaskProfile{}
+		tp := &eventsv1.TaskProfile{}
 		if found, err := rp.Load(ctx, store, rp.TaskProfileKey("t1", s, "k"), tp); err != nil || !found || tp.GetKind() != kind {
 			t.Fatalf("session %q: task k's profile %v (found %v, %v), want %s", s, tp, found, err, kind)
 		}

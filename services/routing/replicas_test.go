@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 )
@@ -26,8 +26,8 @@ func replicas(t *testing.T, n int) []rv1.RoutingServiceClient {
 	return cs
 }
 
-var coding = &ev.TaskProfile{Kind: "coding", RequiredCapabilities: []ev.Capability{ev.Capability_CAPABILITY_TOOLS},
-	FallbackPolicy: ev.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE}
+var coding = &eventsv1.TaskProfile{Kind: "coding", RequiredCapabilities: []eventsv1.Capability{eventsv1.Capability_CAPABILITY_TOOLS},
+	FallbackPolicy: eventsv1.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE}
 
 // Every replica reports the failure of a turn's current model at once:
 // exactly one moves the turn each round, every other decides again on the
@@ -53,7 +53,7 @@ func TestReplicasExactlyOneFallbackWinsEachRound(t *testing.T) {
 					for i, c := range cs {
 						wg.Go(func() {
 							<-gate
-							answers[i], errs[i] = c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: failed, FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
+							answers[i], errs[i] = c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: failed, FailureCategory: eventsv1.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
 						})
 					}
 					close(gate)
@@ -90,7 +90,7 @@ func TestReplicasExactlyOneRegistryChangeWinsEachRound(t *testing.T) {
 	for round := 0; round < 6; round++ {
 		model := fmt.Sprintf("m%d", round)
 		if _, err := cs[round%3].UpdateModelRegistry(ctx, &rv1.UpdateModelRegistryRequest{Changes: []*rv1.ModelRegistryChange{
-			{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &ev.Model{Id: model, ProviderId: "openai"}}}}}); err != nil {
+			{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &eventsv1.Model{Id: model, ProviderId: "openai"}}}}}); err != nil {
 			t.Fatal(err)
 		}
 		var mu sync.Mutex
@@ -123,7 +123,7 @@ func TestReplicasExactlyOneRegistryChangeWinsEachRound(t *testing.T) {
 	// Every replica's read model folded every change (a change decided on
 	// a stale registry would have stopped its projector).
 	last, err := cs[0].UpdateModelRegistry(ctx, &rv1.UpdateModelRegistryRequest{Changes: []*rv1.ModelRegistryChange{
-		{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &ev.Model{Id: "final", ProviderId: "openai"}}}}})
+		{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &eventsv1.Model{Id: "final", ProviderId: "openai"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,15 +148,15 @@ func TestStaleReplicaDecidesRoutingOnTheLog(t *testing.T) {
 	if _, err := b.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: sc, Route: &rv1.RouteRequest{Profile: coding, RequestedModelId: "gpt-5-4"}}); err != nil {
 		t.Fatal(err)
 	}
-	first, err := a.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: "gpt-5-4", FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
+	first, err := a.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: "gpt-5-4", FailureCategory: eventsv1.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
 	if err != nil || first.GetFallback().GetDecision().GetSelectedModelId() != "claude-fast" {
 		t.Fatalf("%v, %v", first, err)
 	}
-	second, err := b.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: "claude-fast", FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
+	second, err := b.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: "claude-fast", FailureCategory: eventsv1.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
 	if err != nil || second.GetFallback().GetFallbackCount() != 2 || second.GetWrite().GetDeduplicated() {
 		t.Fatalf("b on its stale turn: %v, %v", second, err)
 	}
-	again, err := a.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: "gpt-5-4", FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
+	again, err := a.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: "gpt-5-4", FailureCategory: eventsv1.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
 	if err != nil || !again.GetWrite().GetDeduplicated() || !proto.Equal(again.GetFallback(), first.GetFallback()) {
 		t.Fatalf("a's retry: %v, %v", again, err)
 	}
@@ -179,7 +179,7 @@ func TestRoutingCommandsAnswerWithoutAProjector(t *testing.T) {
 	c := startOn(t, natstest.Server(t), registryYAML, false)
 	ctx := context.Background()
 	if _, err := c.UpdateModelRegistry(ctx, &rv1.UpdateModelRegistryRequest{Changes: []*rv1.ModelRegistryChange{
-		{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &ev.Model{Id: "o-new", ProviderId: "openai", Capabilities: []ev.Capability{ev.Capability_CAPABILITY_TOOLS}}}}}}); err != nil {
+		{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &eventsv1.Model{Id: "o-new", ProviderId: "openai", Capabilities: []eventsv1.Capability{eventsv1.Capability_CAPABILITY_TOOLS}}}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.CheckLimits(ctx, &rv1.CheckLimitsRequest{ModelId: "o-new", Requests: 1}); err != nil {
@@ -190,7 +190,7 @@ func TestRoutingCommandsAnswerWithoutAProjector(t *testing.T) {
 	if err != nil || d.GetDecision().GetSelectedModelId() != "o-new" {
 		t.Fatalf("%v, %v", d, err)
 	}
-	fb, err := c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: "o-new", FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
+	fb, err := c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: "o-new", FailureCategory: eventsv1.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
 	if err != nil || fb.GetFallback().GetFallbackCount() != 1 {
 		t.Fatalf("%v, %v", fb, err)
 	}

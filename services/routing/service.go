@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/kit"
@@ -38,7 +38,7 @@ type Service struct {
 // read from deps.Config.ModelsFile (--models, AR_MODELS; none: an empty
 // registry).
 func New(deps kit.Deps) *Service {
-	var config *ev.Registry
+	var config *eventsv1.Registry
 	var configErr error
 	if path := deps.Config.ModelsFile; path != "" {
 		config, configErr = app.LoadConfig(path)

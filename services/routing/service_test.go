@@ -23,7 +23,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/natsembed"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -159,7 +159,7 @@ func TestSingleCandidateAndSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := resp.GetDecision()
-	if d.GetSelectedModelId() != "gpt-5-4" || d.GetCandidateCount() != 1 || d.GetRoutingMode() != ev.RoutingMode_ROUTING_MODE_SINGLE_CANDIDATE {
+	if d.GetSelectedModelId() != "gpt-5-4" || d.GetCandidateCount() != 1 || d.GetRoutingMode() != eventsv1.RoutingMode_ROUTING_MODE_SINGLE_CANDIDATE {
 		t.Fatalf("decision %v", d)
 	}
 	if d.GetEstimatedCostNanos() != 2_250_000 || len(d.GetLimitStateSnapshot().GetLimits()) == 0 || len(d.GetCapabilityGap()) != 0 {
@@ -187,7 +187,7 @@ func TestNoCandidateNamesEveryExcludedModel(t *testing.T) {
 	c := start(t, registryYAML)
 	ctx := context.Background()
 	resp, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn1"), Route: &rv1.RouteRequest{
-		Profile: &ev.TaskProfile{Kind: "reasoning", RequiredCapabilities: []ev.Capability{ev.Capability_CAPABILITY_REASONING}}}})
+		Profile: &eventsv1.TaskProfile{Kind: "reasoning", RequiredCapabilities: []eventsv1.Capability{eventsv1.Capability_CAPABILITY_REASONING}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestNoCandidateNamesEveryExcludedModel(t *testing.T) {
 	}
 	// An empty registry is valid: not possible, saying why.
 	c2 := start(t, "")
-	resp, err = c2.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn1"), Route: &rv1.RouteRequest{Profile: &ev.TaskProfile{Kind: "chat"}}})
+	resp, err = c2.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn1"), Route: &rv1.RouteRequest{Profile: &eventsv1.TaskProfile{Kind: "chat"}}})
 	if err != nil || !contains(resp.GetNotPossible().GetReason(), "registry is empty") {
 		t.Fatalf("%v, %v", resp, err)
 	}
@@ -212,29 +212,29 @@ func TestFallbackAfterProviderFailure(t *testing.T) {
 	c := start(t, registryYAML)
 	ctx := context.Background()
 	resp, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn1"), Route: &rv1.RouteRequest{
-		Profile:          &ev.TaskProfile{Kind: "coding", RequiredCapabilities: []ev.Capability{ev.Capability_CAPABILITY_TOOLS}, FallbackPolicy: ev.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE},
+		Profile:          &eventsv1.TaskProfile{Kind: "coding", RequiredCapabilities: []eventsv1.Capability{eventsv1.Capability_CAPABILITY_TOOLS}, FallbackPolicy: eventsv1.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE},
 		RequestedModelId: "gpt-5-4"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := resp.GetDecision()
-	if d.GetSelectedModelId() != "gpt-5-4" || d.GetRoutingMode() != ev.RoutingMode_ROUTING_MODE_REQUESTED || len(d.GetFallbackChain()) == 0 {
+	if d.GetSelectedModelId() != "gpt-5-4" || d.GetRoutingMode() != eventsv1.RoutingMode_ROUTING_MODE_REQUESTED || len(d.GetFallbackChain()) == 0 {
 		t.Fatalf("decision %v", d)
 	}
-	_, err = c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: scope("turn1"), FailedModelId: "claude-fast", FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
+	_, err = c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: scope("turn1"), FailedModelId: "claude-fast", FailureCategory: eventsv1.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
 	code(t, err, codes.FailedPrecondition)
-	fb, err := c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: scope("turn1"), FailedModelId: "gpt-5-4", FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_OVERLOADED})
+	fb, err := c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: scope("turn1"), FailedModelId: "gpt-5-4", FailureCategory: eventsv1.FailureCategory_FAILURE_CATEGORY_OVERLOADED})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := fb.GetFallback()
-	if f.GetDecision().GetSelectedModelId() != d.GetFallbackChain()[0][len("anthropic/"):] || f.GetFailureCategory() != ev.FailureCategory_FAILURE_CATEGORY_OVERLOADED || f.GetFallbackCount() != 1 {
+	if f.GetDecision().GetSelectedModelId() != d.GetFallbackChain()[0][len("anthropic/"):] || f.GetFailureCategory() != eventsv1.FailureCategory_FAILURE_CATEGORY_OVERLOADED || f.GetFallbackCount() != 1 {
 		t.Fatalf("fallback %v (chain %v)", f, d.GetFallbackChain())
 	}
 	// Walk the chain to its end: then routing.not_possible, not an error.
 	next := f.GetDecision().GetSelectedModelId()
 	for range 3 {
-		fb, err = c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: scope("turn1"), FailedModelId: next, FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR})
+		fb, err = c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: scope("turn1"), FailedModelId: next, FailureCategory: eventsv1.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +296,7 @@ func TestQuotaAndRateLimit(t *testing.T) {
 		t.Fatalf("summary %v", th)
 	}
 	// With the quota exhausted, routing excludes every model for it.
-	resp, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn2"), Route: &rv1.RouteRequest{Profile: &ev.TaskProfile{Kind: "chat"}}})
+	resp, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn2"), Route: &rv1.RouteRequest{Profile: &eventsv1.TaskProfile{Kind: "chat"}}})
 	if err != nil || resp.GetNotPossible() == nil || !contains(resp.GetNotPossible().GetReason(), "quota_exhausted") {
 		t.Fatalf("%v, %v", resp, err)
 	}
@@ -325,7 +325,7 @@ func TestBadInputRecordsNothing(t *testing.T) {
 	if st := code(t, err, codes.InvalidArgument); !contains(st.Message(), "usage.output_tokens") {
 		t.Fatalf("%v does not name the field", st.Message())
 	}
-	_, err = c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn1"), Route: &rv1.RouteRequest{Profile: &ev.TaskProfile{Kind: "chat"}, EstimatedInputTokens: 1 << 62}})
+	_, err = c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn1"), Route: &rv1.RouteRequest{Profile: &eventsv1.TaskProfile{Kind: "chat"}, EstimatedInputTokens: 1 << 62}})
 	if st := code(t, err, codes.InvalidArgument); !contains(st.Message(), "route.estimated_input_tokens") {
 		t.Fatalf("%v does not name the field", st.Message())
 	}
@@ -341,13 +341,13 @@ func TestRegistryChangesAreFacts(t *testing.T) {
 	c := start(t, registryYAML)
 	ctx := context.Background()
 	up, err := c.UpdateModelRegistry(ctx, &rv1.UpdateModelRegistryRequest{Changes: []*rv1.ModelRegistryChange{
-		{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &ev.Model{Id: "o-reason", ProviderId: "openai", Capabilities: []ev.Capability{ev.Capability_CAPABILITY_REASONING}}}},
+		{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &eventsv1.Model{Id: "o-reason", ProviderId: "openai", Capabilities: []eventsv1.Capability{eventsv1.Capability_CAPABILITY_REASONING}}}},
 	}})
 	if err != nil || len(up.GetWrite().GetEventIds()) != 1 {
 		t.Fatalf("%v, %v", up, err)
 	}
 	_, err = c.UpdateModelRegistry(ctx, &rv1.UpdateModelRegistryRequest{Changes: []*rv1.ModelRegistryChange{
-		{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &ev.Model{Id: "x", ProviderId: "nobody"}}},
+		{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &eventsv1.Model{Id: "x", ProviderId: "nobody"}}},
 	}})
 	st := code(t, err, codes.InvalidArgument)
 	var br *errdetails.BadRequest
@@ -398,11 +398,11 @@ func indexOf(s, sub string) int {
 func TestRetriedFallbackReplaysTheEarlierOutcome(t *testing.T) {
 	c := start(t, registryYAML)
 	ctx := context.Background()
-	coding := &ev.TaskProfile{Kind: "coding", RequiredCapabilities: []ev.Capability{ev.Capability_CAPABILITY_TOOLS}, FallbackPolicy: ev.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE}
+	coding := &eventsv1.TaskProfile{Kind: "coding", RequiredCapabilities: []eventsv1.Capability{eventsv1.Capability_CAPABILITY_TOOLS}, FallbackPolicy: eventsv1.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE}
 	if _, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: scope("turn1"), Route: &rv1.RouteRequest{Profile: coding, RequestedModelId: "gpt-5-4"}}); err != nil {
 		t.Fatal(err)
 	}
-	report := func(model string, cat ev.FailureCategory) *rv1.ApplyFallbackResponse {
+	report := func(model string, cat eventsv1.FailureCategory) *rv1.ApplyFallbackResponse {
 		t.Helper()
 		r, err := c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: scope("turn1"), FailedModelId: model, FailureCategory: cat})
 		if err != nil {
@@ -420,27 +420,27 @@ func TestRetriedFallbackReplaysTheEarlierOutcome(t *testing.T) {
 			t.Fatalf("%s: write %v, want deduplicated %v", what, w, fw)
 		}
 	}
-	first := report("gpt-5-4", ev.FailureCategory_FAILURE_CATEGORY_OVERLOADED)
+	first := report("gpt-5-4", eventsv1.FailureCategory_FAILURE_CATEGORY_OVERLOADED)
 	if first.GetFallback().GetDecision().GetSelectedModelId() != "claude-fast" || first.GetWrite().GetDeduplicated() {
 		t.Fatalf("first fallback %v", first)
 	}
 	// The worker did not see the answer and reports again (even with
 	// another category): the same fallback, nothing appended.
-	same("retry", report("gpt-5-4", ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT), first)
-	second := report("claude-fast", ev.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR)
+	same("retry", report("gpt-5-4", eventsv1.FailureCategory_FAILURE_CATEGORY_TIMEOUT), first)
+	second := report("claude-fast", eventsv1.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR)
 	if second.GetFallback().GetDecision().GetSelectedModelId() != "unpriced" || second.GetFallback().GetFallbackCount() != 2 {
 		t.Fatalf("second fallback %v", second)
 	}
 	// A late retry of the first report does not move the turn again.
-	same("late retry", report("gpt-5-4", ev.FailureCategory_FAILURE_CATEGORY_OVERLOADED), first)
+	same("late retry", report("gpt-5-4", eventsv1.FailureCategory_FAILURE_CATEGORY_OVERLOADED), first)
 	// The end of the chain: not possible, and its retry replays that too.
-	last := report("unpriced", ev.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR)
+	last := report("unpriced", eventsv1.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR)
 	if last.GetNotPossible().GetStage() != "fallback" {
 		t.Fatalf("end of chain %v", last)
 	}
-	same("retry after not possible", report("unpriced", ev.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR), last)
+	same("retry after not possible", report("unpriced", eventsv1.FailureCategory_FAILURE_CATEGORY_SERVER_ERROR), last)
 	// A model that never served the turn is still not its current model.
-	_, err := c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: scope("turn1"), FailedModelId: "llama", FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
+	_, err := c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: scope("turn1"), FailedModelId: "llama", FailureCategory: eventsv1.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
 	if st := code(t, err, codes.FailedPrecondition); !contains(st.Message(), "not \"llama\"") {
 		t.Fatalf("%v", st.Message())
 	}
@@ -461,7 +461,7 @@ func TestRetriedFallbackReplaysTheEarlierOutcome(t *testing.T) {
 		t.Fatalf("%v, %v", again, err)
 	}
 	for _, x := range again.GetNotPossible().GetExcluded() {
-		if x.GetModelId() != "llama" && !slices.Contains(x.GetReasons(), ev.ExclusionReason_EXCLUSION_REASON_PROVIDER_FAILED) {
+		if x.GetModelId() != "llama" && !slices.Contains(x.GetReasons(), eventsv1.ExclusionReason_EXCLUSION_REASON_PROVIDER_FAILED) {
 			t.Fatalf("%s excluded for %v, want provider_failed among them", x.GetModelId(), x.GetReasons())
 		}
 	}
@@ -471,7 +471,7 @@ func TestConcurrentFallbackReportsMoveTheTurnOnce(t *testing.T) {
 	c := start(t, registryYAML)
 	ctx := context.Background()
 	sc := &rv1.TurnScope{SessionId: "s1", ThreadId: "th2", TurnId: "turn1"}
-	if _, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: sc, Route: &rv1.RouteRequest{Profile: &ev.TaskProfile{Kind: "coding"}, RequestedModelId: "gpt-5-4"}}); err != nil {
+	if _, err := c.DecideRoute(ctx, &rv1.DecideRouteRequest{Scope: sc, Route: &rv1.RouteRequest{Profile: &eventsv1.TaskProfile{Kind: "coding"}, RequestedModelId: "gpt-5-4"}}); err != nil {
 		t.Fatal(err)
 	}
 	const workers = 8
@@ -480,7 +480,7 @@ func TestConcurrentFallbackReportsMoveTheTurnOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Go(func() {
-			answers[i], errs[i] = c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: "gpt-5-4", FailureCategory: ev.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
+			answers[i], errs[i] = c.ApplyFallback(ctx, &rv1.ApplyFallbackRequest{Scope: sc, FailedModelId: "gpt-5-4", FailureCategory: eventsv1.FailureCategory_FAILURE_CATEGORY_TIMEOUT})
 		})
 	}
 	wg.Wait()
@@ -517,7 +517,7 @@ func TestLimitsFollowRegistryChanges(t *testing.T) {
 			"CheckLimits never answered %v", want)
 	}
 	if _, err := c.UpdateModelRegistry(ctx, &rv1.UpdateModelRegistryRequest{Changes: []*rv1.ModelRegistryChange{
-		{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &ev.Model{Id: "o-new", ProviderId: "openai"}}},
+		{Change: &rv1.ModelRegistryChange_UpsertModel{UpsertModel: &eventsv1.Model{Id: "o-new", ProviderId: "openai"}}},
 	}}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -45,7 +45,7 @@ type App struct {
 	now    func() time.Time
 	// config is the --models registry (nil: none); each tenant imports it
 	// once per digest, as a limit.changed fact.
-	config *ev.Registry
+	config *eventsv1.Registry
 	seeded sync.Map // tenant -> imported
 	// held is each tenant's registry as this process last knew it (the
 	// read model, or its own write): limits are then one Redis round trip
@@ -61,10 +61,10 @@ type imported struct {
 }
 
 // New builds the use cases.
-func New(log *eventlog.Log, store projection.Store, limits Limiter, config *ev.Registry) *App {
+func New(log *eventlog.Log, store projection.Store, limits Limiter, config *eventsv1.Registry) *App {
 	return &App{log: log, store: store, limits: limits, now: time.Now, config: config,
 		w:    command.NewWriter(log, rp.Projection{Subjects: log.Subjects}, command.Options{}),
-		held: registries{byTenant: map[string]*ev.Registry{}, gen: map[string]uint64{}}}
+		held: registries{byTenant: map[string]*eventsv1.Registry{}, gen: map[string]uint64{}}}
 }
 
 // Instrument records the command path's metrics (conflict retries) on mp.
@@ -86,7 +86,7 @@ func (a *App) Applied(batch []*eventlog.Record, _ uint64) {
 // The registries are shared: callers must not modify them.
 type registries struct {
 	mu       sync.Mutex
-	byTenant map[string]*ev.Registry
+	byTenant map[string]*eventsv1.Registry
 	gen      map[string]uint64
 }
 
@@ -102,13 +102,13 @@ func (r *registries) generation(tenant string) uint64 {
 	return r.gen[tenant]
 }
 
-func (r *registries) get(tenant string) (*ev.Registry, uint64) {
+func (r *registries) get(tenant string) (*eventsv1.Registry, uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.byTenant[tenant], r.gen[tenant]
 }
 
-func (r *registries) put(tenant string, gen uint64, reg *ev.Registry) {
+func (r *registries) put(tenant string, gen uint64, reg *eventsv1.Registry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.gen[tenant] != gen {
@@ -138,8 +138,8 @@ func registryAgg(tenant string) eventlog.Aggregate {
 	return eventlog.Aggregate{Tenant: tenant, Session: eventlog.NoSession, Kind: rp.KindRegistry, ID: rp.RegistryID}
 }
 
-func scoped(typ string, s *rv1.TurnScope) *ev.RuntimeEvent {
-	return &ev.RuntimeEvent{Type: typ, SessionId: s.GetSessionId(), ThreadId: s.GetThreadId(), TurnId: s.GetTurnId(),
+func scoped(typ string, s *rv1.TurnScope) *eventsv1.RuntimeEvent {
+	return &eventsv1.RuntimeEvent{Type: typ, SessionId: s.GetSessionId(), ThreadId: s.GetThreadId(), TurnId: s.GetTurnId(),
 		TaskId: s.GetTaskId(), RunId: s.GetRunId()}
 }
 
@@ -177,18 +177,18 @@ func write(res command.Result) *commonv1.WriteResult {
 // It is held in process after the first read or write and read again after
 // the projector applies a change to it (Applied): this process's own
 // changes count at once, another replica's once the projector has them.
-func (a *App) registry(ctx context.Context, tenant string) (*ev.Registry, error) {
+func (a *App) registry(ctx context.Context, tenant string) (*eventsv1.Registry, error) {
 	if a.config != nil {
 		if imp, ok := a.seeded.Load(tenant); !ok || imp.(imported).digest != a.config.GetConfigDigest() {
 			gen := a.held.generation(tenant)
-			res, err := a.w.Execute(ctx, registryAgg(tenant), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
+			res, err := a.w.Execute(ctx, registryAgg(tenant), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 				reg, err := rp.LoadRegistry(ctx, st, tenant)
 				if err != nil || reg.GetConfigDigest() == a.config.GetConfigDigest() {
 					return nil, err
 				}
-				return []*ev.RuntimeEvent{{Type: "limit.changed", EventId: stableID(tenant, "config", a.config.GetConfigDigest()),
-					Payload: &ev.RuntimeEvent_LimitChanged{LimitChanged: &ev.LimitChanged{Source: "config",
-						Change: &ev.LimitChanged_ConfigImported{ConfigImported: a.config}}}}}, nil
+				return []*eventsv1.RuntimeEvent{{Type: "limit.changed", EventId: stableID(tenant, "config", a.config.GetConfigDigest()),
+					Payload: &eventsv1.RuntimeEvent_LimitChanged{LimitChanged: &eventsv1.LimitChanged{Source: "config",
+						Change: &eventsv1.LimitChanged_ConfigImported{ConfigImported: a.config}}}}}, nil
 			})
 			if err != nil {
 				return nil, err
@@ -227,8 +227,8 @@ func (a *App) ResolveTaskProfile(ctx context.Context, tenant string, req *rv1.Re
 	s := req.GetScope()
 	profile := domain.ResolveProfile(domain.ProfileInput{Kind: req.GetKind(), Source: req.GetSource(), RequiredCapabilities: req.GetRequiredCapabilities(),
 		LatencyTarget: req.GetLatencyTarget(), BudgetClass: req.GetBudgetClass(), FallbackPolicy: req.GetFallbackPolicy(), Region: req.GetRegion()})
-	e := &ev.RuntimeEvent{Type: "task.profile.resolved", SessionId: s.GetSessionId(), ThreadId: s.GetThreadId(), TurnId: s.GetTurnId(),
-		TaskId: s.GetTaskId(), RunId: s.GetRunId(), Payload: &ev.RuntimeEvent_TaskProfileResolved{TaskProfileResolved: &ev.TaskProfileResolved{Profile: profile}}}
+	e := &eventsv1.RuntimeEvent{Type: "task.profile.resolved", SessionId: s.GetSessionId(), ThreadId: s.GetThreadId(), TurnId: s.GetTurnId(),
+		TaskId: s.GetTaskId(), RunId: s.GetRunId(), Payload: &eventsv1.RuntimeEvent_TaskProfileResolved{TaskProfileResolved: &eventsv1.TaskProfileResolved{Profile: profile}}}
 	agg := eventlog.Aggregate{Tenant: tenant, Session: s.GetSessionId(), Kind: rp.KindTurn, ID: s.GetTurnId()}
 	if s.GetTurnId() == "" {
 		// A task profiled before any turn runs it: task.profile.resolved
@@ -269,7 +269,7 @@ func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r
 		if err != nil {
 			return domain.RouteInput{}, err
 		}
-		tp := &ev.TaskProfile{}
+		tp := &eventsv1.TaskProfile{}
 		found, err := rp.Load(ctx, st, rp.TaskProfileKey(tenant, s.GetSessionId(), s.GetTaskId()), tp)
 		if err != nil {
 			return domain.RouteInput{}, err
@@ -284,7 +284,7 @@ func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r
 	}
 	in := domain.RouteInput{Registry: reg, Profile: profile, RequestedProvider: r.GetRequestedProviderId(), RequestedModel: r.GetRequestedModelId(),
 		UserLock: r.GetUserLock(), EstInput: r.GetEstimatedInputTokens(), EstOutput: r.GetEstimatedOutputTokens(),
-		Limits: map[string]*ev.LimitStateSnapshot{}, Failed: turn.GetFailedModelIds()}
+		Limits: map[string]*eventsv1.LimitStateSnapshot{}, Failed: turn.GetFailedModelIds()}
 	// Spend adds up every turn of the tenant, session and task: an input
 	// from many aggregates, read from the read model (bounded lag), not an
 	// invariant of this turn.
@@ -301,7 +301,7 @@ func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r
 func (a *App) checkModels(ctx context.Context, tenant string, in *domain.RouteInput) error {
 	var req domain.LimitRequest
 	type span struct {
-		m            *ev.Model
+		m            *eventsv1.Model
 		plan         domain.LimitPlan
 		rates, quota int
 	}
@@ -348,8 +348,8 @@ func turnIn(ctx context.Context, st projection.Store, tenant string, s *rv1.Turn
 // ResolveCandidates records the candidate set of a turn.
 func (a *App) ResolveCandidates(ctx context.Context, tenant string, req *rv1.ResolveCandidatesRequest) (*rv1.ResolveCandidatesResponse, error) {
 	s := req.GetScope()
-	var set *ev.CandidateSet
-	res, err := a.w.ExecuteNew(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
+	var set *eventsv1.CandidateSet
+	res, err := a.w.ExecuteNew(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		turn, err := turnIn(ctx, st, tenant, s)
 		if err != nil {
 			return nil, err
@@ -360,8 +360,8 @@ func (a *App) ResolveCandidates(ctx context.Context, tenant string, req *rv1.Res
 		}
 		set = domain.Candidates(in)
 		e := scoped("routing.candidates.resolved", s)
-		e.Payload = &ev.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: &ev.RoutingCandidatesResolved{CandidateSet: set, Profile: in.Profile}}
-		return []*ev.RuntimeEvent{e}, nil
+		e.Payload = &eventsv1.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: &eventsv1.RoutingCandidatesResolved{CandidateSet: set, Profile: in.Profile}}
+		return []*eventsv1.RuntimeEvent{e}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -373,7 +373,7 @@ func (a *App) ResolveCandidates(ctx context.Context, tenant string, req *rv1.Res
 func (a *App) DecideRoute(ctx context.Context, tenant string, req *rv1.DecideRouteRequest) (*rv1.DecideRouteResponse, error) {
 	s := req.GetScope()
 	out := &rv1.DecideRouteResponse{}
-	res, err := a.w.ExecuteNew(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
+	res, err := a.w.ExecuteNew(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		turn, err := turnIn(ctx, st, tenant, s)
 		if err != nil {
 			return nil, err
@@ -385,24 +385,24 @@ func (a *App) DecideRoute(ctx context.Context, tenant string, req *rv1.DecideRou
 		set := domain.Candidates(in)
 		outcome := domain.Decide(in, set)
 		cands := scoped("routing.candidates.resolved", s)
-		cands.Payload = &ev.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: &ev.RoutingCandidatesResolved{CandidateSet: set, Profile: in.Profile}}
+		cands.Payload = &eventsv1.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: &eventsv1.RoutingCandidatesResolved{CandidateSet: set, Profile: in.Profile}}
 		out.CandidateSet = set
-		var decision *ev.RuntimeEvent
+		var decision *eventsv1.RuntimeEvent
 		switch {
 		case outcome.NotPossible != nil:
 			decision = scoped("routing.not_possible", s)
-			decision.Payload = &ev.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: outcome.NotPossible}
+			decision.Payload = &eventsv1.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: outcome.NotPossible}
 			out.Outcome = &rv1.DecideRouteResponse_NotPossible{NotPossible: outcome.NotPossible}
 		case set.GetSingleCandidate():
 			decision = scoped("routing.single_candidate", s)
-			decision.Payload = &ev.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &ev.RoutingSingleCandidate{Decision: outcome.Decision}}
+			decision.Payload = &eventsv1.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &eventsv1.RoutingSingleCandidate{Decision: outcome.Decision}}
 			out.Outcome = &rv1.DecideRouteResponse_Decision{Decision: outcome.Decision}
 		default:
 			decision = scoped("routing.decided", s)
-			decision.Payload = &ev.RuntimeEvent_RoutingDecided{RoutingDecided: &ev.RoutingDecided{Decision: outcome.Decision}}
+			decision.Payload = &eventsv1.RuntimeEvent_RoutingDecided{RoutingDecided: &eventsv1.RoutingDecided{Decision: outcome.Decision}}
 			out.Outcome = &rv1.DecideRouteResponse_Decision{Decision: outcome.Decision}
 		}
-		return []*ev.RuntimeEvent{cands, decision}, nil
+		return []*eventsv1.RuntimeEvent{cands, decision}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -417,7 +417,7 @@ func (a *App) ApplyFallback(ctx context.Context, tenant string, req *rv1.ApplyFa
 	s := req.GetScope()
 	out := &rv1.ApplyFallbackResponse{}
 	replay := false
-	res, err := a.w.Execute(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
+	res, err := a.w.Execute(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		replay = false
 		turn, err := turnIn(ctx, st, tenant, s)
 		if err != nil {
@@ -438,23 +438,23 @@ func (a *App) ApplyFallback(ctx context.Context, tenant string, req *rv1.ApplyFa
 		if err != nil {
 			return nil, err
 		}
-		if in.Profile.GetFallbackPolicy() == ev.FallbackPolicy_FALLBACK_POLICY_SAME_PROVIDER {
+		if in.Profile.GetFallbackPolicy() == eventsv1.FallbackPolicy_FALLBACK_POLICY_SAME_PROVIDER {
 			in.SameProvider = prev.GetSelectedProviderId()
 		}
 		set := domain.Candidates(in)
 		outcome := domain.Fallback(in, prev, req.GetFailedModelId(), req.GetFailureCategory(), set)
 		if outcome.NotPossible != nil {
 			e := scoped("routing.not_possible", s)
-			e.Payload = &ev.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: outcome.NotPossible}
+			e.Payload = &eventsv1.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: outcome.NotPossible}
 			out.Outcome = &rv1.ApplyFallbackResponse_NotPossible{NotPossible: outcome.NotPossible}
-			return []*ev.RuntimeEvent{e}, nil
+			return []*eventsv1.RuntimeEvent{e}, nil
 		}
-		fa := &ev.RoutingFallbackApplied{FailedProviderId: prev.GetSelectedProviderId(), FailedModelId: req.GetFailedModelId(),
+		fa := &eventsv1.RoutingFallbackApplied{FailedProviderId: prev.GetSelectedProviderId(), FailedModelId: req.GetFailedModelId(),
 			FailureCategory: req.GetFailureCategory(), FailureDetail: req.GetFailureDetail(), Decision: outcome.Decision, FallbackCount: turn.GetFallbackCount() + 1}
 		e := scoped("routing.fallback.applied", s)
-		e.Payload = &ev.RuntimeEvent_RoutingFallbackApplied{RoutingFallbackApplied: fa}
+		e.Payload = &eventsv1.RuntimeEvent_RoutingFallbackApplied{RoutingFallbackApplied: fa}
 		out.Outcome = &rv1.ApplyFallbackResponse_Fallback{Fallback: fa}
-		return []*ev.RuntimeEvent{e}, nil
+		return []*eventsv1.RuntimeEvent{e}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -470,7 +470,7 @@ func (a *App) ApplyFallback(ctx context.Context, tenant string, req *rv1.ApplyFa
 // first report recorded, read from the turn's log: the summary keeps only
 // the last fallback, and a late retry may name an earlier one.
 func (a *App) replayFallback(ctx context.Context, tenant string, s *rv1.TurnScope, model string) (*rv1.ApplyFallbackResponse, error) {
-	var events []*ev.RuntimeEvent
+	var events []*eventsv1.RuntimeEvent
 	if _, err := a.log.Read(ctx, []string{a.log.Subjects.Aggregate(turnAgg(tenant, s))}, eventlog.FromStart, func(r *eventlog.Record) error {
 		events = append(events, r.Event)
 		return nil
@@ -490,8 +490,8 @@ func (a *App) replayFallback(ctx context.Context, tenant string, s *rv1.TurnScop
 	return out, nil
 }
 
-func usage(u *rv1.Usage) *ev.TokenUsage {
-	return &ev.TokenUsage{InputTokens: u.GetInputTokens(), OutputTokens: u.GetOutputTokens(), CachedInputTokens: u.GetCachedInputTokens(), ReasoningTokens: u.GetReasoningTokens()}
+func usage(u *rv1.Usage) *eventsv1.TokenUsage {
+	return &eventsv1.TokenUsage{InputTokens: u.GetInputTokens(), OutputTokens: u.GetOutputTokens(), CachedInputTokens: u.GetCachedInputTokens(), ReasoningTokens: u.GetReasoningTokens()}
 }
 
 // EstimateCost prices a planned call and records the estimate.
@@ -509,9 +509,9 @@ func (a *App) EstimateCost(ctx context.Context, tenant string, req *rv1.Estimate
 	if err != nil {
 		return nil, err
 	}
-	est := &ev.CostEstimated{ProviderId: m.GetProviderId(), ModelId: m.GetId(), Usage: u, Cost: cost}
+	est := &eventsv1.CostEstimated{ProviderId: m.GetProviderId(), ModelId: m.GetId(), Usage: u, Cost: cost}
 	e := scoped("cost.estimated", req.GetScope())
-	e.Payload = &ev.RuntimeEvent_CostEstimated{CostEstimated: est}
+	e.Payload = &eventsv1.RuntimeEvent_CostEstimated{CostEstimated: est}
 	appended, err := a.log.Append(ctx, turnAgg(tenant, req.GetScope()), eventlog.Any, e)
 	if err != nil {
 		return nil, err
@@ -550,10 +550,10 @@ func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCost
 		return nil, err
 	}
 	low, blocked := plan.Crossings(charged)
-	rec := &ev.CostRecorded{UsageId: req.GetUsageId(), ProviderId: m.GetProviderId(), ModelId: m.GetId(), Usage: u, Cost: cost}
+	rec := &eventsv1.CostRecorded{UsageId: req.GetUsageId(), ProviderId: m.GetProviderId(), ModelId: m.GetId(), Usage: u, Cost: cost}
 	costID := stableID(tenant, usageKey, "cost")
 	var recorded *commonv1.WriteResult
-	res, err := a.w.Execute(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
+	res, err := a.w.Execute(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		recorded = nil
 		spent, err := rp.LoadSpent(ctx, a.store, a.log.Partitions(), tenant, s.GetSessionId(), s.GetTaskId())
 		if err != nil {
@@ -563,18 +563,18 @@ func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCost
 		e := scoped("cost.recorded", s)
 		e.EventId = costID
 		e.RequestId = req.GetUsageId()
-		e.Payload = &ev.RuntimeEvent_CostRecorded{CostRecorded: rec}
-		evs := []*ev.RuntimeEvent{e}
+		e.Payload = &eventsv1.RuntimeEvent_CostRecorded{CostRecorded: rec}
+		evs := []*eventsv1.RuntimeEvent{e}
 		for _, l := range low {
 			q := scoped("quota.low", s)
 			q.EventId = stableID(tenant, usageKey, "low", l.GetQuotaId(), l.GetDimension(), strconv.FormatFloat(l.GetThreshold(), 'g', -1, 64))
-			q.Payload = &ev.RuntimeEvent_QuotaLow{QuotaLow: l}
+			q.Payload = &eventsv1.RuntimeEvent_QuotaLow{QuotaLow: l}
 			evs = append(evs, q)
 		}
 		for _, b := range blocked {
 			q := scoped("quota.blocked", s)
 			q.EventId = stableID(tenant, usageKey, "blocked", b.GetQuotaId(), b.GetDimension())
-			q.Payload = &ev.RuntimeEvent_QuotaBlocked{QuotaBlocked: b}
+			q.Payload = &eventsv1.RuntimeEvent_QuotaBlocked{QuotaBlocked: b}
 			evs = append(evs, q)
 		}
 		if _, ok := st.Seen(costID); ok {
@@ -649,15 +649,15 @@ func (a *App) ConsumeLimits(ctx context.Context, tenant string, req *rv1.Consume
 		return &rv1.ConsumeLimitsResponse{Limits: plan.Snapshot(res)}, nil
 	}
 	hits, blocked, retry := plan.Refusals(m, res)
-	var evs []*ev.RuntimeEvent
+	var evs []*eventsv1.RuntimeEvent
 	for _, h := range hits {
 		e := scoped("rate_limit.hit", s)
-		e.Payload = &ev.RuntimeEvent_RateLimitHit{RateLimitHit: h}
+		e.Payload = &eventsv1.RuntimeEvent_RateLimitHit{RateLimitHit: h}
 		evs = append(evs, e)
 	}
 	for _, b := range blocked {
 		e := scoped("quota.blocked", s)
-		e.Payload = &ev.RuntimeEvent_QuotaBlocked{QuotaBlocked: b}
+		e.Payload = &eventsv1.RuntimeEvent_QuotaBlocked{QuotaBlocked: b}
 		evs = append(evs, e)
 	}
 	// The refusal is a fact before it is an answer: append, then refuse.
@@ -738,18 +738,18 @@ func (a *App) GetModelRegistry(ctx context.Context, tenant string, req *rv1.GetM
 // UpdateRegistry applies changes in order, all or none: each is one
 // limit.changed fact, appended together after every one was validated on
 // the registry the previous ones produce.
-func (a *App) UpdateRegistry(ctx context.Context, tenant, subject string, changes []*ev.LimitChanged) (*ev.Registry, *commonv1.WriteResult, error) {
+func (a *App) UpdateRegistry(ctx context.Context, tenant, subject string, changes []*eventsv1.LimitChanged) (*eventsv1.Registry, *commonv1.WriteResult, error) {
 	if _, err := a.registry(ctx, tenant); err != nil {
 		return nil, nil, err
 	}
-	var next *ev.Registry
+	var next *eventsv1.Registry
 	gen := a.held.generation(tenant)
-	res, err := a.w.Execute(ctx, registryAgg(tenant), "", func(ctx context.Context, st command.State) ([]*ev.RuntimeEvent, error) {
+	res, err := a.w.Execute(ctx, registryAgg(tenant), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		reg, err := rp.LoadRegistry(ctx, st, tenant)
 		if err != nil {
 			return nil, err
 		}
-		var evs []*ev.RuntimeEvent
+		var evs []*eventsv1.RuntimeEvent
 		for i, c := range changes {
 			c.Source, c.ChangedBy = "rpc", subject
 			if reg, err = domain.Apply(reg, c); err != nil {
@@ -758,7 +758,7 @@ func (a *App) UpdateRegistry(ctx context.Context, tenant, subject string, change
 				}
 				return nil, err
 			}
-			evs = append(evs, &ev.RuntimeEvent{Type: "limit.changed", Payload: &ev.RuntimeEvent_LimitChanged{LimitChanged: c}})
+			evs = append(evs, &eventsv1.RuntimeEvent{Type: "limit.changed", Payload: &eventsv1.RuntimeEvent_LimitChanged{LimitChanged: c}})
 		}
 		next = reg
 		return evs, nil

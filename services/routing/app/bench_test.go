@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -81,8 +81,8 @@ func BenchmarkRouting(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	profile := &ev.TaskProfile{Kind: "coding", RequiredCapabilities: []ev.Capability{ev.Capability_CAPABILITY_TOOLS},
-		LatencyTarget: ev.LatencyClass_LATENCY_CLASS_STANDARD, FallbackPolicy: ev.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE}
+	profile := &eventsv1.TaskProfile{Kind: "coding", RequiredCapabilities: []eventsv1.Capability{eventsv1.Capability_CAPABILITY_TOOLS},
+		LatencyTarget: eventsv1.LatencyClass_LATENCY_CLASS_STANDARD, FallbackPolicy: eventsv1.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE}
 	turns := 0
 	// Each decision routes a new turn: the per-turn path, with no read
 	// model catch-up to wait for.
@@ -157,10 +157,10 @@ func BenchmarkRouting(b *testing.B) {
 // rawDecisionPayload is the two events of a decision marshalled once, as
 // one message: the raw side pays for no envelope or domain work.
 func rawDecisionPayload(b *testing.B, sample *rv1.DecideRouteResponse) []byte {
-	e := &ev.RuntimeEvent{Type: "routing.decided", EventId: "evt_01JCX3Q8Z5V1T2N7R4W9K6M0PA", TenantId: "bench", SessionId: "s1",
-		ThreadId: "th1", TurnId: "turn", Payload: &ev.RuntimeEvent_RoutingDecided{RoutingDecided: &ev.RoutingDecided{Decision: sample.GetDecision()}}}
-	c := &ev.RuntimeEvent{Type: "routing.candidates.resolved", EventId: "evt_01JCX3Q8Z5V1T2N7R4W9K6M0PB", TenantId: "bench", SessionId: "s1",
-		ThreadId: "th1", TurnId: "turn", Payload: &ev.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: &ev.RoutingCandidatesResolved{CandidateSet: sample.GetCandidateSet()}}}
+	e := &eventsv1.RuntimeEvent{Type: "routing.decided", EventId: "evt_01JCX3Q8Z5V1T2N7R4W9K6M0PA", TenantId: "bench", SessionId: "s1",
+		ThreadId: "th1", TurnId: "turn", Payload: &eventsv1.RuntimeEvent_RoutingDecided{RoutingDecided: &eventsv1.RoutingDecided{Decision: sample.GetDecision()}}}
+	c := &eventsv1.RuntimeEvent{Type: "routing.candidates.resolved", EventId: "evt_01JCX3Q8Z5V1T2N7R4W9K6M0PB", TenantId: "bench", SessionId: "s1",
+		ThreadId: "th1", TurnId: "turn", Payload: &eventsv1.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: &eventsv1.RoutingCandidatesResolved{CandidateSet: sample.GetCandidateSet()}}}
 	var out []byte
 	for _, m := range []proto.Message{c, e} {
 		data, err := proto.Marshal(m)

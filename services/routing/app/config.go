@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/proto"
 
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/services/routing/domain"
 )
 
@@ -66,7 +66,7 @@ type configFile struct {
 // LoadConfig reads a registry config file: strict (an unknown key is an
 // error, so a typo is not silently ignored) and validated with the rules
 // every RPC change obeys. The registry carries the file's digest.
-func LoadConfig(path string) (*ev.Registry, error) {
+func LoadConfig(path string) (*eventsv1.Registry, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("models config: %w", err)
@@ -79,60 +79,60 @@ func LoadConfig(path string) (*ev.Registry, error) {
 }
 
 // ParseConfig decodes and validates a registry config.
-func ParseConfig(data []byte) (*ev.Registry, error) {
+func ParseConfig(data []byte) (*eventsv1.Registry, error) {
 	var f configFile
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil && err.Error() != "EOF" {
 		return nil, err
 	}
-	reg := &ev.Registry{}
+	reg := &eventsv1.Registry{}
 	for _, p := range f.Providers {
-		cs, ok := ev.CredentialStatus_value["CREDENTIAL_STATUS_"+strings.ToUpper(p.CredentialStatus)]
+		cs, ok := eventsv1.CredentialStatus_value["CREDENTIAL_STATUS_"+strings.ToUpper(p.CredentialStatus)]
 		if !ok || cs == 0 {
 			return nil, fmt.Errorf("provider %q: credential_status %q is not present, missing or invalid", p.ID, p.CredentialStatus)
 		}
-		reg.Providers = append(reg.Providers, &ev.Provider{Id: p.ID, DisplayName: p.DisplayName, CredentialStatus: ev.CredentialStatus(cs), Regions: p.Regions})
+		reg.Providers = append(reg.Providers, &eventsv1.Provider{Id: p.ID, DisplayName: p.DisplayName, CredentialStatus: eventsv1.CredentialStatus(cs), Regions: p.Regions})
 	}
 	for _, m := range f.Models {
-		model := &ev.Model{Id: m.ID, ProviderId: m.Provider, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
-			Region: m.Region, Disabled: m.Disabled, Prices: &ev.ModelPrices{
+		model := &eventsv1.Model{Id: m.ID, ProviderId: m.Provider, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
+			Region: m.Region, Disabled: m.Disabled, Prices: &eventsv1.ModelPrices{
 				InputNanosPerMillion: usdNanos(m.PricesUSD.Input), OutputNanosPerMillion: usdNanos(m.PricesUSD.Output),
 				CachedInputNanosPerMillion: usdNanos(m.PricesUSD.CachedInput), ReasoningNanosPerMillion: usdNanos(m.PricesUSD.Reasoning)}}
 		for _, c := range m.Capabilities {
-			v, ok := ev.Capability_value["CAPABILITY_"+strings.ToUpper(c)]
+			v, ok := eventsv1.Capability_value["CAPABILITY_"+strings.ToUpper(c)]
 			if !ok || v == 0 {
 				return nil, fmt.Errorf("model %q: unknown capability %q (tools, vision, reasoning, structured_output)", m.ID, c)
 			}
-			model.Capabilities = append(model.Capabilities, ev.Capability(v))
+			model.Capabilities = append(model.Capabilities, eventsv1.Capability(v))
 		}
 		if m.Latency != "" {
-			v, ok := ev.LatencyClass_value["LATENCY_CLASS_"+strings.ToUpper(m.Latency)]
+			v, ok := eventsv1.LatencyClass_value["LATENCY_CLASS_"+strings.ToUpper(m.Latency)]
 			if !ok || v == 0 {
 				return nil, fmt.Errorf("model %q: latency %q is not fast, standard or slow", m.ID, m.Latency)
 			}
-			model.LatencyClass = ev.LatencyClass(v)
+			model.LatencyClass = eventsv1.LatencyClass(v)
 		}
 		reg.Models = append(reg.Models, model)
 	}
 	for _, l := range f.RateLimits {
-		reg.RateLimits = append(reg.RateLimits, &ev.RateLimit{Id: l.ID, ProviderId: l.Provider, ModelId: l.Model, RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute})
+		reg.RateLimits = append(reg.RateLimits, &eventsv1.RateLimit{Id: l.ID, ProviderId: l.Provider, ModelId: l.Model, RequestsPerMinute: l.RequestsPerMinute, TokensPerMinute: l.TokensPerMinute})
 	}
 	for _, q := range f.Quotas {
-		reg.Quotas = append(reg.Quotas, &ev.Quota{Id: q.ID, TokensPerDay: q.TokensPerDay, CostNanosPerDay: *usdNanos(&q.CostUSDPerDay), LowThresholds: q.LowThresholds})
+		reg.Quotas = append(reg.Quotas, &eventsv1.Quota{Id: q.ID, TokensPerDay: q.TokensPerDay, CostNanosPerDay: *usdNanos(&q.CostUSDPerDay), LowThresholds: q.LowThresholds})
 	}
 	for _, b := range f.Budgets {
-		scope, ok := ev.BudgetScope_value["BUDGET_SCOPE_"+strings.ToUpper(b.Scope)]
+		scope, ok := eventsv1.BudgetScope_value["BUDGET_SCOPE_"+strings.ToUpper(b.Scope)]
 		if !ok || scope == 0 {
 			return nil, fmt.Errorf("budget %q: scope %q is not tenant, session or task", b.ID, b.Scope)
 		}
-		reg.Budgets = append(reg.Budgets, &ev.Budget{Id: b.ID, Scope: ev.BudgetScope(scope), TargetId: b.Target, LimitNanos: *usdNanos(&b.LimitUSD)})
+		reg.Budgets = append(reg.Budgets, &eventsv1.Budget{Id: b.ID, Scope: eventsv1.BudgetScope(scope), TargetId: b.Target, LimitNanos: *usdNanos(&b.LimitUSD)})
 	}
 	if err := domain.ValidateRegistry(reg); err != nil {
 		return nil, err
 	}
 	// Apply sorts every list; the digest is of that canonical form.
-	canonical := &ev.Registry{}
+	canonical := &eventsv1.Registry{}
 	for _, c := range registryChanges(reg) {
 		canonical, _ = domain.Apply(canonical, c)
 	}
@@ -142,22 +142,22 @@ func ParseConfig(data []byte) (*ev.Registry, error) {
 	return canonical, nil
 }
 
-func registryChanges(r *ev.Registry) []*ev.LimitChanged {
-	var out []*ev.LimitChanged
+func registryChanges(r *eventsv1.Registry) []*eventsv1.LimitChanged {
+	var out []*eventsv1.LimitChanged
 	for _, p := range r.GetProviders() {
-		out = append(out, &ev.LimitChanged{Change: &ev.LimitChanged_ProviderUpserted{ProviderUpserted: p}})
+		out = append(out, &eventsv1.LimitChanged{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: p}})
 	}
 	for _, m := range r.GetModels() {
-		out = append(out, &ev.LimitChanged{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: m}})
+		out = append(out, &eventsv1.LimitChanged{Change: &eventsv1.LimitChanged_ModelUpserted{ModelUpserted: m}})
 	}
 	for _, l := range r.GetRateLimits() {
-		out = append(out, &ev.LimitChanged{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: l}})
+		out = append(out, &eventsv1.LimitChanged{Change: &eventsv1.LimitChanged_RateLimitSet{RateLimitSet: l}})
 	}
 	for _, q := range r.GetQuotas() {
-		out = append(out, &ev.LimitChanged{Change: &ev.LimitChanged_QuotaSet{QuotaSet: q}})
+		out = append(out, &eventsv1.LimitChanged{Change: &eventsv1.LimitChanged_QuotaSet{QuotaSet: q}})
 	}
 	for _, b := range r.GetBudgets() {
-		out = append(out, &ev.LimitChanged{Change: &ev.LimitChanged_BudgetSet{BudgetSet: b}})
+		out = append(out, &eventsv1.LimitChanged{Change: &eventsv1.LimitChanged_BudgetSet{BudgetSet: b}})
 	}
 	return out
 }

@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 func timestamp(t time.Time) *timestamppb.Timestamp { return timestamppb.New(t) }
@@ -20,19 +20,19 @@ type Spent struct {
 // what has been spent against each. A budget for one target wins over the
 // every-session (or every-task) budget of the same scope only in that both
 // apply: each is checked on its own.
-func BudgetStates(r *ev.Registry, s Spent) []*ev.BudgetState {
-	var out []*ev.BudgetState
+func BudgetStates(r *eventsv1.Registry, s Spent) []*eventsv1.BudgetState {
+	var out []*eventsv1.BudgetState
 	for _, b := range r.GetBudgets() {
-		st := &ev.BudgetState{BudgetId: b.GetId(), Scope: b.GetScope(), LimitNanos: b.GetLimitNanos()}
+		st := &eventsv1.BudgetState{BudgetId: b.GetId(), Scope: b.GetScope(), LimitNanos: b.GetLimitNanos()}
 		switch b.GetScope() {
-		case ev.BudgetScope_BUDGET_SCOPE_TENANT:
+		case eventsv1.BudgetScope_BUDGET_SCOPE_TENANT:
 			st.SpentNanos = s.Tenant
-		case ev.BudgetScope_BUDGET_SCOPE_SESSION:
+		case eventsv1.BudgetScope_BUDGET_SCOPE_SESSION:
 			if s.SessionID == "" || (b.GetTargetId() != "" && b.GetTargetId() != s.SessionID) {
 				continue
 			}
 			st.TargetId, st.SpentNanos = s.SessionID, s.Session
-		case ev.BudgetScope_BUDGET_SCOPE_TASK:
+		case eventsv1.BudgetScope_BUDGET_SCOPE_TASK:
 			if s.TaskID == "" || (b.GetTargetId() != "" && b.GetTargetId() != s.TaskID) {
 				continue
 			}
@@ -46,10 +46,10 @@ func BudgetStates(r *ev.Registry, s Spent) []*ev.BudgetState {
 }
 
 // AddSpent returns the budget states after a cost.
-func AddSpent(states []*ev.BudgetState, nanos int64) []*ev.BudgetState {
-	out := make([]*ev.BudgetState, len(states))
+func AddSpent(states []*eventsv1.BudgetState, nanos int64) []*eventsv1.BudgetState {
+	out := make([]*eventsv1.BudgetState, len(states))
 	for i, s := range states {
-		out[i] = &ev.BudgetState{BudgetId: s.GetBudgetId(), Scope: s.GetScope(), TargetId: s.GetTargetId(), LimitNanos: s.GetLimitNanos(), SpentNanos: s.GetSpentNanos() + nanos}
+		out[i] = &eventsv1.BudgetState{BudgetId: s.GetBudgetId(), Scope: s.GetScope(), TargetId: s.GetTargetId(), LimitNanos: s.GetLimitNanos(), SpentNanos: s.GetSpentNanos() + nanos}
 	}
 	return out
 }

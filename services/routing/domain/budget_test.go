@@ -4,16 +4,16 @@ import (
 	"strconv"
 	"testing"
 
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 func TestBudgetStates(t *testing.T) {
-	reg := &ev.Registry{Budgets: []*ev.Budget{
-		{Id: "tenant", Scope: ev.BudgetScope_BUDGET_SCOPE_TENANT, LimitNanos: 1000},
-		{Id: "every-session", Scope: ev.BudgetScope_BUDGET_SCOPE_SESSION, LimitNanos: 100},
-		{Id: "s1-only", Scope: ev.BudgetScope_BUDGET_SCOPE_SESSION, TargetId: "s1", LimitNanos: 50},
-		{Id: "every-task", Scope: ev.BudgetScope_BUDGET_SCOPE_TASK, LimitNanos: 30},
-		{Id: "k1-only", Scope: ev.BudgetScope_BUDGET_SCOPE_TASK, TargetId: "k1", LimitNanos: 10},
+	reg := &eventsv1.Registry{Budgets: []*eventsv1.Budget{
+		{Id: "tenant", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_TENANT, LimitNanos: 1000},
+		{Id: "every-session", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_SESSION, LimitNanos: 100},
+		{Id: "s1-only", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_SESSION, TargetId: "s1", LimitNanos: 50},
+		{Id: "every-task", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_TASK, LimitNanos: 30},
+		{Id: "k1-only", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_TASK, TargetId: "k1", LimitNanos: 10},
 		{Id: "unscoped", LimitNanos: 1},
 	}}
 	spent := Spent{Tenant: 500, Session: 40, Task: 7}
@@ -36,20 +36,20 @@ func TestBudgetStates(t *testing.T) {
 			}
 		})
 	}
-	if got := BudgetStates(&ev.Registry{}, spent); len(got) != 0 {
+	if got := BudgetStates(&eventsv1.Registry{}, spent); len(got) != 0 {
 		t.Fatalf("no budgets: %v", got)
 	}
 }
 
 func TestAddSpentCopies(t *testing.T) {
-	before := []*ev.BudgetState{{BudgetId: "a", Scope: ev.BudgetScope_BUDGET_SCOPE_TASK, TargetId: "k", LimitNanos: 10, SpentNanos: 3}}
+	before := []*eventsv1.BudgetState{{BudgetId: "a", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_TASK, TargetId: "k", LimitNanos: 10, SpentNanos: 3}}
 	after := AddSpent(before, 4)
-	if before[0].GetSpentNanos() != 3 || budgetString(after) != "a:k:10:7" || after[0].GetScope() != ev.BudgetScope_BUDGET_SCOPE_TASK {
+	if before[0].GetSpentNanos() != 3 || budgetString(after) != "a:k:10:7" || after[0].GetScope() != eventsv1.BudgetScope_BUDGET_SCOPE_TASK {
 		t.Fatalf("before %v, after %v", before, after)
 	}
 }
 
-func budgetString(states []*ev.BudgetState) string {
+func budgetString(states []*eventsv1.BudgetState) string {
 	out := ""
 	for i, s := range states {
 		if i > 0 {

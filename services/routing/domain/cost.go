@@ -4,11 +4,11 @@ import (
 	"math"
 	"math/bits"
 
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 // Usage is a call's token counts (validated non-negative by the API).
-type Usage = ev.TokenUsage
+type Usage = eventsv1.TokenUsage
 
 // MaxTokens bounds each token count of one call: far above any model's
 // context, low enough that sums of counts and their prices stay exact in
@@ -18,12 +18,12 @@ const MaxTokens = 1_000_000_000_000
 // Price prices a usage from the model's registry prices. A component with
 // tokens but no price is PRICE_MISSING: an unpriced call must not be
 // recorded as free. Amounts round down to the nano-USD.
-func Price(m *ev.Model, u *ev.TokenUsage) (*ev.CostBreakdown, error) {
+func Price(m *eventsv1.Model, u *eventsv1.TokenUsage) (*eventsv1.CostBreakdown, error) {
 	p := m.GetPrices()
 	if p == nil {
-		p = &ev.ModelPrices{}
+		p = &eventsv1.ModelPrices{}
 	}
-	c := &ev.CostBreakdown{}
+	c := &eventsv1.CostBreakdown{}
 	for _, part := range []struct {
 		name   string
 		tokens int64
@@ -90,6 +90,6 @@ func perMillion(tokens, price int64) (int64, bool) {
 }
 
 // TotalTokens counts every token of a usage (quota and rate limit unit).
-func TotalTokens(u *ev.TokenUsage) int64 {
+func TotalTokens(u *eventsv1.TokenUsage) int64 {
 	return u.GetInputTokens() + u.GetOutputTokens() + u.GetCachedInputTokens() + u.GetReasoningTokens()
 }

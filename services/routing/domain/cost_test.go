@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentruntime/agentruntime/pkg/fault"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 func i64(v int64) *int64 { return &v }
@@ -55,46 +55,46 @@ func TestPerMillionMatchesBigArithmetic(t *testing.T) {
 }
 
 func TestPrice(t *testing.T) {
-	full := &ev.ModelPrices{InputNanosPerMillion: i64(1_250_000_000), OutputNanosPerMillion: i64(10_000_000_000),
+	full := &eventsv1.ModelPrices{InputNanosPerMillion: i64(1_250_000_000), OutputNanosPerMillion: i64(10_000_000_000),
 		CachedInputNanosPerMillion: i64(125_000_000), ReasoningNanosPerMillion: i64(10_000_000_000)}
 	for _, c := range []struct {
 		name      string
-		prices    *ev.ModelPrices
-		usage     *ev.TokenUsage
-		want      *ev.CostBreakdown
+		prices    *eventsv1.ModelPrices
+		usage     *eventsv1.TokenUsage
+		want      *eventsv1.CostBreakdown
 		reason    string // fault.KindPrecondition reason
 		field     string // fault.KindInvalid field
 		component string
 	}{
 		{name: "every component", prices: full,
-			usage: &ev.TokenUsage{InputTokens: 1000, OutputTokens: 100, CachedInputTokens: 4000, ReasoningTokens: 7},
-			want:  &ev.CostBreakdown{InputNanos: 1_250_000, OutputNanos: 1_000_000, CachedInputNanos: 500_000, ReasoningNanos: 70_000, TotalNanos: 2_820_000}},
-		{name: "rounding per component then summed", prices: &ev.ModelPrices{InputNanosPerMillion: i64(1), OutputNanosPerMillion: i64(1)},
-			usage: &ev.TokenUsage{InputTokens: 999_999, OutputTokens: 999_999},
-			want:  &ev.CostBreakdown{}},
-		{name: "a free price is free, not missing", prices: &ev.ModelPrices{InputNanosPerMillion: i64(0)},
-			usage: &ev.TokenUsage{InputTokens: 10}, want: &ev.CostBreakdown{}},
-		{name: "no tokens needs no price", prices: nil, usage: &ev.TokenUsage{}, want: &ev.CostBreakdown{}},
-		{name: "unused component needs no price", prices: &ev.ModelPrices{InputNanosPerMillion: i64(2_000_000)},
-			usage: &ev.TokenUsage{InputTokens: 3}, want: &ev.CostBreakdown{InputNanos: 6, TotalNanos: 6}},
-		{name: "input price missing", prices: &ev.ModelPrices{OutputNanosPerMillion: i64(1)},
-			usage: &ev.TokenUsage{InputTokens: 1}, reason: ReasonPriceMissing, component: "input"},
-		{name: "output price missing", prices: &ev.ModelPrices{InputNanosPerMillion: i64(1)},
-			usage: &ev.TokenUsage{InputTokens: 1, OutputTokens: 1}, reason: ReasonPriceMissing, component: "output"},
-		{name: "cached price missing", prices: &ev.ModelPrices{InputNanosPerMillion: i64(1), OutputNanosPerMillion: i64(1)},
-			usage: &ev.TokenUsage{CachedInputTokens: 1}, reason: ReasonPriceMissing, component: "cached_input"},
-		{name: "reasoning price missing", prices: &ev.ModelPrices{InputNanosPerMillion: i64(1), OutputNanosPerMillion: i64(1), CachedInputNanosPerMillion: i64(1)},
-			usage: &ev.TokenUsage{ReasoningTokens: 1}, reason: ReasonPriceMissing, component: "reasoning"},
-		{name: "no prices at all", prices: nil, usage: &ev.TokenUsage{OutputTokens: 1}, reason: ReasonPriceMissing, component: "output"},
-		{name: "negative tokens", prices: full, usage: &ev.TokenUsage{CachedInputTokens: -1}, field: "usage.cached_input_tokens"},
-		{name: "tokens above the bound", prices: full, usage: &ev.TokenUsage{ReasoningTokens: MaxTokens + 1}, field: "usage.reasoning_tokens"},
-		{name: "a component's cost overflows", prices: &ev.ModelPrices{InputNanosPerMillion: i64(math.MaxInt64)},
-			usage: &ev.TokenUsage{InputTokens: 2_000_000}, field: "usage.input_tokens"},
-		{name: "the total overflows", prices: &ev.ModelPrices{InputNanosPerMillion: i64(math.MaxInt64), OutputNanosPerMillion: i64(math.MaxInt64)},
-			usage: &ev.TokenUsage{InputTokens: 1_000_000, OutputTokens: 1_000_000}, field: "usage.output_tokens"},
+			usage: &eventsv1.TokenUsage{InputTokens: 1000, OutputTokens: 100, CachedInputTokens: 4000, ReasoningTokens: 7},
+			want:  &eventsv1.CostBreakdown{InputNanos: 1_250_000, OutputNanos: 1_000_000, CachedInputNanos: 500_000, ReasoningNanos: 70_000, TotalNanos: 2_820_000}},
+		{name: "rounding per component then summed", prices: &eventsv1.ModelPrices{InputNanosPerMillion: i64(1), OutputNanosPerMillion: i64(1)},
+			usage: &eventsv1.TokenUsage{InputTokens: 999_999, OutputTokens: 999_999},
+			want:  &eventsv1.CostBreakdown{}},
+		{name: "a free price is free, not missing", prices: &eventsv1.ModelPrices{InputNanosPerMillion: i64(0)},
+			usage: &eventsv1.TokenUsage{InputTokens: 10}, want: &eventsv1.CostBreakdown{}},
+		{name: "no tokens needs no price", prices: nil, usage: &eventsv1.TokenUsage{}, want: &eventsv1.CostBreakdown{}},
+		{name: "unused component needs no price", prices: &eventsv1.ModelPrices{InputNanosPerMillion: i64(2_000_000)},
+			usage: &eventsv1.TokenUsage{InputTokens: 3}, want: &eventsv1.CostBreakdown{InputNanos: 6, TotalNanos: 6}},
+		{name: "input price missing", prices: &eventsv1.ModelPrices{OutputNanosPerMillion: i64(1)},
+			usage: &eventsv1.TokenUsage{InputTokens: 1}, reason: ReasonPriceMissing, component: "input"},
+		{name: "output price missing", prices: &eventsv1.ModelPrices{InputNanosPerMillion: i64(1)},
+			usage: &eventsv1.TokenUsage{InputTokens: 1, OutputTokens: 1}, reason: ReasonPriceMissing, component: "output"},
+		{name: "cached price missing", prices: &eventsv1.ModelPrices{InputNanosPerMillion: i64(1), OutputNanosPerMillion: i64(1)},
+			usage: &eventsv1.TokenUsage{CachedInputTokens: 1}, reason: ReasonPriceMissing, component: "cached_input"},
+		{name: "reasoning price missing", prices: &eventsv1.ModelPrices{InputNanosPerMillion: i64(1), OutputNanosPerMillion: i64(1), CachedInputNanosPerMillion: i64(1)},
+			usage: &eventsv1.TokenUsage{ReasoningTokens: 1}, reason: ReasonPriceMissing, component: "reasoning"},
+		{name: "no prices at all", prices: nil, usage: &eventsv1.TokenUsage{OutputTokens: 1}, reason: ReasonPriceMissing, component: "output"},
+		{name: "negative tokens", prices: full, usage: &eventsv1.TokenUsage{CachedInputTokens: -1}, field: "usage.cached_input_tokens"},
+		{name: "tokens above the bound", prices: full, usage: &eventsv1.TokenUsage{ReasoningTokens: MaxTokens + 1}, field: "usage.reasoning_tokens"},
+		{name: "a component's cost overflows", prices: &eventsv1.ModelPrices{InputNanosPerMillion: i64(math.MaxInt64)},
+			usage: &eventsv1.TokenUsage{InputTokens: 2_000_000}, field: "usage.input_tokens"},
+		{name: "the total overflows", prices: &eventsv1.ModelPrices{InputNanosPerMillion: i64(math.MaxInt64), OutputNanosPerMillion: i64(math.MaxInt64)},
+			usage: &eventsv1.TokenUsage{InputTokens: 1_000_000, OutputTokens: 1_000_000}, field: "usage.output_tokens"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Price(&ev.Model{Id: "m", Prices: c.prices}, c.usage)
+			got, err := Price(&eventsv1.Model{Id: "m", Prices: c.prices}, c.usage)
 			var de *fault.Error
 			switch {
 			case c.reason != "":
@@ -136,7 +136,7 @@ func TestValidateEstimate(t *testing.T) {
 }
 
 func TestTotalTokens(t *testing.T) {
-	if got := TotalTokens(&ev.TokenUsage{InputTokens: 1, OutputTokens: 20, CachedInputTokens: 300, ReasoningTokens: 4000}); got != 4321 {
+	if got := TotalTokens(&eventsv1.TokenUsage{InputTokens: 1, OutputTokens: 20, CachedInputTokens: 300, ReasoningTokens: 4000}); got != 4321 {
 		t.Fatalf("TotalTokens = %d", got)
 	}
 	if got := TotalTokens(nil); got != 0 {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 // FallbackStep is what an ApplyFallback does in the turn's state.
@@ -26,7 +26,7 @@ const (
 // naming one is a retry of a report that was already handled: it replays
 // rather than answering NOT_CURRENT_MODEL. That holds even after later
 // fallbacks moved the turn on, so a late retry cannot move the turn twice.
-func StepForFallback(turnID string, current *ev.RoutingDecision, failed []string, model string) (FallbackStep, error) {
+func StepForFallback(turnID string, current *eventsv1.RoutingDecision, failed []string, model string) (FallbackStep, error) {
 	if slices.Contains(failed, model) {
 		return FallbackReplay, nil
 	}
@@ -48,7 +48,7 @@ func StepForFallback(turnID string, current *ev.RoutingDecision, failed []string
 // or the routing.not_possible at the fallback stage appended while model
 // was the turn's selection. None is an error: the read model, which
 // listed model as failed, and the log disagree.
-func EarlierFallback(events []*ev.RuntimeEvent, model string) (*ev.RuntimeEvent, error) {
+func EarlierFallback(events []*eventsv1.RuntimeEvent, model string) (*eventsv1.RuntimeEvent, error) {
 	selected := ""
 	for _, e := range events {
 		switch {

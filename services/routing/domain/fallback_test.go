@@ -6,17 +6,17 @@ import (
 	"testing"
 
 	"github.com/agentruntime/agentruntime/pkg/fault"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 // TestStepForFallbackEveryStateAndReport covers each turn state a report
 // can meet with each kind of report: the current model, a model that
 // failed before in the turn, and a model that never served it.
 func TestStepForFallbackEveryStateAndReport(t *testing.T) {
-	onA := &ev.RoutingDecision{SelectedModelId: "a"}
+	onA := &eventsv1.RoutingDecision{SelectedModelId: "a"}
 	states := []struct {
 		name    string
-		current *ev.RoutingDecision
+		current *eventsv1.RoutingDecision
 		failed  []string
 	}{
 		{"no decision", nil, nil},
@@ -58,43 +58,43 @@ func TestStepForFallbackEveryStateAndReport(t *testing.T) {
 	}
 }
 
-func decided(model string) *ev.RuntimeEvent {
-	return &ev.RuntimeEvent{Type: "routing.decided", EventId: "d-" + model, Payload: &ev.RuntimeEvent_RoutingDecided{
-		RoutingDecided: &ev.RoutingDecided{Decision: &ev.RoutingDecision{SelectedModelId: model}}}}
+func decided(model string) *eventsv1.RuntimeEvent {
+	return &eventsv1.RuntimeEvent{Type: "routing.decided", EventId: "d-" + model, Payload: &eventsv1.RuntimeEvent_RoutingDecided{
+		RoutingDecided: &eventsv1.RoutingDecided{Decision: &eventsv1.RoutingDecision{SelectedModelId: model}}}}
 }
 
-func single(model string) *ev.RuntimeEvent {
-	return &ev.RuntimeEvent{Type: "routing.single_candidate", EventId: "s-" + model, Payload: &ev.RuntimeEvent_RoutingSingleCandidate{
-		RoutingSingleCandidate: &ev.RoutingSingleCandidate{Decision: &ev.RoutingDecision{SelectedModelId: model}}}}
+func single(model string) *eventsv1.RuntimeEvent {
+	return &eventsv1.RuntimeEvent{Type: "routing.single_candidate", EventId: "s-" + model, Payload: &eventsv1.RuntimeEvent_RoutingSingleCandidate{
+		RoutingSingleCandidate: &eventsv1.RoutingSingleCandidate{Decision: &eventsv1.RoutingDecision{SelectedModelId: model}}}}
 }
 
-func fellBack(from, to string) *ev.RuntimeEvent {
-	return &ev.RuntimeEvent{Type: "routing.fallback.applied", EventId: "f-" + from, Payload: &ev.RuntimeEvent_RoutingFallbackApplied{
-		RoutingFallbackApplied: &ev.RoutingFallbackApplied{FailedModelId: from, Decision: &ev.RoutingDecision{SelectedModelId: to}}}}
+func fellBack(from, to string) *eventsv1.RuntimeEvent {
+	return &eventsv1.RuntimeEvent{Type: "routing.fallback.applied", EventId: "f-" + from, Payload: &eventsv1.RuntimeEvent_RoutingFallbackApplied{
+		RoutingFallbackApplied: &eventsv1.RoutingFallbackApplied{FailedModelId: from, Decision: &eventsv1.RoutingDecision{SelectedModelId: to}}}}
 }
 
-func notPossible(stage, id string) *ev.RuntimeEvent {
-	return &ev.RuntimeEvent{Type: "routing.not_possible", EventId: id, Payload: &ev.RuntimeEvent_RoutingNotPossible{
-		RoutingNotPossible: &ev.RoutingNotPossible{Stage: stage}}}
+func notPossible(stage, id string) *eventsv1.RuntimeEvent {
+	return &eventsv1.RuntimeEvent{Type: "routing.not_possible", EventId: id, Payload: &eventsv1.RuntimeEvent_RoutingNotPossible{
+		RoutingNotPossible: &eventsv1.RoutingNotPossible{Stage: stage}}}
 }
 
 func TestEarlierFallbackFindsTheOutcomeOfAReport(t *testing.T) {
-	other := &ev.RuntimeEvent{Type: "cost.recorded", EventId: "cost", Payload: &ev.RuntimeEvent_CostRecorded{CostRecorded: &ev.CostRecorded{ModelId: "a"}}}
+	other := &eventsv1.RuntimeEvent{Type: "cost.recorded", EventId: "cost", Payload: &eventsv1.RuntimeEvent_CostRecorded{CostRecorded: &eventsv1.CostRecorded{ModelId: "a"}}}
 	for _, c := range []struct {
 		name   string
-		events []*ev.RuntimeEvent
+		events []*eventsv1.RuntimeEvent
 		model  string
 		want   string // event id; "" = an error
 	}{
-		{"the fallback that replaced the model", []*ev.RuntimeEvent{decided("a"), other, fellBack("a", "b")}, "a", "f-a"},
-		{"an earlier fallback after later ones", []*ev.RuntimeEvent{decided("a"), fellBack("a", "b"), fellBack("b", "c")}, "a", "f-a"},
-		{"the latest fallback", []*ev.RuntimeEvent{decided("a"), fellBack("a", "b"), fellBack("b", "c")}, "b", "f-b"},
-		{"not possible while the model was selected", []*ev.RuntimeEvent{single("a"), notPossible(StageFallback, "np")}, "a", "np"},
-		{"not possible after a fallback to the model", []*ev.RuntimeEvent{decided("a"), fellBack("a", "b"), notPossible(StageFallback, "np")}, "b", "np"},
-		{"a not possible of another selection is not this report's", []*ev.RuntimeEvent{decided("a"), fellBack("a", "b"), notPossible(StageFallback, "np")}, "c", ""},
-		{"a decide-stage not possible clears the selection", []*ev.RuntimeEvent{decided("a"), notPossible(StageDecide, "np1"), notPossible(StageFallback, "np2")}, "a", ""},
-		{"a new decision changes the selection", []*ev.RuntimeEvent{decided("a"), decided("b"), notPossible(StageFallback, "np")}, "b", "np"},
-		{"no outcome at all", []*ev.RuntimeEvent{decided("a")}, "a", ""},
+		{"the fallback that replaced the model", []*eventsv1.RuntimeEvent{decided("a"), other, fellBack("a", "b")}, "a", "f-a"},
+		{"an earlier fallback after later ones", []*eventsv1.RuntimeEvent{decided("a"), fellBack("a", "b"), fellBack("b", "c")}, "a", "f-a"},
+		{"the latest fallback", []*eventsv1.RuntimeEvent{decided("a"), fellBack("a", "b"), fellBack("b", "c")}, "b", "f-b"},
+		{"not possible while the model was selected", []*eventsv1.RuntimeEvent{single("a"), notPossible(StageFallback, "np")}, "a", "np"},
+		{"not possible after a fallback to the model", []*eventsv1.RuntimeEvent{decided("a"), fellBack("a", "b"), notPossible(StageFallback, "np")}, "b", "np"},
+		{"a not possible of another selection is not this report's", []*eventsv1.RuntimeEvent{decided("a"), fellBack("a", "b"), notPossible(StageFallback, "np")}, "c", ""},
+		{"a decide-stage not possible clears the selection", []*eventsv1.RuntimeEvent{decided("a"), notPossible(StageDecide, "np1"), notPossible(StageFallback, "np2")}, "a", ""},
+		{"a new decision changes the selection", []*eventsv1.RuntimeEvent{decided("a"), decided("b"), notPossible(StageFallback, "np")}, "b", "np"},
+		{"no outcome at all", []*eventsv1.RuntimeEvent{decided("a")}, "a", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, err := EarlierFallback(c.events, c.model)

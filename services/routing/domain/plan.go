@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentruntime/agentruntime/pkg/fault"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 // Dimensions of limits.
@@ -19,14 +19,14 @@ const (
 
 // RateRef ties a rate item to the limit it comes from.
 type RateRef struct {
-	Limit     *ev.RateLimit
+	Limit     *eventsv1.RateLimit
 	Dimension string
 	PerMinute int64
 }
 
 // QuotaRef ties a quota item to the quota it comes from.
 type QuotaRef struct {
-	Quota     *ev.Quota
+	Quota     *eventsv1.Quota
 	Dimension string
 	Limit     int64
 }
@@ -44,8 +44,8 @@ type LimitPlan struct {
 
 // RateLimitsFor are the rate limits that apply to a model: tenant-wide ones,
 // its provider's and its own.
-func RateLimitsFor(r *ev.Registry, m *ev.Model) []*ev.RateLimit {
-	var out []*ev.RateLimit
+func RateLimitsFor(r *eventsv1.Registry, m *eventsv1.Model) []*eventsv1.RateLimit {
+	var out []*eventsv1.RateLimit
 	for _, l := range r.GetRateLimits() {
 		if (l.GetProviderId() == "" || l.GetProviderId() == m.GetProviderId()) && (l.GetModelId() == "" || l.GetModelId() == m.GetId()) {
 			out = append(out, l)
@@ -57,7 +57,7 @@ func RateLimitsFor(r *ev.Registry, m *ev.Model) []*ev.RateLimit {
 // PlanLimits builds the items of a call on model m that uses requests and
 // tokens (rate costs) and charges quotaTokens and quotaCost (quota costs; 0
 // asks only "is the quota not exhausted"). now picks the quota day (UTC).
-func PlanLimits(r *ev.Registry, m *ev.Model, requests, tokens, quotaTokens, quotaCost int64, now time.Time) LimitPlan {
+func PlanLimits(r *eventsv1.Registry, m *eventsv1.Model, requests, tokens, quotaTokens, quotaCost int64, now time.Time) LimitPlan {
 	var p LimitPlan
 	for _, l := range RateLimitsFor(r, m) {
 		if l.GetRequestsPerMinute() > 0 {
@@ -89,11 +89,11 @@ func PlanLimits(r *ev.Registry, m *ev.Model, requests, tokens, quotaTokens, quot
 }
 
 // Snapshot turns a limit store result into the states a decision records.
-func (p LimitPlan) Snapshot(res LimitResult) *ev.LimitStateSnapshot {
-	s := &ev.LimitStateSnapshot{}
+func (p LimitPlan) Snapshot(res LimitResult) *eventsv1.LimitStateSnapshot {
+	s := &eventsv1.LimitStateSnapshot{}
 	for i, ref := range p.RateRefs {
 		r := res.Rates[i]
-		st := &ev.LimitState{Kind: "rate_limit", LimitId: ref.Limit.GetId(), Dimension: ref.Dimension, Limit: ref.PerMinute,
+		st := &eventsv1.LimitState{Kind: "rate_limit", LimitId: ref.Limit.GetId(), Dimension: ref.Dimension, Limit: ref.PerMinute,
 			Remaining: min(r.Remaining, ref.PerMinute), Exhausted: !r.Allowed}
 		if r.RetryAfter > 0 {
 			st.RetryAfter = durationpb.New(r.RetryAfter)
@@ -102,7 +102,7 @@ func (p LimitPlan) Snapshot(res LimitResult) *ev.LimitStateSnapshot {
 	}
 	for i, ref := range p.QuotaRefs {
 		q := res.Quotas[i]
-		s.Limits = append(s.Limits, &ev.LimitState{Kind: "quota", LimitId: ref.Quota.GetId(), Dimension: ref.Dimension, Limit: ref.Limit,
+		s.Limits = append(s.Limits, &eventsv1.LimitState{Kind: "quota", LimitId: ref.Quota.GetId(), Dimension: ref.Dimension, Limit: ref.Limit,
 			Remaining: max(ref.Limit-q.After, 0), Exhausted: q.After >= ref.Limit || !q.Allowed})
 	}
 	return s
@@ -111,10 +111,10 @@ func (p LimitPlan) Snapshot(res LimitResult) *ev.LimitStateSnapshot {
 // Refusals are the facts of a refused Consume: one rate_limit.hit per
 // refusing bucket, one quota.blocked per exhausted quota, and the longest
 // retry-after.
-func (p LimitPlan) Refusals(m *ev.Model, res LimitResult) (hits []*ev.RateLimitHit, blocked []*ev.QuotaBlocked, retry time.Duration) {
+func (p LimitPlan) Refusals(m *eventsv1.Model, res LimitResult) (hits []*eventsv1.RateLimitHit, blocked []*eventsv1.QuotaBlocked, retry time.Duration) {
 	for i, ref := range p.RateRefs {
 		if r := res.Rates[i]; !r.Allowed {
-			hits = append(hits, &ev.RateLimitHit{LimitId: ref.Limit.GetId(), ProviderId: m.GetProviderId(), ModelId: m.GetId(),
+			hits = append(hits, &eventsv1.RateLimitHit{LimitId: ref.Limit.GetId(), ProviderId: m.GetProviderId(), ModelId: m.GetId(),
 				Dimension: ref.Dimension, LimitPerMinute: ref.PerMinute, Requested: p.Rates[i].Cost, RetryAfter: durationpb.New(r.RetryAfter)})
 			retry = max(retry, r.RetryAfter)
 		}
@@ -131,7 +131,7 @@ func (p LimitPlan) Refusals(m *ev.Model, res LimitResult) (hits []*ev.RateLimitH
 // charge crossed, quota.blocked when it reached the limit. Each crossing
 // happens in exactly one charge (the store orders them), so each fact is
 // emitted once.
-func (p LimitPlan) Crossings(res LimitResult) (low []*ev.QuotaLow, blocked []*ev.QuotaBlocked) {
+func (p LimitPlan) Crossings(res LimitResult) (low []*eventsv1.QuotaLow, blocked []*eventsv1.QuotaBlocked) {
 	for i, ref := range p.QuotaRefs {
 		q := res.Quotas[i]
 		thresholds := ref.Quota.GetLowThresholds()
@@ -141,7 +141,7 @@ func (p LimitPlan) Crossings(res LimitResult) (low []*ev.QuotaLow, blocked []*ev
 		for _, f := range thresholds {
 			mark := int64(f * float64(ref.Limit))
 			if q.Before < mark && q.After >= mark && q.After < ref.Limit {
-				low = append(low, &ev.QuotaLow{QuotaId: ref.Quota.GetId(), Dimension: ref.Dimension, Used: q.After, Limit: ref.Limit,
+				low = append(low, &eventsv1.QuotaLow{QuotaId: ref.Quota.GetId(), Dimension: ref.Dimension, Used: q.After, Limit: ref.Limit,
 					Threshold: f, ResetsAt: timestamp(p.ResetsAt)})
 			}
 		}
@@ -152,12 +152,12 @@ func (p LimitPlan) Crossings(res LimitResult) (low []*ev.QuotaLow, blocked []*ev
 	return low, blocked
 }
 
-func quotaBlocked(ref QuotaRef, used int64, resets time.Time) *ev.QuotaBlocked {
-	return &ev.QuotaBlocked{QuotaId: ref.Quota.GetId(), Dimension: ref.Dimension, Used: used, Limit: ref.Limit, ResetsAt: timestamp(resets)}
+func quotaBlocked(ref QuotaRef, used int64, resets time.Time) *eventsv1.QuotaBlocked {
+	return &eventsv1.QuotaBlocked{QuotaId: ref.Quota.GetId(), Dimension: ref.Dimension, Used: used, Limit: ref.Limit, ResetsAt: timestamp(resets)}
 }
 
 // ExhaustedError is the caller's answer to a refused Consume.
-func ExhaustedError(m *ev.Model, hits []*ev.RateLimitHit, blocked []*ev.QuotaBlocked, retry time.Duration) error {
+func ExhaustedError(m *eventsv1.Model, hits []*eventsv1.RateLimitHit, blocked []*eventsv1.QuotaBlocked, retry time.Duration) error {
 	e := &fault.Error{Kind: fault.KindExhausted, Subject: "model/" + m.GetId(), RetryAfter: retry, Metadata: map[string]string{"model_id": m.GetId()}}
 	switch {
 	case len(hits) > 0:

@@ -9,19 +9,19 @@ import (
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/fault"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
-func limitRegistry() *ev.Registry {
-	return &ev.Registry{
-		RateLimits: []*ev.RateLimit{
+func limitRegistry() *eventsv1.Registry {
+	return &eventsv1.Registry{
+		RateLimits: []*eventsv1.RateLimit{
 			{Id: "tenant-rpm", RequestsPerMinute: 100},
 			{Id: "p1-both", ProviderId: "p1", RequestsPerMinute: 10, TokensPerMinute: 5000},
 			{Id: "p2-tpm", ProviderId: "p2", TokensPerMinute: 9},
 			{Id: "m1-rpm", ModelId: "m1", RequestsPerMinute: 2},
 			{Id: "m2-rpm", ModelId: "m2", RequestsPerMinute: 3},
 		},
-		Quotas: []*ev.Quota{
+		Quotas: []*eventsv1.Quota{
 			{Id: "daily", TokensPerDay: 1000, CostNanosPerDay: 500, LowThresholds: []float64{0.5, 0.9}},
 			{Id: "cost-only", CostNanosPerDay: 100},
 		},
@@ -31,12 +31,12 @@ func limitRegistry() *ev.Registry {
 func TestRateLimitsForAModel(t *testing.T) {
 	reg := limitRegistry()
 	for _, c := range []struct {
-		model *ev.Model
+		model *eventsv1.Model
 		want  []string
 	}{
-		{&ev.Model{Id: "m1", ProviderId: "p1"}, []string{"tenant-rpm", "p1-both", "m1-rpm"}},
-		{&ev.Model{Id: "m2", ProviderId: "p2"}, []string{"tenant-rpm", "p2-tpm", "m2-rpm"}},
-		{&ev.Model{Id: "m3", ProviderId: "p3"}, []string{"tenant-rpm"}},
+		{&eventsv1.Model{Id: "m1", ProviderId: "p1"}, []string{"tenant-rpm", "p1-both", "m1-rpm"}},
+		{&eventsv1.Model{Id: "m2", ProviderId: "p2"}, []string{"tenant-rpm", "p2-tpm", "m2-rpm"}},
+		{&eventsv1.Model{Id: "m3", ProviderId: "p3"}, []string{"tenant-rpm"}},
 	} {
 		var got []string
 		for _, l := range RateLimitsFor(reg, c.model) {
@@ -50,7 +50,7 @@ func TestRateLimitsForAModel(t *testing.T) {
 
 func TestPlanLimits(t *testing.T) {
 	now := time.Date(2026, 3, 14, 22, 30, 0, 0, time.FixedZone("x", -5*3600)) // 2026-03-15 03:30 UTC
-	p := PlanLimits(limitRegistry(), &ev.Model{Id: "m1", ProviderId: "p1"}, 1, 700, 40, 9, now)
+	p := PlanLimits(limitRegistry(), &eventsv1.Model{Id: "m1", ProviderId: "p1"}, 1, 700, 40, 9, now)
 	wantRates := []RateItem{
 		{Key: "rl:tenant-rpm:requests", Rate: 100, Period: time.Minute, Cost: 1},
 		{Key: "rl:p1-both:requests", Rate: 10, Period: time.Minute, Cost: 1},
@@ -76,7 +76,7 @@ func TestPlanLimits(t *testing.T) {
 		}
 	}
 	// The last moment of a day still plans into that day's window.
-	late := PlanLimits(limitRegistry(), &ev.Model{Id: "m1"}, 1, 0, 0, 0, time.Date(2026, 3, 15, 23, 59, 59, 0, time.UTC))
+	late := PlanLimits(limitRegistry(), &eventsv1.Model{Id: "m1"}, 1, 0, 0, 0, time.Date(2026, 3, 15, 23, 59, 59, 0, time.UTC))
 	if late.Quotas[0].Key != "q:daily:tokens:20260315" || late.Quotas[0].Window != time.Hour+time.Second {
 		t.Fatalf("late %+v", late.Quotas[0])
 	}
@@ -84,7 +84,7 @@ func TestPlanLimits(t *testing.T) {
 
 func TestSnapshotAndRefusals(t *testing.T) {
 	reg := limitRegistry()
-	m := &ev.Model{Id: "m1", ProviderId: "p1"}
+	m := &eventsv1.Model{Id: "m1", ProviderId: "p1"}
 	p := PlanLimits(reg, m, 1, 700, 0, 0, time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC))
 	res := LimitResult{
 		Rates: []RateResult{
@@ -149,11 +149,11 @@ func TestSnapshotAndRefusals(t *testing.T) {
 }
 
 func TestCrossings(t *testing.T) {
-	reg := &ev.Registry{Quotas: []*ev.Quota{
+	reg := &eventsv1.Registry{Quotas: []*eventsv1.Quota{
 		{Id: "q", TokensPerDay: 1000, LowThresholds: []float64{0.5, 0.9}},
 		{Id: "d", TokensPerDay: 100}, // default threshold 0.8
 	}}
-	p := PlanLimits(reg, &ev.Model{Id: "m"}, 0, 0, 0, 0, time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC))
+	p := PlanLimits(reg, &eventsv1.Model{Id: "m"}, 0, 0, 0, 0, time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC))
 	for _, c := range []struct {
 		name        string
 		q, d        QuotaResult

@@ -3,7 +3,7 @@ package domain
 import (
 	"slices"
 
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 // ProfileInput is what a caller says about a turn or task; zero values
@@ -11,39 +11,39 @@ import (
 type ProfileInput struct {
 	Kind                 string
 	Source               string
-	RequiredCapabilities []ev.Capability
-	LatencyTarget        ev.LatencyClass
+	RequiredCapabilities []eventsv1.Capability
+	LatencyTarget        eventsv1.LatencyClass
 	BudgetClass          string
-	FallbackPolicy       ev.FallbackPolicy
+	FallbackPolicy       eventsv1.FallbackPolicy
 	Region               string
 }
 
 type kindDefaults struct {
-	caps    []ev.Capability
-	latency ev.LatencyClass
+	caps    []eventsv1.Capability
+	latency eventsv1.LatencyClass
 }
 
 // kinds are the defaults of known task kinds: what the work needs from any
 // model before the caller adds anything.
 var kinds = map[string]kindDefaults{
-	"chat":      {nil, ev.LatencyClass_LATENCY_CLASS_FAST},
-	"summarize": {nil, ev.LatencyClass_LATENCY_CLASS_FAST},
-	"coding":    {[]ev.Capability{ev.Capability_CAPABILITY_TOOLS}, ev.LatencyClass_LATENCY_CLASS_STANDARD},
-	"agent":     {[]ev.Capability{ev.Capability_CAPABILITY_TOOLS}, ev.LatencyClass_LATENCY_CLASS_STANDARD},
-	"vision":    {[]ev.Capability{ev.Capability_CAPABILITY_VISION}, ev.LatencyClass_LATENCY_CLASS_STANDARD},
-	"reasoning": {[]ev.Capability{ev.Capability_CAPABILITY_REASONING}, ev.LatencyClass_LATENCY_CLASS_SLOW},
-	"extract":   {[]ev.Capability{ev.Capability_CAPABILITY_STRUCTURED_OUTPUT}, ev.LatencyClass_LATENCY_CLASS_FAST},
+	"chat":      {nil, eventsv1.LatencyClass_LATENCY_CLASS_FAST},
+	"summarize": {nil, eventsv1.LatencyClass_LATENCY_CLASS_FAST},
+	"coding":    {[]eventsv1.Capability{eventsv1.Capability_CAPABILITY_TOOLS}, eventsv1.LatencyClass_LATENCY_CLASS_STANDARD},
+	"agent":     {[]eventsv1.Capability{eventsv1.Capability_CAPABILITY_TOOLS}, eventsv1.LatencyClass_LATENCY_CLASS_STANDARD},
+	"vision":    {[]eventsv1.Capability{eventsv1.Capability_CAPABILITY_VISION}, eventsv1.LatencyClass_LATENCY_CLASS_STANDARD},
+	"reasoning": {[]eventsv1.Capability{eventsv1.Capability_CAPABILITY_REASONING}, eventsv1.LatencyClass_LATENCY_CLASS_SLOW},
+	"extract":   {[]eventsv1.Capability{eventsv1.Capability_CAPABILITY_STRUCTURED_OUTPUT}, eventsv1.LatencyClass_LATENCY_CLASS_FAST},
 }
 
 // ResolveProfile fills a profile from the input and the kind's defaults,
 // recording where each setting came from.
-func ResolveProfile(in ProfileInput) *ev.TaskProfile {
+func ResolveProfile(in ProfileInput) *eventsv1.TaskProfile {
 	def, known := kinds[in.Kind]
 	kindSource := "kind_default"
 	if !known {
-		def, kindSource = kindDefaults{latency: ev.LatencyClass_LATENCY_CLASS_STANDARD}, "default"
+		def, kindSource = kindDefaults{latency: eventsv1.LatencyClass_LATENCY_CLASS_STANDARD}, "default"
 	}
-	p := &ev.TaskProfile{Kind: in.Kind, SettingsSource: map[string]string{}, Region: in.Region}
+	p := &eventsv1.TaskProfile{Kind: in.Kind, SettingsSource: map[string]string{}, Region: in.Region}
 	pick := func(name string, fromRequest bool, fallback string) string {
 		if fromRequest {
 			p.SettingsSource[name] = "request"
@@ -66,7 +66,7 @@ func ResolveProfile(in ProfileInput) *ev.TaskProfile {
 	p.RequiredCapabilities = caps
 	pick("required_capabilities", len(in.RequiredCapabilities) > 0, kindSource)
 	p.LatencyTarget = in.LatencyTarget
-	if pick("latency_target", in.LatencyTarget != ev.LatencyClass_LATENCY_CLASS_UNSPECIFIED, kindSource) != "request" {
+	if pick("latency_target", in.LatencyTarget != eventsv1.LatencyClass_LATENCY_CLASS_UNSPECIFIED, kindSource) != "request" {
 		p.LatencyTarget = def.latency
 	}
 	p.BudgetClass = in.BudgetClass
@@ -74,8 +74,8 @@ func ResolveProfile(in ProfileInput) *ev.TaskProfile {
 		p.BudgetClass = "standard"
 	}
 	p.FallbackPolicy = in.FallbackPolicy
-	if pick("fallback_policy", in.FallbackPolicy != ev.FallbackPolicy_FALLBACK_POLICY_UNSPECIFIED, "default") == "default" {
-		p.FallbackPolicy = ev.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE
+	if pick("fallback_policy", in.FallbackPolicy != eventsv1.FallbackPolicy_FALLBACK_POLICY_UNSPECIFIED, "default") == "default" {
+		p.FallbackPolicy = eventsv1.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE
 	}
 	if in.Region != "" {
 		p.SettingsSource["region"] = "request"

@@ -5,36 +5,36 @@ import (
 	"slices"
 	"testing"
 
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 func TestResolveProfile(t *testing.T) {
-	structured := ev.Capability_CAPABILITY_STRUCTURED_OUTPUT
-	next := ev.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE
+	structured := eventsv1.Capability_CAPABILITY_STRUCTURED_OUTPUT
+	next := eventsv1.FallbackPolicy_FALLBACK_POLICY_NEXT_CANDIDATE
 	for _, c := range []struct {
 		name     string
 		in       ProfileInput
-		caps     []ev.Capability
-		latency  ev.LatencyClass
+		caps     []eventsv1.Capability
+		latency  eventsv1.LatencyClass
 		source   string
 		budget   string
-		policy   ev.FallbackPolicy
+		policy   eventsv1.FallbackPolicy
 		settings map[string]string
 	}{
 		{name: "a known kind's defaults", in: ProfileInput{Kind: "coding"},
-			caps: []ev.Capability{tools}, latency: standard, source: "user", budget: "standard", policy: next,
+			caps: []eventsv1.Capability{tools}, latency: standard, source: "user", budget: "standard", policy: next,
 			settings: map[string]string{"source": "default", "required_capabilities": "kind_default", "latency_target": "kind_default", "budget_class": "default", "fallback_policy": "default"}},
-		{name: "reasoning is slow by default", in: ProfileInput{Kind: "reasoning"}, caps: []ev.Capability{reasoning}, latency: slow,
+		{name: "reasoning is slow by default", in: ProfileInput{Kind: "reasoning"}, caps: []eventsv1.Capability{reasoning}, latency: slow,
 			source: "user", budget: "standard", policy: next},
-		{name: "extract needs structured output", in: ProfileInput{Kind: "extract"}, caps: []ev.Capability{structured}, latency: fast,
+		{name: "extract needs structured output", in: ProfileInput{Kind: "extract"}, caps: []eventsv1.Capability{structured}, latency: fast,
 			source: "user", budget: "standard", policy: next},
 		{name: "an unknown kind takes the general defaults", in: ProfileInput{Kind: "poetry"}, latency: standard, source: "user", budget: "standard", policy: next,
 			settings: map[string]string{"source": "default", "required_capabilities": "default", "latency_target": "default", "budget_class": "default", "fallback_policy": "default"}},
-		{name: "the request adds to the kind's capabilities, sorted and once", in: ProfileInput{Kind: "vision", RequiredCapabilities: []ev.Capability{structured, tools, vision}},
-			caps: []ev.Capability{tools, vision, structured}, latency: standard, source: "user", budget: "standard", policy: next},
-		{name: "every setting from the request", in: ProfileInput{Kind: "chat", Source: "task", RequiredCapabilities: []ev.Capability{tools},
-			LatencyTarget: slow, BudgetClass: "economy", FallbackPolicy: ev.FallbackPolicy_FALLBACK_POLICY_NONE, Region: "eu"},
-			caps: []ev.Capability{tools}, latency: slow, source: "task", budget: "economy", policy: ev.FallbackPolicy_FALLBACK_POLICY_NONE,
+		{name: "the request adds to the kind's capabilities, sorted and once", in: ProfileInput{Kind: "vision", RequiredCapabilities: []eventsv1.Capability{structured, tools, vision}},
+			caps: []eventsv1.Capability{tools, vision, structured}, latency: standard, source: "user", budget: "standard", policy: next},
+		{name: "every setting from the request", in: ProfileInput{Kind: "chat", Source: "task", RequiredCapabilities: []eventsv1.Capability{tools},
+			LatencyTarget: slow, BudgetClass: "economy", FallbackPolicy: eventsv1.FallbackPolicy_FALLBACK_POLICY_NONE, Region: "eu"},
+			caps: []eventsv1.Capability{tools}, latency: slow, source: "task", budget: "economy", policy: eventsv1.FallbackPolicy_FALLBACK_POLICY_NONE,
 			settings: map[string]string{"source": "request", "required_capabilities": "request", "latency_target": "request", "budget_class": "request", "fallback_policy": "request", "region": "request"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,9 +49,9 @@ func TestResolveProfile(t *testing.T) {
 		})
 	}
 	// The kind table is not shared with what a profile returns.
-	p := ResolveProfile(ProfileInput{Kind: "coding", RequiredCapabilities: []ev.Capability{vision}})
+	p := ResolveProfile(ProfileInput{Kind: "coding", RequiredCapabilities: []eventsv1.Capability{vision}})
 	p.RequiredCapabilities[0] = reasoning
-	if again := ResolveProfile(ProfileInput{Kind: "coding"}); !slices.Equal(again.GetRequiredCapabilities(), []ev.Capability{tools}) {
+	if again := ResolveProfile(ProfileInput{Kind: "coding"}); !slices.Equal(again.GetRequiredCapabilities(), []eventsv1.Capability{tools}) {
 		t.Fatalf("kind defaults changed: %v", again.GetRequiredCapabilities())
 	}
 }

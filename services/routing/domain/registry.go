@@ -8,12 +8,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/fault"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 )
 
 // FindModel returns the registry's model with id, or nil.
-func FindModel(r *ev.Registry, id string) *ev.Model {
+func FindModel(r *eventsv1.Registry, id string) *eventsv1.Model {
 	for _, m := range r.GetModels() {
 		if m.GetId() == id {
 			return m
@@ -23,7 +23,7 @@ func FindModel(r *ev.Registry, id string) *ev.Model {
 }
 
 // FindProvider returns the registry's provider with id, or nil.
-func FindProvider(r *ev.Registry, id string) *ev.Provider {
+func FindProvider(r *eventsv1.Registry, id string) *eventsv1.Provider {
 	for _, p := range r.GetProviders() {
 		if p.GetId() == id {
 			return p
@@ -34,7 +34,7 @@ func FindProvider(r *ev.Registry, id string) *ev.Provider {
 
 // ModelForRequest is the model a request names: NotFound (naming field)
 // when the registry has no such model.
-func ModelForRequest(r *ev.Registry, id string) (*ev.Model, error) {
+func ModelForRequest(r *eventsv1.Registry, id string) (*eventsv1.Model, error) {
 	if m := FindModel(r, id); m != nil {
 		return m, nil
 	}
@@ -43,31 +43,31 @@ func ModelForRequest(r *ev.Registry, id string) (*ev.Model, error) {
 
 // ValidateRegistry checks a whole registry (a configuration file) with the
 // rules every RPC change obeys, applying its entries one by one.
-func ValidateRegistry(r *ev.Registry) error {
-	acc := &ev.Registry{}
+func ValidateRegistry(r *eventsv1.Registry) error {
+	acc := &eventsv1.Registry{}
 	var err error
 	for i, p := range r.GetProviders() {
-		if acc, err = Apply(acc, &ev.LimitChanged{Change: &ev.LimitChanged_ProviderUpserted{ProviderUpserted: p}}); err != nil {
+		if acc, err = Apply(acc, &eventsv1.LimitChanged{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: p}}); err != nil {
 			return prefixField(err, fmt.Sprintf("providers[%d]", i))
 		}
 	}
 	for i, m := range r.GetModels() {
-		if acc, err = Apply(acc, &ev.LimitChanged{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: m}}); err != nil {
+		if acc, err = Apply(acc, &eventsv1.LimitChanged{Change: &eventsv1.LimitChanged_ModelUpserted{ModelUpserted: m}}); err != nil {
 			return prefixField(err, fmt.Sprintf("models[%d]", i))
 		}
 	}
 	for i, l := range r.GetRateLimits() {
-		if acc, err = Apply(acc, &ev.LimitChanged{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: l}}); err != nil {
+		if acc, err = Apply(acc, &eventsv1.LimitChanged{Change: &eventsv1.LimitChanged_RateLimitSet{RateLimitSet: l}}); err != nil {
 			return prefixField(err, fmt.Sprintf("rate_limits[%d]", i))
 		}
 	}
 	for i, q := range r.GetQuotas() {
-		if acc, err = Apply(acc, &ev.LimitChanged{Change: &ev.LimitChanged_QuotaSet{QuotaSet: q}}); err != nil {
+		if acc, err = Apply(acc, &eventsv1.LimitChanged{Change: &eventsv1.LimitChanged_QuotaSet{QuotaSet: q}}); err != nil {
 			return prefixField(err, fmt.Sprintf("quotas[%d]", i))
 		}
 	}
 	for i, b := range r.GetBudgets() {
-		if acc, err = Apply(acc, &ev.LimitChanged{Change: &ev.LimitChanged_BudgetSet{BudgetSet: b}}); err != nil {
+		if acc, err = Apply(acc, &eventsv1.LimitChanged{Change: &eventsv1.LimitChanged_BudgetSet{BudgetSet: b}}); err != nil {
 			return prefixField(err, fmt.Sprintf("budgets[%d]", i))
 		}
 	}
@@ -84,28 +84,28 @@ func prefixField(err error, prefix string) error {
 // Apply returns the registry after one change, or why the change is refused.
 // The input is not modified. Every entry is kept sorted by id so that equal
 // registries are equal messages.
-func Apply(r *ev.Registry, c *ev.LimitChanged) (*ev.Registry, error) {
+func Apply(r *eventsv1.Registry, c *eventsv1.LimitChanged) (*eventsv1.Registry, error) {
 	out := proto.CloneOf(r)
 	if out == nil {
-		out = &ev.Registry{}
+		out = &eventsv1.Registry{}
 	}
 	switch ch := c.GetChange().(type) {
-	case *ev.LimitChanged_ConfigImported:
+	case *eventsv1.LimitChanged_ConfigImported:
 		next := proto.CloneOf(ch.ConfigImported)
 		if err := ValidateRegistry(next); err != nil {
 			return nil, err
 		}
 		return next, nil
-	case *ev.LimitChanged_ProviderUpserted:
+	case *eventsv1.LimitChanged_ProviderUpserted:
 		p := ch.ProviderUpserted
 		if err := validID("provider.id", p.GetId()); err != nil {
 			return nil, err
 		}
-		if p.GetCredentialStatus() == ev.CredentialStatus_CREDENTIAL_STATUS_UNSPECIFIED {
+		if p.GetCredentialStatus() == eventsv1.CredentialStatus_CREDENTIAL_STATUS_UNSPECIFIED {
 			return nil, invalid("provider.credential_status", "must be present, missing or invalid")
 		}
-		out.Providers = upsert(out.Providers, p, (*ev.Provider).GetId)
-	case *ev.LimitChanged_ProviderRemoved:
+		out.Providers = upsert(out.Providers, p, (*eventsv1.Provider).GetId)
+	case *eventsv1.LimitChanged_ProviderRemoved:
 		if FindProvider(out, ch.ProviderRemoved) == nil {
 			return nil, notFound("provider", ch.ProviderRemoved)
 		}
@@ -115,19 +115,19 @@ func Apply(r *ev.Registry, c *ev.LimitChanged) (*ev.Registry, error) {
 					"provider %q still has model %q; remove its models first", ch.ProviderRemoved, m.GetId())
 			}
 		}
-		out.Providers = remove(out.Providers, ch.ProviderRemoved, (*ev.Provider).GetId)
-	case *ev.LimitChanged_ModelUpserted:
+		out.Providers = remove(out.Providers, ch.ProviderRemoved, (*eventsv1.Provider).GetId)
+	case *eventsv1.LimitChanged_ModelUpserted:
 		m := ch.ModelUpserted
 		if err := validateModel(out, m); err != nil {
 			return nil, err
 		}
-		out.Models = upsert(out.Models, m, (*ev.Model).GetId)
-	case *ev.LimitChanged_ModelRemoved:
+		out.Models = upsert(out.Models, m, (*eventsv1.Model).GetId)
+	case *eventsv1.LimitChanged_ModelRemoved:
 		if FindModel(out, ch.ModelRemoved) == nil {
 			return nil, notFound("model", ch.ModelRemoved)
 		}
-		out.Models = remove(out.Models, ch.ModelRemoved, (*ev.Model).GetId)
-	case *ev.LimitChanged_RateLimitSet:
+		out.Models = remove(out.Models, ch.ModelRemoved, (*eventsv1.Model).GetId)
+	case *eventsv1.LimitChanged_RateLimitSet:
 		l := ch.RateLimitSet
 		if err := validID("rate_limit.id", l.GetId()); err != nil {
 			return nil, err
@@ -141,13 +141,13 @@ func Apply(r *ev.Registry, c *ev.LimitChanged) (*ev.Registry, error) {
 		if l.GetModelId() != "" && FindModel(out, l.GetModelId()) == nil {
 			return nil, invalid("rate_limit.model_id", "no model %q in the registry", l.GetModelId())
 		}
-		out.RateLimits = upsert(out.RateLimits, l, (*ev.RateLimit).GetId)
-	case *ev.LimitChanged_RateLimitRemoved:
-		if !slices.ContainsFunc(out.RateLimits, func(l *ev.RateLimit) bool { return l.GetId() == ch.RateLimitRemoved }) {
+		out.RateLimits = upsert(out.RateLimits, l, (*eventsv1.RateLimit).GetId)
+	case *eventsv1.LimitChanged_RateLimitRemoved:
+		if !slices.ContainsFunc(out.RateLimits, func(l *eventsv1.RateLimit) bool { return l.GetId() == ch.RateLimitRemoved }) {
 			return nil, notFound("rate_limit", ch.RateLimitRemoved)
 		}
-		out.RateLimits = remove(out.RateLimits, ch.RateLimitRemoved, (*ev.RateLimit).GetId)
-	case *ev.LimitChanged_QuotaSet:
+		out.RateLimits = remove(out.RateLimits, ch.RateLimitRemoved, (*eventsv1.RateLimit).GetId)
+	case *eventsv1.LimitChanged_QuotaSet:
 		q := ch.QuotaSet
 		if err := validID("quota.id", q.GetId()); err != nil {
 			return nil, err
@@ -160,21 +160,21 @@ func Apply(r *ev.Registry, c *ev.LimitChanged) (*ev.Registry, error) {
 				return nil, invalid(fmt.Sprintf("quota.low_thresholds[%d]", i), "%v is not a fraction strictly between 0 and 1", f)
 			}
 		}
-		out.Quotas = upsert(out.Quotas, q, (*ev.Quota).GetId)
-	case *ev.LimitChanged_QuotaRemoved:
-		if !slices.ContainsFunc(out.Quotas, func(q *ev.Quota) bool { return q.GetId() == ch.QuotaRemoved }) {
+		out.Quotas = upsert(out.Quotas, q, (*eventsv1.Quota).GetId)
+	case *eventsv1.LimitChanged_QuotaRemoved:
+		if !slices.ContainsFunc(out.Quotas, func(q *eventsv1.Quota) bool { return q.GetId() == ch.QuotaRemoved }) {
 			return nil, notFound("quota", ch.QuotaRemoved)
 		}
-		out.Quotas = remove(out.Quotas, ch.QuotaRemoved, (*ev.Quota).GetId)
-	case *ev.LimitChanged_BudgetSet:
+		out.Quotas = remove(out.Quotas, ch.QuotaRemoved, (*eventsv1.Quota).GetId)
+	case *eventsv1.LimitChanged_BudgetSet:
 		b := ch.BudgetSet
 		if err := validID("budget.id", b.GetId()); err != nil {
 			return nil, err
 		}
-		if b.GetScope() == ev.BudgetScope_BUDGET_SCOPE_UNSPECIFIED {
+		if b.GetScope() == eventsv1.BudgetScope_BUDGET_SCOPE_UNSPECIFIED {
 			return nil, invalid("budget.scope", "must be tenant, session or task")
 		}
-		if b.GetScope() == ev.BudgetScope_BUDGET_SCOPE_TENANT && b.GetTargetId() != "" {
+		if b.GetScope() == eventsv1.BudgetScope_BUDGET_SCOPE_TENANT && b.GetTargetId() != "" {
 			return nil, invalid("budget.target_id", "a tenant budget names no target")
 		}
 		if b.GetTargetId() != "" {
@@ -185,19 +185,19 @@ func Apply(r *ev.Registry, c *ev.LimitChanged) (*ev.Registry, error) {
 		if b.GetLimitNanos() <= 0 {
 			return nil, invalid("budget.limit_nanos", "must be positive")
 		}
-		out.Budgets = upsert(out.Budgets, b, (*ev.Budget).GetId)
-	case *ev.LimitChanged_BudgetRemoved:
-		if !slices.ContainsFunc(out.Budgets, func(b *ev.Budget) bool { return b.GetId() == ch.BudgetRemoved }) {
+		out.Budgets = upsert(out.Budgets, b, (*eventsv1.Budget).GetId)
+	case *eventsv1.LimitChanged_BudgetRemoved:
+		if !slices.ContainsFunc(out.Budgets, func(b *eventsv1.Budget) bool { return b.GetId() == ch.BudgetRemoved }) {
 			return nil, notFound("budget", ch.BudgetRemoved)
 		}
-		out.Budgets = remove(out.Budgets, ch.BudgetRemoved, (*ev.Budget).GetId)
+		out.Budgets = remove(out.Budgets, ch.BudgetRemoved, (*eventsv1.Budget).GetId)
 	default:
 		return nil, invalid("change", "no change given")
 	}
 	return out, nil
 }
 
-func validateModel(r *ev.Registry, m *ev.Model) error {
+func validateModel(r *eventsv1.Registry, m *eventsv1.Model) error {
 	if err := validID("model.id", m.GetId()); err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func validateModel(r *ev.Registry, m *ev.Model) error {
 		return invalid("model.provider_id", "no provider %q in the registry", m.GetProviderId())
 	}
 	for i, c := range m.GetCapabilities() {
-		if c == ev.Capability_CAPABILITY_UNSPECIFIED || ev.Capability_name[int32(c)] == "" {
+		if c == eventsv1.Capability_CAPABILITY_UNSPECIFIED || eventsv1.Capability_name[int32(c)] == "" {
 			return invalid(fmt.Sprintf("model.capabilities[%d]", i), "unknown capability %d", c)
 		}
 	}

@@ -8,138 +8,144 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/fault"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 // startRegistry has one of everything, so every removal and every
 // reference has something to find.
-func startRegistry() *ev.Registry {
-	return &ev.Registry{
-		Providers:  []*ev.Provider{{Id: "p", CredentialStatus: ev.CredentialStatus_CREDENTIAL_STATUS_PRESENT}, {Id: "empty", CredentialStatus: ev.CredentialStatus_CREDENTIAL_STATUS_MISSING}},
-		Models:     []*ev.Model{{Id: "m", ProviderId: "p"}},
-		RateLimits: []*ev.RateLimit{{Id: "rl", RequestsPerMinute: 1}},
-		Quotas:     []*ev.Quota{{Id: "q", TokensPerDay: 1}},
-		Budgets:    []*ev.Budget{{Id: "b", Scope: ev.BudgetScope_BUDGET_SCOPE_TENANT, LimitNanos: 1}},
+func startRegistry() *eventsv1.Registry {
+	return &eventsv1.Registry{
+		Providers:  []*eventsv1.Provider{{Id: "p", CredentialStatus: eventsv1.CredentialStatus_CREDENTIAL_STATUS_PRESENT}, {Id: "empty", CredentialStatus: eventsv1.CredentialStatus_CREDENTIAL_STATUS_MISSING}},
+		Models:     []*eventsv1.Model{{Id: "m", ProviderId: "p"}},
+		RateLimits: []*eventsv1.RateLimit{{Id: "rl", RequestsPerMinute: 1}},
+		Quotas:     []*eventsv1.Quota{{Id: "q", TokensPerDay: 1}},
+		Budgets:    []*eventsv1.Budget{{Id: "b", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_TENANT, LimitNanos: 1}},
 	}
 }
 
 func TestApplyEveryChange(t *testing.T) {
-	present := ev.CredentialStatus_CREDENTIAL_STATUS_PRESENT
-	type lc = ev.LimitChanged
+	present := eventsv1.CredentialStatus_CREDENTIAL_STATUS_PRESENT
+	type lc = eventsv1.LimitChanged
 	for _, c := range []struct {
 		name   string
 		change *lc
 		code   fault.Kind // 0: applies
 		field  string     // fault.KindInvalid
 		reason string     // fault.KindPrecondition
-		check  func(t *testing.T, r *ev.Registry)
+		check  func(t *testing.T, r *eventsv1.Registry)
 	}{
 		// Providers.
-		{name: "add a provider", change: &lc{Change: &ev.LimitChanged_ProviderUpserted{ProviderUpserted: &ev.Provider{Id: "a", CredentialStatus: present}}},
-			check: func(t *testing.T, r *ev.Registry) {
-				wantIDs(t, r.GetProviders(), (*ev.Provider).GetId, "a", "empty", "p")
+		{name: "add a provider", change: &lc{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: &eventsv1.Provider{Id: "a", CredentialStatus: present}}},
+			check: func(t *testing.T, r *eventsv1.Registry) {
+				wantIDs(t, r.GetProviders(), (*eventsv1.Provider).GetId, "a", "empty", "p")
 			}},
-		{name: "replace a provider", change: &lc{Change: &ev.LimitChanged_ProviderUpserted{ProviderUpserted: &ev.Provider{Id: "p", CredentialStatus: ev.CredentialStatus_CREDENTIAL_STATUS_INVALID}}},
-			check: func(t *testing.T, r *ev.Registry) {
-				wantIDs(t, r.GetProviders(), (*ev.Provider).GetId, "empty", "p")
-				if FindProvider(r, "p").GetCredentialStatus() != ev.CredentialStatus_CREDENTIAL_STATUS_INVALID {
+		{name: "replace a provider", change: &lc{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: &eventsv1.Provider{Id: "p", CredentialStatus: eventsv1.CredentialStatus_CREDENTIAL_STATUS_INVALID}}},
+			check: func(t *testing.T, r *eventsv1.Registry) {
+				wantIDs(t, r.GetProviders(), (*eventsv1.Provider).GetId, "empty", "p")
+				if FindProvider(r, "p").GetCredentialStatus() != eventsv1.CredentialStatus_CREDENTIAL_STATUS_INVALID {
 					t.Fatal("not replaced")
 				}
 			}},
-		{name: "provider with a bad id", change: &lc{Change: &ev.LimitChanged_ProviderUpserted{ProviderUpserted: &ev.Provider{Id: "a b", CredentialStatus: present}}},
+		{name: "provider with a bad id", change: &lc{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: &eventsv1.Provider{Id: "a b", CredentialStatus: present}}},
 			code: fault.KindInvalid, field: "provider.id"},
-		{name: "provider without credential status", change: &lc{Change: &ev.LimitChanged_ProviderUpserted{ProviderUpserted: &ev.Provider{Id: "a"}}},
+		{name: "provider without credential status", change: &lc{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: &eventsv1.Provider{Id: "a"}}},
 			code: fault.KindInvalid, field: "provider.credential_status"},
-		{name: "remove a provider", change: &lc{Change: &ev.LimitChanged_ProviderRemoved{ProviderRemoved: "empty"}},
-			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetProviders(), (*ev.Provider).GetId, "p") }},
-		{name: "remove a provider that has models", change: &lc{Change: &ev.LimitChanged_ProviderRemoved{ProviderRemoved: "p"}},
+		{name: "remove a provider", change: &lc{Change: &eventsv1.LimitChanged_ProviderRemoved{ProviderRemoved: "empty"}},
+			check: func(t *testing.T, r *eventsv1.Registry) {
+				wantIDs(t, r.GetProviders(), (*eventsv1.Provider).GetId, "p")
+			}},
+		{name: "remove a provider that has models", change: &lc{Change: &eventsv1.LimitChanged_ProviderRemoved{ProviderRemoved: "p"}},
 			code: fault.KindPrecondition, reason: ReasonProviderHasModels},
-		{name: "remove an unknown provider", change: &lc{Change: &ev.LimitChanged_ProviderRemoved{ProviderRemoved: "x"}}, code: fault.KindNotFound},
+		{name: "remove an unknown provider", change: &lc{Change: &eventsv1.LimitChanged_ProviderRemoved{ProviderRemoved: "x"}}, code: fault.KindNotFound},
 		// Models.
-		{name: "add a model", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p",
-			Capabilities: []ev.Capability{tools}, ContextWindow: 10, MaxOutputTokens: 5, Prices: priced(0, 1)}}},
-			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetModels(), (*ev.Model).GetId, "a", "m") }},
-		{name: "model with a bad id", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "", ProviderId: "p"}}},
+		{name: "add a model", change: &lc{Change: &eventsv1.LimitChanged_ModelUpserted{ModelUpserted: &eventsv1.Model{Id: "a", ProviderId: "p",
+			Capabilities: []eventsv1.Capability{tools}, ContextWindow: 10, MaxOutputTokens: 5, Prices: priced(0, 1)}}},
+			check: func(t *testing.T, r *eventsv1.Registry) { wantIDs(t, r.GetModels(), (*eventsv1.Model).GetId, "a", "m") }},
+		{name: "model with a bad id", change: &lc{Change: &eventsv1.LimitChanged_ModelUpserted{ModelUpserted: &eventsv1.Model{Id: "", ProviderId: "p"}}},
 			code: fault.KindInvalid, field: "model.id"},
-		{name: "model of an unknown provider", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "x"}}},
+		{name: "model of an unknown provider", change: &lc{Change: &eventsv1.LimitChanged_ModelUpserted{ModelUpserted: &eventsv1.Model{Id: "a", ProviderId: "x"}}},
 			code: fault.KindInvalid, field: "model.provider_id"},
-		{name: "model with an unspecified capability", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p",
-			Capabilities: []ev.Capability{tools, ev.Capability_CAPABILITY_UNSPECIFIED}}}}, code: fault.KindInvalid, field: "model.capabilities[1]"},
-		{name: "model with an unknown capability", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p",
-			Capabilities: []ev.Capability{99}}}}, code: fault.KindInvalid, field: "model.capabilities[0]"},
-		{name: "model with a negative context window", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p", ContextWindow: -1}}},
+		{name: "model with an unspecified capability", change: &lc{Change: &eventsv1.LimitChanged_ModelUpserted{ModelUpserted: &eventsv1.Model{Id: "a", ProviderId: "p",
+			Capabilities: []eventsv1.Capability{tools, eventsv1.Capability_CAPABILITY_UNSPECIFIED}}}}, code: fault.KindInvalid, field: "model.capabilities[1]"},
+		{name: "model with an unknown capability", change: &lc{Change: &eventsv1.LimitChanged_ModelUpserted{ModelUpserted: &eventsv1.Model{Id: "a", ProviderId: "p",
+			Capabilities: []eventsv1.Capability{99}}}}, code: fault.KindInvalid, field: "model.capabilities[0]"},
+		{name: "model with a negative context window", change: &lc{Change: &eventsv1.LimitChanged_ModelUpserted{ModelUpserted: &eventsv1.Model{Id: "a", ProviderId: "p", ContextWindow: -1}}},
 			code: fault.KindInvalid, field: "model.context_window"},
-		{name: "model with a negative max output", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p", MaxOutputTokens: -1}}},
+		{name: "model with a negative max output", change: &lc{Change: &eventsv1.LimitChanged_ModelUpserted{ModelUpserted: &eventsv1.Model{Id: "a", ProviderId: "p", MaxOutputTokens: -1}}},
 			code: fault.KindInvalid, field: "model.max_output_tokens"},
-		{name: "model with a negative price", change: &lc{Change: &ev.LimitChanged_ModelUpserted{ModelUpserted: &ev.Model{Id: "a", ProviderId: "p",
-			Prices: &ev.ModelPrices{ReasoningNanosPerMillion: i64(-1)}}}}, code: fault.KindInvalid, field: "model.prices.reasoning_nanos_per_million"},
-		{name: "remove a model", change: &lc{Change: &ev.LimitChanged_ModelRemoved{ModelRemoved: "m"}},
-			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetModels(), (*ev.Model).GetId) }},
-		{name: "remove an unknown model", change: &lc{Change: &ev.LimitChanged_ModelRemoved{ModelRemoved: "x"}}, code: fault.KindNotFound},
+		{name: "model with a negative price", change: &lc{Change: &eventsv1.LimitChanged_ModelUpserted{ModelUpserted: &eventsv1.Model{Id: "a", ProviderId: "p",
+			Prices: &eventsv1.ModelPrices{ReasoningNanosPerMillion: i64(-1)}}}}, code: fault.KindInvalid, field: "model.prices.reasoning_nanos_per_million"},
+		{name: "remove a model", change: &lc{Change: &eventsv1.LimitChanged_ModelRemoved{ModelRemoved: "m"}},
+			check: func(t *testing.T, r *eventsv1.Registry) { wantIDs(t, r.GetModels(), (*eventsv1.Model).GetId) }},
+		{name: "remove an unknown model", change: &lc{Change: &eventsv1.LimitChanged_ModelRemoved{ModelRemoved: "x"}}, code: fault.KindNotFound},
 		// Rate limits.
-		{name: "set a model's rate limit", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "a", ProviderId: "p", ModelId: "m", TokensPerMinute: 5}}},
-			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetRateLimits(), (*ev.RateLimit).GetId, "a", "rl") }},
-		{name: "rate limit with a bad id", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "-a", RequestsPerMinute: 1}}},
+		{name: "set a model's rate limit", change: &lc{Change: &eventsv1.LimitChanged_RateLimitSet{RateLimitSet: &eventsv1.RateLimit{Id: "a", ProviderId: "p", ModelId: "m", TokensPerMinute: 5}}},
+			check: func(t *testing.T, r *eventsv1.Registry) {
+				wantIDs(t, r.GetRateLimits(), (*eventsv1.RateLimit).GetId, "a", "rl")
+			}},
+		{name: "rate limit with a bad id", change: &lc{Change: &eventsv1.LimitChanged_RateLimitSet{RateLimitSet: &eventsv1.RateLimit{Id: "-a", RequestsPerMinute: 1}}},
 			code: fault.KindInvalid, field: "rate_limit.id"},
-		{name: "rate limit with no rate", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "a"}}},
+		{name: "rate limit with no rate", change: &lc{Change: &eventsv1.LimitChanged_RateLimitSet{RateLimitSet: &eventsv1.RateLimit{Id: "a"}}},
 			code: fault.KindInvalid, field: "rate_limit.requests_per_minute"},
-		{name: "rate limit with a negative rate", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "a", RequestsPerMinute: 5, TokensPerMinute: -1}}},
+		{name: "rate limit with a negative rate", change: &lc{Change: &eventsv1.LimitChanged_RateLimitSet{RateLimitSet: &eventsv1.RateLimit{Id: "a", RequestsPerMinute: 5, TokensPerMinute: -1}}},
 			code: fault.KindInvalid, field: "rate_limit.requests_per_minute"},
-		{name: "rate limit of an unknown provider", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "a", ProviderId: "x", RequestsPerMinute: 1}}},
+		{name: "rate limit of an unknown provider", change: &lc{Change: &eventsv1.LimitChanged_RateLimitSet{RateLimitSet: &eventsv1.RateLimit{Id: "a", ProviderId: "x", RequestsPerMinute: 1}}},
 			code: fault.KindInvalid, field: "rate_limit.provider_id"},
-		{name: "rate limit of an unknown model", change: &lc{Change: &ev.LimitChanged_RateLimitSet{RateLimitSet: &ev.RateLimit{Id: "a", ModelId: "x", RequestsPerMinute: 1}}},
+		{name: "rate limit of an unknown model", change: &lc{Change: &eventsv1.LimitChanged_RateLimitSet{RateLimitSet: &eventsv1.RateLimit{Id: "a", ModelId: "x", RequestsPerMinute: 1}}},
 			code: fault.KindInvalid, field: "rate_limit.model_id"},
-		{name: "remove a rate limit", change: &lc{Change: &ev.LimitChanged_RateLimitRemoved{RateLimitRemoved: "rl"}},
-			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetRateLimits(), (*ev.RateLimit).GetId) }},
-		{name: "remove an unknown rate limit", change: &lc{Change: &ev.LimitChanged_RateLimitRemoved{RateLimitRemoved: "x"}}, code: fault.KindNotFound},
+		{name: "remove a rate limit", change: &lc{Change: &eventsv1.LimitChanged_RateLimitRemoved{RateLimitRemoved: "rl"}},
+			check: func(t *testing.T, r *eventsv1.Registry) { wantIDs(t, r.GetRateLimits(), (*eventsv1.RateLimit).GetId) }},
+		{name: "remove an unknown rate limit", change: &lc{Change: &eventsv1.LimitChanged_RateLimitRemoved{RateLimitRemoved: "x"}}, code: fault.KindNotFound},
 		// Quotas.
-		{name: "set a quota", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "q", CostNanosPerDay: 9, LowThresholds: []float64{0.5, 0.99}}}},
-			check: func(t *testing.T, r *ev.Registry) {
-				wantIDs(t, r.GetQuotas(), (*ev.Quota).GetId, "q")
+		{name: "set a quota", change: &lc{Change: &eventsv1.LimitChanged_QuotaSet{QuotaSet: &eventsv1.Quota{Id: "q", CostNanosPerDay: 9, LowThresholds: []float64{0.5, 0.99}}}},
+			check: func(t *testing.T, r *eventsv1.Registry) {
+				wantIDs(t, r.GetQuotas(), (*eventsv1.Quota).GetId, "q")
 				if r.GetQuotas()[0].GetCostNanosPerDay() != 9 {
 					t.Fatal("not replaced")
 				}
 			}},
-		{name: "quota with a bad id", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "a/b", TokensPerDay: 1}}},
+		{name: "quota with a bad id", change: &lc{Change: &eventsv1.LimitChanged_QuotaSet{QuotaSet: &eventsv1.Quota{Id: "a/b", TokensPerDay: 1}}},
 			code: fault.KindInvalid, field: "quota.id"},
-		{name: "quota with no limit", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "a"}}},
+		{name: "quota with no limit", change: &lc{Change: &eventsv1.LimitChanged_QuotaSet{QuotaSet: &eventsv1.Quota{Id: "a"}}},
 			code: fault.KindInvalid, field: "quota.tokens_per_day"},
-		{name: "quota with a negative limit", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "a", TokensPerDay: 1, CostNanosPerDay: -1}}},
+		{name: "quota with a negative limit", change: &lc{Change: &eventsv1.LimitChanged_QuotaSet{QuotaSet: &eventsv1.Quota{Id: "a", TokensPerDay: 1, CostNanosPerDay: -1}}},
 			code: fault.KindInvalid, field: "quota.tokens_per_day"},
-		{name: "quota threshold of 1", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "a", TokensPerDay: 1, LowThresholds: []float64{0.5, 1}}}},
+		{name: "quota threshold of 1", change: &lc{Change: &eventsv1.LimitChanged_QuotaSet{QuotaSet: &eventsv1.Quota{Id: "a", TokensPerDay: 1, LowThresholds: []float64{0.5, 1}}}},
 			code: fault.KindInvalid, field: "quota.low_thresholds[1]"},
-		{name: "quota threshold of 0", change: &lc{Change: &ev.LimitChanged_QuotaSet{QuotaSet: &ev.Quota{Id: "a", TokensPerDay: 1, LowThresholds: []float64{0}}}},
+		{name: "quota threshold of 0", change: &lc{Change: &eventsv1.LimitChanged_QuotaSet{QuotaSet: &eventsv1.Quota{Id: "a", TokensPerDay: 1, LowThresholds: []float64{0}}}},
 			code: fault.KindInvalid, field: "quota.low_thresholds[0]"},
-		{name: "remove a quota", change: &lc{Change: &ev.LimitChanged_QuotaRemoved{QuotaRemoved: "q"}},
-			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetQuotas(), (*ev.Quota).GetId) }},
-		{name: "remove an unknown quota", change: &lc{Change: &ev.LimitChanged_QuotaRemoved{QuotaRemoved: "x"}}, code: fault.KindNotFound},
+		{name: "remove a quota", change: &lc{Change: &eventsv1.LimitChanged_QuotaRemoved{QuotaRemoved: "q"}},
+			check: func(t *testing.T, r *eventsv1.Registry) { wantIDs(t, r.GetQuotas(), (*eventsv1.Quota).GetId) }},
+		{name: "remove an unknown quota", change: &lc{Change: &eventsv1.LimitChanged_QuotaRemoved{QuotaRemoved: "x"}}, code: fault.KindNotFound},
 		// Budgets.
-		{name: "set a targeted task budget", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "a", Scope: ev.BudgetScope_BUDGET_SCOPE_TASK, TargetId: "k1", LimitNanos: 5}}},
-			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetBudgets(), (*ev.Budget).GetId, "a", "b") }},
-		{name: "budget with a bad id", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "", Scope: ev.BudgetScope_BUDGET_SCOPE_TENANT, LimitNanos: 1}}},
+		{name: "set a targeted task budget", change: &lc{Change: &eventsv1.LimitChanged_BudgetSet{BudgetSet: &eventsv1.Budget{Id: "a", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_TASK, TargetId: "k1", LimitNanos: 5}}},
+			check: func(t *testing.T, r *eventsv1.Registry) {
+				wantIDs(t, r.GetBudgets(), (*eventsv1.Budget).GetId, "a", "b")
+			}},
+		{name: "budget with a bad id", change: &lc{Change: &eventsv1.LimitChanged_BudgetSet{BudgetSet: &eventsv1.Budget{Id: "", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_TENANT, LimitNanos: 1}}},
 			code: fault.KindInvalid, field: "budget.id"},
-		{name: "budget without scope", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "a", LimitNanos: 1}}},
+		{name: "budget without scope", change: &lc{Change: &eventsv1.LimitChanged_BudgetSet{BudgetSet: &eventsv1.Budget{Id: "a", LimitNanos: 1}}},
 			code: fault.KindInvalid, field: "budget.scope"},
-		{name: "tenant budget with a target", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "a", Scope: ev.BudgetScope_BUDGET_SCOPE_TENANT, TargetId: "t", LimitNanos: 1}}},
+		{name: "tenant budget with a target", change: &lc{Change: &eventsv1.LimitChanged_BudgetSet{BudgetSet: &eventsv1.Budget{Id: "a", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_TENANT, TargetId: "t", LimitNanos: 1}}},
 			code: fault.KindInvalid, field: "budget.target_id"},
-		{name: "budget with a bad target", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "a", Scope: ev.BudgetScope_BUDGET_SCOPE_SESSION, TargetId: "a b", LimitNanos: 1}}},
+		{name: "budget with a bad target", change: &lc{Change: &eventsv1.LimitChanged_BudgetSet{BudgetSet: &eventsv1.Budget{Id: "a", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_SESSION, TargetId: "a b", LimitNanos: 1}}},
 			code: fault.KindInvalid, field: "budget.target_id"},
-		{name: "budget of zero", change: &lc{Change: &ev.LimitChanged_BudgetSet{BudgetSet: &ev.Budget{Id: "a", Scope: ev.BudgetScope_BUDGET_SCOPE_SESSION}}},
+		{name: "budget of zero", change: &lc{Change: &eventsv1.LimitChanged_BudgetSet{BudgetSet: &eventsv1.Budget{Id: "a", Scope: eventsv1.BudgetScope_BUDGET_SCOPE_SESSION}}},
 			code: fault.KindInvalid, field: "budget.limit_nanos"},
-		{name: "remove a budget", change: &lc{Change: &ev.LimitChanged_BudgetRemoved{BudgetRemoved: "b"}},
-			check: func(t *testing.T, r *ev.Registry) { wantIDs(t, r.GetBudgets(), (*ev.Budget).GetId) }},
-		{name: "remove an unknown budget", change: &lc{Change: &ev.LimitChanged_BudgetRemoved{BudgetRemoved: "x"}}, code: fault.KindNotFound},
+		{name: "remove a budget", change: &lc{Change: &eventsv1.LimitChanged_BudgetRemoved{BudgetRemoved: "b"}},
+			check: func(t *testing.T, r *eventsv1.Registry) { wantIDs(t, r.GetBudgets(), (*eventsv1.Budget).GetId) }},
+		{name: "remove an unknown budget", change: &lc{Change: &eventsv1.LimitChanged_BudgetRemoved{BudgetRemoved: "x"}}, code: fault.KindNotFound},
 		// Whole registries.
-		{name: "import a config", change: &lc{Change: &ev.LimitChanged_ConfigImported{ConfigImported: &ev.Registry{ConfigDigest: "d",
-			Providers: []*ev.Provider{{Id: "n", CredentialStatus: present}}, Models: []*ev.Model{{Id: "nm", ProviderId: "n"}}}}},
-			check: func(t *testing.T, r *ev.Registry) {
-				wantIDs(t, r.GetModels(), (*ev.Model).GetId, "nm")
+		{name: "import a config", change: &lc{Change: &eventsv1.LimitChanged_ConfigImported{ConfigImported: &eventsv1.Registry{ConfigDigest: "d",
+			Providers: []*eventsv1.Provider{{Id: "n", CredentialStatus: present}}, Models: []*eventsv1.Model{{Id: "nm", ProviderId: "n"}}}}},
+			check: func(t *testing.T, r *eventsv1.Registry) {
+				wantIDs(t, r.GetModels(), (*eventsv1.Model).GetId, "nm")
 				if r.GetConfigDigest() != "d" || len(r.GetQuotas()) != 0 {
 					t.Fatalf("an import replaces the registry: %v", r)
 				}
 			}},
-		{name: "import a bad config", change: &lc{Change: &ev.LimitChanged_ConfigImported{ConfigImported: &ev.Registry{
-			Models: []*ev.Model{{Id: "nm", ProviderId: "n"}}}}}, code: fault.KindInvalid, field: "models[0].model.provider_id"},
+		{name: "import a bad config", change: &lc{Change: &eventsv1.LimitChanged_ConfigImported{ConfigImported: &eventsv1.Registry{
+			Models: []*eventsv1.Model{{Id: "nm", ProviderId: "n"}}}}}, code: fault.KindInvalid, field: "models[0].model.provider_id"},
 		{name: "no change", change: &lc{}, code: fault.KindInvalid, field: "change"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -185,17 +191,17 @@ func TestValidateRegistryNamesTheEntry(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		change func(r *ev.Registry)
+		change func(r *eventsv1.Registry)
 		field  string
 	}{
-		{"provider", func(r *ev.Registry) { r.Providers[1].CredentialStatus = 0 }, "providers[1].provider.credential_status"},
-		{"model", func(r *ev.Registry) { r.Models[0].ContextWindow = -5 }, "models[0].model.context_window"},
-		{"rate limit naming a model the file lacks", func(r *ev.Registry) { r.RateLimits[0].ModelId = "x" }, "rate_limits[0].rate_limit.model_id"},
-		{"quota", func(r *ev.Registry) { r.Quotas[0].TokensPerDay = 0 }, "quotas[0].quota.tokens_per_day"},
-		{"budget", func(r *ev.Registry) { r.Budgets[0].LimitNanos = 0 }, "budgets[0].budget.limit_nanos"},
+		{"provider", func(r *eventsv1.Registry) { r.Providers[1].CredentialStatus = 0 }, "providers[1].provider.credential_status"},
+		{"model", func(r *eventsv1.Registry) { r.Models[0].ContextWindow = -5 }, "models[0].model.context_window"},
+		{"rate limit naming a model the file lacks", func(r *eventsv1.Registry) { r.RateLimits[0].ModelId = "x" }, "rate_limits[0].rate_limit.model_id"},
+		{"quota", func(r *eventsv1.Registry) { r.Quotas[0].TokensPerDay = 0 }, "quotas[0].quota.tokens_per_day"},
+		{"budget", func(r *eventsv1.Registry) { r.Budgets[0].LimitNanos = 0 }, "budgets[0].budget.limit_nanos"},
 		// A duplicate id is an upsert of the same entry: the later one wins,
 		// so what is checked is the reference it breaks.
-		{"provider removed under its model", func(r *ev.Registry) { r.Providers = r.Providers[1:] }, "models[0].model.provider_id"},
+		{"provider removed under its model", func(r *eventsv1.Registry) { r.Providers = r.Providers[1:] }, "models[0].model.provider_id"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := startRegistry()

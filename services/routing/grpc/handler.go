@@ -9,7 +9,7 @@ import (
 	"context"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/routing/app"
@@ -65,19 +65,19 @@ func (h *Handler) UpdateModelRegistry(ctx context.Context, r *rv1.UpdateModelReg
 	})
 }
 
-func registryChanges(in []*rv1.ModelRegistryChange) []*ev.LimitChanged {
-	var changes []*ev.LimitChanged
+func registryChanges(in []*rv1.ModelRegistryChange) []*eventsv1.LimitChanged {
+	var changes []*eventsv1.LimitChanged
 	for _, c := range in {
-		lc := &ev.LimitChanged{}
+		lc := &eventsv1.LimitChanged{}
 		switch ch := c.GetChange().(type) {
 		case *rv1.ModelRegistryChange_UpsertProvider:
-			lc.Change = &ev.LimitChanged_ProviderUpserted{ProviderUpserted: ch.UpsertProvider}
+			lc.Change = &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: ch.UpsertProvider}
 		case *rv1.ModelRegistryChange_RemoveProvider:
-			lc.Change = &ev.LimitChanged_ProviderRemoved{ProviderRemoved: ch.RemoveProvider}
+			lc.Change = &eventsv1.LimitChanged_ProviderRemoved{ProviderRemoved: ch.RemoveProvider}
 		case *rv1.ModelRegistryChange_UpsertModel:
-			lc.Change = &ev.LimitChanged_ModelUpserted{ModelUpserted: ch.UpsertModel}
+			lc.Change = &eventsv1.LimitChanged_ModelUpserted{ModelUpserted: ch.UpsertModel}
 		case *rv1.ModelRegistryChange_RemoveModel:
-			lc.Change = &ev.LimitChanged_ModelRemoved{ModelRemoved: ch.RemoveModel}
+			lc.Change = &eventsv1.LimitChanged_ModelRemoved{ModelRemoved: ch.RemoveModel}
 		}
 		changes = append(changes, lc)
 	}
@@ -94,23 +94,23 @@ func (h *Handler) UpdateLimitConfig(ctx context.Context, r *rv1.UpdateLimitConfi
 	})
 }
 
-func limitChanges(in []*rv1.LimitConfigChange) []*ev.LimitChanged {
-	var changes []*ev.LimitChanged
+func limitChanges(in []*rv1.LimitConfigChange) []*eventsv1.LimitChanged {
+	var changes []*eventsv1.LimitChanged
 	for _, c := range in {
-		lc := &ev.LimitChanged{}
+		lc := &eventsv1.LimitChanged{}
 		switch ch := c.GetChange().(type) {
 		case *rv1.LimitConfigChange_SetRateLimit:
-			lc.Change = &ev.LimitChanged_RateLimitSet{RateLimitSet: ch.SetRateLimit}
+			lc.Change = &eventsv1.LimitChanged_RateLimitSet{RateLimitSet: ch.SetRateLimit}
 		case *rv1.LimitConfigChange_RemoveRateLimit:
-			lc.Change = &ev.LimitChanged_RateLimitRemoved{RateLimitRemoved: ch.RemoveRateLimit}
+			lc.Change = &eventsv1.LimitChanged_RateLimitRemoved{RateLimitRemoved: ch.RemoveRateLimit}
 		case *rv1.LimitConfigChange_SetQuota:
-			lc.Change = &ev.LimitChanged_QuotaSet{QuotaSet: ch.SetQuota}
+			lc.Change = &eventsv1.LimitChanged_QuotaSet{QuotaSet: ch.SetQuota}
 		case *rv1.LimitConfigChange_RemoveQuota:
-			lc.Change = &ev.LimitChanged_QuotaRemoved{QuotaRemoved: ch.RemoveQuota}
+			lc.Change = &eventsv1.LimitChanged_QuotaRemoved{QuotaRemoved: ch.RemoveQuota}
 		case *rv1.LimitConfigChange_SetBudget:
-			lc.Change = &ev.LimitChanged_BudgetSet{BudgetSet: ch.SetBudget}
+			lc.Change = &eventsv1.LimitChanged_BudgetSet{BudgetSet: ch.SetBudget}
 		case *rv1.LimitConfigChange_RemoveBudget:
-			lc.Change = &ev.LimitChanged_BudgetRemoved{BudgetRemoved: ch.RemoveBudget}
+			lc.Change = &eventsv1.LimitChanged_BudgetRemoved{BudgetRemoved: ch.RemoveBudget}
 		}
 		changes = append(changes, lc)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	rp "github.com/agentruntime/agentruntime/services/routing/projector"
@@ -23,19 +23,19 @@ const (
 
 type summary = rv1.RoutingLimitSummary
 
-func decision(model string, count int32) *ev.RoutingDecision {
-	return &ev.RoutingDecision{SelectedModelId: model, CandidateCount: count}
+func decision(model string, count int32) *eventsv1.RoutingDecision {
+	return &eventsv1.RoutingDecision{SelectedModelId: model, CandidateCount: count}
 }
 
 // states a thread summary can be in when a routing fact arrives.
 func states() map[string]*summary {
 	cost := func() *rv1.CostState {
-		return &rv1.CostState{State: known, RecordedNanos: 100, RecordedCalls: 1, LastEstimatedNanos: 7, RecordedUsage: &ev.TokenUsage{InputTokens: 10, OutputTokens: 2}}
+		return &rv1.CostState{State: known, RecordedNanos: 100, RecordedCalls: 1, LastEstimatedNanos: 7, RecordedUsage: &eventsv1.TokenUsage{InputTokens: 10, OutputTokens: 2}}
 	}
 	base := func(s *summary) *summary {
 		s.SessionId, s.ThreadId, s.TurnId, s.LastSequence = "s1", "th1", "turn1", 5
 		if s.Cost == nil {
-			s.Cost = &rv1.CostState{State: unknown, RecordedUsage: &ev.TokenUsage{}}
+			s.Cost = &rv1.CostState{State: unknown, RecordedUsage: &eventsv1.TokenUsage{}}
 		}
 		for _, f := range []*commonv1.FactState{&s.RoutingState, &s.QuotaState, &s.RateLimitState} {
 			if *f == 0 {
@@ -46,18 +46,18 @@ func states() map[string]*summary {
 	}
 	return map[string]*summary{
 		"fresh":    {},
-		"profiled": base(&summary{RoutingState: known, TaskProfile: &ev.TaskProfile{Kind: "chat"}}),
-		"decided": base(&summary{RoutingState: known, TaskProfile: &ev.TaskProfile{Kind: "chat"}, CandidateCount: 3, Decision: decision("a", 3),
-			Cost: cost(), QuotaState: known, LastQuotaLow: &ev.QuotaLow{QuotaId: "q"}}),
+		"profiled": base(&summary{RoutingState: known, TaskProfile: &eventsv1.TaskProfile{Kind: "chat"}}),
+		"decided": base(&summary{RoutingState: known, TaskProfile: &eventsv1.TaskProfile{Kind: "chat"}, CandidateCount: 3, Decision: decision("a", 3),
+			Cost: cost(), QuotaState: known, LastQuotaLow: &eventsv1.QuotaLow{QuotaId: "q"}}),
 		"single": base(&summary{RoutingState: known, CandidateCount: 1, SingleCandidate: true, Decision: decision("a", 1)}),
-		"not possible at decide": base(&summary{RoutingState: blocked, NotPossible: &ev.RoutingNotPossible{Stage: "decide"},
+		"not possible at decide": base(&summary{RoutingState: blocked, NotPossible: &eventsv1.RoutingNotPossible{Stage: "decide"},
 			FailedModelIds: []string{"x"}}),
 		"fell back": base(&summary{RoutingState: known, CandidateCount: 3, Decision: decision("b", 2), FallbackCount: 1,
-			LastFallback: &ev.RoutingFallbackApplied{FailedModelId: "a", FallbackCount: 1}, FailedModelIds: []string{"a"}}),
+			LastFallback: &eventsv1.RoutingFallbackApplied{FailedModelId: "a", FallbackCount: 1}, FailedModelIds: []string{"a"}}),
 		"not possible at fallback": base(&summary{RoutingState: blocked, CandidateCount: 3, Decision: decision("a", 3),
-			NotPossible: &ev.RoutingNotPossible{Stage: "fallback"}, FailedModelIds: []string{"a"}}),
-		"quota blocked": base(&summary{QuotaState: blocked, LastQuotaBlocked: &ev.QuotaBlocked{QuotaId: "q"}, RateLimitState: known,
-			LastRateLimitHit: &ev.RateLimitHit{LimitId: "r"}, Cost: cost()}),
+			NotPossible: &eventsv1.RoutingNotPossible{Stage: "fallback"}, FailedModelIds: []string{"a"}}),
+		"quota blocked": base(&summary{QuotaState: blocked, LastQuotaBlocked: &eventsv1.QuotaBlocked{QuotaId: "q"}, RateLimitState: known,
+			LastRateLimitHit: &eventsv1.RateLimitHit{LimitId: "r"}, Cost: cost()}),
 	}
 }
 
@@ -65,65 +65,65 @@ func states() map[string]*summary {
 // to a copy of the state before), everything else unchanged.
 type factCase struct {
 	name  string
-	event *ev.RuntimeEvent
+	event *eventsv1.RuntimeEvent
 	want  func(before *summary) *summary
 }
 
 func facts() []factCase {
-	profile := &ev.TaskProfile{Kind: "coding"}
-	cands := &ev.RoutingCandidatesResolved{CandidateSet: &ev.CandidateSet{CandidateCount: 2}, Profile: profile}
+	profile := &eventsv1.TaskProfile{Kind: "coding"}
+	cands := &eventsv1.RoutingCandidatesResolved{CandidateSet: &eventsv1.CandidateSet{CandidateCount: 2}, Profile: profile}
 	decided := decision("c", 4)
 	single := decision("d", 1)
-	npDecide := &ev.RoutingNotPossible{Stage: "decide", Reason: "none"}
-	npFallback := &ev.RoutingNotPossible{Stage: "fallback", Reason: "chain exhausted"}
-	fa := &ev.RoutingFallbackApplied{FailedModelId: "a", Decision: decision("e", 2), FallbackCount: 2}
-	usage := &ev.TokenUsage{InputTokens: 1, OutputTokens: 2, CachedInputTokens: 3, ReasoningTokens: 4}
-	hit := &ev.RateLimitHit{LimitId: "rpm"}
-	low := &ev.QuotaLow{QuotaId: "daily", Threshold: 0.8}
-	qb := &ev.QuotaBlocked{QuotaId: "daily"}
+	npDecide := &eventsv1.RoutingNotPossible{Stage: "decide", Reason: "none"}
+	npFallback := &eventsv1.RoutingNotPossible{Stage: "fallback", Reason: "chain exhausted"}
+	fa := &eventsv1.RoutingFallbackApplied{FailedModelId: "a", Decision: decision("e", 2), FallbackCount: 2}
+	usage := &eventsv1.TokenUsage{InputTokens: 1, OutputTokens: 2, CachedInputTokens: 3, ReasoningTokens: 4}
+	hit := &eventsv1.RateLimitHit{LimitId: "rpm"}
+	low := &eventsv1.QuotaLow{QuotaId: "daily", Threshold: 0.8}
+	qb := &eventsv1.QuotaBlocked{QuotaId: "daily"}
 	addFailed := func(s *summary, m string) {
 		if m != "" && !slices.Contains(s.FailedModelIds, m) {
 			s.FailedModelIds = append(s.FailedModelIds, m)
 		}
 	}
 	return []factCase{
-		{"task.profile.resolved", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_TaskProfileResolved{TaskProfileResolved: &ev.TaskProfileResolved{Profile: profile}}},
+		{"task.profile.resolved", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_TaskProfileResolved{TaskProfileResolved: &eventsv1.TaskProfileResolved{Profile: profile}}},
 			func(s *summary) *summary { s.TaskProfile, s.RoutingState = profile, known; return s }},
-		{"routing.candidates.resolved", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: cands}},
+		{"routing.candidates.resolved", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: cands}},
 			func(s *summary) *summary {
 				s.CandidateCount, s.SingleCandidate, s.TaskProfile, s.RoutingState = 2, false, profile, known
 				return s
 			}},
-		{"routing.decided", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingDecided{RoutingDecided: &ev.RoutingDecided{Decision: decided}}},
+		{"routing.decided", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_RoutingDecided{RoutingDecided: &eventsv1.RoutingDecided{Decision: decided}}},
 			func(s *summary) *summary {
 				s.Decision, s.NotPossible, s.SingleCandidate, s.CandidateCount, s.RoutingState = decided, nil, false, 4, known
 				return s
 			}},
-		{"routing.single_candidate", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &ev.RoutingSingleCandidate{Decision: single}}},
+		{"routing.single_candidate", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &eventsv1.RoutingSingleCandidate{Decision: single}}},
 			func(s *summary) *summary {
 				s.Decision, s.NotPossible, s.SingleCandidate, s.CandidateCount, s.RoutingState = single, nil, true, 1, known
 				return s
 			}},
-		{"routing.not_possible at decide", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: npDecide}},
+		{"routing.not_possible at decide", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: npDecide}},
 			func(s *summary) *summary {
 				s.NotPossible, s.RoutingState, s.Decision, s.CandidateCount, s.SingleCandidate = npDecide, blocked, nil, 0, false
 				return s
 			}},
-		{"routing.not_possible at fallback", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: npFallback}},
+		{"routing.not_possible at fallback", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: npFallback}},
 			func(s *summary) *summary {
 				s.NotPossible, s.RoutingState = npFallback, blocked
 				addFailed(s, s.GetDecision().GetSelectedModelId()) // the decision stays: it is what failed
 				return s
 			}},
-		{"routing.fallback.applied", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingFallbackApplied{RoutingFallbackApplied: fa}},
+		{"routing.fallback.applied", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_RoutingFallbackApplied{RoutingFallbackApplied: fa}},
 			func(s *summary) *summary {
 				s.Decision, s.NotPossible, s.LastFallback, s.FallbackCount, s.RoutingState = fa.GetDecision(), nil, fa, 2, known
 				s.FailedModelIds = append(s.FailedModelIds, "a")
 				return s
 			}},
-		{"cost.estimated", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_CostEstimated{CostEstimated: &ev.CostEstimated{Cost: &ev.CostBreakdown{TotalNanos: 55}}}},
+		{"cost.estimated", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_CostEstimated{CostEstimated: &eventsv1.CostEstimated{Cost: &eventsv1.CostBreakdown{TotalNanos: 55}}}},
 			func(s *summary) *summary { s.Cost.LastEstimatedNanos = 55; return s }},
-		{"cost.recorded", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_CostRecorded{CostRecorded: &ev.CostRecorded{Usage: usage, Cost: &ev.CostBreakdown{TotalNanos: 40}}}},
+		{"cost.recorded", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_CostRecorded{CostRecorded: &eventsv1.CostRecorded{Usage: usage, Cost: &eventsv1.CostBreakdown{TotalNanos: 40}}}},
 			func(s *summary) *summary {
 				c := s.Cost
 				c.State, c.RecordedNanos, c.RecordedCalls = known, c.RecordedNanos+40, c.RecordedCalls+1
@@ -131,11 +131,11 @@ func facts() []factCase {
 				u.InputTokens, u.OutputTokens, u.CachedInputTokens, u.ReasoningTokens = u.InputTokens+1, u.OutputTokens+2, u.CachedInputTokens+3, u.ReasoningTokens+4
 				return s
 			}},
-		{"rate_limit.hit", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RateLimitHit{RateLimitHit: hit}},
+		{"rate_limit.hit", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_RateLimitHit{RateLimitHit: hit}},
 			func(s *summary) *summary { s.LastRateLimitHit, s.RateLimitState = hit, known; return s }},
-		{"quota.low", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_QuotaLow{QuotaLow: low}},
+		{"quota.low", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_QuotaLow{QuotaLow: low}},
 			func(s *summary) *summary { s.LastQuotaLow, s.QuotaState = low, known; return s }},
-		{"quota.blocked", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_QuotaBlocked{QuotaBlocked: qb}},
+		{"quota.blocked", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_QuotaBlocked{QuotaBlocked: qb}},
 			func(s *summary) *summary { s.LastQuotaBlocked, s.QuotaState = qb, blocked; return s }},
 	}
 }
@@ -156,7 +156,7 @@ func TestFoldEveryStateAndFact(t *testing.T) {
 				// defaults for what no fact has said yet.
 				want.SessionId, want.ThreadId, want.TurnId, want.LastSequence = "s1", "th1", "turn2", 9
 				if want.Cost == nil {
-					want.Cost = &rv1.CostState{State: unknown, RecordedUsage: &ev.TokenUsage{}}
+					want.Cost = &rv1.CostState{State: unknown, RecordedUsage: &eventsv1.TokenUsage{}}
 				}
 				for _, st := range []*commonv1.FactState{&want.RoutingState, &want.QuotaState, &want.RateLimitState} {
 					if *st == commonv1.FactState_FACT_STATE_UNSPECIFIED {
@@ -174,8 +174,8 @@ func TestFoldEveryStateAndFact(t *testing.T) {
 
 func TestFoldStaysHonestAboutWhatItWasNotTold(t *testing.T) {
 	s := &summary{}
-	rp.Fold(s, &ev.RuntimeEvent{SessionId: "s1", ThreadId: "th1", TurnId: "t1", Sequence: 1,
-		Payload: &ev.RuntimeEvent_CostRecorded{CostRecorded: &ev.CostRecorded{Cost: &ev.CostBreakdown{TotalNanos: 1}}}})
+	rp.Fold(s, &eventsv1.RuntimeEvent{SessionId: "s1", ThreadId: "th1", TurnId: "t1", Sequence: 1,
+		Payload: &eventsv1.RuntimeEvent_CostRecorded{CostRecorded: &eventsv1.CostRecorded{Cost: &eventsv1.CostBreakdown{TotalNanos: 1}}}})
 	if s.GetRoutingState() != unknown || s.GetQuotaState() != unknown || s.GetRateLimitState() != unknown || s.GetCost().GetState() != known {
 		t.Fatalf("a cost alone says nothing of routing or limits: %v", s)
 	}
@@ -189,7 +189,7 @@ func TestProjectThreadsAndSpend(t *testing.T) {
 	store := projection.NewMemory()
 	p := rp.Projection{Subjects: eventlog.Subjects{Prefix: "ar.ev"}}
 	seq := uint64(0)
-	apply := func(e *ev.RuntimeEvent) {
+	apply := func(e *eventsv1.RuntimeEvent) {
 		t.Helper()
 		seq++
 		e.TenantId, e.Sequence = "t1", seq
@@ -202,24 +202,24 @@ func TestProjectThreadsAndSpend(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	at := func(turn, task string, e *ev.RuntimeEvent) *ev.RuntimeEvent {
+	at := func(turn, task string, e *eventsv1.RuntimeEvent) *eventsv1.RuntimeEvent {
 		e.SessionId, e.ThreadId, e.TurnId, e.TaskId = "s1", "th1", turn, task
 		return e
 	}
-	cost := func(nanos int64) *ev.RuntimeEvent {
-		return &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_CostRecorded{CostRecorded: &ev.CostRecorded{Cost: &ev.CostBreakdown{TotalNanos: nanos}, Usage: &ev.TokenUsage{}}}}
+	cost := func(nanos int64) *eventsv1.RuntimeEvent {
+		return &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_CostRecorded{CostRecorded: &eventsv1.CostRecorded{Cost: &eventsv1.CostBreakdown{TotalNanos: nanos}, Usage: &eventsv1.TokenUsage{}}}}
 	}
 	// A registry change and a task profile resolved before any turn.
-	apply(&ev.RuntimeEvent{Payload: &ev.RuntimeEvent_LimitChanged{LimitChanged: &ev.LimitChanged{Change: &ev.LimitChanged_ProviderUpserted{
-		ProviderUpserted: &ev.Provider{Id: "p", CredentialStatus: ev.CredentialStatus_CREDENTIAL_STATUS_PRESENT}}}}})
-	apply(&ev.RuntimeEvent{TaskId: "k1", Payload: &ev.RuntimeEvent_TaskProfileResolved{TaskProfileResolved: &ev.TaskProfileResolved{Profile: &ev.TaskProfile{Kind: "coding"}}}})
+	apply(&eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_LimitChanged{LimitChanged: &eventsv1.LimitChanged{Change: &eventsv1.LimitChanged_ProviderUpserted{
+		ProviderUpserted: &eventsv1.Provider{Id: "p", CredentialStatus: eventsv1.CredentialStatus_CREDENTIAL_STATUS_PRESENT}}}}})
+	apply(&eventsv1.RuntimeEvent{TaskId: "k1", Payload: &eventsv1.RuntimeEvent_TaskProfileResolved{TaskProfileResolved: &eventsv1.TaskProfileResolved{Profile: &eventsv1.TaskProfile{Kind: "coding"}}}})
 
-	apply(at("turn1", "k1", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingDecided{RoutingDecided: &ev.RoutingDecided{Decision: decision("a", 2)}}}))
-	apply(at("turn1", "k1", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingFallbackApplied{RoutingFallbackApplied: &ev.RoutingFallbackApplied{
+	apply(at("turn1", "k1", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_RoutingDecided{RoutingDecided: &eventsv1.RoutingDecided{Decision: decision("a", 2)}}}))
+	apply(at("turn1", "k1", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_RoutingFallbackApplied{RoutingFallbackApplied: &eventsv1.RoutingFallbackApplied{
 		FailedModelId: "a", Decision: decision("b", 1), FallbackCount: 1}}}))
 	apply(at("turn1", "k1", cost(30)))
-	apply(at("turn1", "k1", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_QuotaBlocked{QuotaBlocked: &ev.QuotaBlocked{QuotaId: "q"}}}))
-	apply(at("turn2", "", &ev.RuntimeEvent{Payload: &ev.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &ev.RoutingSingleCandidate{Decision: decision("c", 1)}}}))
+	apply(at("turn1", "k1", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_QuotaBlocked{QuotaBlocked: &eventsv1.QuotaBlocked{QuotaId: "q"}}}))
+	apply(at("turn2", "", &eventsv1.RuntimeEvent{Payload: &eventsv1.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &eventsv1.RoutingSingleCandidate{Decision: decision("c", 1)}}}))
 	apply(at("turn2", "", cost(12)))
 
 	load := func(key string) *summary {
@@ -267,7 +267,7 @@ func TestProjectThreadsAndSpend(t *testing.T) {
 	if other, _ := rp.LoadRegistry(ctx, store, "t2"); len(other.GetProviders()) != 0 {
 		t.Fatalf("another tenant's registry %v", other)
 	}
-	tp := &ev.TaskProfile{}
+	tp := &eventsv1.TaskProfile{}
 	if found, err := rp.Load(ctx, store, rp.TaskProfileKey("t1", "", "k1"), tp); err != nil || !found || tp.GetKind() != "coding" {
 		t.Fatalf("task profile %v, %v, %v", tp, found, err)
 	}

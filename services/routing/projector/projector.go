@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
-	ev "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/routing/domain"
@@ -176,7 +176,7 @@ func resetTurnFacts(s *routingv1.RoutingLimitSummary) {
 // FoldThread applies one routing event to a thread's summary: the facts of
 // the thread's latest routed turn, with cost, quota and rate-limit facts
 // kept across turns. The control service runs it for its thread read model.
-func FoldThread(s *routingv1.RoutingLimitSummary, e *ev.RuntimeEvent) {
+func FoldThread(s *routingv1.RoutingLimitSummary, e *eventsv1.RuntimeEvent) {
 	if s.GetTurnId() != e.GetTurnId() {
 		resetTurnFacts(s)
 	}
@@ -185,10 +185,10 @@ func FoldThread(s *routingv1.RoutingLimitSummary, e *ev.RuntimeEvent) {
 
 // Fold applies one routing event to a summary. The control service can run
 // the same fold over the same events for its thread read model.
-func Fold(s *routingv1.RoutingLimitSummary, e *ev.RuntimeEvent) {
+func Fold(s *routingv1.RoutingLimitSummary, e *eventsv1.RuntimeEvent) {
 	s.SessionId, s.ThreadId, s.TurnId, s.LastSequence = e.GetSessionId(), e.GetThreadId(), e.GetTurnId(), e.GetSequence()
 	if s.Cost == nil {
-		s.Cost = &routingv1.CostState{State: commonv1.FactState_FACT_STATE_UNKNOWN, RecordedUsage: &ev.TokenUsage{}}
+		s.Cost = &routingv1.CostState{State: commonv1.FactState_FACT_STATE_UNKNOWN, RecordedUsage: &eventsv1.TokenUsage{}}
 	}
 	if s.QuotaState == commonv1.FactState_FACT_STATE_UNSPECIFIED {
 		s.QuotaState = commonv1.FactState_FACT_STATE_UNKNOWN
@@ -265,8 +265,8 @@ func put(b *projection.Batch, key string, m proto.Message) error {
 }
 
 // LoadRegistry reads a tenant's registry; empty when it has none.
-func LoadRegistry(ctx context.Context, store projection.Store, tenant string) (*ev.Registry, error) {
-	reg := &ev.Registry{}
+func LoadRegistry(ctx context.Context, store projection.Store, tenant string) (*eventsv1.Registry, error) {
+	reg := &eventsv1.Registry{}
 	return reg, load(ctx, store, RegistryKey(tenant), reg)
 }
 
