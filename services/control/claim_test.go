@@ -18,7 +18,7 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 	"github.com/agentruntime/agentruntime/services/control/app"
-	"github.com/agentruntime/agentruntime/services/tasks/adapters"
+	"github.com/agentruntime/agentruntime/pkg/lease"
 )
 
 func (h *harness) claim(ctx context.Context, req *controlv1.ClaimTurnRequest) *controlv1.ClaimTurnResponse {
@@ -236,7 +236,7 @@ func TestSweepersOnSeveralReplicasWriteOneLoss(t *testing.T) {
 	ctx := acme(t)
 	h.submit(ctx, "s1", "th1", oneAttempt)
 	c := h.claim(ctx, &controlv1.ClaimTurnRequest{LeaseTtl: durationpb.New(200 * time.Millisecond), Wait: durationpb.New(5 * time.Second)})
-	leases := adapters.NewRedisLeases(redistest.Client(t), "agentruntime:control:lease:")
+	leases := lease.NewRedis(redistest.Client(t), "agentruntime:control:lease:")
 	replicas := make([]*app.Claims, 4)
 	for i := range replicas {
 		replicas[i] = app.NewClaims(app.New(h.log, h.store), leases, nil)

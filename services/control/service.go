@@ -19,7 +19,7 @@ import (
 	handler "github.com/agentruntime/agentruntime/services/control/grpc"
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 	"github.com/agentruntime/agentruntime/services/kit"
-	"github.com/agentruntime/agentruntime/services/tasks/adapters"
+	"github.com/agentruntime/agentruntime/pkg/lease"
 )
 
 // Name is the service's name in `agentruntime serve <name>`.
@@ -65,9 +65,9 @@ func New(deps kit.Deps) *Service {
 	}
 	// Turn leases live in Redis when the service has it (every replica
 	// sees the same holder), in process otherwise (dev: one process).
-	var leases app.Leases = adapters.NewMemoryLeases(nil)
+	var leases lease.Store = lease.NewMemory(nil)
 	if deps.Redis != nil {
-		leases = adapters.NewRedisLeases(deps.Redis, LeasePrefix)
+		leases = lease.NewRedis(deps.Redis, LeasePrefix)
 	}
 	return &Service{deps: deps, app: a, ownHub: ownHub, ExpiryInterval: 250 * time.Millisecond,
 		claims: app.NewClaims(a, leases, deps.Logger), LeaseSweepInterval: time.Second}

@@ -13,7 +13,7 @@ import (
 
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/services/kit"
-	"github.com/agentruntime/agentruntime/services/tasks/adapters"
+	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/services/tasks/app"
 	handler "github.com/agentruntime/agentruntime/services/tasks/grpc"
 )
@@ -46,9 +46,9 @@ func New(deps kit.Deps) *Service { return NewWithOptions(deps, Options{}) }
 
 // NewWithOptions is New with tuning.
 func NewWithOptions(deps kit.Deps, opts Options) *Service {
-	var leases app.Leases = adapters.NewMemoryLeases(opts.Now)
+	var leases lease.Store = lease.NewMemory(opts.Now)
 	if deps.Redis != nil {
-		leases = adapters.NewRedisLeases(deps.Redis, LeasePrefix)
+		leases = lease.NewRedis(deps.Redis, LeasePrefix)
 	}
 	a := app.New(deps.Log, deps.Store, leases, deps.Logger, app.Config{SweepInterval: opts.SweepInterval, PollNap: opts.PollNap, Now: opts.Now})
 	return &Service{deps: deps, app: a}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/agentruntime/agentruntime/pkg/lease"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -26,17 +27,6 @@ import (
 	rm "github.com/agentruntime/agentruntime/services/control/projector"
 )
 
-// Leases hold worker leases on turns: one holder (the claim's run id) per
-// key, expiring unless renewed. The tasks service's adapters satisfy it
-// (Redis in a deployment, in process in dev mode) and are proven by one
-// contract suite.
-type Leases interface {
-	Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
-	Renew(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
-	Release(ctx context.Context, key, token string) error
-	Holder(ctx context.Context, key string) (string, bool, error)
-}
-
 // DefaultTurnLease is a claim's lease when the worker names none.
 const DefaultTurnLease = 30 * time.Second
 
@@ -49,7 +39,7 @@ const maxClaimNap = 250 * time.Millisecond
 // renew it, and end turns whose lease expired.
 type Claims struct {
 	App    *App
-	Leases Leases
+	Leases lease.Store
 	Logger *slog.Logger
 	// MaxAttempts is the attempt budget of a turn whose options do not set
 	// one (domain.MaxAttemptsOption).
@@ -62,7 +52,7 @@ type Claims struct {
 }
 
 // NewClaims builds the claim use cases on the app and a lease store.
-func NewClaims(a *App, leases Leases, logger *slog.Logger) *Claims {
+func NewClaims(a *App, leases lease.Store, logger *slog.Logger) *Claims {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

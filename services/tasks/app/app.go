@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/lease"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -30,16 +31,6 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	proj "github.com/agentruntime/agentruntime/services/tasks/projector"
 )
-
-// Leases hold worker leases on tasks: one holder (token: the run id) per
-// key, expiring unless renewed. adapters.RedisLeases in a deployment,
-// adapters.MemoryLeases in dev mode.
-type Leases interface {
-	Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
-	Renew(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
-	Release(ctx context.Context, key, token string) error
-	Holder(ctx context.Context, key string) (string, bool, error)
-}
 
 // Config tunes the background work; zero values take the defaults.
 type Config struct {
@@ -63,7 +54,7 @@ type App struct {
 	store   projection.Store
 	w       *command.Writer
 	where   *locator
-	leases  Leases
+	leases  lease.Store
 	cfg     Config
 	logger  *slog.Logger
 	records proj.Records
@@ -73,7 +64,7 @@ type App struct {
 }
 
 // New builds the app.
-func New(log *eventlog.Log, store projection.Store, leases Leases, logger *slog.Logger, cfg Config) *App {
+func New(log *eventlog.Log, store projection.Store, leases lease.Store, logger *slog.Logger, cfg Config) *App {
 	if cfg.DefaultLeaseTTL <= 0 {
 		cfg.DefaultLeaseTTL = 30 * time.Second
 	}

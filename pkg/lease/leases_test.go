@@ -1,4 +1,4 @@
-package adapters_test
+package lease_test
 
 import (
 	"sync"
@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
-	"github.com/agentruntime/agentruntime/services/tasks/adapters"
-	"github.com/agentruntime/agentruntime/services/tasks/adapters/leasetest"
+	"github.com/agentruntime/agentruntime/pkg/lease/leasetest"
 )
 
 type clock struct {
@@ -28,7 +28,7 @@ func TestMemoryLeases(t *testing.T) {
 	leasetest.Run(t, leasetest.Harness{
 		New: func(t *testing.T) leasetest.Leases {
 			c := &clock{t: time.Unix(1700000000, 0)}
-			l := adapters.NewMemoryLeases(c.now)
+			l := lease.NewMemory(c.now)
 			clocks[l] = c
 			return l
 		},
@@ -40,7 +40,7 @@ func TestRedisLeases(t *testing.T) {
 	client := redistest.Client(t)
 	leasetest.Run(t, leasetest.Harness{
 		New: func(t *testing.T) leasetest.Leases {
-			return adapters.NewRedisLeases(client, "agentruntime:tasks:test:"+ids.New("t")+":")
+			return lease.NewRedis(client, "agentruntime:tasks:test:"+ids.New("t")+":")
 		},
 		// Redis expires keys on its own clock: let the ttl pass. A GET on
 		// an expired key misses at once (Redis expires lazily on access),

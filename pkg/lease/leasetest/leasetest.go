@@ -1,24 +1,19 @@
 // Package leasetest is the contract suite every worker lease store must
-// pass (app.Leases): run it against the in-process and the Redis one.
+// pass (lease.Store): run it against the in-process and the Redis one.
 package leasetest
 
 import (
 	"context"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/lease"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// Leases is the contract under test (a copy of app.Leases, so the suite
-// does not import the app).
-type Leases interface {
-	Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
-	Renew(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
-	Release(ctx context.Context, key, token string) error
-	Holder(ctx context.Context, key string) (string, bool, error)
-}
+// Leases is the contract under test.
+type Leases = lease.Store
 
 // Harness builds a fresh store. Expire makes every lease taken so far
 // with a ttl up to d lapse: the in-process store advances its clock, the

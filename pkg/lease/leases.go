@@ -1,7 +1,9 @@
-// Package adapters holds the tasks service's stores beyond projections:
-// worker leases in Redis (deployments) and in process (dev mode), both
-// satisfying app.Leases and one contract suite (leasetest).
-package adapters
+// Package lease is the port for worker leases (a run or a turn held by one
+// worker token until its ttl lapses) and its two stores: Redis (deployments)
+// and in process (dev mode), both held to one contract suite (leasetest).
+// The tasks service leases task runs and the control service turn claims
+// through it; neither imports the other.
+package lease
 
 import (
 	"context"
@@ -12,9 +14,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// MemoryLeases keeps leases in process, for the single-binary dev mode
+// Store is the lease port: Acquire takes a free or lapsed key, Renew extends
+// a key the token holds, Release frees it, Holder says who holds it now.
+type Store interface {
+	Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
+	Renew(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
+	Release(ctx context.Context, key, token string) error
+	Holder(ctx context.Context, key string) (string, bool, error)
+}
+
+// Memory keeps leases in process, for the single-binary dev mode
 // where one process runs every replica there is.
-type MemoryLeases struct {
+type Memory struct {
 	mu     sync.Mutex
 	now    func() time.Time
 	leases map[string]memLease
@@ -25,16 +36,16 @@ type memLease struct {
 	expires time.Time
 }
 
-// NewMemoryLeases returns an empty lease table; now is the clock (nil:
+// NewMemory returns an empty lease table; now is the clock (nil:
 // time.Now), injectable so tests can expire leases without sleeping.
-func NewMemoryLeases(now func() time.Time) *MemoryLeases {
+func NewMemory(now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryLeases{now: now, leases: map[string]memLease{}}
+	return &Memory{now: now, leases: map[string]memLease{}}
 }
 
-func (m *MemoryLeases) live(key string) (memLease, bool) {
+func (m *Memory) live(key string) (memLease, bool) {
 	l, ok := m.leases[key]
 	if ok && !m.now().Before(l.expires) {
 		delete(m.leases, key)
@@ -43,7 +54,7 @@ func (m *MemoryLeases) live(key string) (memLease, bool) {
 	return l, ok
 }
 
-func (m *MemoryLeases) Acquire(_ context.Context, key, token string, ttl time.Duration) (bool, error) {
+func (m *Memory) Acquire(_ context.Context, key, token string, ttl time.Duration) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, held := m.live(key); held {
@@ -53,7 +64,7 @@ func (m *MemoryLeases) Acquire(_ context.Context, key, token string, ttl time.Du
 	return true, nil
 }
 
-func (m *MemoryLeases) Renew(_ context.Context, key, token string, ttl time.Duration) (bool, error) {
+func (m *Memory) Renew(_ context.Context, key, token string, ttl time.Duration) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l, held := m.live(key)
@@ -64,7 +75,7 @@ func (m *MemoryLeases) Renew(_ context.Context, key, token string, ttl time.Dura
 	return true, nil
 }
 
-func (m *MemoryLeases) Release(_ context.Context, key, token string) error {
+func (m *Memory) Release(_ context.Context, key, token string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l, held := m.live(key); held && l.token == token {
@@ -73,26 +84,26 @@ func (m *MemoryLeases) Release(_ context.Context, key, token string) error {
 	return nil
 }
 
-func (m *MemoryLeases) Holder(_ context.Context, key string) (string, bool, error) {
+func (m *Memory) Holder(_ context.Context, key string) (string, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l, held := m.live(key)
 	return l.token, held, nil
 }
 
-// RedisLeases keeps leases as Redis keys with a TTL: SET NX PX takes one,
+// Redis keeps leases as Redis keys with a TTL: SET NX PX takes one,
 // a compare-and-renew script extends it only for its holder, and Redis
 // expiry is the authority on whether it is still held (every replica of
 // the service sees the same answer).
-type RedisLeases struct {
+type Redis struct {
 	client redis.UniversalClient
 	prefix string
 }
 
-// NewRedisLeases stores leases under prefix (e.g.
+// NewRedis stores leases under prefix (e.g.
 // "agentruntime:tasks:lease:").
-func NewRedisLeases(client redis.UniversalClient, prefix string) *RedisLeases {
-	return &RedisLeases{client: client, prefix: prefix}
+func NewRedis(client redis.UniversalClient, prefix string) *Redis {
+	return &Redis{client: client, prefix: prefix}
 }
 
 // The token comparison and the write are one atomic step, so a holder
@@ -111,21 +122,21 @@ end
 return 0`)
 )
 
-func (r *RedisLeases) Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+func (r *Redis) Acquire(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
 	ok, err := r.client.SetNX(ctx, r.prefix+key, token, ttl).Result()
 	return ok, err
 }
 
-func (r *RedisLeases) Renew(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+func (r *Redis) Renew(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
 	n, err := renewScript.Run(ctx, r.client, []string{r.prefix + key}, token, ttl.Milliseconds()).Int()
 	return n == 1, err
 }
 
-func (r *RedisLeases) Release(ctx context.Context, key, token string) error {
+func (r *Redis) Release(ctx context.Context, key, token string) error {
 	return releaseScript.Run(ctx, r.client, []string{r.prefix + key}, token).Err()
 }
 
-func (r *RedisLeases) Holder(ctx context.Context, key string) (string, bool, error) {
+func (r *Redis) Holder(ctx context.Context, key string) (string, bool, error) {
 	v, err := r.client.Get(ctx, r.prefix+key).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", false, nil
