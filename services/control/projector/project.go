@@ -16,8 +16,8 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/routingsummary"
 	"github.com/agentruntime/agentruntime/services/control/domain"
-	routingfold "github.com/agentruntime/agentruntime/services/routing/projector"
 )
 
 // maxIncidents bounds the incidents a thread keeps in its read model; older
@@ -355,7 +355,7 @@ func (t *tx) apply() error {
 			if th.RoutingLimit == nil {
 				th.RoutingLimit = &routingv1.RoutingLimitSummary{}
 			}
-			routingfold.FoldThread(th.RoutingLimit, ev)
+			routingsummary.FoldThread(th.RoutingLimit, ev)
 		}
 		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Routing })
 	case strings.HasPrefix(typ, "task.") || strings.HasPrefix(typ, "job."):

@@ -3,6 +3,7 @@ package domain
 import (
 	"cmp"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/routingsummary"
 	"slices"
 	"strings"
 	"time"
@@ -221,8 +222,8 @@ func budgetScopeName(s eventsv1.BudgetScope) string {
 
 // Stages of routing.not_possible.
 const (
-	StageDecide   = "decide"
-	StageFallback = "fallback"
+	StageDecide   = routingsummary.StageDecide
+	StageFallback = routingsummary.StageFallback
 )
 
 // Outcome of a decision: exactly one of Decision and NotPossible.

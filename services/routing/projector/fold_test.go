@@ -2,6 +2,7 @@ package projector_test
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/routingsummary"
 	"slices"
 	"testing"
 
@@ -149,7 +150,7 @@ func TestFoldEveryStateAndFact(t *testing.T) {
 				got := states()[stateName]
 				e := proto.CloneOf(f.event)
 				e.SessionId, e.ThreadId, e.TurnId, e.Sequence = "s1", "th1", "turn2", 9
-				rp.Fold(got, e)
+				routingsummary.Fold(got, e)
 
 				want := states()[stateName]
 				// What every fact does: the scope and sequence, and honest
@@ -174,7 +175,7 @@ func TestFoldEveryStateAndFact(t *testing.T) {
 
 func TestFoldStaysHonestAboutWhatItWasNotTold(t *testing.T) {
 	s := &summary{}
-	rp.Fold(s, &eventsv1.RuntimeEvent{SessionId: "s1", ThreadId: "th1", TurnId: "t1", Sequence: 1,
+	routingsummary.Fold(s, &eventsv1.RuntimeEvent{SessionId: "s1", ThreadId: "th1", TurnId: "t1", Sequence: 1,
 		Payload: &eventsv1.RuntimeEvent_CostRecorded{CostRecorded: &eventsv1.CostRecorded{Cost: &eventsv1.CostBreakdown{TotalNanos: 1}}}})
 	if s.GetRoutingState() != unknown || s.GetQuotaState() != unknown || s.GetRateLimitState() != unknown || s.GetCost().GetState() != known {
 		t.Fatalf("a cost alone says nothing of routing or limits: %v", s)
