@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/lease"
-	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 	"github.com/agentruntime/agentruntime/pkg/lease/leasetest"
+	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 )
 
 type clock struct {

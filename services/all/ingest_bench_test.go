@@ -16,9 +16,9 @@ import (
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/services/control"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	controlreadmodel "github.com/agentruntime/agentruntime/services/control/readmodel"
 	"github.com/agentruntime/agentruntime/services/tasks"
-	tp "github.com/agentruntime/agentruntime/services/tasks/projector"
+	tasksreadmodel "github.com/agentruntime/agentruntime/services/tasks/readmodel"
 )
 
 const reportBatch = 100
@@ -171,9 +171,9 @@ func BenchmarkRoundTrips(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s.waitFor(b, control.Name, rm.Name, head)
+		s.waitFor(b, control.Name, controlreadmodel.Name, head)
 		if tasksToo {
-			s.waitFor(b, tasks.Name, tp.Name, lastTask)
+			s.waitFor(b, tasks.Name, tasksreadmodel.Name, lastTask)
 		}
 	}
 	ops := []struct {

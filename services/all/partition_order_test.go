@@ -30,11 +30,11 @@ import (
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
-	controlrm "github.com/agentruntime/agentruntime/services/control/projector"
-	evidencerm "github.com/agentruntime/agentruntime/services/evidence/projector"
-	permissionrm "github.com/agentruntime/agentruntime/services/permission/projector"
-	routingrm "github.com/agentruntime/agentruntime/services/routing/projector"
-	tasksrm "github.com/agentruntime/agentruntime/services/tasks/projector"
+	controlreadmodel "github.com/agentruntime/agentruntime/services/control/readmodel"
+	evidencereadmodel "github.com/agentruntime/agentruntime/services/evidence/readmodel"
+	permissionreadmodel "github.com/agentruntime/agentruntime/services/permission/readmodel"
+	routingreadmodel "github.com/agentruntime/agentruntime/services/routing/readmodel"
+	tasksreadmodel "github.com/agentruntime/agentruntime/services/tasks/readmodel"
 )
 
 // Guard G-2 of docs/partitions.md: a read model must not depend on the
@@ -434,27 +434,27 @@ func foldedServices(log *eventlog.Log) []foldedService {
 		}
 	}
 	return []foldedService{
-		{name: "control", projections: []projector.Projection{controlrm.Projection{}, controlrm.Claims{}}, decode: byPrefix(map[string]func() proto.Message{
+		{name: "control", projections: []projector.Projection{controlreadmodel.Projection{}, controlreadmodel.Claims{}}, decode: byPrefix(map[string]func() proto.Message{
 			"sess:": func() proto.Message { return &controlv1.Session{} }, "thr:": func() proto.Message { return &controlv1.ThreadRead{} },
 			"turn:": func() proto.Message { return &controlv1.Turn{} }, "act:": func() proto.Message { return &controlv1.Action{} },
 			"sub:": func() proto.Message { return &controlv1.Subagent{} }, "chan:": func() proto.Message { return &controlv1.Channel{} },
 			"proc:": func() proto.Message { return &controlv1.Process{} }, "attempts:": func() proto.Message { return &controlv1.TurnAttempts{} },
 			"tools:": func() proto.Message { return &eventsv1.SnapshotUpdated{} },
 		})},
-		{name: "tasks", projections: []projector.Projection{tasksrm.Records{Subjects: log.Subjects}}, decode: byPrefix(map[string]func() proto.Message{
+		{name: "tasks", projections: []projector.Projection{tasksreadmodel.Records{Subjects: log.Subjects}}, decode: byPrefix(map[string]func() proto.Message{
 			"task:": func() proto.Message { return &tasksv1.Task{} }, "job:": func() proto.Message { return &tasksv1.Job{} },
 		})},
-		{name: "routing", projections: []projector.Projection{routingrm.Projection{Subjects: log.Subjects}}, decode: byPrefix(map[string]func() proto.Message{
+		{name: "routing", projections: []projector.Projection{routingreadmodel.Projection{Subjects: log.Subjects}}, decode: byPrefix(map[string]func() proto.Message{
 			"turn/": func() proto.Message { return &routingv1.RoutingLimitSummary{} }, "thread/": func() proto.Message { return &routingv1.RoutingLimitSummary{} },
 			"reg/": func() proto.Message { return &eventsv1.Registry{} }, "taskprof/": func() proto.Message { return &eventsv1.TaskProfile{} },
 		})},
-		{name: "permission", projections: []projector.Projection{permissionrm.New(log.Subjects)}, decode: byPrefix(map[string]func() proto.Message{
+		{name: "permission", projections: []projector.Projection{permissionreadmodel.New(log.Subjects)}, decode: byPrefix(map[string]func() proto.Message{
 			"level:": func() proto.Message { return &permissionv1.LevelState{} }, "hooks": func() proto.Message { return &permissionv1.ListHooksResponse{} },
 			"evaluation:":  func() proto.Message { return &permissionv1.DecisionSummary{} },
 			"summary:":     func() proto.Message { return &permissionv1.GetPermissionSandboxSummaryResponse{} },
 			"environment:": func() proto.Message { return &permissionv1.GetExecutionEnvironmentResponse{} },
 		})},
-		{name: "evidence", projections: []projector.Projection{evidencerm.Projection{}}, decode: func(string) proto.Message { return nil }},
+		{name: "evidence", projections: []projector.Projection{evidencereadmodel.Projection{}}, decode: func(string) proto.Message { return nil }},
 	}
 }
 

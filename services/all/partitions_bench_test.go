@@ -16,7 +16,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 	"github.com/agentruntime/agentruntime/services/control"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 const (
@@ -108,7 +108,7 @@ func benchSubmitsAcross(b *testing.B, sh shape, partitions int, scoped bool) {
 	// a round's trailing projector work neither weighs on the raw round
 	// nor escapes the count of the serve shape.
 	settle := func() {
-		if err := projector.CaughtUp(ctx, log, s.stores[control.Name], rm.Name, nil, time.Minute); err != nil {
+		if err := projector.CaughtUp(ctx, log, s.stores[control.Name], readmodel.Name, nil, time.Minute); err != nil {
 			b.Fatal(err)
 		}
 	}

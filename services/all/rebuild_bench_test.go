@@ -22,9 +22,9 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/natsembed"
 	"github.com/agentruntime/agentruntime/services/control"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	controlreadmodel "github.com/agentruntime/agentruntime/services/control/readmodel"
 	"github.com/agentruntime/agentruntime/services/evidence"
-	ep "github.com/agentruntime/agentruntime/services/evidence/projector"
+	evidencereadmodel "github.com/agentruntime/agentruntime/services/evidence/readmodel"
 )
 
 // rebuildEvents is the size of the log BenchmarkRebuild rebuilds from
@@ -222,8 +222,8 @@ func benchRebuild(b *testing.B, sh shape) {
 
 		t0 = time.Now()
 		s = newStackAt(b, sh, dir, control.Name, evidence.Name)
-		s.waitFor(b, control.Name, rm.Name, head)
-		s.waitFor(b, evidence.Name, ep.Name, head)
+		s.waitFor(b, control.Name, controlreadmodel.Name, head)
+		s.waitFor(b, evidence.Name, evidencereadmodel.Name, head)
 		took += time.Since(t0)
 		heap, afterRSS = heapMiB(), rss()
 		s.stop()

@@ -16,9 +16,9 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 	"github.com/agentruntime/agentruntime/services/control/app"
-	"github.com/agentruntime/agentruntime/pkg/lease"
 )
 
 func (h *harness) claim(ctx context.Context, req *controlv1.ClaimTurnRequest) *controlv1.ClaimTurnResponse {

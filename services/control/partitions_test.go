@@ -19,7 +19,7 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 // The control service on a log of three partitions
@@ -144,11 +144,11 @@ func TestThreadReadIsWhatItsOwnSessionsFactsSay(t *testing.T) {
 	want := projection.NewMemory()
 	view := h.log.Of("acme", own)
 	if _, err := view.Read(ctx, []string{h.log.Subjects.Session("acme", own)}, eventlog.FromStart, func(r *eventlog.Record) error {
-		return projector.ApplyOne(ctx, want, rm.Projection{}, r)
+		return projector.ApplyOne(ctx, want, readmodel.Projection{}, r)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	th, ok, err := rm.Thread(ctx, want, "acme", "th1")
+	th, ok, err := readmodel.Thread(ctx, want, "acme", "th1")
 	if err != nil || !ok {
 		t.Fatalf("thread folded from its session's facts: %v %v", ok, err)
 	}
@@ -208,11 +208,11 @@ func TestIDsUsedInTwoSessionsKeepTheFirstSessionsDocuments(t *testing.T) {
 	if err != nil || len(subs.Subagents) != 1 || subs.Subagents[0].Status != controlv1.SubagentStatus_SUBAGENT_STATUS_RUNNING {
 		t.Fatalf("s1's subagents: %v %v", subs, err)
 	}
-	ch, _, err := rm.Channel(ctx, h.store, "acme", "chan_a")
+	ch, _, err := readmodel.Channel(ctx, h.store, "acme", "chan_a")
 	if err != nil || ch.GetSessionId() != s1 || ch.GetPeer() != "peer-1" {
 		t.Fatalf("s1's channel: %v %v", ch, err)
 	}
-	p, _, err := rm.Process(ctx, h.store, "acme", "proc_a")
+	p, _, err := readmodel.Process(ctx, h.store, "acme", "proc_a")
 	if err != nil || p.GetSessionId() != s1 || p.GetStatus() != controlv1.ProcessStatus_PROCESS_STATUS_RUNNING {
 		t.Fatalf("s1's process: %v %v", p, err)
 	}
@@ -369,7 +369,7 @@ func TestClaimWakesOnATurnOfAnyPartition(t *testing.T) {
 			}
 			got <- c
 		}()
-		watch.await(t, func(name string) bool { return strings.HasPrefix(name, rm.ClaimsName) })
+		watch.await(t, func(name string) bool { return strings.HasPrefix(name, readmodel.ClaimsName) })
 		sub := h.submit(ctx, s, "th-"+s)
 		c := <-got
 		if c.GetTurn().GetTurnId() != sub.Turn.TurnId || c.GetSequence() <= sub.Sequence || h.log.PartitionOfPosition(c.GetSequence()) != k {
@@ -400,7 +400,7 @@ func TestWaitSubagentsWakesOnTheSessionsPartition(t *testing.T) {
 		}
 		done <- w
 	}()
-	watch.await(t, func(name string) bool { return name == rm.Name || strings.HasPrefix(name, rm.Name+"@") })
+	watch.await(t, func(name string) bool { return name == readmodel.Name || strings.HasPrefix(name, readmodel.Name+"@") })
 	h.report(ctx, &eventsv1.RuntimeEvent{Type: "subagent.completed", TurnId: parent.TurnId, SubagentId: "sub_w",
 		Payload: &eventsv1.RuntimeEvent_SubagentCompleted{SubagentCompleted: &eventsv1.SubagentStatus{Summary: "done"}}})
 	if w := <-done; !w.GetAllTerminal() || w.GetSubagents()[0].GetSummary() != "done" || h.log.PartitionOfPosition(w.GetSequence()) != 2 {
@@ -559,7 +559,7 @@ func TestToolInventoryWaitsForTheTenantsPartition(t *testing.T) {
 	h := newPartitioned(t, func(h *harness) {
 		h.wrapStore = func(s projection.Store) projection.Store {
 			k := h.log.Subjects.PartitionOf("acme", eventlog.NoSession)
-			hold = &holdApply{Store: s, name: projector.CheckpointName(rm.Name, 3, k), gate: make(chan struct{})}
+			hold = &holdApply{Store: s, name: projector.CheckpointName(readmodel.Name, 3, k), gate: make(chan struct{})}
 			watch = newWaitWatch(hold)
 			return watch
 		}

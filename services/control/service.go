@@ -13,13 +13,13 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/fanout"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/control/api"
 	"github.com/agentruntime/agentruntime/services/control/app"
-	handler "github.com/agentruntime/agentruntime/services/control/grpc"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 	"github.com/agentruntime/agentruntime/services/kit"
-	"github.com/agentruntime/agentruntime/pkg/lease"
 )
 
 // Name is the service's name in `agentruntime serve <name>`.
@@ -95,7 +95,7 @@ func (s *Service) HealthName() string { return HealthName }
 
 // Register implements kit.Service.
 func (s *Service) Register(g *grpc.Server) {
-	controlv1.RegisterControlServiceServer(g, &handler.Handler{App: s.app, Claims: s.claims})
+	controlv1.RegisterControlServiceServer(g, &api.Handler{App: s.app, Claims: s.claims})
 }
 
 // Run projects the read model, expires actions whose deadline passed, and
@@ -106,7 +106,7 @@ func (s *Service) Run(ctx context.Context) error {
 		defer s.ownHub.Close()
 	}
 	if s.deps.MeterProvider != nil {
-		probe := rm.Gauges(s.deps.Store, time.Now)
+		probe := readmodel.Gauges(s.deps.Store, time.Now)
 		if err := metrics.Observe(s.deps.MeterProvider, probe, metrics.Threads, metrics.QueueDepth, metrics.ActionsPending, metrics.ActionsPendingMaxAge); err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func (s *Service) Run(ctx context.Context) error {
 	errs := make(chan error, 5)
 	// Both read models from one consumer: the log is read and decoded once.
 	go func() {
-		errs <- projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, []projector.Projection{rm.Projection{}, rm.Claims{}})
+		errs <- projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, []projector.Projection{readmodel.Projection{}, readmodel.Claims{}})
 	}()
 	go func() { errs <- s.claims.RunSweeper(ctx, s.LeaseSweepInterval) }()
 	go func() { errs <- s.expireActions(ctx) }()

@@ -11,7 +11,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 func snapshotSchemas(t *testing.T) (core, lime *jsonschema.Schema) {
@@ -103,13 +103,13 @@ func TestSessionSnapshotConformsToTheSchemas(t *testing.T) {
 	}
 	statuses := map[string]bool{}
 	for _, th := range sess.Threads {
-		statuses[rm.SnapshotStatus(th.Status)] = true
+		statuses[readmodel.SnapshotStatus(th.Status)] = true
 	}
 	if !statuses["running"] || !statuses["blocked"] || !statuses["idle"] {
 		t.Fatalf("the run did not produce the statuses it should: %v", statuses)
 	}
 	for _, profile := range []bool{false, true} {
-		snap := rm.SessionSnapshotJSON("rt_test", sess.Session, sess.Threads, sess.History, profile)
+		snap := readmodel.SessionSnapshotJSON("rt_test", sess.Session, sess.Threads, sess.History, profile)
 		if err := validate(t, core, snap); err != nil {
 			t.Errorf("core schema (lime=%v): %v", profile, err)
 		}
@@ -123,7 +123,7 @@ func TestSessionSnapshotConformsToTheSchemas(t *testing.T) {
 		}
 	}
 	// The validator has teeth: a status outside the spec's is refused.
-	bad := rm.SessionSnapshotJSON("rt_test", sess.Session, sess.Threads, sess.History, true)
+	bad := readmodel.SessionSnapshotJSON("rt_test", sess.Session, sess.Threads, sess.History, true)
 	bad["threads"].([]any)[0].(map[string]any)["status"] = "waiting_permission"
 	if validate(t, lime, bad) == nil {
 		t.Fatal("a snapshot with a non-spec status validated")

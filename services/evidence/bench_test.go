@@ -13,7 +13,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 	"github.com/agentruntime/agentruntime/services/evidence/app"
 	"github.com/agentruntime/agentruntime/services/evidence/domain"
-	rm "github.com/agentruntime/agentruntime/services/evidence/projector"
+	"github.com/agentruntime/agentruntime/services/evidence/readmodel"
 )
 
 // BenchmarkSession100k: a 100,000-event session (100 turns of model
@@ -72,8 +72,8 @@ func BenchmarkSession100k(b *testing.B) {
 		pctx, pcancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		t0 = time.Now()
-		go func() { done <- projector.Run(pctx, log, store, rm.Projection{}, nil) }()
-		if _, err := projector.WaitFor(ctx, log, store, rm.Name, head, 5*time.Minute); err != nil {
+		go func() { done <- projector.Run(pctx, log, store, readmodel.Projection{}, nil) }()
+		if _, err := projector.WaitFor(ctx, log, store, readmodel.Name, head, 5*time.Minute); err != nil {
 			b.Fatal(err)
 		}
 		proj := time.Since(t0)

@@ -10,9 +10,9 @@ import (
 
 	evidencev1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1"
 	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/evidence/api"
 	"github.com/agentruntime/agentruntime/services/evidence/app"
-	egrpc "github.com/agentruntime/agentruntime/services/evidence/grpc"
-	rm "github.com/agentruntime/agentruntime/services/evidence/projector"
+	"github.com/agentruntime/agentruntime/services/evidence/readmodel"
 	"github.com/agentruntime/agentruntime/services/kit"
 )
 
@@ -26,13 +26,13 @@ var HealthName = evidencev1.EvidenceService_ServiceDesc.ServiceName
 type Service struct {
 	deps    kit.Deps
 	app     *app.App
-	handler *egrpc.Handler
+	handler *api.Handler
 }
 
 // New builds the service on its dependencies.
 func New(deps kit.Deps) *Service {
 	a := app.New(deps.Log, deps.Store)
-	return &Service{deps: deps, app: a, handler: &egrpc.Handler{App: a}}
+	return &Service{deps: deps, app: a, handler: &api.Handler{App: a}}
 }
 
 // Name implements kit.Service.
@@ -46,5 +46,5 @@ func (s *Service) Register(g *grpc.Server) { evidencev1.RegisterEvidenceServiceS
 
 // Run implements kit.Runner: the evidence projection over the whole log.
 func (s *Service) Run(ctx context.Context) error {
-	return projector.Run(ctx, s.deps.Log, s.deps.Store, rm.Projection{}, s.deps.Logger)
+	return projector.Run(ctx, s.deps.Log, s.deps.Store, readmodel.Projection{}, s.deps.Logger)
 }

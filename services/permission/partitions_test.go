@@ -14,7 +14,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 	"github.com/agentruntime/agentruntime/services/permission"
-	rm "github.com/agentruntime/agentruntime/services/permission/projector"
+	"github.com/agentruntime/agentruntime/services/permission/readmodel"
 )
 
 // sessionApart is a session of tenant t1 whose partition is not the one of
@@ -47,7 +47,7 @@ func TestTenantPolicyDecidesASessionOfAnotherPartition(t *testing.T) {
 	session := sessionApart(t, b.log)
 	k := b.log.Subjects.PartitionOf("t1", session)
 	a := startReplicaRunning(t, ns, 3, func(ctx context.Context, _ *permission.Service, log *eventlog.Log, store projection.Store) error {
-		return projector.Run(ctx, log.Partition(k), store, rm.New(log.Subjects), nil)
+		return projector.Run(ctx, log.Partition(k), store, readmodel.New(log.Subjects), nil)
 	})
 	putRules := func(h *harness, id string) uint64 {
 		t.Helper()

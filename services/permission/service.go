@@ -13,8 +13,8 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/permission/adapters/hookcall"
+	"github.com/agentruntime/agentruntime/services/permission/api"
 	"github.com/agentruntime/agentruntime/services/permission/app"
-	permissiongrpc "github.com/agentruntime/agentruntime/services/permission/grpc"
 )
 
 // Name is the service's name in `agentruntime serve <name>`.
@@ -27,7 +27,7 @@ var HealthName = permissionv1.PermissionService_ServiceDesc.ServiceName
 type Service struct {
 	deps    kit.Deps
 	app     *app.App
-	handler *permissiongrpc.Handler
+	handler *api.Handler
 	hooks   *hookcall.Caller
 }
 
@@ -42,7 +42,7 @@ func New(deps kit.Deps) *Service {
 			deps.Logger.Error("command metrics not recorded", "error", err)
 		}
 	}
-	return &Service{deps: deps, app: a, handler: &permissiongrpc.Handler{App: a}, hooks: hooks}
+	return &Service{deps: deps, app: a, handler: &api.Handler{App: a}, hooks: hooks}
 }
 
 // App exposes the use cases (for tests and in-process composition).

@@ -14,7 +14,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
-	rp "github.com/agentruntime/agentruntime/services/routing/projector"
+	"github.com/agentruntime/agentruntime/services/routing/readmodel"
 )
 
 // spendYAML prices one model at a dollar per million tokens (1,000 nanos
@@ -193,7 +193,7 @@ func TestTaskProfilesOfTwoPartitionsKeepTheirOwn(t *testing.T) {
 	}
 	for s, kind := range kinds {
 		tp := &eventsv1.TaskProfile{}
-		if found, err := rp.Load(ctx, store, rp.TaskProfileKey("t1", s, "k"), tp); err != nil || !found || tp.GetKind() != kind {
+		if found, err := readmodel.Load(ctx, store, readmodel.TaskProfileKey("t1", s, "k"), tp); err != nil || !found || tp.GetKind() != kind {
 			t.Fatalf("session %q: task k's profile %v (found %v, %v), want %s", s, tp, found, err, kind)
 		}
 	}
@@ -249,7 +249,7 @@ func TestModelRegistryWaitsForTheImportAndTheTokenInTheirPartitions(t *testing.T
 		}
 	}
 	store := &lagging{Store: projection.NewMemory(), waited: make(chan struct{}),
-		name: projector.CheckpointName(rp.Name, partitions, log.Subjects.PartitionOf("t1", eventlog.NoSession))}
+		name: projector.CheckpointName(readmodel.Name, partitions, log.Subjects.PartitionOf("t1", eventlog.NoSession))}
 	c := startPartitioned(t, ns, partitions, registryYAML, true, store)
 
 	// The first call imports the config (the registry's partition); the

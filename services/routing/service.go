@@ -14,9 +14,9 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/routing/adapters"
+	"github.com/agentruntime/agentruntime/services/routing/api"
 	"github.com/agentruntime/agentruntime/services/routing/app"
-	rgrpc "github.com/agentruntime/agentruntime/services/routing/grpc"
-	rp "github.com/agentruntime/agentruntime/services/routing/projector"
+	"github.com/agentruntime/agentruntime/services/routing/readmodel"
 )
 
 // Name is the service's name in `agentruntime serve <name>`.
@@ -28,7 +28,7 @@ var HealthName = routingv1.RoutingService_ServiceDesc.ServiceName
 // Service is the composition of the routing service.
 type Service struct {
 	deps    kit.Deps
-	handler *rgrpc.Handler
+	handler *api.Handler
 	// configErr is a bad --models file: Run fails with it so the process
 	// stops instead of routing on a registry nobody meant.
 	configErr error
@@ -54,7 +54,7 @@ func New(deps kit.Deps) *Service {
 			deps.Logger.Error("command metrics not recorded", "error", err)
 		}
 	}
-	return &Service{deps: deps, configErr: configErr, handler: &rgrpc.Handler{App: a}}
+	return &Service{deps: deps, configErr: configErr, handler: &api.Handler{App: a}}
 }
 
 // Name implements kit.Service.
@@ -71,6 +71,6 @@ func (s *Service) Run(ctx context.Context) error {
 	if s.configErr != nil {
 		return fmt.Errorf("--models %s: %w", s.deps.Config.ModelsFile, s.configErr)
 	}
-	return projector.Run(ctx, s.deps.Log, s.deps.Store, rp.Projection{Subjects: s.deps.Log.Subjects}, s.deps.Logger,
+	return projector.Run(ctx, s.deps.Log, s.deps.Store, readmodel.Projection{Subjects: s.deps.Log.Subjects}, s.deps.Logger,
 		projector.WithAfterBatch(s.handler.App.Applied))
 }

@@ -1,7 +1,7 @@
 // Package tasks is the tasks service: it owns agent tasks, attempts, the
 // task graph, jobs and worker leases (DESIGN §2). This package is the
 // composition point: New wires the app (services/tasks/app) on its
-// dependencies, Register exposes it over gRPC (services/tasks/grpc), Run
+// dependencies, Register exposes it over gRPC (services/tasks/api), Run
 // runs its background work.
 package tasks
 
@@ -12,10 +12,10 @@ import (
 	"google.golang.org/grpc"
 
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
-	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/pkg/lease"
+	"github.com/agentruntime/agentruntime/services/kit"
+	"github.com/agentruntime/agentruntime/services/tasks/api"
 	"github.com/agentruntime/agentruntime/services/tasks/app"
-	handler "github.com/agentruntime/agentruntime/services/tasks/grpc"
 )
 
 // Name is the service's name in `agentruntime serve <name>`.
@@ -65,7 +65,7 @@ func (s *Service) HealthName() string { return HealthName }
 
 // Register implements kit.Service.
 func (s *Service) Register(g *grpc.Server) {
-	tasksv1.RegisterTasksServiceServer(g, &handler.Handler{App: s.app})
+	tasksv1.RegisterTasksServiceServer(g, &api.Handler{App: s.app})
 }
 
 // Run implements kit.Runner: the records projector, the dependency reactor

@@ -15,12 +15,12 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/control/domain"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 // actionIn reads an action from a thread's state as the writer holds it.
 func actionIn(ctx context.Context, st projection.Store, c Caller, id string) (*controlv1.Action, error) {
-	act, ok, err := rm.Action(ctx, st, c.Tenant, id)
+	act, ok, err := readmodel.Action(ctx, st, c.Tenant, id)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func actionIn(ctx context.Context, st projection.Store, c Caller, id string) (*c
 }
 
 func (a *App) action(ctx context.Context, c Caller, id string) (*controlv1.Action, error) {
-	act, ok, err := lookup(ctx, a, func() (*controlv1.Action, bool, error) { return rm.Action(ctx, a.Store, c.Tenant, id) })
+	act, ok, err := lookup(ctx, a, func() (*controlv1.Action, bool, error) { return readmodel.Action(ctx, a.Store, c.Tenant, id) })
 	if err != nil {
 		return nil, err
 	}
@@ -76,14 +76,14 @@ func (a *App) RequestAction(ctx context.Context, c Caller, req *controlv1.Reques
 		if _, err := threadIn(ctx, st, c, req.GetSessionId(), req.GetThreadId()); err != nil {
 			return nil, err
 		}
-		tu, ok, err := rm.Turn(ctx, st, c.Tenant, req.GetTurnId())
+		tu, ok, err := readmodel.Turn(ctx, st, c.Tenant, req.GetTurnId())
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "turn", ID: req.GetTurnId(), Message: "turn " + req.GetTurnId() + " not found in thread " + req.GetThreadId()}
 		}
-		if act, ok, err := rm.Action(ctx, st, c.Tenant, actionID); err != nil || ok {
+		if act, ok, err := readmodel.Action(ctx, st, c.Tenant, actionID); err != nil || ok {
 			if err == nil && act.TurnId != tu.TurnId {
 				return nil, &fault.Error{Kind: fault.KindAlreadyExists, Resource: "action", ID: actionID, Message: "action " + actionID + " already exists on another turn"}
 			}
@@ -165,7 +165,7 @@ func validatePayload(schemaText, payload string) error {
 func (a *App) ExpireDue(ctx context.Context) (int, error) {
 	now := a.now()
 	maxScore := float64(now.UnixMilli())
-	due, err := a.Store.Range(ctx, rm.DueActionsIndex, rangeUpTo(maxScore, 256))
+	due, err := a.Store.Range(ctx, readmodel.DueActionsIndex, rangeUpTo(maxScore, 256))
 	if err != nil {
 		return 0, err
 	}

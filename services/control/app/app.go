@@ -26,7 +26,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/control/domain"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 // ReadTimeout bounds how long a read waits for min_sequence.
@@ -53,7 +53,7 @@ const DefaultMaxQueuedTurns = 1000
 // New builds the use cases on a log and the service's store.
 func New(log *eventlog.Log, store projection.Store) *App {
 	return &App{Log: log, Store: store, now: time.Now, MaxQueuedTurns: DefaultMaxQueuedTurns,
-		w: command.NewWriter(log, command.Folds(rm.Projection{}, rm.Claims{}), command.Options{})}
+		w: command.NewWriter(log, command.Folds(readmodel.Projection{}, readmodel.Claims{}), command.Options{})}
 }
 
 // Instrument records the command path's metrics (conflict retries) on mp.
@@ -77,14 +77,14 @@ func turnAgg(tenant, session, turn string) eventlog.Aggregate {
 // without waiting for it, docs/adr/0005-hot-path.md), so a miss there is
 // confirmed on the session's own subject in the log before it is refused.
 func (a *App) requireSession(ctx context.Context, tenant, session string) error {
-	if _, ok, err := rm.Session(ctx, a.Store, tenant, session); err != nil || ok {
+	if _, ok, err := readmodel.Session(ctx, a.Store, tenant, session); err != nil || ok {
 		return err
 	}
 	st, err := a.w.Refresh(ctx, sessionAgg(tenant, session))
 	if err != nil {
 		return err
 	}
-	if _, ok, err := rm.Session(ctx, st, tenant, session); err != nil || ok {
+	if _, ok, err := readmodel.Session(ctx, st, tenant, session); err != nil || ok {
 		return err
 	}
 	return &fault.Error{Kind: fault.KindNotFound, Resource: "session", ID: session, Message: "session " + session + " not found"}
@@ -96,7 +96,7 @@ func sessionAgg(tenant, session string) eventlog.Aggregate {
 
 // caughtUp waits until the read model has applied seq.
 func (a *App) caughtUp(ctx context.Context, seq uint64) (uint64, error) {
-	return projector.WaitFor(ctx, a.Log, a.Store, rm.Name, seq, ReadTimeout)
+	return projector.WaitFor(ctx, a.Log, a.Store, readmodel.Name, seq, ReadTimeout)
 }
 
 // caughtUpIn waits until the read model has applied seq, for a read of one
@@ -108,7 +108,7 @@ func (a *App) caughtUpIn(ctx context.Context, tenant, session string, seq uint64
 	if err != nil || a.Log.Partitions() == 1 {
 		return got, err
 	}
-	return projector.Checkpoint(ctx, a.Log.Of(tenant, session), a.Store, rm.Name)
+	return projector.Checkpoint(ctx, a.Log.Of(tenant, session), a.Store, readmodel.Name)
 }
 
 // checkpointName is the checkpoint the consumer named name keeps for log:
@@ -124,7 +124,7 @@ func checkpointName(log *eventlog.Log, name string) string {
 // NotFound: a client that saw an id in the event stream (action.required,
 // say) and acts on it at once may be faster than the projector.
 func (a *App) caughtUpToHead(ctx context.Context, log *eventlog.Log) error {
-	return projector.CaughtUp(ctx, log, a.Store, rm.Name, nil, ReadTimeout)
+	return projector.CaughtUp(ctx, log, a.Store, readmodel.Name, nil, ReadTimeout)
 }
 
 // lookup reads a document by id, and when it is missing reads it again
@@ -153,7 +153,7 @@ func lookupOn[T any](ctx context.Context, a *App, log *eventlog.Log, read func()
 // thread loads a thread of the caller's tenant in the given session;
 // another session's (or tenant's) thread is NotFound.
 func (a *App) thread(ctx context.Context, c Caller, session, thread string) (*controlv1.ThreadRead, error) {
-	th, ok, err := lookupIn(ctx, a, c.Tenant, session, func() (*controlv1.ThreadRead, bool, error) { return rm.Thread(ctx, a.Store, c.Tenant, thread) })
+	th, ok, err := lookupIn(ctx, a, c.Tenant, session, func() (*controlv1.ThreadRead, bool, error) { return readmodel.Thread(ctx, a.Store, c.Tenant, thread) })
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (a *App) thread(ctx context.Context, c Caller, session, thread string) (*co
 // threadIn reads a thread from an aggregate's state as the writer holds it
 // (command.State): what it lacks does not exist at that state.
 func threadIn(ctx context.Context, st projection.Store, c Caller, session, thread string) (*controlv1.ThreadRead, error) {
-	th, ok, err := rm.Thread(ctx, st, c.Tenant, thread)
+	th, ok, err := readmodel.Thread(ctx, st, c.Tenant, thread)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func threadIn(ctx context.Context, st projection.Store, c Caller, session, threa
 
 // turnIn reads a turn from a thread's state as the writer holds it.
 func turnIn(ctx context.Context, st projection.Store, c Caller, turn string) (*controlv1.Turn, error) {
-	tu, ok, err := rm.Turn(ctx, st, c.Tenant, turn)
+	tu, ok, err := readmodel.Turn(ctx, st, c.Tenant, turn)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func turnIn(ctx context.Context, st projection.Store, c Caller, turn string) (*c
 }
 
 func (a *App) turn(ctx context.Context, c Caller, turn string) (*controlv1.Turn, error) {
-	tu, ok, err := lookup(ctx, a, func() (*controlv1.Turn, bool, error) { return rm.Turn(ctx, a.Store, c.Tenant, turn) })
+	tu, ok, err := lookup(ctx, a, func() (*controlv1.Turn, bool, error) { return readmodel.Turn(ctx, a.Store, c.Tenant, turn) })
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (a *App) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTur
 // thread's state as the writer holds it.
 func (a *App) findSubmitted(ctx context.Context, st projection.Store, c Caller, req *controlv1.SubmitTurnRequest, turnID string) (*controlv1.Turn, error) {
 	if key := req.GetIdempotencyKey(); key != "" {
-		id, ok, err := rm.TurnByIdempotencyKey(ctx, st, c.Tenant, req.GetThreadId(), key)
+		id, ok, err := readmodel.TurnByIdempotencyKey(ctx, st, c.Tenant, req.GetThreadId(), key)
 		if err != nil || ok {
 			if err != nil {
 				return nil, err
@@ -265,7 +265,7 @@ func (a *App) findSubmitted(ctx context.Context, st projection.Store, c Caller, 
 			return turnIn(ctx, st, c, id)
 		}
 	}
-	tu, ok, err := rm.Turn(ctx, st, c.Tenant, turnID)
+	tu, ok, err := readmodel.Turn(ctx, st, c.Tenant, turnID)
 	if err != nil || ok {
 		return tu, err
 	}
@@ -274,7 +274,7 @@ func (a *App) findSubmitted(ctx context.Context, st projection.Store, c Caller, 
 	}
 	// A caller's turn id may name a turn of another thread: only the read
 	// model knows every thread's turns.
-	other, ok, err := rm.Turn(ctx, a.Store, c.Tenant, turnID)
+	other, ok, err := readmodel.Turn(ctx, a.Store, c.Tenant, turnID)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -295,19 +295,19 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 	if err != nil {
 		return err
 	}
-	if _, ok, err := rm.Thread(ctx, st, c.Tenant, thread); err != nil || ok {
+	if _, ok, err := readmodel.Thread(ctx, st, c.Tenant, thread); err != nil || ok {
 		return err
 	}
 	// A thread id is global in its tenant: one of another session lives on
 	// another subject, which only the read model sees.
-	if th, ok, err := rm.Thread(ctx, a.Store, c.Tenant, thread); err != nil {
+	if th, ok, err := readmodel.Thread(ctx, a.Store, c.Tenant, thread); err != nil {
 		return err
 	} else if ok && th.SessionId != session {
 		return &fault.Error{Kind: fault.KindAlreadyExists, Resource: "thread", ID: thread,
 			Message: fmt.Sprintf("thread %s belongs to another session", thread)}
 	}
 	_, err = a.w.Execute(ctx, sessionAgg(c.Tenant, session), "create-session", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		if _, ok, err := rm.Session(ctx, st, c.Tenant, session); err != nil || ok {
+		if _, ok, err := readmodel.Session(ctx, st, c.Tenant, session); err != nil || ok {
 			return nil, err
 		}
 		if !create {
@@ -321,7 +321,7 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 		return err
 	}
 	_, err = a.w.Execute(ctx, threadAgg(c.Tenant, session, thread), "create-thread", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		if _, ok, err := rm.Thread(ctx, st, c.Tenant, thread); err != nil || ok {
+		if _, ok, err := readmodel.Thread(ctx, st, c.Tenant, thread); err != nil || ok {
 			return nil, err
 		}
 		if !create {

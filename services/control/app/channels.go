@@ -9,7 +9,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 func channelAgg(tenant, session, channel string) eventlog.Aggregate {
@@ -24,7 +24,7 @@ func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.Rec
 		return nil, err
 	}
 	res, err := a.w.Execute(ctx, channelAgg(c.Tenant, req.GetSessionId(), req.GetChannelId()), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		ch, ok, err := rm.Channel(ctx, st, c.Tenant, req.GetChannelId())
+		ch, ok, err := readmodel.Channel(ctx, st, c.Tenant, req.GetChannelId())
 		if err != nil {
 			return nil, err
 		}
@@ -43,7 +43,7 @@ func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.Rec
 	if err != nil {
 		return nil, err
 	}
-	ch, _, err := rm.Channel(ctx, res.State, c.Tenant, req.GetChannelId())
+	ch, _, err := readmodel.Channel(ctx, res.State, c.Tenant, req.GetChannelId())
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsR
 		return nil, fault.Invalid("sequence", "%s", fmt.Sprintf("%d is beyond the log's last sequence %d", req.GetSequence(), head))
 	}
 	res, err := a.w.Execute(ctx, channelAgg(c.Tenant, req.GetSessionId(), req.GetChannelId()), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		ch, ok, err := rm.Channel(ctx, st, c.Tenant, req.GetChannelId())
+		ch, ok, err := readmodel.Channel(ctx, st, c.Tenant, req.GetChannelId())
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +83,7 @@ func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsR
 	if err != nil {
 		return nil, err
 	}
-	ch, _, err := rm.Channel(ctx, res.State, c.Tenant, req.GetChannelId())
+	ch, _, err := readmodel.Channel(ctx, res.State, c.Tenant, req.GetChannelId())
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsR
 
 // DisconnectChannel records that a channel's stream ended.
 func (a *App) DisconnectChannel(ctx context.Context, c Caller, session, channel, reason string) error {
-	ch, ok, err := rm.Channel(ctx, a.Store, c.Tenant, channel)
+	ch, ok, err := readmodel.Channel(ctx, a.Store, c.Tenant, channel)
 	if err != nil || !ok || ch.SessionId != session {
 		return err
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/control/domain"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 // DefaultTurnLease is a claim's lease when the worker names none.
@@ -85,7 +85,7 @@ func (cl *Claims) ClaimTurn(ctx context.Context, c Caller, req *controlv1.ClaimT
 	for {
 		for i, v := range views {
 			var err error
-			if seen[i], err = projector.Checkpoint(ctx, v, cl.App.Store, rm.ClaimsName); err != nil {
+			if seen[i], err = projector.Checkpoint(ctx, v, cl.App.Store, readmodel.ClaimsName); err != nil {
 				return nil, err
 			}
 			// A claimable turn is read from the thread read model, which
@@ -93,7 +93,7 @@ func (cl *Claims) ClaimTurn(ctx context.Context, c Caller, req *controlv1.ClaimT
 			// (in the same partition: positions of two do not compare)
 			// rather than skip the turn and nap (commands no longer wait
 			// for projections, so a worker polls right behind the submit).
-			if _, err := projector.WaitFor(ctx, v, cl.App.Store, rm.Name, seen[i], ReadTimeout); err != nil {
+			if _, err := projector.WaitFor(ctx, v, cl.App.Store, readmodel.Name, seen[i], ReadTimeout); err != nil {
 				return nil, err
 			}
 		}
@@ -122,7 +122,7 @@ func (cl *Claims) ClaimTurn(ctx context.Context, c Caller, req *controlv1.ClaimT
 // until ctx ends.
 func (cl *Claims) claimsMoved(ctx context.Context, views []*eventlog.Log, seen []uint64) error {
 	wait := func(ctx context.Context, i int) error {
-		_, err := cl.App.Store.WaitFor(ctx, checkpointName(views[i], rm.ClaimsName), seen[i]+1)
+		_, err := cl.App.Store.WaitFor(ctx, checkpointName(views[i], readmodel.ClaimsName), seen[i]+1)
 		return err
 	}
 	if len(views) == 1 {
@@ -150,9 +150,9 @@ func (cl *Claims) nap() time.Duration {
 }
 
 func (cl *Claims) tryClaim(ctx context.Context, c Caller, req *controlv1.ClaimTurnRequest, ttl time.Duration) (*controlv1.ClaimTurnResponse, error) {
-	index := rm.ClaimableIndex(c.Tenant)
+	index := readmodel.ClaimableIndex(c.Tenant)
 	if s := req.GetSessionId(); s != "" {
-		index = rm.ClaimableSessionIndex(c.Tenant, s)
+		index = readmodel.ClaimableSessionIndex(c.Tenant, s)
 	}
 	const page = 32
 	for offset := int64(0); ; offset += page {
@@ -175,12 +175,12 @@ func (cl *Claims) tryClaim(ctx context.Context, c Caller, req *controlv1.ClaimTu
 // claimOne tries one turn: nil, nil when it is not claimable (any more).
 func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string, ttl time.Duration) (*controlv1.ClaimTurnResponse, error) {
 	a := cl.App
-	tu, ok, err := rm.Turn(ctx, a.Store, c.Tenant, turnID)
+	tu, ok, err := readmodel.Turn(ctx, a.Store, c.Tenant, turnID)
 	if err != nil || !ok || domain.Terminal(tu.Status) {
 		return nil, err // the thread read model may trail; a later poll sees it
 	}
 	if tu.Status != domain.TurnAccepted {
-		at, err := rm.Attempts(ctx, a.Store, c.Tenant, turnID)
+		at, err := readmodel.Attempts(ctx, a.Store, c.Tenant, turnID)
 		if err != nil || !at.GetRetryPending() {
 			return nil, err
 		}
@@ -229,7 +229,7 @@ func claimState(ctx context.Context, st command.State, c Caller, tu *controlv1.T
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	at, err := rm.Attempts(ctx, st, c.Tenant, tu.TurnId)
+	at, err := readmodel.Attempts(ctx, st, c.Tenant, tu.TurnId)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -247,7 +247,7 @@ func stamp(evs []*eventsv1.RuntimeEvent, tenant string, now time.Time, id func(i
 // tenant's turn is NotFound.
 func (cl *Claims) GetTurnAttempts(ctx context.Context, c Caller, req *controlv1.GetTurnAttemptsRequest) (*controlv1.GetTurnAttemptsResponse, error) {
 	a := cl.App
-	seq, err := projector.WaitFor(ctx, a.Log, a.Store, rm.ClaimsName, req.GetMinSequence(), ReadTimeout)
+	seq, err := projector.WaitFor(ctx, a.Log, a.Store, readmodel.ClaimsName, req.GetMinSequence(), ReadTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func (cl *Claims) GetTurnAttempts(ctx context.Context, c Caller, req *controlv1.
 	if err != nil {
 		return nil, err
 	}
-	at, err := rm.Attempts(ctx, a.Store, c.Tenant, tu.TurnId)
+	at, err := readmodel.Attempts(ctx, a.Store, c.Tenant, tu.TurnId)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +267,7 @@ func (cl *Claims) GetTurnAttempts(ctx context.Context, c Caller, req *controlv1.
 	}
 	if a.Log.Partitions() > 1 {
 		// How far the turn's session is applied (caughtUpIn).
-		if seq, err = projector.Checkpoint(ctx, a.Log.Of(c.Tenant, tu.SessionId), a.Store, rm.ClaimsName); err != nil {
+		if seq, err = projector.Checkpoint(ctx, a.Log.Of(c.Tenant, tu.SessionId), a.Store, readmodel.ClaimsName); err != nil {
 			return nil, err
 		}
 	}
@@ -327,7 +327,7 @@ func (cl *Claims) ReportEvents(ctx context.Context, c Caller, req *controlv1.Rep
 	}
 	return cl.App.ReportEvents(ctx, c, req, func(ctx context.Context, st command.State, tu *controlv1.Turn) error {
 		// The turn's attempts are folded into the thread's state (claims).
-		at, err := rm.Attempts(ctx, st, c.Tenant, tu.TurnId)
+		at, err := readmodel.Attempts(ctx, st, c.Tenant, tu.TurnId)
 		if err != nil {
 			return err
 		}
@@ -385,7 +385,7 @@ func (cl *Claims) RunSweeper(ctx context.Context, interval time.Duration) error 
 // ids derived from the run, so it is written once.
 func (cl *Claims) SweepOnce(ctx context.Context) (int, error) {
 	a := cl.App
-	entries, err := a.Store.Range(ctx, rm.LeasedIndex, projection.RangeQuery{})
+	entries, err := a.Store.Range(ctx, readmodel.LeasedIndex, projection.RangeQuery{})
 	if err != nil {
 		return 0, err
 	}
@@ -396,7 +396,7 @@ func (cl *Claims) SweepOnce(ctx context.Context) (int, error) {
 		if !ok {
 			continue
 		}
-		raw, err := a.Store.Get(ctx, rm.ClaimRunKey(tenant, turnID))
+		raw, err := a.Store.Get(ctx, readmodel.ClaimRunKey(tenant, turnID))
 		if errors.Is(err, projection.ErrNotFound) {
 			continue // ended since the range was read
 		}
@@ -425,7 +425,7 @@ func (cl *Claims) SweepOnce(ctx context.Context) (int, error) {
 func (cl *Claims) loseRun(ctx context.Context, tenant, turnID, runID string) (int, error) {
 	a := cl.App
 	c := Caller{Tenant: tenant, Subject: "runtime"}
-	tu, ok, err := rm.Turn(ctx, a.Store, tenant, turnID)
+	tu, ok, err := readmodel.Turn(ctx, a.Store, tenant, turnID)
 	if err != nil || !ok || domain.Terminal(tu.Status) {
 		return 0, err
 	}

@@ -13,7 +13,7 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/control/domain"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 // inputPreviewBytes bounds the display preview of stdin on process.input.
@@ -22,7 +22,7 @@ const inputPreviewBytes = 64
 // process loads a process of the caller's tenant; another tenant's (or
 // none) is NotFound.
 func (a *App) process(ctx context.Context, c Caller, id string) (*controlv1.Process, error) {
-	p, ok, err := lookup(ctx, a, func() (*controlv1.Process, bool, error) { return rm.Process(ctx, a.Store, c.Tenant, id) })
+	p, ok, err := lookup(ctx, a, func() (*controlv1.Process, bool, error) { return readmodel.Process(ctx, a.Store, c.Tenant, id) })
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (a *App) process(ctx context.Context, c Caller, id string) (*controlv1.Proc
 
 // processIn reads a process from a thread's state as the writer holds it.
 func processIn(ctx context.Context, st projection.Store, c Caller, id string) (*controlv1.Process, error) {
-	p, ok, err := rm.Process(ctx, st, c.Tenant, id)
+	p, ok, err := readmodel.Process(ctx, st, c.Tenant, id)
 	if err != nil {
 		return nil, err
 	}

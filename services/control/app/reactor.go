@@ -17,7 +17,7 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/control/domain"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 // PermissionReactor is the checkpoint of the loop that reacts to the
@@ -147,7 +147,7 @@ func durationOf(d time.Duration) *durationpb.Duration { return durationpb.New(d)
 
 func (a *App) cancelOrphanPermission(ctx context.Context, c Caller, req *controlv1.RequestActionRequest, requester auth.Principal) error {
 	_, err := a.w.Execute(ctx, threadAgg(c.Tenant, req.GetSessionId(), req.GetThreadId()), command.Key("action:"+req.GetActionId()), func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		if _, ok, err := rm.Action(ctx, st, c.Tenant, req.GetActionId()); err != nil || ok {
+		if _, ok, err := readmodel.Action(ctx, st, c.Tenant, req.GetActionId()); err != nil || ok {
 			return nil, err
 		}
 		tu, err := turnIn(ctx, st, c, req.GetTurnId())
@@ -173,14 +173,16 @@ func (a *App) closeAnsweredElsewhere(ctx context.Context, ev *eventsv1.RuntimeEv
 	c := Caller{Tenant: ev.GetTenantId(), Subject: "permission"}
 	session, thread := ev.GetSessionId(), ev.GetThreadId()
 	if thread == "" {
-		act, ok, err := lookup(ctx, a, func() (*controlv1.Action, bool, error) { return rm.Action(ctx, a.Store, c.Tenant, ev.GetActionId()) })
+		act, ok, err := lookup(ctx, a, func() (*controlv1.Action, bool, error) {
+			return readmodel.Action(ctx, a.Store, c.Tenant, ev.GetActionId())
+		})
 		if err != nil || !ok {
 			return err
 		}
 		session, thread = act.SessionId, act.ThreadId
 	}
 	_, err := a.w.Execute(ctx, threadAgg(c.Tenant, session, thread), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		cur, ok, err := rm.Action(ctx, st, c.Tenant, ev.GetActionId())
+		cur, ok, err := readmodel.Action(ctx, st, c.Tenant, ev.GetActionId())
 		if err != nil || !ok {
 			return nil, err // no action was opened for it: nothing to close
 		}
@@ -222,7 +224,7 @@ func (a *App) subagentWaits(ctx context.Context, ev *eventsv1.RuntimeEvent) erro
 	if ev.GetThreadId() == "" {
 		return nil
 	}
-	th, ok, err := rm.Thread(ctx, a.Store, ev.GetTenantId(), ev.GetThreadId())
+	th, ok, err := readmodel.Thread(ctx, a.Store, ev.GetTenantId(), ev.GetThreadId())
 	if err != nil || !ok || th.GetSubagentId() == "" || th.GetSessionId() != ev.GetSessionId() {
 		return err
 	}

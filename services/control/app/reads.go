@@ -12,7 +12,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 func rangeUpTo(max float64, limit int64) projection.RangeQuery {
@@ -26,7 +26,7 @@ func (a *App) GetSession(ctx context.Context, c Caller, req *controlv1.GetSessio
 	if err != nil {
 		return nil, err
 	}
-	s, ok, err := rm.Session(ctx, a.Store, c.Tenant, req.GetSessionId())
+	s, ok, err := readmodel.Session(ctx, a.Store, c.Tenant, req.GetSessionId())
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (a *App) GetSession(ctx context.Context, c Caller, req *controlv1.GetSessio
 	}
 	out := &controlv1.GetSessionResponse{Session: s, Sequence: seq}
 	for _, id := range s.ThreadIds {
-		th, ok, err := rm.Thread(ctx, a.Store, c.Tenant, id)
+		th, ok, err := readmodel.Thread(ctx, a.Store, c.Tenant, id)
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +56,7 @@ func (a *App) GetSession(ctx context.Context, c Caller, req *controlv1.GetSessio
 		max := math.Nextafter(float64(before), math.Inf(-1))
 		q.Max = &max
 	}
-	entries, err := a.Store.Range(ctx, rm.SessionTurnsIndex(c.Tenant, s.SessionId), q)
+	entries, err := a.Store.Range(ctx, readmodel.SessionTurnsIndex(c.Tenant, s.SessionId), q)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (a *App) GetSession(ctx context.Context, c Caller, req *controlv1.GetSessio
 	}
 	keys := make([]string, len(entries))
 	for i, e := range entries {
-		keys[i] = rm.TurnKey(c.Tenant, e.Member)
+		keys[i] = readmodel.TurnKey(c.Tenant, e.Member)
 	}
 	if len(keys) > 0 {
 		raws, err := a.Store.GetMany(ctx, keys...)
@@ -109,7 +109,7 @@ func (a *App) threadRead(ctx context.Context, c Caller, session, thread string) 
 		return nil, err
 	}
 	if th.ActiveTurnId != "" {
-		if tu, ok, err := rm.Turn(ctx, a.Store, c.Tenant, th.ActiveTurnId); err != nil {
+		if tu, ok, err := readmodel.Turn(ctx, a.Store, c.Tenant, th.ActiveTurnId); err != nil {
 			return nil, err
 		} else if ok {
 			th.ActiveTurn = tu
@@ -134,7 +134,7 @@ func (a *App) ListSessions(ctx context.Context, c Caller, req *controlv1.ListSes
 	if size == 0 {
 		size = 50
 	}
-	index := rm.SessionsIndex(c.Tenant)
+	index := readmodel.SessionsIndex(c.Tenant)
 	var entries []projection.IndexEntry
 	q := projection.RangeQuery{Reverse: true}
 	if tok := req.GetPageToken(); tok != "" {
@@ -170,7 +170,7 @@ func (a *App) ListSessions(ctx context.Context, c Caller, req *controlv1.ListSes
 		out.NextPageToken = sessionsToken(last.Score, last.Member)
 	}
 	for _, e := range entries {
-		s, ok, err := rm.Session(ctx, a.Store, c.Tenant, e.Member)
+		s, ok, err := readmodel.Session(ctx, a.Store, c.Tenant, e.Member)
 		if err != nil {
 			return nil, err
 		}

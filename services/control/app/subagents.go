@@ -13,11 +13,11 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 func (a *App) subagent(ctx context.Context, c Caller, session, id string) (*controlv1.Subagent, error) {
-	s, ok, err := lookupIn(ctx, a, c.Tenant, session, func() (*controlv1.Subagent, bool, error) { return rm.Subagent(ctx, a.Store, c.Tenant, id) })
+	s, ok, err := lookupIn(ctx, a, c.Tenant, session, func() (*controlv1.Subagent, bool, error) { return readmodel.Subagent(ctx, a.Store, c.Tenant, id) })
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 	if subID == "" {
 		subID = ids.New(ids.Subagent)
 	}
-	if s, ok, err := rm.Subagent(ctx, a.Store, c.Tenant, subID); err != nil {
+	if s, ok, err := readmodel.Subagent(ctx, a.Store, c.Tenant, subID); err != nil {
 		return nil, err
 	} else if ok {
 		if s.SessionId != session || s.ParentThreadId != parent.ThreadId {
@@ -60,7 +60,7 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 	// partial failure finds the same thread.
 	childID := "thr_" + subID
 	if _, err := a.w.Execute(ctx, threadAgg(c.Tenant, session, childID), "create-thread", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		if _, ok, err := rm.Thread(ctx, st, c.Tenant, childID); err != nil || ok {
+		if _, ok, err := readmodel.Thread(ctx, st, c.Tenant, childID); err != nil || ok {
 			return nil, err
 		}
 		return []*eventsv1.RuntimeEvent{{Type: "thread.started", SessionId: session, ThreadId: childID,
@@ -75,7 +75,7 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 		isolation = "isolated"
 	}
 	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, session, parent.ThreadId), command.Key("spawn:"+subID), func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		if _, ok, err := rm.Subagent(ctx, st, c.Tenant, subID); err != nil || ok {
+		if _, ok, err := readmodel.Subagent(ctx, st, c.Tenant, subID); err != nil || ok {
 			return nil, err
 		}
 		return []*eventsv1.RuntimeEvent{{Type: "subagent.spawned", SessionId: session, ThreadId: parent.ThreadId, TurnId: turn.TurnId, SubagentId: subID,
@@ -183,7 +183,7 @@ func (a *App) WaitSubagents(ctx context.Context, c Caller, req *controlv1.WaitSu
 	// partition of the log: its checkpoint moves with them.
 	log := a.Log.Of(c.Tenant, req.GetSessionId())
 	for {
-		seq, err := projector.Checkpoint(ctx, log, a.Store, rm.Name)
+		seq, err := projector.Checkpoint(ctx, log, a.Store, readmodel.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +200,7 @@ func (a *App) WaitSubagents(ctx context.Context, c Caller, req *controlv1.WaitSu
 			return out, nil
 		}
 		// Wake on the next change of the read model, not on a timer.
-		if _, err := a.Store.WaitFor(wctx, checkpointName(log, rm.Name), seq+1); err != nil {
+		if _, err := a.Store.WaitFor(wctx, checkpointName(log, readmodel.Name), seq+1); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -264,7 +264,7 @@ func (a *App) ListSubagents(ctx context.Context, c Caller, req *controlv1.ListSu
 	for len(frontier) > 0 {
 		thread := frontier[0]
 		frontier = frontier[1:]
-		children, err := a.Store.Range(ctx, rm.ChildrenIndex(c.Tenant, thread), projection.RangeQuery{})
+		children, err := a.Store.Range(ctx, readmodel.ChildrenIndex(c.Tenant, thread), projection.RangeQuery{})
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,7 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/control/domain"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 // SubscriberLimits bound what one subscription may cost.
@@ -336,7 +336,7 @@ func (a *App) snapshot(ctx context.Context, c Caller, req *controlv1.SubscribeEv
 	// at least that fresh, so starting after it loses nothing.
 	// The session's partition's checkpoint: the positions after it are
 	// the session's events still to come.
-	covered, err := projector.Checkpoint(ctx, a.Log.Of(c.Tenant, req.GetSessionId()), a.Store, rm.Name)
+	covered, err := projector.Checkpoint(ctx, a.Log.Of(c.Tenant, req.GetSessionId()), a.Store, readmodel.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +344,7 @@ func (a *App) snapshot(ctx context.Context, c Caller, req *controlv1.SubscribeEv
 	// A session a command just created may not be folded yet: lookup
 	// waits for the head once before NotFound.
 	s, ok, err := lookup(ctx, a, func() (*controlv1.Session, bool, error) {
-		return rm.Session(ctx, a.Store, c.Tenant, req.GetSessionId())
+		return readmodel.Session(ctx, a.Store, c.Tenant, req.GetSessionId())
 	})
 	if err != nil {
 		return nil, err

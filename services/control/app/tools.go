@@ -14,7 +14,7 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
-	rm "github.com/agentruntime/agentruntime/services/control/projector"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 // RegisterTools records the tools a worker offers, for one session or (no
@@ -59,7 +59,7 @@ func (a *App) GetToolInventory(ctx context.Context, c Caller, req *controlv1.Get
 		return nil, err
 	}
 	if a.Log.Partitions() > 1 {
-		if err := projector.CaughtUp(ctx, a.Log.Of(c.Tenant, ""), a.Store, rm.Name, nil, ReadTimeout); err != nil {
+		if err := projector.CaughtUp(ctx, a.Log.Of(c.Tenant, ""), a.Store, readmodel.Name, nil, ReadTimeout); err != nil {
 			return nil, err
 		}
 	}
@@ -72,12 +72,12 @@ func (a *App) GetToolInventory(ctx context.Context, c Caller, req *controlv1.Get
 		scopes = append(scopes, s)
 	}
 	for _, scope := range scopes {
-		workers, err := a.Store.Range(ctx, rm.ToolsIndex(c.Tenant, scope), projection.RangeQuery{})
+		workers, err := a.Store.Range(ctx, readmodel.ToolsIndex(c.Tenant, scope), projection.RangeQuery{})
 		if err != nil {
 			return nil, err
 		}
 		for _, w := range workers {
-			raw, err := a.Store.Get(ctx, rm.ToolsKey(c.Tenant, scope, w.Member))
+			raw, err := a.Store.Get(ctx, readmodel.ToolsKey(c.Tenant, scope, w.Member))
 			if err != nil {
 				return nil, err
 			}

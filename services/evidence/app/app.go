@@ -21,7 +21,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"
 	"github.com/agentruntime/agentruntime/services/evidence/domain"
-	rm "github.com/agentruntime/agentruntime/services/evidence/projector"
+	"github.com/agentruntime/agentruntime/services/evidence/readmodel"
 )
 
 // Errors a caller can cause, beside the domain's.
@@ -52,7 +52,7 @@ type App struct {
 
 // New builds the use cases.
 func New(log *eventlog.Log, store projection.Store) *App {
-	return &App{Log: log, Store: store, w: command.NewWriter(log, rm.Projection{}, command.Options{}), Now: time.Now}
+	return &App{Log: log, Store: store, w: command.NewWriter(log, readmodel.Projection{}, command.Options{}), Now: time.Now}
 }
 
 // reach waits for min and returns the position reads of the session's
@@ -60,7 +60,7 @@ func New(log *eventlog.Log, store projection.Store) *App {
 // partition (min may be a token of another partition: a write elsewhere
 // the caller wants reflected).
 func (a *App) reach(ctx context.Context, tenant, session string, min uint64) (uint64, error) {
-	reached, err := projector.WaitForSession(ctx, a.Log, a.Store, rm.Name, tenant, session, min, catchUp)
+	reached, err := projector.WaitForSession(ctx, a.Log, a.Store, readmodel.Name, tenant, session, min, catchUp)
 	return reached, behind(err, "min_sequence")
 }
 
@@ -236,7 +236,7 @@ func (a *App) store(ctx context.Context, tenant, session string, pack domain.Obj
 // SessionSummary answers GetEvidenceSummary from the projection.
 type SessionSummary struct {
 	Reached  uint64
-	Summary  rm.Summary
+	Summary  readmodel.Summary
 	TraceIDs []string
 	Evidence []string
 	Trials   []string
@@ -249,7 +249,7 @@ func (a *App) Summary(ctx context.Context, tenant, session string, minSeq uint64
 	if err != nil {
 		return nil, err
 	}
-	raw, err := a.Store.Get(ctx, rm.SummaryKey(tenant, session))
+	raw, err := a.Store.Get(ctx, readmodel.SummaryKey(tenant, session))
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, scopeNotFound(fmt.Errorf("%w: session %s", ErrScopeNotFound, session))
 	}
@@ -263,7 +263,7 @@ func (a *App) Summary(ctx context.Context, tenant, session string, minSeq uint64
 	for _, idx := range []struct {
 		name string
 		to   *[]string
-	}{{rm.TracesIndex(tenant, session), &out.TraceIDs}, {rm.ExportsIndex(tenant, session), &out.Evidence}, {rm.TrialsIndex(tenant, session), &out.Trials}} {
+	}{{readmodel.TracesIndex(tenant, session), &out.TraceIDs}, {readmodel.ExportsIndex(tenant, session), &out.Evidence}, {readmodel.TrialsIndex(tenant, session), &out.Trials}} {
 		entries, err := a.Store.Range(ctx, idx.name, projection.RangeQuery{})
 		if err != nil {
 			return nil, err
@@ -279,7 +279,7 @@ func (a *App) Summary(ctx context.Context, tenant, session string, minSeq uint64
 // summarySignals is the applicability the counts alone can tell: a family
 // with events is exported, one without is not applicable, and events
 // without trace ids are a missing correlation.
-func summarySignals(s rm.Summary) []domain.Signal {
+func summarySignals(s readmodel.Summary) []domain.Signal {
 	m := domain.NewModel(domain.Scope{Kind: domain.ScopeSession})
 	for typ, n := range s.Counts {
 		m.Counts[typ] = int(n)

@@ -18,7 +18,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"
 	"github.com/agentruntime/agentruntime/services/evidence/domain"
-	rm "github.com/agentruntime/agentruntime/services/evidence/projector"
+	"github.com/agentruntime/agentruntime/services/evidence/readmodel"
 )
 
 func trialAggregate(tenant, session, trial string) eventlog.Aggregate {
@@ -34,14 +34,14 @@ func (a *App) Trial(ctx context.Context, tenant, session, trial string) (*domain
 // aggregate as the writer holds it (command.State); nil when it does not
 // exist there.
 func trialIn(ctx context.Context, store projection.Store, tenant, session, trial string) (*domain.Trial, error) {
-	raw, err := store.Get(ctx, rm.TrialKey(tenant, session, trial))
+	raw, err := store.Get(ctx, readmodel.TrialKey(tenant, session, trial))
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var d rm.TrialDoc
+	var d readmodel.TrialDoc
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}
@@ -259,7 +259,7 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 		parts[a.Log.Of(tenant, r.Session)] = true
 	}
 	for part := range parts {
-		if err := projector.CaughtUp(ctx, part, a.Store, rm.Name, nil, catchUp); err != nil {
+		if err := projector.CaughtUp(ctx, part, a.Store, readmodel.Name, nil, catchUp); err != nil {
 			return nil, nil, behind(err, "baseline")
 		}
 	}

@@ -16,20 +16,20 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
-	rm "github.com/agentruntime/agentruntime/services/permission/projector"
+	"github.com/agentruntime/agentruntime/services/permission/readmodel"
 )
 
 // approvalIn reads a permission request from its aggregate as the writer
 // holds it.
-func approvalIn(ctx context.Context, st projection.Store, tenant, actionID string) (*rm.ApprovalDoc, error) {
-	raw, err := st.Get(ctx, rm.ApprovalKey(tenant, actionID))
+func approvalIn(ctx context.Context, st projection.Store, tenant, actionID string) (*readmodel.ApprovalDoc, error) {
+	raw, err := st.Get(ctx, readmodel.ApprovalKey(tenant, actionID))
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	doc := &rm.ApprovalDoc{}
+	doc := &readmodel.ApprovalDoc{}
 	return doc, json.Unmarshal(raw, doc)
 }
 
@@ -41,8 +41,8 @@ func approvalIn(ctx context.Context, st projection.Store, tenant, actionID strin
 // two appends heals on redelivery.
 func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans domain.Answer) (*eventsv1.PermissionResolved, Write, error) {
 	var resolved *eventsv1.PermissionResolved
-	var doc *rm.ApprovalDoc
-	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: rm.KindApproval, ID: actionID}
+	var doc *readmodel.ApprovalDoc
+	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: readmodel.KindApproval, ID: actionID}
 	res, err := a.requests.Execute(ctx, agg, "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		var err error
 		if st.Last == 0 {

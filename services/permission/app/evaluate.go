@@ -15,7 +15,7 @@ import (
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
-	rm "github.com/agentruntime/agentruntime/services/permission/projector"
+	"github.com/agentruntime/agentruntime/services/permission/readmodel"
 )
 
 // DefaultApprovalTimeout is how long a human has when the caller does not
@@ -80,7 +80,7 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 			StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID}
 	}
 	hs := &hookScope{
-		tenant: tenant, agg: eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindEvaluation, ID: evalID},
+		tenant: tenant, agg: eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindEvaluation, ID: evalID},
 		envelope: envelope, evaluationID: evalID, objectPrefix: "permission/" + tenant + "/" + evalID,
 	}
 
@@ -201,7 +201,7 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	}}
 	// A new aggregate per request: permission.resolved later appends to it
 	// with the expected sequence, so a request resolves exactly once.
-	appr, err := a.appendOwn(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindApproval, ID: actionID}, 0, requested)
+	appr, err := a.appendOwn(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindApproval, ID: actionID}, 0, requested)
 	if err != nil {
 		return EvaluateOutput{}, err
 	}

@@ -22,7 +22,7 @@ import (
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
-	rm "github.com/agentruntime/agentruntime/services/permission/projector"
+	"github.com/agentruntime/agentruntime/services/permission/readmodel"
 )
 
 // HookCaller delivers a hook's input to its handler (gRPC HookHandler or
@@ -254,7 +254,7 @@ func cloneHookRequest(in *permissionv1.HandleHookRequest) *permissionv1.HandleHo
 }
 
 func durationOrDefault(d *durationpb.Duration, def time.Duration) time.Duration {
-	if v := rm.DurationOrZero(d); v > 0 {
+	if v := readmodel.DurationOrZero(d); v > 0 {
 		return v
 	}
 	return def
@@ -307,7 +307,7 @@ func (a *App) RunHooks(ctx context.Context, tenant string, in RunHooksInput) (Ru
 	}
 	batchID := ids.New("hset")
 	hs := &hookScope{
-		tenant: tenant, agg: eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindHookRun, ID: batchID},
+		tenant: tenant, agg: eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindHookRun, ID: batchID},
 		envelope: func(typ string) *eventsv1.RuntimeEvent {
 			return &eventsv1.RuntimeEvent{Type: typ, SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID, StepId: in.StepID, ToolCallId: in.ToolCallID}
 		},

@@ -3,7 +3,7 @@
 // policy level, evaluation, hook run or permission request folded from its
 // own subject by the read model's own fold), append with its expected
 // sequence and answer from the decision; no command waits for the read
-// model. Reads come from the read model (services/permission/projector)
+// model. Reads come from the read model (services/permission/readmodel)
 // and wait for min_sequence (DESIGN §3, docs/adr/0005-hot-path.md).
 package app
 
@@ -23,7 +23,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
-	rm "github.com/agentruntime/agentruntime/services/permission/projector"
+	"github.com/agentruntime/agentruntime/services/permission/readmodel"
 )
 
 // App is the permission service's use cases.
@@ -66,8 +66,8 @@ func New(cfg Config) *App {
 	}
 	return &App{
 		log: cfg.Log, store: cfg.Store, hooks: cfg.Hooks, now: cfg.Now, logger: cfg.Logger, catchUp: 5 * time.Second,
-		policies: command.NewWriter(cfg.Log, rm.New(cfg.Log.Subjects), command.Options{}),
-		requests: command.NewWriter(cfg.Log, rm.New(cfg.Log.Subjects), command.Options{CacheSize: requestCacheSize}),
+		policies: command.NewWriter(cfg.Log, readmodel.New(cfg.Log.Subjects), command.Options{}),
+		requests: command.NewWriter(cfg.Log, readmodel.New(cfg.Log.Subjects), command.Options{CacheSize: requestCacheSize}),
 	}
 }
 
@@ -82,7 +82,7 @@ func (a *App) Instrument(mp metric.MeterProvider) error {
 }
 
 // Projection returns the read model to run with projector.Run.
-func (a *App) Projection() *rm.Projection { return rm.New(a.log.Subjects) }
+func (a *App) Projection() *readmodel.Projection { return readmodel.New(a.log.Subjects) }
 
 // Write is what a command appended.
 type Write struct {
@@ -101,7 +101,7 @@ func writeOf(r command.Result) Write {
 
 // waitFor is read-your-writes for reads that carry min_sequence.
 func (a *App) waitFor(ctx context.Context, seq uint64) (uint64, error) {
-	return projector.WaitFor(ctx, a.log, a.store, rm.Name, seq, a.catchUp)
+	return projector.WaitFor(ctx, a.log, a.store, readmodel.Name, seq, a.catchUp)
 }
 
 // levelIn reads a policy level from st: the read model, or a level's
@@ -109,7 +109,7 @@ func (a *App) waitFor(ctx context.Context, seq uint64) (uint64, error) {
 // level's).
 func levelIn(ctx context.Context, st projection.Store, tenant string, s Scope) (*domain.Level, error) {
 	state := &permissionv1.LevelState{}
-	raw, err := st.Get(ctx, rm.LevelKey(tenant, s))
+	raw, err := st.Get(ctx, readmodel.LevelKey(tenant, s))
 	switch {
 	case errors.Is(err, projection.ErrNotFound):
 	case err != nil:
@@ -119,7 +119,7 @@ func levelIn(ctx context.Context, st projection.Store, tenant string, s Scope) (
 			return nil, err
 		}
 	}
-	l := rm.LevelFromState(state)
+	l := readmodel.LevelFromState(state)
 	l.Level, l.ScopeID = s.Level, s.ID()
 	if s.Level == eventsv1.PolicyLevel_POLICY_LEVEL_TENANT {
 		hooks, err := hookListIn(ctx, st, tenant)
@@ -133,7 +133,7 @@ func levelIn(ctx context.Context, st projection.Store, tenant string, s Scope) (
 
 func hookListIn(ctx context.Context, st projection.Store, tenant string) (*permissionv1.ListHooksResponse, error) {
 	hooks := &permissionv1.ListHooksResponse{}
-	raw, err := st.Get(ctx, rm.HooksKey(tenant))
+	raw, err := st.Get(ctx, readmodel.HooksKey(tenant))
 	if errors.Is(err, projection.ErrNotFound) {
 		return hooks, nil
 	}
@@ -144,7 +144,7 @@ func hookListIn(ctx context.Context, st projection.Store, tenant string) (*permi
 }
 
 // Scope is where a policy lives.
-type Scope = rm.Scope
+type Scope = readmodel.Scope
 
 // scopesOf lists the policy levels that apply to a target, least
 // specific first.
@@ -230,7 +230,7 @@ func (a *App) checkpointOf(ctx context.Context, cps checkpoints, tenant, session
 	if cp, ok := cps[k]; ok {
 		return cp, nil
 	}
-	cp, err := projector.Checkpoint(ctx, a.log.Of(tenant, session), a.store, rm.Name)
+	cp, err := projector.Checkpoint(ctx, a.log.Of(tenant, session), a.store, readmodel.Name)
 	if err != nil {
 		return 0, err
 	}
@@ -277,7 +277,7 @@ type State struct {
 func (a *App) PermissionState(ctx context.Context, tenant, workspace, session, thread string, minSequence uint64) (State, error) {
 	// The answer's position is the session's partition's (the tenant's
 	// session-less partition without a session).
-	seq, err := projector.WaitForSession(ctx, a.log, a.store, rm.Name, tenant, session, minSequence, a.catchUp)
+	seq, err := projector.WaitForSession(ctx, a.log, a.store, readmodel.Name, tenant, session, minSequence, a.catchUp)
 	if err != nil {
 		return State{}, err
 	}
@@ -288,7 +288,7 @@ func (a *App) PermissionState(ctx context.Context, tenant, workspace, session, t
 	st := State{Policy: domain.Effective(levels...), Sequence: seq}
 	for _, l := range levels {
 		s := Scope{Level: l.Level, WorkspaceID: workspace, SessionID: session, ThreadID: thread}
-		st.Levels = append(st.Levels, rm.StateFromLevel(l, s))
+		st.Levels = append(st.Levels, readmodel.StateFromLevel(l, s))
 	}
 	return st, nil
 }

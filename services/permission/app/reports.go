@@ -14,7 +14,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
-	rm "github.com/agentruntime/agentruntime/services/permission/projector"
+	"github.com/agentruntime/agentruntime/services/permission/readmodel"
 )
 
 // ViolationInput is a violation a worker's sandbox observed.
@@ -39,7 +39,7 @@ func (a *App) ReportViolation(ctx context.Context, tenant string, in ViolationIn
 	ev := &eventsv1.RuntimeEvent{Type: "sandbox.violation", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
 		StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID, Payload: &eventsv1.RuntimeEvent_SandboxViolation{SandboxViolation: v}}
 	// A report is a new fact about the past; nothing can conflict with it.
-	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindReport, ID: ids.New("viol")}, eventlog.ExpectSequence(0), ev)
+	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindReport, ID: ids.New("viol")}, eventlog.ExpectSequence(0), ev)
 	if err != nil {
 		return nil, Write{}, err
 	}
@@ -82,7 +82,7 @@ func (a *App) ReportApplied(ctx context.Context, tenant string, in AppliedInput)
 	ev := &eventsv1.RuntimeEvent{Type: "sandbox.applied", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
 		StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID, Payload: &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: sa}}
 	// Like a violation, a report of the past: its own aggregate.
-	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindReport, ID: ids.New("appl")}, eventlog.ExpectSequence(0), ev)
+	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindReport, ID: ids.New("appl")}, eventlog.ExpectSequence(0), ev)
 	if err != nil {
 		return nil, Write{}, err
 	}
@@ -132,7 +132,7 @@ func (a *App) ReportEnvironment(ctx context.Context, tenant string, in Environme
 	ev := &eventsv1.RuntimeEvent{Type: "sandbox.applied", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
 		Payload: &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: &eventsv1.SandboxApplied{
 			Target: eventsv1.SandboxTarget_SANDBOX_TARGET_TURN, Name: in.TurnID, Profile: profile, Environment: env}}}
-	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: rm.KindEnvironment, ID: in.TurnID}, eventlog.Any, ev)
+	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindEnvironment, ID: in.TurnID}, eventlog.Any, ev)
 	if err != nil {
 		return nil, Write{}, err
 	}
@@ -145,7 +145,7 @@ func (a *App) Environment(ctx context.Context, tenant, session, turn string, min
 	if err != nil {
 		return nil, err
 	}
-	raw, err := a.store.Get(ctx, rm.EnvironmentKey(tenant, session, turn))
+	raw, err := a.store.Get(ctx, readmodel.EnvironmentKey(tenant, session, turn))
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, fault.NotFound("execution environment of turn", turn)
 	}
@@ -170,7 +170,7 @@ func (a *App) Summary(ctx context.Context, tenant, session, thread string, minSe
 		return nil, err
 	}
 	out := &permissionv1.GetPermissionSandboxSummaryResponse{}
-	raw, err := a.store.Get(ctx, rm.SummaryKey(tenant, session, thread))
+	raw, err := a.store.Get(ctx, readmodel.SummaryKey(tenant, session, thread))
 	switch {
 	case errors.Is(err, projection.ErrNotFound):
 	case err != nil:

@@ -28,7 +28,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/routing/domain"
-	rp "github.com/agentruntime/agentruntime/services/routing/projector"
+	"github.com/agentruntime/agentruntime/services/routing/readmodel"
 )
 
 // Limiter is the limit store (adapters.Redis, adapters.Memory).
@@ -63,7 +63,7 @@ type imported struct {
 // New builds the use cases.
 func New(log *eventlog.Log, store projection.Store, limits Limiter, config *eventsv1.Registry) *App {
 	return &App{log: log, store: store, limits: limits, now: time.Now, config: config,
-		w:    command.NewWriter(log, rp.Projection{Subjects: log.Subjects}, command.Options{}),
+		w:    command.NewWriter(log, readmodel.Projection{Subjects: log.Subjects}, command.Options{}),
 		held: registries{byTenant: map[string]*eventsv1.Registry{}, gen: map[string]uint64{}}}
 }
 
@@ -131,11 +131,11 @@ func (r *registries) forget(tenant string) {
 const readTimeout = 5 * time.Second
 
 func turnAgg(tenant string, s *rv1.TurnScope) eventlog.Aggregate {
-	return eventlog.Aggregate{Tenant: tenant, Session: s.GetSessionId(), Kind: rp.KindTurn, ID: s.GetTurnId()}
+	return eventlog.Aggregate{Tenant: tenant, Session: s.GetSessionId(), Kind: readmodel.KindTurn, ID: s.GetTurnId()}
 }
 
 func registryAgg(tenant string) eventlog.Aggregate {
-	return eventlog.Aggregate{Tenant: tenant, Session: eventlog.NoSession, Kind: rp.KindRegistry, ID: rp.RegistryID}
+	return eventlog.Aggregate{Tenant: tenant, Session: eventlog.NoSession, Kind: readmodel.KindRegistry, ID: readmodel.RegistryID}
 }
 
 func scoped(typ string, s *rv1.TurnScope) *eventsv1.RuntimeEvent {
@@ -156,7 +156,7 @@ func stableID(parts ...string) string {
 }
 
 func taskAgg(tenant, session, task string) eventlog.Aggregate {
-	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: rp.KindTask, ID: task}
+	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: readmodel.KindTask, ID: task}
 	if agg.Session == "" {
 		agg.Session = eventlog.NoSession
 	}
@@ -182,7 +182,7 @@ func (a *App) registry(ctx context.Context, tenant string) (*eventsv1.Registry, 
 		if imp, ok := a.seeded.Load(tenant); !ok || imp.(imported).digest != a.config.GetConfigDigest() {
 			gen := a.held.generation(tenant)
 			res, err := a.w.Execute(ctx, registryAgg(tenant), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-				reg, err := rp.LoadRegistry(ctx, st, tenant)
+				reg, err := readmodel.LoadRegistry(ctx, st, tenant)
 				if err != nil || reg.GetConfigDigest() == a.config.GetConfigDigest() {
 					return nil, err
 				}
@@ -193,7 +193,7 @@ func (a *App) registry(ctx context.Context, tenant string) (*eventsv1.Registry, 
 			if err != nil {
 				return nil, err
 			}
-			next, err := rp.LoadRegistry(ctx, res.State, tenant)
+			next, err := readmodel.LoadRegistry(ctx, res.State, tenant)
 			if err != nil {
 				return nil, err
 			}
@@ -205,7 +205,7 @@ func (a *App) registry(ctx context.Context, tenant string) (*eventsv1.Registry, 
 	if reg != nil {
 		return reg, nil
 	}
-	reg, err := rp.LoadRegistry(ctx, a.store, tenant)
+	reg, err := readmodel.LoadRegistry(ctx, a.store, tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func (a *App) ResolveTaskProfile(ctx context.Context, tenant string, req *rv1.Re
 		LatencyTarget: req.GetLatencyTarget(), BudgetClass: req.GetBudgetClass(), FallbackPolicy: req.GetFallbackPolicy(), Region: req.GetRegion()})
 	e := &eventsv1.RuntimeEvent{Type: "task.profile.resolved", SessionId: s.GetSessionId(), ThreadId: s.GetThreadId(), TurnId: s.GetTurnId(),
 		TaskId: s.GetTaskId(), RunId: s.GetRunId(), Payload: &eventsv1.RuntimeEvent_TaskProfileResolved{TaskProfileResolved: &eventsv1.TaskProfileResolved{Profile: profile}}}
-	agg := eventlog.Aggregate{Tenant: tenant, Session: s.GetSessionId(), Kind: rp.KindTurn, ID: s.GetTurnId()}
+	agg := eventlog.Aggregate{Tenant: tenant, Session: s.GetSessionId(), Kind: readmodel.KindTurn, ID: s.GetTurnId()}
 	if s.GetTurnId() == "" {
 		// A task profiled before any turn runs it: task.profile.resolved
 		// needs only the task, so it lives on the task's routing subject.
@@ -270,7 +270,7 @@ func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r
 			return domain.RouteInput{}, err
 		}
 		tp := &eventsv1.TaskProfile{}
-		found, err := rp.Load(ctx, st, rp.TaskProfileKey(tenant, s.GetSessionId(), s.GetTaskId()), tp)
+		found, err := readmodel.Load(ctx, st, readmodel.TaskProfileKey(tenant, s.GetSessionId(), s.GetTaskId()), tp)
 		if err != nil {
 			return domain.RouteInput{}, err
 		}
@@ -288,7 +288,7 @@ func (a *App) routeInput(ctx context.Context, tenant string, s *rv1.TurnScope, r
 	// Spend adds up every turn of the tenant, session and task: an input
 	// from many aggregates, read from the read model (bounded lag), not an
 	// invariant of this turn.
-	spent, err := rp.LoadSpent(ctx, a.store, a.log.Partitions(), tenant, s.GetSessionId(), s.GetTaskId())
+	spent, err := readmodel.LoadSpent(ctx, a.store, a.log.Partitions(), tenant, s.GetSessionId(), s.GetTaskId())
 	if err != nil {
 		return in, err
 	}
@@ -334,7 +334,7 @@ func (a *App) checkModels(ctx context.Context, tenant string, in *domain.RouteIn
 // writer holds it.
 func turnIn(ctx context.Context, st projection.Store, tenant string, s *rv1.TurnScope) (*rv1.RoutingLimitSummary, error) {
 	turn := &rv1.RoutingLimitSummary{}
-	_, err := rp.Load(ctx, st, rp.TurnKey(tenant, s.GetSessionId(), s.GetTurnId()), turn)
+	_, err := readmodel.Load(ctx, st, readmodel.TurnKey(tenant, s.GetSessionId(), s.GetTurnId()), turn)
 	return turn, err
 }
 
@@ -555,7 +555,7 @@ func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCost
 	var recorded *commonv1.WriteResult
 	res, err := a.w.Execute(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		recorded = nil
-		spent, err := rp.LoadSpent(ctx, a.store, a.log.Partitions(), tenant, s.GetSessionId(), s.GetTaskId())
+		spent, err := readmodel.LoadSpent(ctx, a.store, a.log.Partitions(), tenant, s.GetSessionId(), s.GetTaskId())
 		if err != nil {
 			return nil, err
 		}
@@ -669,13 +669,13 @@ func (a *App) ConsumeLimits(ctx context.Context, tenant string, req *rv1.Consume
 
 // GetRoutingLimitSummary reads the summaries of a session's threads.
 func (a *App) GetRoutingLimitSummary(ctx context.Context, tenant string, req *rv1.GetRoutingLimitSummaryRequest) (*rv1.GetRoutingLimitSummaryResponse, error) {
-	seq, err := projector.WaitForSession(ctx, a.log, a.store, rp.Name, tenant, req.GetSessionId(), req.GetMinSequence(), readTimeout)
+	seq, err := projector.WaitForSession(ctx, a.log, a.store, readmodel.Name, tenant, req.GetSessionId(), req.GetMinSequence(), readTimeout)
 	if err != nil {
 		return nil, err
 	}
 	threads := []string{req.GetThreadId()}
 	if req.GetThreadId() == "" {
-		entries, err := a.store.Range(ctx, rp.ThreadIndex(tenant, req.GetSessionId()), projection.RangeQuery{})
+		entries, err := a.store.Range(ctx, readmodel.ThreadIndex(tenant, req.GetSessionId()), projection.RangeQuery{})
 		if err != nil {
 			return nil, err
 		}
@@ -687,7 +687,7 @@ func (a *App) GetRoutingLimitSummary(ctx context.Context, tenant string, req *rv
 	out := &rv1.GetRoutingLimitSummaryResponse{Sequence: seq}
 	for _, th := range threads {
 		s := &rv1.RoutingLimitSummary{}
-		found, err := rp.Load(ctx, a.store, rp.ThreadKey(tenant, req.GetSessionId(), th), s)
+		found, err := readmodel.Load(ctx, a.store, readmodel.ThreadKey(tenant, req.GetSessionId(), th), s)
 		if err != nil {
 			return nil, err
 		}
@@ -720,15 +720,15 @@ func (a *App) GetModelRegistry(ctx context.Context, tenant string, req *rv1.GetM
 		if pos == 0 {
 			continue
 		}
-		if _, err := projector.WaitFor(ctx, a.log, a.store, rp.Name, pos, readTimeout); err != nil {
+		if _, err := projector.WaitFor(ctx, a.log, a.store, readmodel.Name, pos, readTimeout); err != nil {
 			return nil, err
 		}
 	}
-	seq, err := projector.Checkpoint(ctx, a.log.Of(tenant, ""), a.store, rp.Name)
+	seq, err := projector.Checkpoint(ctx, a.log.Of(tenant, ""), a.store, readmodel.Name)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := rp.LoadRegistry(ctx, a.store, tenant)
+	reg, err := readmodel.LoadRegistry(ctx, a.store, tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -745,7 +745,7 @@ func (a *App) UpdateRegistry(ctx context.Context, tenant, subject string, change
 	var next *eventsv1.Registry
 	gen := a.held.generation(tenant)
 	res, err := a.w.Execute(ctx, registryAgg(tenant), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		reg, err := rp.LoadRegistry(ctx, st, tenant)
+		reg, err := readmodel.LoadRegistry(ctx, st, tenant)
 		if err != nil {
 			return nil, err
 		}
@@ -782,14 +782,14 @@ func (a *App) GetBudgets(ctx context.Context, tenant string, req *rv1.GetBudgets
 	}
 	// A session's budgets answer the session's partition's position; the
 	// tenant's (and a task's) the partition of min_sequence, 0 without it.
-	seq, err := projector.WaitFor(ctx, a.log, a.store, rp.Name, req.GetMinSequence(), readTimeout)
+	seq, err := projector.WaitFor(ctx, a.log, a.store, readmodel.Name, req.GetMinSequence(), readTimeout)
 	if req.GetSessionId() != "" {
-		seq, err = projector.WaitForSession(ctx, a.log, a.store, rp.Name, tenant, req.GetSessionId(), req.GetMinSequence(), readTimeout)
+		seq, err = projector.WaitForSession(ctx, a.log, a.store, readmodel.Name, tenant, req.GetSessionId(), req.GetMinSequence(), readTimeout)
 	}
 	if err != nil {
 		return nil, err
 	}
-	spent, err := rp.LoadSpent(ctx, a.store, a.log.Partitions(), tenant, req.GetSessionId(), req.GetTaskId())
+	spent, err := readmodel.LoadSpent(ctx, a.store, a.log.Partitions(), tenant, req.GetSessionId(), req.GetTaskId())
 	if err != nil {
 		return nil, err
 	}

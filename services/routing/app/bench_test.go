@@ -19,7 +19,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 	"github.com/agentruntime/agentruntime/services/routing/adapters"
 	"github.com/agentruntime/agentruntime/services/routing/app"
-	rp "github.com/agentruntime/agentruntime/services/routing/projector"
+	"github.com/agentruntime/agentruntime/services/routing/readmodel"
 )
 
 // benchRegistry is a small real registry: four models on three providers,
@@ -75,7 +75,7 @@ func BenchmarkRouting(b *testing.B) {
 	limits := adapters.NewRedis(redistest.Client(b))
 	a := app.New(log, store, limits, config)
 	done := make(chan error, 1)
-	go func() { done <- projector.Run(ctx, log, store, rp.Projection{Subjects: log.Subjects}, nil) }()
+	go func() { done <- projector.Run(ctx, log, store, readmodel.Projection{Subjects: log.Subjects}, nil) }()
 	b.Cleanup(func() { cancel(); <-done })
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -29,7 +29,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
-	proj "github.com/agentruntime/agentruntime/services/tasks/projector"
+	"github.com/agentruntime/agentruntime/services/tasks/readmodel"
 )
 
 // Config tunes the background work; zero values take the defaults.
@@ -57,7 +57,7 @@ type App struct {
 	leases  lease.Store
 	cfg     Config
 	logger  *slog.Logger
-	records proj.Records
+	records readmodel.Records
 	// warm: the read model has once applied every task and job event that
 	// was in the log (after a start, it rebuilds from its checkpoint).
 	warm atomic.Bool
@@ -85,9 +85,9 @@ func New(log *eventlog.Log, store projection.Store, leases lease.Store, logger *
 	}
 	return &App{
 		log: log, store: store, leases: leases, cfg: cfg, logger: logger,
-		w:       command.NewWriter(log, proj.Records{Subjects: log.Subjects}, command.Options{}),
+		w:       command.NewWriter(log, readmodel.Records{Subjects: log.Subjects}, command.Options{}),
 		where:   newLocator(locatorSize),
-		records: proj.Records{Subjects: log.Subjects},
+		records: readmodel.Records{Subjects: log.Subjects},
 	}
 }
 
@@ -131,7 +131,7 @@ func session(s string) string {
 // taskIn reads a task from an aggregate's state as the writer holds it: a
 // task it lacks does not exist at that state.
 func taskIn(ctx context.Context, st projection.Store, tenant, id string) (*tasksv1.Task, error) {
-	t, err := proj.LoadTask(ctx, st, tenant, id)
+	t, err := readmodel.LoadTask(ctx, st, tenant, id)
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, fault.NotFound("task", id)
 	}
@@ -140,7 +140,7 @@ func taskIn(ctx context.Context, st projection.Store, tenant, id string) (*tasks
 
 // jobIn reads a job from an aggregate's state as the writer holds it.
 func jobIn(ctx context.Context, st projection.Store, tenant, id string) (*tasksv1.Job, error) {
-	j, err := proj.LoadJob(ctx, st, tenant, id)
+	j, err := readmodel.LoadJob(ctx, st, tenant, id)
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, fault.NotFound("job", id)
 	}
@@ -152,7 +152,7 @@ func jobIn(ctx context.Context, st projection.Store, tenant, id string) (*tasksv
 // answered after it: a record missing from a read model that is still
 // rebuilding (after a restart) or behind is not missing.
 func (a *App) catchUp(ctx context.Context) error {
-	if err := projector.CaughtUp(ctx, a.log, a.store, proj.Name, a.records.Filters(), a.cfg.CatchUp); err != nil {
+	if err := projector.CaughtUp(ctx, a.log, a.store, readmodel.Name, a.records.Filters(), a.cfg.CatchUp); err != nil {
 		return err
 	}
 	a.warm.Store(true)
@@ -376,7 +376,7 @@ func (a *App) run(ctx context.Context, exec func(context.Context, eventlog.Aggre
 	res, err := exec(ctx, agg, "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		dedup = false
 		if idemKey != "" {
-			_, err := st.Get(ctx, proj.IdemKey(agg.Tenant, agg.Kind, agg.ID, idemKey))
+			_, err := st.Get(ctx, readmodel.IdemKey(agg.Tenant, agg.Kind, agg.ID, idemKey))
 			if err == nil {
 				dedup = true
 				return nil, nil

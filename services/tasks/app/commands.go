@@ -18,7 +18,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
-	proj "github.com/agentruntime/agentruntime/services/tasks/projector"
+	"github.com/agentruntime/agentruntime/services/tasks/readmodel"
 )
 
 // CreateTask creates a task (queued, or blocked by unfinished blockers;
@@ -509,7 +509,7 @@ func (a *App) checkpoints(ctx context.Context) ([]uint64, error) {
 	views := a.log.Views()
 	seen := make([]uint64, len(views))
 	for k, v := range views {
-		cp, err := projector.Checkpoint(ctx, v, a.store, proj.Name)
+		cp, err := projector.Checkpoint(ctx, v, a.store, readmodel.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -524,7 +524,7 @@ func (a *App) checkpoints(ctx context.Context) ([]uint64, error) {
 func (a *App) moved(ctx context.Context, seen []uint64) error {
 	p := a.log.Partitions()
 	if len(seen) == 1 {
-		_, err := a.store.WaitFor(ctx, projector.CheckpointName(proj.Name, p, 0), seen[0]+1)
+		_, err := a.store.WaitFor(ctx, projector.CheckpointName(readmodel.Name, p, 0), seen[0]+1)
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -534,7 +534,7 @@ func (a *App) moved(ctx context.Context, seen []uint64) error {
 	first := make(chan error, len(seen))
 	for k := range seen {
 		wg.Go(func() {
-			_, err := a.store.WaitFor(ctx, projector.CheckpointName(proj.Name, p, k), seen[k]+1)
+			_, err := a.store.WaitFor(ctx, projector.CheckpointName(readmodel.Name, p, k), seen[k]+1)
 			first <- err
 		})
 	}
@@ -545,7 +545,7 @@ func (a *App) tryStartOne(ctx context.Context, tenant string, kinds []string, wo
 	var offset int64
 	const page = 64
 	for {
-		entries, err := a.store.Range(ctx, proj.Runnable(tenant), projection.RangeQuery{Offset: offset, Limit: page})
+		entries, err := a.store.Range(ctx, readmodel.Runnable(tenant), projection.RangeQuery{Offset: offset, Limit: page})
 		if err != nil || len(entries) == 0 {
 			return Polled{}, err
 		}

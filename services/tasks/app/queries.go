@@ -14,7 +14,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
-	proj "github.com/agentruntime/agentruntime/services/tasks/projector"
+	"github.com/agentruntime/agentruntime/services/tasks/readmodel"
 )
 
 // ErrBadPageToken: a page token this service did not issue.
@@ -26,7 +26,7 @@ func (a *App) at(ctx context.Context, minSequence uint64) (uint64, error) {
 	if err := a.ensureWarm(ctx); err != nil {
 		return 0, err
 	}
-	return projector.WaitFor(ctx, a.log, a.store, proj.Name, minSequence, a.cfg.CatchUp)
+	return projector.WaitFor(ctx, a.log, a.store, readmodel.Name, minSequence, a.cfg.CatchUp)
 }
 
 // GetTask returns a task with its attempts and edges, and the edges of
@@ -55,19 +55,19 @@ func (a *App) sessionAt(ctx context.Context, tenant, session string, seq uint64)
 	if a.log.Partitions() <= 1 {
 		return seq, nil
 	}
-	return projector.Checkpoint(ctx, a.log.Of(tenant, session), a.store, proj.Name)
+	return projector.Checkpoint(ctx, a.log.Of(tenant, session), a.store, readmodel.Name)
 }
 
 // reverseEdges shows edges stored on other tasks from t's side: a child's
 // PARENT edge is t's CHILD edge, a dependent's BLOCKED_BY is t's BLOCKS.
 func (a *App) reverseEdges(ctx context.Context, tenant string, t *tasksv1.Task) ([]*tasksv1.Edge, error) {
-	entries, err := a.store.Range(ctx, proj.Reverse(tenant, t.GetTaskId()), projection.RangeQuery{})
+	entries, err := a.store.Range(ctx, readmodel.Reverse(tenant, t.GetTaskId()), projection.RangeQuery{})
 	if err != nil {
 		return nil, err
 	}
 	var out []*tasksv1.Edge
 	for _, e := range entries {
-		rel, src := proj.SplitReverse(e.Member)
+		rel, src := readmodel.SplitReverse(e.Member)
 		other, err := a.LoadTask(ctx, tenant, src)
 		if err != nil {
 			continue // removed concurrently; the index follows
@@ -98,20 +98,20 @@ func (a *App) ListTasks(ctx context.Context, tenant string, req *tasksv1.ListTas
 	if err != nil {
 		return nil, "", seq, err
 	}
-	index := proj.AllTasks(tenant)
+	index := readmodel.AllTasks(tenant)
 	switch {
 	case req.GetParentTaskId() != "":
-		index = proj.TasksByParent(tenant, req.GetParentTaskId())
+		index = readmodel.TasksByParent(tenant, req.GetParentTaskId())
 	case req.GetThreadId() != "":
-		index = proj.TasksByThread(tenant, req.GetThreadId())
+		index = readmodel.TasksByThread(tenant, req.GetThreadId())
 	case req.GetSessionId() != "":
-		index = proj.TasksBySession(tenant, req.GetSessionId())
+		index = readmodel.TasksBySession(tenant, req.GetSessionId())
 	case req.GetOwner() != "":
-		index = proj.TasksByOwner(tenant, req.GetOwner())
+		index = readmodel.TasksByOwner(tenant, req.GetOwner())
 	case req.GetTaskKind() != "":
-		index = proj.TasksByKind(tenant, req.GetTaskKind())
+		index = readmodel.TasksByKind(tenant, req.GetTaskKind())
 	case req.GetStatus() != tasksv1.TaskStatus_TASK_STATUS_UNSPECIFIED:
-		index = proj.TasksByStatus(tenant, req.GetStatus())
+		index = readmodel.TasksByStatus(tenant, req.GetStatus())
 	}
 	match := func(t *tasksv1.Task) bool {
 		return (req.GetSessionId() == "" || t.GetSessionId() == req.GetSessionId()) &&
@@ -149,7 +149,7 @@ func (a *App) ListTasks(ctx context.Context, tenant string, req *tasksv1.ListTas
 func taskKeys(tenant string, ids []string) []string {
 	keys := make([]string, len(ids))
 	for i, id := range ids {
-		keys[i] = proj.TaskKey(tenant, id)
+		keys[i] = readmodel.TaskKey(tenant, id)
 	}
 	return keys
 }
@@ -330,14 +330,14 @@ func (a *App) ListJobs(ctx context.Context, tenant string, req *tasksv1.ListJobs
 	if err != nil {
 		return nil, "", seq, err
 	}
-	index := proj.AllJobs(tenant)
+	index := readmodel.AllJobs(tenant)
 	switch {
 	case req.GetTaskId() != "":
-		index = proj.JobsByTask(tenant, req.GetTaskId())
+		index = readmodel.JobsByTask(tenant, req.GetTaskId())
 	case req.GetSessionId() != "":
-		index = proj.JobsBySession(tenant, req.GetSessionId())
+		index = readmodel.JobsBySession(tenant, req.GetSessionId())
 	case req.GetStatus() != tasksv1.JobStatus_JOB_STATUS_UNSPECIFIED:
-		index = proj.JobsByStatus(tenant, req.GetStatus())
+		index = readmodel.JobsByStatus(tenant, req.GetStatus())
 	}
 	var out []*tasksv1.Job
 	next, err := page(ctx, a.store, index, req.GetPageToken(), req.GetPageSize(), func(keys []string) (int, error) {
@@ -369,7 +369,7 @@ func (a *App) GetTaskSnapshot(ctx context.Context, tenant string, req *tasksv1.G
 	if err != nil {
 		return nil, err
 	}
-	entries, err := a.store.Range(ctx, proj.TasksBySession(tenant, req.GetSessionId()), projection.RangeQuery{})
+	entries, err := a.store.Range(ctx, readmodel.TasksBySession(tenant, req.GetSessionId()), projection.RangeQuery{})
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
-	proj "github.com/agentruntime/agentruntime/services/tasks/projector"
+	"github.com/agentruntime/agentruntime/services/tasks/readmodel"
 )
 
 // ReactorName keys the dependency reactor's checkpoint in the store.
@@ -112,7 +112,7 @@ func hasConsequences(ev *eventsv1.RuntimeEvent) bool {
 
 func (r taskReactor) React(ctx context.Context, rec *eventlog.Record) error {
 	// Decide on a read model that holds this event and all before it.
-	if _, err := projector.WaitFor(ctx, r.a.log, r.a.store, proj.Name, rec.Event.GetSequence(), time.Minute); err != nil {
+	if _, err := projector.WaitFor(ctx, r.a.log, r.a.store, readmodel.Name, rec.Event.GetSequence(), time.Minute); err != nil {
 		return err
 	}
 	return r.a.reactTo(ctx, rec.Event)
@@ -203,7 +203,7 @@ func (a *App) allPartitions(ctx context.Context) error {
 	if a.log.Partitions() <= 1 {
 		return nil
 	}
-	return projector.CaughtUp(ctx, a.log, a.store, proj.Name, a.records.Filters(), time.Minute)
+	return projector.CaughtUp(ctx, a.log, a.store, readmodel.Name, a.records.Filters(), time.Minute)
 }
 
 func ignoreGone(err error) error {
@@ -223,13 +223,13 @@ func (a *App) resolveDependents(ctx context.Context, ev *eventsv1.RuntimeEvent) 
 	if err := a.allPartitions(ctx); err != nil {
 		return err
 	}
-	entries, err := a.store.Range(ctx, proj.Reverse(tenant, blocker.GetTaskId()), projection.RangeQuery{})
+	entries, err := a.store.Range(ctx, readmodel.Reverse(tenant, blocker.GetTaskId()), projection.RangeQuery{})
 	if err != nil {
 		return err
 	}
 	var deps []string
 	for _, e := range entries {
-		if rel, src := proj.SplitReverse(e.Member); rel == tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY {
+		if rel, src := readmodel.SplitReverse(e.Member); rel == tasksv1.EdgeRelation_EDGE_RELATION_BLOCKED_BY {
 			deps = append(deps, src)
 		}
 	}
@@ -250,7 +250,7 @@ func (a *App) propagateCancel(ctx context.Context, ev *eventsv1.RuntimeEvent) er
 	if err := a.allPartitions(ctx); err != nil {
 		return err
 	}
-	children, err := a.store.Range(ctx, proj.TasksByParent(tenant, parent), projection.RangeQuery{})
+	children, err := a.store.Range(ctx, readmodel.TasksByParent(tenant, parent), projection.RangeQuery{})
 	if err != nil {
 		return err
 	}
@@ -263,7 +263,7 @@ func (a *App) propagateCancel(ctx context.Context, ev *eventsv1.RuntimeEvent) er
 	}); err != nil {
 		return err
 	}
-	jobs, err := a.store.Range(ctx, proj.JobsByTask(tenant, parent), projection.RangeQuery{})
+	jobs, err := a.store.Range(ctx, readmodel.JobsByTask(tenant, parent), projection.RangeQuery{})
 	if err != nil {
 		return err
 	}
@@ -371,13 +371,13 @@ func (a *App) sweep(ctx context.Context) error {
 
 // SweepOnce checks every active run once.
 func (a *App) SweepOnce(ctx context.Context) error {
-	entries, err := a.store.Range(ctx, proj.ActiveRuns, projection.RangeQuery{})
+	entries, err := a.store.Range(ctx, readmodel.ActiveRuns, projection.RangeQuery{})
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, e := range entries {
-		tenant, id := proj.SplitActive(e.Member)
+		tenant, id := readmodel.SplitActive(e.Member)
 		t, err := a.LoadTask(ctx, tenant, id)
 		if err != nil {
 			continue

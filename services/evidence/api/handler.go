@@ -1,7 +1,7 @@
 // Package grpc is the evidence service's transport: proto in, use case,
 // proto out. Every handler is kit.Call (the caller from the credentials,
 // the use case, grpcerr.Status for its error).
-package grpc
+package api
 
 import (
 	"context"

@@ -3,7 +3,7 @@
 // for its error), with the proto translation some RPCs need.
 // Requests are validated by the server kit (protovalidate) before they
 // arrive here.
-package grpc
+package api
 
 import (
 	"context"

@@ -2,7 +2,7 @@
 // kit.Call (the caller from the credentials, the use case, grpcerr.Status
 // for its error) around what the RPC translates between proto and the use
 // case.
-package grpc
+package api
 
 import (
 	"context"

@@ -3,7 +3,7 @@
 // summary, task profiles resolved before a turn, and the cumulative spend
 // budgets are checked against. Everything in it is a fold of routing events,
 // so the control service can build the same thread summary from the log.
-package projector
+package readmodel
 
 import (
 	"context"

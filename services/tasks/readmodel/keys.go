@@ -2,7 +2,7 @@
 // task and job records (the fold of each aggregate's events, see
 // domain.Apply) and the indexes listings, workers' polls, the sweeper and
 // the dependency reactor read.
-package projector
+package readmodel
 
 import (
 	"strings"

@@ -2,7 +2,7 @@
 // levels, hooks, permission requests, summaries and execution
 // environments, folded from the service's own aggregates, and the keys the
 // app layer reads them by.
-package projector
+package readmodel
 
 import (
 	"fmt"

@@ -2,7 +2,7 @@
 // sessions, threads (the thread read model), turns, actions, subagents and
 // channels, and the indexes that page them. One projection over the whole
 // log, because the thread read model joins every owner's facts.
-package projector
+package readmodel
 
 import (
 	"context"

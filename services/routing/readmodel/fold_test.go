@@ -1,4 +1,4 @@
-package projector_test
+package readmodel_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
-	rp "github.com/agentruntime/agentruntime/services/routing/projector"
+	"github.com/agentruntime/agentruntime/services/routing/readmodel"
 )
 
 const (
@@ -188,7 +188,7 @@ func TestFoldStaysHonestAboutWhatItWasNotTold(t *testing.T) {
 func TestProjectThreadsAndSpend(t *testing.T) {
 	ctx := context.Background()
 	store := projection.NewMemory()
-	p := rp.Projection{Subjects: eventlog.Subjects{Prefix: "ar.ev"}}
+	p := readmodel.Projection{Subjects: eventlog.Subjects{Prefix: "ar.ev"}}
 	seq := uint64(0)
 	apply := func(e *eventsv1.RuntimeEvent) {
 		t.Helper()
@@ -198,7 +198,7 @@ func TestProjectThreadsAndSpend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.Projection, b.Sequence = rp.Name, seq
+		b.Projection, b.Sequence = readmodel.Name, seq
 		if _, err := store.Apply(ctx, b); err != nil {
 			t.Fatal(err)
 		}
@@ -226,12 +226,12 @@ func TestProjectThreadsAndSpend(t *testing.T) {
 	load := func(key string) *summary {
 		t.Helper()
 		s := &summary{}
-		if found, err := rp.Load(ctx, store, key, s); err != nil || !found {
+		if found, err := readmodel.Load(ctx, store, key, s); err != nil || !found {
 			t.Fatalf("%s: found %v, %v", key, found, err)
 		}
 		return s
 	}
-	th := load(rp.ThreadKey("t1", "s1", "th1"))
+	th := load(readmodel.ThreadKey("t1", "s1", "th1"))
 	if th.GetTurnId() != "turn2" || th.GetDecision().GetSelectedModelId() != "c" || !th.GetSingleCandidate() || th.GetFallbackCount() != 0 ||
 		len(th.GetFailedModelIds()) != 0 || th.GetLastFallback() != nil {
 		t.Fatalf("the thread shows turn2's routing only: %v", th)
@@ -239,16 +239,16 @@ func TestProjectThreadsAndSpend(t *testing.T) {
 	if th.GetCost().GetRecordedNanos() != 42 || th.GetCost().GetRecordedCalls() != 2 || th.GetQuotaState() != blocked || th.GetLastSequence() != seq {
 		t.Fatalf("the thread keeps its cost and quota facts: %v", th)
 	}
-	turn1 := load(rp.TurnKey("t1", "s1", "turn1"))
+	turn1 := load(readmodel.TurnKey("t1", "s1", "turn1"))
 	if turn1.GetDecision().GetSelectedModelId() != "b" || turn1.GetFallbackCount() != 1 || !slices.Equal(turn1.GetFailedModelIds(), []string{"a"}) ||
 		turn1.GetCost().GetRecordedNanos() != 30 {
 		t.Fatalf("turn1 %v", turn1)
 	}
-	threads, err := store.Range(ctx, rp.ThreadIndex("t1", "s1"), projection.RangeQuery{})
+	threads, err := store.Range(ctx, readmodel.ThreadIndex("t1", "s1"), projection.RangeQuery{})
 	if err != nil || len(threads) != 1 || threads[0].Member != "th1" {
 		t.Fatalf("thread index %v, %v", threads, err)
 	}
-	spent, err := rp.LoadSpent(ctx, store, 1, "t1", "s1", "k1")
+	spent, err := readmodel.LoadSpent(ctx, store, 1, "t1", "s1", "k1")
 	if err != nil || spent.Tenant != 42 || spent.Session != 42 || spent.Task != 30 {
 		t.Fatalf("spent %v, %v", spent, err)
 	}
@@ -258,18 +258,18 @@ func TestProjectThreadsAndSpend(t *testing.T) {
 			t.Fatalf("%s = %q, %v; want %s", key, got, err, want)
 		}
 	}
-	if other, err := rp.LoadSpent(ctx, store, 1, "t2", "s1", "k1"); err != nil || other.Tenant != 0 || other.Session != 0 || other.Task != 0 {
+	if other, err := readmodel.LoadSpent(ctx, store, 1, "t2", "s1", "k1"); err != nil || other.Tenant != 0 || other.Session != 0 || other.Task != 0 {
 		t.Fatalf("another tenant's spend %v, %v", other, err)
 	}
-	reg, err := rp.LoadRegistry(ctx, store, "t1")
+	reg, err := readmodel.LoadRegistry(ctx, store, "t1")
 	if err != nil || len(reg.GetProviders()) != 1 {
 		t.Fatalf("registry %v, %v", reg, err)
 	}
-	if other, _ := rp.LoadRegistry(ctx, store, "t2"); len(other.GetProviders()) != 0 {
+	if other, _ := readmodel.LoadRegistry(ctx, store, "t2"); len(other.GetProviders()) != 0 {
 		t.Fatalf("another tenant's registry %v", other)
 	}
 	tp := &eventsv1.TaskProfile{}
-	if found, err := rp.Load(ctx, store, rp.TaskProfileKey("t1", "", "k1"), tp); err != nil || !found || tp.GetKind() != "coding" {
+	if found, err := readmodel.Load(ctx, store, readmodel.TaskProfileKey("t1", "", "k1"), tp); err != nil || !found || tp.GetKind() != "coding" {
 		t.Fatalf("task profile %v, %v, %v", tp, found, err)
 	}
 }
