@@ -111,19 +111,15 @@ func (s *Service) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	errs := make(chan error, 5)
-	// Both read models from one consumer: the log is read and decoded once.
-	go func() {
-		errs <- projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, []projector.Projection{readmodel.Projection{}, readmodel.Claims{}})
-	}()
-	go func() { errs <- s.claims.RunSweeper(ctx, s.LeaseSweepInterval) }()
-	go func() { errs <- s.expireActions(ctx) }()
-	go func() { errs <- s.app.ReactToPermissionRequests(ctx, s.deps.Logger) }()
-	err := <-errs
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
+	return kit.RunAll(ctx,
+		// Both read models from one consumer: the log is read and decoded once.
+		func(ctx context.Context) error {
+			return projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, []projector.Projection{readmodel.Projection{}, readmodel.Claims{}})
+		},
+		func(ctx context.Context) error { return s.claims.RunSweeper(ctx, s.LeaseSweepInterval) },
+		s.expireActions,
+		func(ctx context.Context) error { return s.app.ReactToPermissionRequests(ctx, s.deps.Logger) },
+	)
 }
 
 func (s *Service) expireActions(ctx context.Context) error {

@@ -5,6 +5,7 @@ package kit
 
 import (
 	"context"
+	"golang.org/x/sync/errgroup"
 	"log/slog"
 
 	"github.com/redis/go-redis/v9"
@@ -69,4 +70,20 @@ type Service interface {
 // returns only when ctx ends or on a failure that should stop the process.
 type Runner interface {
 	Run(ctx context.Context) error
+}
+
+// RunAll runs a service's background loops together under one errgroup:
+// the first loop to fail cancels the others and its error is returned once
+// they have stopped. When ctx ends (shutdown), the loops' context errors
+// are not failures and RunAll returns nil.
+func RunAll(ctx context.Context, loops ...func(context.Context) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, loop := range loops {
+		g.Go(func() error { return loop(gctx) })
+	}
+	err := g.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }

@@ -63,14 +63,11 @@ func (s *Service) Register(g *grpc.Server) {
 // that turns the control service's action.resolved into
 // permission.resolved. Either failing stops both.
 func (s *Service) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, 2)
-	go func() { errs <- projector.Run(ctx, s.deps.Log, s.deps.Store, s.app.Projection(), s.deps.Logger) }()
-	go func() { errs <- s.app.RunApprovalReactor(ctx) }()
-	err := <-errs
-	cancel()
-	<-errs
-	_ = s.hooks.Close()
-	return err
+	defer s.hooks.Close()
+	return kit.RunAll(ctx,
+		func(ctx context.Context) error {
+			return projector.Run(ctx, s.deps.Log, s.deps.Store, s.app.Projection(), s.deps.Logger)
+		},
+		s.app.RunApprovalReactor,
+	)
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"github.com/agentruntime/agentruntime/services/kit"
 	"sync"
 	"time"
 
@@ -26,27 +27,11 @@ const ReactorName = "tasks.reactor"
 // and the reactor's and sweeper's writes go through the expected-sequence
 // write path with decisions that append nothing once the fact is there.
 func (a *App) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, 3)
-	for _, f := range []func(context.Context) error{
+	return kit.RunAll(ctx,
 		func(ctx context.Context) error { return projector.Run(ctx, a.log, a.store, a.records, a.logger) },
 		a.react,
 		a.sweep,
-	} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- f(ctx)
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return err
-		}
-	}
-	return ctx.Err()
+	)
 }
 
 // react follows task events and writes their consequences on other
