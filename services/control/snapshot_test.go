@@ -19,7 +19,7 @@ func snapshotSchemas(t *testing.T) (core, lime *jsonschema.Schema) {
 	c := jsonschema.NewCompiler()
 	c.AssertFormat() // date-time is checked, not just annotated
 	for _, f := range []string{"agentruntime-snapshot.schema.json", "agentruntime-lime-profile-snapshot.schema.json"} {
-		raw, err := os.ReadFile("projector/testdata/" + f)
+		raw, err := os.ReadFile("readmodel/testdata/" + f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func validate(t *testing.T, s *jsonschema.Schema, v map[string]any) error {
 // validator).
 func TestSessionSnapshotConformsToTheSchemas(t *testing.T) {
 	core, lime := snapshotSchemas(t)
-	fixture, err := os.ReadFile("projector/testdata/thread-read-snapshot.json")
+	fixture, err := os.ReadFile("readmodel/testdata/thread-read-snapshot.json")
 	if err != nil {
 		t.Fatal(err)
 	}
