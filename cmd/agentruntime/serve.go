@@ -85,7 +85,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("connect Redis %s: %w", opts.Addr, err)
 	}
 	if err := projection.CheckRedis(pingCtx, rdb); err != nil {
-		return fmt.Errorf("Redis %s: %w", opts.Addr, err)
+		return fmt.Errorf("check Redis %s: %w", opts.Addr, err)
 	}
 	be := backend{
 		log:      log,

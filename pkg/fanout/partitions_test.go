@@ -204,9 +204,7 @@ func TestCursorResumesEachPartitionWithNoGapAndNoDuplicate(t *testing.T) {
 	all := tenantEvents(t, f.log, "acme")
 	want := map[int][]uint64{}
 	for k, seqs := range all {
-		for _, s := range seqs {
-			want[k] = append(want[k], s)
-		}
+		want[k] = append(want[k], seqs...)
 	}
 	// The filter's skips: read the codes back.
 	skip := map[uint64]bool{}

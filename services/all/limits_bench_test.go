@@ -73,8 +73,11 @@ func BenchmarkLimits(b *testing.B) {
 				var opTook, rawTook time.Duration
 				var lat []time.Duration
 				var mu sync.Mutex
+				// Interleaved in rounds, so the machine's noise hits both sides.
+				const rounds = 10
+				chunk := max(b.N/rounds, 1)
 				run := func(fn func() error, record bool) time.Duration {
-					per := max(b.N/inflight, 1)
+					per := max(chunk/inflight, 1)
 					t0 := time.Now()
 					var wg sync.WaitGroup
 					for w := 0; w < inflight; w++ {
@@ -97,18 +100,12 @@ func BenchmarkLimits(b *testing.B) {
 					wg.Wait()
 					return time.Since(t0)
 				}
-				// Interleaved in rounds, so the machine's noise hits both sides.
-				const rounds = 10
-				chunk := max(b.N/rounds, 1)
-				bN := b.N
-				b.N = chunk
 				cost := s.count(b, 1, func(int) {
 					for r := 0; r < rounds; r++ {
 						opTook += run(calls[name], true)
 						rawTook += run(raw, false)
 					}
 				})
-				b.N = bN
 				n := float64(max(chunk/inflight, 1) * inflight * rounds)
 				// The raw side's EVALSHAs ran inside the count too: one each.
 				cmds := cost.redis/n - 1

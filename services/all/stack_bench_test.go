@@ -143,7 +143,6 @@ type stack struct {
 	nats   *natsProc         // serve
 	embed  *natsembed.Server // dev
 	redis  *redis.Client     // serve
-	conns  []*grpc.ClientConn
 	addr   map[string]string
 	logs   map[string]*eventlog.Log
 	stores map[string]projection.Store

@@ -154,14 +154,6 @@ func (h *harness) waitEvent(session string, match func(*eventsv1.RuntimeEvent) b
 	}
 }
 
-func types(evs []*eventsv1.RuntimeEvent) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.GetType()
-	}
-	return out
-}
-
 func ofType(evs []*eventsv1.RuntimeEvent, typ string) []*eventsv1.RuntimeEvent {
 	var out []*eventsv1.RuntimeEvent
 	for _, e := range evs {

@@ -22,10 +22,6 @@ func invalid(field, format string, args ...any) error {
 	return fault.Invalid(field, format, args...)
 }
 
-func notFound(resource, id string) error {
-	return &fault.Error{Kind: fault.KindNotFound, Resource: resource, ID: id, Message: resource + " " + id + " not found"}
-}
-
 func precondition(reason, subject, format string, args ...any) error {
 	return fault.Precondition(reason, subject, fmt.Sprintf(format, args...), nil)
 }
