@@ -170,7 +170,7 @@ func (WriteFile) Run(_ context.Context, sb *Sandbox, raw json.RawMessage) (Resul
 	}
 	abs := sb.Resolve(a.Path)
 	err := inRoots("write_file", abs, sb.WriteRoots, true, func(r *os.Root, rel string) error {
-		return replaceFile(r, rel, abs, []byte(a.Content))
+		return replaceFile(r, rel, abs, sb.WriteRoots, []byte(a.Content))
 	})
 	if err != nil {
 		return Result{}, err
@@ -184,9 +184,12 @@ func (WriteFile) Run(_ context.Context, sb *Sandbox, raw json.RawMessage) (Resul
 // a name planted in advance (a link to a file elsewhere) makes the create
 // fail and another name is drawn. The rename replaces what is at rel
 // itself, a link included, never what a link points to; a link at rel
-// that leads out of the root is refused rather than replaced, since the
-// caller most likely meant the file it points to.
-func replaceFile(r *os.Root, rel, abs string, content []byte) error {
+// that leads out of the roots is refused rather than replaced, since the
+// caller most likely meant the file it points to. (Whether it leads out
+// only decides between refusing and replacing the link, both of which
+// leave its target alone, so the by-name check for an absolute link,
+// which a root never follows, is enough there.)
+func replaceFile(r *os.Root, rel, abs string, roots []string, content []byte) error {
 	dir := filepath.Dir(rel)
 	if err := r.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -197,7 +200,7 @@ func replaceFile(r *os.Root, rel, abs string, content []byte) error {
 	case err != nil:
 		return err
 	case fi.Mode()&os.ModeSymlink != 0:
-		if _, err := r.Stat(rel); escapes(err) {
+		if _, err := r.Stat(rel); escapes(err) && !linkStaysIn(r, rel, abs, roots) {
 			return err
 		}
 	case !fi.Mode().IsRegular():
@@ -236,6 +239,21 @@ func replaceFile(r *os.Root, rel, abs string, content []byte) error {
 		_ = r.Remove(tmp)
 	}
 	return err
+}
+
+// linkStaysIn reports whether the link at rel (abs as the call named it)
+// names a place inside roots, by name: its target (relative to the link's
+// directory) with the links of what exists resolved, a missing target
+// included.
+func linkStaysIn(r *os.Root, rel, abs string, roots []string) bool {
+	dest, err := r.Readlink(rel)
+	if err != nil {
+		return false
+	}
+	if !filepath.IsAbs(dest) {
+		dest = filepath.Join(filepath.Dir(abs), dest)
+	}
+	return within(filepath.Clean(dest), roots)
 }
 
 // ListDir lists a directory.

@@ -344,6 +344,15 @@ func TestLinksInsideTheRootsStillWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireContent(t, filepath.Join(root, "rel.txt"), "replaced")
+	if _, err := run(t, sb, "write_file", `{"path":"abs.txt","content":"replaced too"}`); err != nil {
+		t.Fatal(err)
+	}
+	requireContent(t, filepath.Join(root, "abs.txt"), "replaced too")
+	for _, name := range []string{"rel.txt", "abs.txt"} {
+		if fi, err := os.Lstat(filepath.Join(root, name)); err != nil || !fi.Mode().IsRegular() {
+			t.Fatalf("%s after the write: %v, %v", name, fi, err)
+		}
+	}
 	requireContent(t, filepath.Join(root, "a.txt"), "inside\n")
 	// other is a read root, not a write root.
 	_, err := run(t, sb, "write_file", argsJSON(t, map[string]any{"path": filepath.Join(other, "shared.txt"), "content": "x"}))
