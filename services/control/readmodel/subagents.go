@@ -1,0 +1,118 @@
+// Subagents and delivery channels in the control read model.
+
+package readmodel
+
+import (
+	"github.com/agentruntime/agentruntime/pkg/enums"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+)
+
+func (t *tx) subagent() {
+	ev := t.ev
+	key := SubagentKey(t.tenant(), ev.GetSubagentId())
+	if ev.GetType() == "subagent.spawned" {
+		// The children index is keyed by the parent thread: another
+		// session's thread lists none of this one's subagents.
+		if taken(t, key, newSubagent) || taken(t, ThreadKey(t.tenant(), ev.GetThreadId()), newThread) {
+			return
+		}
+		p := ev.GetSubagentSpawned()
+		depth := int32(0)
+		if parent, ok := t.thread(ev.GetThreadId()); ok && parent.SubagentId != "" {
+			if ps, ok, _ := own(t, SubagentKey(t.tenant(), parent.SubagentId), newSubagent); ok {
+				depth = ps.Depth + 1
+			}
+		}
+		s := &controlv1.Subagent{
+			SubagentId: ev.GetSubagentId(), SessionId: ev.GetSessionId(), ParentThreadId: ev.GetThreadId(), ParentTurnId: ev.GetTurnId(),
+			ChildThreadId: p.GetChildThreadId(), Role: p.GetRole(), Isolation: p.GetIsolation(), ModelPolicy: p.GetModelPolicy(),
+			Objective: p.GetObjective(), Status: controlv1.SubagentStatus_SUBAGENT_STATUS_RUNNING, Depth: depth, Sequence: t.seq(),
+		}
+		t.put(key, s)
+		t.adds = append(t.adds, projection.IndexEntry{Index: ChildrenIndex(t.tenant(), ev.GetThreadId()), Member: s.SubagentId, Score: float64(t.seq())})
+		return
+	}
+	s, ok, _ := own(t, key, newSubagent)
+	if !ok {
+		return
+	}
+	p := subagentPayload(ev)
+	switch ev.GetType() {
+	// Closing is the parent's decision and stays until a resume: a child
+	// turn that ends after it (the interrupt a close sends) is in the log
+	// but does not reopen the subagent.
+	case "subagent.completed":
+		if s.Status != subagentClosed {
+			s.Status = controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED
+		}
+	case "subagent.failed":
+		if s.Status != subagentClosed {
+			s.Status = controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED
+		}
+	case "subagent.closed":
+		s.Status = subagentClosed
+	case "subagent.status":
+		// A waiting/running report that arrives after the child's end
+		// does not reopen it; only a resume does.
+		ended := s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED || s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED || s.Status == subagentClosed
+		// The payload carries the spec's word; one this build does not
+		// know changes nothing.
+		if st, known := enums.Parse[controlv1.SubagentStatus](p.GetStatus()); known && (!ended || p.GetReason() == "resumed") {
+			s.Status = st
+		}
+	}
+	if p.GetSummary() != "" {
+		s.Summary = p.GetSummary()
+	}
+	s.Sequence = t.seq()
+	t.put(key, s)
+}
+
+// subagentPayload is the SubagentStatus payload of any subagent.* class
+// but spawned.
+func subagentPayload(ev *eventsv1.RuntimeEvent) *eventsv1.SubagentStatus {
+	for _, p := range []*eventsv1.SubagentStatus{ev.GetSubagentStatus(), ev.GetSubagentCompleted(), ev.GetSubagentFailed(),
+		ev.GetSubagentClosed(), ev.GetSubagentInput(), ev.GetSubagentOutput()} {
+		if p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func newSubagent() *controlv1.Subagent { return &controlv1.Subagent{} }
+
+func (t *tx) channel() {
+	ev := t.ev
+	key := ChannelKey(t.tenant(), ev.GetChannelId())
+	c, ok, other := own(t, key, func() *controlv1.Channel { return &controlv1.Channel{} })
+	if other {
+		return
+	}
+	if !ok {
+		c = &controlv1.Channel{ChannelId: ev.GetChannelId(), SessionId: ev.GetSessionId()}
+	}
+	var p *eventsv1.ChannelFact
+	switch ev.GetType() {
+	case "channel.connected":
+		c.Status, p = controlv1.ChannelStatus_CHANNEL_STATUS_CONNECTED, ev.GetChannelConnected()
+	case "channel.resumed":
+		c.Status, p = controlv1.ChannelStatus_CHANNEL_STATUS_CONNECTED, ev.GetChannelResumed()
+	case "channel.disconnected":
+		c.Status, p = controlv1.ChannelStatus_CHANNEL_STATUS_DISCONNECTED, ev.GetChannelDisconnected()
+	case "channel.message":
+		p = ev.GetChannelMessage()
+	}
+	if p.GetPeer() != "" {
+		c.Peer = p.GetPeer()
+	}
+	if p.GetLastAckedSequence() > c.LastAckedSequence {
+		c.LastAckedSequence = p.GetLastAckedSequence()
+	}
+	c.Sequence = t.seq()
+	t.put(key, c)
+}
+
+const subagentClosed = controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED
