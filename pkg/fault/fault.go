@@ -164,6 +164,12 @@ func NotFound(resource, id string) *Error {
 	return &Error{Kind: KindNotFound, Resource: resource, ID: id}
 }
 
+// NotFoundWith: no resource of that id, with a message that says where it
+// was looked for ("turn t1 not found in thread th1").
+func NotFoundWith(resource, id, message string) *Error {
+	return &Error{Kind: KindNotFound, Resource: resource, ID: id, Message: message}
+}
+
 // AlreadyExists: the id is taken by something different; description says
 // by what or what to do.
 func AlreadyExists(resource, id, description string) *Error {
