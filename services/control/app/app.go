@@ -87,7 +87,7 @@ func (a *App) requireSession(ctx context.Context, tenant, session string) error 
 	if _, ok, err := readmodel.Session(ctx, st, tenant, session); err != nil || ok {
 		return err
 	}
-	return fault.NotFoundWith("session", session, "session " + session + " not found")
+	return fault.NotFoundWith("session", session, "session "+session+" not found")
 }
 
 func sessionAgg(tenant, session string) eventlog.Aggregate {
@@ -158,7 +158,7 @@ func (a *App) thread(ctx context.Context, c Caller, session, thread string) (*co
 		return nil, err
 	}
 	if !ok || th.SessionId != session {
-		return nil, fault.NotFoundWith("thread", thread, "thread " + thread + " not found in session " + session)
+		return nil, fault.NotFoundWith("thread", thread, "thread "+thread+" not found in session "+session)
 	}
 	return th, nil
 }
@@ -171,7 +171,7 @@ func threadIn(ctx context.Context, st projection.Store, c Caller, session, threa
 		return nil, err
 	}
 	if !ok || th.SessionId != session {
-		return nil, fault.NotFoundWith("thread", thread, "thread " + thread + " not found in session " + session)
+		return nil, fault.NotFoundWith("thread", thread, "thread "+thread+" not found in session "+session)
 	}
 	return th, nil
 }
@@ -183,7 +183,7 @@ func turnIn(ctx context.Context, st projection.Store, c Caller, turn string) (*c
 		return nil, err
 	}
 	if !ok {
-		return nil, fault.NotFoundWith("turn", turn, "turn " + turn + " not found")
+		return nil, fault.NotFoundWith("turn", turn, "turn "+turn+" not found")
 	}
 	return tu, nil
 }
@@ -194,7 +194,7 @@ func (a *App) turn(ctx context.Context, c Caller, turn string) (*controlv1.Turn,
 		return nil, err
 	}
 	if !ok {
-		return nil, fault.NotFoundWith("turn", turn, "turn " + turn + " not found")
+		return nil, fault.NotFoundWith("turn", turn, "turn "+turn+" not found")
 	}
 	return tu, nil
 }
@@ -311,7 +311,7 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 			return nil, err
 		}
 		if !create {
-			return nil, fault.NotFoundWith("session", session, "session " + session + " not found (create policy: require existing)")
+			return nil, fault.NotFoundWith("session", session, "session "+session+" not found (create policy: require existing)")
 		}
 		ev := &eventsv1.RuntimeEvent{Type: "session.created", SessionId: session,
 			Payload: &eventsv1.RuntimeEvent_SessionCreated{SessionCreated: &eventsv1.SessionCreated{Title: req.GetSessionTitle(), CreatedBy: c.Subject}}}
@@ -325,7 +325,7 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 			return nil, err
 		}
 		if !create {
-			return nil, fault.NotFoundWith("thread", thread, "thread " + thread + " not found (create policy: require existing)")
+			return nil, fault.NotFoundWith("thread", thread, "thread "+thread+" not found (create policy: require existing)")
 		}
 		return []*eventsv1.RuntimeEvent{{Type: "thread.started", SessionId: session, ThreadId: thread,
 			Payload: &eventsv1.RuntimeEvent_ThreadStarted{ThreadStarted: &eventsv1.ThreadStarted{}}}}, nil

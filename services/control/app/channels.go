@@ -29,7 +29,7 @@ func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.Rec
 			return nil, err
 		}
 		if ok && ch.SessionId != req.GetSessionId() {
-			return nil, fault.NotFoundWith("channel", req.GetChannelId(), "channel " + req.GetChannelId() + " not found in session " + req.GetSessionId())
+			return nil, fault.NotFoundWith("channel", req.GetChannelId(), "channel "+req.GetChannelId()+" not found in session "+req.GetSessionId())
 		}
 		ev := &eventsv1.RuntimeEvent{SessionId: req.GetSessionId(), ChannelId: req.GetChannelId()}
 		fact := &eventsv1.ChannelFact{Peer: req.GetPeer(), LastAckedSequence: ch.GetLastAckedSequence(), Reason: "reconnect"}
@@ -72,7 +72,7 @@ func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsR
 			return nil, err
 		}
 		if !ok || ch.SessionId != req.GetSessionId() {
-			return nil, fault.NotFoundWith("channel", req.GetChannelId(), "channel " + req.GetChannelId() + " not found; ReconnectChannel first")
+			return nil, fault.NotFoundWith("channel", req.GetChannelId(), "channel "+req.GetChannelId()+" not found; ReconnectChannel first")
 		}
 		if req.GetSequence() <= ch.LastAckedSequence {
 			return nil, nil

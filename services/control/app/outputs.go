@@ -37,7 +37,7 @@ func objectTenant(uri string) (string, bool) {
 // An object of another tenant, or none, is NotFound: its existence does
 // not leak.
 func (a *App) ReadOutput(ctx context.Context, c Caller, req *controlv1.ReadOutputRequest) (*controlv1.ReadOutputResponse, error) {
-	notFound := fault.NotFoundWith("output", req.GetUri(), "output " + req.GetUri() + " not found")
+	notFound := fault.NotFoundWith("output", req.GetUri(), "output "+req.GetUri()+" not found")
 	if tenant, ok := objectTenant(req.GetUri()); !ok || tenant != c.Tenant {
 		return nil, notFound
 	}

@@ -27,7 +27,7 @@ func (a *App) process(ctx context.Context, c Caller, id string) (*controlv1.Proc
 		return nil, err
 	}
 	if !ok {
-		return nil, fault.NotFoundWith("process", id, "process " + id + " not found")
+		return nil, fault.NotFoundWith("process", id, "process "+id+" not found")
 	}
 	return p, nil
 }
@@ -39,7 +39,7 @@ func processIn(ctx context.Context, st projection.Store, c Caller, id string) (*
 		return nil, err
 	}
 	if !ok {
-		return nil, fault.NotFoundWith("process", id, "process " + id + " not found")
+		return nil, fault.NotFoundWith("process", id, "process "+id+" not found")
 	}
 	return p, nil
 }

@@ -31,7 +31,7 @@ func (a *App) GetSession(ctx context.Context, c Caller, req *controlv1.GetSessio
 		return nil, err
 	}
 	if !ok {
-		return nil, fault.NotFoundWith("session", req.GetSessionId(), "session " + req.GetSessionId() + " not found")
+		return nil, fault.NotFoundWith("session", req.GetSessionId(), "session "+req.GetSessionId()+" not found")
 	}
 	out := &controlv1.GetSessionResponse{Session: s, Sequence: seq}
 	for _, id := range s.ThreadIds {

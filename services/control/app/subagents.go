@@ -22,7 +22,7 @@ func (a *App) subagent(ctx context.Context, c Caller, session, id string) (*cont
 		return nil, err
 	}
 	if !ok || s.SessionId != session {
-		return nil, fault.NotFoundWith("subagent", id, "subagent " + id + " not found in session " + session)
+		return nil, fault.NotFoundWith("subagent", id, "subagent "+id+" not found in session "+session)
 	}
 	return s, nil
 }
@@ -42,7 +42,7 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 		return nil, err
 	}
 	if turn.ThreadId != parent.ThreadId {
-		return nil, fault.NotFoundWith("turn", turn.TurnId, "turn " + turn.TurnId + " not found in thread " + parent.ThreadId)
+		return nil, fault.NotFoundWith("turn", turn.TurnId, "turn "+turn.TurnId+" not found in thread "+parent.ThreadId)
 	}
 	subID := req.GetSubagentId()
 	if subID == "" {

@@ -350,7 +350,7 @@ func (a *App) snapshot(ctx context.Context, c Caller, req *controlv1.SubscribeEv
 		return nil, err
 	}
 	if !ok {
-		return nil, fault.NotFoundWith("session", req.GetSessionId(), "session " + req.GetSessionId() + " not found")
+		return nil, fault.NotFoundWith("session", req.GetSessionId(), "session "+req.GetSessionId()+" not found")
 	}
 	snap.Session = s
 	if t := req.GetThreadId(); t != "" {
