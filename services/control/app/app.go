@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"sync/atomic"
 	"time"
 
@@ -313,7 +314,7 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 		if !create {
 			return nil, fault.NotFoundWith("session", session, "session "+session+" not found (create policy: require existing)")
 		}
-		ev := &eventsv1.RuntimeEvent{Type: "session.created", SessionId: session,
+		ev := &eventsv1.RuntimeEvent{Type: events.TypeSessionCreated, SessionId: session,
 			Payload: &eventsv1.RuntimeEvent_SessionCreated{SessionCreated: &eventsv1.SessionCreated{Title: req.GetSessionTitle(), CreatedBy: c.Subject}}}
 		return []*eventsv1.RuntimeEvent{ev}, nil
 	})
@@ -327,7 +328,7 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 		if !create {
 			return nil, fault.NotFoundWith("thread", thread, "thread "+thread+" not found (create policy: require existing)")
 		}
-		return []*eventsv1.RuntimeEvent{{Type: "thread.started", SessionId: session, ThreadId: thread,
+		return []*eventsv1.RuntimeEvent{{Type: events.TypeThreadStarted, SessionId: session, ThreadId: thread,
 			Payload: &eventsv1.RuntimeEvent_ThreadStarted{ThreadStarted: &eventsv1.ThreadStarted{}}}}, nil
 	})
 	return err
@@ -394,7 +395,7 @@ func (a *App) ResumeThread(ctx context.Context, c Caller, req *controlv1.ResumeT
 		if req.GetResumeToken() != "" {
 			facts["resume_token"] = req.GetResumeToken()
 		}
-		ev := &eventsv1.RuntimeEvent{Type: "thread.updated", SessionId: th.SessionId, ThreadId: th.ThreadId,
+		ev := &eventsv1.RuntimeEvent{Type: events.TypeThreadUpdated, SessionId: th.SessionId, ThreadId: th.ThreadId,
 			Payload: &eventsv1.RuntimeEvent_ThreadUpdated{ThreadUpdated: &eventsv1.ThreadUpdated{Change: "resumed", Facts: facts}}}
 		return []*eventsv1.RuntimeEvent{ev}, nil
 	})

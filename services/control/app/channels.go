@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
@@ -34,9 +35,9 @@ func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.Rec
 		ev := &eventsv1.RuntimeEvent{SessionId: req.GetSessionId(), ChannelId: req.GetChannelId()}
 		fact := &eventsv1.ChannelFact{Peer: req.GetPeer(), LastAckedSequence: ch.GetLastAckedSequence(), Reason: "reconnect"}
 		if ok {
-			ev.Type, ev.Payload = "channel.resumed", &eventsv1.RuntimeEvent_ChannelResumed{ChannelResumed: fact}
+			ev.Type, ev.Payload = events.TypeChannelResumed, &eventsv1.RuntimeEvent_ChannelResumed{ChannelResumed: fact}
 		} else {
-			ev.Type, ev.Payload = "channel.connected", &eventsv1.RuntimeEvent_ChannelConnected{ChannelConnected: fact}
+			ev.Type, ev.Payload = events.TypeChannelConnected, &eventsv1.RuntimeEvent_ChannelConnected{ChannelConnected: fact}
 		}
 		return []*eventsv1.RuntimeEvent{ev}, nil
 	})
@@ -77,7 +78,7 @@ func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsR
 		if req.GetSequence() <= ch.LastAckedSequence {
 			return nil, nil
 		}
-		return []*eventsv1.RuntimeEvent{{Type: "channel.message", SessionId: req.GetSessionId(), ChannelId: req.GetChannelId(),
+		return []*eventsv1.RuntimeEvent{{Type: events.TypeChannelMessage, SessionId: req.GetSessionId(), ChannelId: req.GetChannelId(),
 			Payload: &eventsv1.RuntimeEvent_ChannelMessage{ChannelMessage: &eventsv1.ChannelFact{LastAckedSequence: req.GetSequence(), Reason: "ack"}}}}, nil
 	})
 	if err != nil {
@@ -97,7 +98,7 @@ func (a *App) DisconnectChannel(ctx context.Context, c Caller, session, channel,
 		return err
 	}
 	_, err = a.Log.Append(ctx, channelAgg(c.Tenant, session, channel), eventlog.Any, &eventsv1.RuntimeEvent{
-		Type: "channel.disconnected", SessionId: session, ChannelId: channel,
+		Type: events.TypeChannelDisconnected, SessionId: session, ChannelId: channel,
 		Payload: &eventsv1.RuntimeEvent_ChannelDisconnected{ChannelDisconnected: &eventsv1.ChannelFact{LastAckedSequence: ch.LastAckedSequence, Reason: reason}},
 	})
 	return err

@@ -73,7 +73,7 @@ func (a *App) StoreOutput(ctx context.Context, c Caller, req *controlv1.StoreOut
 		return nil, err
 	}
 	if domain.Terminal(tu.Status) {
-		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "TURN_ENDED", Subject: "turn/" + tu.TurnId,
+		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: domain.ReasonTurnEnded, Subject: "turn/" + tu.TurnId,
 			Message: "turn " + tu.TurnId + " already ended as " + enums.Word(tu.Status) + "; its outputs are closed"}
 	}
 	owner := "tool:" + req.GetToolCallId()

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -42,7 +43,7 @@ func (a *App) repair(ctx context.Context, c Caller, req *controlv1.SubscribeEven
 	}
 	session := req.GetSessionId()
 	ev := &eventsv1.RuntimeEvent{
-		Type: "snapshot.repaired", SessionId: session, ThreadId: req.GetThreadId(), ChannelId: req.GetChannelId(),
+		Type: events.TypeSnapshotRepaired, SessionId: session, ThreadId: req.GetThreadId(), ChannelId: req.GetChannelId(),
 		Payload: &eventsv1.RuntimeEvent_SnapshotRepaired{SnapshotRepaired: &eventsv1.SnapshotRepaired{
 			RequestedSequence: requested, FirstAvailableSequence: first, SnapshotSequence: snap.GetSequence(), Facts: facts,
 		}},

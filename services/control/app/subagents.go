@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/events"
+	"github.com/agentruntime/agentruntime/services/control/domain"
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
@@ -63,7 +65,7 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 		if _, ok, err := readmodel.Thread(ctx, st, c.Tenant, childID); err != nil || ok {
 			return nil, err
 		}
-		return []*eventsv1.RuntimeEvent{{Type: "thread.started", SessionId: session, ThreadId: childID,
+		return []*eventsv1.RuntimeEvent{{Type: events.TypeThreadStarted, SessionId: session, ThreadId: childID,
 			Payload: &eventsv1.RuntimeEvent_ThreadStarted{ThreadStarted: &eventsv1.ThreadStarted{
 				Title: req.GetRole(), ParentThreadId: parent.ThreadId, ParentTurnId: turn.TurnId, SubagentId: subID,
 			}}}}, nil
@@ -78,7 +80,7 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 		if _, ok, err := readmodel.Subagent(ctx, st, c.Tenant, subID); err != nil || ok {
 			return nil, err
 		}
-		return []*eventsv1.RuntimeEvent{{Type: "subagent.spawned", SessionId: session, ThreadId: parent.ThreadId, TurnId: turn.TurnId, SubagentId: subID,
+		return []*eventsv1.RuntimeEvent{{Type: events.TypeSubagentSpawned, SessionId: session, ThreadId: parent.ThreadId, TurnId: turn.TurnId, SubagentId: subID,
 			Payload: &eventsv1.RuntimeEvent_SubagentSpawned{SubagentSpawned: &eventsv1.SubagentSpawned{
 				ChildThreadId: childID, Role: req.GetRole(), Isolation: isolation, ModelPolicy: req.GetModelPolicy(), Objective: req.GetObjective(),
 			}}}}, nil
@@ -111,9 +113,9 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 func (a *App) subagentFact(ctx context.Context, c Caller, s *controlv1.Subagent, typ string, p *eventsv1.SubagentStatus) (uint64, error) {
 	ev := &eventsv1.RuntimeEvent{Type: typ, SessionId: s.SessionId, ThreadId: s.ParentThreadId, TurnId: s.ParentTurnId, SubagentId: s.SubagentId}
 	switch typ {
-	case "subagent.input":
+	case events.TypeSubagentInput:
 		ev.Payload = &eventsv1.RuntimeEvent_SubagentInput{SubagentInput: p}
-	case "subagent.closed":
+	case events.TypeSubagentClosed:
 		ev.Payload = &eventsv1.RuntimeEvent_SubagentClosed{SubagentClosed: p}
 	default:
 		ev.Payload = &eventsv1.RuntimeEvent_SubagentStatus{SubagentStatus: p}
@@ -133,7 +135,7 @@ func (a *App) SendSubagentInput(ctx context.Context, c Caller, req *controlv1.Se
 		return nil, err
 	}
 	if s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED {
-		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "SUBAGENT_CLOSED", Subject: "subagent/" + s.SubagentId, Message: "subagent " + s.SubagentId + " is closed; resume it first"}
+		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: domain.ReasonSubagentClosed, Subject: "subagent/" + s.SubagentId, Message: "subagent " + s.SubagentId + " is closed; resume it first"}
 	}
 	sub, err := a.SubmitTurn(ctx, c, &controlv1.SubmitTurnRequest{
 		SessionId: s.SessionId, ThreadId: s.ChildThreadId, Input: req.GetInput(),
@@ -142,7 +144,7 @@ func (a *App) SendSubagentInput(ctx context.Context, c Caller, req *controlv1.Se
 	if err != nil {
 		return nil, err
 	}
-	seq, err := a.subagentFact(ctx, c, s, "subagent.input", &eventsv1.SubagentStatus{ChildThreadId: s.ChildThreadId, InputTurnId: sub.Turn.TurnId})
+	seq, err := a.subagentFact(ctx, c, s, events.TypeSubagentInput, &eventsv1.SubagentStatus{ChildThreadId: s.ChildThreadId, InputTurnId: sub.Turn.TurnId})
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +176,7 @@ func (a *App) WaitSubagents(ctx context.Context, c Caller, req *controlv1.WaitSu
 			return nil, err
 		}
 		if !subagentTerminal(s.Status) {
-			if _, err := a.subagentFact(ctx, c, s, "subagent.status", &eventsv1.SubagentStatus{Status: enums.Word(s.Status), ChildThreadId: s.ChildThreadId, Reason: "waited_on"}); err != nil {
+			if _, err := a.subagentFact(ctx, c, s, events.TypeSubagentStatus, &eventsv1.SubagentStatus{Status: enums.Word(s.Status), ChildThreadId: s.ChildThreadId, Reason: "waited_on"}); err != nil {
 				return nil, err
 			}
 		}
@@ -215,7 +217,7 @@ func (a *App) ResumeSubagent(ctx context.Context, c Caller, req *controlv1.Resum
 	if err != nil {
 		return nil, err
 	}
-	seq, err := a.subagentFact(ctx, c, s, "subagent.status", &eventsv1.SubagentStatus{Status: "running", ChildThreadId: s.ChildThreadId, Reason: "resumed"})
+	seq, err := a.subagentFact(ctx, c, s, events.TypeSubagentStatus, &eventsv1.SubagentStatus{Status: "running", ChildThreadId: s.ChildThreadId, Reason: "resumed"})
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +239,7 @@ func (a *App) CloseSubagent(ctx context.Context, c Caller, req *controlv1.CloseS
 	}
 	seq := s.Sequence
 	if s.Status != controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED {
-		if seq, err = a.subagentFact(ctx, c, s, "subagent.closed", &eventsv1.SubagentStatus{Status: "closed", ChildThreadId: s.ChildThreadId, Reason: req.GetReason()}); err != nil {
+		if seq, err = a.subagentFact(ctx, c, s, events.TypeSubagentClosed, &eventsv1.SubagentStatus{Status: "closed", ChildThreadId: s.ChildThreadId, Reason: req.GetReason()}); err != nil {
 			return nil, err
 		}
 		if _, err := a.caughtUp(ctx, seq); err != nil {

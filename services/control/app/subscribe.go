@@ -170,7 +170,7 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 			return nil
 		case errors.Is(err, fanout.ErrClosed):
 			where, meta := resumeFrom(sub, across, single)
-			return &fault.Error{Kind: fault.KindUnavailable, Reason: "SERVER_SHUTTING_DOWN", RetryAfter: time.Second,
+			return &fault.Error{Kind: fault.KindUnavailable, Reason: domain.ReasonServerShuttingDown, RetryAfter: time.Second,
 				Message: "the server is shutting down; resubscribe from " + where, Metadata: meta}
 		case err != nil:
 			return err
@@ -197,7 +197,7 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 	// Everything taken from the hub was sent; the client resumes right
 	// after it.
 	where, meta := resumeFrom(sub, across, single)
-	return fault.Exhausted("SUBSCRIBER_TOO_SLOW",
+	return fault.Exhausted(domain.ReasonSubscriberTooSlow,
 		"the subscriber took nothing for "+limits.Stall.String()+"; resubscribe from "+where, 0, meta)
 }
 

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ func (a *App) RegisterTools(ctx context.Context, c Caller, req *controlv1.Regist
 	} else {
 		session = eventlog.NoSession
 	}
-	ev := &eventsv1.RuntimeEvent{Type: "snapshot.updated", SessionId: req.GetSessionId(),
+	ev := &eventsv1.RuntimeEvent{Type: events.TypeSnapshotUpdated, SessionId: req.GetSessionId(),
 		Payload: &eventsv1.RuntimeEvent_SnapshotUpdated{SnapshotUpdated: &eventsv1.SnapshotUpdated{Kind: "tool_inventory", WorkerId: req.GetWorkerId(), Tools: req.GetTools()}}}
 	res, err := a.Log.Append(ctx, eventlog.Aggregate{Tenant: c.Tenant, Session: session, Kind: "tools", ID: req.GetWorkerId()}, eventlog.Any, ev)
 	if err != nil {

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"slices"
 	"strings"
 	"time"
@@ -56,7 +57,7 @@ func DecideRequestAction(turn *controlv1.Turn, cmd RequestAction) ([]*eventsv1.R
 		p.Timeout = durationpb.New(cmd.Timeout)
 		p.ExpiresAt = timestamppb.New(cmd.Now.Add(cmd.Timeout))
 	}
-	ev := event("action.required", Scope{Session: turn.SessionId, Thread: turn.ThreadId, Turn: turn.TurnId, Action: cmd.ActionID, Step: cmd.StepID, ToolCall: cmd.ToolCall})
+	ev := event(events.TypeActionRequired, Scope{Session: turn.SessionId, Thread: turn.ThreadId, Turn: turn.TurnId, Action: cmd.ActionID, Step: cmd.StepID, ToolCall: cmd.ToolCall})
 	ev.Payload = &eventsv1.RuntimeEvent_ActionRequired{ActionRequired: p}
 	return []*eventsv1.RuntimeEvent{ev}, nil
 }
@@ -109,7 +110,7 @@ func DecideTimeout(a *controlv1.Action, now time.Time) []*eventsv1.RuntimeEvent 
 }
 
 func resolveAction(a *controlv1.Action, outcome eventsv1.ActionOutcome, decision, payload, responder string) *eventsv1.RuntimeEvent {
-	ev := event("action.resolved", Scope{Session: a.SessionId, Thread: a.ThreadId, Turn: a.TurnId, Action: a.ActionId, Step: a.StepId, ToolCall: a.ToolCallId})
+	ev := event(events.TypeActionResolved, Scope{Session: a.SessionId, Thread: a.ThreadId, Turn: a.TurnId, Action: a.ActionId, Step: a.StepId, ToolCall: a.ToolCallId})
 	ev.Payload = &eventsv1.RuntimeEvent_ActionResolved{ActionResolved: &eventsv1.ActionResolved{
 		Outcome: outcome, Decision: decision, PayloadJson: payload, Responder: responder,
 		ActionType: a.ActionType, RequestedBy: a.RequestedBy,
@@ -126,7 +127,7 @@ func DecideLateAction(turn *controlv1.Turn, cmd RequestAction) []*eventsv1.Runti
 		RequestedBy: cmd.RequestedBy, Context: cmd.Context, RequesterSubject: cmd.RequesterSubject, RequesterRole: cmd.RequesterRole,
 	}
 	scope := Scope{Session: turn.SessionId, Thread: turn.ThreadId, Turn: turn.TurnId, Action: cmd.ActionID, Step: cmd.StepID, ToolCall: cmd.ToolCall}
-	req := event("action.required", scope)
+	req := event(events.TypeActionRequired, scope)
 	req.Payload = &eventsv1.RuntimeEvent_ActionRequired{ActionRequired: p}
 	a := &controlv1.Action{ActionId: cmd.ActionID, SessionId: turn.SessionId, ThreadId: turn.ThreadId, TurnId: turn.TurnId,
 		ActionType: cmd.Type, RequestedBy: cmd.RequestedBy, StepId: cmd.StepID, ToolCallId: cmd.ToolCall}

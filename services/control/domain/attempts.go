@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"strconv"
 
 	"github.com/agentruntime/agentruntime/pkg/enums"
@@ -73,17 +74,17 @@ type Claim struct {
 // interrupted one must not start again, an ended one is over.
 func DecideClaim(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.TurnAttempts, c Claim) ([]*eventsv1.RuntimeEvent, error) {
 	scope := Scope{Session: tu.SessionId, Thread: tu.ThreadId, Turn: tu.TurnId}
-	started := event("turn.started", scope)
+	started := event(events.TypeTurnStarted, scope)
 	started.RunId = c.RunID
 	started.Payload = &eventsv1.RuntimeEvent_TurnStarted{TurnStarted: &eventsv1.TurnStarted{WorkerId: c.WorkerID}}
 	notClaimable := func(why string) error {
-		return &fault.Error{Kind: fault.KindPrecondition, Reason: "TURN_NOT_CLAIMABLE", Subject: "turn/" + tu.TurnId,
+		return &fault.Error{Kind: fault.KindPrecondition, Reason: ReasonTurnNotClaimable, Subject: "turn/" + tu.TurnId,
 			Message:  fmt.Sprintf("turn %s is %s: %s", tu.TurnId, enums.Word(tu.Status), why),
 			Metadata: map[string]string{"status": enums.Word(tu.Status)}}
 	}
 	switch {
 	case Terminal(tu.Status):
-		return nil, precondition("TURN_ENDED", "turn/"+tu.TurnId, "turn %s already ended as %s", tu.TurnId, enums.Word(tu.Status))
+		return nil, precondition(ReasonTurnEnded, "turn/"+tu.TurnId, "turn %s already ended as %s", tu.TurnId, enums.Word(tu.Status))
 	case tu.Status == TurnAccepted:
 		if th.ActiveTurnId != tu.TurnId {
 			return nil, notClaimable("it is not the thread's active turn")
@@ -99,7 +100,7 @@ func DecideClaim(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.Tur
 		return nil, notClaimable("a worker is running it")
 	}
 	next := last.GetAttempt() + 1
-	retrying := event("run.status", scope)
+	retrying := event(events.TypeRunStatus, scope)
 	retrying.RunId = c.RunID
 	retrying.Payload = &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{
 		Phase: PhaseRetrying, Title: fmt.Sprintf("attempt %d of %d", next, at.GetMaxAttempts()),
@@ -144,7 +145,7 @@ func DecideLoss(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.Turn
 	case int(last.GetAttempt()) >= l.MaxAttempts:
 		next = NextFail
 	}
-	lost := event("run.status", scope)
+	lost := event(events.TypeRunStatus, scope)
 	lost.RunId = l.RunID
 	lost.Payload = &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{
 		Phase: PhaseLost, Title: fmt.Sprintf("attempt %d lost", last.GetAttempt()),
@@ -163,7 +164,7 @@ func DecideLoss(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.Turn
 	if next == NextRetry {
 		return out, nil
 	}
-	f := event("turn.failed", scope)
+	f := event(events.TypeTurnFailed, scope)
 	f.RunId = l.RunID
 	if next == NextCancel {
 		f.Payload = &eventsv1.RuntimeEvent_TurnFailed{TurnFailed: &eventsv1.TurnFailed{

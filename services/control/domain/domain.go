@@ -6,6 +6,7 @@ package domain
 
 import (
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,14 +71,14 @@ type Submit struct {
 // active turn).
 func DecideSubmit(th *controlv1.ThreadRead, cmd Submit) ([]*eventsv1.RuntimeEvent, error) {
 	if th.Status == ThreadClosed {
-		return nil, precondition("THREAD_CLOSED", "thread/"+th.ThreadId, "thread %s is closed; submit to an open thread", th.ThreadId)
+		return nil, precondition(ReasonThreadClosed, "thread/"+th.ThreadId, "thread %s is closed; submit to an open thread", th.ThreadId)
 	}
 	if cmd.ExpectedActiveTurnID != "" && cmd.ExpectedActiveTurnID != th.ActiveTurnId {
 		active := th.ActiveTurnId
 		if active == "" {
 			active = "none"
 		}
-		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "ACTIVE_TURN_CHANGED", Subject: "thread/" + th.ThreadId,
+		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: ReasonActiveTurnChanged, Subject: "thread/" + th.ThreadId,
 			Message:  fmt.Sprintf("expected active turn %s, but the active turn is %s", cmd.ExpectedActiveTurnID, active),
 			Metadata: map[string]string{"active_turn_id": th.ActiveTurnId}}
 	}
@@ -86,14 +87,14 @@ func DecideSubmit(th *controlv1.ThreadRead, cmd Submit) ([]*eventsv1.RuntimeEven
 		Input: cmd.Input, Options: cmd.Options, Metadata: cmd.Metadata, IdempotencyKey: cmd.IdempotencyKey,
 		BusyPolicy: busyName(cmd.Busy), SubmittedBy: cmd.SubmittedBy, Admission: "accepted",
 	}
-	sub := event("turn.submitted", scope)
+	sub := event(events.TypeTurnSubmitted, scope)
 	sub.Payload = &eventsv1.RuntimeEvent_TurnSubmitted{TurnSubmitted: submitted}
 	if th.ActiveTurnId == "" {
 		return []*eventsv1.RuntimeEvent{sub}, nil
 	}
 	switch cmd.Busy {
 	case controlv1.BusyPolicy_BUSY_POLICY_REJECT:
-		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: "THREAD_BUSY", Subject: "thread/" + th.ThreadId,
+		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: ReasonThreadBusy, Subject: "thread/" + th.ThreadId,
 			Message:  fmt.Sprintf("thread %s is busy with turn %s and the busy policy is reject; enqueue, interrupt or steer instead", th.ThreadId, th.ActiveTurnId),
 			Metadata: map[string]string{"active_turn_id": th.ActiveTurnId, "busy_policy": "reject"}}
 	case controlv1.BusyPolicy_BUSY_POLICY_STEER:
@@ -106,7 +107,7 @@ func DecideSubmit(th *controlv1.ThreadRead, cmd Submit) ([]*eventsv1.RuntimeEven
 	default:
 		n := len(th.QueuedTurnIds)
 		if cmd.MaxQueued > 0 && n >= cmd.MaxQueued {
-			return nil, fault.Exhausted("QUEUE_FULL",
+			return nil, fault.Exhausted(ReasonQueueFull,
 				fmt.Sprintf("thread %s has %d queued turns, its bound (max queued turns %d); wait for the queue to drain, remove a queued turn, or interrupt or steer instead", th.ThreadId, n, cmd.MaxQueued),
 				0, map[string]string{"max_queued_turns": strconv.Itoa(cmd.MaxQueued), "queued_turns": strconv.Itoa(n), "thread_id": th.ThreadId})
 		}
@@ -125,7 +126,7 @@ func endTurn(th *controlv1.ThreadRead, turnID string, outcome eventsv1.TurnOutco
 			out = append(out, resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED, "", "", "runtime"))
 		}
 	}
-	f := event("turn.failed", Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
+	f := event(events.TypeTurnFailed, Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
 	f.Payload = &eventsv1.RuntimeEvent_TurnFailed{TurnFailed: &eventsv1.TurnFailed{Outcome: outcome, Category: category, Message: message}}
 	return withSubagentEnd(th, append(out, f), f)
 }
@@ -135,7 +136,7 @@ func endTurn(th *controlv1.ThreadRead, turnID string, outcome eventsv1.TurnOutco
 // the queue) and the queue's length after the change. Its size does not
 // depend on the queue's (issue 24 item 5).
 func queueChanged(th *controlv1.ThreadRead, change, turnID, reason string, position, length int) *eventsv1.RuntimeEvent {
-	q := event("queue.changed", Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
+	q := event(events.TypeQueueChanged, Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
 	q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{
 		Change: change, TurnId: turnID, Reason: reason, Position: proto.Uint32(uint32(position)), QueueLength: proto.Uint32(uint32(length)),
 	}}
@@ -188,7 +189,7 @@ func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Inter
 		return out, nil
 	}
 	scope.Turn = target.TurnId
-	u := event("thread.updated", scope)
+	u := event(events.TypeThreadUpdated, scope)
 	u.Payload = &eventsv1.RuntimeEvent_ThreadUpdated{ThreadUpdated: &eventsv1.ThreadUpdated{Change: "interrupt_requested", TurnId: target.TurnId, Reason: cmd.Reason}}
 	out = append([]*eventsv1.RuntimeEvent{u}, out...)
 	for _, a := range th.PendingActions {
@@ -208,7 +209,7 @@ func removeQueued(th *controlv1.ThreadRead, turnID, reason string) []*eventsv1.R
 // DecideRemoveQueued removes a queued turn (it ends cancelled).
 func DecideRemoveQueued(th *controlv1.ThreadRead, turnID string) ([]*eventsv1.RuntimeEvent, error) {
 	if !slices.Contains(th.QueuedTurnIds, turnID) {
-		return nil, precondition("TURN_NOT_QUEUED", "turn/"+turnID, "turn %s is not in the queue of thread %s", turnID, th.ThreadId)
+		return nil, precondition(ReasonTurnNotQueued, "turn/"+turnID, "turn %s is not in the queue of thread %s", turnID, th.ThreadId)
 	}
 	return removeQueued(th, turnID, "removed by request"), nil
 }
@@ -216,7 +217,7 @@ func DecideRemoveQueued(th *controlv1.ThreadRead, turnID string) ([]*eventsv1.Ru
 // DecidePromoteQueued moves a queued turn to the front of the queue.
 func DecidePromoteQueued(th *controlv1.ThreadRead, turnID string) ([]*eventsv1.RuntimeEvent, error) {
 	if !slices.Contains(th.QueuedTurnIds, turnID) {
-		return nil, precondition("TURN_NOT_QUEUED", "turn/"+turnID, "turn %s is not in the queue of thread %s", turnID, th.ThreadId)
+		return nil, precondition(ReasonTurnNotQueued, "turn/"+turnID, "turn %s is not in the queue of thread %s", turnID, th.ThreadId)
 	}
 	if th.QueuedTurnIds[0] == turnID {
 		return nil, nil
@@ -227,8 +228,8 @@ func DecidePromoteQueued(th *controlv1.ThreadRead, turnID string) ([]*eventsv1.R
 // workerTypes are the step facts and turn lifecycle a worker may report
 // through ReportEvents.
 var workerPrefixes = []string{"model.", "reasoning.", "tool.", "process.", "output.", "context.", "history."}
-var workerTypes = []string{"artifact.changed", "run.status", "turn.started", "turn.completed", "turn.failed",
-	"subagent.status", "subagent.output", "subagent.completed", "subagent.failed"}
+var workerTypes = []string{events.TypeArtifactChanged, events.TypeRunStatus, events.TypeTurnStarted, events.TypeTurnCompleted, events.TypeTurnFailed,
+	events.TypeSubagentStatus, events.TypeSubagentOutput, events.TypeSubagentCompleted, events.TypeSubagentFailed}
 
 // Reportable says whether workers may report this event type.
 func Reportable(typ string) bool {
@@ -269,17 +270,17 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 	for i, ev := range evs {
 		field := fmt.Sprintf("events[%d]", i)
 		switch ev.GetType() {
-		case "turn.started":
+		case events.TypeTurnStarted:
 			if ended || status != TurnAccepted {
-				return nil, precondition("TURN_NOT_STARTABLE", "turn/"+turn.TurnId, "%s: turn %s is %s; only an accepted (active, not started) turn can start", field, turn.TurnId, word(status, ended))
+				return nil, precondition(ReasonTurnNotStartable, "turn/"+turn.TurnId, "%s: turn %s is %s; only an accepted (active, not started) turn can start", field, turn.TurnId, word(status, ended))
 			}
 			status = TurnRunning
-		case "turn.completed", "turn.failed":
+		case events.TypeTurnCompleted, events.TypeTurnFailed:
 			if Terminal(status) || ended {
-				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended as %s", field, turn.TurnId, word(status, ended))
+				return nil, precondition(ReasonTurnEnded, "turn/"+turn.TurnId, "%s: turn %s already ended as %s", field, turn.TurnId, word(status, ended))
 			}
 			if status == TurnQueued || status == TurnSteered {
-				return nil, precondition("TURN_NOT_ACTIVE", "turn/"+turn.TurnId, "%s: turn %s is %s, not active", field, turn.TurnId, word(status, ended))
+				return nil, precondition(ReasonTurnNotActive, "turn/"+turn.TurnId, "%s: turn %s is %s, not active", field, turn.TurnId, word(status, ended))
 			}
 			ended = true
 			out = withSubagentEnd(th, append(out, ev), ev)
@@ -292,7 +293,7 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 				out = append(out, advanceQueue(th)...)
 			}
 			continue
-		case "run.status":
+		case events.TypeRunStatus:
 			// A lost run is the runtime's verdict on a lapsed lease: the
 			// claims read model makes the turn claimable again on it, so a
 			// worker must not be able to say it.
@@ -300,11 +301,11 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 				return nil, invalid(field+".run_status.phase", "the phase %q is recorded by the runtime (lease expiry and retries), not reported by workers", p)
 			}
 			if Terminal(status) || ended {
-				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended; no more step facts", field, turn.TurnId)
+				return nil, precondition(ReasonTurnEnded, "turn/"+turn.TurnId, "%s: turn %s already ended; no more step facts", field, turn.TurnId)
 			}
 		default:
 			if Terminal(status) || ended {
-				return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "%s: turn %s already ended; no more step facts", field, turn.TurnId)
+				return nil, precondition(ReasonTurnEnded, "turn/"+turn.TurnId, "%s: turn %s already ended; no more step facts", field, turn.TurnId)
 			}
 		}
 		out = append(out, ev)

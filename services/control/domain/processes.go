@@ -2,6 +2,7 @@ package domain
 
 import (
 	"github.com/agentruntime/agentruntime/pkg/enums"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -31,10 +32,10 @@ const InputRefRole = "input_ref"
 // its turn ends, so a process of an ended turn has no holder any more).
 func processReachable(tu *controlv1.Turn, p *controlv1.Process) error {
 	if p.GetStatus() != ProcessRunning {
-		return precondition("PROCESS_ENDED", "process/"+p.GetProcessId(), "process %s already ended as %s", p.GetProcessId(), enums.Word(p.GetStatus()))
+		return precondition(ReasonProcessEnded, "process/"+p.GetProcessId(), "process %s already ended as %s", p.GetProcessId(), enums.Word(p.GetStatus()))
 	}
 	if Terminal(tu.GetStatus()) {
-		return precondition("TURN_ENDED", "turn/"+tu.GetTurnId(), "turn %s of process %s already ended as %s", tu.GetTurnId(), p.GetProcessId(), enums.Word(tu.GetStatus()))
+		return precondition(ReasonTurnEnded, "turn/"+tu.GetTurnId(), "turn %s of process %s already ended as %s", tu.GetTurnId(), p.GetProcessId(), enums.Word(tu.GetStatus()))
 	}
 	return nil
 }
@@ -53,7 +54,7 @@ func DecideProcessInput(tu *controlv1.Turn, p *controlv1.Process, in ProcessInpu
 	if err := processReachable(tu, p); err != nil {
 		return nil, err
 	}
-	ev := processEvent("process.input", p)
+	ev := processEvent(events.TypeProcessInput, p)
 	ev.Refs = map[string]string{InputRefRole: in.InputURI}
 	ev.Payload = &eventsv1.RuntimeEvent_ProcessInput{ProcessInput: &eventsv1.ProcessInput{Preview: in.Preview}}
 	return []*eventsv1.RuntimeEvent{ev}, nil
@@ -71,7 +72,7 @@ func DecideTerminateProcess(tu *controlv1.Turn, p *controlv1.Process, reason str
 	if reason == "" {
 		reason = "terminate requested"
 	}
-	ev := processEvent("thread.updated", p)
+	ev := processEvent(events.TypeThreadUpdated, p)
 	ev.Payload = &eventsv1.RuntimeEvent_ThreadUpdated{ThreadUpdated: &eventsv1.ThreadUpdated{
 		Change: ChangeProcessTerminateRequested, TurnId: p.GetTurnId(), Reason: reason}}
 	return []*eventsv1.RuntimeEvent{ev}, nil

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"github.com/agentruntime/agentruntime/pkg/events"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -24,8 +25,8 @@ func subagentTurnEnded(th *controlv1.ThreadRead, end *eventsv1.RuntimeEvent) *ev
 	// The parent thread is named on the fact, so a subscription to the
 	// parent's thread sees its subagent's outcome (ParentThreadRef).
 	refs := map[string]string{ParentThreadRef: th.GetParentThreadId()}
-	if c := end.GetTurnCompleted(); end.GetType() == "turn.completed" {
-		ev := event("subagent.completed", scope)
+	if c := end.GetTurnCompleted(); end.GetType() == events.TypeTurnCompleted {
+		ev := event(events.TypeSubagentCompleted, scope)
 		ev.Refs = refs
 		ev.Payload = &eventsv1.RuntimeEvent_SubagentCompleted{SubagentCompleted: &eventsv1.SubagentStatus{
 			Status: "completed", ChildThreadId: th.GetThreadId(), Summary: c.GetSummary()}}
@@ -36,7 +37,7 @@ func subagentTurnEnded(th *controlv1.ThreadRead, end *eventsv1.RuntimeEvent) *ev
 	if f.GetMessage() != "" {
 		reason += ": " + f.GetMessage()
 	}
-	ev := event("subagent.failed", scope)
+	ev := event(events.TypeSubagentFailed, scope)
 	ev.Refs = refs
 	ev.Payload = &eventsv1.RuntimeEvent_SubagentFailed{SubagentFailed: &eventsv1.SubagentStatus{
 		Status: "failed", ChildThreadId: th.GetThreadId(), Reason: reason}}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"strconv"
 
 	"google.golang.org/protobuf/proto"
@@ -108,15 +109,15 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		return nil
 	}
 	switch ev.GetType() {
-	case "turn.submitted":
+	case events.TypeTurnSubmitted:
 		if ev.GetTurnSubmitted().GetAdmission() == "accepted" {
 			claimable(ev.GetTurnId())
 		}
-	case "queue.changed":
+	case events.TypeQueueChanged:
 		if p := ev.GetQueueChanged(); p.GetChange() == "dequeued" && p.GetTurnId() != "" {
 			claimable(p.GetTurnId())
 		}
-	case "turn.started":
+	case events.TypeTurnStarted:
 		notClaimable(ev.GetTurnId())
 		if ev.GetRunId() == "" {
 			break // started by a plain report: no claim, no lease, no attempt
@@ -138,7 +139,7 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		if err := put(at); err != nil {
 			return b, err
 		}
-	case "run.status":
+	case events.TypeRunStatus:
 		p := ev.GetRunStatus()
 		next := p.GetMetadata()["next"]
 		if p.GetPhase() != domain.PhaseLost || next == "" {
@@ -165,7 +166,7 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		if err := put(at); err != nil {
 			return b, err
 		}
-	case "turn.completed", "turn.failed":
+	case events.TypeTurnCompleted, events.TypeTurnFailed:
 		notClaimable(ev.GetTurnId())
 		notLeased(ev.GetTurnId())
 		at, err := attempts()
@@ -175,7 +176,7 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		at.RetryPending = false
 		if last := lastAttempt(at); last != nil && last.GetStatus() == domain.AttemptRunning {
 			last.Status, last.EndedAt, last.EndedSequence = endStatus(ev), ev.GetTimestamp(), seq
-			if ev.GetType() == "turn.completed" {
+			if ev.GetType() == events.TypeTurnCompleted {
 				last.OutcomeCategory, last.OutcomeMessage = ev.GetTurnCompleted().GetStopReason(), ev.GetTurnCompleted().GetSummary()
 			} else {
 				last.OutcomeCategory, last.OutcomeMessage = ev.GetTurnFailed().GetCategory(), ev.GetTurnFailed().GetMessage()
@@ -197,7 +198,7 @@ func lastAttempt(at *controlv1.TurnAttempts) *controlv1.TurnAttempt {
 
 // endStatus is the status a turn's end gives its running attempt.
 func endStatus(ev *eventsv1.RuntimeEvent) controlv1.TurnAttemptStatus {
-	if ev.GetType() == "turn.completed" {
+	if ev.GetType() == events.TypeTurnCompleted {
 		return domain.AttemptCompleted
 	}
 	switch ev.GetTurnFailed().GetOutcome() {

@@ -2,6 +2,7 @@ package readmodel
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/events"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -41,7 +42,7 @@ func newProcess() *controlv1.Process { return &controlv1.Process{} }
 func (t *tx) process() {
 	ev := t.ev
 	p, ok, other := t.processDoc()
-	if ev.GetType() == "process.started" {
+	if ev.GetType() == events.TypeProcessStarted {
 		if ok || other || ev.GetProcessId() == "" {
 			return
 		}
@@ -57,11 +58,11 @@ func (t *tx) process() {
 		return
 	}
 	switch ev.GetType() {
-	case "process.completed":
+	case events.TypeProcessCompleted:
 		p.Status = domain.ProcessCompleted
-	case "process.failed":
+	case events.TypeProcessFailed:
 		p.Status = domain.ProcessFailed
-	case "process.terminated":
+	case events.TypeProcessTerminated:
 		p.Status = domain.ProcessTerminated
 	default:
 		return

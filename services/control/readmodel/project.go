@@ -3,6 +3,7 @@ package readmodel
 import (
 	"context"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"slices"
 	"strings"
 
@@ -262,7 +263,7 @@ func (t *tx) apply() error {
 	ev := t.ev
 	typ := ev.GetType()
 	switch {
-	case typ == "session.created":
+	case typ == events.TypeSessionCreated:
 		p := ev.GetSessionCreated()
 		s := &controlv1.Session{
 			SessionId: ev.GetSessionId(), Title: p.GetTitle(), Metadata: p.GetMetadata(), CreatedBy: p.GetCreatedBy(),
@@ -270,7 +271,7 @@ func (t *tx) apply() error {
 		}
 		t.put(SessionKey(t.tenant(), s.SessionId), s)
 		t.adds = append(t.adds, projection.IndexEntry{Index: SessionsIndex(t.tenant()), Member: s.SessionId, Score: t.millis()})
-	case typ == "session.updated":
+	case typ == events.TypeSessionUpdated:
 		if s, ok := t.session(); ok {
 			p := ev.GetSessionUpdated()
 			if p.GetTitle() != "" {
@@ -285,13 +286,13 @@ func (t *tx) apply() error {
 			s.UpdatedAt, s.Sequence = ev.GetTimestamp(), t.seq()
 			t.put(SessionKey(t.tenant(), s.SessionId), s)
 		}
-	case typ == "thread.started":
+	case typ == events.TypeThreadStarted:
 		t.threadStarted()
-	case typ == "thread.updated":
+	case typ == events.TypeThreadUpdated:
 		t.threadUpdated()
-	case typ == "turn.submitted":
+	case typ == events.TypeTurnSubmitted:
 		t.turnSubmitted()
-	case typ == "turn.started":
+	case typ == events.TypeTurnStarted:
 		if tu, ok := t.turn(ev.GetTurnId()); ok {
 			tu.Status, tu.StartedAt = domain.TurnRunning, ev.GetTimestamp()
 			t.touchTurn(tu)
@@ -300,23 +301,23 @@ func (t *tx) apply() error {
 				t.touchThread(th)
 			}
 		}
-	case typ == "turn.completed" || typ == "turn.failed":
+	case typ == events.TypeTurnCompleted || typ == events.TypeTurnFailed:
 		t.turnEnded()
-	case typ == "queue.changed":
+	case typ == events.TypeQueueChanged:
 		t.queueChanged()
-	case typ == "action.required":
+	case typ == events.TypeActionRequired:
 		t.actionRequired()
-	case typ == "action.resolved":
+	case typ == events.TypeActionResolved:
 		t.actionResolved()
 	case strings.HasPrefix(typ, "subagent."):
 		t.subagent()
 	case strings.HasPrefix(typ, "process."):
 		t.process()
-	case typ == "run.status" && ev.GetRunStatus().GetPhase() == "lost":
+	case typ == events.TypeRunStatus && ev.GetRunStatus().GetPhase() == "lost":
 		t.processesLost()
-	case typ == "channel.connected", typ == "channel.disconnected", typ == "channel.resumed", typ == "channel.message":
+	case typ == events.TypeChannelConnected, typ == events.TypeChannelDisconnected, typ == events.TypeChannelResumed, typ == events.TypeChannelMessage:
 		t.channel()
-	case typ == "snapshot.updated" && ev.GetSnapshotUpdated().GetKind() == "tool_inventory":
+	case typ == events.TypeSnapshotUpdated && ev.GetSnapshotUpdated().GetKind() == "tool_inventory":
 		p := ev.GetSnapshotUpdated()
 		scope := ev.GetSessionId()
 		if scope == "" {
@@ -324,14 +325,14 @@ func (t *tx) apply() error {
 		}
 		t.put(ToolsKey(t.tenant(), scope, p.GetWorkerId()), p)
 		t.adds = append(t.adds, projection.IndexEntry{Index: ToolsIndex(t.tenant(), scope), Member: p.GetWorkerId(), Score: float64(t.seq())})
-	case typ == "context.compaction.completed":
+	case typ == events.TypeContextCompactionCompleted:
 		if th, ok := t.thread(ev.GetThreadId()); ok {
 			if ref := ev.GetContextCompactionCompleted().GetSummaryRef(); ref != "" {
 				th.CompactionSummaryRefs = append(th.CompactionSummaryRefs, ref)
 			}
 			t.touchThread(th)
 		}
-	case typ == "history.rollback.completed":
+	case typ == events.TypeHistoryRollbackCompleted:
 		for _, id := range ev.GetHistoryRollbackCompleted().GetRemovedTurnIds() {
 			if tu, ok := t.turn(id); ok {
 				tu.Status = domain.TurnRolledBack
@@ -339,14 +340,14 @@ func (t *tx) apply() error {
 				t.removes = append(t.removes, projection.IndexEntry{Index: SessionTurnsIndex(t.tenant(), tu.SessionId), Member: tu.TurnId})
 			}
 		}
-	case typ == "permission.requested":
+	case typ == events.TypePermissionRequested:
 		t.adds = append(t.adds, projection.IndexEntry{Index: PermissionRequestsIndex, Member: t.tenant() + "|" + ev.GetActionId(), Score: float64(t.seq())})
 		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Permission })
 	case strings.HasPrefix(typ, "permission."), strings.HasPrefix(typ, "sandbox."), strings.HasPrefix(typ, "hook."):
 		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Permission })
 		t.refusal()
 	case strings.HasPrefix(typ, "routing."), strings.HasPrefix(typ, "cost."), strings.HasPrefix(typ, "quota."),
-		typ == "rate_limit.hit", typ == "task.profile.resolved":
+		typ == events.TypeRateLimitHit, typ == events.TypeTaskProfileResolved:
 		if th, ok := t.thread(ev.GetThreadId()); ok {
 			if th.RoutingLimit == nil {
 				th.RoutingLimit = &routingv1.RoutingLimitSummary{}
@@ -355,20 +356,20 @@ func (t *tx) apply() error {
 		}
 		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Routing })
 	case strings.HasPrefix(typ, "task.") || strings.HasPrefix(typ, "job."):
-		if typ == "task.created" {
+		if typ == events.TypeTaskCreated {
 			if th, ok := t.thread(ev.GetThreadId()); ok && !slices.Contains(th.TaskIds, ev.GetTaskId()) {
 				th.TaskIds = append(th.TaskIds, ev.GetTaskId())
 			}
 		}
 		t.summary(func(th *controlv1.ThreadRead) **controlv1.Summary { return &th.Tasks })
-	case typ == "evidence.changed":
+	case typ == events.TypeEvidenceChanged:
 		if th, ok := t.thread(ev.GetThreadId()); ok && ev.GetEvidenceId() != "" && !slices.Contains(th.EvidenceRefs, ev.GetEvidenceId()) {
 			th.EvidenceRefs = append(th.EvidenceRefs, ev.GetEvidenceId())
 			t.touchThread(th)
 		}
 	}
 	switch typ {
-	case "runtime.error", "model.failed", "tool.failed", "process.failed", "context.compaction.failed", "sandbox.violation", "hook.failed":
+	case events.TypeRuntimeError, events.TypeModelFailed, events.TypeToolFailed, events.TypeProcessFailed, events.TypeContextCompactionFailed, events.TypeSandboxViolation, events.TypeHookFailed:
 		t.incident()
 	}
 	return t.err

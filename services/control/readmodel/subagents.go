@@ -4,6 +4,7 @@ package readmodel
 
 import (
 	"github.com/agentruntime/agentruntime/pkg/enums"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -12,7 +13,7 @@ import (
 func (t *tx) subagent() {
 	ev := t.ev
 	key := SubagentKey(t.tenant(), ev.GetSubagentId())
-	if ev.GetType() == "subagent.spawned" {
+	if ev.GetType() == events.TypeSubagentSpawned {
 		// The children index is keyed by the parent thread: another
 		// session's thread lists none of this one's subagents.
 		if taken(t, key, newSubagent) || taken(t, ThreadKey(t.tenant(), ev.GetThreadId()), newThread) {
@@ -43,17 +44,17 @@ func (t *tx) subagent() {
 	// Closing is the parent's decision and stays until a resume: a child
 	// turn that ends after it (the interrupt a close sends) is in the log
 	// but does not reopen the subagent.
-	case "subagent.completed":
+	case events.TypeSubagentCompleted:
 		if s.Status != subagentClosed {
 			s.Status = controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED
 		}
-	case "subagent.failed":
+	case events.TypeSubagentFailed:
 		if s.Status != subagentClosed {
 			s.Status = controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED
 		}
-	case "subagent.closed":
+	case events.TypeSubagentClosed:
 		s.Status = subagentClosed
-	case "subagent.status":
+	case events.TypeSubagentStatus:
 		// A waiting/running report that arrives after the child's end
 		// does not reopen it; only a resume does.
 		ended := s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED || s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED || s.Status == subagentClosed
@@ -96,13 +97,13 @@ func (t *tx) channel() {
 	}
 	var p *eventsv1.ChannelFact
 	switch ev.GetType() {
-	case "channel.connected":
+	case events.TypeChannelConnected:
 		c.Status, p = controlv1.ChannelStatus_CHANNEL_STATUS_CONNECTED, ev.GetChannelConnected()
-	case "channel.resumed":
+	case events.TypeChannelResumed:
 		c.Status, p = controlv1.ChannelStatus_CHANNEL_STATUS_CONNECTED, ev.GetChannelResumed()
-	case "channel.disconnected":
+	case events.TypeChannelDisconnected:
 		c.Status, p = controlv1.ChannelStatus_CHANNEL_STATUS_DISCONNECTED, ev.GetChannelDisconnected()
-	case "channel.message":
+	case events.TypeChannelMessage:
 		p = ev.GetChannelMessage()
 	}
 	if p.GetPeer() != "" {

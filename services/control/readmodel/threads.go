@@ -115,7 +115,7 @@ func (t *tx) turnEnded() {
 		return
 	}
 	tu.EndedAt = ev.GetTimestamp()
-	if ev.GetType() == "turn.completed" {
+	if ev.GetType() == events.TypeTurnCompleted {
 		tu.Status = domain.TurnCompleted
 		tu.OutcomeMessage = ev.GetTurnCompleted().GetSummary()
 		tu.OutcomeCategory = ev.GetTurnCompleted().GetStopReason()

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
@@ -219,7 +220,7 @@ func (a *App) store(ctx context.Context, tenant, session string, pack domain.Obj
 	res.Pack = ref
 	changed.Pack = ref
 	ev := &eventsv1.RuntimeEvent{
-		Type: "evidence.changed", EventId: "evt_" + res.EvidenceID, EvidenceId: res.EvidenceID,
+		Type: events.TypeEvidenceChanged, EventId: "evt_" + res.EvidenceID, EvidenceId: res.EvidenceID,
 		ThreadId: ids.GetThreadId(), TurnId: ids.GetTurnId(), TaskId: ids.GetTaskId(), RunId: ids.GetRunId(),
 		Refs:    map[string]string{"packRef": ref.GetUri()},
 		Payload: &eventsv1.RuntimeEvent_EvidenceChanged{EvidenceChanged: changed},
@@ -283,14 +284,14 @@ func summarySignals(s readmodel.Summary) []domain.Signal {
 	m := domain.NewModel(domain.Scope{Kind: domain.ScopeSession})
 	for typ, n := range s.Counts {
 		m.Counts[typ] = int(n)
-		if typ == "model.requested" {
+		if typ == events.TypeModelRequested {
 			m.ModelCalls = int(n)
 		}
 	}
 	m.EventsWithTrace = int(s.WithTrace)
 	m.Events = make([]*eventsv1.RuntimeEvent, s.Count) // only its length is read
 	m.Threads = map[string]*domain.Thread{}
-	if s.Counts["thread.started"] > 0 {
+	if s.Counts[events.TypeThreadStarted] > 0 {
 		m.Threads["_"] = &domain.Thread{}
 	}
 	signals, _ := m.Signals(false, false)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"slices"
 	"time"
 
@@ -66,7 +67,7 @@ func (a *App) StartTrial(ctx context.Context, tenant, session string, ev *events
 		return nil, err
 	}
 	trial := ev.GetBenchmarkTrialStarted().GetBenchmark().GetTrialId()
-	ev.Type = "benchmark.trial.started"
+	ev.Type = events.TypeBenchmarkTrialStarted
 	if r := ev.GetBenchmarkTrialStarted().GetBenchmark().GetTaskTomlRef(); r != "" {
 		ev.Refs = map[string]string{"taskTomlRef": r}
 	}
@@ -278,7 +279,7 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 	if qcRef != "" {
 		refs["agentQcReportRef"] = qcRef
 	}
-	ev := &eventsv1.RuntimeEvent{Type: "benchmark.comparison.completed", Refs: refs,
+	ev := &eventsv1.RuntimeEvent{Type: events.TypeBenchmarkComparisonCompleted, Refs: refs,
 		Payload: &eventsv1.RuntimeEvent_BenchmarkComparisonCompleted{BenchmarkComparisonCompleted: cmp}}
 	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "benchmark_comparison", ID: in.ID}
 	res, err := a.w.ExecuteNew(ctx, agg, "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 
 	"google.golang.org/protobuf/proto"
 
@@ -50,7 +51,7 @@ func DatasetResolved(tenant, session string, d *eventsv1.BenchmarkDatasetResolve
 			refs[k] = v
 		}
 	}
-	ev := &eventsv1.RuntimeEvent{Type: "benchmark.dataset.resolved", Refs: refs,
+	ev := &eventsv1.RuntimeEvent{Type: events.TypeBenchmarkDatasetResolved, Refs: refs,
 		Payload: &eventsv1.RuntimeEvent_BenchmarkDatasetResolved{BenchmarkDatasetResolved: proto.Clone(d).(*eventsv1.BenchmarkDatasetResolved)}}
 	return definition(tenant, session, "ds", refused(ReasonDatasetConflict, "dataset.dataset_version", fmt.Errorf("%w: %s version %s", ErrDatasetConflict, d.GetDatasetId(), d.GetDatasetVersion())), ev, d, d.GetDatasetId(), d.GetDatasetVersion())
 }
@@ -68,7 +69,7 @@ func ConfigurationResolved(tenant, session string, c *eventsv1.BenchmarkConfigur
 	if c.GetBaselineConfigurationId() == c.GetConfigurationId() {
 		return nil, fault.Invalid("configuration.baseline_configuration_id", "a configuration is not its own baseline")
 	}
-	ev := &eventsv1.RuntimeEvent{Type: "benchmark.configuration.resolved", Refs: map[string]string{},
+	ev := &eventsv1.RuntimeEvent{Type: events.TypeBenchmarkConfigurationResolved, Refs: map[string]string{},
 		Payload: &eventsv1.RuntimeEvent_BenchmarkConfigurationResolved{BenchmarkConfigurationResolved: proto.Clone(c).(*eventsv1.BenchmarkConfigurationResolved)}}
 	return definition(tenant, session, "cfg", refused(ReasonConfigurationConflict, "configuration.configuration_id", fmt.Errorf("%w: %s", ErrConfigurationConflict, c.GetConfigurationId())), ev, c, c.GetConfigurationId())
 }

@@ -42,7 +42,7 @@ type Scope struct {
 // Earlier exports (evidence.changed) never do: a pack must not depend on
 // how often the scope was exported before.
 func (s Scope) Includes(ev *eventsv1.RuntimeEvent) bool {
-	if ev.GetType() == "evidence.changed" {
+	if ev.GetType() == events.TypeEvidenceChanged {
 		return false
 	}
 	if s.AlsoTask != "" && ev.GetTaskId() == s.AlsoTask {
@@ -379,7 +379,7 @@ func taskStatus(s tasksv1.TaskStatus) string {
 
 func (m *Model) applyTask(ev *eventsv1.RuntimeEvent) {
 	typ := ev.GetType()
-	if !strings.HasPrefix(typ, "task.") || ev.GetTaskId() == "" || typ == "task.profile.resolved" {
+	if !strings.HasPrefix(typ, "task.") || ev.GetTaskId() == "" || typ == events.TypeTaskProfileResolved {
 		return
 	}
 	t := m.task(ev.GetTaskId())

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"strconv"
 	"strings"
 
@@ -37,7 +38,7 @@ var families = []family{
 	{"tool_calls", []string{"tool."}},
 	{"artifacts", []string{"artifact.", "output."}},
 	{"context", []string{"context.", "history."}},
-	{"routing", []string{"routing.", "task.profile.resolved"}},
+	{"routing", []string{"routing.", events.TypeTaskProfileResolved}},
 	{"permission", []string{"permission.", "action."}},
 	{"sandbox", []string{"sandbox."}},
 	{"hooks", []string{"hook."}},
@@ -51,7 +52,7 @@ var families = []family{
 func (f family) matches(typ string) bool {
 	for _, p := range f.prefixes {
 		if strings.HasPrefix(typ, p) {
-			if p == "task." && typ == "task.profile.resolved" {
+			if p == "task." && typ == events.TypeTaskProfileResolved {
 				return false
 			}
 			return true
@@ -86,7 +87,7 @@ func (m *Model) Signals(verification, review bool) (signals []Signal, gaps []str
 			failed++
 		}
 	}
-	failed += m.Counts["model.failed"]
+	failed += m.Counts[events.TypeModelFailed]
 	if failed > 0 {
 		add("failed_calls", Exported, "")
 	} else {
@@ -387,7 +388,7 @@ func (m *Model) toolCallObjects(onlyFailed bool) []any {
 	}
 	if onlyFailed {
 		for _, ev := range m.Events {
-			if ev.GetType() == "model.failed" {
+			if ev.GetType() == events.TypeModelFailed {
 				out = append(out, jsonexport.Event(ev, jsonexport.Options{}))
 			}
 		}

@@ -3,6 +3,7 @@ package domain
 import (
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"sort"
 	"strings"
 
@@ -66,12 +67,12 @@ func EndTrial(cur *Trial, failureCategory, message string, timedOut bool, durati
 	if cur == nil || cur.Status == TrialNone {
 		return nil, TrialNotFound(ErrTrialNotFound)
 	}
-	typ, status := "benchmark.trial.completed", TrialCompleted
+	typ, status := events.TypeBenchmarkTrialCompleted, TrialCompleted
 	if failureCategory == "" {
 		failureCategory = "none"
 	}
 	if failureCategory != "none" || timedOut {
-		typ, status = "benchmark.trial.failed", TrialFailed
+		typ, status = events.TypeBenchmarkTrialFailed, TrialFailed
 	}
 	if cur.Status != TrialStarted {
 		if cur.Status == status && cur.FailureCategory == failureCategory && cur.TimedOut == timedOut {
@@ -104,7 +105,7 @@ func RecordReward(cur *Trial, r *eventsv1.BenchmarkRewardRecorded) ([]*eventsv1.
 		}
 		return nil, refused(ReasonRewardRecorded, "trial_id", ErrRewarded)
 	}
-	ev := cur.envelope("benchmark.reward.recorded")
+	ev := cur.envelope(events.TypeBenchmarkRewardRecorded)
 	ev.Payload = &eventsv1.RuntimeEvent_BenchmarkRewardRecorded{BenchmarkRewardRecorded: r}
 	for k, v := range map[string]string{"rewardRef": r.GetRewardRef(), "rewardDetailsRef": r.GetDetailsRef()} {
 		if v != "" {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -152,12 +153,12 @@ func (Projection) Project(ctx context.Context, store projection.Store, rec *even
 		return b, err
 	}
 	switch {
-	case ev.GetType() == "benchmark.trial.started":
+	case ev.GetType() == events.TypeBenchmarkTrialStarted:
 		td.Started = evBytes
 		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: TrialsIndex(tenant, session), Member: trialID, Score: float64(ev.GetSequence())})
 	case strings.HasPrefix(ev.GetType(), "benchmark.trial."):
 		td.Ended = evBytes
-	case ev.GetType() == "benchmark.reward.recorded":
+	case ev.GetType() == events.TypeBenchmarkRewardRecorded:
 		td.Reward = evBytes
 	default:
 		td.Export = evBytes
