@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"io"
 	"os"
 	"os/exec"
@@ -150,12 +151,6 @@ func dial(t *testing.T, addr string) *grpc.ClientConn {
 	return conn
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 var healthNames = []string{
 	"agentruntime.control.v1.ControlService",
 	"agentruntime.tasks.v1.TasksService",
@@ -166,7 +161,7 @@ var healthNames = []string{
 
 func listServices(t *testing.T, conn *grpc.ClientConn) []string {
 	t.Helper()
-	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctxT(t))
+	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(testkit.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +183,7 @@ func listServices(t *testing.T, conn *grpc.ClientConn) []string {
 
 func checkHealth(t *testing.T, conn *grpc.ClientConn, name string) healthpb.HealthCheckResponse_ServingStatus {
 	t.Helper()
-	resp, err := healthpb.NewHealthClient(conn).Check(ctxT(t), &healthpb.HealthCheckRequest{Service: name})
+	resp, err := healthpb.NewHealthClient(conn).Check(testkit.Context(t), &healthpb.HealthCheckRequest{Service: name})
 	if err != nil {
 		t.Fatalf("health %q: %v", name, err)
 	}
@@ -217,11 +212,11 @@ func TestDevServesEveryServiceWithHealthAndReflection(t *testing.T) {
 	// Without auth config a call without credentials passes authentication
 	// (it reaches the service), and request rules still apply.
 	ctl := controlv1.NewControlServiceClient(conn)
-	_, err := ctl.GetSession(ctxT(t), &controlv1.GetSessionRequest{SessionId: "sess_1"})
+	_, err := ctl.GetSession(testkit.Context(t), &controlv1.GetSessionRequest{SessionId: "sess_1"})
 	if status.Code(err) != codes.NotFound {
 		t.Errorf("GetSession = %v, want NotFound (authenticated as the dev tenant, no such session)", err)
 	}
-	_, err = ctl.GetSession(ctxT(t), &controlv1.GetSessionRequest{SessionId: "bad.id"})
+	_, err = ctl.GetSession(testkit.Context(t), &controlv1.GetSessionRequest{SessionId: "bad.id"})
 	assertFieldViolation(t, err, "session_id")
 }
 
@@ -296,11 +291,11 @@ func TestDevWithAuthAuthenticatesEveryCall(t *testing.T) {
 		ctx  context.Context
 		want codes.Code
 	}{
-		{"no credentials", ctxT(t), codes.Unauthenticated},
-		{"wrong key", withBearer(ctxT(t), "k-wrong"), codes.Unauthenticated},
-		{"bad JWT signature", withBearer(ctxT(t), signHS256(t, []byte("another-secret-another-secret-xx"), "acme")), codes.Unauthenticated},
-		{"right key", withBearer(ctxT(t), "k-right"), codes.NotFound},
-		{"good JWT", withBearer(ctxT(t), signHS256(t, secret, "acme")), codes.NotFound},
+		{"no credentials", testkit.Context(t), codes.Unauthenticated},
+		{"wrong key", withBearer(testkit.Context(t), "k-wrong"), codes.Unauthenticated},
+		{"bad JWT signature", withBearer(testkit.Context(t), signHS256(t, []byte("another-secret-another-secret-xx"), "acme")), codes.Unauthenticated},
+		{"right key", withBearer(testkit.Context(t), "k-right"), codes.NotFound},
+		{"good JWT", withBearer(testkit.Context(t), signHS256(t, secret, "acme")), codes.NotFound},
 	}
 	for _, c := range cases {
 		if _, err := ctl.GetSession(c.ctx, req); status.Code(err) != c.want {
@@ -352,7 +347,7 @@ func TestServeRunsOneServiceAgainstNATSAndRedis(t *testing.T) {
 		t.Fatalf("serve tasks lists %v", got)
 	}
 	// serve always authenticates.
-	_, err := tasksv1.NewTasksServiceClient(conn).GetTask(ctxT(t), &tasksv1.GetTaskRequest{TaskId: "task_1"})
+	_, err := tasksv1.NewTasksServiceClient(conn).GetTask(testkit.Context(t), &tasksv1.GetTaskRequest{TaskId: "task_1"})
 	if status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("call without credentials: %v", err)
 	}

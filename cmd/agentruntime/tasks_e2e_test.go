@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 func TestTasksCommands(t *testing.T) {
 	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker")
 	client := tasksv1.NewTasksServiceClient(dial(t, dev.addr))
-	created, err := client.CreateTask(ctxT(t), &tasksv1.CreateTaskRequest{TaskId: "task_cli", Spec: &tasksv1.TaskSpec{
+	created, err := client.CreateTask(testkit.Context(t), &tasksv1.CreateTaskRequest{TaskId: "task_cli", Spec: &tasksv1.TaskSpec{
 		Title: "Summarize the logs", Objective: "Read the logs and write a summary", TaskKind: "analysis"}})
 	if err != nil {
 		t.Fatal(err)

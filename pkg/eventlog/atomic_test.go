@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"errors"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"testing"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
@@ -15,7 +16,7 @@ func withID(ev *eventsv1.RuntimeEvent, id string) *eventsv1.RuntimeEvent {
 
 func TestAppendAtomicLandsWholeOrNothing(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	got, err := log.AppendAtomic(ctx, agg, eventlog.ExpectSequence(0), withID(warning("a"), "evt_a"), withID(warning("b"), "evt_b"), withID(warning("c"), "evt_c"))
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"sync"
 	"testing"
 	"time"
@@ -29,12 +30,6 @@ func openLog(t testing.TB) (*eventlog.Log, *nats.Conn) {
 	return log, nc
 }
 
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func warning(code string) *eventsv1.RuntimeEvent {
 	return &eventsv1.RuntimeEvent{
 		Type:    "runtime.warning",
@@ -47,7 +42,7 @@ var agg = eventlog.Aggregate{Tenant: "acme", Session: "sess_1", Kind: "session",
 func readAll(t testing.TB, log *eventlog.Log, filters ...string) []*eventsv1.RuntimeEvent {
 	t.Helper()
 	var out []*eventsv1.RuntimeEvent
-	if _, err := log.Read(ctxT(t), filters, eventlog.FromStart, func(r *eventlog.Record) error {
+	if _, err := log.Read(testkit.Context(t), filters, eventlog.FromStart, func(r *eventlog.Record) error {
 		out = append(out, r.Event)
 		return nil
 	}); err != nil {
@@ -58,7 +53,7 @@ func readAll(t testing.TB, log *eventlog.Log, filters ...string) []*eventsv1.Run
 
 func TestAppendStampsAndReadsBack(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	ev := warning("w1")
 	got, err := log.Append(ctx, agg, eventlog.ExpectSequence(0), ev)
 	if err != nil {
@@ -83,7 +78,7 @@ func TestAppendStampsAndReadsBack(t *testing.T) {
 
 func TestExpectedSequenceConflicts(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	if _, err := log.Append(ctx, agg, eventlog.ExpectSequence(0), warning("a")); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +105,7 @@ func TestExpectedSequenceConflicts(t *testing.T) {
 
 func TestRetriedAppendIsDeduplicated(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	first := warning("x")
 	first.EventId = "evt_fixed"
 	a, err := log.Append(ctx, agg, eventlog.ExpectSequence(0), first)
@@ -135,7 +130,7 @@ func TestRetriedAppendIsDeduplicated(t *testing.T) {
 
 func TestConcurrentAppendersToOneAggregate(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	const writers, each = 16, 20
 	var (
 		wg        sync.WaitGroup
@@ -197,7 +192,7 @@ func TestConcurrentAppendersToOneAggregate(t *testing.T) {
 
 func TestAppendChainsExpectationsWithinACall(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	got, err := log.Append(ctx, agg, eventlog.ExpectSequence(0), warning("1"), warning("2"), warning("3"))
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +206,7 @@ func TestAppendChainsExpectationsWithinACall(t *testing.T) {
 
 func TestInvalidEventsAreRefused(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	cases := map[string]struct {
 		agg eventlog.Aggregate
 		ev  *eventsv1.RuntimeEvent
@@ -240,7 +235,7 @@ func TestInvalidEventsAreRefused(t *testing.T) {
 
 func TestSessionlessFacts(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	tenantAgg := eventlog.Aggregate{Tenant: "acme", Session: eventlog.NoSession, Kind: "registry", ID: "models"}
 	if _, err := log.Append(ctx, tenantAgg, eventlog.Any, &eventsv1.RuntimeEvent{Type: "limit.changed"}); err != nil {
 		t.Fatal(err)
@@ -253,7 +248,7 @@ func TestSessionlessFacts(t *testing.T) {
 
 func TestSubscribeFromASequenceWithFilters(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	other := eventlog.Aggregate{Tenant: "acme", Session: "sess_2", Kind: "session", ID: "sess_2"}
 	otherTenant := eventlog.Aggregate{Tenant: "globex", Session: "sess_1", Kind: "session", ID: "sess_1"}
 	for i := 0; i < 3; i++ {
@@ -291,7 +286,7 @@ func TestSubscribeFromASequenceWithFilters(t *testing.T) {
 
 func TestAppendBatch(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	var entries []eventlog.Entry
 	for i := 0; i < 1000; i++ {
 		a := agg
@@ -321,7 +316,7 @@ func TestAppendBatch(t *testing.T) {
 
 func TestTraceContextCrossesTheLog(t *testing.T) {
 	log, nc := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	tp := sdktrace.NewTracerProvider()
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 	spanCtx, span := tp.Tracer("test").Start(ctx, "append")
@@ -363,7 +358,7 @@ func TestTraceContextCrossesTheLog(t *testing.T) {
 
 func TestObjects(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	big := make([]byte, 3<<20)
 	for i := range big {
 		big[i] = byte('a' + i%26)
@@ -392,7 +387,7 @@ func TestObjects(t *testing.T) {
 
 func TestEventsSurviveAServerRestart(t *testing.T) {
 	dir := t.TempDir()
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	srv := natstest.ServerAt(t, dir)
 	nc := natstest.Connect(t, srv)
 	log, err := eventlog.Open(ctx, nc, eventlog.Config{})
@@ -419,7 +414,7 @@ func TestEventsSurviveAServerRestart(t *testing.T) {
 
 func TestAppendFactsKeepsOrderAnswersSequencesAndDeduplicates(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	turn := eventlog.Aggregate{Tenant: "acme", Session: "sess_1", Kind: "turn", ID: "turn_1"}
 	batch := func(from, to int) []*eventsv1.RuntimeEvent {
 		var evs []*eventsv1.RuntimeEvent

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"sync"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func TestAppendDuringAnOutageAnswersUnavailableAndLandsOnceAfter(t *testing.T) {
 	// once the server is back.
 	done := make(chan error, 1)
 	go func() {
-		_, err := log.Append(ctxT(t), agg, eventlog.ExpectSequence(0), withEventID(warning("a"), "evt_outage"))
+		_, err := log.Append(testkit.Context(t), agg, eventlog.ExpectSequence(0), withEventID(warning("a"), "evt_outage"))
 		done <- err
 	}()
 	srv.Restart(t)
@@ -92,7 +93,7 @@ func TestElectionsAreRetriesOnAnR3Stream(t *testing.T) {
 	}
 	cluster := natsserver.StartCluster(t, 3)
 	nc := connectAll(t, cluster.URLs())
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	log, err := eventlog.Open(ctx, nc, eventlog.Config{RuntimeID: "rt_test", Replicas: 3})
 	if err != nil {
 		t.Fatal(err)

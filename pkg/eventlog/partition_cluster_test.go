@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -31,7 +32,7 @@ func TestPartitionLeadersSpreadOverTheCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	cfg := eventlog.Config{RuntimeID: "rt_test", Partitions: 3, Replicas: 3, Storage: jetstream.FileStorage}
 	var leaders []string
 	for range 2 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ import (
 
 func openPartitioned(t testing.TB, nc *nats.Conn, p int) *eventlog.Log {
 	t.Helper()
-	log, err := eventlog.Open(ctxT(t), nc, eventlog.Config{RuntimeID: "rt_test", Partitions: p})
+	log, err := eventlog.Open(testkit.Context(t), nc, eventlog.Config{RuntimeID: "rt_test", Partitions: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestPartitionSubjects(t *testing.T) {
 func TestPartitionedLog(t *testing.T) {
 	nc := natstest.Connect(t, natstest.Server(t))
 	log := openPartitioned(t, nc, 3)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -218,12 +219,12 @@ func TestPartitionedLog(t *testing.T) {
 
 func subscribeFirst(t *testing.T, log *eventlog.Log, filters []string, from uint64) *eventsv1.RuntimeEvent {
 	t.Helper()
-	sub, err := log.Subscribe(ctxT(t), filters, eventlog.FromSequence(from))
+	sub, err := log.Subscribe(testkit.Context(t), filters, eventlog.FromSequence(from))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Stop()
-	rec, err := sub.Next(ctxT(t))
+	rec, err := sub.Next(testkit.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestPartitionCountIsFixed(t *testing.T) {
 		t.Run(fmt.Sprintf("%d_then_%d", c.made, c.opened), func(t *testing.T) {
 			nc := natstest.Connect(t, natstest.Server(t))
 			openPartitioned(t, nc, c.made)
-			_, err := eventlog.Open(ctxT(t), nc, eventlog.Config{RuntimeID: "rt_test", Partitions: c.opened})
+			_, err := eventlog.Open(testkit.Context(t), nc, eventlog.Config{RuntimeID: "rt_test", Partitions: c.opened})
 			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("made with %d partition", c.made)) ||
 				!strings.Contains(err.Error(), fmt.Sprintf("opened with %d", c.opened)) {
 				t.Fatalf("made with %d, opened with %d: %v", c.made, c.opened, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,12 +41,6 @@ func setupPartitions(t testing.TB, cfg fanout.Config, partitions int) fixture {
 	hub := fanout.New(log, cfg)
 	t.Cleanup(hub.Close)
 	return fixture{log: log, js: js, hub: hub}
-}
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func warning(code string) *eventsv1.RuntimeEvent {
@@ -114,7 +109,7 @@ func handOffRace(t *testing.T, cfg fanout.Config, partitions int) {
 	if partitions > 1 && f.log.Subjects.PartitionOf("acme", "s1") == f.log.Subjects.PartitionOf("acme", "s2") {
 		t.Fatal("s1 and s2 share a partition: pick other sessions")
 	}
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	const writers, perWriter = 4, 80
 	// History before the first subscription.
 	for i := range 40 {
@@ -228,7 +223,7 @@ func (l *latch) wait() uint64   { <-l.ch; return l.seq }
 // history is read with direct gets, not consumers.
 func TestConsumerCountDoesNotGrowWithSubscriptions(t *testing.T) {
 	f := setup(t, fanout.Config{MaxReplays: 4})
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	for i := range 20 {
 		appendTo(t, f.log, "acme", "s1", fmt.Sprint(i))
 	}
@@ -284,7 +279,7 @@ func TestConsumerCountDoesNotGrowWithSubscriptions(t *testing.T) {
 // and a closed hub ends it.
 func TestFiltersAndClose(t *testing.T) {
 	f := setup(t, fanout.Config{})
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	match := func(ev *eventsv1.RuntimeEvent) bool { return ev.GetRuntimeWarning().GetCode() != "skip" }
 	tenant, err := f.hub.Subscribe(ctx, fanout.Filter{Tenant: "acme", Match: match}, fanout.Now, fanout.Options{})
 	if err != nil {
@@ -351,7 +346,7 @@ func TestFiltersAndClose(t *testing.T) {
 // made again from where the hub was: subscriptions miss nothing.
 func TestHubFollowsOnAfterItsConsumerIsDeleted(t *testing.T) {
 	f := setup(t, fanout.Config{})
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	sub, err := f.hub.Subscribe(ctx, fanout.Filter{Tenant: "acme", Session: "s1"}, fanout.Now, fanout.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package fanout_test
 import (
 	"context"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"slices"
 	"strings"
 	"sync"
@@ -83,7 +84,7 @@ func readUntil(ctx context.Context, sub *fanout.Subscription, want int) ([]uint6
 // dispatched.
 func TestPartitionedHubDeliversEveryPartitionExactlyOnce(t *testing.T) {
 	f := setupPartitions(t, fanout.Config{Buffer: 8, Recent: 16, ReplayBatch: 5}, 3)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	sessions := sessionsPerPartition(t, f.log, "acme")
 	appendTo(t, f.log, "acme", sessions[1], "before")
 	live, err := f.hub.Subscribe(ctx, fanout.Filter{Tenant: "acme"}, fanout.Now, fanout.Options{})
@@ -145,7 +146,7 @@ func TestPartitionedHubDeliversEveryPartitionExactlyOnce(t *testing.T) {
 // writers append.
 func TestCursorResumesEachPartitionWithNoGapAndNoDuplicate(t *testing.T) {
 	f := setupPartitions(t, fanout.Config{Recent: 10, ReplayBatch: 4}, 3)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	sessions := sessionsPerPartition(t, f.log, "acme")
 	for k, s := range sessions {
 		for i := range 10 {
@@ -246,7 +247,7 @@ func TestCursorTextAndRefusals(t *testing.T) {
 		}
 	}
 	f := setupPartitions(t, fanout.Config{}, 3)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	if _, err := f.hub.Subscribe(ctx, fanout.Filter{Tenant: "acme"}, 7, fanout.Options{}); err == nil {
 		t.Fatal("a tenant-wide subscription from one position of a partitioned log was accepted")
 	}

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +89,5 @@ func TestCompactionWhenTheTranscriptExceedsTheBudget(t *testing.T) {
 	if reads != 3 {
 		t.Fatalf("%d reads, want 3 (the script replayed or skipped a step)", reads)
 	}
-	inOrder(t, types(tl.seen), "tool.result", "tool.result", "context.compaction.started", "context.compaction.completed", "model.requested", "turn.completed")
+	inOrder(t, testkit.Types(tl.seen), "tool.result", "tool.result", "context.compaction.started", "context.compaction.completed", "model.requested", "turn.completed")
 }

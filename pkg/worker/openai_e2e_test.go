@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -107,7 +108,7 @@ func TestOpenAICompatibleTurnWithFallbackAndCost(t *testing.T) {
 	if done.GetTurnCompleted().GetSummary() != "The workspace has a README." {
 		t.Fatalf("summary %q", done.GetTurnCompleted().GetSummary())
 	}
-	got := types(tl.seen)
+	got := testkit.Types(tl.seen)
 	inOrder(t, got, "routing.decided", "model.requested", "model.failed", "routing.fallback.applied", "model.requested", "model.completed",
 		"cost.recorded", "tool.started", "tool.args", "tool.result", "model.requested", "model.delta", "model.completed", "cost.recorded", "turn.completed")
 	for _, ev := range tl.seen {

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,7 +90,7 @@ func TestLargeToolOutputIsSpilledTruncatedAndRedacted(t *testing.T) {
 		}
 	}
 	if len(results) != 2 {
-		t.Fatalf("tool results: %v", types(tl.seen))
+		t.Fatalf("tool results: %v", testkit.Types(tl.seen))
 	}
 	small, large := results[0], results[1]
 	if small.GetToolResult().GetOutput() != nil || small.GetToolResult().GetPreview() != "hello from the README\n" {
@@ -105,7 +106,7 @@ func TestLargeToolOutputIsSpilledTruncatedAndRedacted(t *testing.T) {
 	for _, typ := range []string{"output.spilled", "output.truncated", "output.redacted"} {
 		f := facts[typ]
 		if f == nil || f.GetToolCallId() != large.GetToolCallId() || f.GetRunId() == "" {
-			t.Fatalf("%s = %v (timeline %v)", typ, f, types(tl.seen))
+			t.Fatalf("%s = %v (timeline %v)", typ, f, testkit.Types(tl.seen))
 		}
 	}
 	if facts["output.spilled"].GetOutputSpilled().GetOutput().GetUri() != ref.GetUri() ||
@@ -114,7 +115,7 @@ func TestLargeToolOutputIsSpilledTruncatedAndRedacted(t *testing.T) {
 		facts["output.redacted"].GetOutputRedacted().GetReason() != "matched redaction rules: aws_access_key_id×1" {
 		t.Fatalf("output facts: %v", facts)
 	}
-	inOrder(t, types(tl.seen), "output.spilled", "output.redacted", "output.truncated", "tool.result")
+	inOrder(t, testkit.Types(tl.seen), "output.spilled", "output.redacted", "output.truncated", "tool.result")
 
 	// The stored output is the redacted capture, readable by the tenant.
 	var stored []byte

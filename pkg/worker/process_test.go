@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"strings"
 	"testing"
 
@@ -66,9 +67,9 @@ func TestBackgroundProcessStdinAndTerminate(t *testing.T) {
 	}
 	// The model's next steps run concurrently with the process; what is
 	// ordered is the process's own life, and the wait's answer after its end.
-	inOrder(t, types(tl.seen), "tool.started", "action.required", "process.started", "process.input", "process.output",
+	inOrder(t, testkit.Types(tl.seen), "tool.started", "action.required", "process.started", "process.input", "process.output",
 		"thread.updated", "process.terminated", "tool.result", "turn.completed")
-	inOrder(t, types(tl.seen), "process.started", "tool.result", "tool.started", "tool.result", "turn.completed")
+	inOrder(t, testkit.Types(tl.seen), "process.started", "tool.result", "tool.started", "tool.result", "turn.completed")
 	// process_wait told the model how it ended, with its last output.
 	var waited string
 	for _, ev := range tl.seen {
@@ -163,5 +164,5 @@ func TestInterruptTerminatesTheTurnsProcesses(t *testing.T) {
 	if end.GetTurnFailed().GetOutcome() != eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED {
 		t.Fatalf("turn.failed = %v", end)
 	}
-	inOrder(t, types(tl.seen), "thread.updated", "tool.failed", "process.terminated")
+	inOrder(t, testkit.Types(tl.seen), "thread.updated", "tool.failed", "process.terminated")
 }

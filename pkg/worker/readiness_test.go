@@ -3,6 +3,7 @@ package worker_test
 import (
 	"bytes"
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"io"
 	"log/slog"
 	"strings"
@@ -33,17 +34,6 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
-	}
-}
-
 // While permission is not serving the worker claims nothing and says
 // which service it waits for; once it serves, the queued turn runs.
 func TestWorkerClaimsNothingWhilePermissionIsNotServing(t *testing.T) {
@@ -58,7 +48,7 @@ func TestWorkerClaimsNothingWhilePermissionIsNotServing(t *testing.T) {
 	if _, err := rt.control.SubmitTurn(context.Background(), &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "main", TurnId: "turn1", Input: text("notes")}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the worker to say permission is not serving", func() bool {
+	testkit.Eventually(t, "the worker to say permission is not serving", func() bool {
 		l := logs.String()
 		return strings.Contains(l, "not claiming") && strings.Contains(l, permissionName+" (NOT_SERVING)")
 	})
@@ -112,7 +102,7 @@ func TestTurnWhosePermissionChecksFailedIsNotCompleted(t *testing.T) {
 	}
 	for _, ev := range tl.seen {
 		if ev.GetType() == "turn.completed" {
-			t.Fatalf("turn completed although no permission check could be made: %v", types(tl.seen))
+			t.Fatalf("turn completed although no permission check could be made: %v", testkit.Types(tl.seen))
 		}
 	}
 }

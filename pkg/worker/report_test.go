@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"testing"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -37,5 +38,5 @@ func TestTransientReportFailuresAreRetriedWithTheSameIDs(t *testing.T) {
 		}
 		seen[ev.GetEventId()] = ev.GetType()
 	}
-	inOrder(t, types(tl.seen), "turn.started", "model.delta", "tool.result", "tool.result", "turn.completed")
+	inOrder(t, testkit.Types(tl.seen), "turn.started", "model.delta", "tool.result", "tool.result", "turn.completed")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"net"
 	"os"
 	"os/exec"
@@ -66,7 +67,7 @@ turns:
 	fi := indexOf(evs, func(e *eventsv1.RuntimeEvent) bool { return e.GetType() == "tool.failed" })
 	vi := indexOf(evs, func(e *eventsv1.RuntimeEvent) bool { return e.GetType() == "sandbox.violation" })
 	if fi < 0 || vi < 0 || vi > fi {
-		t.Fatalf("violation at %d, tool.failed at %d in %v", vi, fi, types(evs))
+		t.Fatalf("violation at %d, tool.failed at %d in %v", vi, fi, testkit.Types(evs))
 	}
 	failed, v := evs[fi], evs[vi]
 	if failed.GetToolFailed().GetCategory() != "sandbox_violation" {

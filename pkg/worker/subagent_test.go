@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"strings"
 	"testing"
 
@@ -111,7 +112,7 @@ func TestSubagentThatTimesOutIsClosedAndInterrupted(t *testing.T) {
 	for end == nil || childEnd == nil {
 		m, err := tl.stream.Recv()
 		if err != nil {
-			t.Fatalf("after %v: %v", types(tl.seen), err)
+			t.Fatalf("after %v: %v", testkit.Types(tl.seen), err)
 		}
 		ev := m.GetEvent()
 		if ev == nil {

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestTaskRunIsRunAsATurn(t *testing.T) {
 	if done.GetTaskId() != id {
 		t.Fatalf("task.completed = %v", done)
 	}
-	inOrder(t, types(tl.seen), "task.started", "turn.submitted", "turn.started", "tool.started", "tool.result", "turn.completed", "task.completed")
+	inOrder(t, testkit.Types(tl.seen), "task.started", "turn.submitted", "turn.started", "tool.started", "tool.result", "turn.completed", "task.completed")
 	got, err := tc.GetTask(ctx, &tasksv1.GetTaskRequest{TaskId: id, MinSequence: done.GetSequence()})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func TestCancelledTaskInterruptsItsTurn(t *testing.T) {
 	for !cancelled {
 		m, err := tl.stream.Recv()
 		if err != nil {
-			t.Fatalf("after %v: %v", types(tl.seen), err)
+			t.Fatalf("after %v: %v", testkit.Types(tl.seen), err)
 		}
 		ev := m.GetEvent()
 		if ev == nil {
@@ -92,7 +93,7 @@ func TestCancelledTaskInterruptsItsTurn(t *testing.T) {
 		}
 	}
 	if !failed {
-		t.Fatalf("the turn did not end interrupted: %v", types(tl.seen))
+		t.Fatalf("the turn did not end interrupted: %v", testkit.Types(tl.seen))
 	}
-	inOrder(t, types(tl.seen), "task.started", "turn.submitted", "action.required", "task.cancel_requested", "thread.updated", "turn.failed", "task.cancelled")
+	inOrder(t, testkit.Types(tl.seen), "task.started", "turn.submitted", "action.required", "task.cancel_requested", "thread.updated", "turn.failed", "task.cancelled")
 }

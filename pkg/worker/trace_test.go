@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"slices"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestATurnIsOneTrace(t *testing.T) {
 	done := tl.until("turn.completed")
 	// The worker's span ends when its RunTurn returns, and the consumers
 	// project turn.completed after it was appended: wait for both.
-	waitFor(t, "the worker's turn span and the projection of turn.completed", func() bool {
+	testkit.Eventually(t, "the worker's turn span and the projection of turn.completed", func() bool {
 		var turnEnded, projected bool
 		for _, s := range spans.GetSpans() {
 			turnEnded = turnEnded || s.Name == "agentruntime.turn"

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -203,7 +204,7 @@ func (tl *timeline) until(typ string) *eventsv1.RuntimeEvent {
 	for {
 		m, err := tl.stream.Recv()
 		if err != nil {
-			tl.t.Fatalf("waiting for %s after %v: %v", typ, types(tl.seen), err)
+			tl.t.Fatalf("waiting for %s after %v: %v", typ, testkit.Types(tl.seen), err)
 		}
 		if ev := m.GetEvent(); ev != nil {
 			tl.seen = append(tl.seen, ev)
@@ -211,18 +212,10 @@ func (tl *timeline) until(typ string) *eventsv1.RuntimeEvent {
 				return ev
 			}
 			if ev.GetType() == "turn.failed" {
-				tl.t.Fatalf("waiting for %s: %v after %v", typ, ev, types(tl.seen))
+				tl.t.Fatalf("waiting for %s: %v after %v", typ, ev, testkit.Types(tl.seen))
 			}
 		}
 	}
-}
-
-func types(evs []*eventsv1.RuntimeEvent) []string {
-	var out []string
-	for _, e := range evs {
-		out = append(out, e.GetType())
-	}
-	return out
 }
 
 // inOrder checks want appears in got as a subsequence.
@@ -300,7 +293,7 @@ func TestScriptedTurnReadsAsksAndFinishesWhenApproved(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "The README says hello.") {
 		t.Fatalf("NOTES.md = %q, %v", b, err)
 	}
-	inOrder(t, types(tl.seen), "turn.submitted", "turn.started", "context.resolved", "tool.catalog.resolved", "routing.not_possible", "run.status",
+	inOrder(t, testkit.Types(tl.seen), "turn.submitted", "turn.started", "context.resolved", "tool.catalog.resolved", "routing.not_possible", "run.status",
 		"model.requested", "reasoning.delta", "model.delta", "model.completed", "tool.started", "tool.args", "permission.evaluated", "tool.result",
 		"model.requested", "model.completed", "tool.started", "permission.evaluated", "permission.requested", "action.required",
 		"action.resolved", "permission.resolved", "tool.result", "model.requested", "model.delta", "model.completed", "turn.completed")
@@ -352,5 +345,5 @@ func TestInterruptWhileWaitingForApprovalCancelsTheTurn(t *testing.T) {
 			t.Fatalf("the pending approval ended %v, want cancelled by the interrupt", r.GetOutcome())
 		}
 	}
-	inOrder(t, types(tl.seen), "thread.updated", "action.resolved", "tool.failed", "turn.failed")
+	inOrder(t, testkit.Types(tl.seen), "thread.updated", "action.resolved", "tool.failed", "turn.failed")
 }

@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"testing"
 	"time"
 
@@ -106,7 +107,7 @@ func TestAgentTaskRetryAndGraph(t *testing.T) {
 	// The children: completing the first unblocks the second by itself.
 	c1run := must[*tasksv1.StartTaskResponse](t)(c.StartTask(ctx, &tasksv1.StartTaskRequest{TaskId: child1.GetTaskId(), Worker: worker})).GetRunId()
 	must[*tasksv1.CompleteTaskResponse](t)(c.CompleteTask(ctx, &tasksv1.CompleteTaskRequest{TaskId: child1.GetTaskId(), RunId: c1run, Summary: "written"}))
-	eventually(t, "child2 unblocked", func() bool {
+	testkit.Eventually(t, "child2 unblocked", func() bool {
 		return getTask(t, c, child2.GetTaskId(), 0).GetTask().GetStatus() == tasksv1.TaskStatus_TASK_STATUS_QUEUED
 	})
 
@@ -327,7 +328,7 @@ func TestCancelPropagatesAndSticks(t *testing.T) {
 	grandkid := must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{ParentTaskId: kid.GetTaskId(), Spec: &tasksv1.TaskSpec{Title: "grandkid"}})).GetTask()
 	job := must[*tasksv1.CreateJobResponse](t)(c.CreateJob(ctx, &tasksv1.CreateJobRequest{TaskId: root.GetTaskId(), Spec: &tasksv1.JobSpec{}, Items: []*tasksv1.JobItemInput{{ItemId: "x"}}})).GetJob()
 	must[*tasksv1.CancelTaskResponse](t)(c.CancelTask(ctx, &tasksv1.CancelTaskRequest{TaskId: root.GetTaskId(), Reason: "stop all"}))
-	eventually(t, "cancellation reaches the grandchild and the job", func() bool {
+	testkit.Eventually(t, "cancellation reaches the grandchild and the job", func() bool {
 		g := getTask(t, c, grandkid.GetTaskId(), 0).GetTask()
 		j := getJob(t, c, job.GetJobId(), 0)
 		return g.GetStatus() == tasksv1.TaskStatus_TASK_STATUS_CANCELLED && j.GetStatus() == tasksv1.JobStatus_JOB_STATUS_CANCELLED

@@ -123,21 +123,6 @@ func must[T any](t *testing.T) func(T, error) T {
 	}
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.After(20 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
-}
-
 func wantCode(t *testing.T, err error, code codes.Code) *status.Status {
 	t.Helper()
 	st, _ := status.FromError(err)

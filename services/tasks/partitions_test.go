@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"slices"
 	"strings"
 	"sync"
@@ -87,7 +88,7 @@ func TestDependentsAcrossPartitionsAreUnblocked(t *testing.T) {
 	}
 	for i := range n {
 		d := fmt.Sprint("dependent-", i)
-		eventually(t, d+" unblocked", func() bool {
+		testkit.Eventually(t, d+" unblocked", func() bool {
 			return getTask(t, c, d, 0).GetTask().GetStatus() == tasksv1.TaskStatus_TASK_STATUS_QUEUED
 		})
 	}
@@ -148,12 +149,12 @@ func TestCancellationReachesChildrenAcrossPartitions(t *testing.T) {
 	}
 	t.Logf("%d of %d children and %d of %d jobs created before their parent's cancellation", len(kids), n, len(made), n)
 	for _, kid := range kids {
-		eventually(t, kid+" cancelled", func() bool {
+		testkit.Eventually(t, kid+" cancelled", func() bool {
 			return getTask(t, c, kid, 0).GetTask().GetStatus() == tasksv1.TaskStatus_TASK_STATUS_CANCELLED
 		})
 	}
 	for _, job := range made {
-		eventually(t, job+" cancelled", func() bool {
+		testkit.Eventually(t, job+" cancelled", func() bool {
 			return getJob(t, c, job, 0).GetStatus() == tasksv1.JobStatus_JOB_STATUS_CANCELLED
 		})
 	}
@@ -254,7 +255,7 @@ func TestLateJobAndChildOfACancelledTaskAreCancelled(t *testing.T) {
 	if _, err := p.log.AppendAtomic(ctx, eventlog.Aggregate{Tenant: "t1", Session: sessions[2], Kind: "task", ID: "late-child"}, eventlog.Any, child...); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the late job and child cancelled", func() bool {
+	testkit.Eventually(t, "the late job and child cancelled", func() bool {
 		return getJob(t, c, "late-job", 0).GetStatus() == tasksv1.JobStatus_JOB_STATUS_CANCELLED &&
 			getTask(t, c, "late-child", 0).GetTask().GetStatus() == tasksv1.TaskStatus_TASK_STATUS_CANCELLED
 	})

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func TestLostRunIsKeptAndRetriedByPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := types(evs); len(got) != 3 || got[0] != TypeAttemptFailed || got[1] != TypeTaskLost || got[2] != TypeTaskRetrying {
+	if got := testkit.Types(evs); len(got) != 3 || got[0] != TypeAttemptFailed || got[1] != TypeTaskLost || got[2] != TypeTaskRetrying {
 		t.Fatalf("events %v", got)
 	}
 	task = fold(task, evs)
@@ -102,7 +103,7 @@ func TestDependencyFailureIsSurfacedAndCompletionUnblocks(t *testing.T) {
 		t.Fatalf("status %v reason %q", task.GetStatus(), task.GetStatusReason())
 	}
 	if evs := DecideDependency(task, "blk", Failed, now); len(evs) != 0 {
-		t.Fatalf("replayed resolution appended %v", types(evs))
+		t.Fatalf("replayed resolution appended %v", testkit.Types(evs))
 	}
 	task = fold(task, DecideDependency(task, "blk", Completed, now))
 	if task.GetStatus() != Queued || !Runnable(task) {

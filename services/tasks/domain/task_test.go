@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"strings"
 	"testing"
 	"time"
@@ -125,7 +126,7 @@ func TestEveryStatusCommandPair(t *testing.T) {
 				if !ok {
 					var pe *fault.Error
 					if !errors.As(err, &pe) {
-						t.Fatalf("want refusal, got events %v err %v", types(evs), err)
+						t.Fatalf("want refusal, got events %v err %v", testkit.Types(evs), err)
 					}
 					switch {
 					case s == Blocked && cmd == CmdStart:
@@ -146,19 +147,11 @@ func TestEveryStatusCommandPair(t *testing.T) {
 					t.Fatalf("want %s, got %v", want, err)
 				}
 				if got := StatusName(fold(task, evs).GetStatus()); got != want {
-					t.Fatalf("status %s, want %s (events %v)", got, want, types(evs))
+					t.Fatalf("status %s, want %s (events %v)", got, want, testkit.Types(evs))
 				}
 			})
 		}
 	}
-}
-
-func types(evs []*eventsv1.RuntimeEvent) []string {
-	var out []string
-	for _, ev := range evs {
-		out = append(out, ev.GetType())
-	}
-	return out
 }
 
 // An archived blocker shows its dependents how it ended, not "archived"

@@ -1,0 +1,52 @@
+// Package testkit holds the helpers every package's tests share: a context
+// bounded by the test, polling for a condition with a deadline, and the
+// types of a list of events. Packages under it (natstest, redistest,
+// natsserver, natsproxy, binproc) start the real parts tests run against.
+package testkit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+)
+
+// Deadline bounds Context and Eventually: long enough for a loaded CI
+// machine, short enough that a hang fails the test rather than the run.
+const Deadline = 60 * time.Second
+
+// Context is a context cancelled when the test ends or after Deadline.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Eventually polls cond every 20ms until it holds, and fails the test with
+// what it waited for when Deadline passes first. It is for conditions a
+// test cannot be told about (another process's state); where the code
+// under test offers a wait (a token, a subscription), use that.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(Deadline)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("timed out after %s waiting for %s", Deadline, what)
+		case <-tick.C:
+		}
+	}
+}
+
+// Types are the events' types, in order (nil for none).
+func Types(evs []*eventsv1.RuntimeEvent) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.GetType())
+	}
+	return out
+}
