@@ -2,8 +2,10 @@ package server
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"connectrpc.com/connect"
 	"connectrpc.com/cors"
 	"connectrpc.com/vanguard"
 	rscors "github.com/rs/cors"
@@ -59,11 +62,22 @@ func (s *Server) httpHandler(allowOrigin func(string) bool) (http.Handler, error
 		}
 		services = append(services, vanguard.NewServiceWithSchema(sd, s.grpc))
 	}
-	transcoder, err := vanguard.NewTranscoder(services, vanguard.WithDefaultServiceOptions(
-		vanguard.WithTargetProtocols(vanguard.ProtocolGRPC),
-		vanguard.WithTargetCodecs(vanguard.CodecProto),
-		vanguard.WithMaxMessageBufferBytes(maxTranscodeBuffer),
-	))
+	transcoder, err := vanguard.NewTranscoder(services,
+		vanguard.WithDefaultServiceOptions(
+			vanguard.WithTargetProtocols(vanguard.ProtocolGRPC),
+			vanguard.WithTargetCodecs(vanguard.CodecProto),
+			vanguard.WithMaxMessageBufferBytes(maxTranscodeBuffer),
+			// Messages reach the in-process gRPC server uncompressed: one
+			// (bounded) decompression here instead of another in gRPC, and
+			// a compressed empty message is not forwarded as a compressed
+			// frame of zero bytes, which gRPC fails to decompress.
+			vanguard.WithNoTargetCompression(),
+		),
+		// A compressed message may not decompress past the same limit
+		// (limits.go), and malformed JSON is the caller's error.
+		vanguard.WithCompression(vanguard.CompressionGzip, func() connect.Compressor { return gzip.NewWriter(io.Discard) }, boundedGzip(maxTranscodeBuffer)),
+		vanguard.WithCodec(newRequestJSON),
+	)
 	if err != nil {
 		return nil, fmt.Errorf("server: transcoder: %w", err)
 	}

@@ -50,7 +50,8 @@ type Config struct {
 	// ShutdownTimeout bounds GracefulStop; streams still open after it are
 	// cut by Stop. Default 10s.
 	ShutdownTimeout time.Duration
-	// GRPCOptions are appended to the kit's own server options (keepalive,
+	// GRPCOptions are appended to the kit's own server options and
+	// override them (the stream cap and keepalive policy of limits.go,
 	// message size limits, ...). They must not add interceptors or stats
 	// handlers that bypass the kit's chain.
 	GRPCOptions []grpc.ServerOption
@@ -126,8 +127,11 @@ func New(cfg Config) (*Server, error) {
 			otelgrpc.WithFilter(filters.Not(filters.HealthCheck())),
 		)),
 		grpc.ChainUnaryInterceptor(s.recoverUnary, s.logUnary, s.authUnary, s.authorizeUnary, s.validateUnary),
-		grpc.ChainStreamInterceptor(s.recoverStream, streams, s.logStream, s.authStream, s.authorizeStream, s.validateStream),
+		grpc.ChainStreamInterceptor(s.recoverStream, watchLimit(maxHealthWatches), streams, s.logStream, s.authStream, s.authorizeStream, s.validateStream),
 	}
+	// Stream caps and keepalive enforcement (limits.go) come first so that
+	// GRPCOptions can override them.
+	opts = append(opts, grpcLimits()...)
 	s.grpc = grpc.NewServer(append(opts, cfg.GRPCOptions...)...)
 
 	// Not serving until the service says it is ready: a readiness probe
@@ -193,9 +197,19 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		return err
 	}
 	mux := newConnMux(lis, s.log)
+	root := withConsole(s.cfg.Console, handler)
+	// HTTP/1.1 only: one request at a time per connection, so no stream
+	// cap is needed on this side (HTTP/2 connections are native gRPC and
+	// go to s.grpc, whose cap is maxStreamsPerConn). No ReadTimeout: it
+	// would also end server streams (subscriptions, health watches) once
+	// it ran out.
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
 	httpSrv := &http.Server{
-		Handler:           withConsole(s.cfg.Console, handler),
+		Handler:           root,
 		ReadHeaderTimeout: sniffTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		Protocols:         &protocols,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	go mux.run()

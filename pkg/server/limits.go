@@ -1,0 +1,138 @@
+package server
+
+import (
+	"compress/gzip"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/vanguard"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// What a caller can make the server spend before it has shown credentials:
+// every limit here holds for calls without any (docs/security.md, "Before
+// credentials").
+const (
+	// maxStreamsPerConn bounds the concurrent calls on one native gRPC
+	// connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a gRPC client
+	// queues calls beyond it rather than fail them.
+	maxStreamsPerConn = 1000
+	// maxHealthWatches bounds the health Watch streams open at once over
+	// both protocols: Watch needs no credentials and never ends on its own.
+	maxHealthWatches = 256
+	// keepaliveMinTime is the shortest interval between a client's pings
+	// the server tolerates; a client pinging more often is sent GOAWAY
+	// (too_many_pings) and disconnected.
+	keepaliveMinTime = 10 * time.Second
+	// keepaliveTime: after this long without activity on a connection the
+	// server pings the client, and closes the connection when no answer
+	// comes within keepaliveTimeout.
+	keepaliveTime    = 2 * time.Minute
+	keepaliveTimeout = 20 * time.Second
+	// maxConnectionIdle: a native connection with no call for this long is
+	// sent GOAWAY; clients reconnect when they next call.
+	maxConnectionIdle = 15 * time.Minute
+	// httpIdleTimeout closes an HTTP/1.1 keep-alive connection that has
+	// waited this long for its next request.
+	httpIdleTimeout = 2 * time.Minute
+)
+
+// grpcLimits are the server options behind the constants above.
+func grpcLimits() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.MaxConcurrentStreams(maxStreamsPerConn),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{
+			MinTime:             keepaliveMinTime,
+			PermitWithoutStream: true,
+		}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			MaxConnectionIdle: maxConnectionIdle,
+			Time:              keepaliveTime,
+			Timeout:           keepaliveTimeout,
+		}),
+	}
+}
+
+// boundedGzip returns the gzip decompressor of the transcoder: it yields
+// at most limit bytes and fails with ResourceExhausted on the byte after,
+// so a small compressed body cannot expand past the message size limit in
+// memory. Vanguard's own gzip reader has no bound (it reads the whole
+// stream into a buffer); the compressed body is already bounded by
+// vanguard.WithMaxMessageBufferBytes.
+func boundedGzip(limit int64) func() connect.Decompressor {
+	return func() connect.Decompressor { return &limitedGzip{limit: limit} }
+}
+
+type limitedGzip struct {
+	gz    gzip.Reader
+	limit int64
+	n     int64 // bytes yielded since Reset
+}
+
+func (l *limitedGzip) Reset(r io.Reader) error {
+	l.n = 0
+	return l.gz.Reset(r)
+}
+
+func (l *limitedGzip) Read(p []byte) (int, error) {
+	if l.n >= l.limit {
+		// At the limit: one more byte means the message is too large.
+		var probe [1]byte
+		n, err := l.gz.Read(probe[:])
+		if n > 0 {
+			return 0, connect.NewError(connect.CodeResourceExhausted,
+				fmt.Errorf("decompressed message larger than %d bytes", l.limit))
+		}
+		return 0, err
+	}
+	if rest := l.limit - l.n; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := l.gz.Read(p)
+	l.n += int64(n)
+	return n, err
+}
+
+func (l *limitedGzip) Close() error { return l.gz.Close() }
+
+// requestJSON is vanguard's JSON codec whose decoding errors are the
+// caller's: a request body that is not the method's message in JSON
+// answers InvalidArgument (HTTP 400) instead of Internal (500). The
+// transcoder targets gRPC with the binary codec, so JSON is only ever
+// decoded from a client's request.
+type requestJSON struct{ *vanguard.JSONCodec }
+
+func newRequestJSON(res vanguard.TypeResolver) vanguard.Codec {
+	return requestJSON{vanguard.NewJSONCodec(res)}
+}
+
+func (c requestJSON) Unmarshal(data []byte, msg proto.Message) error {
+	if err := c.JSONCodec.Unmarshal(data, msg); err != nil {
+		return connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("request body: %w", err))
+	}
+	return nil
+}
+
+// watchLimit is the stream interceptor that refuses a health Watch beyond
+// max open at once with ResourceExhausted.
+func watchLimit(max int64) grpc.StreamServerInterceptor {
+	var open atomic.Int64
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if info.FullMethod != healthPrefix+"Watch" {
+			return handler(srv, ss)
+		}
+		if open.Add(1) > max {
+			open.Add(-1)
+			return status.Errorf(codes.ResourceExhausted, "more than %d health watches open; use Check", max)
+		}
+		defer open.Add(-1)
+		return handler(srv, ss)
+	}
+}

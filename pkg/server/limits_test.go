@@ -1,0 +1,199 @@
+package server_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/http2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentruntime/agentruntime/pkg/server"
+)
+
+// gzipBomb is n zero bytes, gzipped: about n/1000 bytes on the wire.
+func gzipBomb(t testing.TB, n int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	require.NoError(t, err)
+	chunk := make([]byte, 1<<20)
+	for written := 0; written < n; written += len(chunk) {
+		_, err := zw.Write(chunk)
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	return buf.Bytes()
+}
+
+// httpPost sends body to path and returns the status and the answer.
+func httpPost(t *testing.T, base, path string, body []byte, header http.Header) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header = header
+	resp, err := http1().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// A few hundred KiB of gzip that would expand to 200 MiB, sent without
+// credentials, is refused once it passes the message size limit: the
+// server allocates about the limit, not the expansion.
+func TestGzipBombIsRefusedAtTheMessageLimit(t *testing.T) {
+	ts := startTCP(t, server.Config{})
+	bomb := gzipBomb(t, 200<<20)
+	require.Less(t, len(bomb), server.MaxMessageBytes, "the compressed body passes the transcoder's buffer limit")
+
+	header := http.Header{}
+	header.Set("Content-Type", "application/json")
+	header.Set("Content-Encoding", "gzip")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	code, body := httpPost(t, ts.base, "/grpc.health.v1.Health/Check", bomb, header)
+	runtime.ReadMemStats(&after)
+
+	assert.Equal(t, http.StatusTooManyRequests, code, body)
+	assert.Contains(t, body, `"code":"resource_exhausted"`)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d MiB for a %d KiB bomb", allocated>>20, len(bomb)>>10)
+	assert.Less(t, allocated, uint64(48<<20), "decompression stopped at the limit (%d bytes)", server.MaxMessageBytes)
+
+	// A compressed message under the limit still works, the empty one
+	// included.
+	for _, msg := range []string{`{}`, `{"service":""}`} {
+		var small bytes.Buffer
+		zw := gzip.NewWriter(&small)
+		_, _ = zw.Write([]byte(msg))
+		require.NoError(t, zw.Close())
+		code, body = httpPost(t, ts.base, "/grpc.health.v1.Health/Check", small.Bytes(), header)
+		assert.Equal(t, http.StatusOK, code, body)
+		assert.JSONEq(t, `{"status":"SERVING"}`, body)
+	}
+	header.Set("Authorization", "Bearer "+testKey)
+	var msg bytes.Buffer
+	zw := gzip.NewWriter(&msg)
+	_, _ = zw.Write([]byte(`{"sessionId":"ses_gz"}`))
+	require.NoError(t, zw.Close())
+	code, body = httpPost(t, ts.base, "/agentruntime.control.v1.ControlService/GetSession", msg.Bytes(), header)
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, "acme", <-ts.stub.tenants)
+}
+
+// A body that is not the method's message in JSON is the caller's error.
+func TestMalformedJSONIsInvalidArgument(t *testing.T) {
+	ts := startTCP(t, server.Config{})
+	header := http.Header{}
+	header.Set("Content-Type", "application/json")
+	for _, body := range []string{`{"service":`, `not json`, `{"service": 5}`} {
+		code, answer := httpPost(t, ts.base, "/grpc.health.v1.Health/Check", []byte(body), header)
+		assert.Equal(t, http.StatusBadRequest, code, "%s: %s", body, answer)
+		assert.Contains(t, answer, `"code":"invalid_argument"`, body)
+	}
+	header.Set("Authorization", "Bearer "+testKey)
+	code, answer := httpPost(t, ts.base, "/agentruntime.control.v1.ControlService/GetSession", []byte(`{"sessionId": [1]}`), header)
+	assert.Equal(t, http.StatusBadRequest, code, answer)
+	assert.Contains(t, answer, `"code":"invalid_argument"`)
+}
+
+// Health Watch needs no credentials and never ends: at most
+// MaxHealthWatches are open at once, over native gRPC and HTTP together.
+func TestHealthWatchesAreCapped(t *testing.T) {
+	ts := startTCP(t, server.Config{})
+	conn, err := grpc.NewClient(ts.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	health := healthpb.NewHealthClient(conn)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watch := func(ctx context.Context) error {
+		w, err := health.Watch(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			return err
+		}
+		_, err = w.Recv()
+		return err
+	}
+	first, cancelFirst := context.WithCancel(ctx)
+	require.NoError(t, watch(first))
+	for range server.MaxHealthWatches - 1 {
+		require.NoError(t, watch(ctx))
+	}
+	err = watch(ctx)
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
+
+	web := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](
+		http1(), ts.base+"/grpc.health.v1.Health/Watch", connect.WithGRPCWeb())
+	stream, err := web.CallServerStream(ctx, connect.NewRequest(&healthpb.HealthCheckRequest{}))
+	require.NoError(t, err)
+	assert.False(t, stream.Receive())
+	assert.Equal(t, connect.CodeResourceExhausted, connect.CodeOf(stream.Err()), "%v", stream.Err())
+	_ = stream.Close()
+
+	// A watch that ends frees its place.
+	cancelFirst()
+	require.Eventually(t, func() bool { return watch(ctx) == nil }, 5*time.Second, 10*time.Millisecond)
+	// Check is not capped.
+	_, err = health.Check(ctx, &healthpb.HealthCheckRequest{})
+	assert.NoError(t, err)
+}
+
+// The native side announces its per-connection stream cap and disconnects
+// a client that pings more often than the enforcement policy allows.
+func TestNativeStreamCapAndPingEnforcement(t *testing.T) {
+	ts := startTCP(t, server.Config{})
+	c, err := net.Dial("tcp", ts.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = io.WriteString(c, http2.ClientPreface)
+	require.NoError(t, err)
+	fr := http2.NewFramer(c, c)
+	require.NoError(t, fr.WriteSettings())
+
+	var maxStreams uint32
+	var sentPings bool
+	for {
+		f, err := fr.ReadFrame()
+		require.NoError(t, err, "the server ended the connection without GOAWAY")
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if f.IsAck() {
+				continue
+			}
+			v, ok := f.Value(http2.SettingMaxConcurrentStreams)
+			require.True(t, ok, "the server announces a stream cap")
+			maxStreams = v
+			require.NoError(t, fr.WriteSettingsAck())
+			if !sentPings {
+				sentPings = true
+				for i := range 5 {
+					require.NoError(t, fr.WritePing(false, [8]byte{byte(i)}))
+				}
+			}
+		case *http2.GoAwayFrame:
+			assert.Equal(t, http2.ErrCodeEnhanceYourCalm, f.ErrCode)
+			assert.Equal(t, "too_many_pings", string(f.DebugData()))
+			assert.Equal(t, uint32(server.MaxStreamsPerConn), maxStreams)
+			return
+		}
+	}
+}
