@@ -63,6 +63,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 				return err
 			}
 			fmt.Fprintf(stderr, "agentruntime dev: INSECURE (--insecure-no-auth): %s without --auth; every caller that reaches it acts as admin\n", c.listen)
+		} else {
+			// Without credentials on loopback, only the machine's own
+			// clients: a web page that rebinds its name to 127.0.0.1 is
+			// refused by its Host and Origin (docs/security.md).
+			c.loopbackHosts = true
 		}
 	}
 

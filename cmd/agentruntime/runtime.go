@@ -57,6 +57,10 @@ type common struct {
 	partitions      int
 	// console serves the web console (web/) on the listen address.
 	console bool
+	// loopbackHosts: serve only requests addressed to a loopback host name
+	// and the listening port (server.Config.LoopbackHosts); dev sets it
+	// when it runs without --auth on loopback.
+	loopbackHosts bool
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultListen string) {
@@ -192,6 +196,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 		ShutdownTimeout: c.shutdownTimeout,
 		CORSOrigins:     splitList(c.corsOrigins),
 		Console:         consoleHandler(c.console),
+		LoopbackHosts:   c.loopbackHosts,
 	})
 	if err != nil {
 		_ = tel.Shutdown(ctx)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -127,6 +128,42 @@ func originPolicy(configured []string, addr net.Addr) func(string) bool {
 		}
 		return isLoopbackHost(u.Hostname())
 	}
+}
+
+// loopbackHostsOnly passes a request to next only when its Host names the
+// server by a loopback name and the listening port, and its Origin, when
+// set, is one of those http origins or one of configured (Config.LoopbackHosts).
+// DNS rebinding points a name the attacker controls at 127.0.0.1: the
+// browser then sends that name as Host, and as Origin the page's own,
+// neither of which is a loopback name. Native gRPC (HTTP/2 with prior
+// knowledge) does not come here: a browser cannot speak it.
+func loopbackHostsOnly(next http.Handler, addr net.Addr, configured []string) http.Handler {
+	port := ""
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		port = strconv.Itoa(tcp.Port)
+	}
+	local := func(hostport string) bool {
+		host, p, err := net.SplitHostPort(hostport)
+		if err != nil {
+			// No port: only the default one.
+			host, p = strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]"), "80"
+		}
+		return p == port && isLoopbackHost(host)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !local(r.Host) {
+			http.Error(w, "this server answers only to a loopback host name with its port (localhost, 127.0.0.1, [::1])", http.StatusMisdirectedRequest)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(configured, origin) && !slices.Contains(configured, "*") {
+			u, err := url.Parse(origin)
+			if err != nil || u.Scheme != "http" || u.Path != "" || !local(u.Host) {
+				http.Error(w, "cross-origin request refused: this server answers only to its own loopback origin", http.StatusForbidden)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func isLoopback(addr net.Addr) bool {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,4 +197,73 @@ func TestNativeStreamCapAndPingEnforcement(t *testing.T) {
 			return
 		}
 	}
+}
+
+// Dev without credentials answers only to its loopback names; a page that
+// rebinds its own name to 127.0.0.1 is refused on every path.
+func TestLoopbackHostsRefuseARebindingHost(t *testing.T) {
+	console := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "console") })
+	ts := startTCP(t, server.Config{LoopbackHosts: true, Console: console})
+	_, port, err := net.SplitHostPort(ts.addr)
+	require.NoError(t, err)
+
+	do := func(method, path, host, origin string) int {
+		t.Helper()
+		var body io.Reader
+		if method == http.MethodPost {
+			body = strings.NewReader(`{}`)
+		}
+		req, err := http.NewRequest(method, ts.base+path, body)
+		require.NoError(t, err)
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http1().Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	const api = "/grpc.health.v1.Health/Check"
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port} {
+		assert.Equal(t, http.StatusOK, do(http.MethodGet, "/", host, ""), host)
+		assert.Equal(t, http.StatusOK, do(http.MethodPost, api, host, ""), host)
+		assert.Equal(t, http.StatusOK, do(http.MethodPost, api, host, "http://"+host), "own origin %s", host)
+	}
+	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1:1", "localhost.evil.example:" + port, "127.0.0.1.nip.io:" + port} {
+		assert.Equal(t, http.StatusMisdirectedRequest, do(http.MethodGet, "/", host, ""), host)
+		assert.Equal(t, http.StatusMisdirectedRequest, do(http.MethodPost, api, host, "http://"+host), host)
+		assert.Equal(t, http.StatusMisdirectedRequest, do(http.MethodOptions, api, host, "http://"+host), host)
+	}
+	loopback := "127.0.0.1:" + port
+	for _, origin := range []string{"http://evil.example:" + port, "http://localhost:5173", "null", "https://127.0.0.1:" + port} {
+		assert.Equal(t, http.StatusForbidden, do(http.MethodPost, api, loopback, origin), origin)
+	}
+
+	// Configured origins still pass.
+	ts2 := startTCP(t, server.Config{LoopbackHosts: true, CORSOrigins: []string{"https://console.example.com"}})
+	req, err := http.NewRequest(http.MethodPost, ts2.base+api, strings.NewReader(`{}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", "https://console.example.com")
+	resp, err := http1().Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// Without LoopbackHosts (a server with credentials) any Host is served,
+// as before.
+func TestAnyHostWithoutLoopbackHosts(t *testing.T) {
+	ts := startTCP(t, server.Config{})
+	req, err := http.NewRequest(http.MethodPost, ts.base+"/grpc.health.v1.Health/Check", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	req.Host = "api.example.com"
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http1().Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }

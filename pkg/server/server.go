@@ -67,6 +67,15 @@ type Config struct {
 	// Console, when set, serves GET and HEAD requests for paths that are
 	// not RPCs on the same port (the web console; see console.go).
 	Console http.Handler
+	// LoopbackHosts serves an HTTP request only when its Host is a loopback
+	// name (localhost, 127.0.0.1, [::1]) with the listening port, and its
+	// Origin, when it has one, is such a host and port too or one of
+	// CORSOrigins; anything else is refused before any handler, the console
+	// included (421 for the Host, 403 for the Origin). For a server without
+	// credentials on loopback (dev without --auth): a web page whose own
+	// name has been rebound to 127.0.0.1 reaches the port, but its
+	// requests still carry its name (see http.go).
+	LoopbackHosts bool
 }
 
 // Server is a gRPC server with the kit's cross-cutting behaviour installed.
@@ -198,6 +207,9 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	mux := newConnMux(lis, s.log)
 	root := withConsole(s.cfg.Console, handler)
+	if s.cfg.LoopbackHosts {
+		root = loopbackHostsOnly(root, lis.Addr(), s.cfg.CORSOrigins)
+	}
 	// HTTP/1.1 only: one request at a time per connection, so no stream
 	// cap is needed on this side (HTTP/2 connections are native gRPC and
 	// go to s.grpc, whose cap is maxStreamsPerConn). No ReadTimeout: it
