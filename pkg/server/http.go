@@ -88,7 +88,7 @@ func (s *Server) httpHandler(allowOrigin func(string) bool) (http.Handler, error
 		AllowedHeaders:  append(cors.AllowedHeaders(), "Authorization"),
 		ExposedHeaders:  cors.ExposedHeaders(),
 		MaxAge:          7200,
-	}).Handler(connectUnaryByDefault(transcoder)), nil
+	}).Handler(gzipBodyLimit(connectUnaryByDefault(transcoder), maxTranscodeBuffer)), nil
 }
 
 // connectUnaryByDefault marks a POST to /package.Service/Method without a

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
+	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -101,6 +104,46 @@ func (l *limitedGzip) Read(p []byte) (int, error) {
 }
 
 func (l *limitedGzip) Close() error { return l.gz.Close() }
+
+// gzipBodyLimit refuses, before the transcoder buffers anything, a
+// request whose whole body is gzip (Content-Encoding: gzip, as Connect unary
+// calls compress) and decompresses to more than limit bytes: it reads the
+// compressed body (at most limit bytes of it) and counts its expansion
+// into nothing, so such a body costs its compressed size and a small
+// window, not the limit (boundedGzip would still buffer up to the limit
+// before refusing). A body within the limit goes on unchanged. Messages
+// compressed one by one inside envelopes (gRPC-Web, Connect streaming) are
+// bounded by boundedGzip.
+func gzipBodyLimit(next http.Handler, limit int64) http.Handler {
+	errs := connect.NewErrorWriter()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.EqualFold(strings.TrimSpace(r.Header.Get("Content-Encoding")), "gzip") || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		compressed, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		if err != nil {
+			_ = errs.Write(w, r, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("read request body: %w", err)))
+			return
+		}
+		tooLarge := int64(len(compressed)) > limit
+		if !tooLarge {
+			if zr, err := gzip.NewReader(bytes.NewReader(compressed)); err == nil {
+				n, _ := io.Copy(io.Discard, io.LimitReader(zr, limit+1))
+				tooLarge = n > limit
+			}
+			// A body that is not gzip goes on: the transcoder says what is
+			// wrong with it.
+		}
+		if tooLarge {
+			_ = errs.Write(w, r, connect.NewError(connect.CodeResourceExhausted,
+				fmt.Errorf("request body larger than %d bytes once decompressed", limit)))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(compressed))
+		next.ServeHTTP(w, r)
+	})
+}
 
 // requestJSON is vanguard's JSON codec whose decoding errors are the
 // caller's: a request body that is not the method's message in JSON
