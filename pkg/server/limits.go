@@ -47,6 +47,13 @@ const (
 	httpIdleTimeout = 2 * time.Minute
 )
 
+// httpReadTimeout bounds how long an HTTP request may take to send its
+// headers and body (the headers alone: sniffTimeout). It does not bound a
+// server stream: net/http lifts the read deadline once the body has been
+// read. A variable only for the tests (export_test.go), read when Serve
+// starts.
+var httpReadTimeout = time.Minute
+
 // grpcLimits are the server options behind the constants above.
 func grpcLimits() []grpc.ServerOption {
 	return []grpc.ServerOption{

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -303,4 +304,39 @@ func TestAnyHostWithoutLoopbackHosts(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// An HTTP request that trickles its body is cut off after the read
+// timeout; a server stream whose request has been read outlives it.
+func TestSlowBodyIsCutButServerStreamsOutliveTheDeadline(t *testing.T) {
+	const deadline = 300 * time.Millisecond
+	server.SetHTTPReadTimeout(t, deadline)
+	ts := startTCP(t, server.Config{})
+
+	c, err := net.Dial("tcp", ts.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = io.WriteString(c, "POST /grpc.health.v1.Health/Check HTTP/1.1\r\nHost: "+ts.addr+
+		"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	require.NoError(t, err)
+	answer, err := io.ReadAll(c) // until the server closes the connection
+	var ne net.Error
+	require.False(t, errors.As(err, &ne) && ne.Timeout(), "the server still waits for the body after 10s: %v; %q", err, answer)
+	assert.NotContains(t, string(answer), "200 OK")
+
+	ts.srv.MarkServing("probe.v1.Probe")
+	web := connect.NewClient[healthpb.HealthCheckRequest, healthpb.HealthCheckResponse](
+		http1(), ts.base+"/grpc.health.v1.Health/Watch", connect.WithGRPCWeb())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := web.CallServerStream(ctx, connect.NewRequest(&healthpb.HealthCheckRequest{Service: "probe.v1.Probe"}))
+	require.NoError(t, err)
+	require.True(t, stream.Receive(), "%v", stream.Err())
+	assert.Equal(t, healthpb.HealthCheckResponse_SERVING, stream.Msg().GetStatus())
+	// Nothing to wait for: the read timeout has to pass.
+	time.Sleep(3 * deadline)
+	ts.srv.MarkNotServing("probe.v1.Probe")
+	require.True(t, stream.Receive(), "the stream ended with the read timeout: %v", stream.Err())
+	assert.Equal(t, healthpb.HealthCheckResponse_NOT_SERVING, stream.Msg().GetStatus())
 }

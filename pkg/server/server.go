@@ -212,13 +212,15 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	// HTTP/1.1 only: one request at a time per connection, so no stream
 	// cap is needed on this side (HTTP/2 connections are native gRPC and
-	// go to s.grpc, whose cap is maxStreamsPerConn). No ReadTimeout: it
-	// would also end server streams (subscriptions, health watches) once
-	// it ran out.
+	// go to s.grpc, whose cap is maxStreamsPerConn). ReadTimeout cuts off
+	// a client that trickles its request; server streams (subscriptions,
+	// health watches) outlive it, because net/http lifts the read deadline
+	// once the request body has been read (limits.go).
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	httpSrv := &http.Server{
 		Handler:           root,
+		ReadTimeout:       httpReadTimeout,
 		ReadHeaderTimeout: sniffTimeout,
 		IdleTimeout:       httpIdleTimeout,
 		Protocols:         &protocols,
