@@ -132,11 +132,12 @@ func originPolicy(configured []string, addr net.Addr) func(string) bool {
 
 // loopbackHostsOnly passes a request to next only when its Host names the
 // server by a loopback name and the listening port, and its Origin, when
-// set, is one of those http origins or one of configured (Config.LoopbackHosts).
-// DNS rebinding points a name the attacker controls at 127.0.0.1: the
-// browser then sends that name as Host, and as Origin the page's own,
-// neither of which is a loopback name. Native gRPC (HTTP/2 with prior
-// knowledge) does not come here: a browser cannot speak it.
+// set, is http:// with such a host and port or one of configured
+// (Config.LoopbackHosts). DNS rebinding points a name the attacker
+// controls at 127.0.0.1: the browser then sends that name as Host, and the
+// page's own origin as Origin, neither of them a loopback name. Native
+// gRPC (HTTP/2 with prior knowledge) does not come here: a browser cannot
+// speak it.
 func loopbackHostsOnly(next http.Handler, addr net.Addr, configured []string) http.Handler {
 	port := ""
 	if tcp, ok := addr.(*net.TCPAddr); ok {

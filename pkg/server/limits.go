@@ -171,16 +171,16 @@ func (c requestJSON) Unmarshal(data []byte, msg proto.Message) error {
 }
 
 // watchLimit is the stream interceptor that refuses a health Watch beyond
-// max open at once with ResourceExhausted.
-func watchLimit(max int64) grpc.StreamServerInterceptor {
+// limit open at once with ResourceExhausted.
+func watchLimit(limit int64) grpc.StreamServerInterceptor {
 	var open atomic.Int64
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		if info.FullMethod != healthPrefix+"Watch" {
 			return handler(srv, ss)
 		}
-		if open.Add(1) > max {
+		if open.Add(1) > limit {
 			open.Add(-1)
-			return status.Errorf(codes.ResourceExhausted, "more than %d health watches open; use Check", max)
+			return status.Errorf(codes.ResourceExhausted, "more than %d health watches open; use Check", limit)
 		}
 		defer open.Add(-1)
 		return handler(srv, ss)
