@@ -23,7 +23,8 @@ const (
 )
 
 // FactState marks how much a read model knows. Read models are honest:
-// unknown or stale rather than an inferred success (spec: state-snapshots).
+// unknown or stale rather than an inferred success (the Agent Runtime
+// standard, State snapshots).
 type FactState int32
 
 const (
@@ -86,7 +87,7 @@ func (FactState) EnumDescriptor() ([]byte, []int) {
 }
 
 // OutputRef points at large data kept in the object store instead of riding
-// in an event (spec: output-storage-large-results).
+// in an event (the Agent Runtime standard, Output storage and large results).
 type OutputRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Where the bytes are, e.g. "object://AGENTRUNTIME_OBJECTS/<name>".

@@ -55,9 +55,9 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // ControlService owns sessions, threads, turns, the queue, human actions,
-// subagents, channels and the event subscription (spec: control-plane).
-// Every command answers with the stream sequence it reached; reads accept
-// min_sequence to see their own writes.
+// subagents, channels and the event subscription (the Agent Runtime
+// standard, Control plane). Every command answers with the stream sequence
+// it reached; reads accept min_sequence to see their own writes.
 type ControlServiceClient interface {
 	// Submits a turn; creates the session and thread when the create policy
 	// allows; applies the busy policy when the thread has an active turn.
@@ -446,9 +446,9 @@ func (c *controlServiceClient) TerminateProcess(ctx context.Context, in *Termina
 // for forward compatibility.
 //
 // ControlService owns sessions, threads, turns, the queue, human actions,
-// subagents, channels and the event subscription (spec: control-plane).
-// Every command answers with the stream sequence it reached; reads accept
-// min_sequence to see their own writes.
+// subagents, channels and the event subscription (the Agent Runtime
+// standard, Control plane). Every command answers with the stream sequence
+// it reached; reads accept min_sequence to see their own writes.
 type ControlServiceServer interface {
 	// Submits a turn; creates the session and thread when the create policy
 	// allows; applies the busy policy when the thread has an active turn.

@@ -160,7 +160,8 @@ type ActionRequired struct {
 	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	// The principal whose call opened the action (RequestAction, or the
 	// EvaluatePermission behind a permission action): its subject and role.
-	// A worker principal never resolves what it asked for (DESIGN.md §12).
+	// A worker principal never resolves what it asked for
+	// (docs/architecture.md, "Authorization and the trust model").
 	RequesterSubject string `protobuf:"bytes,10,opt,name=requester_subject,json=requesterSubject,proto3" json:"requester_subject,omitempty"`
 	RequesterRole    string `protobuf:"bytes,11,opt,name=requester_role,json=requesterRole,proto3" json:"requester_role,omitempty"`
 	unknownFields    protoimpl.UnknownFields

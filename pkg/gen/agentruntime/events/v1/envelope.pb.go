@@ -22,9 +22,10 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// RuntimeEvent is the envelope of every runtime fact in the log (spec:
-// specification.md "Event envelope", DESIGN §1). The event log is the only
-// truth; read models are projections of these envelopes.
+// RuntimeEvent is the envelope of every runtime fact in the log (the Agent
+// Runtime standard, "Event envelope"; docs/architecture.md, "One truth: the
+// event log"). The event log is the only truth; read models are projections
+// of these envelopes.
 type RuntimeEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Event class, e.g. "turn.submitted". pkg/events holds the registry of
@@ -33,8 +34,10 @@ type RuntimeEvent struct {
 	EventId string `protobuf:"bytes,2,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
 	// Producer timestamp.
 	Timestamp *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
-	// The JetStream stream sequence: globally monotonic, the resume cursor.
-	// Set by the log on read; ignored on append.
+	// The event's position in the log: it grows within a partition (so
+	// within a session and a thread) and is not ordered across partitions
+	// (docs/architecture.md, "Partitions"); the resume cursor of a session's
+	// subscription. Set by the log on read; ignored on append.
 	Sequence      uint64 `protobuf:"varint,4,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	SchemaVersion string `protobuf:"bytes,5,opt,name=schema_version,json=schemaVersion,proto3" json:"schema_version,omitempty"`
 	RuntimeId     string `protobuf:"bytes,6,opt,name=runtime_id,json=runtimeId,proto3" json:"runtime_id,omitempty"`

@@ -24,8 +24,8 @@ const (
 )
 
 // VerificationOutcome is a verifier's result as the host reported it. The
-// runtime records it; it never computes a verdict itself (spec:
-// evidence-replay "Evidence systems own verdicts").
+// runtime records it; it never computes a verdict itself (the Agent Runtime
+// standard, Evidence and replay, "Evidence systems own verdicts").
 type VerificationOutcome struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -187,8 +187,8 @@ func (x *EvidenceChanged) GetKnownGaps() []string {
 }
 
 // BenchmarkSpine is the benchmark half of a trial's correlation spine: the
-// dataset, task, configuration and Harbor refs (spec:
-// benchmark-instrumentation "Trial correlation spine"). Rendered as the
+// dataset, task, configuration and Harbor refs (the Agent Runtime standard,
+// Benchmark instrumentation, "Trial correlation spine"). Rendered as the
 // event's `benchmark` object.
 type BenchmarkSpine struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -579,9 +579,9 @@ func (x *BenchmarkRewardRecorded) GetVerifierStatus() string {
 // BenchmarkComparisonCompleted (benchmark.comparison.completed): the
 // baseline and candidate configurations, their aggregates and deltas,
 // evidence completeness of both sides and the P0 Agent QC regression count
-// (spec: acceptance-scenarios "Benchmark trial export"), readable without
-// any other event. decision and the P0 count are the host's inputs (Agent
-// QC owns promotion), never computed here.
+// (the Agent Runtime standard's acceptance scenario "Benchmark trial
+// export"), readable without any other event. decision and the P0 count
+// are the host's inputs (Agent QC owns promotion), never computed here.
 type BenchmarkComparisonCompleted struct {
 	state                            protoimpl.MessageState `protogen:"open.v1"`
 	ComparisonId                     string                 `protobuf:"bytes,1,opt,name=comparison_id,json=comparisonId,proto3" json:"comparison_id,omitempty"`
@@ -782,8 +782,8 @@ func (x *BenchmarkComparisonCompleted) GetDatasetVersion() string {
 }
 
 // BenchmarkDatasetResolved (benchmark.dataset.resolved): the frozen dataset
-// version a benchmark run draws its tasks from (spec:
-// benchmark-instrumentation "Event families"). A dataset version is
+// version a benchmark run draws its tasks from (the Agent Runtime standard,
+// Benchmark instrumentation, "Event families"). A dataset version is
 // immutable: the same id and version are recorded once, with one content.
 type BenchmarkDatasetResolved struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -907,8 +907,8 @@ type BenchmarkConfigurationResolved struct {
 	ToolProfile    string `protobuf:"bytes,7,opt,name=tool_profile,json=toolProfile,proto3" json:"tool_profile,omitempty"`
 	ContextProfile string `protobuf:"bytes,8,opt,name=context_profile,json=contextProfile,proto3" json:"context_profile,omitempty"`
 	RoutingProfile string `protobuf:"bytes,9,opt,name=routing_profile,json=routingProfile,proto3" json:"routing_profile,omitempty"`
-	// What differs from the baseline (one variable per A/B, spec:
-	// benchmark-instrumentation "Anti-patterns").
+	// What differs from the baseline (one variable per A/B, the Agent Runtime
+	// standard, Benchmark instrumentation, "Anti-patterns").
 	SingleChangedVariable string `protobuf:"bytes,10,opt,name=single_changed_variable,json=singleChangedVariable,proto3" json:"single_changed_variable,omitempty"`
 	// The baseline this candidate is compared with, when it is one.
 	BaselineConfigurationId string `protobuf:"bytes,11,opt,name=baseline_configuration_id,json=baselineConfigurationId,proto3" json:"baseline_configuration_id,omitempty"`

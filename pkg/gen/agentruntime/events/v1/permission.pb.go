@@ -2103,7 +2103,8 @@ type PermissionRequested struct {
 	// with permission.resolved).
 	SandboxProfile *SandboxProfile `protobuf:"bytes,12,opt,name=sandbox_profile,json=sandboxProfile,proto3" json:"sandbox_profile,omitempty"`
 	// The principal whose EvaluatePermission asked: its subject and role. A
-	// worker principal never resolves what it asked for (DESIGN.md §12).
+	// worker principal never resolves what it asked for
+	// (docs/architecture.md, "Authorization and the trust model").
 	RequesterSubject string `protobuf:"bytes,13,opt,name=requester_subject,json=requesterSubject,proto3" json:"requester_subject,omitempty"`
 	RequesterRole    string `protobuf:"bytes,14,opt,name=requester_role,json=requesterRole,proto3" json:"requester_role,omitempty"`
 	unknownFields    protoimpl.UnknownFields
@@ -2328,8 +2329,8 @@ func (x *PermissionResolved) GetAllowed() bool {
 	return false
 }
 
-// ExecutionEnvironment is a turn's execution environment snapshot (spec:
-// execution-environment.md "Environment snapshot").
+// ExecutionEnvironment is a turn's execution environment snapshot (the Agent
+// Runtime standard, Execution environment, "Environment snapshot").
 type ExecutionEnvironment struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	WorkspaceId     string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`

@@ -27,12 +27,13 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // HookHandler is the service a host implements to take part in runtime
-// governance (spec: hooks-and-policy.md). The permission service calls it
-// for every hook registered with a grpc_target; an HTTP hook receives the
-// JSON form of HandleHookRequest by POST and answers the JSON form of
-// HandleHookResponse.
+// governance (the Agent Runtime standard, Hooks and policy). The permission
+// service calls it for every hook registered with a grpc_target; an HTTP
+// hook receives the JSON form of HandleHookRequest by POST and answers the
+// JSON form of HandleHookResponse.
 // buf:lint:ignore SERVICE_SUFFIX
-// The name is the contract hosts implement (issue 6), kept without the suffix.
+// The name is the contract hosts implement (docs/services/permission.md,
+// "API"), kept without the suffix.
 type HookHandlerClient interface {
 	// Served by hosts, never by agentruntime. Declared admin so that a host
 	// serving it with agentruntime's server kit admits only an admin
@@ -63,12 +64,13 @@ func (c *hookHandlerClient) HandleHook(ctx context.Context, in *HandleHookReques
 // for forward compatibility.
 //
 // HookHandler is the service a host implements to take part in runtime
-// governance (spec: hooks-and-policy.md). The permission service calls it
-// for every hook registered with a grpc_target; an HTTP hook receives the
-// JSON form of HandleHookRequest by POST and answers the JSON form of
-// HandleHookResponse.
+// governance (the Agent Runtime standard, Hooks and policy). The permission
+// service calls it for every hook registered with a grpc_target; an HTTP
+// hook receives the JSON form of HandleHookRequest by POST and answers the
+// JSON form of HandleHookResponse.
 // buf:lint:ignore SERVICE_SUFFIX
-// The name is the contract hosts implement (issue 6), kept without the suffix.
+// The name is the contract hosts implement (docs/services/permission.md,
+// "API"), kept without the suffix.
 type HookHandlerServer interface {
 	// Served by hosts, never by agentruntime. Declared admin so that a host
 	// serving it with agentruntime's server kit admits only an admin

@@ -42,9 +42,10 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // PermissionService owns permission decisions, sandbox profiles, hooks and
-// execution environments (spec: permission-and-sandbox.md,
-// hooks-and-policy.md, execution-environment.md). Every decision and every
-// policy change is an event in the log; the tenant comes from credentials.
+// execution environments (the Agent Runtime standard: Permission and
+// sandbox, Hooks and policy, Execution environment). Every decision and
+// every policy change is an event in the log; the tenant comes from
+// credentials.
 type PermissionServiceClient interface {
 	// Decides whether a tool call, process or action may run, records
 	// permission.evaluated (and sandbox.applied, hook.*), and for an ask
@@ -258,9 +259,10 @@ func (c *permissionServiceClient) GetPermissionSandboxSummary(ctx context.Contex
 // for forward compatibility.
 //
 // PermissionService owns permission decisions, sandbox profiles, hooks and
-// execution environments (spec: permission-and-sandbox.md,
-// hooks-and-policy.md, execution-environment.md). Every decision and every
-// policy change is an event in the log; the tenant comes from credentials.
+// execution environments (the Agent Runtime standard: Permission and
+// sandbox, Hooks and policy, Execution environment). Every decision and
+// every policy change is an event in the log; the tenant comes from
+// credentials.
 type PermissionServiceServer interface {
 	// Decides whether a tool call, process or action may run, records
 	// permission.evaluated (and sandbox.applied, hook.*), and for an ask

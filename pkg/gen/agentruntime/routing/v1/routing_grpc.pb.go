@@ -39,8 +39,9 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // RoutingService owns model routing, fallback, cost, budgets, quotas and
-// rate limits (spec: model-routing-limits.md). Every decision it makes is a
-// fact in the log; answers carry the same messages the facts do.
+// rate limits (the Agent Runtime standard, Model routing and limits). Every
+// decision it makes is a fact in the log; answers carry the same messages
+// the facts do.
 type RoutingServiceClient interface {
 	// Resolves the task profile of a turn or a task: task.profile.resolved.
 	ResolveTaskProfile(ctx context.Context, in *ResolveTaskProfileRequest, opts ...grpc.CallOption) (*ResolveTaskProfileResponse, error)
@@ -219,8 +220,9 @@ func (c *routingServiceClient) GetBudgets(ctx context.Context, in *GetBudgetsReq
 // for forward compatibility.
 //
 // RoutingService owns model routing, fallback, cost, budgets, quotas and
-// rate limits (spec: model-routing-limits.md). Every decision it makes is a
-// fact in the log; answers carry the same messages the facts do.
+// rate limits (the Agent Runtime standard, Model routing and limits). Every
+// decision it makes is a fact in the log; answers carry the same messages
+// the facts do.
 type RoutingServiceServer interface {
 	// Resolves the task profile of a turn or a task: task.profile.resolved.
 	ResolveTaskProfile(context.Context, *ResolveTaskProfileRequest) (*ResolveTaskProfileResponse, error)

@@ -53,7 +53,8 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // TasksService owns agent tasks, attempts, the task graph, jobs and worker
-// leases (spec: agent-task.md, subagents-and-jobs.md, control-plane.md).
+// leases (the Agent Runtime standard: Agent task, Subagents and jobs,
+// Control plane).
 //
 // Every mutating RPC appends facts to the event log and answers a
 // WriteResult whose sequence reads may pass as min_sequence. Commands that
@@ -77,8 +78,8 @@ type TasksServiceClient interface {
 	GetTask(ctx context.Context, in *GetTaskRequest, opts ...grpc.CallOption) (*GetTaskResponse, error)
 	LinkTasks(ctx context.Context, in *LinkTasksRequest, opts ...grpc.CallOption) (*LinkTasksResponse, error)
 	UnlinkTasks(ctx context.Context, in *UnlinkTasksRequest, opts ...grpc.CallOption) (*UnlinkTasksResponse, error)
-	// The task snapshot of a session (spec: agent-task.md "Snapshot
-	// projection").
+	// The task snapshot of a session (the Agent Runtime standard, Agent task,
+	// "Snapshot projection").
 	GetTaskSnapshot(ctx context.Context, in *GetTaskSnapshotRequest, opts ...grpc.CallOption) (*GetTaskSnapshotResponse, error)
 	// Worker leases. A worker (any language) long-polls for a runnable task;
 	// the answer starts a new attempt bound to it and grants a lease the
@@ -380,7 +381,8 @@ func (c *tasksServiceClient) ReportJobItem(ctx context.Context, in *ReportJobIte
 // for forward compatibility.
 //
 // TasksService owns agent tasks, attempts, the task graph, jobs and worker
-// leases (spec: agent-task.md, subagents-and-jobs.md, control-plane.md).
+// leases (the Agent Runtime standard: Agent task, Subagents and jobs,
+// Control plane).
 //
 // Every mutating RPC appends facts to the event log and answers a
 // WriteResult whose sequence reads may pass as min_sequence. Commands that
@@ -404,8 +406,8 @@ type TasksServiceServer interface {
 	GetTask(context.Context, *GetTaskRequest) (*GetTaskResponse, error)
 	LinkTasks(context.Context, *LinkTasksRequest) (*LinkTasksResponse, error)
 	UnlinkTasks(context.Context, *UnlinkTasksRequest) (*UnlinkTasksResponse, error)
-	// The task snapshot of a session (spec: agent-task.md "Snapshot
-	// projection").
+	// The task snapshot of a session (the Agent Runtime standard, Agent task,
+	// "Snapshot projection").
 	GetTaskSnapshot(context.Context, *GetTaskSnapshotRequest) (*GetTaskSnapshotResponse, error)
 	// Worker leases. A worker (any language) long-polls for a runnable task;
 	// the answer starts a new attempt bound to it and grants a lease the

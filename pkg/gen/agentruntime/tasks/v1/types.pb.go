@@ -25,9 +25,9 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// TaskStatus is the normalized task lifecycle (spec: agent-task.md "Status
-// model"). STALE and UNKNOWN are never stored on a task: a read answers them
-// when it cannot assert more.
+// TaskStatus is the normalized task lifecycle (the Agent Runtime standard,
+// Agent task, "Status model"). STALE and UNKNOWN are never stored on a task:
+// a read answers them when it cannot assert more.
 type TaskStatus int32
 
 const (
@@ -312,10 +312,10 @@ func (DeliveryState) EnumDescriptor() ([]byte, []int) {
 	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{3}
 }
 
-// EdgeRelation names a task graph relationship (spec: agent-task.md "Task
-// graph"). An edge is stored once, on the task it constrains: CHILD is
-// stored as PARENT on the child and BLOCKS as BLOCKED_BY on the blocked
-// task; reads show both directions.
+// EdgeRelation names a task graph relationship (the Agent Runtime standard,
+// Agent task, "Task graph"). An edge is stored once, on the task it
+// constrains: CHILD is stored as PARENT on the child and BLOCKS as
+// BLOCKED_BY on the blocked task; reads show both directions.
 type EdgeRelation int32
 
 const (
@@ -1873,7 +1873,8 @@ func (x *TaskSpec) GetLabels() map[string]string {
 	return nil
 }
 
-// Task is the task record (spec: agent-task.md "Task record").
+// Task is the task record (the Agent Runtime standard, Agent task, "Task
+// record").
 type Task struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	TaskId       string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`

@@ -8,9 +8,9 @@ from agentruntime.control.v1 import processes_pb2 as agentruntime_dot_control_do
 
 class ControlServiceStub(object):
     """ControlService owns sessions, threads, turns, the queue, human actions,
-    subagents, channels and the event subscription (spec: control-plane).
-    Every command answers with the stream sequence it reached; reads accept
-    min_sequence to see their own writes.
+    subagents, channels and the event subscription (the Agent Runtime
+    standard, Control plane). Every command answers with the stream sequence
+    it reached; reads accept min_sequence to see their own writes.
     """
 
     def __init__(self, channel):
@@ -168,9 +168,9 @@ class ControlServiceStub(object):
 
 class ControlServiceServicer(object):
     """ControlService owns sessions, threads, turns, the queue, human actions,
-    subagents, channels and the event subscription (spec: control-plane).
-    Every command answers with the stream sequence it reached; reads accept
-    min_sequence to see their own writes.
+    subagents, channels and the event subscription (the Agent Runtime
+    standard, Control plane). Every command answers with the stream sequence
+    it reached; reads accept min_sequence to see their own writes.
     """
 
     def SubmitTurn(self, request, context):
@@ -548,9 +548,9 @@ def add_ControlServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class ControlService(object):
     """ControlService owns sessions, threads, turns, the queue, human actions,
-    subagents, channels and the event subscription (spec: control-plane).
-    Every command answers with the stream sequence it reached; reads accept
-    min_sequence to see their own writes.
+    subagents, channels and the event subscription (the Agent Runtime
+    standard, Control plane). Every command answers with the stream sequence
+    it reached; reads accept min_sequence to see their own writes.
     """
 
     @staticmethod

@@ -7,12 +7,13 @@ from agentruntime.permission.v1 import hook_handler_pb2 as agentruntime_dot_perm
 
 class HookHandlerStub(object):
     """HookHandler is the service a host implements to take part in runtime
-    governance (spec: hooks-and-policy.md). The permission service calls it
-    for every hook registered with a grpc_target; an HTTP hook receives the
-    JSON form of HandleHookRequest by POST and answers the JSON form of
-    HandleHookResponse.
+    governance (the Agent Runtime standard, Hooks and policy). The permission
+    service calls it for every hook registered with a grpc_target; an HTTP
+    hook receives the JSON form of HandleHookRequest by POST and answers the
+    JSON form of HandleHookResponse.
     buf:lint:ignore SERVICE_SUFFIX
-    The name is the contract hosts implement (issue 6), kept without the suffix.
+    The name is the contract hosts implement (docs/services/permission.md,
+    "API"), kept without the suffix.
     """
 
     def __init__(self, channel):
@@ -30,12 +31,13 @@ class HookHandlerStub(object):
 
 class HookHandlerServicer(object):
     """HookHandler is the service a host implements to take part in runtime
-    governance (spec: hooks-and-policy.md). The permission service calls it
-    for every hook registered with a grpc_target; an HTTP hook receives the
-    JSON form of HandleHookRequest by POST and answers the JSON form of
-    HandleHookResponse.
+    governance (the Agent Runtime standard, Hooks and policy). The permission
+    service calls it for every hook registered with a grpc_target; an HTTP
+    hook receives the JSON form of HandleHookRequest by POST and answers the
+    JSON form of HandleHookResponse.
     buf:lint:ignore SERVICE_SUFFIX
-    The name is the contract hosts implement (issue 6), kept without the suffix.
+    The name is the contract hosts implement (docs/services/permission.md,
+    "API"), kept without the suffix.
     """
 
     def HandleHook(self, request, context):
@@ -64,12 +66,13 @@ def add_HookHandlerServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class HookHandler(object):
     """HookHandler is the service a host implements to take part in runtime
-    governance (spec: hooks-and-policy.md). The permission service calls it
-    for every hook registered with a grpc_target; an HTTP hook receives the
-    JSON form of HandleHookRequest by POST and answers the JSON form of
-    HandleHookResponse.
+    governance (the Agent Runtime standard, Hooks and policy). The permission
+    service calls it for every hook registered with a grpc_target; an HTTP
+    hook receives the JSON form of HandleHookRequest by POST and answers the
+    JSON form of HandleHookResponse.
     buf:lint:ignore SERVICE_SUFFIX
-    The name is the contract hosts implement (issue 6), kept without the suffix.
+    The name is the contract hosts implement (docs/services/permission.md,
+    "API"), kept without the suffix.
     """
 
     @staticmethod

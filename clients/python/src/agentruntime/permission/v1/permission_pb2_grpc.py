@@ -7,9 +7,10 @@ from agentruntime.permission.v1 import permission_pb2 as agentruntime_dot_permis
 
 class PermissionServiceStub(object):
     """PermissionService owns permission decisions, sandbox profiles, hooks and
-    execution environments (spec: permission-and-sandbox.md,
-    hooks-and-policy.md, execution-environment.md). Every decision and every
-    policy change is an event in the log; the tenant comes from credentials.
+    execution environments (the Agent Runtime standard: Permission and
+    sandbox, Hooks and policy, Execution environment). Every decision and
+    every policy change is an event in the log; the tenant comes from
+    credentials.
     """
 
     def __init__(self, channel):
@@ -102,9 +103,10 @@ class PermissionServiceStub(object):
 
 class PermissionServiceServicer(object):
     """PermissionService owns permission decisions, sandbox profiles, hooks and
-    execution environments (spec: permission-and-sandbox.md,
-    hooks-and-policy.md, execution-environment.md). Every decision and every
-    policy change is an event in the log; the tenant comes from credentials.
+    execution environments (the Agent Runtime standard: Permission and
+    sandbox, Hooks and policy, Execution environment). Every decision and
+    every policy change is an event in the log; the tenant comes from
+    credentials.
     """
 
     def EvaluatePermission(self, request, context):
@@ -316,9 +318,10 @@ def add_PermissionServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class PermissionService(object):
     """PermissionService owns permission decisions, sandbox profiles, hooks and
-    execution environments (spec: permission-and-sandbox.md,
-    hooks-and-policy.md, execution-environment.md). Every decision and every
-    policy change is an event in the log; the tenant comes from credentials.
+    execution environments (the Agent Runtime standard: Permission and
+    sandbox, Hooks and policy, Execution environment). Every decision and
+    every policy change is an event in the log; the tenant comes from
+    credentials.
     """
 
     @staticmethod

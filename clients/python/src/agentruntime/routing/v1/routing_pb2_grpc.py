@@ -7,8 +7,9 @@ from agentruntime.routing.v1 import routing_pb2 as agentruntime_dot_routing_dot_
 
 class RoutingServiceStub(object):
     """RoutingService owns model routing, fallback, cost, budgets, quotas and
-    rate limits (spec: model-routing-limits.md). Every decision it makes is a
-    fact in the log; answers carry the same messages the facts do.
+    rate limits (the Agent Runtime standard, Model routing and limits). Every
+    decision it makes is a fact in the log; answers carry the same messages
+    the facts do.
     """
 
     def __init__(self, channel):
@@ -86,8 +87,9 @@ class RoutingServiceStub(object):
 
 class RoutingServiceServicer(object):
     """RoutingService owns model routing, fallback, cost, budgets, quotas and
-    rate limits (spec: model-routing-limits.md). Every decision it makes is a
-    fact in the log; answers carry the same messages the facts do.
+    rate limits (the Agent Runtime standard, Model routing and limits). Every
+    decision it makes is a fact in the log; answers carry the same messages
+    the facts do.
     """
 
     def ResolveTaskProfile(self, request, context):
@@ -264,8 +266,9 @@ def add_RoutingServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class RoutingService(object):
     """RoutingService owns model routing, fallback, cost, budgets, quotas and
-    rate limits (spec: model-routing-limits.md). Every decision it makes is a
-    fact in the log; answers carry the same messages the facts do.
+    rate limits (the Agent Runtime standard, Model routing and limits). Every
+    decision it makes is a fact in the log; answers carry the same messages
+    the facts do.
     """
 
     @staticmethod

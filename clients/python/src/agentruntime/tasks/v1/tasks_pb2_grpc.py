@@ -7,7 +7,8 @@ from agentruntime.tasks.v1 import tasks_pb2 as agentruntime_dot_tasks_dot_v1_dot
 
 class TasksServiceStub(object):
     """TasksService owns agent tasks, attempts, the task graph, jobs and worker
-    leases (spec: agent-task.md, subagents-and-jobs.md, control-plane.md).
+    leases (the Agent Runtime standard: Agent task, Subagents and jobs,
+    Control plane).
 
     Every mutating RPC appends facts to the event log and answers a
     WriteResult whose sequence reads may pass as min_sequence. Commands that
@@ -162,7 +163,8 @@ class TasksServiceStub(object):
 
 class TasksServiceServicer(object):
     """TasksService owns agent tasks, attempts, the task graph, jobs and worker
-    leases (spec: agent-task.md, subagents-and-jobs.md, control-plane.md).
+    leases (the Agent Runtime standard: Agent task, Subagents and jobs,
+    Control plane).
 
     Every mutating RPC appends facts to the event log and answers a
     WriteResult whose sequence reads may pass as min_sequence. Commands that
@@ -263,8 +265,8 @@ class TasksServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def GetTaskSnapshot(self, request, context):
-        """The task snapshot of a session (spec: agent-task.md "Snapshot
-        projection").
+        """The task snapshot of a session (the Agent Runtime standard, Agent task,
+        "Snapshot projection").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -487,7 +489,8 @@ def add_TasksServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class TasksService(object):
     """TasksService owns agent tasks, attempts, the task graph, jobs and worker
-    leases (spec: agent-task.md, subagents-and-jobs.md, control-plane.md).
+    leases (the Agent Runtime standard: Agent task, Subagents and jobs,
+    Control plane).
 
     Every mutating RPC appends facts to the event log and answers a
     WriteResult whose sequence reads may pass as min_sequence. Commands that

@@ -16,7 +16,7 @@ export const file_agentruntime_common_v1_common: GenFile = /*@__PURE__*/
 
 /**
  * OutputRef points at large data kept in the object store instead of riding
- * in an event (spec: output-storage-large-results).
+ * in an event (the Agent Runtime standard, Output storage and large results).
  *
  * @generated from message agentruntime.common.v1.OutputRef
  */
@@ -129,7 +129,8 @@ export const WriteResultSchema: GenMessage<WriteResult> = /*@__PURE__*/
 
 /**
  * FactState marks how much a read model knows. Read models are honest:
- * unknown or stale rather than an inferred success (spec: state-snapshots).
+ * unknown or stale rather than an inferred success (the Agent Runtime
+ * standard, State snapshots).
  *
  * @generated from enum agentruntime.common.v1.FactState
  */

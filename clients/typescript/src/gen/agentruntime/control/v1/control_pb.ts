@@ -2785,9 +2785,9 @@ export const StartFromSchema: GenEnum<StartFrom> = /*@__PURE__*/
 
 /**
  * ControlService owns sessions, threads, turns, the queue, human actions,
- * subagents, channels and the event subscription (spec: control-plane).
- * Every command answers with the stream sequence it reached; reads accept
- * min_sequence to see their own writes.
+ * subagents, channels and the event subscription (the Agent Runtime
+ * standard, Control plane). Every command answers with the stream sequence
+ * it reached; reads accept min_sequence to see their own writes.
  *
  * @generated from service agentruntime.control.v1.ControlService
  */

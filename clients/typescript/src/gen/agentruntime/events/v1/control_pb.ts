@@ -89,7 +89,8 @@ export type ActionRequired = Message<"agentruntime.events.v1.ActionRequired"> & 
   /**
    * The principal whose call opened the action (RequestAction, or the
    * EvaluatePermission behind a permission action): its subject and role.
-   * A worker principal never resolves what it asked for (DESIGN.md §12).
+   * A worker principal never resolves what it asked for
+   * (docs/architecture.md, "Authorization and the trust model").
    *
    * @generated from field: string requester_subject = 10;
    */

@@ -18,8 +18,8 @@ export const file_agentruntime_events_v1_evidence: GenFile = /*@__PURE__*/
 
 /**
  * VerificationOutcome is a verifier's result as the host reported it. The
- * runtime records it; it never computes a verdict itself (spec:
- * evidence-replay "Evidence systems own verdicts").
+ * runtime records it; it never computes a verdict itself (the Agent Runtime
+ * standard, Evidence and replay, "Evidence systems own verdicts").
  *
  * @generated from message agentruntime.events.v1.VerificationOutcome
  */
@@ -111,8 +111,8 @@ export const EvidenceChangedSchema: GenMessage<EvidenceChanged> = /*@__PURE__*/
 
 /**
  * BenchmarkSpine is the benchmark half of a trial's correlation spine: the
- * dataset, task, configuration and Harbor refs (spec:
- * benchmark-instrumentation "Trial correlation spine"). Rendered as the
+ * dataset, task, configuration and Harbor refs (the Agent Runtime standard,
+ * Benchmark instrumentation, "Trial correlation spine"). Rendered as the
  * event's `benchmark` object.
  *
  * @generated from message agentruntime.events.v1.BenchmarkSpine
@@ -329,9 +329,9 @@ export const BenchmarkRewardRecordedSchema: GenMessage<BenchmarkRewardRecorded> 
  * BenchmarkComparisonCompleted (benchmark.comparison.completed): the
  * baseline and candidate configurations, their aggregates and deltas,
  * evidence completeness of both sides and the P0 Agent QC regression count
- * (spec: acceptance-scenarios "Benchmark trial export"), readable without
- * any other event. decision and the P0 count are the host's inputs (Agent
- * QC owns promotion), never computed here.
+ * (the Agent Runtime standard's acceptance scenario "Benchmark trial
+ * export"), readable without any other event. decision and the P0 count
+ * are the host's inputs (Agent QC owns promotion), never computed here.
  *
  * @generated from message agentruntime.events.v1.BenchmarkComparisonCompleted
  */
@@ -456,8 +456,8 @@ export const BenchmarkComparisonCompletedSchema: GenMessage<BenchmarkComparisonC
 
 /**
  * BenchmarkDatasetResolved (benchmark.dataset.resolved): the frozen dataset
- * version a benchmark run draws its tasks from (spec:
- * benchmark-instrumentation "Event families"). A dataset version is
+ * version a benchmark run draws its tasks from (the Agent Runtime standard,
+ * Benchmark instrumentation, "Event families"). A dataset version is
  * immutable: the same id and version are recorded once, with one content.
  *
  * @generated from message agentruntime.events.v1.BenchmarkDatasetResolved
@@ -581,8 +581,8 @@ export type BenchmarkConfigurationResolved = Message<"agentruntime.events.v1.Ben
   routingProfile: string;
 
   /**
-   * What differs from the baseline (one variable per A/B, spec:
-   * benchmark-instrumentation "Anti-patterns").
+   * What differs from the baseline (one variable per A/B, the Agent Runtime
+   * standard, Benchmark instrumentation, "Anti-patterns").
    *
    * @generated from field: string single_changed_variable = 10;
    */

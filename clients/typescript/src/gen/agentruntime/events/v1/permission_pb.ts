@@ -744,7 +744,8 @@ export type PermissionRequested = Message<"agentruntime.events.v1.PermissionRequ
 
   /**
    * The principal whose EvaluatePermission asked: its subject and role. A
-   * worker principal never resolves what it asked for (DESIGN.md §12).
+   * worker principal never resolves what it asked for
+   * (docs/architecture.md, "Authorization and the trust model").
    *
    * @generated from field: string requester_subject = 13;
    */
@@ -816,8 +817,8 @@ export const PermissionResolvedSchema: GenMessage<PermissionResolved> = /*@__PUR
   messageDesc(file_agentruntime_events_v1_permission, 8);
 
 /**
- * ExecutionEnvironment is a turn's execution environment snapshot (spec:
- * execution-environment.md "Environment snapshot").
+ * ExecutionEnvironment is a turn's execution environment snapshot (the Agent
+ * Runtime standard, Execution environment, "Environment snapshot").
  *
  * @generated from message agentruntime.events.v1.ExecutionEnvironment
  */

@@ -188,12 +188,13 @@ export const HandleHookResponseSchema: GenMessage<HandleHookResponse> = /*@__PUR
 
 /**
  * HookHandler is the service a host implements to take part in runtime
- * governance (spec: hooks-and-policy.md). The permission service calls it
- * for every hook registered with a grpc_target; an HTTP hook receives the
- * JSON form of HandleHookRequest by POST and answers the JSON form of
- * HandleHookResponse.
+ * governance (the Agent Runtime standard, Hooks and policy). The permission
+ * service calls it for every hook registered with a grpc_target; an HTTP
+ * hook receives the JSON form of HandleHookRequest by POST and answers the
+ * JSON form of HandleHookResponse.
  * buf:lint:ignore SERVICE_SUFFIX
- * The name is the contract hosts implement (issue 6), kept without the suffix.
+ * The name is the contract hosts implement (docs/services/permission.md,
+ * "API"), kept without the suffix.
  *
  * @generated from service agentruntime.permission.v1.HookHandler
  */

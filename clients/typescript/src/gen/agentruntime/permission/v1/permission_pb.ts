@@ -1720,9 +1720,10 @@ export const HookRunStatusSchema: GenEnum<HookRunStatus> = /*@__PURE__*/
 
 /**
  * PermissionService owns permission decisions, sandbox profiles, hooks and
- * execution environments (spec: permission-and-sandbox.md,
- * hooks-and-policy.md, execution-environment.md). Every decision and every
- * policy change is an event in the log; the tenant comes from credentials.
+ * execution environments (the Agent Runtime standard: Permission and
+ * sandbox, Hooks and policy, Execution environment). Every decision and
+ * every policy change is an event in the log; the tenant comes from
+ * credentials.
  *
  * @generated from service agentruntime.permission.v1.PermissionService
  */

@@ -1165,8 +1165,9 @@ export const GetBudgetsResponseSchema: GenMessage<GetBudgetsResponse> = /*@__PUR
 
 /**
  * RoutingService owns model routing, fallback, cost, budgets, quotas and
- * rate limits (spec: model-routing-limits.md). Every decision it makes is a
- * fact in the log; answers carry the same messages the facts do.
+ * rate limits (the Agent Runtime standard, Model routing and limits). Every
+ * decision it makes is a fact in the log; answers carry the same messages
+ * the facts do.
  *
  * @generated from service agentruntime.routing.v1.RoutingService
  */

@@ -1883,7 +1883,8 @@ export const ReportJobItemResponseSchema: GenMessage<ReportJobItemResponse> = /*
 
 /**
  * TasksService owns agent tasks, attempts, the task graph, jobs and worker
- * leases (spec: agent-task.md, subagents-and-jobs.md, control-plane.md).
+ * leases (the Agent Runtime standard: Agent task, Subagents and jobs,
+ * Control plane).
  *
  * Every mutating RPC appends facts to the event log and answers a
  * WriteResult whose sequence reads may pass as min_sequence. Commands that
@@ -2016,8 +2017,8 @@ export const TasksService: GenService<{
     output: typeof UnlinkTasksResponseSchema;
   },
   /**
-   * The task snapshot of a session (spec: agent-task.md "Snapshot
-   * projection").
+   * The task snapshot of a session (the Agent Runtime standard, Agent task,
+   * "Snapshot projection").
    *
    * @generated from rpc agentruntime.tasks.v1.TasksService.GetTaskSnapshot
    */

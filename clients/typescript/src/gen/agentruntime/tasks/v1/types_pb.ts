@@ -741,7 +741,8 @@ export const TaskSpecSchema: GenMessage<TaskSpec> = /*@__PURE__*/
   messageDesc(file_agentruntime_tasks_v1_types, 12);
 
 /**
- * Task is the task record (spec: agent-task.md "Task record").
+ * Task is the task record (the Agent Runtime standard, Agent task, "Task
+ * record").
  *
  * @generated from message agentruntime.tasks.v1.Task
  */
@@ -1144,9 +1145,9 @@ export const JobSchema: GenMessage<Job> = /*@__PURE__*/
   messageDesc(file_agentruntime_tasks_v1_types, 17);
 
 /**
- * TaskStatus is the normalized task lifecycle (spec: agent-task.md "Status
- * model"). STALE and UNKNOWN are never stored on a task: a read answers them
- * when it cannot assert more.
+ * TaskStatus is the normalized task lifecycle (the Agent Runtime standard,
+ * Agent task, "Status model"). STALE and UNKNOWN are never stored on a task:
+ * a read answers them when it cannot assert more.
  *
  * @generated from enum agentruntime.tasks.v1.TaskStatus
  */
@@ -1399,10 +1400,10 @@ export const DeliveryStateSchema: GenEnum<DeliveryState> = /*@__PURE__*/
   enumDesc(file_agentruntime_tasks_v1_types, 3);
 
 /**
- * EdgeRelation names a task graph relationship (spec: agent-task.md "Task
- * graph"). An edge is stored once, on the task it constrains: CHILD is
- * stored as PARENT on the child and BLOCKS as BLOCKED_BY on the blocked
- * task; reads show both directions.
+ * EdgeRelation names a task graph relationship (the Agent Runtime standard,
+ * Agent task, "Task graph"). An edge is stored once, on the task it
+ * constrains: CHILD is stored as PARENT on the child and BLOCKS as
+ * BLOCKED_BY on the blocked task; reads show both directions.
  *
  * @generated from enum agentruntime.tasks.v1.EdgeRelation
  */
