@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// Workers are fenced to the runs they hold (DESIGN.md §12): a claim hands
+// Workers are fenced to the runs they hold (docs/architecture.md,
+// "Authorization and the trust model"; docs/security.md): a claim hands
 // out a run id and a lease token, and the lease store keeps the pair as the
 // lease's holder. Heartbeats, reports and the end of a run are heard only
 // when the pair they carry is the current holder, so a stalled worker

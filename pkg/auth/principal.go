@@ -2,7 +2,8 @@
 // the Principal carried in a request context, the Authenticator that derives
 // it from a bearer token (API key or JWT), the YAML file that configures
 // both, and what each role may call (access.go). The tenant always comes
-// from the credentials, never from a request body (DESIGN.md §3).
+// from the credentials, never from a request body (docs/architecture.md,
+// "The write path").
 package auth
 
 import (

@@ -18,7 +18,7 @@ import (
 
 // TestCommandsLandWholeOrNotAtAll cuts the writer's connection to NATS
 // between the messages of a command and stops the writer there, as a
-// crash would (issue 24 item 1), in process (dev) and against a
+// crash would (ADR 0005, "Atomic commands"), in process (dev) and against a
 // nats-server process (serve). Chained publishes, the control, leave the
 // head of the command in the log; the writer's atomic batch leaves none of
 // it, and the command retried with its key lands whole, once.

@@ -1,7 +1,8 @@
-// Package command owns the write path every command takes (DESIGN §3,
-// docs/adr/0005-hot-path.md): decide on the aggregate's state as this
-// process holds it, append with the expected subject sequence, and answer
-// from the decision. No projection is waited for.
+// Package command owns the write path every command takes
+// (docs/architecture.md, "The write path"; docs/adr/0005-hot-path.md):
+// decide on the aggregate's state as this process holds it, append with the
+// expected subject sequence, and answer from the decision. No projection is
+// waited for.
 //
 // The state is a bounded per-process cache of folded aggregates. An entry is
 // folded by the service's own read-model fold (the Project function its

@@ -18,7 +18,8 @@ import (
 // first message carries the expected last subject sequence and every
 // message its event id as de-duplication id. The batch lands at
 // consecutive sequences or not at all, so no crash, lost connection or
-// concurrent writer can leave half a command in the log (issue 24 item 1).
+// concurrent writer can leave half a command in the log (ADR 0005,
+// "Atomic commands").
 // One event is a plain publish (the same guarantee, one message less).
 //
 // ErrConflict covers every reason to reload and decide again: the expected

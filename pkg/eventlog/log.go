@@ -1,6 +1,7 @@
 // Package eventlog owns the runtime's event log on NATS JetStream: the one
 // source of truth every service appends its facts to and every read model is
-// projected from (DESIGN §1, §3, §4).
+// projected from (docs/architecture.md: "One truth: the event log", "The
+// write path", "Subjects and streams", "Partitions").
 //
 // It provides idempotent stream setup, appends with per-aggregate optimistic
 // concurrency and de-duplication by event id, batched async appends,

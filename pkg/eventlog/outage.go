@@ -13,9 +13,10 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fault"
 )
 
-// Elections are retries, not errors (issue 24 item 2). While a clustered
-// stream has no leader (its node was lost and the others elect one, a few
-// seconds), or the connection moves to another server, publishes and reads
+// Elections are retries, not errors (docs/scaling.md, "Elections are
+// retries, not errors"). While a clustered stream has no leader (its node
+// was lost and the others elect one, a few seconds), or the connection
+// moves to another server, publishes and reads
 // fail with "no response from stream", no responders, timeouts or a
 // JetStream "temporarily unavailable". The log retries those, each attempt
 // bounded, below the caller's deadline, with the same message ids (the

@@ -13,7 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Partitions of the log (issue 24 item 4, docs/adr/0013-partitions-of-the-log.md).
+// Partitions of the log (docs/architecture.md, "Partitions";
+// docs/adr/0013-partitions-of-the-log.md).
 //
 // One stream has one leader, which every append goes through. With
 // Config.Partitions = P > 1 the log is P streams; a session's events, and

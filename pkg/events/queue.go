@@ -8,8 +8,9 @@ import (
 
 // FoldQueue applies one queue.changed to a thread's queue (front first)
 // and returns the queue after it; it may reuse queue's array. queue.changed
-// is a delta (issue 24 item 5), so every consumer that shows a queue holds
-// one and folds with this: the control read model, the evidence export, a
+// is a delta (docs/services/control.md, "Turns and the queue"), so every
+// consumer that shows a queue holds one and folds with this: the control
+// read model, the evidence export, a
 // client that starts from a snapshot and follows the events after it.
 //
 // A turn is in a queue once, so the fold is idempotent: folding an event

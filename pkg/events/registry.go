@@ -8,7 +8,8 @@ import (
 	"sort"
 )
 
-// Owner is the service that alone writes an event family (DESIGN §2).
+// Owner is the service that alone writes an event family
+// (docs/architecture.md, "Owners").
 type Owner string
 
 const (

@@ -1,4 +1,5 @@
-// Package fanout owns the per-process fan-out hub (DESIGN §6, ADR 0006):
+// Package fanout owns the per-process fan-out hub (docs/architecture.md,
+// "Streaming to clients"; ADR 0006):
 // one ordered consumer per partition of the event log feeds every live
 // subscription of the process in memory, so the number of JetStream
 // consumers does not grow with the number of subscribers. A subscription

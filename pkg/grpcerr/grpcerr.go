@@ -1,5 +1,6 @@
 // Package grpcerr turns the errors services return into the gRPC statuses
-// callers see (DESIGN §10), with rich details, so a caller learns which
+// callers see (docs/architecture.md, "Errors: one vocabulary, one
+// mapping"), with rich details, so a caller learns which
 // field is wrong (BadRequest), which precondition failed and why
 // (PreconditionFailure, ErrorInfo reason and metadata), what does not exist
 // (ResourceInfo), or when to retry (RetryInfo). A caller's mistake is never

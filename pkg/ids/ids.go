@@ -1,7 +1,8 @@
 // Package ids owns the identifiers of runtime facts: generating sortable,
 // prefixed ids and validating caller-supplied ones.
 //
-// Ids become NATS subject tokens (DESIGN §4), so a valid id never contains
+// Ids become NATS subject tokens (docs/architecture.md, "Subjects and
+// streams"), so a valid id never contains
 // '.', '*', '>' or white space, and its length is bounded. Generated ids are
 // "<prefix>_<ULID>": they sort by creation time, which keeps listings and
 // Redis sorted sets in a natural order.

@@ -2,8 +2,10 @@
 // health and reflection, OpenTelemetry tracing and metrics through the gRPC
 // stats handler, and one interceptor chain that recovers panics, logs each
 // call, authenticates the caller, enforces the role each method declares
-// in its proto (DESIGN.md §12) and validates the request against its
-// protovalidate rules before a handler sees it (DESIGN.md §3, §8, §10).
+// in its proto (docs/architecture.md, "Authorization and the trust model")
+// and validates the request against its protovalidate rules before a
+// handler sees it (docs/architecture.md, "The write path", "The deployed
+// shape" and "Errors: one vocabulary, one mapping").
 // Services only register their implementations and call MarkServing.
 package server
 

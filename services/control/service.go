@@ -1,8 +1,8 @@
 // Package control is the control service: it owns sessions, threads, turns,
 // the queue, human actions, subagents, channels and the event subscription
-// (DESIGN §2). This file composes it: domain (decisions), app (use cases),
-// grpc (transport), projector (read models); it registers the handler and
-// runs the background work.
+// (docs/architecture.md, "Owners"). This file composes it: domain
+// (decisions), app (use cases), api (transport), readmodel (read models);
+// it registers the handler and runs the background work.
 package control
 
 import (

@@ -17,8 +17,8 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/spec/conformance"
 )
 
-// Issue 15, item 5 (spec: acceptance-scenarios "Benchmark trial export":
-// "a candidate comparison must include baseline/candidate configs,
+// The Agent Runtime standard's acceptance scenario "Benchmark trial export"
+// ("a candidate comparison must include baseline/candidate configs,
 // aggregate deltas, evidence completeness, and P0 Agent QC regression
 // count"): through gRPC, a dataset and two configurations are recorded,
 // trials run and are rewarded, and CompareBenchmarkRuns names the two

@@ -48,8 +48,8 @@ func shapeDiff(path string, want, got any) []string {
 	return out
 }
 
-// Issue 15, item 6: a consumer written against the Lime profile's fixtures
-// reads a real export. For each event fixture, an event of the same class
+// A consumer written against the Lime profile's fixtures reads a real
+// export. For each event fixture, an event of the same class
 // exported in profile mode from a real run carries every field of the
 // fixture, as the same JSON kind; the enumerated values the fixtures show
 // are the ones the runtime writes.
@@ -169,8 +169,8 @@ func TestProfileExportCarriesEveryFixtureField(t *testing.T) {
 	}
 }
 
-// Issue 15, item 7: the exported session snapshot carries the compaction
-// boundary (the last context.compaction.completed: its summary ref and
+// The exported session snapshot carries the compaction boundary (the
+// last context.compaction.completed: its summary ref and
 // the turns it replaced) and the thread's history summary refs, in both
 // formats, and stays valid against the schemas.
 func TestSnapshotCarriesTheCompactionBoundary(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package evidence is the evidence service: it owns evidence packs, replay
 // and review exports, benchmark trials, and the spec's JSON rendering of
-// events and snapshots (DESIGN §2). See docs/services/evidence.md.
+// events and snapshots (docs/architecture.md, "Owners"). See
+// docs/services/evidence.md.
 package evidence
 
 import (

@@ -1,7 +1,8 @@
 // Package permission is the permission service: it owns permission
-// decisions, sandbox profiles, hooks and execution environments (DESIGN
-// §2; spec: permission-and-sandbox.md, hooks-and-policy.md,
-// execution-environment.md). This file is its composition point.
+// decisions, sandbox profiles, hooks and execution environments
+// (docs/architecture.md, "Owners"; the Agent Runtime standard's permission
+// and sandbox, hooks and policy, and execution environment contracts).
+// This file is its composition point.
 package permission
 
 import (

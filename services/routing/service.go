@@ -1,6 +1,6 @@
 // Package routing is the routing service: it owns model routing, fallback,
-// cost, budgets, quotas and rate limits (DESIGN §2). See
-// docs/services/routing.md.
+// cost, budgets, quotas and rate limits (docs/architecture.md, "Owners").
+// See docs/services/routing.md.
 package routing
 
 import (

@@ -1,5 +1,6 @@
 // Package tasks is the tasks service: it owns agent tasks, attempts, the
-// task graph, jobs and worker leases (DESIGN §2). This package is the
+// task graph, jobs and worker leases (docs/architecture.md, "Owners").
+// This package is the
 // composition point: New wires the app (services/tasks/app) on its
 // dependencies, Register exposes it over gRPC (services/tasks/api), Run
 // runs its background work.

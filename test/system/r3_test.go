@@ -37,19 +37,19 @@ import (
 // streams, their leaders spread over the three nodes.
 const partitions = 3
 
-// TestR3Cluster runs the production shape's cluster on loopback (issue 24
-// items 3, 4 and 6): three clustered nats-server processes with the event
-// log at R3 in three partitions (`serve --replicas 3 --partitions 3`),
-// their leaders on three different nodes, redis-server, two replicas of
-// each of the five services and two workers, each worker and CLI reaching
-// its own replica of every service. It runs the README tour, leaves a
-// second turn waiting for its approval, then submits load from clients
-// spread over both control replicas (the turn id is the idempotency key;
-// each submit retried until acknowledged) while a client follows the
-// tenant's events across sessions, and kills with SIGKILL the node leading
-// partition 0, then, once it is back, another node, then one replica of
-// each service; the following client is cut at each node kill and resumes
-// on the other control replica by its cursor. It asserts every
+// TestR3Cluster runs the production shape's cluster on loopback
+// (docs/scaling.md, "The cluster system test"): three clustered nats-server
+// processes with the event log at R3 in three partitions (`serve --replicas
+// 3 --partitions 3`), their leaders on three different nodes, redis-server,
+// two replicas of each of the five services and two workers, each worker
+// and CLI reaching its own replica of every service. It runs the README
+// tour, leaves a second turn waiting for its approval, then submits load
+// from clients spread over both control replicas (the turn id is the
+// idempotency key; each submit retried until acknowledged) while a client
+// follows the tenant's events across sessions, and kills with SIGKILL the
+// node leading partition 0, then, once it is back, another node, then one
+// replica of each service; the following client is cut at each node kill
+// and resumes on the other control replica by its cursor. It asserts every
 // acknowledged turn in the log exactly once and every event once, the
 // follower given every event of the tenant exactly once, no status but
 // Unavailable and DeadlineExceeded seen by a client, the waiting turn

@@ -6,8 +6,8 @@
 // kills every serve process during a turn, and kills nats-server and
 // redis-server (and flushes Redis) under submit load.
 //
-// How a turn was once appended twice (issue 13): under load with faults,
-// one turn id appeared twice as turn.submitted. Control's SubmitTurn
+// How a turn was once appended twice: under load with faults, one turn
+// id appeared twice as turn.submitted. Control's SubmitTurn
 // decided on its Redis read model (the legacy command.Executor: wait until
 // the projection reaches the aggregate's last sequence, then look the turn
 // id and idempotency key up in the read model) and appended events with
@@ -17,9 +17,9 @@
 // retried submit found no turn and appended a second turn.submitted, and
 // its new event id gave JetStream's de-duplication nothing to match. Two
 // things close it: commands decide on state folded from the log with
-// event ids derived from the command's key (pkg/command Writer, issue 16;
-// control still decides on its read model at the time of writing), and a
-// store that lost its data is detected and rebuilt from the log while
+// event ids derived from the command's key (pkg/command Writer,
+// docs/adr/0005-hot-path.md), and a store that lost its data is detected
+// and rebuilt from the log while
 // reads wait and answer Unavailable: a projector's batch is written only
 // at the checkpoint it started from (ADR 0007), and an idle projector
 // checks every second that its store still holds its checkpoint

@@ -1,5 +1,5 @@
 """A pre_tool_use hook's rewritten input is what the Python worker runs:
-the permission decision judged the rewrite (issue 15, item 1)."""
+the permission decision judged the rewrite."""
 
 from __future__ import annotations
 

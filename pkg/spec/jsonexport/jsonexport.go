@@ -1,5 +1,6 @@
 // Package jsonexport renders runtime events as the Agent Runtime spec's JSON
-// (spec: specification.md "Event envelope", schemas/agentruntime-event):
+// (the Agent Runtime standard, "Event envelope", and its schema
+// agentruntime-event, vendored in pkg/events/testdata):
 // camelCase ids, RFC 3339 timestamps, sequence as a JSON integer and the
 // typed payload as an object. With the Lime profile it also writes the
 // profile's schema version and the objects the profile requires beside the

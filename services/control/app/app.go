@@ -2,7 +2,8 @@
 // the aggregate as the writer holds it (command.Writer: the thread's or
 // session's own events folded by the read model's fold), append with its
 // expected sequence and answer from the decision; reads come from the read
-// model and wait for min_sequence (DESIGN §3, docs/adr/0005-hot-path.md).
+// model and wait for min_sequence (docs/architecture.md, "The write path";
+// docs/adr/0005-hot-path.md).
 package app
 
 import (

@@ -134,7 +134,7 @@ func endTurn(th *controlv1.ThreadRead, turnID string, outcome eventsv1.TurnOutco
 // queueChanged records one change of the thread's queue as a delta: the
 // turn, its position (after the change; where it was for a turn leaving
 // the queue) and the queue's length after the change. Its size does not
-// depend on the queue's (issue 24 item 5).
+// depend on the queue's (docs/services/control.md, "Turns and the queue").
 func queueChanged(th *controlv1.ThreadRead, change, turnID, reason string, position, length int) *eventsv1.RuntimeEvent {
 	q := event(events.TypeQueueChanged, Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID})
 	q.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{

@@ -39,11 +39,12 @@ func rfc3339(ts *timestamppb.Timestamp) string {
 }
 
 // SessionSnapshotJSON renders the session snapshot in the spec's JSON shape
-// (spec: state-snapshots; schema agentruntime-snapshot.schema.json): camelCase
-// ids, RFC 3339 times, the spec's thread statuses. turns are the session's
-// turns to include (e.g. the recent window), by thread. With lime set it
-// also carries what the Lime profile requires, honest where this service
-// does not know: summaries say "unknown" rather than a guess.
+// (the Agent Runtime standard, State snapshots; schema
+// agentruntime-snapshot.schema.json): camelCase ids, RFC 3339 times, the
+// spec's thread statuses. turns are the session's turns to include (e.g. the
+// recent window), by thread. With lime set it also carries what the Lime
+// profile requires, honest where this service does not know: summaries say
+// "unknown" rather than a guess.
 func SessionSnapshotJSON(runtimeID string, s *controlv1.Session, threads []*controlv1.ThreadRead, turns []*controlv1.Turn, lime bool) map[string]any {
 	byThread := map[string][]any{}
 	for _, tu := range turns {

@@ -18,8 +18,8 @@ import (
 // records the same facts again (a retry, a second trial of the run) appends
 // nothing, and different facts under the same name are refused, because a
 // comparison across trials is only valid if every trial ran the same
-// dataset version and its named configuration (spec:
-// benchmark-instrumentation "Anti-patterns").
+// dataset version and its named configuration (the Agent Runtime standard,
+// Benchmark instrumentation, "Anti-patterns").
 
 // Errors of definition commands.
 var (

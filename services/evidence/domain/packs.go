@@ -15,7 +15,8 @@ type Object = jsonexport.Object
 // PackSchema versions the evidence, replay and review pack documents.
 const PackSchema = "agentruntime-evidence-pack-0.1.0"
 
-// Signal applicability values (spec: evidence-replay "Signal Applicability").
+// Signal applicability values (the Agent Runtime standard, Evidence and
+// replay, "Signal Applicability").
 const (
 	Exported           = "exported"
 	NotApplicable      = "not_applicable"
@@ -155,8 +156,8 @@ func signalObjects(signals []Signal) []any {
 	return out
 }
 
-// Snapshot renders the session snapshot (spec: state-snapshots; schema
-// agentruntime-snapshot). The scope must be the session.
+// Snapshot renders the session snapshot (the Agent Runtime standard, State
+// snapshots; schema agentruntime-snapshot). The scope must be the session.
 func (m *Model) Snapshot(opt jsonexport.Options) Object {
 	schema := "agentruntime-0.1.0"
 	if opt.Profile {
@@ -402,9 +403,9 @@ type EvidenceInput struct {
 	ReviewNotes          []string
 }
 
-// EvidencePack builds the evidence pack (spec: evidence-replay "Evidence
-// pack"). It is a pure function of the model and input: the same scope at
-// the same sequence renders to the same bytes.
+// EvidencePack builds the evidence pack (the Agent Runtime standard,
+// Evidence and replay, "Evidence pack"). It is a pure function of the model
+// and input: the same scope at the same sequence renders to the same bytes.
 func (m *Model) EvidencePack(in EvidenceInput) (Object, []Signal, []string) {
 	signals, gaps := m.Signals(len(in.VerificationOutcomes) > 0, len(in.ReviewNotes) > 0)
 	timeline := make([]any, len(m.Events))
@@ -458,9 +459,10 @@ func (m *Model) telemetry() Object {
 	}
 }
 
-// ReplayCase builds a replay case (spec: evidence-replay "Replay case"):
-// the inputs and options as submitted, context and tool inventory refs,
-// assertions on the state the log reached, and links to evidence.
+// ReplayCase builds a replay case (the Agent Runtime standard, Evidence and
+// replay, "Replay case"): the inputs and options as submitted, context and
+// tool inventory refs, assertions on the state the log reached, and links to
+// evidence.
 func (m *Model) ReplayCase(graderInstructions string) Object {
 	inputs := []any{}
 	contextRefs, inventory, compactions := []any{}, []any{}, []any{}

@@ -282,10 +282,10 @@ var profileNames = []string{"runtime", "agent", "model", "prompt", "tool", "cont
 // candidate must name the baseline as its baseline_configuration_id (a
 // candidate is compared with the baseline it changed one variable of), each
 // side's trials must have started with that side's configuration id, and
-// every trial must have run the same dataset version (spec:
-// benchmark-instrumentation "Anti-patterns": a candidate on another dataset
-// makes the A/B comparison invalid). Trial subjects are the request's
-// field paths, e.g. "candidate[1]".
+// every trial must have run the same dataset version (the Agent Runtime
+// standard, Benchmark instrumentation, "Anti-patterns": a candidate on
+// another dataset makes the A/B comparison invalid). Trial subjects are the
+// request's field paths, e.g. "candidate[1]".
 func CheckComparison(in ComparisonInput) error {
 	base, cand := in.BaselineConfiguration, in.CandidateConfiguration
 	if base == nil || cand == nil {
@@ -406,9 +406,10 @@ func Compare(in ComparisonInput) (*eventsv1.BenchmarkComparisonCompleted, error)
 const ATIFSchema = "ATIF-v1.4"
 
 // Trajectory converts a trial's events into an ATIF-compatible trajectory
-// (spec: benchmark-instrumentation "ATIF trajectory export"): user input,
-// agent steps with messages, reasoning, tool calls and observations, and
-// metrics. Every step keeps the runtime ids needed for failure attribution.
+// (the Agent Runtime standard, Benchmark instrumentation, "ATIF trajectory
+// export"): user input, agent steps with messages, reasoning, tool calls and
+// observations, and metrics. Every step keeps the runtime ids needed for
+// failure attribution.
 func Trajectory(t *Trial, m *Model) (Object, map[string]bool) {
 	var steps []any
 	var cur Object

@@ -4,7 +4,8 @@
 // own subject by the read model's own fold), append with its expected
 // sequence and answer from the decision; no command waits for the read
 // model. Reads come from the read model (services/permission/readmodel)
-// and wait for min_sequence (DESIGN §3, docs/adr/0005-hot-path.md).
+// and wait for min_sequence (docs/architecture.md, "The write path";
+// docs/adr/0005-hot-path.md).
 package app
 
 import (

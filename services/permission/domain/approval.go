@@ -8,7 +8,8 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
-// The decisions a permission request offers, exactly (issue 6).
+// The decisions a permission request offers, exactly
+// (docs/services/permission.md, "Approvals").
 const (
 	AllowOnce    = "allow_once"
 	AllowSession = "allow_session"

@@ -38,8 +38,8 @@ type Final struct {
 	Reason   string
 }
 
-// Combine is the precedence of a permission decision (issue 6, spec:
-// "Deny/ask rules must be able to override automatic allow"):
+// Combine is the precedence of a permission decision (the Agent Runtime
+// standard: "Deny/ask rules must be able to override automatic allow"):
 //
 //  1. an explicit deny (a rule's, then a hook's) wins over everything;
 //  2. a fail-closed hook that failed makes the decision unavailable;

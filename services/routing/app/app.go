@@ -4,8 +4,8 @@
 // the read model's own fold), with counters from the limit store and
 // cross-aggregate inputs (spend, a task's profile) read where they live,
 // appends at the expected subject sequence and answers from the decision:
-// no command waits for the read model (DESIGN §3,
-// docs/adr/0005-hot-path.md). Reads wait for min_sequence.
+// no command waits for the read model (docs/architecture.md, "The write
+// path"; docs/adr/0005-hot-path.md). Reads wait for min_sequence.
 package app
 
 import (

@@ -361,9 +361,9 @@ func (a *App) ListJobs(ctx context.Context, tenant string, req *tasksv1.ListJobs
 	return out, next, seq, err
 }
 
-// GetTaskSnapshot is the task part of a session snapshot (spec:
-// agent-task.md "Snapshot projection"). Counts cover every task of the
-// session; the lists are cut at maxTasks.
+// GetTaskSnapshot is the task part of a session snapshot (the Agent Runtime
+// standard, Agent task, "Snapshot projection"). Counts cover every task of
+// the session; the lists are cut at maxTasks.
 func (a *App) GetTaskSnapshot(ctx context.Context, tenant string, req *tasksv1.GetTaskSnapshotRequest) (*tasksv1.GetTaskSnapshotResponse, error) {
 	seq, err := a.at(ctx, req.GetMinSequence())
 	if err != nil {
