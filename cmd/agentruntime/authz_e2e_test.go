@@ -140,7 +140,7 @@ func TestWorkerNeverApprovesItsOwnRequest(t *testing.T) {
 	if out, err := exec.Command(binary, "approve", "--addr", dev.addr, "--api-key", "k-worker").CombinedOutput(); err == nil || !strings.Contains(string(out), "needs role operator") {
 		t.Fatalf("`agentruntime approve` with the worker key: err=%v\n%s", err, out)
 	}
-	// Nor does it change what governs it (the issue's report: any key of a
+	// Nor does it change what governs it (before roles, any key of a
 	// tenant could switch the mode to bypass, replace the rules, or change
 	// the registry and the limits).
 	asWorker := withBearer(ctx, "k-worker")

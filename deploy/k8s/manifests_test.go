@@ -52,8 +52,8 @@ func TestHealthNamesCoverEveryService(t *testing.T) {
 	}
 }
 
-// Both overlays carry every service, NATS with JetStream and Redis (the
-// issue's acceptance), with the counts the overlays promise.
+// Both overlays carry every service, NATS with JetStream and Redis, with
+// the counts the overlays promise.
 func TestOverlaysCarryEveryComponent(t *testing.T) {
 	t.Parallel()
 	for _, e := range overlays {

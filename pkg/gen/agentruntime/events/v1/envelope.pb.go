@@ -68,8 +68,8 @@ type RuntimeEvent struct {
 	JobItemId  string            `protobuf:"bytes,27,opt,name=job_item_id,json=jobItemId,proto3" json:"job_item_id,omitempty"`
 	// Typed payload, one message per event class. The field name is the event
 	// type with dots replaced by underscores (pkg/events checks it).
-	// Field numbers are ranged by owning service so that each service's issue
-	// adds its own without clashing:
+	// Field numbers are ranged by owning service so that each service adds
+	// its own without clashing:
 	//
 	//	100-399 control, 400-499 tasks, 500-599 routing,
 	//	600-699 permission, 700-799 evidence.

@@ -190,8 +190,8 @@ export type RuntimeEvent = Message<"agentruntime.events.v1.RuntimeEvent"> & {
   /**
    * Typed payload, one message per event class. The field name is the event
    * type with dots replaced by underscores (pkg/events checks it).
-   * Field numbers are ranged by owning service so that each service's issue
-   * adds its own without clashing:
+   * Field numbers are ranged by owning service so that each service adds
+   * its own without clashing:
    *   100-399 control, 400-499 tasks, 500-599 routing,
    *   600-699 permission, 700-799 evidence.
    *
