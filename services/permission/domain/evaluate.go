@@ -81,8 +81,22 @@ func Evaluate(p Policy, hook Verdict, req Request) Evaluation {
 	}
 	profile.Cwd = cwd
 
+	// A profile that names no read roots reads its workspace: its write
+	// roots and its own cwd, or, when it has none, the cwd of the call
+	// (the worker sends its workspace, or a cwd inside its read roots).
+	readRoots := profile.GetReadRoots()
+	if len(readRoots) == 0 {
+		if ws := p.Sandbox.GetCwd(); ws != "" {
+			readRoots = []string{ws}
+		} else if cwd != "" {
+			readRoots = []string{cwd}
+		}
+	}
+	readRoots = append(append([]string{}, readRoots...), profile.GetWriteRoots()...)
+
 	var facets []facet
 	unparsable := false
+	var unbounded []string
 	if req.Command != "" {
 		cmds, err := ParseCommand(req.Command)
 		if err != nil {
@@ -90,24 +104,35 @@ func Evaluate(p Policy, hook Verdict, req Request) Evaluation {
 			facets = append(facets, facet{argv: []string{req.Command}, dynamic: true})
 		}
 		cur := cwd
+		chain, chainMoved := -1, false
 		for i := range cmds {
 			c := &cmds[i]
+			// A cd moves the cwd of the rest of its && chain only; after
+			// the chain, where the shell is depends on what failed.
+			if c.chain != chain {
+				if chainMoved {
+					cur = ""
+				}
+				chain, chainMoved = c.chain, false
+			}
 			f := facet{argv: effectiveArgv(c.Argv), dynamic: c.Dynamic, network: c.Network, hosts: c.Hosts,
 				readOnly: c.ReadOnly, destructive: c.Destructive, cmd: c}
 			addPaths(&f.writes, &f.uncheckable, cur, c.WritePaths)
 			addPaths(&f.reads, &f.uncheckable, cur, c.ReadPaths)
-			// A literal `cd dir` moves the following commands; anything
-			// else (cd $X) leaves the cwd unknown.
-			if len(f.argv) > 0 && f.argv[0] == "cd" {
-				if len(f.argv) == 2 && !c.Dynamic {
-					if n, err := NormalizePath(cur, f.argv[1]); err == nil {
-						cur = n
-					} else {
-						cur = ""
-					}
+			if c.Unbounded {
+				unbounded = append(unbounded, strings.Join(c.Argv, " "))
+			}
+			switch c.Cwd {
+			case CwdMoved:
+				chainMoved = true
+				if n, err := NormalizePath(cur, f.argv[len(f.argv)-1]); err == nil {
+					cur = n
 				} else {
 					cur = ""
 				}
+			case CwdUnknown:
+				chainMoved = true
+				cur = ""
 			}
 			facets = append(facets, f)
 		}
@@ -140,6 +165,10 @@ func Evaluate(p Policy, hook Verdict, req Request) Evaluation {
 	if unparsable {
 		ev.Violations = append(ev.Violations, Violation{eventsv1.ViolationKind_VIOLATION_KIND_PROCESS, req.Command, "the command cannot be parsed, so its effects cannot be bounded"})
 	}
+	for _, u := range unbounded {
+		mutateOutside = true
+		ev.Violations = append(ev.Violations, Violation{eventsv1.ViolationKind_VIOLATION_KIND_PROCESS, u, "the command runs code only the shell can know, so its effects cannot be bounded"})
+	}
 	mutating := false
 	for _, f := range facets {
 		for _, w := range f.writes {
@@ -151,7 +180,7 @@ func Evaluate(p Policy, hook Verdict, req Request) Evaluation {
 		}
 		for _, r := range f.reads {
 			ev.Paths = append(ev.Paths, r)
-			if why := outsideRead(profile, r, resolved); why != "" {
+			if why := outsideRead(profile, readRoots, r, resolved); why != "" {
 				readOutside = true
 				ev.Violations = append(ev.Violations, Violation{eventsv1.ViolationKind_VIOLATION_KIND_FILESYSTEM_READ, r, why})
 			}
@@ -244,7 +273,7 @@ func Evaluate(p Policy, hook Verdict, req Request) Evaluation {
 			for _, r := range matched {
 				sub.RuleRefs = append(sub.RuleRefs, r.GetRuleId())
 			}
-			subCat := facetCategory(profile, f, resolved)
+			subCat := facetCategory(profile, readRoots, f, resolved)
 			sub.Decision = Combine(Verdict{Effect: eff}, Verdict{}, ModeVerdict(p.Mode, subCat, f.destructive), p.MayAsk()).Decision
 			ev.Subcommands = append(ev.Subcommands, sub)
 		}
@@ -293,7 +322,7 @@ func Evaluate(p Policy, hook Verdict, req Request) Evaluation {
 
 func addPaths(dst, uncheckable *[]string, cwd string, raw []string) {
 	for _, p := range raw {
-		if strings.ContainsAny(p, "*?[$`") {
+		if strings.ContainsAny(p, "*?[$`") || braceExpands(p) {
 			*uncheckable = append(*uncheckable, p)
 			continue
 		}
@@ -303,6 +332,24 @@ func addPaths(dst, uncheckable *[]string, cwd string, raw []string) {
 			continue
 		}
 		*dst = append(*dst, n)
+	}
+}
+
+// braceExpands: the shell turns the word into several ({a,b}, {1..3}).
+func braceExpands(s string) bool {
+	for {
+		open := strings.IndexByte(s, '{')
+		if open < 0 {
+			return false
+		}
+		s = s[open+1:]
+		end := strings.IndexByte(s, '}')
+		if end < 0 {
+			return false
+		}
+		if in := s[:end]; strings.Contains(in, ",") || strings.Contains(in, "..") {
+			return true
+		}
 	}
 }
 
@@ -323,11 +370,13 @@ func outsideWrite(p *eventsv1.SandboxProfile, path string, resolved map[string]s
 	}
 }
 
-func outsideRead(p *eventsv1.SandboxProfile, path string, resolved map[string]string) string {
-	if p.GetMode() == eventsv1.SandboxMode_SANDBOX_MODE_FULL_ACCESS || len(p.GetReadRoots()) == 0 {
+// outsideRead: roots are the read roots with the write roots (see
+// Evaluate: a profile without read roots reads its workspace). With no
+// root at all nothing is inside.
+func outsideRead(p *eventsv1.SandboxProfile, roots []string, path string, resolved map[string]string) string {
+	if p.GetMode() == eventsv1.SandboxMode_SANDBOX_MODE_FULL_ACCESS {
 		return ""
 	}
-	roots := append(append([]string{}, p.GetReadRoots()...), p.GetWriteRoots()...)
 	if !WithinAny(roots, path) {
 		return "outside the read roots"
 	}
@@ -353,7 +402,7 @@ func outsideHost(p *eventsv1.SandboxProfile, host string) string {
 	}
 }
 
-func facetCategory(p *eventsv1.SandboxProfile, f facet, resolved map[string]string) Category {
+func facetCategory(p *eventsv1.SandboxProfile, readRoots []string, f facet, resolved map[string]string) Category {
 	out, readOut := len(f.uncheckable) > 0, false
 	for _, w := range f.writes {
 		if outsideWrite(p, w, resolved) != "" {
@@ -361,7 +410,7 @@ func facetCategory(p *eventsv1.SandboxProfile, f facet, resolved map[string]stri
 		}
 	}
 	for _, r := range f.reads {
-		if outsideRead(p, r, resolved) != "" {
+		if outsideRead(p, readRoots, r, resolved) != "" {
 			readOut = true
 		}
 	}

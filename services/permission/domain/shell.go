@@ -26,8 +26,13 @@ type Command struct {
 	Argv []string
 	// Dynamic: some word depends on run-time expansion.
 	Dynamic bool
+	// Env names the variables the command is given: its prefix
+	// assignments (FOO=1 cmd) and those of env (env FOO=1 cmd).
+	Env []string
 	// WritePaths and ReadPaths are raw (not normalized) targets: redirect
-	// targets and arguments of commands known to write or read files.
+	// targets, operands of commands known to read, and the paths of
+	// options known to write (sort -o). A path only the shell can expand
+	// is kept in its source form.
 	WritePaths []string
 	ReadPaths  []string
 	// Hosts it reaches over the network.
@@ -38,9 +43,38 @@ type Command struct {
 	DestructiveReason string
 	ImpactScope       string
 	RollbackAdvice    string
-	// ReadOnly: a command known to only read (ls, cat, git status...).
+	// ReadOnly: every word of the command is on the read-only allowlist
+	// (readonly.go): a known command, each option known to only read, no
+	// environment that changes what it runs. Anything else is not.
 	ReadOnly bool
+	// Unbounded: the command runs code the parser cannot see (sh -c "$X",
+	// eval $X), so its effects cannot be bounded.
+	Unbounded bool
+	// Cwd says what the command does to the working directory of the
+	// commands after it.
+	Cwd CwdEffect
+
+	// lit says, per word of Argv, whether it is literal.
+	lit []bool
+	// chain is the index of the top-level statement the command is part
+	// of: a cd moves the cwd only inside its own chain.
+	chain int
 }
+
+// CwdEffect is what a command does to the working directory of the
+// commands after it.
+type CwdEffect int
+
+const (
+	// CwdKept: the command does not change it.
+	CwdKept CwdEffect = iota
+	// CwdMoved: a literal `cd dir` whose success the following commands of
+	// its && chain depend on; they run in dir.
+	CwdMoved
+	// CwdUnknown: the command may change it in a way the parser cannot
+	// follow (cd in a subshell or after ||, pushd, source, cd $X...).
+	CwdUnknown
+)
 
 // ParseCommand splits a command line into its simple commands: every
 // command of pipelines, lists (&&, ||, ;), subshells, blocks, command and
@@ -48,51 +82,156 @@ type Command struct {
 // that each is judged on its own. Wrappers (sudo, env, nice, xargs, ...)
 // are looked through: `sudo rm -rf /` is judged as `rm -rf /`.
 func ParseCommand(line string) ([]Command, error) {
-	return parseCommand(line, 0)
+	return parseCommand(line, 0, 0)
 }
 
-func parseCommand(line string, depth int) ([]Command, error) {
+func parseCommand(line string, depth, chain int) ([]Command, error) {
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnparsableCommand, err)
 	}
+	// Statements of a top-level && chain: a literal cd there moves the
+	// cwd of the rest of its chain (which runs only if the cd succeeded).
+	inChain := map[*syntax.Stmt]bool{}
+	if depth == 0 {
+		var mark func(*syntax.Stmt)
+		mark = func(st *syntax.Stmt) {
+			if st.Background || st.Negated || st.Coprocess {
+				return
+			}
+			if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.AndStmt {
+				mark(b.X)
+				mark(b.Y)
+				return
+			}
+			inChain[st] = true
+		}
+		for _, st := range file.Stmts {
+			mark(st)
+		}
+	}
+	// A relative cd searches $CDPATH: when the line sets variables, a
+	// relative cd is not followed.
+	setsVars := false
+	syntax.Walk(file, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.Assign, *syntax.DeclClause, *syntax.LetClause:
+			setsVars = true
+		case *syntax.WordIter:
+			setsVars = true
+		case *syntax.CallExpr:
+			if len(x.Args) > 0 {
+				if v, _ := wordValue(x.Args[0]); varSetters[v] {
+					setsVars = true
+				}
+			}
+		}
+		return !setsVars
+	})
 	var out []Command
 	var walkErr error
-	syntax.Walk(file, func(n syntax.Node) bool {
-		st, ok := n.(*syntax.Stmt)
-		if !ok || walkErr != nil {
-			return walkErr == nil
+	for i, top := range file.Stmts {
+		if depth == 0 {
+			chain = i
 		}
-		cmd := Command{}
-		if call, ok := st.Cmd.(*syntax.CallExpr); ok {
-			for _, w := range call.Args {
-				v, lit := wordValue(w)
-				if !lit {
-					cmd.Dynamic = true
-				}
-				cmd.Argv = append(cmd.Argv, v)
+		syntax.Walk(top, func(n syntax.Node) bool {
+			if walkErr != nil {
+				return false
 			}
-		} else if st.Cmd != nil && len(st.Redirs) == 0 {
-			// Compound commands (if, while, subshells, blocks) are judged
-			// through the statements inside them, which Walk visits.
+			switch x := n.(type) {
+			case *syntax.WordIter:
+				// `for PATH in ...` assigns a variable, maybe an exported one.
+				out = append(out, Command{Argv: []string{"for", x.Name.Value}, chain: chain})
+				return true
+			case *syntax.Stmt:
+			default:
+				return true
+			}
+			st := n.(*syntax.Stmt)
+			cmd := Command{chain: chain}
+			switch c := st.Cmd.(type) {
+			case *syntax.CallExpr:
+				for _, a := range c.Assigns {
+					if a.Name != nil {
+						cmd.Env = append(cmd.Env, a.Name.Value)
+					}
+					if a.Value != nil {
+						if v, lit := wordValue(a.Value); !lit || strings.Contains(v, "/") {
+							// A locale or zone that is a path loads files.
+							cmd.Env = append(cmd.Env, "")
+						}
+					}
+				}
+				for _, w := range c.Args {
+					v, lit := wordValue(w)
+					if !lit {
+						cmd.Dynamic = true
+					}
+					cmd.Argv = append(cmd.Argv, v)
+					cmd.lit = append(cmd.lit, lit)
+				}
+				if len(c.Args) == 0 {
+					// A bare assignment changes the shell's variables (PATH,
+					// an exported one): never read-only.
+					cmd.Env = nil
+				}
+			case *syntax.DeclClause:
+				// export, declare, local, readonly: they set variables the
+				// commands after them see. Judged as a command that is not
+				// read-only.
+				cmd.Argv = []string{c.Variant.Value}
+				for _, a := range c.Args {
+					cmd.Argv = append(cmd.Argv, source(a))
+				}
+			case *syntax.LetClause:
+				cmd.Argv = []string{"let"}
+			case nil:
+			case *syntax.Block, *syntax.Subshell, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause,
+				*syntax.CaseClause, *syntax.BinaryCmd, *syntax.FuncDecl, *syntax.TestClause, *syntax.ArithmCmd,
+				*syntax.TimeClause, *syntax.CoprocClause:
+				if len(st.Redirs) == 0 {
+					// Compound commands are judged through the statements
+					// inside them, which Walk visits.
+					return true
+				}
+			default:
+				// Anything else (a test declaration...) is not understood,
+				// hence not read-only.
+				cmd.Argv = []string{source(st.Cmd)}
+				cmd.Dynamic = true
+			}
+			for _, r := range st.Redirs {
+				applyRedirect(&cmd, r)
+			}
+			nested, err := classify(&cmd, depth, chain)
+			if err != nil {
+				walkErr = err
+				return false
+			}
+			if cmd.Cwd == CwdMoved && (!inChain[st] || setsVars && !explicitlyRelative(cmd.Argv[len(cmd.Argv)-1])) {
+				cmd.Cwd = CwdUnknown
+			}
+			out = append(out, cmd)
+			out = append(out, nested...)
 			return true
-		}
-		for _, r := range st.Redirs {
-			applyRedirect(&cmd, r)
-		}
-		nested, err := classify(&cmd, depth)
-		if err != nil {
-			walkErr = err
-			return false
-		}
-		out = append(out, cmd)
-		out = append(out, nested...)
-		return true
-	})
+		})
+	}
 	if walkErr != nil {
 		return nil, walkErr
 	}
 	return out, nil
+}
+
+// varSetters are builtins that assign shell variables by name.
+var varSetters = map[string]bool{
+	"read": true, "mapfile": true, "readarray": true, "getopts": true, "printf": true, "export": true,
+	"declare": true, "typeset": true, "local": true, "readonly": true, "let": true, "set": true,
+	"eval": true, "source": true, ".": true, "unset": true, "shopt": true, "alias": true,
+}
+
+// explicitlyRelative: a cd operand $CDPATH does not apply to.
+func explicitlyRelative(dir string) bool {
+	return strings.HasPrefix(dir, "/") || dir == "." || dir == ".." || strings.HasPrefix(dir, "./") || strings.HasPrefix(dir, "../")
 }
 
 // wordValue resolves a word's quotes; ok is false when the word needs the
@@ -216,66 +355,162 @@ func markDestructive(cmd *Command, reason, impact, rollback string) {
 	cmd.Destructive, cmd.DestructiveReason, cmd.ImpactScope, cmd.RollbackAdvice = true, reason, impact, rollback
 }
 
-// wrappers run their arguments as a command; the value says how many
-// leading flags they take before it (-1: every leading "-x" and VAR=value).
+// wrappers run their arguments as a command, which is judged in their
+// place; opaque ones (sudo, xargs...) make it never read-only.
 var wrappers = map[string]bool{
 	"sudo": true, "doas": true, "env": true, "nice": true, "nohup": true, "time": true,
 	"command": true, "exec": true, "xargs": true, "timeout": true, "stdbuf": true, "ionice": true,
 }
 
-var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true}
+// opaqueWrappers change who runs the command or where its arguments come
+// from (xargs reads them from stdin): what they run is never read-only.
+var opaqueWrappers = map[string]bool{"sudo": true, "doas": true, "xargs": true, "stdbuf": true, "ionice": true, "exec": true}
 
-// readOnlyCommands only read (with no writing flags, checked below).
-var readOnlyCommands = map[string]bool{
-	"ls": true, "cat": true, "head": true, "tail": true, "less": true, "more": true, "wc": true,
-	"stat": true, "file": true, "grep": true, "rg": true, "pwd": true, "echo": true, "printf": true,
-	"which": true, "whoami": true, "date": true, "tree": true, "du": true, "df": true, "diff": true,
-	"true": true, "false": true, "test": true, "[": true, "basename": true, "dirname": true,
-	"realpath": true, "sort": true, "uniq": true, "cut": true, "tr": true, "jq": true, "env": true,
-}
-
-var readOnlyGit = map[string]bool{
-	"status": true, "log": true, "diff": true, "show": true, "branch": false, "rev-parse": true,
-	"ls-files": true, "blame": true, "grep": true, "describe": true,
-}
+var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "busybox": false}
 
 var networkCommands = map[string]bool{
 	"curl": true, "wget": true, "ssh": true, "scp": true, "rsync": true, "nc": true, "ftp": true,
 	"sftp": true, "telnet": true, "ping": true,
 }
 
+// unwrapped is a command with its wrappers taken off.
+type unwrapped struct {
+	argv []string
+	lit  []bool
+	// env: variables the wrappers set (env FOO=1).
+	env []string
+	// opaque: a wrapper hides what runs (sudo, xargs, an unknown option).
+	opaque bool
+	// split: the string of env -S, run as a command line.
+	split    string
+	splitLit bool
+}
+
+// unwrap strips wrappers and their options.
+func unwrap(argv []string, lit []bool) unwrapped {
+	u := unwrapped{argv: argv, lit: lit}
+	if len(u.lit) != len(u.argv) {
+		u.lit = make([]bool, len(argv))
+		for i, a := range argv {
+			u.lit[i] = !strings.ContainsAny(a, "$`")
+		}
+	}
+	for len(u.argv) > 0 {
+		if isAssignment(u.argv[0]) {
+			u.env = append(u.env, u.argv[0][:strings.IndexByte(u.argv[0], '=')])
+			u.argv, u.lit = u.argv[1:], u.lit[1:]
+			continue
+		}
+		name := path.Base(u.argv[0])
+		if !wrappers[name] || len(u.argv) == 1 || !u.lit[0] {
+			return u
+		}
+		if opaqueWrappers[name] {
+			u.opaque = true
+		}
+		i := 1
+		for i < len(u.argv) && (strings.HasPrefix(u.argv[i], "-") && u.argv[i] != "-" || name == "env" && isAssignment(u.argv[i])) {
+			opt := u.argv[i]
+			i++
+			if opt == "--" {
+				break
+			}
+			switch {
+			case name == "env" && isAssignment(opt):
+				u.env = append(u.env, opt[:strings.IndexByte(opt, '=')])
+			case name == "env" && (opt == "-i" || opt == "--ignore-environment" || opt == "-0" || opt == "--null" || strings.HasPrefix(opt, "--unset=")):
+			case name == "env" && (opt == "-u" || opt == "--unset"):
+				i++
+			case name == "env" && (opt == "-S" || opt == "--split-string" || strings.HasPrefix(opt, "-S") || strings.HasPrefix(opt, "--split-string=")):
+				// env -S 'cmd args': the string is a command line.
+				u.opaque = true
+				s, ok := strings.CutPrefix(strings.TrimPrefix(opt, "--split-string="), "-S")
+				if opt == "-S" || opt == "--split-string" {
+					if i < len(u.argv) {
+						s, ok = u.argv[i], u.lit[i]
+						i++
+					}
+				} else if strings.HasPrefix(opt, "--split-string=") {
+					s, ok = strings.TrimPrefix(opt, "--split-string="), u.lit[i-1]
+				} else {
+					ok = ok && u.lit[i-1]
+				}
+				u.split, u.splitLit = strings.Join(append([]string{s}, u.argv[i:]...), " "), ok
+				u.argv, u.lit = nil, nil
+				return u
+			case name == "sudo" && (opt == "-u" || opt == "-g" || opt == "-C" || opt == "-D" || opt == "-h" || opt == "-p" || opt == "-r" || opt == "-t" || opt == "-U"),
+				name == "timeout" && (opt == "-s" || opt == "-k" || opt == "--signal" || opt == "--kill-after"),
+				name == "nice" && opt == "-n", name == "ionice" && (opt == "-c" || opt == "-n" || opt == "-p"),
+				name == "xargs" && (opt == "-a" || opt == "-d" || opt == "-E" || opt == "-I" || opt == "-L" || opt == "-n" || opt == "-P" || opt == "-s"):
+				i++
+			case name == "nice" && isNumericOpt(opt), name == "timeout" && (opt == "--preserve-status" || opt == "--foreground" || opt == "-v" || opt == "--verbose" || strings.HasPrefix(opt, "--signal=") || strings.HasPrefix(opt, "--kill-after=")),
+				name == "time" && opt == "-p", name == "command" && opt == "-p":
+			default:
+				// An option not known to leave the command as it is
+				// (env -C dir, command -v...).
+				u.opaque = true
+			}
+		}
+		if name == "timeout" && i < len(u.argv) {
+			i++ // the duration
+		}
+		i = min(i, len(u.argv))
+		u.argv, u.lit = u.argv[i:], u.lit[i:]
+	}
+	return u
+}
+
+// effectiveArgv strips wrappers and leading VAR=value assignments.
+func effectiveArgv(argv []string) []string { return unwrap(argv, nil).argv }
+
 // classify fills in what a command does from its argv, and returns the
-// commands nested in it (the string of `sh -c`, `eval`).
-func classify(cmd *Command, depth int) ([]Command, error) {
-	argv := effectiveArgv(cmd.Argv)
+// commands nested in it (the string of `sh -c`, `eval`, `env -S`).
+func classify(cmd *Command, depth, chain int) ([]Command, error) {
+	u := unwrap(cmd.Argv, cmd.lit)
+	cmd.Env = append(cmd.Env, u.env...)
+	var nested []Command
+	parseNested := func(script string, lit bool) error {
+		if !lit {
+			cmd.Unbounded = true
+			return nil
+		}
+		if depth >= maxNesting {
+			return fmt.Errorf("%w: shell strings nested deeper than %d", ErrUnparsableCommand, maxNesting)
+		}
+		inner, err := parseCommand(script, depth+1, chain)
+		if err != nil {
+			return err
+		}
+		nested = append(nested, inner...)
+		return nil
+	}
+	if u.split != "" {
+		if err := parseNested(u.split, u.splitLit); err != nil {
+			return nil, err
+		}
+	}
+	argv := u.argv
 	if len(argv) == 0 {
-		return nil, nil
+		return nested, nil
 	}
 	name := path.Base(argv[0])
 	args := argv[1:]
-	var nested []Command
 	switch {
-	case shells[name] || name == "eval":
-		script := ""
-		if name == "eval" {
-			script = strings.Join(args, " ")
-		} else {
-			for i, a := range args {
-				if a == "-c" && i+1 < len(args) {
-					script = args[i+1]
-					break
-				}
-			}
+	case name == "eval":
+		allLit := true
+		for _, l := range u.lit[1:] {
+			allLit = allLit && l
 		}
-		if script != "" {
-			if depth >= maxNesting {
-				return nil, fmt.Errorf("%w: shell strings nested deeper than %d", ErrUnparsableCommand, maxNesting)
-			}
-			inner, err := parseCommand(script, depth+1)
-			if err != nil {
+		if len(args) > 0 {
+			if err := parseNested(strings.Join(args, " "), allLit); err != nil {
 				return nil, err
 			}
-			nested = inner
+		}
+	case shells[name]:
+		if script, lit, ok := shellScript(args, u.lit[1:]); ok {
+			if err := parseNested(script, lit); err != nil {
+				return nil, err
+			}
 		}
 	case name == "rm" || name == "rmdir" || name == "unlink" || name == "shred":
 		paths := operands(args)
@@ -329,16 +564,31 @@ func classify(cmd *Command, depth int) ([]Command, error) {
 				markDestructive(cmd, "delete by find", "files matched under "+strings.Join(operands(args[:1]), ", "),
 					"restore the files from version control or a backup")
 			}
-		}
-		if !cmd.Destructive && !containsAny(args, "-exec", "-execdir", "-ok", "-fprint", "-fprintf", "-fls") {
-			cmd.ReadOnly = true
+			if (a == "-fprint" || a == "-fprint0" || a == "-fprintf" || a == "-fls") && i+1 < len(args) {
+				cmd.WritePaths = append(cmd.WritePaths, args[i+1])
+			}
 		}
 	case name == "git":
 		classifyGit(cmd, args)
-	case name == "sed" && (hasFlag(args, 'i', "--in-place") || hasPrefixArg(args, "-i")):
+	case name == "sed" && (hasFlag(args, 'i', "--in-place") || hasPrefixArg(args, "-i") || hasPrefixArg(args, "--in-place")):
 		ops := operands(args)
 		if len(ops) > 1 {
 			cmd.WritePaths = append(cmd.WritePaths, ops[1:]...)
+		}
+	case name == "sort":
+		for i, a := range args {
+			if (a == "-o" || a == "--output") && i+1 < len(args) {
+				cmd.WritePaths = append(cmd.WritePaths, args[i+1])
+			} else if o, ok := strings.CutPrefix(a, "--output="); ok {
+				cmd.WritePaths = append(cmd.WritePaths, o)
+			} else if o, ok := strings.CutPrefix(a, "-o"); ok && o != "" {
+				cmd.WritePaths = append(cmd.WritePaths, o)
+			}
+		}
+	case name == "cd" || name == "pushd" || name == "popd" || name == "builtin" || name == "source" || name == ".":
+		cmd.Cwd = CwdUnknown
+		if name == "cd" && len(args) == 1 && u.lit[1] && args[0] != "-" {
+			cmd.Cwd = CwdMoved
 		}
 	case networkCommands[name]:
 		cmd.Network = true
@@ -350,16 +600,47 @@ func classify(cmd *Command, depth int) ([]Command, error) {
 				}
 			}
 		}
-	case readOnlyCommands[name]:
-		cmd.ReadOnly = true
-		if name == "cat" || name == "head" || name == "tail" || name == "less" || name == "more" || name == "wc" || name == "stat" || name == "file" {
-			cmd.ReadPaths = append(cmd.ReadPaths, operands(args)...)
-		}
 	}
-	if len(cmd.WritePaths) > 0 {
-		cmd.ReadOnly = false
+	// Read-only only when nothing says otherwise: a known command with
+	// only known options, run by its name from the system's directories,
+	// without environment that changes what it runs.
+	reads, ro := readOnlyCommand(name, args, u.lit[1:])
+	if ro && !u.opaque && envIsInert(cmd.Env) && plainProgram(argv[0], u.lit[0]) &&
+		len(cmd.WritePaths) == 0 && !cmd.Network && !cmd.Destructive && !cmd.Unbounded && len(nested) == 0 {
+		cmd.ReadOnly = true
+	}
+	if ro {
+		cmd.ReadPaths = append(cmd.ReadPaths, reads...)
 	}
 	return nested, nil
+}
+
+// shellScript finds the command string of `sh -c script`, also in a
+// combined flag group (-lc, -ec, -xc): the first operand after the options.
+func shellScript(args []string, lit []bool) (script string, literal, ok bool) {
+	hasC := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--" || a == "-":
+			i++
+		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
+			i++
+			continue
+		case strings.HasPrefix(a, "--"):
+			continue
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			if strings.IndexByte(a[1:], 'c') >= 0 {
+				hasC = true
+			}
+			continue
+		}
+		if i < len(args) && hasC {
+			return args[i], lit[i], true
+		}
+		return "", false, false
+	}
+	return "", false, false
 }
 
 func classifyGit(cmd *Command, args []string) {
@@ -419,48 +700,11 @@ func classifyGit(cmd *Command, args []string) {
 			markDestructive(cmd, "force branch delete", "branch "+strings.Join(operands(rest), " "),
 				"git reflog shows the branch's last commit; recreate it with git branch <name> <commit>")
 		}
-		if len(operands(rest)) == 0 {
-			cmd.ReadOnly = true
-		}
 	case "stash":
 		if containsAny(rest, "drop", "clear") {
 			markDestructive(cmd, "stash drop", "stashed changes", "git fsck --unreachable can find dropped stashes until they are pruned")
 		}
-	default:
-		if readOnlyGit[sub] {
-			cmd.ReadOnly = true
-		}
 	}
-}
-
-// effectiveArgv strips wrappers and leading VAR=value assignments.
-func effectiveArgv(argv []string) []string {
-	for len(argv) > 0 {
-		if isAssignment(argv[0]) {
-			argv = argv[1:]
-			continue
-		}
-		name := path.Base(argv[0])
-		if !wrappers[name] || len(argv) == 1 {
-			return argv
-		}
-		rest := argv[1:]
-		for len(rest) > 0 && (strings.HasPrefix(rest[0], "-") || isAssignment(rest[0])) {
-			opt := rest[0]
-			rest = rest[1:]
-			// Options of sudo and timeout that take a value.
-			if (name == "sudo" && (opt == "-u" || opt == "-g" || opt == "-C")) || (name == "timeout" && (opt == "-s" || opt == "-k")) || (name == "nice" && opt == "-n") {
-				if len(rest) > 0 {
-					rest = rest[1:]
-				}
-			}
-		}
-		if name == "timeout" && len(rest) > 0 {
-			rest = rest[1:] // the duration
-		}
-		argv = rest
-	}
-	return argv
 }
 
 func isAssignment(s string) bool {

@@ -35,7 +35,7 @@ func TestParseCommand(t *testing.T) {
 		{"env FOO=1 rm x", []sub{{argv: "env FOO=1 rm x", writes: "x", destructive: "delete"}}},
 		{`bash -c "rm -rf /tmp/x && ls"`, []sub{{argv: "bash -c rm -rf /tmp/x && ls"}, {argv: "rm -rf /tmp/x", writes: "/tmp/x", destructive: "recursive delete"}, {argv: "ls", readOnly: true}}},
 		{"echo $(rm -rf ~)", []sub{{argv: "echo $(rm -rf ~)", readOnly: true}, {argv: "rm -rf ~", writes: "~", destructive: "recursive delete"}}},
-		{"(cd sub && git reset --hard)", []sub{{argv: "cd sub"}, {argv: "git reset --hard", destructive: "hard reset"}}},
+		{"(cd sub && git reset --hard)", []sub{{argv: "cd sub", readOnly: true}, {argv: "git reset --hard", destructive: "hard reset"}}},
 		{"if true; then git clean -fd; fi", []sub{{argv: "true", readOnly: true}, {argv: "git clean -fd", destructive: "delete untracked files"}}},
 		{`r\m -rf 'a b'`, []sub{{argv: "rm -rf a b", writes: "a b", destructive: "recursive delete"}}},
 		{"curl -o out https://Example.com/x", []sub{{argv: "curl -o out https://Example.com/x", writes: "out", hosts: "example.com"}}},
@@ -97,6 +97,8 @@ func FuzzParseCommand(f *testing.F) {
 		"ls", "rm -rf /", "git push -f", "echo a > b", "bash -c 'rm x'", "a && b || c; d | e",
 		"$(x) `y` ${z}", "cat <<EOF\nhi\nEOF", "f() { rm x; }; f", "x=1 y=2 cmd", "sudo -u root env A=1 rm -r d",
 		"for i in *; do rm \"$i\"; done", "echo 'a\nb' >| c", "eval 'rm -rf /'",
+		"git -c core.fsmonitor=x status", "GIT_DIR=x git log", "bash -lc 'cat /etc/x'", "sort -o x y", "find . -fprint x",
+		"sed -n 's/a/b/w x' f", "jq --rawfile a b -n 1", "cd a && cat b", "env -S 'ls -l'", "rg --pre x y",
 	} {
 		f.Add(s)
 	}
@@ -114,6 +116,9 @@ func FuzzParseCommand(f *testing.F) {
 			}
 			if c.ReadOnly && len(c.WritePaths) > 0 {
 				t.Fatalf("%q: read-only command writes %v", line, c.WritePaths)
+			}
+			if c.ReadOnly && (c.Network || c.Unbounded || c.Destructive || !envIsInert(c.Env)) {
+				t.Fatalf("%q: read-only command %+v", line, c)
 			}
 		}
 	})
