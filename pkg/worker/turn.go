@@ -558,6 +558,9 @@ func (tu *turn) permit(ctx context.Context, callID string, c provider.ToolCall, 
 		Target: eventsv1.TargetKind_TARGET_KIND_TOOL, Name: c.Name, Access: acc.Access, Paths: acc.Paths,
 		Command: acc.Command, Cwd: cmp.Or(acc.Cwd, w.cfg.Sandbox.Root), ArgumentsJson: c.Arguments,
 	}
+	for _, r := range acc.Resolved {
+		req.ResolvedPaths = append(req.ResolvedPaths, &permissionv1.PathResolution{Path: r.Path, Resolved: r.Resolved})
+	}
 	var resp *permissionv1.EvaluatePermissionResponse
 	err = w.retryInfra(ctx, "permission.EvaluatePermission", func(ctx context.Context) (err error) {
 		resp, err = w.permission.EvaluatePermission(ctx, req)

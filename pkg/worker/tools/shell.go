@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -52,11 +53,27 @@ func (s Shell) Plan(sb *Sandbox, raw json.RawMessage) (Access, error) {
 	if err != nil {
 		return Access{}, err
 	}
-	cwd := sb.Root
-	if a.Cwd != "" {
-		cwd = sb.Resolve(a.Cwd)
+	// The cwd is checked before the call is judged, not only when it
+	// runs: the permission service takes the call's cwd as the workspace
+	// a profile without read roots reads.
+	cwd, err := a.cwd(sb)
+	if err != nil {
+		return Access{}, err
 	}
-	return Access{Access: eventsv1.Access_ACCESS_EXECUTE, Command: a.Command, Cwd: cwd}, nil
+	cwd = absPath(cwd)
+	roots := append(append([]string{}, sb.readRoots()...), sb.WriteRoots...)
+	for i, r := range roots {
+		roots[i] = absPath(r)
+	}
+	return Access{Access: eventsv1.Access_ACCESS_EXECUTE, Command: a.Command, Cwd: cwd,
+		Resolved: ResolveShellPaths(a.Command, cwd, roots)}, nil
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 func (s Shell) Run(ctx context.Context, sb *Sandbox, raw json.RawMessage) (Result, error) {

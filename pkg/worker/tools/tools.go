@@ -43,6 +43,9 @@ type Access struct {
 	Paths   []string
 	Command string
 	Cwd     string
+	// Resolved: paths of the call that symbolic links lead elsewhere, with
+	// where they lead (ResolveShellPaths).
+	Resolved []Resolution
 }
 
 // Result is a call's output as the model sees it.

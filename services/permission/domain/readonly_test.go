@@ -239,3 +239,21 @@ func joinComma(s []string) string {
 	}
 	return out
 }
+
+// TestShellReadThroughALink: a read operand the worker reports as a link
+// leading out of the workspace is a read outside.
+func TestShellReadThroughALink(t *testing.T) {
+	p := Policy{Mode: eventsv1.PermissionMode_PERMISSION_MODE_DEFAULT, Interactive: true, Sandbox: DefaultSandbox()}
+	req := Request{Name: "shell", Access: eventsv1.Access_ACCESS_EXECUTE, Command: "cat notes.txt", Cwd: "/work"}
+	if ev := Evaluate(p, Verdict{}, req); ev.Decision != eventsv1.Decision_DECISION_SANDBOXED {
+		t.Fatalf("without a link: %v (%s)", ev.Decision, ev.Reason)
+	}
+	req.Resolved = map[string]string{"/work/notes.txt": "/home/me/.ssh/id_rsa"}
+	if ev := Evaluate(p, Verdict{}, req); ev.Decision != eventsv1.Decision_DECISION_ASK || len(ev.Violations) != 1 {
+		t.Fatalf("through a link out: %v (%s) %+v", ev.Decision, ev.Reason, ev.Violations)
+	}
+	req.Command, req.Resolved = "cd docs && ls", map[string]string{"/work/docs": "/etc"}
+	if ev := Evaluate(p, Verdict{}, req); ev.Decision != eventsv1.Decision_DECISION_ASK {
+		t.Fatalf("a cd into a link out: %v (%s)", ev.Decision, ev.Reason)
+	}
+}
