@@ -190,14 +190,14 @@ var rgLong = longs(`files hidden no-hidden no-ignore no-ignore-vcs no-ignore-par
 
 // Options of git log, show, diff and the like that only read: not
 // --output (writes a file), --ext-diff and --textconv (run programs),
-// --show-signature (runs gpg).
+// --show-signature (runs gpg), --no-index (compares any two paths).
 var gitLogLong = longs(`oneline graph decorate[=] no-decorate stat[=] shortstat numstat name-only name-status patch no-patch raw
 	format= pretty[=] abbrev-commit no-abbrev-commit abbrev[=] all branches[=] tags[=] remotes[=] author= committer= since=
 	until= after= before= grep= reverse max-count= skip= first-parent no-merges merges follow date= relative-date color[=]
 	no-color word-diff[=] word-diff-regex= color-words[=] cached staged unified= ignore-all-space ignore-space-change
 	ignore-blank-lines ignore-space-at-eol find-renames[=] find-copies[=] no-renames full-index summary dirstat[=] diff-filter=
 	check exit-code quiet minimal patience histogram diff-algorithm= src-prefix= dst-prefix= no-prefix relative[=] text
-	merge-base no-index topo-order date-order author-date-order left-right cherry-pick cherry-mark boundary
+	merge-base topo-order date-order author-date-order left-right cherry-pick cherry-mark boundary
 	simplify-by-decoration full-history ancestry-path pickaxe-all pickaxe-regex encoding= expand-tabs[=] no-expand-tabs
 	log-size source use-mailmap mailmap no-mailmap invert-grep regexp-ignore-case extended-regexp fixed-strings
 	perl-regexp all-match no-walk[=] do-walk ignore-submodules[=] submodule[=] no-ext-diff no-textconv count
@@ -277,9 +277,10 @@ var roCommands = map[string]roCommand{
 		output-delimiter= zero-terminated`)}},
 	"tr":   {opts: optSpec{short: "cCdst", long: longs(`complement delete squeeze-repeats truncate-set1`)}, operands: operandText},
 	"comm": {opts: optSpec{short: "123iz", long: longs(`check-order nocheck-order output-delimiter= total zero-terminated`)}},
-	"diff": {opts: optSpec{short: "uqsyiwbBEZNrtTacpl", valued: "UCxWFDI", long: longs(`unified[=] context[=] brief
-		report-identical-files side-by-side ignore-case ignore-all-space ignore-space-change ignore-blank-lines recursive
-		new-file text color[=] exclude= strip-trailing-cr suppress-common-lines width= label= minimal speed-large-files
+	// Not -r: diff follows the links inside the trees it compares.
+	"diff": {opts: optSpec{short: "uqsyiwbBEZtTacpl", valued: "UCxWFDI", long: longs(`unified[=] context[=] brief
+		report-identical-files side-by-side ignore-case ignore-all-space ignore-space-change ignore-blank-lines
+		text color[=] exclude= strip-trailing-cr suppress-common-lines width= label= minimal speed-large-files
 		show-c-function show-function-line= ignore-matching-lines= expand-tabs initial-tab normal no-dereference`)}},
 	"du": {opts: optSpec{short: "ahcsSklmxb0", valued: "dBt", long: longs(`all human-readable summarize max-depth= total bytes
 		apparent-size block-size= si one-file-system threshold= exclude= time[=] null`)}, implicitDot: true},
@@ -462,10 +463,10 @@ func readOnlyFind(args []string) ([]string, bool) {
 var jqLong = set(`raw-output join-output compact-output null-input slurp exit-status sort-keys color-output
 	monochrome-output ascii-output raw-input tab seq stream stream-errors raw-output0`)
 
-// readOnlyJq: the first operand is the filter (unless -f gives it), the
-// rest are files read; --slurpfile and --rawfile read theirs; after
-// --args or --jsonargs operands are values. Not -L (loads modules from a
-// directory).
+// readOnlyJq: the first operand is the filter, the rest are files read;
+// --slurpfile and --rawfile read theirs; after --args or --jsonargs
+// operands are values. Not -L (loads modules from a directory), -f (a
+// filter from a file), nor a filter that imports or includes.
 func readOnlyJq(args []string, lit []bool) ([]string, bool) {
 	var reads []string
 	filter := false
@@ -484,12 +485,7 @@ func readOnlyJq(args []string, lit []bool) ([]string, bool) {
 			reads = append(reads, args[i+2])
 			i += 2
 		case a == "-f" || a == "--from-file":
-			if i+1 >= len(args) {
-				return nil, false
-			}
-			reads = append(reads, args[i+1])
-			filter = true
-			i++
+			return nil, false // a filter not seen here may import modules
 		case a == "--indent":
 			i++
 		case strings.HasPrefix(a, "--"):
@@ -503,6 +499,10 @@ func readOnlyJq(args []string, lit []bool) ([]string, bool) {
 				}
 			}
 		case !filter:
+			// import and include read modules and data files by name.
+			if i < len(lit) && !lit[i] || strings.Contains(a, "import") || strings.Contains(a, "include") {
+				return nil, false
+			}
 			filter = true
 		case !values:
 			if i < len(lit) && !lit[i] && (strings.HasPrefix(a, "<(") || strings.HasPrefix(a, ">(")) {
@@ -581,6 +581,40 @@ func sedScriptSafe(s string) bool {
 		}
 		return false
 	}
+	// skipRegex is skipDelimited for a regular expression, where sed
+	// implementations differ on whether a delimiter inside a bracket
+	// expression ends it ([/] in s/[/]/x/w f): only a simple bracket
+	// without the delimiter, a backslash or a nested [ is accepted, on
+	// which they agree.
+	skipRegex := func(delim byte) bool {
+		for i < len(s) {
+			c := s[i]
+			i++
+			switch c {
+			case '\\':
+				i++
+			case delim:
+				return true
+			case '[':
+				if i < len(s) && s[i] == '^' {
+					i++
+				}
+				if i < len(s) && s[i] == ']' {
+					i++
+				}
+				for {
+					if i >= len(s) || s[i] == delim || s[i] == '\\' || s[i] == '[' || s[i] == '\n' {
+						return false
+					}
+					i++
+					if s[i-1] == ']' {
+						break
+					}
+				}
+			}
+		}
+		return false
+	}
 	for i < len(s) {
 		c := s[i]
 		switch {
@@ -589,7 +623,7 @@ func sedScriptSafe(s string) bool {
 			i++
 		case c == '/':
 			i++
-			if !skipDelimited('/') {
+			if !skipRegex('/') {
 				return false
 			}
 			// An address may be followed by I or M.
@@ -602,15 +636,20 @@ func sedScriptSafe(s string) bool {
 			}
 			d := s[i+1]
 			i += 2
-			if !skipDelimited(d) {
+			if !skipRegex(d) {
 				return false
 			}
 		case c == '#' || c == ':' || c == 'b' || c == 't' || c == 'T' || c == 'a' || c == 'i' || c == 'c':
-			// Comment, label, branch or text: to the end of the line (a
-			// label or branch also ends at ';').
+			// Comment, label, branch or text: to the end of the line; a
+			// label or branch ends earlier, at white space, ';' or '}'
+			// (stopping early only makes more of the script checked).
 			stop := "\n"
 			if c == ':' || c == 'b' || c == 't' || c == 'T' {
-				stop = "\n;}"
+				i++
+				for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+					i++
+				}
+				stop = "\n;} \t"
 			}
 			for i < len(s) && strings.IndexByte(stop, s[i]) < 0 {
 				i++
@@ -623,7 +662,7 @@ func sedScriptSafe(s string) bool {
 			}
 			d := s[i+1]
 			i += 2
-			if !skipDelimited(d) || !skipDelimited(d) {
+			if c == 's' && !skipRegex(d) || c == 'y' && !skipDelimited(d) || !skipDelimited(d) {
 				return false
 			}
 			if c == 's' {

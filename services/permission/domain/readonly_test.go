@@ -78,6 +78,16 @@ func TestShellCommandsFailSafe(t *testing.T) {
 		{"sed '1e id' README.md", defaultProfile(def), ask},
 		{"sed 'r /etc/shadow' README.md", defaultProfile(def), ask},
 		{"sed -f script.sed README.md", defaultProfile(def), ask},
+		// GNU sed reads [/] as a bracket: the s command below writes
+		// /tmp/evil although a scan that ends the regex at the first /
+		// sees only p and an address.
+		{"sed -n 's/[/]/g;p/w /tmp/evil' README.md", defaultProfile(def), ask},
+		{`sed -n '\,[,],p;w /tmp/evil' README.md`, defaultProfile(def), ask},
+		{"diff -r docs /etc", defaultProfile(def), ask},
+		{"diff -r a b", defaultProfile(def), ask},
+		{"jq -n 'import \"x\" as $x; $x'", defaultProfile(def), ask},
+		{"jq -f filter.jq data.json", defaultProfile(def), ask},
+		{"jq -L /tmp . data.json", defaultProfile(def), ask},
 		{"cat README.md | tee out", defaultProfile(def), ask},
 		{"echo /etc/shadow | xargs cat", defaultProfile(def), ask},
 		{"ls | xargs rm", defaultProfile(def), ask},
@@ -174,7 +184,7 @@ func TestReadOnlyCommandsStaySandboxed(t *testing.T) {
 		"find . -name x", "find src -type f -name '*.go' -newer go.mod", "jq . package.json", "jq -r .name package.json",
 		"sort README.md", "sort -u -k2 README.md | uniq -c", "cut -d: -f1 README.md", "diff a b", "stat file",
 		"du -sh .", "tree -L 2", "pwd", "echo hello", "echo $(ls)", "printf '%s\\n' x", "which go", "true",
-		"test -f go.mod && cat go.mod", "sed -n 1,10p README.md", "sed 's/a/b/g' README.md", "sed -n '/foo/,/bar/p' file",
+		"test -f go.mod && cat go.mod", "sed -n 1,10p README.md", "sed -n '/^[a-z]/p' README.md", "sed 's/[0-9][0-9]*/N/g;s|a|b|' f", "sed 's/a/b/g' README.md", "sed -n '/foo/,/bar/p' file",
 		"cat README.md | grep foo | wc -l", "cd src && ls", "cd src && cat a.go", "LC_ALL=C sort file",
 		"ls 2>/dev/null", "cat file > /dev/null", "wc -l < README.md", "env", "date +%s", "uname -a",
 		"cat file | head -3", "basename /a/b", "sha256sum go.mod", "/usr/bin/ls",
