@@ -496,13 +496,37 @@ func classify(cmd *Command, depth, chain int) ([]Command, error) {
 	name := path.Base(argv[0])
 	args := argv[1:]
 	switch {
-	case name == "eval":
+	case name == "eval" || name == "watch":
+		// eval runs its arguments joined; watch runs them with sh -c.
+		i := 1
+		if name == "watch" {
+			for i < len(argv) && strings.HasPrefix(argv[i], "-") {
+				if argv[i] == "-n" || argv[i] == "--interval" || argv[i] == "-q" || argv[i] == "--equexit" {
+					i++
+				}
+				i++
+			}
+		}
 		allLit := true
-		for _, l := range u.lit[1:] {
+		for _, l := range u.lit[min(i, len(u.lit)):] {
 			allLit = allLit && l
 		}
-		if len(args) > 0 {
-			if err := parseNested(strings.Join(args, " "), allLit); err != nil {
+		if i < len(argv) {
+			if err := parseNested(strings.Join(argv[i:], " "), allLit); err != nil {
+				return nil, err
+			}
+		}
+	case name == "trap":
+		// trap's action runs later, in this shell.
+		if ops := operands(args); len(ops) > 1 && ops[0] != "-" && ops[0] != "" {
+			lit := true
+			for i, a := range args {
+				if a == ops[0] {
+					lit = u.lit[i+1]
+					break
+				}
+			}
+			if err := parseNested(ops[0], lit); err != nil {
 				return nil, err
 			}
 		}
@@ -568,6 +592,40 @@ func classify(cmd *Command, depth, chain int) ([]Command, error) {
 				cmd.WritePaths = append(cmd.WritePaths, args[i+1])
 			}
 		}
+		// What -exec, -execdir, -ok and -okdir run is judged as a command
+		// of its own, once per start point standing for {}.
+		starts := findStartPoints(args)
+		if (containsAny(args, "-exec", "-execdir", "-ok", "-okdir")) && (len(starts) > 16 || depth >= maxNesting) {
+			// Too many to judge one by one: what it runs is not bounded.
+			cmd.Unbounded = true
+			starts = nil
+		}
+		for i := 0; i < len(args); i++ {
+			if a := args[i]; a != "-exec" && a != "-execdir" && a != "-ok" && a != "-okdir" {
+				continue
+			}
+			end := i + 1
+			for end < len(args) && args[end] != ";" && args[end] != "+" {
+				end++
+			}
+			for _, start := range starts {
+				inner := Command{chain: chain}
+				for j := i + 1; j < end; j++ {
+					inner.Argv = append(inner.Argv, strings.ReplaceAll(args[j], "{}", start))
+					inner.lit = append(inner.lit, u.lit[j+1])
+					inner.Dynamic = inner.Dynamic || !u.lit[j+1]
+				}
+				more, err := classify(&inner, depth+1, chain)
+				if err != nil {
+					return nil, err
+				}
+				if inner.Cwd != CwdKept {
+					inner.Cwd = CwdUnknown
+				}
+				nested = append(append(nested, inner), more...)
+			}
+			i = end
+		}
 	case name == "git":
 		classifyGit(cmd, args)
 	case name == "sed" && (hasFlag(args, 'i', "--in-place") || hasPrefixArg(args, "-i") || hasPrefixArg(args, "--in-place")):
@@ -613,6 +671,23 @@ func classify(cmd *Command, depth, chain int) ([]Command, error) {
 		cmd.ReadPaths = append(cmd.ReadPaths, reads...)
 	}
 	return nested, nil
+}
+
+// findStartPoints are find's operands before its expression ("." when
+// none).
+func findStartPoints(args []string) []string {
+	i := 0
+	for i < len(args) && (args[i] == "-H" || args[i] == "-P" || args[i] == "-L") {
+		i++
+	}
+	var out []string
+	for ; i < len(args) && !strings.HasPrefix(args[i], "-") && args[i] != "(" && args[i] != "!"; i++ {
+		out = append(out, args[i])
+	}
+	if len(out) == 0 {
+		out = []string{"."}
+	}
+	return out
 }
 
 // shellScript finds the command string of `sh -c script`, also in a
