@@ -322,7 +322,7 @@ func Evaluate(p Policy, hook Verdict, req Request) Evaluation {
 
 func addPaths(dst, uncheckable *[]string, cwd string, raw []string) {
 	for _, p := range raw {
-		if strings.ContainsAny(p, "*?[$`") || braceExpands(p) {
+		if strings.ContainsAny(p, "*?[$`") || braceExpands(p) || strings.Contains(p, "@(") || strings.Contains(p, "!(") || strings.Contains(p, "+(") {
 			*uncheckable = append(*uncheckable, p)
 			continue
 		}
@@ -335,7 +335,8 @@ func addPaths(dst, uncheckable *[]string, cwd string, raw []string) {
 	}
 }
 
-// braceExpands: the shell turns the word into several ({a,b}, {1..3}).
+// braceExpands: the shell turns the word into several ({a,b}, {1..3});
+// extended globs (@(a|b)) are caught beside it in addPaths.
 func braceExpands(s string) bool {
 	for {
 		open := strings.IndexByte(s, '{')

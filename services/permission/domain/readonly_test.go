@@ -149,6 +149,8 @@ func TestShellCommandsFailSafe(t *testing.T) {
 		{"git diff --no-index /etc/passwd README.md", defaultProfile(def), ask},
 		{"cat {/etc/shadow,README.md}", defaultProfile(def), ask},
 		{"cat *.md", defaultProfile(def), ask},
+		{"cat @(/etc/shadow)", defaultProfile(def), ask},
+		{"cat <<EOF\n$(cat /etc/shadow)\nEOF", defaultProfile(def), ask},
 		// The cwd: a cd moves the rest of its && chain only.
 		{"cd /etc && cat passwd", defaultProfile(def), ask},
 		{"cd /etc && (cd /work) && cat passwd", defaultProfile(def), ask},
