@@ -12,8 +12,13 @@ import (
 // permission service takes at most 256).
 const maxResolved = 256
 
-// maxWords bounds how many words of a command line are looked at.
-const maxWords = 1024
+// maxWords bounds how many words of a command line are looked at, and
+// maxProbes how many paths (a word under one of the line's directories)
+// are resolved.
+const (
+	maxWords  = 1024
+	maxProbes = 4096
+)
 
 // Resolution is a path of a call as the permission service will judge it
 // and the path it leads to through symbolic links.
@@ -27,16 +32,18 @@ type Resolution struct{ Path, Resolved string }
 // link leads elsewhere, it gets the link's target too and judges both.
 // Paths are absolute; a target inside one of the roots is given under the
 // root's name, so a root that is itself reached through a link (/tmp on
-// some systems) does not make every path look outside.
-func ResolveShellPaths(line, cwd string, roots []string) []Resolution {
+// some systems) does not make every path look outside. complete is false
+// when the line has more words, paths or links than are looked at: the
+// caller must not have it judged on a partial answer.
+func ResolveShellPaths(line, cwd string, roots []string) (out []Resolution, complete bool) {
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
-		return nil // the service refuses to bound what does not parse
+		return nil, true // the service refuses to bound what does not parse
 	}
 	var words []string
 	dirs := []string{cwd}
 	syntax.Walk(file, func(n syntax.Node) bool {
-		if len(words) >= maxWords {
+		if len(words) > maxWords {
 			return false
 		}
 		switch x := n.(type) {
@@ -66,16 +73,21 @@ func ResolveShellPaths(line, cwd string, roots []string) []Resolution {
 	for i, r := range roots {
 		realRoots[i] = realPath(filepath.Clean(r))
 	}
+	if len(words) > maxWords {
+		return nil, false
+	}
 	seen := map[string]bool{}
-	var out []Resolution
 	for _, w := range words {
 		if w == "" || strings.HasPrefix(w, "~") || strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "/") {
 			continue
 		}
 		for _, d := range dirs {
 			p := join(d, w)
-			if seen[p] || len(out) >= maxResolved {
+			if seen[p] {
 				continue
+			}
+			if len(out) >= maxResolved || len(seen) >= maxProbes {
+				return nil, false
 			}
 			seen[p] = true
 			real := realPath(p)
@@ -91,7 +103,7 @@ func ResolveShellPaths(line, cwd string, roots []string) []Resolution {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out
+	return out, true
 }
 
 func join(dir, p string) string {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentruntime/agentruntime/pkg/worker/tools"
@@ -58,5 +59,9 @@ func TestShellPlanResolvesLinks(t *testing.T) {
 	}
 	if acc, err := plan(`{"command":"ls","cwd":"sub"}`); err != nil || acc.Cwd != filepath.Join(root, "sub") {
 		t.Fatalf("a cwd inside: %+v %v", acc, err)
+	}
+	// Too many words to check is refused, not judged on part of them.
+	if _, err := plan(`{"command":"echo` + strings.Repeat(" x", 2000) + `"}`); category(err) != tools.InvalidArguments {
+		t.Fatalf("a command of 2,000 words: %v", err)
 	}
 }

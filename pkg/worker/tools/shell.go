@@ -65,8 +65,11 @@ func (s Shell) Plan(sb *Sandbox, raw json.RawMessage) (Access, error) {
 	for i, r := range roots {
 		roots[i] = absPath(r)
 	}
-	return Access{Access: eventsv1.Access_ACCESS_EXECUTE, Command: a.Command, Cwd: cwd,
-		Resolved: ResolveShellPaths(a.Command, cwd, roots)}, nil
+	resolved, complete := ResolveShellPaths(a.Command, cwd, roots)
+	if !complete {
+		return Access{}, fail(InvalidArguments, "the command names more paths than can be checked for links (at most %d words, %d paths, %d links): split it", maxWords, maxProbes, maxResolved)
+	}
+	return Access{Access: eventsv1.Access_ACCESS_EXECUTE, Command: a.Command, Cwd: cwd, Resolved: resolved}, nil
 }
 
 func absPath(p string) string {
