@@ -358,10 +358,10 @@ func (c roCommand) judge(args []string, lit []bool) ([]string, bool) {
 	if c.maxOperands < 0 && len(ops) > 0 || c.maxOperands > 0 && len(ops) > c.maxOperands {
 		return nil, false
 	}
-	if c.operands == operandText {
+	switch c.operands {
+	case operandText:
 		return nil, true
-	}
-	if c.operands == patternThenPaths {
+	case patternThenPaths:
 		given := false
 		for o := range c.patternOpts {
 			given = given || p.seen[o]
@@ -369,6 +369,7 @@ func (c roCommand) judge(args []string, lit []bool) ([]string, bool) {
 		if !given && len(ops) > 0 {
 			ops = ops[1:]
 		}
+	case operandPaths:
 	}
 	reads := p.reads
 	paths := 0
