@@ -133,7 +133,7 @@ func TestReplicasStartOneTaskConcurrently(t *testing.T) {
 		if err != nil || status != domain.Retrying {
 			t.Fatalf("round %d: fail -> %v %v", round, status, err)
 		}
-		last = res.Sequence
+		last = res.Write.GetSequence()
 	}
 	for _, r := range rs {
 		tk, _, _, err := r.app.GetTask(ctx, "t1", "race", last)
@@ -185,7 +185,7 @@ func TestReplicaWithStaleCache(t *testing.T) {
 	if fe, ok := precondition(err); !ok || fe.Metadata["status"] != "paused" {
 		t.Fatalf("start on a's stale state: %v, want refused as paused", err)
 	}
-	tk, _, _, err := a.GetTask(ctx, "t1", "stale", paused.Sequence)
+	tk, _, _, err := a.GetTask(ctx, "t1", "stale", paused.Write.GetSequence())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,12 +261,12 @@ func TestReplicaRestartedMidStream(t *testing.T) {
 			// Resent by the restarted replica later: the first answer stands.
 			defer func(i int, first app.Result) {
 				again, err := report(a, ctx, i)
-				if err != nil || !again.Deduplicated || again.Sequence < first.Sequence {
-					t.Errorf("report %d resent after the restart: %+v %v, want deduplicated (first at %d)", i, again, err, first.Sequence)
+				if err != nil || !again.Write.GetDeduplicated() || again.Write.GetSequence() < first.Write.GetSequence() {
+					t.Errorf("report %d resent after the restart: %+v %v, want deduplicated (first at %d)", i, again, err, first.Write.GetSequence())
 				}
 			}(i, res)
 		}
-		last = max(last, res.Sequence)
+		last = max(last, res.Write.GetSequence())
 	}
 	tk, _, _, err := a.app.GetTask(ctx, "t1", "stream", last)
 	if err != nil {
@@ -433,7 +433,7 @@ func interleaveReplicas(t *testing.T, seed uint64) int {
 				res, err := c.apply(ctx, rs[r].app)
 				mu.Lock()
 				switch _, pre := precondition(err); {
-				case err == nil && !res.Deduplicated:
+				case err == nil && !res.Write.GetDeduplicated():
 					accepted = append(accepted, done{c, res})
 				case err == nil || pre || fault.Is(err, fault.KindInvalid):
 					refused++ // or nothing to do: nothing appended
@@ -448,7 +448,7 @@ func interleaveReplicas(t *testing.T, seed uint64) int {
 	if t.Failed() {
 		t.FailNow()
 	}
-	sort.Slice(accepted, func(i, j int) bool { return accepted[i].res.Sequence < accepted[j].res.Sequence })
+	sort.Slice(accepted, func(i, j int) bool { return accepted[i].res.Write.GetSequence() < accepted[j].res.Write.GetSequence() })
 	t.Logf("%d commands landed, %d refused or no-ops", len(accepted), refused)
 	if len(accepted) < 2*len(taskIDs) {
 		return len(accepted) // exercised nothing: another trial
@@ -458,7 +458,7 @@ func interleaveReplicas(t *testing.T, seed uint64) int {
 	_, one := startReplicas(t, 1, opts)
 	dump := func() {
 		for _, d := range accepted {
-			t.Logf("landed %v key %s at %d", d.c, d.c.key, d.res.Sequence)
+			t.Logf("landed %v key %s at %d", d.c, d.c.key, d.res.Write.GetSequence())
 		}
 		for _, l := range []*eventlog.Log{rs[0].log, one[0].log} {
 			_, _ = l.Of("t1", "s").Read(ctx, []string{l.Subjects.Kind("t1", "task")}, eventlog.FromStart, func(r *eventlog.Record) error {
@@ -471,15 +471,15 @@ func interleaveReplicas(t *testing.T, seed uint64) int {
 	var lastOne uint64
 	for i, d := range accepted {
 		res, err := d.c.apply(ctx, one[0].app)
-		if err != nil || res.Deduplicated {
+		if err != nil || res.Write.GetDeduplicated() {
 			dump()
-			t.Fatalf("command %d %v (landed at %d concurrently) is not accepted one at a time: %+v %v", i, d.c, d.res.Sequence, res, err)
+			t.Fatalf("command %d %v (landed at %d concurrently) is not accepted one at a time: %+v %v", i, d.c, d.res.Write.GetSequence(), res, err)
 		}
-		lastOne = max(lastOne, res.Sequence)
+		lastOne = max(lastOne, res.Write.GetSequence())
 	}
 	var last uint64
 	for _, d := range accepted {
-		last = max(last, d.res.Sequence)
+		last = max(last, d.res.Write.GetSequence())
 	}
 	for _, id := range taskIDs {
 		got, _, _, err := rs[rng.IntN(replicas)].app.GetTask(ctx, "t1", id, last)

@@ -177,7 +177,7 @@ func TestConcurrentPollersRedis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		last = max(last, res.Sequence)
+		last = max(last, res.Write.GetSequence())
 	}
 	// Commands answer without waiting for the read model; the pollers,
 	// which give up on an empty runnable index, start once it holds them.
@@ -206,7 +206,7 @@ func TestConcurrentPollersRedis(t *testing.T) {
 					return
 				}
 				mu.Lock()
-				last = max(last, got.Sequence)
+				last = max(last, got.Write.GetSequence())
 				byTask[got.Task.GetTaskId()] = append(byTask[got.Task.GetTaskId()], fmt.Sprint("w", w))
 				if runs[got.RunID] {
 					t.Errorf("run %s handed out twice", got.RunID)

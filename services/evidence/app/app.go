@@ -230,7 +230,7 @@ func (a *App) store(ctx context.Context, tenant, session string, pack domain.Obj
 	if err != nil {
 		return err
 	}
-	res.Write = &commonv1.WriteResult{Sequence: appended[0].Sequence, EventIds: []string{appended[0].EventID}, Deduplicated: appended[0].Duplicate}
+	res.Write = command.Result{Appended: appended, Sequence: appended[0].Sequence}.Write()
 	return nil
 }
 

@@ -49,17 +49,6 @@ func trialIn(ctx context.Context, store projection.Store, tenant, session, trial
 	return d.Trial()
 }
 
-func writeResult(r command.Result) *commonv1.WriteResult {
-	w := &commonv1.WriteResult{Sequence: r.Sequence, Deduplicated: len(r.Appended) == 0}
-	for _, ap := range r.Appended {
-		w.EventIds = append(w.EventIds, ap.EventID)
-		if ap.Duplicate {
-			w.Deduplicated = true
-		}
-	}
-	return w
-}
-
 // StartTrial records benchmark.trial.started; ev carries the scope ids and
 // the payload.
 func (a *App) StartTrial(ctx context.Context, tenant, session string, ev *eventsv1.RuntimeEvent) (*commonv1.WriteResult, error) {
@@ -93,7 +82,7 @@ func (a *App) StartTrial(ctx context.Context, tenant, session string, ev *events
 	if err != nil {
 		return nil, err
 	}
-	return writeResult(res), nil
+	return res.Write(), nil
 }
 
 // EndTrial records benchmark.trial.completed or .failed.
@@ -114,7 +103,7 @@ func (a *App) EndTrial(ctx context.Context, tenant, session, trial, failure, mes
 	if err != nil {
 		return nil, err
 	}
-	return writeResult(res), nil
+	return res.Write(), nil
 }
 
 // RecordReward records benchmark.reward.recorded.
@@ -129,7 +118,7 @@ func (a *App) RecordReward(ctx context.Context, tenant, session, trial string, r
 	if err != nil {
 		return nil, err
 	}
-	return writeResult(res), nil
+	return res.Write(), nil
 }
 
 // TrialExport answers ExportBenchmarkTrial.
@@ -293,7 +282,7 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 	if err != nil {
 		return nil, nil, err
 	}
-	return cmp, writeResult(res), nil
+	return cmp, res.Write(), nil
 }
 
 // RecordDefinition appends a dataset or configuration fact once: the same
@@ -309,5 +298,5 @@ func (a *App) RecordDefinition(ctx context.Context, tenant, session string, d *d
 	if err != nil {
 		return nil, err
 	}
-	return &commonv1.WriteResult{Sequence: appended[0].Sequence, EventIds: []string{appended[0].EventID}, Deduplicated: appended[0].Duplicate}, nil
+	return command.Result{Appended: appended, Sequence: appended[0].Sequence}.Write(), nil
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
-	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -111,15 +110,6 @@ func taskAgg(tenant, session, task string) eventlog.Aggregate {
 		agg.Session = eventlog.NoSession
 	}
 	return agg
-}
-
-func write(res command.Result) *commonv1.WriteResult {
-	w := &commonv1.WriteResult{Sequence: res.Sequence, Deduplicated: len(res.Appended) > 0}
-	for _, a := range res.Appended {
-		w.EventIds = append(w.EventIds, a.EventID)
-		w.Deduplicated = w.Deduplicated && a.Duplicate
-	}
-	return w
 }
 
 // A turn's routing aggregate is usually created by its first decision (a

@@ -41,7 +41,7 @@ func (a *App) EstimateCost(ctx context.Context, tenant string, req *rv1.Estimate
 	if err != nil {
 		return nil, err
 	}
-	return &rv1.EstimateCostResponse{Estimate: est, Write: write(command.Result{Appended: appended, Sequence: appended[0].Sequence})}, nil
+	return &rv1.EstimateCostResponse{Estimate: est, Write: command.Result{Appended: appended, Sequence: appended[0].Sequence}.Write()}, nil
 }
 
 // RecordCost prices a call's usage, charges the quotas (once per usage id)
@@ -121,7 +121,7 @@ func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCost
 		return nil, err
 	}
 	if recorded == nil {
-		recorded = write(res)
+		recorded = res.Write()
 	}
 	return &rv1.RecordCostResponse{Recorded: rec, Limits: plan.Snapshot(charged), Write: recorded}, nil
 }

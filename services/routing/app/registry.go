@@ -178,5 +178,5 @@ func (a *App) UpdateRegistry(ctx context.Context, tenant, subject string, change
 	// a change the projector applied meanwhile (Applied) leaves the next
 	// call to read the read model instead.
 	a.held.put(tenant, gen, next)
-	return next, write(res), nil
+	return next, res.Write(), nil
 }

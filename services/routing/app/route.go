@@ -36,7 +36,7 @@ func (a *App) ResolveTaskProfile(ctx context.Context, tenant string, req *rv1.Re
 	if err != nil {
 		return nil, err
 	}
-	return &rv1.ResolveTaskProfileResponse{Profile: profile, Write: write(command.Result{Appended: appended, Sequence: appended[0].Sequence})}, nil
+	return &rv1.ResolveTaskProfileResponse{Profile: profile, Write: command.Result{Appended: appended, Sequence: appended[0].Sequence}.Write()}, nil
 }
 
 // routeInput loads what a candidate set is made from. The limit state of
@@ -154,7 +154,7 @@ func (a *App) ResolveCandidates(ctx context.Context, tenant string, req *rv1.Res
 	if err != nil {
 		return nil, err
 	}
-	return &rv1.ResolveCandidatesResponse{CandidateSet: set, Write: write(res)}, nil
+	return &rv1.ResolveCandidatesResponse{CandidateSet: set, Write: res.Write()}, nil
 }
 
 // DecideRoute records the candidate set and the decision of a turn.
@@ -195,7 +195,7 @@ func (a *App) DecideRoute(ctx context.Context, tenant string, req *rv1.DecideRou
 	if err != nil {
 		return nil, err
 	}
-	out.Write = write(res)
+	out.Write = res.Write()
 	return out, nil
 }
 
@@ -250,7 +250,7 @@ func (a *App) ApplyFallback(ctx context.Context, tenant string, req *rv1.ApplyFa
 	if replay {
 		return a.replayFallback(ctx, tenant, s, req.GetFailedModelId())
 	}
-	out.Write = write(res)
+	out.Write = res.Write()
 	return out, nil
 }
 

@@ -22,10 +22,6 @@ type Handler struct {
 	App *app.App
 }
 
-func write(r app.Result) *commonv1.WriteResult {
-	return &commonv1.WriteResult{Sequence: r.Sequence, EventIds: r.EventIDs, Deduplicated: r.Deduplicated}
-}
-
 // written adapts a write use case whose answer is its write result alone.
 func written[Req, Resp any](use func(context.Context, string, Req) (app.Result, error), answer func(*commonv1.WriteResult) Resp) func(context.Context, auth.Principal, Req) (Resp, error) {
 	return func(ctx context.Context, p auth.Principal, req Req) (Resp, error) {
@@ -34,7 +30,7 @@ func written[Req, Resp any](use func(context.Context, string, Req) (app.Result, 
 			var none Resp
 			return none, err
 		}
-		return answer(write(res)), nil
+		return answer(res.Write), nil
 	}
 }
 
@@ -51,7 +47,7 @@ func (h *Handler) CreateTask(ctx context.Context, req *tasksv1.CreateTaskRequest
 		if err != nil {
 			return nil, err
 		}
-		return &tasksv1.CreateTaskResponse{Result: write(res), Task: t}, nil
+		return &tasksv1.CreateTaskResponse{Result: res.Write, Task: t}, nil
 	})
 }
 
@@ -67,7 +63,7 @@ func (h *Handler) StartTask(ctx context.Context, req *tasksv1.StartTaskRequest) 
 		if err != nil {
 			return nil, err
 		}
-		return &tasksv1.StartTaskResponse{Result: write(st.Result), RunId: st.RunID, AttemptId: st.AttemptID, LeaseExpiresAt: tsOrNil(st.LeaseExpiresAt), LeaseToken: st.LeaseToken}, nil
+		return &tasksv1.StartTaskResponse{Result: st.Result.Write, RunId: st.RunID, AttemptId: st.AttemptID, LeaseExpiresAt: tsOrNil(st.LeaseExpiresAt), LeaseToken: st.LeaseToken}, nil
 	})
 }
 
@@ -93,7 +89,7 @@ func (h *Handler) CancelTask(ctx context.Context, req *tasksv1.CancelTaskRequest
 		if err != nil {
 			return nil, err
 		}
-		return &tasksv1.CancelTaskResponse{Result: write(res), Status: st}, nil
+		return &tasksv1.CancelTaskResponse{Result: res.Write, Status: st}, nil
 	})
 }
 
@@ -103,7 +99,7 @@ func (h *Handler) RetryTask(ctx context.Context, req *tasksv1.RetryTaskRequest) 
 		if err != nil {
 			return nil, err
 		}
-		return &tasksv1.RetryTaskResponse{Result: write(st.Result), RunId: st.RunID}, nil
+		return &tasksv1.RetryTaskResponse{Result: st.Result.Write, RunId: st.RunID}, nil
 	})
 }
 
@@ -119,7 +115,7 @@ func (h *Handler) FailTask(ctx context.Context, req *tasksv1.FailTaskRequest) (*
 		if err != nil {
 			return nil, err
 		}
-		return &tasksv1.FailTaskResponse{Result: write(res), Status: st}, nil
+		return &tasksv1.FailTaskResponse{Result: res.Write, Status: st}, nil
 	})
 }
 
@@ -174,7 +170,7 @@ func (h *Handler) PollTask(ctx context.Context, req *tasksv1.PollTaskRequest) (*
 		if got.Task == nil {
 			return &tasksv1.PollTaskResponse{}, nil
 		}
-		return &tasksv1.PollTaskResponse{Task: got.Task, RunId: got.RunID, AttemptId: got.AttemptID, LeaseExpiresAt: tsOrNil(got.LeaseExpiresAt), LeaseToken: got.LeaseToken, Result: write(got.Result)}, nil
+		return &tasksv1.PollTaskResponse{Task: got.Task, RunId: got.RunID, AttemptId: got.AttemptID, LeaseExpiresAt: tsOrNil(got.LeaseExpiresAt), LeaseToken: got.LeaseToken, Result: got.Result.Proto()}, nil
 	})
 }
 
@@ -194,7 +190,7 @@ func (h *Handler) CreateJob(ctx context.Context, req *tasksv1.CreateJobRequest) 
 		if err != nil {
 			return nil, err
 		}
-		return &tasksv1.CreateJobResponse{Result: write(res), Job: j}, nil
+		return &tasksv1.CreateJobResponse{Result: res.Write, Job: j}, nil
 	})
 }
 
@@ -234,7 +230,7 @@ func (h *Handler) StartJobItem(ctx context.Context, req *tasksv1.StartJobItemReq
 		if err != nil {
 			return nil, err
 		}
-		return &tasksv1.StartJobItemResponse{Result: write(res), RunId: runID, Attempt: attempt}, nil
+		return &tasksv1.StartJobItemResponse{Result: res.Write, RunId: runID, Attempt: attempt}, nil
 	})
 }
 

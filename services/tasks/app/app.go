@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	"github.com/agentruntime/agentruntime/pkg/lease"
 	"log/slog"
 	"sync"
@@ -91,14 +92,21 @@ func New(log *eventlog.Log, store projection.Store, leases lease.Store, logger *
 	}
 }
 
-// Result of a command: the consistency token, whether nothing was
-// appended because the command had already been applied, and the
-// aggregate after the command's events (the answer is read from it).
+// Result of a command: what it wrote as the API answers it (the
+// consistency token, the event ids, whether it changed nothing new) and
+// the aggregate after the command's events (the answer is read from it).
 type Result struct {
-	Sequence     uint64
-	EventIDs     []string
-	Deduplicated bool
-	state        command.State
+	Write *commonv1.WriteResult
+	state command.State
+}
+
+// Proto is the write as the API answers it, empty when there was none (a
+// poll that found no task).
+func (r Result) Proto() *commonv1.WriteResult {
+	if r.Write == nil {
+		return &commonv1.WriteResult{}
+	}
+	return r.Write
 }
 
 // task reads a task from the command's aggregate state.
@@ -372,13 +380,11 @@ func (a *App) createOn(ctx context.Context, tenant, kind, id string, agg eventlo
 
 func (a *App) run(ctx context.Context, exec func(context.Context, eventlog.Aggregate, command.Key, command.Decide) (command.Result, error),
 	agg eventlog.Aggregate, idemKey string, decide func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error)) (Result, error) {
-	dedup := false
 	res, err := exec(ctx, agg, "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		dedup = false
 		if idemKey != "" {
+			// A retry under the same idempotency key appends nothing.
 			_, err := st.Get(ctx, readmodel.IdemKey(agg.Tenant, agg.Kind, agg.ID, idemKey))
 			if err == nil {
-				dedup = true
 				return nil, nil
 			}
 			if !errors.Is(err, projection.ErrNotFound) {
@@ -395,13 +401,7 @@ func (a *App) run(ctx context.Context, exec func(context.Context, eventlog.Aggre
 	if err != nil {
 		return Result{}, err
 	}
-	out := Result{Sequence: res.Sequence, Deduplicated: dedup || len(res.Appended) == 0, state: res.State}
-	for _, ap := range res.Appended {
-		out.EventIDs = append(out.EventIDs, ap.EventID)
-		if !ap.Duplicate {
-			out.Deduplicated = false
-		}
-	}
+	out := Result{Write: res.Write(), state: res.State}
 	if res.State.Last > 0 {
 		a.where.put(agg)
 	}
