@@ -10,8 +10,6 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"sync"
 	"time"
 
@@ -85,23 +83,6 @@ func turnAgg(tenant string, s *rv1.TurnScope) eventlog.Aggregate {
 
 func registryAgg(tenant string) eventlog.Aggregate {
 	return eventlog.Aggregate{Tenant: tenant, Session: eventlog.NoSession, Kind: readmodel.KindRegistry, ID: readmodel.RegistryID}
-}
-
-func scoped(typ string, s *rv1.TurnScope) *eventsv1.RuntimeEvent {
-	return &eventsv1.RuntimeEvent{Type: typ, SessionId: s.GetSessionId(), ThreadId: s.GetThreadId(), TurnId: s.GetTurnId(),
-		TaskId: s.GetTaskId(), RunId: s.GetRunId()}
-}
-
-// stableID is an event id derived from what makes a fact unique, so a
-// retried command appends nothing twice (ADR 0001). Hashed: ids must be
-// short and subject-safe, and JetStream de-duplicates across tenants.
-func stableID(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return "evt_" + hex.EncodeToString(h.Sum(nil))[:40]
 }
 
 func taskAgg(tenant, session, task string) eventlog.Aggregate {

@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
@@ -35,8 +34,7 @@ func (a *App) EstimateCost(ctx context.Context, tenant string, req *rv1.Estimate
 		return nil, err
 	}
 	est := &eventsv1.CostEstimated{ProviderId: m.GetProviderId(), ModelId: m.GetId(), Usage: u, Cost: cost}
-	e := scoped("cost.estimated", req.GetScope())
-	e.Payload = &eventsv1.RuntimeEvent_CostEstimated{CostEstimated: est}
+	e := domain.CostEstimated(req.GetScope(), est)
 	appended, err := a.log.Append(ctx, turnAgg(tenant, req.GetScope()), eventlog.Any, e)
 	if err != nil {
 		return nil, err
@@ -76,7 +74,7 @@ func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCost
 	}
 	low, blocked := plan.Crossings(charged)
 	rec := &eventsv1.CostRecorded{UsageId: req.GetUsageId(), ProviderId: m.GetProviderId(), ModelId: m.GetId(), Usage: u, Cost: cost}
-	costID := stableID(tenant, usageKey, "cost")
+	costID := domain.CostRecordedID(tenant, usageKey)
 	var recorded *commonv1.WriteResult
 	res, err := a.w.Execute(ctx, turnAgg(tenant, s), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		recorded = nil
@@ -85,23 +83,7 @@ func (a *App) RecordCost(ctx context.Context, tenant string, req *rv1.RecordCost
 			return nil, err
 		}
 		rec.Budgets = domain.AddSpent(domain.BudgetStates(reg, spent), cost.GetTotalNanos())
-		e := scoped("cost.recorded", s)
-		e.EventId = costID
-		e.RequestId = req.GetUsageId()
-		e.Payload = &eventsv1.RuntimeEvent_CostRecorded{CostRecorded: rec}
-		evs := []*eventsv1.RuntimeEvent{e}
-		for _, l := range low {
-			q := scoped("quota.low", s)
-			q.EventId = stableID(tenant, usageKey, "low", l.GetQuotaId(), l.GetDimension(), strconv.FormatFloat(l.GetThreshold(), 'g', -1, 64))
-			q.Payload = &eventsv1.RuntimeEvent_QuotaLow{QuotaLow: l}
-			evs = append(evs, q)
-		}
-		for _, b := range blocked {
-			q := scoped("quota.blocked", s)
-			q.EventId = stableID(tenant, usageKey, "blocked", b.GetQuotaId(), b.GetDimension())
-			q.Payload = &eventsv1.RuntimeEvent_QuotaBlocked{QuotaBlocked: b}
-			evs = append(evs, q)
-		}
+		evs := domain.CostRecorded(tenant, usageKey, s, req.GetUsageId(), rec, low, blocked)
 		if _, ok := st.Seen(costID); ok {
 			// A retry after the first attempt landed: its facts are in
 			// the turn; answer with those of them this attempt would

@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
-	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -63,17 +62,7 @@ func (a *App) ConsumeLimits(ctx context.Context, tenant string, req *rv1.Consume
 		return &rv1.ConsumeLimitsResponse{Limits: plan.Snapshot(res)}, nil
 	}
 	hits, blocked, retry := plan.Refusals(m, res)
-	var evs []*eventsv1.RuntimeEvent
-	for _, h := range hits {
-		e := scoped("rate_limit.hit", s)
-		e.Payload = &eventsv1.RuntimeEvent_RateLimitHit{RateLimitHit: h}
-		evs = append(evs, e)
-	}
-	for _, b := range blocked {
-		e := scoped("quota.blocked", s)
-		e.Payload = &eventsv1.RuntimeEvent_QuotaBlocked{QuotaBlocked: b}
-		evs = append(evs, e)
-	}
+	evs := domain.LimitsRefused(s, hits, blocked)
 	// The refusal is a fact before it is an answer: append, then refuse.
 	if _, err := a.log.AppendAtomic(ctx, turnAgg(tenant, s), eventlog.Any, evs...); err != nil {
 		return nil, err

@@ -78,9 +78,7 @@ func (a *App) registry(ctx context.Context, tenant string) (*eventsv1.Registry, 
 				if err != nil || reg.GetConfigDigest() == a.config.GetConfigDigest() {
 					return nil, err
 				}
-				return []*eventsv1.RuntimeEvent{{Type: "limit.changed", EventId: stableID(tenant, "config", a.config.GetConfigDigest()),
-					Payload: &eventsv1.RuntimeEvent_LimitChanged{LimitChanged: &eventsv1.LimitChanged{Source: "config",
-						Change: &eventsv1.LimitChanged_ConfigImported{ConfigImported: a.config}}}}}, nil
+				return []*eventsv1.RuntimeEvent{domain.ConfigImported(tenant, a.config)}, nil
 			})
 			if err != nil {
 				return nil, err
@@ -166,7 +164,7 @@ func (a *App) UpdateRegistry(ctx context.Context, tenant, subject string, change
 				}
 				return nil, err
 			}
-			evs = append(evs, &eventsv1.RuntimeEvent{Type: "limit.changed", Payload: &eventsv1.RuntimeEvent_LimitChanged{LimitChanged: c}})
+			evs = append(evs, domain.LimitChanged(c))
 		}
 		next = reg
 		return evs, nil

@@ -22,8 +22,7 @@ func (a *App) ResolveTaskProfile(ctx context.Context, tenant string, req *rv1.Re
 	s := req.GetScope()
 	profile := domain.ResolveProfile(domain.ProfileInput{Kind: req.GetKind(), Source: req.GetSource(), RequiredCapabilities: req.GetRequiredCapabilities(),
 		LatencyTarget: req.GetLatencyTarget(), BudgetClass: req.GetBudgetClass(), FallbackPolicy: req.GetFallbackPolicy(), Region: req.GetRegion()})
-	e := &eventsv1.RuntimeEvent{Type: "task.profile.resolved", SessionId: s.GetSessionId(), ThreadId: s.GetThreadId(), TurnId: s.GetTurnId(),
-		TaskId: s.GetTaskId(), RunId: s.GetRunId(), Payload: &eventsv1.RuntimeEvent_TaskProfileResolved{TaskProfileResolved: &eventsv1.TaskProfileResolved{Profile: profile}}}
+	e := domain.ProfileResolved(s, profile)
 	agg := eventlog.Aggregate{Tenant: tenant, Session: s.GetSessionId(), Kind: readmodel.KindTurn, ID: s.GetTurnId()}
 	if s.GetTurnId() == "" {
 		// A task profiled before any turn runs it: task.profile.resolved
@@ -147,9 +146,7 @@ func (a *App) ResolveCandidates(ctx context.Context, tenant string, req *rv1.Res
 			return nil, err
 		}
 		set = domain.Candidates(in)
-		e := scoped("routing.candidates.resolved", s)
-		e.Payload = &eventsv1.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: &eventsv1.RoutingCandidatesResolved{CandidateSet: set, Profile: in.Profile}}
-		return []*eventsv1.RuntimeEvent{e}, nil
+		return []*eventsv1.RuntimeEvent{domain.CandidatesResolved(s, set, in.Profile)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -172,25 +169,13 @@ func (a *App) DecideRoute(ctx context.Context, tenant string, req *rv1.DecideRou
 		}
 		set := domain.Candidates(in)
 		outcome := domain.Decide(in, set)
-		cands := scoped("routing.candidates.resolved", s)
-		cands.Payload = &eventsv1.RuntimeEvent_RoutingCandidatesResolved{RoutingCandidatesResolved: &eventsv1.RoutingCandidatesResolved{CandidateSet: set, Profile: in.Profile}}
 		out.CandidateSet = set
-		var decision *eventsv1.RuntimeEvent
-		switch {
-		case outcome.NotPossible != nil:
-			decision = scoped("routing.not_possible", s)
-			decision.Payload = &eventsv1.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: outcome.NotPossible}
+		if outcome.NotPossible != nil {
 			out.Outcome = &rv1.DecideRouteResponse_NotPossible{NotPossible: outcome.NotPossible}
-		case set.GetSingleCandidate():
-			decision = scoped("routing.single_candidate", s)
-			decision.Payload = &eventsv1.RuntimeEvent_RoutingSingleCandidate{RoutingSingleCandidate: &eventsv1.RoutingSingleCandidate{Decision: outcome.Decision}}
-			out.Outcome = &rv1.DecideRouteResponse_Decision{Decision: outcome.Decision}
-		default:
-			decision = scoped("routing.decided", s)
-			decision.Payload = &eventsv1.RuntimeEvent_RoutingDecided{RoutingDecided: &eventsv1.RoutingDecided{Decision: outcome.Decision}}
+		} else {
 			out.Outcome = &rv1.DecideRouteResponse_Decision{Decision: outcome.Decision}
 		}
-		return []*eventsv1.RuntimeEvent{cands, decision}, nil
+		return domain.Routed(s, set, in.Profile, outcome), nil
 	})
 	if err != nil {
 		return nil, err
@@ -232,17 +217,13 @@ func (a *App) ApplyFallback(ctx context.Context, tenant string, req *rv1.ApplyFa
 		set := domain.Candidates(in)
 		outcome := domain.Fallback(in, prev, req.GetFailedModelId(), req.GetFailureCategory(), set)
 		if outcome.NotPossible != nil {
-			e := scoped("routing.not_possible", s)
-			e.Payload = &eventsv1.RuntimeEvent_RoutingNotPossible{RoutingNotPossible: outcome.NotPossible}
 			out.Outcome = &rv1.ApplyFallbackResponse_NotPossible{NotPossible: outcome.NotPossible}
-			return []*eventsv1.RuntimeEvent{e}, nil
+			return []*eventsv1.RuntimeEvent{domain.NotPossible(s, outcome.NotPossible)}, nil
 		}
 		fa := &eventsv1.RoutingFallbackApplied{FailedProviderId: prev.GetSelectedProviderId(), FailedModelId: req.GetFailedModelId(),
 			FailureCategory: req.GetFailureCategory(), FailureDetail: req.GetFailureDetail(), Decision: outcome.Decision, FallbackCount: turn.GetFallbackCount() + 1}
-		e := scoped("routing.fallback.applied", s)
-		e.Payload = &eventsv1.RuntimeEvent_RoutingFallbackApplied{RoutingFallbackApplied: fa}
 		out.Outcome = &rv1.ApplyFallbackResponse_Fallback{Fallback: fa}
-		return []*eventsv1.RuntimeEvent{e}, nil
+		return []*eventsv1.RuntimeEvent{domain.FallbackApplied(s, fa)}, nil
 	})
 	if err != nil {
 		return nil, err
