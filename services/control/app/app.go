@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentruntime/agentruntime/pkg/events"
 	"sync/atomic"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/command"
-	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fanout"
 	"github.com/agentruntime/agentruntime/pkg/fault"
@@ -308,29 +306,23 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 		return &fault.Error{Kind: fault.KindAlreadyExists, Resource: "thread", ID: thread,
 			Message: fmt.Sprintf("thread %s belongs to another session", thread)}
 	}
+	open := domain.Open{Session: session, Thread: thread, Create: create, Title: req.GetSessionTitle(), CreatedBy: c.Subject}
 	_, err = a.w.Execute(ctx, sessionAgg(c.Tenant, session), "create-session", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		if _, ok, err := readmodel.Session(ctx, st, c.Tenant, session); err != nil || ok {
+		_, ok, err := readmodel.Session(ctx, st, c.Tenant, session)
+		if err != nil {
 			return nil, err
 		}
-		if !create {
-			return nil, fault.NotFoundWith("session", session, "session "+session+" not found (create policy: require existing)")
-		}
-		ev := &eventsv1.RuntimeEvent{Type: events.TypeSessionCreated, SessionId: session,
-			Payload: &eventsv1.RuntimeEvent_SessionCreated{SessionCreated: &eventsv1.SessionCreated{Title: req.GetSessionTitle(), CreatedBy: c.Subject}}}
-		return []*eventsv1.RuntimeEvent{ev}, nil
+		return domain.DecideOpenSession(ok, open)
 	})
 	if err != nil {
 		return err
 	}
 	_, err = a.w.Execute(ctx, threadAgg(c.Tenant, session, thread), "create-thread", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		if _, ok, err := readmodel.Thread(ctx, st, c.Tenant, thread); err != nil || ok {
+		_, ok, err := readmodel.Thread(ctx, st, c.Tenant, thread)
+		if err != nil {
 			return nil, err
 		}
-		if !create {
-			return nil, fault.NotFoundWith("thread", thread, "thread "+thread+" not found (create policy: require existing)")
-		}
-		return []*eventsv1.RuntimeEvent{{Type: events.TypeThreadStarted, SessionId: session, ThreadId: thread,
-			Payload: &eventsv1.RuntimeEvent_ThreadStarted{ThreadStarted: &eventsv1.ThreadStarted{}}}}, nil
+		return domain.DecideOpenThread(ok, open)
 	})
 	return err
 }
@@ -386,19 +378,7 @@ func (a *App) ResumeThread(ctx context.Context, c Caller, req *controlv1.ResumeT
 		if err != nil {
 			return nil, err
 		}
-		facts := map[string]string{
-			"status":          enums.Word(th.Status),
-			"active_turn_id":  th.ActiveTurnId,
-			"queued_turns":    fmt.Sprint(len(th.QueuedTurnIds)),
-			"pending_actions": fmt.Sprint(len(th.PendingActions)),
-			"last_sequence":   fmt.Sprint(st.Last),
-		}
-		if req.GetResumeToken() != "" {
-			facts["resume_token"] = req.GetResumeToken()
-		}
-		ev := &eventsv1.RuntimeEvent{Type: events.TypeThreadUpdated, SessionId: th.SessionId, ThreadId: th.ThreadId,
-			Payload: &eventsv1.RuntimeEvent_ThreadUpdated{ThreadUpdated: &eventsv1.ThreadUpdated{Change: "resumed", Facts: facts}}}
-		return []*eventsv1.RuntimeEvent{ev}, nil
+		return domain.DecideResumeThread(th, st.Last, req.GetResumeToken()), nil
 	})
 	if err != nil {
 		return nil, err
