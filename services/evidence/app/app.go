@@ -211,20 +211,14 @@ func (a *App) store(ctx context.Context, tenant, session string, pack domain.Obj
 	}
 	sum := sha256.Sum256(body)
 	res.ContentSHA256 = hex.EncodeToString(sum[:])
-	idSum := sha256.Sum256([]byte(tenant + "\x00" + session + "\x00" + changed.GetKind() + "\x00" + changed.GetScopeKind() + "\x00" + changed.GetScopeId() + "\x00" + res.ContentSHA256))
-	res.EvidenceID = "evd_" + hex.EncodeToString(idSum[:13])
+	res.EvidenceID = domain.EvidenceID(tenant, session, changed, res.ContentSHA256)
 	ref, err := a.Log.PutObject(ctx, "evidence/"+tenant+"/"+session+"/"+res.EvidenceID+".json", "evidence", "application/json", body)
 	if err != nil {
 		return err
 	}
 	res.Pack = ref
 	changed.Pack = ref
-	ev := &eventsv1.RuntimeEvent{
-		Type: events.TypeEvidenceChanged, EventId: "evt_" + res.EvidenceID, EvidenceId: res.EvidenceID,
-		ThreadId: ids.GetThreadId(), TurnId: ids.GetTurnId(), TaskId: ids.GetTaskId(), RunId: ids.GetRunId(),
-		Refs:    map[string]string{"packRef": ref.GetUri()},
-		Payload: &eventsv1.RuntimeEvent_EvidenceChanged{EvidenceChanged: changed},
-	}
+	ev := domain.EvidenceChanged(res.EvidenceID, ids, ref.GetUri(), changed)
 	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "evidence", ID: res.EvidenceID}
 	appended, err := a.Log.Append(ctx, agg, eventlog.ExpectSequence(0), ev)
 	if err != nil {

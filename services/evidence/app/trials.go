@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentruntime/agentruntime/pkg/events"
 	"slices"
 	"time"
 
@@ -56,19 +55,7 @@ func (a *App) StartTrial(ctx context.Context, tenant, session string, ev *events
 		return nil, err
 	}
 	trial := ev.GetBenchmarkTrialStarted().GetBenchmark().GetTrialId()
-	ev.Type = events.TypeBenchmarkTrialStarted
-	if r := ev.GetBenchmarkTrialStarted().GetBenchmark().GetTaskTomlRef(); r != "" {
-		ev.Refs = map[string]string{"taskTomlRef": r}
-	}
-	if r := ev.GetBenchmarkTrialStarted().GetBenchmark().GetHarborTrialRef(); r != "" {
-		if ev.Refs == nil {
-			ev.Refs = map[string]string{}
-		}
-		ev.Refs["harborTrialRef"] = r
-	}
-	if ev.Refs == nil {
-		ev.Refs = map[string]string{}
-	}
+	ev = domain.TrialStartedEvent(ev)
 	// A trial id is new: decide without loading it (a trial that exists
 	// conflicts, or the refusal is checked on the log, and the start is
 	// decided again on what is there).
@@ -264,12 +251,7 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 	if err != nil {
 		return nil, nil, err
 	}
-	refs := map[string]string{}
-	if qcRef != "" {
-		refs["agentQcReportRef"] = qcRef
-	}
-	ev := &eventsv1.RuntimeEvent{Type: events.TypeBenchmarkComparisonCompleted, Refs: refs,
-		Payload: &eventsv1.RuntimeEvent_BenchmarkComparisonCompleted{BenchmarkComparisonCompleted: cmp}}
+	ev := domain.ComparisonCompleted(cmp, qcRef)
 	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "benchmark_comparison", ID: in.ID}
 	res, err := a.w.ExecuteNew(ctx, agg, "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		if st.Last != 0 {
