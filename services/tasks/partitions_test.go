@@ -54,6 +54,20 @@ func sessionsApart(t *testing.T, log *eventlog.Log, tenant string) []string {
 	return out
 }
 
+// retryUnavailable calls again while the answer is Unavailable ("the event
+// log is unavailable; retry the request"), as a client does: 120 calls at
+// once on a loaded machine can outwait the log's acknowledgement. Both
+// commands of the test are idempotent, so a retry of one that landed
+// answers as the first did.
+func retryUnavailable(call func() error) error {
+	for i := 0; ; i++ {
+		err := call()
+		if status.Code(err) != codes.Unavailable || i == 20 {
+			return err
+		}
+	}
+}
+
 // Dependents are created blocked by running tasks of another partition
 // while those complete: every dependent ends unblocked (XR-1).
 func TestDependentsAcrossPartitionsAreUnblocked(t *testing.T) {
@@ -72,12 +86,18 @@ func TestDependentsAcrossPartitionsAreUnblocked(t *testing.T) {
 	for i := range n {
 		b, d := fmt.Sprint("blocker-", i), fmt.Sprint("dependent-", i)
 		wg.Go(func() {
-			if _, err := c.CompleteTask(ctx, &tasksv1.CompleteTaskRequest{TaskId: b, RunId: "run-" + b}); err != nil {
+			if err := retryUnavailable(func() error {
+				_, err := c.CompleteTask(ctx, &tasksv1.CompleteTaskRequest{TaskId: b, RunId: "run-" + b})
+				return err
+			}); err != nil {
 				t.Error(err)
 			}
 		})
 		wg.Go(func() {
-			if _, err := c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: d, SessionId: dependents, BlockedBy: []string{b}, Spec: &tasksv1.TaskSpec{Title: d}}); err != nil {
+			if err := retryUnavailable(func() error {
+				_, err := c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: d, SessionId: dependents, BlockedBy: []string{b}, Spec: &tasksv1.TaskSpec{Title: d}})
+				return err
+			}); err != nil {
 				t.Error(err)
 			}
 		})
