@@ -3,10 +3,7 @@ package all_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net"
-	"os"
-	"path/filepath"
+	"github.com/agentruntime/agentruntime/services/all/alltest"
 	"regexp"
 	"sort"
 	"strings"
@@ -14,26 +11,18 @@ import (
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
-	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	evidencev1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
-	"github.com/agentruntime/agentruntime/pkg/projection"
-	"github.com/agentruntime/agentruntime/pkg/server"
-	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
-	"github.com/agentruntime/agentruntime/services/all"
-	"github.com/agentruntime/agentruntime/services/kit"
 )
 
 // The errors clients see are a contract: their code, message, ErrorInfo
@@ -79,64 +68,11 @@ func startAll(t *testing.T) clients {
 // tenant acme).
 func startSystem(t *testing.T, models string, partitions int) *partitionedSystem {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "models.yaml")
-	if err := os.WriteFile(path, []byte(models), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{Partitions: partitions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	authn, err := auth.New(&auth.Config{APIKeys: []auth.APIKeyConfig{{Name: "alice", Tenant: "acme", Role: "admin", Key: pinnedKey}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: authn, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := &partitionedSystem{log: log, stores: map[string]*projection.Memory{}}
-	done := make(chan error, len(all.Names)+1)
-	waits := 1
-	for _, name := range all.Names {
-		store := projection.NewMemory()
-		sys.stores[name] = store
-		s, err := all.New(name, kit.Deps{Log: log, Store: store, Logger: logger, Config: kit.Config{ModelsFile: path}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Register(srv.GRPC())
-		if r, ok := s.(kit.Runner); ok {
-			waits++
-			go func() { done <- r.Run(ctx) }()
-		}
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- srv.Serve(ctx, lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		for range waits {
-			<-done
-		}
-		conn.Close()
-	})
-	sys.clients = clients{
-		control:    controlv1.NewControlServiceClient(conn),
-		tasks:      tasksv1.NewTasksServiceClient(conn),
-		routing:    routingv1.NewRoutingServiceClient(conn),
-		permission: permissionv1.NewPermissionServiceClient(conn),
-		evidence:   evidencev1.NewEvidenceServiceClient(conn),
-	}
-	return sys
+	st := alltest.Start(t, alltest.Options{Models: models, Partitions: partitions,
+		Keys: []auth.APIKeyConfig{{Name: "alice", Tenant: "acme", Role: "admin", Key: pinnedKey}}})
+	return &partitionedSystem{log: st.Log, stores: st.Stores, clients: clients{
+		control: st.Control, tasks: st.Tasks, routing: st.Routing, permission: st.Permission, evidence: st.Evidence,
+	}}
 }
 
 const pinnedKey = "k-acme-0123456789"

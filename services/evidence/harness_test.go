@@ -2,15 +2,10 @@ package evidence_test
 
 import (
 	"context"
-	"log/slog"
-	"net"
-	"os"
-	"path/filepath"
+	"github.com/agentruntime/agentruntime/services/all/alltest"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
@@ -20,15 +15,6 @@ import (
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
-	"github.com/agentruntime/agentruntime/pkg/projection"
-	"github.com/agentruntime/agentruntime/pkg/server"
-	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
-	"github.com/agentruntime/agentruntime/services/control"
-	"github.com/agentruntime/agentruntime/services/evidence"
-	"github.com/agentruntime/agentruntime/services/kit"
-	"github.com/agentruntime/agentruntime/services/permission"
-	"github.com/agentruntime/agentruntime/services/routing"
-	"github.com/agentruntime/agentruntime/services/tasks"
 )
 
 // system runs the five real services in process, as `agentruntime dev`
@@ -68,64 +54,11 @@ func startSystem(t testing.TB) *system {
 // startSystemWith starts the system with another model registry.
 func startSystemWith(t testing.TB, models string) *system {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "models.yaml")
-	if err := os.WriteFile(path, []byte(models), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{Partitions: natstest.Partitions(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	authn, err := auth.New(&auth.Config{APIKeys: []auth.APIKeyConfig{
+	st := alltest.Start(t, alltest.Options{Models: models, Keys: []auth.APIKeyConfig{
 		{Name: "alice", Tenant: "acme", Role: "admin", Key: keyAcme},
 		{Name: "gus", Tenant: "globex", Role: "admin", Key: keyGlobex},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: authn, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deps := func() kit.Deps {
-		return kit.Deps{Log: log, Store: projection.NewMemory(), Logger: logger, Config: kit.Config{ModelsFile: path}}
-	}
-	services := []kit.Service{control.New(deps()), tasks.New(deps()), routing.New(deps()), permission.New(deps()), evidence.New(deps())}
-	done := make(chan error, len(services)+1)
-	runners := 0
-	for _, s := range services {
-		s.Register(srv.GRPC())
-		if r, ok := s.(kit.Runner); ok {
-			runners++
-			go func() { done <- r.Run(ctx) }()
-		}
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- srv.Serve(ctx, lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		for i := 0; i < runners+1; i++ {
-			<-done
-		}
-		conn.Close()
-	})
-	return &system{
-		log:        log,
-		control:    controlv1.NewControlServiceClient(conn),
-		tasks:      tasksv1.NewTasksServiceClient(conn),
-		routing:    routingv1.NewRoutingServiceClient(conn),
-		permission: permissionv1.NewPermissionServiceClient(conn),
-		evidence:   evidencev1.NewEvidenceServiceClient(conn),
-	}
+	return &system{log: st.Log, control: st.Control, tasks: st.Tasks, routing: st.Routing, permission: st.Permission, evidence: st.Evidence}
 }
 
 func as(t testing.TB, key string) context.Context {
