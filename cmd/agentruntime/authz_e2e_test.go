@@ -84,7 +84,7 @@ func TestWorkerNeverApprovesItsOwnRequest(t *testing.T) {
 	}
 	secret := []byte("0123456789abcdef0123456789abcdef")
 	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth", writeRoleAuth(t, secret))
-	worker := exec.Command(binary, "worker", "--addr", dev.addr, "--api-key", "k-worker", "--workspace", ws, "--worker-id", "w1")
+	worker := exec.Command(binary, "worker", "--addr", dev.Addr, "--api-key", "k-worker", "--workspace", ws, "--worker-id", "w1")
 	var wout bytes.Buffer // written by the process's copier, read after Wait
 	worker.Stdout, worker.Stderr = &wout, &wout
 	if err := worker.Start(); err != nil {
@@ -97,7 +97,7 @@ func TestWorkerNeverApprovesItsOwnRequest(t *testing.T) {
 			t.Logf("worker output:\n%s", wout.String())
 		}
 	})
-	conn := dial(t, dev.addr)
+	conn := dial(t, dev.Addr)
 	control := controlv1.NewControlServiceClient(conn)
 	permission := permissionv1.NewPermissionServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -121,7 +121,7 @@ func TestWorkerNeverApprovesItsOwnRequest(t *testing.T) {
 			}
 		}
 	}
-	cli(t, "submit", "--addr", dev.addr, "--api-key", "k-operator", "write notes about this project")
+	cli(t, "submit", "--addr", dev.Addr, "--api-key", "k-operator", "write notes about this project")
 	if started := next("turn.started"); started.GetTurnStarted().GetWorkerId() != "w1" {
 		t.Fatalf("turn.started = %v", started)
 	}
@@ -137,7 +137,7 @@ func TestWorkerNeverApprovesItsOwnRequest(t *testing.T) {
 	wantDenied(t, "RespondAction with the worker key", err, "ROLE_NOT_PERMITTED")
 	_, err = permission.ResolvePermission(withBearer(ctx, "k-worker"), resolve)
 	wantDenied(t, "ResolvePermission with the worker key", err, "ROLE_NOT_PERMITTED")
-	if out, err := exec.Command(binary, "approve", "--addr", dev.addr, "--api-key", "k-worker").CombinedOutput(); err == nil || !strings.Contains(string(out), "needs role operator") {
+	if out, err := exec.Command(binary, "approve", "--addr", dev.Addr, "--api-key", "k-worker").CombinedOutput(); err == nil || !strings.Contains(string(out), "needs role operator") {
 		t.Fatalf("`agentruntime approve` with the worker key: err=%v\n%s", err, out)
 	}
 	// Nor does it change what governs it (before roles, any key of a
@@ -169,7 +169,7 @@ func TestWorkerNeverApprovesItsOwnRequest(t *testing.T) {
 	}
 
 	// A person answers.
-	cli(t, "approve", "--addr", dev.addr, "--api-key", "k-operator")
+	cli(t, "approve", "--addr", dev.Addr, "--api-key", "k-operator")
 	resolved := next("action.resolved")
 	if resolved.GetActionId() != asked.GetActionId() || resolved.GetActionResolved().GetResponder() != "alice" {
 		t.Fatalf("action.resolved = %v", resolved)

@@ -1,20 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"github.com/agentruntime/agentruntime/pkg/testkit"
-	"io"
+	"github.com/agentruntime/agentruntime/pkg/testkit/binproc"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -42,103 +39,25 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChild())
 	}
-	dir, err := os.MkdirTemp("", "agentruntime-e2e")
+	bin, cleanup, err := binproc.Build("", true)
 	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "agentruntime")
-	if out, err := exec.Command("go", "build", "-race", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build agentruntime: %v\n%s", err, out)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	binary = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
 // proc is a running agentruntime process.
-type proc struct {
-	cmd  *exec.Cmd
-	addr string
-	out  *syncBuffer
-}
-
-// syncBuffer collects the output of stdout and stderr readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) WriteString(v string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.WriteString(v)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var (
-	listenLine = regexp.MustCompile(`listening\s+(\S+)`)
-	servingLog = regexp.MustCompile(`msg=serving .*listen=(\S+)`)
-)
+type proc = binproc.Proc
 
 // start runs the binary and waits until it is ready: for dev the end of its
 // banner, for serve the "serving" log line.
 func start(t *testing.T, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, out: &syncBuffer{}}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("agentruntime %v output:\n%s", args, p.out.String())
-		}
-	})
-	addrs := make(chan string, 2)
-	scan := func(r io.Reader) {
-		sc := bufio.NewScanner(r)
-		var addr string
-		for sc.Scan() {
-			line := sc.Text()
-			p.out.WriteString(line + "\n")
-			if m := listenLine.FindStringSubmatch(line); m != nil {
-				addr = m[1]
-			}
-			if strings.HasPrefix(line, "Ctrl-C stops it") {
-				addrs <- addr
-			}
-			if m := servingLog.FindStringSubmatch(line); m != nil {
-				addrs <- m[1]
-			}
-		}
-	}
-	go scan(stdout)
-	go scan(stderr)
-	select {
-	case p.addr = <-addrs:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("agentruntime %v did not say where it listens:\n%s", args, p.out.String())
-	}
-	if strings.HasPrefix(p.addr, "[::]:") {
-		p.addr = "127.0.0.1:" + strings.TrimPrefix(p.addr, "[::]:")
-	}
-	return p
+	return binproc.Start(t, binary, nil, args...)
 }
 
 func dial(t *testing.T, addr string) *grpc.ClientConn {
@@ -192,7 +111,7 @@ func checkHealth(t *testing.T, conn *grpc.ClientConn, name string) healthpb.Heal
 
 func TestDevServesEveryServiceWithHealthAndReflection(t *testing.T) {
 	p := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
-	conn := dial(t, p.addr)
+	conn := dial(t, p.Addr)
 
 	got := listServices(t, conn)
 	for _, want := range append(slices.Clone(healthNames), "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection") {
@@ -205,8 +124,8 @@ func TestDevServesEveryServiceWithHealthAndReflection(t *testing.T) {
 			t.Errorf("health %q = %v, want SERVING", name, s)
 		}
 	}
-	if !strings.Contains(p.out.String(), "tenant     dev") || !strings.Contains(p.out.String(), "auth       off") {
-		t.Errorf("banner does not say the tenant and that auth is off:\n%s", p.out)
+	if !strings.Contains(p.Output(), "tenant     dev") || !strings.Contains(p.Output(), "auth       off") {
+		t.Errorf("banner does not say the tenant and that auth is off:\n%s", p.Output())
 	}
 
 	// Without auth config a call without credentials passes authentication
@@ -280,10 +199,10 @@ func TestDevWithAuthAuthenticatesEveryCall(t *testing.T) {
 	secret := []byte("0123456789abcdef0123456789abcdef")
 	authFile := writeAuthConfig(t, "k-right", secret)
 	p := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth", authFile)
-	if !strings.Contains(p.out.String(), "auth       on") {
-		t.Errorf("banner does not say auth is on:\n%s", p.out)
+	if !strings.Contains(p.Output(), "auth       on") {
+		t.Errorf("banner does not say auth is on:\n%s", p.Output())
 	}
-	conn := dial(t, p.addr)
+	conn := dial(t, p.Addr)
 	ctl := controlv1.NewControlServiceClient(conn)
 	req := &controlv1.GetSessionRequest{SessionId: "sess_1"}
 	cases := []struct {
@@ -323,12 +242,12 @@ func TestDevRefusesASecondProcessOnTheSameDataDir(t *testing.T) {
 func TestDevComesBackAfterKill9(t *testing.T) {
 	dir := t.TempDir()
 	p := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", dir)
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = p.cmd.Wait()
+	_ = p.Cmd.Wait()
 	p2 := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", dir)
-	if s := checkHealth(t, dial(t, p2.addr), healthNames[0]); s != healthpb.HealthCheckResponse_SERVING {
+	if s := checkHealth(t, dial(t, p2.Addr), healthNames[0]); s != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("after kill -9 and restart: %v", s)
 	}
 }
@@ -338,7 +257,7 @@ func TestServeRunsOneServiceAgainstNATSAndRedis(t *testing.T) {
 	authFile := writeAuthConfig(t, "k-right", []byte("0123456789abcdef0123456789abcdef"))
 	p := start(t, "serve", "tasks", "--listen", "127.0.0.1:0",
 		"--nats", nats.ClientURL(), "--redis", redistest.URL(t), "--auth", authFile)
-	conn := dial(t, p.addr)
+	conn := dial(t, p.Addr)
 	if s := checkHealth(t, conn, "agentruntime.tasks.v1.TasksService"); s != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("tasks health = %v", s)
 	}
@@ -383,12 +302,12 @@ func TestDevWithoutAuthRefusesANonLoopbackListen(t *testing.T) {
 		}
 	}
 	p := start(t, "dev", "--listen", "0.0.0.0:0", "--data-dir", t.TempDir(), "--insecure-no-auth", "--no-worker")
-	if !strings.Contains(p.out.String(), "INSECURE (--insecure-no-auth)") {
-		t.Errorf("--insecure-no-auth started without saying it is insecure:\n%s", p.out)
+	if !strings.Contains(p.Output(), "INSECURE (--insecure-no-auth)") {
+		t.Errorf("--insecure-no-auth started without saying it is insecure:\n%s", p.Output())
 	}
 	secret := []byte("0123456789abcdef0123456789abcdef")
 	withAuth := start(t, "dev", "--listen", "0.0.0.0:0", "--data-dir", t.TempDir(), "--auth", writeAuthConfig(t, "k", secret), "--no-worker")
-	if !strings.Contains(withAuth.out.String(), "auth       on") {
-		t.Errorf("dev --auth on 0.0.0.0 did not start with auth on:\n%s", withAuth.out)
+	if !strings.Contains(withAuth.Output(), "auth       on") {
+		t.Errorf("dev --auth on 0.0.0.0 did not start with auth on:\n%s", withAuth.Output())
 	}
 }

@@ -23,9 +23,9 @@ var metricsLine = regexp.MustCompile(`metrics\s+(http://\S+/metrics)`)
 // metricsURL is where a dev process said it serves /metrics.
 func metricsURL(t *testing.T, dev *proc) string {
 	t.Helper()
-	m := metricsLine.FindStringSubmatch(dev.out.String())
+	m := metricsLine.FindStringSubmatch(dev.Output())
 	if m == nil {
-		t.Fatalf("the banner names no metrics address:\n%s", dev.out.String())
+		t.Fatalf("the banner names no metrics address:\n%s", dev.Output())
 	}
 	return m[1]
 }

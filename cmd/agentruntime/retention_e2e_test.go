@@ -16,7 +16,7 @@ import (
 // the live stream.
 func TestDevWithTinyRetentionRepairsAStaleCursor(t *testing.T) {
 	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker", "--log-max-bytes", "48KiB")
-	client := controlv1.NewControlServiceClient(dial(t, dev.addr))
+	client := controlv1.NewControlServiceClient(dial(t, dev.Addr))
 	ctx := testkit.Context(t)
 	sub, err := client.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "th1",
 		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "hello"}}}})

@@ -45,7 +45,7 @@ func TestWorkerKilledMidTurnIsRetriedByAnotherWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker")
-	client := controlv1.NewControlServiceClient(dial(t, dev.addr))
+	client := controlv1.NewControlServiceClient(dial(t, dev.Addr))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	stream, err := client.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{
@@ -61,7 +61,7 @@ func TestWorkerKilledMidTurnIsRetriedByAnotherWorker(t *testing.T) {
 		for {
 			m, err := stream.Recv()
 			if err != nil {
-				t.Fatalf("waiting for %s: %v (saw %d events)\n%s", typ, err, len(history), dev.out.String())
+				t.Fatalf("waiting for %s: %v (saw %d events)\n%s", typ, err, len(history), dev.Output())
 			}
 			if ev := m.GetEvent(); ev != nil {
 				history = append(history, ev)
@@ -72,8 +72,8 @@ func TestWorkerKilledMidTurnIsRetriedByAnotherWorker(t *testing.T) {
 		}
 	}
 
-	w1, _ := startWorker(t, dev.addr, ws, "w1")
-	cli(t, "submit", "--addr", dev.addr, "write notes about this project")
+	w1, _ := startWorker(t, dev.Addr, ws, "w1")
+	cli(t, "submit", "--addr", dev.Addr, "write notes about this project")
 	started1 := next("turn.started")
 	asked1 := next("action.required")
 	if started1.GetTurnStarted().GetWorkerId() != "w1" || asked1.GetTurnId() != started1.GetTurnId() {
@@ -89,7 +89,7 @@ func TestWorkerKilledMidTurnIsRetriedByAnotherWorker(t *testing.T) {
 	if ws, ok := w1.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 		t.Fatalf("worker 1 did not die by a signal: %v", w1.ProcessState)
 	}
-	startWorker(t, dev.addr, ws, "w2")
+	startWorker(t, dev.Addr, ws, "w2")
 
 	lost := next("run.status")
 	for lost.GetRunStatus().GetPhase() != "lost" { // e.g. a default-model notice of run 1
@@ -110,7 +110,7 @@ func TestWorkerKilledMidTurnIsRetriedByAnotherWorker(t *testing.T) {
 	if asked2.GetRunId() != "" && asked2.GetRunId() != started2.GetRunId() {
 		t.Fatalf("second question belongs to run %s", asked2.GetRunId())
 	}
-	if out := cli(t, "approve", "--addr", dev.addr); !strings.Contains(out, asked2.GetActionId()) {
+	if out := cli(t, "approve", "--addr", dev.Addr); !strings.Contains(out, asked2.GetActionId()) {
 		t.Fatalf("approve said %q, want %s", out, asked2.GetActionId())
 	}
 	done := next("turn.completed")
@@ -142,7 +142,7 @@ func TestWorkerKilledMidTurnIsRetriedByAnotherWorker(t *testing.T) {
 		t.Fatalf("attempts = %v", got)
 	}
 	// The readable timeline says so too.
-	text := cli(t, "watch", "--addr", dev.addr, "--until-turn-ends")
+	text := cli(t, "watch", "--addr", dev.Addr, "--until-turn-ends")
 	for _, want := range []string{"attempt 1 lost", "attempt 2 of 3"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("timeline lacks %q:\n%s", want, text)

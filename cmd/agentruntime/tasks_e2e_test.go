@@ -14,7 +14,7 @@ import (
 // the tasks service of `agentruntime dev`.
 func TestTasksCommands(t *testing.T) {
 	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker")
-	client := tasksv1.NewTasksServiceClient(dial(t, dev.addr))
+	client := tasksv1.NewTasksServiceClient(dial(t, dev.Addr))
 	created, err := client.CreateTask(testkit.Context(t), &tasksv1.CreateTaskRequest{TaskId: "task_cli", Spec: &tasksv1.TaskSpec{
 		Title: "Summarize the logs", Objective: "Read the logs and write a summary", TaskKind: "analysis"}})
 	if err != nil {
@@ -23,27 +23,27 @@ func TestTasksCommands(t *testing.T) {
 	if created.GetTask().GetTaskId() != "task_cli" {
 		t.Fatalf("created %v", created)
 	}
-	out := cli(t, "tasks", "ls", "--addr", dev.addr)
+	out := cli(t, "tasks", "ls", "--addr", dev.Addr)
 	if !strings.Contains(out, "TASK") || !strings.Contains(out, "task_cli") || !strings.Contains(out, "Summarize the logs") {
 		t.Fatalf("tasks ls:\n%s", out)
 	}
-	if out := cli(t, "tasks", "ls", "--addr", dev.addr, "--status", "completed"); strings.TrimSpace(out) != "no tasks" {
+	if out := cli(t, "tasks", "ls", "--addr", dev.Addr, "--status", "completed"); strings.TrimSpace(out) != "no tasks" {
 		t.Fatalf("tasks ls --status completed:\n%s", out)
 	}
 	var row map[string]any
-	if err := json.Unmarshal([]byte(strings.TrimSpace(cli(t, "tasks", "ls", "--addr", dev.addr, "--json"))), &row); err != nil || row["taskId"] != "task_cli" {
+	if err := json.Unmarshal([]byte(strings.TrimSpace(cli(t, "tasks", "ls", "--addr", dev.Addr, "--json"))), &row); err != nil || row["taskId"] != "task_cli" {
 		t.Fatalf("tasks ls --json: %v %v", row, err)
 	}
-	if out := cli(t, "tasks", "show", "--addr", dev.addr, "task_cli"); !strings.Contains(out, "task task_cli") || !strings.Contains(out, "Read the logs") || !strings.Contains(out, "analysis") {
+	if out := cli(t, "tasks", "show", "--addr", dev.Addr, "task_cli"); !strings.Contains(out, "task task_cli") || !strings.Contains(out, "Read the logs") || !strings.Contains(out, "analysis") {
 		t.Fatalf("tasks show:\n%s", out)
 	}
-	if out := cli(t, "tasks", "cancel", "--addr", dev.addr, "--reason", "not needed", "task_cli"); !strings.Contains(out, "task task_cli: cancelled") {
+	if out := cli(t, "tasks", "cancel", "--addr", dev.Addr, "--reason", "not needed", "task_cli"); !strings.Contains(out, "task task_cli: cancelled") {
 		t.Fatalf("tasks cancel: %s", out)
 	}
-	if out := cli(t, "tasks", "retry", "--addr", dev.addr, "--reason", "needed after all", "task_cli"); !strings.Contains(out, "retrying") {
+	if out := cli(t, "tasks", "retry", "--addr", dev.Addr, "--reason", "needed after all", "task_cli"); !strings.Contains(out, "retrying") {
 		t.Fatalf("tasks retry: %s", out)
 	}
-	if out := cli(t, "tasks", "show", "--addr", dev.addr, "task_cli"); !strings.Contains(out, "retrying") || !strings.Contains(out, "needed after all") {
+	if out := cli(t, "tasks", "show", "--addr", dev.Addr, "task_cli"); !strings.Contains(out, "retrying") || !strings.Contains(out, "needed after all") {
 		t.Fatalf("tasks show after retry:\n%s", out)
 	}
 	// Mistakes are named.
@@ -51,11 +51,11 @@ func TestTasksCommands(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"tasks", "show", "--addr", dev.addr, "task_nope"}, "not found"},
-		{[]string{"tasks", "ls", "--addr", dev.addr, "--status", "bogus"}, `--status "bogus": not a task status`},
-		{[]string{"tasks", "retry", "--addr", dev.addr, "task_cli"}, "tasks retry"}, // retrying is not retryable
+		{[]string{"tasks", "show", "--addr", dev.Addr, "task_nope"}, "not found"},
+		{[]string{"tasks", "ls", "--addr", dev.Addr, "--status", "bogus"}, `--status "bogus": not a task status`},
+		{[]string{"tasks", "retry", "--addr", dev.Addr, "task_cli"}, "tasks retry"}, // retrying is not retryable
 		{[]string{"tasks", "frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"tasks", "show", "--addr", dev.addr}, "usage: agentruntime tasks"},
+		{[]string{"tasks", "show", "--addr", dev.Addr}, "usage: agentruntime tasks"},
 	} {
 		out, err := exec.Command(binary, c.args...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), c.want) {

@@ -38,14 +38,14 @@ func TestTourSubmitWatchApprove(t *testing.T) {
 	}
 	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--workspace", ws, "--metrics-listen", "127.0.0.1:0")
 	metrics := metricsURL(t, dev)
-	if !strings.Contains(dev.out.String(), "scripted (built-in demo script)") {
-		t.Fatalf("banner does not name the worker:\n%s", dev.out.String())
+	if !strings.Contains(dev.Output(), "scripted (built-in demo script)") {
+		t.Fatalf("banner does not name the worker:\n%s", dev.Output())
 	}
-	out := cli(t, "submit", "--addr", dev.addr, "write notes about this project")
+	out := cli(t, "submit", "--addr", dev.Addr, "write notes about this project")
 	if !strings.Contains(out, "in session default, thread main") {
 		t.Fatalf("submit said %q", out)
 	}
-	watch := exec.Command(binary, "watch", "--addr", dev.addr, "--json", "--until-turn-ends")
+	watch := exec.Command(binary, "watch", "--addr", dev.Addr, "--json", "--until-turn-ends")
 	stdout, err := watch.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -76,14 +76,14 @@ func TestTourSubmitWatchApprove(t *testing.T) {
 			select {
 			case ev, ok := <-lines:
 				if !ok {
-					t.Fatalf("watch ended before %s; saw %v\n%s", typ, seen, dev.out.String())
+					t.Fatalf("watch ended before %s; saw %v\n%s", typ, seen, dev.Output())
 				}
 				seen = append(seen, ev["type"].(string))
 				if ev["type"] == typ {
 					return ev
 				}
 			case <-timeout:
-				t.Fatalf("no %s; saw %v\n%s", typ, seen, dev.out.String())
+				t.Fatalf("no %s; saw %v\n%s", typ, seen, dev.Output())
 			}
 		}
 	}
@@ -104,7 +104,7 @@ func TestTourSubmitWatchApprove(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "NOTES.md")); !os.IsNotExist(err) {
 		t.Fatalf("NOTES.md exists before approval: %v", err)
 	}
-	if out := cli(t, "approve", "--addr", dev.addr); !strings.Contains(out, "allow_once") {
+	if out := cli(t, "approve", "--addr", dev.Addr); !strings.Contains(out, "allow_once") {
 		t.Fatalf("approve said %q", out)
 	}
 	done := next("turn.completed")
@@ -119,17 +119,17 @@ func TestTourSubmitWatchApprove(t *testing.T) {
 		t.Fatalf("NOTES.md = %q, %v", b, err)
 	}
 	// The readable timeline tells the same story.
-	text := cli(t, "watch", "--addr", dev.addr, "--until-turn-ends")
+	text := cli(t, "watch", "--addr", dev.Addr, "--until-turn-ends")
 	for _, want := range []string{"turn.started", "read_file", "permission.requested", "action.resolved", "write_file", "turn.completed"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("timeline lacks %q:\n%s", want, text)
 		}
 	}
 	// Nothing is pending any more.
-	if out, err := exec.Command(binary, "approve", "--addr", dev.addr).CombinedOutput(); err == nil || !strings.Contains(string(out), "nothing is waiting") {
+	if out, err := exec.Command(binary, "approve", "--addr", dev.Addr).CombinedOutput(); err == nil || !strings.Contains(string(out), "nothing is waiting") {
 		t.Fatalf("second approve: %v %s", err, out)
 	}
-	checkExports(t, dev.addr)
+	checkExports(t, dev.Addr)
 	checkMetrics(t, metrics)
 }
 
