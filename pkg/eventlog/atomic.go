@@ -16,7 +16,7 @@ import (
 // AppendAtomic writes a command's events to one aggregate all or nothing:
 // one JetStream atomic batch (nats-server 2.12+, AllowAtomicPublish) whose
 // first message carries the expected last subject sequence and every
-// message its event id as de-duplication id. The batch lands at
+// message its de-duplication id (DedupID). The batch lands at
 // consecutive sequences or not at all, so no crash, lost connection or
 // concurrent writer can leave half a command in the log (ADR 0005,
 // "Atomic commands").
@@ -44,7 +44,6 @@ func (l *Log) AppendAtomic(ctx context.Context, agg Aggregate, expect Expect, ev
 		if err != nil {
 			return nil, err
 		}
-		msg.Header.Set(jetstream.MsgIDHeader, ev.GetEventId())
 		if i == 0 && expect.set {
 			msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(seq, 10))
 		}

@@ -61,7 +61,7 @@ type Config struct {
 	Partitions      int
 	Replicas        int // default 1; 3 in production clusters
 	Storage         jetstream.StorageType
-	DuplicateWindow time.Duration // de-duplication window by event id, default 10m
+	DuplicateWindow time.Duration // de-duplication window by event id on its aggregate (DedupID), default 10m
 	MaxAsyncPending int           // in-flight bound of batch appends, default 512
 	// AsyncStallWait is how long one asynchronous publish waits for a free
 	// in-flight slot before the log waits for the outstanding acks and
@@ -278,7 +278,7 @@ func (l *Log) Append(ctx context.Context, agg Aggregate, expect Expect, evs ...*
 		if err != nil {
 			return out, err
 		}
-		opts := []jetstream.PublishOpt{jetstream.WithMsgID(ev.GetEventId())}
+		var opts []jetstream.PublishOpt
 		var seq uint64
 		if expect.set {
 			if seq, err = l.sequenceAt(k, expect.seq); err != nil {
@@ -305,7 +305,7 @@ func (l *Log) Append(ctx context.Context, agg Aggregate, expect Expect, evs ...*
 
 // AppendFacts appends facts to one aggregate without a precondition: every
 // event is published before any acknowledgement is awaited, in order on one
-// connection, each with its event id as the de-duplication id, and the
+// connection, each with its event id (scoped: DedupID) as de-duplication id, and the
 // acknowledgements are awaited together. It answers with each event's
 // sequence, in order. For facts that decide nothing (a worker's step
 // facts, docs/adr/0007): a batch of N costs one wait, not N.
@@ -330,7 +330,7 @@ func (l *Log) AppendFacts(ctx context.Context, agg Aggregate, evs ...*eventsv1.R
 	futures := make([]jetstream.PubAckFuture, len(msgs))
 	for i, msg := range msgs {
 		// Blocks while Config.MaxAsyncPending acks are outstanding.
-		f, err := l.publishAsync(ctx, msg, jetstream.WithMsgID(evs[i].GetEventId()))
+		f, err := l.publishAsync(ctx, msg)
 		if err != nil {
 			return nil, publishError(agg, err)
 		}
@@ -392,7 +392,7 @@ func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Result, error
 		results[i].EventID = e.Event.GetEventId()
 		// Wait for room as long as an ack may take, not the client's
 		// default 200 ms: under load that fails entries of a healthy batch.
-		opts := []jetstream.PublishOpt{jetstream.WithMsgID(e.Event.GetEventId()), jetstream.WithStallWait(asyncStallWait)}
+		opts := []jetstream.PublishOpt{jetstream.WithStallWait(asyncStallWait)}
 		if e.Expect.set {
 			seq, err := l.sequenceAt(l.aggregatePart(e.Aggregate), e.Expect.seq)
 			if err != nil {
@@ -513,11 +513,30 @@ func (l *Log) message(ctx context.Context, agg Aggregate, subject string, ev *ev
 	if err != nil {
 		return nil, fmt.Errorf("%w: marshal: %v", ErrInvalid, err)
 	}
-	msg := &nats.Msg{Subject: subject, Data: data, Header: make(nats.Header, 4)}
+	msg := &nats.Msg{Subject: subject, Data: data, Header: make(nats.Header, 5)}
+	msg.Header[jetstream.MsgIDHeader] = []string{DedupID(subject, ev.GetEventId())}
 	msg.Header[HeaderType] = []string{ev.GetType()}
 	msg.Header[HeaderTenant] = []string{ev.GetTenantId()}
 	l.cfg.Propagator.Inject(ctx, headerCarrier(msg.Header))
 	return msg, nil
+}
+
+// DedupID is the JetStream de-duplication id (Nats-Msg-Id) an event is
+// published with: its event id scoped to the subject it is appended to,
+// which names the tenant, the session and the aggregate. The stream's
+// de-duplication window is shared by every tenant of its partition, and
+// event ids are caller-choosable (a worker's reported facts keep theirs)
+// or derivable (a command's, ids.Derive of its aggregate and key), so a
+// bare event id would let one tenant's append be taken for a retry of
+// another's and dropped. Scoped, an append de-duplicates only against the
+// same event id on the same aggregate: a retried command or report still
+// appends nothing twice, and nothing written elsewhere can swallow it.
+//
+// The id is a header for the window only: nothing reads it back, events
+// are read by their envelope, so logs written with other de-duplication
+// ids fold the same.
+func DedupID(subject, eventID string) string {
+	return ids.Derive("dedup", subject, eventID)
 }
 
 func (l *Log) stamp(ctx context.Context, agg Aggregate, ev *eventsv1.RuntimeEvent) error {
