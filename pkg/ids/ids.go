@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,7 +44,22 @@ const (
 	Artifact = "art"
 	Request  = "req"
 	Runtime  = "rt"
+
+	// PermissionAction prefixes the ids of the actions that ask a person
+	// to approve a permission request: the permission service mints them
+	// (EvaluatePermission's approval_action_id) and the control service's
+	// permission reactor alone opens them. They are reserved (Reserved):
+	// no caller chooses one.
+	PermissionAction = "perm"
 )
+
+// Reserved says whether id is in a namespace only the runtime mints:
+// "perm_..." (PermissionAction). A caller-supplied action id there is
+// refused, so the action a person approves for a permission request can
+// only be the one the runtime opened with the runtime's prompt.
+func Reserved(id string) bool {
+	return strings.HasPrefix(id, PermissionAction+"_")
+}
 
 var (
 	mu      sync.Mutex

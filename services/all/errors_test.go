@@ -68,8 +68,13 @@ func startAll(t *testing.T) clients {
 // tenant acme).
 func startSystem(t *testing.T, models string, partitions int) *partitionedSystem {
 	t.Helper()
-	st := alltest.Start(t, alltest.Options{Models: models, Partitions: partitions,
-		Keys: []auth.APIKeyConfig{{Name: "alice", Tenant: "acme", Role: "admin", Key: pinnedKey}}})
+	return startSystemWithKeys(t, models, partitions, auth.APIKeyConfig{Name: "alice", Tenant: "acme", Role: "admin", Key: pinnedKey})
+}
+
+// startSystemWithKeys is startSystem with the given API keys.
+func startSystemWithKeys(t *testing.T, models string, partitions int, keys ...auth.APIKeyConfig) *partitionedSystem {
+	t.Helper()
+	st := alltest.Start(t, alltest.Options{Models: models, Partitions: partitions, Keys: keys})
 	return &partitionedSystem{log: st.Log, stores: st.Stores, clients: clients{
 		control: st.Control, tasks: st.Tasks, routing: st.Routing, permission: st.Permission, evidence: st.Evidence,
 	}}

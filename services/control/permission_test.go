@@ -2,8 +2,12 @@ package control_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -11,6 +15,7 @@ import (
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
 )
 
 // The tool path of the approval gate across services: the permission
@@ -99,5 +104,61 @@ func TestHostAnsweredPermissionClosesTheActionAndFailOpenHooksWarn(t *testing.T)
 	w := sub.until("runtime.warning")
 	if w.GetRuntimeWarning().GetCode() != "hook_failed_open" || w.GetRuntimeWarning().GetMessage() != "audit hook timed out" || w.ThreadId != "th1" {
 		t.Fatalf("warning %v", w)
+	}
+}
+
+// The ids of permission actions are the runtime's: RequestAction refuses
+// one (InvalidArgument on action_id) and appends nothing. An action a
+// caller opened under an id a permission request later carries (ids
+// minted before the namespace was reserved) stays the caller's: the
+// reactor opens nothing over it (and the permission service does not take
+// its answer for the request's: services/permission
+// TestScenarioApprovalGateToolPath), while the next request gets the
+// runtime's action with the runtime's prompt.
+func TestPermissionActionIdsAreReserved(t *testing.T) {
+	h := newHarness(t)
+	ctx := acme(t)
+	tu := h.submit(ctx, "s1", "th1").Turn
+	h.report(ctx, started(tu.TurnId))
+	before := h.heads(ctx)
+	reserved := ids.New(ids.PermissionAction)
+	_, err := h.client.RequestAction(ctx, &controlv1.RequestActionRequest{SessionId: "s1", ThreadId: "th1", TurnId: tu.TurnId, ActionId: reserved,
+		ActionType: "permission", Prompt: "Allow read_file README.md?", Decisions: []string{"allow_once", "deny"}})
+	assertCode(t, err, codes.InvalidArgument, "action_id")
+	if after := h.heads(ctx); !slices.Equal(before, after) {
+		t.Fatalf("a refused RequestAction appended: heads %v -> %v", before, after)
+	}
+
+	sub := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", TypePrefixes: []string{"action."}, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
+	if _, err := h.client.RequestAction(ctx, &controlv1.RequestActionRequest{SessionId: "s1", ThreadId: "th1", TurnId: tu.TurnId, ActionId: "act_legacy",
+		ActionType: "permission", Prompt: "Allow read_file README.md?", Decisions: []string{"allow_once", "deny"}}); err != nil {
+		t.Fatal(err)
+	}
+	request := func(actionID, evaluationID string) {
+		t.Helper()
+		ev := &eventsv1.RuntimeEvent{Type: "permission.requested", SessionId: "s1", ThreadId: "th1", TurnId: tu.TurnId, ActionId: actionID,
+			Payload: &eventsv1.RuntimeEvent_PermissionRequested{PermissionRequested: &eventsv1.PermissionRequested{
+				EvaluationId: evaluationID, Prompt: `Allow tool "shell" to execute: command "rm -rf build/"?`, Name: "shell",
+				Decisions: []string{"allow_once", "allow_session", "deny"}, DecisionOnTimeout: "deny", Destructive: true,
+			}}}
+		if _, err := h.log.Append(context.Background(), eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "permission", ID: actionID}, eventlog.Any, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	request("act_legacy", "pev_1")
+	request(reserved, "pev_2") // after it, in the reactor's order
+	var required []*eventsv1.RuntimeEvent
+	for {
+		ev := sub.until("action.required")
+		required = append(required, ev)
+		if ev.ActionId == reserved {
+			break
+		}
+	}
+	if len(required) != 2 || required[0].ActionId != "act_legacy" || required[0].GetActionRequired().GetRequestedBy() != "alice" {
+		t.Fatalf("action.required facts %v, want the caller's act_legacy then the runtime's %s only", required, reserved)
+	}
+	if r := required[1].GetActionRequired(); r.GetRequestedBy() != "permission" || r.GetContext()["evaluation_id"] != "pev_2" || !strings.Contains(r.GetPrompt(), "rm -rf build/") {
+		t.Fatalf("the runtime's action %v", r)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
 )
 
 const (
@@ -346,7 +347,8 @@ func TestScenarioApprovalGateToolPath(t *testing.T) {
 	ev := res.GetEvaluation()
 	require.Equal(t, eventsv1.Decision_DECISION_ASK, ev.GetDecision())
 	actionID := ev.GetApprovalActionId()
-	require.True(t, strings.HasPrefix(actionID, "act_"))
+	require.True(t, strings.HasPrefix(actionID, ids.PermissionAction+"_"), actionID)
+	require.True(t, ids.Reserved(actionID))
 
 	req := h.waitEvent(sess, func(e *eventsv1.RuntimeEvent) bool { return e.GetType() == "permission.requested" })
 	assert.Equal(t, actionID, req.GetActionId())
@@ -365,17 +367,25 @@ func TestScenarioApprovalGateToolPath(t *testing.T) {
 
 	// What the control service does: project the request into an action,
 	// then resolve it when a human responds.
-	respond := func(action string, outcome eventsv1.ActionOutcome, decision string) {
-		agg := eventlog.Aggregate{Tenant: "t1", Session: sess, Kind: "action", ID: action}
+	respondAs := func(requestedBy, onTurn, responder, action string, outcome eventsv1.ActionOutcome, decision string) {
+		agg := eventlog.Aggregate{Tenant: "t1", Session: sess, Kind: "action", ID: action + "-" + requestedBy + "-" + onTurn}
 		_, err := h.log.Append(h.ctx, agg, eventlog.Any,
-			&eventsv1.RuntimeEvent{Type: "action.required", ThreadId: thread, TurnId: turn, ActionId: action, ToolCallId: "call_1",
+			&eventsv1.RuntimeEvent{Type: "action.required", ThreadId: thread, TurnId: onTurn, ActionId: action, ToolCallId: "call_1",
 				Payload: &eventsv1.RuntimeEvent_ActionRequired{ActionRequired: &eventsv1.ActionRequired{ActionType: "permission", Prompt: pr.GetPrompt(),
-					Decisions: pr.GetDecisions(), Timeout: pr.GetTimeout(), DecisionOnTimeout: pr.GetDecisionOnTimeout(), RequestedBy: "permission"}}},
-			&eventsv1.RuntimeEvent{Type: "action.resolved", ThreadId: thread, TurnId: turn, ActionId: action,
+					Decisions: pr.GetDecisions(), Timeout: pr.GetTimeout(), DecisionOnTimeout: pr.GetDecisionOnTimeout(), RequestedBy: requestedBy}}},
+			&eventsv1.RuntimeEvent{Type: "action.resolved", ThreadId: thread, TurnId: onTurn, ActionId: action,
 				Payload: &eventsv1.RuntimeEvent_ActionResolved{ActionResolved: &eventsv1.ActionResolved{Outcome: outcome, Decision: decision,
-					Responder: "alice", ActionType: "permission", RequestedBy: "permission"}}})
+					Responder: responder, ActionType: "permission", RequestedBy: requestedBy}}})
 		require.NoError(t, err)
 	}
+	respond := func(action string, outcome eventsv1.ActionOutcome, decision string) {
+		respondAs("permission", turn, "alice", action, outcome, decision)
+	}
+	// An action that carries the request's id but that the runtime did not
+	// open (a caller's, or one on another turn) answers nothing: the first
+	// permission.resolved below is alice's, on the runtime's action.
+	respondAs("worker-w1", turn, "mallory", actionID, eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, "allow_once")
+	respondAs("permission", "turn_other", "mallory", actionID, eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, "allow_once")
 	respond(actionID, eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, "allow_session")
 	resolved := h.waitEvent(sess, func(e *eventsv1.RuntimeEvent) bool {
 		return e.GetType() == "permission.resolved" && e.GetActionId() == actionID

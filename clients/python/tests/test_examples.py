@@ -20,5 +20,5 @@ def test_the_examples_run_a_turn_that_asks_and_is_approved(dev, tmp_path, procs)
     out = subprocess.run([sys.executable, str(examples / "client.py"), "--addr", dev, "write notes about this project"],
                          env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert "approved act_" in out.stdout and out.stdout.rstrip().endswith("turn.completed"), out.stdout
+    assert "approved perm_" in out.stdout and out.stdout.rstrip().endswith("turn.completed"), out.stdout
     assert "after an approval" in (ws / "NOTES.md").read_text()

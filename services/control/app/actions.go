@@ -59,8 +59,23 @@ func compileSchema(text string) (*jsonschema.Schema, error) {
 // the action.
 //
 // requester is the principal whose call asked (the caller of
-// RequestAction, or the EvaluatePermission behind a permission action).
+// RequestAction).
+//
+// The ids of permission actions (ids.Reserved) are refused: the runtime
+// mints them and opens those actions itself, with its own prompt
+// (openPermissionAction), so no caller can open, first, the action a
+// person will approve for a permission request.
 func (a *App) RequestAction(ctx context.Context, c Caller, req *controlv1.RequestActionRequest, requestedBy string, requester auth.Principal) (*controlv1.RequestActionResponse, error) {
+	if ids.Reserved(req.GetActionId()) {
+		return nil, fault.Invalid("action_id", "%s", fmt.Sprintf("%q is reserved: the runtime mints the ids of permission actions (%s_...) and opens those actions itself", req.GetActionId(), ids.PermissionAction))
+	}
+	return a.requestAction(ctx, c, req, requestedBy, requester, nil)
+}
+
+// requestAction opens an action. same, when set, says whether an action
+// that already has the id is the one asked for; when it is not, the
+// request is refused (AlreadyExists) rather than answered with it.
+func (a *App) requestAction(ctx context.Context, c Caller, req *controlv1.RequestActionRequest, requestedBy string, requester auth.Principal, same func(*controlv1.Action) bool) (*controlv1.RequestActionResponse, error) {
 	if req.GetJsonSchema() != "" {
 		if _, err := compileSchema(req.GetJsonSchema()); err != nil {
 			return nil, fault.Invalid("json_schema", "%s", "not a valid JSON Schema: "+err.Error())
@@ -86,6 +101,9 @@ func (a *App) RequestAction(ctx context.Context, c Caller, req *controlv1.Reques
 		if act, ok, err := readmodel.Action(ctx, st, c.Tenant, actionID); err != nil || ok {
 			if err == nil && act.TurnId != tu.TurnId {
 				return nil, &fault.Error{Kind: fault.KindAlreadyExists, Resource: "action", ID: actionID, Message: "action " + actionID + " already exists on another turn"}
+			}
+			if err == nil && same != nil && !same(act) {
+				return nil, &fault.Error{Kind: fault.KindAlreadyExists, Resource: "action", ID: actionID, Message: "action " + actionID + " already exists and is not the one asked for"}
 			}
 			existing = act
 			return nil, err

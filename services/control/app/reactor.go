@@ -30,7 +30,8 @@ const PermissionReactor = "control.permission-reactor"
 const defaultPermissionTimeout = 10 * time.Minute
 
 // ReactToPermissionRequests follows the log and opens an action for every
-// permission.requested fact, with the same action id, so the human answer
+// permission.requested fact, with the same action id (one the permission
+// service minted, which no caller may use: ids.Reserved), so the human answer
 // (RespondAction) flows back to the permission service as action.resolved.
 // The services never call each other: the log carries the request and the
 // answer. Restarts resume from the reactor's checkpoint; opening an action
@@ -102,9 +103,12 @@ func (a *App) openPermissionAction(ctx context.Context, ev *eventsv1.RuntimeEven
 	if len(decisions) == 0 {
 		decisions = []string{"allow_once", "allow_session", "deny"}
 	}
+	// The prompt is the permission service's, built from its evaluation
+	// (domain.ApprovalPrompt there): permission.requested is its fact,
+	// which no worker reports.
 	prompt := p.GetPrompt()
 	if prompt == "" {
-		prompt = fmt.Sprintf("Allow %s?", p.GetName())
+		prompt = fmt.Sprintf("Allow %q?", p.GetName())
 	}
 	req := &controlv1.RequestActionRequest{
 		SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(), ActionId: ev.GetActionId(),
@@ -134,7 +138,16 @@ func (a *App) openPermissionAction(ctx context.Context, ev *eventsv1.RuntimeEven
 	}
 	req.Timeout = durationOf(timeout)
 	requester := auth.Principal{Tenant: c.Tenant, Subject: p.GetRequesterSubject(), Role: p.GetRequesterRole()}
-	_, err := a.RequestAction(ctx, c, req, "permission", requester)
+	// An action that already has the id is this one only if this reactor
+	// opened it for this evaluation (a replay); anything else under the
+	// id is not reused: its prompt is not the runtime's. The permission
+	// service accepts only this action's answer (type and origin
+	// "permission", the request's turn).
+	same := func(act *controlv1.Action) bool {
+		return act.GetActionType() == "permission" && act.GetRequestedBy() == "permission" &&
+			act.GetTurnId() == ev.GetTurnId() && act.GetContext()["evaluation_id"] == p.GetEvaluationId()
+	}
+	_, err := a.requestAction(ctx, c, req, "permission", requester, same)
 	if fault.HasReason(err, "TURN_ENDED") {
 		// The turn ended before the request arrived: open and cancel the
 		// action so the permission service gets its answer.

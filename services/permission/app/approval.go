@@ -54,6 +54,11 @@ func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans
 		if doc == nil || doc.SessionID != session {
 			return nil, fault.NotFound("permission request", actionID)
 		}
+		if ans.Action != nil {
+			if err := domain.CheckAnsweringAction(*ans.Action, doc.SessionID, doc.ThreadID, doc.TurnID); err != nil {
+				return nil, err
+			}
+		}
 		requested := &eventsv1.PermissionRequested{}
 		if err := proto.Unmarshal(doc.Requested, requested); err != nil {
 			return nil, err
@@ -154,10 +159,17 @@ func (a *App) applyAnswer(ctx context.Context, ev *eventsv1.RuntimeEvent) error 
 	ar := ev.GetActionResolved()
 	_, _, err := a.Resolve(ctx, ev.GetTenantId(), ev.GetSessionId(), ev.GetActionId(), domain.Answer{
 		Outcome: ar.GetOutcome(), Decision: ar.GetDecision(), Responder: ar.GetResponder(),
+		Action: &domain.AnsweringAction{Type: ar.GetActionType(), RequestedBy: ar.GetRequestedBy(),
+			SessionID: ev.GetSessionId(), ThreadID: ev.GetThreadId(), TurnID: ev.GetTurnId()},
 	})
 	switch {
 	case fault.Is(err, fault.KindNotFound):
 		// Another kind of action (input, confirmation...): not ours.
+		return nil
+	case fault.HasReason(err, domain.ReasonNotTheRequestsAction):
+		// An action someone else opened under the request's id (a prompt
+		// the runtime did not write): its answer decides nothing.
+		a.logger.WarnContext(ctx, "action.resolved not applied: not the action opened for the permission request", "action_id", ev.GetActionId(), "reason", err)
 		return nil
 	case fault.HasReason(err, domain.ReasonAlreadyResolved), fault.Is(err, fault.KindInvalid):
 		// The request was answered another way first (ResolvePermission),

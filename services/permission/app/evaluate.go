@@ -150,7 +150,7 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	pe.UpdatedInputRef = rewrittenRef
 	actionID := ""
 	if ev.Decision == eventsv1.Decision_DECISION_ASK {
-		actionID = ids.New(ids.Action)
+		actionID = ids.New(ids.PermissionAction)
 		pe.ApprovalActionId = actionID
 	}
 	evaluated := envelope("permission.evaluated")
@@ -186,11 +186,17 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	if timeout <= 0 {
 		timeout = DefaultApprovalTimeout
 	}
-	prompt := "Allow " + in.Name
-	if in.Command != "" {
-		prompt += ": " + domain.SafePreview(req.Command, 200)
+	// What the person sees is built here, from what was judged: the
+	// control service shows this prompt on the action it opens, whose id
+	// (ids.PermissionAction) no caller can take first.
+	paths, hosts := ev.Paths, ev.Hosts
+	if len(paths) == 0 {
+		paths = req.Paths
 	}
-	prompt += "? " + ev.Reason
+	if len(hosts) == 0 {
+		hosts = req.Hosts
+	}
+	prompt := domain.ApprovalPrompt(in.Target, in.Name, in.Access, req.Command, paths, hosts, ev.Reason)
 	requested := envelope("permission.requested")
 	requested.ActionId = actionID
 	requested.Payload = &eventsv1.RuntimeEvent_PermissionRequested{PermissionRequested: &eventsv1.PermissionRequested{

@@ -63,6 +63,51 @@ type Answer struct {
 	// runtime's own answers (the control service's resolved action, which
 	// checked its responder, timeouts, cancellations).
 	By *auth.Principal
+	// Action, for an answer that is a resolved action (action.resolved),
+	// is what the action says of itself; the answer counts only when it is
+	// the action the control service opened for this request
+	// (CheckAnsweringAction). Nil for ResolvePermission.
+	Action *AnsweringAction
+}
+
+// What the control service's permission reactor opens for a request: an
+// action of this type, requested by this origin, on the request's turn,
+// with the request's action id (ids.PermissionAction, which no caller may
+// choose) and the request's evaluation id in its context.
+const (
+	PermissionActionType = "permission"
+	PermissionOrigin     = "permission"
+)
+
+// AnsweringAction is what an action.resolved says of the action it ends.
+type AnsweringAction struct {
+	Type, RequestedBy, SessionID, ThreadID, TurnID string
+}
+
+// ReasonNotTheRequestsAction: an action.resolved carries the request's
+// action id but is not the action opened for the request.
+const ReasonNotTheRequestsAction = "NOT_THE_REQUESTS_ACTION"
+
+// CheckAnsweringAction refuses an action that carries a request's id but
+// is not the permission action the runtime opened for it: another type,
+// another origin (anything a caller opened through RequestAction), or
+// another session, thread or turn than the request's. Only the runtime's
+// action shows the runtime's prompt, so only its answer may allow.
+func CheckAnsweringAction(a AnsweringAction, sessionID, threadID, turnID string) error {
+	var why string
+	switch {
+	case a.Type != PermissionActionType:
+		why = fmt.Sprintf("its type is %q, not %q", a.Type, PermissionActionType)
+	case a.RequestedBy != PermissionOrigin:
+		why = fmt.Sprintf("it was requested by %q, not by the runtime's permission reactor", a.RequestedBy)
+	case a.SessionID != sessionID || a.ThreadID != threadID || a.TurnID != turnID:
+		why = fmt.Sprintf("it is on session %s thread %s turn %s, not the request's (session %s thread %s turn %s)", a.SessionID, a.ThreadID, a.TurnID, sessionID, threadID, turnID)
+	default:
+		return nil
+	}
+	return fault.Precondition(ReasonNotTheRequestsAction, "permission request",
+		"the resolved action is not the one opened for the permission request: "+why,
+		map[string]string{"action_type": a.Type, "requested_by": a.RequestedBy})
 }
 
 // ReasonAlreadyResolved: the request ended differently before; only a
