@@ -70,5 +70,5 @@ func TestSubagentWaitingIsVisibleOnTheParentThread(t *testing.T) {
 			t.Errorf("the parent's subscription got %s of thread %s", ev.GetType(), ev.GetThreadId())
 		}
 	}
-	inOrder(t, statuses, "running/waited_on", "waiting_permission/action ac", "running/action ac")
+	inOrder(t, statuses, "running/waited_on", "waiting_permission/action pe", "running/action pe") // perm_..., the approval action's id
 }
