@@ -305,10 +305,11 @@ func (l *Log) Append(ctx context.Context, agg Aggregate, expect Expect, evs ...*
 
 // AppendFacts appends facts to one aggregate without a precondition: every
 // event is published before any acknowledgement is awaited, in order on one
-// connection, each with its event id (scoped: DedupID) as de-duplication id, and the
-// acknowledgements are awaited together. It answers with each event's
-// sequence, in order. For facts that decide nothing (a worker's step
-// facts, docs/adr/0007): a batch of N costs one wait, not N.
+// connection, each with its event id (scoped to the aggregate: DedupID) as
+// de-duplication id, and the acknowledgements are awaited together. It
+// answers with each event's sequence, in order. For facts that decide
+// nothing (a worker's step facts, docs/adr/0007): a batch of N costs one
+// wait, not N.
 //
 // Every event is validated before the first is sent. If an acknowledgement
 // fails, what landed is a prefix in the common case (one connection
