@@ -3,6 +3,7 @@ package eventlog_test
 import (
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"testing"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
@@ -17,7 +18,7 @@ import (
 // duplicate.
 func TestEventIdsDeduplicateOnlyOnTheirOwnAggregate(t *testing.T) {
 	log, _ := openLog(t)
-	ctx := ctxT(t)
+	ctx := testkit.Context(t)
 	victim := eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "thread", ID: "th1"}
 	attacker := eventlog.Aggregate{Tenant: "globex", Session: "s1", Kind: "thread", ID: "th1"}
 	sibling := eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "turn", ID: "turn_1"}
