@@ -25,7 +25,7 @@ func actionIn(ctx context.Context, st projection.Store, c Caller, id string) (*c
 		return nil, err
 	}
 	if !ok {
-		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "action", ID: id, Message: "action " + id + " not found"}
+		return nil, fault.NotFoundWith("action", id, "action "+id+" not found")
 	}
 	return act, nil
 }
@@ -36,7 +36,7 @@ func (a *App) action(ctx context.Context, c Caller, id string) (*controlv1.Actio
 		return nil, err
 	}
 	if !ok {
-		return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "action", ID: id, Message: "action " + id + " not found"}
+		return nil, fault.NotFoundWith("action", id, "action "+id+" not found")
 	}
 	return act, nil
 }
@@ -96,7 +96,7 @@ func (a *App) requestAction(ctx context.Context, c Caller, req *controlv1.Reques
 			return nil, err
 		}
 		if !ok {
-			return nil, &fault.Error{Kind: fault.KindNotFound, Resource: "turn", ID: req.GetTurnId(), Message: "turn " + req.GetTurnId() + " not found in thread " + req.GetThreadId()}
+			return nil, fault.NotFoundWith("turn", req.GetTurnId(), "turn "+req.GetTurnId()+" not found in thread "+req.GetThreadId())
 		}
 		if act, ok, err := readmodel.Action(ctx, st, c.Tenant, actionID); err != nil || ok {
 			if err == nil && act.TurnId != tu.TurnId {

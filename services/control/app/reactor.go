@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"log/slog"
 	"time"
 
@@ -58,9 +59,9 @@ func (permissionReactor) Filters() []string { return nil }
 
 func (permissionReactor) Wants(ev *eventsv1.RuntimeEvent) bool {
 	switch ev.GetType() {
-	case "permission.requested", "permission.resolved", "hook.failed":
+	case events.TypePermissionRequested, events.TypePermissionResolved, events.TypeHookFailed:
 		return true
-	case "action.required", "action.resolved":
+	case events.TypeActionRequired, events.TypeActionResolved:
 		// On a subagent's thread: its parent hears it waits (subagentWaits).
 		return true
 	}
@@ -70,13 +71,13 @@ func (permissionReactor) Wants(ev *eventsv1.RuntimeEvent) bool {
 func (r permissionReactor) React(ctx context.Context, rec *eventlog.Record) error {
 	var err error
 	switch ev := rec.Event; ev.GetType() {
-	case "permission.requested":
+	case events.TypePermissionRequested:
 		err = r.app.openPermissionAction(ctx, ev)
-	case "permission.resolved":
+	case events.TypePermissionResolved:
 		err = r.app.closeAnsweredElsewhere(ctx, ev)
-	case "hook.failed":
+	case events.TypeHookFailed:
 		err = r.app.mirrorHookWarning(ctx, ev)
-	case "action.required", "action.resolved":
+	case events.TypeActionRequired, events.TypeActionResolved:
 		err = r.app.subagentWaits(ctx, ev)
 	}
 	if fault.Refused(err) {
@@ -148,7 +149,7 @@ func (a *App) openPermissionAction(ctx context.Context, ev *eventsv1.RuntimeEven
 			act.GetTurnId() == ev.GetTurnId() && act.GetContext()["evaluation_id"] == p.GetEvaluationId()
 	}
 	_, err := a.requestAction(ctx, c, req, "permission", requester, same)
-	if fault.HasReason(err, "TURN_ENDED") {
+	if fault.HasReason(err, domain.ReasonTurnEnded) {
 		// The turn ended before the request arrived: open and cancel the
 		// action so the permission service gets its answer.
 		return a.cancelOrphanPermission(ctx, c, req, requester)
@@ -217,7 +218,7 @@ func (a *App) mirrorHookWarning(ctx context.Context, ev *eventsv1.RuntimeEvent) 
 		msg = "hook failed open: " + p.GetError()
 	}
 	w := &eventsv1.RuntimeEvent{
-		Type: "runtime.warning", EventId: "wrn_" + ev.GetEventId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(),
+		Type: events.TypeRuntimeWarning, EventId: "wrn_" + ev.GetEventId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(),
 		Payload: &eventsv1.RuntimeEvent_RuntimeWarning{RuntimeWarning: &eventsv1.RuntimeWarning{
 			Code: "hook_failed_open", Message: msg,
 			Details: map[string]string{"hook_id": p.GetHookId(), "hook_run_id": p.GetHookRunId(), "category": p.GetCategory().String(), "source_event_id": ev.GetEventId()},
@@ -250,7 +251,7 @@ func (a *App) subagentWaits(ctx context.Context, ev *eventsv1.RuntimeEvent) erro
 		st.Reason = "action " + ev.GetActionId() + ": " + r.GetPrompt()
 	}
 	out := &eventsv1.RuntimeEvent{
-		Type: "subagent.status", EventId: "sst_" + ev.GetEventId(), SessionId: ev.GetSessionId(), ThreadId: th.GetParentThreadId(),
+		Type: events.TypeSubagentStatus, EventId: "sst_" + ev.GetEventId(), SessionId: ev.GetSessionId(), ThreadId: th.GetParentThreadId(),
 		TurnId: th.GetParentTurnId(), SubagentId: th.GetSubagentId(),
 		Refs:    map[string]string{"source_event_id": ev.GetEventId()},
 		Payload: &eventsv1.RuntimeEvent_SubagentStatus{SubagentStatus: st},

@@ -40,7 +40,7 @@ type RequestAction struct {
 // as it is by the caller (idempotent retry), so it never reaches here.
 func DecideRequestAction(turn *controlv1.Turn, cmd RequestAction) ([]*eventsv1.RuntimeEvent, error) {
 	if Terminal(turn.Status) {
-		return nil, precondition("TURN_ENDED", "turn/"+turn.TurnId, "turn %s already ended as %s; actions need a live turn", turn.TurnId, enums.Word(turn.Status))
+		return nil, precondition(ReasonTurnEnded, "turn/"+turn.TurnId, "turn %s already ended as %s; actions need a live turn", turn.TurnId, enums.Word(turn.Status))
 	}
 	if cmd.DecisionOnTimeout != "" && !slices.Contains(cmd.Decisions, cmd.DecisionOnTimeout) {
 		return nil, invalid("decision_on_timeout", "%q is not one of the decisions %s", cmd.DecisionOnTimeout, strings.Join(cmd.Decisions, ", "))

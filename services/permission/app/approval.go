@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentruntime/agentruntime/pkg/events"
 
 	"google.golang.org/protobuf/proto"
 
@@ -89,17 +90,9 @@ func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans
 			next.SessionRuleId = domain.SessionRuleID(actionID)
 		}
 		resolved = next
-		envelope := func(typ string) *eventsv1.RuntimeEvent {
-			return &eventsv1.RuntimeEvent{Type: typ, SessionId: doc.SessionID, ThreadId: doc.ThreadID, TurnId: doc.TurnID,
-				StepId: doc.StepID, ToolCallId: doc.ToolCallID, ProcessId: doc.ProcessID, ActionId: actionID}
-		}
-		e := envelope("permission.resolved")
-		e.Payload = &eventsv1.RuntimeEvent_PermissionResolved{PermissionResolved: next}
-		evs := []*eventsv1.RuntimeEvent{e}
-		if next.GetAllowed() {
-			evs = append(evs, sandboxApplied(envelope, requested.GetTarget(), requested.GetName(), doc.EvaluationID, requested.GetSandboxProfile()))
-		}
-		return evs, nil
+		scope := domain.Scope{Session: doc.SessionID, Thread: doc.ThreadID, Turn: doc.TurnID,
+			Step: doc.StepID, ToolCall: doc.ToolCallID, Process: doc.ProcessID, Action: actionID}
+		return domain.Resolved(scope, doc.EvaluationID, requested, next), nil
 	})
 	if err != nil {
 		return nil, Write{}, err
@@ -148,7 +141,7 @@ func (approvalReactor) Name() string        { return reactorName }
 func (r approvalReactor) Filters() []string { return []string{r.a.log.Subjects.All()} }
 
 func (approvalReactor) Wants(ev *eventsv1.RuntimeEvent) bool {
-	return ev.GetType() == "action.resolved"
+	return ev.GetType() == events.TypeActionResolved
 }
 
 func (r approvalReactor) React(ctx context.Context, rec *eventlog.Record) error {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
@@ -75,13 +74,10 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	}
 	policy := domain.Effective(levels...)
 	evalID := ids.New("pev")
-	envelope := func(typ string) *eventsv1.RuntimeEvent {
-		return &eventsv1.RuntimeEvent{Type: typ, SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
-			StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID}
-	}
+	scope := domain.Scope{Session: in.SessionID, Thread: in.ThreadID, Turn: in.TurnID, Step: in.StepID, ToolCall: in.ToolCallID, Process: in.ProcessID}
 	hs := &hookScope{
 		tenant: tenant, agg: eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindEvaluation, ID: evalID},
-		envelope: envelope, evaluationID: evalID, objectPrefix: "permission/" + tenant + "/" + evalID,
+		scope: scope, evaluationID: evalID, objectPrefix: "permission/" + tenant + "/" + evalID,
 	}
 
 	req := domain.Request{Target: in.Target, Name: in.Name, Access: in.Access, Paths: in.Paths, Command: in.Command,
@@ -138,35 +134,13 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	if preview == "" && in.Command != "" {
 		preview = domain.SafePreview(req.Command, previewBytes)
 	}
-	pe := &eventsv1.PermissionEvaluated{
-		EvaluationId: evalID, Target: in.Target, Name: in.Name, Access: in.Access, Decision: ev.Decision,
-		DecisionSource: ev.Source, DecisionReason: ev.Reason, RuleRefs: ev.RuleRefs, Destructive: ev.Destructive,
-		ImpactScope: ev.ImpactScope, RollbackAdvice: ev.RollbackAdvice, Scope: ev.Scope, ExpiresAt: ev.ExpiresAtProto(),
-		Mode: policy.Mode, Interactive: policy.MayAsk(), Subcommands: ev.Subcommands, Paths: ev.Paths, Hosts: ev.Hosts,
-		HookRunIds: hookRunIDs, ArgumentsPreview: preview,
-	}
-	// The hook fact holds the ref too; the decision points at the same
-	// object so the tool path cannot miss the rewrite.
-	pe.UpdatedInputRef = rewrittenRef
-	actionID := ""
+	judged := domain.Judged{EvaluationID: evalID, Target: in.Target, Name: in.Name, Access: in.Access,
+		Mode: policy.Mode, Interactive: policy.MayAsk(), HookRunIDs: hookRunIDs, ArgumentsPreview: preview, UpdatedInputRef: rewrittenRef}
 	if ev.Decision == eventsv1.Decision_DECISION_ASK {
-		actionID = ids.New(ids.PermissionAction)
-		pe.ApprovalActionId = actionID
+		judged.ApprovalActionID = ids.New(ids.PermissionAction)
 	}
-	evaluated := envelope("permission.evaluated")
-	evaluated.Payload = &eventsv1.RuntimeEvent_PermissionEvaluated{PermissionEvaluated: pe}
-	evs := []*eventsv1.RuntimeEvent{evaluated}
-	runsNow := ev.Decision == eventsv1.Decision_DECISION_ALLOW || ev.Decision == eventsv1.Decision_DECISION_SANDBOXED
-	for _, v := range ev.Violations {
-		e := envelope("sandbox.violation")
-		e.Payload = &eventsv1.RuntimeEvent_SandboxViolation{SandboxViolation: &eventsv1.SandboxViolation{
-			Kind: v.Kind, Target: v.Target, Reason: v.Reason, EvaluationId: evalID, DetectedBy: "permission", Blocked: !runsNow,
-		}}
-		evs = append(evs, e)
-	}
-	if runsNow {
-		evs = append(evs, sandboxApplied(envelope, in.Target, in.Name, evalID, ev.Profile))
-	}
+	actionID := judged.ApprovalActionID
+	pe, evs := domain.Evaluated(scope, judged, ev)
 	// The decision and its sandbox facts land whole (one atomic batch) on
 	// the evaluation, after its hook facts.
 	res, err := a.appendOwn(ctx, hs.agg, hs.last, evs...)
@@ -197,14 +171,8 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 		hosts = req.Hosts
 	}
 	prompt := domain.ApprovalPrompt(in.Target, in.Name, in.Access, req.Command, paths, hosts, ev.Reason)
-	requested := envelope("permission.requested")
-	requested.ActionId = actionID
-	requested.Payload = &eventsv1.RuntimeEvent_PermissionRequested{PermissionRequested: &eventsv1.PermissionRequested{
-		EvaluationId: evalID, Prompt: prompt, Target: in.Target, Name: in.Name, ArgumentsPreview: preview,
-		Decisions: append([]string(nil), domain.Decisions...), Timeout: durationpb.New(timeout), DecisionOnTimeout: domain.DecisionOnTimeout,
-		Destructive: ev.Destructive, ImpactScope: ev.ImpactScope, ProposedSessionRule: ev.ProposedSessionRule, SandboxProfile: ev.Profile,
-		RequesterSubject: in.Requester.Subject, RequesterRole: in.Requester.Role,
-	}}
+	requested := domain.Requested(scope, judged, ev, domain.Ask{Prompt: prompt, Timeout: timeout,
+		RequesterSubject: in.Requester.Subject, RequesterRole: in.Requester.Role})
 	// A new aggregate per request: permission.resolved later appends to it
 	// with the expected sequence, so a request resolves exactly once.
 	appr, err := a.appendOwn(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindApproval, ID: actionID}, 0, requested)
@@ -215,16 +183,6 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	out.Write.Sequence = appr.Sequence
 	out.ApprovalAsked = true
 	return out, nil
-}
-
-func sandboxApplied(envelope func(string) *eventsv1.RuntimeEvent, target eventsv1.TargetKind, name, evalID string, profile *eventsv1.SandboxProfile) *eventsv1.RuntimeEvent {
-	t := eventsv1.SandboxTarget_SANDBOX_TARGET_TOOL
-	if target == eventsv1.TargetKind_TARGET_KIND_PROCESS {
-		t = eventsv1.SandboxTarget_SANDBOX_TARGET_PROCESS
-	}
-	e := envelope("sandbox.applied")
-	e.Payload = &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: &eventsv1.SandboxApplied{Target: t, Name: name, EvaluationId: evalID, Profile: profile, AppliedBy: "permission"}}
-	return e
 }
 
 // hookSafeProfile is the profile as hooks see it: the environment stays a

@@ -43,8 +43,8 @@ const hookPreviewBytes = 512
 type hookScope struct {
 	tenant       string
 	agg          eventlog.Aggregate
-	last         uint64 // the aggregate's last sequence; advanced by each append
-	envelope     func(typ string) *eventsv1.RuntimeEvent
+	last         uint64       // the aggregate's last sequence; advanced by each append
+	scope        domain.Scope // what its facts are about
 	evaluationID string
 	objectPrefix string
 }
@@ -111,11 +111,10 @@ func (a *App) runHooks(ctx context.Context, hs *hookScope, hooks []*eventsv1.Hoo
 		if rewritten != "" {
 			req.ToolInputJson = domain.RedactJSON(rewritten)
 		}
-		started := hs.envelope("hook.started")
-		started.Payload = &eventsv1.RuntimeEvent_HookStarted{HookStarted: &eventsv1.HookStarted{
+		started := domain.HookStarted(hs.scope, &eventsv1.HookStarted{
 			HookRunId: runID, HookId: h.GetHookId(), Point: h.GetPoint(), HandlerRef: handlerRef(h), Timeout: h.GetTimeout(),
 			Preview: hookPreview(req), EvaluationId: hs.evaluationID,
-		}}
+		})
 		if err := a.appendHookFact(ctx, hs, started); err != nil {
 			return nil, "", err
 		}
@@ -135,13 +134,12 @@ func (a *App) runHooks(ctx context.Context, hs *hookScope, hooks []*eventsv1.Hoo
 			}
 			category, retryable := classifyHookError(err)
 			run.result.Failed, run.failure = true, category
-			failed := hs.envelope("hook.failed")
 			hf := &eventsv1.HookFailed{HookRunId: runID, HookId: h.GetHookId(), Point: h.GetPoint(), Duration: elapsed,
 				Category: category, Retryable: retryable, FailMode: run.result.FailMode, Error: truncate(err.Error(), hookPreviewBytes), EvaluationId: hs.evaluationID}
 			if run.result.FailMode == eventsv1.FailMode_FAIL_MODE_OPEN {
 				hf.Warning = fmt.Sprintf("read-only hook %s failed (%s); continuing without it", h.GetHookId(), enums.Word(category))
 			}
-			failed.Payload = &eventsv1.RuntimeEvent_HookFailed{HookFailed: hf}
+			failed := domain.HookFailed(hs.scope, hf)
 			if err := a.appendHookFact(ctx, hs, failed); err != nil {
 				return nil, "", err
 			}
@@ -155,12 +153,11 @@ func (a *App) runHooks(ctx context.Context, hs *hookScope, hooks []*eventsv1.Hoo
 		if resp.GetUpdatedInputJson() != "" {
 			rewritten = resp.GetUpdatedInputJson()
 		}
-		completed := hs.envelope("hook.completed")
-		completed.Payload = &eventsv1.RuntimeEvent_HookCompleted{HookCompleted: &eventsv1.HookCompleted{
+		completed := domain.HookCompleted(hs.scope, &eventsv1.HookCompleted{
 			HookRunId: runID, HookId: h.GetHookId(), Point: h.GetPoint(), Duration: elapsed, Decision: run.result.Outcome,
 			Reason: truncate(resp.GetReason(), hookPreviewBytes), UpdatedInputRef: run.refs.input, AdditionalContextRefs: run.refs.context,
 			UpdatedOutputRef: run.refs.output, SuppressOutput: resp.GetSuppressOutput(), AuditRefs: resp.GetAuditRefs(), EvaluationId: hs.evaluationID,
-		}}
+		})
 		if err := a.appendHookFact(ctx, hs, completed); err != nil {
 			return nil, "", err
 		}
@@ -308,9 +305,7 @@ func (a *App) RunHooks(ctx context.Context, tenant string, in RunHooksInput) (Ru
 	batchID := ids.New("hset")
 	hs := &hookScope{
 		tenant: tenant, agg: eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindHookRun, ID: batchID},
-		envelope: func(typ string) *eventsv1.RuntimeEvent {
-			return &eventsv1.RuntimeEvent{Type: typ, SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID, StepId: in.StepID, ToolCallId: in.ToolCallID}
-		},
+		scope:        domain.Scope{Session: in.SessionID, Thread: in.ThreadID, Turn: in.TurnID, Step: in.StepID, ToolCall: in.ToolCallID},
 		objectPrefix: "permission/" + tenant + "/" + batchID,
 	}
 	cwd := in.Cwd

@@ -309,8 +309,7 @@ func (a *App) changePolicy(ctx context.Context, tenant, subject, reason string, 
 			return nil, err
 		}
 		pc.Level, pc.ScopeId, pc.ChangedBy, pc.Reason = s.Level, s.ID(), subject, reason
-		return []*eventsv1.RuntimeEvent{{Type: "policy.changed", SessionId: sessionOf(s), ThreadId: s.ThreadID,
-			Payload: &eventsv1.RuntimeEvent_PolicyChanged{PolicyChanged: pc}}}, nil
+		return []*eventsv1.RuntimeEvent{domain.PolicyChanged(sessionOf(s), s.ThreadID, pc)}, nil
 	})
 	if err != nil {
 		return Write{}, err

@@ -36,8 +36,8 @@ func (a *App) ReportViolation(ctx context.Context, tenant string, in ViolationIn
 		}
 	}
 	v := &eventsv1.SandboxViolation{Kind: in.Kind, Target: target, Reason: in.Reason, EvaluationId: in.EvaluationID, DetectedBy: in.Reporter, Blocked: in.Blocked}
-	ev := &eventsv1.RuntimeEvent{Type: "sandbox.violation", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
-		StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID, Payload: &eventsv1.RuntimeEvent_SandboxViolation{SandboxViolation: v}}
+	ev := domain.ReportedViolation(domain.Scope{Session: in.SessionID, Thread: in.ThreadID, Turn: in.TurnID,
+		Step: in.StepID, ToolCall: in.ToolCallID, Process: in.ProcessID}, v)
 	// A report is a new fact about the past; nothing can conflict with it.
 	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindReport, ID: ids.New("viol")}, eventlog.ExpectSequence(0), ev)
 	if err != nil {
@@ -79,8 +79,8 @@ func (a *App) ReportApplied(ctx context.Context, tenant string, in AppliedInput)
 	}
 	sa := &eventsv1.SandboxApplied{Target: in.Target, Name: in.Name, EvaluationId: in.EvaluationID, Profile: profile,
 		NetworkEnforcement: in.Network, NetworkEnforcementReason: in.NetworkReason, EnvAllowlist: in.EnvAllowlist, AppliedBy: in.Reporter}
-	ev := &eventsv1.RuntimeEvent{Type: "sandbox.applied", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
-		StepId: in.StepID, ToolCallId: in.ToolCallID, ProcessId: in.ProcessID, Payload: &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: sa}}
+	ev := domain.ReportedApplied(domain.Scope{Session: in.SessionID, Thread: in.ThreadID, Turn: in.TurnID,
+		Step: in.StepID, ToolCall: in.ToolCallID, Process: in.ProcessID}, sa)
 	// Like a violation, a report of the past: its own aggregate.
 	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindReport, ID: ids.New("appl")}, eventlog.ExpectSequence(0), ev)
 	if err != nil {
@@ -129,9 +129,8 @@ func (a *App) ReportEnvironment(ctx context.Context, tenant string, in Environme
 	if env.EnvRef == "" {
 		env.EnvRef = profile.GetEnvironmentRef()
 	}
-	ev := &eventsv1.RuntimeEvent{Type: "sandbox.applied", SessionId: in.SessionID, ThreadId: in.ThreadID, TurnId: in.TurnID,
-		Payload: &eventsv1.RuntimeEvent_SandboxApplied{SandboxApplied: &eventsv1.SandboxApplied{
-			Target: eventsv1.SandboxTarget_SANDBOX_TARGET_TURN, Name: in.TurnID, Profile: profile, Environment: env}}}
+	ev := domain.ReportedApplied(domain.Scope{Session: in.SessionID, Thread: in.ThreadID, Turn: in.TurnID}, &eventsv1.SandboxApplied{
+		Target: eventsv1.SandboxTarget_SANDBOX_TARGET_TURN, Name: in.TurnID, Profile: profile, Environment: env})
 	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindEnvironment, ID: in.TurnID}, eventlog.Any, ev)
 	if err != nil {
 		return nil, Write{}, err
