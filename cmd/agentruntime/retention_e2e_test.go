@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"strings"
 	"testing"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 // The real binary with a tiny retention (--log-max-bytes 48KiB): once a

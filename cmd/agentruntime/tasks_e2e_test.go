@@ -2,12 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"os/exec"
 	"strings"
 	"testing"
 
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 // `agentruntime tasks ls|show|cancel|retry` on the real binary against

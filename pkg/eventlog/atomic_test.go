@@ -2,11 +2,11 @@ package eventlog_test
 
 import (
 	"errors"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"testing"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 func withID(ev *eventsv1.RuntimeEvent, id string) *eventsv1.RuntimeEvent {

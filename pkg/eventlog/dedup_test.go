@@ -3,11 +3,11 @@ package eventlog_test
 import (
 	"errors"
 	"fmt"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"testing"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 // The stream's de-duplication window is shared by every tenant of a

@@ -3,7 +3,6 @@ package fanout_test
 import (
 	"context"
 	"fmt"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fanout"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 // sessionsPerPartition names one session of tenant in each partition of

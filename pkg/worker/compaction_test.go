@@ -2,13 +2,13 @@ package worker_test
 
 import (
 	"context"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"github.com/agentruntime/agentruntime/pkg/worker"
 )
 

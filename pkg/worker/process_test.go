@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 const echoScript = `

@@ -3,7 +3,6 @@ package worker_test
 import (
 	"bytes"
 	"context"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"io"
 	"log/slog"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"github.com/agentruntime/agentruntime/pkg/worker"
 )
 

@@ -2,10 +2,10 @@ package worker_test
 
 import (
 	"context"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"testing"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 // Reports the control service appended but answered Aborted or Unavailable

@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"github.com/agentruntime/agentruntime/pkg/worker"
 )
 

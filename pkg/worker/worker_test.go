@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -28,6 +27,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/server"
 	otelpkg "github.com/agentruntime/agentruntime/pkg/telemetry"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 	"github.com/agentruntime/agentruntime/pkg/worker"
 	"github.com/agentruntime/agentruntime/pkg/worker/provider"

@@ -3,7 +3,6 @@ package all_test
 import (
 	"context"
 	"fmt"
-	"github.com/agentruntime/agentruntime/services/all/alltest"
 	"regexp"
 	"sort"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/services/all/alltest"
 )
 
 // The errors clients see are a contract: their code, message, ErrorInfo

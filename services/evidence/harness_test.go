@@ -2,7 +2,6 @@ package evidence_test
 
 import (
 	"context"
-	"github.com/agentruntime/agentruntime/services/all/alltest"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/services/all/alltest"
 )
 
 // system runs the five real services in process, as `agentruntime dev`

@@ -2,7 +2,6 @@ package tasks_test
 
 import (
 	"context"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 var worker = &tasksv1.WorkerRef{WorkerId: "w1", Kind: "agent", ThreadId: "thr_1"}

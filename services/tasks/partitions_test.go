@@ -3,7 +3,6 @@ package tasks_test
 import (
 	"context"
 	"fmt"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"github.com/agentruntime/agentruntime/services/tasks"
 	"github.com/agentruntime/agentruntime/services/tasks/app"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"

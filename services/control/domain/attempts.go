@@ -2,10 +2,10 @@ package domain
 
 import (
 	"fmt"
-	"github.com/agentruntime/agentruntime/pkg/events"
 	"strconv"
 
 	"github.com/agentruntime/agentruntime/pkg/enums"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"

@@ -2,8 +2,8 @@ package readmodel
 
 import (
 	"context"
-	"github.com/agentruntime/agentruntime/pkg/events"
 
+	"github.com/agentruntime/agentruntime/pkg/events"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/control/domain"

@@ -1,10 +1,10 @@
 package domain
 
 import (
-	"github.com/agentruntime/agentruntime/pkg/events"
 	"strconv"
 	"strings"
 
+	"github.com/agentruntime/agentruntime/pkg/events"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"
 )

@@ -3,12 +3,12 @@ package domain
 import (
 	"errors"
 	"fmt"
-	"github.com/agentruntime/agentruntime/pkg/events"
 	"sort"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"

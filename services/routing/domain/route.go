@@ -3,7 +3,6 @@ package domain
 import (
 	"cmp"
 	"fmt"
-	"github.com/agentruntime/agentruntime/pkg/routingsummary"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/routingsummary"
 )
 
 // RouteInput is everything a candidate set and a decision are made from.

@@ -2,7 +2,6 @@ package readmodel_test
 
 import (
 	"context"
-	"github.com/agentruntime/agentruntime/pkg/routingsummary"
 	"slices"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/routingsummary"
 	"github.com/agentruntime/agentruntime/services/routing/readmodel"
 )
 

@@ -8,7 +8,6 @@ package readmodel
 import (
 	"context"
 	"errors"
-	"github.com/agentruntime/agentruntime/pkg/routingsummary"
 	"strconv"
 
 	"google.golang.org/protobuf/proto"
@@ -17,6 +16,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/routingsummary"
 	"github.com/agentruntime/agentruntime/services/routing/domain"
 )
 

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"github.com/agentruntime/agentruntime/services/kit"
 	"sync"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
 	"github.com/agentruntime/agentruntime/services/tasks/readmodel"
 )

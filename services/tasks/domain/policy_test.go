@@ -2,7 +2,6 @@ package domain
 
 import (
 	"errors"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 func mustEvents(t *testing.T) func([]*eventsv1.RuntimeEvent, error) []*eventsv1.RuntimeEvent {

@@ -2,7 +2,6 @@ package domain
 
 import (
 	"errors"
-	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 var now = time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)
