@@ -10,6 +10,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/services/control/domain"
 	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
@@ -32,14 +33,7 @@ func (a *App) ReconnectChannel(ctx context.Context, c Caller, req *controlv1.Rec
 		if ok && ch.SessionId != req.GetSessionId() {
 			return nil, fault.NotFoundWith("channel", req.GetChannelId(), "channel "+req.GetChannelId()+" not found in session "+req.GetSessionId())
 		}
-		ev := &eventsv1.RuntimeEvent{SessionId: req.GetSessionId(), ChannelId: req.GetChannelId()}
-		fact := &eventsv1.ChannelFact{Peer: req.GetPeer(), LastAckedSequence: ch.GetLastAckedSequence(), Reason: "reconnect"}
-		if ok {
-			ev.Type, ev.Payload = events.TypeChannelResumed, &eventsv1.RuntimeEvent_ChannelResumed{ChannelResumed: fact}
-		} else {
-			ev.Type, ev.Payload = events.TypeChannelConnected, &eventsv1.RuntimeEvent_ChannelConnected{ChannelConnected: fact}
-		}
-		return []*eventsv1.RuntimeEvent{ev}, nil
+		return []*eventsv1.RuntimeEvent{domain.ChannelReconnected(req.GetSessionId(), req.GetChannelId(), req.GetPeer(), ch.GetLastAckedSequence(), ok)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -97,9 +91,6 @@ func (a *App) DisconnectChannel(ctx context.Context, c Caller, session, channel,
 	if err != nil || !ok || ch.SessionId != session {
 		return err
 	}
-	_, err = a.Log.Append(ctx, channelAgg(c.Tenant, session, channel), eventlog.Any, &eventsv1.RuntimeEvent{
-		Type: events.TypeChannelDisconnected, SessionId: session, ChannelId: channel,
-		Payload: &eventsv1.RuntimeEvent_ChannelDisconnected{ChannelDisconnected: &eventsv1.ChannelFact{LastAckedSequence: ch.LastAckedSequence, Reason: reason}},
-	})
+	_, err = a.Log.Append(ctx, channelAgg(c.Tenant, session, channel), eventlog.Any, domain.ChannelDisconnected(session, channel, ch.LastAckedSequence, reason))
 	return err
 }

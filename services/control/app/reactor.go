@@ -209,20 +209,9 @@ func (a *App) closeAnsweredElsewhere(ctx context.Context, ev *eventsv1.RuntimeEv
 // (control owns runtime.*), with an id derived from the hook fact so a
 // replay does not warn twice.
 func (a *App) mirrorHookWarning(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
-	p := ev.GetHookFailed()
-	if p.GetFailMode() != eventsv1.FailMode_FAIL_MODE_OPEN || ev.GetThreadId() == "" {
+	w := domain.HookWarning(ev)
+	if w == nil {
 		return nil
-	}
-	msg := p.GetWarning()
-	if msg == "" {
-		msg = "hook failed open: " + p.GetError()
-	}
-	w := &eventsv1.RuntimeEvent{
-		Type: events.TypeRuntimeWarning, EventId: "wrn_" + ev.GetEventId(), SessionId: ev.GetSessionId(), ThreadId: ev.GetThreadId(), TurnId: ev.GetTurnId(),
-		Payload: &eventsv1.RuntimeEvent_RuntimeWarning{RuntimeWarning: &eventsv1.RuntimeWarning{
-			Code: "hook_failed_open", Message: msg,
-			Details: map[string]string{"hook_id": p.GetHookId(), "hook_run_id": p.GetHookRunId(), "category": p.GetCategory().String(), "source_event_id": ev.GetEventId()},
-		}},
 	}
 	_, err := a.Log.Append(ctx, threadAgg(ev.GetTenantId(), ev.GetSessionId(), ev.GetThreadId()), eventlog.Any, w)
 	return err
@@ -242,20 +231,7 @@ func (a *App) subagentWaits(ctx context.Context, ev *eventsv1.RuntimeEvent) erro
 	if err != nil || !ok || th.GetSubagentId() == "" || th.GetSessionId() != ev.GetSessionId() {
 		return err
 	}
-	st := &eventsv1.SubagentStatus{ChildThreadId: th.GetThreadId(), Status: "running", Reason: "action " + ev.GetActionId() + " resolved"}
-	if r := ev.GetActionRequired(); r != nil {
-		st.Status = "waiting_input"
-		if r.GetActionType() == "permission" || r.GetActionType() == "tool_permission" {
-			st.Status = "waiting_permission"
-		}
-		st.Reason = "action " + ev.GetActionId() + ": " + r.GetPrompt()
-	}
-	out := &eventsv1.RuntimeEvent{
-		Type: events.TypeSubagentStatus, EventId: "sst_" + ev.GetEventId(), SessionId: ev.GetSessionId(), ThreadId: th.GetParentThreadId(),
-		TurnId: th.GetParentTurnId(), SubagentId: th.GetSubagentId(),
-		Refs:    map[string]string{"source_event_id": ev.GetEventId()},
-		Payload: &eventsv1.RuntimeEvent_SubagentStatus{SubagentStatus: st},
-	}
+	out := domain.SubagentWaits(ev, th)
 	_, err = a.Log.Append(ctx, threadAgg(ev.GetTenantId(), ev.GetSessionId(), th.GetParentThreadId()), eventlog.Any, out)
 	return err
 }

@@ -111,15 +111,7 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 
 // subagentFact appends a subagent.* fact on the parent thread.
 func (a *App) subagentFact(ctx context.Context, c Caller, s *controlv1.Subagent, typ string, p *eventsv1.SubagentStatus) (uint64, error) {
-	ev := &eventsv1.RuntimeEvent{Type: typ, SessionId: s.SessionId, ThreadId: s.ParentThreadId, TurnId: s.ParentTurnId, SubagentId: s.SubagentId}
-	switch typ {
-	case events.TypeSubagentInput:
-		ev.Payload = &eventsv1.RuntimeEvent_SubagentInput{SubagentInput: p}
-	case events.TypeSubagentClosed:
-		ev.Payload = &eventsv1.RuntimeEvent_SubagentClosed{SubagentClosed: p}
-	default:
-		ev.Payload = &eventsv1.RuntimeEvent_SubagentStatus{SubagentStatus: p}
-	}
+	ev := domain.SubagentFact(s, typ, p)
 	res, err := a.Log.Append(ctx, threadAgg(c.Tenant, s.SessionId, s.ParentThreadId), eventlog.Any, ev)
 	if err != nil {
 		return 0, err

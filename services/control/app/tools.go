@@ -9,12 +9,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
-	"github.com/agentruntime/agentruntime/pkg/events"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/control/domain"
 	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
@@ -37,8 +37,7 @@ func (a *App) RegisterTools(ctx context.Context, c Caller, req *controlv1.Regist
 	} else {
 		session = eventlog.NoSession
 	}
-	ev := &eventsv1.RuntimeEvent{Type: events.TypeSnapshotUpdated, SessionId: req.GetSessionId(),
-		Payload: &eventsv1.RuntimeEvent_SnapshotUpdated{SnapshotUpdated: &eventsv1.SnapshotUpdated{Kind: "tool_inventory", WorkerId: req.GetWorkerId(), Tools: req.GetTools()}}}
+	ev := domain.ToolInventory(req.GetSessionId(), req.GetWorkerId(), req.GetTools())
 	res, err := a.Log.Append(ctx, eventlog.Aggregate{Tenant: c.Tenant, Session: session, Kind: "tools", ID: req.GetWorkerId()}, eventlog.Any, ev)
 	if err != nil {
 		return nil, err
