@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -41,17 +42,56 @@ func (a *App) action(ctx context.Context, c Caller, id string) (*controlv1.Actio
 	return act, nil
 }
 
-// compileSchema compiles a JSON Schema given as text.
+// maxJSONDepth bounds how deep an action's schema and a response to it may
+// nest: validation against a schema with alternatives (anyOf, oneOf) can
+// take time exponential in the response's depth, and a few bytes of
+// brackets would otherwise hold a request for seconds.
+const maxJSONDepth = 16
+
+// errExternalRef refuses every reference a schema makes outside itself:
+// the server reads no file and fetches no URL for a caller's schema.
+var errExternalRef = errors.New("references outside the schema are not loaded")
+
+type noLoader struct{}
+
+func (noLoader) Load(string) (any, error) { return nil, errExternalRef }
+
+// compileSchema compiles a JSON Schema given as text: self-contained (no
+// $ref to a file or URL is loaded) and at most maxJSONDepth deep.
 func compileSchema(text string) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
 	if err != nil {
 		return nil, err
 	}
+	if d := jsonDepth(doc, 0); d > maxJSONDepth {
+		return nil, fmt.Errorf("nests %d levels deep; at most %d", d, maxJSONDepth)
+	}
 	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
 	if err := c.AddResource("action.json", doc); err != nil {
 		return nil, err
 	}
 	return c.Compile("action.json")
+}
+
+// jsonDepth is how deeply a decoded JSON value nests, stopping once it
+// exceeds the bound.
+func jsonDepth(v any, d int) int {
+	if d > maxJSONDepth {
+		return d
+	}
+	deepest := d
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			deepest = max(deepest, jsonDepth(e, d+1))
+		}
+	case []any:
+		for _, e := range v {
+			deepest = max(deepest, jsonDepth(e, d+1))
+		}
+	}
+	return deepest
 }
 
 // RequestAction opens a human or policy decision on a live turn and moves
@@ -170,6 +210,9 @@ func validatePayload(schemaText, payload string) error {
 	var doc any
 	if doc, err = jsonschema.UnmarshalJSON(strings.NewReader(payload)); err != nil {
 		return fmt.Errorf("not JSON: %w", err)
+	}
+	if d := jsonDepth(doc, 0); d > maxJSONDepth {
+		return fmt.Errorf("nests %d levels deep; at most %d", d, maxJSONDepth)
 	}
 	if err := schema.Validate(doc); err != nil {
 		return err
