@@ -30,12 +30,14 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/testkit/binproc"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
+	"github.com/agentruntime/agentruntime/pkg/worker/confine"
 )
 
 // binary is the real agentruntime, built once for the end-to-end tests.
 var binary string
 
 func TestMain(m *testing.M) {
+	confine.Main()
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChild())
 	}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/agentruntime/agentruntime/pkg/worker/confine"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -35,6 +37,9 @@ also be set by an AR_* environment variable (--data-dir <- AR_DATA_DIR).
 `
 
 func main() {
+	// The worker confines a shell command by starting this executable as
+	// its sandbox helper; that start never gets past this line.
+	confine.Main()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))

@@ -86,10 +86,10 @@ func (pt *procTable) report(evs ...*eventsv1.RuntimeEvent) {
 
 // start runs a background shell command for a tool call and answers at
 // once with its process id.
-func (pt *procTable) start(step, call, evalID string, args json.RawMessage, acc tools.Access) (tools.Result, error) {
+func (pt *procTable) start(step, call, evalID string, args json.RawMessage, acc tools.Access, enf enforcement) (tools.Result, error) {
 	w := pt.tu.w
 	pr := &proc{id: ids.New(ids.Process), inputs: make(chan string, maxInputQueue), ready: make(chan struct{}), done: make(chan struct{})}
-	p, err := tools.Shell{}.Start(&w.cfg.Sandbox, args, &procOutput{pt: pt, pr: pr, stream: "stdout"}, &procOutput{pt: pt, pr: pr, stream: "stderr"})
+	p, err := tools.Shell{}.Start(w.shellSandbox(enf), args, &procOutput{pt: pt, pr: pr, stream: "stdout"}, &procOutput{pt: pt, pr: pr, stream: "stderr"})
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -101,7 +101,7 @@ func (pt *procTable) start(step, call, evalID string, args json.RawMessage, acc 
 	rctx, cancel := context.WithTimeout(pt.ctx, 10*time.Second)
 	// The process's own sandbox.applied, then process.started: its output
 	// waits for ready, so no fact of it comes before either.
-	applied := w.appliedSandbox("shell", args, acc)
+	applied := w.appliedSandbox("shell", args, acc, enf)
 	applied.Name = clip(p.Command, 4096)
 	err = pt.tu.reportApplied(rctx, applied, "", "", pr.id, evalID)
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	"github.com/agentruntime/agentruntime/pkg/worker/confine"
 	"github.com/agentruntime/agentruntime/pkg/worker/tools"
 )
 
@@ -57,12 +59,110 @@ func probeNetworkIsolation(disabled bool) networkIsolation {
 		strings.Join(failures, "; ") + "): shell commands have the host's network"}
 }
 
+// probeConfinement finds out once whether shell commands can be confined
+// on the filesystem here (pkg/worker/confine: Landlock through the
+// worker's own executable).
+func probeConfinement(disabled bool) confine.Capability {
+	if disabled {
+		return confine.Capability{Reason: "filesystem confinement is disabled by the worker's configuration"}
+	}
+	return confine.Probe()
+}
+
+// Confinement says whether shell commands the permission service runs
+// sandboxed are confined on the filesystem here, and how or why not; a
+// worker that cannot confine asks a person before running such a command.
+func (w *Worker) Confinement() (enforced bool, reason string) {
+	return w.confine.Available, w.confine.Reason
+}
+
+// enforcement is what the worker applies to one shell command: a
+// filesystem policy (nil: the command sees the worker's filesystem view)
+// and whether it gets its own network namespace.
+type enforcement struct {
+	fs      *confine.Policy
+	isolate bool
+}
+
+// enforcementFor decides what a shell call runs under. The network is
+// isolated whenever the host can, unless the call's profile grants the
+// full network. The filesystem is confined when the decision was
+// sandboxed (an allowed or approved call runs as decided, with no
+// boundary) and the profile has one: writes below the profile's write
+// roots (none for a read-only profile), reads below its read roots (its
+// cwd when it names none, as the permission service reads it), each
+// narrowed to the worker's own roots.
+func (w *Worker) enforcementFor(perm permission) enforcement {
+	p := perm.profile
+	enf := enforcement{isolate: len(w.network.argv) > 0 && p.GetNetwork() != eventsv1.NetworkMode_NETWORK_MODE_FULL}
+	if !perm.sandboxed || p.GetMode() == eventsv1.SandboxMode_SANDBOX_MODE_FULL_ACCESS {
+		return enf
+	}
+	sb := &w.cfg.Sandbox
+	var pol confine.Policy
+	if p.GetMode() == eventsv1.SandboxMode_SANDBOX_MODE_WORKSPACE_WRITE {
+		pol.WriteRoots = intersectRoots(absPaths(p.GetWriteRoots()), absPaths(sb.WriteRoots))
+	}
+	read := p.GetReadRoots()
+	if len(read) == 0 && p.GetCwd() != "" {
+		read = []string{p.GetCwd()}
+	}
+	pol.ReadRoots = intersectRoots(absPaths(read), absPaths(append(append([]string{}, sb.EffectiveReadRoots()...), sb.WriteRoots...)))
+	enf.fs = &pol
+	return enf
+}
+
+// intersectRoots is where both sets of trees meet: of each pair where one
+// holds the other, the inner one.
+func intersectRoots(a, b []string) []string {
+	var out []string
+	add := func(p string) {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, x := range a {
+		for _, y := range b {
+			switch {
+			case within(x, y):
+				add(x)
+			case within(y, x):
+				add(y)
+			}
+		}
+	}
+	return out
+}
+
+// within: p is root or below it.
+func within(p, root string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// shellSandbox is the worker's sandbox with what one shell call runs
+// under.
+func (w *Worker) shellSandbox(enf enforcement) *tools.Sandbox {
+	sb := w.cfg.Sandbox
+	if !enf.isolate {
+		sb.Isolate = nil
+	}
+	if enf.fs != nil {
+		argv, env := w.confine.Prefix(*enf.fs)
+		sb.Confine = tools.Wrapper{Argv: argv, Env: env}
+	}
+	return &sb
+}
+
 // appliedSandbox is the profile the worker enforces for a call of the
-// named tool: the sandbox's roots, the call's cwd, for a shell command the
-// inherited variables, its time limit and how the network was (or could
-// not be) confined. Tools that run inside the worker open no connections
-// of their own, so their network facet is not applicable.
-func (w *Worker) appliedSandbox(name string, args json.RawMessage, acc tools.Access) *permissionv1.ReportSandboxAppliedRequest {
+// named tool. For a shell command: the filesystem policy it is confined
+// to (read-only or workspace-write, its read and write roots) or, when it
+// is not confined, full access; the inherited variables, its time limit
+// and how the network was (or could not be) confined. The file tools
+// check their paths themselves against the worker's roots, which is what
+// they report, and open no connections of their own, so their network
+// facet is not applicable.
+func (w *Worker) appliedSandbox(name string, args json.RawMessage, acc tools.Access, enf enforcement) *permissionv1.ReportSandboxAppliedRequest {
 	sb := &w.cfg.Sandbox
 	p := &eventsv1.SandboxProfile{Mode: eventsv1.SandboxMode_SANDBOX_MODE_READ_ONLY, Cwd: absPath(sb.Root),
 		ReadRoots: absPaths(sb.EffectiveReadRoots()), WriteRoots: absPaths(sb.WriteRoots)}
@@ -76,15 +176,29 @@ func (w *Worker) appliedSandbox(name string, args json.RawMessage, acc tools.Acc
 		NetworkEnforcement:       eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_NOT_APPLICABLE,
 		NetworkEnforcementReason: "the tool runs inside the worker process and opens no connections of its own"}
 	if sh, ok := w.tools[name].(tools.Shell); ok {
+		switch {
+		case enf.fs == nil:
+			p.Mode, p.ReadRoots, p.WriteRoots = eventsv1.SandboxMode_SANDBOX_MODE_FULL_ACCESS, nil, nil
+		case len(enf.fs.WriteRoots) > 0:
+			p.Mode, p.ReadRoots, p.WriteRoots = eventsv1.SandboxMode_SANDBOX_MODE_WORKSPACE_WRITE, enf.fs.ReadRoots, enf.fs.WriteRoots
+		default:
+			p.Mode, p.ReadRoots, p.WriteRoots = eventsv1.SandboxMode_SANDBOX_MODE_READ_ONLY, enf.fs.ReadRoots, nil
+		}
 		req.EnvAllowlist = sb.EffectiveEnvAllow()
 		if d := sh.WallTime(sb, args); d > 0 {
 			p.ProcessLimits = &eventsv1.ProcessLimits{WallTime: durationpb.New(d)}
 		}
-		req.NetworkEnforcementReason = w.network.reason
-		if len(w.network.argv) > 0 {
+		switch {
+		case enf.isolate:
 			req.NetworkEnforcement, p.Network = eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_ENFORCED, eventsv1.NetworkMode_NETWORK_MODE_NONE
-		} else {
+			req.NetworkEnforcementReason = w.network.reason
+		case len(w.network.argv) > 0:
+			// The profile grants the network: nothing to enforce.
+			req.NetworkEnforcement, p.Network = eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_NOT_APPLICABLE, eventsv1.NetworkMode_NETWORK_MODE_FULL
+			req.NetworkEnforcementReason = "the sandbox profile grants the full network: the command has the host's network"
+		default:
 			req.NetworkEnforcement, p.Network = eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_UNAVAILABLE, eventsv1.NetworkMode_NETWORK_MODE_FULL
+			req.NetworkEnforcementReason = w.network.reason
 		}
 	}
 	return req

@@ -475,7 +475,8 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	if err != nil {
 		return failed(categoryOf(err), err.Error())
 	}
-	allowed, why, evalID, rewritten, err := tu.permit(ctx, id, c, acc)
+	perm, err := tu.permit(ctx, step, id, c, acc)
+	allowed, why, evalID, rewritten := perm.allowed, perm.why, perm.evalID, perm.rewritten
 	if err != nil {
 		if ctx.Err() != nil {
 			return failed(tools.Cancelled, "the turn was interrupted while the call waited for permission")
@@ -496,7 +497,8 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	}
 	// What the call runs under is recorded before it runs: a call whose
 	// sandbox cannot be recorded does not run.
-	if err := tu.reportApplied(ctx, w.appliedSandbox(c.Name, args, acc), step, id, "", evalID); err != nil {
+	enf := w.enforcementFor(perm)
+	if err := tu.reportApplied(ctx, w.appliedSandbox(c.Name, args, acc, enf), step, id, "", evalID); err != nil {
 		tu.permissionUnavailable.Add(1)
 		return failed("permission_unavailable", "the sandbox could not be recorded: "+status.Convert(err).Message())
 	}
@@ -507,7 +509,9 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	case c.Name == spawnAgentName:
 		res, err = tu.spawnAgent(ctx, args)
 	case isShell && sh.IsBackground(args):
-		res, err = tu.procs.start(step, id, evalID, args, acc)
+		res, err = tu.procs.start(step, id, evalID, args, acc, enf)
+	case isShell:
+		res, err = tool.Run(ctx, w.shellSandbox(enf), args)
 	default:
 		res, err = tool.Run(ctx, &w.cfg.Sandbox, args)
 	}
@@ -545,13 +549,27 @@ func categoryOf(err error) string {
 	return "tool_error"
 }
 
+// permission is the answer to a call's evaluation.
+type permission struct {
+	allowed bool
+	// why it was not allowed.
+	why    string
+	evalID string
+	// rewritten is the input a pre_tool_use hook put in place of the
+	// call's: the decision judged it, so the call runs it.
+	rewritten string
+	// sandboxed: the call runs confined to profile (decision SANDBOXED);
+	// otherwise it was allowed or approved as it is.
+	sandboxed bool
+	profile   *eventsv1.SandboxProfile
+}
+
 // permit asks the permission service; on ask it waits for the human's
 // answer, which comes back through the log (permission.resolved for the
-// action the control service opened).
-//
-// rewritten is the input a pre_tool_use hook put in place of the call's:
-// the decision judged it, so the call runs it.
-func (tu *turn) permit(ctx context.Context, callID string, c provider.ToolCall, acc tools.Access) (allowed bool, why, evalID, rewritten string, err error) {
+// action the control service opened). A shell command decided sandboxed
+// on a host that cannot confine it is asked of a person too
+// (askUnconfined): it never runs unconfined without one saying so.
+func (tu *turn) permit(ctx context.Context, step, callID string, c provider.ToolCall, acc tools.Access) (permission, error) {
 	w := tu.w
 	req := &permissionv1.EvaluatePermissionRequest{
 		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), ToolCallId: callID,
@@ -562,28 +580,66 @@ func (tu *turn) permit(ctx context.Context, callID string, c provider.ToolCall, 
 		req.ResolvedPaths = append(req.ResolvedPaths, &permissionv1.PathResolution{Path: r.Path, Resolved: r.Resolved})
 	}
 	var resp *permissionv1.EvaluatePermissionResponse
-	err = w.retryInfra(ctx, "permission.EvaluatePermission", func(ctx context.Context) (err error) {
+	err := w.retryInfra(ctx, "permission.EvaluatePermission", func(ctx context.Context) (err error) {
 		resp, err = w.permission.EvaluatePermission(ctx, req)
 		return err
 	})
 	if err != nil {
-		return false, "", "", "", err
+		return permission{}, err
 	}
 	ev := resp.GetEvaluation()
-	evalID, rewritten = ev.GetEvaluationId(), resp.GetUpdatedArgumentsJson()
+	p := permission{evalID: ev.GetEvaluationId(), rewritten: resp.GetUpdatedArgumentsJson(), profile: resp.GetSandboxProfile()}
 	switch ev.GetDecision() {
-	case eventsv1.Decision_DECISION_ALLOW, eventsv1.Decision_DECISION_SANDBOXED:
-		return true, "", evalID, rewritten, nil
+	case eventsv1.Decision_DECISION_SANDBOXED:
+		p.allowed, p.sandboxed = true, true
+		if _, shell := w.tools[c.Name].(tools.Shell); shell && !w.confine.Available &&
+			p.profile.GetMode() != eventsv1.SandboxMode_SANDBOX_MODE_FULL_ACCESS {
+			p.sandboxed = false
+			p.allowed, p.why, err = tu.askUnconfined(ctx, step, callID, acc)
+		}
+		return p, err
+	case eventsv1.Decision_DECISION_ALLOW:
+		p.allowed = true
+		return p, nil
 	case eventsv1.Decision_DECISION_ASK:
-		allowed, why, err = tu.awaitApproval(ctx, ev.GetApprovalActionId(), resp.GetWrite().GetSequence())
-		return allowed, why, evalID, rewritten, err
+		p.allowed, p.why, err = tu.awaitApproval(ctx, ev.GetApprovalActionId(), resp.GetWrite().GetSequence(), false)
+		return p, err
 	case eventsv1.Decision_DECISION_UNAVAILABLE:
-		return false, "the permission decision was unavailable: " + ev.GetDecisionReason(), evalID, "", nil
+		p.why, p.rewritten = "the permission decision was unavailable: "+ev.GetDecisionReason(), ""
+		return p, nil
 	}
-	return false, ev.GetDecisionReason(), evalID, "", nil
+	p.why, p.rewritten = ev.GetDecisionReason(), ""
+	return p, nil
 }
 
-func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64) (bool, string, error) {
+// askUnconfined opens an approval (control's RequestAction, decisions
+// allow_once and deny) for a shell command the permission service would
+// run sandboxed but this host cannot confine, and waits for the answer.
+func (tu *turn) askUnconfined(ctx context.Context, step, callID string, acc tools.Access) (bool, string, error) {
+	w := tu.w
+	req := &controlv1.RequestActionRequest{
+		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(),
+		ActionId: ids.New(ids.Action), ActionType: "approval", StepId: step, ToolCallId: callID,
+		Prompt: clip("Run this shell command without filesystem confinement? The permission policy runs it sandboxed, "+
+			"but this worker cannot confine it ("+w.confine.Reason+"): `"+acc.Command+"`", 16000),
+		Decisions: []string{"allow_once", "deny"},
+		Context:   map[string]string{"command": clip(acc.Command, 4096), "cwd": acc.Cwd, "reason": "filesystem_confinement_unavailable"},
+	}
+	var resp *controlv1.RequestActionResponse
+	err := w.retryInfra(ctx, "control.RequestAction", func(ctx context.Context) (err error) {
+		resp, err = w.control.RequestAction(ctx, req)
+		return err
+	})
+	if err != nil {
+		return false, "", err
+	}
+	return tu.awaitApproval(ctx, resp.GetAction().GetActionId(), resp.GetSequence(), true)
+}
+
+// awaitApproval waits for the answer to an approval action: a permission
+// request's permission.resolved, or, for an action the worker opened
+// itself (own), its action.resolved, allowed when allow_once.
+func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64, own bool) (bool, string, error) {
 	if actionID == "" {
 		return false, "", errors.New("an ask without an approval action")
 	}
@@ -633,6 +689,12 @@ func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64)
 				return true, "", nil
 			}
 			return false, fmt.Sprintf("denied by %s (%s)", orUnknown(p.GetResponder()), p.GetDecision()), nil
+		}
+		if a := ev.GetActionResolved(); a != nil && own && a.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED {
+			if a.GetDecision() == "allow_once" {
+				return true, "", nil
+			}
+			return false, fmt.Sprintf("denied by %s (%s)", orUnknown(a.GetResponder()), a.GetDecision()), nil
 		}
 		if a := ev.GetActionResolved(); a != nil && a.GetOutcome() != eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED {
 			if a.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED {

@@ -28,6 +28,7 @@ import (
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/worker/confine"
 	"github.com/agentruntime/agentruntime/pkg/worker/provider"
 	"github.com/agentruntime/agentruntime/pkg/worker/tools"
 )
@@ -54,6 +55,11 @@ type Config struct {
 	// (sandbox.applied then says network enforcement is unavailable, and
 	// why).
 	DisableNetworkIsolation bool
+	// DisableConfinement switches filesystem confinement of shell
+	// commands off, as on a host without Landlock: a call the permission
+	// service runs sandboxed is then asked of a person instead
+	// (sandbox.go, "confinement").
+	DisableConfinement bool
 	// SessionID limits claims to one session ("" : any of the tenant).
 	SessionID string
 	// LeaseTTL of a claim (default 15s); heartbeats go every third of it.
@@ -118,6 +124,7 @@ type Worker struct {
 	tasks      tasksv1.TasksServiceClient
 	tools      map[string]tools.Tool
 	network    networkIsolation
+	confine    confine.Capability
 }
 
 // New builds a worker with the built-in tools.
@@ -174,9 +181,11 @@ func New(cfg Config) *Worker {
 	network := probeNetworkIsolation(cfg.DisableNetworkIsolation)
 	cfg.Sandbox.Isolate = network.argv
 	cfg.Logger.Info("shell network isolation", "enforced", len(network.argv) > 0, "reason", network.reason)
+	fs := probeConfinement(cfg.DisableConfinement)
+	cfg.Logger.Info("shell filesystem confinement", "enforced", fs.Available, "landlock_abi", fs.ABI, "reason", fs.Reason)
 	return &Worker{
-		network: network,
-		cfg:     cfg, control: controlv1.NewControlServiceClient(cfg.Conn),
+		network: network, confine: fs,
+		cfg: cfg, control: controlv1.NewControlServiceClient(cfg.Conn),
 		routing: routingv1.NewRoutingServiceClient(cfg.Conn), permission: permissionv1.NewPermissionServiceClient(cfg.Conn),
 		tasks: tasksv1.NewTasksServiceClient(cfg.Conn),
 		tools: builtinTools(),

@@ -51,6 +51,13 @@ var SystemReadFiles = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/pass
 // thrown away).
 var SystemWriteFiles = []string{"/dev/null"}
 
+// CommandEnv is added to a confined command's environment. git treats a
+// configuration file it cannot read as fatal, and the system's and the
+// user's (/etc/gitconfig, ~/.gitconfig: outside the read roots, and the
+// user's may hold credentials) are unreadable under confinement, so git
+// is told to read neither.
+var CommandEnv = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+
 // Policy is what one command may touch beyond the system paths.
 type Policy struct {
 	// ReadRoots may be read (and their programs executed).
@@ -214,8 +221,12 @@ func Probe() Capability {
 // Wrap is the command line that runs argv confined by p, and the
 // variables to add to its environment. Only for an available capability.
 func (c Capability) Wrap(p Policy, argv []string) (wrapped, env []string) {
-	wrapped, env = c.wrap(p, argv)
-	return wrapped, env
+	return c.wrap(p, argv)
+}
+
+// Prefix is what Wrap puts before argv.
+func (c Capability) Prefix(p Policy) (prefix, env []string) {
+	return c.wrap(p, nil)
 }
 
 func (c Capability) wrap(p Policy, argv []string) ([]string, []string) {
@@ -227,5 +238,5 @@ func (c Capability) wrap(p Policy, argv []string) ([]string, []string) {
 		out = append(out, "--rw", r)
 	}
 	out = append(append(out, "--"), argv...)
-	return out, []string{helperEnv + "=1"}
+	return out, append([]string{helperEnv + "=1"}, CommandEnv...)
 }

@@ -38,7 +38,7 @@ func run(t *testing.T, c confine.Capability, p confine.Policy, dir, line string)
 	argv, env := c.Wrap(p, []string{"/bin/sh", "-c", line})
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + os.Getenv("HOME")}, env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -107,6 +107,21 @@ func TestConfinedCommandStaysInsideItsRoots(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(filepath.Join(ws, "status")); strings.TrimSpace(string(b)) == "0" {
 			t.Fatalf("the child's write succeeded: status %q", b)
+		}
+	})
+	t.Run("git reads the repository in the workspace", func(t *testing.T) {
+		if _, err := exec.LookPath("git"); err != nil {
+			t.Skip("git is not installed")
+		}
+		repo := filepath.Join(ws, "repo")
+		init := exec.Command("sh", "-c", "git init -q repo && cd repo && echo hi > a && git add a && git -c user.email=a@b -c user.name=n commit -qm first")
+		init.Dir = ws
+		if out, err := init.CombinedOutput(); err != nil {
+			t.Fatalf("%s (%v)", out, err)
+		}
+		out, err := run(t, c, confine.Policy{ReadRoots: []string{ws}}, repo, "git status --short && git log --format=%s")
+		if err != nil || out != "first\n" {
+			t.Fatalf("output %q (%v)", out, err)
 		}
 	})
 	t.Run("no write roots: read-only", func(t *testing.T) {

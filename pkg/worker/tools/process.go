@@ -45,7 +45,7 @@ func (s Shell) Start(sb *Sandbox, raw json.RawMessage, stdout, stderr io.Writer)
 	argv := sb.shellArgv(a.Command)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = cwd
-	cmd.Env = allowedEnv(sb.EffectiveEnvAllow())
+	cmd.Env = sb.shellEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A grandchild that keeps the output open must not hold Wait forever

@@ -99,7 +99,7 @@ func (s Shell) Run(ctx context.Context, sb *Sandbox, raw json.RawMessage) (Resul
 	argv := sb.shellArgv(a.Command)
 	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
 	cmd.Dir = cwd
-	cmd.Env = allowedEnv(sb.EffectiveEnvAllow())
+	cmd.Env = sb.shellEnv()
 	cmd.Stdin = strings.NewReader(a.Stdin)
 	// Its own process group, so a timeout or an interrupt stops what the
 	// command started too.

@@ -113,6 +113,16 @@ type Sandbox struct {
 	// the shell and its arguments are appended. Empty: no confinement
 	// beyond the above.
 	Isolate []string
+	// Confine, when set, runs shell commands confined on the filesystem:
+	// Argv goes between Isolate and the shell, Env is added to the
+	// command's environment (pkg/worker/confine's helper and its
+	// trigger). Empty: the command sees the worker's filesystem view.
+	Confine Wrapper
+}
+
+// Wrapper is a command prefix and the variables it needs.
+type Wrapper struct {
+	Argv, Env []string
 }
 
 // DefaultEnvAllow is what a shell command inherits when EnvAllow is empty.
@@ -129,9 +139,15 @@ func (sb *Sandbox) EffectiveEnvAllow() []string {
 	return sb.EnvAllow
 }
 
-// shellArgv is /bin/sh -c line, under Isolate when set.
+// shellArgv is /bin/sh -c line, under Isolate and Confine when set.
 func (sb *Sandbox) shellArgv(line string) []string {
-	return append(append([]string(nil), sb.Isolate...), "/bin/sh", "-c", line)
+	argv := append(append([]string(nil), sb.Isolate...), sb.Confine.Argv...)
+	return append(argv, "/bin/sh", "-c", line)
+}
+
+// shellEnv is the allowlisted environment and what Confine needs.
+func (sb *Sandbox) shellEnv() []string {
+	return append(allowedEnv(sb.EffectiveEnvAllow()), sb.Confine.Env...)
 }
 
 func (sb *Sandbox) maxOutput() int {
