@@ -105,7 +105,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// The in-process worker talks to the services over the same gRPC
 	// port as any other worker; with --auth it would need a key, so it
 	// runs only without one.
-	workerLine := "off (--no-worker)"
+	workerLine, sandboxLine := "off (--no-worker)", "no worker in this process"
 	if !noWork && authDesc != "off" {
 		workerLine = "off (run `agentruntime worker --api-key ...` with --auth)"
 	}
@@ -117,12 +117,12 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}()
 	return rt.serve(ctx, func(addr string) {
 		if !noWork && authDesc == "off" {
-			line, stop, err := startDevWorker(ctx, addr, wf, rt.logger, rt.tel.TracerProvider)
+			line, sandbox, stop, err := startDevWorker(ctx, addr, wf, rt.logger, rt.tel.TracerProvider)
 			if err != nil {
 				rt.logger.Error("in-process worker not started", "error", err)
 				workerLine = "failed: " + err.Error()
 			} else {
-				workerLine, stopWorker = line, stop
+				workerLine, sandboxLine, stopWorker = line, sandbox, stop
 			}
 		}
 		fmt.Fprintf(stdout, `agentruntime dev (version %s)
@@ -132,11 +132,12 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
   auth       %s
   nats       embedded JetStream, in-process connection (no port)
   worker     %s
+  sandbox    %s
   models     %s
   metrics    %s
   console    %s
 Ctrl-C stops it; the event log stays in the data dir.
-`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, workerLine, modelsLine, rt.metricsLine(), consoleLine(c.console, addr))
+`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, workerLine, sandboxLine, modelsLine, rt.metricsLine(), consoleLine(c.console, addr))
 	})
 }
 

@@ -139,22 +139,32 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	cfg.TracerProvider = tel.TracerProvider
 	w := worker.New(cfg)
-	fmt.Fprintf(stdout, "agentruntime worker %s\n  runtime    %s\n  provider   %s\n  workspace  %s\n", w.ID(), conn.Map(), desc, cfg.Sandbox.Root)
+	fmt.Fprintf(stdout, "agentruntime worker %s\n  runtime    %s\n  provider   %s\n  workspace  %s\n  sandbox    %s\n", w.ID(), conn.Map(), desc, cfg.Sandbox.Root, sandboxLine(w))
 	return w.Run(ctx)
+}
+
+// sandboxLine says whether the worker confines shell commands on the
+// filesystem, and how or why not (pkg/worker/confine).
+func sandboxLine(w *worker.Worker) string {
+	on, reason := w.Confinement()
+	if on {
+		return "shell commands run sandboxed are confined: " + reason
+	}
+	return "NO filesystem confinement (" + reason + "): shell commands the policy runs sandboxed ask first"
 }
 
 // startDevWorker runs a worker in this process against addr until ctx
 // ends or stop is called.
-func startDevWorker(ctx context.Context, addr string, wf workerFlags, logger *slog.Logger, tp trace.TracerProvider) (string, func(), error) {
+func startDevWorker(ctx context.Context, addr string, wf workerFlags, logger *slog.Logger, tp trace.TracerProvider) (line, sandbox string, stop func(), err error) {
 	cf := clientFlags{addr: addr}
 	conn, err := cf.dial(tracing(tp))
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	cfg, desc, err := wf.config(conn, logger.With("component", "worker"))
 	if err != nil {
 		conn.Close()
-		return "", nil, err
+		return "", "", nil, err
 	}
 	cfg.TracerProvider = tp
 	w := worker.New(cfg)
@@ -164,8 +174,8 @@ func startDevWorker(ctx context.Context, addr string, wf workerFlags, logger *sl
 		defer close(done)
 		_ = w.Run(wctx)
 	}()
-	stop := func() { cancel(); <-done; conn.Close() }
-	return fmt.Sprintf("%s, %s, workspace %s", w.ID(), desc, cfg.Sandbox.Root), stop, nil
+	stop = func() { cancel(); <-done; conn.Close() }
+	return fmt.Sprintf("%s, %s, workspace %s", w.ID(), desc, cfg.Sandbox.Root), sandboxLine(w), stop, nil
 }
 
 // tracing carries the caller's trace context on every call of a
