@@ -112,8 +112,10 @@ turns:
 // background process starts too. With isolation (an unprivileged user +
 // network namespace) the command cannot connect and sandbox.applied says
 // enforced with network none; with it switched off the command connects
-// and sandbox.applied says unavailable, network full, and why. Both the
-// call and the process have their own sandbox.applied.
+// and sandbox.applied says unavailable, network full, and why; with a
+// profile that grants the full network it connects and sandbox.applied
+// says there was nothing to enforce. Both the call and the process have
+// their own sandbox.applied.
 func TestShellNetworkIsolation(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("the probe command needs bash (/dev/tcp)")
@@ -121,7 +123,9 @@ func TestShellNetworkIsolation(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		disabled bool
-	}{{"enforced", false}, {"unavailable", true}} {
+		// granted: the session's profile grants the full network.
+		granted bool
+	}{{"enforced", false, false}, {"unavailable", true, false}, {"granted by the profile", false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !tc.disabled {
 				if err := exec.Command("unshare", "--user", "--net", "--map-root-user", "/bin/sh", "-c", "exit 0").Run(); err != nil {
@@ -141,6 +145,13 @@ func TestShellNetworkIsolation(t *testing.T) {
 				Scope: &permissionv1.PolicyScope{Level: eventsv1.PolicyLevel_POLICY_LEVEL_SESSION, SessionId: "s1"},
 				Mode:  eventsv1.PermissionMode_PERMISSION_MODE_BYPASS}); err != nil {
 				t.Fatal(err)
+			}
+			if tc.granted {
+				if _, err := perm.SetSandboxProfile(context.Background(), &permissionv1.SetSandboxProfileRequest{
+					Scope:   &permissionv1.PolicyScope{Level: eventsv1.PolicyLevel_POLICY_LEVEL_SESSION, SessionId: "s1"},
+					Profile: &eventsv1.SandboxProfile{Mode: eventsv1.SandboxMode_SANDBOX_MODE_READ_ONLY, Network: eventsv1.NetworkMode_NETWORK_MODE_FULL}}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			root := workspace(t)
 			rt.startWorker(t, scripted(t, fmt.Sprintf(`
@@ -173,7 +184,8 @@ turns:
 				t.Fatal(aerr)
 			}
 			output := res.GetToolResult().GetPreview()
-			if connected != tc.disabled || strings.Contains(output, "connected") != tc.disabled {
+			open := tc.disabled || tc.granted
+			if connected != open || strings.Contains(output, "connected") != open {
 				t.Fatalf("connected %v, output %q", connected, output)
 			}
 
@@ -183,15 +195,19 @@ turns:
 			}
 			started := evs[indexOf(evs, func(e *eventsv1.RuntimeEvent) bool { return e.GetType() == "process.started" })]
 			wantEnf, wantNet := eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_ENFORCED, eventsv1.NetworkMode_NETWORK_MODE_NONE
-			if tc.disabled {
+			switch {
+			case tc.disabled:
 				wantEnf, wantNet = eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_UNAVAILABLE, eventsv1.NetworkMode_NETWORK_MODE_FULL
+			case tc.granted:
+				wantEnf, wantNet = eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_NOT_APPLICABLE, eventsv1.NetworkMode_NETWORK_MODE_FULL
 			}
 			for i, a := range applied {
 				sa := a.GetSandboxApplied()
 				if sa.GetNetworkEnforcement() != wantEnf || sa.GetProfile().GetNetwork() != wantNet || sa.GetNetworkEnforcementReason() == "" {
 					t.Fatalf("applied %d = %v", i, sa)
 				}
-				if tc.disabled && !strings.Contains(sa.GetNetworkEnforcementReason(), "disabled") {
+				if tc.disabled && !strings.Contains(sa.GetNetworkEnforcementReason(), "disabled") ||
+					tc.granted && !strings.Contains(sa.GetNetworkEnforcementReason(), "grants the full network") {
 					t.Fatalf("reason %q", sa.GetNetworkEnforcementReason())
 				}
 				// Bypass allows the commands: nothing confines their
