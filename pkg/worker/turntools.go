@@ -1,0 +1,362 @@
+// A turn's tool calls: running them (in parallel where the tools allow),
+// the permission decision each waits for, and the approvals a person gives.
+
+package worker
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/agentruntime/agentruntime/pkg/enums"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/worker/provider"
+	"github.com/agentruntime/agentruntime/pkg/worker/tools"
+)
+
+var callID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+
+// runTools runs a step's calls: consecutive read-only, concurrency-safe
+// calls together, anything else alone and in order. It returns the tool
+// messages for the transcript, in call order.
+func (tu *turn) runTools(ctx context.Context, step string, calls []provider.ToolCall) ([]provider.Message, error) {
+	out := make([]provider.Message, len(calls))
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if tu.parallel(calls[i]) {
+			for j < len(calls) && tu.parallel(calls[j]) {
+				j++
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, j-i)
+		for k := i; k < j; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[k], errs[k-i] = tu.runTool(ctx, step, calls[k])
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		i = j
+	}
+	return out, nil
+}
+
+func (tu *turn) parallel(c provider.ToolCall) bool {
+	t, ok := tu.w.tools[c.Name]
+	return ok && t.Spec().ReadOnly && t.Spec().ConcurrencySafe
+}
+
+// runTool runs one call under permission and reports it. The error is a
+// report failure or the turn's end; a failed call is a tool message.
+func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (provider.Message, error) {
+	w := tu.w
+	id := c.ID
+	if !callID.MatchString(id) {
+		id = ids.New(ids.ToolCall)
+	}
+	msg := provider.Message{Role: "tool", ToolCallID: c.ID}
+	if err := tu.report(ctx,
+		tu.event("tool.started", step, id, &eventsv1.RuntimeEvent_ToolStarted{ToolStarted: &eventsv1.ToolStarted{ToolName: c.Name}}),
+		tu.event("tool.args", step, id, &eventsv1.RuntimeEvent_ToolArgs{ToolArgs: &eventsv1.ToolArgs{SafeArgsJson: clip(c.Arguments, 4096)}}),
+	); err != nil {
+		return msg, err
+	}
+	failed := func(category, message string) (provider.Message, error) {
+		msg.Content = fmt.Sprintf("error (%s): %s", category, message)
+		rctx := ctx
+		if ctx.Err() != nil {
+			rctx = context.WithoutCancel(ctx) // the cancelled fact is still said
+		}
+		return msg, tu.report(rctx, tu.event("tool.failed", step, id, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
+			Category: category, Message: clip(message, 2000), Retryable: category == tools.TimedOut}}))
+	}
+	tool, ok := w.tools[c.Name]
+	if !ok {
+		return failed("unknown_tool", "no tool named "+c.Name)
+	}
+	args := json.RawMessage(c.Arguments)
+	acc, err := tool.Plan(&w.cfg.Sandbox, args)
+	if err != nil {
+		return failed(categoryOf(err), err.Error())
+	}
+	perm, err := tu.permit(ctx, step, id, c, acc)
+	allowed, why, evalID, rewritten := perm.allowed, perm.why, perm.evalID, perm.rewritten
+	if err != nil {
+		if ctx.Err() != nil {
+			return failed(tools.Cancelled, "the turn was interrupted while the call waited for permission")
+		}
+		tu.permissionUnavailable.Add(1)
+		return failed("permission_unavailable", status.Convert(err).Message())
+	}
+	if !allowed {
+		return failed("permission_denied", why)
+	}
+	if rewritten != "" {
+		// A pre_tool_use hook rewrote the input and the decision judged
+		// the rewrite: that is what runs, never the original.
+		args = json.RawMessage(rewritten)
+		if acc, err = tool.Plan(&w.cfg.Sandbox, args); err != nil {
+			return failed(categoryOf(err), "the rewritten input: "+err.Error())
+		}
+	}
+	// What the call runs under is recorded before it runs: a call whose
+	// sandbox cannot be recorded does not run.
+	enf := w.enforcementFor(perm)
+	if err := tu.reportApplied(ctx, w.appliedSandbox(c.Name, args, acc, enf), step, id, "", evalID); err != nil {
+		tu.permissionUnavailable.Add(1)
+		return failed("permission_unavailable", "the sandbox could not be recorded: "+status.Convert(err).Message())
+	}
+	var res tools.Result
+	switch sh, isShell := tool.(tools.Shell); {
+	case c.Name == processWaitName:
+		res, err = tu.procs.wait(ctx, args)
+	case c.Name == spawnAgentName:
+		res, err = tu.spawnAgent(ctx, args)
+	case isShell && sh.IsBackground(args):
+		res, err = tu.procs.start(step, id, evalID, args, acc, enf)
+	case isShell:
+		res, err = tool.Run(ctx, w.shellSandbox(enf), args)
+	default:
+		res, err = tool.Run(ctx, &w.cfg.Sandbox, args)
+	}
+	if err != nil {
+		tu.reportViolation(ctx, step, id, evalID, err)
+		var f *tools.Failure
+		if errors.As(err, &f) && f.Output != "" {
+			m, rerr := failed(f.Category, f.Message)
+			out, _ := redact(w.cfg.RedactionRules, f.Output)
+			m.Content += "\n" + head(out, w.cfg.OutputBudget)
+			return m, rerr
+		}
+		return failed(categoryOf(err), err.Error())
+	}
+	sh, err := tu.shapeOutput(ctx, step, id, res.Output, res.Truncated, res.Bytes)
+	if err != nil {
+		// Without the store the output cannot be kept whole: say so and
+		// give the model the head rather than fail a call that ran.
+		sh = shaped{content: head(res.Output, w.cfg.OutputBudget) + "\n[output not stored: " + status.Convert(err).Message() + "]"}
+		sh.preview = head(sh.content, previewBytes)
+		if redacted, hits := redact(w.cfg.RedactionRules, sh.content); len(hits) > 0 {
+			sh.content, sh.preview = redacted, head(redacted, previewBytes)
+		}
+	}
+	msg.Content = sh.content
+	evs := append(sh.facts, tu.event("tool.result", step, id, &eventsv1.RuntimeEvent_ToolResult{ToolResult: &eventsv1.ToolResult{Preview: sh.preview, Output: sh.ref}}))
+	return msg, tu.report(ctx, evs...)
+}
+
+func categoryOf(err error) string {
+	var f *tools.Failure
+	if errors.As(err, &f) {
+		return f.Category
+	}
+	return "tool_error"
+}
+
+// permission is the answer to a call's evaluation.
+type permission struct {
+	allowed bool
+	// why it was not allowed.
+	why    string
+	evalID string
+	// rewritten is the input a pre_tool_use hook put in place of the
+	// call's: the decision judged it, so the call runs it.
+	rewritten string
+	// sandboxed: the call runs confined to profile (decision SANDBOXED);
+	// otherwise it was allowed or approved as it is.
+	sandboxed bool
+	profile   *eventsv1.SandboxProfile
+}
+
+// permit asks the permission service; on ask it waits for the human's
+// answer, which comes back through the log (permission.resolved for the
+// action the control service opened). A shell command decided sandboxed
+// on a host that cannot confine it is asked of a person too
+// (askUnconfined): it never runs unconfined without one saying so.
+func (tu *turn) permit(ctx context.Context, step, callID string, c provider.ToolCall, acc tools.Access) (permission, error) {
+	w := tu.w
+	req := &permissionv1.EvaluatePermissionRequest{
+		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), ToolCallId: callID,
+		Target: eventsv1.TargetKind_TARGET_KIND_TOOL, Name: c.Name, Access: acc.Access, Paths: acc.Paths,
+		Command: acc.Command, Cwd: cmp.Or(acc.Cwd, w.cfg.Sandbox.Root), ArgumentsJson: c.Arguments,
+	}
+	for _, r := range acc.Resolved {
+		req.ResolvedPaths = append(req.ResolvedPaths, &permissionv1.PathResolution{Path: r.Path, Resolved: r.Resolved})
+	}
+	var resp *permissionv1.EvaluatePermissionResponse
+	err := w.retryInfra(ctx, "permission.EvaluatePermission", func(ctx context.Context) (err error) {
+		resp, err = w.permission.EvaluatePermission(ctx, req)
+		return err
+	})
+	if err != nil {
+		return permission{}, err
+	}
+	ev := resp.GetEvaluation()
+	p := permission{evalID: ev.GetEvaluationId(), rewritten: resp.GetUpdatedArgumentsJson(), profile: resp.GetSandboxProfile()}
+	switch ev.GetDecision() {
+	case eventsv1.Decision_DECISION_SANDBOXED:
+		p.allowed, p.sandboxed = true, true
+		if _, shell := w.tools[c.Name].(tools.Shell); shell && !w.confine.Available &&
+			p.profile.GetMode() != eventsv1.SandboxMode_SANDBOX_MODE_FULL_ACCESS {
+			p.sandboxed = false
+			p.allowed, p.why, err = tu.askUnconfined(ctx, step, callID, acc)
+		}
+		return p, err
+	case eventsv1.Decision_DECISION_ALLOW:
+		p.allowed = true
+		return p, nil
+	case eventsv1.Decision_DECISION_ASK:
+		p.allowed, p.why, err = tu.awaitApproval(ctx, ev.GetApprovalActionId(), resp.GetWrite().GetSequence(), false)
+		return p, err
+	case eventsv1.Decision_DECISION_UNAVAILABLE:
+		p.why, p.rewritten = "the permission decision was unavailable: "+ev.GetDecisionReason(), ""
+		return p, nil
+	}
+	p.why, p.rewritten = ev.GetDecisionReason(), ""
+	return p, nil
+}
+
+// askUnconfined opens an approval (control's RequestAction, decisions
+// allow_once and deny) for a shell command the permission service would
+// run sandboxed but this host cannot confine, and waits for the answer.
+func (tu *turn) askUnconfined(ctx context.Context, step, callID string, acc tools.Access) (bool, string, error) {
+	w := tu.w
+	req := &controlv1.RequestActionRequest{
+		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(),
+		ActionId: ids.New(ids.Action), ActionType: "approval", StepId: step, ToolCallId: callID,
+		Prompt: clip("Run this shell command without filesystem confinement? The permission policy runs it sandboxed, "+
+			"but this worker cannot confine it ("+w.confine.Reason+"): `"+acc.Command+"`", 16000),
+		Decisions: []string{"allow_once", "deny"},
+		Context:   map[string]string{"command": clip(acc.Command, 4096), "cwd": acc.Cwd, "reason": "filesystem_confinement_unavailable"},
+	}
+	var resp *controlv1.RequestActionResponse
+	err := w.retryInfra(ctx, "control.RequestAction", func(ctx context.Context) (err error) {
+		resp, err = w.control.RequestAction(ctx, req)
+		return err
+	})
+	if err != nil {
+		return false, "", err
+	}
+	return tu.awaitApproval(ctx, resp.GetAction().GetActionId(), resp.GetSequence(), true)
+}
+
+// awaitApproval waits for the answer to an approval action: a permission
+// request's permission.resolved, or, for an action the worker opened
+// itself (own), its action.resolved, allowed when allow_once.
+func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64, own bool) (bool, string, error) {
+	if actionID == "" {
+		return false, "", errors.New("an ask without an approval action")
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stream grpc.ServerStreamingClient[controlv1.SubscribeEventsResponse]
+	subscribe := func() error {
+		return tu.w.retryInfra(sctx, "control.SubscribeEvents", func(ctx context.Context) (err error) {
+			stream, err = tu.w.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{
+				SessionId: tu.t.GetSessionId(), TypePrefixes: []string{"permission.resolved", "action.resolved"},
+				Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: from, Heartbeat: durationpb.New(5 * time.Second),
+			})
+			if err == nil {
+				// A restarting control accepts the stream before it can
+				// serve it; the first message (or its error) tells.
+				var first *controlv1.SubscribeEventsResponse
+				if first, err = stream.Recv(); err == nil {
+					stream = &pushedBack{ServerStreamingClient: stream, first: first}
+				}
+			}
+			return err
+		})
+	}
+	if err := subscribe(); err != nil {
+		return false, "", err
+	}
+	for {
+		m, err := stream.Recv()
+		if transient(ctx, err) {
+			// Control restarted under the wait: resume where we were.
+			if err = subscribe(); err == nil {
+				continue
+			}
+		}
+		if err != nil {
+			return false, "", err
+		}
+		if seq := m.GetEvent().GetSequence(); seq >= from {
+			from = seq + 1
+		}
+		ev := m.GetEvent()
+		if ev.GetActionId() != actionID {
+			continue
+		}
+		if p := ev.GetPermissionResolved(); p != nil {
+			if p.GetAllowed() {
+				return true, "", nil
+			}
+			return false, fmt.Sprintf("denied by %s (%s)", orUnknown(p.GetResponder()), p.GetDecision()), nil
+		}
+		if a := ev.GetActionResolved(); a != nil && own && a.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED {
+			if a.GetDecision() == "allow_once" {
+				return true, "", nil
+			}
+			return false, fmt.Sprintf("denied by %s (%s)", orUnknown(a.GetResponder()), a.GetDecision()), nil
+		}
+		if a := ev.GetActionResolved(); a != nil && a.GetOutcome() != eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED {
+			if a.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED {
+				// Actions are cancelled when their turn is interrupted or
+				// ends: ask now rather than run another step first.
+				tu.checkNow(ctx)
+			}
+			return false, "the approval was " + enums.Word(a.GetOutcome()), nil
+		}
+	}
+}
+
+// checkNow asks the control service about the turn at once (a heartbeat)
+// and cancels the turn when it was interrupted or ended.
+func (tu *turn) checkNow(ctx context.Context) {
+	hb, err := tu.w.control.HeartbeatTurn(ctx, &controlv1.HeartbeatTurnRequest{TurnId: tu.t.GetTurnId(), RunId: tu.runID, LeaseToken: tu.leaseToken, LeaseTtl: durationpb.New(tu.w.cfg.LeaseTTL)})
+	switch {
+	case status.Code(err) == codes.FailedPrecondition:
+		tu.cancel(errLeaseLost)
+	case err != nil:
+	case hb.GetInterruptRequested():
+		tu.cancel(errInterrupted)
+	case terminal(hb.GetStatus()):
+		tu.cancel(errEnded)
+	}
+}
+
+// pushedBack is a stream whose first message was already read.
+type pushedBack struct {
+	grpc.ServerStreamingClient[controlv1.SubscribeEventsResponse]
+	first *controlv1.SubscribeEventsResponse
+}
+
+func (p *pushedBack) Recv() (*controlv1.SubscribeEventsResponse, error) {
+	if m := p.first; m != nil {
+		p.first = nil
+		return m, nil
+	}
+	return p.ServerStreamingClient.Recv()
+}
