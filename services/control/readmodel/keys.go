@@ -1,4 +1,4 @@
-// Package projector builds the control service's read models from the log:
+// Package readmodel builds the control service's read models from the log:
 // sessions, threads (the thread read model), turns, actions, subagents and
 // channels, and the indexes that page them. One projection over the whole
 // log, because the thread read model joins every owner's facts.

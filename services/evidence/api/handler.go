@@ -1,4 +1,4 @@
-// Package grpc is the evidence service's transport: proto in, use case,
+// Package api is the evidence service's transport: proto in, use case,
 // proto out. Every handler is kit.Call (the caller from the credentials,
 // the use case, grpcerr.Status for its error).
 package api

@@ -1,4 +1,4 @@
-// Package projector holds the evidence service's read model: per-session
+// Package readmodel holds the evidence service's read model: per-session
 // summaries, trace, export and trial indexes, and trials, folded from the
 // whole log; and the keys the app layer reads them by.
 package readmodel

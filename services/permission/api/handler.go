@@ -1,4 +1,4 @@
-// Package grpc is the permission service's transport: each handler is
+// Package api is the permission service's transport: each handler is
 // kit.Call (the caller from the credentials, the use case, grpcerr.Status
 // for its error) around what the RPC translates between proto and the use
 // case.

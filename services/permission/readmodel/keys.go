@@ -1,4 +1,4 @@
-// Package projector holds the permission service's read model: policy
+// Package readmodel holds the permission service's read model: policy
 // levels, hooks, permission requests, summaries and execution
 // environments, folded from the service's own aggregates, and the keys the
 // app layer reads them by.

@@ -1,4 +1,4 @@
-// Package grpc is the routing service's transport: every handler is
+// Package api is the routing service's transport: every handler is
 // kit.Call (the caller from the credentials, the use case, grpcerr.Status
 // for its error), with the proto translation some RPCs need.
 // Requests are validated by the server kit (protovalidate) before they

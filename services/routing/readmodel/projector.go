@@ -1,4 +1,4 @@
-// Package projector builds the routing service's read model from its own
+// Package readmodel builds the routing service's read model from its own
 // facts: each tenant's registry, each turn's and thread's routing and limit
 // summary, task profiles resolved before a turn, and the cumulative spend
 // budgets are checked against. Everything in it is a fold of routing events,

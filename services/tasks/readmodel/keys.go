@@ -1,4 +1,4 @@
-// Package projector builds the tasks service's read models from the log:
+// Package readmodel builds the tasks service's read models from the log:
 // task and job records (the fold of each aggregate's events, see
 // domain.Apply) and the indexes listings, workers' polls, the sweeper and
 // the dependency reactor read.
