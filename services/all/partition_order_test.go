@@ -20,6 +20,7 @@ import (
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 // Guard G-2 of docs/partitions.md: a read model must not depend on the
@@ -266,18 +267,14 @@ func driveScenario(t *testing.T, sys *partitionedSystem, sessions []string) {
 	// of the previous partition completed and its dependents were told.
 	for _, s := range sessions {
 		var run string
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		testkit.Eventually(t, "tk-"+s+" unblocked and started", func() bool {
 			res, err := sys.tasks.StartTask(ctx, &tasksv1.StartTaskRequest{TaskId: "tk-" + s, Worker: &tasksv1.WorkerRef{WorkerId: "w-" + s, Kind: "agent", ThreadId: thread(s)}})
-			if err == nil {
-				run = res.GetRunId()
-				break
-			}
-			if status.Code(err) != codes.FailedPrecondition || time.Now().After(deadline) {
+			if err != nil && status.Code(err) != codes.FailedPrecondition {
 				t.Fatalf("start tk-%s: %v", s, err)
 			}
-			time.Sleep(20 * time.Millisecond) // the dependency reactor has not unblocked it yet: poll
-		}
+			run = res.GetRunId()
+			return err == nil // FailedPrecondition: the dependency reactor has not unblocked it yet
+		})
 		ok(sys.tasks.CompleteTask(ctx, &tasksv1.CompleteTaskRequest{TaskId: "tk-" + s, RunId: run, Summary: "done"}))
 	}
 	ok(sys.tasks.CancelTask(ctx, &tasksv1.CancelTaskRequest{TaskId: "tk-parent", Reason: "scenario over"}))
@@ -294,12 +291,8 @@ func driveScenario(t *testing.T, sys *partitionedSystem, sessions []string) {
 	// now (unclaimed) once control has dequeued it.
 	active := func(s string) {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); seen(s, ended[s]).GetActiveTurnId() != queued[s]; {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: turn %s never became active", s, queued[s])
-			}
-			time.Sleep(10 * time.Millisecond) // the dequeue follows the completion: poll
-		}
+		// The dequeue follows the completion.
+		testkit.Eventually(t, s+": turn "+queued[s]+" active", func() bool { return seen(s, ended[s]).GetActiveTurnId() == queued[s] })
 	}
 
 	// Permission: an untrusted session asks before a shell command; the
