@@ -7,7 +7,6 @@ package api
 import (
 	"context"
 
-	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 
@@ -21,10 +20,6 @@ import (
 type Handler struct {
 	permissionv1.UnimplementedPermissionServiceServer
 	App *app.App
-}
-
-func write(w app.Write) *commonv1.WriteResult {
-	return &commonv1.WriteResult{Sequence: w.Sequence, EventIds: w.EventIDs, Deduplicated: w.Deduplicated}
 }
 
 func scopeOf(s *permissionv1.PolicyScope) app.Scope {
@@ -49,7 +44,7 @@ func (h *Handler) EvaluatePermission(ctx context.Context, req *permissionv1.Eval
 			return nil, err
 		}
 		return &permissionv1.EvaluatePermissionResponse{Evaluation: out.Evaluation, SandboxProfile: out.Profile,
-			UpdatedArgumentsJson: out.UpdatedInput, Write: write(out.Write)}, nil
+			UpdatedArgumentsJson: out.UpdatedInput, Write: out.Write}, nil
 	})
 }
 
@@ -62,7 +57,7 @@ func (h *Handler) ResolvePermission(ctx context.Context, req *permissionv1.Resol
 		if err != nil {
 			return nil, err
 		}
-		return &permissionv1.ResolvePermissionResponse{Resolution: res, Write: write(w)}, nil
+		return &permissionv1.ResolvePermissionResponse{Resolution: res, Write: w}, nil
 	})
 }
 
@@ -86,7 +81,7 @@ func (h *Handler) SetPermissionMode(ctx context.Context, req *permissionv1.SetPe
 		if err != nil {
 			return nil, err
 		}
-		return &permissionv1.SetPermissionModeResponse{Write: write(w)}, nil
+		return &permissionv1.SetPermissionModeResponse{Write: w}, nil
 	})
 }
 
@@ -97,7 +92,7 @@ func (h *Handler) PutRules(ctx context.Context, req *permissionv1.PutRulesReques
 		if err != nil {
 			return nil, err
 		}
-		return &permissionv1.PutRulesResponse{Rules: rules, Write: write(w)}, nil
+		return &permissionv1.PutRulesResponse{Rules: rules, Write: w}, nil
 	})
 }
 
@@ -108,7 +103,7 @@ func (h *Handler) SetSandboxProfile(ctx context.Context, req *permissionv1.SetSa
 		if err != nil {
 			return nil, err
 		}
-		return &permissionv1.SetSandboxProfileResponse{Profile: profile, Write: write(w)}, nil
+		return &permissionv1.SetSandboxProfileResponse{Profile: profile, Write: w}, nil
 	})
 }
 
@@ -135,7 +130,7 @@ func (h *Handler) ReportSandboxViolation(ctx context.Context, req *permissionv1.
 		if err != nil {
 			return nil, err
 		}
-		return &permissionv1.ReportSandboxViolationResponse{Violation: v, Write: write(w)}, nil
+		return &permissionv1.ReportSandboxViolationResponse{Violation: v, Write: w}, nil
 	})
 }
 
@@ -151,7 +146,7 @@ func (h *Handler) ReportSandboxApplied(ctx context.Context, req *permissionv1.Re
 		if err != nil {
 			return nil, err
 		}
-		return &permissionv1.ReportSandboxAppliedResponse{Applied: sa, Write: write(w)}, nil
+		return &permissionv1.ReportSandboxAppliedResponse{Applied: sa, Write: w}, nil
 	})
 }
 
@@ -162,7 +157,7 @@ func (h *Handler) RegisterHook(ctx context.Context, req *permissionv1.RegisterHo
 		if err != nil {
 			return nil, err
 		}
-		return &permissionv1.RegisterHookResponse{Hook: hook, Write: write(w)}, nil
+		return &permissionv1.RegisterHookResponse{Hook: hook, Write: w}, nil
 	})
 }
 
@@ -173,7 +168,7 @@ func (h *Handler) RemoveHook(ctx context.Context, req *permissionv1.RemoveHookRe
 		if err != nil {
 			return nil, err
 		}
-		return &permissionv1.RemoveHookResponse{Write: write(w)}, nil
+		return &permissionv1.RemoveHookResponse{Write: w}, nil
 	})
 }
 
@@ -200,7 +195,7 @@ func (h *Handler) RunHooks(ctx context.Context, req *permissionv1.RunHooksReques
 			return nil, err
 		}
 		return &permissionv1.RunHooksResponse{Results: out.Results, Decision: out.Decision, Reason: out.Reason,
-			UpdatedInputJson: out.UpdatedInput, Write: write(out.Write)}, nil
+			UpdatedInputJson: out.UpdatedInput, Write: out.Write}, nil
 	})
 }
 
@@ -214,7 +209,7 @@ func (h *Handler) ReportExecutionEnvironment(ctx context.Context, req *permissio
 		if err != nil {
 			return nil, err
 		}
-		return &permissionv1.ReportExecutionEnvironmentResponse{Environment: env, Write: write(w)}, nil
+		return &permissionv1.ReportExecutionEnvironmentResponse{Environment: env, Write: w}, nil
 	})
 }
 

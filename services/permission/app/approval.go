@@ -13,6 +13,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/events"
 	"github.com/agentruntime/agentruntime/pkg/fault"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -40,7 +41,7 @@ func approvalIn(ctx context.Context, st projection.Store, tenant, actionID strin
 // "allow_session" the session rule (policy.changed). A repeated answer is
 // a no-op that still completes the session rule, so a crash between the
 // two appends heals on redelivery.
-func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans domain.Answer) (*eventsv1.PermissionResolved, Write, error) {
+func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans domain.Answer) (*eventsv1.PermissionResolved, *commonv1.WriteResult, error) {
 	var resolved *eventsv1.PermissionResolved
 	var doc *readmodel.ApprovalDoc
 	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: readmodel.KindApproval, ID: actionID}
@@ -95,13 +96,13 @@ func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans
 		return domain.Resolved(scope, doc.EvaluationID, requested, next), nil
 	})
 	if err != nil {
-		return nil, Write{}, err
+		return nil, nil, err
 	}
-	w := writeOf(res)
+	w := res.Write()
 	if resolved.GetDecision() == domain.AllowSession && resolved.GetAllowed() {
 		requested := &eventsv1.PermissionRequested{}
 		if err := proto.Unmarshal(doc.Requested, requested); err != nil {
-			return nil, Write{}, err
+			return nil, nil, err
 		}
 		rule := proto.Clone(requested.GetProposedSessionRule()).(*eventsv1.PermissionRule)
 		rule.RuleId = domain.SessionRuleID(actionID)
@@ -112,9 +113,9 @@ func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans
 				return domain.DecideAddSessionRule(l, rule, actionID), nil
 			})
 		if err != nil {
-			return nil, Write{}, err
+			return nil, nil, err
 		}
-		w.EventIDs = append(w.EventIDs, sw.EventIDs...)
+		w.EventIds = append(w.EventIds, sw.EventIds...)
 		w.Sequence = max(w.Sequence, sw.Sequence)
 		w.Deduplicated = w.Deduplicated && sw.Deduplicated
 	}

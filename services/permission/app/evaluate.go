@@ -53,7 +53,7 @@ type EvaluateOutput struct {
 	Evaluation    *eventsv1.PermissionEvaluated
 	Profile       *eventsv1.SandboxProfile
 	UpdatedInput  string
-	Write         Write
+	Write         *commonv1.WriteResult
 	ApprovalAsked bool
 }
 
@@ -148,10 +148,7 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 		return EvaluateOutput{}, err
 	}
 	out := EvaluateOutput{Evaluation: pe, Profile: ev.Profile, UpdatedInput: rewritten}
-	for _, ap := range res.Appended {
-		out.Write.EventIDs = append(out.Write.EventIDs, ap.EventID)
-		out.Write.Sequence = ap.Sequence
-	}
+	out.Write = res.Write()
 	if actionID == "" {
 		return out, nil
 	}
@@ -179,7 +176,7 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	if err != nil {
 		return EvaluateOutput{}, err
 	}
-	out.Write.EventIDs = append(out.Write.EventIDs, appr.Appended[0].EventID)
+	out.Write.EventIds = append(out.Write.EventIds, appr.Appended[0].EventID)
 	out.Write.Sequence = appr.Sequence
 	out.ApprovalAsked = true
 	return out, nil

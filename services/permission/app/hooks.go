@@ -284,7 +284,7 @@ type RunHooksOutput struct {
 	Decision     eventsv1.HookOutcome
 	Reason       string
 	UpdatedInput string
-	Write        Write
+	Write        *commonv1.WriteResult
 }
 
 // RunHooks runs the hooks registered for a point and records their facts.
@@ -322,7 +322,7 @@ func (a *App) RunHooks(ctx context.Context, tenant string, in RunHooksInput) (Ru
 	if err != nil {
 		return RunHooksOutput{}, err
 	}
-	out := RunHooksOutput{UpdatedInput: rewritten, Write: Write{Sequence: hs.last}}
+	out := RunHooksOutput{UpdatedInput: rewritten, Write: &commonv1.WriteResult{Sequence: hs.last}}
 	var results []domain.HookResult
 	for _, r := range runs {
 		results = append(results, r.result)

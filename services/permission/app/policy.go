@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -84,21 +85,6 @@ func (a *App) Instrument(mp metric.MeterProvider) error {
 
 // Projection returns the read model to run with projector.Run.
 func (a *App) Projection() *readmodel.Projection { return readmodel.New(a.log.Subjects) }
-
-// Write is what a command appended.
-type Write struct {
-	Sequence     uint64
-	EventIDs     []string
-	Deduplicated bool
-}
-
-func writeOf(r command.Result) Write {
-	w := Write{Sequence: r.Sequence, Deduplicated: len(r.Appended) == 0}
-	for _, a := range r.Appended {
-		w.EventIDs = append(w.EventIDs, a.EventID)
-	}
-	return w
-}
 
 // waitFor is read-your-writes for reads that carry min_sequence.
 func (a *App) waitFor(ctx context.Context, seq uint64) (uint64, error) {
@@ -298,7 +284,7 @@ func (a *App) PermissionState(ctx context.Context, tenant, workspace, session, t
 // decide, append policy.changed at the level's expected sequence (a
 // conflict: another replica changed the level; the writer catches up and
 // decides again), answer from the decision.
-func (a *App) changePolicy(ctx context.Context, tenant, subject, reason string, s Scope, decide func(*domain.Level) (*eventsv1.PolicyChanged, error)) (Write, error) {
+func (a *App) changePolicy(ctx context.Context, tenant, subject, reason string, s Scope, decide func(*domain.Level) (*eventsv1.PolicyChanged, error)) (*commonv1.WriteResult, error) {
 	res, err := a.policies.Execute(ctx, s.Aggregate(tenant), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		l, err := levelIn(ctx, st, tenant, s)
 		if err != nil {
@@ -312,9 +298,9 @@ func (a *App) changePolicy(ctx context.Context, tenant, subject, reason string, 
 		return []*eventsv1.RuntimeEvent{domain.PolicyChanged(sessionOf(s), s.ThreadID, pc)}, nil
 	})
 	if err != nil {
-		return Write{}, err
+		return nil, err
 	}
-	return writeOf(res), nil
+	return res.Write(), nil
 }
 
 func sessionOf(s Scope) string {
@@ -325,14 +311,14 @@ func sessionOf(s Scope) string {
 }
 
 // SetMode sets a level's mode and interactivity.
-func (a *App) SetMode(ctx context.Context, tenant, subject, reason string, s Scope, mode eventsv1.PermissionMode, interactive bool) (Write, error) {
+func (a *App) SetMode(ctx context.Context, tenant, subject, reason string, s Scope, mode eventsv1.PermissionMode, interactive bool) (*commonv1.WriteResult, error) {
 	return a.changePolicy(ctx, tenant, subject, reason, s, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
 		return domain.DecideSetMode(l, mode, interactive), nil
 	})
 }
 
 // PutRules replaces a level's rules and returns them as stored.
-func (a *App) PutRules(ctx context.Context, tenant, subject, reason string, s Scope, rules []*eventsv1.PermissionRule) ([]*eventsv1.PermissionRule, Write, error) {
+func (a *App) PutRules(ctx context.Context, tenant, subject, reason string, s Scope, rules []*eventsv1.PermissionRule) ([]*eventsv1.PermissionRule, *commonv1.WriteResult, error) {
 	var stored []*eventsv1.PermissionRule
 	w, err := a.changePolicy(ctx, tenant, subject, reason, s, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
 		pc, out, err := domain.DecidePutRules(l, rules)
@@ -343,7 +329,7 @@ func (a *App) PutRules(ctx context.Context, tenant, subject, reason string, s Sc
 }
 
 // SetSandbox sets a level's sandbox profile.
-func (a *App) SetSandbox(ctx context.Context, tenant, subject, reason string, s Scope, profile *eventsv1.SandboxProfile) (*eventsv1.SandboxProfile, Write, error) {
+func (a *App) SetSandbox(ctx context.Context, tenant, subject, reason string, s Scope, profile *eventsv1.SandboxProfile) (*eventsv1.SandboxProfile, *commonv1.WriteResult, error) {
 	var stored *eventsv1.SandboxProfile
 	w, err := a.changePolicy(ctx, tenant, subject, reason, s, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
 		pc, out, err := domain.DecideSetSandbox(l, profile)
@@ -356,7 +342,7 @@ func (a *App) SetSandbox(ctx context.Context, tenant, subject, reason string, s 
 var tenantScope = Scope{Level: eventsv1.PolicyLevel_POLICY_LEVEL_TENANT}
 
 // RegisterHook adds a hook to the tenant's registry.
-func (a *App) RegisterHook(ctx context.Context, tenant, subject string, h *eventsv1.Hook) (*eventsv1.Hook, Write, error) {
+func (a *App) RegisterHook(ctx context.Context, tenant, subject string, h *eventsv1.Hook) (*eventsv1.Hook, *commonv1.WriteResult, error) {
 	var stored *eventsv1.Hook
 	w, err := a.changePolicy(ctx, tenant, subject, "hook registered", tenantScope, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
 		pc, out, err := domain.DecideRegisterHook(l, h)
@@ -367,7 +353,7 @@ func (a *App) RegisterHook(ctx context.Context, tenant, subject string, h *event
 }
 
 // RemoveHook removes a hook from the tenant's registry.
-func (a *App) RemoveHook(ctx context.Context, tenant, subject, id string) (Write, error) {
+func (a *App) RemoveHook(ctx context.Context, tenant, subject, id string) (*commonv1.WriteResult, error) {
 	return a.changePolicy(ctx, tenant, subject, "hook removed", tenantScope, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
 		return domain.DecideRemoveHook(l, id)
 	})

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
@@ -28,7 +29,7 @@ type ViolationInput struct {
 
 // ReportViolation records sandbox.violation. Paths are normalized when
 // they can be; a target that cannot is kept as given (it is evidence).
-func (a *App) ReportViolation(ctx context.Context, tenant string, in ViolationInput) (*eventsv1.SandboxViolation, Write, error) {
+func (a *App) ReportViolation(ctx context.Context, tenant string, in ViolationInput) (*eventsv1.SandboxViolation, *commonv1.WriteResult, error) {
 	target := in.Target
 	if in.Kind != eventsv1.ViolationKind_VIOLATION_KIND_NETWORK && in.Kind != eventsv1.ViolationKind_VIOLATION_KIND_PROCESS {
 		if n, err := domain.NormalizePath("/", target); err == nil {
@@ -41,9 +42,9 @@ func (a *App) ReportViolation(ctx context.Context, tenant string, in ViolationIn
 	// A report is a new fact about the past; nothing can conflict with it.
 	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindReport, ID: ids.New("viol")}, eventlog.ExpectSequence(0), ev)
 	if err != nil {
-		return nil, Write{}, err
+		return nil, nil, err
 	}
-	return v, Write{Sequence: appended[0].Sequence, EventIDs: []string{appended[0].EventID}}, nil
+	return v, command.Result{Appended: appended, Sequence: appended[0].Sequence}.Write(), nil
 }
 
 // AppliedInput is the profile an executing host applied to a tool call or
@@ -63,18 +64,18 @@ type AppliedInput struct {
 // execution. The roots and cwd are normalized like a policy's, so the
 // record compares with the decided profile; a path that cannot be
 // normalized is the caller's mistake (a field error), not evidence to keep.
-func (a *App) ReportApplied(ctx context.Context, tenant string, in AppliedInput) (*eventsv1.SandboxApplied, Write, error) {
+func (a *App) ReportApplied(ctx context.Context, tenant string, in AppliedInput) (*eventsv1.SandboxApplied, *commonv1.WriteResult, error) {
 	profile := proto.Clone(in.Profile).(*eventsv1.SandboxProfile)
 	var err error
 	if profile.ReadRoots, err = domain.NormalizeRoots(profile.GetReadRoots()); err != nil {
-		return nil, Write{}, fault.Invalid("profile.read_roots", "%s", err.Error())
+		return nil, nil, fault.Invalid("profile.read_roots", "%s", err.Error())
 	}
 	if profile.WriteRoots, err = domain.NormalizeRoots(profile.GetWriteRoots()); err != nil {
-		return nil, Write{}, fault.Invalid("profile.write_roots", "%s", err.Error())
+		return nil, nil, fault.Invalid("profile.write_roots", "%s", err.Error())
 	}
 	if profile.GetCwd() != "" {
 		if profile.Cwd, err = domain.NormalizePath("/", profile.GetCwd()); err != nil {
-			return nil, Write{}, fault.Invalid("profile.cwd", "%s", err.Error())
+			return nil, nil, fault.Invalid("profile.cwd", "%s", err.Error())
 		}
 	}
 	sa := &eventsv1.SandboxApplied{Target: in.Target, Name: in.Name, EvaluationId: in.EvaluationID, Profile: profile,
@@ -84,9 +85,9 @@ func (a *App) ReportApplied(ctx context.Context, tenant string, in AppliedInput)
 	// Like a violation, a report of the past: its own aggregate.
 	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindReport, ID: ids.New("appl")}, eventlog.ExpectSequence(0), ev)
 	if err != nil {
-		return nil, Write{}, err
+		return nil, nil, err
 	}
-	return sa, Write{Sequence: appended[0].Sequence, EventIDs: []string{appended[0].EventID}}, nil
+	return sa, command.Result{Appended: appended, Sequence: appended[0].Sequence}.Write(), nil
 }
 
 // EnvironmentInput is what the executing host knows about a turn.
@@ -100,26 +101,26 @@ type EnvironmentInput struct {
 // ReportEnvironment records a turn's execution environment snapshot
 // (sandbox.applied, target turn): the host's facts joined to the policy's
 // sandbox, network and limits at this moment.
-func (a *App) ReportEnvironment(ctx context.Context, tenant string, in EnvironmentInput) (*eventsv1.ExecutionEnvironment, Write, error) {
+func (a *App) ReportEnvironment(ctx context.Context, tenant string, in EnvironmentInput) (*eventsv1.ExecutionEnvironment, *commonv1.WriteResult, error) {
 	// The snapshot joins the policy as of now: a profile set just before,
 	// on any replica, must be in it. The levels are caught up from their
 	// subjects, not waited for in the read model.
 	levels, err := a.currentLevels(ctx, tenant, in.WorkspaceID, in.SessionID, in.ThreadID)
 	if err != nil {
-		return nil, Write{}, err
+		return nil, nil, err
 	}
 	p := domain.Effective(levels...)
 	profile := proto.Clone(p.Sandbox).(*eventsv1.SandboxProfile)
 	if in.Cwd != "" {
 		cwd, err := domain.NormalizePath(profile.GetCwd(), in.Cwd)
 		if err != nil {
-			return nil, Write{}, fault.Invalid("cwd", "%s", err.Error())
+			return nil, nil, fault.Invalid("cwd", "%s", err.Error())
 		}
 		profile.Cwd = cwd
 	}
 	roots, err := domain.NormalizeRoots(in.AdditionalRoots)
 	if err != nil {
-		return nil, Write{}, fault.Invalid("additional_roots", "%s", err.Error())
+		return nil, nil, fault.Invalid("additional_roots", "%s", err.Error())
 	}
 	env := &eventsv1.ExecutionEnvironment{
 		WorkspaceId: in.WorkspaceID, Cwd: profile.GetCwd(), AdditionalRoots: roots, Shell: in.Shell, Os: in.OS, Arch: in.Arch,
@@ -133,9 +134,9 @@ func (a *App) ReportEnvironment(ctx context.Context, tenant string, in Environme
 		Target: eventsv1.SandboxTarget_SANDBOX_TARGET_TURN, Name: in.TurnID, Profile: profile, Environment: env})
 	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindEnvironment, ID: in.TurnID}, eventlog.Any, ev)
 	if err != nil {
-		return nil, Write{}, err
+		return nil, nil, err
 	}
-	return env, Write{Sequence: appended[0].Sequence, EventIDs: []string{appended[0].EventID}}, nil
+	return env, command.Result{Appended: appended, Sequence: appended[0].Sequence}.Write(), nil
 }
 
 // Environment returns a turn's latest execution environment snapshot.
