@@ -66,64 +66,72 @@ const (
 	RefusalViolation    = "refusal_violation"     // what the refusing decision's sandbox check found
 )
 
+// maxRefusals bounds the refusals a thread keeps (the oldest go first).
+const maxRefusals = 50
+
 // refusal records why a call was refused when the fact says it was: a
 // deny decision (rule, mode, hook, host policy, sandbox), a blocked
-// sandbox violation, or a person's denial of an approval.
+// sandbox violation, or a person's denial of an approval. Each refusal is
+// kept in the thread's refusals with its structured cause; the last one's
+// is also in permission.facts (refusal_* keys).
 func (t *tx) refusal() {
 	ev := t.ev
-	facts := map[string]string{}
+	r := &controlv1.Refusal{ToolCallId: ev.GetToolCallId(), TurnId: ev.GetTurnId(), Sequence: ev.GetSequence()}
 	switch {
 	case ev.GetPermissionEvaluated() != nil:
 		pe := ev.GetPermissionEvaluated()
 		if pe.GetDecision() != eventsv1.Decision_DECISION_DENY {
 			return
 		}
-		facts[RefusalCause] = enums.Word(pe.GetDecisionSource())
-		facts[RefusalReason] = pe.GetDecisionReason()
-		facts[RefusalRuleRefs] = strings.Join(pe.GetRuleRefs(), ",")
-		facts[RefusalHookRunIDs] = strings.Join(pe.GetHookRunIds(), ",")
-		facts[RefusalTool] = pe.GetName()
-		facts[RefusalPaths] = strings.Join(pe.GetPaths(), ",")
+		r.Cause, r.Reason = enums.Word(pe.GetDecisionSource()), pe.GetDecisionReason()
+		r.RuleRefs, r.HookRunIds, r.Tool, r.Paths = pe.GetRuleRefs(), pe.GetHookRunIds(), pe.GetName(), pe.GetPaths()
 		var cmds []string
 		for _, c := range pe.GetSubcommands() {
 			cmds = append(cmds, strings.Join(c.GetArgv(), " "))
 		}
-		facts[RefusalCommand] = strings.Join(cmds, " && ")
-		facts[RefusalEvaluationID] = pe.GetEvaluationId()
+		r.Command = strings.Join(cmds, " && ")
+		r.EvaluationId = pe.GetEvaluationId()
 	case ev.GetSandboxViolation() != nil:
 		v := ev.GetSandboxViolation()
 		if !v.GetBlocked() {
 			return
 		}
-		if th, ok := t.thread(ev.GetThreadId()); ok && th.Permission != nil && v.GetEvaluationId() != "" &&
-			th.Permission.Facts[RefusalEvaluationID] == v.GetEvaluationId() {
-			// A violation the refusing decision found: the decision's
-			// cause stands, the violation is said beside it.
-			th.Permission.Facts[RefusalViolation] = v.GetTarget()
-			return
+		if th, ok := t.thread(ev.GetThreadId()); ok && v.GetEvaluationId() != "" {
+			if last := lastRefusal(th); last != nil && last.GetEvaluationId() == v.GetEvaluationId() {
+				// A violation the refusing decision found: the decision's
+				// cause stands, the violation is said beside it.
+				last.Violation = v.GetTarget()
+				if th.Permission != nil {
+					th.Permission.Facts[RefusalViolation] = v.GetTarget()
+				}
+				return
+			}
 		}
-		facts[RefusalCause] = "sandbox_violation"
-		facts[RefusalReason] = v.GetReason()
+		r.Cause, r.Reason = "sandbox_violation", v.GetReason()
 		if v.GetKind() == eventsv1.ViolationKind_VIOLATION_KIND_NETWORK {
-			facts[RefusalCommand] = v.GetTarget()
+			r.Command = v.GetTarget()
 		} else {
-			facts[RefusalPaths] = v.GetTarget()
+			r.Paths = []string{v.GetTarget()}
 		}
-		facts[RefusalEvaluationID] = v.GetEvaluationId()
+		r.EvaluationId = v.GetEvaluationId()
 	case ev.GetPermissionResolved() != nil:
-		r := ev.GetPermissionResolved()
-		if r.GetAllowed() {
+		res := ev.GetPermissionResolved()
+		if res.GetAllowed() {
 			return
 		}
-		facts[RefusalCause] = "human"
-		facts[RefusalReason] = "denied by " + r.GetResponder()
-		facts[RefusalActionID] = ev.GetActionId()
+		r.Cause, r.Reason, r.ActionId = "human", "denied by "+res.GetResponder(), ev.GetActionId()
 	default:
 		return
 	}
-	facts[RefusalToolCallID] = ev.GetToolCallId()
 	th, ok := t.thread(ev.GetThreadId())
-	if !ok || th.Permission == nil {
+	if !ok {
+		return
+	}
+	th.Refusals = append(th.Refusals, r)
+	if len(th.Refusals) > maxRefusals {
+		th.Refusals = th.Refusals[len(th.Refusals)-maxRefusals:]
+	}
+	if th.Permission == nil {
 		return
 	}
 	for k := range th.Permission.Facts {
@@ -131,11 +139,23 @@ func (t *tx) refusal() {
 			delete(th.Permission.Facts, k)
 		}
 	}
-	for k, v := range facts {
+	for k, v := range map[string]string{
+		RefusalCause: r.Cause, RefusalReason: r.Reason, RefusalRuleRefs: strings.Join(r.RuleRefs, ","),
+		RefusalHookRunIDs: strings.Join(r.HookRunIds, ","), RefusalTool: r.Tool, RefusalPaths: strings.Join(r.Paths, ","),
+		RefusalCommand: r.Command, RefusalToolCallID: r.ToolCallId, RefusalEvaluationID: r.EvaluationId, RefusalActionID: r.ActionId,
+	} {
 		if v != "" {
 			th.Permission.Facts[k] = v
 		}
 	}
+}
+
+// lastRefusal is the thread's latest refusal, nil when it has none.
+func lastRefusal(th *controlv1.ThreadRead) *controlv1.Refusal {
+	if n := len(th.Refusals); n > 0 {
+		return th.Refusals[n-1]
+	}
+	return nil
 }
 
 func incidentCategory(ev *eventsv1.RuntimeEvent) string {

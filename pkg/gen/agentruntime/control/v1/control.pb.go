@@ -4046,7 +4046,11 @@ type ThreadRead struct {
 	// The routing and limit summary of the thread's latest routed turn,
 	// folded from the routing service's facts with its own fold; unset until
 	// a routing fact arrives (routing.state says unknown).
-	RoutingLimit  *v12.RoutingLimitSummary `protobuf:"bytes,26,opt,name=routing_limit,json=routingLimit,proto3" json:"routing_limit,omitempty"`
+	RoutingLimit *v12.RoutingLimitSummary `protobuf:"bytes,26,opt,name=routing_limit,json=routingLimit,proto3" json:"routing_limit,omitempty"`
+	// Every refusal of a call in the thread, oldest first (the last 50), each
+	// with its structured cause; permission.facts holds the last one's as
+	// refusal_* keys.
+	Refusals      []*Refusal `protobuf:"bytes,29,rep,name=refusals,proto3" json:"refusals,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4263,6 +4267,162 @@ func (x *ThreadRead) GetRoutingLimit() *v12.RoutingLimitSummary {
 	return nil
 }
 
+func (x *ThreadRead) GetRefusals() []*Refusal {
+	if x != nil {
+		return x.Refusals
+	}
+	return nil
+}
+
+// Refusal is why a call was refused: a deny decision (its source: rule,
+// mode, hook, host policy, sandbox), a blocked sandbox violation, or a
+// person's denial of an approval.
+type Refusal struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// rule, mode, hook, host_policy, sandbox, sandbox_violation or human.
+	Cause      string   `protobuf:"bytes,1,opt,name=cause,proto3" json:"cause,omitempty"`
+	Reason     string   `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	RuleRefs   []string `protobuf:"bytes,3,rep,name=rule_refs,json=ruleRefs,proto3" json:"rule_refs,omitempty"`
+	HookRunIds []string `protobuf:"bytes,4,rep,name=hook_run_ids,json=hookRunIds,proto3" json:"hook_run_ids,omitempty"`
+	// The tool or target name.
+	Tool  string   `protobuf:"bytes,5,opt,name=tool,proto3" json:"tool,omitempty"`
+	Paths []string `protobuf:"bytes,6,rep,name=paths,proto3" json:"paths,omitempty"`
+	// The command's subcommands, or the violated host.
+	Command      string `protobuf:"bytes,7,opt,name=command,proto3" json:"command,omitempty"`
+	ToolCallId   string `protobuf:"bytes,8,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	EvaluationId string `protobuf:"bytes,9,opt,name=evaluation_id,json=evaluationId,proto3" json:"evaluation_id,omitempty"`
+	// The approval a person denied.
+	ActionId string `protobuf:"bytes,10,opt,name=action_id,json=actionId,proto3" json:"action_id,omitempty"`
+	// What the refusing decision's sandbox check found.
+	Violation string `protobuf:"bytes,11,opt,name=violation,proto3" json:"violation,omitempty"`
+	TurnId    string `protobuf:"bytes,12,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	// The position of the fact that refused.
+	Sequence      uint64 `protobuf:"varint,13,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Refusal) Reset() {
+	*x = Refusal{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Refusal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Refusal) ProtoMessage() {}
+
+func (x *Refusal) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Refusal.ProtoReflect.Descriptor instead.
+func (*Refusal) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *Refusal) GetCause() string {
+	if x != nil {
+		return x.Cause
+	}
+	return ""
+}
+
+func (x *Refusal) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Refusal) GetRuleRefs() []string {
+	if x != nil {
+		return x.RuleRefs
+	}
+	return nil
+}
+
+func (x *Refusal) GetHookRunIds() []string {
+	if x != nil {
+		return x.HookRunIds
+	}
+	return nil
+}
+
+func (x *Refusal) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *Refusal) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+func (x *Refusal) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *Refusal) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *Refusal) GetEvaluationId() string {
+	if x != nil {
+		return x.EvaluationId
+	}
+	return ""
+}
+
+func (x *Refusal) GetActionId() string {
+	if x != nil {
+		return x.ActionId
+	}
+	return ""
+}
+
+func (x *Refusal) GetViolation() string {
+	if x != nil {
+		return x.Violation
+	}
+	return ""
+}
+
+func (x *Refusal) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *Refusal) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
 // Subagent is a child agent context.
 type Subagent struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -4285,7 +4445,7 @@ type Subagent struct {
 
 func (x *Subagent) Reset() {
 	*x = Subagent{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4297,7 +4457,7 @@ func (x *Subagent) String() string {
 func (*Subagent) ProtoMessage() {}
 
 func (x *Subagent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4310,7 +4470,7 @@ func (x *Subagent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subagent.ProtoReflect.Descriptor instead.
 func (*Subagent) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{53}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *Subagent) GetSubagentId() string {
@@ -4419,7 +4579,7 @@ type Channel struct {
 
 func (x *Channel) Reset() {
 	*x = Channel{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4431,7 +4591,7 @@ func (x *Channel) String() string {
 func (*Channel) ProtoMessage() {}
 
 func (x *Channel) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4444,7 +4604,7 @@ func (x *Channel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Channel.ProtoReflect.Descriptor instead.
 func (*Channel) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{54}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Channel) GetChannelId() string {
@@ -4504,7 +4664,7 @@ type ClaimTurnRequest struct {
 
 func (x *ClaimTurnRequest) Reset() {
 	*x = ClaimTurnRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4516,7 +4676,7 @@ func (x *ClaimTurnRequest) String() string {
 func (*ClaimTurnRequest) ProtoMessage() {}
 
 func (x *ClaimTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4529,7 +4689,7 @@ func (x *ClaimTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimTurnRequest.ProtoReflect.Descriptor instead.
 func (*ClaimTurnRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{55}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ClaimTurnRequest) GetWorkerId() string {
@@ -4580,7 +4740,7 @@ type ClaimTurnResponse struct {
 
 func (x *ClaimTurnResponse) Reset() {
 	*x = ClaimTurnResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[56]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4592,7 +4752,7 @@ func (x *ClaimTurnResponse) String() string {
 func (*ClaimTurnResponse) ProtoMessage() {}
 
 func (x *ClaimTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[56]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4605,7 +4765,7 @@ func (x *ClaimTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimTurnResponse.ProtoReflect.Descriptor instead.
 func (*ClaimTurnResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{56}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ClaimTurnResponse) GetTurn() *Turn {
@@ -4657,7 +4817,7 @@ type HeartbeatTurnRequest struct {
 
 func (x *HeartbeatTurnRequest) Reset() {
 	*x = HeartbeatTurnRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[57]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4669,7 +4829,7 @@ func (x *HeartbeatTurnRequest) String() string {
 func (*HeartbeatTurnRequest) ProtoMessage() {}
 
 func (x *HeartbeatTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[57]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4682,7 +4842,7 @@ func (x *HeartbeatTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatTurnRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatTurnRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{57}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *HeartbeatTurnRequest) GetTurnId() string {
@@ -4727,7 +4887,7 @@ type HeartbeatTurnResponse struct {
 
 func (x *HeartbeatTurnResponse) Reset() {
 	*x = HeartbeatTurnResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[58]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4739,7 +4899,7 @@ func (x *HeartbeatTurnResponse) String() string {
 func (*HeartbeatTurnResponse) ProtoMessage() {}
 
 func (x *HeartbeatTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[58]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4752,7 +4912,7 @@ func (x *HeartbeatTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatTurnResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatTurnResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{58}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *HeartbeatTurnResponse) GetLeaseExpiresAt() *timestamppb.Timestamp {
@@ -4786,7 +4946,7 @@ type GetTurnAttemptsRequest struct {
 
 func (x *GetTurnAttemptsRequest) Reset() {
 	*x = GetTurnAttemptsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[59]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4798,7 +4958,7 @@ func (x *GetTurnAttemptsRequest) String() string {
 func (*GetTurnAttemptsRequest) ProtoMessage() {}
 
 func (x *GetTurnAttemptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[59]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4811,7 +4971,7 @@ func (x *GetTurnAttemptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTurnAttemptsRequest.ProtoReflect.Descriptor instead.
 func (*GetTurnAttemptsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{59}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetTurnAttemptsRequest) GetTurnId() string {
@@ -4851,7 +5011,7 @@ type TurnAttempt struct {
 
 func (x *TurnAttempt) Reset() {
 	*x = TurnAttempt{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[60]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4863,7 +5023,7 @@ func (x *TurnAttempt) String() string {
 func (*TurnAttempt) ProtoMessage() {}
 
 func (x *TurnAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[60]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4876,7 +5036,7 @@ func (x *TurnAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnAttempt.ProtoReflect.Descriptor instead.
 func (*TurnAttempt) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{60}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *TurnAttempt) GetAttempt() int32 {
@@ -4967,7 +5127,7 @@ type TurnAttempts struct {
 
 func (x *TurnAttempts) Reset() {
 	*x = TurnAttempts{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[61]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4979,7 +5139,7 @@ func (x *TurnAttempts) String() string {
 func (*TurnAttempts) ProtoMessage() {}
 
 func (x *TurnAttempts) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[61]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4992,7 +5152,7 @@ func (x *TurnAttempts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnAttempts.ProtoReflect.Descriptor instead.
 func (*TurnAttempts) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{61}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *TurnAttempts) GetTurnId() string {
@@ -5049,7 +5209,7 @@ type GetTurnAttemptsResponse struct {
 
 func (x *GetTurnAttemptsResponse) Reset() {
 	*x = GetTurnAttemptsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[62]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5061,7 +5221,7 @@ func (x *GetTurnAttemptsResponse) String() string {
 func (*GetTurnAttemptsResponse) ProtoMessage() {}
 
 func (x *GetTurnAttemptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[62]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5074,7 +5234,7 @@ func (x *GetTurnAttemptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTurnAttemptsResponse.ProtoReflect.Descriptor instead.
 func (*GetTurnAttemptsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{62}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GetTurnAttemptsResponse) GetAttempts() *TurnAttempts {
@@ -5104,7 +5264,7 @@ type ReadOutputRequest struct {
 
 func (x *ReadOutputRequest) Reset() {
 	*x = ReadOutputRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[63]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5116,7 +5276,7 @@ func (x *ReadOutputRequest) String() string {
 func (*ReadOutputRequest) ProtoMessage() {}
 
 func (x *ReadOutputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[63]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5129,7 +5289,7 @@ func (x *ReadOutputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOutputRequest.ProtoReflect.Descriptor instead.
 func (*ReadOutputRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{63}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ReadOutputRequest) GetUri() string {
@@ -5167,7 +5327,7 @@ type ReadOutputResponse struct {
 
 func (x *ReadOutputResponse) Reset() {
 	*x = ReadOutputResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[64]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5179,7 +5339,7 @@ func (x *ReadOutputResponse) String() string {
 func (*ReadOutputResponse) ProtoMessage() {}
 
 func (x *ReadOutputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[64]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5192,7 +5352,7 @@ func (x *ReadOutputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOutputResponse.ProtoReflect.Descriptor instead.
 func (*ReadOutputResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{64}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ReadOutputResponse) GetData() []byte {
@@ -5243,7 +5403,7 @@ type StoreOutputRequest struct {
 
 func (x *StoreOutputRequest) Reset() {
 	*x = StoreOutputRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[65]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5255,7 +5415,7 @@ func (x *StoreOutputRequest) String() string {
 func (*StoreOutputRequest) ProtoMessage() {}
 
 func (x *StoreOutputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[65]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5268,7 +5428,7 @@ func (x *StoreOutputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreOutputRequest.ProtoReflect.Descriptor instead.
 func (*StoreOutputRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{65}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *StoreOutputRequest) GetTurnId() string {
@@ -5329,7 +5489,7 @@ type StoreOutputResponse struct {
 
 func (x *StoreOutputResponse) Reset() {
 	*x = StoreOutputResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[66]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5341,7 +5501,7 @@ func (x *StoreOutputResponse) String() string {
 func (*StoreOutputResponse) ProtoMessage() {}
 
 func (x *StoreOutputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[66]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5354,7 +5514,7 @@ func (x *StoreOutputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreOutputResponse.ProtoReflect.Descriptor instead.
 func (*StoreOutputResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{66}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *StoreOutputResponse) GetOutput() *v11.OutputRef {
@@ -5722,8 +5882,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\n" +
 	"FactsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x01\x10\x02\"\xe7\n" +
-	"\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x01\x10\x02\"\xa5\v\n" +
 	"\n" +
 	"ThreadRead\x12\x1d\n" +
 	"\n" +
@@ -5761,10 +5920,28 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"turn_count\x18\x17 \x01(\x03R\tturnCount\x126\n" +
 	"\x17compaction_summary_refs\x18\x18 \x03(\tR\x15compactionSummaryRefs\x12\x1a\n" +
 	"\bsequence\x18\x19 \x01(\x04R\bsequence\x12Q\n" +
-	"\rrouting_limit\x18\x1a \x01(\v2,.agentruntime.routing.v1.RoutingLimitSummaryR\froutingLimit\x1a>\n" +
+	"\rrouting_limit\x18\x1a \x01(\v2,.agentruntime.routing.v1.RoutingLimitSummaryR\froutingLimit\x12<\n" +
+	"\brefusals\x18\x1d \x03(\v2 .agentruntime.control.v1.RefusalR\brefusals\x1a>\n" +
 	"\x10DiagnosticsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x03\x10\x04J\x04\b\b\x10\t\"\xc8\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\x03\x10\x04J\x04\b\b\x10\t\"\xf1\x02\n" +
+	"\aRefusal\x12\x14\n" +
+	"\x05cause\x18\x01 \x01(\tR\x05cause\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1b\n" +
+	"\trule_refs\x18\x03 \x03(\tR\bruleRefs\x12 \n" +
+	"\fhook_run_ids\x18\x04 \x03(\tR\n" +
+	"hookRunIds\x12\x12\n" +
+	"\x04tool\x18\x05 \x01(\tR\x04tool\x12\x14\n" +
+	"\x05paths\x18\x06 \x03(\tR\x05paths\x12\x18\n" +
+	"\acommand\x18\a \x01(\tR\acommand\x12 \n" +
+	"\ftool_call_id\x18\b \x01(\tR\n" +
+	"toolCallId\x12#\n" +
+	"\revaluation_id\x18\t \x01(\tR\fevaluationId\x12\x1b\n" +
+	"\taction_id\x18\n" +
+	" \x01(\tR\bactionId\x12\x1c\n" +
+	"\tviolation\x18\v \x01(\tR\tviolation\x12\x17\n" +
+	"\aturn_id\x18\f \x01(\tR\x06turnId\x12\x1a\n" +
+	"\bsequence\x18\r \x01(\x04R\bsequence\"\xc8\x03\n" +
 	"\bSubagent\x12\x1f\n" +
 	"\vsubagent_id\x18\x01 \x01(\tR\n" +
 	"subagentId\x12\x1d\n" +
@@ -5936,7 +6113,7 @@ func file_agentruntime_control_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_control_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
+var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
 var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(CreatePolicy)(0),                 // 0: agentruntime.control.v1.CreatePolicy
 	(BusyPolicy)(0),                   // 1: agentruntime.control.v1.BusyPolicy
@@ -5995,60 +6172,61 @@ var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(*Incident)(nil),                  // 54: agentruntime.control.v1.Incident
 	(*Summary)(nil),                   // 55: agentruntime.control.v1.Summary
 	(*ThreadRead)(nil),                // 56: agentruntime.control.v1.ThreadRead
-	(*Subagent)(nil),                  // 57: agentruntime.control.v1.Subagent
-	(*Channel)(nil),                   // 58: agentruntime.control.v1.Channel
-	(*ClaimTurnRequest)(nil),          // 59: agentruntime.control.v1.ClaimTurnRequest
-	(*ClaimTurnResponse)(nil),         // 60: agentruntime.control.v1.ClaimTurnResponse
-	(*HeartbeatTurnRequest)(nil),      // 61: agentruntime.control.v1.HeartbeatTurnRequest
-	(*HeartbeatTurnResponse)(nil),     // 62: agentruntime.control.v1.HeartbeatTurnResponse
-	(*GetTurnAttemptsRequest)(nil),    // 63: agentruntime.control.v1.GetTurnAttemptsRequest
-	(*TurnAttempt)(nil),               // 64: agentruntime.control.v1.TurnAttempt
-	(*TurnAttempts)(nil),              // 65: agentruntime.control.v1.TurnAttempts
-	(*GetTurnAttemptsResponse)(nil),   // 66: agentruntime.control.v1.GetTurnAttemptsResponse
-	(*ReadOutputRequest)(nil),         // 67: agentruntime.control.v1.ReadOutputRequest
-	(*ReadOutputResponse)(nil),        // 68: agentruntime.control.v1.ReadOutputResponse
-	(*StoreOutputRequest)(nil),        // 69: agentruntime.control.v1.StoreOutputRequest
-	(*StoreOutputResponse)(nil),       // 70: agentruntime.control.v1.StoreOutputResponse
-	nil,                               // 71: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
-	nil,                               // 72: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
-	nil,                               // 73: agentruntime.control.v1.RequestActionRequest.ContextEntry
-	nil,                               // 74: agentruntime.control.v1.Session.MetadataEntry
-	nil,                               // 75: agentruntime.control.v1.Turn.OptionsEntry
-	nil,                               // 76: agentruntime.control.v1.Turn.MetadataEntry
-	nil,                               // 77: agentruntime.control.v1.Action.ContextEntry
-	nil,                               // 78: agentruntime.control.v1.Summary.FactsEntry
-	nil,                               // 79: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	(*v1.InputPart)(nil),              // 80: agentruntime.events.v1.InputPart
-	(*durationpb.Duration)(nil),       // 81: google.protobuf.Duration
-	(*v1.ToolSpec)(nil),               // 82: agentruntime.events.v1.ToolSpec
-	(*v1.RuntimeEvent)(nil),           // 83: agentruntime.events.v1.RuntimeEvent
-	(*timestamppb.Timestamp)(nil),     // 84: google.protobuf.Timestamp
-	(TurnStatus)(0),                   // 85: agentruntime.control.v1.TurnStatus
-	(ActionStatus)(0),                 // 86: agentruntime.control.v1.ActionStatus
-	(v11.FactState)(0),                // 87: agentruntime.common.v1.FactState
-	(ThreadStatus)(0),                 // 88: agentruntime.control.v1.ThreadStatus
-	(*v12.RoutingLimitSummary)(nil),   // 89: agentruntime.routing.v1.RoutingLimitSummary
-	(SubagentStatus)(0),               // 90: agentruntime.control.v1.SubagentStatus
-	(ChannelStatus)(0),                // 91: agentruntime.control.v1.ChannelStatus
-	(TurnAttemptStatus)(0),            // 92: agentruntime.control.v1.TurnAttemptStatus
-	(*v11.OutputRef)(nil),             // 93: agentruntime.common.v1.OutputRef
-	(*WriteProcessStdinRequest)(nil),  // 94: agentruntime.control.v1.WriteProcessStdinRequest
-	(*TerminateProcessRequest)(nil),   // 95: agentruntime.control.v1.TerminateProcessRequest
-	(*WriteProcessStdinResponse)(nil), // 96: agentruntime.control.v1.WriteProcessStdinResponse
-	(*TerminateProcessResponse)(nil),  // 97: agentruntime.control.v1.TerminateProcessResponse
+	(*Refusal)(nil),                   // 57: agentruntime.control.v1.Refusal
+	(*Subagent)(nil),                  // 58: agentruntime.control.v1.Subagent
+	(*Channel)(nil),                   // 59: agentruntime.control.v1.Channel
+	(*ClaimTurnRequest)(nil),          // 60: agentruntime.control.v1.ClaimTurnRequest
+	(*ClaimTurnResponse)(nil),         // 61: agentruntime.control.v1.ClaimTurnResponse
+	(*HeartbeatTurnRequest)(nil),      // 62: agentruntime.control.v1.HeartbeatTurnRequest
+	(*HeartbeatTurnResponse)(nil),     // 63: agentruntime.control.v1.HeartbeatTurnResponse
+	(*GetTurnAttemptsRequest)(nil),    // 64: agentruntime.control.v1.GetTurnAttemptsRequest
+	(*TurnAttempt)(nil),               // 65: agentruntime.control.v1.TurnAttempt
+	(*TurnAttempts)(nil),              // 66: agentruntime.control.v1.TurnAttempts
+	(*GetTurnAttemptsResponse)(nil),   // 67: agentruntime.control.v1.GetTurnAttemptsResponse
+	(*ReadOutputRequest)(nil),         // 68: agentruntime.control.v1.ReadOutputRequest
+	(*ReadOutputResponse)(nil),        // 69: agentruntime.control.v1.ReadOutputResponse
+	(*StoreOutputRequest)(nil),        // 70: agentruntime.control.v1.StoreOutputRequest
+	(*StoreOutputResponse)(nil),       // 71: agentruntime.control.v1.StoreOutputResponse
+	nil,                               // 72: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	nil,                               // 73: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	nil,                               // 74: agentruntime.control.v1.RequestActionRequest.ContextEntry
+	nil,                               // 75: agentruntime.control.v1.Session.MetadataEntry
+	nil,                               // 76: agentruntime.control.v1.Turn.OptionsEntry
+	nil,                               // 77: agentruntime.control.v1.Turn.MetadataEntry
+	nil,                               // 78: agentruntime.control.v1.Action.ContextEntry
+	nil,                               // 79: agentruntime.control.v1.Summary.FactsEntry
+	nil,                               // 80: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	(*v1.InputPart)(nil),              // 81: agentruntime.events.v1.InputPart
+	(*durationpb.Duration)(nil),       // 82: google.protobuf.Duration
+	(*v1.ToolSpec)(nil),               // 83: agentruntime.events.v1.ToolSpec
+	(*v1.RuntimeEvent)(nil),           // 84: agentruntime.events.v1.RuntimeEvent
+	(*timestamppb.Timestamp)(nil),     // 85: google.protobuf.Timestamp
+	(TurnStatus)(0),                   // 86: agentruntime.control.v1.TurnStatus
+	(ActionStatus)(0),                 // 87: agentruntime.control.v1.ActionStatus
+	(v11.FactState)(0),                // 88: agentruntime.common.v1.FactState
+	(ThreadStatus)(0),                 // 89: agentruntime.control.v1.ThreadStatus
+	(*v12.RoutingLimitSummary)(nil),   // 90: agentruntime.routing.v1.RoutingLimitSummary
+	(SubagentStatus)(0),               // 91: agentruntime.control.v1.SubagentStatus
+	(ChannelStatus)(0),                // 92: agentruntime.control.v1.ChannelStatus
+	(TurnAttemptStatus)(0),            // 93: agentruntime.control.v1.TurnAttemptStatus
+	(*v11.OutputRef)(nil),             // 94: agentruntime.common.v1.OutputRef
+	(*WriteProcessStdinRequest)(nil),  // 95: agentruntime.control.v1.WriteProcessStdinRequest
+	(*TerminateProcessRequest)(nil),   // 96: agentruntime.control.v1.TerminateProcessRequest
+	(*WriteProcessStdinResponse)(nil), // 97: agentruntime.control.v1.WriteProcessStdinResponse
+	(*TerminateProcessResponse)(nil),  // 98: agentruntime.control.v1.TerminateProcessResponse
 }
 var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
-	80,  // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
-	71,  // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
-	72,  // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	81,  // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
+	72,  // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	73,  // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
 	0,   // 3: agentruntime.control.v1.SubmitTurnRequest.create_policy:type_name -> agentruntime.control.v1.CreatePolicy
 	1,   // 4: agentruntime.control.v1.SubmitTurnRequest.busy_policy:type_name -> agentruntime.control.v1.BusyPolicy
 	52,  // 5: agentruntime.control.v1.SubmitTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
 	2,   // 6: agentruntime.control.v1.InterruptTurnRequest.queue_policy:type_name -> agentruntime.control.v1.QueuePolicy
 	52,  // 7: agentruntime.control.v1.InterruptTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
 	56,  // 8: agentruntime.control.v1.ResumeThreadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	81,  // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
-	73,  // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
+	82,  // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
+	74,  // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
 	53,  // 11: agentruntime.control.v1.RequestActionResponse.action:type_name -> agentruntime.control.v1.Action
 	53,  // 12: agentruntime.control.v1.RespondActionResponse.action:type_name -> agentruntime.control.v1.Action
 	51,  // 13: agentruntime.control.v1.ListSessionsResponse.sessions:type_name -> agentruntime.control.v1.Session
@@ -6056,137 +6234,138 @@ var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	56,  // 15: agentruntime.control.v1.GetSessionResponse.threads:type_name -> agentruntime.control.v1.ThreadRead
 	52,  // 16: agentruntime.control.v1.GetSessionResponse.history:type_name -> agentruntime.control.v1.Turn
 	56,  // 17: agentruntime.control.v1.GetThreadReadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	82,  // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
-	82,  // 19: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
-	83,  // 20: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
-	80,  // 21: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
-	57,  // 22: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	80,  // 23: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
+	83,  // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
+	83,  // 19: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
+	84,  // 20: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
+	81,  // 21: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
+	58,  // 22: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	81,  // 23: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
 	52,  // 24: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
-	81,  // 25: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
-	57,  // 26: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
-	57,  // 27: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	57,  // 28: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	57,  // 29: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	82,  // 25: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
+	58,  // 26: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	58,  // 27: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	58,  // 28: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	58,  // 29: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
 	3,   // 30: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
-	81,  // 31: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
-	83,  // 32: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
+	82,  // 31: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
+	84,  // 32: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
 	44,  // 33: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
 	45,  // 34: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
 	46,  // 35: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
-	84,  // 36: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	85,  // 36: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
 	56,  // 37: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
 	51,  // 38: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
-	58,  // 39: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
-	58,  // 40: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
-	74,  // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
-	84,  // 42: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	84,  // 43: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	85,  // 44: agentruntime.control.v1.Turn.status:type_name -> agentruntime.control.v1.TurnStatus
-	85,  // 45: agentruntime.control.v1.Turn.admission:type_name -> agentruntime.control.v1.TurnStatus
-	80,  // 46: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
-	75,  // 47: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
-	76,  // 48: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
-	84,  // 49: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
-	84,  // 50: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
-	84,  // 51: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
-	84,  // 52: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 53: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
-	86,  // 54: agentruntime.control.v1.Action.status:type_name -> agentruntime.control.v1.ActionStatus
-	84,  // 55: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
-	84,  // 56: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
-	87,  // 57: agentruntime.control.v1.Summary.state:type_name -> agentruntime.common.v1.FactState
-	78,  // 58: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
-	88,  // 59: agentruntime.control.v1.ThreadRead.status:type_name -> agentruntime.control.v1.ThreadStatus
+	59,  // 39: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
+	59,  // 40: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
+	75,  // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
+	85,  // 42: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	85,  // 43: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	86,  // 44: agentruntime.control.v1.Turn.status:type_name -> agentruntime.control.v1.TurnStatus
+	86,  // 45: agentruntime.control.v1.Turn.admission:type_name -> agentruntime.control.v1.TurnStatus
+	81,  // 46: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
+	76,  // 47: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
+	77,  // 48: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
+	85,  // 49: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
+	85,  // 50: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
+	85,  // 51: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
+	85,  // 52: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
+	78,  // 53: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
+	87,  // 54: agentruntime.control.v1.Action.status:type_name -> agentruntime.control.v1.ActionStatus
+	85,  // 55: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
+	85,  // 56: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
+	88,  // 57: agentruntime.control.v1.Summary.state:type_name -> agentruntime.common.v1.FactState
+	79,  // 58: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
+	89,  // 59: agentruntime.control.v1.ThreadRead.status:type_name -> agentruntime.control.v1.ThreadStatus
 	52,  // 60: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
 	53,  // 61: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
-	85,  // 62: agentruntime.control.v1.ThreadRead.last_outcome:type_name -> agentruntime.control.v1.TurnStatus
+	86,  // 62: agentruntime.control.v1.ThreadRead.last_outcome:type_name -> agentruntime.control.v1.TurnStatus
 	54,  // 63: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
-	79,  // 64: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	80,  // 64: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
 	55,  // 65: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
 	55,  // 66: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
 	55,  // 67: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
-	84,  // 68: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
-	84,  // 69: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
-	89,  // 70: agentruntime.control.v1.ThreadRead.routing_limit:type_name -> agentruntime.routing.v1.RoutingLimitSummary
-	90,  // 71: agentruntime.control.v1.Subagent.status:type_name -> agentruntime.control.v1.SubagentStatus
-	91,  // 72: agentruntime.control.v1.Channel.status:type_name -> agentruntime.control.v1.ChannelStatus
-	81,  // 73: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
-	81,  // 74: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	52,  // 75: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	84,  // 76: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	81,  // 77: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	84,  // 78: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	85,  // 79: agentruntime.control.v1.HeartbeatTurnResponse.status:type_name -> agentruntime.control.v1.TurnStatus
-	92,  // 80: agentruntime.control.v1.TurnAttempt.status:type_name -> agentruntime.control.v1.TurnAttemptStatus
-	84,  // 81: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
-	84,  // 82: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
-	64,  // 83: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
-	65,  // 84: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
-	93,  // 85: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
-	4,   // 86: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
-	6,   // 87: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
-	8,   // 88: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
-	10,  // 89: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
-	12,  // 90: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
-	14,  // 91: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
-	16,  // 92: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
-	18,  // 93: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
-	20,  // 94: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
-	22,  // 95: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
-	24,  // 96: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
-	26,  // 97: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
-	28,  // 98: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
-	30,  // 99: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
-	32,  // 100: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
-	34,  // 101: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
-	36,  // 102: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
-	38,  // 103: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
-	40,  // 104: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
-	42,  // 105: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
-	47,  // 106: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
-	49,  // 107: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
-	59,  // 108: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
-	61,  // 109: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
-	63,  // 110: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
-	67,  // 111: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
-	69,  // 112: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
-	94,  // 113: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
-	95,  // 114: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
-	5,   // 115: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
-	7,   // 116: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
-	9,   // 117: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
-	11,  // 118: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
-	13,  // 119: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
-	15,  // 120: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
-	17,  // 121: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
-	19,  // 122: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
-	21,  // 123: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
-	23,  // 124: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
-	25,  // 125: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
-	27,  // 126: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
-	29,  // 127: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
-	31,  // 128: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
-	33,  // 129: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
-	35,  // 130: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
-	37,  // 131: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
-	39,  // 132: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
-	41,  // 133: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
-	43,  // 134: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
-	48,  // 135: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
-	50,  // 136: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
-	60,  // 137: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
-	62,  // 138: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
-	66,  // 139: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
-	68,  // 140: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
-	70,  // 141: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
-	96,  // 142: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
-	97,  // 143: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
-	115, // [115:144] is the sub-list for method output_type
-	86,  // [86:115] is the sub-list for method input_type
-	86,  // [86:86] is the sub-list for extension type_name
-	86,  // [86:86] is the sub-list for extension extendee
-	0,   // [0:86] is the sub-list for field type_name
+	85,  // 68: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
+	85,  // 69: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
+	90,  // 70: agentruntime.control.v1.ThreadRead.routing_limit:type_name -> agentruntime.routing.v1.RoutingLimitSummary
+	57,  // 71: agentruntime.control.v1.ThreadRead.refusals:type_name -> agentruntime.control.v1.Refusal
+	91,  // 72: agentruntime.control.v1.Subagent.status:type_name -> agentruntime.control.v1.SubagentStatus
+	92,  // 73: agentruntime.control.v1.Channel.status:type_name -> agentruntime.control.v1.ChannelStatus
+	82,  // 74: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
+	82,  // 75: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	52,  // 76: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	85,  // 77: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	82,  // 78: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	85,  // 79: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	86,  // 80: agentruntime.control.v1.HeartbeatTurnResponse.status:type_name -> agentruntime.control.v1.TurnStatus
+	93,  // 81: agentruntime.control.v1.TurnAttempt.status:type_name -> agentruntime.control.v1.TurnAttemptStatus
+	85,  // 82: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
+	85,  // 83: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
+	65,  // 84: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
+	66,  // 85: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
+	94,  // 86: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
+	4,   // 87: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
+	6,   // 88: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
+	8,   // 89: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
+	10,  // 90: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
+	12,  // 91: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
+	14,  // 92: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
+	16,  // 93: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
+	18,  // 94: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
+	20,  // 95: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
+	22,  // 96: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
+	24,  // 97: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
+	26,  // 98: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
+	28,  // 99: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
+	30,  // 100: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
+	32,  // 101: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
+	34,  // 102: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
+	36,  // 103: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
+	38,  // 104: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
+	40,  // 105: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
+	42,  // 106: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
+	47,  // 107: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
+	49,  // 108: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
+	60,  // 109: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
+	62,  // 110: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
+	64,  // 111: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
+	68,  // 112: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
+	70,  // 113: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
+	95,  // 114: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
+	96,  // 115: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
+	5,   // 116: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
+	7,   // 117: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
+	9,   // 118: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
+	11,  // 119: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
+	13,  // 120: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
+	15,  // 121: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
+	17,  // 122: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
+	19,  // 123: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
+	21,  // 124: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
+	23,  // 125: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
+	25,  // 126: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
+	27,  // 127: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
+	29,  // 128: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
+	31,  // 129: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
+	33,  // 130: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
+	35,  // 131: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
+	37,  // 132: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
+	39,  // 133: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
+	41,  // 134: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
+	43,  // 135: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
+	48,  // 136: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
+	50,  // 137: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
+	61,  // 138: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
+	63,  // 139: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
+	67,  // 140: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
+	69,  // 141: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
+	71,  // 142: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
+	97,  // 143: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
+	98,  // 144: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
+	116, // [116:145] is the sub-list for method output_type
+	87,  // [87:116] is the sub-list for method input_type
+	87,  // [87:87] is the sub-list for extension type_name
+	87,  // [87:87] is the sub-list for extension extendee
+	0,   // [0:87] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_control_v1_control_proto_init() }
@@ -6208,7 +6387,7 @@ func file_agentruntime_control_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_control_v1_control_proto_rawDesc), len(file_agentruntime_control_v1_control_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   76,
+			NumMessages:   77,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -420,6 +420,36 @@ class ReconnectChannelResponse(_message.Message):
     sequence: int
     def __init__(self, channel: _Optional[_Union[Channel, _Mapping]] = ..., resume_from_sequence: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
 
+class Refusal(_message.Message):
+    __slots__ = ["action_id", "cause", "command", "evaluation_id", "hook_run_ids", "paths", "reason", "rule_refs", "sequence", "tool", "tool_call_id", "turn_id", "violation"]
+    ACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    EVALUATION_ID_FIELD_NUMBER: _ClassVar[int]
+    HOOK_RUN_IDS_FIELD_NUMBER: _ClassVar[int]
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    RULE_REFS_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    VIOLATION_FIELD_NUMBER: _ClassVar[int]
+    action_id: str
+    cause: str
+    command: str
+    evaluation_id: str
+    hook_run_ids: _containers.RepeatedScalarFieldContainer[str]
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    reason: str
+    rule_refs: _containers.RepeatedScalarFieldContainer[str]
+    sequence: int
+    tool: str
+    tool_call_id: str
+    turn_id: str
+    violation: str
+    def __init__(self, cause: _Optional[str] = ..., reason: _Optional[str] = ..., rule_refs: _Optional[_Iterable[str]] = ..., hook_run_ids: _Optional[_Iterable[str]] = ..., tool: _Optional[str] = ..., paths: _Optional[_Iterable[str]] = ..., command: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., evaluation_id: _Optional[str] = ..., action_id: _Optional[str] = ..., violation: _Optional[str] = ..., turn_id: _Optional[str] = ..., sequence: _Optional[int] = ...) -> None: ...
+
 class RegisterToolsRequest(_message.Message):
     __slots__ = ["session_id", "tools", "worker_id"]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -816,7 +846,7 @@ class Summary(_message.Message):
     def __init__(self, state: _Optional[_Union[_common_pb2.FactState, str]] = ..., facts: _Optional[_Mapping[str, str]] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class ThreadRead(_message.Message):
-    __slots__ = ["active_turn", "active_turn_id", "compaction_summary_refs", "created_at", "diagnostics", "evidence_refs", "incidents", "last_outcome", "last_turn_id", "parent_thread_id", "parent_turn_id", "pending_actions", "permission", "queued_turn_ids", "routing", "routing_limit", "sequence", "session_id", "status", "subagent_id", "task_ids", "tasks", "thread_id", "title", "turn_count", "updated_at"]
+    __slots__ = ["active_turn", "active_turn_id", "compaction_summary_refs", "created_at", "diagnostics", "evidence_refs", "incidents", "last_outcome", "last_turn_id", "parent_thread_id", "parent_turn_id", "pending_actions", "permission", "queued_turn_ids", "refusals", "routing", "routing_limit", "sequence", "session_id", "status", "subagent_id", "task_ids", "tasks", "thread_id", "title", "turn_count", "updated_at"]
     class DiagnosticsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -838,6 +868,7 @@ class ThreadRead(_message.Message):
     PENDING_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     PERMISSION_FIELD_NUMBER: _ClassVar[int]
     QUEUED_TURN_IDS_FIELD_NUMBER: _ClassVar[int]
+    REFUSALS_FIELD_NUMBER: _ClassVar[int]
     ROUTING_FIELD_NUMBER: _ClassVar[int]
     ROUTING_LIMIT_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -864,6 +895,7 @@ class ThreadRead(_message.Message):
     pending_actions: _containers.RepeatedCompositeFieldContainer[Action]
     permission: Summary
     queued_turn_ids: _containers.RepeatedScalarFieldContainer[str]
+    refusals: _containers.RepeatedCompositeFieldContainer[Refusal]
     routing: Summary
     routing_limit: _routing_pb2.RoutingLimitSummary
     sequence: int
@@ -876,7 +908,7 @@ class ThreadRead(_message.Message):
     title: str
     turn_count: int
     updated_at: _timestamp_pb2.Timestamp
-    def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.ThreadStatus, str]] = ..., active_turn_id: _Optional[str] = ..., active_turn: _Optional[_Union[Turn, _Mapping]] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ..., pending_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., last_outcome: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., last_turn_id: _Optional[str] = ..., incidents: _Optional[_Iterable[_Union[Incident, _Mapping]]] = ..., diagnostics: _Optional[_Mapping[str, str]] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., subagent_id: _Optional[str] = ..., task_ids: _Optional[_Iterable[str]] = ..., routing: _Optional[_Union[Summary, _Mapping]] = ..., permission: _Optional[_Union[Summary, _Mapping]] = ..., tasks: _Optional[_Union[Summary, _Mapping]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., title: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., turn_count: _Optional[int] = ..., compaction_summary_refs: _Optional[_Iterable[str]] = ..., sequence: _Optional[int] = ..., routing_limit: _Optional[_Union[_routing_pb2.RoutingLimitSummary, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.ThreadStatus, str]] = ..., active_turn_id: _Optional[str] = ..., active_turn: _Optional[_Union[Turn, _Mapping]] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ..., pending_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., last_outcome: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., last_turn_id: _Optional[str] = ..., incidents: _Optional[_Iterable[_Union[Incident, _Mapping]]] = ..., diagnostics: _Optional[_Mapping[str, str]] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., subagent_id: _Optional[str] = ..., task_ids: _Optional[_Iterable[str]] = ..., routing: _Optional[_Union[Summary, _Mapping]] = ..., permission: _Optional[_Union[Summary, _Mapping]] = ..., tasks: _Optional[_Union[Summary, _Mapping]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., title: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., turn_count: _Optional[int] = ..., compaction_summary_refs: _Optional[_Iterable[str]] = ..., sequence: _Optional[int] = ..., routing_limit: _Optional[_Union[_routing_pb2.RoutingLimitSummary, _Mapping]] = ..., refusals: _Optional[_Iterable[_Union[Refusal, _Mapping]]] = ...) -> None: ...
 
 class Turn(_message.Message):
     __slots__ = ["admission", "ended_at", "idempotency_key", "input", "metadata", "options", "outcome_category", "outcome_message", "sequence", "session_id", "span_id", "started_at", "status", "steered_into", "submitted_at", "submitted_sequence", "thread_id", "trace_id", "turn_id"]
