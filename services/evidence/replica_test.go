@@ -10,6 +10,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	evidencev1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 	"github.com/agentruntime/agentruntime/services/evidence/app"
@@ -90,10 +91,10 @@ func TestTrialReplicas(t *testing.T) {
 		return err
 	})
 	// rs[0] holds the trial started; rs[1] fails it.
-	if _, err := rs[1].EndTrial(ctx, "acme", "s1", "trial_1", "timeout", "too slow", true); err != nil {
+	if _, err := rs[1].EndTrial(ctx, "acme", &evidencev1.EndBenchmarkTrialRequest{SessionId: "s1", TrialId: "trial_1", FailureCategory: "timeout", Message: "too slow", TimedOut: true}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := rs[0].EndTrial(ctx, "acme", "s1", "trial_1", "", "done", false)
+	_, err := rs[0].EndTrial(ctx, "acme", &evidencev1.EndBenchmarkTrialRequest{SessionId: "s1", TrialId: "trial_1", Message: "done"})
 	if !refusedAs(err, domain.ReasonTrialEnded) {
 		t.Fatalf("completing a trial another replica failed: %v, want %s", err, domain.ReasonTrialEnded)
 	}

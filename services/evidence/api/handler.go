@@ -162,7 +162,7 @@ func (h *Handler) RecordBenchmarkConfiguration(ctx context.Context, r *ev1.Recor
 // EndBenchmarkTrial implements ev1.EvidenceServiceServer.
 func (h *Handler) EndBenchmarkTrial(ctx context.Context, r *ev1.EndBenchmarkTrialRequest) (*ev1.EndBenchmarkTrialResponse, error) {
 	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.EndBenchmarkTrialRequest) (*ev1.EndBenchmarkTrialResponse, error) {
-		w, err := h.App.EndTrial(ctx, p.Tenant, r.GetSessionId(), r.GetTrialId(), r.GetFailureCategory(), r.GetMessage(), r.GetTimedOut())
+		w, err := h.App.EndTrial(ctx, p.Tenant, r)
 		if err != nil {
 			return nil, err
 		}

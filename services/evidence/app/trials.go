@@ -14,6 +14,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	evidencev1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/evidence/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/spec/jsonexport"
@@ -72,8 +73,10 @@ func (a *App) StartTrial(ctx context.Context, tenant, session string, ev *events
 	return res.Write(), nil
 }
 
-// EndTrial records benchmark.trial.completed or .failed.
-func (a *App) EndTrial(ctx context.Context, tenant, session, trial, failure, message string, timedOut bool) (*commonv1.WriteResult, error) {
+// EndTrial records benchmark.trial.completed or .failed: an empty or
+// "none" failure category completes the trial.
+func (a *App) EndTrial(ctx context.Context, tenant string, req *evidencev1.EndBenchmarkTrialRequest) (*commonv1.WriteResult, error) {
+	session, trial := req.GetSessionId(), req.GetTrialId()
 	res, err := a.w.Execute(ctx, trialAggregate(tenant, session, trial), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		cur, err := trialIn(ctx, st, tenant, session, trial)
 		if err != nil {
@@ -85,7 +88,7 @@ func (a *App) EndTrial(ctx context.Context, tenant, session, trial, failure, mes
 				dur = uint64(max(a.Now().Sub(started), 0) / time.Millisecond)
 			}
 		}
-		return domain.EndTrial(cur, failure, message, timedOut, dur)
+		return domain.EndTrial(cur, req.GetFailureCategory(), req.GetMessage(), req.GetTimedOut(), dur)
 	})
 	if err != nil {
 		return nil, err
