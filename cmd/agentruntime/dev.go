@@ -43,6 +43,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		wf      workerFlags
 		// insecureNoAuth lets dev without --auth listen beyond loopback.
 		insecureNoAuth bool
+		// syncAlways fsyncs every write before JetStream acknowledges it.
+		syncAlways bool
 	)
 	c.register(fs, net.JoinHostPort("127.0.0.1", DefaultPort))
 	fs.StringVar(&dataDir, "data-dir", defaultDataDir(), "where the embedded JetStream keeps the event log")
@@ -50,6 +52,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&noWork, "no-worker", false, "do not run the in-process worker")
 	fs.BoolVar(&insecureNoAuth, "insecure-no-auth", false, "without --auth, listen on a non-loopback address anyway: every caller that reaches it acts as admin")
 	fs.BoolVar(&c.console, "console", true, "serve the web console at http://LISTEN/ (the same port as the API)")
+	fs.BoolVar(&syncAlways, "sync-always", false, "fsync every event before it is acknowledged, so an acknowledged event survives a power loss (default: JetStream's file store syncs every 2 minutes; an acknowledged event survives the death of any process; docs/configuration.md, \"Durability\")")
 	wf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -75,7 +78,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	dev, err := openDev(ctx, dataDir, c.logConfig(eventlog.Config{RuntimeID: c.runtimeID}))
+	dev, err := openDev(ctx, dataDir, syncAlways, c.logConfig(eventlog.Config{RuntimeID: c.runtimeID}))
 	if err != nil {
 		return err
 	}
@@ -130,14 +133,14 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
   data dir   %s
   tenant     %s
   auth       %s
-  nats       embedded JetStream, in-process connection (no port)
+  nats       embedded JetStream, in-process connection (no port); %s
   worker     %s
   sandbox    %s
   models     %s
   metrics    %s
   console    %s
 Ctrl-C stops it; the event log stays in the data dir.
-`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, workerLine, sandboxLine, modelsLine, rt.metricsLine(), consoleLine(c.console, addr))
+`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, durabilityLine(syncAlways), workerLine, sandboxLine, modelsLine, rt.metricsLine(), consoleLine(c.console, addr))
 	})
 }
 
@@ -218,7 +221,15 @@ type devStore struct {
 // corrupt it), starts the embedded server without a TCP port and opens the
 // log. JetStream writes each message to its file before acknowledging it,
 // so an append that returned survives kill -9 of the process.
-func openDev(ctx context.Context, dataDir string, logCfg eventlog.Config) (_ *devStore, err error) {
+// durabilityLine says what an acknowledged event survives.
+func durabilityLine(syncAlways bool) string {
+	if syncAlways {
+		return "every event synced to disk before it is acknowledged (--sync-always)"
+	}
+	return "acknowledged events survive any process's death; synced to disk every 2 minutes (--sync-always for every event)"
+}
+
+func openDev(ctx context.Context, dataDir string, syncAlways bool, logCfg eventlog.Config) (_ *devStore, err error) {
 	dataDir, err = filepath.Abs(dataDir)
 	if err != nil {
 		return nil, err
@@ -235,7 +246,7 @@ func openDev(ctx context.Context, dataDir string, logCfg eventlog.Config) (_ *de
 	if d.lock, err = lockDir(dataDir); err != nil {
 		return nil, err
 	}
-	if d.nats, err = natsembed.Start(natsembed.Config{StoreDir: filepath.Join(dataDir, "jetstream")}); err != nil {
+	if d.nats, err = natsembed.Start(natsembed.Config{StoreDir: filepath.Join(dataDir, "jetstream"), SyncAlways: syncAlways}); err != nil {
 		return nil, err
 	}
 	if d.conn, err = d.nats.Connect(); err != nil {

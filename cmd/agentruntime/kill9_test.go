@@ -24,7 +24,7 @@ var childAgg = eventlog.Aggregate{Tenant: DevTenant, Session: "sess_kill", Kind:
 // appends until it is killed, printing every acknowledged append.
 func runChild() int {
 	ctx := context.Background()
-	d, err := openDev(ctx, os.Getenv(childEnv), eventlog.Config{})
+	d, err := openDev(ctx, os.Getenv(childEnv), false, eventlog.Config{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -98,7 +98,7 @@ func TestKill9LosesNoAcknowledgedEvent(t *testing.T) {
 		t.Fatalf("child acknowledged only %d appends", len(acked))
 	}
 
-	d, err := openDev(context.Background(), dir, eventlog.Config{})
+	d, err := openDev(context.Background(), dir, false, eventlog.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

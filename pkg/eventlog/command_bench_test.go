@@ -12,6 +12,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/natsembed"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natsserver"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 )
@@ -20,20 +21,32 @@ import (
 // queued submit: turn.submitted and queue.changed) appended as two chained
 // publishes (Append) or as one atomic batch (AppendAtomic), beside a raw
 // JetStream publish with the expected subject sequence in the same run;
-// in process (dev), against a nats-server process (serve) and a 3-node
-// cluster at R3 (serve-r3). AR_BENCH_MEMORY=1 puts the stream in memory
+// in process (dev; dev-sync with every write fsynced, dev --sync-always),
+// against a nats-server process (serve) and a 3-node cluster at R3
+// (serve-r3). AR_BENCH_MEMORY=1 puts the stream in memory
 // (docs/adr/0005-hot-path.md, "Atomic commands", has the figures).
 func BenchmarkTwoEventCommand(b *testing.B) {
 	storage := jetstream.FileStorage
 	if os.Getenv("AR_BENCH_MEMORY") != "" {
 		storage = jetstream.MemoryStorage
 	}
-	for _, shape := range []string{"dev", "serve", "serve-r3"} {
+	for _, shape := range []string{"dev", "dev-sync", "serve", "serve-r3"} {
 		var nc *nats.Conn
 		replicas := 1
 		switch shape {
 		case "dev":
 			nc = natstest.Connect(b, natstest.Server(b))
+		case "dev-sync":
+			// dev --sync-always: every write fsynced before its ack.
+			s, err := natsembed.Start(natsembed.Config{StoreDir: b.TempDir(), SyncAlways: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(s.Shutdown)
+			if nc, err = s.Connect(); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(nc.Close)
 		default:
 			url := ""
 			if shape == "serve" {

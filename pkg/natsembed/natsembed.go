@@ -24,6 +24,11 @@ type Config struct {
 	Port int
 	// ServerName names the server in JetStream metadata.
 	ServerName string
+	// SyncAlways makes JetStream fsync every write before it acknowledges
+	// it (nats-server's sync_interval: always): an acknowledged event then
+	// survives a power loss or a kernel crash, not only the death of a
+	// process. Off, the file store syncs on its interval (2 minutes).
+	SyncAlways bool
 }
 
 // Server is a running embedded NATS server.
@@ -47,6 +52,7 @@ func Start(cfg Config) (*Server, error) {
 		Host:               cfg.Host,
 		Port:               cfg.Port,
 		JetStreamMaxMemory: 256 << 20,
+		SyncAlways:         cfg.SyncAlways,
 	}
 	if cfg.Listen {
 		if opts.Host == "" {
