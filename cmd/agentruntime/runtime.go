@@ -90,6 +90,9 @@ func (c *common) check() error {
 	if c.partitions < 1 || c.partitions > eventlog.MaxPartitions {
 		return fmt.Errorf("--partitions %d: the event log takes 1 to %d partitions", c.partitions, eventlog.MaxPartitions)
 	}
+	if c.logMaxAge < 0 || (c.logMaxAge > 0 && c.logMaxAge < eventlog.DefaultDuplicateWindow) {
+		return fmt.Errorf("--log-max-age %s: the event log keeps events at least %s, its de-duplication window (0 keeps them)", c.logMaxAge, eventlog.DefaultDuplicateWindow)
+	}
 	return nil
 }
 

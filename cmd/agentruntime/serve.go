@@ -20,6 +20,10 @@ import (
 	"github.com/agentruntime/agentruntime/services/all"
 )
 
+// maxReplicas is the most replicas JetStream keeps of a stream; it refuses
+// a stream asking for more.
+const maxReplicas = 5
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agentruntime serve <service>", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -47,6 +51,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := c.check(); err != nil {
 		return err
+	}
+	if replicas < 1 || replicas > maxReplicas {
+		return fmt.Errorf("--replicas %d: JetStream keeps 1 to %d replicas of a stream", replicas, maxReplicas)
 	}
 	var missing []string
 	for flagName, v := range map[string]string{"--nats": natsURL, "--redis": redisURL, "--auth": c.authFile} {

@@ -57,7 +57,7 @@ type Config struct {
 	Partitions      int
 	Replicas        int // default 1; 3 in production clusters
 	Storage         jetstream.StorageType
-	DuplicateWindow time.Duration // de-duplication window by event id on its aggregate (DedupID), default 10m
+	DuplicateWindow time.Duration // de-duplication window by event id on its aggregate (DedupID), default DefaultDuplicateWindow
 	MaxAsyncPending int           // in-flight bound of batch appends, default 512
 	// AsyncStallWait is how long one asynchronous publish waits for a free
 	// in-flight slot before the log waits for the outstanding acks and
@@ -92,6 +92,12 @@ type Config struct {
 	IdleHeartbeat time.Duration
 }
 
+// DefaultDuplicateWindow is the stream's de-duplication window unless
+// Config.DuplicateWindow says otherwise. JetStream refuses a stream whose
+// max age is shorter than its window, so a retention below it cannot be
+// configured.
+const DefaultDuplicateWindow = 10 * time.Minute
+
 func (c *Config) defaults() {
 	if c.Stream == "" {
 		c.Stream = "AGENTRUNTIME"
@@ -106,7 +112,7 @@ func (c *Config) defaults() {
 		c.Partitions = 1
 	}
 	if c.DuplicateWindow == 0 {
-		c.DuplicateWindow = 10 * time.Minute
+		c.DuplicateWindow = DefaultDuplicateWindow
 	}
 	if c.MaxAsyncPending == 0 {
 		c.MaxAsyncPending = 512
