@@ -210,9 +210,16 @@ func (v *jwtVerifier) verify(token string) (Principal, error) {
 		}
 		role = r
 	}
+	// The subject is who acted: events record it as the requester, and the
+	// no-self-approval rule (SelfApproval in access.go) compares it.
+	// Without one every subject-less token would be the same nobody, and a
+	// worker's request could not be told from its answer.
 	subject, err := claims.GetSubject()
 	if err != nil {
 		return Principal{}, unauthenticated("token claim \"sub\" must be a string")
+	}
+	if subject == "" {
+		return Principal{}, unauthenticated("token has no \"sub\" claim naming the caller")
 	}
 	return Principal{Tenant: tenant, Subject: subject, Role: role, Method: MethodJWT}, nil
 }

@@ -269,6 +269,31 @@ func TestDenialNamesNeededAndHeldRoles(t *testing.T) {
 	}, info.GetMetadata())
 }
 
+// The no-self-approval rule compares the subject that asked with the one
+// that answers, so a JWT without a subject, which would make every such
+// caller the same nobody, is refused before any role is considered.
+func TestAJWTWithoutASubjectIsUnauthenticated(t *testing.T) {
+	conn := startAuthzServer(t)
+	md, err := protoregistry.GlobalFiles.FindDescriptorByName("agentruntime.control.v1.ControlService.RespondAction")
+	require.NoError(t, err)
+	for name, sub := range map[string]any{"no sub": nil, "empty sub": ""} {
+		claims := jwt.MapClaims{"tenant": "acme", "role": "operator", "exp": time.Now().Add(time.Hour).Unix()}
+		if sub != nil {
+			claims["sub"] = sub
+		}
+		tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(jwtSecret))
+		require.NoError(t, err)
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
+		st := status.Convert(call(ctx, conn, md.(protoreflect.MethodDescriptor)))
+		assert.Equal(t, codes.Unauthenticated, st.Code(), name)
+		assert.Contains(t, st.Message(), `"sub"`, name)
+	}
+	// The same token with a subject passes authentication and authorization.
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+signRole(t, "operator"))
+	st := status.Convert(call(ctx, conn, md.(protoreflect.MethodDescriptor)))
+	assert.NotContains(t, []codes.Code{codes.Unauthenticated, codes.PermissionDenied}, st.Code(), st.Message())
+}
+
 // A method without a declaration could be called by nobody or, worse, by
 // anybody: the server does not start with one.
 func TestServeRefusesAMethodWithoutARole(t *testing.T) {
