@@ -4,15 +4,27 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/events"
 	"github.com/agentruntime/agentruntime/pkg/fault"
+	authv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/auth/v1"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/services/control/domain"
 	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
+
+// reconnectAccess is the least role ReconnectChannel declares in its proto.
+var reconnectAccess = func() *authv1.Access {
+	m := controlv1.File_agentruntime_control_v1_control_proto.Services().ByName("ControlService").Methods().ByName("ReconnectChannel")
+	a, ok := auth.AccessOf(m)
+	if !ok {
+		panic("ControlService.ReconnectChannel declares no role")
+	}
+	return a
+}()
 
 func channelAgg(tenant, session, channel string) eventlog.Aggregate {
 	return eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "channel", ID: channel}
@@ -85,8 +97,14 @@ func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsR
 	return &controlv1.AckEventsResponse{Channel: ch, Sequence: res.Sequence}, nil
 }
 
-// DisconnectChannel records that a channel's stream ended.
+// DisconnectChannel records that a channel's stream ended, when the
+// caller may keep a channel (the role ReconnectChannel declares): a
+// viewer may follow a channel's session but appends nothing to the log,
+// not even the end of its own stream.
 func (a *App) DisconnectChannel(ctx context.Context, c Caller, session, channel, reason string) error {
+	if !auth.Permits(reconnectAccess, c.Role) {
+		return nil
+	}
 	ch, ok, err := readmodel.Channel(ctx, a.Store, c.Tenant, channel)
 	if err != nil || !ok || ch.SessionId != session {
 		return err

@@ -6089,8 +6089,8 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\rCloseSubagent\x12-.agentruntime.control.v1.CloseSubagentRequest\x1a..agentruntime.control.v1.CloseSubagentResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12x\n" +
 	"\rListSubagents\x12-.agentruntime.control.v1.ListSubagentsRequest\x1a..agentruntime.control.v1.ListSubagentsResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12\x80\x01\n" +
 	"\x0fSubscribeEvents\x12/.agentruntime.control.v1.SubscribeEventsRequest\x1a0.agentruntime.control.v1.SubscribeEventsResponse\"\bʌ\x19\x04\b\x01\x10\x010\x01\x12\x7f\n" +
-	"\x10ReconnectChannel\x120.agentruntime.control.v1.ReconnectChannelRequest\x1a1.agentruntime.control.v1.ReconnectChannelResponse\"\x06ʌ\x19\x02\b\x01\x12j\n" +
-	"\tAckEvents\x12).agentruntime.control.v1.AckEventsRequest\x1a*.agentruntime.control.v1.AckEventsResponse\"\x06ʌ\x19\x02\b\x01\x12j\n" +
+	"\x10ReconnectChannel\x120.agentruntime.control.v1.ReconnectChannelRequest\x1a1.agentruntime.control.v1.ReconnectChannelResponse\"\x06ʌ\x19\x02\b\x02\x12j\n" +
+	"\tAckEvents\x12).agentruntime.control.v1.AckEventsRequest\x1a*.agentruntime.control.v1.AckEventsResponse\"\x06ʌ\x19\x02\b\x02\x12j\n" +
 	"\tClaimTurn\x12).agentruntime.control.v1.ClaimTurnRequest\x1a*.agentruntime.control.v1.ClaimTurnResponse\"\x06ʌ\x19\x02\b\x03\x12v\n" +
 	"\rHeartbeatTurn\x12-.agentruntime.control.v1.HeartbeatTurnRequest\x1a..agentruntime.control.v1.HeartbeatTurnResponse\"\x06ʌ\x19\x02\b\x03\x12~\n" +
 	"\x0fGetTurnAttempts\x12/.agentruntime.control.v1.GetTurnAttemptsRequest\x1a0.agentruntime.control.v1.GetTurnAttemptsResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12o\n" +
