@@ -19,6 +19,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/natsembed"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/all"
+	permdomain "github.com/agentruntime/agentruntime/services/permission/domain"
 )
 
 // DevTenant is the tenant of calls without credentials in dev mode without
@@ -47,6 +48,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		syncAlways bool
 	)
 	c.register(fs, net.JoinHostPort("127.0.0.1", DefaultPort))
+	c.registerHookHosts(fs, permdomain.LoopbackHookHosts)
 	fs.StringVar(&dataDir, "data-dir", defaultDataDir(), "where the embedded JetStream keeps the event log")
 	fs.StringVar(&tenant, "tenant", DevTenant, "tenant of calls without credentials when --auth is not set")
 	fs.BoolVar(&noWork, "no-worker", false, "do not run the in-process worker")

@@ -28,6 +28,7 @@ import (
 	"github.com/agentruntime/agentruntime/services/all"
 	"github.com/agentruntime/agentruntime/services/control/app"
 	"github.com/agentruntime/agentruntime/services/kit"
+	permdomain "github.com/agentruntime/agentruntime/services/permission/domain"
 	"github.com/agentruntime/agentruntime/web"
 )
 
@@ -55,6 +56,9 @@ type common struct {
 	logMaxBytes     byteSize
 	maxQueuedTurns  int
 	partitions      int
+	// hookAllowHosts are the host[:port] patterns a hook's target may
+	// name (registerHookHosts).
+	hookAllowHosts string
 	// console serves the web console (web/) on the listen address.
 	console bool
 	// loopbackHosts: serve only requests addressed to a loopback host name
@@ -82,6 +86,11 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.IntVar(&c.maxQueuedTurns, "max-queued-turns", app.DefaultMaxQueuedTurns, "control: turns a thread may hold queued behind its active turn; a submit beyond it is ResourceExhausted QUEUE_FULL (at least 1)")
 }
 
+// registerHookHosts adds --hook-allow-hosts with the command's default.
+func (c *common) registerHookHosts(fs *flag.FlagSet, def []string) {
+	fs.StringVar(&c.hookAllowHosts, "hook-allow-hosts", strings.Join(def, ","), "permission: hosts a hook's target may name, comma-separated host[:port] patterns (*.example.com matches below it); RegisterHook refuses any other (see docs/security.md)")
+}
+
 // check refuses shared flag values no service can run with.
 func (c *common) check() error {
 	if c.maxQueuedTurns < 1 {
@@ -89,6 +98,9 @@ func (c *common) check() error {
 	}
 	if c.partitions < 1 || c.partitions > eventlog.MaxPartitions {
 		return fmt.Errorf("--partitions %d: the event log takes 1 to %d partitions", c.partitions, eventlog.MaxPartitions)
+	}
+	if _, err := permdomain.ParseHookHosts(splitList(c.hookAllowHosts)); err != nil {
+		return fmt.Errorf("--hook-allow-hosts: %w", err)
 	}
 	if c.logMaxAge < 0 || (c.logMaxAge > 0 && c.logMaxAge < eventlog.DefaultDuplicateWindow) {
 		return fmt.Errorf("--log-max-age %s: the event log keeps events at least %s, its de-duplication window (0 keeps them)", c.logMaxAge, eventlog.DefaultDuplicateWindow)
@@ -218,7 +230,8 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			Logger:         logger.With("service", name),
 			TracerProvider: tel.TracerProvider,
 			MeterProvider:  tel.MeterProvider,
-			Config:         kit.Config{ModelsFile: c.modelsFile, MaxQueuedTurns: c.maxQueuedTurns},
+			Config: kit.Config{ModelsFile: c.modelsFile, MaxQueuedTurns: c.maxQueuedTurns,
+				RestrictHookHosts: true, HookAllowHosts: splitList(c.hookAllowHosts)},
 		}
 		svc, err := all.New(name, deps)
 		if err != nil {

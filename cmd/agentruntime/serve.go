@@ -34,6 +34,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		replicas int
 	)
 	c.register(fs, net.JoinHostPort("", DefaultPort))
+	c.registerHookHosts(fs, nil)
 	fs.StringVar(&natsURL, "nats", "", "NATS URL(s) of the JetStream cluster, comma-separated (required)")
 	fs.StringVar(&redisURL, "redis", "", "Redis URL for projections, e.g. redis://host:6379/0 (required)")
 	fs.IntVar(&replicas, "replicas", 1, "JetStream replicas of the event stream (3 in production)")

@@ -52,6 +52,12 @@ type Config struct {
 	// (--max-queued-turns, AR_MAX_QUEUED_TURNS); 0 means the service's
 	// default.
 	MaxQueuedTurns int
+	// RestrictHookHosts makes the permission service refuse a hook whose
+	// target names a host outside HookAllowHosts (--hook-allow-hosts,
+	// AR_HOOK_ALLOW_HOSTS: host[:port] patterns, none allowed when empty).
+	// The binary always restricts; a composition that does not allows any.
+	RestrictHookHosts bool
+	HookAllowHosts    []string
 }
 
 // Service is one of the five agentruntime services.

@@ -16,6 +16,7 @@ import (
 	"github.com/agentruntime/agentruntime/services/permission/adapters/hookcall"
 	"github.com/agentruntime/agentruntime/services/permission/api"
 	"github.com/agentruntime/agentruntime/services/permission/app"
+	"github.com/agentruntime/agentruntime/services/permission/domain"
 )
 
 // Name is the service's name in `agentruntime serve <name>`.
@@ -36,7 +37,19 @@ type Service struct {
 func New(deps kit.Deps) *Service {
 	hooks := hookcall.New()
 	hooks.TracerProvider = deps.TracerProvider
-	a := app.New(app.Config{Log: deps.Log, Store: deps.Store, Hooks: hooks, Logger: deps.Logger})
+	cfg := app.Config{Log: deps.Log, Store: deps.Store, Hooks: hooks, Logger: deps.Logger}
+	if deps.Config.RestrictHookHosts {
+		hosts, err := domain.ParseHookHosts(deps.Config.HookAllowHosts)
+		if err != nil {
+			// The binary checked the patterns at start; fail closed anyway.
+			hosts = &domain.HookHosts{}
+			if deps.Logger != nil {
+				deps.Logger.Error("hook hosts not understood; no hook target is allowed", "error", err)
+			}
+		}
+		cfg.HookHosts = hosts
+	}
+	a := app.New(cfg)
 	if deps.MeterProvider != nil {
 		// Before any request: the writers' counters are not swapped under use.
 		if err := a.Instrument(deps.MeterProvider); err != nil && deps.Logger != nil {

@@ -42,8 +42,10 @@ type App struct {
 	// does not evict the policy levels every evaluation reads.
 	requests *command.Writer
 	hooks    HookCaller
-	now      func() time.Time
-	logger   *slog.Logger
+	// hookHosts are the hosts RegisterHook lets a target name; nil: any.
+	hookHosts *domain.HookHosts
+	now       func() time.Time
+	logger    *slog.Logger
 	// CatchUp bounds a read's wait for min_sequence.
 	catchUp time.Duration
 }
@@ -56,6 +58,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// HookHosts are the hosts a hook's target may name; nil allows any.
+	HookHosts *domain.HookHosts
 }
 
 // New builds the use cases.
@@ -67,7 +71,7 @@ func New(cfg Config) *App {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &App{
-		log: cfg.Log, store: cfg.Store, hooks: cfg.Hooks, now: cfg.Now, logger: cfg.Logger, catchUp: 5 * time.Second,
+		log: cfg.Log, store: cfg.Store, hooks: cfg.Hooks, now: cfg.Now, logger: cfg.Logger, catchUp: 5 * time.Second, hookHosts: cfg.HookHosts,
 		policies: command.NewWriter(cfg.Log, readmodel.New(cfg.Log.Subjects), command.Options{}),
 		requests: command.NewWriter(cfg.Log, readmodel.New(cfg.Log.Subjects), command.Options{CacheSize: requestCacheSize}),
 	}
@@ -345,7 +349,7 @@ var tenantScope = Scope{Level: eventsv1.PolicyLevel_POLICY_LEVEL_TENANT}
 func (a *App) RegisterHook(ctx context.Context, tenant, subject string, h *eventsv1.Hook) (*eventsv1.Hook, *commonv1.WriteResult, error) {
 	var stored *eventsv1.Hook
 	w, err := a.changePolicy(ctx, tenant, subject, "hook registered", tenantScope, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
-		pc, out, err := domain.DecideRegisterHook(l, h)
+		pc, out, err := domain.DecideRegisterHook(l, h, a.hookHosts)
 		stored = out
 		return pc, err
 	})

@@ -244,9 +244,10 @@ const (
 	MaxHookTimeout     = 60 * time.Second
 )
 
-// DecideRegisterHook validates a hook; registering the same hook again is
-// a no-op, and an id taken by a different hook is refused.
-func DecideRegisterHook(l *Level, in *eventsv1.Hook) (*eventsv1.PolicyChanged, *eventsv1.Hook, error) {
+// DecideRegisterHook validates a hook, whose target must name a host of
+// hosts (nil: any); registering the same hook again is a no-op, and an id
+// taken by a different hook is refused.
+func DecideRegisterHook(l *Level, in *eventsv1.Hook, hosts *HookHosts) (*eventsv1.PolicyChanged, *eventsv1.Hook, error) {
 	h := proto.Clone(in).(*eventsv1.Hook)
 	if h.GetHookId() == "" {
 		h.HookId = ids.New("hook")
@@ -268,6 +269,9 @@ func DecideRegisterHook(l *Level, in *eventsv1.Hook) (*eventsv1.PolicyChanged, *
 		}
 	default:
 		return nil, nil, fieldErr("hook.handler", "set grpc_target or http_url")
+	}
+	if err := hosts.checkHookTarget(h); err != nil {
+		return nil, nil, err
 	}
 	if h.GetToolMatcher() != "" {
 		if err := checkText(h.GetToolMatcher()); err != nil {

@@ -49,8 +49,13 @@ type Caller struct {
 	conns map[string]*grpc.ClientConn
 }
 
-// New returns a Caller with default clients.
-func New() *Caller { return &Caller{HTTP: &http.Client{}} }
+// New returns a Caller with default clients. Its HTTP client follows no
+// redirect: a hook's host was checked when it was registered
+// (domain.HookHosts), and a redirect would send the call to a host nobody
+// checked. A redirect is the hook's failure (HTTP 3xx).
+func New() *Caller {
+	return &Caller{HTTP: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
 
 var _ app.HookCaller = (*Caller)(nil)
 
