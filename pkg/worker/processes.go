@@ -40,11 +40,13 @@ type procTable struct {
 	tu *turn
 	// ctx outlives the turn's cancellation: a process's end is still
 	// reported when an interrupt cancelled the turn.
-	ctx    context.Context
-	mu     sync.Mutex
-	procs  map[string]*proc
-	wg     sync.WaitGroup
-	silent bool // the turn ended elsewhere: kill, report nothing
+	ctx   context.Context
+	mu    sync.Mutex
+	procs map[string]*proc
+	// running counts the processes not yet ended (MaxTurnProcesses).
+	running int
+	wg      sync.WaitGroup
+	silent  bool // the turn ended elsewhere: kill, report nothing
 }
 
 type proc struct {
@@ -86,8 +88,16 @@ func (pt *procTable) report(evs ...*eventsv1.RuntimeEvent) {
 
 // start runs a background shell command for a tool call and answers at
 // once with its process id.
-func (pt *procTable) start(step, call, evalID string, args json.RawMessage, acc tools.Access, enf enforcement) (tools.Result, error) {
+func (pt *procTable) start(step, call, evalID string, args json.RawMessage, acc tools.Access, enf enforcement) (_ tools.Result, err error) {
 	w := pt.tu.w
+	if err := pt.reserve(); err != nil {
+		return tools.Result{}, err
+	}
+	defer func() {
+		if err != nil {
+			pt.release()
+		}
+	}()
 	pr := &proc{id: ids.New(ids.Process), inputs: make(chan string, maxInputQueue), ready: make(chan struct{}), done: make(chan struct{})}
 	p, err := tools.Shell{}.Start(w.shellSandbox(enf), args, &procOutput{pt: pt, pr: pr, stream: "stdout"}, &procOutput{pt: pt, pr: pr, stream: "stderr"})
 	if err != nil {
@@ -125,6 +135,33 @@ func (pt *procTable) start(step, call, evalID string, args json.RawMessage, acc 
 	go pt.await(pr)
 	out := fmt.Sprintf("started process %s (pid %d): %s\nIts output, input and end are reported as process facts; wait for it with process_wait.", pr.id, p.Pid(), clip(p.Command, 200))
 	return tools.Result{Output: out, Bytes: len(out)}, nil
+}
+
+// reserve takes a slot for a process of the turn and of the worker, or
+// fails limit_exceeded naming the bound: processes are not queued, the
+// model waits for one (process_wait) or ends one instead.
+func (pt *procTable) reserve() error {
+	cfg := pt.tu.w.cfg
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	if pt.running >= cfg.MaxTurnProcesses {
+		return &tools.Failure{Category: tools.LimitExceeded, Message: fmt.Sprintf("this turn already runs %d background processes, its bound; wait for one to end (process_wait) first", pt.running)}
+	}
+	select {
+	case pt.tu.w.processes <- struct{}{}:
+	default:
+		return &tools.Failure{Category: tools.LimitExceeded, Message: fmt.Sprintf("the worker already runs %d background processes, its bound; wait for one to end (process_wait) first", cfg.MaxProcesses)}
+	}
+	pt.running++
+	return nil
+}
+
+// release gives back a slot reserve took.
+func (pt *procTable) release() {
+	pt.mu.Lock()
+	pt.running--
+	pt.mu.Unlock()
+	<-pt.tu.w.processes
 }
 
 // procOutput reports what a process writes, chunk by chunk, through the
@@ -211,6 +248,7 @@ func (pt *procTable) readInput(uri string) ([]byte, error) {
 func (pt *procTable) await(pr *proc) {
 	defer pt.wg.Done()
 	exit := pr.p.Wait()
+	pt.release()
 	pr.mu.Lock()
 	reason := pr.killReason
 	pr.mu.Unlock()

@@ -87,6 +87,13 @@ type Config struct {
 	InfraRetry time.Duration
 	// MaxSteps bounds model calls per turn (default 32).
 	MaxSteps int
+	// MaxTurnProcesses bounds the background processes one turn has
+	// running at once (default DefaultMaxTurnProcesses); MaxProcesses
+	// those of all the worker's turns (default DefaultMaxProcesses). A
+	// `shell` call with background beyond either fails limit_exceeded and
+	// starts nothing.
+	MaxTurnProcesses int
+	MaxProcesses     int
 	// Deltas coalesces a model's streamed text and reasoning into one
 	// reported delta per DeltaBytes or per DeltaInterval, whichever comes
 	// first (defaults 4 KiB and 50 ms); everything pending is flushed at
@@ -125,7 +132,18 @@ type Worker struct {
 	tools      map[string]tools.Tool
 	network    networkIsolation
 	confine    confine.Capability
+	// processes holds a slot per background process running in any of
+	// the worker's turns (Config.MaxProcesses).
+	processes chan struct{}
 }
+
+// Bounds on background processes (Config.MaxTurnProcesses,
+// Config.MaxProcesses): each holds a process group, its pipes and the
+// goroutines reporting its output until it ends or its turn does.
+const (
+	DefaultMaxTurnProcesses = 8
+	DefaultMaxProcesses     = 32
+)
 
 // New builds a worker with the built-in tools.
 func New(cfg Config) *Worker {
@@ -146,6 +164,12 @@ func New(cfg Config) *Worker {
 	}
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = 32
+	}
+	if cfg.MaxTurnProcesses <= 0 {
+		cfg.MaxTurnProcesses = DefaultMaxTurnProcesses
+	}
+	if cfg.MaxProcesses <= 0 {
+		cfg.MaxProcesses = DefaultMaxProcesses
 	}
 	if cfg.DeltaBytes <= 0 {
 		cfg.DeltaBytes = 4096
@@ -187,8 +211,9 @@ func New(cfg Config) *Worker {
 		network: network, confine: fs,
 		cfg: cfg, control: controlv1.NewControlServiceClient(cfg.Conn),
 		routing: routingv1.NewRoutingServiceClient(cfg.Conn), permission: permissionv1.NewPermissionServiceClient(cfg.Conn),
-		tasks: tasksv1.NewTasksServiceClient(cfg.Conn),
-		tools: builtinTools(),
+		tasks:     tasksv1.NewTasksServiceClient(cfg.Conn),
+		tools:     builtinTools(),
+		processes: make(chan struct{}, cfg.MaxProcesses),
 	}
 }
 

@@ -66,6 +66,9 @@ const (
 	TimedOut         = "timeout"
 	Cancelled        = "cancelled"
 	ExitStatus       = "exit_status"
+	// LimitExceeded: the call would exceed a bound of the worker (its
+	// background processes per turn or in all).
+	LimitExceeded = "limit_exceeded"
 )
 
 // Failure is a call that did not succeed, with a stable category.
