@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// A flag value JetStream would refuse when the log is opened is a flag
-// error naming the flag and the bound, not the server's raw error; the
-// bound itself is accepted.
+// A flag value JetStream (or the listener) would refuse once the server is
+// starting is a flag error naming the flag and the bound, not the raw
+// error; the bound itself is accepted.
 func TestFlagsJetStreamWouldRefuseAreFlagErrors(t *testing.T) {
 	cases := []struct {
 		args []string
@@ -18,6 +18,7 @@ func TestFlagsJetStreamWouldRefuseAreFlagErrors(t *testing.T) {
 		{[]string{"dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker", "--log-max-age", "-1s"}, "--log-max-age -1s"},
 		{[]string{"serve", "control", "--replicas", "6"}, "--replicas 6: JetStream keeps 1 to 5 replicas"},
 		{[]string{"serve", "control", "--replicas", "0"}, "--replicas 0"},
+		{[]string{"dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker", "--metrics-listen", "bad"}, `--metrics-listen "bad"`},
 	}
 	for _, c := range cases {
 		out, err := exec.Command(binary, c.args...).CombinedOutput()

@@ -99,6 +99,11 @@ func (c *common) check() error {
 	if c.partitions < 1 || c.partitions > eventlog.MaxPartitions {
 		return fmt.Errorf("--partitions %d: the event log takes 1 to %d partitions", c.partitions, eventlog.MaxPartitions)
 	}
+	if c.metricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.metricsListen); err != nil {
+			return fmt.Errorf("--metrics-listen %q: %v (want host:port)", c.metricsListen, err)
+		}
+	}
 	if _, err := permdomain.ParseHookHosts(splitList(c.hookAllowHosts)); err != nil {
 		return fmt.Errorf("--hook-allow-hosts: %w", err)
 	}
