@@ -83,12 +83,19 @@ type runner func(ctx context.Context, svc *permission.Service, log *eventlog.Log
 
 func startReplicaRunning(t *testing.T, ns *natsembed.Server, partitions int, run runner) *harness {
 	t.Helper()
+	return startReplicaConfigured(t, ns, partitions, run, kit.Config{})
+}
+
+// startReplicaConfigured is startReplicaRunning with the service's
+// configuration (the binary's flags).
+func startReplicaConfigured(t *testing.T, ns *natsembed.Server, partitions int, run runner, cfg kit.Config) *harness {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	log, err := eventlog.Open(ctx, natstest.Connect(t, ns), eventlog.Config{Partitions: partitions})
 	require.NoError(t, err)
 	store := projection.NewMemory()
-	svc := permission.New(kit.Deps{Log: log, Store: store})
+	svc := permission.New(kit.Deps{Log: log, Store: store, Config: cfg})
 	runCtx, stopRun := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	if run != nil {

@@ -120,7 +120,13 @@ func (a *App) runHooks(ctx context.Context, hs *hookScope, hooks []*eventsv1.Hoo
 		}
 		begin := time.Now()
 		callCtx, cancel := context.WithTimeout(ctx, durationOrDefault(h.GetTimeout(), domain.DefaultHookTimeout))
-		resp, err := a.hooks.Call(callCtx, h, req)
+		// A hook whose host is no longer allowed (registered before the
+		// list narrowed) is not called: it fails like a hook that errs.
+		err := a.hookHosts.CheckHookTarget(h)
+		var resp *permissionv1.HandleHookResponse
+		if err == nil {
+			resp, err = a.hooks.Call(callCtx, h, req)
+		}
 		cancel()
 		if err == nil {
 			err = validateHookResponse(resp)

@@ -25,7 +25,7 @@ func TestHookHostPatterns(t *testing.T) {
 		"http://[fd00::1]:9001/x":       false,
 		"http://127.0.0.1/x":            false,
 	} {
-		err := hosts.checkHookTarget(&eventsv1.Hook{Handler: &eventsv1.Hook_HttpUrl{HttpUrl: target}})
+		err := hosts.CheckHookTarget(&eventsv1.Hook{Handler: &eventsv1.Hook_HttpUrl{HttpUrl: target}})
 		if (err == nil) != want {
 			t.Errorf("%s: %v, want allowed=%v", target, err, want)
 		}
@@ -38,17 +38,17 @@ func TestHookHostPatterns(t *testing.T) {
 		"unix:///run/x.sock":         false,
 		"xds:///hooks.internal:8443": false,
 	} {
-		err := hosts.checkHookTarget(&eventsv1.Hook{Handler: &eventsv1.Hook_GrpcTarget{GrpcTarget: target}})
+		err := hosts.CheckHookTarget(&eventsv1.Hook{Handler: &eventsv1.Hook_GrpcTarget{GrpcTarget: target}})
 		if (err == nil) != want {
 			t.Errorf("%s: %v, want allowed=%v", target, err, want)
 		}
 	}
 	var any *HookHosts
-	if err := any.checkHookTarget(&eventsv1.Hook{Handler: &eventsv1.Hook_HttpUrl{HttpUrl: "http://169.254.169.254/"}}); err != nil {
+	if err := any.CheckHookTarget(&eventsv1.Hook{Handler: &eventsv1.Hook_HttpUrl{HttpUrl: "http://169.254.169.254/"}}); err != nil {
 		t.Errorf("no restriction refused a target: %v", err)
 	}
 	none, _ := ParseHookHosts(nil)
-	if err := none.checkHookTarget(&eventsv1.Hook{Handler: &eventsv1.Hook_HttpUrl{HttpUrl: "http://127.0.0.1/"}}); err == nil {
+	if err := none.CheckHookTarget(&eventsv1.Hook{Handler: &eventsv1.Hook_HttpUrl{HttpUrl: "http://127.0.0.1/"}}); err == nil {
 		t.Error("an empty list allowed a target")
 	}
 	for _, bad := range []string{"http://x/y", "a*.example", "*", "*.", "x:port", "user@host"} {

@@ -270,7 +270,7 @@ func DecideRegisterHook(l *Level, in *eventsv1.Hook, hosts *HookHosts) (*eventsv
 	default:
 		return nil, nil, fieldErr("hook.handler", "set grpc_target or http_url")
 	}
-	if err := hosts.checkHookTarget(h); err != nil {
+	if err := hosts.CheckHookTarget(h); err != nil {
 		return nil, nil, err
 	}
 	if h.GetToolMatcher() != "" {
