@@ -33,7 +33,9 @@ func TestAHookOnAHostNoLongerAllowedIsNotCalled(t *testing.T) {
 	reg, err := h.client.RegisterHook(h.ctx, &permissionv1.RegisterHookRequest{Hook: hook})
 	require.NoError(t, err)
 
-	narrowed := startReplicaConfigured(t, h.nats, h.log.Partitions(), func(ctx context.Context, svc *permission.Service, _ *eventlog.Log, _ projection.Store) error { return svc.Run(ctx) },
+	narrowed := startReplicaConfigured(t, h.nats, h.log.Partitions(), func(ctx context.Context, svc *permission.Service, _ *eventlog.Log, _ projection.Store) error {
+		return svc.Run(ctx)
+	},
 		kit.Config{RestrictHookHosts: true, HookAllowHosts: []string{"hooks.internal"}})
 	_, err = narrowed.client.RegisterHook(h.ctx, &permissionv1.RegisterHookRequest{Hook: &eventsv1.Hook{HookId: "again", Point: hook.Point, Handler: hook.Handler}})
 	require.Error(t, err)
