@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -132,13 +133,13 @@ func originPolicy(configured []string, addr net.Addr) func(string) bool {
 
 // loopbackHostsOnly passes a request to next only when its Host names the
 // server by a loopback name and the listening port, and its Origin, when
-// set, is http:// with such a host and port or one of configured
-// (Config.LoopbackHosts). DNS rebinding points a name the attacker
+// set, is scheme:// (http, or https with TLS) with such a host and port or
+// one of configured (Config.LoopbackHosts). DNS rebinding points a name the attacker
 // controls at 127.0.0.1: the browser then sends that name as Host, and the
 // page's own origin as Origin, neither of them a loopback name. Native
 // gRPC (HTTP/2 with prior knowledge) does not come here: a browser cannot
 // speak it.
-func loopbackHostsOnly(next http.Handler, addr net.Addr, configured []string) http.Handler {
+func loopbackHostsOnly(next http.Handler, addr net.Addr, configured []string, scheme string) http.Handler {
 	port := ""
 	if tcp, ok := addr.(*net.TCPAddr); ok {
 		port = strconv.Itoa(tcp.Port)
@@ -147,7 +148,7 @@ func loopbackHostsOnly(next http.Handler, addr net.Addr, configured []string) ht
 		host, p, err := net.SplitHostPort(hostport)
 		if err != nil {
 			// No port: only the default one.
-			host, p = strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]"), "80"
+			host, p = strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]"), map[string]string{"http": "80", "https": "443"}[scheme]
 		}
 		return p == port && isLoopbackHost(host)
 	}
@@ -158,7 +159,7 @@ func loopbackHostsOnly(next http.Handler, addr net.Addr, configured []string) ht
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(configured, origin) && !slices.Contains(configured, "*") {
 			u, err := url.Parse(origin)
-			if err != nil || u.Scheme != "http" || u.Path != "" || !local(u.Host) {
+			if err != nil || u.Scheme != scheme || u.Path != "" || !local(u.Host) {
 				http.Error(w, "cross-origin request refused: this server answers only to its own loopback origin", http.StatusForbidden)
 				return
 			}
@@ -180,19 +181,22 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// connMux splits one listener in two by the first bytes of each connection.
+// connMux splits one listener in two by the first bytes of each connection
+// (after the TLS handshake, when tls is set).
 type connMux struct {
 	root       net.Listener
 	grpc, http *chanListener
 	log        *slog.Logger
+	tls        *tls.Config
 }
 
-func newConnMux(root net.Listener, log *slog.Logger) *connMux {
+func newConnMux(root net.Listener, log *slog.Logger, tlsCfg *tls.Config) *connMux {
 	return &connMux{
 		root: root,
 		grpc: newChanListener(root.Addr()),
 		http: newChanListener(root.Addr()),
 		log:  log,
+		tls:  tlsCfg,
 	}
 }
 
@@ -215,7 +219,17 @@ func (m *connMux) run() {
 }
 
 func (m *connMux) route(conn net.Conn) {
-	_ = conn.SetReadDeadline(time.Now().Add(sniffTimeout))
+	// The handshake and the first bytes share one deadline.
+	_ = conn.SetDeadline(time.Now().Add(sniffTimeout))
+	if m.tls != nil {
+		tc := tls.Server(conn, m.tls)
+		if err := tc.Handshake(); err != nil {
+			m.log.Debug("TLS handshake failed", "remote", conn.RemoteAddr().String(), "error", err)
+			_ = conn.Close()
+			return
+		}
+		conn = tc
+	}
 	var head []byte
 	buf := make([]byte, len(http2Preface))
 	for len(head) < len(http2Preface) && bytes.HasPrefix(http2Preface, head) {
@@ -227,7 +241,7 @@ func (m *connMux) route(conn net.Conn) {
 			return
 		}
 	}
-	_ = conn.SetReadDeadline(time.Time{})
+	_ = conn.SetDeadline(time.Time{})
 	sniffed := &sniffedConn{Conn: conn, head: head}
 	if bytes.Equal(head, http2Preface) {
 		m.grpc.deliver(sniffed)

@@ -12,6 +12,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -78,6 +79,14 @@ type Config struct {
 	// name has been rebound to 127.0.0.1 reaches the port, but its
 	// requests still carry its name (see http.go).
 	LoopbackHosts bool
+	// TLS, when set, makes the port serve TLS and nothing else: its
+	// Certificates (or GetCertificate) are the server's. The server sets
+	// NextProtos and GetConfigForClient: a client that offers HTTP/1.1 in
+	// ALPN (browsers, curl, Connect and gRPC-Web clients) gets HTTP/1.1
+	// and the transcoder, one that offers only h2 (gRPC clients) gets
+	// native gRPC (tls.go). The certificate is read once: a renewed one
+	// takes a restart, unless GetCertificate reloads it.
+	TLS *tls.Config
 }
 
 // Server is a gRPC server with the kit's cross-cutting behaviour installed.
@@ -194,7 +203,8 @@ func (s *Server) Listen() (net.Listener, error) {
 // health move away), in-flight calls get up to ShutdownTimeout to finish,
 // and whatever is still open after that is cut. Native gRPC connections are
 // served by gRPC's own transport; HTTP/1.1 connections (Connect, gRPC-Web,
-// curl with JSON) by the transcoder in http.go. It returns nil after a
+// curl with JSON) by the transcoder in http.go. With Config.TLS every
+// connection is TLS, split the same way after its handshake (tls.go). It returns nil after a
 // shutdown caused by ctx, or the error that stopped serving.
 //
 // It refuses to start when a registered method declares no role: such a
@@ -207,10 +217,15 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	if err != nil {
 		return err
 	}
-	mux := newConnMux(lis, s.log)
+	var tlsCfg *tls.Config
+	scheme := "http"
+	if s.cfg.TLS != nil {
+		tlsCfg, scheme = serverTLS(s.cfg.TLS), "https"
+	}
+	mux := newConnMux(lis, s.log, tlsCfg)
 	root := withConsole(s.cfg.Console, handler)
 	if s.cfg.LoopbackHosts {
-		root = loopbackHostsOnly(root, lis.Addr(), s.cfg.CORSOrigins)
+		root = loopbackHostsOnly(root, lis.Addr(), s.cfg.CORSOrigins, scheme)
 	}
 	// HTTP/1.1 only: one request at a time per connection, so no stream
 	// cap is needed on this side (HTTP/2 connections are native gRPC and

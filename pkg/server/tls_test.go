@@ -1,0 +1,82 @@
+package server_test
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/server"
+	"github.com/agentruntime/agentruntime/pkg/testkit/testcert"
+)
+
+// With Config.TLS the one port serves native gRPC (ALPN h2) and the
+// HTTP/1.1 protocols (ALPN http/1.1, whatever else the client offers) over
+// TLS, and nothing in clear.
+func TestTLSServesBothProtocolsAndNothingInClear(t *testing.T) {
+	certs := testcert.New(t)
+	ts := startTCP(t, server.Config{TLS: certs.Server(t)})
+
+	conn, err := grpc.NewClient(ts.addr, grpc.WithTransportCredentials(credentials.NewTLS(certs.Client())))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	resp, err := controlv1.NewControlServiceClient(conn).GetSession(ctxWithKey(testKey), &controlv1.GetSessionRequest{SessionId: "ses_tls"})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(7), resp.GetSequence())
+
+	// Go's client offers h2 and http/1.1, as browsers do: it is given
+	// HTTP/1.1 and the transcoder answers.
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: certs.Client(), ForceAttemptHTTP2: true}}
+	for _, host := range []string{ts.addr, strings.Replace(ts.addr, "127.0.0.1", "localhost", 1)} {
+		req, err := http.NewRequest(http.MethodPost, "https://"+host+"/agentruntime.control.v1.ControlService/GetSession", strings.NewReader(`{"sessionId":"ses_https"}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+		assert.Equal(t, "HTTP/1.1", resp.Proto)
+		assert.Contains(t, string(body), `"sequence":"7"`)
+	}
+
+	// A client that does not trust the CA, and clients in clear, get
+	// nothing.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	untrusted, err := grpc.NewClient(ts.addr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{})))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = untrusted.Close() })
+	_, err = healthpb.NewHealthClient(untrusted).Check(ctx, &healthpb.HealthCheckRequest{})
+	assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+	assert.Contains(t, status.Convert(err).Message(), "certificate")
+
+	plain, err := grpc.NewClient(ts.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = plain.Close() })
+	_, err = healthpb.NewHealthClient(plain).Check(ctx, &healthpb.HealthCheckRequest{})
+	assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+
+	req, err := http.NewRequest(http.MethodPost, ts.base+"/grpc.health.v1.Health/Check", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http1().Do(req); err == nil {
+		_ = resp.Body.Close()
+		assert.NotEqual(t, http.StatusOK, resp.StatusCode, "a plaintext HTTP call was served")
+	}
+}
