@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -28,12 +30,19 @@ type clientFlags struct {
 	addr      string
 	endpoints string
 	apiKey    string
+	tls       bool
+	tlsCA     string
+	// tlsConfig, when set, is used instead of --tls and --tls-ca (the
+	// in-process worker of dev, pinned to the server's certificate).
+	tlsConfig *tls.Config
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:"+DefaultPort, "the runtime's gRPC address: `agentruntime dev` or a front door serving every service; the services --endpoints does not name")
 	fs.StringVar(&c.endpoints, "endpoints", "", "per-service addresses, e.g. control=HOST:PORT,tasks=...,routing=...,permission=...,evidence=... (services not named: --addr)")
 	fs.StringVar(&c.apiKey, "api-key", "", "API key (sent as a bearer token); none for `agentruntime dev` without --auth")
+	fs.BoolVar(&c.tls, "tls", false, "connect with TLS, verifying the server against the system's roots")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "connect with TLS, verifying the server against the CA certificates (PEM) in this file only; implies --tls")
 }
 
 // where is the endpoints map the flags say.
@@ -50,7 +59,17 @@ func (c *clientFlags) dial(extra ...grpc.DialOption) (*endpoints.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, extra...)
+	tlsCfg := c.tlsConfig
+	if tlsCfg == nil {
+		if tlsCfg, err = clientTLS(c.tls, c.tlsCA); err != nil {
+			return nil, err
+		}
+	}
+	creds := insecure.NewCredentials()
+	if tlsCfg != nil {
+		creds = credentials.NewTLS(tlsCfg)
+	}
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, extra...)
 	if c.apiKey != "" {
 		key := c.apiKey
 		auth := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {

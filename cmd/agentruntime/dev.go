@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -122,7 +123,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}()
 	return rt.serve(ctx, func(addr string) {
 		if !noWork && authDesc == "off" {
-			line, sandbox, stop, err := startDevWorker(ctx, addr, wf, rt.logger, rt.tel.TracerProvider)
+			line, sandbox, stop, err := startDevWorker(ctx, addr, c.serverTLS, wf, rt.logger, rt.tel.TracerProvider)
 			if err != nil {
 				rt.logger.Error("in-process worker not started", "error", err)
 				workerLine = "failed: " + err.Error()
@@ -131,7 +132,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 		fmt.Fprintf(stdout, `agentruntime dev (version %s)
-  listening  %s  (gRPC: %s; grpc.health.v1; reflection; Connect and gRPC-Web over HTTP/1.1)
+  listening  %s  (%sgRPC: %s; grpc.health.v1; reflection; Connect and gRPC-Web over HTTP/1.1)
   data dir   %s
   tenant     %s
   auth       %s
@@ -142,36 +143,19 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
   metrics    %s
   console    %s
 Ctrl-C stops it; the event log stays in the data dir.
-`, version, addr, strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, durabilityLine(syncAlways), workerLine, sandboxLine, modelsLine, rt.metricsLine(), consoleLine(c.console, addr))
+`, version, addr, tlsWord(c.serverTLS), strings.Join(all.Names, ", "), dev.dataDir, tenantLine(authDesc, tenant), authDesc, durabilityLine(syncAlways), workerLine, sandboxLine, modelsLine, rt.metricsLine(), consoleLine(c.console, c.serverTLS != nil, addr))
 	})
 }
 
 // requireLoopback refuses a listen address that other machines can reach:
 // without --auth every caller acts as the tenant's admin.
 func requireLoopback(ctx context.Context, listen string) error {
-	refuse := fmt.Errorf("dev without --auth refuses to listen on %s, which is not a loopback address (every caller would act as admin); use --listen 127.0.0.1:PORT, --auth FILE, or --insecure-no-auth", listen)
-	host, _, err := net.SplitHostPort(listen)
+	loopback, err := loopbackListen(ctx, listen)
 	if err != nil {
-		return fmt.Errorf("--listen %q: %w", listen, err)
+		return err
 	}
-	if host == "" {
-		return refuse // ":7070" listens on every interface
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		if !ip.IsLoopback() {
-			return refuse
-		}
-		return nil
-	}
-	// A name: loopback only when everything it resolves to is.
-	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-	if err != nil || len(addrs) == 0 {
-		return refuse
-	}
-	for _, a := range addrs {
-		if !a.IP.IsLoopback() {
-			return refuse
-		}
+	if !loopback {
+		return fmt.Errorf("dev without --auth refuses to listen on %s, which is not a loopback address (every caller would act as admin); use --listen 127.0.0.1:PORT, --auth FILE, or --insecure-no-auth", listen)
 	}
 	return nil
 }
@@ -289,9 +273,21 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-func consoleLine(on bool, addr string) string {
+func consoleLine(on, tls bool, addr string) string {
 	if !on {
 		return "off (--console=false)"
 	}
+	if tls {
+		return "https://" + addr + "/"
+	}
 	return "http://" + addr + "/"
+}
+
+// tlsWord starts the banner's protocol list: "TLS; " when the port serves
+// TLS, nothing in clear.
+func tlsWord(serverTLS *tls.Config) string {
+	if serverTLS == nil {
+		return ""
+	}
+	return "TLS; "
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -65,11 +66,17 @@ type common struct {
 	// and the listening port (server.Config.LoopbackHosts); dev sets it
 	// when it runs without --auth on loopback.
 	loopbackHosts bool
+	// tlsCert and tlsKey are the server's certificate and key files;
+	// serverTLS is what check loaded from them (nil: plaintext).
+	tlsCert, tlsKey string
+	serverTLS       *tls.Config
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.StringVar(&c.listen, "listen", defaultListen, "gRPC listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&c.authFile, "auth", "", "auth config file (API keys, JWT); see docs/configuration.md")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "serve TLS on the listen address with this certificate (PEM, the chain after the leaf); needs --tls-key")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", "", "OTLP/gRPC collector for traces (host:port); empty exports nothing")
 	fs.BoolVar(&c.otlpInsecure, "otlp-insecure", false, "talk to the OTLP collector without TLS")
@@ -91,8 +98,13 @@ func (c *common) registerHookHosts(fs *flag.FlagSet, def []string) {
 	fs.StringVar(&c.hookAllowHosts, "hook-allow-hosts", strings.Join(def, ","), "permission: hosts a hook's target may name, comma-separated host[:port] patterns (*.example.com matches below it); RegisterHook refuses any other (see docs/security.md)")
 }
 
-// check refuses shared flag values no service can run with.
+// check refuses shared flag values no service can run with, and loads the
+// TLS certificate.
 func (c *common) check() error {
+	var err error
+	if c.serverTLS, err = loadServerTLS(c.tlsCert, c.tlsKey); err != nil {
+		return err
+	}
 	if c.maxQueuedTurns < 1 {
 		return fmt.Errorf("--max-queued-turns %d: a thread's queue needs a bound of at least 1", c.maxQueuedTurns)
 	}
@@ -217,6 +229,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 		CORSOrigins:     splitList(c.corsOrigins),
 		Console:         consoleHandler(c.console),
 		LoopbackHosts:   c.loopbackHosts,
+		TLS:             c.serverTLS,
 	})
 	if err != nil {
 		_ = tel.Shutdown(ctx)

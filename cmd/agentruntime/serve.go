@@ -32,12 +32,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		natsURL  string
 		redisURL string
 		replicas int
+		// insecurePlaintext lets serve take credentials in clear beyond
+		// loopback (TLS terminated in front of it).
+		insecurePlaintext bool
 	)
 	c.register(fs, net.JoinHostPort("", DefaultPort))
 	c.registerHookHosts(fs, nil)
 	fs.StringVar(&natsURL, "nats", "", "NATS URL(s) of the JetStream cluster, comma-separated (required)")
 	fs.StringVar(&redisURL, "redis", "", "Redis URL for projections, e.g. redis://host:6379/0 (required)")
 	fs.IntVar(&replicas, "replicas", 1, "JetStream replicas of the event stream (3 in production)")
+	fs.BoolVar(&insecurePlaintext, "insecure-plaintext", false, "without --tls-cert, listen on a non-loopback address anyway: API keys and tokens cross the network in clear unless something in front terminates TLS")
 	fs.BoolVar(&c.console, "console", false, "also serve the web console at / on the listen address (in Kubernetes: control, behind the front door)")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(stderr, "agentruntime serve: name the service: one of %s\n", strings.Join(all.Names, ", "))
@@ -65,6 +69,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(missing) > 0 {
 		slices.Sort(missing)
 		return fmt.Errorf("serve: %s required (serve always authenticates; see docs/configuration.md)", strings.Join(missing, ", "))
+	}
+	if c.serverTLS == nil {
+		if err := requirePrivateCredentials(ctx, c.listen); err != nil {
+			if !insecurePlaintext {
+				return fmt.Errorf("serve: %w", err)
+			}
+			fmt.Fprintf(stderr, "agentruntime serve: INSECURE (--insecure-plaintext): API keys and tokens reach %s in clear; only safe behind something that terminates TLS\n", c.listen)
+		}
 	}
 	authn, err := loadAuth(c.authFile)
 	if err != nil {

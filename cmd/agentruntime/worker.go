@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	_ "embed"
 	"flag"
 	"fmt"
@@ -154,9 +155,12 @@ func sandboxLine(w *worker.Worker) string {
 }
 
 // startDevWorker runs a worker in this process against addr until ctx
-// ends or stop is called.
-func startDevWorker(ctx context.Context, addr string, wf workerFlags, logger *slog.Logger, tp trace.TracerProvider) (line, sandbox string, stop func(), err error) {
+// ends or stop is called; over TLS when the server serves it.
+func startDevWorker(ctx context.Context, addr string, serverTLS *tls.Config, wf workerFlags, logger *slog.Logger, tp trace.TracerProvider) (line, sandbox string, stop func(), err error) {
 	cf := clientFlags{addr: addr}
+	if serverTLS != nil {
+		cf.tlsConfig = pinnedTLS(serverTLS)
+	}
 	conn, err := cf.dial(tracing(tp))
 	if err != nil {
 		return "", "", nil, err
