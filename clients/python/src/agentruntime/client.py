@@ -216,7 +216,8 @@ class Client:
         """Opens one channel per distinct address. ``endpoints`` is one
         address, a ``control=HOST:PORT,...`` map or an :class:`Endpoints`.
         ``api_key`` or ``token`` (a JWT) is sent as ``authorization: Bearer``.
-        ``tls`` uses TLS (with ``root_certificates`` or the system roots)."""
+        ``tls`` uses TLS with the system roots; ``root_certificates`` (PEM
+        bytes) uses TLS trusting these only (it implies ``tls``)."""
         if api_key and token:
             raise ValueError("give api_key or token, not both")
         eps = Endpoints.of(endpoints)
@@ -226,7 +227,7 @@ class Client:
             addr = eps.addr(s)
             if addr in channels:
                 continue
-            if tls:
+            if tls or root_certificates is not None:
                 creds = grpc.ssl_channel_credentials(root_certificates=root_certificates)
                 channels[addr] = grpc.aio.secure_channel(addr, creds, options=opts)
             else:

@@ -152,12 +152,14 @@ def _set_if(msg: Any, name: str, value: Any) -> None:
 class Worker:
     """Runs turns. ``endpoints``: one address, a ``control=HOST:PORT,...``
     map or an :class:`Endpoints`; ``api_key`` / ``token``: the worker's
-    credentials; ``tools``: :func:`agentruntime.tool` functions; ``model``:
+    credentials; ``tls``: TLS with the system roots, ``root_certificates``
+    (PEM bytes): TLS trusting these only; ``tools``: :func:`agentruntime.tool` functions; ``model``:
     any :class:`agentruntime.models.Model`."""
 
     def __init__(self, endpoints: Union[Endpoints, str, Mapping[str, str], None] = None, *,
                  client: Optional[Client] = None, api_key: Optional[str] = None, token: Optional[str] = None,
-                 tls: bool = False, tools: Sequence[Tool] = (), model: Model,
+                 tls: bool = False, root_certificates: Optional[bytes] = None,
+                 tools: Sequence[Tool] = (), model: Model,
                  worker_id: str = "", default_model: str = "", session_id: str = "", workspace: str = "",
                  lease_ttl: float = 15.0, claim_wait: float = 20.0, max_turns: int = 4, max_steps: int = 32,
                  tasks: bool = False, task_kinds: Sequence[str] = (), max_tasks: int = 1,
@@ -171,7 +173,8 @@ class Worker:
         if len(set(names)) != len(names):
             raise ValueError(f"two tools share a name: {names}")
         self._endpoints, self._client = endpoints, client
-        self._creds = dict(api_key=api_key, token=token, tls=tls)
+        self._creds = dict(api_key=api_key, token=token, tls=tls or root_certificates is not None,
+                           root_certificates=root_certificates)
         self.tools: Dict[str, Tool] = {t.name: t for t in tools}
         self.model = model
         self.worker_id = worker_id or new_id("wkr")
