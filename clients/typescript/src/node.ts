@@ -5,8 +5,20 @@
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { newRuntimeClient, type RuntimeClient, type RuntimeClientOptions } from "./client.js";
 
-export function createRuntimeClient(opts: RuntimeClientOptions): RuntimeClient {
-  return newRuntimeClient(opts, (baseUrl) => createGrpcTransport({ baseUrl }));
+export interface NodeRuntimeClientOptions extends RuntimeClientOptions {
+  /**
+   * For https:// base URLs: the CA certificates (PEM text) to trust
+   * instead of Node's roots, e.g. readFileSync("ca.pem", "utf8"). Ignored
+   * by a `transport` you give.
+   */
+  ca?: string | string[];
+}
+
+export function createRuntimeClient(opts: NodeRuntimeClientOptions): RuntimeClient {
+  const { ca } = opts;
+  return newRuntimeClient(opts, (baseUrl) =>
+    createGrpcTransport(ca === undefined ? { baseUrl } : { baseUrl, nodeOptions: { ca } }),
+  );
 }
 
 export * from "./index.js";

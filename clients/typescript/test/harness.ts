@@ -17,7 +17,7 @@ const workerKey = "ar_ts_worker_key_0123456789";
 export const tenant = "acme";
 
 /** The binary: $AGENTRUNTIME_BIN, else built once into build/. */
-function binary(): string {
+export function binary(): string {
   if (process.env.AGENTRUNTIME_BIN) {
     return process.env.AGENTRUNTIME_BIN;
   }
@@ -78,7 +78,7 @@ export async function startRuntime(): Promise<Runtime> {
   }
 }
 
-function waitForLine(p: ChildProcess, re: RegExp): Promise<string> {
+export function waitForLine(p: ChildProcess, re: RegExp): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     let out = "";
     let err = "";
@@ -101,7 +101,7 @@ function waitForLine(p: ChildProcess, re: RegExp): Promise<string> {
   });
 }
 
-function stopProcess(p: ChildProcess): Promise<void> {
+export function stopProcess(p: ChildProcess): Promise<void> {
   if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
   return new Promise((res) => {
     const kill = setTimeout(() => p.kill("SIGKILL"), 10_000);
