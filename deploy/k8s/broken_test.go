@@ -32,6 +32,22 @@ type edit struct{ file, old, new string }
 
 var breakages = []breakage{
 	{
+		name:     "front door in clear",
+		file:     "overlays/prod/gateway-https.yaml",
+		old:      "    protocol: HTTPS",
+		new:      "    protocol: HTTP",
+		overlays: []string{"prod"},
+		want:     "Gateway/agentruntime listener grpc: does not terminate TLS (protocol HTTP)",
+	},
+	{
+		name:     "front door certificate for another name",
+		file:     "overlays/prod/gateway-tls.yaml",
+		old:      "    - agentruntime.example.com",
+		new:      "    - runtime.example.com",
+		overlays: []string{"prod"},
+		want:     "Certificate/agentruntime-gateway: is not issued for agentruntime.example.com",
+	},
+	{
 		name:     "route to a missing Service",
 		file:     "base/gateway/gateway.yaml",
 		old:      "        - name: agentruntime-tasks\n          port: 7070",

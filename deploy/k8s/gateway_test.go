@@ -103,3 +103,49 @@ func checkGateway(r *report, c *cluster) {
 		}
 	}
 }
+
+// checkGatewayTLS: every listener of the front door is HTTPS and
+// terminates TLS with a Secret a cert-manager Certificate of the rendering
+// keeps, issued for the listener's host name, and renewed before it
+// expires.
+func checkGatewayTLS(r *report, c *cluster) {
+	gw, ok := named[*gatewayv1.Gateway](c, frontDoorGateway)
+	if !ok {
+		return // checkGateway reports it
+	}
+	for _, l := range gw.Spec.Listeners {
+		id := "Gateway/" + gw.Name + " listener " + string(l.Name)
+		if l.Protocol != gatewayv1.HTTPSProtocolType || l.TLS == nil || l.TLS.Mode == nil || *l.TLS.Mode != gatewayv1.TLSModeTerminate {
+			r.add(id, "does not terminate TLS (protocol %s): credentials would reach it in clear", l.Protocol)
+			continue
+		}
+		if l.Hostname == nil {
+			r.add(id, "names no hostname for its certificate")
+			continue
+		}
+		if len(l.TLS.CertificateRefs) == 0 {
+			r.add(id, "has no certificateRefs")
+		}
+		for _, ref := range l.TLS.CertificateRefs {
+			if ref.Kind != nil && *ref.Kind != "Secret" {
+				r.add(id, "certificateRef %s is a %s, want a Secret", ref.Name, *ref.Kind)
+				continue
+			}
+			i := slices.IndexFunc(c.certificates, func(cert certificate) bool { return cert.Spec.SecretName == string(ref.Name) })
+			if i < 0 {
+				r.add(id, "terminates TLS with Secret %s, which no cert-manager Certificate keeps", ref.Name)
+				continue
+			}
+			cert := c.certificates[i]
+			if !slices.Contains(cert.Spec.DNSNames, string(*l.Hostname)) {
+				r.add("Certificate/"+cert.Metadata.Name, "is not issued for %s (dnsNames %v), the listener's hostname", *l.Hostname, cert.Spec.DNSNames)
+			}
+			if cert.Spec.IssuerRef.Name == "" {
+				r.add("Certificate/"+cert.Metadata.Name, "names no issuer")
+			}
+			if cert.Spec.RenewBefore == "" {
+				r.add("Certificate/"+cert.Metadata.Name, "sets no renewBefore")
+			}
+		}
+	}
+}

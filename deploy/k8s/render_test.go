@@ -1,6 +1,8 @@
 package k8s
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -39,6 +41,40 @@ type cluster struct {
 	objects []object
 	// yaml is the whole rendering, as `kubectl kustomize` would print it.
 	yaml func() ([]byte, error)
+	// certificates are the cert-manager Certificates, which client-go's
+	// scheme does not know (certificate).
+	certificates []certificate
+}
+
+// certificate is the part of cert-manager's Certificate (cert-manager.io/v1)
+// the manifests use; decoding refuses any other field, as strictDecoder does.
+type certificate struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       struct {
+		SecretName string   `json:"secretName"`
+		DNSNames   []string `json:"dnsNames"`
+		IssuerRef  struct {
+			Group string `json:"group"`
+			Kind  string `json:"kind"`
+			Name  string `json:"name"`
+		} `json:"issuerRef"`
+		PrivateKey struct {
+			Algorithm      string `json:"algorithm"`
+			Size           int    `json:"size"`
+			RotationPolicy string `json:"rotationPolicy"`
+		} `json:"privateKey"`
+		Duration    string `json:"duration"`
+		RenewBefore string `json:"renewBefore"`
+	} `json:"spec"`
+}
+
+func decodeCertificate(data []byte) (certificate, error) {
+	var c certificate
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	return c, d.Decode(&c)
 }
 
 type object struct {
@@ -68,6 +104,15 @@ func render(dir string) (*cluster, error) {
 		data, err := r.MarshalJSON()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			continue
+		}
+		if r.GetKind() == "Certificate" && r.GetApiVersion() == "cert-manager.io/v1" {
+			cert, err := decodeCertificate(data)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", id, err))
+				continue
+			}
+			c.certificates = append(c.certificates, cert)
 			continue
 		}
 		obj, _, err := strictDecoder.Decode(data, nil, nil)

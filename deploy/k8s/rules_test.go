@@ -90,6 +90,9 @@ type expectations struct {
 	// frontDoor: a Gateway and a GRPCRoute per service (not on a laptop
 	// cluster, which has no Gateway API controller).
 	frontDoor bool
+	// frontDoorTLS: every listener of the Gateway terminates TLS with a
+	// certificate cert-manager issues for its host name.
+	frontDoorTLS bool
 }
 
 var overlays = []expectations{
@@ -97,6 +100,7 @@ var overlays = []expectations{
 	{
 		overlay: "prod", autoscaled: true, minServiceReplicas: 3, maxServiceReplicas: 100, minServiceBudget: 2,
 		natsReplicas: 3, streamReplicas: 3, partitions: 3, antiAffinity: true, externalSecrets: []string{authSecret}, frontDoor: true,
+		frontDoorTLS: true,
 	},
 }
 
@@ -121,6 +125,9 @@ func validate(c *cluster, e expectations) []string {
 	checkServicesAlike(r, c)
 	if e.frontDoor {
 		checkGateway(r, c)
+	}
+	if e.frontDoorTLS {
+		checkGatewayTLS(r, c)
 	}
 	nats := checkNATS(r, c, e)
 	redis := checkRedis(r, c)
