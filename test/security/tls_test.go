@@ -48,8 +48,9 @@ func httpsPost(t *testing.T, client *http.Client, url, key, body string) (int, s
 }
 
 // `dev --auth --tls-cert --tls-key` serves native gRPC and Connect over
-// TLS to a client that trusts the CA, nothing to a client in clear, and the
-// CLI with --tls-ca submits a turn with its API key.
+// TLS to a client that trusts the CA, nothing to a client in clear; the
+// CLI with --tls-ca submits a turn with its API key, and a worker process
+// with its key and the CA runs it.
 func TestTLSWithAuth(t *testing.T) {
 	certs := testcert.New(t)
 	dev := binproc.Start(t, bin, nil, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--console=false",
@@ -92,17 +93,66 @@ func TestTLSWithAuth(t *testing.T) {
 		out, err := exec.Command(bin, append(append([]string{"submit", "--addr", dev.Addr, "--api-key", acmeOperator, "--session", "s-refused"}, args...), "hello")...).CombinedOutput()
 		assert.Error(t, err, "submit %v: %s", args, out)
 	}
+	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+acmeOperator)
+	control := controlv1.NewControlServiceClient(conn)
+	stream, err := control.SubscribeEvents(authed, &controlv1.SubscribeEventsRequest{SessionId: "s-tls",
+		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
+	require.NoError(t, err)
 	out := runCLI(t, "submit", "--addr", dev.Addr, "--api-key", acmeOperator, "--tls-ca", certs.CAFile, "--session", "s-tls", "hello over TLS")
 	assert.Contains(t, out, "in session s-tls")
-	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+acmeOperator)
-	sessions, err := controlv1.NewControlServiceClient(conn).ListSessions(authed, &controlv1.ListSessionsRequest{})
+	sessions, err := control.ListSessions(authed, &controlv1.ListSessionsRequest{})
 	require.NoError(t, err)
 	var ids []string
 	for _, s := range sessions.GetSessions() {
 		ids = append(ids, s.GetSessionId())
 	}
 	assert.Equal(t, []string{"s-tls"}, ids, "only the submit over TLS made a session")
+
+	// A worker process with its key and --tls-ca (AR_TLS_CA) runs the
+	// turn; the CLI approves its write; the file is written.
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\n"), 0o644))
+	worker := exec.Command(bin, "worker", "--addr", dev.Addr, "--api-key", acmeWorker, "--workspace", ws)
+	worker.Env = append(os.Environ(), "AR_TLS_CA="+certs.CAFile)
+	var workerOut binproc.Buffer
+	worker.Stdout, worker.Stderr = writerOf(&workerOut), writerOf(&workerOut)
+	require.NoError(t, worker.Start())
+	t.Cleanup(func() {
+		_ = worker.Process.Kill()
+		_ = worker.Wait()
+		if t.Failed() {
+			t.Logf("worker output:\n%s", workerOut.String())
+		}
+	})
+	until := func(typ string) {
+		t.Helper()
+		for {
+			m, err := stream.Recv()
+			require.NoError(t, err, "waiting for %s", typ)
+			if ev := m.GetEvent(); ev != nil {
+				require.NotEqual(t, "turn.failed", ev.GetType(), "%v", ev)
+				if ev.GetType() == typ {
+					return
+				}
+			}
+		}
+	}
+	until("action.required")
+	runCLI(t, "approve", "--addr", dev.Addr, "--api-key", acmeOperator, "--tls-ca", certs.CAFile, "--session", "s-tls")
+	until("turn.completed")
+	notes, err := os.ReadFile(filepath.Join(ws, "NOTES.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(notes), "# Notes")
 }
+
+// writerOf adapts a binproc.Buffer to io.Writer.
+func writerOf(b *binproc.Buffer) io.Writer {
+	return writerFunc(func(p []byte) (int, error) { b.WriteString(string(p)); return len(p), nil })
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // `dev --tls-cert --tls-key` without --auth: the in-process worker dials
 // its own port over TLS, and a turn the CLI submits with --tls-ca and
