@@ -70,6 +70,9 @@ type common struct {
 	// serverTLS is what check loaded from them (nil: plaintext).
 	tlsCert, tlsKey string
 	serverTLS       *tls.Config
+	// healthListen serves grpc.health.v1 alone, in clear (probes that
+	// speak no TLS); empty: nowhere.
+	healthListen string
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultListen string) {
@@ -77,6 +80,7 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.StringVar(&c.authFile, "auth", "", "auth config file (API keys, JWT); see docs/configuration.md")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "serve TLS on the listen address with this certificate (PEM, the chain after the leaf); needs --tls-key")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "the private key (PEM) of --tls-cert")
+	fs.StringVar(&c.healthListen, "health-listen", "", "also serve grpc.health.v1, and nothing else, in clear on this address (for probes that speak no TLS, e.g. :7071); empty serves it only on --listen")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", "", "OTLP/gRPC collector for traces (host:port); empty exports nothing")
 	fs.BoolVar(&c.otlpInsecure, "otlp-insecure", false, "talk to the OTLP collector without TLS")
@@ -187,8 +191,11 @@ type runtime struct {
 	metricsListen string
 	// metricsAddr is the address it listens on once serving.
 	metricsAddr string
-	hub         *fanout.Hub
-	ready       readyBounds
+	// healthListen is where health alone is served in clear; empty:
+	// nowhere.
+	healthListen string
+	hub          *fanout.Hub
+	ready        readyBounds
 }
 
 // readyBounds say when a service is not ready (its health name
@@ -237,7 +244,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 	}
 	// One fan-out hub per process feeds every subscription (ADR 0006).
 	hub := fanout.New(be.log, fanout.Config{Logger: logger})
-	rt := &runtime{server: srv, tel: tel, logger: logger, log: be.log, metricsListen: c.metricsListen, hub: hub,
+	rt := &runtime{server: srv, tel: tel, logger: logger, log: be.log, metricsListen: c.metricsListen, healthListen: c.healthListen, hub: hub,
 		ready: readyBounds{maxLag: c.readyMaxLag, failingFor: c.readyFailingFor, every: time.Second}}
 	for _, name := range names {
 		deps := kit.Deps{
@@ -274,6 +281,25 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 	lis, err := rt.server.Listen()
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	if rt.healthListen != "" {
+		hl, err := net.Listen("tcp", rt.healthListen)
+		if err != nil {
+			_ = lis.Close()
+			return fmt.Errorf("health listen: %w", err)
+		}
+		// Health stays up until the main port has stopped: probes see
+		// NOT_SERVING during the graceful stop, not a refused connection.
+		healthCtx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
+		healthDone := make(chan error, 1)
+		go func() { healthDone <- rt.server.ServeHealth(healthCtx, hl) }()
+		defer func() {
+			stopHealth()
+			if err := <-healthDone; err != nil {
+				rt.logger.Error("health endpoint stopped", "error", err)
+			}
+		}()
+		rt.logger.Info("health alone, in clear", "listen", hl.Addr().String())
 	}
 	// Background work (projectors) runs until the server stops; a runner
 	// that fails stops the process rather than serve stale read models.

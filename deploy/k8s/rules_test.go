@@ -61,7 +61,7 @@ var healthNames = map[string]string{
 var serveFlags = []string{
 	"nats", "redis", "auth", "listen", "replicas", "partitions",
 	"log-level", "otlp-endpoint", "otlp-insecure", "runtime-id", "shutdown-timeout", "metrics-listen",
-	"log-max-age", "log-max-bytes", "hook-allow-hosts", "insecure-plaintext", "tls-cert", "tls-key",
+	"log-max-age", "log-max-bytes", "hook-allow-hosts", "insecure-plaintext", "tls-cert", "tls-key", "health-listen",
 }
 
 // deploymentName is the Deployment and Service of a service.

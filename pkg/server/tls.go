@@ -1,8 +1,14 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
+	"net"
 	"slices"
+
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // With TLS the port still splits native gRPC from the HTTP/1.1 protocols
@@ -35,4 +41,30 @@ func serverTLS(base *tls.Config) *tls.Config {
 		return nil, nil
 	}
 	return cfg
+}
+
+// ServeHealth serves grpc.health.v1 alone, in clear, on lis until ctx is
+// done: the same statuses as the main port (MarkServing, MarkNotServing,
+// NOT_SERVING once shutdown begins), for probes that speak no TLS (the
+// kubelet's gRPC probes) while the main port serves TLS. Nothing else is
+// served there, and health needs no credentials. Watch streams are capped
+// as on the main port.
+func (s *Server) ServeHealth(ctx context.Context, lis net.Listener) error {
+	srv := grpc.NewServer(append([]grpc.ServerOption{
+		grpc.ChainStreamInterceptor(s.recoverStream, watchLimit(maxHealthWatches)),
+		grpc.ChainUnaryInterceptor(s.recoverUnary),
+	}, grpcLimits()...)...)
+	healthpb.RegisterHealthServer(srv, s.health)
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		<-ctx.Done()
+		srv.Stop()
+	}()
+	err := srv.Serve(lis)
+	<-stopped
+	if errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -79,4 +80,37 @@ func TestTLSServesBothProtocolsAndNothingInClear(t *testing.T) {
 		_ = resp.Body.Close()
 		assert.NotEqual(t, http.StatusOK, resp.StatusCode, "a plaintext HTTP call was served")
 	}
+}
+
+// ServeHealth answers the main port's health statuses in clear, and
+// nothing else, while the main port serves TLS only.
+func TestServeHealthInClear(t *testing.T) {
+	certs := testcert.New(t)
+	ts := startTCP(t, server.Config{TLS: certs.Server(t)})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- ts.srv.ServeHealth(ctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-served)
+	})
+
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	callCtx, callCancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer callCancel()
+	health := healthpb.NewHealthClient(conn)
+	resp, err := health.Check(callCtx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, healthpb.HealthCheckResponse_SERVING, resp.GetStatus())
+	ts.srv.MarkNotServing("agentruntime.control.v1.ControlService")
+	resp, err = health.Check(callCtx, &healthpb.HealthCheckRequest{Service: "agentruntime.control.v1.ControlService"})
+	require.NoError(t, err)
+	assert.Equal(t, healthpb.HealthCheckResponse_NOT_SERVING, resp.GetStatus())
+
+	_, err = controlv1.NewControlServiceClient(conn).GetSession(ctxWithKey(testKey), &controlv1.GetSessionRequest{SessionId: "ses_clear"})
+	assert.Equal(t, codes.Unimplemented, status.Code(err), "only health is served in clear: %v", err)
 }

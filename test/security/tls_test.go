@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func httpsPost(t *testing.T, client *http.Client, url, key, body string) (int, s
 func TestTLSWithAuth(t *testing.T) {
 	certs := testcert.New(t)
 	dev := binproc.Start(t, bin, nil, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--console=false",
-		"--auth", authFile(t), "--tls-cert", certs.CertFile, "--tls-key", certs.KeyFile)
+		"--auth", authFile(t), "--tls-cert", certs.CertFile, "--tls-key", certs.KeyFile, "--health-listen", "127.0.0.1:0")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -86,6 +87,19 @@ func TestTLSWithAuth(t *testing.T) {
 		_ = resp.Body.Close()
 		assert.NotEqual(t, http.StatusOK, resp.StatusCode, "a call in clear was answered")
 	}
+
+	// Health alone is served in clear on --health-listen (for probes that
+	// speak no TLS); the API is not.
+	m := regexp.MustCompile(`msg="health alone, in clear" listen=(\S+)`).FindStringSubmatch(dev.Output())
+	require.NotNil(t, m, "no health address in the output")
+	probe, err := grpc.NewClient(m[1], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer probe.Close()
+	health, err = healthpb.NewHealthClient(probe).Check(ctx, &healthpb.HealthCheckRequest{Service: "agentruntime.control.v1.ControlService"})
+	require.NoError(t, err)
+	assert.Equal(t, healthpb.HealthCheckResponse_SERVING, health.GetStatus())
+	_, err = controlv1.NewControlServiceClient(probe).ListSessions(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+acmeOperator), &controlv1.ListSessionsRequest{})
+	assert.Equal(t, codes.Unimplemented, status.Code(err), "the API in clear on the health port: %v", err)
 
 	// The CLI: in clear it fails, with --tls alone (the system roots,
 	// which do not hold the test CA) it fails, with --tls-ca it submits.
