@@ -40,6 +40,30 @@ var breakages = []breakage{
 		want:     "Gateway/agentruntime listener grpc: does not terminate TLS (protocol HTTP)",
 	},
 	{
+		name:     "services in clear in prod",
+		file:     "overlays/prod/kustomization.yaml",
+		old:      "      - AR_TLS_CERT=/etc/agentruntime/tls/tls.crt\n      - AR_TLS_KEY=/etc/agentruntime/tls/tls.key\n",
+		new:      "",
+		overlays: []string{"prod"},
+		want:     "Deployment/agentruntime-control: AR_TLS_CERT is not set: the service would take credentials in clear",
+	},
+	{
+		name:     "TLS on the probed port",
+		file:     "overlays/prod/kustomization.yaml",
+		old:      "      - AR_HEALTH_LISTEN=:7071\n",
+		new:      "",
+		overlays: []string{"prod"},
+		want:     "Deployment/agentruntime-control: startupProbe probes port 7071, want the gRPC port 7070",
+	},
+	{
+		name:     "Gateway to a service without backend TLS",
+		file:     "overlays/prod/backend-tls.yaml",
+		old:      "      name: agentruntime-evidence\n",
+		new:      "      name: agentruntime-evidenc\n",
+		overlays: []string{"prod"},
+		want:     "Service/agentruntime-evidence: serves TLS, but no BackendTLSPolicy tells the Gateway",
+	},
+	{
 		name:     "front door certificate for another name",
 		file:     "overlays/prod/gateway-tls.yaml",
 		old:      "    - agentruntime.example.com",
@@ -101,8 +125,10 @@ var breakages = []breakage{
 		name: "probe port is not the container port",
 		file: "base/agentruntime/tasks.yaml",
 		old:  "readinessProbe:\n            grpc:\n              port: 7070",
-		new:  "readinessProbe:\n            grpc:\n              port: 7071",
-		want: "Deployment/agentruntime-tasks: container agentruntime: readinessProbe port 7071 is not a port of the container",
+		new:  "readinessProbe:\n            grpc:\n              port: 7079",
+		// prod probes the health port (overlays/prod/agentruntime-tls-patch.yaml).
+		overlays: []string{"dev"},
+		want:     "Deployment/agentruntime-tasks: container agentruntime: readinessProbe port 7079 is not a port of the container",
 	},
 	{
 		name: "named probe port the container lacks",

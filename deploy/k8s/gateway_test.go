@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"path"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -146,6 +147,80 @@ func checkGatewayTLS(r *report, c *cluster) {
 			if cert.Spec.RenewBefore == "" {
 				r.add("Certificate/"+cert.Metadata.Name, "sets no renewBefore")
 			}
+		}
+	}
+}
+
+// serviceTLSSecret is the Secret cert-manager keeps the services'
+// certificate in (prod).
+const serviceTLSSecret = "agentruntime-tls"
+
+// checkServiceTLS: every service serves TLS (AR_TLS_CERT, AR_TLS_KEY) from
+// a mounted Secret a cert-manager Certificate keeps, issued for the names
+// the Service is called by; never AR_INSECURE_PLAINTEXT; and the Gateway
+// is told to speak TLS to it and for which name (a BackendTLSPolicy).
+func checkServiceTLS(r *report, c *cluster) {
+	policies := find[*gatewayv1.BackendTLSPolicy](c)
+	for _, name := range all.Names {
+		w, ok := c.workload("Deployment", deploymentName(name))
+		if !ok || w.container(serviceContainer) == nil {
+			continue // reported by checkAgentruntime
+		}
+		ctr := w.container(serviceContainer)
+		env := serviceEnv(c, ctr)
+		if env["AR_INSECURE_PLAINTEXT"] == "true" {
+			r.add(w, "AR_INSECURE_PLAINTEXT is true: credentials would cross the network in clear")
+		}
+		var secrets []string
+		for _, k := range []string{"AR_TLS_CERT", "AR_TLS_KEY"} {
+			file := env[k]
+			if file == "" {
+				r.add(w, "%s is not set: the service would take credentials in clear", k)
+				continue
+			}
+			secret := ""
+			for _, m := range ctr.VolumeMounts {
+				i := slices.IndexFunc(w.template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
+				if path.Dir(file) == m.MountPath && i >= 0 && w.template.Spec.Volumes[i].Secret != nil {
+					secret = w.template.Spec.Volumes[i].Secret.SecretName
+				}
+			}
+			if secret == "" {
+				r.add(w, "%s %s is not in a mounted Secret", k, file)
+				continue
+			}
+			secrets = append(secrets, secret)
+		}
+		svcName := deploymentName(name)
+		var dnsNames []string
+		for _, secret := range slices.Compact(secrets) {
+			i := slices.IndexFunc(c.certificates, func(cert certificate) bool { return cert.Spec.SecretName == secret })
+			if i < 0 {
+				r.add(w, "serves TLS from Secret %s, which no cert-manager Certificate keeps", secret)
+				continue
+			}
+			dnsNames = c.certificates[i].Spec.DNSNames
+			for _, want := range []string{svcName, svcName + "." + namespace + ".svc", svcName + "." + namespace + ".svc.cluster.local"} {
+				if !slices.Contains(dnsNames, want) {
+					r.add("Certificate/"+c.certificates[i].Metadata.Name, "is not issued for %s, a name of Service %s", want, svcName)
+				}
+			}
+		}
+		i := slices.IndexFunc(policies, func(p *gatewayv1.BackendTLSPolicy) bool {
+			return slices.ContainsFunc(p.Spec.TargetRefs, func(t gatewayv1.LocalPolicyTargetReferenceWithSectionName) bool {
+				return t.Kind == "Service" && string(t.Name) == svcName
+			})
+		})
+		if i < 0 {
+			r.add("Service/"+svcName, "serves TLS, but no BackendTLSPolicy tells the Gateway to speak TLS to it")
+			continue
+		}
+		p := policies[i]
+		if host := string(p.Spec.Validation.Hostname); dnsNames != nil && !slices.Contains(dnsNames, host) {
+			r.add("BackendTLSPolicy/"+p.Name, "expects hostname %s, which the service's certificate does not name", host)
+		}
+		if len(p.Spec.Validation.CACertificateRefs) == 0 && p.Spec.Validation.WellKnownCACertificates == nil {
+			r.add("BackendTLSPolicy/"+p.Name, "names no CA to verify the service against")
 		}
 	}
 }

@@ -93,14 +93,18 @@ type expectations struct {
 	// frontDoorTLS: every listener of the Gateway terminates TLS with a
 	// certificate cert-manager issues for its host name.
 	frontDoorTLS bool
+	// serviceTLS: every service serves TLS with a certificate
+	// cert-manager keeps in a mounted Secret, health in clear for the
+	// probes, and the Gateway verifies it (BackendTLSPolicy).
+	serviceTLS bool
 }
 
 var overlays = []expectations{
 	{overlay: "dev", minServiceReplicas: 1, maxServiceReplicas: 1, natsReplicas: 1, streamReplicas: 1, partitions: 1},
 	{
 		overlay: "prod", autoscaled: true, minServiceReplicas: 3, maxServiceReplicas: 100, minServiceBudget: 2,
-		natsReplicas: 3, streamReplicas: 3, partitions: 3, antiAffinity: true, externalSecrets: []string{authSecret}, frontDoor: true,
-		frontDoorTLS: true,
+		natsReplicas: 3, streamReplicas: 3, partitions: 3, antiAffinity: true, externalSecrets: []string{authSecret, serviceTLSSecret}, frontDoor: true,
+		frontDoorTLS: true, serviceTLS: true,
 	},
 }
 
@@ -128,6 +132,9 @@ func validate(c *cluster, e expectations) []string {
 	}
 	if e.frontDoorTLS {
 		checkGatewayTLS(r, c)
+	}
+	if e.serviceTLS {
+		checkServiceTLS(r, c)
 	}
 	nats := checkNATS(r, c, e)
 	redis := checkRedis(r, c)
@@ -550,6 +557,19 @@ func checkAgentruntime(r *report, c *cluster, e expectations) {
 		if grpcPort == 0 {
 			r.add(id, "container %s has no port named grpc", serviceContainer)
 		}
+		// The kubelet's gRPC probes speak no TLS: a service serving TLS is
+		// probed on its health port (AR_HEALTH_LISTEN, in clear), which
+		// must be the container's port "health"; any other on the gRPC
+		// port.
+		probePort := grpcPort
+		if hl := serviceEnv(c, ctr)["AR_HEALTH_LISTEN"]; hl != "" {
+			_, port, err := net.SplitHostPort(hl)
+			health := containerPort(ctr, intstr.FromString("health"))
+			if err != nil || port != strconv.Itoa(int(health)) {
+				r.add(id, "AR_HEALTH_LISTEN %q is not the container's health port", hl)
+			}
+			probePort = health
+		}
 		probes := map[string]*corev1.Probe{"startupProbe": ctr.StartupProbe, "readinessProbe": ctr.ReadinessProbe, "livenessProbe": ctr.LivenessProbe}
 		for _, kind := range slices.Sorted(maps.Keys(probes)) {
 			p := probes[kind]
@@ -563,8 +583,10 @@ func checkAgentruntime(r *report, c *cluster, e expectations) {
 				// projector fails or lags); restarting the pod for that
 				// would only start the rebuild over.
 				r.add(id, "%s asks for health %q, want the process's (\"\")", kind, deref(p.GRPC.Service))
-			case p.GRPC.Port != grpcPort:
-				r.add(id, "%s probes port %d, the gRPC port is %d", kind, p.GRPC.Port, grpcPort)
+			case probePort == grpcPort && p.GRPC.Port != grpcPort:
+				r.add(id, "%s probes port %d, want the gRPC port %d", kind, p.GRPC.Port, grpcPort)
+			case p.GRPC.Port != probePort:
+				r.add(id, "%s probes port %d, want the health port %d (AR_HEALTH_LISTEN)", kind, p.GRPC.Port, probePort)
 			}
 		}
 
