@@ -186,18 +186,30 @@ func isLoopbackHost(host string) bool {
 type connMux struct {
 	root       net.Listener
 	grpc, http *chanListener
-	log        *slog.Logger
-	tls        *tls.Config
+	// h2 takes the HTTP/2 connections of TLS clients that also offered
+	// HTTP/1.1 (tls.go); nil without TLS.
+	h2  *chanListener
+	log *slog.Logger
+	tls *tls.Config
+	// offered notes the connections whose client offered "http/1.1".
+	offered *sync.Map
 }
 
-func newConnMux(root net.Listener, log *slog.Logger, tlsCfg *tls.Config) *connMux {
-	return &connMux{
+// newConnMux splits root; with base set, every connection is TLS with
+// base's certificate (serverTLS).
+func newConnMux(root net.Listener, log *slog.Logger, base *tls.Config) *connMux {
+	m := &connMux{
 		root: root,
 		grpc: newChanListener(root.Addr()),
 		http: newChanListener(root.Addr()),
 		log:  log,
-		tls:  tlsCfg,
 	}
+	if base != nil {
+		m.offered = &sync.Map{}
+		m.tls = serverTLS(base, m.offered)
+		m.h2 = newChanListener(root.Addr())
+	}
+	return m
 }
 
 // run accepts until the root listener fails or closes; then both halves
@@ -211,6 +223,9 @@ func (m *connMux) run() {
 			}
 			m.grpc.fail(err)
 			m.http.fail(err)
+			if m.h2 != nil {
+				m.h2.fail(err)
+			}
 			return
 		}
 		// Sniffing waits on the client: never in the accept loop.
@@ -223,9 +238,16 @@ func (m *connMux) route(conn net.Conn) {
 	_ = conn.SetDeadline(time.Now().Add(sniffTimeout))
 	if m.tls != nil {
 		tc := tls.Server(conn, m.tls)
-		if err := tc.Handshake(); err != nil {
+		err := tc.Handshake()
+		_, both := m.offered.LoadAndDelete(conn)
+		if err != nil {
 			m.log.Debug("TLS handshake failed", "remote", conn.RemoteAddr().String(), "error", err)
 			_ = conn.Close()
+			return
+		}
+		if both && tc.ConnectionState().NegotiatedProtocol == "h2" {
+			_ = conn.SetDeadline(time.Time{})
+			m.h2.deliver(tc)
 			return
 		}
 		conn = tc

@@ -81,11 +81,13 @@ type Config struct {
 	LoopbackHosts bool
 	// TLS, when set, makes the port serve TLS and nothing else: its
 	// Certificates (or GetCertificate) are the server's. The server sets
-	// NextProtos and GetConfigForClient: a client that offers HTTP/1.1 in
-	// ALPN (browsers, curl, Connect and gRPC-Web clients) gets HTTP/1.1
-	// and the transcoder, one that offers only h2 (gRPC clients) gets
-	// native gRPC (tls.go). The certificate is read once: a renewed one
-	// takes a restart, unless GetCertificate reloads it.
+	// NextProtos and GetConfigForClient: a client that offers only h2 in
+	// ALPN (gRPC clients) gets gRPC's own transport, one that offers
+	// HTTP/1.1 too (browsers, curl, proxies) an HTTP/2 server that sends
+	// gRPC requests to the gRPC server and the rest to the transcoder, one
+	// that negotiates HTTP/1.1 the transcoder (tls.go). The certificate is
+	// read once: a renewed one takes a restart, unless GetCertificate
+	// reloads it.
 	TLS *tls.Config
 }
 
@@ -217,12 +219,11 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	if err != nil {
 		return err
 	}
-	var tlsCfg *tls.Config
 	scheme := "http"
 	if s.cfg.TLS != nil {
-		tlsCfg, scheme = serverTLS(s.cfg.TLS), "https"
+		scheme = "https"
 	}
-	mux := newConnMux(lis, s.log, tlsCfg)
+	mux := newConnMux(lis, s.log, s.cfg.TLS)
 	root := withConsole(s.cfg.Console, handler)
 	if s.cfg.LoopbackHosts {
 		root = loopbackHostsOnly(root, lis.Addr(), s.cfg.CORSOrigins, scheme)
@@ -243,17 +244,39 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		Protocols:         &protocols,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	// With TLS, a third server: HTTP/2 from clients that offered HTTP/1.1
+	// too (tls.go). It stops with the HTTP/1.1 one.
+	var h2Srv *http.Server
+	if mux.h2 != nil {
+		h2Srv = s.mixedHTTP2(root)
+	}
 	go mux.run()
 	grpcServed := make(chan error, 1)
 	go func() { grpcServed <- s.grpc.Serve(mux.grpc) }()
 	httpServed := make(chan error, 1)
-	go func() { httpServed <- httpServeErr(httpSrv.Serve(mux.http)) }()
+	go func() {
+		if h2Srv == nil {
+			httpServed <- httpServeErr(httpSrv.Serve(mux.http))
+			return
+		}
+		h2Served := make(chan error, 1)
+		go func() { h2Served <- httpServeErr(h2Srv.Serve(mux.h2)) }()
+		err := httpServeErr(httpSrv.Serve(mux.http))
+		if err != nil {
+			_ = h2Srv.Close()
+		}
+		// After a shutdown, h2Srv's own Shutdown drains it.
+		httpServed <- errors.Join(err, <-h2Served)
+	}()
 
 	select {
 	case err := <-grpcServed:
 		s.health.Shutdown()
 		_ = lis.Close()
 		_ = httpSrv.Close()
+		if h2Srv != nil {
+			_ = h2Srv.Close()
+		}
 		<-httpServed
 		if err != nil {
 			return fmt.Errorf("server: serve: %w", err)
@@ -280,6 +303,9 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		var both sync.WaitGroup
 		both.Go(s.grpc.GracefulStop)
 		both.Go(func() { _ = httpSrv.Shutdown(shutdownCtx) })
+		if h2Srv != nil {
+			both.Go(func() { _ = h2Srv.Shutdown(shutdownCtx) })
+		}
 		both.Wait()
 		close(stopped)
 	}()
@@ -291,6 +317,9 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		s.log.Warn("graceful stop timed out; closing remaining calls", "timeout", s.cfg.ShutdownTimeout)
 		s.grpc.Stop()
 		_ = httpSrv.Close()
+		if h2Srv != nil {
+			_ = h2Srv.Close()
+		}
 		<-stopped
 	}
 	<-grpcServed // Serve returns nil once GracefulStop or Stop has run.

@@ -4,43 +4,77 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net"
+	"net/http"
 	"slices"
+	"strings"
+	"sync"
 
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
-// With TLS the port still splits native gRPC from the HTTP/1.1 protocols
-// (http.go): each connection's TLS handshake comes first, then the same
-// look at its first bytes. ALPN decides what a client speaks after the
-// handshake: a client that offers "http/1.1" (browsers, curl, Go's
-// net/http, Connect and gRPC-Web clients, which offer "h2" too) is given
-// HTTP/1.1 and reaches the transcoder; a client that offers only "h2"
-// (grpc-go, grpc-java, grpc-js; grpcio offers "grpc-exp" and "h2") is given
-// h2 and reaches gRPC's own transport. A client that offers both and then
-// speaks native gRPC is not served: gRPC needs HTTP/2, and the HTTP side
-// speaks HTTP/1.1 only, as it does without TLS.
+// With TLS the port still splits native gRPC from the rest (http.go):
+// each connection's TLS handshake comes first, then ALPN and the first
+// bytes decide. A client that offers only "h2" (grpc-go, grpc-java,
+// grpc-js; grpcio offers "grpc-exp" and "h2") speaks native gRPC and goes
+// to gRPC's own transport, as a connection that opens with the HTTP/2
+// preface does in clear. A client that offers "h2" and "http/1.1"
+// (browsers, curl, Go's net/http, proxies) may speak anything over HTTP/2:
+// its connection goes to an HTTP/2 server that hands each gRPC request
+// (Content-Type application/grpc) to the gRPC server's ServeHTTP and any
+// other to the transcoder and the console. A client that negotiates
+// "http/1.1", or nothing, goes to the HTTP/1.1 side.
 
-// serverTLS is base with the protocols of the port: "h2" and "http/1.1",
-// HTTP/1.1 chosen whenever the client offers it. base is not modified; its
-// own GetConfigForClient and NextProtos are replaced.
-func serverTLS(base *tls.Config) *tls.Config {
+// serverTLS is base with the protocols of the port, "h2" preferred, and
+// a note in offered of each connection whose client also offered
+// "http/1.1". base is not modified; its own GetConfigForClient and
+// NextProtos are replaced.
+func serverTLS(base *tls.Config, offered *sync.Map) *tls.Config {
 	cfg := base.Clone()
-	cfg.GetConfigForClient = nil
 	if cfg.MinVersion < tls.VersionTLS12 {
 		cfg.MinVersion = tls.VersionTLS12
 	}
 	cfg.NextProtos = []string{"h2", "http/1.1"}
-	http1 := cfg.Clone()
-	http1.NextProtos = []string{"http/1.1"}
 	cfg.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 		if slices.Contains(hello.SupportedProtos, "http/1.1") {
-			return http1, nil
+			offered.Store(hello.Conn, true)
 		}
 		return nil, nil
 	}
 	return cfg
+}
+
+// isGRPC says whether an HTTP/2 request is native gRPC (not gRPC-Web).
+func isGRPC(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	return r.ProtoMajor == 2 && (ct == "application/grpc" || strings.HasPrefix(ct, "application/grpc+") || strings.HasPrefix(ct, "application/grpc;"))
+}
+
+// mixedHTTP2 serves the HTTP/2 connections of TLS clients that also
+// offered HTTP/1.1: gRPC requests through the gRPC server's ServeHTTP
+// (the same interceptors; gRPC's own keepalive enforcement does not apply
+// there), anything else through root. The connections arrive decrypted,
+// so this is HTTP/2 with prior knowledge.
+func (s *Server) mixedHTTP2(root http.Handler) *http.Server {
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if isGRPC(r) {
+				s.grpc.ServeHTTP(w, r)
+				return
+			}
+			root.ServeHTTP(w, r)
+		}),
+		// No ReadTimeout: it would cut client and bidirectional streams.
+		ReadHeaderTimeout: sniffTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		Protocols:         &protocols,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: maxStreamsPerConn},
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
 }
 
 // ServeHealth serves grpc.health.v1 alone, in clear, on lis until ctx is

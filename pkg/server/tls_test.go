@@ -24,9 +24,8 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/testkit/testcert"
 )
 
-// With Config.TLS the one port serves native gRPC (ALPN h2) and the
-// HTTP/1.1 protocols (ALPN http/1.1, whatever else the client offers) over
-// TLS, and nothing in clear.
+// With Config.TLS the one port serves native gRPC and Connect over TLS,
+// whatever protocols the client offers, and nothing in clear.
 func TestTLSServesBothProtocolsAndNothingInClear(t *testing.T) {
 	certs := testcert.New(t)
 	ts := startTCP(t, server.Config{TLS: certs.Server(t)})
@@ -38,8 +37,19 @@ func TestTLSServesBothProtocolsAndNothingInClear(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(7), resp.GetSequence())
 
+	// A gRPC client that offers http/1.1 too (as proxies may) is served
+	// over the mixed HTTP/2 side.
+	both, err := grpc.NewClient(ts.addr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: certs.Pool(), NextProtos: []string{"h2", "http/1.1"}})))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = both.Close() })
+	resp, err = controlv1.NewControlServiceClient(both).GetSession(ctxWithKey(testKey), &controlv1.GetSessionRequest{SessionId: "ses_both"})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(7), resp.GetSequence())
+	_, err = controlv1.NewControlServiceClient(both).GetSession(context.Background(), &controlv1.GetSessionRequest{SessionId: "ses_both"})
+	assert.Equal(t, codes.Unauthenticated, status.Code(err), "the same interceptors: %v", err)
+
 	// Go's client offers h2 and http/1.1, as browsers do: it is given
-	// HTTP/1.1 and the transcoder answers.
+	// HTTP/2, and Connect JSON reaches the transcoder.
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: certs.Client(), ForceAttemptHTTP2: true}}
 	for _, host := range []string{ts.addr, strings.Replace(ts.addr, "127.0.0.1", "localhost", 1)} {
 		req, err := http.NewRequest(http.MethodPost, "https://"+host+"/agentruntime.control.v1.ControlService/GetSession", strings.NewReader(`{"sessionId":"ses_https"}`))
@@ -52,9 +62,20 @@ func TestTLSServesBothProtocolsAndNothingInClear(t *testing.T) {
 		require.NoError(t, err)
 		_ = resp.Body.Close()
 		assert.Equal(t, http.StatusOK, resp.StatusCode, string(body))
-		assert.Equal(t, "HTTP/1.1", resp.Proto)
+		assert.Equal(t, "HTTP/2.0", resp.Proto)
 		assert.Contains(t, string(body), `"sequence":"7"`)
 	}
+
+	// A client that speaks HTTP/1.1 only gets HTTP/1.1.
+	h1 := &http.Client{Transport: &http.Transport{TLSClientConfig: certs.Client(), ForceAttemptHTTP2: false}}
+	req, err := http.NewRequest(http.MethodPost, "https://"+ts.addr+"/grpc.health.v1.Health/Check", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	h1resp, err := h1.Do(req)
+	require.NoError(t, err)
+	_ = h1resp.Body.Close()
+	assert.Equal(t, http.StatusOK, h1resp.StatusCode)
+	assert.Equal(t, "HTTP/1.1", h1resp.Proto)
 
 	// A client that does not trust the CA, and clients in clear, get
 	// nothing.
@@ -73,7 +94,7 @@ func TestTLSServesBothProtocolsAndNothingInClear(t *testing.T) {
 	_, err = healthpb.NewHealthClient(plain).Check(ctx, &healthpb.HealthCheckRequest{})
 	assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
 
-	req, err := http.NewRequest(http.MethodPost, ts.base+"/grpc.health.v1.Health/Check", strings.NewReader(`{}`))
+	req, err = http.NewRequest(http.MethodPost, ts.base+"/grpc.health.v1.Health/Check", strings.NewReader(`{}`))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	if resp, err := http1().Do(req); err == nil {
