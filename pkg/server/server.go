@@ -224,13 +224,18 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		scheme = "https"
 	}
 	mux := newConnMux(lis, s.log, s.cfg.TLS)
-	root := withConsole(s.cfg.Console, handler)
+	pages := withConsole(s.cfg.Console, handler)
+	// guard is the loopback Host and Origin check, when configured, of
+	// every HTTP request; native gRPC connections do not pass it.
+	guard := func(h http.Handler) http.Handler { return h }
 	if s.cfg.LoopbackHosts {
-		root = loopbackHostsOnly(root, lis.Addr(), s.cfg.CORSOrigins, scheme)
+		guard = func(h http.Handler) http.Handler { return loopbackHostsOnly(h, lis.Addr(), s.cfg.CORSOrigins, scheme) }
 	}
+	root := guard(pages)
 	// HTTP/1.1 only: one request at a time per connection, so no stream
 	// cap is needed on this side (HTTP/2 connections are native gRPC and
-	// go to s.grpc, whose cap is maxStreamsPerConn). ReadTimeout cuts off
+	// go to s.grpc, whose cap is maxStreamsPerConn, or, with TLS, to the
+	// HTTP/2 server of tls.go, capped the same). ReadTimeout cuts off
 	// a client that trickles its request; server streams (subscriptions,
 	// health watches) outlive it, because net/http lifts the read deadline
 	// once the request body has been read (limits.go).
@@ -248,7 +253,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	// too (tls.go). It stops with the HTTP/1.1 one.
 	var h2Srv *http.Server
 	if mux.h2 != nil {
-		h2Srv = s.mixedHTTP2(root)
+		h2Srv = s.mixedHTTP2(guard(s.grpcOr(pages)))
 	}
 	go mux.run()
 	grpcServed := make(chan error, 1)

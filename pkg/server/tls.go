@@ -52,22 +52,27 @@ func isGRPC(r *http.Request) bool {
 	return r.ProtoMajor == 2 && (ct == "application/grpc" || strings.HasPrefix(ct, "application/grpc+") || strings.HasPrefix(ct, "application/grpc;"))
 }
 
+// grpcOr hands gRPC requests to the gRPC server's ServeHTTP (the same
+// interceptors; gRPC's own keepalive enforcement does not apply there)
+// and anything else to next.
+func (s *Server) grpcOr(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isGRPC(r) {
+			s.grpc.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // mixedHTTP2 serves the HTTP/2 connections of TLS clients that also
-// offered HTTP/1.1: gRPC requests through the gRPC server's ServeHTTP
-// (the same interceptors; gRPC's own keepalive enforcement does not apply
-// there), anything else through root. The connections arrive decrypted,
-// so this is HTTP/2 with prior knowledge.
-func (s *Server) mixedHTTP2(root http.Handler) *http.Server {
+// offered HTTP/1.1 with handler (grpcOr). The connections arrive
+// decrypted, so this is HTTP/2 with prior knowledge.
+func (s *Server) mixedHTTP2(handler http.Handler) *http.Server {
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
 	return &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if isGRPC(r) {
-				s.grpc.ServeHTTP(w, r)
-				return
-			}
-			root.ServeHTTP(w, r)
-		}),
+		Handler: handler,
 		// No ReadTimeout: it would cut client and bidirectional streams.
 		ReadHeaderTimeout: sniffTimeout,
 		IdleTimeout:       httpIdleTimeout,
