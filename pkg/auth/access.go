@@ -110,3 +110,13 @@ func SelfApproval(requesterSubject, requesterRole string, p Principal) bool {
 	}
 	return requesterRole == RoleWorker && requesterSubject != "" && requesterSubject == p.Subject
 }
+
+// ReasonSessionNotHeld is the ErrorInfo reason of a worker's read of a
+// session it does not hold.
+const ReasonSessionNotHeld = "SESSION_NOT_HELD"
+
+// ScopedToHeldSessions reports whether p's reads of a session are confined
+// to the sessions it holds work in: a worker does not browse the tenant
+// (docs/security.md, "Workers read only the sessions they hold"). Every
+// other role reads its whole tenant.
+func ScopedToHeldSessions(p Principal) bool { return p.Role == RoleWorker }

@@ -22,7 +22,7 @@ type Handler struct {
 }
 
 func (h *Handler) SubmitTurn(ctx context.Context, req *controlv1.SubmitTurnRequest) (*controlv1.SubmitTurnResponse, error) {
-	return kit.Call(ctx, req, h.App.SubmitTurn)
+	return kit.Call(ctx, req, h.Claims.SubmitTurn)
 }
 
 func (h *Handler) InterruptTurn(ctx context.Context, req *controlv1.InterruptTurnRequest) (*controlv1.InterruptTurnResponse, error) {
@@ -50,11 +50,11 @@ func (h *Handler) ListSessions(ctx context.Context, req *controlv1.ListSessionsR
 }
 
 func (h *Handler) GetSession(ctx context.Context, req *controlv1.GetSessionRequest) (*controlv1.GetSessionResponse, error) {
-	return kit.Call(ctx, req, h.App.GetSession)
+	return kit.Call(ctx, req, app.Held(h.Claims, (*controlv1.GetSessionRequest).GetSessionId, h.App.GetSession))
 }
 
 func (h *Handler) GetThreadRead(ctx context.Context, req *controlv1.GetThreadReadRequest) (*controlv1.GetThreadReadResponse, error) {
-	return kit.Call(ctx, req, h.App.GetThreadRead)
+	return kit.Call(ctx, req, app.Held(h.Claims, (*controlv1.GetThreadReadRequest).GetSessionId, h.App.GetThreadRead))
 }
 
 func (h *Handler) RegisterTools(ctx context.Context, req *controlv1.RegisterToolsRequest) (*controlv1.RegisterToolsResponse, error) {
@@ -90,7 +90,7 @@ func (h *Handler) CloseSubagent(ctx context.Context, req *controlv1.CloseSubagen
 }
 
 func (h *Handler) ListSubagents(ctx context.Context, req *controlv1.ListSubagentsRequest) (*controlv1.ListSubagentsResponse, error) {
-	return kit.Call(ctx, req, h.App.ListSubagents)
+	return kit.Call(ctx, req, app.Held(h.Claims, (*controlv1.ListSubagentsRequest).GetSessionId, h.App.ListSubagents))
 }
 
 func (h *Handler) ReconnectChannel(ctx context.Context, req *controlv1.ReconnectChannelRequest) (*controlv1.ReconnectChannelResponse, error) {
@@ -114,7 +114,7 @@ func (h *Handler) GetTurnAttempts(ctx context.Context, req *controlv1.GetTurnAtt
 }
 
 func (h *Handler) ReadOutput(ctx context.Context, req *controlv1.ReadOutputRequest) (*controlv1.ReadOutputResponse, error) {
-	return kit.Call(ctx, req, h.App.ReadOutput)
+	return kit.Call(ctx, req, h.Claims.ReadOutputHeld)
 }
 
 func (h *Handler) StoreOutput(ctx context.Context, req *controlv1.StoreOutputRequest) (*controlv1.StoreOutputResponse, error) {
@@ -143,6 +143,10 @@ func (h *Handler) SubscribeEvents(req *controlv1.SubscribeEventsRequest, stream 
 	c, err := kit.Principal(ctx)
 	if err != nil {
 		return err
+	}
+	// A worker follows only a session it holds (app.Claims.CheckHeld).
+	if err := h.Claims.CheckHeld(ctx, c, req.GetSessionId()); err != nil {
+		return kit.Status(ctx, err)
 	}
 	err = h.App.Subscribe(ctx, c, req, stream.Send)
 	if req.GetChannelId() != "" && req.GetSessionId() != "" {

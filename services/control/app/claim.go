@@ -214,6 +214,12 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 	if err != nil {
 		return nil, err
 	}
+	// The claimer reads the turn's session while it holds the lease
+	// (held.go). Failing here loses the claim as any error after the
+	// append does: its lease lapses and the run is recorded lost.
+	if err := cl.HoldSession(ctx, c, tu.SessionId, ttl); err != nil {
+		return nil, err
+	}
 	return &controlv1.ClaimTurnResponse{Turn: tu, RunId: runID, LeaseToken: token, LeaseExpiresAt: timestamppb.New(expires), Sequence: res.Sequence}, nil
 }
 
@@ -256,6 +262,9 @@ func (cl *Claims) GetTurnAttempts(ctx context.Context, c Caller, req *controlv1.
 	}
 	tu, err := a.turn(ctx, c, req.GetTurnId())
 	if err != nil {
+		return nil, err
+	}
+	if err := cl.CheckHeld(ctx, c, tu.SessionId); err != nil {
 		return nil, err
 	}
 	at, err := readmodel.Attempts(ctx, a.Store, c.Tenant, tu.TurnId)
@@ -304,6 +313,9 @@ func (cl *Claims) HeartbeatTurn(ctx context.Context, c Caller, req *controlv1.He
 	}
 	if !ok || req.GetLeaseToken() == "" {
 		return nil, domain.LeaseLost(tu, req.GetRunId(), "")
+	}
+	if err := cl.HoldSession(ctx, c, tu.SessionId, ttl); err != nil {
+		return nil, err
 	}
 	return &controlv1.HeartbeatTurnResponse{
 		LeaseExpiresAt: timestamppb.New(cl.now().Add(ttl)), Status: tu.Status,

@@ -1,0 +1,166 @@
+package all_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/agentruntime/agentruntime/pkg/auth"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+)
+
+const workerBKey = "k-acme-worker-b-0123456789"
+
+// Workers read only the sessions they hold (docs/security.md): worker A
+// claims the turn of session s1, worker B the turn of s2, and nobody the
+// turn of s3. A reads and follows s1 (its thread, its session, its
+// attempts, its outputs) and is PermissionDenied SESSION_NOT_HELD on s2
+// and s3 and on a subscription across the tenant, which names session_id;
+// B the other way round. A turn a worker submits (a task run it runs as a
+// turn) holds its session too. The operator reads everything.
+func TestWorkersReadOnlyTheSessionsTheyHold(t *testing.T) {
+	sys := startSystemWithKeys(t, "", 1,
+		auth.APIKeyConfig{Name: "olive", Tenant: "acme", Role: "operator", Key: operatorKey},
+		auth.APIKeyConfig{Name: "wa", Tenant: "acme", Role: "worker", Key: workerKey},
+		auth.APIKeyConfig{Name: "wb", Tenant: "acme", Role: "worker", Key: workerBKey})
+	c := sys.clients.control
+	base, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	as := func(key string) context.Context {
+		return metadata.AppendToOutgoingContext(base, "authorization", "Bearer "+key)
+	}
+	operator, a, b := as(operatorKey), as(workerKey), as(workerBKey)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "go"}}}
+	turns := map[string]string{}
+	for _, s := range []string{"s1", "s2", "s3"} {
+		sub, err := c.SubmitTurn(operator, &controlv1.SubmitTurnRequest{SessionId: s, ThreadId: "th-" + s, Input: text})
+		must(err)
+		turns[s] = sub.GetTurn().GetTurnId()
+	}
+	claim := func(ctx context.Context, session string) *controlv1.ClaimTurnResponse {
+		t.Helper()
+		cl, err := c.ClaimTurn(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w", SessionId: session, Wait: durationpb.New(10 * time.Second)})
+		must(err)
+		if cl.GetTurn().GetTurnId() != turns[session] {
+			t.Fatalf("claim of %s: %v, want turn %s", session, cl.GetTurn(), turns[session])
+		}
+		return cl
+	}
+	claimA := claim(a, "s1")
+	claim(b, "s2")
+	out, err := c.StoreOutput(a, &controlv1.StoreOutputRequest{TurnId: turns["s1"], ToolCallId: "call_1", Content: []byte("s1's output")})
+	must(err)
+	uri := out.GetOutput().GetUri()
+
+	// reads makes every session read the matrix opens to workers of
+	// session s, and answers each one's error.
+	reads := func(ctx context.Context, s string) map[string]error {
+		_, getSession := c.GetSession(ctx, &controlv1.GetSessionRequest{SessionId: s})
+		_, getThread := c.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: s, ThreadId: "th-" + s})
+		_, subagents := c.ListSubagents(ctx, &controlv1.ListSubagentsRequest{SessionId: s, ThreadId: "th-" + s})
+		_, attempts := c.GetTurnAttempts(ctx, &controlv1.GetTurnAttemptsRequest{TurnId: turns[s]})
+		return map[string]error{"GetSession": getSession, "GetThreadRead": getThread, "ListSubagents": subagents,
+			"GetTurnAttempts": attempts, "SubscribeEvents": firstEvent(ctx, c, s)}
+	}
+	allowed := func(who string, errs map[string]error) {
+		t.Helper()
+		for rpc, err := range errs {
+			if err != nil {
+				t.Errorf("%s %s: %v, want it answered", who, rpc, err)
+			}
+		}
+	}
+	denied := func(who string, err error, want map[string]string) {
+		t.Helper()
+		st := status.Convert(err)
+		if st.Code() != codes.PermissionDenied {
+			t.Errorf("%s: %v, want PermissionDenied", who, err)
+			return
+		}
+		for _, d := range st.Details() {
+			if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetReason() == auth.ReasonSessionNotHeld {
+				for k, v := range want {
+					if info.GetMetadata()[k] != v {
+						t.Errorf("%s: ErrorInfo %v, want %s=%s", who, info.GetMetadata(), k, v)
+					}
+				}
+				return
+			}
+		}
+		t.Errorf("%s: %v, want ErrorInfo %s", who, st.Details(), auth.ReasonSessionNotHeld)
+	}
+	deniedAll := func(who, s string, errs map[string]error) {
+		t.Helper()
+		for rpc, err := range errs {
+			denied(who+" "+rpc+" of "+s, err, map[string]string{"session_id": s})
+		}
+	}
+
+	allowed("worker A on s1", reads(a, "s1"))
+	deniedAll("worker A", "s2", reads(a, "s2"))
+	deniedAll("worker A", "s3", reads(a, "s3"))
+	allowed("worker B on s2", reads(b, "s2"))
+	deniedAll("worker B", "s1", reads(b, "s1"))
+	for _, s := range []string{"s1", "s2", "s3"} {
+		allowed("operator on "+s, reads(operator, s))
+	}
+
+	// Across the tenant: a worker never; the operator does.
+	denied("worker A subscribing across the tenant", firstEvent(a, c, ""), map[string]string{"field": "session_id"})
+	if err := firstEvent(operator, c, ""); err != nil {
+		t.Errorf("operator subscribing across the tenant: %v", err)
+	}
+
+	// Outputs: s1's output is A's to read and the operator's, not B's.
+	readOut := func(ctx context.Context) error {
+		_, err := c.ReadOutput(ctx, &controlv1.ReadOutputRequest{Uri: uri})
+		return err
+	}
+	if err := readOut(a); err != nil {
+		t.Errorf("worker A reading its output %s: %v", uri, err)
+	}
+	if err := readOut(operator); err != nil {
+		t.Errorf("operator reading %s: %v", uri, err)
+	}
+	denied("worker B reading s1's output", readOut(b), map[string]string{"session_id": "s1"})
+
+	// A heartbeat keeps holding s1; a turn a worker submits holds its
+	// session (a task run run as a turn).
+	_, err = c.HeartbeatTurn(a, &controlv1.HeartbeatTurnRequest{TurnId: turns["s1"], RunId: claimA.GetRunId(), LeaseToken: claimA.GetLeaseToken()})
+	must(err)
+	allowed("worker A on s1 after its heartbeat", reads(a, "s1"))
+	_, err = c.SubmitTurn(b, &controlv1.SubmitTurnRequest{SessionId: "s4", ThreadId: "th-s4", Input: text})
+	must(err)
+	if err := firstEvent(b, c, "s4"); err != nil {
+		t.Errorf("worker B following s4, where it submitted a turn: %v", err)
+	}
+	denied("worker A following s4", firstEvent(a, c, "s4"), map[string]string{"session_id": "s4"})
+}
+
+// firstEvent subscribes to session s (across the tenant when empty) from
+// the start of the log and answers the error of the first message: nil
+// when one was delivered.
+func firstEvent(ctx context.Context, c controlv1.ControlServiceClient, s string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{SessionId: s,
+		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
+	if err != nil {
+		return err
+	}
+	_, err = stream.Recv()
+	return err
+}
