@@ -115,6 +115,19 @@ func SelfApproval(requesterSubject, requesterRole string, p Principal) bool {
 // session it does not hold.
 const ReasonSessionNotHeld = "SESSION_NOT_HELD"
 
+// HeldSessionReads are the methods a worker may call only on a session it
+// holds (ScopedToHeldSessions): the control service confines them
+// (services/control/app/held.go), and the role matrix marks their worker
+// cell "held".
+var HeldSessionReads = []string{
+	"/agentruntime.control.v1.ControlService/GetSession",
+	"/agentruntime.control.v1.ControlService/GetThreadRead",
+	"/agentruntime.control.v1.ControlService/ListSubagents",
+	"/agentruntime.control.v1.ControlService/SubscribeEvents",
+	"/agentruntime.control.v1.ControlService/GetTurnAttempts",
+	"/agentruntime.control.v1.ControlService/ReadOutput",
+}
+
 // ScopedToHeldSessions reports whether p's reads of a session are confined
 // to the sessions it holds work in: a worker does not browse the tenant
 // (docs/security.md, "Workers read only the sessions they hold"). Every

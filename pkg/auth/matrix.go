@@ -9,7 +9,9 @@ import (
 )
 
 // Matrix renders the role matrix of services as Markdown: one table per
-// service, one row per method in declaration order, a column per role.
+// service, one row per method in declaration order, a column per role. A
+// worker cell reads "held" where a worker calls the method only on the
+// sessions it holds (HeldSessionReads).
 // docs/security.md embeds it, and a test keeps the two equal.
 func Matrix(services []protoreflect.ServiceDescriptor) string {
 	services = slices.Clone(services)
@@ -36,6 +38,9 @@ func Matrix(services []protoreflect.ServiceDescriptor) string {
 				cells[k] = " "
 				if Permits(a, r) {
 					cells[k] = "✓"
+					if r == RoleWorker && slices.Contains(HeldSessionReads, "/"+string(sd.FullName())+"/"+string(m.Name())) {
+						cells[k] = "held"
+					}
 				}
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", m.Name(), Describe(a), strings.Join(cells, " | "))

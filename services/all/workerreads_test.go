@@ -2,6 +2,7 @@ package all_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -148,6 +149,16 @@ func TestWorkersReadOnlyTheSessionsTheyHold(t *testing.T) {
 		t.Errorf("worker B following s4, where it submitted a turn: %v", err)
 	}
 	denied("worker A following s4", firstEvent(a, c, "s4"), map[string]string{"session_id": "s4"})
+
+	// What this test refuses is what the role matrix marks "held".
+	tested := []string{"GetSession", "GetThreadRead", "ListSubagents", "GetTurnAttempts", "SubscribeEvents", "ReadOutput"}
+	for i, rpc := range tested {
+		tested[i] = "/agentruntime.control.v1.ControlService/" + rpc
+	}
+	slices.Sort(tested)
+	if held := slices.Sorted(slices.Values(auth.HeldSessionReads)); !slices.Equal(tested, held) {
+		t.Errorf("the test refuses %v to workers; the matrix marks %v held", tested, held)
+	}
 }
 
 // firstEvent subscribes to session s (across the tenant when empty) from
