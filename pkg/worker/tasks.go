@@ -129,6 +129,9 @@ func (w *Worker) RunTask(ctx context.Context, poll *tasksv1.PollTaskResponse) er
 	end, err := w.awaitTurnEnd(tctx, turn, sub.GetSequence())
 	if err != nil {
 		cause := context.Cause(tctx)
+		if cause == nil {
+			cause = err // the stream failed on its own (refused, ended)
+		}
 		// The turn must not go on for a run nobody settles.
 		w.interruptTurn(turn, "its task run ended: "+cause.Error())
 		if errors.Is(cause, errTaskLeaseLost) {
