@@ -2,12 +2,15 @@ package all_test
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -15,6 +18,11 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/worker"
+	"github.com/agentruntime/agentruntime/pkg/worker/provider"
+	"github.com/agentruntime/agentruntime/pkg/worker/tools"
+	"github.com/agentruntime/agentruntime/services/all/alltest"
 )
 
 const workerBKey = "k-acme-worker-b-0123456789"
@@ -174,4 +182,96 @@ func firstEvent(ctx context.Context, c controlv1.ControlServiceClient, s string)
 	}
 	_, err = stream.Recv()
 	return err
+}
+
+// Worker processes on worker keys (pkg/worker, as `agentruntime worker`
+// runs) still run a task run as a turn when the run's worker and the
+// turn's claimer are two subjects: worker A polls the run, submits its
+// turn and follows the turn's session to its end (SubscribeEvents on the
+// session its submit holds) while worker B claims and runs the turn; A
+// settles the run. The operator creates the task and sees it completed.
+func TestAWorkerKeyRunsATaskRunAsATurn(t *testing.T) {
+	st := alltest.Start(t, alltest.Options{Partitions: 1, Keys: []auth.APIKeyConfig{
+		{Name: "olive", Tenant: "acme", Role: "operator", Key: operatorKey},
+		{Name: "wa", Tenant: "acme", Role: "worker", Key: workerKey},
+		{Name: "wb", Tenant: "acme", Role: "worker", Key: workerBKey},
+	}})
+	base, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	operator := metadata.AppendToOutgoingContext(base, "authorization", "Bearer "+operatorKey)
+	script, err := provider.ParseScript([]byte("model: scripted\nturns:\n  - steps:\n      - text: \"Done.\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A runs task runs and claims turns of another session only (which
+	// must exist first: it runs that session's turn); B claims the task's
+	// turn, once its session exists, and pulls no task runs.
+	if _, err := st.Control.SubmitTurn(operator, &controlv1.SubmitTurnRequest{SessionId: "s-other", ThreadId: "other",
+		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "go"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	runWorker(t, st.Addr, workerKey, provider.NewScripted(script), func(c *worker.Config) { c.WorkerID, c.Tasks, c.SessionID = "wa-1", true, "s-other" })
+	follow, err := st.Control.SubscribeEvents(operator, &controlv1.SubscribeEventsRequest{SessionId: "s-task",
+		TypePrefixes: []string{"task.", "turn."}, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := st.Tasks.CreateTask(operator, &tasksv1.CreateTaskRequest{SessionId: "s-task", ThreadId: "work",
+		Spec: &tasksv1.TaskSpec{Title: "finish", Objective: "say done", TaskKind: "agent"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for {
+		m, err := follow.Recv()
+		if err != nil {
+			t.Fatalf("following s-task (seen %v): %v", seen, err)
+		}
+		ev := m.GetEvent()
+		if ev == nil {
+			continue
+		}
+		seen = append(seen, ev.GetType())
+		switch {
+		case ev.GetType() == "turn.submitted":
+			runWorker(t, st.Addr, workerBKey, provider.NewScripted(script), func(c *worker.Config) { c.WorkerID, c.SessionID = "wb-1", "s-task" })
+		case ev.GetType() == "turn.started" && ev.GetTurnStarted().GetWorkerId() != "wb-1":
+			t.Fatalf("the task's turn was started by %q, want worker B's wb-1", ev.GetTurnStarted().GetWorkerId())
+		case ev.GetType() == "task.failed" || ev.GetType() == "turn.failed":
+			t.Fatalf("%s: %v (seen %v)", ev.GetType(), ev, seen)
+		case ev.GetType() == "task.completed" && ev.GetTaskId() == created.GetTask().GetTaskId():
+			if !slices.Contains(seen, "turn.completed") {
+				t.Fatalf("the task completed without its turn: %v", seen)
+			}
+			return
+		}
+	}
+}
+
+// runWorker runs a pkg/worker worker on key against addr until the test
+// ends.
+func runWorker(t *testing.T, addr, key string, p provider.Provider, mod func(*worker.Config)) {
+	t.Helper()
+	withKey := func(ctx context.Context) context.Context {
+		return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+key)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
+			return invoker(withKey(ctx), method, req, reply, cc, o...)
+		}),
+		grpc.WithStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, o ...grpc.CallOption) (grpc.ClientStream, error) {
+			return streamer(withKey(ctx), desc, cc, method, o...)
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	cfg := worker.Config{Conn: conn, Provider: p, DefaultModel: "scripted",
+		Sandbox: tools.Sandbox{Root: root, WriteRoots: []string{root}}, LeaseTTL: 3 * time.Second, ClaimWait: time.Second,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	mod(&cfg)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- worker.New(cfg).Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done; conn.Close() })
 }

@@ -102,6 +102,8 @@ func Start(t testing.TB, o Options) *Stack {
 			t.Fatal(err)
 		}
 		s.Register(srv.GRPC())
+		// Health says serving, as dev's does: a worker claims only then.
+		srv.MarkServing(s.HealthName())
 		if r, ok := s.(kit.Runner); ok {
 			waits++
 			go func() { done <- r.Run(ctx) }()
