@@ -22,10 +22,6 @@ type Handler struct {
 	App *app.App
 }
 
-func scopeOf(s *permissionv1.PolicyScope) app.Scope {
-	return app.Scope{Level: s.GetLevel(), WorkspaceID: s.GetWorkspaceId(), SessionID: s.GetSessionId(), ThreadID: s.GetThreadId()}
-}
-
 // EvaluatePermission implements the RPC.
 func (h *Handler) EvaluatePermission(ctx context.Context, req *permissionv1.EvaluatePermissionRequest) (*permissionv1.EvaluatePermissionResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.EvaluatePermissionRequest) (*permissionv1.EvaluatePermissionResponse, error) {
@@ -76,35 +72,17 @@ func (h *Handler) GetPermissionState(ctx context.Context, req *permissionv1.GetP
 
 // SetPermissionMode implements the RPC.
 func (h *Handler) SetPermissionMode(ctx context.Context, req *permissionv1.SetPermissionModeRequest) (*permissionv1.SetPermissionModeResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.SetPermissionModeRequest) (*permissionv1.SetPermissionModeResponse, error) {
-		w, err := h.App.SetMode(ctx, p.Tenant, p.Subject, req.GetReason(), scopeOf(req.GetScope()), req.GetMode(), req.GetInteractive())
-		if err != nil {
-			return nil, err
-		}
-		return &permissionv1.SetPermissionModeResponse{Write: w}, nil
-	})
+	return kit.Call(ctx, req, h.App.SetMode)
 }
 
 // PutRules implements the RPC.
 func (h *Handler) PutRules(ctx context.Context, req *permissionv1.PutRulesRequest) (*permissionv1.PutRulesResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.PutRulesRequest) (*permissionv1.PutRulesResponse, error) {
-		rules, w, err := h.App.PutRules(ctx, p.Tenant, p.Subject, req.GetReason(), scopeOf(req.GetScope()), req.GetRules())
-		if err != nil {
-			return nil, err
-		}
-		return &permissionv1.PutRulesResponse{Rules: rules, Write: w}, nil
-	})
+	return kit.Call(ctx, req, h.App.PutRules)
 }
 
 // SetSandboxProfile implements the RPC.
 func (h *Handler) SetSandboxProfile(ctx context.Context, req *permissionv1.SetSandboxProfileRequest) (*permissionv1.SetSandboxProfileResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.SetSandboxProfileRequest) (*permissionv1.SetSandboxProfileResponse, error) {
-		profile, w, err := h.App.SetSandbox(ctx, p.Tenant, p.Subject, req.GetReason(), scopeOf(req.GetScope()), req.GetProfile())
-		if err != nil {
-			return nil, err
-		}
-		return &permissionv1.SetSandboxProfileResponse{Profile: profile, Write: w}, nil
-	})
+	return kit.Call(ctx, req, h.App.SetSandbox)
 }
 
 // GetSandboxProfile implements the RPC.
@@ -152,24 +130,12 @@ func (h *Handler) ReportSandboxApplied(ctx context.Context, req *permissionv1.Re
 
 // RegisterHook implements the RPC.
 func (h *Handler) RegisterHook(ctx context.Context, req *permissionv1.RegisterHookRequest) (*permissionv1.RegisterHookResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.RegisterHookRequest) (*permissionv1.RegisterHookResponse, error) {
-		hook, w, err := h.App.RegisterHook(ctx, p.Tenant, p.Subject, req.GetHook())
-		if err != nil {
-			return nil, err
-		}
-		return &permissionv1.RegisterHookResponse{Hook: hook, Write: w}, nil
-	})
+	return kit.Call(ctx, req, h.App.RegisterHook)
 }
 
 // RemoveHook implements the RPC.
 func (h *Handler) RemoveHook(ctx context.Context, req *permissionv1.RemoveHookRequest) (*permissionv1.RemoveHookResponse, error) {
-	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.RemoveHookRequest) (*permissionv1.RemoveHookResponse, error) {
-		w, err := h.App.RemoveHook(ctx, p.Tenant, p.Subject, req.GetHookId())
-		if err != nil {
-			return nil, err
-		}
-		return &permissionv1.RemoveHookResponse{Write: w}, nil
-	})
+	return kit.Call(ctx, req, h.App.RemoveHook)
 }
 
 // ListHooks implements the RPC.

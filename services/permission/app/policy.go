@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
@@ -314,53 +315,79 @@ func sessionOf(s Scope) string {
 	return ""
 }
 
-// SetMode sets a level's mode and interactivity.
-func (a *App) SetMode(ctx context.Context, tenant, subject, reason string, s Scope, mode eventsv1.PermissionMode, interactive bool) (*commonv1.WriteResult, error) {
-	return a.changePolicy(ctx, tenant, subject, reason, s, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
-		return domain.DecideSetMode(l, mode, interactive), nil
-	})
+// ScopeOf is the policy level a request names.
+func ScopeOf(s *permissionv1.PolicyScope) Scope {
+	return Scope{Level: s.GetLevel(), WorkspaceID: s.GetWorkspaceId(), SessionID: s.GetSessionId(), ThreadID: s.GetThreadId()}
 }
 
-// PutRules replaces a level's rules and returns them as stored.
-func (a *App) PutRules(ctx context.Context, tenant, subject, reason string, s Scope, rules []*eventsv1.PermissionRule) ([]*eventsv1.PermissionRule, *commonv1.WriteResult, error) {
+// The policy commands take the caller and their request and answer their
+// response, the shape kit.Call runs: each is one decision of the domain on
+// the level's aggregate (changePolicy).
+
+// SetMode sets a level's mode and interactivity.
+func (a *App) SetMode(ctx context.Context, p auth.Principal, req *permissionv1.SetPermissionModeRequest) (*permissionv1.SetPermissionModeResponse, error) {
+	w, err := a.changePolicy(ctx, p.Tenant, p.Subject, req.GetReason(), ScopeOf(req.GetScope()), func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
+		return domain.DecideSetMode(l, req.GetMode(), req.GetInteractive()), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &permissionv1.SetPermissionModeResponse{Write: w}, nil
+}
+
+// PutRules replaces a level's rules and answers them as stored.
+func (a *App) PutRules(ctx context.Context, p auth.Principal, req *permissionv1.PutRulesRequest) (*permissionv1.PutRulesResponse, error) {
 	var stored []*eventsv1.PermissionRule
-	w, err := a.changePolicy(ctx, tenant, subject, reason, s, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
-		pc, out, err := domain.DecidePutRules(l, rules)
+	w, err := a.changePolicy(ctx, p.Tenant, p.Subject, req.GetReason(), ScopeOf(req.GetScope()), func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
+		pc, out, err := domain.DecidePutRules(l, req.GetRules())
 		stored = out
 		return pc, err
 	})
-	return stored, w, err
+	if err != nil {
+		return nil, err
+	}
+	return &permissionv1.PutRulesResponse{Rules: stored, Write: w}, nil
 }
 
 // SetSandbox sets a level's sandbox profile.
-func (a *App) SetSandbox(ctx context.Context, tenant, subject, reason string, s Scope, profile *eventsv1.SandboxProfile) (*eventsv1.SandboxProfile, *commonv1.WriteResult, error) {
+func (a *App) SetSandbox(ctx context.Context, p auth.Principal, req *permissionv1.SetSandboxProfileRequest) (*permissionv1.SetSandboxProfileResponse, error) {
 	var stored *eventsv1.SandboxProfile
-	w, err := a.changePolicy(ctx, tenant, subject, reason, s, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
-		pc, out, err := domain.DecideSetSandbox(l, profile)
+	w, err := a.changePolicy(ctx, p.Tenant, p.Subject, req.GetReason(), ScopeOf(req.GetScope()), func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
+		pc, out, err := domain.DecideSetSandbox(l, req.GetProfile())
 		stored = out
 		return pc, err
 	})
-	return stored, w, err
+	if err != nil {
+		return nil, err
+	}
+	return &permissionv1.SetSandboxProfileResponse{Profile: stored, Write: w}, nil
 }
 
 var tenantScope = Scope{Level: eventsv1.PolicyLevel_POLICY_LEVEL_TENANT}
 
 // RegisterHook adds a hook to the tenant's registry.
-func (a *App) RegisterHook(ctx context.Context, tenant, subject string, h *eventsv1.Hook) (*eventsv1.Hook, *commonv1.WriteResult, error) {
+func (a *App) RegisterHook(ctx context.Context, p auth.Principal, req *permissionv1.RegisterHookRequest) (*permissionv1.RegisterHookResponse, error) {
 	var stored *eventsv1.Hook
-	w, err := a.changePolicy(ctx, tenant, subject, "hook registered", tenantScope, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
-		pc, out, err := domain.DecideRegisterHook(l, h, a.hookHosts)
+	w, err := a.changePolicy(ctx, p.Tenant, p.Subject, "hook registered", tenantScope, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
+		pc, out, err := domain.DecideRegisterHook(l, req.GetHook(), a.hookHosts)
 		stored = out
 		return pc, err
 	})
-	return stored, w, err
+	if err != nil {
+		return nil, err
+	}
+	return &permissionv1.RegisterHookResponse{Hook: stored, Write: w}, nil
 }
 
 // RemoveHook removes a hook from the tenant's registry.
-func (a *App) RemoveHook(ctx context.Context, tenant, subject, id string) (*commonv1.WriteResult, error) {
-	return a.changePolicy(ctx, tenant, subject, "hook removed", tenantScope, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
-		return domain.DecideRemoveHook(l, id)
+func (a *App) RemoveHook(ctx context.Context, p auth.Principal, req *permissionv1.RemoveHookRequest) (*permissionv1.RemoveHookResponse, error) {
+	w, err := a.changePolicy(ctx, p.Tenant, p.Subject, "hook removed", tenantScope, func(l *domain.Level) (*eventsv1.PolicyChanged, error) {
+		return domain.DecideRemoveHook(l, req.GetHookId())
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &permissionv1.RemoveHookResponse{Write: w}, nil
 }
 
 // ListHooks lists the tenant's hooks, optionally for one point.
