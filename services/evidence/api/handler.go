@@ -196,23 +196,7 @@ func (h *Handler) ExportBenchmarkTrial(ctx context.Context, r *ev1.ExportBenchma
 
 // CompareBenchmarkRuns implements ev1.EvidenceServiceServer.
 func (h *Handler) CompareBenchmarkRuns(ctx context.Context, r *ev1.CompareBenchmarkRunsRequest) (*ev1.CompareBenchmarkRunsResponse, error) {
-	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.CompareBenchmarkRunsRequest) (*ev1.CompareBenchmarkRunsResponse, error) {
-		refs := func(in []*ev1.TrialRef) []app.TrialRef {
-			out := make([]app.TrialRef, len(in))
-			for i, t := range in {
-				out[i] = app.TrialRef{Session: t.GetSessionId(), Trial: t.GetTrialId()}
-			}
-			return out
-		}
-		cmp, w, err := h.App.Compare(ctx, p.Tenant, r.GetSessionId(), domain.ComparisonInput{ID: r.GetComparisonId(),
-			P0Regressions: r.GetP0QcGateRegressionCount(), Decision: r.GetDecision()},
-			app.ComparisonConfigurations{Baseline: r.GetBaselineConfigurationId(), Candidate: r.GetCandidateConfigurationId()},
-			refs(r.GetBaseline()), refs(r.GetCandidate()), r.GetAgentQcReportRef())
-		if err != nil {
-			return nil, err
-		}
-		return &ev1.CompareBenchmarkRunsResponse{Comparison: cmp, Write: w}, nil
-	})
+	return kit.Call(ctx, r, h.App.Compare)
 }
 
 // ExportEvents implements ev1.EvidenceServiceServer.

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
@@ -203,17 +204,28 @@ type ComparisonConfigurations struct{ Baseline, Candidate string }
 // Compare loads the configurations and the trials, checks they pair
 // (domain.CheckComparison) and records benchmark.comparison.completed on
 // the comparison's own aggregate.
-func (a *App) Compare(ctx context.Context, tenant, session string, in domain.ComparisonInput, cfgs ComparisonConfigurations, baseline, candidate []TrialRef, qcRef string) (*eventsv1.BenchmarkComparisonCompleted, *commonv1.WriteResult, error) {
+func (a *App) Compare(ctx context.Context, p auth.Principal, r *evidencev1.CompareBenchmarkRunsRequest) (*evidencev1.CompareBenchmarkRunsResponse, error) {
+	tenant, session := p.Tenant, r.GetSessionId()
+	in := domain.ComparisonInput{ID: r.GetComparisonId(), P0Regressions: r.GetP0QcGateRegressionCount(), Decision: r.GetDecision()}
+	cfgs := ComparisonConfigurations{Baseline: r.GetBaselineConfigurationId(), Candidate: r.GetCandidateConfigurationId()}
+	refs := func(in []*evidencev1.TrialRef) []TrialRef {
+		out := make([]TrialRef, len(in))
+		for i, t := range in {
+			out[i] = TrialRef{Session: t.GetSessionId(), Trial: t.GetTrialId()}
+		}
+		return out
+	}
+	baseline, candidate, qcRef := refs(r.GetBaseline()), refs(r.GetCandidate()), r.GetAgentQcReportRef()
 	for _, c := range []struct {
 		field, id string
 		into      **eventsv1.BenchmarkConfigurationResolved
 	}{{"baseline_configuration_id", cfgs.Baseline, &in.BaselineConfiguration}, {"candidate_configuration_id", cfgs.Candidate, &in.CandidateConfiguration}} {
 		cfg, err := a.Configuration(ctx, tenant, session, c.id)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if cfg == nil {
-			return nil, nil, domain.ConfigurationNotFound(c.field, c.id)
+			return nil, domain.ConfigurationNotFound(c.field, c.id)
 		}
 		*c.into = cfg
 	}
@@ -240,19 +252,19 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 	}
 	for part := range parts {
 		if err := projector.CaughtUp(ctx, part, a.Store, readmodel.Name, nil, catchUp); err != nil {
-			return nil, nil, behind(err, "baseline")
+			return nil, behind(err, "baseline")
 		}
 	}
 	var err error
 	if in.Baseline, err = load(baseline); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if in.Candidate, err = load(candidate); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cmp, err := domain.Compare(in)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ev := domain.ComparisonCompleted(cmp, qcRef)
 	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: "benchmark_comparison", ID: in.ID}
@@ -265,9 +277,9 @@ func (a *App) Compare(ctx context.Context, tenant, session string, in domain.Com
 		return []*eventsv1.RuntimeEvent{proto.Clone(ev).(*eventsv1.RuntimeEvent)}, nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return cmp, res.Write(), nil
+	return &evidencev1.CompareBenchmarkRunsResponse{Comparison: cmp, Write: res.Write()}, nil
 }
 
 // RecordDefinition appends a dataset or configuration fact once: the same
