@@ -42,6 +42,24 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// EventuallyWithin is Eventually with its own bound, and a failure that
+// says what was seen last (state is called once, when the bound passes):
+// for waits on other processes whose state explains a timeout.
+func EventuallyWithin(t testing.TB, d time.Duration, state func() string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("timed out after %s: %s", d, state())
+		case <-tick.C:
+		}
+	}
+}
+
 // Types are the events' types, in order (nil for none).
 func Types(evs []*eventsv1.RuntimeEvent) []string {
 	var out []string

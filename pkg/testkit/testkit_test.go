@@ -1,8 +1,10 @@
 package testkit_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/testkit"
@@ -11,6 +13,14 @@ import (
 func TestEventuallyReturnsOnceTheConditionHolds(t *testing.T) {
 	n := 0
 	testkit.Eventually(t, "the third poll", func() bool { n++; return n == 3 })
+	if n != 3 {
+		t.Fatalf("polled %d times, want 3", n)
+	}
+}
+
+func TestEventuallyWithinReturnsOnceTheConditionHolds(t *testing.T) {
+	n := 0
+	testkit.EventuallyWithin(t, time.Minute, func() string { return fmt.Sprint("polled ", n) }, func() bool { n++; return n == 3 })
 	if n != 3 {
 		t.Fatalf("polled %d times, want 3", n)
 	}

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/agentruntime/agentruntime/pkg/endpoints"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natsserver"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 )
@@ -230,17 +231,13 @@ func (c *cluster) health(name, healthName string) healthpb.HealthCheckResponse_S
 // waitHealth polls until a serve process answers want for a health name.
 func (c *cluster) waitHealth(name, healthName string, want healthpb.HealthCheckResponse_ServingStatus) {
 	c.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got := c.health(name, healthName)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("%s health %q is %v after 60s, want %v:\n%s", name, healthName, got, want, c.services[name].out.String())
-		}
-		time.Sleep(100 * time.Millisecond) // polling a condition, with a deadline
-	}
+	var got healthpb.HealthCheckResponse_ServingStatus
+	testkit.EventuallyWithin(c.t, 60*time.Second, func() string {
+		return fmt.Sprintf("%s health %q is %v, want %v:\n%s", name, healthName, got, want, c.services[name].out.String())
+	}, func() bool {
+		got = c.health(name, healthName)
+		return got == want
+	})
 }
 
 // waitServing polls the service's health on its own port until SERVING.
@@ -253,22 +250,21 @@ func (c *cluster) waitServing(name string) {
 	}
 	defer cc.Close()
 	hc := healthpb.NewHealthClient(cc)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var resp *healthpb.HealthCheckResponse
+	testkit.EventuallyWithin(c.t, 60*time.Second, func() string {
+		return fmt.Sprintf("%s not SERVING (%v, %v):\n%s", name, resp, err, p.out.String())
+	}, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: endpoints.HealthName(name)})
+		resp, err = hc.Check(ctx, &healthpb.HealthCheckRequest{Service: endpoints.HealthName(name)})
 		cancel()
 		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
-			return
+			return true
 		}
 		if !p.running() {
 			c.t.Fatalf("%s exited before serving:\n%s", name, p.out.String())
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("%s not SERVING after 60s (%v, %v):\n%s", name, resp, err, p.out.String())
-		}
-		time.Sleep(50 * time.Millisecond) // polling a condition, with a deadline
-	}
+		return false
+	})
 }
 
 // killAndRestart kills a serve process with SIGKILL, starts it again on

@@ -29,6 +29,7 @@ import (
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natsserver"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 )
@@ -205,16 +206,13 @@ func TestR3Cluster(t *testing.T) {
 		return out
 	}
 	// (Polled: the replicas' step-downs at start may still be moving one.)
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		names := serverNames(leaders())
-		if len(distinct(names)) == partitions {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("partition leaders %v: want %d different nodes", names, partitions)
-		}
-		time.Sleep(100 * time.Millisecond) // polling the leaders, with a deadline
-	}
+	var names []string
+	testkit.EventuallyWithin(t, 30*time.Second, func() string {
+		return fmt.Sprintf("partition leaders %v: want %d different nodes", names, partitions)
+	}, func() bool {
+		names = serverNames(leaders())
+		return len(distinct(names)) == partitions
+	})
 	type round struct {
 		killed, elected string
 		led             []int // the partitions the killed node led
@@ -449,7 +447,9 @@ func sameOnEveryReplica(ctx context.Context, t *testing.T, sets []*cluster) {
 			conns[i] = cc
 		}
 		var answers []proto.Message
-		for deadline := time.Now().Add(30 * time.Second); ; {
+		testkit.EventuallyWithin(t, 30*time.Second, func() string {
+			return fmt.Sprintf("%s answers differently on the replicas: %v", read, answers)
+		}, func() bool {
 			answers = answers[:0]
 			for _, cc := range conns {
 				m, err := call(cc)
@@ -462,14 +462,8 @@ func sameOnEveryReplica(ctx context.Context, t *testing.T, sets []*cluster) {
 			for _, m := range answers[1:] {
 				same = same && proto.Equal(m, answers[0])
 			}
-			if same {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s answers differently on the replicas: %v", read, answers)
-			}
-			time.Sleep(50 * time.Millisecond) // polling the replicas' folds, with a deadline
-		}
+			return same
+		})
 	}
 }
 

@@ -51,6 +51,7 @@ import (
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natsserver"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 )
@@ -209,13 +210,9 @@ func loadWithFaults(t *testing.T, c *cluster) {
 	}
 	ackedCount := func() int { mu.Lock(); defer mu.Unlock(); return len(acks) }
 	waitAcks := func(n int) {
-		deadline := time.Now().Add(60 * time.Second)
-		for ackedCount() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("only %d turns acknowledged; errors by code: %v", ackedCount(), codesErr)
-			}
-			time.Sleep(20 * time.Millisecond) // polling a condition, with a deadline
-		}
+		testkit.EventuallyWithin(t, 60*time.Second, func() string {
+			return fmt.Sprintf("only %d turns acknowledged; errors by code: %v", ackedCount(), codesErr)
+		}, func() bool { return ackedCount() >= n })
 	}
 	waitAcks(20)
 	c.nats.Kill()
