@@ -87,7 +87,7 @@ func TestTrialReplicas(t *testing.T) {
 		return err
 	})
 	race("reward", domain.ReasonRewardRecorded, func(i int, a *app.App) error {
-		_, err := a.RecordReward(ctx, "acme", "s1", "trial_1", &eventsv1.BenchmarkRewardRecorded{Value: float64(i)})
+		_, err := a.RecordReward(ctx, "acme", &evidencev1.RecordBenchmarkRewardRequest{SessionId: "s1", TrialId: "trial_1", Value: float64(i)})
 		return err
 	})
 	// rs[0] holds the trial started; rs[1] fails it.

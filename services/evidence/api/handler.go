@@ -173,9 +173,7 @@ func (h *Handler) EndBenchmarkTrial(ctx context.Context, r *ev1.EndBenchmarkTria
 // RecordBenchmarkReward implements ev1.EvidenceServiceServer.
 func (h *Handler) RecordBenchmarkReward(ctx context.Context, r *ev1.RecordBenchmarkRewardRequest) (*ev1.RecordBenchmarkRewardResponse, error) {
 	return kit.Call(ctx, r, func(ctx context.Context, p auth.Principal, r *ev1.RecordBenchmarkRewardRequest) (*ev1.RecordBenchmarkRewardResponse, error) {
-		w, err := h.App.RecordReward(ctx, p.Tenant, r.GetSessionId(), r.GetTrialId(), &eventsv1.BenchmarkRewardRecorded{
-			Value: r.GetValue(), RewardRef: r.GetRewardRef(), DetailsRef: r.GetDetailsRef(), Criteria: r.GetCriteria(),
-			FailureCategory: r.GetFailureCategory(), VerifierStatus: r.GetVerifierStatus()})
+		w, err := h.App.RecordReward(ctx, p.Tenant, r)
 		if err != nil {
 			return nil, err
 		}

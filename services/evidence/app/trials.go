@@ -98,7 +98,10 @@ func (a *App) EndTrial(ctx context.Context, tenant string, req *evidencev1.EndBe
 }
 
 // RecordReward records benchmark.reward.recorded.
-func (a *App) RecordReward(ctx context.Context, tenant, session, trial string, r *eventsv1.BenchmarkRewardRecorded) (*commonv1.WriteResult, error) {
+func (a *App) RecordReward(ctx context.Context, tenant string, req *evidencev1.RecordBenchmarkRewardRequest) (*commonv1.WriteResult, error) {
+	session, trial := req.GetSessionId(), req.GetTrialId()
+	r := &eventsv1.BenchmarkRewardRecorded{Value: req.GetValue(), RewardRef: req.GetRewardRef(), DetailsRef: req.GetDetailsRef(),
+		Criteria: req.GetCriteria(), FailureCategory: req.GetFailureCategory(), VerifierStatus: req.GetVerifierStatus()}
 	res, err := a.w.Execute(ctx, trialAggregate(tenant, session, trial), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		cur, err := trialIn(ctx, st, tenant, session, trial)
 		if err != nil {

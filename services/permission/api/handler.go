@@ -47,9 +47,9 @@ func (h *Handler) EvaluatePermission(ctx context.Context, req *permissionv1.Eval
 // ResolvePermission implements the RPC.
 func (h *Handler) ResolvePermission(ctx context.Context, req *permissionv1.ResolvePermissionRequest) (*permissionv1.ResolvePermissionResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.ResolvePermissionRequest) (*permissionv1.ResolvePermissionResponse, error) {
-		res, w, err := h.App.Resolve(ctx, p.Tenant, req.GetSessionId(), req.GetActionId(), domain.Answer{
+		res, w, err := h.App.Resolve(ctx, p.Tenant, app.ResolveInput{Session: req.GetSessionId(), ActionID: req.GetActionId(), Answer: domain.Answer{
 			Outcome: eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, Decision: req.GetDecision(), Responder: p.Subject, By: &p,
-		})
+		}})
 		if err != nil {
 			return nil, err
 		}

@@ -35,13 +35,22 @@ func approvalIn(ctx context.Context, st projection.Store, tenant, actionID strin
 	return doc, json.Unmarshal(raw, doc)
 }
 
+// ResolveInput is an answer to a permission request: its session and
+// approval action, and the answer (from ResolvePermission, or from the
+// action.resolved of the action the runtime opened for it).
+type ResolveInput struct {
+	Session, ActionID string
+	Answer            domain.Answer
+}
+
 // Resolve applies an answer to a permission request: permission.resolved
 // (with sandbox.applied when the call may now run) exactly once, decided
 // on the request's aggregate as the writer holds it, and for
 // "allow_session" the session rule (policy.changed). A repeated answer is
 // a no-op that still completes the session rule, so a crash between the
 // two appends heals on redelivery.
-func (a *App) Resolve(ctx context.Context, tenant, session, actionID string, ans domain.Answer) (*eventsv1.PermissionResolved, *commonv1.WriteResult, error) {
+func (a *App) Resolve(ctx context.Context, tenant string, in ResolveInput) (*eventsv1.PermissionResolved, *commonv1.WriteResult, error) {
+	session, actionID, ans := in.Session, in.ActionID, in.Answer
 	var resolved *eventsv1.PermissionResolved
 	var doc *readmodel.ApprovalDoc
 	agg := eventlog.Aggregate{Tenant: tenant, Session: session, Kind: readmodel.KindApproval, ID: actionID}
@@ -151,11 +160,11 @@ func (r approvalReactor) React(ctx context.Context, rec *eventlog.Record) error 
 
 func (a *App) applyAnswer(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
 	ar := ev.GetActionResolved()
-	_, _, err := a.Resolve(ctx, ev.GetTenantId(), ev.GetSessionId(), ev.GetActionId(), domain.Answer{
+	_, _, err := a.Resolve(ctx, ev.GetTenantId(), ResolveInput{Session: ev.GetSessionId(), ActionID: ev.GetActionId(), Answer: domain.Answer{
 		Outcome: ar.GetOutcome(), Decision: ar.GetDecision(), Responder: ar.GetResponder(),
 		Action: &domain.AnsweringAction{Type: ar.GetActionType(), RequestedBy: ar.GetRequestedBy(),
 			SessionID: ev.GetSessionId(), ThreadID: ev.GetThreadId(), TurnID: ev.GetTurnId()},
-	})
+	}})
 	switch {
 	case fault.Is(err, fault.KindNotFound):
 		// Another kind of action (input, confirmation...): not ours.
