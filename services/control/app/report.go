@@ -80,8 +80,11 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 	out := &controlv1.ReportEventsResponse{}
 	// A retried report (the worker keeps its event ids) whose first attempt
 	// landed whole: its last decision on the thread is there, and so is
-	// everything before it. Answer as the first attempt did.
-	if last := lastThreadFact(reported); last != nil {
+	// everything before it (runs are appended in order). Only when that
+	// fact ends the report: step facts after it may not have landed (the
+	// first attempt broke between its appends), and the runs below append
+	// them, each run absorbing what already landed.
+	if last := lastThreadFact(reported); last != nil && last == reported[len(reported)-1] {
 		st, err := a.w.Load(ctx, threadAgg(c.Tenant, session, thread))
 		if err != nil {
 			return nil, err
