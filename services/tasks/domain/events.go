@@ -5,45 +5,47 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/events"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 )
 
-// Event types this package writes.
+// Event types this package writes, by the names the tasks domain uses
+// (the strings are pkg/events' constants, held to the registry there).
 const (
-	TypeTaskCreated           = "task.created"
-	TypeTaskAccepted          = "task.accepted"
-	TypeTaskQueued            = "task.queued"
-	TypeTaskStarted           = "task.started"
-	TypeTaskUpdated           = "task.updated"
-	TypeTaskProgress          = "task.progress"
-	TypeTaskWaiting           = "task.waiting"
-	TypeTaskBlocked           = "task.blocked"
-	TypeTaskPaused            = "task.paused"
-	TypeTaskResumed           = "task.resumed"
-	TypeTaskRetrying          = "task.retrying"
-	TypeTaskCancelRequested   = "task.cancel_requested"
-	TypeTaskCancelled         = "task.cancelled"
-	TypeTaskTimedOut          = "task.timed_out"
-	TypeTaskFailed            = "task.failed"
-	TypeTaskLost              = "task.lost"
-	TypeTaskCompleted         = "task.completed"
-	TypeTaskArchived          = "task.archived"
-	TypeTaskDelegated         = "task.delegated"
-	TypeTaskDependencyUpdated = "task.dependency.updated"
-	TypeAttemptStarted        = "task.attempt.started"
-	TypeAttemptCompleted      = "task.attempt.completed"
-	TypeAttemptFailed         = "task.attempt.failed"
+	TypeTaskCreated           = events.TypeTaskCreated
+	TypeTaskAccepted          = events.TypeTaskAccepted
+	TypeTaskQueued            = events.TypeTaskQueued
+	TypeTaskStarted           = events.TypeTaskStarted
+	TypeTaskUpdated           = events.TypeTaskUpdated
+	TypeTaskProgress          = events.TypeTaskProgress
+	TypeTaskWaiting           = events.TypeTaskWaiting
+	TypeTaskBlocked           = events.TypeTaskBlocked
+	TypeTaskPaused            = events.TypeTaskPaused
+	TypeTaskResumed           = events.TypeTaskResumed
+	TypeTaskRetrying          = events.TypeTaskRetrying
+	TypeTaskCancelRequested   = events.TypeTaskCancelRequested
+	TypeTaskCancelled         = events.TypeTaskCancelled
+	TypeTaskTimedOut          = events.TypeTaskTimedOut
+	TypeTaskFailed            = events.TypeTaskFailed
+	TypeTaskLost              = events.TypeTaskLost
+	TypeTaskCompleted         = events.TypeTaskCompleted
+	TypeTaskArchived          = events.TypeTaskArchived
+	TypeTaskDelegated         = events.TypeTaskDelegated
+	TypeTaskDependencyUpdated = events.TypeTaskDependencyUpdated
+	TypeAttemptStarted        = events.TypeTaskAttemptStarted
+	TypeAttemptCompleted      = events.TypeTaskAttemptCompleted
+	TypeAttemptFailed         = events.TypeTaskAttemptFailed
 
-	TypeJobCreated       = "job.created"
-	TypeJobStarted       = "job.started"
-	TypeJobProgress      = "job.progress"
-	TypeJobItemStarted   = "job.item.started"
-	TypeJobItemCompleted = "job.item.completed"
-	TypeJobItemFailed    = "job.item.failed"
-	TypeJobCompleted     = "job.completed"
-	TypeJobFailed        = "job.failed"
-	TypeJobCancelled     = "job.cancelled"
+	TypeJobCreated       = events.TypeJobCreated
+	TypeJobStarted       = events.TypeJobStarted
+	TypeJobProgress      = events.TypeJobProgress
+	TypeJobItemStarted   = events.TypeJobItemStarted
+	TypeJobItemCompleted = events.TypeJobItemCompleted
+	TypeJobItemFailed    = events.TypeJobItemFailed
+	TypeJobCompleted     = events.TypeJobCompleted
+	TypeJobFailed        = events.TypeJobFailed
+	TypeJobCancelled     = events.TypeJobCancelled
 )
 
 // taskEvent is an envelope scoped to a task (and its session, thread and
