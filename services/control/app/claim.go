@@ -179,9 +179,9 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 	if err != nil || !ok || domain.Terminal(tu.Status) {
 		return nil, err // the thread read model may trail; a later poll sees it
 	}
+	var at *controlv1.TurnAttempts
 	if tu.Status != domain.TurnAccepted {
-		at, err := readmodel.Attempts(ctx, a.Store, c.Tenant, turnID)
-		if err != nil || !at.GetRetryPending() {
+		if at, err = readmodel.Attempts(ctx, a.Store, c.Tenant, turnID); err != nil || !(at.GetRetryPending() || at.GetResumePending()) {
 			return nil, err
 		}
 	}
@@ -192,12 +192,14 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 		return nil, err // another worker is starting it
 	}
 	expires := cl.now().Add(ttl)
+	var decided []*eventsv1.RuntimeEvent
 	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		th, cur, at, err := claimState(ctx, st, c, tu)
 		if err != nil {
 			return nil, err
 		}
 		evs, err := domain.DecideClaim(th, cur, at, domain.Claim{RunID: runID, WorkerID: worker})
+		decided = evs
 		stamp(evs, c.Tenant, a.now(), func(int) string { return ids.New(ids.Event) })
 		return evs, err
 	})
@@ -214,13 +216,33 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 	if err != nil {
 		return nil, err
 	}
+	resume := resumeOf(decided)
 	// The claimer reads the turn's session while it holds the lease
 	// (held.go). Failing here loses the claim as any error after the
 	// append does: its lease lapses and the run is recorded lost.
 	if err := cl.HoldSession(ctx, c, tu.SessionId, ttl); err != nil {
 		return nil, err
 	}
-	return &controlv1.ClaimTurnResponse{Turn: tu, RunId: runID, LeaseToken: token, LeaseExpiresAt: timestamppb.New(expires), Sequence: res.Sequence}, nil
+	return &controlv1.ClaimTurnResponse{Turn: tu, RunId: runID, LeaseToken: token, LeaseExpiresAt: timestamppb.New(expires), Sequence: res.Sequence,
+		CheckpointUri: resume.uri, CheckpointSequence: resume.seq}, nil
+}
+
+// resumption is where a resumed turn continues: the checkpoint its last
+// run parked with and the position of that park.
+type resumption struct {
+	uri string
+	seq uint64
+}
+
+// resumeOf reads the claim's run.status "resumed", if it wrote one.
+func resumeOf(appended []*eventsv1.RuntimeEvent) resumption {
+	for _, ev := range appended {
+		if p := ev.GetRunStatus(); p.GetPhase() == domain.PhaseResumed && len(p.GetCheckpoints()) == 1 {
+			seq, _ := strconv.ParseUint(p.GetMetadata()["checkpoint_sequence"], 10, 64)
+			return resumption{uri: p.GetCheckpoints()[0], seq: seq}
+		}
+	}
+	return resumption{}
 }
 
 // claimState loads what claim and loss decisions read, from the thread's
@@ -337,7 +359,7 @@ func (cl *Claims) ReportEvents(ctx context.Context, c Caller, req *controlv1.Rep
 	if runID == "" {
 		runID = sharedRunID(req.GetEvents())
 	}
-	return cl.App.ReportEvents(ctx, c, req, func(ctx context.Context, st command.State, tu *controlv1.Turn) error {
+	resp, err := cl.App.ReportEvents(ctx, c, req, func(ctx context.Context, st command.State, tu *controlv1.Turn) error {
 		// The turn's attempts are folded into the thread's state (claims).
 		at, err := readmodel.Attempts(ctx, st, c.Tenant, tu.TurnId)
 		if err != nil {
@@ -355,6 +377,22 @@ func (cl *Claims) ReportEvents(ctx context.Context, c Caller, req *controlv1.Rep
 		}
 		return nil
 	})
+	if err == nil && parks(req.GetEvents()) {
+		// The run handed the turn back: its lease guards nothing now, and
+		// the worker that resumes it must be able to take it at once.
+		_ = cl.Leases.Release(ctx, TurnLeaseKey(c.Tenant, req.GetEvents()[0].GetTurnId()), auth.LeaseHolder(runID, req.GetLeaseToken()))
+	}
+	return resp, err
+}
+
+// parks says whether a report hands its turn back (run.status "parked").
+func parks(evs []*eventsv1.RuntimeEvent) bool {
+	for _, ev := range evs {
+		if ev.GetRunStatus().GetPhase() == domain.PhaseParked {
+			return true
+		}
+	}
+	return false
 }
 
 // sharedRunID is the run_id every event carries, or "" when they differ

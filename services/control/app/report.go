@@ -101,9 +101,9 @@ func (a *App) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportE
 	// thread decides on at its expected sequence, the rest on the turn's
 	// subject with no expectation.
 	for start := 0; start < len(reported); {
-		onThread := domain.DecidesThread(reported[start].GetType())
+		onThread := domain.DecidesThread(reported[start])
 		end := start + 1
-		for end < len(reported) && domain.DecidesThread(reported[end].GetType()) == onThread {
+		for end < len(reported) && domain.DecidesThread(reported[end]) == onThread {
 			end++
 		}
 		run := reported[start:end]
@@ -226,7 +226,7 @@ func (a *App) appendFacts(ctx context.Context, agg eventlog.Aggregate, evs []*ev
 // lastThreadFact is the last reported event decided on the thread.
 func lastThreadFact(evs []*eventsv1.RuntimeEvent) *eventsv1.RuntimeEvent {
 	for i := len(evs) - 1; i >= 0; i-- {
-		if domain.DecidesThread(evs[i].GetType()) {
+		if domain.DecidesThread(evs[i]) {
 			return evs[i]
 		}
 	}

@@ -29,6 +29,15 @@ const (
 	PhaseLost = "lost"
 	// PhaseRetrying: a new attempt started after a lost run.
 	PhaseRetrying = "retrying"
+	// PhaseParked: the worker handed the turn back (reported by the
+	// worker, decided on the thread): to wait for a person without
+	// holding a slot, or because it is stopping. checkpoints[0] names the
+	// transcript it stopped with; metadata "reason" says why ("wait",
+	// "drain").
+	PhaseParked = "parked"
+	// PhaseResumed: a worker claimed a parked turn and continues it from
+	// its checkpoint.
+	PhaseResumed = "resumed"
 )
 
 // What follows a lost run (run.status metadata "next").
@@ -61,14 +70,26 @@ func lastAttempt(at *controlv1.TurnAttempts) *controlv1.TurnAttempt {
 	return nil
 }
 
+// lostRuns counts a turn's runs that were lost.
+func lostRuns(at *controlv1.TurnAttempts) int {
+	n := 0
+	for _, a := range at.GetAttempts() {
+		if a.GetStatus() == AttemptLost {
+			n++
+		}
+	}
+	return n
+}
+
 // Claim is a worker's claim of a turn: the run it starts.
 type Claim struct {
 	RunID, WorkerID string
 }
 
 // DecideClaim starts a run of a turn for a worker's claim: the first
-// attempt of an accepted (active, not started) turn, or the next attempt
-// of a turn whose last run was lost with budget left. at is the claims read
+// attempt of an accepted (active, not started) turn, the next attempt of a
+// turn whose last run was lost with budget left, or the resumption of a
+// parked turn whose waits were answered. at is the claims read
 // model of the turn (nil: never claimed). Anything else is not claimable:
 // a queued turn waits its turn, a running one has its worker, an
 // interrupted one must not start again, an ended one is over.
@@ -96,6 +117,21 @@ func DecideClaim(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.Tur
 		return nil, notClaimable("an interrupt was requested; it ends, it does not start again")
 	}
 	last := lastAttempt(at)
+	if at.GetResumePending() && last != nil && last.GetStatus() == AttemptParked {
+		resumed := event(events.TypeRunStatus, scope)
+		resumed.RunId = c.RunID
+		resumed.Payload = &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{
+			Phase: PhaseResumed, Title: "resumed by worker " + c.WorkerID,
+			Detail:      fmt.Sprintf("run %s parked the turn; worker %s continues it from its checkpoint", last.GetRunId(), c.WorkerID),
+			Checkpoints: []string{at.GetCheckpointUri()},
+			Metadata: map[string]string{"previous_run_id": last.GetRunId(), "worker_id": c.WorkerID,
+				"checkpoint_sequence": strconv.FormatUint(at.GetCheckpointSequence(), 10)},
+		}}
+		return []*eventsv1.RuntimeEvent{started, resumed}, nil
+	}
+	if at.GetResumePending() || (last != nil && last.GetStatus() == AttemptParked) {
+		return nil, notClaimable("it is parked until what it waits for is answered")
+	}
 	if !at.GetRetryPending() || last == nil || last.GetStatus() != AttemptLost {
 		return nil, notClaimable("a worker is running it")
 	}
@@ -142,7 +178,8 @@ func DecideLoss(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.Turn
 	switch {
 	case tu.Status == TurnInterrupting:
 		next = NextCancel
-	case int(last.GetAttempt()) >= l.MaxAttempts:
+	case lostRuns(at)+1 >= l.MaxAttempts:
+		// Parked runs handed the turn back; only lost ones spend budget.
 		next = NextFail
 	}
 	lost := event(events.TypeRunStatus, scope)
@@ -211,7 +248,7 @@ func CheckReportingRun(tu *controlv1.Turn, at *controlv1.TurnAttempts, runID str
 	if last == nil {
 		return nil
 	}
-	if runID == "" || runID != last.GetRunId() || last.GetStatus() == AttemptLost {
+	if runID == "" || runID != last.GetRunId() || last.GetStatus() == AttemptLost || last.GetStatus() == AttemptParked {
 		return LeaseLost(tu, runID, last.GetRunId())
 	}
 	return nil

@@ -181,7 +181,8 @@ func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Inter
 			out = append(out, queueChanged(th, "removed", id, "queue cancelled by interrupt", 0, len(th.QueuedTurnIds)-i-1))
 		}
 	}
-	if target.Status == TurnAccepted {
+	if target.Status == TurnAccepted || target.Parked {
+		// No worker holds it (not started, or parked): it ends now.
 		out = append(out, endTurn(th, target.TurnId, eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted", cmd.Reason)...)
 		if !cmd.CancelQueue {
 			out = append(out, advanceQueue(th)...)
@@ -247,11 +248,17 @@ func Reportable(typ string) bool {
 // DecidesThread says whether a reported fact changes what the thread's
 // commands decide on, and so must be appended at the thread's expected
 // sequence: the turn's lifecycle, subagent results, processes (the thread
-// holds them for stdin and terminate) and history rewrites. The other step
-// facts (model, reasoning, tool, output, context, artifact, run phases)
-// decide nothing: they go to the turn's own subject and never contend with
-// submit, interrupt or respond on the thread (docs/adr/0005-hot-path.md).
-func DecidesThread(typ string) bool {
+// holds them for stdin and terminate), history rewrites and a run that
+// parks the turn (an interrupt must see it, and it must see an interrupt).
+// The other step facts (model, reasoning, tool, output, context, artifact,
+// other run phases) decide nothing: they go to the turn's own subject and
+// never contend with submit, interrupt or respond on the thread
+// (docs/adr/0005-hot-path.md).
+func DecidesThread(ev *eventsv1.RuntimeEvent) bool {
+	typ := ev.GetType()
+	if typ == events.TypeRunStatus {
+		return ev.GetRunStatus().GetPhase() == PhaseParked
+	}
 	for _, p := range []string{"turn.", "subagent.", "process.", "history."} {
 		if strings.HasPrefix(typ, p) {
 			return true
@@ -297,11 +304,27 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 			// A lost run is the runtime's verdict on a lapsed lease: the
 			// claims read model makes the turn claimable again on it, so a
 			// worker must not be able to say it.
-			if p := ev.GetRunStatus().GetPhase(); p == PhaseLost || p == PhaseRetrying {
-				return nil, invalid(field+".run_status.phase", "the phase %q is recorded by the runtime (lease expiry and retries), not reported by workers", p)
+			if p := ev.GetRunStatus().GetPhase(); p == PhaseLost || p == PhaseRetrying || p == PhaseResumed {
+				return nil, invalid(field+".run_status.phase", "the phase %q is recorded by the runtime (lease expiry, retries and resumptions), not reported by workers", p)
 			}
 			if Terminal(status) || ended {
 				return nil, precondition(ReasonTurnEnded, "turn/"+turn.TurnId, "%s: turn %s already ended; no more step facts", field, turn.TurnId)
+			}
+			if ev.GetRunStatus().GetPhase() == PhaseParked {
+				if err := checkPark(ev, field); err != nil {
+					return nil, err
+				}
+				if status == TurnInterrupting {
+					// Interrupted while it was handing the turn back:
+					// nobody would resume it, so it ends here instead.
+					ended = true
+					out = append(out, endTurn(th, turn.TurnId, eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted",
+						"interrupted while its worker handed it back")...)
+					if th.ActiveTurnId == turn.TurnId {
+						out = append(out, advanceQueue(th)...)
+					}
+					continue
+				}
 			}
 		default:
 			if Terminal(status) || ended {
@@ -312,6 +335,31 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 	}
 	return out, nil
 }
+
+// checkPark holds a worker's run.status "parked" to its shape: one
+// checkpoint, a stored output's uri, and a known reason.
+func checkPark(ev *eventsv1.RuntimeEvent, field string) error {
+	p := ev.GetRunStatus()
+	cps := p.GetCheckpoints()
+	if len(cps) != 1 || !strings.HasPrefix(cps[0], "object://") || len(cps[0]) > 1024 {
+		return invalid(field+".run_status.checkpoints", "a parked run names exactly one checkpoint, the uri StoreOutput answered for it")
+	}
+	if r := p.GetMetadata()["reason"]; r != ParkWait && r != ParkDrain {
+		return invalid(field+".run_status.metadata", "reason %q: a parked run says why, %q or %q", r, ParkWait, ParkDrain)
+	}
+	if ev.GetRunId() == "" {
+		return invalid(field+".run_id", "a parked run names the run that parks")
+	}
+	return nil
+}
+
+// Why a run parks (run.status "parked" metadata "reason").
+const (
+	// ParkWait: the turn waits for a person (its pending actions).
+	ParkWait = "wait"
+	// ParkDrain: the worker is stopping; the turn is claimable at once.
+	ParkDrain = "drain"
+)
 
 // word is a turn status in messages: the spec's word, or "ended" for a turn
 // an earlier event of the same report ended.

@@ -39,4 +39,5 @@ const (
 	AttemptFailed    = controlv1.TurnAttemptStatus_TURN_ATTEMPT_STATUS_FAILED
 	AttemptCancelled = controlv1.TurnAttemptStatus_TURN_ATTEMPT_STATUS_CANCELLED
 	AttemptTimedOut  = controlv1.TurnAttemptStatus_TURN_ATTEMPT_STATUS_TIMED_OUT
+	AttemptParked    = controlv1.TurnAttemptStatus_TURN_ATTEMPT_STATUS_PARKED
 )

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -131,7 +133,7 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		if at == nil {
 			at = &controlv1.TurnAttempts{TurnId: ev.GetTurnId(), SessionId: session, ThreadId: ev.GetThreadId()}
 		}
-		at.RetryPending = false
+		at.RetryPending, at.ResumePending = false, false
 		at.Attempts = append(at.Attempts, &controlv1.TurnAttempt{
 			Attempt: int32(len(at.Attempts) + 1), RunId: ev.GetRunId(), WorkerId: ev.GetTurnStarted().GetWorkerId(),
 			Status: domain.AttemptRunning, StartedAt: ev.GetTimestamp(), StartedSequence: seq,
@@ -139,8 +141,54 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		if err := put(at); err != nil {
 			return b, err
 		}
+	case events.TypeActionRequired, events.TypeActionResolved:
+		at, err := attempts()
+		if err != nil || at == nil {
+			return b, err // no claimed run waits on it
+		}
+		id := ev.GetActionId()
+		at.PendingActionIds = slices.DeleteFunc(at.PendingActionIds, func(s string) bool { return s == id })
+		if ev.GetType() == events.TypeActionRequired {
+			at.PendingActionIds = append(at.PendingActionIds, id)
+		} else if resumable(at) {
+			at.ResumePending = true
+			claimable(ev.GetTurnId())
+		}
+		if err := put(at); err != nil {
+			return b, err
+		}
 	case events.TypeRunStatus:
 		p := ev.GetRunStatus()
+		if p.GetPhase() == domain.PhaseParked {
+			at, err := attempts()
+			if err != nil || at == nil {
+				return b, err
+			}
+			last := lastAttempt(at)
+			if last == nil || last.GetRunId() != ev.GetRunId() || last.GetStatus() != domain.AttemptRunning {
+				break // not the current run (control fences reports, so only a replayed oddity)
+			}
+			last.Status, last.EndedAt, last.EndedSequence = domain.AttemptParked, ev.GetTimestamp(), seq
+			last.OutcomeCategory, last.OutcomeMessage = "parked", p.GetDetail()
+			last.WaitsFor = nil
+			if p.GetMetadata()["reason"] == domain.ParkWait {
+				for _, id := range strings.Split(p.GetMetadata()["action_ids"], ",") {
+					if id != "" {
+						last.WaitsFor = append(last.WaitsFor, id)
+					}
+				}
+			}
+			at.CheckpointUri, at.CheckpointSequence = p.GetCheckpoints()[0], seq
+			notLeased(ev.GetTurnId())
+			if resumable(at) {
+				at.ResumePending = true
+				claimable(ev.GetTurnId())
+			}
+			if err := put(at); err != nil {
+				return b, err
+			}
+			break
+		}
 		next := p.GetMetadata()["next"]
 		if p.GetPhase() != domain.PhaseLost || next == "" {
 			break
@@ -173,7 +221,7 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		if err != nil || at == nil {
 			return b, err
 		}
-		at.RetryPending = false
+		at.RetryPending, at.ResumePending = false, false
 		if last := lastAttempt(at); last != nil && last.GetStatus() == domain.AttemptRunning {
 			last.Status, last.EndedAt, last.EndedSequence = endStatus(ev), ev.GetTimestamp(), seq
 			if ev.GetType() == events.TypeTurnCompleted {
@@ -187,6 +235,21 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		}
 	}
 	return b, nil
+}
+
+// resumable says whether a turn's last run parked and nothing it waits
+// for is pending any more (and it is not already waiting for a claim).
+func resumable(at *controlv1.TurnAttempts) bool {
+	last := lastAttempt(at)
+	if at.GetResumePending() || last == nil || last.GetStatus() != domain.AttemptParked {
+		return false
+	}
+	for _, id := range last.GetWaitsFor() {
+		if slices.Contains(at.GetPendingActionIds(), id) {
+			return false
+		}
+	}
+	return true
 }
 
 func lastAttempt(at *controlv1.TurnAttempts) *controlv1.TurnAttempt {

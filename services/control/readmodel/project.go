@@ -294,7 +294,7 @@ func (t *tx) apply() error {
 		t.turnSubmitted()
 	case typ == events.TypeTurnStarted:
 		if tu, ok := t.turn(ev.GetTurnId()); ok {
-			tu.Status, tu.StartedAt = domain.TurnRunning, ev.GetTimestamp()
+			tu.Status, tu.StartedAt, tu.Parked = domain.TurnRunning, ev.GetTimestamp(), false
 			t.touchTurn(tu)
 			if th, ok := t.thread(tu.ThreadId); ok {
 				t.refreshThreadStatus(th)
@@ -314,6 +314,13 @@ func (t *tx) apply() error {
 	case strings.HasPrefix(typ, "process."):
 		t.process()
 	case typ == events.TypeRunStatus && ev.GetRunStatus().GetPhase() == "lost":
+		t.processesLost()
+	case typ == events.TypeRunStatus && ev.GetRunStatus().GetPhase() == domain.PhaseParked:
+		if tu, ok := t.turn(ev.GetTurnId()); ok && !domain.Terminal(tu.Status) {
+			tu.Parked = true
+			t.touchTurn(tu)
+		}
+		// Its background processes ended with the run that parked.
 		t.processesLost()
 	case typ == events.TypeChannelConnected, typ == events.TypeChannelDisconnected, typ == events.TypeChannelResumed, typ == events.TypeChannelMessage:
 		t.channel()

@@ -114,7 +114,7 @@ func (t *tx) turnEnded() {
 	if !ok {
 		return
 	}
-	tu.EndedAt = ev.GetTimestamp()
+	tu.EndedAt, tu.Parked = ev.GetTimestamp(), false
 	if ev.GetType() == events.TypeTurnCompleted {
 		tu.Status = domain.TurnCompleted
 		tu.OutcomeMessage = ev.GetTurnCompleted().GetSummary()

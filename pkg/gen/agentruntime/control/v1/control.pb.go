@@ -3483,8 +3483,12 @@ type Turn struct {
 	// The trace its turn.submitted was appended in (W3C ids, lowercase hex;
 	// empty when the submit carried none). A worker continues it, so a turn
 	// is one trace from the submit through every step and consumer.
-	TraceId       string `protobuf:"bytes,18,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
-	SpanId        string `protobuf:"bytes,19,opt,name=span_id,json=spanId,proto3" json:"span_id,omitempty"`
+	TraceId string `protobuf:"bytes,18,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	SpanId  string `protobuf:"bytes,19,opt,name=span_id,json=spanId,proto3" json:"span_id,omitempty"`
+	// No worker holds it: its last run handed it back (run.status "parked")
+	// and it is claimed again, from that run's checkpoint, when nothing it
+	// waits for is pending. It costs no worker slot, lease or stream.
+	Parked        bool `protobuf:"varint,22,opt,name=parked,proto3" json:"parked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3650,6 +3654,13 @@ func (x *Turn) GetSpanId() string {
 		return x.SpanId
 	}
 	return ""
+}
+
+func (x *Turn) GetParked() bool {
+	if x != nil {
+		return x.Parked
+	}
+	return false
 }
 
 // Action is a human or policy decision.
@@ -4733,9 +4744,15 @@ type ClaimTurnResponse struct {
 	// The claim's secret: heartbeats and reports for the run carry it with
 	// run_id. Only the holder of the run's current lease is heard; after a
 	// loss they are FailedPrecondition LEASE_LOST.
-	LeaseToken    string `protobuf:"bytes,5,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LeaseToken string `protobuf:"bytes,5,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// Set when the turn resumes: the checkpoint its last run handed back
+	// (ReadOutput reads it) and the position of the fact that named it. A
+	// worker continues from there; answers given while the turn was parked
+	// are in the log after checkpoint_sequence. Empty: start from the input.
+	CheckpointUri      string `protobuf:"bytes,6,opt,name=checkpoint_uri,json=checkpointUri,proto3" json:"checkpoint_uri,omitempty"`
+	CheckpointSequence uint64 `protobuf:"varint,7,opt,name=checkpoint_sequence,json=checkpointSequence,proto3" json:"checkpoint_sequence,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ClaimTurnResponse) Reset() {
@@ -4801,6 +4818,20 @@ func (x *ClaimTurnResponse) GetLeaseToken() string {
 		return x.LeaseToken
 	}
 	return ""
+}
+
+func (x *ClaimTurnResponse) GetCheckpointUri() string {
+	if x != nil {
+		return x.CheckpointUri
+	}
+	return ""
+}
+
+func (x *ClaimTurnResponse) GetCheckpointSequence() uint64 {
+	if x != nil {
+		return x.CheckpointSequence
+	}
+	return 0
 }
 
 type HeartbeatTurnRequest struct {
@@ -5005,8 +5036,11 @@ type TurnAttempt struct {
 	// Why it ended: "lost", or the turn's outcome category.
 	OutcomeCategory string `protobuf:"bytes,9,opt,name=outcome_category,json=outcomeCategory,proto3" json:"outcome_category,omitempty"`
 	OutcomeMessage  string `protobuf:"bytes,10,opt,name=outcome_message,json=outcomeMessage,proto3" json:"outcome_message,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// A parked run: the actions it waits for (run.status "parked" metadata
+	// "action_ids"); the turn is claimable again once none is pending.
+	WaitsFor      []string `protobuf:"bytes,12,rep,name=waits_for,json=waitsFor,proto3" json:"waits_for,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TurnAttempt) Reset() {
@@ -5109,6 +5143,13 @@ func (x *TurnAttempt) GetOutcomeMessage() string {
 	return ""
 }
 
+func (x *TurnAttempt) GetWaitsFor() []string {
+	if x != nil {
+		return x.WaitsFor
+	}
+	return nil
+}
+
 // TurnAttempts is the claims read model of one turn.
 type TurnAttempts struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -5120,9 +5161,19 @@ type TurnAttempts struct {
 	// claimable again.
 	RetryPending bool `protobuf:"varint,5,opt,name=retry_pending,json=retryPending,proto3" json:"retry_pending,omitempty"`
 	// The attempt budget the last loss was decided with (0: no loss yet).
-	MaxAttempts   int32 `protobuf:"varint,6,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MaxAttempts int32 `protobuf:"varint,6,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	// The last run parked and nothing it waits for is pending: the turn is
+	// claimable again and resumes from checkpoint_uri.
+	ResumePending bool `protobuf:"varint,7,opt,name=resume_pending,json=resumePending,proto3" json:"resume_pending,omitempty"`
+	// The turn's pending actions (action.required not yet resolved).
+	PendingActionIds []string `protobuf:"bytes,8,rep,name=pending_action_ids,json=pendingActionIds,proto3" json:"pending_action_ids,omitempty"`
+	// The newest checkpoint a run of the turn handed back (StoreOutput's
+	// uri; the worker's transcript and the step it stopped in), and the
+	// position of the run.status "parked" fact that named it.
+	CheckpointUri      string `protobuf:"bytes,9,opt,name=checkpoint_uri,json=checkpointUri,proto3" json:"checkpoint_uri,omitempty"`
+	CheckpointSequence uint64 `protobuf:"varint,10,opt,name=checkpoint_sequence,json=checkpointSequence,proto3" json:"checkpoint_sequence,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *TurnAttempts) Reset() {
@@ -5193,6 +5244,34 @@ func (x *TurnAttempts) GetRetryPending() bool {
 func (x *TurnAttempts) GetMaxAttempts() int32 {
 	if x != nil {
 		return x.MaxAttempts
+	}
+	return 0
+}
+
+func (x *TurnAttempts) GetResumePending() bool {
+	if x != nil {
+		return x.ResumePending
+	}
+	return false
+}
+
+func (x *TurnAttempts) GetPendingActionIds() []string {
+	if x != nil {
+		return x.PendingActionIds
+	}
+	return nil
+}
+
+func (x *TurnAttempts) GetCheckpointUri() string {
+	if x != nil {
+		return x.CheckpointUri
+	}
+	return ""
+}
+
+func (x *TurnAttempts) GetCheckpointSequence() uint64 {
+	if x != nil {
+		return x.CheckpointSequence
 	}
 	return 0
 }
@@ -5805,7 +5884,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\bsequence\x18\t \x01(\x04R\bsequence\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf8\a\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x90\b\n" +
 	"\x04Turn\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
@@ -5828,7 +5907,8 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x12submitted_sequence\x18\x10 \x01(\x04R\x11submittedSequence\x12\x1a\n" +
 	"\bsequence\x18\x11 \x01(\x04R\bsequence\x12\x19\n" +
 	"\btrace_id\x18\x12 \x01(\tR\atraceId\x12\x17\n" +
-	"\aspan_id\x18\x13 \x01(\tR\x06spanId\x1a:\n" +
+	"\aspan_id\x18\x13 \x01(\tR\x06spanId\x12\x16\n" +
+	"\x06parked\x18\x16 \x01(\bR\x06parked\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
@@ -5974,14 +6054,16 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12<\n" +
 	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\r\xbaH\n" +
 	"\xaa\x01\a\"\x03\b\xac\x022\x00R\x04wait\x12J\n" +
-	"\tlease_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\x12\xbaH\x0f\xaa\x01\f\"\x03\b\x90\x1c2\x05\x10\x80\xc2\xd7/R\bleaseTtl\"\xe0\x01\n" +
+	"\tlease_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\x12\xbaH\x0f\xaa\x01\f\"\x03\b\x90\x1c2\x05\x10\x80\xc2\xd7/R\bleaseTtl\"\xb8\x02\n" +
 	"\x11ClaimTurnResponse\x121\n" +
 	"\x04turn\x18\x01 \x01(\v2\x1d.agentruntime.control.v1.TurnR\x04turn\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12D\n" +
 	"\x10lease_expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12\x1a\n" +
 	"\bsequence\x18\x04 \x01(\x04R\bsequence\x12\x1f\n" +
 	"\vlease_token\x18\x05 \x01(\tR\n" +
-	"leaseToken\"\x8f\x02\n" +
+	"leaseToken\x12%\n" +
+	"\x0echeckpoint_uri\x18\x06 \x01(\tR\rcheckpointUri\x12/\n" +
+	"\x13checkpoint_sequence\x18\a \x01(\x04R\x12checkpointSequence\"\x8f\x02\n" +
 	"\x14HeartbeatTurnRequest\x12@\n" +
 	"\aturn_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12>\n" +
 	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12J\n" +
@@ -5994,7 +6076,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x13interrupt_requested\x18\x03 \x01(\bR\x12interruptRequestedJ\x04\b\x02\x10\x03\"}\n" +
 	"\x16GetTurnAttemptsRequest\x12@\n" +
 	"\aturn_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12!\n" +
-	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xbd\x03\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xda\x03\n" +
 	"\vTurnAttempt\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1b\n" +
@@ -6007,7 +6089,8 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x0eended_sequence\x18\b \x01(\x04R\rendedSequence\x12)\n" +
 	"\x10outcome_category\x18\t \x01(\tR\x0foutcomeCategory\x12'\n" +
 	"\x0foutcome_message\x18\n" +
-	" \x01(\tR\x0eoutcomeMessageJ\x04\b\x04\x10\x05\"\xed\x01\n" +
+	" \x01(\tR\x0eoutcomeMessage\x12\x1b\n" +
+	"\twaits_for\x18\f \x03(\tR\bwaitsForJ\x04\b\x04\x10\x05\"\x9a\x03\n" +
 	"\fTurnAttempts\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
@@ -6015,7 +6098,12 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12@\n" +
 	"\battempts\x18\x04 \x03(\v2$.agentruntime.control.v1.TurnAttemptR\battempts\x12#\n" +
 	"\rretry_pending\x18\x05 \x01(\bR\fretryPending\x12!\n" +
-	"\fmax_attempts\x18\x06 \x01(\x05R\vmaxAttempts\"x\n" +
+	"\fmax_attempts\x18\x06 \x01(\x05R\vmaxAttempts\x12%\n" +
+	"\x0eresume_pending\x18\a \x01(\bR\rresumePending\x12,\n" +
+	"\x12pending_action_ids\x18\b \x03(\tR\x10pendingActionIds\x12%\n" +
+	"\x0echeckpoint_uri\x18\t \x01(\tR\rcheckpointUri\x12/\n" +
+	"\x13checkpoint_sequence\x18\n" +
+	" \x01(\x04R\x12checkpointSequence\"x\n" +
 	"\x17GetTurnAttemptsResponse\x12A\n" +
 	"\battempts\x18\x01 \x01(\v2%.agentruntime.control.v1.TurnAttemptsR\battempts\x12\x1a\n" +
 	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\x80\x01\n" +

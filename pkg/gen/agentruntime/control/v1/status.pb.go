@@ -399,6 +399,11 @@ const (
 	TurnAttemptStatus_TURN_ATTEMPT_STATUS_CANCELLED TurnAttemptStatus = 5
 	// A time or inactivity budget stopped the turn in this run.
 	TurnAttemptStatus_TURN_ATTEMPT_STATUS_TIMED_OUT TurnAttemptStatus = 6
+	// The worker handed the turn back (run.status "parked"): to wait for a
+	// person without holding a slot, or because it was stopping. The turn is
+	// claimed again, from the run's checkpoint, once nothing it waits for is
+	// pending; a parked run is not a lost one and spends no attempt budget.
+	TurnAttemptStatus_TURN_ATTEMPT_STATUS_PARKED TurnAttemptStatus = 7
 )
 
 // Enum value maps for TurnAttemptStatus.
@@ -411,6 +416,7 @@ var (
 		4: "TURN_ATTEMPT_STATUS_FAILED",
 		5: "TURN_ATTEMPT_STATUS_CANCELLED",
 		6: "TURN_ATTEMPT_STATUS_TIMED_OUT",
+		7: "TURN_ATTEMPT_STATUS_PARKED",
 	}
 	TurnAttemptStatus_value = map[string]int32{
 		"TURN_ATTEMPT_STATUS_UNSPECIFIED": 0,
@@ -420,6 +426,7 @@ var (
 		"TURN_ATTEMPT_STATUS_FAILED":      4,
 		"TURN_ATTEMPT_STATUS_CANCELLED":   5,
 		"TURN_ATTEMPT_STATUS_TIMED_OUT":   6,
+		"TURN_ATTEMPT_STATUS_PARKED":      7,
 	}
 )
 
@@ -563,7 +570,7 @@ const file_agentruntime_control_v1_status_proto_rawDesc = "" +
 	"\rChannelStatus\x12\x1e\n" +
 	"\x1aCHANNEL_STATUS_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18CHANNEL_STATUS_CONNECTED\x10\x01\x12\x1f\n" +
-	"\x1bCHANNEL_STATUS_DISCONNECTED\x10\x02*\x80\x02\n" +
+	"\x1bCHANNEL_STATUS_DISCONNECTED\x10\x02*\xa0\x02\n" +
 	"\x11TurnAttemptStatus\x12#\n" +
 	"\x1fTURN_ATTEMPT_STATUS_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bTURN_ATTEMPT_STATUS_RUNNING\x10\x01\x12\x1c\n" +
@@ -571,7 +578,8 @@ const file_agentruntime_control_v1_status_proto_rawDesc = "" +
 	"\x1dTURN_ATTEMPT_STATUS_COMPLETED\x10\x03\x12\x1e\n" +
 	"\x1aTURN_ATTEMPT_STATUS_FAILED\x10\x04\x12!\n" +
 	"\x1dTURN_ATTEMPT_STATUS_CANCELLED\x10\x05\x12!\n" +
-	"\x1dTURN_ATTEMPT_STATUS_TIMED_OUT\x10\x06*\xbc\x01\n" +
+	"\x1dTURN_ATTEMPT_STATUS_TIMED_OUT\x10\x06\x12\x1e\n" +
+	"\x1aTURN_ATTEMPT_STATUS_PARKED\x10\a*\xbc\x01\n" +
 	"\rProcessStatus\x12\x1e\n" +
 	"\x1aPROCESS_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16PROCESS_STATUS_RUNNING\x10\x01\x12\x1c\n" +

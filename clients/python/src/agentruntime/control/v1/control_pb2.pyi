@@ -135,18 +135,22 @@ class ClaimTurnRequest(_message.Message):
     def __init__(self, worker_id: _Optional[str] = ..., session_id: _Optional[str] = ..., wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., lease_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ClaimTurnResponse(_message.Message):
-    __slots__ = ["lease_expires_at", "lease_token", "run_id", "sequence", "turn"]
+    __slots__ = ["checkpoint_sequence", "checkpoint_uri", "lease_expires_at", "lease_token", "run_id", "sequence", "turn"]
+    CHECKPOINT_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_URI_FIELD_NUMBER: _ClassVar[int]
     LEASE_EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     TURN_FIELD_NUMBER: _ClassVar[int]
+    checkpoint_sequence: int
+    checkpoint_uri: str
     lease_expires_at: _timestamp_pb2.Timestamp
     lease_token: str
     run_id: str
     sequence: int
     turn: Turn
-    def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., run_id: _Optional[str] = ..., lease_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., sequence: _Optional[int] = ..., lease_token: _Optional[str] = ...) -> None: ...
+    def __init__(self, turn: _Optional[_Union[Turn, _Mapping]] = ..., run_id: _Optional[str] = ..., lease_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., sequence: _Optional[int] = ..., lease_token: _Optional[str] = ..., checkpoint_uri: _Optional[str] = ..., checkpoint_sequence: _Optional[int] = ...) -> None: ...
 
 class CloseSubagentRequest(_message.Message):
     __slots__ = ["reason", "session_id", "subagent_id"]
@@ -911,7 +915,7 @@ class ThreadRead(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.ThreadStatus, str]] = ..., active_turn_id: _Optional[str] = ..., active_turn: _Optional[_Union[Turn, _Mapping]] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ..., pending_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., last_outcome: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., last_turn_id: _Optional[str] = ..., incidents: _Optional[_Iterable[_Union[Incident, _Mapping]]] = ..., diagnostics: _Optional[_Mapping[str, str]] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., subagent_id: _Optional[str] = ..., task_ids: _Optional[_Iterable[str]] = ..., routing: _Optional[_Union[Summary, _Mapping]] = ..., permission: _Optional[_Union[Summary, _Mapping]] = ..., tasks: _Optional[_Union[Summary, _Mapping]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., title: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., turn_count: _Optional[int] = ..., compaction_summary_refs: _Optional[_Iterable[str]] = ..., sequence: _Optional[int] = ..., routing_limit: _Optional[_Union[_routing_pb2.RoutingLimitSummary, _Mapping]] = ..., refusals: _Optional[_Iterable[_Union[Refusal, _Mapping]]] = ...) -> None: ...
 
 class Turn(_message.Message):
-    __slots__ = ["admission", "ended_at", "idempotency_key", "input", "metadata", "options", "outcome_category", "outcome_message", "sequence", "session_id", "span_id", "started_at", "status", "steered_into", "submitted_at", "submitted_sequence", "thread_id", "trace_id", "turn_id"]
+    __slots__ = ["admission", "ended_at", "idempotency_key", "input", "metadata", "options", "outcome_category", "outcome_message", "parked", "sequence", "session_id", "span_id", "started_at", "status", "steered_into", "submitted_at", "submitted_sequence", "thread_id", "trace_id", "turn_id"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -934,6 +938,7 @@ class Turn(_message.Message):
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_CATEGORY_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    PARKED_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SPAN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -953,6 +958,7 @@ class Turn(_message.Message):
     options: _containers.ScalarMap[str, str]
     outcome_category: str
     outcome_message: str
+    parked: bool
     sequence: int
     session_id: str
     span_id: str
@@ -964,10 +970,10 @@ class Turn(_message.Message):
     thread_id: str
     trace_id: str
     turn_id: str
-    def __init__(self, turn_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., admission: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., input: _Optional[_Iterable[_Union[_control_pb2.InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., submitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., outcome_category: _Optional[str] = ..., outcome_message: _Optional[str] = ..., steered_into: _Optional[str] = ..., submitted_sequence: _Optional[int] = ..., sequence: _Optional[int] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, turn_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., admission: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., input: _Optional[_Iterable[_Union[_control_pb2.InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., submitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., outcome_category: _Optional[str] = ..., outcome_message: _Optional[str] = ..., steered_into: _Optional[str] = ..., submitted_sequence: _Optional[int] = ..., sequence: _Optional[int] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ..., parked: bool = ...) -> None: ...
 
 class TurnAttempt(_message.Message):
-    __slots__ = ["attempt", "ended_at", "ended_sequence", "outcome_category", "outcome_message", "run_id", "started_at", "started_sequence", "status", "worker_id"]
+    __slots__ = ["attempt", "ended_at", "ended_sequence", "outcome_category", "outcome_message", "run_id", "started_at", "started_sequence", "status", "waits_for", "worker_id"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     ENDED_AT_FIELD_NUMBER: _ClassVar[int]
     ENDED_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -977,6 +983,7 @@ class TurnAttempt(_message.Message):
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     STARTED_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    WAITS_FOR_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
     attempt: int
     ended_at: _timestamp_pb2.Timestamp
@@ -987,24 +994,33 @@ class TurnAttempt(_message.Message):
     started_at: _timestamp_pb2.Timestamp
     started_sequence: int
     status: _status_pb2.TurnAttemptStatus
+    waits_for: _containers.RepeatedScalarFieldContainer[str]
     worker_id: str
-    def __init__(self, attempt: _Optional[int] = ..., run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.TurnAttemptStatus, str]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_sequence: _Optional[int] = ..., ended_sequence: _Optional[int] = ..., outcome_category: _Optional[str] = ..., outcome_message: _Optional[str] = ...) -> None: ...
+    def __init__(self, attempt: _Optional[int] = ..., run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.TurnAttemptStatus, str]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_sequence: _Optional[int] = ..., ended_sequence: _Optional[int] = ..., outcome_category: _Optional[str] = ..., outcome_message: _Optional[str] = ..., waits_for: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class TurnAttempts(_message.Message):
-    __slots__ = ["attempts", "max_attempts", "retry_pending", "session_id", "thread_id", "turn_id"]
+    __slots__ = ["attempts", "checkpoint_sequence", "checkpoint_uri", "max_attempts", "pending_action_ids", "resume_pending", "retry_pending", "session_id", "thread_id", "turn_id"]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_URI_FIELD_NUMBER: _ClassVar[int]
     MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_ACTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    RESUME_PENDING_FIELD_NUMBER: _ClassVar[int]
     RETRY_PENDING_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     attempts: _containers.RepeatedCompositeFieldContainer[TurnAttempt]
+    checkpoint_sequence: int
+    checkpoint_uri: str
     max_attempts: int
+    pending_action_ids: _containers.RepeatedScalarFieldContainer[str]
+    resume_pending: bool
     retry_pending: bool
     session_id: str
     thread_id: str
     turn_id: str
-    def __init__(self, turn_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., attempts: _Optional[_Iterable[_Union[TurnAttempt, _Mapping]]] = ..., retry_pending: bool = ..., max_attempts: _Optional[int] = ...) -> None: ...
+    def __init__(self, turn_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., attempts: _Optional[_Iterable[_Union[TurnAttempt, _Mapping]]] = ..., retry_pending: bool = ..., max_attempts: _Optional[int] = ..., resume_pending: bool = ..., pending_action_ids: _Optional[_Iterable[str]] = ..., checkpoint_uri: _Optional[str] = ..., checkpoint_sequence: _Optional[int] = ...) -> None: ...
 
 class WaitSubagentsRequest(_message.Message):
     __slots__ = ["session_id", "subagent_ids", "timeout"]
