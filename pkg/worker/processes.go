@@ -66,6 +66,15 @@ func newProcTable(ctx context.Context, tu *turn) *procTable {
 	return &procTable{tu: tu, ctx: context.WithoutCancel(ctx), procs: map[string]*proc{}}
 }
 
+// busy says whether a background process of the turn is still running:
+// such a turn waits for a person in place rather than hand itself back
+// (handing back would end its processes).
+func (pt *procTable) busy() bool {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	return pt.running > 0
+}
+
 func (pt *procTable) event(typ string, pr *proc, payload any) *eventsv1.RuntimeEvent {
 	ev := pt.tu.event(typ, "", "", payload)
 	ev.ProcessId = pr.id

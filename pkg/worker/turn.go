@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,11 @@ type turn struct {
 	// permission service could not be asked (after bounded retries): such
 	// a turn ends failed, never completed. Tool calls may run in parallel.
 	permissionUnavailable atomic.Int32
+	// prog is where the turn is, for a hand back (park.go).
+	prog progress
+	// holdWaits: calls wait for their answer in place instead of handing
+	// the turn back (after a hand back failed).
+	holdWaits bool
 }
 
 // RunTurn runs a claimed turn to its end and reports it. It returns an
@@ -52,7 +58,14 @@ func (w *Worker) RunTurn(ctx context.Context, claim *controlv1.ClaimTurnResponse
 	tu.procs = newProcTable(ctx, tu)
 	go w.heartbeat(tctx, cancel, tu.t.GetTurnId(), tu.runID, tu.leaseToken)
 	go w.watch(tctx, cancel, tu.t, tu.runID, claim.GetSequence()+1, tu.procs)
-	final, loopErr := tu.loop(tctx)
+	var final provider.Response
+	cp, loopErr := w.loadCheckpoint(tctx, claim)
+	if loopErr == nil {
+		final, loopErr = tu.loop(tctx, cp)
+	}
+	if errors.Is(loopErr, errParked) {
+		return nil // handed back: the park said everything
+	}
 	cause := context.Cause(tctx)
 	// Background processes end with their turn, and say so before it does.
 	switch {
@@ -85,6 +98,13 @@ func (w *Worker) RunTurn(ctx context.Context, claim *controlv1.ClaimTurnResponse
 	case errors.Is(cause, errInterrupted):
 		return tu.report(rctx, tu.failed(eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted", "interrupted at the user's request", false))
 	case ctx.Err() != nil:
+		// The worker stopped before the turn reached a step boundary: hand
+		// back what completed; the step in flight runs again elsewhere.
+		if err := tu.park(rctx, tu.prog.snapshot(tu), parkDrain); errors.Is(err, errParked) {
+			return nil
+		} else {
+			w.cfg.Logger.WarnContext(rctx, "handing back a turn", "turn_id", tu.t.GetTurnId(), "error", err)
+		}
 		return tu.report(rctx, tu.failed(eventsv1.TurnOutcome_TURN_OUTCOME_FAILED, "worker_shutdown", "the worker stopped during the turn", true))
 	}
 	var fe *turnFailure
@@ -130,35 +150,43 @@ func (tu *turn) scope() *routingv1.TurnScope {
 	return &routingv1.TurnScope{SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId()}
 }
 
-// loop is the agent loop; it returns the last model response.
-func (tu *turn) loop(ctx context.Context) (provider.Response, error) {
+// loop is the agent loop; it returns the last model response. cp, when
+// set, is the checkpoint a parked run handed back: the loop continues from
+// it instead of starting from the turn's input.
+func (tu *turn) loop(ctx context.Context, cp *checkpoint) (provider.Response, error) {
 	w := tu.w
-	msgs := []provider.Message{{Role: "system", Content: w.cfg.SystemPrompt}, {Role: "user", Content: inputText(tu.t.GetInput())}}
 	names := toolNames(w.tools)
 	var specs []provider.Tool
 	for _, n := range names {
 		s := w.tools[n].Spec()
 		specs = append(specs, provider.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
-	tokens := int64(0)
-	for _, m := range msgs {
-		tokens += int64(len(m.Content)+3) / 4
+	var msgs []provider.Message
+	first := 0
+	if cp != nil {
+		msgs, tu.model, tu.routed, first = cp.Messages, cp.Model, cp.Routed, cp.Steps
+		if cp.Step != nil {
+			var err error
+			if msgs, err = tu.toolStep(ctx, msgs, first, cp.Step.ID, cp.Step.Calls, cp.Step); err != nil {
+				return provider.Response{}, err
+			}
+		}
+	} else {
+		var err error
+		if msgs, err = tu.prepare(ctx, names); err != nil {
+			return provider.Response{}, err
+		}
 	}
-	if err := tu.report(ctx,
-		tu.event("context.resolved", "", "", &eventsv1.RuntimeEvent_ContextResolved{ContextResolved: &eventsv1.ContextResolved{
-			Refs: []string{"system_prompt", "turn:" + tu.t.GetTurnId() + "/input"}, Tokens: tokens,
-			Warnings: []string{"earlier turns of the thread are not included (history is not carried yet)", "tokens are estimated (4 bytes per token)"}}}),
-		// tool.* facts require a step and a call id: the catalog is the
-		// turn's preparation step, and its "call" is the catalog itself.
-		tu.event("tool.catalog.resolved", ids.New(ids.Step), "catalog", &eventsv1.RuntimeEvent_ToolCatalogResolved{ToolCatalogResolved: &eventsv1.ToolCatalogResolved{
-			ToolNames: names, InventoryRef: "worker:" + w.cfg.WorkerID}}),
-	); err != nil {
-		return provider.Response{}, err
-	}
-	if err := tu.route(ctx, tokens); err != nil {
-		return provider.Response{}, err
-	}
-	for step := 0; step < w.cfg.MaxSteps; step++ {
+	for step := first; step < w.cfg.MaxSteps; step++ {
+		tu.prog.boundary(msgs, step)
+		if w.draining.Load() {
+			// Hand the turn back at a step boundary: nothing is lost.
+			if err := tu.park(ctx, tu.prog.snapshot(tu), parkDrain); errors.Is(err, errParked) || ctx.Err() != nil {
+				return provider.Response{}, err
+			} else {
+				w.cfg.Logger.WarnContext(ctx, "handing back a turn", "turn_id", tu.t.GetTurnId(), "error", err)
+			}
+		}
 		compacted, err := tu.maybeCompact(ctx, msgs)
 		if err != nil {
 			return provider.Response{}, err
@@ -172,13 +200,61 @@ func (tu *turn) loop(ctx context.Context) (provider.Response, error) {
 			return resp, nil
 		}
 		msgs = append(msgs, provider.Message{Role: "assistant", Content: resp.Text, ToolCalls: resp.ToolCalls})
-		results, err := tu.runTools(ctx, stepID, resp.ToolCalls)
-		if err != nil {
+		if msgs, err = tu.toolStep(ctx, msgs, step+1, stepID, resp.ToolCalls, nil); err != nil {
 			return provider.Response{}, err
 		}
-		msgs = append(msgs, results...)
 	}
 	return provider.Response{}, &turnFailure{category: "max_steps", message: fmt.Sprintf("the model made %d calls without finishing", w.cfg.MaxSteps)}
+}
+
+// prepare opens the transcript of a turn started from its input: the
+// context and catalog facts, and the route.
+func (tu *turn) prepare(ctx context.Context, names []string) ([]provider.Message, error) {
+	w := tu.w
+	msgs := []provider.Message{{Role: "system", Content: w.cfg.SystemPrompt}, {Role: "user", Content: inputText(tu.t.GetInput())}}
+	tokens := int64(0)
+	for _, m := range msgs {
+		tokens += int64(len(m.Content)+3) / 4
+	}
+	if err := tu.report(ctx,
+		tu.event("context.resolved", "", "", &eventsv1.RuntimeEvent_ContextResolved{ContextResolved: &eventsv1.ContextResolved{
+			Refs: []string{"system_prompt", "turn:" + tu.t.GetTurnId() + "/input"}, Tokens: tokens,
+			Warnings: []string{"earlier turns of the thread are not included (history is not carried yet)", "tokens are estimated (4 bytes per token)"}}}),
+		// tool.* facts require a step and a call id: the catalog is the
+		// turn's preparation step, and its "call" is the catalog itself.
+		tu.event("tool.catalog.resolved", ids.New(ids.Step), "catalog", &eventsv1.RuntimeEvent_ToolCatalogResolved{ToolCatalogResolved: &eventsv1.ToolCatalogResolved{
+			ToolNames: names, InventoryRef: "worker:" + w.cfg.WorkerID}}),
+	); err != nil {
+		return nil, err
+	}
+	return msgs, tu.route(ctx, tokens)
+}
+
+// toolStep runs the calls of model step stepID (msgs ends with the
+// assistant message that asked for them; steps model steps are taken) and
+// returns the transcript with their results. When calls must wait for a
+// person the turn is handed back (errParked); when that fails the calls
+// wait in place.
+func (tu *turn) toolStep(ctx context.Context, msgs []provider.Message, steps int, stepID string, calls []provider.ToolCall, resume *pendingStep) ([]provider.Message, error) {
+	for {
+		ps := &pendingStep{ID: stepID, Calls: calls, Results: map[int]provider.Message{}}
+		tu.prog.startStep(msgs, steps, ps)
+		results, err := tu.runTools(ctx, ps, resume)
+		var sp *stepParked
+		if !errors.As(err, &sp) {
+			if err != nil {
+				return nil, err
+			}
+			return append(msgs, results...), nil
+		}
+		cp := &checkpoint{Version: checkpointVersion, Model: tu.model, Routed: tu.routed, Steps: steps, Messages: msgs, Step: sp.step}
+		perr := tu.park(ctx, cp, parkWait)
+		if errors.Is(perr, errParked) || ctx.Err() != nil {
+			return nil, cmp.Or(perr, ctx.Err())
+		}
+		tu.w.cfg.Logger.WarnContext(ctx, "handing back a waiting turn; its calls wait in place", "turn_id", tu.t.GetTurnId(), "error", perr)
+		tu.holdWaits, resume = true, sp.step
+	}
 }
 
 // route asks routing for the model. No decision (routing not possible,

@@ -31,9 +31,23 @@ var callID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
 
 // runTools runs a step's calls: consecutive read-only, concurrency-safe
 // calls together, anything else alone and in order. It returns the tool
-// messages for the transcript, in call order.
-func (tu *turn) runTools(ctx context.Context, step string, calls []provider.ToolCall) ([]provider.Message, error) {
+// messages for the transcript, in call order. resume, when set, is the
+// step as a parked run left it: calls that ran keep their results, parked
+// calls continue with the answer they waited for. When calls must wait for
+// a person, the group they are in finishes and *stepParked says where the
+// step stands; the calls after that group have not started.
+func (tu *turn) runTools(ctx context.Context, ps *pendingStep, resume *pendingStep) ([]provider.Message, error) {
+	calls := ps.Calls
 	out := make([]provider.Message, len(calls))
+	done := make([]bool, len(calls))
+	if resume != nil {
+		for k, m := range resume.Results {
+			if k >= 0 && k < len(calls) {
+				out[k], done[k] = m, true
+				tu.prog.completed(k, m)
+			}
+		}
+	}
 	for i := 0; i < len(calls); {
 		j := i + 1
 		if tu.parallel(calls[i]) {
@@ -44,18 +58,55 @@ func (tu *turn) runTools(ctx context.Context, step string, calls []provider.Tool
 		var wg sync.WaitGroup
 		errs := make([]error, j-i)
 		for k := i; k < j; k++ {
+			if done[k] {
+				continue
+			}
+			var pc *parkedCall
+			if p, ok := resume.parked(k); ok {
+				pc = &p
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out[k], errs[k-i] = tu.runTool(ctx, step, calls[k])
+				out[k], errs[k-i] = tu.runTool(ctx, ps.ID, calls[k], pc)
+				if errs[k-i] == nil && ctx.Err() == nil {
+					done[k] = true
+					tu.prog.completed(k, out[k])
+				}
 			}()
 		}
 		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		parked := map[int]parkedCall{}
+		var failed []error
+		for n, err := range errs {
+			var mw *mustWait
+			switch {
+			case errors.As(err, &mw):
+				parked[i+n] = mw.call
+			case err != nil:
+				failed = append(failed, err)
+			}
+		}
+		if err := errors.Join(failed...); err != nil {
 			return nil, err
 		}
 		if ctx.Err() != nil {
+			// Interrupted before the step could be handed back: the
+			// waiting calls end here, as any call the interrupt stopped.
+			for _, pc := range parked {
+				_ = tu.report(context.WithoutCancel(ctx), tu.event("tool.failed", ps.ID, pc.CallID, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
+					Category: tools.Cancelled, Message: "the turn was interrupted while the call waited for permission"}}))
+			}
 			return nil, ctx.Err()
+		}
+		if len(parked) > 0 {
+			left := &pendingStep{ID: ps.ID, Calls: calls, Results: map[int]provider.Message{}, Parked: parked}
+			for k := range calls {
+				if done[k] {
+					left.Results[k] = out[k]
+				}
+			}
+			return nil, &stepParked{step: left}
 		}
 		i = j
 	}
@@ -68,15 +119,19 @@ func (tu *turn) parallel(c provider.ToolCall) bool {
 }
 
 // runTool runs one call under permission and reports it. The error is a
-// report failure or the turn's end; a failed call is a tool message.
-func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (provider.Message, error) {
+// report failure, the turn's end, or *mustWait when the call waits for a
+// person; a failed call is a tool message. resumed, when set, is the call
+// as a parked run left it: announced, evaluated, and now answered.
+func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, resumed *parkedCall) (provider.Message, error) {
 	w := tu.w
 	id := c.ID
 	if !callID.MatchString(id) {
 		id = ids.New(ids.ToolCall)
 	}
 	msg := provider.Message{Role: "tool", ToolCallID: c.ID}
-	if err := tu.report(ctx,
+	if resumed != nil {
+		id = resumed.CallID
+	} else if err := tu.report(ctx,
 		tu.event("tool.started", step, id, &eventsv1.RuntimeEvent_ToolStarted{ToolStarted: &eventsv1.ToolStarted{ToolName: c.Name}}),
 		tu.event("tool.args", step, id, &eventsv1.RuntimeEvent_ToolArgs{ToolArgs: &eventsv1.ToolArgs{SafeArgsJson: clip(c.Arguments, 4096)}}),
 	); err != nil {
@@ -100,8 +155,17 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall) (
 	if err != nil {
 		return failed(categoryOf(err), err.Error())
 	}
-	perm, err := tu.permit(ctx, step, id, c, acc)
+	var perm permission
+	if resumed != nil {
+		perm, err = tu.parkedPermission(ctx, *resumed)
+	} else {
+		perm, err = tu.permit(ctx, step, id, c, acc)
+	}
 	allowed, why, evalID, rewritten := perm.allowed, perm.why, perm.evalID, perm.rewritten
+	var mw *mustWait
+	if errors.As(err, &mw) {
+		return msg, mw
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return failed(tools.Cancelled, "the turn was interrupted while the call waited for permission")
@@ -220,13 +284,27 @@ func (tu *turn) permit(ctx context.Context, step, callID string, c provider.Tool
 		if _, shell := w.tools[c.Name].(tools.Shell); shell && !w.confine.Available &&
 			p.profile.GetMode() != eventsv1.SandboxMode_SANDBOX_MODE_FULL_ACCESS {
 			p.sandboxed = false
-			p.allowed, p.why, err = tu.askUnconfined(ctx, step, callID, acc)
+			actionID, from, err := tu.askUnconfined(ctx, step, callID, acc)
+			if err != nil {
+				return p, err
+			}
+			if tu.mayPark() {
+				return p, waitFor(callID, actionID, from, true, p)
+			}
+			p.allowed, p.why, err = tu.awaitApproval(ctx, actionID, from, true)
 		}
 		return p, err
 	case eventsv1.Decision_DECISION_ALLOW:
 		p.allowed = true
 		return p, nil
 	case eventsv1.Decision_DECISION_ASK:
+		if ev.GetApprovalActionId() == "" {
+			return p, errors.New("an ask without an approval action")
+		}
+		if tu.mayPark() {
+			// The turn is handed back while a person decides (park.go).
+			return p, waitFor(callID, ev.GetApprovalActionId(), resp.GetWrite().GetSequence(), false, p)
+		}
 		p.allowed, p.why, err = tu.awaitApproval(ctx, ev.GetApprovalActionId(), resp.GetWrite().GetSequence(), false)
 		return p, err
 	case eventsv1.Decision_DECISION_UNAVAILABLE:
@@ -239,8 +317,9 @@ func (tu *turn) permit(ctx context.Context, step, callID string, c provider.Tool
 
 // askUnconfined opens an approval (control's RequestAction, decisions
 // allow_once and deny) for a shell command the permission service would
-// run sandboxed but this host cannot confine, and waits for the answer.
-func (tu *turn) askUnconfined(ctx context.Context, step, callID string, acc tools.Access) (bool, string, error) {
+// run sandboxed but this host cannot confine: the action and where to
+// look for its answer.
+func (tu *turn) askUnconfined(ctx context.Context, step, callID string, acc tools.Access) (string, uint64, error) {
 	w := tu.w
 	req := &controlv1.RequestActionRequest{
 		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(),
@@ -256,9 +335,9 @@ func (tu *turn) askUnconfined(ctx context.Context, step, callID string, acc tool
 		return err
 	})
 	if err != nil {
-		return false, "", err
+		return "", 0, err
 	}
-	return tu.awaitApproval(ctx, resp.GetAction().GetActionId(), resp.GetSequence(), true)
+	return resp.GetAction().GetActionId(), resp.GetSequence(), nil
 }
 
 // awaitApproval waits for the answer to an approval action: a permission

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -106,6 +107,11 @@ type Config struct {
 	ReportTimeout time.Duration
 	// SystemPrompt opens every transcript.
 	SystemPrompt string
+	// DrainTimeout bounds a graceful stop (default 10s): when Run's
+	// context ends, the worker stops claiming and its turns hand
+	// themselves back at their next step boundary (park.go); what has not
+	// by then is cancelled and handed back from its last completed call.
+	DrainTimeout time.Duration
 	// OutputBudget is how many bytes of a tool's output the events and the
 	// transcript carry inline (default DefaultOutputBudget); above it the
 	// output is stored (StoreOutput) and referenced: output.spilled.
@@ -135,6 +141,8 @@ type Worker struct {
 	// processes holds a slot per background process running in any of
 	// the worker's turns (Config.MaxProcesses).
 	processes chan struct{}
+	// draining: Run's context ended; turns hand themselves back.
+	draining atomic.Bool
 }
 
 // Bounds on background processes (Config.MaxTurnProcesses,
@@ -176,6 +184,9 @@ func New(cfg Config) *Worker {
 	}
 	if cfg.DeltaInterval <= 0 {
 		cfg.DeltaInterval = 50 * time.Millisecond
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = 10 * time.Second
 	}
 	if cfg.ReportTimeout <= 0 {
 		cfg.ReportTimeout = 60 * time.Second
@@ -261,8 +272,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	backoff = 200 * time.Millisecond
 	slots := make(chan struct{}, w.cfg.MaxTurns)
+	// Turns outlive Run's context by up to DrainTimeout: they hand
+	// themselves back (drain) rather than fail.
+	turnCtx, stopTurns := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopTurns()
 	var running sync.WaitGroup
-	defer running.Wait()
+	defer w.drain(&running, stopTurns)
 	if w.cfg.Tasks {
 		running.Add(1)
 		go func() { defer running.Done(); w.runTasks(ctx) }()
@@ -303,13 +318,32 @@ func (w *Worker) Run(ctx context.Context) error {
 		go func() {
 			defer running.Done()
 			defer func() { <-slots }()
-			if err := w.RunTurn(ctx, claim); err != nil && ctx.Err() == nil {
+			if err := w.RunTurn(turnCtx, claim); err != nil && turnCtx.Err() == nil {
 				w.cfg.Logger.WarnContext(ctx, "turn", "turn_id", claim.GetTurn().GetTurnId(), "error", err)
 			}
 		}()
 	}
 	return nil
 }
+
+// drain ends Run: turns hand themselves back at their next step boundary;
+// after DrainTimeout the rest are cancelled (and hand back what completed).
+func (w *Worker) drain(running *sync.WaitGroup, stopTurns context.CancelFunc) {
+	w.draining.Store(true)
+	done := make(chan struct{})
+	go func() { running.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-time.After(w.cfg.DrainTimeout):
+	}
+	stopTurns()
+	<-done
+}
+
+// Draining says whether the worker is stopping: it claims nothing more and
+// its turns hand themselves back.
+func (w *Worker) Draining() bool { return w.draining.Load() }
 
 // Claim asks for one turn, waiting up to wait.
 func (w *Worker) Claim(ctx context.Context, wait time.Duration) (*controlv1.ClaimTurnResponse, error) {

@@ -237,7 +237,7 @@ type resumption struct {
 // resumeOf reads the claim's run.status "resumed", if it wrote one.
 func resumeOf(appended []*eventsv1.RuntimeEvent) resumption {
 	for _, ev := range appended {
-		if p := ev.GetRunStatus(); p.GetPhase() == domain.PhaseResumed && len(p.GetCheckpoints()) == 1 {
+		if p := ev.GetRunStatus(); (p.GetPhase() == domain.PhaseResumed || p.GetPhase() == domain.PhaseRetrying) && len(p.GetCheckpoints()) == 1 {
 			seq, _ := strconv.ParseUint(p.GetMetadata()["checkpoint_sequence"], 10, 64)
 			return resumption{uri: p.GetCheckpoints()[0], seq: seq}
 		}

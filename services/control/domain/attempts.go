@@ -146,6 +146,12 @@ func DecideClaim(th *controlv1.ThreadRead, tu *controlv1.Turn, at *controlv1.Tur
 			"previous_run_id": last.GetRunId(), "worker_id": c.WorkerID,
 		},
 	}}
+	if at.GetCheckpointUri() != "" {
+		// A run parked the turn earlier: the retry continues from there
+		// (answers given since are in the log), not from the input.
+		retrying.GetRunStatus().Checkpoints = []string{at.GetCheckpointUri()}
+		retrying.GetRunStatus().Metadata["checkpoint_sequence"] = strconv.FormatUint(at.GetCheckpointSequence(), 10)
+	}
 	return []*eventsv1.RuntimeEvent{started, retrying}, nil
 }
 

@@ -183,6 +183,7 @@ func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Inter
 	}
 	if target.Status == TurnAccepted || target.Parked {
 		// No worker holds it (not started, or parked): it ends now.
+		out = append(out, closeCalls(th, target.TurnId, target.ParkedStepId, target.ParkedCallIds)...)
 		out = append(out, endTurn(th, target.TurnId, eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted", cmd.Reason)...)
 		if !cmd.CancelQueue {
 			out = append(out, advanceQueue(th)...)
@@ -318,6 +319,8 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 					// Interrupted while it was handing the turn back:
 					// nobody would resume it, so it ends here instead.
 					ended = true
+					md := ev.GetRunStatus().GetMetadata()
+					out = append(out, closeCalls(th, turn.TurnId, md["step_id"], strings.Split(md["call_ids"], ","))...)
 					out = append(out, endTurn(th, turn.TurnId, eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted",
 						"interrupted while its worker handed it back")...)
 					if th.ActiveTurnId == turn.TurnId {
@@ -334,6 +337,26 @@ func DecideReport(th *controlv1.ThreadRead, turn *controlv1.Turn, evs []*eventsv
 		out = append(out, ev)
 	}
 	return out, nil
+}
+
+// closeCalls ends the tool calls of a parked turn that waited for an
+// answer (a run.status "parked" names them) when the turn ends without a
+// worker: the runtime says they failed, cancelled.
+func closeCalls(th *controlv1.ThreadRead, turnID, step string, calls []string) []*eventsv1.RuntimeEvent {
+	if step == "" {
+		return nil
+	}
+	var out []*eventsv1.RuntimeEvent
+	for _, call := range calls {
+		if call == "" {
+			continue
+		}
+		f := event(events.TypeToolFailed, Scope{Session: th.SessionId, Thread: th.ThreadId, Turn: turnID, Step: step, ToolCall: call})
+		f.Payload = &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
+			Category: "cancelled", Message: "the turn was interrupted while the call waited for an answer"}}
+		out = append(out, f)
+	}
+	return out
 }
 
 // checkPark holds a worker's run.status "parked" to its shape: one

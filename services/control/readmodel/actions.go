@@ -67,7 +67,9 @@ func (t *tx) actionResolved() {
 		return
 	}
 	th.PendingActions = slices.DeleteFunc(th.PendingActions, func(x *controlv1.Action) bool { return x.ActionId == a.ActionId })
-	if tu, ok := t.turn(a.TurnId); ok && !terminal(tu.Status) {
+	// An interrupt requested stays requested: its cancellations of the
+	// turn's actions must not make the turn look running again.
+	if tu, ok := t.turn(a.TurnId); ok && !terminal(tu.Status) && tu.Status != domain.TurnInterrupting {
 		tu.Status = domain.TurnRunning
 		if tu.StartedAt == nil {
 			tu.Status = domain.TurnAccepted

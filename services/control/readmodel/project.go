@@ -294,7 +294,8 @@ func (t *tx) apply() error {
 		t.turnSubmitted()
 	case typ == events.TypeTurnStarted:
 		if tu, ok := t.turn(ev.GetTurnId()); ok {
-			tu.Status, tu.StartedAt, tu.Parked = domain.TurnRunning, ev.GetTimestamp(), false
+			tu.Status, tu.StartedAt = domain.TurnRunning, ev.GetTimestamp()
+			tu.Parked, tu.ParkedStepId, tu.ParkedCallIds = false, "", nil
 			t.touchTurn(tu)
 			if th, ok := t.thread(tu.ThreadId); ok {
 				t.refreshThreadStatus(th)
@@ -317,7 +318,13 @@ func (t *tx) apply() error {
 		t.processesLost()
 	case typ == events.TypeRunStatus && ev.GetRunStatus().GetPhase() == domain.PhaseParked:
 		if tu, ok := t.turn(ev.GetTurnId()); ok && !domain.Terminal(tu.Status) {
-			tu.Parked = true
+			md := ev.GetRunStatus().GetMetadata()
+			tu.Parked, tu.ParkedStepId, tu.ParkedCallIds = true, md["step_id"], nil
+			for _, c := range strings.Split(md["call_ids"], ",") {
+				if c != "" {
+					tu.ParkedCallIds = append(tu.ParkedCallIds, c)
+				}
+			}
 			t.touchTurn(tu)
 		}
 		// Its background processes ended with the run that parked.

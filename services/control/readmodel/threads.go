@@ -114,7 +114,8 @@ func (t *tx) turnEnded() {
 	if !ok {
 		return
 	}
-	tu.EndedAt, tu.Parked = ev.GetTimestamp(), false
+	tu.EndedAt = ev.GetTimestamp()
+	tu.Parked, tu.ParkedStepId, tu.ParkedCallIds = false, "", nil
 	if ev.GetType() == events.TypeTurnCompleted {
 		tu.Status = domain.TurnCompleted
 		tu.OutcomeMessage = ev.GetTurnCompleted().GetSummary()

@@ -3488,7 +3488,11 @@ type Turn struct {
 	// No worker holds it: its last run handed it back (run.status "parked")
 	// and it is claimed again, from that run's checkpoint, when nothing it
 	// waits for is pending. It costs no worker slot, lease or stream.
-	Parked        bool `protobuf:"varint,22,opt,name=parked,proto3" json:"parked,omitempty"`
+	Parked bool `protobuf:"varint,22,opt,name=parked,proto3" json:"parked,omitempty"`
+	// A parked turn's tool calls that wait for an answer, and their step:
+	// an interrupt that ends the turn ends them (tool.failed, cancelled).
+	ParkedStepId  string   `protobuf:"bytes,23,opt,name=parked_step_id,json=parkedStepId,proto3" json:"parked_step_id,omitempty"`
+	ParkedCallIds []string `protobuf:"bytes,24,rep,name=parked_call_ids,json=parkedCallIds,proto3" json:"parked_call_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3661,6 +3665,20 @@ func (x *Turn) GetParked() bool {
 		return x.Parked
 	}
 	return false
+}
+
+func (x *Turn) GetParkedStepId() string {
+	if x != nil {
+		return x.ParkedStepId
+	}
+	return ""
+}
+
+func (x *Turn) GetParkedCallIds() []string {
+	if x != nil {
+		return x.ParkedCallIds
+	}
+	return nil
 }
 
 // Action is a human or policy decision.
@@ -5884,7 +5902,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\bsequence\x18\t \x01(\x04R\bsequence\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x90\b\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xde\b\n" +
 	"\x04Turn\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
@@ -5908,7 +5926,9 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\bsequence\x18\x11 \x01(\x04R\bsequence\x12\x19\n" +
 	"\btrace_id\x18\x12 \x01(\tR\atraceId\x12\x17\n" +
 	"\aspan_id\x18\x13 \x01(\tR\x06spanId\x12\x16\n" +
-	"\x06parked\x18\x16 \x01(\bR\x06parked\x1a:\n" +
+	"\x06parked\x18\x16 \x01(\bR\x06parked\x12$\n" +
+	"\x0eparked_step_id\x18\x17 \x01(\tR\fparkedStepId\x12&\n" +
+	"\x0fparked_call_ids\x18\x18 \x03(\tR\rparkedCallIds\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
