@@ -115,20 +115,34 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !noWork && authDesc != "off" {
 		workerLine = "off (run `agentruntime worker --api-key ...` with --auth)"
 	}
-	var stopWorker func()
-	defer func() {
-		if stopWorker != nil {
-			stopWorker()
+	// The services outlive the worker: on Ctrl-C the worker drains first
+	// (its turns hand themselves back through the services), then the
+	// services stop.
+	workerStopped := make(chan func(), 1)
+	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-serveCtx.Done():
 		}
+		select {
+		case stop := <-workerStopped:
+			stop()
+		default:
+		}
+		stopServing()
 	}()
-	return rt.serve(ctx, func(addr string) {
+	wf.drainTimeout = c.shutdownTimeout
+	return rt.serve(serveCtx, func(addr string) {
 		if !noWork && authDesc == "off" {
 			line, sandbox, stop, err := startDevWorker(ctx, addr, c.serverTLS, wf, rt.logger, rt.tel.TracerProvider)
 			if err != nil {
 				rt.logger.Error("in-process worker not started", "error", err)
 				workerLine = "failed: " + err.Error()
 			} else {
-				workerLine, sandboxLine, stopWorker = line, sandbox, stop
+				workerLine, sandboxLine = line, sandbox
+				workerStopped <- stop
 			}
 		}
 		fmt.Fprintf(stdout, `agentruntime dev (version %s)

@@ -45,6 +45,9 @@ type workerFlags struct {
 	maxTurns      int
 	contextWindow int64
 	noNetIsolate  bool
+	// drainTimeout bounds a graceful stop (`worker --shutdown-timeout`;
+	// dev passes its own --shutdown-timeout).
+	drainTimeout time.Duration
 }
 
 func (f *workerFlags) register(fs *flag.FlagSet) {
@@ -73,7 +76,7 @@ func (f *workerFlags) config(conn grpc.ClientConnInterface, logger *slog.Logger)
 		WorkerID: f.workerID, Conn: conn, SessionID: f.session, Logger: logger, DefaultModel: f.model, LeaseTTL: f.leaseTTL,
 		Sandbox: tools.Sandbox{Root: root, WriteRoots: []string{root}},
 		Tasks:   f.tasks, MaxTurns: f.maxTurns, ContextWindow: f.contextWindow,
-		DisableNetworkIsolation: f.noNetIsolate,
+		DisableNetworkIsolation: f.noNetIsolate, DrainTimeout: f.drainTimeout,
 	}
 	for _, k := range strings.Split(f.taskKinds, ",") {
 		if k = strings.TrimSpace(k); k != "" {
@@ -116,6 +119,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var otlpInsecure bool
 	fs.StringVar(&otlpEndpoint, "otlp-endpoint", "", "OTLP/gRPC collector for the worker's traces and metrics (host:port); empty exports nothing")
 	fs.BoolVar(&otlpInsecure, "otlp-insecure", false, "talk to the OTLP collector without TLS")
+	fs.DurationVar(&wf.drainTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM: stop claiming, let turns hand themselves back at their next step boundary for this long, then cancel the rest and hand them back from their last completed call")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/testkit"
@@ -223,4 +225,49 @@ func TestADrainingWorkerHandsItsTurnBack(t *testing.T) {
 		t.Fatalf("park = %v, want a hand back for a drain (%v)", parked, testkit.Types(tl.seen))
 	}
 	inOrder(t, testkit.Types(tl.seen), "tool.started", "sandbox.applied", "tool.result", "run.status", "turn.started", "tool.started", "tool.result", "turn.completed")
+}
+
+// A deadline fires with no worker running: the runtime resolves the
+// action timed out (a fact) and applies its fallback; cancel_turn ends the
+// parked turn and nothing is left to claim. The "worker" here is the
+// protocol spoken by hand: claim, ask, store a checkpoint, park, go away.
+func TestADeadlineFiresWithNoWorkerRunning(t *testing.T) {
+	rt := startRuntime(t)
+	tl := rt.follow(t, "s1")
+	ctx := context.Background()
+	rt.submit(t, "main", "turn-d", "hello")
+	claim, err := rt.control.ClaimTurn(ctx, &controlv1.ClaimTurnRequest{WorkerId: "by-hand", Wait: durationpb.New(10 * time.Second)})
+	if err != nil || claim.GetTurn().GetTurnId() != "turn-d" {
+		t.Fatalf("ClaimTurn = %v, %v", claim, err)
+	}
+	act, err := rt.control.RequestAction(ctx, &controlv1.RequestActionRequest{SessionId: "s1", ThreadId: "main", TurnId: "turn-d",
+		ActionType: "input", Prompt: "Which one?", Decisions: []string{"a", "b"}, DecisionOnTimeout: "cancel_turn", Timeout: durationpb.New(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := rt.control.StoreOutput(ctx, &controlv1.StoreOutputRequest{TurnId: "turn-d", ToolCallId: "checkpoint:" + claim.GetRunId(), Content: []byte(`{"version":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.control.ReportEvents(ctx, &controlv1.ReportEventsRequest{RunId: claim.GetRunId(), LeaseToken: claim.GetLeaseToken(), Events: []*eventsv1.RuntimeEvent{{
+		Type: "run.status", TurnId: "turn-d", RunId: claim.GetRunId(),
+		Payload: &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{Phase: "parked", Checkpoints: []string{cp.GetOutput().GetUri()},
+			Metadata: map[string]string{"reason": "wait", "action_ids": act.GetAction().GetActionId()}}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	end := tl.untilTurnEnds("turn-d")
+	if end.GetType() != "turn.failed" || end.GetTurnFailed().GetOutcome() != eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED {
+		t.Fatalf("the turn ended %v, want cancelled by the fallback", end)
+	}
+	var resolved *eventsv1.RuntimeEvent
+	for _, ev := range tl.seen {
+		if ev.GetType() == "action.resolved" {
+			resolved = ev
+		}
+	}
+	if r := resolved.GetActionResolved(); r.GetOutcome() != eventsv1.ActionOutcome_ACTION_OUTCOME_TIMED_OUT || r.GetDecision() != "cancel_turn" || r.GetResponder() != "runtime" {
+		t.Fatalf("action.resolved = %v, want timed out by the runtime with the fallback", resolved)
+	}
+	inOrder(t, testkit.Types(tl.seen), "action.required", "run.status", "action.resolved", "turn.failed")
 }

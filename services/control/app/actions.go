@@ -246,7 +246,18 @@ func (a *App) ExpireDue(ctx context.Context) (int, error) {
 			if err != nil {
 				return nil, err
 			}
-			return domain.DecideTimeout(cur, now), nil
+			if cur.DecisionOnTimeout != domain.FallbackCancelTurn || cur.TurnId == "" {
+				return domain.DecideTimeout(cur, now), nil
+			}
+			th, err := threadIn(ctx, st, c, cur.SessionId, cur.ThreadId)
+			if err != nil {
+				return nil, err
+			}
+			tu, err := turnIn(ctx, st, c, cur.TurnId)
+			if err != nil {
+				return nil, err
+			}
+			return domain.DecideTimeoutOn(th, tu, cur, now)
 		})
 		if err != nil {
 			return expired, err

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"google.golang.org/protobuf/proto"
 	"slices"
 	"strings"
 	"time"
@@ -42,8 +43,8 @@ func DecideRequestAction(turn *controlv1.Turn, cmd RequestAction) ([]*eventsv1.R
 	if Terminal(turn.Status) {
 		return nil, precondition(ReasonTurnEnded, "turn/"+turn.TurnId, "turn %s already ended as %s; actions need a live turn", turn.TurnId, enums.Word(turn.Status))
 	}
-	if cmd.DecisionOnTimeout != "" && !slices.Contains(cmd.Decisions, cmd.DecisionOnTimeout) {
-		return nil, invalid("decision_on_timeout", "%q is not one of the decisions %s", cmd.DecisionOnTimeout, strings.Join(cmd.Decisions, ", "))
+	if cmd.DecisionOnTimeout != "" && cmd.DecisionOnTimeout != FallbackCancelTurn && !slices.Contains(cmd.Decisions, cmd.DecisionOnTimeout) {
+		return nil, invalid("decision_on_timeout", "%q is not one of the decisions %s, nor %q", cmd.DecisionOnTimeout, strings.Join(cmd.Decisions, ", "), FallbackCancelTurn)
 	}
 	if cmd.Timeout > 0 && cmd.DecisionOnTimeout == "" {
 		return nil, invalid("decision_on_timeout", "required with a timeout: the decision applied when nobody answers")
@@ -100,6 +101,10 @@ func DecideRespond(a *controlv1.Action, cmd Respond) ([]*eventsv1.RuntimeEvent, 
 	return []*eventsv1.RuntimeEvent{resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, cmd.Decision, cmd.PayloadJSON, cmd.Responder.Subject)}, nil
 }
 
+// FallbackCancelTurn, as an action's decision_on_timeout, cancels its
+// turn when nobody answers in time (besides any of the decisions).
+const FallbackCancelTurn = "cancel_turn"
+
 // DecideTimeout resolves a pending action whose deadline passed with its
 // timeout decision.
 func DecideTimeout(a *controlv1.Action, now time.Time) []*eventsv1.RuntimeEvent {
@@ -107,6 +112,22 @@ func DecideTimeout(a *controlv1.Action, now time.Time) []*eventsv1.RuntimeEvent 
 		return nil
 	}
 	return []*eventsv1.RuntimeEvent{resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_TIMED_OUT, a.DecisionOnTimeout, "", "runtime")}
+}
+
+// DecideTimeoutOn is DecideTimeout with the action's thread and turn: a
+// cancel_turn fallback also interrupts the turn (DecideInterrupt: a turn
+// no worker holds, parked or not started, ends at once). The runtime keeps
+// the deadline whether or not a worker is up.
+func DecideTimeoutOn(th *controlv1.ThreadRead, turn *controlv1.Turn, a *controlv1.Action, now time.Time) ([]*eventsv1.RuntimeEvent, error) {
+	out := DecideTimeout(a, now)
+	if len(out) == 0 || a.DecisionOnTimeout != FallbackCancelTurn || turn == nil {
+		return out, nil
+	}
+	rest := proto.Clone(th).(*controlv1.ThreadRead)
+	rest.PendingActions = slices.DeleteFunc(rest.PendingActions, func(x *controlv1.Action) bool { return x.ActionId == a.ActionId })
+	stop, err := DecideInterrupt(rest, turn, Interrupt{TurnID: turn.TurnId,
+		Reason: fmt.Sprintf("action %s was not answered in time; its fallback cancels the turn", a.ActionId)})
+	return append(out, stop...), err
 }
 
 func resolveAction(a *controlv1.Action, outcome eventsv1.ActionOutcome, decision, payload, responder string) *eventsv1.RuntimeEvent {
