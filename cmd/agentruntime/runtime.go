@@ -17,10 +17,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentruntime/agentruntime/pkg/agui"
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/config"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fanout"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -265,6 +267,12 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 		}
 		svc.Register(srv.GRPC())
 		rt.services = append(rt.services, svc)
+		if name == "control" {
+			// AG-UI front ends: the control API as an AG-UI event
+			// stream, called in process with the caller's credentials
+			// (docs/ag-ui.md).
+			srv.Handle(agui.Path, agui.New(controlv1.NewControlServiceClient(srv.Local()), logger.With("component", "ag-ui")))
+		}
 	}
 	return rt, nil
 }

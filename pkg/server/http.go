@@ -83,13 +83,30 @@ func (s *Server) httpHandler(allowOrigin func(string) bool) (http.Handler, error
 	if err != nil {
 		return nil, fmt.Errorf("server: transcoder: %w", err)
 	}
+	api := gzipBodyLimit(connectUnaryByDefault(transcoder), maxTranscodeBuffer)
 	return rscors.New(rscors.Options{
 		AllowOriginFunc: allowOrigin,
 		AllowedMethods:  cors.AllowedMethods(),
-		AllowedHeaders:  append(cors.AllowedHeaders(), "Authorization"),
-		ExposedHeaders:  cors.ExposedHeaders(),
-		MaxAge:          7200,
-	}).Handler(gzipBodyLimit(connectUnaryByDefault(transcoder), maxTranscodeBuffer)), nil
+		// Last-Event-ID: a stream mounted with Handle may resume from it.
+		AllowedHeaders: append(cors.AllowedHeaders(), "Authorization", "Last-Event-ID"),
+		ExposedHeaders: cors.ExposedHeaders(),
+		MaxAge:         7200,
+	}).Handler(withRoutes(s.routes, api)), nil
+}
+
+// withRoutes sends a request for a path mounted with Handle to its handler
+// and every other one to api.
+func withRoutes(routes map[string]http.Handler, api http.Handler) http.Handler {
+	if len(routes) == 0 {
+		return api
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := routes[r.URL.Path]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 // connectUnaryByDefault marks a POST to /package.Service/Method without a

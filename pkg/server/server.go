@@ -30,9 +30,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/telemetry"
@@ -100,6 +102,12 @@ type Server struct {
 	validator protovalidate.Validator
 	authn     auth.Authenticator
 	access    accessTable
+	// routes are the HTTP handlers mounted beside the API (Handle).
+	routes map[string]http.Handler
+	// local is the in-memory listener Local's connection reaches the
+	// server through; localConn that connection.
+	local     *bufconn.Listener
+	localConn *grpc.ClientConn
 }
 
 // New builds a Server. Register services on GRPC(), then MarkServing and
@@ -155,6 +163,14 @@ func New(cfg Config) (*Server, error) {
 	// GRPCOptions can override them.
 	opts = append(opts, grpcLimits()...)
 	s.grpc = grpc.NewServer(append(opts, cfg.GRPCOptions...)...)
+	s.routes = map[string]http.Handler{}
+	s.local = bufconn.Listen(localBuffer)
+	s.localConn, err = grpc.NewClient("passthrough:///local",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return s.local.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("server: local connection: %w", err)
+	}
 
 	// Not serving until the service says it is ready: a readiness probe
 	// must not send traffic to a process still replaying its projections.
@@ -167,6 +183,24 @@ func New(cfg Config) (*Server, error) {
 // GRPC returns the underlying server to register services on. Register
 // before Serve.
 func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+// localBuffer is the in-memory pipe's buffer of Local's connection.
+const localBuffer = 1 << 20
+
+// Local returns a client connection to this server that never leaves the
+// process: its calls run the same interceptor chain as a caller's on the
+// port (authentication from the "authorization" metadata the caller puts
+// on the outgoing context, authorization, validation, logging). Handlers
+// mounted with Handle call the API through it, as any client would. It
+// works once Serve has started and closes when Serve returns.
+func (s *Server) Local() grpc.ClientConnInterface { return s.localConn }
+
+// Handle mounts h at the exact path on the HTTP side of the port (where
+// Connect, gRPC-Web and the console are served), inside the CORS policy and
+// the loopback guard; h authenticates its own requests, typically by
+// calling the API through Local with the request's credentials. Mount
+// before Serve.
+func (s *Server) Handle(path string, h http.Handler) { s.routes[path] = h }
 
 // MarkServing reports the named services (full names such as
 // "agentruntime.control.v1.ControlService") and the server as a whole ("")
@@ -256,6 +290,10 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		h2Srv = s.mixedHTTP2(guard(s.grpcOr(pages)))
 	}
 	go mux.run()
+	// The in-memory listener of Local: Stop and GracefulStop close it
+	// with the others.
+	go func() { _ = s.grpc.Serve(s.local) }()
+	defer s.localConn.Close()
 	grpcServed := make(chan error, 1)
 	go func() { grpcServed <- s.grpc.Serve(mux.grpc) }()
 	httpServed := make(chan error, 1)
