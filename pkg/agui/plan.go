@@ -129,15 +129,13 @@ func (h *Handler) planResume(ctx context.Context, in *run) (*plan, error) {
 	}
 	// The turn is no longer active (every answer was a repeat, and the turn
 	// went on): its rest from the first answer.
-	p.from = min(nonZero(required+1), nonZero(resolved))
-	return p, nil
-}
-
-func nonZero(v uint64) uint64 {
-	if v == 0 {
-		return ^uint64(0)
+	switch {
+	case required > 0 && (resolved == 0 || required < resolved):
+		p.from = required + 1
+	default:
+		p.from = resolved
 	}
-	return v
+	return p, nil
 }
 
 func findAction(actions []*controlv1.Action, id string) *controlv1.Action {

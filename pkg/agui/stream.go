@@ -156,8 +156,8 @@ func (s *runStream) sendAll(ev *eventsv1.RuntimeEvent, out []Event) error {
 		}
 		if !s.live {
 			s.live = true
+			// Already open as far as the tracker knows: sent, not applied.
 			for _, r := range s.open.reopen() {
-				s.open.apply(r)
 				if err := s.send(r, meta, s.last); err != nil {
 					return err
 				}

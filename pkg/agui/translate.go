@@ -151,8 +151,12 @@ func (t *translator) endCall(id string) []Event {
 type ordered struct{ ids []string }
 
 func (o *ordered) has(id string) bool { return slices.Contains(o.ids, id) }
-func (o *ordered) add(id string)      { o.ids = append(o.ids, id) }
-func (o *ordered) list() []string     { return slices.Clone(o.ids) }
+func (o *ordered) add(id string) {
+	if !o.has(id) {
+		o.ids = append(o.ids, id)
+	}
+}
+func (o *ordered) list() []string { return slices.Clone(o.ids) }
 
 func (o *ordered) remove(id string) bool {
 	i := slices.Index(o.ids, id)
