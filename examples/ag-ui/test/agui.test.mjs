@@ -44,10 +44,23 @@ const text = (events) =>
     .map((e) => e.delta)
     .join("");
 
-for (const [encoding, Agent] of [
-  ["SSE", HttpAgent],
-  ["protobuf", ProtoAgent],
+for (const [encoding, BaseAgent, mediaType] of [
+  ["SSE", HttpAgent, "text/event-stream"],
+  ["protobuf", ProtoAgent, "application/vnd.ag-ui.event+proto"],
 ]) {
+  // Agent checks that every answer comes in the encoding asked for.
+  class Agent extends BaseAgent {
+    constructor(config) {
+      super({
+        ...config,
+        fetch: async (url, init) => {
+          const resp = await fetch(url, init);
+          assert.equal(resp.headers.get("content-type"), mediaType);
+          return resp;
+        },
+      });
+    }
+  }
   describe(`AG-UI over ${encoding}`, () => {
     let dev;
     before(async () => {
