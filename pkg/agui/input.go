@@ -279,7 +279,7 @@ func parseCursor(s string) (*cursor, error) {
 	from, err1 := strconv.ParseUint(parts[1], 10, 64)
 	seq, err2 := strconv.ParseUint(parts[2], 10, 64)
 	k, err3 := strconv.Atoi(parts[3])
-	if err1 != nil || err2 != nil || err3 != nil || from == 0 || seq < from || k < 0 {
+	if err1 != nil || err2 != nil || err3 != nil || from == 0 || seq+1 < from || k < 0 {
 		return nil, errors.New("not a cursor this server issued")
 	}
 	return &cursor{turnID: parts[0], from: from, seq: seq, k: k}, nil

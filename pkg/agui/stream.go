@@ -39,6 +39,8 @@ type runStream struct {
 
 func (s *runStream) serve(ctx context.Context, sub grpc.ServerStreamingClient[controlv1.SubscribeEventsResponse]) error {
 	s.live = s.p.after == nil
+	// Before the first event, a cursor says: everything before from seen.
+	s.last = position{seq: s.p.from - 1, k: lastOfEvent}
 	if s.p.after != nil {
 		s.last = *s.p.after
 	}
@@ -144,30 +146,55 @@ func (s *runStream) end(ev *eventsv1.RuntimeEvent) Event {
 
 // sendAll sends the events made of ev, skipping those at or before the
 // plan's after (seen by an earlier run) but keeping track of what they
-// open. A run's last event is always sent: a run ends.
+// open. A run's last event is always sent: a run ends. State events depend
+// on when the read model was read, not on the log alone: they take no
+// place of their own (their cursor is the event before them), so the
+// places of the others are the same in every run.
 func (s *runStream) sendAll(ev *eventsv1.RuntimeEvent, out []Event) error {
 	meta := eventMeta(ev)
-	for k, e := range out {
+	k := 0
+	for _, e := range out {
 		at := position{seq: ev.GetSequence(), k: k}
 		final := e.Type == RunFinished || e.Type == RunError
-		if !s.live && !final && (at.seq < s.p.after.seq || (at.seq == s.p.after.seq && k <= s.p.after.k)) {
-			s.open.apply(e)
+		seen := !s.live && !final && (at.seq < s.p.after.seq || (at.seq == s.p.after.seq && k <= s.p.after.k))
+		state := e.Type == StateDelta || e.Type == StateSnapshot
+		if seen {
+			if !state {
+				s.open.apply(e)
+				k++
+			}
 			continue
 		}
-		if !s.live {
-			s.live = true
-			// Already open as far as the tracker knows: sent, not applied.
-			for _, r := range s.open.reopen() {
-				if err := s.send(r, meta, s.last); err != nil {
-					return err
-				}
-			}
+		if err := s.goLive(meta); err != nil {
+			return err
 		}
+		if state {
+			if err := s.send(e, meta, s.last); err != nil {
+				return err
+			}
+			continue
+		}
+		k++
 		s.open.apply(e)
 		if err := s.send(e, meta, at); err != nil {
 			return err
 		}
 		s.last = at
+	}
+	return nil
+}
+
+// goLive reopens, once, what the events before the plan's after left
+// open: already open as far as the tracker knows, so sent, not applied.
+func (s *runStream) goLive(meta map[string]any) error {
+	if s.live {
+		return nil
+	}
+	s.live = true
+	for _, r := range s.open.reopen() {
+		if err := s.send(r, meta, s.last); err != nil {
+			return err
+		}
 	}
 	return nil
 }

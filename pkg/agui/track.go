@@ -5,7 +5,7 @@ package agui
 // before it ends, and a run that starts part way through a turn (a
 // reconnect, a resume) reopens it before its first live event.
 type tracker struct {
-	steps, texts, reasoning, calls ordered
+	steps, texts, spans, reasoning, calls ordered
 	callName, callParent           map[string]string
 }
 
@@ -23,9 +23,13 @@ func (t *tracker) apply(e Event) {
 		t.texts.add(e.MessageID)
 	case TextMessageEnd:
 		t.texts.remove(e.MessageID)
+	case ReasoningStart:
+		t.spans.add(e.MessageID)
+	case ReasoningEnd:
+		t.spans.remove(e.MessageID)
 	case ReasoningMessageStart:
 		t.reasoning.add(e.MessageID)
-	case ReasoningEnd:
+	case ReasoningMessageEnd:
 		t.reasoning.remove(e.MessageID)
 	case ToolCallStart:
 		t.calls.add(e.ToolCallID)
@@ -45,8 +49,11 @@ func (t *tracker) reopen() []Event {
 	for _, id := range t.texts.list() {
 		out = append(out, Event{Type: TextMessageStart, MessageID: id, Role: "assistant"})
 	}
+	for _, id := range t.spans.list() {
+		out = append(out, Event{Type: ReasoningStart, MessageID: id})
+	}
 	for _, id := range t.reasoning.list() {
-		out = append(out, Event{Type: ReasoningStart, MessageID: id}, Event{Type: ReasoningMessageStart, MessageID: id, Role: "reasoning"})
+		out = append(out, Event{Type: ReasoningMessageStart, MessageID: id, Role: "reasoning"})
 	}
 	for _, id := range t.calls.list() {
 		out = append(out, Event{Type: ToolCallStart, ToolCallID: id, ToolCallName: t.callName[id], ParentMessageID: t.callParent[id]})
@@ -59,7 +66,10 @@ func (t *tracker) reopen() []Event {
 func (t *tracker) closeAll() []Event {
 	var out []Event
 	for _, id := range t.reasoning.list() {
-		out = append(out, Event{Type: ReasoningMessageEnd, MessageID: id}, Event{Type: ReasoningEnd, MessageID: id})
+		out = append(out, Event{Type: ReasoningMessageEnd, MessageID: id})
+	}
+	for _, id := range t.spans.list() {
+		out = append(out, Event{Type: ReasoningEnd, MessageID: id})
 	}
 	for _, id := range t.texts.list() {
 		out = append(out, Event{Type: TextMessageEnd, MessageID: id})
