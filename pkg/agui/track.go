@@ -6,7 +6,7 @@ package agui
 // reconnect, a resume) reopens it before its first live event.
 type tracker struct {
 	steps, texts, spans, reasoning, calls ordered
-	callName, callParent           map[string]string
+	callName, callParent                  map[string]string
 }
 
 func newTracker() *tracker {
