@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/events"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 func ev(typ, step, call string, payload func(*eventsv1.RuntimeEvent)) *eventsv1.RuntimeEvent {
