@@ -129,3 +129,26 @@ for (const [encoding, BaseAgent, mediaType] of [
     });
   });
 }
+
+describe("the example front end", () => {
+  let dev;
+  before(async () => {
+    dev = await startDev();
+  });
+  after(async () => {
+    await dev?.stop();
+  });
+
+  test("runs a turn with an approval to its end", async () => {
+    const { execFile } = await import("node:child_process");
+    const { promisify } = await import("node:util");
+    const { stdout } = await promisify(execFile)(process.execPath, ["front-end.mjs", "--yes", "take notes"], {
+      cwd: join(import.meta.dirname, ".."),
+      env: { ...process.env, AG_UI_URL: dev.url },
+    });
+    assert.match(stdout, /\[tool read_file\]/);
+    assert.match(stdout, /\[approval\] Allow tool "write_file"/);
+    assert.match(stdout, /Done: NOTES.md holds my notes on the README./);
+    assert.ok(statSync(join(dev.workspace, "NOTES.md")).isFile());
+  });
+});
