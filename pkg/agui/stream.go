@@ -46,7 +46,10 @@ func (s *runStream) serve(ctx context.Context, sub grpc.ServerStreamingClient[co
 	}
 	s.state = stateOf(s.p.state)
 	meta := map[string]any{"turnId": s.p.turnID, "sessionId": s.in.sessionID}
-	if err := s.send(Event{Type: RunStarted, ThreadID: s.in.threadID, RunID: s.in.runID}, meta, s.last); err != nil {
+	// The extension this server offers beyond AG-UI 1.0 (docs/ag-ui.md).
+	start := map[string]any{"turnId": s.p.turnID, "sessionId": s.in.sessionID,
+		"extensions": map[string]any{"reconnect": "forwardedProps.agentruntime.cursor or Last-Event-ID: the cursor of the last event received"}}
+	if err := s.send(Event{Type: RunStarted, ThreadID: s.in.threadID, RunID: s.in.runID}, start, s.last); err != nil {
 		return err
 	}
 	if err := s.send(Event{Type: StateSnapshot, Snapshot: s.state}, meta, s.last); err != nil {

@@ -84,6 +84,7 @@ for (const [encoding, BaseAgent, mediaType] of [
       const content = plain.events.find((e) => e.type === "TEXT_MESSAGE_CONTENT");
       assert.equal(content.metadata.agentruntime.type, "model.delta");
       assert.match(content.metadata.agentruntime.cursor, /^turn_/);
+      assert.ok(plain.events[0].metadata.agentruntime.extensions.reconnect, "RUN_STARTED declares the reconnect extension");
       assert.ok(agent.messages.some((m) => m.role === "assistant" && m.content === "Hello from agentruntime."));
 
       say(agent, "take notes on the README");
