@@ -255,6 +255,19 @@ func TestAGUIReconnectByCursorMissesNothing(t *testing.T) {
 			t.Fatalf("from event %d (%s): got\n%s\nwant\n%s", i, first[i].typ(), strings.Join(tail, "\n"), strings.Join(want, "\n"))
 		}
 	}
+	// A cursor names its turn: another thread's is refused, naming it.
+	other := map[string]any{"threadId": "t2", "runId": "r3", "messages": []any{map[string]any{"id": "m2", "role": "user", "content": "more notes"}}}
+	readRun(t, postAGUI(t, p.Addr, nil, other))
+	resp := postAGUI(t, p.Addr, nil, map[string]any{"threadId": "t2", "runId": "r4", "messages": []any{},
+		"forwardedProps": map[string]any{"agentruntime": map[string]any{"cursor": first[3].cursor()}}})
+	var refused struct{ Code, Field string }
+	if err := json.NewDecoder(resp.Body).Decode(&refused); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusBadRequest || refused.Field != "forwardedProps.agentruntime.cursor" {
+		t.Errorf("another thread's cursor: %d %+v", resp.StatusCode, refused)
+	}
+
 	// The interrupt answered; a second answer changes nothing.
 	interrupt := outcome["interrupts"].([]any)[0].(map[string]any)
 	resume := map[string]any{"threadId": "t1", "runId": "r2", "messages": []any{},

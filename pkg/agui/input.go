@@ -65,6 +65,8 @@ type run struct {
 	userText, userMessageID string
 	resume                  []answer
 	cursor                  *cursor
+	// cursorField is where the cursor came from, for errors.
+	cursorField string
 }
 
 // answer is one resume entry: the action it answers and how.
@@ -129,7 +131,7 @@ func parseRun(body io.Reader, lastEventID string) (*run, error) {
 			if err != nil {
 				return nil, invalid("forwardedProps.agentruntime.cursor", "%v", err)
 			}
-			r.cursor = c
+			r.cursor, r.cursorField = c, "forwardedProps.agentruntime.cursor"
 		}
 	}
 	if r.cursor == nil && lastEventID != "" {
@@ -137,7 +139,7 @@ func parseRun(body io.Reader, lastEventID string) (*run, error) {
 		if err != nil {
 			return nil, invalid("Last-Event-ID", "%v", err)
 		}
-		r.cursor = c
+		r.cursor, r.cursorField = c, "Last-Event-ID"
 	}
 	for i, e := range in.Resume {
 		a, err := parseAnswer(fmt.Sprintf("resume[%d]", i), e)

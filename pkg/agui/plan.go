@@ -39,11 +39,19 @@ const lastOfEvent = int(^uint(0) >> 1)
 func (h *Handler) plan(ctx context.Context, in *run) (*plan, error) {
 	switch {
 	case in.cursor != nil:
+		c := in.cursor
 		read, err := h.control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: in.sessionID, ThreadId: in.threadID})
 		if err != nil {
 			return nil, err
 		}
-		c := in.cursor
+		// A cursor of another thread's turn would follow nothing.
+		att, err := h.control.GetTurnAttempts(ctx, &controlv1.GetTurnAttemptsRequest{TurnId: c.turnID})
+		if err != nil {
+			return nil, err
+		}
+		if a := att.GetAttempts(); a.GetSessionId() != in.sessionID || a.GetThreadId() != in.threadID {
+			return nil, invalidStatus(in.cursorField, "the cursor is of a turn of another thread")
+		}
 		return &plan{turnID: c.turnID, from: c.from, after: &position{seq: c.seq, k: c.k}, state: read.GetThread()}, nil
 	case len(in.resume) > 0:
 		return h.planResume(ctx, in)
