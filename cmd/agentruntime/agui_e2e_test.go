@@ -257,7 +257,7 @@ func TestAGUIReconnectByCursorMissesNothing(t *testing.T) {
 	}
 	// A cursor names its turn: another thread's is refused, naming it.
 	other := map[string]any{"threadId": "t2", "runId": "r3", "messages": []any{map[string]any{"id": "m2", "role": "user", "content": "more notes"}}}
-	readRun(t, postAGUI(t, p.Addr, nil, other))
+	otherRun := readRun(t, postAGUI(t, p.Addr, nil, other))
 	resp := postAGUI(t, p.Addr, nil, map[string]any{"threadId": "t2", "runId": "r4", "messages": []any{},
 		"forwardedProps": map[string]any{"agentruntime": map[string]any{"cursor": first[3].cursor()}}})
 	var refused struct{ Code, Field string }
@@ -282,5 +282,29 @@ func TestAGUIReconnectByCursorMissesNothing(t *testing.T) {
 	again := readRun(t, postAGUI(t, p.Addr, nil, resume))
 	if again[len(again)-1].typ() != "RUN_FINISHED" {
 		t.Fatalf("a repeated resume: %v", types(again))
+	}
+
+	// A resume answers only its own thread's interrupts: t2's, named in
+	// t1, is refused and stays pending for t2's own resume.
+	otherInterrupt := otherRun[len(otherRun)-1].fields["outcome"].(map[string]any)["interrupts"].([]any)[0].(map[string]any)["id"]
+	answer := func(thread string) map[string]any {
+		return map[string]any{"threadId": thread, "runId": "r5", "messages": []any{},
+			"resume": []any{map[string]any{"interruptId": otherInterrupt, "status": "resolved", "payload": "allow_once"}}}
+	}
+	resp = postAGUI(t, p.Addr, nil, answer("t1"))
+	refused.Field = ""
+	if err := json.NewDecoder(resp.Body).Decode(&refused); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusBadRequest || refused.Field != "resume[0].interruptId" {
+		t.Errorf("another thread's interrupt: %d %+v", resp.StatusCode, refused)
+	}
+	otherRest := readRun(t, postAGUI(t, p.Addr, nil, answer("t2")))
+	wrote := false
+	for _, e := range otherRest {
+		wrote = wrote || (e.typ() == "TOOL_CALL_RESULT" && strings.HasPrefix(e.str("content"), "wrote"))
+	}
+	if !wrote {
+		t.Errorf("t2's approval, answered in t2: %v", types(otherRest))
 	}
 }

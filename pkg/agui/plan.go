@@ -33,6 +33,11 @@ type position struct {
 
 const lastOfEvent = int(^uint(0) >> 1)
 
+// probeDecision is offered by no action (decisions are the runtime's
+// words: allow_once, deny, ...): RespondAction with it answers nothing,
+// and returns an answered action as it was answered.
+const probeDecision = "ag-ui: read the answer"
+
 // plan makes the API calls a run starts with: a new turn for the newest
 // user message, the answers of a resume, or the place of a reconnect. Every
 // error here is the caller's answer, before any event is sent.
@@ -104,11 +109,17 @@ func (h *Handler) planResume(ctx context.Context, in *run) (*plan, error) {
 			if required == 0 || pending.GetSequence() < required {
 				required = pending.GetSequence()
 			}
-		} else if decision == "" {
-			// Already answered: any decision reads the first answer back.
-			decision = "deny"
+		} else {
+			// Not pending here: answered already (a repeated resume, or an
+			// answer from elsewhere), or not this thread's. A decision no
+			// action offers reads the first answer back and never answers
+			// an action pending in another thread.
+			decision, a.payloadJSON = probeDecision, ""
 		}
 		resp, err := h.control.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: a.actionID, Decision: decision, PayloadJson: a.payloadJSON})
+		if pending == nil && status.Code(err) == codes.InvalidArgument {
+			return nil, invalidStatus(field+".interruptId", "action "+a.actionID+" is pending in another thread, not in "+in.threadID)
+		}
 		if err != nil {
 			return nil, err
 		}
