@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"google.golang.org/grpc/metadata"
@@ -107,10 +108,14 @@ func withCredentials(ctx context.Context, r *http.Request) context.Context {
 // protobuf when it names it, SSE otherwise.
 func negotiate(accept string) encoder {
 	for _, part := range strings.Split(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err == nil && mt == protoMediaType {
-			return protoEncoder{}
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil || mt != protoMediaType {
+			continue
 		}
+		if q, err := strconv.ParseFloat(params["q"], 64); err == nil && q == 0 {
+			continue // "not acceptable"
+		}
+		return protoEncoder{}
 	}
 	return sseEncoder{}
 }

@@ -67,6 +67,9 @@ type run struct {
 	cursor                  *cursor
 	// cursorField is where the cursor came from, for errors.
 	cursorField string
+	// ignored names what the request carried that this server does not
+	// act on (said in RUN_STARTED's metadata).
+	ignored []string
 }
 
 // answer is one resume entry: the action it answers and how.
@@ -106,6 +109,10 @@ func parseRun(body io.Reader, lastEventID string) (*run, error) {
 		return nil, invalid("body", "not a RunAgentInput JSON object: %v", err)
 	}
 	r := &run{threadID: in.ThreadID, runID: in.RunID, sessionID: DefaultSession}
+	if len(in.Tools) > 0 {
+		// Front-end tools need the worker (docs/ag-ui.md, "Not done yet").
+		r.ignored = append(r.ignored, "tools")
+	}
 	if err := checkID("threadId", in.ThreadID); err != nil {
 		return nil, err
 	}

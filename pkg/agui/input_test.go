@@ -87,3 +87,18 @@ func TestCursorRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+func TestNegotiatePicksTheEncodingAcceptNames(t *testing.T) {
+	for accept, want := range map[string]string{
+		"":                                  "text/event-stream",
+		"text/event-stream":                 "text/event-stream",
+		"application/vnd.ag-ui.event+proto": protoMediaType,
+		"text/event-stream, application/vnd.ag-ui.event+proto;q=0.5": protoMediaType,
+		"application/vnd.ag-ui.event+proto;q=0":                      "text/event-stream",
+		"application/vnd.ag-ui.event+proto;q=0.0":                    "text/event-stream",
+	} {
+		if got := negotiate(accept).contentType(); got != want {
+			t.Errorf("Accept %q: %s, want %s", accept, got, want)
+		}
+	}
+}

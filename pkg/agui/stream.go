@@ -49,6 +49,9 @@ func (s *runStream) serve(ctx context.Context, sub grpc.ServerStreamingClient[co
 	// The extension this server offers beyond AG-UI 1.0 (docs/ag-ui.md).
 	start := map[string]any{"turnId": s.p.turnID, "sessionId": s.in.sessionID,
 		"extensions": map[string]any{"reconnect": "forwardedProps.agentruntime.cursor or Last-Event-ID: the cursor of the last event received"}}
+	if len(s.in.ignored) > 0 {
+		start["ignored"] = s.in.ignored
+	}
 	if err := s.send(Event{Type: RunStarted, ThreadID: s.in.threadID, RunID: s.in.runID}, start, s.last); err != nil {
 		return err
 	}

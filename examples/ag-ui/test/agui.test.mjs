@@ -85,10 +85,15 @@ for (const [encoding, BaseAgent, mediaType] of [
       assert.equal(content.metadata.agentruntime.type, "model.delta");
       assert.match(content.metadata.agentruntime.cursor, /^turn_/);
       assert.ok(plain.events[0].metadata.agentruntime.extensions.reconnect, "RUN_STARTED declares the reconnect extension");
+      assert.equal(plain.events[0].metadata.agentruntime.ignored, undefined);
       assert.ok(agent.messages.some((m) => m.role === "assistant" && m.content === "Hello from agentruntime."));
 
       say(agent, "take notes on the README");
-      const first = await run(agent);
+      // Front-end tools are not offered to the model yet: the run says it
+      // ignored them, and goes on.
+      const tools = [{ name: "confirm", description: "Ask the user", parameters: { type: "object", properties: {} } }];
+      const first = await run(agent, { tools });
+      assert.deepEqual(first.events[0].metadata.agentruntime.ignored, ["tools"]);
       const read = first.events.find((e) => e.type === "TOOL_CALL_START" && e.toolCallName === "read_file");
       assert.ok(read, first.types.join(" "));
       const readResult = first.events.find((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === read.toolCallId);
