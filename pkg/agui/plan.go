@@ -22,6 +22,12 @@ type plan struct {
 	from   uint64
 	after  *position
 	state  *controlv1.ThreadRead
+	// answered are the actions this run's resume answered: their
+	// action.required does not interrupt it, whatever a read model not yet
+	// at the answer says.
+	answered map[string]bool
+	// floor is the sequence the answers reached: reads wait for it.
+	floor uint64
 }
 
 // position is an AG-UI event's place: the k-th made of the runtime event
@@ -91,6 +97,8 @@ func (h *Handler) planResume(ctx context.Context, in *run) (*plan, error) {
 		return nil, err
 	}
 	thread := read.GetThread()
+	answered := map[string]bool{}
+	var floor uint64
 	var turnID string
 	var required, resolved uint64
 	for i, a := range in.resume {
@@ -124,6 +132,8 @@ func (h *Handler) planResume(ctx context.Context, in *run) (*plan, error) {
 			return nil, err
 		}
 		act := resp.GetAction()
+		answered[a.actionID] = true
+		floor = max(floor, resp.GetSequence())
 		if act.GetThreadId() != in.threadID || act.GetSessionId() != in.sessionID {
 			return nil, invalidStatus(field+".interruptId", "action "+a.actionID+" is not in thread "+in.threadID)
 		}
@@ -135,7 +145,7 @@ func (h *Handler) planResume(ctx context.Context, in *run) (*plan, error) {
 			resolved = act.GetSequence()
 		}
 	}
-	p := &plan{turnID: turnID, state: thread}
+	p := &plan{turnID: turnID, state: thread, answered: answered, floor: floor}
 	if active := thread.GetActiveTurn(); active.GetTurnId() == turnID && active.GetSubmittedSequence() > 0 {
 		p.from = active.GetSubmittedSequence()
 		switch {

@@ -101,7 +101,7 @@ func (s *runStream) event(ctx context.Context, ev *eventsv1.RuntimeEvent) (done 
 			}
 		}
 	case events.TypeActionRequired:
-		if !checks {
+		if !checks || s.p.answered[ev.GetActionId()] {
 			break
 		}
 		read, err := s.read(ctx, seq)
@@ -288,7 +288,7 @@ func responseSchema(a *controlv1.Action) map[string]any {
 }
 
 func (s *runStream) read(ctx context.Context, seq uint64) (*controlv1.ThreadRead, error) {
-	resp, err := s.h.control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: s.in.sessionID, ThreadId: s.in.threadID, MinSequence: seq})
+	resp, err := s.h.control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: s.in.sessionID, ThreadId: s.in.threadID, MinSequence: max(seq, s.p.floor)})
 	if err != nil {
 		return nil, s.fail(err)
 	}
