@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -306,5 +307,98 @@ func TestAGUIReconnectByCursorMissesNothing(t *testing.T) {
 	}
 	if !wrote {
 		t.Errorf("t2's approval, answered in t2: %v", types(otherRest))
+	}
+}
+
+// Another tenant's front end gets nothing of a tenant's runs: a thread id
+// is its own thread in its own tenant, another tenant's interrupt cannot be
+// answered and its cursor cannot be followed; and a body past the bound is
+// refused before credentials are looked at.
+func TestAGUIKeepsTenantsApart(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\nIt says hello.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	authFile := filepath.Join(dir, "auth.yaml")
+	if err := os.WriteFile(authFile, []byte(`api_keys:
+  - {name: alice, tenant: acme, role: operator, key: k-acme}
+  - {name: bot-1, tenant: acme, role: worker, key: k-worker}
+  - {name: mallory, tenant: globex, role: operator, key: k-globex}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth", authFile, "--console=false")
+	worker := exec.Command(binary, "worker", "--addr", dev.Addr, "--api-key", "k-worker", "--workspace", ws, "--worker-id", "w1")
+	var wout bytes.Buffer // written by the process's copier, read after Wait
+	worker.Stdout, worker.Stderr = &wout, &wout
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = worker.Process.Kill()
+		_ = worker.Wait()
+		if t.Failed() {
+			t.Logf("worker output:\n%s", wout.String())
+		}
+	})
+	acme := map[string]string{"Authorization": "Bearer k-acme"}
+	globex := map[string]string{"Authorization": "Bearer k-globex"}
+
+	first := readRun(t, postAGUI(t, dev.Addr, acme, map[string]any{"threadId": "t1", "runId": "r1",
+		"messages": []any{map[string]any{"id": "m1", "role": "user", "content": "notes please"}}}))
+	interrupt := first[len(first)-1].fields["outcome"].(map[string]any)["interrupts"].([]any)[0].(map[string]any)
+	secret := interrupt["id"].(string)
+	resume := map[string]any{"threadId": "t1", "runId": "r2", "messages": []any{},
+		"resume": []any{map[string]any{"interruptId": secret, "status": "resolved", "payload": "allow_once"}}}
+	resp := postAGUI(t, dev.Addr, globex, resume)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("another tenant's resume: %d, want 404", resp.StatusCode)
+	}
+	resp = postAGUI(t, dev.Addr, globex, map[string]any{"threadId": "t1", "runId": "r3", "messages": []any{},
+		"forwardedProps": map[string]any{"agentruntime": map[string]any{"cursor": first[3].cursor()}}})
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("another tenant's cursor: %d, want 404", resp.StatusCode)
+	}
+	// The same thread id is globex's own thread: its state shows none of
+	// acme's turn or approval.
+	resp = postAGUI(t, dev.Addr, globex, map[string]any{"threadId": "t1", "runId": "r4",
+		"messages": []any{map[string]any{"id": "m1", "role": "user", "content": "notes please"}}})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("globex's own run: %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(v, "STATE_SNAPSHOT") {
+			if strings.Contains(v, secret) || strings.Contains(v, first[0].fields["metadata"].(map[string]any)["agentruntime"].(map[string]any)["turnId"].(string)) {
+				t.Errorf("globex's state shows acme's: %s", v)
+			}
+			break
+		}
+	}
+	resp.Body.Close()
+
+	// acme's approval is still acme's to give.
+	rest := readRun(t, postAGUI(t, dev.Addr, acme, resume))
+	if !slices.Contains(types(rest), "TOOL_CALL_RESULT") || rest[len(rest)-1].typ() != "RUN_FINISHED" {
+		t.Errorf("acme's resume: %v", types(rest))
+	}
+
+	// A body past 4 MiB (just past: the client writes all of it) is refused
+	// before anything else, credentials or not.
+	req, err := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, "http://"+dev.Addr+"/ag-ui",
+		strings.NewReader(`{"threadId":"t1","runId":"r","messages":[{"id":"m","role":"user","content":"`+strings.Repeat("x", 4<<20)+`"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	big, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Body.Close()
+	if big.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over 4 MiB: %d, want 413", big.StatusCode)
 	}
 }
