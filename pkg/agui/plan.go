@@ -177,9 +177,10 @@ func findAction(actions []*controlv1.Action, id string) *controlv1.Action {
 }
 
 // cancelDecision is what a cancelled interrupt answers: the decision the
-// runtime itself applies when nobody answers in time, else a deny.
+// runtime itself applies when nobody answers in time when it is one the
+// action offers (not a fallback such as cancel_turn), else a deny.
 func cancelDecision(a *controlv1.Action) string {
-	if a.GetDecisionOnTimeout() != "" {
+	if slices.Contains(a.GetDecisions(), a.GetDecisionOnTimeout()) {
 		return a.GetDecisionOnTimeout()
 	}
 	if slices.Contains(a.GetDecisions(), "deny") {
