@@ -77,7 +77,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 
-	authn, authDesc, err := devAuthenticator(c.authFile, tenant)
+	authn, authDesc, err := devAuthenticator(&c, tenant)
 	if err != nil {
 		return err
 	}
@@ -174,25 +174,29 @@ func requireLoopback(ctx context.Context, listen string) error {
 	return nil
 }
 
-func devAuthenticator(authFile, tenant string) (auth.Authenticator, string, error) {
+func devAuthenticator(c *common, tenant string) (auth.Authenticator, string, error) {
+	authFile := c.authFile
 	if authFile == "" {
 		if err := auth.ValidateTenant(tenant); err != nil {
 			return nil, "", fmt.Errorf("--tenant: %w", err)
 		}
 		return auth.Anonymous(tenant), "off", nil
 	}
-	authn, err := loadAuth(authFile)
+	authn, err := c.loadAuth()
 	if err != nil {
 		return nil, "", err
 	}
 	return authn, "on (" + authFile + ")", nil
 }
 
-func loadAuth(path string) (auth.Authenticator, error) {
-	cfg, err := auth.LoadConfig(path)
+// loadAuth reads --auth: its authenticator, and its tenants' own limits
+// into c.
+func (c *common) loadAuth() (auth.Authenticator, error) {
+	cfg, err := auth.LoadConfig(c.authFile)
 	if err != nil {
 		return nil, fmt.Errorf("--auth: %w", err)
 	}
+	c.tenantLimits = cfg.Tenants
 	authn, err := auth.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("--auth: %w", err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -26,6 +27,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/pkg/quota"
 	"github.com/agentruntime/agentruntime/pkg/server"
 	"github.com/agentruntime/agentruntime/pkg/telemetry"
 	"github.com/agentruntime/agentruntime/services/all"
@@ -75,7 +77,24 @@ type common struct {
 	// healthListen serves grpc.health.v1 alone, in clear (probes that
 	// speak no TLS); empty: nowhere.
 	healthListen string
+	// appendEvents and appendBytes are every tenant's default append
+	// quota per process (pkg/quota); tenantLimits, the auth file's
+	// per-tenant overrides, are set once it is loaded.
+	appendEvents float64
+	appendBytes  byteSize
+	tenantLimits []auth.TenantConfig
 }
+
+// Default append quotas per tenant and process: far above what one
+// tenant's agents append (a streaming turn reports a few dozen facts a
+// second, in batches) and above what the test suites and benchmarks drive
+// through one process, yet a bound on a tenant that floods: one process
+// appends some tens of thousands of events a second in all
+// (services/all's BenchmarkIngest), so no tenant takes all of it.
+const (
+	defaultAppendEventsPerSecond = 10_000
+	defaultAppendBytesPerSecond  = 64 << 20
+)
 
 func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.StringVar(&c.listen, "listen", defaultListen, "gRPC listen address (host:port; port 0 picks a free one)")
@@ -96,6 +115,9 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.DurationVar(&c.logMaxAge, "log-max-age", 0, "retention of the event log: events older than this are discarded (0 keeps them; see docs/configuration.md)")
 	fs.Var(&c.logMaxBytes, "log-max-bytes", "retention of the event log: the oldest events are discarded beyond this size, e.g. 6GiB (0 keeps them)")
 	fs.IntVar(&c.partitions, "partitions", 1, "streams the event log is split into by a hash of the session, so their leaders spread over a NATS cluster; fixed for the life of a deployment (docs/scaling.md)")
+	c.appendBytes = defaultAppendBytesPerSecond
+	fs.Float64Var(&c.appendEvents, "append-events-per-second", defaultAppendEventsPerSecond, "per-tenant quota of events its calls append per second, in each process (0: no limit); the auth file's tenants override it (docs/security.md)")
+	fs.Var(&c.appendBytes, "append-bytes-per-second", "per-tenant quota of bytes its calls append per second, in each process, e.g. 64MiB (0: no limit); the auth file's tenants override it")
 	fs.IntVar(&c.maxQueuedTurns, "max-queued-turns", app.DefaultMaxQueuedTurns, "control: turns a thread may hold queued behind its active turn; a submit beyond it is ResourceExhausted QUEUE_FULL (at least 1)")
 }
 
@@ -125,6 +147,9 @@ func (c *common) check() error {
 	if _, err := permdomain.ParseHookHosts(splitList(c.hookAllowHosts)); err != nil {
 		return fmt.Errorf("--hook-allow-hosts: %w", err)
 	}
+	if c.appendEvents < 0 || math.IsNaN(c.appendEvents) || math.IsInf(c.appendEvents, 0) {
+		return fmt.Errorf("--append-events-per-second %v: a rate of 0 or more (0: no limit)", c.appendEvents)
+	}
 	if c.logMaxAge < 0 || (c.logMaxAge > 0 && c.logMaxAge < eventlog.DefaultDuplicateWindow) {
 		return fmt.Errorf("--log-max-age %s: the event log keeps events at least %s, its de-duplication window (0 keeps them)", c.logMaxAge, eventlog.DefaultDuplicateWindow)
 	}
@@ -135,6 +160,26 @@ func (c *common) check() error {
 func (c *common) logConfig(cfg eventlog.Config) eventlog.Config {
 	cfg.MaxAge, cfg.MaxBytes = c.logMaxAge, int64(c.logMaxBytes)
 	cfg.Partitions = c.partitions
+	return cfg
+}
+
+// quota is the append quota every tenant's calls are held to in this
+// process: the flags' defaults, each overridden by the auth file's tenants.
+func (c *common) quota() quota.Config {
+	cfg := quota.Config{Default: quota.Limits{EventsPerSecond: c.appendEvents, BytesPerSecond: float64(c.appendBytes)}}
+	for _, tc := range c.tenantLimits {
+		lim := cfg.Default
+		if tc.AppendEventsPerSecond != nil {
+			lim.EventsPerSecond = *tc.AppendEventsPerSecond
+		}
+		if tc.AppendBytesPerSecond != nil {
+			lim.BytesPerSecond = *tc.AppendBytesPerSecond
+		}
+		if cfg.Tenants == nil {
+			cfg.Tenants = map[string]quota.Limits{}
+		}
+		cfg.Tenants[tc.Tenant] = lim
+	}
 	return cfg
 }
 
@@ -228,6 +273,11 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 	if err != nil {
 		return nil, err
 	}
+	limiter := quota.New(c.quota())
+	if err := limiter.Instrument(tel.MeterProvider); err != nil {
+		_ = tel.Shutdown(ctx)
+		return nil, err
+	}
 	srv, err := server.New(server.Config{
 		Listen:          c.listen,
 		Logger:          logger,
@@ -239,6 +289,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 		Console:         consoleHandler(c.console),
 		LoopbackHosts:   c.loopbackHosts,
 		TLS:             c.serverTLS,
+		Quota:           limiter,
 	})
 	if err != nil {
 		_ = tel.Shutdown(ctx)

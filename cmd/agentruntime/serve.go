@@ -78,7 +78,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stderr, "agentruntime serve: INSECURE (--insecure-plaintext): API keys and tokens reach %s in clear; only safe behind something that terminates TLS\n", c.listen)
 		}
 	}
-	authn, err := loadAuth(c.authFile)
+	authn, err := c.loadAuth()
 	if err != nil {
 		return err
 	}

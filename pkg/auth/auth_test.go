@@ -357,12 +357,28 @@ jwt:
 	// Relative key files are resolved against the config's directory.
 	assert.Equal(t, filepath.Join(filepath.Dir(path), "hs256.secret"), cfg.JWT.HS256SecretFile)
 
+	assert.Empty(t, cfg.Tenants)
+
 	a, err := auth.New(cfg)
 	require.NoError(t, err)
 	token := sign(t, jwt.SigningMethodHS256, []byte(hsSecret), with(validClaims(), map[string]any{"tenant": nil, "org": "initech"}))
 	p, err := a.Authenticate(incoming("Bearer " + token))
 	require.NoError(t, err)
 	assert.Equal(t, "initech", p.Tenant)
+}
+
+// A tenant's own append limits: a field left out keeps the default (nil),
+// 0 lifts the limit.
+func TestLoadConfigTenantLimits(t *testing.T) {
+	cfg, err := auth.LoadConfig(writeConfig(t, "api_keys:\n  - {name: a, tenant: acme, role: admin, key: "+ciKey+"}\n"+
+		"tenants:\n  - {tenant: acme, append_events_per_second: 50}\n  - {tenant: globex, append_events_per_second: 0, append_bytes_per_second: 1048576}\n"))
+	require.NoError(t, err)
+	require.Len(t, cfg.Tenants, 2)
+	assert.Equal(t, "acme", cfg.Tenants[0].Tenant)
+	assert.Equal(t, 50.0, *cfg.Tenants[0].AppendEventsPerSecond)
+	assert.Nil(t, cfg.Tenants[0].AppendBytesPerSecond)
+	assert.Equal(t, 0.0, *cfg.Tenants[1].AppendEventsPerSecond)
+	assert.Equal(t, 1048576.0, *cfg.Tenants[1].AppendBytesPerSecond)
 }
 
 func TestLoadConfigErrors(t *testing.T) {
@@ -390,6 +406,10 @@ func TestLoadConfigErrors(t *testing.T) {
 		{name: "empty file", body: "", wantErr: []string{"no api_keys and no jwt"}},
 		{name: "jwt without key files", body: "jwt:\n  issuer: x\n", wantErr: []string{"hs256_secret_file and/or rs256_public_key_file"}},
 		{name: "jwt claims collide", body: "jwt:\n  hs256_secret_file: s\n  tenant_claim: role\n", wantErr: []string{"must differ"}},
+		{name: "tenant limits of a bad tenant", body: key("tenants:\n  - {tenant: a.b, append_events_per_second: 5}\n"), wantErr: []string{"tenants[0]", `tenant "a.b" is invalid`}},
+		{name: "tenant listed twice", body: key("tenants:\n  - {tenant: acme}\n  - {tenant: acme}\n"), wantErr: []string{"tenants[1]: tenant acme is listed twice"}},
+		{name: "negative tenant rate", body: key("tenants:\n  - {tenant: acme, append_bytes_per_second: -1}\n"), wantErr: []string{"tenants[0].append_bytes_per_second: -1 is not a rate"}},
+		{name: "unknown tenant field", body: key("tenants:\n  - {tenant: acme, events_per_second: 1}\n"), wantErr: []string{"events_per_second"}},
 		{name: "several errors at once", body: "api_keys:\n  - name: a\n    tenant: a.b\n    role: root\n    key: k\n", wantErr: []string{"tenant", "role"}},
 	}
 	for _, tt := range tests {

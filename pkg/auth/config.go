@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,17 @@ import (
 type Config struct {
 	APIKeys []APIKeyConfig `yaml:"api_keys"`
 	JWT     *JWTConfig     `yaml:"jwt"`
+	// Tenants set per-tenant limits over the binary's defaults (pkg/quota).
+	Tenants []TenantConfig `yaml:"tenants"`
+}
+
+// TenantConfig is one tenant's own limits: a field left out keeps the
+// binary's default (--append-events-per-second, --append-bytes-per-second);
+// 0 lifts the limit for that tenant.
+type TenantConfig struct {
+	Tenant                string   `yaml:"tenant"`
+	AppendEventsPerSecond *float64 `yaml:"append_events_per_second"`
+	AppendBytesPerSecond  *float64 `yaml:"append_bytes_per_second"`
 }
 
 // APIKeyConfig is one static API key. Exactly one of KeySHA256 and Key is
@@ -112,6 +124,24 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: same key as %s", where, prev))
 		}
 		seen[hash] = where
+	}
+	tenants := make(map[string]bool, len(c.Tenants))
+	for i, tc := range c.Tenants {
+		where := fmt.Sprintf("tenants[%d]", i)
+		if err := ValidateTenant(tc.Tenant); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+		} else if tenants[tc.Tenant] {
+			errs = append(errs, fmt.Errorf("%s: tenant %s is listed twice", where, tc.Tenant))
+		}
+		tenants[tc.Tenant] = true
+		for _, r := range []struct {
+			name string
+			v    *float64
+		}{{"append_events_per_second", tc.AppendEventsPerSecond}, {"append_bytes_per_second", tc.AppendBytesPerSecond}} {
+			if name, v := r.name, r.v; v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
+				errs = append(errs, fmt.Errorf("%s.%s: %v is not a rate (0 or more; 0 lifts the limit)", where, name, *v))
+			}
+		}
 	}
 	if j := c.JWT; j != nil {
 		if j.HS256SecretFile == "" && j.RS256PublicKeyFile == "" {

@@ -49,6 +49,9 @@ func (l *Log) AppendAtomic(ctx context.Context, agg Aggregate, expect Expect, ev
 		}
 		msgs[i] = msg
 	}
+	if err := charge(ctx, agg, msgs); err != nil {
+		return nil, err
+	}
 	// No ack of the first message: one round trip for the whole batch.
 	// Through an outage the same batch is tried again (outage.go): had it
 	// landed, the retry finds its message ids and answers a conflict.

@@ -274,12 +274,21 @@ func (l *Log) Append(ctx context.Context, agg Aggregate, expect Expect, evs ...*
 	}
 	subject := l.Subjects.Aggregate(agg)
 	k := l.aggregatePart(agg)
-	out := make([]Appended, 0, len(evs))
-	for _, ev := range evs {
+	msgs := make([]*nats.Msg, len(evs))
+	for i, ev := range evs {
 		msg, err := l.message(ctx, agg, subject, ev)
 		if err != nil {
-			return out, err
+			return nil, err
 		}
+		msgs[i] = msg
+	}
+	if err := charge(ctx, agg, msgs); err != nil {
+		return nil, err
+	}
+	out := make([]Appended, 0, len(evs))
+	for i, ev := range evs {
+		msg := msgs[i]
+		var err error
 		var opts []jetstream.PublishOpt
 		var seq uint64
 		if expect.set {
@@ -329,6 +338,9 @@ func (l *Log) AppendFacts(ctx context.Context, agg Aggregate, evs ...*eventsv1.R
 			return nil, fmt.Errorf("event %d: %w", i, err)
 		}
 		msgs[i] = msg
+	}
+	if err := charge(ctx, agg, msgs); err != nil {
+		return nil, err
 	}
 	futures := make([]jetstream.PubAckFuture, len(msgs))
 	for i, msg := range msgs {

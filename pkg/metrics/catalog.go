@@ -31,6 +31,8 @@ const (
 	ActiveStreams = "agentruntime.rpc.server.active_streams"
 	// CommandConflicts is recorded by pkg/command's Writer.
 	CommandConflicts = "agentruntime.command.conflicts"
+	// AppendQuotaRefusals is recorded by pkg/quota's Limiter.
+	AppendQuotaRefusals = "agentruntime.append_quota.refusals"
 
 	ConsumerPending    = "agentruntime.consumer.pending"
 	ConsumerCheckpoint = "agentruntime.consumer.checkpoint"
@@ -96,6 +98,7 @@ var Catalog = []Instrument{
 	{ActionsPendingMaxAge, Gauge, nil, "How long the oldest pending action has waited.", "s"},
 	{ActiveStreams, UpDownCounter, []string{"rpc_method"}, "Server-streaming calls open now, by method: live subscribers of SubscribeEvents. How streams end, subscribers cut off included (ResourceExhausted), is rpc.server.call.duration's status code.", ""},
 	{CommandConflicts, Counter, []string{"aggregate_kind"}, "Commands that found their aggregate changed by another writer (a replica) and decided again.", ""},
+	{AppendQuotaRefusals, Counter, []string{"tenant", "limit"}, "Calls refused ResourceExhausted because their tenant appends beyond its quota (limit: append_events_per_second or append_bytes_per_second).", ""},
 	{ConsumerPending, Gauge, []string{"consumer"}, "Events in the log a projector or reactor has not read yet (its lag), as of its last batch.", ""},
 	{ConsumerCheckpoint, Gauge, []string{"consumer"}, "The last log sequence a projector or reactor applied.", ""},
 	{Subscriptions, Gauge, nil, "Event subscriptions (SubscribeEvents streams) the process's fan-out hub feeds.", ""},

@@ -17,6 +17,7 @@ import (
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
+	"github.com/agentruntime/agentruntime/pkg/quota"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 )
 
@@ -137,4 +138,10 @@ func TestFactMeterFollowsEveryPartition(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // pacing the appends while the follower starts
 		}
 	}
+}
+
+// pkg/quota records the refusals under the catalog's name (it cannot
+// import this package: this one reads the log, which charges quotas).
+func TestAppendQuotaRefusalsIsTheCatalogsName(t *testing.T) {
+	require.Equal(t, metrics.AppendQuotaRefusals, quota.RefusalsMetric)
 }

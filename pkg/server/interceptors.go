@@ -20,6 +20,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	"github.com/agentruntime/agentruntime/pkg/grpcerr"
+	"github.com/agentruntime/agentruntime/pkg/quota"
 )
 
 const (
@@ -175,7 +176,10 @@ func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerI
 	if err != nil {
 		return nil, err
 	}
-	return handler(ctx, req)
+	// A caller's command: what it appends is charged to its tenant's
+	// quota (pkg/quota). Streams append only their own channel facts and
+	// are not charged.
+	return handler(quota.AtDoor(ctx, s.cfg.Quota), req)
 }
 
 func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {

@@ -37,6 +37,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/quota"
 	"github.com/agentruntime/agentruntime/pkg/telemetry"
 )
 
@@ -91,6 +92,10 @@ type Config struct {
 	// read once: a renewed one takes a restart, unless GetCertificate
 	// reloads it.
 	TLS *tls.Config
+	// Quota, when set, charges what each authenticated unary call appends
+	// to its tenant's append quota and refuses a call beyond it
+	// (ResourceExhausted with RetryInfo; pkg/quota). Nil: no quotas.
+	Quota *quota.Limiter
 }
 
 // Server is a gRPC server with the kit's cross-cutting behaviour installed.
