@@ -60,7 +60,13 @@ func authFile(t *testing.T) string {
 // control and permission clients and a context for each key.
 func runtimeWithAuth(t *testing.T) (controlv1.ControlServiceClient, permissionv1.PermissionServiceClient, func(key string) context.Context) {
 	t.Helper()
-	dev := binproc.Start(t, bin, nil, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--console=false", "--auth", authFile(t))
+	return runtimeWithAuthFile(t, authFile(t))
+}
+
+// runtimeWithAuthFile is runtimeWithAuth with an auth file of the test's.
+func runtimeWithAuthFile(t *testing.T, path string) (controlv1.ControlServiceClient, permissionv1.PermissionServiceClient, func(key string) context.Context) {
+	t.Helper()
+	dev := binproc.Start(t, bin, nil, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--console=false", "--auth", path)
 	conn, err := grpc.NewClient(dev.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,97 @@
+package security
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
+)
+
+// authFileWith is authFile with more YAML after the keys (a tenants
+// section).
+func authFileWith(t *testing.T, extra string) string {
+	t.Helper()
+	path := authFile(t)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(data, extra...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Tenant acme, held by the auth file to 20 events a second, floods the
+// shared log with submits to fresh sessions through the real binary. It is
+// refused ResourceExhausted with a RetryInfo and an ErrorInfo naming the
+// limit, and the refused submit lands nothing. Tenant globex's submit
+// lands meanwhile; acme's retry lands once it has waited.
+func TestAFloodingTenantIsRefusedWhileAnotherTenantsSubmitLands(t *testing.T) {
+	control, _, as := runtimeWithAuthFile(t, authFileWith(t, "tenants:\n  - {tenant: acme, append_events_per_second: 20}\n"))
+	acme, globex := as(acmeOperator), as(globexOperator)
+	submit := func(ctx context.Context, session string) (*controlv1.SubmitTurnResponse, error) {
+		return control.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: session, ThreadId: "th-" + session, TurnId: "turn-" + session, Input: text("flood")})
+	}
+	var refused error
+	var refusedSession string
+	for i := range 200 {
+		session := fmt.Sprint("flood-", i)
+		if _, err := submit(acme, session); err != nil {
+			refused, refusedSession = err, session
+			break
+		}
+	}
+	if refused == nil {
+		t.Fatal("200 submits of a tenant held to 20 events a second all landed")
+	}
+	st := status.Convert(refused)
+	if st.Code() != codes.ResourceExhausted {
+		t.Fatalf("the flood was answered %v, want ResourceExhausted", refused)
+	}
+	var retry *errdetails.RetryInfo
+	var info *errdetails.ErrorInfo
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			retry = d
+		case *errdetails.ErrorInfo:
+			info = d
+		}
+	}
+	if retry == nil || retry.GetRetryDelay().AsDuration() <= 0 {
+		t.Fatalf("refusal %v carries no retry delay", st.Details())
+	}
+	if info.GetReason() != "APPEND_EVENTS_RATE" || info.GetMetadata()["limit"] != "append_events_per_second" || info.GetMetadata()["rate"] != "20" {
+		t.Fatalf("refusal's ErrorInfo %v, want the limit named", info)
+	}
+
+	other, err := submit(globex, "globex-s1")
+	if err != nil {
+		t.Fatalf("globex's submit during acme's flood: %v", err)
+	}
+	if other.GetTurn().GetTurnId() != "turn-globex-s1" {
+		t.Fatalf("globex's submit answered %v", other)
+	}
+
+	// Retried as RetryInfo says, the refused submit lands; before it, the
+	// session it names did not exist.
+	var landed *controlv1.SubmitTurnResponse
+	testkit.Eventually(t, "acme's refused submit lands on retry", func() bool {
+		landed, err = submit(acme, refusedSession)
+		if status.Code(err) != codes.ResourceExhausted && err != nil {
+			t.Fatalf("retry: %v", err)
+		}
+		return err == nil
+	})
+	if landed.GetDeduplicated() {
+		t.Fatal("the retry was taken for a duplicate: the refused submit had landed")
+	}
+}
