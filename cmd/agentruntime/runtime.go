@@ -87,10 +87,9 @@ type common struct {
 
 // Default append quotas per tenant and process: far above what one
 // tenant's agents append (a streaming turn reports a few dozen facts a
-// second, in batches) and above what the test suites and benchmarks drive
-// through one process, yet a bound on a tenant that floods: one process
-// appends some tens of thousands of events a second in all
-// (services/all's BenchmarkIngest), so no tenant takes all of it.
+// second, in batches) and above what the test suites drive through one
+// process, yet a bound on a tenant that floods (docs/security.md,
+// "Fairness between tenants").
 const (
 	defaultAppendEventsPerSecond = 10_000
 	defaultAppendBytesPerSecond  = 64 << 20
