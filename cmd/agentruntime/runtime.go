@@ -24,6 +24,8 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fanout"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/held"
+	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -298,8 +300,15 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 	hub := fanout.New(be.log, fanout.Config{Logger: logger})
 	rt := &runtime{server: srv, tel: tel, logger: logger, log: be.log, metricsListen: c.metricsListen, healthListen: c.healthListen, hub: hub,
 		ready: readyBounds{maxLag: c.readyMaxLag, failingFor: c.readyFailingFor, every: time.Second}}
+	// What workers hold, read by every service: in Redis in a deployment,
+	// one store in process for the services of dev.
+	holds := held.NewMemory()
+	if be.redis != nil {
+		holds = held.New(lease.NewRedis(be.redis, held.RedisPrefix))
+	}
 	for _, name := range names {
 		deps := kit.Deps{
+			Held:           holds,
 			Log:            be.log,
 			Hub:            hub,
 			Store:          be.storeFor(name),

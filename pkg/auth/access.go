@@ -116,10 +116,15 @@ func SelfApproval(requesterSubject, requesterRole string, p Principal) bool {
 const ReasonSessionNotHeld = "SESSION_NOT_HELD"
 
 // HeldSessionReads are the methods a worker may call only on a session it
-// holds (ScopedToHeldSessions): the control service confines them
-// (services/control/app/held.go), and the role matrix marks their worker
-// cell "held".
+// holds (ScopedToHeldSessions): the services confine them with the shared
+// store of holds (pkg/held; services/control/app/held.go,
+// services/tasks/api/held.go, services/permission/api/held.go), and the
+// role matrix marks their worker cell "held".
 var HeldSessionReads = []string{
+	"/agentruntime.tasks.v1.TasksService/GetTask",
+	"/agentruntime.permission.v1.PermissionService/GetPermissionState",
+	"/agentruntime.permission.v1.PermissionService/GetSandboxProfile",
+	"/agentruntime.permission.v1.PermissionService/GetExecutionEnvironment",
 	"/agentruntime.control.v1.ControlService/GetSession",
 	"/agentruntime.control.v1.ControlService/GetThreadRead",
 	"/agentruntime.control.v1.ControlService/ListSubagents",

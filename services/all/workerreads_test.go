@@ -18,6 +18,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/worker"
 	"github.com/agentruntime/agentruntime/pkg/worker/provider"
@@ -32,8 +33,11 @@ const workerBKey = "k-acme-worker-b-0123456789"
 // turn of s3. A reads and follows s1 (its thread, its session, its
 // attempts, its outputs) and is PermissionDenied SESSION_NOT_HELD on s2
 // and s3 and on a subscription across the tenant, which names session_id;
-// B the other way round. A turn a worker submits (a task run it runs as a
-// turn) holds its session too. The operator reads everything.
+// B the other way round; the same for the session's task (tasks) and its
+// permission state, sandbox profile and execution environment
+// (permission), and a worker never reads the tenant's permission state. A
+// worker's submit to a session holds it only for a task run the worker
+// holds. The operator reads everything.
 func TestWorkersReadOnlyTheSessionsTheyHold(t *testing.T) {
 	sys := startSystemWithKeys(t, "", 1,
 		auth.APIKeyConfig{Name: "olive", Tenant: "acme", Role: "operator", Key: operatorKey},
@@ -58,6 +62,10 @@ func TestWorkersReadOnlyTheSessionsTheyHold(t *testing.T) {
 		sub, err := c.SubmitTurn(operator, &controlv1.SubmitTurnRequest{SessionId: s, ThreadId: "th-" + s, Input: text})
 		must(err)
 		turns[s] = sub.GetTurn().GetTurnId()
+		// A task of each session, for the tasks service's read.
+		_, err = sys.clients.tasks.CreateTask(operator, &tasksv1.CreateTaskRequest{TaskId: "task-" + s, SessionId: s, ThreadId: "th-" + s,
+			Spec: &tasksv1.TaskSpec{Title: "of " + s}})
+		must(err)
 	}
 	claim := func(ctx context.Context, session string) *controlv1.ClaimTurnResponse {
 		t.Helper()
@@ -81,8 +89,17 @@ func TestWorkersReadOnlyTheSessionsTheyHold(t *testing.T) {
 		_, getThread := c.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: s, ThreadId: "th-" + s})
 		_, subagents := c.ListSubagents(ctx, &controlv1.ListSubagentsRequest{SessionId: s, ThreadId: "th-" + s})
 		_, attempts := c.GetTurnAttempts(ctx, &controlv1.GetTurnAttemptsRequest{TurnId: turns[s]})
+		_, task := sys.clients.tasks.GetTask(ctx, &tasksv1.GetTaskRequest{TaskId: "task-" + s})
+		target := &permissionv1.Target{SessionId: s, ThreadId: "th-" + s}
+		_, state := sys.clients.permission.GetPermissionState(ctx, &permissionv1.GetPermissionStateRequest{Target: target})
+		_, profile := sys.clients.permission.GetSandboxProfile(ctx, &permissionv1.GetSandboxProfileRequest{Target: target})
+		_, env := sys.clients.permission.GetExecutionEnvironment(ctx, &permissionv1.GetExecutionEnvironmentRequest{SessionId: s, TurnId: turns[s]})
+		if status.Code(env) == codes.NotFound {
+			env = nil // answered: no worker reported one
+		}
 		return map[string]error{"GetSession": getSession, "GetThreadRead": getThread, "ListSubagents": subagents,
-			"GetTurnAttempts": attempts, "SubscribeEvents": firstEvent(ctx, c, s)}
+			"GetTurnAttempts": attempts, "SubscribeEvents": firstEvent(ctx, c, s),
+			"GetTask": task, "GetPermissionState": state, "GetSandboxProfile": profile, "GetExecutionEnvironment": env}
 	}
 	allowed := func(who string, errs map[string]error) {
 		t.Helper()
@@ -129,6 +146,11 @@ func TestWorkersReadOnlyTheSessionsTheyHold(t *testing.T) {
 
 	// Across the tenant: a worker never; the operator does.
 	denied("worker A subscribing across the tenant", firstEvent(a, c, ""), map[string]string{"field": "session_id"})
+	_, err = sys.clients.permission.GetPermissionState(a, &permissionv1.GetPermissionStateRequest{Target: &permissionv1.Target{}})
+	denied("worker A reading the tenant's permission state", err, map[string]string{"field": "target.session_id"})
+	if _, err := sys.clients.permission.GetPermissionState(operator, &permissionv1.GetPermissionStateRequest{Target: &permissionv1.Target{}}); err != nil {
+		t.Errorf("operator reading the tenant's permission state: %v", err)
+	}
 	if err := firstEvent(operator, c, ""); err != nil {
 		t.Errorf("operator subscribing across the tenant: %v", err)
 	}
@@ -146,23 +168,28 @@ func TestWorkersReadOnlyTheSessionsTheyHold(t *testing.T) {
 	}
 	denied("worker B reading s1's output", readOut(b), map[string]string{"session_id": "s1"})
 
-	// A heartbeat keeps holding s1; a turn a worker submits holds its
-	// session (a task run run as a turn).
+	// A heartbeat keeps holding s1. A worker's submit holds nothing unless
+	// it runs a task run the worker holds (TestAWorkerKeyRunsATaskRunAsATurn):
+	// naming a run it does not hold, or none, is no way into a session.
 	_, err = c.HeartbeatTurn(a, &controlv1.HeartbeatTurnRequest{TurnId: turns["s1"], RunId: claimA.GetRunId(), LeaseToken: claimA.GetLeaseToken()})
 	must(err)
 	allowed("worker A on s1 after its heartbeat", reads(a, "s1"))
-	_, err = c.SubmitTurn(b, &controlv1.SubmitTurnRequest{SessionId: "s4", ThreadId: "th-s4", Input: text})
+	_, err = c.SubmitTurn(b, &controlv1.SubmitTurnRequest{SessionId: "s3", ThreadId: "th-s3", Input: text})
 	must(err)
-	if err := firstEvent(b, c, "s4"); err != nil {
-		t.Errorf("worker B following s4, where it submitted a turn: %v", err)
-	}
-	denied("worker A following s4", firstEvent(a, c, "s4"), map[string]string{"session_id": "s4"})
+	_, err = c.SubmitTurn(b, &controlv1.SubmitTurnRequest{SessionId: "s3", ThreadId: "th-s3", Input: text,
+		Metadata: map[string]string{"task_id": "task-s3", "task_run_id": claimA.GetRunId()}})
+	must(err)
+	deniedAll("worker B, after submitting to it,", "s3", reads(b, "s3"))
 
 	// What this test refuses is what the role matrix marks "held".
 	tested := []string{"GetSession", "GetThreadRead", "ListSubagents", "GetTurnAttempts", "SubscribeEvents", "ReadOutput"}
 	for i, rpc := range tested {
 		tested[i] = "/agentruntime.control.v1.ControlService/" + rpc
 	}
+	tested = append(tested, "/agentruntime.tasks.v1.TasksService/GetTask",
+		"/agentruntime.permission.v1.PermissionService/GetPermissionState",
+		"/agentruntime.permission.v1.PermissionService/GetSandboxProfile",
+		"/agentruntime.permission.v1.PermissionService/GetExecutionEnvironment")
 	slices.Sort(tested)
 	if held := slices.Sorted(slices.Values(auth.HeldSessionReads)); !slices.Equal(tested, held) {
 		t.Errorf("the test refuses %v to workers; the matrix marks %v held", tested, held)

@@ -69,8 +69,14 @@ func New(deps kit.Deps) *Service {
 	if deps.Redis != nil {
 		leases = lease.NewRedis(deps.Redis, LeasePrefix)
 	}
+	claims := app.NewClaims(a, leases, deps.Logger)
+	if deps.Held != nil || deps.Redis != nil {
+		// Holds go where the other services read them; a control of its
+		// own keeps them among its leases.
+		claims.Held = deps.Holds()
+	}
 	return &Service{deps: deps, app: a, ownHub: ownHub, ExpiryInterval: 250 * time.Millisecond,
-		claims: app.NewClaims(a, leases, deps.Logger), LeaseSweepInterval: time.Second}
+		claims: claims, LeaseSweepInterval: time.Second}
 }
 
 // SetMaxQueuedTurns bounds each thread's queue (0: unbounded; default

@@ -15,6 +15,8 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fanout"
+	"github.com/agentruntime/agentruntime/pkg/held"
+	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 )
 
@@ -40,6 +42,24 @@ type Deps struct {
 	MeterProvider metric.MeterProvider
 	// Config is what the binary's flags say beyond the shared ones.
 	Config Config
+	// Held is the store of what workers hold (pkg/held), which every
+	// service of a deployment reads: the composition root hands the
+	// services of one process the same one. Nil: Holds decides.
+	Held *held.Store
+}
+
+// Holds is the store of what workers hold: Deps.Held; else, with Redis,
+// the shared keys in Redis (every service and replica sees the same);
+// else a store of the service's own, in which no other service records a
+// hold (a worker reads nothing that needs one).
+func (d Deps) Holds() *held.Store {
+	switch {
+	case d.Held != nil:
+		return d.Held
+	case d.Redis != nil:
+		return held.New(lease.NewRedis(d.Redis, held.RedisPrefix))
+	}
+	return held.NewMemory()
 }
 
 // Config carries service settings parsed by the binary (flags with AR_*

@@ -56,7 +56,7 @@ func New(deps kit.Deps) *Service {
 			deps.Logger.Error("command metrics not recorded", "error", err)
 		}
 	}
-	return &Service{deps: deps, app: a, handler: &api.Handler{App: a}, hooks: hooks}
+	return &Service{deps: deps, app: a, handler: &api.Handler{App: a, Held: deps.Holds()}, hooks: hooks}
 }
 
 // App exposes the use cases (for tests and in-process composition).

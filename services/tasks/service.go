@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/held"
 	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/tasks/api"
@@ -32,6 +33,7 @@ const LeasePrefix = "agentruntime:tasks:lease:"
 type Service struct {
 	deps kit.Deps
 	app  *app.App
+	held *held.Store
 }
 
 // Options tune a service beyond its dependencies (tests shorten the sweep).
@@ -52,7 +54,7 @@ func NewWithOptions(deps kit.Deps, opts Options) *Service {
 		leases = lease.NewRedis(deps.Redis, LeasePrefix)
 	}
 	a := app.New(deps.Log, deps.Store, leases, deps.Logger, app.Config{SweepInterval: opts.SweepInterval, PollNap: opts.PollNap, Now: opts.Now})
-	return &Service{deps: deps, app: a}
+	return &Service{deps: deps, app: a, held: deps.Holds()}
 }
 
 // App exposes the use cases (for in-process drivers and tests).
@@ -66,7 +68,7 @@ func (s *Service) HealthName() string { return HealthName }
 
 // Register implements kit.Service.
 func (s *Service) Register(g *grpc.Server) {
-	tasksv1.RegisterTasksServiceServer(g, &api.Handler{App: s.app})
+	tasksv1.RegisterTasksServiceServer(g, &api.Handler{App: s.app, Held: s.held})
 }
 
 // Run implements kit.Runner: the records projector, the dependency reactor

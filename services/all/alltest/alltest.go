@@ -23,6 +23,7 @@ import (
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	routingv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/held"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/server"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
@@ -93,10 +94,11 @@ func Start(t testing.TB, o Options) *Stack {
 	st := &Stack{Log: log, Stores: map[string]*projection.Memory{}}
 	done := make(chan error, len(all.Names)+1)
 	waits := 1
+	holds := held.NewMemory() // shared, as dev's services share theirs
 	for _, name := range all.Names {
 		store := projection.NewMemory()
 		st.Stores[name] = store
-		s, err := all.New(name, kit.Deps{Log: log, Store: store, Logger: logger, Config: cfg})
+		s, err := all.New(name, kit.Deps{Log: log, Store: store, Logger: logger, Config: cfg, Held: holds})
 		if err != nil {
 			cancel()
 			t.Fatal(err)

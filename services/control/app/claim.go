@@ -19,6 +19,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/held"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -40,6 +41,9 @@ const maxClaimNap = 250 * time.Millisecond
 type Claims struct {
 	App    *App
 	Leases lease.Store
+	// Held is the store of what workers hold, shared with the other
+	// services (held.go); nil: holds live in Leases.
+	Held   *held.Store
 	Logger *slog.Logger
 	// MaxAttempts is the attempt budget of a turn whose options do not set
 	// one (domain.MaxAttemptsOption).

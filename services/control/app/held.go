@@ -8,42 +8,39 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/held"
 )
 
 // Workers read only the sessions they hold (docs/security.md): a worker
 // principal's claim of a turn of a session, its heartbeat and its submit
-// of a turn to a session (a task run it runs as a turn) hold the session
-// for the caller's subject, in the lease store, for as long as that lease
-// (DefaultTurnLease for a submit). The session reads the matrix opens to
-// workers (GetSession, GetThreadRead, ListSubagents, GetTurnAttempts,
-// ReadOutput, SubscribeEvents) are answered to a worker only while its
-// subject holds the session; a tenant-wide subscription never. Other roles
-// read their whole tenant.
+// of the turn of a task run it holds hold the session for the caller's
+// subject, in the store of holds every service reads (pkg/held), for as
+// long as that lease (DefaultTurnLease for a submit). The session reads
+// the matrix opens to workers (GetSession, GetThreadRead, ListSubagents,
+// GetTurnAttempts, ReadOutput, SubscribeEvents) are answered to a worker
+// only while its subject holds the session; a tenant-wide subscription
+// never. Other roles read their whole tenant.
 
-// HeldSessionKey is the lease key under which subject holds session: its
-// holder is the subject. Tenant and session ids hold no ':'.
+// HeldSessionKey is the key under which subject holds session in the
+// store of holds (pkg/held).
 func HeldSessionKey(tenant, session, subject string) string {
-	return "held:" + tenant + ":" + session + ":" + subject
+	return held.SessionKey(tenant, session, subject)
+}
+
+// holds is the store of what workers hold: the one shared with the other
+// services, else the claims' own lease store.
+func (cl *Claims) holds() *held.Store {
+	if cl.Held != nil {
+		return cl.Held
+	}
+	return held.New(cl.Leases)
 }
 
 // HoldSession records that c holds session for ttl from now, when c is
 // a worker (nothing otherwise). A later hold with a shorter ttl shortens
 // it: the next heartbeat of a longer claim extends it again.
 func (cl *Claims) HoldSession(ctx context.Context, c Caller, session string, ttl time.Duration) error {
-	if !auth.ScopedToHeldSessions(c) || session == "" {
-		return nil
-	}
-	key := HeldSessionKey(c.Tenant, session, c.Subject)
-	for range 2 {
-		if ok, err := cl.Leases.Renew(ctx, key, c.Subject, ttl); err != nil || ok {
-			return err
-		}
-		if ok, err := cl.Leases.Acquire(ctx, key, c.Subject, ttl); err != nil || ok {
-			return err
-		}
-		// Another call of the same subject took it between the two: renew.
-	}
-	return nil
+	return cl.holds().HoldSession(ctx, c, session, ttl)
 }
 
 // CheckHeld refuses a worker's read of session unless its subject holds
@@ -51,24 +48,7 @@ func (cl *Claims) HoldSession(ctx context.Context, c Caller, session string, ttl
 // session is a read across the tenant, refused to a worker naming
 // session_id.
 func (cl *Claims) CheckHeld(ctx context.Context, c Caller, session string) error {
-	if !auth.ScopedToHeldSessions(c) {
-		return nil
-	}
-	if session == "" {
-		return fault.PermissionDenied(auth.ReasonSessionNotHeld,
-			"a worker reads only the sessions it holds: session_id is required (a worker does not follow the whole tenant)",
-			map[string]string{"field": "session_id", "subject": c.Subject})
-	}
-	holder, held, err := cl.Leases.Holder(ctx, HeldSessionKey(c.Tenant, session, c.Subject))
-	if err != nil {
-		return err
-	}
-	if held && holder == c.Subject {
-		return nil
-	}
-	return fault.PermissionDenied(auth.ReasonSessionNotHeld,
-		"worker "+c.Subject+" holds no claim or run in session "+session+": a worker reads only the sessions it holds work in",
-		map[string]string{"session_id": session, "subject": c.Subject})
+	return cl.holds().CheckSession(ctx, c, session, "session_id")
 }
 
 // Held wraps a read of one session (named by session) so that a worker
@@ -117,16 +97,35 @@ func outputSession(uri string) string {
 	return parts[3]
 }
 
-// SubmitTurn is App.SubmitTurn, and a worker's submit holds the turn's
+// SubmitTurn is App.SubmitTurn, and a worker's submit of the turn of a
+// task run it holds (metadata task_run_id; the tasks service records the
+// run's holder at its poll and heartbeats, pkg/held) holds the turn's
 // session for DefaultTurnLease: a worker runs a polled task run as a turn
-// it submits and follows that turn to its end (pkg/worker, RunTask).
+// it submits and follows that turn to its end (pkg/worker, RunTask). The
+// session must be the task's own when the task has one. Any other submit
+// of a worker holds nothing: submitting to a session is no way to read it.
 func (cl *Claims) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTurnRequest) (*controlv1.SubmitTurnResponse, error) {
 	resp, err := cl.App.SubmitTurn(ctx, c, req)
 	if err != nil {
 		return nil, err
 	}
-	if err := cl.HoldSession(ctx, c, resp.GetTurn().GetSessionId(), DefaultTurnLease); err != nil {
+	if !auth.ScopedToHeldSessions(c) {
+		return resp, nil
+	}
+	session := resp.GetTurn().GetSessionId()
+	taskSession, ok, err := cl.holds().RunSession(ctx, c, req.GetMetadata()[TaskRunMetadata])
+	if err != nil {
+		return nil, err
+	}
+	if !ok || (taskSession != "" && taskSession != session) {
+		return resp, nil
+	}
+	if err := cl.HoldSession(ctx, c, session, DefaultTurnLease); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
+
+// TaskRunMetadata is the submit metadata key naming the task run a turn
+// runs (pkg/worker, RunTask).
+const TaskRunMetadata = "task_run_id"

@@ -11,6 +11,7 @@ import (
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/held"
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/permission/app"
 	"github.com/agentruntime/agentruntime/services/permission/domain"
@@ -20,6 +21,8 @@ import (
 type Handler struct {
 	permissionv1.UnimplementedPermissionServiceServer
 	App *app.App
+	// Held is the store of what workers hold (held.go).
+	Held *held.Store
 }
 
 // EvaluatePermission implements the RPC.
@@ -61,6 +64,9 @@ func (h *Handler) ResolvePermission(ctx context.Context, req *permissionv1.Resol
 func (h *Handler) GetPermissionState(ctx context.Context, req *permissionv1.GetPermissionStateRequest) (*permissionv1.GetPermissionStateResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.GetPermissionStateRequest) (*permissionv1.GetPermissionStateResponse, error) {
 		t := req.GetTarget()
+		if err := h.checkTargetHeld(ctx, p, t); err != nil {
+			return nil, err
+		}
 		st, err := h.App.PermissionState(ctx, p.Tenant, t.GetWorkspaceId(), t.GetSessionId(), t.GetThreadId(), req.GetMinSequence())
 		if err != nil {
 			return nil, err
@@ -89,6 +95,9 @@ func (h *Handler) SetSandboxProfile(ctx context.Context, req *permissionv1.SetSa
 func (h *Handler) GetSandboxProfile(ctx context.Context, req *permissionv1.GetSandboxProfileRequest) (*permissionv1.GetSandboxProfileResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.GetSandboxProfileRequest) (*permissionv1.GetSandboxProfileResponse, error) {
 		t := req.GetTarget()
+		if err := h.checkTargetHeld(ctx, p, t); err != nil {
+			return nil, err
+		}
 		st, err := h.App.PermissionState(ctx, p.Tenant, t.GetWorkspaceId(), t.GetSessionId(), t.GetThreadId(), req.GetMinSequence())
 		if err != nil {
 			return nil, err
@@ -182,6 +191,9 @@ func (h *Handler) ReportExecutionEnvironment(ctx context.Context, req *permissio
 // GetExecutionEnvironment implements the RPC.
 func (h *Handler) GetExecutionEnvironment(ctx context.Context, req *permissionv1.GetExecutionEnvironmentRequest) (*permissionv1.GetExecutionEnvironmentResponse, error) {
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *permissionv1.GetExecutionEnvironmentRequest) (*permissionv1.GetExecutionEnvironmentResponse, error) {
+		if err := h.Held.CheckSession(ctx, p, req.GetSessionId(), "session_id"); err != nil {
+			return nil, err
+		}
 		return h.App.Environment(ctx, p.Tenant, req.GetSessionId(), req.GetTurnId(), req.GetMinSequence())
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/held"
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/tasks/app"
 )
@@ -20,6 +21,8 @@ import (
 type Handler struct {
 	tasksv1.UnimplementedTasksServiceServer
 	App *app.App
+	// Held is the store of what workers hold (held.go).
+	Held *held.Store
 }
 
 // written adapts a write use case whose answer is its write result alone.
@@ -141,6 +144,9 @@ func (h *Handler) GetTask(ctx context.Context, req *tasksv1.GetTaskRequest) (*ta
 		if err != nil {
 			return nil, err
 		}
+		if err := checkTaskHeld(ctx, h.Held, p, t); err != nil {
+			return nil, err
+		}
 		return &tasksv1.GetTaskResponse{Task: t, ReverseEdges: rev, Sequence: seq}, nil
 	})
 }
@@ -170,6 +176,9 @@ func (h *Handler) PollTask(ctx context.Context, req *tasksv1.PollTaskRequest) (*
 		if got.Task == nil {
 			return &tasksv1.PollTaskResponse{}, nil
 		}
+		if err := holdPolledRun(ctx, h.Held, p, got.Task, got.RunID, got.LeaseExpiresAt); err != nil {
+			return nil, err
+		}
 		return &tasksv1.PollTaskResponse{Task: got.Task, RunId: got.RunID, AttemptId: got.AttemptID, LeaseExpiresAt: tsOrNil(got.LeaseExpiresAt), LeaseToken: got.LeaseToken, Result: got.Result.Proto()}, nil
 	})
 }
@@ -178,6 +187,9 @@ func (h *Handler) HeartbeatTask(ctx context.Context, req *tasksv1.HeartbeatTaskR
 	return kit.Call(ctx, req, func(ctx context.Context, p auth.Principal, req *tasksv1.HeartbeatTaskRequest) (*tasksv1.HeartbeatTaskResponse, error) {
 		hb, err := h.App.HeartbeatTask(ctx, p.Tenant, req)
 		if err != nil {
+			return nil, err
+		}
+		if err := h.Held.RenewRun(ctx, p, req.GetRunId(), time.Until(hb.ExpiresAt)); err != nil {
 			return nil, err
 		}
 		return &tasksv1.HeartbeatTaskResponse{LeaseExpiresAt: tsOrNil(hb.ExpiresAt), CancelRequested: hb.CancelRequested, PauseRequested: hb.PauseRequested}, nil
