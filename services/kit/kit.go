@@ -29,7 +29,8 @@ type Deps struct {
 	// Redis is set in a deployment (`serve`) for what Redis is best at
 	// beyond projections: counters, leases with TTLs. Nil in dev mode,
 	// where services use their in-process equivalents. Keys must start with
-	// "agentruntime:<service>:".
+	// "agentruntime:<service>:", or "agentruntime:held:" for the store of
+	// holds every service shares (pkg/held).
 	Redis redis.UniversalClient
 	// Hub is the process's one fan-out hub over Log (ADR 0006): services
 	// that stream events to clients subscribe through it. Nil: a service
