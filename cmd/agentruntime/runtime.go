@@ -11,6 +11,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,8 +62,11 @@ type common struct {
 	readyFailingFor time.Duration
 	logMaxAge       time.Duration
 	logMaxBytes     byteSize
-	maxQueuedTurns  int
-	partitions      int
+	// logTenantMaxBytes is each tenant's share of the log per partition
+	// (eventlog.KeepTenants); 0: none.
+	logTenantMaxBytes byteSize
+	maxQueuedTurns    int
+	partitions        int
 	// hookAllowHosts are the host[:port] patterns a hook's target may
 	// name (registerHookHosts).
 	hookAllowHosts string
@@ -115,6 +119,7 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.StringVar(&c.modelsFile, "models", "", "model registry YAML for the routing service (see deploy/config/models.example.yaml)")
 	fs.DurationVar(&c.logMaxAge, "log-max-age", 0, "retention of the event log: events older than this are discarded (0 keeps them; see docs/configuration.md)")
 	fs.Var(&c.logMaxBytes, "log-max-bytes", "retention of the event log: the oldest events are discarded beyond this size, e.g. 6GiB (0 keeps them)")
+	fs.Var(&c.logTenantMaxBytes, "log-tenant-max-bytes", "retention per tenant: each tenant keeps at most this many bytes of its newest events in each partition of the log, its oldest discarded beyond, so one tenant's flood cannot make --log-max-bytes discard another's history, e.g. 512MiB (0: no per-tenant bound; see docs/security.md)")
 	fs.IntVar(&c.partitions, "partitions", 1, "streams the event log is split into by a hash of the session, so their leaders spread over a NATS cluster; fixed for the life of a deployment (docs/scaling.md)")
 	c.appendBytes = defaultAppendBytesPerSecond
 	fs.Float64Var(&c.appendEvents, "append-events-per-second", defaultAppendEventsPerSecond, "per-tenant quota of events its calls append per second, in each process (0: no limit); the auth file's tenants override it (docs/security.md)")
@@ -150,6 +155,9 @@ func (c *common) check() error {
 	}
 	if c.appendEvents < 0 || math.IsNaN(c.appendEvents) || math.IsInf(c.appendEvents, 0) {
 		return fmt.Errorf("--append-events-per-second %v: a rate of 0 or more (0: no limit)", c.appendEvents)
+	}
+	if c.logMaxBytes > 0 && c.logTenantMaxBytes > c.logMaxBytes {
+		return fmt.Errorf("--log-tenant-max-bytes %d: a tenant's share cannot exceed --log-max-bytes %d", c.logTenantMaxBytes, c.logMaxBytes)
 	}
 	if c.logMaxAge < 0 || (c.logMaxAge > 0 && c.logMaxAge < eventlog.DefaultDuplicateWindow) {
 		return fmt.Errorf("--log-max-age %s: the event log keeps events at least %s, its de-duplication window (0 keeps them)", c.logMaxAge, eventlog.DefaultDuplicateWindow)
@@ -244,6 +252,9 @@ type runtime struct {
 	healthListen string
 	hub          *fanout.Hub
 	ready        readyBounds
+	// keepTenants is each tenant's share of the log that this process
+	// enforces (eventlog.KeepTenants); 0: none.
+	keepTenants int64
 }
 
 // readyBounds say when a service is not ready (its health name
@@ -300,6 +311,11 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 	hub := fanout.New(be.log, fanout.Config{Logger: logger})
 	rt := &runtime{server: srv, tel: tel, logger: logger, log: be.log, metricsListen: c.metricsListen, healthListen: c.healthListen, hub: hub,
 		ready: readyBounds{maxLag: c.readyMaxLag, failingFor: c.readyFailingFor, every: time.Second}}
+	// Per-tenant retention runs where control runs (dev: the process;
+	// serve: each control replica; its purges are idempotent).
+	if slices.Contains(names, "control") {
+		rt.keepTenants = int64(c.logTenantMaxBytes)
+	}
 	// What workers hold, read by every service: in Redis in a deployment,
 	// one store in process for the services of dev.
 	holds := held.NewMemory()
@@ -422,6 +438,13 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 				}
 			}()
 		}
+	}
+	if rt.keepTenants > 0 {
+		runners.Add(1)
+		go func() {
+			defer runners.Done()
+			_ = rt.log.KeepTenants(ctx, rt.keepTenants, rt.logger)
+		}()
 	}
 	if err := rt.startMetrics(ctx, &runners); err != nil {
 		return err

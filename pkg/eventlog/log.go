@@ -161,8 +161,10 @@ type Log struct {
 	// whole log.
 	view int
 	// views are the partitions' views, made once (Partition).
-	views    []*Log
-	objects  jetstream.ObjectStore
+	views   []*Log
+	objects jetstream.ObjectStore
+	// floors are the tenants' retention floors (retention.go).
+	floors   jetstream.KeyValue
 	Subjects Subjects
 }
 
@@ -227,6 +229,19 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: object bucket %s: %w", cfg.ObjectBucket, err)
+	}
+	err = setupRetry(ctx, cfg, "key-value bucket "+retentionBucket, func(actx context.Context) error {
+		var err error
+		l.floors, err = js.CreateOrUpdateKeyValue(actx, jetstream.KeyValueConfig{
+			Bucket:      retentionBucket,
+			Description: "agentruntime per-tenant retention floors of the event log",
+			Storage:     cfg.Storage,
+			Replicas:    cfg.Replicas,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: key-value bucket %s: %w", retentionBucket, err)
 	}
 	l.makeViews()
 	return l, nil

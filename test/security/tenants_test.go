@@ -63,10 +63,11 @@ func runtimeWithAuth(t *testing.T) (controlv1.ControlServiceClient, permissionv1
 	return runtimeWithAuthFile(t, authFile(t))
 }
 
-// runtimeWithAuthFile is runtimeWithAuth with an auth file of the test's.
-func runtimeWithAuthFile(t *testing.T, path string) (controlv1.ControlServiceClient, permissionv1.PermissionServiceClient, func(key string) context.Context) {
+// runtimeWithAuthFile is runtimeWithAuth with an auth file of the test's
+// and more flags.
+func runtimeWithAuthFile(t *testing.T, path string, args ...string) (controlv1.ControlServiceClient, permissionv1.PermissionServiceClient, func(key string) context.Context) {
 	t.Helper()
-	dev := binproc.Start(t, bin, nil, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--console=false", "--auth", path)
+	dev := binproc.Start(t, bin, nil, append([]string{"dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--console=false", "--auth", path}, args...)...)
 	conn, err := grpc.NewClient(dev.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

@@ -87,11 +87,13 @@ func (a *App) Subscribe(ctx context.Context, c Caller, req *controlv1.SubscribeE
 	case at != nil:
 		// Across sessions from a cursor (or the start): no snapshot covers
 		// a whole tenant, so say what is gone.
-		if at, err = a.gaps(ctx, at, timedSend); err != nil {
+		if at, err = a.gaps(ctx, c.Tenant, at, timedSend); err != nil {
 			return err
 		}
 	case req.GetStart() == controlv1.StartFrom_START_FROM_SEQUENCE:
-		first, _, err := a.Log.Of(c.Tenant, session).Bounds(ctx)
+		// The tenant's own retention (eventlog.KeepTenants) may have
+		// discarded its events past the stream's first.
+		first, err := a.Log.Of(c.Tenant, session).FirstOf(ctx, c.Tenant)
 		if err != nil {
 			return err
 		}
@@ -266,10 +268,10 @@ func (a *App) resumeAt(req *controlv1.SubscribeEventsRequest) (fanout.Cursor, er
 // longer finds in the log (no snapshot covers a whole tenant), one Gap per
 // partition that lost some, and moves the start of such a partition to
 // its first retained event.
-func (a *App) gaps(ctx context.Context, at fanout.Cursor, send func(*controlv1.SubscribeEventsResponse) error) (fanout.Cursor, error) {
+func (a *App) gaps(ctx context.Context, tenant string, at fanout.Cursor, send func(*controlv1.SubscribeEventsResponse) error) (fanout.Cursor, error) {
 	p := uint64(len(at))
 	for k, view := range a.Log.Views() {
-		first, _, err := view.Bounds(ctx)
+		first, err := view.FirstOf(ctx, tenant)
 		if err != nil {
 			return nil, err
 		}
