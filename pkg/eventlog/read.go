@@ -193,7 +193,9 @@ func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, 
 		if err != nil {
 			return last, fmt.Errorf("eventlog: read: %w", err)
 		}
+		got := 0
 		for msg := range msgs.Messages() {
+			got++
 			pending--
 			rec, err := l.decode(k, msg)
 			if err != nil {
@@ -206,6 +208,18 @@ func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, 
 		}
 		if err := msgs.Error(); err != nil {
 			return last, fmt.Errorf("eventlog: read: %w", err)
+		}
+		if got == 0 {
+			// Nothing came although some were counted: retention (the
+			// stream's limits, a tenant's share) discarded them since.
+			// What the consumer still has to deliver is what is left.
+			cctx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
+			info, err := cons.Info(cctx)
+			cancel()
+			if err != nil {
+				return last, fmt.Errorf("eventlog: read: %w", err)
+			}
+			pending = info.NumPending
 		}
 	}
 	return last, nil
