@@ -409,6 +409,7 @@ const asyncStallWait = 10 * time.Second
 func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Result, error) {
 	results := make([]Result, len(entries))
 	futures := make([]jetstream.PubAckFuture, len(entries))
+	msgs := make([]*nats.Msg, len(entries))
 	for i, e := range entries {
 		if err := e.Aggregate.validate(); err != nil {
 			results[i].Err = err
@@ -417,6 +418,16 @@ func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Result, error
 		msg, err := l.message(ctx, e.Aggregate, l.Subjects.Aggregate(e.Aggregate), e.Event)
 		if err != nil {
 			results[i].Err = err
+			continue
+		}
+		msgs[i] = msg
+	}
+	if err := chargeBatch(ctx, entries, msgs); err != nil {
+		return nil, err
+	}
+	for i, e := range entries {
+		msg := msgs[i]
+		if msg == nil {
 			continue
 		}
 		results[i].EventID = e.Event.GetEventId()
