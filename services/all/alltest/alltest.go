@@ -25,6 +25,7 @@ import (
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/held"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/quota"
 	"github.com/agentruntime/agentruntime/pkg/server"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
 	"github.com/agentruntime/agentruntime/services/all"
@@ -41,6 +42,9 @@ type Options struct {
 	// Keys are the API keys the server accepts; none: every call is the
 	// anonymous admin of tenant "t1".
 	Keys []auth.APIKeyConfig
+	// Quota holds the callers' appends to per-tenant quotas (pkg/quota);
+	// nil: none.
+	Quota *quota.Limiter
 }
 
 // Stack is the five services running.
@@ -86,7 +90,7 @@ func Start(t testing.TB, o Options) *Stack {
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: authn, Logger: logger})
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", Authenticator: authn, Logger: logger, Quota: o.Quota})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
