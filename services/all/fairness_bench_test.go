@@ -138,7 +138,8 @@ func BenchmarkSubmitWhileAnotherTenantFloods(b *testing.B) {
 		wg.Wait()
 	}
 	b.StopTimer()
-	if refused.Load() == 0 {
+	// (The first run, b.N = 1, floods too briefly to pass the bucket.)
+	if b.N >= 100 && refused.Load() == 0 {
 		b.Fatalf("the flood at 10x its quota was never refused (%d landed)", landed.Load())
 	}
 	q, l, r := p50(quiet), p50(loaded), p50(raw)
