@@ -181,15 +181,25 @@ func (l *Limiter) buckets(tenant string, now time.Time) *tenantBuckets {
 // and refuses with a fault.Exhausted error (ResourceExhausted with
 // RetryInfo and an ErrorInfo naming the limit) when either does not.
 func (l *Limiter) Admit(ctx context.Context, tenant string, events, bytes int) error {
-	return l.charge(ctx, tenant, events, bytes, true)
+	return l.charge(ctx, tenant, events, bytes, true, false)
+}
+
+// Open refuses, as Admit would, a call of tenant's while its buckets
+// cannot admit a single event or byte (empty, or in debt), before the
+// call does any work: a tenant flooding beyond its quota is turned away
+// at the cost of a lock, not of deciding its commands. A call it lets in
+// is charged at its appends (Charge).
+func (l *Limiter) Open(ctx context.Context, tenant string) error {
+	return l.charge(ctx, tenant, 1, 1, true, true)
 }
 
 // Debit charges without refusing: the rest of an admitted command.
 func (l *Limiter) Debit(tenant string, events, bytes int) {
-	_ = l.charge(context.Background(), tenant, events, bytes, false)
+	_ = l.charge(context.Background(), tenant, events, bytes, false, false)
 }
 
-func (l *Limiter) charge(ctx context.Context, tenant string, events, bytes int, check bool) error {
+// charge checks (check) and takes (unless peek) events and bytes.
+func (l *Limiter) charge(ctx context.Context, tenant string, events, bytes int, check, peek bool) error {
 	now := l.now()
 	tb := l.buckets(tenant, now)
 	tb.mu.Lock()
@@ -205,8 +215,10 @@ func (l *Limiter) charge(ctx context.Context, tenant string, events, bytes int, 
 			return l.refuse(ctx, tenant, ReasonBytesRate, "append_bytes_per_second", tb.bytes.rate, "bytes", wb)
 		}
 	}
-	tb.events.take(float64(events))
-	tb.bytes.take(float64(bytes))
+	if !peek {
+		tb.events.take(float64(events))
+		tb.bytes.take(float64(bytes))
+	}
 	tb.mu.Unlock()
 	return nil
 }

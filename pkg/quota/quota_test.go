@@ -139,3 +139,27 @@ func TestRacingCallsGetNoMoreThanTheBucket(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, int64(50), admitted.Load())
 }
+
+// Open turns a tenant away at the door only while it cannot append a
+// single event or byte, and takes nothing.
+func TestTheDoorOpensWhileOneEventFits(t *testing.T) {
+	l, clk := newLimiter(Config{Default: Limits{EventsPerSecond: 2, BytesPerSecond: 100}})
+	for range 5 {
+		require.NoError(t, l.Open(context.Background(), "acme"), "open takes nothing")
+	}
+	require.NoError(t, Charge(call(l), "acme", 1, 10))
+	require.NoError(t, l.Open(context.Background(), "acme"))
+	require.NoError(t, Charge(call(l), "acme", 1, 10))
+	err := l.Open(context.Background(), "acme")
+	require.True(t, fault.HasReason(err, ReasonEventsRate), "%v", err)
+	e, _ := fault.As(err)
+	require.Equal(t, 500*time.Millisecond, e.RetryAfter)
+	clk.Advance(500 * time.Millisecond)
+	require.NoError(t, l.Open(context.Background(), "acme"))
+
+	// In debt on bytes: turned away until it is repaid.
+	require.NoError(t, Charge(call(l), "acme", 1, 300))
+	clk.Advance(time.Second)
+	err = l.Open(context.Background(), "acme")
+	require.True(t, fault.HasReason(err, ReasonBytesRate), "%v", err)
+}

@@ -97,7 +97,27 @@ func (s *Server) authorizeUnary(ctx context.Context, req any, info *grpc.UnarySe
 	if err := s.authorize(ctx, info.FullMethod); err != nil {
 		return nil, err
 	}
+	if err := s.openDoor(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
 	return handler(ctx, req)
+}
+
+// openDoor turns a command (a method a viewer may not call) away while its
+// tenant cannot append a single event (pkg/quota, Limiter.Open): it would
+// be refused at its first append, after deciding. Reads always pass.
+func (s *Server) openDoor(ctx context.Context, method string) error {
+	if s.cfg.Quota == nil || exemptFromAuth(method) {
+		return nil
+	}
+	if a, ok := s.accessTable().byMethod[method]; !ok || auth.Permits(a, auth.RoleViewer) {
+		return nil
+	}
+	p, _ := auth.FromContext(ctx)
+	if err := s.cfg.Quota.Open(ctx, p.Tenant); err != nil {
+		return grpcerr.Status(err)
+	}
+	return nil
 }
 
 func (s *Server) authorizeStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
