@@ -32,8 +32,8 @@ func authFileWith(t *testing.T, extra string) string {
 // Tenant acme, held by the auth file to 20 events a second, floods the
 // shared log with submits to fresh sessions through the real binary. It is
 // refused ResourceExhausted with a RetryInfo and an ErrorInfo naming the
-// limit, and the refused submit lands nothing. Tenant globex's submit
-// lands meanwhile; acme's retry lands once it has waited.
+// limit, and the refused submit lands nothing; acme still reads. Tenant
+// globex's submit lands meanwhile; acme's retry lands once it has waited.
 func TestAFloodingTenantIsRefusedWhileAnotherTenantsSubmitLands(t *testing.T) {
 	control, _, as := runtimeWithAuthFile(t, authFileWith(t, "tenants:\n  - {tenant: acme, append_events_per_second: 20}\n"))
 	acme, globex := as(acmeOperator), as(globexOperator)
@@ -42,11 +42,16 @@ func TestAFloodingTenantIsRefusedWhileAnotherTenantsSubmitLands(t *testing.T) {
 	}
 	var refused error
 	var refusedSession string
+	var firstSeq uint64
 	for i := range 200 {
 		session := fmt.Sprint("flood-", i)
-		if _, err := submit(acme, session); err != nil {
+		resp, err := submit(acme, session)
+		if err != nil {
 			refused, refusedSession = err, session
 			break
+		}
+		if i == 0 {
+			firstSeq = resp.GetSequence()
 		}
 	}
 	if refused == nil {
@@ -71,6 +76,11 @@ func TestAFloodingTenantIsRefusedWhileAnotherTenantsSubmitLands(t *testing.T) {
 	}
 	if info.GetReason() != "APPEND_EVENTS_RATE" || info.GetMetadata()["limit"] != "append_events_per_second" || info.GetMetadata()["rate"] != "20" {
 		t.Fatalf("refusal's ErrorInfo %v, want the limit named", info)
+	}
+
+	// A tenant over its quota still reads: only commands are refused.
+	if _, err := control.GetSession(acme, &controlv1.GetSessionRequest{SessionId: "flood-0", MinSequence: firstSeq}); err != nil {
+		t.Fatalf("acme's read while refused its commands: %v", err)
 	}
 
 	other, err := submit(globex, "globex-s1")
