@@ -89,6 +89,8 @@ type common struct {
 	appendEvents float64
 	appendBytes  byteSize
 	tenantLimits []auth.TenantConfig
+	// maxStreams is every tenant's default bound on its open streams.
+	maxStreams int
 }
 
 // Default append quotas per tenant and process: far above what one
@@ -99,6 +101,11 @@ type common struct {
 const (
 	defaultAppendEventsPerSecond = 10_000
 	defaultAppendBytesPerSecond  = 64 << 20
+	// defaultMaxStreams: a person's consoles and CLIs and a tenant's
+	// workers follow a few sessions each; a thousand per process is far
+	// beyond them, and bounds what one tenant's subscriptions hold of the
+	// process's fan-out hub.
+	defaultMaxStreams = 1000
 )
 
 func (c *common) register(fs *flag.FlagSet, defaultListen string) {
@@ -124,6 +131,7 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	c.appendBytes = defaultAppendBytesPerSecond
 	fs.Float64Var(&c.appendEvents, "append-events-per-second", defaultAppendEventsPerSecond, "per-tenant quota of events its calls append per second, in each process (0: no limit); the auth file's tenants override it (docs/security.md)")
 	fs.Var(&c.appendBytes, "append-bytes-per-second", "per-tenant quota of bytes its calls append per second, in each process, e.g. 64MiB (0: no limit); the auth file's tenants override it")
+	fs.IntVar(&c.maxStreams, "max-streams-per-tenant", defaultMaxStreams, "streams (SubscribeEvents) each tenant's callers may hold open at once in each process (0: no limit); the auth file's tenants override it")
 	fs.IntVar(&c.maxQueuedTurns, "max-queued-turns", app.DefaultMaxQueuedTurns, "control: turns a thread may hold queued behind its active turn; a submit beyond it is ResourceExhausted QUEUE_FULL (at least 1)")
 }
 
@@ -156,6 +164,9 @@ func (c *common) check() error {
 	if c.appendEvents < 0 || math.IsNaN(c.appendEvents) || math.IsInf(c.appendEvents, 0) {
 		return fmt.Errorf("--append-events-per-second %v: a rate of 0 or more (0: no limit)", c.appendEvents)
 	}
+	if c.maxStreams < 0 {
+		return fmt.Errorf("--max-streams-per-tenant %d: a bound of 0 or more (0: no limit)", c.maxStreams)
+	}
 	if c.logMaxBytes > 0 && c.logTenantMaxBytes > c.logMaxBytes {
 		return fmt.Errorf("--log-tenant-max-bytes %d: a tenant's share cannot exceed --log-max-bytes %d", c.logTenantMaxBytes, c.logMaxBytes)
 	}
@@ -175,7 +186,7 @@ func (c *common) logConfig(cfg eventlog.Config) eventlog.Config {
 // quota is the append quota every tenant's calls are held to in this
 // process: the flags' defaults, each overridden by the auth file's tenants.
 func (c *common) quota() quota.Config {
-	cfg := quota.Config{Default: quota.Limits{EventsPerSecond: c.appendEvents, BytesPerSecond: float64(c.appendBytes)}}
+	cfg := quota.Config{Default: quota.Limits{EventsPerSecond: c.appendEvents, BytesPerSecond: float64(c.appendBytes), Streams: c.maxStreams}}
 	for _, tc := range c.tenantLimits {
 		lim := cfg.Default
 		if tc.AppendEventsPerSecond != nil {
@@ -183,6 +194,9 @@ func (c *common) quota() quota.Config {
 		}
 		if tc.AppendBytesPerSecond != nil {
 			lim.BytesPerSecond = *tc.AppendBytesPerSecond
+		}
+		if tc.MaxStreams != nil {
+			lim.Streams = *tc.MaxStreams
 		}
 		if cfg.Tenants == nil {
 			cfg.Tenants = map[string]quota.Limits{}

@@ -371,12 +371,14 @@ jwt:
 // 0 lifts the limit.
 func TestLoadConfigTenantLimits(t *testing.T) {
 	cfg, err := auth.LoadConfig(writeConfig(t, "api_keys:\n  - {name: a, tenant: acme, role: admin, key: "+ciKey+"}\n"+
-		"tenants:\n  - {tenant: acme, append_events_per_second: 50}\n  - {tenant: globex, append_events_per_second: 0, append_bytes_per_second: 1048576}\n"))
+		"tenants:\n  - {tenant: acme, append_events_per_second: 50, max_streams: 3}\n  - {tenant: globex, append_events_per_second: 0, append_bytes_per_second: 1048576}\n"))
 	require.NoError(t, err)
 	require.Len(t, cfg.Tenants, 2)
 	assert.Equal(t, "acme", cfg.Tenants[0].Tenant)
 	assert.Equal(t, 50.0, *cfg.Tenants[0].AppendEventsPerSecond)
 	assert.Nil(t, cfg.Tenants[0].AppendBytesPerSecond)
+	assert.Equal(t, 3, *cfg.Tenants[0].MaxStreams)
+	assert.Nil(t, cfg.Tenants[1].MaxStreams)
 	assert.Equal(t, 0.0, *cfg.Tenants[1].AppendEventsPerSecond)
 	assert.Equal(t, 1048576.0, *cfg.Tenants[1].AppendBytesPerSecond)
 }
@@ -409,6 +411,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{name: "tenant limits of a bad tenant", body: key("tenants:\n  - {tenant: a.b, append_events_per_second: 5}\n"), wantErr: []string{"tenants[0]", `tenant "a.b" is invalid`}},
 		{name: "tenant listed twice", body: key("tenants:\n  - {tenant: acme}\n  - {tenant: acme}\n"), wantErr: []string{"tenants[1]: tenant acme is listed twice"}},
 		{name: "negative tenant rate", body: key("tenants:\n  - {tenant: acme, append_bytes_per_second: -1}\n"), wantErr: []string{"tenants[0].append_bytes_per_second: -1 is not a rate"}},
+		{name: "negative tenant streams", body: key("tenants:\n  - {tenant: acme, max_streams: -2}\n"), wantErr: []string{"tenants[0].max_streams: -2 is not a bound"}},
 		{name: "unknown tenant field", body: key("tenants:\n  - {tenant: acme, events_per_second: 1}\n"), wantErr: []string{"events_per_second"}},
 		{name: "several errors at once", body: "api_keys:\n  - name: a\n    tenant: a.b\n    role: root\n    key: k\n", wantErr: []string{"tenant", "role"}},
 	}

@@ -24,12 +24,15 @@ type Config struct {
 }
 
 // TenantConfig is one tenant's own limits: a field left out keeps the
-// binary's default (--append-events-per-second, --append-bytes-per-second);
-// 0 lifts the limit for that tenant.
+// binary's default (--append-events-per-second, --append-bytes-per-second,
+// --max-streams-per-tenant); 0 lifts the limit for that tenant.
 type TenantConfig struct {
 	Tenant                string   `yaml:"tenant"`
 	AppendEventsPerSecond *float64 `yaml:"append_events_per_second"`
 	AppendBytesPerSecond  *float64 `yaml:"append_bytes_per_second"`
+	// MaxStreams bounds the tenant's open streams per process (default
+	// --max-streams-per-tenant).
+	MaxStreams *int `yaml:"max_streams"`
 }
 
 // APIKeyConfig is one static API key. Exactly one of KeySHA256 and Key is
@@ -141,6 +144,11 @@ func (c *Config) Validate() error {
 			if name, v := r.name, r.v; v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
 				errs = append(errs, fmt.Errorf("%s.%s: %v is not a rate (0 or more; 0 lifts the limit)", where, name, *v))
 			}
+		}
+	}
+	for i, tc := range c.Tenants {
+		if tc.MaxStreams != nil && *tc.MaxStreams < 0 {
+			errs = append(errs, fmt.Errorf("tenants[%d].max_streams: %d is not a bound (0 or more; 0 lifts it)", i, *tc.MaxStreams))
 		}
 	}
 	if j := c.JWT; j != nil {

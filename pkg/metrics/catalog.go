@@ -98,7 +98,7 @@ var Catalog = []Instrument{
 	{ActionsPendingMaxAge, Gauge, nil, "How long the oldest pending action has waited.", "s"},
 	{ActiveStreams, UpDownCounter, []string{"rpc_method"}, "Server-streaming calls open now, by method: live subscribers of SubscribeEvents. How streams end, subscribers cut off included (ResourceExhausted), is rpc.server.call.duration's status code.", ""},
 	{CommandConflicts, Counter, []string{"aggregate_kind"}, "Commands that found their aggregate changed by another writer (a replica) and decided again.", ""},
-	{AppendQuotaRefusals, Counter, []string{"tenant", "limit"}, "Calls refused ResourceExhausted because their tenant appends beyond its quota (limit: append_events_per_second or append_bytes_per_second).", ""},
+	{AppendQuotaRefusals, Counter, []string{"tenant", "limit"}, "Calls refused ResourceExhausted because their tenant appends beyond its quota or holds its bound of open streams (limit: append_events_per_second, append_bytes_per_second or max_streams).", ""},
 	{ConsumerPending, Gauge, []string{"consumer"}, "Events in the log a projector or reactor has not read yet (its lag), as of its last batch.", ""},
 	{ConsumerCheckpoint, Gauge, []string{"consumer"}, "The last log sequence a projector or reactor applied.", ""},
 	{Subscriptions, Gauge, nil, "Event subscriptions (SubscribeEvents streams) the process's fan-out hub feeds.", ""},

@@ -48,6 +48,9 @@ type Limits struct {
 	// BytesPerSecond is the sustained rate of bytes appended (each event's
 	// encoded size, as the log stores it).
 	BytesPerSecond float64
+	// Streams bounds the server streams (SubscribeEvents) the tenant's
+	// callers hold open at once in the process (OpenStream).
+	Streams int
 }
 
 // Config of a Limiter.
@@ -113,6 +116,8 @@ type tenantBuckets struct {
 	mu     sync.Mutex
 	events bucket
 	bytes  bucket
+	// streams open now (OpenStream).
+	streams int
 }
 
 // bucket is a token bucket that may go into debt: rate tokens a second up
@@ -229,6 +234,40 @@ func (l *Limiter) refuse(ctx context.Context, tenant, reason, limit string, rate
 	return fault.Exhausted(reason,
 		fmt.Sprintf("tenant %s appends beyond its quota of %s %s per second (%s); retry after %s", tenant, r, unit, limit, after),
 		after, map[string]string{"limit": limit, "rate": r, "tenant": tenant})
+}
+
+// ReasonStreams is the ResourceExhausted reason of a stream beyond its
+// tenant's Limits.Streams.
+const ReasonStreams = "STREAMS_PER_TENANT"
+
+// streamRetry is when a refused stream may try again: streams end when
+// their callers go, not on a clock.
+const streamRetry = time.Second
+
+// OpenStream counts a server stream of tenant's for as long as it is open
+// (until release) and refuses one beyond the tenant's Limits.Streams:
+// ResourceExhausted STREAMS_PER_TENANT with a RetryInfo.
+func (l *Limiter) OpenStream(ctx context.Context, tenant string) (release func(), err error) {
+	limit := l.LimitsOf(tenant).Streams
+	tb := l.buckets(tenant, l.now())
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if limit > 0 && tb.streams >= limit {
+		l.refusals.Add(ctx, 1, metric.WithAttributes(attribute.String("tenant", tenant), attribute.String("limit", "max_streams")))
+		n := strconv.Itoa(limit)
+		return nil, fault.Exhausted(ReasonStreams,
+			fmt.Sprintf("tenant %s holds %s streams open, its limit (max_streams); close one or retry after %s", tenant, n, streamRetry),
+			streamRetry, map[string]string{"limit": "max_streams", "max": n, "tenant": tenant})
+	}
+	tb.streams++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			tb.mu.Lock()
+			tb.streams--
+			tb.mu.Unlock()
+		})
+	}, nil
 }
 
 // ticket marks a call that came in at the API door: its first charge may

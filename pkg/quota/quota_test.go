@@ -163,3 +163,32 @@ func TestTheDoorOpensWhileOneEventFits(t *testing.T) {
 	err = l.Open(context.Background(), "acme")
 	require.True(t, fault.HasReason(err, ReasonBytesRate), "%v", err)
 }
+
+// A tenant holds at most its bound of streams open; a closed one frees its
+// place (once, however often it is released); other tenants are apart.
+func TestATenantHoldsABoundedNumberOfStreams(t *testing.T) {
+	l, _ := newLimiter(Config{Default: Limits{Streams: 2}, Tenants: map[string]Limits{"free": {}}})
+	ctx := context.Background()
+	r1, err := l.OpenStream(ctx, "acme")
+	require.NoError(t, err)
+	_, err = l.OpenStream(ctx, "acme")
+	require.NoError(t, err)
+	_, err = l.OpenStream(ctx, "acme")
+	e, ok := fault.As(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, ReasonStreams, e.Reason)
+	require.Equal(t, map[string]string{"limit": "max_streams", "max": "2", "tenant": "acme"}, e.Metadata)
+	require.Positive(t, e.RetryAfter)
+	_, err = l.OpenStream(ctx, "globex")
+	require.NoError(t, err, "acme's streams are acme's")
+	r1()
+	r1()
+	_, err = l.OpenStream(ctx, "acme")
+	require.NoError(t, err, "a closed stream frees its place")
+	_, err = l.OpenStream(ctx, "acme")
+	require.Error(t, err, "released twice, freed once")
+	for range 50 {
+		_, err := l.OpenStream(ctx, "free")
+		require.NoError(t, err, "0 is no bound")
+	}
+}

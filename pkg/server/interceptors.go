@@ -190,6 +190,15 @@ func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	if err != nil {
 		return err
 	}
+	// Each tenant holds a bounded number of streams open (pkg/quota).
+	if s.cfg.Quota != nil {
+		p, _ := auth.FromContext(ctx)
+		release, err := s.cfg.Quota.OpenStream(ctx, p.Tenant)
+		if err != nil {
+			return grpcerr.Status(err)
+		}
+		defer release()
+	}
 	return handler(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
 }
 

@@ -105,3 +105,67 @@ func TestAFloodingTenantIsRefusedWhileAnotherTenantsSubmitLands(t *testing.T) {
 		t.Fatal("the retry was taken for a duplicate: the refused submit had landed")
 	}
 }
+
+// Tenant acme, held by the auth file to 2 open streams, opens a third
+// subscription through the real binary: ResourceExhausted
+// STREAMS_PER_TENANT with a RetryInfo. Tenant globex subscribes meanwhile;
+// once acme closes one, its next subscription is served.
+func TestATenantHoldsABoundedNumberOfSubscriptions(t *testing.T) {
+	control, _, as := runtimeWithAuthFile(t, authFileWith(t, "tenants:\n  - {tenant: acme, max_streams: 2}\n"))
+	acme, globex := as(acmeOperator), as(globexOperator)
+	if _, err := control.SubmitTurn(acme, &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "th1", Input: text("hi")}); err != nil {
+		t.Fatal(err)
+	}
+	// open subscribes to the session from the start and answers how to
+	// close it and the first item's error (nil: served).
+	open := func(ctx context.Context, session string) (context.CancelFunc, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		stream, err := control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{SessionId: session, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
+		if err == nil {
+			_, err = stream.Recv()
+		}
+		return cancel, err
+	}
+	close1, err := open(acme, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	close2, err := open(acme, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer close2()
+	close3, err := open(acme, "s1")
+	defer close3()
+	st := status.Convert(err)
+	var retry, named bool
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			retry = d.GetRetryDelay().AsDuration() > 0
+		case *errdetails.ErrorInfo:
+			named = d.GetReason() == "STREAMS_PER_TENANT" && d.GetMetadata()["max"] == "2"
+		}
+	}
+	if st.Code() != codes.ResourceExhausted || !retry || !named {
+		t.Fatalf("acme's third subscription: %v %v, want ResourceExhausted STREAMS_PER_TENANT with a retry delay", err, st.Details())
+	}
+	if _, err := control.SubmitTurn(globex, &controlv1.SubmitTurnRequest{SessionId: "g1", ThreadId: "gth1", Input: text("hi")}); err != nil {
+		t.Fatal(err)
+	}
+	if closeG, err := open(globex, "g1"); err != nil {
+		t.Fatalf("globex's subscription while acme holds its bound: %v", err)
+	} else {
+		defer closeG()
+	}
+	close1()
+	testkit.Eventually(t, "acme's subscription served once it closed one", func() bool {
+		c, err := open(acme, "s1")
+		if err != nil {
+			c()
+			return false
+		}
+		t.Cleanup(c)
+		return true
+	})
+}
