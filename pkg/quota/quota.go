@@ -9,12 +9,17 @@
 // a marked context before it publishes (Charge). Reactors, sweeps and
 // timers run on contexts of their own, unmarked, and are never charged.
 //
-// A call is refused only at its first append: once a command is admitted,
+// A command is turned away at the door while its tenant cannot append a
+// single event or byte (Open, before it decides anything); past the door a
+// call is refused only at its first append: once a command is admitted,
 // the rest of what it appends (a retry after a conflict, a second
 // aggregate, a follow-up it runs inline) is charged without refusal, the
 // bucket going into debt that the tenant's next calls repay. A command is
 // therefore never cut half-way, and over time a tenant appends at most its
 // rate, plus one bucket (Burst seconds of it) and one command's overshoot.
+//
+// Each tenant also holds a bounded number of server streams open at once
+// (OpenStream).
 package quota
 
 import (
