@@ -63,6 +63,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := c.check(); err != nil {
 		return err
 	}
+	if _, err := wf.loadMCP(); err != nil {
+		return err
+	}
 	if c.authFile == "" {
 		if err := requireLoopback(ctx, c.listen); err != nil {
 			if !insecureNoAuth {
@@ -88,6 +91,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer dev.close()
 
 	modelsLine := c.modelsFile
+	// The in-process worker serves the registry's models by their
+	// providers' kinds.
+	wf.models = c.modelsFile
 	if c.modelsFile == "" && wf.openaiBaseURL == "" && !noWork {
 		// The scripted demo provider's model, so routing decides for the
 		// tour rather than refuse on an empty registry. A real provider

@@ -19,8 +19,10 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/telemetry"
 	"github.com/agentruntime/agentruntime/pkg/worker"
+	"github.com/agentruntime/agentruntime/pkg/worker/mcp"
 	"github.com/agentruntime/agentruntime/pkg/worker/provider"
 	"github.com/agentruntime/agentruntime/pkg/worker/tools"
+	routingapp "github.com/agentruntime/agentruntime/services/routing/app"
 )
 
 //go:embed demo.yaml
@@ -48,6 +50,10 @@ type workerFlags struct {
 	// drainTimeout bounds a graceful stop (`worker --shutdown-timeout`;
 	// dev passes its own --shutdown-timeout).
 	drainTimeout time.Duration
+	mcpConfig    string
+	// models is the model registry whose providers' kinds pick each
+	// model's API (dev: its --models; worker: --models).
+	models string
 }
 
 func (f *workerFlags) register(fs *flag.FlagSet) {
@@ -63,11 +69,23 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.taskKinds, "task-kinds", "", "with --tasks: only tasks of these kinds (comma-separated; empty: any)")
 	fs.IntVar(&f.maxTurns, "max-turns", 4, "turns run at once (a delegating turn waits for its subagent's turn)")
 	fs.BoolVar(&f.noNetIsolate, "no-network-isolation", false, "run shell commands with the host's network instead of their own network namespace (sandbox.applied records network enforcement as unavailable)")
+	fs.StringVar(&f.mcpConfig, "mcp-config", "", "MCP servers whose tools the worker offers, as mcp__<server>__<tool>: a JSON file in the mcpServers shape of Claude Code's .mcp.json (docs/services/worker.md)")
 	fs.Int64Var(&f.contextWindow, "context-window", 0, "context window in tokens of --model when routing does not say it; a transcript above 80% of it is compacted (0: never)")
 }
 
-// config builds the worker configuration on a connection.
+// config builds the worker configuration on a connection: the provider of
+// the flags, and, with a model registry, the adapters its providers'
+// kinds name for their models.
 func (f *workerFlags) config(conn grpc.ClientConnInterface, logger *slog.Logger) (worker.Config, string, error) {
+	cfg, desc, err := f.baseConfig(conn, logger)
+	if err != nil {
+		return cfg, desc, err
+	}
+	cfg.Provider, desc, err = f.byRegistry(cfg.Provider, desc)
+	return cfg, desc, err
+}
+
+func (f *workerFlags) baseConfig(conn grpc.ClientConnInterface, logger *slog.Logger) (worker.Config, string, error) {
 	root, err := filepath.Abs(f.workspace)
 	if err != nil {
 		return worker.Config{}, "", err
@@ -106,6 +124,58 @@ func (f *workerFlags) config(conn grpc.ClientConnInterface, logger *slog.Logger)
 	return cfg, desc, nil
 }
 
+// byRegistry serves the models of the registry's providers that name a
+// kind with that kind's adapter, and the others with def.
+func (f *workerFlags) byRegistry(def provider.Provider, desc string) (provider.Provider, string, error) {
+	if f.models == "" {
+		return def, desc, nil
+	}
+	reg, err := routingapp.LoadConfig(f.models)
+	if err != nil {
+		return nil, "", err
+	}
+	bm, err := provider.FromRegistry(reg, os.Getenv, def)
+	if err != nil {
+		return nil, "", fmt.Errorf("--models %s: %w", f.models, err)
+	}
+	if len(bm.Models) == 0 {
+		return def, desc, nil
+	}
+	return bm, strings.Join(bm.Served(), ", ") + "; other models: " + desc, nil
+}
+
+// loadMCP reads --mcp-config (nil when not given).
+func (f *workerFlags) loadMCP() (*mcp.Config, error) {
+	if f.mcpConfig == "" {
+		return nil, nil
+	}
+	c, err := mcp.LoadConfig(f.mcpConfig)
+	if err != nil {
+		return nil, fmt.Errorf("--mcp-config: %w", err)
+	}
+	return &c, nil
+}
+
+// startMCP starts the MCP servers of --mcp-config for cfg's worker: its
+// ToolSource. It returns a line for the banner and what stops them.
+func (f *workerFlags) startMCP(ctx context.Context, cfg *worker.Config) (string, func(), error) {
+	mc, err := f.loadMCP()
+	if mc == nil || err != nil {
+		return "none", func() {}, err
+	}
+	m := mcp.Start(ctx, *mc, mcp.Options{Dir: cfg.Sandbox.Root, Logger: cfg.Logger.With("component", "mcp"), Version: version})
+	cfg.ToolSource = m
+	var parts []string
+	for _, st := range m.Statuses() {
+		p := st.Name + " " + st.State
+		if st.State == mcp.StateRunning {
+			p += fmt.Sprintf(" (%d tools)", len(st.Tools))
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ") + " (" + f.mcpConfig + ")", m.Close, nil
+}
+
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agentruntime worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -120,6 +190,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&otlpEndpoint, "otlp-endpoint", "", "OTLP/gRPC collector for the worker's traces and metrics (host:port); empty exports nothing")
 	fs.BoolVar(&otlpInsecure, "otlp-insecure", false, "talk to the OTLP collector without TLS")
 	fs.DurationVar(&wf.drainTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM: stop claiming, let turns hand themselves back at their next step boundary for this long, then cancel the rest and hand them back from their last completed call")
+	fs.StringVar(&wf.models, "models", "", "the model registry YAML (deploy/config/models.example.yaml): models of a provider with a kind (anthropic, openai_responses, openai_chat) are served by that API, its key read from the provider's api_key_env")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -143,8 +214,13 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	cfg.TracerProvider = tel.TracerProvider
+	mcpLine, stopMCP, err := wf.startMCP(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	defer stopMCP()
 	w := worker.New(cfg)
-	fmt.Fprintf(stdout, "agentruntime worker %s\n  runtime    %s\n  provider   %s\n  workspace  %s\n  sandbox    %s\n", w.ID(), conn.Map(), desc, cfg.Sandbox.Root, sandboxLine(w))
+	fmt.Fprintf(stdout, "agentruntime worker %s\n  runtime    %s\n  provider   %s\n  workspace  %s\n  sandbox    %s\n  mcp        %s\n", w.ID(), conn.Map(), desc, cfg.Sandbox.Root, sandboxLine(w), mcpLine)
 	return w.Run(ctx)
 }
 
@@ -175,6 +251,11 @@ func startDevWorker(ctx context.Context, addr string, serverTLS *tls.Config, wf 
 		return "", "", nil, err
 	}
 	cfg.TracerProvider = tp
+	mcpLine, stopMCP, err := wf.startMCP(ctx, &cfg)
+	if err != nil {
+		conn.Close()
+		return "", "", nil, err
+	}
 	w := worker.New(cfg)
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -182,8 +263,12 @@ func startDevWorker(ctx context.Context, addr string, serverTLS *tls.Config, wf 
 		defer close(done)
 		_ = w.Run(wctx)
 	}()
-	stop = func() { cancel(); <-done; conn.Close() }
-	return fmt.Sprintf("%s, %s, workspace %s", w.ID(), desc, cfg.Sandbox.Root), sandboxLine(w), stop, nil
+	stop = func() { cancel(); <-done; stopMCP(); conn.Close() }
+	line = fmt.Sprintf("%s, %s, workspace %s", w.ID(), desc, cfg.Sandbox.Root)
+	if wf.mcpConfig != "" {
+		line += ", MCP servers: " + mcpLine
+	}
+	return line, sandboxLine(w), stop, nil
 }
 
 // tracing carries the caller's trace context on every call of a

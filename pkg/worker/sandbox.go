@@ -158,7 +158,8 @@ func (w *Worker) shellSandbox(enf enforcement) *tools.Sandbox {
 // named tool. For a shell command: the filesystem policy it is confined
 // to (read-only or workspace-write, its read and write roots) or, when it
 // is not confined, full access; the inherited variables, its time limit
-// and how the network was (or could not be) confined. The file tools
+// and how the network was (or could not be) confined. A tool that is not
+// built in (an MCP server's) runs outside the sandbox: full access. The file tools
 // check their paths themselves against the worker's roots, which is what
 // they report, and open no connections of their own, so their network
 // facet is not applicable.
@@ -175,6 +176,14 @@ func (w *Worker) appliedSandbox(name string, args json.RawMessage, acc tools.Acc
 	req := &permissionv1.ReportSandboxAppliedRequest{Name: name, Profile: p,
 		NetworkEnforcement:       eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_NOT_APPLICABLE,
 		NetworkEnforcementReason: "the tool runs inside the worker process and opens no connections of its own"}
+	if _, builtin := w.tools[name]; !builtin {
+		// A ToolSource's tool (an MCP server's) runs in a process of its
+		// own, outside the worker's sandbox.
+		p.Mode, p.ReadRoots, p.WriteRoots = eventsv1.SandboxMode_SANDBOX_MODE_FULL_ACCESS, nil, nil
+		req.NetworkEnforcement = eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_UNAVAILABLE
+		req.NetworkEnforcementReason = "the tool runs in its MCP server, a process of its own outside the worker's sandbox, with the rights it was started with"
+		return req
+	}
 	if sh, ok := w.tools[name].(tools.Shell); ok {
 		switch {
 		case enf.fs == nil:

@@ -32,6 +32,9 @@ type turn struct {
 	model      string
 	routed     bool
 	procs      *procTable
+	// tools are what the turn offers and may call (Worker.toolSet at its
+	// start).
+	tools map[string]tools.Tool
 	// candidates are routing's candidates for the turn (their context
 	// windows size compaction).
 	candidates *eventsv1.CandidateSet
@@ -155,10 +158,11 @@ func (tu *turn) scope() *routingv1.TurnScope {
 // it instead of starting from the turn's input.
 func (tu *turn) loop(ctx context.Context, cp *checkpoint) (provider.Response, error) {
 	w := tu.w
-	names := toolNames(w.tools)
+	tu.tools = w.toolSet()
+	names := toolNames(tu.tools)
 	var specs []provider.Tool
 	for _, n := range names {
-		s := w.tools[n].Spec()
+		s := tu.tools[n].Spec()
 		specs = append(specs, provider.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
 	var msgs []provider.Message
@@ -211,7 +215,8 @@ func (tu *turn) loop(ctx context.Context, cp *checkpoint) (provider.Response, er
 // context and catalog facts, and the route.
 func (tu *turn) prepare(ctx context.Context, names []string) ([]provider.Message, error) {
 	w := tu.w
-	msgs := []provider.Message{{Role: "system", Content: w.cfg.SystemPrompt}, {Role: "user", Content: inputText(tu.t.GetInput())}}
+	notices := w.toolNotices()
+	msgs := []provider.Message{{Role: "system", Content: strings.Join(append([]string{w.cfg.SystemPrompt}, notices...), "\n")}, {Role: "user", Content: inputText(tu.t.GetInput())}}
 	tokens := int64(0)
 	for _, m := range msgs {
 		tokens += int64(len(m.Content)+3) / 4
@@ -219,7 +224,7 @@ func (tu *turn) prepare(ctx context.Context, names []string) ([]provider.Message
 	if err := tu.report(ctx,
 		tu.event("context.resolved", "", "", &eventsv1.RuntimeEvent_ContextResolved{ContextResolved: &eventsv1.ContextResolved{
 			Refs: []string{"system_prompt", "turn:" + tu.t.GetTurnId() + "/input"}, Tokens: tokens,
-			Warnings: []string{"earlier turns of the thread are not included (history is not carried yet)", "tokens are estimated (4 bytes per token)"}}}),
+			Warnings: append([]string{"earlier turns of the thread are not included (history is not carried yet)", "tokens are estimated (4 bytes per token)"}, notices...)}}),
 		// tool.* facts require a step and a call id: the catalog is the
 		// turn's preparation step, and its "call" is the catalog itself.
 		tu.event("tool.catalog.resolved", ids.New(ids.Step), "catalog", &eventsv1.RuntimeEvent_ToolCatalogResolved{ToolCatalogResolved: &eventsv1.ToolCatalogResolved{
@@ -302,7 +307,7 @@ func (tu *turn) modelStep(ctx context.Context, msgs []provider.Message, specs []
 	for {
 		step := ids.New(ids.Step)
 		if err := tu.report(ctx, tu.event("model.requested", step, "", &eventsv1.RuntimeEvent_ModelRequested{ModelRequested: &eventsv1.ModelRequested{
-			Provider: w.cfg.Provider.Name(), Model: tu.model}})); err != nil {
+			Provider: provider.NameOf(w.cfg.Provider, tu.model), Model: tu.model}})); err != nil {
 			return provider.Response{}, "", err
 		}
 		sink := &sink{tu: tu, ctx: ctx, step: step}
@@ -316,12 +321,12 @@ func (tu *turn) modelStep(ctx context.Context, msgs []provider.Message, specs []
 		if err != nil {
 			if ctx.Err() != nil {
 				_ = tu.report(context.WithoutCancel(ctx), tu.event("model.failed", step, "", &eventsv1.RuntimeEvent_ModelFailed{ModelFailed: &eventsv1.ModelFailed{
-					Provider: w.cfg.Provider.Name(), Model: tu.model, Category: "cancelled", Message: "the turn was interrupted during the call"}}))
+					Provider: provider.NameOf(w.cfg.Provider, tu.model), Model: tu.model, Category: "cancelled", Message: "the turn was interrupted during the call"}}))
 				return provider.Response{}, "", ctx.Err()
 			}
 			pe := provider.AsError(err)
 			if rerr := tu.report(ctx, tu.event("model.failed", step, "", &eventsv1.RuntimeEvent_ModelFailed{ModelFailed: &eventsv1.ModelFailed{
-				Provider: w.cfg.Provider.Name(), Model: tu.model, Category: pe.Category, Message: pe.Message, Retryable: pe.Retryable()}})); rerr != nil {
+				Provider: provider.NameOf(w.cfg.Provider, tu.model), Model: tu.model, Category: pe.Category, Message: pe.Message, Retryable: pe.Retryable()}})); rerr != nil {
 				return provider.Response{}, "", rerr
 			}
 			if next, ok := tu.fallback(ctx, pe); ok {
@@ -336,7 +341,7 @@ func (tu *turn) modelStep(ctx context.Context, msgs []provider.Message, specs []
 			usage = nil // unknown, never zero
 		}
 		if err := tu.report(ctx, tu.event("model.completed", step, "", &eventsv1.RuntimeEvent_ModelCompleted{ModelCompleted: &eventsv1.ModelCompleted{
-			Provider: w.cfg.Provider.Name(), Model: tu.model, StopReason: resp.StopReason, Usage: usage, ResponseRef: resp.RequestID}})); err != nil {
+			Provider: provider.NameOf(w.cfg.Provider, tu.model), Model: tu.model, StopReason: resp.StopReason, Usage: usage, ResponseRef: resp.RequestID}})); err != nil {
 			return provider.Response{}, "", err
 		}
 		if resp.UsageKnown && tu.routed {

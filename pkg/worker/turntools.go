@@ -114,7 +114,7 @@ func (tu *turn) runTools(ctx context.Context, ps *pendingStep, resume *pendingSt
 }
 
 func (tu *turn) parallel(c provider.ToolCall) bool {
-	t, ok := tu.w.tools[c.Name]
+	t, ok := tu.tools[c.Name]
 	return ok && t.Spec().ReadOnly && t.Spec().ConcurrencySafe
 }
 
@@ -146,7 +146,7 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 		return msg, tu.report(rctx, tu.event("tool.failed", step, id, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
 			Category: category, Message: clip(message, 2000), Retryable: category == tools.TimedOut}}))
 	}
-	tool, ok := w.tools[c.Name]
+	tool, ok := tu.tools[c.Name]
 	if !ok {
 		return failed("unknown_tool", "no tool named "+c.Name)
 	}

@@ -105,6 +105,9 @@ type Config struct {
 	// Unavailable) before the worker gives the turn up to its lease
 	// (default 60s).
 	ReportTimeout time.Duration
+	// ToolSource offers tools besides the built-in ones that come and go
+	// while the worker runs: its MCP servers (pkg/worker/mcp). Nil: none.
+	ToolSource ToolSource
 	// SystemPrompt opens every transcript.
 	SystemPrompt string
 	// DrainTimeout bounds a graceful stop (default 10s): when Run's
@@ -242,11 +245,7 @@ func (w *Worker) ID() string { return w.cfg.WorkerID }
 
 // RegisterTools publishes the worker's tool inventory for the tenant.
 func (w *Worker) RegisterTools(ctx context.Context) error {
-	req := &controlv1.RegisterToolsRequest{WorkerId: w.cfg.WorkerID, SessionId: w.cfg.SessionID}
-	for _, name := range toolNames(w.tools) {
-		req.Tools = append(req.Tools, w.tools[name].Spec().ToolSpec())
-	}
-	_, err := w.control.RegisterTools(ctx, req)
+	_, err := w.control.RegisterTools(ctx, w.registerRequest())
 	return err
 }
 
@@ -278,6 +277,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer stopTurns()
 	var running sync.WaitGroup
 	defer w.drain(&running, stopTurns)
+	running.Go(func() { w.followToolSource(ctx) })
 	if w.cfg.Tasks {
 		running.Add(1)
 		go func() { defer running.Done(); w.runTasks(ctx) }()

@@ -504,6 +504,26 @@ func TestToolInventory(t *testing.T) {
 	}
 	_, err = h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{WorkerId: "w3", Tools: []*eventsv1.ToolSpec{{Name: "x"}, {Name: "x"}}})
 	assertCode(t, err, codes.InvalidArgument, "tools[1].name")
+	// What a worker says of its tools' sources (its MCP servers) is
+	// recorded with the inventory.
+	facts := map[string]string{"mcp_server.everything": "restarting, 1 restarts; last failure: exited (signal: killed)"}
+	if _, err := h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{WorkerId: "w4", Tools: tools, Facts: facts}); err != nil {
+		t.Fatal(err)
+	}
+	var recorded map[string]string
+	if err := h.readLog(ctx, nil, func(r *eventlog.Record) error {
+		if s := r.Event.GetSnapshotUpdated(); s.GetKind() == "tool_inventory" && s.GetWorkerId() == "w4" {
+			recorded = s.GetFacts()
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(recorded) != fmt.Sprint(facts) {
+		t.Fatalf("the inventory recorded facts %v, want %v", recorded, facts)
+	}
+	_, err = h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{WorkerId: "w4", Facts: map[string]string{"": "x"}})
+	assertCode(t, err, codes.InvalidArgument, "facts")
 	_, err = h.client.RegisterTools(ctx, &controlv1.RegisterToolsRequest{WorkerId: "w3", Tools: []*eventsv1.ToolSpec{{Name: "x", InterruptBehavior: "explode"}}})
 	assertCode(t, err, codes.InvalidArgument, "interrupt_behavior")
 }

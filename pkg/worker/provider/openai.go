@@ -257,12 +257,16 @@ func readStream(ctx context.Context, body io.Reader, sink Sink) (Response, error
 		}
 		if u := ch.Usage; u != nil {
 			resp.UsageKnown = true
+			// prompt_tokens counts the cached ones and completion_tokens
+			// the reasoning ones; Usage's parts are disjoint.
 			resp.Usage = Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 			if u.PromptTokensDetails != nil {
 				resp.Usage.CachedInputTokens = u.PromptTokensDetails.CachedTokens
+				resp.Usage.InputTokens -= u.PromptTokensDetails.CachedTokens
 			}
 			if u.CompletionTokensDetails != nil {
 				resp.Usage.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+				resp.Usage.OutputTokens -= u.CompletionTokensDetails.ReasoningTokens
 			}
 		}
 		return nil

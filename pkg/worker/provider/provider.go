@@ -1,7 +1,7 @@
 // Package provider is the model-provider side of a worker: one interface
 // that streams a model call, and the adapters behind it (a scripted
 // provider for demos and tests, an OpenAI-compatible chat-completions
-// client). Adapters translate a native stream into Sink calls; the worker
+// client, the Anthropic Messages and the OpenAI Responses clients). Adapters translate a native stream into Sink calls; the worker
 // turns those into model.*, reasoning.* and tool.* facts.
 package provider
 
@@ -47,7 +47,12 @@ type Request struct {
 	Tools    []Tool
 }
 
-// Usage is a call's token usage.
+// Usage is a call's token usage in disjoint parts, as routing prices
+// them (each part at its own price, summed): InputTokens are the input
+// tokens not read from a prompt cache, CachedInputTokens those that were;
+// OutputTokens are the output tokens that are not reasoning,
+// ReasoningTokens those that are. An adapter whose API counts cached
+// tokens inside its input count (OpenAI) subtracts them.
 type Usage struct {
 	InputTokens, OutputTokens, CachedInputTokens, ReasoningTokens int64
 }

@@ -37,7 +37,7 @@ func (a *App) RegisterTools(ctx context.Context, c Caller, req *controlv1.Regist
 	} else {
 		session = eventlog.NoSession
 	}
-	ev := domain.ToolInventory(req.GetSessionId(), req.GetWorkerId(), req.GetTools())
+	ev := domain.ToolInventory(req.GetSessionId(), req.GetWorkerId(), req.GetTools(), req.GetFacts())
 	res, err := a.Log.Append(ctx, eventlog.Aggregate{Tenant: c.Tenant, Session: session, Kind: "tools", ID: req.GetWorkerId()}, eventlog.Any, ev)
 	if err != nil {
 		return nil, err

@@ -92,10 +92,11 @@ func HookWarning(ev *eventsv1.RuntimeEvent) *eventsv1.RuntimeEvent {
 }
 
 // ToolInventory is snapshot.updated of the tools a worker registered for a
-// session (or, with no session, for the tenant).
-func ToolInventory(session, worker string, tools []*eventsv1.ToolSpec) *eventsv1.RuntimeEvent {
+// session (or, with no session, for the tenant), with what the worker said
+// of their sources (facts: its MCP servers' states).
+func ToolInventory(session, worker string, tools []*eventsv1.ToolSpec, facts map[string]string) *eventsv1.RuntimeEvent {
 	return &eventsv1.RuntimeEvent{Type: events.TypeSnapshotUpdated, SessionId: session,
-		Payload: &eventsv1.RuntimeEvent_SnapshotUpdated{SnapshotUpdated: &eventsv1.SnapshotUpdated{Kind: "tool_inventory", WorkerId: worker, Tools: tools}}}
+		Payload: &eventsv1.RuntimeEvent_SnapshotUpdated{SnapshotUpdated: &eventsv1.SnapshotUpdated{Kind: "tool_inventory", WorkerId: worker, Tools: tools, Facts: facts}}}
 }
 
 // Repair is snapshot.repaired of a subscription whose cursor (requested)

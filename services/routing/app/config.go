@@ -25,6 +25,9 @@ type configFile struct {
 		DisplayName      string   `yaml:"display_name"`
 		CredentialStatus string   `yaml:"credential_status"`
 		Regions          []string `yaml:"regions"`
+		Kind             string   `yaml:"kind"`
+		BaseURL          string   `yaml:"base_url"`
+		APIKeyEnv        string   `yaml:"api_key_env"`
 	} `yaml:"providers"`
 	Models []struct {
 		ID              string   `yaml:"id"`
@@ -92,7 +95,8 @@ func ParseConfig(data []byte) (*eventsv1.Registry, error) {
 		if !ok || cs == 0 {
 			return nil, fmt.Errorf("provider %q: credential_status %q is not present, missing or invalid", p.ID, p.CredentialStatus)
 		}
-		reg.Providers = append(reg.Providers, &eventsv1.Provider{Id: p.ID, DisplayName: p.DisplayName, CredentialStatus: eventsv1.CredentialStatus(cs), Regions: p.Regions})
+		reg.Providers = append(reg.Providers, &eventsv1.Provider{Id: p.ID, DisplayName: p.DisplayName, CredentialStatus: eventsv1.CredentialStatus(cs), Regions: p.Regions,
+			Kind: p.Kind, BaseUrl: p.BaseURL, ApiKeyEnv: p.APIKeyEnv})
 	}
 	for _, m := range f.Models {
 		model := &eventsv1.Model{Id: m.ID, ProviderId: m.Provider, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,

@@ -2,6 +2,8 @@ package domain
 
 import (
 	"fmt"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -103,6 +105,9 @@ func Apply(r *eventsv1.Registry, c *eventsv1.LimitChanged) (*eventsv1.Registry, 
 		}
 		if p.GetCredentialStatus() == eventsv1.CredentialStatus_CREDENTIAL_STATUS_UNSPECIFIED {
 			return nil, invalid("provider.credential_status", "must be present, missing or invalid")
+		}
+		if err := validProviderAPI(p); err != nil {
+			return nil, err
 		}
 		out.Providers = upsert(out.Providers, p, (*eventsv1.Provider).GetId)
 	case *eventsv1.LimitChanged_ProviderRemoved:
@@ -244,4 +249,31 @@ func upsert[T any](list []T, item T, id func(T) string) []T {
 
 func remove[T any](list []T, key string, id func(T) string) []T {
 	return slices.DeleteFunc(slices.Clone(list), func(x T) bool { return id(x) == key })
+}
+
+// ProviderKinds are the APIs a provider's kind may name (Provider.kind).
+var ProviderKinds = []string{"openai_chat", "anthropic", "openai_responses", "scripted"}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+// validProviderAPI checks how a worker reaches a provider: a known kind,
+// an http(s) base URL without credentials in it, a variable's name (never
+// a key) for the key.
+func validProviderAPI(p *eventsv1.Provider) error {
+	if k := p.GetKind(); k != "" && !slices.Contains(ProviderKinds, k) {
+		return invalid("provider.kind", "%q is not a provider kind (%s)", k, strings.Join(ProviderKinds, ", "))
+	}
+	if b := p.GetBaseUrl(); b != "" {
+		u, err := url.Parse(b)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(b) > 2048 {
+			return invalid("provider.base_url", "%q is not an http(s) URL", b)
+		}
+		if u.User != nil {
+			return invalid("provider.base_url", "a base URL carries no credentials (the key is read from the worker's environment: api_key_env)")
+		}
+	}
+	if e := p.GetApiKeyEnv(); e != "" && !envName.MatchString(e) {
+		return invalid("provider.api_key_env", "%q is not an environment variable's name", e)
+	}
+	return nil
 }

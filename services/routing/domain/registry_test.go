@@ -50,6 +50,21 @@ func TestApplyEveryChange(t *testing.T) {
 			code: fault.KindInvalid, field: "provider.id"},
 		{name: "provider without credential status", change: &lc{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: &eventsv1.Provider{Id: "a"}}},
 			code: fault.KindInvalid, field: "provider.credential_status"},
+		{name: "a provider naming its API", change: &lc{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: &eventsv1.Provider{Id: "a", CredentialStatus: present,
+			Kind: "anthropic", BaseUrl: "https://api.anthropic.com", ApiKeyEnv: "ANTHROPIC_API_KEY"}}},
+			check: func(t *testing.T, r *eventsv1.Registry) {
+				if p := FindProvider(r, "a"); p.GetKind() != "anthropic" || p.GetBaseUrl() != "https://api.anthropic.com" || p.GetApiKeyEnv() != "ANTHROPIC_API_KEY" {
+					t.Fatalf("provider %v", p)
+				}
+			}},
+		{name: "provider of an unknown kind", change: &lc{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: &eventsv1.Provider{Id: "a", CredentialStatus: present, Kind: "gemini"}}},
+			code: fault.KindInvalid, field: "provider.kind"},
+		{name: "provider whose base URL carries a key", change: &lc{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: &eventsv1.Provider{Id: "a", CredentialStatus: present, BaseUrl: "https://user:sk-secret@api.example.com"}}},
+			code: fault.KindInvalid, field: "provider.base_url"},
+		{name: "provider whose base URL is not http", change: &lc{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: &eventsv1.Provider{Id: "a", CredentialStatus: present, BaseUrl: "file:///etc/passwd"}}},
+			code: fault.KindInvalid, field: "provider.base_url"},
+		{name: "provider whose key variable is a key", change: &lc{Change: &eventsv1.LimitChanged_ProviderUpserted{ProviderUpserted: &eventsv1.Provider{Id: "a", CredentialStatus: present, ApiKeyEnv: "sk-ant-api03-xyz"}}},
+			code: fault.KindInvalid, field: "provider.api_key_env"},
 		{name: "remove a provider", change: &lc{Change: &eventsv1.LimitChanged_ProviderRemoved{ProviderRemoved: "empty"}},
 			check: func(t *testing.T, r *eventsv1.Registry) {
 				wantIDs(t, r.GetProviders(), (*eventsv1.Provider).GetId, "p")

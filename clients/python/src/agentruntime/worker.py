@@ -166,6 +166,7 @@ class Worker:
                  system_prompt: str = "You are an agent working in a workspace through tools. Use them; be brief.",
                  output_budget: int = DEFAULT_OUTPUT_BUDGET,
                  redaction_rules: Sequence[RedactionRule] = DEFAULT_REDACTION_RULES,
+                 mcp_config: str = "",
                  logger: Optional[logging.Logger] = None) -> None:
         if client is None and endpoints is None:
             raise ValueError("give endpoints or a client")
@@ -193,6 +194,9 @@ class Worker:
         self.redaction_rules = tuple(redaction_rules)
         self.log = logger or logging.getLogger("agentruntime.worker")
         self._stopping: Optional[asyncio.Event] = None  # made in run(), on its loop
+        #: the MCP config file (the Go worker's --mcp-config): its servers
+        #: start with run() and their tools join ``tools`` (agentruntime.mcp).
+        self.mcp_config = mcp_config
 
     async def _connect(self) -> Client:
         if self._client is None:
@@ -222,8 +226,21 @@ class Worker:
             self._stopping.set()
 
     async def run(self) -> None:
-        """Registers the tools, then claims and runs up to ``max_turns``
-        turns at once until cancelled or :meth:`stop`."""
+        """Starts the MCP servers of ``mcp_config`` (their tools join the
+        worker's), registers the tools, then claims and runs up to
+        ``max_turns`` turns at once until cancelled or :meth:`stop`."""
+        if not self.mcp_config:
+            return await self._run()
+        from .mcp import start_mcp
+        servers = await start_mcp(self.mcp_config, cwd=self.workspace, logger=self.log)
+        for t in servers.tools():
+            self.tools.setdefault(t.name, t)
+        try:
+            await self._run()
+        finally:
+            await servers.close()
+
+    async def _run(self) -> None:
         self._stopping = asyncio.Event()
         backoff = 0.2
         while True:

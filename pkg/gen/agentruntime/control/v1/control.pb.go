@@ -1624,9 +1624,14 @@ func (x *GetThreadReadResponse) GetSequence() uint64 {
 type RegisterToolsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Empty session: the tools apply to every session of the tenant.
-	SessionId     string         `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	WorkerId      string         `protobuf:"bytes,2,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	Tools         []*v1.ToolSpec `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	SessionId string         `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	WorkerId  string         `protobuf:"bytes,2,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Tools     []*v1.ToolSpec `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	// What the worker says about where its tools come from, recorded with
+	// the inventory (snapshot.updated facts): e.g. the state of each MCP
+	// server, key "mcp_server.<name>" (docs/services/worker.md). A worker
+	// registers again when they change.
+	Facts         map[string]string `protobuf:"bytes,4,rep,name=facts,proto3" json:"facts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1678,6 +1683,13 @@ func (x *RegisterToolsRequest) GetWorkerId() string {
 func (x *RegisterToolsRequest) GetTools() []*v1.ToolSpec {
 	if x != nil {
 		return x.Tools
+	}
+	return nil
+}
+
+func (x *RegisterToolsRequest) GetFacts() map[string]string {
+	if x != nil {
+		return x.Facts
 	}
 	return nil
 }
@@ -5750,12 +5762,17 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\"p\n" +
 	"\x15GetThreadReadResponse\x12;\n" +
 	"\x06thread\x18\x01 \x01(\v2#.agentruntime.control.v1.ThreadReadR\x06thread\x12\x1a\n" +
-	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xe8\x01\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\x8c\x03\n" +
 	"\x14RegisterToolsRequest\x12G\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12D\n" +
 	"\tworker_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bworkerId\x12A\n" +
-	"\x05tools\x18\x03 \x03(\v2 .agentruntime.events.v1.ToolSpecB\t\xbaH\x06\x92\x01\x03\x10\x80\x04R\x05tools\"3\n" +
+	"\x05tools\x18\x03 \x03(\v2 .agentruntime.events.v1.ToolSpecB\t\xbaH\x06\x92\x01\x03\x10\x80\x04R\x05tools\x12h\n" +
+	"\x05facts\x18\x04 \x03(\v28.agentruntime.control.v1.RegisterToolsRequest.FactsEntryB\x18\xbaH\x15\x9a\x01\x12\x10@\"\ar\x05\x10\x01\x18\x80\x01*\x05r\x03\x18\x80\bR\x05facts\x1a8\n" +
+	"\n" +
+	"FactsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"3\n" +
 	"\x15RegisterToolsResponse\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\"\x85\x01\n" +
 	"\x17GetToolInventoryRequest\x12G\n" +
@@ -6221,7 +6238,7 @@ func file_agentruntime_control_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_control_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
+var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
 var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(CreatePolicy)(0),                 // 0: agentruntime.control.v1.CreatePolicy
 	(BusyPolicy)(0),                   // 1: agentruntime.control.v1.BusyPolicy
@@ -6298,33 +6315,34 @@ var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	nil,                               // 72: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
 	nil,                               // 73: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
 	nil,                               // 74: agentruntime.control.v1.RequestActionRequest.ContextEntry
-	nil,                               // 75: agentruntime.control.v1.Session.MetadataEntry
-	nil,                               // 76: agentruntime.control.v1.Turn.OptionsEntry
-	nil,                               // 77: agentruntime.control.v1.Turn.MetadataEntry
-	nil,                               // 78: agentruntime.control.v1.Action.ContextEntry
-	nil,                               // 79: agentruntime.control.v1.Summary.FactsEntry
-	nil,                               // 80: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	(*v1.InputPart)(nil),              // 81: agentruntime.events.v1.InputPart
-	(*durationpb.Duration)(nil),       // 82: google.protobuf.Duration
-	(*v1.ToolSpec)(nil),               // 83: agentruntime.events.v1.ToolSpec
-	(*v1.RuntimeEvent)(nil),           // 84: agentruntime.events.v1.RuntimeEvent
-	(*timestamppb.Timestamp)(nil),     // 85: google.protobuf.Timestamp
-	(TurnStatus)(0),                   // 86: agentruntime.control.v1.TurnStatus
-	(ActionStatus)(0),                 // 87: agentruntime.control.v1.ActionStatus
-	(v11.FactState)(0),                // 88: agentruntime.common.v1.FactState
-	(ThreadStatus)(0),                 // 89: agentruntime.control.v1.ThreadStatus
-	(*v12.RoutingLimitSummary)(nil),   // 90: agentruntime.routing.v1.RoutingLimitSummary
-	(SubagentStatus)(0),               // 91: agentruntime.control.v1.SubagentStatus
-	(ChannelStatus)(0),                // 92: agentruntime.control.v1.ChannelStatus
-	(TurnAttemptStatus)(0),            // 93: agentruntime.control.v1.TurnAttemptStatus
-	(*v11.OutputRef)(nil),             // 94: agentruntime.common.v1.OutputRef
-	(*WriteProcessStdinRequest)(nil),  // 95: agentruntime.control.v1.WriteProcessStdinRequest
-	(*TerminateProcessRequest)(nil),   // 96: agentruntime.control.v1.TerminateProcessRequest
-	(*WriteProcessStdinResponse)(nil), // 97: agentruntime.control.v1.WriteProcessStdinResponse
-	(*TerminateProcessResponse)(nil),  // 98: agentruntime.control.v1.TerminateProcessResponse
+	nil,                               // 75: agentruntime.control.v1.RegisterToolsRequest.FactsEntry
+	nil,                               // 76: agentruntime.control.v1.Session.MetadataEntry
+	nil,                               // 77: agentruntime.control.v1.Turn.OptionsEntry
+	nil,                               // 78: agentruntime.control.v1.Turn.MetadataEntry
+	nil,                               // 79: agentruntime.control.v1.Action.ContextEntry
+	nil,                               // 80: agentruntime.control.v1.Summary.FactsEntry
+	nil,                               // 81: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	(*v1.InputPart)(nil),              // 82: agentruntime.events.v1.InputPart
+	(*durationpb.Duration)(nil),       // 83: google.protobuf.Duration
+	(*v1.ToolSpec)(nil),               // 84: agentruntime.events.v1.ToolSpec
+	(*v1.RuntimeEvent)(nil),           // 85: agentruntime.events.v1.RuntimeEvent
+	(*timestamppb.Timestamp)(nil),     // 86: google.protobuf.Timestamp
+	(TurnStatus)(0),                   // 87: agentruntime.control.v1.TurnStatus
+	(ActionStatus)(0),                 // 88: agentruntime.control.v1.ActionStatus
+	(v11.FactState)(0),                // 89: agentruntime.common.v1.FactState
+	(ThreadStatus)(0),                 // 90: agentruntime.control.v1.ThreadStatus
+	(*v12.RoutingLimitSummary)(nil),   // 91: agentruntime.routing.v1.RoutingLimitSummary
+	(SubagentStatus)(0),               // 92: agentruntime.control.v1.SubagentStatus
+	(ChannelStatus)(0),                // 93: agentruntime.control.v1.ChannelStatus
+	(TurnAttemptStatus)(0),            // 94: agentruntime.control.v1.TurnAttemptStatus
+	(*v11.OutputRef)(nil),             // 95: agentruntime.common.v1.OutputRef
+	(*WriteProcessStdinRequest)(nil),  // 96: agentruntime.control.v1.WriteProcessStdinRequest
+	(*TerminateProcessRequest)(nil),   // 97: agentruntime.control.v1.TerminateProcessRequest
+	(*WriteProcessStdinResponse)(nil), // 98: agentruntime.control.v1.WriteProcessStdinResponse
+	(*TerminateProcessResponse)(nil),  // 99: agentruntime.control.v1.TerminateProcessResponse
 }
 var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
-	81,  // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
+	82,  // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
 	72,  // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
 	73,  // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
 	0,   // 3: agentruntime.control.v1.SubmitTurnRequest.create_policy:type_name -> agentruntime.control.v1.CreatePolicy
@@ -6333,7 +6351,7 @@ var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	2,   // 6: agentruntime.control.v1.InterruptTurnRequest.queue_policy:type_name -> agentruntime.control.v1.QueuePolicy
 	52,  // 7: agentruntime.control.v1.InterruptTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
 	56,  // 8: agentruntime.control.v1.ResumeThreadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	82,  // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
+	83,  // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
 	74,  // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
 	53,  // 11: agentruntime.control.v1.RequestActionResponse.action:type_name -> agentruntime.control.v1.Action
 	53,  // 12: agentruntime.control.v1.RespondActionResponse.action:type_name -> agentruntime.control.v1.Action
@@ -6342,138 +6360,139 @@ var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	56,  // 15: agentruntime.control.v1.GetSessionResponse.threads:type_name -> agentruntime.control.v1.ThreadRead
 	52,  // 16: agentruntime.control.v1.GetSessionResponse.history:type_name -> agentruntime.control.v1.Turn
 	56,  // 17: agentruntime.control.v1.GetThreadReadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	83,  // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
-	83,  // 19: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
-	84,  // 20: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
-	81,  // 21: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
-	58,  // 22: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	81,  // 23: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
-	52,  // 24: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
-	82,  // 25: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
-	58,  // 26: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
-	58,  // 27: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	58,  // 28: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	58,  // 29: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
-	3,   // 30: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
-	82,  // 31: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
-	84,  // 32: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
-	44,  // 33: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
-	45,  // 34: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
-	46,  // 35: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
-	85,  // 36: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	56,  // 37: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
-	51,  // 38: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
-	59,  // 39: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
-	59,  // 40: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
-	75,  // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
-	85,  // 42: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	85,  // 43: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	86,  // 44: agentruntime.control.v1.Turn.status:type_name -> agentruntime.control.v1.TurnStatus
-	86,  // 45: agentruntime.control.v1.Turn.admission:type_name -> agentruntime.control.v1.TurnStatus
-	81,  // 46: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
-	76,  // 47: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
-	77,  // 48: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
-	85,  // 49: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
-	85,  // 50: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
-	85,  // 51: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
-	85,  // 52: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
-	78,  // 53: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
-	87,  // 54: agentruntime.control.v1.Action.status:type_name -> agentruntime.control.v1.ActionStatus
-	85,  // 55: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
-	85,  // 56: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
-	88,  // 57: agentruntime.control.v1.Summary.state:type_name -> agentruntime.common.v1.FactState
-	79,  // 58: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
-	89,  // 59: agentruntime.control.v1.ThreadRead.status:type_name -> agentruntime.control.v1.ThreadStatus
-	52,  // 60: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
-	53,  // 61: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
-	86,  // 62: agentruntime.control.v1.ThreadRead.last_outcome:type_name -> agentruntime.control.v1.TurnStatus
-	54,  // 63: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
-	80,  // 64: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	55,  // 65: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
-	55,  // 66: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
-	55,  // 67: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
-	85,  // 68: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
-	85,  // 69: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
-	90,  // 70: agentruntime.control.v1.ThreadRead.routing_limit:type_name -> agentruntime.routing.v1.RoutingLimitSummary
-	57,  // 71: agentruntime.control.v1.ThreadRead.refusals:type_name -> agentruntime.control.v1.Refusal
-	91,  // 72: agentruntime.control.v1.Subagent.status:type_name -> agentruntime.control.v1.SubagentStatus
-	92,  // 73: agentruntime.control.v1.Channel.status:type_name -> agentruntime.control.v1.ChannelStatus
-	82,  // 74: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
-	82,  // 75: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	52,  // 76: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	85,  // 77: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	82,  // 78: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	85,  // 79: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	86,  // 80: agentruntime.control.v1.HeartbeatTurnResponse.status:type_name -> agentruntime.control.v1.TurnStatus
-	93,  // 81: agentruntime.control.v1.TurnAttempt.status:type_name -> agentruntime.control.v1.TurnAttemptStatus
-	85,  // 82: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
-	85,  // 83: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
-	65,  // 84: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
-	66,  // 85: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
-	94,  // 86: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
-	4,   // 87: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
-	6,   // 88: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
-	8,   // 89: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
-	10,  // 90: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
-	12,  // 91: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
-	14,  // 92: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
-	16,  // 93: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
-	18,  // 94: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
-	20,  // 95: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
-	22,  // 96: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
-	24,  // 97: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
-	26,  // 98: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
-	28,  // 99: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
-	30,  // 100: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
-	32,  // 101: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
-	34,  // 102: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
-	36,  // 103: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
-	38,  // 104: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
-	40,  // 105: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
-	42,  // 106: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
-	47,  // 107: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
-	49,  // 108: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
-	60,  // 109: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
-	62,  // 110: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
-	64,  // 111: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
-	68,  // 112: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
-	70,  // 113: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
-	95,  // 114: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
-	96,  // 115: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
-	5,   // 116: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
-	7,   // 117: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
-	9,   // 118: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
-	11,  // 119: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
-	13,  // 120: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
-	15,  // 121: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
-	17,  // 122: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
-	19,  // 123: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
-	21,  // 124: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
-	23,  // 125: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
-	25,  // 126: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
-	27,  // 127: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
-	29,  // 128: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
-	31,  // 129: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
-	33,  // 130: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
-	35,  // 131: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
-	37,  // 132: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
-	39,  // 133: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
-	41,  // 134: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
-	43,  // 135: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
-	48,  // 136: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
-	50,  // 137: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
-	61,  // 138: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
-	63,  // 139: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
-	67,  // 140: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
-	69,  // 141: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
-	71,  // 142: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
-	97,  // 143: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
-	98,  // 144: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
-	116, // [116:145] is the sub-list for method output_type
-	87,  // [87:116] is the sub-list for method input_type
-	87,  // [87:87] is the sub-list for extension type_name
-	87,  // [87:87] is the sub-list for extension extendee
-	0,   // [0:87] is the sub-list for field type_name
+	84,  // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
+	75,  // 19: agentruntime.control.v1.RegisterToolsRequest.facts:type_name -> agentruntime.control.v1.RegisterToolsRequest.FactsEntry
+	84,  // 20: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
+	85,  // 21: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
+	82,  // 22: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
+	58,  // 23: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	82,  // 24: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
+	52,  // 25: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
+	83,  // 26: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
+	58,  // 27: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	58,  // 28: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	58,  // 29: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	58,  // 30: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	3,   // 31: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
+	83,  // 32: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
+	85,  // 33: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
+	44,  // 34: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
+	45,  // 35: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
+	46,  // 36: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
+	86,  // 37: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	56,  // 38: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
+	51,  // 39: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
+	59,  // 40: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
+	59,  // 41: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
+	76,  // 42: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
+	86,  // 43: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	86,  // 44: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	87,  // 45: agentruntime.control.v1.Turn.status:type_name -> agentruntime.control.v1.TurnStatus
+	87,  // 46: agentruntime.control.v1.Turn.admission:type_name -> agentruntime.control.v1.TurnStatus
+	82,  // 47: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
+	77,  // 48: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
+	78,  // 49: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
+	86,  // 50: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
+	86,  // 51: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
+	86,  // 52: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
+	86,  // 53: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
+	79,  // 54: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
+	88,  // 55: agentruntime.control.v1.Action.status:type_name -> agentruntime.control.v1.ActionStatus
+	86,  // 56: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
+	86,  // 57: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
+	89,  // 58: agentruntime.control.v1.Summary.state:type_name -> agentruntime.common.v1.FactState
+	80,  // 59: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
+	90,  // 60: agentruntime.control.v1.ThreadRead.status:type_name -> agentruntime.control.v1.ThreadStatus
+	52,  // 61: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
+	53,  // 62: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
+	87,  // 63: agentruntime.control.v1.ThreadRead.last_outcome:type_name -> agentruntime.control.v1.TurnStatus
+	54,  // 64: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
+	81,  // 65: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	55,  // 66: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
+	55,  // 67: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
+	55,  // 68: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
+	86,  // 69: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
+	86,  // 70: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
+	91,  // 71: agentruntime.control.v1.ThreadRead.routing_limit:type_name -> agentruntime.routing.v1.RoutingLimitSummary
+	57,  // 72: agentruntime.control.v1.ThreadRead.refusals:type_name -> agentruntime.control.v1.Refusal
+	92,  // 73: agentruntime.control.v1.Subagent.status:type_name -> agentruntime.control.v1.SubagentStatus
+	93,  // 74: agentruntime.control.v1.Channel.status:type_name -> agentruntime.control.v1.ChannelStatus
+	83,  // 75: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
+	83,  // 76: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	52,  // 77: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	86,  // 78: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	83,  // 79: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	86,  // 80: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	87,  // 81: agentruntime.control.v1.HeartbeatTurnResponse.status:type_name -> agentruntime.control.v1.TurnStatus
+	94,  // 82: agentruntime.control.v1.TurnAttempt.status:type_name -> agentruntime.control.v1.TurnAttemptStatus
+	86,  // 83: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
+	86,  // 84: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
+	65,  // 85: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
+	66,  // 86: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
+	95,  // 87: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
+	4,   // 88: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
+	6,   // 89: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
+	8,   // 90: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
+	10,  // 91: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
+	12,  // 92: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
+	14,  // 93: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
+	16,  // 94: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
+	18,  // 95: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
+	20,  // 96: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
+	22,  // 97: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
+	24,  // 98: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
+	26,  // 99: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
+	28,  // 100: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
+	30,  // 101: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
+	32,  // 102: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
+	34,  // 103: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
+	36,  // 104: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
+	38,  // 105: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
+	40,  // 106: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
+	42,  // 107: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
+	47,  // 108: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
+	49,  // 109: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
+	60,  // 110: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
+	62,  // 111: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
+	64,  // 112: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
+	68,  // 113: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
+	70,  // 114: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
+	96,  // 115: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
+	97,  // 116: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
+	5,   // 117: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
+	7,   // 118: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
+	9,   // 119: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
+	11,  // 120: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
+	13,  // 121: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
+	15,  // 122: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
+	17,  // 123: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
+	19,  // 124: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
+	21,  // 125: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
+	23,  // 126: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
+	25,  // 127: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
+	27,  // 128: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
+	29,  // 129: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
+	31,  // 130: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
+	33,  // 131: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
+	35,  // 132: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
+	37,  // 133: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
+	39,  // 134: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
+	41,  // 135: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
+	43,  // 136: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
+	48,  // 137: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
+	50,  // 138: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
+	61,  // 139: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
+	63,  // 140: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
+	67,  // 141: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
+	69,  // 142: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
+	71,  // 143: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
+	98,  // 144: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
+	99,  // 145: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
+	117, // [117:146] is the sub-list for method output_type
+	88,  // [88:117] is the sub-list for method input_type
+	88,  // [88:88] is the sub-list for extension type_name
+	88,  // [88:88] is the sub-list for extension extendee
+	0,   // [0:88] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_control_v1_control_proto_init() }
@@ -6495,7 +6514,7 @@ func file_agentruntime_control_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_control_v1_control_proto_rawDesc), len(file_agentruntime_control_v1_control_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   77,
+			NumMessages:   78,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

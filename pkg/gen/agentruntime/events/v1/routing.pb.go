@@ -513,7 +513,19 @@ type Provider struct {
 	DisplayName      string                 `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
 	CredentialStatus CredentialStatus       `protobuf:"varint,3,opt,name=credential_status,json=credentialStatus,proto3,enum=agentruntime.events.v1.CredentialStatus" json:"credential_status,omitempty"`
 	// Regions the provider serves from, e.g. "us", "eu".
-	Regions       []string `protobuf:"bytes,4,rep,name=regions,proto3" json:"regions,omitempty"`
+	Regions []string `protobuf:"bytes,4,rep,name=regions,proto3" json:"regions,omitempty"`
+	// The API a worker speaks to the provider's models: "openai_chat"
+	// (Chat Completions, and the OpenAI-compatible local servers),
+	// "anthropic" (Messages), "openai_responses" (Responses), "scripted"
+	// (the demo provider). Empty: not said (a worker uses its own default).
+	Kind string `protobuf:"bytes,5,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The API's root, e.g. "https://api.anthropic.com" or
+	// "https://api.openai.com/v1"; empty: the kind's public endpoint.
+	BaseUrl string `protobuf:"bytes,6,opt,name=base_url,json=baseUrl,proto3" json:"base_url,omitempty"`
+	// The name of the worker's environment variable holding the API key
+	// (never the key); empty: ANTHROPIC_API_KEY for anthropic,
+	// OPENAI_API_KEY for the OpenAI kinds.
+	ApiKeyEnv     string `protobuf:"bytes,7,opt,name=api_key_env,json=apiKeyEnv,proto3" json:"api_key_env,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -574,6 +586,27 @@ func (x *Provider) GetRegions() []string {
 		return x.Regions
 	}
 	return nil
+}
+
+func (x *Provider) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Provider) GetBaseUrl() string {
+	if x != nil {
+		return x.BaseUrl
+	}
+	return ""
+}
+
+func (x *Provider) GetApiKeyEnv() string {
+	if x != nil {
+		return x.ApiKeyEnv
+	}
+	return ""
 }
 
 // Prices of a model in nano-USD per million tokens. A price that is not set
@@ -3040,12 +3073,15 @@ var File_agentruntime_events_v1_routing_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_routing_proto_rawDesc = "" +
 	"\n" +
-	"$agentruntime/events/v1/routing.proto\x12\x16agentruntime.events.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xae\x01\n" +
+	"$agentruntime/events/v1/routing.proto\x12\x16agentruntime.events.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfd\x01\n" +
 	"\bProvider\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12U\n" +
 	"\x11credential_status\x18\x03 \x01(\x0e2(.agentruntime.events.v1.CredentialStatusR\x10credentialStatus\x12\x18\n" +
-	"\aregions\x18\x04 \x03(\tR\aregions\"\x90\x03\n" +
+	"\aregions\x18\x04 \x03(\tR\aregions\x12\x12\n" +
+	"\x04kind\x18\x05 \x01(\tR\x04kind\x12\x19\n" +
+	"\bbase_url\x18\x06 \x01(\tR\abaseUrl\x12\x1e\n" +
+	"\vapi_key_env\x18\a \x01(\tR\tapiKeyEnv\"\x90\x03\n" +
 	"\vModelPrices\x12:\n" +
 	"\x17input_nanos_per_million\x18\x01 \x01(\x03H\x00R\x14inputNanosPerMillion\x88\x01\x01\x12<\n" +
 	"\x18output_nanos_per_million\x18\x02 \x01(\x03H\x01R\x15outputNanosPerMillion\x88\x01\x01\x12G\n" +

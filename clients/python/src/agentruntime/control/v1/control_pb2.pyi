@@ -455,14 +455,23 @@ class Refusal(_message.Message):
     def __init__(self, cause: _Optional[str] = ..., reason: _Optional[str] = ..., rule_refs: _Optional[_Iterable[str]] = ..., hook_run_ids: _Optional[_Iterable[str]] = ..., tool: _Optional[str] = ..., paths: _Optional[_Iterable[str]] = ..., command: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., evaluation_id: _Optional[str] = ..., action_id: _Optional[str] = ..., violation: _Optional[str] = ..., turn_id: _Optional[str] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class RegisterToolsRequest(_message.Message):
-    __slots__ = ["session_id", "tools", "worker_id"]
+    __slots__ = ["facts", "session_id", "tools", "worker_id"]
+    class FactsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    FACTS_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    facts: _containers.ScalarMap[str, str]
     session_id: str
     tools: _containers.RepeatedCompositeFieldContainer[_control_pb2.ToolSpec]
     worker_id: str
-    def __init__(self, session_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[_control_pb2.ToolSpec, _Mapping]]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[_control_pb2.ToolSpec, _Mapping]]] = ..., facts: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class RegisterToolsResponse(_message.Message):
     __slots__ = ["sequence"]

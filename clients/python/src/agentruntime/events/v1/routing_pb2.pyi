@@ -261,16 +261,22 @@ class ModelPrices(_message.Message):
     def __init__(self, input_nanos_per_million: _Optional[int] = ..., output_nanos_per_million: _Optional[int] = ..., cached_input_nanos_per_million: _Optional[int] = ..., reasoning_nanos_per_million: _Optional[int] = ...) -> None: ...
 
 class Provider(_message.Message):
-    __slots__ = ["credential_status", "display_name", "id", "regions"]
+    __slots__ = ["api_key_env", "base_url", "credential_status", "display_name", "id", "kind", "regions"]
+    API_KEY_ENV_FIELD_NUMBER: _ClassVar[int]
+    BASE_URL_FIELD_NUMBER: _ClassVar[int]
     CREDENTIAL_STATUS_FIELD_NUMBER: _ClassVar[int]
     DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
     REGIONS_FIELD_NUMBER: _ClassVar[int]
+    api_key_env: str
+    base_url: str
     credential_status: CredentialStatus
     display_name: str
     id: str
+    kind: str
     regions: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, id: _Optional[str] = ..., display_name: _Optional[str] = ..., credential_status: _Optional[_Union[CredentialStatus, str]] = ..., regions: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., display_name: _Optional[str] = ..., credential_status: _Optional[_Union[CredentialStatus, str]] = ..., regions: _Optional[_Iterable[str]] = ..., kind: _Optional[str] = ..., base_url: _Optional[str] = ..., api_key_env: _Optional[str] = ...) -> None: ...
 
 class Quota(_message.Message):
     __slots__ = ["cost_nanos_per_day", "id", "low_thresholds", "tokens_per_day"]
