@@ -165,7 +165,8 @@ func TestAWaitingTurnSurvivesItsWorkersStop(t *testing.T) {
 	tl := rt.follow(t, "s1")
 	rt.submit(t, "main", "turn-w1", "please w1")
 	action := tl.until("action.required").GetActionId()
-	tl.until("run.status") // parked (the routing note comes before the call)
+	for tl.until("run.status").GetRunStatus().GetPhase() != "parked" {
+	}
 	stop()
 	respond(t, rt, action, "allow_once")
 	rt.startStoppableWorker(t, "second", root)

@@ -292,8 +292,9 @@ func (tu *turn) permit(ctx context.Context, step, callID string, c provider.Tool
 				return p, waitFor(callID, actionID, from, true, p)
 			}
 			p.allowed, p.why, err = tu.awaitApproval(ctx, actionID, from, true)
+			return p, err
 		}
-		return p, err
+		return p, nil
 	case eventsv1.Decision_DECISION_ALLOW:
 		p.allowed = true
 		return p, nil
