@@ -48,6 +48,9 @@ const (
 	ControlService_StoreOutput_FullMethodName       = "/agentruntime.control.v1.ControlService/StoreOutput"
 	ControlService_WriteProcessStdin_FullMethodName = "/agentruntime.control.v1.ControlService/WriteProcessStdin"
 	ControlService_TerminateProcess_FullMethodName  = "/agentruntime.control.v1.ControlService/TerminateProcess"
+	ControlService_CreateWebhook_FullMethodName     = "/agentruntime.control.v1.ControlService/CreateWebhook"
+	ControlService_ListWebhooks_FullMethodName      = "/agentruntime.control.v1.ControlService/ListWebhooks"
+	ControlService_DeleteWebhook_FullMethodName     = "/agentruntime.control.v1.ControlService/DeleteWebhook"
 )
 
 // ControlServiceClient is the client API for ControlService service.
@@ -132,6 +135,18 @@ type ControlServiceClient interface {
 	// the process group and reports process.terminated. Asking again is a
 	// no-op.
 	TerminateProcess(ctx context.Context, in *TerminateProcessRequest, opts ...grpc.CallOption) (*TerminateProcessResponse, error)
+	// Subscribes a URL to the tenant's events (action.required unless
+	// event_types says otherwise), optionally of some sessions only: each
+	// matching event is POSTed at least once, signed in the Standard Webhooks
+	// format with a secret answered here once. A URL whose host the hook
+	// allowlist does not allow is InvalidArgument (field url).
+	CreateWebhook(ctx context.Context, in *CreateWebhookRequest, opts ...grpc.CallOption) (*CreateWebhookResponse, error)
+	// The tenant's webhook subscriptions with their recent deliveries,
+	// without secrets.
+	ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error)
+	// Ends a subscription: nothing more is delivered to it. An unknown id, or
+	// one already deleted, is NotFound.
+	DeleteWebhook(ctx context.Context, in *DeleteWebhookRequest, opts ...grpc.CallOption) (*DeleteWebhookResponse, error)
 }
 
 type controlServiceClient struct {
@@ -441,6 +456,36 @@ func (c *controlServiceClient) TerminateProcess(ctx context.Context, in *Termina
 	return out, nil
 }
 
+func (c *controlServiceClient) CreateWebhook(ctx context.Context, in *CreateWebhookRequest, opts ...grpc.CallOption) (*CreateWebhookResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateWebhookResponse)
+	err := c.cc.Invoke(ctx, ControlService_CreateWebhook_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListWebhooksResponse)
+	err := c.cc.Invoke(ctx, ControlService_ListWebhooks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) DeleteWebhook(ctx context.Context, in *DeleteWebhookRequest, opts ...grpc.CallOption) (*DeleteWebhookResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteWebhookResponse)
+	err := c.cc.Invoke(ctx, ControlService_DeleteWebhook_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServiceServer is the server API for ControlService service.
 // All implementations must embed UnimplementedControlServiceServer
 // for forward compatibility.
@@ -523,6 +568,18 @@ type ControlServiceServer interface {
 	// the process group and reports process.terminated. Asking again is a
 	// no-op.
 	TerminateProcess(context.Context, *TerminateProcessRequest) (*TerminateProcessResponse, error)
+	// Subscribes a URL to the tenant's events (action.required unless
+	// event_types says otherwise), optionally of some sessions only: each
+	// matching event is POSTed at least once, signed in the Standard Webhooks
+	// format with a secret answered here once. A URL whose host the hook
+	// allowlist does not allow is InvalidArgument (field url).
+	CreateWebhook(context.Context, *CreateWebhookRequest) (*CreateWebhookResponse, error)
+	// The tenant's webhook subscriptions with their recent deliveries,
+	// without secrets.
+	ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error)
+	// Ends a subscription: nothing more is delivered to it. An unknown id, or
+	// one already deleted, is NotFound.
+	DeleteWebhook(context.Context, *DeleteWebhookRequest) (*DeleteWebhookResponse, error)
 	mustEmbedUnimplementedControlServiceServer()
 }
 
@@ -619,6 +676,15 @@ func (UnimplementedControlServiceServer) WriteProcessStdin(context.Context, *Wri
 }
 func (UnimplementedControlServiceServer) TerminateProcess(context.Context, *TerminateProcessRequest) (*TerminateProcessResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method TerminateProcess not implemented")
+}
+func (UnimplementedControlServiceServer) CreateWebhook(context.Context, *CreateWebhookRequest) (*CreateWebhookResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CreateWebhook not implemented")
+}
+func (UnimplementedControlServiceServer) ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListWebhooks not implemented")
+}
+func (UnimplementedControlServiceServer) DeleteWebhook(context.Context, *DeleteWebhookRequest) (*DeleteWebhookResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DeleteWebhook not implemented")
 }
 func (UnimplementedControlServiceServer) mustEmbedUnimplementedControlServiceServer() {}
 func (UnimplementedControlServiceServer) testEmbeddedByValue()                        {}
@@ -1156,6 +1222,60 @@ func _ControlService_TerminateProcess_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ControlService_CreateWebhook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateWebhookRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).CreateWebhook(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_CreateWebhook_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).CreateWebhook(ctx, req.(*CreateWebhookRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_ListWebhooks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWebhooksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).ListWebhooks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_ListWebhooks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).ListWebhooks(ctx, req.(*ListWebhooksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_DeleteWebhook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteWebhookRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).DeleteWebhook(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_DeleteWebhook_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).DeleteWebhook(ctx, req.(*DeleteWebhookRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ControlService_ServiceDesc is the grpc.ServiceDesc for ControlService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1274,6 +1394,18 @@ var ControlService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "TerminateProcess",
 			Handler:    _ControlService_TerminateProcess_Handler,
+		},
+		{
+			MethodName: "CreateWebhook",
+			Handler:    _ControlService_CreateWebhook_Handler,
+		},
+		{
+			MethodName: "ListWebhooks",
+			Handler:    _ControlService_ListWebhooks_Handler,
+		},
+		{
+			MethodName: "DeleteWebhook",
+			Handler:    _ControlService_DeleteWebhook_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

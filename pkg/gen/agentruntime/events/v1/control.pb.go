@@ -2746,14 +2746,21 @@ func (x *SubagentStatus) GetReason() string {
 	return ""
 }
 
-// ChannelFact covers channel.connected|disconnected|resumed.
+// ChannelFact covers channel.connected|disconnected|resumed|message.
 type ChannelFact struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Peer              string                 `protobuf:"bytes,1,opt,name=peer,proto3" json:"peer,omitempty"`
 	LastAckedSequence uint64                 `protobuf:"varint,2,opt,name=last_acked_sequence,json=lastAckedSequence,proto3" json:"last_acked_sequence,omitempty"`
 	Reason            string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The channel's transport (spec: remote channels); "webhook" for a
+	// webhook subscription, whose facts carry webhook or delivery.
+	Transport string `protobuf:"bytes,4,opt,name=transport,proto3" json:"transport,omitempty"`
+	// channel.connected of a webhook: the subscription.
+	Webhook *WebhookSubscription `protobuf:"bytes,5,opt,name=webhook,proto3" json:"webhook,omitempty"`
+	// channel.message of a webhook: one delivery's outcome.
+	Delivery      *WebhookDeliveryFact `protobuf:"bytes,6,opt,name=delivery,proto3" json:"delivery,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChannelFact) Reset() {
@@ -2807,6 +2814,235 @@ func (x *ChannelFact) GetReason() string {
 	return ""
 }
 
+func (x *ChannelFact) GetTransport() string {
+	if x != nil {
+		return x.Transport
+	}
+	return ""
+}
+
+func (x *ChannelFact) GetWebhook() *WebhookSubscription {
+	if x != nil {
+		return x.Webhook
+	}
+	return nil
+}
+
+func (x *ChannelFact) GetDelivery() *WebhookDeliveryFact {
+	if x != nil {
+		return x.Delivery
+	}
+	return nil
+}
+
+// WebhookSubscription is a webhook channel as created. Its signing secret
+// is sealed (AES-256-GCM under the runtime's webhook key, bound to the
+// tenant and webhook id): readers of the log never see it in the clear.
+type WebhookSubscription struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Url          string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	EventTypes   []string               `protobuf:"bytes,2,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
+	SessionIds   []string               `protobuf:"bytes,3,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
+	Description  string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	SealedSecret []byte                 `protobuf:"bytes,5,opt,name=sealed_secret,json=sealedSecret,proto3" json:"sealed_secret,omitempty"`
+	// Which webhook key sealed it (a fingerprint), so a rotated key is told
+	// from a wrong one.
+	KeyId         string `protobuf:"bytes,6,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WebhookSubscription) Reset() {
+	*x = WebhookSubscription{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WebhookSubscription) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WebhookSubscription) ProtoMessage() {}
+
+func (x *WebhookSubscription) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WebhookSubscription.ProtoReflect.Descriptor instead.
+func (*WebhookSubscription) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *WebhookSubscription) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *WebhookSubscription) GetEventTypes() []string {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
+}
+
+func (x *WebhookSubscription) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+func (x *WebhookSubscription) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *WebhookSubscription) GetSealedSecret() []byte {
+	if x != nil {
+		return x.SealedSecret
+	}
+	return nil
+}
+
+func (x *WebhookSubscription) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+// WebhookDeliveryFact is one delivery attempt's outcome, recorded on the
+// delivered event's session: "delivered", "retrying" (next_attempt_at
+// says when) or "failed" (given up).
+type WebhookDeliveryFact struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DeliveryId    string                 `protobuf:"bytes,1,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`
+	EventId       string                 `protobuf:"bytes,2,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	EventType     string                 `protobuf:"bytes,3,opt,name=event_type,json=eventType,proto3" json:"event_type,omitempty"`
+	EventSequence uint64                 `protobuf:"varint,4,opt,name=event_sequence,json=eventSequence,proto3" json:"event_sequence,omitempty"`
+	Outcome       string                 `protobuf:"bytes,5,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Attempt       uint32                 `protobuf:"varint,6,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	StatusCode    int32                  `protobuf:"varint,7,opt,name=status_code,json=statusCode,proto3" json:"status_code,omitempty"`
+	Error         string                 `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	NextAttemptAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=next_attempt_at,json=nextAttemptAt,proto3" json:"next_attempt_at,omitempty"`
+	EventTime     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=event_time,json=eventTime,proto3" json:"event_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WebhookDeliveryFact) Reset() {
+	*x = WebhookDeliveryFact{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WebhookDeliveryFact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WebhookDeliveryFact) ProtoMessage() {}
+
+func (x *WebhookDeliveryFact) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WebhookDeliveryFact.ProtoReflect.Descriptor instead.
+func (*WebhookDeliveryFact) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *WebhookDeliveryFact) GetDeliveryId() string {
+	if x != nil {
+		return x.DeliveryId
+	}
+	return ""
+}
+
+func (x *WebhookDeliveryFact) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *WebhookDeliveryFact) GetEventType() string {
+	if x != nil {
+		return x.EventType
+	}
+	return ""
+}
+
+func (x *WebhookDeliveryFact) GetEventSequence() uint64 {
+	if x != nil {
+		return x.EventSequence
+	}
+	return 0
+}
+
+func (x *WebhookDeliveryFact) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *WebhookDeliveryFact) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *WebhookDeliveryFact) GetStatusCode() int32 {
+	if x != nil {
+		return x.StatusCode
+	}
+	return 0
+}
+
+func (x *WebhookDeliveryFact) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *WebhookDeliveryFact) GetNextAttemptAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.NextAttemptAt
+	}
+	return nil
+}
+
+func (x *WebhookDeliveryFact) GetEventTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventTime
+	}
+	return nil
+}
+
 // ToolSpec is one tool a worker offers.
 type ToolSpec struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -2824,7 +3060,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[40]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2836,7 +3072,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[40]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2849,7 +3085,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{40}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -2921,7 +3157,7 @@ type SnapshotRepaired struct {
 
 func (x *SnapshotRepaired) Reset() {
 	*x = SnapshotRepaired{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2933,7 +3169,7 @@ func (x *SnapshotRepaired) String() string {
 func (*SnapshotRepaired) ProtoMessage() {}
 
 func (x *SnapshotRepaired) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2946,7 +3182,7 @@ func (x *SnapshotRepaired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRepaired.ProtoReflect.Descriptor instead.
 func (*SnapshotRepaired) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{41}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SnapshotRepaired) GetRequestedSequence() uint64 {
@@ -2997,7 +3233,7 @@ type RepairedFact struct {
 
 func (x *RepairedFact) Reset() {
 	*x = RepairedFact{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3009,7 +3245,7 @@ func (x *RepairedFact) String() string {
 func (*RepairedFact) ProtoMessage() {}
 
 func (x *RepairedFact) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3022,7 +3258,7 @@ func (x *RepairedFact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairedFact.ProtoReflect.Descriptor instead.
 func (*RepairedFact) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{42}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RepairedFact) GetStatus() string {
@@ -3081,7 +3317,7 @@ type SnapshotUpdated struct {
 
 func (x *SnapshotUpdated) Reset() {
 	*x = SnapshotUpdated{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3093,7 +3329,7 @@ func (x *SnapshotUpdated) String() string {
 func (*SnapshotUpdated) ProtoMessage() {}
 
 func (x *SnapshotUpdated) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3106,7 +3342,7 @@ func (x *SnapshotUpdated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotUpdated.ProtoReflect.Descriptor instead.
 func (*SnapshotUpdated) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{43}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SnapshotUpdated) GetKind() string {
@@ -3367,11 +3603,39 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\x0fchild_thread_id\x18\x02 \x01(\tR\rchildThreadId\x12\x18\n" +
 	"\asummary\x18\x03 \x01(\tR\asummary\x12\"\n" +
 	"\rinput_turn_id\x18\x04 \x01(\tR\vinputTurnId\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"i\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"\x97\x02\n" +
 	"\vChannelFact\x12\x12\n" +
 	"\x04peer\x18\x01 \x01(\tR\x04peer\x12.\n" +
 	"\x13last_acked_sequence\x18\x02 \x01(\x04R\x11lastAckedSequence\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xc6\x02\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1c\n" +
+	"\ttransport\x18\x04 \x01(\tR\ttransport\x12E\n" +
+	"\awebhook\x18\x05 \x01(\v2+.agentruntime.events.v1.WebhookSubscriptionR\awebhook\x12G\n" +
+	"\bdelivery\x18\x06 \x01(\v2+.agentruntime.events.v1.WebhookDeliveryFactR\bdelivery\"\xc7\x01\n" +
+	"\x13WebhookSubscription\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x1f\n" +
+	"\vevent_types\x18\x02 \x03(\tR\n" +
+	"eventTypes\x12\x1f\n" +
+	"\vsession_ids\x18\x03 \x03(\tR\n" +
+	"sessionIds\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\x12#\n" +
+	"\rsealed_secret\x18\x05 \x01(\fR\fsealedSecret\x12\x15\n" +
+	"\x06key_id\x18\x06 \x01(\tR\x05keyId\"\x81\x03\n" +
+	"\x13WebhookDeliveryFact\x12\x1f\n" +
+	"\vdelivery_id\x18\x01 \x01(\tR\n" +
+	"deliveryId\x12\x19\n" +
+	"\bevent_id\x18\x02 \x01(\tR\aeventId\x12\x1d\n" +
+	"\n" +
+	"event_type\x18\x03 \x01(\tR\teventType\x12%\n" +
+	"\x0eevent_sequence\x18\x04 \x01(\x04R\reventSequence\x12\x18\n" +
+	"\aoutcome\x18\x05 \x01(\tR\aoutcome\x12\x18\n" +
+	"\aattempt\x18\x06 \x01(\rR\aattempt\x12\x1f\n" +
+	"\vstatus_code\x18\a \x01(\x05R\n" +
+	"statusCode\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05error\x12B\n" +
+	"\x0fnext_attempt_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\rnextAttemptAt\x129\n" +
+	"\n" +
+	"event_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\teventTime\"\xc6\x02\n" +
 	"\bToolSpec\x12\x1e\n" +
 	"\x04name\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\x04name\x12*\n" +
@@ -3427,7 +3691,7 @@ func file_agentruntime_events_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_events_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_agentruntime_events_v1_control_proto_goTypes = []any{
 	(ActionOutcome)(0),            // 0: agentruntime.events.v1.ActionOutcome
 	(TurnOutcome)(0),              // 1: agentruntime.events.v1.TurnOutcome
@@ -3471,50 +3735,56 @@ var file_agentruntime_events_v1_control_proto_goTypes = []any{
 	(*SubagentSpawned)(nil),       // 39: agentruntime.events.v1.SubagentSpawned
 	(*SubagentStatus)(nil),        // 40: agentruntime.events.v1.SubagentStatus
 	(*ChannelFact)(nil),           // 41: agentruntime.events.v1.ChannelFact
-	(*ToolSpec)(nil),              // 42: agentruntime.events.v1.ToolSpec
-	(*SnapshotRepaired)(nil),      // 43: agentruntime.events.v1.SnapshotRepaired
-	(*RepairedFact)(nil),          // 44: agentruntime.events.v1.RepairedFact
-	(*SnapshotUpdated)(nil),       // 45: agentruntime.events.v1.SnapshotUpdated
-	nil,                           // 46: agentruntime.events.v1.ActionRequired.ContextEntry
-	nil,                           // 47: agentruntime.events.v1.SessionCreated.MetadataEntry
-	nil,                           // 48: agentruntime.events.v1.SessionUpdated.MetadataEntry
-	nil,                           // 49: agentruntime.events.v1.ThreadUpdated.FactsEntry
-	nil,                           // 50: agentruntime.events.v1.TurnSubmitted.OptionsEntry
-	nil,                           // 51: agentruntime.events.v1.TurnSubmitted.MetadataEntry
-	nil,                           // 52: agentruntime.events.v1.TurnCompleted.RefsEntry
-	nil,                           // 53: agentruntime.events.v1.RunStatus.MetadataEntry
-	nil,                           // 54: agentruntime.events.v1.SnapshotUpdated.FactsEntry
-	(*durationpb.Duration)(nil),   // 55: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 56: google.protobuf.Timestamp
-	(*v1.OutputRef)(nil),          // 57: agentruntime.common.v1.OutputRef
+	(*WebhookSubscription)(nil),   // 42: agentruntime.events.v1.WebhookSubscription
+	(*WebhookDeliveryFact)(nil),   // 43: agentruntime.events.v1.WebhookDeliveryFact
+	(*ToolSpec)(nil),              // 44: agentruntime.events.v1.ToolSpec
+	(*SnapshotRepaired)(nil),      // 45: agentruntime.events.v1.SnapshotRepaired
+	(*RepairedFact)(nil),          // 46: agentruntime.events.v1.RepairedFact
+	(*SnapshotUpdated)(nil),       // 47: agentruntime.events.v1.SnapshotUpdated
+	nil,                           // 48: agentruntime.events.v1.ActionRequired.ContextEntry
+	nil,                           // 49: agentruntime.events.v1.SessionCreated.MetadataEntry
+	nil,                           // 50: agentruntime.events.v1.SessionUpdated.MetadataEntry
+	nil,                           // 51: agentruntime.events.v1.ThreadUpdated.FactsEntry
+	nil,                           // 52: agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	nil,                           // 53: agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	nil,                           // 54: agentruntime.events.v1.TurnCompleted.RefsEntry
+	nil,                           // 55: agentruntime.events.v1.RunStatus.MetadataEntry
+	nil,                           // 56: agentruntime.events.v1.SnapshotUpdated.FactsEntry
+	(*durationpb.Duration)(nil),   // 57: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 58: google.protobuf.Timestamp
+	(*v1.OutputRef)(nil),          // 59: agentruntime.common.v1.OutputRef
 }
 var file_agentruntime_events_v1_control_proto_depIdxs = []int32{
-	55, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
-	46, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
-	56, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
+	57, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
+	48, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
+	58, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: agentruntime.events.v1.ActionResolved.outcome:type_name -> agentruntime.events.v1.ActionOutcome
-	47, // 4: agentruntime.events.v1.SessionCreated.metadata:type_name -> agentruntime.events.v1.SessionCreated.MetadataEntry
-	48, // 5: agentruntime.events.v1.SessionUpdated.metadata:type_name -> agentruntime.events.v1.SessionUpdated.MetadataEntry
-	49, // 6: agentruntime.events.v1.ThreadUpdated.facts:type_name -> agentruntime.events.v1.ThreadUpdated.FactsEntry
+	49, // 4: agentruntime.events.v1.SessionCreated.metadata:type_name -> agentruntime.events.v1.SessionCreated.MetadataEntry
+	50, // 5: agentruntime.events.v1.SessionUpdated.metadata:type_name -> agentruntime.events.v1.SessionUpdated.MetadataEntry
+	51, // 6: agentruntime.events.v1.ThreadUpdated.facts:type_name -> agentruntime.events.v1.ThreadUpdated.FactsEntry
 	8,  // 7: agentruntime.events.v1.TurnSubmitted.input:type_name -> agentruntime.events.v1.InputPart
-	50, // 8: agentruntime.events.v1.TurnSubmitted.options:type_name -> agentruntime.events.v1.TurnSubmitted.OptionsEntry
-	51, // 9: agentruntime.events.v1.TurnSubmitted.metadata:type_name -> agentruntime.events.v1.TurnSubmitted.MetadataEntry
-	52, // 10: agentruntime.events.v1.TurnCompleted.refs:type_name -> agentruntime.events.v1.TurnCompleted.RefsEntry
+	52, // 8: agentruntime.events.v1.TurnSubmitted.options:type_name -> agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	53, // 9: agentruntime.events.v1.TurnSubmitted.metadata:type_name -> agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	54, // 10: agentruntime.events.v1.TurnCompleted.refs:type_name -> agentruntime.events.v1.TurnCompleted.RefsEntry
 	1,  // 11: agentruntime.events.v1.TurnFailed.outcome:type_name -> agentruntime.events.v1.TurnOutcome
-	53, // 12: agentruntime.events.v1.RunStatus.metadata:type_name -> agentruntime.events.v1.RunStatus.MetadataEntry
+	55, // 12: agentruntime.events.v1.RunStatus.metadata:type_name -> agentruntime.events.v1.RunStatus.MetadataEntry
 	17, // 13: agentruntime.events.v1.ModelCompleted.usage:type_name -> agentruntime.events.v1.ModelUsage
-	57, // 14: agentruntime.events.v1.ToolResult.output:type_name -> agentruntime.common.v1.OutputRef
-	57, // 15: agentruntime.events.v1.ProcessOutput.output:type_name -> agentruntime.common.v1.OutputRef
-	57, // 16: agentruntime.events.v1.ProcessCompleted.output:type_name -> agentruntime.common.v1.OutputRef
-	57, // 17: agentruntime.events.v1.OutputFact.output:type_name -> agentruntime.common.v1.OutputRef
-	44, // 18: agentruntime.events.v1.SnapshotRepaired.facts:type_name -> agentruntime.events.v1.RepairedFact
-	42, // 19: agentruntime.events.v1.SnapshotUpdated.tools:type_name -> agentruntime.events.v1.ToolSpec
-	54, // 20: agentruntime.events.v1.SnapshotUpdated.facts:type_name -> agentruntime.events.v1.SnapshotUpdated.FactsEntry
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	59, // 14: agentruntime.events.v1.ToolResult.output:type_name -> agentruntime.common.v1.OutputRef
+	59, // 15: agentruntime.events.v1.ProcessOutput.output:type_name -> agentruntime.common.v1.OutputRef
+	59, // 16: agentruntime.events.v1.ProcessCompleted.output:type_name -> agentruntime.common.v1.OutputRef
+	59, // 17: agentruntime.events.v1.OutputFact.output:type_name -> agentruntime.common.v1.OutputRef
+	42, // 18: agentruntime.events.v1.ChannelFact.webhook:type_name -> agentruntime.events.v1.WebhookSubscription
+	43, // 19: agentruntime.events.v1.ChannelFact.delivery:type_name -> agentruntime.events.v1.WebhookDeliveryFact
+	58, // 20: agentruntime.events.v1.WebhookDeliveryFact.next_attempt_at:type_name -> google.protobuf.Timestamp
+	58, // 21: agentruntime.events.v1.WebhookDeliveryFact.event_time:type_name -> google.protobuf.Timestamp
+	46, // 22: agentruntime.events.v1.SnapshotRepaired.facts:type_name -> agentruntime.events.v1.RepairedFact
+	44, // 23: agentruntime.events.v1.SnapshotUpdated.tools:type_name -> agentruntime.events.v1.ToolSpec
+	56, // 24: agentruntime.events.v1.SnapshotUpdated.facts:type_name -> agentruntime.events.v1.SnapshotUpdated.FactsEntry
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_control_proto_init() }
@@ -3534,7 +3804,7 @@ func file_agentruntime_events_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_events_v1_control_proto_rawDesc), len(file_agentruntime_events_v1_control_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
