@@ -38,6 +38,7 @@ type Service struct {
 	// LeaseSweepInterval is how often turn leases are checked.
 	LeaseSweepInterval time.Duration
 	ownHub             *fanout.Hub
+	webhooks           *app.Webhooks
 }
 
 // LeasePrefix prefixes the service's Redis turn-lease keys.
@@ -76,7 +77,8 @@ func New(deps kit.Deps) *Service {
 		claims.Held = deps.Holds()
 	}
 	return &Service{deps: deps, app: a, ownHub: ownHub, ExpiryInterval: 250 * time.Millisecond,
-		claims: claims, LeaseSweepInterval: time.Second}
+		claims: claims, LeaseSweepInterval: time.Second,
+		webhooks: newWebhooks(a, deps)}
 }
 
 // SetMaxQueuedTurns bounds each thread's queue (0: unbounded; default
@@ -101,12 +103,12 @@ func (s *Service) HealthName() string { return HealthName }
 
 // Register implements kit.Service.
 func (s *Service) Register(g *grpc.Server) {
-	controlv1.RegisterControlServiceServer(g, &api.Handler{App: s.app, Claims: s.claims})
+	controlv1.RegisterControlServiceServer(g, &api.Handler{App: s.app, Claims: s.claims, Webhooks: s.webhooks})
 }
 
 // Run projects the read model, expires actions whose deadline passed, and
-// turns permission requests into actions, and fails claimed turns whose
-// lease expired.
+// turns permission requests into actions, fails claimed turns whose
+// lease expired, and delivers webhooks.
 func (s *Service) Run(ctx context.Context) error {
 	if s.ownHub != nil {
 		defer s.ownHub.Close()
@@ -120,8 +122,9 @@ func (s *Service) Run(ctx context.Context) error {
 	return kit.RunAll(ctx,
 		// Both read models from one consumer: the log is read and decoded once.
 		func(ctx context.Context) error {
-			return projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, []projector.Projection{readmodel.Projection{}, readmodel.Claims{}})
+			return projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, []projector.Projection{readmodel.Projection{}, readmodel.Claims{}, readmodel.Webhooks{}})
 		},
+		s.webhooks.Run,
 		func(ctx context.Context) error { return s.claims.RunSweeper(ctx, s.LeaseSweepInterval) },
 		s.expireActions,
 		func(ctx context.Context) error { return s.app.ReactToPermissionRequests(ctx, s.deps.Logger) },

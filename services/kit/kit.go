@@ -7,6 +7,7 @@ import (
 	"context"
 	"golang.org/x/sync/errgroup"
 	"log/slog"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/metric"
@@ -79,6 +80,21 @@ type Config struct {
 	// The binary always restricts; a composition that does not allows any.
 	RestrictHookHosts bool
 	HookAllowHosts    []string
+	// WebhookKey seals webhook secrets in the control service
+	// (--webhook-key-file, AR_WEBHOOK_KEY_FILE; 32 bytes). Nil: webhooks
+	// are off. The same HookAllowHosts restrict webhook URLs.
+	WebhookKey []byte
+	// WebhookRetry overrides the control service's delivery retries (zero:
+	// its defaults); tests shorten the backoff.
+	WebhookRetry WebhookRetry
+}
+
+// WebhookRetry bounds webhook delivery attempts; zero fields take the
+// control service's defaults.
+type WebhookRetry struct {
+	MaxAttempts            int
+	MinBackoff, MaxBackoff time.Duration
+	MaxAge                 time.Duration
 }
 
 // Service is one of the five agentruntime services.

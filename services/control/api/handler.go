@@ -17,8 +17,9 @@ import (
 // Handler implements controlv1.ControlServiceServer.
 type Handler struct {
 	controlv1.UnimplementedControlServiceServer
-	App    *app.App
-	Claims *app.Claims
+	App      *app.App
+	Claims   *app.Claims
+	Webhooks *app.Webhooks
 }
 
 func (h *Handler) SubmitTurn(ctx context.Context, req *controlv1.SubmitTurnRequest) (*controlv1.SubmitTurnResponse, error) {
@@ -159,4 +160,16 @@ func (h *Handler) SubscribeEvents(req *controlv1.SubscribeEventsRequest, stream 
 		_ = h.App.DisconnectChannel(dctx, c, req.GetSessionId(), req.GetChannelId(), reason)
 	}
 	return kit.Status(ctx, err)
+}
+
+func (h *Handler) CreateWebhook(ctx context.Context, req *controlv1.CreateWebhookRequest) (*controlv1.CreateWebhookResponse, error) {
+	return kit.Call(ctx, req, h.Webhooks.Create)
+}
+
+func (h *Handler) ListWebhooks(ctx context.Context, req *controlv1.ListWebhooksRequest) (*controlv1.ListWebhooksResponse, error) {
+	return kit.Call(ctx, req, h.Webhooks.List)
+}
+
+func (h *Handler) DeleteWebhook(ctx context.Context, req *controlv1.DeleteWebhookRequest) (*controlv1.DeleteWebhookResponse, error) {
+	return kit.Call(ctx, req, h.Webhooks.Delete)
 }

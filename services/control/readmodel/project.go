@@ -329,6 +329,8 @@ func (t *tx) apply() error {
 		}
 		// Its background processes ended with the run that parked.
 		t.processesLost()
+	case domain.WebhookFact(ev) != nil:
+		t.webhook()
 	case typ == events.TypeChannelConnected, typ == events.TypeChannelDisconnected, typ == events.TypeChannelResumed, typ == events.TypeChannelMessage:
 		t.channel()
 	case typ == events.TypeSnapshotUpdated && ev.GetSnapshotUpdated().GetKind() == "tool_inventory":

@@ -1,0 +1,249 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/services/control/adapters/webhooks"
+	"github.com/agentruntime/agentruntime/services/control/domain"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
+)
+
+// Delivery runs from the log (docs/services/control.md, "Webhooks"): the
+// webhooks projection (readmodel.Webhooks) turns each event a subscription
+// wants into an owed delivery, and each recorded outcome moves it on
+// (retrying: due later) or ends it. The owed deliveries are a projection
+// of the log, so they survive restarts: an outcome recorded is never
+// attempted again, one not recorded is (at least once). The sender below
+// works through what is due, per partition of the log, on the one replica
+// that holds that partition's lease.
+
+// webhookLeaseTTL is how long a replica holds a partition's deliveries
+// without renewing; another takes over after it.
+const webhookLeaseTTL = 10 * time.Second
+
+// Run delivers until ctx ends: for each partition, wait for its lease,
+// then deliver what is due while the lease holds.
+func (w *Webhooks) Run(ctx context.Context) error {
+	token := ids.New("deliverer")
+	var wg sync.WaitGroup
+	for k, view := range w.App.Log.Views() {
+		wg.Go(func() { w.holdPartition(ctx, token, k, view) })
+	}
+	wg.Wait()
+	return nil
+}
+
+func (w *Webhooks) holdPartition(ctx context.Context, token string, k int, view *eventlog.Log) {
+	key := "webhooks:p" + strconv.Itoa(k)
+	for ctx.Err() == nil {
+		held, err := w.Leases.Acquire(ctx, key, token, webhookLeaseTTL)
+		if err != nil && ctx.Err() == nil {
+			w.Logger.WarnContext(ctx, "webhook lease", "partition", k, "error", err)
+		}
+		if !held {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(webhookLeaseTTL / 3):
+			}
+			continue
+		}
+		w.deliverWhileHeld(ctx, token, key, k, view)
+	}
+}
+
+// deliverWhileHeld delivers the partition's due deliveries until the
+// lease is lost or ctx ends.
+func (w *Webhooks) deliverWhileHeld(ctx context.Context, token, key string, k int, view *eventlog.Log) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer func() { _ = w.Leases.Release(context.WithoutCancel(ctx), key, token) }()
+	go func() {
+		t := time.NewTicker(webhookLeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if ok, err := w.Leases.Renew(ctx, key, token, webhookLeaseTTL); !ok || err != nil {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	// What another holder recorded must be folded before anything is
+	// attempted again: otherwise a handover re-sends what was delivered.
+	for ctx.Err() == nil {
+		err := projector.CaughtUp(ctx, view, w.App.Store, readmodel.WebhooksName, nil, ReadTimeout)
+		if err == nil {
+			break
+		}
+		w.Logger.WarnContext(ctx, "webhook outbox not caught up", "partition", k, "error", err)
+	}
+	var (
+		mu       sync.Mutex
+		inflight = map[string]uint32{} // delivery -> attempt made or being made
+		running  = map[string]bool{}
+		wg       sync.WaitGroup
+	)
+	defer wg.Wait()
+	tick := time.NewTicker(w.Poll)
+	defer tick.Stop()
+	for {
+		due, err := readmodel.DueOutbox(ctx, w.App.Store, w.Now().UnixMilli(), 1024)
+		if err != nil && ctx.Err() == nil {
+			w.Logger.WarnContext(ctx, "webhook outbox", "error", err)
+		}
+		seen := map[string]bool{}
+		for _, e := range due {
+			tenant, session, id, ok := readmodel.ParseOutboxMember(e.Member)
+			if !ok || w.App.Log.Subjects.PartitionOf(tenant, orNoSession(session)) != k {
+				continue
+			}
+			seen[id] = true
+			mu.Lock()
+			busy, made, n := running[id], inflight[id], len(running)
+			mu.Unlock()
+			if busy || n >= w.Concurrency {
+				continue
+			}
+			owed, ok, err := readmodel.LoadOwed(ctx, w.App.Store, tenant, id)
+			if err != nil || !ok || made > owed.Attempts {
+				continue // the outcome of attempt `made` is not folded yet
+			}
+			mu.Lock()
+			running[id], inflight[id] = true, owed.Attempts+1
+			mu.Unlock()
+			wg.Go(func() {
+				w.attempt(ctx, owed)
+				mu.Lock()
+				delete(running, id)
+				mu.Unlock()
+			})
+		}
+		// Forget attempts whose outcome the outbox reflects.
+		mu.Lock()
+		for id := range inflight {
+			if !seen[id] && !running[id] {
+				delete(inflight, id)
+			}
+		}
+		mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func orNoSession(s string) string {
+	if s == "" {
+		return eventlog.NoSession
+	}
+	return s
+}
+
+// attempt makes the next attempt of an owed delivery and records its
+// outcome.
+func (w *Webhooks) attempt(ctx context.Context, owed readmodel.Owed) {
+	ev := &eventsv1.RuntimeEvent{}
+	if err := proto.Unmarshal(owed.Event, ev); err != nil {
+		w.Logger.ErrorContext(ctx, "owed delivery's event does not decode", "delivery", owed.Delivery, "error", err)
+		return
+	}
+	f := &eventsv1.WebhookDeliveryFact{DeliveryId: owed.Delivery, EventId: ev.GetEventId(), EventType: ev.GetType(),
+		EventSequence: ev.GetSequence(), EventTime: ev.GetTimestamp(), Attempt: owed.Attempts + 1}
+	now := w.Now()
+	var out *eventsv1.WebhookDeliveryFact
+	sub, err := w.subscription(ctx, owed.Tenant, owed.Webhook)
+	switch {
+	case err != nil:
+		w.Logger.WarnContext(ctx, "webhook subscription", "webhook", owed.Webhook, "error", err)
+		return // tried again at the next poll
+	case sub == nil:
+		out = proto.Clone(f).(*eventsv1.WebhookDeliveryFact)
+		out.Attempt, out.Outcome, out.Error = owed.Attempts, domain.DeliveryCancelled, "the webhook was deleted"
+	case now.Sub(ev.GetTimestamp().AsTime()) > w.Retry.MaxAge:
+		out = proto.Clone(f).(*eventsv1.WebhookDeliveryFact)
+		out.Attempt, out.Outcome, out.Error = owed.Attempts, domain.DeliveryFailed, "expired: the event is older than the delivery window"
+	default:
+		out = w.Retry.DecideDelivery(f, w.send(ctx, owed, sub, ev, now), w.Now(), rand.Float64())
+	}
+	rec := domain.WebhookDelivery(owed.Webhook, owed.Session, out)
+	for i := 0; ; i++ {
+		_, err := w.App.Log.Append(ctx, webhookAgg(owed.Tenant, owed.Session, owed.Webhook), eventlog.Any, rec)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		w.Logger.WarnContext(ctx, "recording a webhook delivery", "delivery", owed.Delivery, "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(min(time.Duration(i+1)*100*time.Millisecond, 2*time.Second)):
+		}
+	}
+}
+
+func (w *Webhooks) send(ctx context.Context, owed readmodel.Owed, sub *eventsv1.RuntimeEvent, ev *eventsv1.RuntimeEvent, now time.Time) domain.DeliveryAttempt {
+	s := sub.GetChannelConnected().GetWebhook()
+	if w.Sealer == nil {
+		return domain.DeliveryAttempt{Err: "this runtime has no webhook key"}
+	}
+	secret, err := w.Sealer.Open(owed.Tenant, owed.Webhook, s.GetKeyId(), s.GetSealedSecret())
+	if err != nil {
+		return domain.DeliveryAttempt{Err: err.Error()}
+	}
+	body, err := webhookBody(ev)
+	if err != nil {
+		return domain.DeliveryAttempt{Err: err.Error()}
+	}
+	return w.Sender.Send(ctx, webhooks.Delivery{URL: s.GetUrl(), DeliveryID: owed.Delivery, Secret: secret, Body: body, At: now})
+}
+
+// subscription is the tenant's live subscription id, nil once deleted.
+func (w *Webhooks) subscription(ctx context.Context, tenant, id string) (*eventsv1.RuntimeEvent, error) {
+	subs, err := readmodel.Subscriptions(ctx, w.App.Store, tenant)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range subs {
+		if s.GetChannelId() == id {
+			return s, nil
+		}
+	}
+	return nil, nil
+}
+
+// webhookBody is a delivery's payload in the Standard Webhooks shape:
+// {"type", "timestamp", "data"}, data the event as the spec's JSON.
+func webhookBody(ev *eventsv1.RuntimeEvent) ([]byte, error) {
+	data, err := protojson.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) == 0 {
+		return nil, errors.New("empty event")
+	}
+	return json.Marshal(struct {
+		Type      string          `json:"type"`
+		Timestamp string          `json:"timestamp"`
+		Data      json.RawMessage `json:"data"`
+	}{ev.GetType(), ev.GetTimestamp().AsTime().UTC().Format(time.RFC3339Nano), data})
+}
+

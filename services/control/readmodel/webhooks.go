@@ -1,0 +1,306 @@
+package readmodel
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/events"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/control/domain"
+)
+
+// WebhooksName is the checkpoint of the webhooks projection: the tenants'
+// live subscriptions, the deliveries still owed (the outbox the sender
+// works through) and the recent delivery outcomes. It is its own
+// projection, not part of the thread read model, because it reads across
+// partitions (a tenant's subscriptions are facts of its session-less
+// partition, matched against events of every partition) and the writer's
+// fold must not.
+const WebhooksName = "control.webhooks"
+
+// WebhookKey holds a subscription's channel.connected, or its
+// channel.disconnected once deleted (the control fold: the writer decides
+// on it).
+func WebhookKey(tenant, id string) string { return "whk:" + tenant + ":" + id }
+
+// WebhookIndexKey holds a tenant's live subscriptions (their
+// channel.connected facts, delimited protos): one read per event matches
+// them all. Only the tenant's session-less partition writes it.
+func WebhookIndexKey(tenant string) string { return "whidx:" + tenant }
+
+// OutboxIndex lists the deliveries owed, across tenants, scored by when
+// the next attempt is due (unix ms); members are OutboxMember.
+const OutboxIndex = "whq"
+
+// OutboxMember is "<tenant>|<session>|<delivery id>": the sender of a
+// partition tells its own by the session.
+func OutboxMember(tenant, session, delivery string) string {
+	return tenant + "|" + session + "|" + delivery
+}
+
+// ParseOutboxMember splits an OutboxMember.
+func ParseOutboxMember(m string) (tenant, session, delivery string, ok bool) {
+	parts := strings.Split(m, "|")
+	if len(parts) != 3 {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
+}
+
+// OutboxKey holds a delivery owed (an Owed, JSON).
+func OutboxKey(tenant, delivery string) string { return "whq:" + tenant + ":" + delivery }
+
+// DeliveryKey holds a delivery's latest outcome (controlv1.WebhookDelivery).
+func DeliveryKey(tenant, delivery string) string { return "whd:" + tenant + ":" + delivery }
+
+// DeliveriesIndex lists a subscription's deliveries by the time of their
+// latest outcome; DeliveredIndex and FailedIndex those that ended so.
+// Each member is one delivery, written by its event's partition only.
+func DeliveriesIndex(tenant, webhook string) string { return "whds:" + tenant + ":" + webhook }
+func DeliveredIndex(tenant, webhook string) string  { return "whok:" + tenant + ":" + webhook }
+func FailedIndex(tenant, webhook string) string     { return "whko:" + tenant + ":" + webhook }
+
+// Owed is a delivery the sender owes: the event, to which subscription,
+// how many attempts were made and when the next is due.
+type Owed struct {
+	Tenant   string `json:"tenant"`
+	Session  string `json:"session"`
+	Webhook  string `json:"webhook"`
+	Delivery string `json:"delivery"`
+	// Event is the event to deliver (a marshaled RuntimeEvent).
+	Event    []byte `json:"event"`
+	Attempts uint32 `json:"attempts"`
+	// Due is when the next attempt is due (unix ms).
+	Due int64 `json:"due"`
+}
+
+// Webhooks is the webhooks projection.
+type Webhooks struct{}
+
+// Name implements projector.Projection.
+func (Webhooks) Name() string { return WebhooksName }
+
+// Filters implements projector.Projection: every event may be one a
+// subscription delivers.
+func (Webhooks) Filters() []string { return nil }
+
+// Project implements projector.Projection.
+func (Webhooks) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+	ev := rec.Event
+	b := projection.Batch{Projection: WebhooksName, Sequence: ev.GetSequence()}
+	tenant := ev.GetTenantId()
+	if f := domain.WebhookFact(ev); f != nil {
+		var err error
+		switch {
+		case f.GetDelivery() != nil:
+			err = projectDelivery(ctx, store, ev, f.GetDelivery(), &b)
+		case ev.GetType() == events.TypeChannelConnected || ev.GetType() == events.TypeChannelDisconnected:
+			err = projectSubscription(ctx, store, ev, &b)
+		}
+		return b, err
+	}
+	subs, err := Subscriptions(ctx, store, tenant)
+	if err != nil || len(subs) == 0 {
+		return b, err
+	}
+	var raw []byte
+	for _, sub := range subs {
+		if !domain.WebhookWants(sub, ev) {
+			continue
+		}
+		if raw == nil {
+			raw, err = proto.MarshalOptions{Deterministic: true}.Marshal(ev)
+			if err != nil {
+				return b, err
+			}
+		}
+		id := domain.DeliveryID(sub.GetChannelId(), ev.GetEventId())
+		due := Millis(ev)
+		owed, err := json.Marshal(Owed{Tenant: tenant, Session: ev.GetSessionId(), Webhook: sub.GetChannelId(), Delivery: id, Event: raw, Due: int64(due)})
+		if err != nil {
+			return b, err
+		}
+		b.Puts = append(b.Puts, projection.KV{Key: OutboxKey(tenant, id), Value: owed})
+		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: OutboxIndex, Member: OutboxMember(tenant, ev.GetSessionId(), id), Score: due})
+	}
+	return b, nil
+}
+
+func projectSubscription(ctx context.Context, store projection.Store, ev *eventsv1.RuntimeEvent, b *projection.Batch) error {
+	subs, err := Subscriptions(ctx, store, ev.GetTenantId())
+	if err != nil {
+		return err
+	}
+	subs = slices.DeleteFunc(subs, func(s *eventsv1.RuntimeEvent) bool { return s.GetChannelId() == ev.GetChannelId() })
+	if ev.GetType() == events.TypeChannelConnected {
+		subs = append(subs, ev)
+	}
+	var buf bytes.Buffer
+	for _, s := range subs {
+		if _, err := protodelim.MarshalTo(&buf, s); err != nil {
+			return err
+		}
+	}
+	b.Puts = append(b.Puts, projection.KV{Key: WebhookIndexKey(ev.GetTenantId()), Value: buf.Bytes()})
+	return nil
+}
+
+// projectDelivery folds one attempt's outcome: a retry moves the owed
+// delivery to its next due time, an end removes it; the outcome is the
+// delivery's latest.
+func projectDelivery(ctx context.Context, store projection.Store, ev *eventsv1.RuntimeEvent, f *eventsv1.WebhookDeliveryFact, b *projection.Batch) error {
+	tenant, id, webhook := ev.GetTenantId(), f.GetDeliveryId(), ev.GetChannelId()
+	member := OutboxMember(tenant, ev.GetSessionId(), id)
+	if f.GetOutcome() == domain.DeliveryRetrying {
+		owed, ok, err := LoadOwed(ctx, store, tenant, id)
+		if err != nil {
+			return err
+		}
+		if ok && f.GetAttempt() >= owed.Attempts {
+			owed.Attempts, owed.Due = f.GetAttempt(), f.GetNextAttemptAt().AsTime().UnixMilli()
+			raw, err := json.Marshal(owed)
+			if err != nil {
+				return err
+			}
+			b.Puts = append(b.Puts, projection.KV{Key: OutboxKey(tenant, id), Value: raw})
+			b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: OutboxIndex, Member: member, Score: float64(owed.Due)})
+		}
+	} else {
+		b.Deletes = append(b.Deletes, OutboxKey(tenant, id))
+		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: OutboxIndex, Member: member})
+	}
+	d := &controlv1.WebhookDelivery{DeliveryId: id, EventId: f.GetEventId(), EventType: f.GetEventType(), SessionId: ev.GetSessionId(),
+		Outcome: f.GetOutcome(), Attempts: f.GetAttempt(), StatusCode: f.GetStatusCode(), Error: f.GetError(), At: ev.GetTimestamp()}
+	raw, err := proto.Marshal(d)
+	if err != nil {
+		return err
+	}
+	b.Puts = append(b.Puts, projection.KV{Key: DeliveryKey(tenant, id), Value: raw})
+	b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: DeliveriesIndex(tenant, webhook), Member: id, Score: Millis(ev)})
+	switch f.GetOutcome() {
+	case domain.DeliveryDelivered:
+		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: DeliveredIndex(tenant, webhook), Member: id, Score: Millis(ev)})
+	case domain.DeliveryFailed:
+		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: FailedIndex(tenant, webhook), Member: id, Score: Millis(ev)})
+	}
+	return nil
+}
+
+// Subscriptions are a tenant's live subscriptions (their channel.connected
+// facts), oldest first.
+func Subscriptions(ctx context.Context, store projection.Store, tenant string) ([]*eventsv1.RuntimeEvent, error) {
+	raw, err := store.Get(ctx, WebhookIndexKey(tenant))
+	if errors.Is(err, projection.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*eventsv1.RuntimeEvent
+	r := bufio.NewReader(bytes.NewReader(raw))
+	for {
+		ev := &eventsv1.RuntimeEvent{}
+		if err := protodelim.UnmarshalFrom(r, ev); errors.Is(err, io.EOF) {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("webhooks of tenant %s: %w", tenant, err)
+		}
+		out = append(out, ev)
+	}
+}
+
+// Subscription is a subscription's channel.connected as the control fold
+// holds it; live is false once it was deleted.
+func Subscription(ctx context.Context, store projection.Store, tenant, id string) (ev *eventsv1.RuntimeEvent, live, found bool, err error) {
+	ev, found, err = get(ctx, store, WebhookKey(tenant, id), &eventsv1.RuntimeEvent{})
+	return ev, found && ev.GetType() == events.TypeChannelConnected, found, err
+}
+
+// webhook folds a subscription's own facts into WebhookKey (the control
+// fold, for the writer).
+func (t *tx) webhook() {
+	ev := t.ev
+	if ev.GetType() == events.TypeChannelMessage || ev.GetSessionId() != "" {
+		return // deliveries are the webhooks projection's
+	}
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(ev)
+	if err != nil {
+		t.err = err
+		return
+	}
+	t.puts[WebhookKey(t.tenant(), ev.GetChannelId())] = raw
+}
+
+// LoadOwed reads an owed delivery.
+func LoadOwed(ctx context.Context, store projection.Store, tenant, delivery string) (Owed, bool, error) {
+	raw, err := store.Get(ctx, OutboxKey(tenant, delivery))
+	if errors.Is(err, projection.ErrNotFound) {
+		return Owed{}, false, nil
+	}
+	if err != nil {
+		return Owed{}, false, err
+	}
+	var o Owed
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return Owed{}, false, fmt.Errorf("owed delivery %s: %w", delivery, err)
+	}
+	return o, true, nil
+}
+
+// DueOutbox lists up to limit owed deliveries due at nowMillis, oldest
+// first.
+func DueOutbox(ctx context.Context, store projection.Store, nowMillis int64, limit int64) ([]projection.IndexEntry, error) {
+	hi := float64(nowMillis)
+	return store.Range(ctx, OutboxIndex, projection.RangeQuery{Max: &hi, Limit: limit})
+}
+
+// RecentDeliveries are a subscription's latest delivery outcomes, newest
+// first, and how many deliveries succeeded and failed in all.
+func RecentDeliveries(ctx context.Context, store projection.Store, tenant, webhook string, limit int64) (recent []*controlv1.WebhookDelivery, delivered, failed uint64, err error) {
+	entries, err := store.Range(ctx, DeliveriesIndex(tenant, webhook), projection.RangeQuery{Reverse: true, Limit: limit})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		keys[i] = DeliveryKey(tenant, e.Member)
+	}
+	if len(keys) > 0 {
+		raws, err := store.GetMany(ctx, keys...)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		for _, raw := range raws {
+			if raw == nil {
+				continue
+			}
+			d := &controlv1.WebhookDelivery{}
+			if err := proto.Unmarshal(raw, d); err != nil {
+				return nil, 0, 0, err
+			}
+			recent = append(recent, d)
+		}
+	}
+	ok, err := store.Count(ctx, DeliveredIndex(tenant, webhook))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	ko, err := store.Count(ctx, FailedIndex(tenant, webhook))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return recent, uint64(ok), uint64(ko), nil
+}
