@@ -45,6 +45,13 @@ type Options struct {
 	// Quota holds the callers' appends to per-tenant quotas (pkg/quota);
 	// nil: none.
 	Quota *quota.Limiter
+	// HookAllowHosts, when set, restricts hook targets and webhook URLs
+	// to these host[:port] patterns, as the binary does.
+	HookAllowHosts []string
+	// WebhookKey turns webhooks on (32 bytes); WebhookRetry tunes their
+	// retries.
+	WebhookKey   []byte
+	WebhookRetry kit.WebhookRetry
 }
 
 // Stack is the five services running.
@@ -76,6 +83,10 @@ func Start(t testing.TB, o Options) *Stack {
 	if o.Partitions == 0 {
 		o.Partitions = natstest.Partitions(t)
 	}
+	if o.HookAllowHosts != nil {
+		cfg.RestrictHookHosts, cfg.HookAllowHosts = true, o.HookAllowHosts
+	}
+	cfg.WebhookKey, cfg.WebhookRetry = o.WebhookKey, o.WebhookRetry
 	ctx, cancel := context.WithCancel(context.Background())
 	log, err := eventlog.Open(ctx, natstest.Connect(t, natstest.Server(t)), eventlog.Config{Partitions: o.Partitions})
 	if err != nil {
