@@ -58,6 +58,8 @@ type harness struct {
 	claimNap time.Duration
 	// wrapStore, when set, wraps the store the service is given.
 	wrapStore func(projection.Store) projection.Store
+	// webhooks turns webhooks on (a test key, short retries).
+	webhooks bool
 }
 
 const (
@@ -125,7 +127,12 @@ func (h *harness) start(store projection.Store) {
 	if h.leasesInRedis {
 		deps.Redis = redistest.Client(t)
 	}
+	if h.webhooks {
+		deps.Config.WebhookKey = testWebhookKey
+		deps.Config.WebhookRetry = kit.WebhookRetry{MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}
+	}
 	svc := control.New(deps)
+	svc.SetWebhookLeaseScope(h.namespace)
 	if h.claimNap > 0 {
 		svc.SetClaimNap(h.claimNap)
 	}

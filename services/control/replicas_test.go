@@ -25,7 +25,7 @@ func (h *harness) replica() *harness {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	r := &harness{t: h.t, memory: h.memory, nats: h.nats, log: log, namespace: h.namespace}
+	r := &harness{t: h.t, memory: h.memory, nats: h.nats, log: log, namespace: h.namespace, leasesInRedis: h.leasesInRedis, webhooks: h.webhooks}
 	r.start(nil)
 	h.t.Cleanup(func() { r.stop() })
 	return r

@@ -52,3 +52,7 @@ func newWebhooks(a *app.App, deps kit.Deps) *app.Webhooks {
 	}
 	return w
 }
+
+// SetWebhookLeaseScope prefixes the keys of the webhook delivery leases,
+// for deployments (or tests) that share one Redis. Call it before Run.
+func (s *Service) SetWebhookLeaseScope(scope string) { s.webhooks.LeaseScope = scope + ":" }

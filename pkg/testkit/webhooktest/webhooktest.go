@@ -59,6 +59,13 @@ func New(t testing.TB) *Receiver {
 	return r
 }
 
+// SetFailFirst changes FailFirst while the receiver serves.
+func (r *Receiver) SetFailFirst(n int) {
+	r.mu.Lock()
+	r.FailFirst = n
+	r.mu.Unlock()
+}
+
 // SetSecret is the subscription's secret, "whsec_<base64>" as created.
 func (r *Receiver) SetSecret(secret string) error {
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))

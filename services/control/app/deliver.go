@@ -47,7 +47,7 @@ func (w *Webhooks) Run(ctx context.Context) error {
 }
 
 func (w *Webhooks) holdPartition(ctx context.Context, token string, k int, view *eventlog.Log) {
-	key := "webhooks:p" + strconv.Itoa(k)
+	key := w.LeaseScope + "webhooks:p" + strconv.Itoa(k)
 	for ctx.Err() == nil {
 		held, err := w.Leases.Acquire(ctx, key, token, webhookLeaseTTL)
 		if err != nil && ctx.Err() == nil {

@@ -33,7 +33,10 @@ type Webhooks struct {
 	// Leases elect, per partition of the log, the one replica that
 	// delivers that partition's events.
 	Leases lease.Store
-	Retry  domain.WebhookRetry
+	// LeaseScope prefixes the lease keys: deployments (or tests) sharing
+	// one Redis keep apart.
+	LeaseScope string
+	Retry      domain.WebhookRetry
 	// Poll is how often the outbox is looked at; default 200 ms.
 	Poll time.Duration
 	// Concurrency bounds the attempts in flight per partition; default 16.
