@@ -146,6 +146,29 @@ func TestOneReplicaDeliversEachEvent(t *testing.T) {
 	if fs := first.deliveryFacts(ctx); len(fs) != n {
 		t.Fatalf("%d delivery facts, want %d", len(fs), n)
 	}
+	// Each fact carries the runtime id of the replica that recorded it
+	// (each replica opened its own log): one per partition.
+	senders := map[int]map[string]bool{}
+	err := first.readLog(ctx, []string{first.log.Subjects.All()}, func(rec *eventlog.Record) error {
+		ev := rec.Event
+		if ev.GetChannelMessage().GetDelivery() == nil {
+			return nil
+		}
+		k := first.log.Subjects.PartitionOf(ev.GetTenantId(), ev.GetSessionId())
+		if senders[k] == nil {
+			senders[k] = map[string]bool{}
+		}
+		senders[k][ev.GetRuntimeId()] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, ids := range senders {
+		if len(ids) != 1 {
+			t.Errorf("partition %d delivered by %d replicas (%v), want one", k, len(ids), ids)
+		}
+	}
 }
 
 // Tenants never see each other's webhooks: another tenant's list is
