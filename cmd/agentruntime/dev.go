@@ -20,6 +20,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/natsembed"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/all"
+	"github.com/agentruntime/agentruntime/services/control/adapters/webhooks"
 	permdomain "github.com/agentruntime/agentruntime/services/permission/domain"
 )
 
@@ -89,6 +90,12 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer dev.close()
+	if c.webhookKeyFile == "" {
+		// Kept beside the log it seals secrets into: a restart opens them.
+		if c.webhookKey, err = webhooks.LoadOrCreateKey(filepath.Join(dev.dataDir, "webhook.key")); err != nil {
+			return fmt.Errorf("the webhook key: %w", err)
+		}
+	}
 
 	modelsLine := c.modelsFile
 	// The in-process worker serves the registry's models by their

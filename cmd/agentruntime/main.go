@@ -30,6 +30,7 @@ Usage:
   agentruntime approve|deny [id]      answer the pending approval (or the named action)
   agentruntime export <what> [flags]  evidence|replay|review pack, events or snapshot as spec JSON
   agentruntime tasks ls|show|retry|cancel  the tenant's tasks
+  agentruntime webhooks create|ls|delete   the tenant's webhook subscriptions
   agentruntime version
 
 Run "agentruntime <command> -h" for the flags of a command. Every flag can
@@ -69,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runExport(ctx, args[1:], stdout, stderr)
 	case "tasks":
 		err = runTasks(ctx, args[1:], stdout, stderr)
+	case "webhooks":
+		err = runWebhooks(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "agentruntime", version)
 	case "help", "-h", "--help":

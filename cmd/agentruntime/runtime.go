@@ -11,6 +11,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/server"
 	"github.com/agentruntime/agentruntime/pkg/telemetry"
 	"github.com/agentruntime/agentruntime/services/all"
+	"github.com/agentruntime/agentruntime/services/control/adapters/webhooks"
 	"github.com/agentruntime/agentruntime/services/control/app"
 	"github.com/agentruntime/agentruntime/services/kit"
 	permdomain "github.com/agentruntime/agentruntime/services/permission/domain"
@@ -68,8 +70,12 @@ type common struct {
 	maxQueuedTurns    int
 	partitions        int
 	// hookAllowHosts are the host[:port] patterns a hook's target may
-	// name (registerHookHosts).
+	// name (registerHookHosts); webhook URLs too.
 	hookAllowHosts string
+	// webhookKeyFile holds the key that seals webhook secrets; webhookKey
+	// is the key check (or dev) loaded (nil: webhooks are off).
+	webhookKeyFile string
+	webhookKey     []byte
 	// console serves the web console (web/) on the listen address.
 	console bool
 	// loopbackHosts: serve only requests addressed to a loopback host name
@@ -132,12 +138,13 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.Float64Var(&c.appendEvents, "append-events-per-second", defaultAppendEventsPerSecond, "per-tenant quota of events its calls append per second, in each process (0: no limit); the auth file's tenants override it (docs/security.md)")
 	fs.Var(&c.appendBytes, "append-bytes-per-second", "per-tenant quota of bytes its calls append per second, in each process, e.g. 64MiB (0: no limit); the auth file's tenants override it")
 	fs.IntVar(&c.maxStreams, "max-streams-per-tenant", defaultMaxStreams, "streams (SubscribeEvents) each tenant's callers may hold open at once in each process (0: no limit); the auth file's tenants override it")
+	fs.StringVar(&c.webhookKeyFile, "webhook-key-file", "", "control: file holding the 32-byte key (base64 or hex) that seals webhook secrets in the event log; empty turns webhooks off (dev: <data-dir>/webhook.key, made on first start; see docs/configuration.md)")
 	fs.IntVar(&c.maxQueuedTurns, "max-queued-turns", app.DefaultMaxQueuedTurns, "control: turns a thread may hold queued behind its active turn; a submit beyond it is ResourceExhausted QUEUE_FULL (at least 1)")
 }
 
 // registerHookHosts adds --hook-allow-hosts with the command's default.
 func (c *common) registerHookHosts(fs *flag.FlagSet, def []string) {
-	fs.StringVar(&c.hookAllowHosts, "hook-allow-hosts", strings.Join(def, ","), "permission: hosts a hook's target may name, comma-separated host[:port] patterns (*.example.com matches below it); RegisterHook refuses any other (see docs/security.md)")
+	fs.StringVar(&c.hookAllowHosts, "hook-allow-hosts", strings.Join(def, ","), "permission and control: hosts a hook's target or a webhook's URL may name, comma-separated host[:port] patterns (*.example.com matches below it); RegisterHook and CreateWebhook refuse any other (see docs/security.md)")
 }
 
 // check refuses shared flag values no service can run with, and loads the
@@ -169,6 +176,15 @@ func (c *common) check() error {
 	}
 	if c.logMaxBytes > 0 && c.logTenantMaxBytes > c.logMaxBytes {
 		return fmt.Errorf("--log-tenant-max-bytes %d: a tenant's share cannot exceed --log-max-bytes %d", c.logTenantMaxBytes, c.logMaxBytes)
+	}
+	if c.webhookKeyFile != "" {
+		raw, err := os.ReadFile(c.webhookKeyFile)
+		if err != nil {
+			return fmt.Errorf("--webhook-key-file: %w", err)
+		}
+		if c.webhookKey, err = webhooks.ParseKey(string(raw)); err != nil {
+			return fmt.Errorf("--webhook-key-file %s: %w", c.webhookKeyFile, err)
+		}
 	}
 	if c.logMaxAge < 0 || (c.logMaxAge > 0 && c.logMaxAge < eventlog.DefaultDuplicateWindow) {
 		return fmt.Errorf("--log-max-age %s: the event log keeps events at least %s, its de-duplication window (0 keeps them)", c.logMaxAge, eventlog.DefaultDuplicateWindow)
@@ -347,7 +363,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			TracerProvider: tel.TracerProvider,
 			MeterProvider:  tel.MeterProvider,
 			Config: kit.Config{ModelsFile: c.modelsFile, MaxQueuedTurns: c.maxQueuedTurns,
-				RestrictHookHosts: true, HookAllowHosts: splitList(c.hookAllowHosts)},
+				RestrictHookHosts: true, HookAllowHosts: splitList(c.hookAllowHosts), WebhookKey: c.webhookKey},
 		}
 		svc, err := all.New(name, deps)
 		if err != nil {
