@@ -2,6 +2,7 @@ from agentruntime.auth.v1 import access_pb2 as _access_pb2
 from agentruntime.common.v1 import common_pb2 as _common_pb2
 from agentruntime.control.v1 import processes_pb2 as _processes_pb2
 from agentruntime.control.v1 import status_pb2 as _status_pb2
+from agentruntime.control.v1 import webhooks_pb2 as _webhooks_pb2
 from agentruntime.events.v1 import control_pb2 as _control_pb2
 from agentruntime.events.v1 import envelope_pb2 as _envelope_pb2
 from agentruntime.routing.v1 import routing_pb2 as _routing_pb2

@@ -4,6 +4,7 @@ import grpc
 
 from agentruntime.control.v1 import control_pb2 as agentruntime_dot_control_dot_v1_dot_control__pb2
 from agentruntime.control.v1 import processes_pb2 as agentruntime_dot_control_dot_v1_dot_processes__pb2
+from agentruntime.control.v1 import webhooks_pb2 as agentruntime_dot_control_dot_v1_dot_webhooks__pb2
 
 
 class ControlServiceStub(object):
@@ -163,6 +164,21 @@ class ControlServiceStub(object):
                 '/agentruntime.control.v1.ControlService/TerminateProcess',
                 request_serializer=agentruntime_dot_control_dot_v1_dot_processes__pb2.TerminateProcessRequest.SerializeToString,
                 response_deserializer=agentruntime_dot_control_dot_v1_dot_processes__pb2.TerminateProcessResponse.FromString,
+                )
+        self.CreateWebhook = channel.unary_unary(
+                '/agentruntime.control.v1.ControlService/CreateWebhook',
+                request_serializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.CreateWebhookRequest.SerializeToString,
+                response_deserializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.CreateWebhookResponse.FromString,
+                )
+        self.ListWebhooks = channel.unary_unary(
+                '/agentruntime.control.v1.ControlService/ListWebhooks',
+                request_serializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.ListWebhooksRequest.SerializeToString,
+                response_deserializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.ListWebhooksResponse.FromString,
+                )
+        self.DeleteWebhook = channel.unary_unary(
+                '/agentruntime.control.v1.ControlService/DeleteWebhook',
+                request_serializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.DeleteWebhookRequest.SerializeToString,
+                response_deserializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.DeleteWebhookResponse.FromString,
                 )
 
 
@@ -391,6 +407,33 @@ class ControlServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateWebhook(self, request, context):
+        """Subscribes a URL to the tenant's events (action.required unless
+        event_types says otherwise), optionally of some sessions only: each
+        matching event is POSTed at least once, signed in the Standard Webhooks
+        format with a secret answered here once. A URL whose host the hook
+        allowlist does not allow is InvalidArgument (field url).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWebhooks(self, request, context):
+        """The tenant's webhook subscriptions with their recent deliveries,
+        without secrets.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteWebhook(self, request, context):
+        """Ends a subscription: nothing more is delivered to it. An unknown id, or
+        one already deleted, is NotFound.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControlServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -538,6 +581,21 @@ def add_ControlServiceServicer_to_server(servicer, server):
                     servicer.TerminateProcess,
                     request_deserializer=agentruntime_dot_control_dot_v1_dot_processes__pb2.TerminateProcessRequest.FromString,
                     response_serializer=agentruntime_dot_control_dot_v1_dot_processes__pb2.TerminateProcessResponse.SerializeToString,
+            ),
+            'CreateWebhook': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateWebhook,
+                    request_deserializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.CreateWebhookRequest.FromString,
+                    response_serializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.CreateWebhookResponse.SerializeToString,
+            ),
+            'ListWebhooks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWebhooks,
+                    request_deserializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.ListWebhooksRequest.FromString,
+                    response_serializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.ListWebhooksResponse.SerializeToString,
+            ),
+            'DeleteWebhook': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteWebhook,
+                    request_deserializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.DeleteWebhookRequest.FromString,
+                    response_serializer=agentruntime_dot_control_dot_v1_dot_webhooks__pb2.DeleteWebhookResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1043,5 +1101,56 @@ class ControlService(object):
         return grpc.experimental.unary_unary(request, target, '/agentruntime.control.v1.ControlService/TerminateProcess',
             agentruntime_dot_control_dot_v1_dot_processes__pb2.TerminateProcessRequest.SerializeToString,
             agentruntime_dot_control_dot_v1_dot_processes__pb2.TerminateProcessResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def CreateWebhook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/agentruntime.control.v1.ControlService/CreateWebhook',
+            agentruntime_dot_control_dot_v1_dot_webhooks__pb2.CreateWebhookRequest.SerializeToString,
+            agentruntime_dot_control_dot_v1_dot_webhooks__pb2.CreateWebhookResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ListWebhooks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/agentruntime.control.v1.ControlService/ListWebhooks',
+            agentruntime_dot_control_dot_v1_dot_webhooks__pb2.ListWebhooksRequest.SerializeToString,
+            agentruntime_dot_control_dot_v1_dot_webhooks__pb2.ListWebhooksResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def DeleteWebhook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/agentruntime.control.v1.ControlService/DeleteWebhook',
+            agentruntime_dot_control_dot_v1_dot_webhooks__pb2.DeleteWebhookRequest.SerializeToString,
+            agentruntime_dot_control_dot_v1_dot_webhooks__pb2.DeleteWebhookResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

@@ -80,14 +80,20 @@ class ArtifactChanged(_message.Message):
     def __init__(self, artifact_id: _Optional[str] = ..., read_ref: _Optional[str] = ..., version_id: _Optional[str] = ..., preview: _Optional[str] = ...) -> None: ...
 
 class ChannelFact(_message.Message):
-    __slots__ = ["last_acked_sequence", "peer", "reason"]
+    __slots__ = ["delivery", "last_acked_sequence", "peer", "reason", "transport", "webhook"]
+    DELIVERY_FIELD_NUMBER: _ClassVar[int]
     LAST_ACKED_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     PEER_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    TRANSPORT_FIELD_NUMBER: _ClassVar[int]
+    WEBHOOK_FIELD_NUMBER: _ClassVar[int]
+    delivery: WebhookDeliveryFact
     last_acked_sequence: int
     peer: str
     reason: str
-    def __init__(self, peer: _Optional[str] = ..., last_acked_sequence: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+    transport: str
+    webhook: WebhookSubscription
+    def __init__(self, peer: _Optional[str] = ..., last_acked_sequence: _Optional[int] = ..., reason: _Optional[str] = ..., transport: _Optional[str] = ..., webhook: _Optional[_Union[WebhookSubscription, _Mapping]] = ..., delivery: _Optional[_Union[WebhookDeliveryFact, _Mapping]] = ...) -> None: ...
 
 class ContextCompaction(_message.Message):
     __slots__ = ["affected_turn_ids", "error", "summary_ref", "tokens_after", "tokens_before", "trigger"]
@@ -576,6 +582,46 @@ class TurnSubmitted(_message.Message):
     steered_into: str
     submitted_by: str
     def __init__(self, input: _Optional[_Iterable[_Union[InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., admission: _Optional[str] = ..., busy_policy: _Optional[str] = ..., steered_into: _Optional[str] = ..., submitted_by: _Optional[str] = ..., interrupted_turn_id: _Optional[str] = ...) -> None: ...
+
+class WebhookDeliveryFact(_message.Message):
+    __slots__ = ["attempt", "delivery_id", "error", "event_id", "event_sequence", "event_time", "event_type", "next_attempt_at", "outcome", "status_code"]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    DELIVERY_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TIME_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    NEXT_ATTEMPT_AT_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    STATUS_CODE_FIELD_NUMBER: _ClassVar[int]
+    attempt: int
+    delivery_id: str
+    error: str
+    event_id: str
+    event_sequence: int
+    event_time: _timestamp_pb2.Timestamp
+    event_type: str
+    next_attempt_at: _timestamp_pb2.Timestamp
+    outcome: str
+    status_code: int
+    def __init__(self, delivery_id: _Optional[str] = ..., event_id: _Optional[str] = ..., event_type: _Optional[str] = ..., event_sequence: _Optional[int] = ..., outcome: _Optional[str] = ..., attempt: _Optional[int] = ..., status_code: _Optional[int] = ..., error: _Optional[str] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., event_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class WebhookSubscription(_message.Message):
+    __slots__ = ["description", "event_types", "key_id", "sealed_secret", "session_ids", "url"]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    SEALED_SECRET_FIELD_NUMBER: _ClassVar[int]
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    description: str
+    event_types: _containers.RepeatedScalarFieldContainer[str]
+    key_id: str
+    sealed_secret: bytes
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    url: str
+    def __init__(self, url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., sealed_secret: _Optional[bytes] = ..., key_id: _Optional[str] = ...) -> None: ...
 
 class ActionOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -1,0 +1,102 @@
+from buf.validate import validate_pb2 as _validate_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class CreateWebhookRequest(_message.Message):
+    __slots__ = ["description", "event_types", "session_ids", "url"]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    description: str
+    event_types: _containers.RepeatedScalarFieldContainer[str]
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    url: str
+    def __init__(self, url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ...) -> None: ...
+
+class CreateWebhookResponse(_message.Message):
+    __slots__ = ["secret", "sequence", "webhook"]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    WEBHOOK_FIELD_NUMBER: _ClassVar[int]
+    secret: str
+    sequence: int
+    webhook: Webhook
+    def __init__(self, webhook: _Optional[_Union[Webhook, _Mapping]] = ..., secret: _Optional[str] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class DeleteWebhookRequest(_message.Message):
+    __slots__ = ["webhook_id"]
+    WEBHOOK_ID_FIELD_NUMBER: _ClassVar[int]
+    webhook_id: str
+    def __init__(self, webhook_id: _Optional[str] = ...) -> None: ...
+
+class DeleteWebhookResponse(_message.Message):
+    __slots__ = ["sequence"]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    def __init__(self, sequence: _Optional[int] = ...) -> None: ...
+
+class ListWebhooksRequest(_message.Message):
+    __slots__ = ["min_sequence"]
+    MIN_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    min_sequence: int
+    def __init__(self, min_sequence: _Optional[int] = ...) -> None: ...
+
+class ListWebhooksResponse(_message.Message):
+    __slots__ = ["sequence", "webhooks"]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    WEBHOOKS_FIELD_NUMBER: _ClassVar[int]
+    sequence: int
+    webhooks: _containers.RepeatedCompositeFieldContainer[Webhook]
+    def __init__(self, webhooks: _Optional[_Iterable[_Union[Webhook, _Mapping]]] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class Webhook(_message.Message):
+    __slots__ = ["created_at", "delivered", "description", "event_types", "failed", "recent_deliveries", "sequence", "session_ids", "url", "webhook_id"]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    DELIVERED_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    RECENT_DELIVERIES_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    WEBHOOK_ID_FIELD_NUMBER: _ClassVar[int]
+    created_at: _timestamp_pb2.Timestamp
+    delivered: int
+    description: str
+    event_types: _containers.RepeatedScalarFieldContainer[str]
+    failed: int
+    recent_deliveries: _containers.RepeatedCompositeFieldContainer[WebhookDelivery]
+    sequence: int
+    session_ids: _containers.RepeatedScalarFieldContainer[str]
+    url: str
+    webhook_id: str
+    def __init__(self, webhook_id: _Optional[str] = ..., url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., delivered: _Optional[int] = ..., failed: _Optional[int] = ..., recent_deliveries: _Optional[_Iterable[_Union[WebhookDelivery, _Mapping]]] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class WebhookDelivery(_message.Message):
+    __slots__ = ["at", "attempts", "delivery_id", "error", "event_id", "event_type", "outcome", "session_id", "status_code"]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    AT_FIELD_NUMBER: _ClassVar[int]
+    DELIVERY_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_CODE_FIELD_NUMBER: _ClassVar[int]
+    at: _timestamp_pb2.Timestamp
+    attempts: int
+    delivery_id: str
+    error: str
+    event_id: str
+    event_type: str
+    outcome: str
+    session_id: str
+    status_code: int
+    def __init__(self, delivery_id: _Optional[str] = ..., event_id: _Optional[str] = ..., event_type: _Optional[str] = ..., session_id: _Optional[str] = ..., outcome: _Optional[str] = ..., attempts: _Optional[int] = ..., status_code: _Optional[int] = ..., error: _Optional[str] = ..., at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
