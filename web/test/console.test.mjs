@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -327,6 +328,38 @@ test("a 10,000-event session: every event folded, a bounded DOM wherever the tim
   } finally {
     await page.close();
     await srv.stop();
+  }
+});
+
+test("webhooks: a subscription and its deliveries under the approvals", async () => {
+  const base = server.url;
+  // A receiver that answers each delivery's first attempt with 503.
+  const attempts = new Map();
+  const rx = createServer((req, res) => {
+    const id = req.headers["webhook-id"];
+    attempts.set(id, (attempts.get(id) ?? 0) + 1);
+    req.resume();
+    res.writeHead(attempts.get(id) === 1 ? 503 : 204).end();
+  });
+  await new Promise((resolve) => rx.listen(0, "127.0.0.1", resolve));
+  const page = await newPage();
+  try {
+    const url = `http://127.0.0.1:${rx.address().port}/hook`;
+    const created = await rpc(base, "agentruntime.control.v1.ControlService/CreateWebhook", { url, description: "pager" });
+    assert.match(created.secret, /^whsec_/);
+    const id = created.webhook.webhookId;
+    const sub = await rpc(base, "agentruntime.control.v1.ControlService/SubmitTurn", { sessionId: "hooks", threadId: "hooks-main", input: [{ text: "wait for me" }] });
+    await rpc(base, "agentruntime.control.v1.ControlService/RequestAction", { sessionId: "hooks", threadId: "hooks-main", turnId: sub.turn.turnId,
+      actionId: "act_hook", actionType: "input", prompt: "Which branch?", decisions: ["main", "dev"] });
+    await page.goto(base + "#/approvals");
+    const delivered = page.locator(`#webhook-list tr[data-webhook="${id}"] li[data-outcome="delivered"]`).first();
+    await delivered.waitFor({ timeout: 30_000 });
+    assert.match(await delivered.innerText(), /action\.required · attempt 2 · HTTP 204/);
+    assert.ok(!(await page.locator("#webhooks").innerText()).includes(created.secret.slice(6)), "the page shows the secret");
+    await shot(page, "webhooks");
+  } finally {
+    await page.close();
+    rx.close();
   }
 });
 

@@ -7,13 +7,15 @@ import { client, noteTenant } from "../api.js";
 import { h, mount } from "../dom.js";
 import type { Route } from "../main.js";
 import { actionCard, decideByKey } from "./actions.js";
+import { webhooksSection } from "./webhooks.js";
 
 export async function approvalsView(view: HTMLElement, _r: Route, signal: AbortSignal) {
   const list = h("div", { class: "actions", id: "approvals" });
+  const hooks = h("section", { id: "webhooks" });
   mount(view, h("h1", null, "Approvals"),
     h("p", { class: "muted" }, "Every action waiting for a person, across sessions. Keys: ", h("kbd", null, "j"), "/", h("kbd", null, "k"), " move, ",
       h("kbd", null, "a"), " approve, ", h("kbd", null, "d"), " deny, ", h("kbd", null, "s"), " allow for this session."),
-    list);
+    list, hooks);
   const c = client();
   let selected = 0;
   const cards = () => [...list.querySelectorAll<HTMLElement>("article.action:not(.done)")];
@@ -51,12 +53,19 @@ export async function approvalsView(view: HTMLElement, _r: Route, signal: AbortS
   };
   document.addEventListener("keydown", onKey);
   signal.addEventListener("abort", () => document.removeEventListener("keydown", onKey));
-  await load();
-  // Live: any action fact of the tenant reloads the list.
+  await Promise.all([load(), webhooksSection(hooks, signal)]);
+  // Live: any action fact of the tenant reloads the list; a channel fact
+  // (a webhook's delivery among them) the webhooks.
   let timer: ReturnType<typeof setTimeout> | undefined;
-  for await (const item of c.subscribe({ typePrefixes: ["action."] }, { signal })) {
+  let hooksTimer: ReturnType<typeof setTimeout> | undefined;
+  for await (const item of c.subscribe({ typePrefixes: ["action.", "channel."] }, { signal })) {
     if (item.kind !== "event") continue;
     noteTenant(item.event.tenantId);
+    if (item.event.type.startsWith("channel.")) {
+      clearTimeout(hooksTimer);
+      hooksTimer = setTimeout(() => webhooksSection(hooks, signal).catch(() => {}), 100);
+      continue;
+    }
     const session = item.event.sessionId;
     if (item.sequence > (seen.get(session) ?? 0n)) seen.set(session, item.sequence);
     clearTimeout(timer);
