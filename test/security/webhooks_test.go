@@ -34,7 +34,9 @@ func TestWebhooksAreTheTenantsOwnAndStayInsideTheAllowlist(t *testing.T) {
 	t.Cleanup(func() { conn.Close() })
 	control := controlv1.NewControlServiceClient(conn)
 	base := testkit.Context(t)
-	as := func(key string) context.Context { return metadata.AppendToOutgoingContext(base, "authorization", "Bearer "+key) }
+	as := func(key string) context.Context {
+		return metadata.AppendToOutgoingContext(base, "authorization", "Bearer "+key)
+	}
 	operator, worker, gOperator := as(acmeOperator), as(acmeWorker), as(globexOperator)
 
 	rx := webhooktest.New(t)

@@ -246,4 +246,3 @@ func webhookBody(ev *eventsv1.RuntimeEvent) ([]byte, error) {
 		Data      json.RawMessage `json:"data"`
 	}{ev.GetType(), ev.GetTimestamp().AsTime().UTC().Format(time.RFC3339Nano), data})
 }
-

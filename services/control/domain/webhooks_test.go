@@ -118,8 +118,9 @@ func TestWebhookWants(t *testing.T) {
 }
 
 func TestDeliveryIDIsStableAndPerSubscription(t *testing.T) {
-	if DeliveryID("wh_1", "evt_1") != DeliveryID("wh_1", "evt_1") {
-		t.Fatal("the same delivery has two ids")
+	first, again := DeliveryID("wh_1", "evt_1"), DeliveryID("wh_1", "evt_1")
+	if first != again || !strings.HasPrefix(first, "msg_") {
+		t.Fatalf("the same delivery's ids: %s, %s", first, again)
 	}
 	if DeliveryID("wh_1", "evt_1") == DeliveryID("wh_2", "evt_1") || DeliveryID("wh_1", "evt_1") == DeliveryID("wh_1", "evt_2") {
 		t.Fatal("two deliveries share an id")
