@@ -105,14 +105,14 @@ func (w *Webhooks) deliverWhileHeld(ctx context.Context, token, key string, k in
 	tick := time.NewTicker(w.Poll)
 	defer tick.Stop()
 	for {
-		due, err := readmodel.DueOutbox(ctx, w.App.Store, w.Now().UnixMilli(), 1024)
+		due, err := readmodel.DueOutbox(ctx, w.App.Store, k, w.Now().UnixMilli(), 1024)
 		if err != nil && ctx.Err() == nil {
 			w.Logger.WarnContext(ctx, "webhook outbox", "error", err)
 		}
 		seen := map[string]bool{}
 		for _, e := range due {
-			tenant, session, id, ok := readmodel.ParseOutboxMember(e.Member)
-			if !ok || w.App.Log.Subjects.PartitionOf(tenant, orNoSession(session)) != k {
+			tenant, _, id, ok := readmodel.ParseOutboxMember(e.Member)
+			if !ok {
 				continue
 			}
 			seen[id] = true
@@ -150,13 +150,6 @@ func (w *Webhooks) deliverWhileHeld(ctx context.Context, token, key string, k in
 		case <-tick.C:
 		}
 	}
-}
-
-func orNoSession(s string) string {
-	if s == "" {
-		return eventlog.NoSession
-	}
-	return s
 }
 
 // attempt makes the next attempt of an owed delivery and records its

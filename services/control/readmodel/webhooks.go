@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protodelim"
@@ -41,9 +42,11 @@ func WebhookKey(tenant, id string) string { return "whk:" + tenant + ":" + id }
 // them all. Only the tenant's session-less partition writes it.
 func WebhookIndexKey(tenant string) string { return "whidx:" + tenant }
 
-// OutboxIndex lists the deliveries owed, across tenants, scored by when
-// the next attempt is due (unix ms); members are OutboxMember.
-const OutboxIndex = "whq"
+// OutboxIndex lists the deliveries owed of partition k of the log, across
+// tenants, scored by when the next attempt is due (unix ms); members are
+// OutboxMember. One per partition: the sender of a partition reads only
+// its own.
+func OutboxIndex(k int) string { return "whq:p" + strconv.Itoa(k) }
 
 // OutboxMember is "<tenant>|<session>|<delivery id>": the sender of a
 // partition tells its own by the session.
@@ -87,8 +90,18 @@ type Owed struct {
 	Due int64 `json:"due"`
 }
 
-// Webhooks is the webhooks projection.
-type Webhooks struct{}
+// Webhooks is the webhooks projection. Subjects place each owed delivery
+// in its event's partition's outbox.
+type Webhooks struct {
+	Subjects eventlog.Subjects
+}
+
+func (w Webhooks) outbox(tenant, session string) string {
+	if session == "" {
+		session = eventlog.NoSession
+	}
+	return OutboxIndex(w.Subjects.PartitionOf(tenant, session))
+}
 
 // Name implements projector.Projection.
 func (Webhooks) Name() string { return WebhooksName }
@@ -98,7 +111,7 @@ func (Webhooks) Name() string { return WebhooksName }
 func (Webhooks) Filters() []string { return nil }
 
 // Project implements projector.Projection.
-func (Webhooks) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+func (w Webhooks) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
 	ev := rec.Event
 	b := projection.Batch{Projection: WebhooksName, Sequence: ev.GetSequence()}
 	tenant := ev.GetTenantId()
@@ -106,7 +119,7 @@ func (Webhooks) Project(ctx context.Context, store projection.Store, rec *eventl
 		var err error
 		switch {
 		case f.GetDelivery() != nil:
-			err = projectDelivery(ctx, store, ev, f.GetDelivery(), &b)
+			err = projectDelivery(ctx, store, ev, f.GetDelivery(), w.outbox(tenant, ev.GetSessionId()), &b)
 		case ev.GetType() == events.TypeChannelConnected || ev.GetType() == events.TypeChannelDisconnected:
 			err = projectSubscription(ctx, store, ev, &b)
 		}
@@ -134,7 +147,7 @@ func (Webhooks) Project(ctx context.Context, store projection.Store, rec *eventl
 			return b, err
 		}
 		b.Puts = append(b.Puts, projection.KV{Key: OutboxKey(tenant, id), Value: owed})
-		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: OutboxIndex, Member: OutboxMember(tenant, ev.GetSessionId(), id), Score: due})
+		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: w.outbox(tenant, ev.GetSessionId()), Member: OutboxMember(tenant, ev.GetSessionId(), id), Score: due})
 	}
 	return b, nil
 }
@@ -161,7 +174,7 @@ func projectSubscription(ctx context.Context, store projection.Store, ev *events
 // projectDelivery folds one attempt's outcome: a retry moves the owed
 // delivery to its next due time, an end removes it; the outcome is the
 // delivery's latest.
-func projectDelivery(ctx context.Context, store projection.Store, ev *eventsv1.RuntimeEvent, f *eventsv1.WebhookDeliveryFact, b *projection.Batch) error {
+func projectDelivery(ctx context.Context, store projection.Store, ev *eventsv1.RuntimeEvent, f *eventsv1.WebhookDeliveryFact, outbox string, b *projection.Batch) error {
 	tenant, id, webhook := ev.GetTenantId(), f.GetDeliveryId(), ev.GetChannelId()
 	member := OutboxMember(tenant, ev.GetSessionId(), id)
 	if f.GetOutcome() == domain.DeliveryRetrying {
@@ -176,11 +189,11 @@ func projectDelivery(ctx context.Context, store projection.Store, ev *eventsv1.R
 				return err
 			}
 			b.Puts = append(b.Puts, projection.KV{Key: OutboxKey(tenant, id), Value: raw})
-			b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: OutboxIndex, Member: member, Score: float64(owed.Due)})
+			b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: outbox, Member: member, Score: float64(owed.Due)})
 		}
 	} else {
 		b.Deletes = append(b.Deletes, OutboxKey(tenant, id))
-		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: OutboxIndex, Member: member})
+		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: outbox, Member: member})
 	}
 	d := &controlv1.WebhookDelivery{DeliveryId: id, EventId: f.GetEventId(), EventType: f.GetEventType(), SessionId: ev.GetSessionId(),
 		Outcome: f.GetOutcome(), Attempts: f.GetAttempt(), StatusCode: f.GetStatusCode(), Error: f.GetError(), At: ev.GetTimestamp()}
@@ -260,11 +273,11 @@ func LoadOwed(ctx context.Context, store projection.Store, tenant, delivery stri
 	return o, true, nil
 }
 
-// DueOutbox lists up to limit owed deliveries due at nowMillis, oldest
-// first.
-func DueOutbox(ctx context.Context, store projection.Store, nowMillis int64, limit int64) ([]projection.IndexEntry, error) {
+// DueOutbox lists up to limit owed deliveries of partition k due at
+// nowMillis, oldest first.
+func DueOutbox(ctx context.Context, store projection.Store, k int, nowMillis int64, limit int64) ([]projection.IndexEntry, error) {
 	hi := float64(nowMillis)
-	return store.Range(ctx, OutboxIndex, projection.RangeQuery{Max: &hi, Limit: limit})
+	return store.Range(ctx, OutboxIndex(k), projection.RangeQuery{Max: &hi, Limit: limit})
 }
 
 // RecentDeliveries are a subscription's latest delivery outcomes, newest
