@@ -122,7 +122,7 @@ func (s *Service) Run(ctx context.Context) error {
 	return kit.RunAll(ctx,
 		// Both read models from one consumer: the log is read and decoded once.
 		func(ctx context.Context) error {
-			return projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, []projector.Projection{readmodel.Projection{}, readmodel.Claims{}, readmodel.Webhooks{Subjects: s.deps.Log.Subjects}})
+			return projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, []projector.Projection{readmodel.Projection{}, readmodel.Claims{}, readmodel.NewWebhooks(s.deps.Log)})
 		},
 		s.webhooks.Run,
 		func(ctx context.Context) error { return s.claims.RunSweeper(ctx, s.LeaseSweepInterval) },

@@ -66,13 +66,6 @@ func TestWebhookRetriesSurviveARestart(t *testing.T) {
 	for _, memory := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rebuilt from the log=%v", memory), func(t *testing.T) {
 			h := newHarnessWith(t, func(h *harness) { h.webhooks, h.memory = true, memory })
-			if memory && h.log.Partitions() > 1 {
-				// A rebuild folds the partitions concurrently: an owed
-				// delivery of another partition than the subscription's may
-				// be folded before the subscription is (docs/services/control.md,
-				// "Webhooks", what is left).
-				t.Skip("a rebuild from zero at P > 1 may miss owed deliveries (documented)")
-			}
 			ctx := acme(t)
 			rx := webhooktest.New(t)
 			rx.SetFailFirst(1 << 30) // down until told otherwise

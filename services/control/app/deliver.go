@@ -209,18 +209,20 @@ func (w *Webhooks) send(ctx context.Context, owed readmodel.Owed, sub *eventsv1.
 	return w.Sender.Send(ctx, webhooks.Delivery{URL: s.GetUrl(), DeliveryID: owed.Delivery, Secret: secret, Body: body, At: now})
 }
 
-// subscription is the tenant's live subscription id, nil once deleted.
+// subscription is the tenant's live subscription id, nil once deleted,
+// as the log says now (the subscription's own subject, caught up): the
+// read model's list is folded by the tenant's session-less partition,
+// which may trail this one's, and another replica may have deleted it.
 func (w *Webhooks) subscription(ctx context.Context, tenant, id string) (*eventsv1.RuntimeEvent, error) {
-	subs, err := readmodel.Subscriptions(ctx, w.App.Store, tenant)
+	st, err := w.App.w.Refresh(ctx, webhookAgg(tenant, "", id))
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range subs {
-		if s.GetChannelId() == id {
-			return s, nil
-		}
+	ev, live, _, err := readmodel.Subscription(ctx, st, tenant, id)
+	if err != nil || !live {
+		return nil, err
 	}
-	return nil, nil
+	return ev, nil
 }
 
 // webhookBody is a delivery's payload in the Standard Webhooks shape:

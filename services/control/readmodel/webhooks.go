@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
@@ -92,9 +94,88 @@ type Owed struct {
 
 // Webhooks is the webhooks projection. Subjects place each owed delivery
 // in its event's partition's outbox.
+//
+// Live events are matched against the subscriptions the read model holds
+// (WebhookIndexKey). An event from before this process started is being
+// replayed (a restart's catch-up, a rebuild from zero): on a partitioned
+// log the tenant's subscriptions are folded by another partition,
+// concurrently and perhaps not yet this far, so it is matched instead
+// against the subscriptions the log holds, as they were at the event's
+// time (made before it, not deleted before it), read once per tenant and
+// kept while they cover the events replayed. Built with NewWebhooks; the
+// zero value matches live only.
 type Webhooks struct {
 	Subjects eventlog.Subjects
+	log      *eventlog.Log
+	started  time.Time
+	replay   *replaySubscriptions
 }
+
+// appendSlack bounds how long after its timestamp a fact is appended: a
+// read of the log this long after an event's time holds every fact
+// stamped before it.
+const appendSlack = 5 * time.Second
+
+// NewWebhooks is the webhooks projection of log, in a process starting
+// now.
+func NewWebhooks(log *eventlog.Log) Webhooks {
+	return Webhooks{Subjects: log.Subjects, log: log, started: time.Now(), replay: &replaySubscriptions{byTenant: map[string]replayEntry{}}}
+}
+
+type replaySubscriptions struct {
+	mu       sync.Mutex
+	byTenant map[string]replayEntry
+}
+
+type replayEntry struct {
+	facts  []*eventsv1.RuntimeEvent // channel.connected and .disconnected of the tenant's webhooks
+	readAt time.Time
+}
+
+// subscriptionsAt are the tenant's subscriptions that may want ev.
+func (w Webhooks) subscriptionsAt(ctx context.Context, store projection.Store, ev *eventsv1.RuntimeEvent) ([]*eventsv1.RuntimeEvent, error) {
+	at := ev.GetTimestamp().AsTime()
+	if w.log == nil || !at.Before(w.started) {
+		return Subscriptions(ctx, store, ev.GetTenantId())
+	}
+	tenant := ev.GetTenantId()
+	w.replay.mu.Lock()
+	e, ok := w.replay.byTenant[tenant]
+	w.replay.mu.Unlock()
+	// What was read covers the event when it was read well after it: any
+	// subscription fact stamped before the event was appended by then.
+	if !ok || !e.readAt.After(at.Add(appendSlack)) {
+		readAt := time.Now()
+		var facts []*eventsv1.RuntimeEvent
+		one := w.Subjects.Aggregate(eventlog.Aggregate{Tenant: tenant, Session: eventlog.NoSession, Kind: webhookKind, ID: "x"})
+		filter := strings.TrimSuffix(one, "x") + "*"
+		if _, err := w.log.Of(tenant, "").Read(ctx, []string{filter}, eventlog.FromStart, func(rec *eventlog.Record) error {
+			if domain.WebhookFact(rec.Event) != nil && rec.Event.GetType() != events.TypeChannelMessage {
+				facts = append(facts, rec.Event)
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		e = replayEntry{facts: facts, readAt: readAt}
+		w.replay.mu.Lock()
+		w.replay.byTenant[tenant] = e
+		w.replay.mu.Unlock()
+	}
+	var live []*eventsv1.RuntimeEvent
+	for _, f := range e.facts {
+		switch {
+		case f.GetType() == events.TypeChannelConnected && !f.GetTimestamp().AsTime().After(at):
+			live = append(live, f)
+		case f.GetType() == events.TypeChannelDisconnected && !f.GetTimestamp().AsTime().After(at):
+			live = slices.DeleteFunc(live, func(s *eventsv1.RuntimeEvent) bool { return s.GetChannelId() == f.GetChannelId() })
+		}
+	}
+	return live, nil
+}
+
+// webhookKind is the subject kind of a webhook's facts.
+const webhookKind = "webhook"
 
 func (w Webhooks) outbox(tenant, session string) string {
 	if session == "" {
@@ -125,7 +206,7 @@ func (w Webhooks) Project(ctx context.Context, store projection.Store, rec *even
 		}
 		return b, err
 	}
-	subs, err := Subscriptions(ctx, store, tenant)
+	subs, err := w.subscriptionsAt(ctx, store, ev)
 	if err != nil || len(subs) == 0 {
 		return b, err
 	}
