@@ -201,3 +201,42 @@ func TestWebhooksAreTheTenantsOwn(t *testing.T) {
 		t.Fatalf("%d delivery facts, want 1 (globex's action is not acme's to deliver)", n)
 	}
 }
+
+// A delivery still owed when its webhook is deleted is cancelled, not
+// attempted again: its last fact says so, and the receiver sees no
+// attempt after it.
+func TestDeletingAWebhookCancelsWhatItStillOwes(t *testing.T) {
+	h := newHarnessWith(t, withWebhooks)
+	ctx := acme(t)
+	rx := webhooktest.New(t)
+	rx.SetFailFirst(1 << 30)
+	wh := h.webhook(ctx, rx)
+	h.action(ctx, "s1", "th1", "act_1")
+	testkit.Eventually(t, "a failed attempt recorded", func() bool { return len(h.deliveryFacts(ctx)) >= 1 })
+	if _, err := h.client.DeleteWebhook(ctx, &controlv1.DeleteWebhookRequest{WebhookId: wh.GetWebhook().GetWebhookId()}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "the delivery cancelled", func() bool {
+		fs := h.deliveryFacts(ctx)
+		return fs[len(fs)-1].GetOutcome() == "cancelled"
+	})
+	fs := h.deliveryFacts(ctx)
+	cancelled := fs[len(fs)-1]
+	attempts := 0
+	for _, f := range fs[:len(fs)-1] {
+		if f.GetOutcome() != "retrying" {
+			t.Fatalf("fact before the cancellation %v, want retrying", f)
+		}
+		attempts++
+	}
+	if cancelled.GetAttempt() != uint32(attempts) {
+		t.Fatalf("cancelled after attempt %d, want %d (the last one made)", cancelled.GetAttempt(), attempts)
+	}
+	// What the receiver saw is what was recorded: no attempt after the
+	// cancellation (a later one would have been recorded before it).
+	got := 0
+	rx.Each(func(d webhooktest.Delivery) { got += d.Attempts })
+	if got != attempts {
+		t.Fatalf("the receiver saw %d attempts, the log records %d", got, attempts)
+	}
+}

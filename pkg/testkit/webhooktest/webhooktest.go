@@ -164,6 +164,20 @@ func (r *Receiver) Accepted() []Delivery {
 	return out
 }
 
+// Each calls fn with every delivery that arrived (copies), accepted or
+// not.
+func (r *Receiver) Each(fn func(Delivery)) {
+	r.mu.Lock()
+	ds := make([]Delivery, 0, len(r.order))
+	for _, id := range r.order {
+		ds = append(ds, *r.byID[id])
+	}
+	r.mu.Unlock()
+	for _, d := range ds {
+		fn(d)
+	}
+}
+
 // Rejected are the reasons requests were refused (a bad signature).
 func (r *Receiver) Rejected() []string {
 	r.mu.Lock()

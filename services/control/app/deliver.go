@@ -130,9 +130,12 @@ func (w *Webhooks) deliverWhileHeld(ctx context.Context, token, key string, k in
 			running[id], inflight[id] = true, owed.Attempts+1
 			mu.Unlock()
 			wg.Go(func() {
-				w.attempt(ctx, owed)
+				recorded := w.attempt(ctx, owed)
 				mu.Lock()
 				delete(running, id)
+				if !recorded {
+					delete(inflight, id) // nothing to wait for: try again at the next poll
+				}
 				mu.Unlock()
 			})
 		}
@@ -153,22 +156,24 @@ func (w *Webhooks) deliverWhileHeld(ctx context.Context, token, key string, k in
 }
 
 // attempt makes the next attempt of an owed delivery and records its
-// outcome.
-func (w *Webhooks) attempt(ctx context.Context, owed readmodel.Owed) {
+// outcome; false when it recorded nothing (the log or the store failed),
+// so the next poll tries again.
+func (w *Webhooks) attempt(ctx context.Context, owed readmodel.Owed) bool {
 	ev := &eventsv1.RuntimeEvent{}
-	if err := proto.Unmarshal(owed.Event, ev); err != nil {
-		w.Logger.ErrorContext(ctx, "owed delivery's event does not decode", "delivery", owed.Delivery, "error", err)
-		return
-	}
-	f := &eventsv1.WebhookDeliveryFact{DeliveryId: owed.Delivery, EventId: ev.GetEventId(), EventType: ev.GetType(),
-		EventSequence: ev.GetSequence(), EventTime: ev.GetTimestamp(), Attempt: owed.Attempts + 1}
+	f := &eventsv1.WebhookDeliveryFact{DeliveryId: owed.Delivery, Attempt: owed.Attempts + 1}
 	now := w.Now()
 	var out *eventsv1.WebhookDeliveryFact
+	if err := proto.Unmarshal(owed.Event, ev); err != nil {
+		out = proto.Clone(f).(*eventsv1.WebhookDeliveryFact)
+		out.Attempt, out.Outcome, out.Error = owed.Attempts, domain.DeliveryFailed, "the owed event does not decode: "+err.Error()
+		return w.record(ctx, owed, out)
+	}
+	f.EventId, f.EventType, f.EventSequence, f.EventTime = ev.GetEventId(), ev.GetType(), ev.GetSequence(), ev.GetTimestamp()
 	sub, err := w.subscription(ctx, owed.Tenant, owed.Webhook)
 	switch {
 	case err != nil:
 		w.Logger.WarnContext(ctx, "webhook subscription", "webhook", owed.Webhook, "error", err)
-		return // tried again at the next poll
+		return false
 	case sub == nil:
 		out = proto.Clone(f).(*eventsv1.WebhookDeliveryFact)
 		out.Attempt, out.Outcome, out.Error = owed.Attempts, domain.DeliveryCancelled, "the webhook was deleted"
@@ -178,19 +183,29 @@ func (w *Webhooks) attempt(ctx context.Context, owed readmodel.Owed) {
 	default:
 		out = w.Retry.DecideDelivery(f, w.send(ctx, owed, sub, ev, now), w.Now(), rand.Float64())
 	}
+	return w.record(ctx, owed, out)
+}
+
+// record appends an attempt's outcome, retrying a failed append a few
+// times (the same event id: the log keeps one).
+func (w *Webhooks) record(ctx context.Context, owed readmodel.Owed, out *eventsv1.WebhookDeliveryFact) bool {
 	rec := domain.WebhookDelivery(owed.Webhook, owed.Session, out)
-	for i := 0; ; i++ {
+	for i := range 5 {
 		_, err := w.App.Log.Append(ctx, webhookAgg(owed.Tenant, owed.Session, owed.Webhook), eventlog.Any, rec)
-		if err == nil || ctx.Err() != nil {
-			return
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
 		}
 		w.Logger.WarnContext(ctx, "recording a webhook delivery", "delivery", owed.Delivery, "error", err)
 		select {
 		case <-ctx.Done():
-			return
-		case <-time.After(min(time.Duration(i+1)*100*time.Millisecond, 2*time.Second)):
+			return false
+		case <-time.After(time.Duration(i+1) * 200 * time.Millisecond):
 		}
 	}
+	return false
 }
 
 func (w *Webhooks) send(ctx context.Context, owed readmodel.Owed, sub *eventsv1.RuntimeEvent, ev *eventsv1.RuntimeEvent, now time.Time) domain.DeliveryAttempt {
