@@ -24,7 +24,7 @@ import (
 // webhookKey is a test key (32 bytes).
 var webhookKey = bytes.Repeat([]byte{7}, 32)
 
-func webhookStack(t *testing.T) *alltest.Stack {
+func webhookStack(t testing.TB) *alltest.Stack {
 	return alltest.Start(t, alltest.Options{HookAllowHosts: []string{"127.0.0.1"}, WebhookKey: webhookKey,
 		WebhookRetry: kit.WebhookRetry{MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}})
 }

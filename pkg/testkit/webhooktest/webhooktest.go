@@ -42,6 +42,9 @@ type Receiver struct {
 	// FailStatus (default 503) before one is accepted.
 	FailFirst  int
 	FailStatus int
+	// OnAccept, when set before the first delivery, is called (under the
+	// receiver's lock) with each delivery it accepts.
+	OnAccept func(Delivery)
 
 	mu       sync.Mutex
 	secret   []byte
@@ -147,6 +150,9 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	d.Accepted++
+	if r.OnAccept != nil {
+		r.OnAccept(*d)
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

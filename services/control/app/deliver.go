@@ -102,9 +102,16 @@ func (w *Webhooks) deliverWhileHeld(ctx context.Context, token, key string, k in
 		wg       sync.WaitGroup
 	)
 	defer wg.Wait()
-	tick := time.NewTicker(w.Poll)
-	defer tick.Stop()
+	// The loop looks at the outbox again when an attempt ends (a slot is
+	// free), when the projection moves in this partition (a delivery may
+	// be owed), or after Poll (a retry may be due).
+	wake := make(chan struct{}, 1)
+	checkpoint := projector.CheckpointName(readmodel.WebhooksName, w.App.Log.Partitions(), k)
 	for {
+		cp, err := w.App.Store.Checkpoint(ctx, checkpoint)
+		if err != nil && ctx.Err() == nil {
+			w.Logger.WarnContext(ctx, "webhook outbox", "error", err)
+		}
 		due, err := readmodel.DueOutbox(ctx, w.App.Store, k, w.Now().UnixMilli(), 1024)
 		if err != nil && ctx.Err() == nil {
 			w.Logger.WarnContext(ctx, "webhook outbox", "error", err)
@@ -137,6 +144,10 @@ func (w *Webhooks) deliverWhileHeld(ctx context.Context, token, key string, k in
 					delete(inflight, id) // nothing to wait for: try again at the next poll
 				}
 				mu.Unlock()
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
 			})
 		}
 		// Forget attempts whose outcome the outbox reflects.
@@ -147,12 +158,29 @@ func (w *Webhooks) deliverWhileHeld(ctx context.Context, token, key string, k in
 			}
 		}
 		mu.Unlock()
-		select {
-		case <-ctx.Done():
+		if !w.nap(ctx, wake, checkpoint, cp) {
 			return
-		case <-tick.C:
 		}
 	}
+}
+
+// nap waits until an attempt ends, the webhooks projection applies past
+// cp, or Poll passes; false when ctx ended.
+func (w *Webhooks) nap(ctx context.Context, wake <-chan struct{}, checkpoint string, cp uint64) bool {
+	wctx, cancel := context.WithTimeout(ctx, w.Poll)
+	defer cancel()
+	moved := make(chan struct{})
+	go func() {
+		_, _ = w.App.Store.WaitFor(wctx, checkpoint, cp+1)
+		close(moved)
+	}()
+	select {
+	case <-wake:
+	case <-moved:
+	}
+	cancel()
+	<-moved
+	return ctx.Err() == nil
 }
 
 // attempt makes the next attempt of an owed delivery and records its

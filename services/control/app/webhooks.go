@@ -37,7 +37,8 @@ type Webhooks struct {
 	// one Redis keep apart.
 	LeaseScope string
 	Retry      domain.WebhookRetry
-	// Poll is how often the outbox is looked at; default 200 ms.
+	// Poll bounds how long the outbox goes unread when nothing wakes the
+	// sender (a retry falls due); default 100 ms.
 	Poll time.Duration
 	// Concurrency bounds the attempts in flight per partition; default 16.
 	Concurrency int
@@ -51,7 +52,7 @@ func NewWebhooks(a *App, leases lease.Store, hosts *hostallow.List, logger *slog
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Webhooks{App: a, Hosts: hosts, Sender: webhooks.NewSender(hosts), Leases: leases,
-		Retry: domain.DefaultWebhookRetry, Poll: 200 * time.Millisecond, Concurrency: 16, Logger: logger, Now: time.Now}
+		Retry: domain.DefaultWebhookRetry, Poll: 100 * time.Millisecond, Concurrency: 16, Logger: logger, Now: time.Now}
 }
 
 func webhookAgg(tenant, session, id string) eventlog.Aggregate {
