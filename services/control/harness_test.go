@@ -58,8 +58,10 @@ type harness struct {
 	claimNap time.Duration
 	// wrapStore, when set, wraps the store the service is given.
 	wrapStore func(projection.Store) projection.Store
-	// webhooks turns webhooks on (a test key, short retries).
-	webhooks bool
+	// webhooks turns webhooks on (a test key, short retries);
+	// webhookAttemptTimeout bounds one attempt (0: the default).
+	webhooks              bool
+	webhookAttemptTimeout time.Duration
 }
 
 const (
@@ -129,7 +131,7 @@ func (h *harness) start(store projection.Store) {
 	}
 	if h.webhooks {
 		deps.Config.WebhookKey = testWebhookKey
-		deps.Config.WebhookRetry = kit.WebhookRetry{MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}
+		deps.Config.WebhookRetry = kit.WebhookRetry{MinBackoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, AttemptTimeout: h.webhookAttemptTimeout}
 	}
 	svc := control.New(deps)
 	svc.SetWebhookLeaseScope(h.namespace)

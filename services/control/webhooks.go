@@ -50,6 +50,9 @@ func newWebhooks(a *app.App, deps kit.Deps) *app.Webhooks {
 	if r.MaxAge > 0 {
 		w.Retry.MaxAge = r.MaxAge
 	}
+	if r.AttemptTimeout > 0 {
+		w.Sender.Timeout = r.AttemptTimeout
+	}
 	return w
 }
 

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/events"
@@ -238,5 +242,45 @@ func TestDeletingAWebhookCancelsWhatItStillOwes(t *testing.T) {
 	rx.Each(func(d webhooktest.Delivery) { got += d.Attempts })
 	if got != attempts {
 		t.Fatalf("the receiver saw %d attempts, the log records %d", got, attempts)
+	}
+}
+
+// A receiver that never answers holds up its own deliveries only: with
+// more of them owed than the partition's attempts in flight, another
+// subscription's delivery still goes out (each subscription has a few
+// slots of its own).
+func TestASlowReceiverDoesNotHoldUpOtherWebhooks(t *testing.T) {
+	h := newHarnessOf(t, 1, func(h *harness) { h.webhooks, h.webhookAttemptTimeout = true, time.Hour })
+	ctx := acme(t)
+	release := make(chan struct{})
+	var hung atomic.Int32
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hung.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) }) // runs first: frees the handlers Close waits for
+	if _, err := h.client.CreateWebhook(ctx, &controlv1.CreateWebhookRequest{Url: slow.URL, SessionIds: []string{"busy"}}); err != nil {
+		t.Fatal(err)
+	}
+	rx := webhooktest.New(t)
+	res, err := h.client.CreateWebhook(ctx, &controlv1.CreateWebhookRequest{Url: rx.URL, SessionIds: []string{"quiet"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rx.SetSecret(res.GetSecret()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		h.action(ctx, "busy", fmt.Sprintf("th%d", i), fmt.Sprintf("act_busy_%d", i))
+	}
+	testkit.Eventually(t, "the slow receiver holding requests", func() bool { return hung.Load() >= 1 })
+	h.action(ctx, "quiet", "th", "act_quiet")
+	testkit.Eventually(t, "the other webhook's delivery", func() bool { return len(rx.Accepted()) == 1 })
+	if n := hung.Load(); n > 4 {
+		t.Fatalf("%d attempts held by the slow receiver, want at most 4 (its share)", n)
 	}
 }

@@ -95,6 +95,8 @@ type WebhookRetry struct {
 	MaxAttempts            int
 	MinBackoff, MaxBackoff time.Duration
 	MaxAge                 time.Duration
+	// AttemptTimeout bounds one attempt (default 10 s).
+	AttemptTimeout time.Duration
 }
 
 // Service is one of the five agentruntime services.

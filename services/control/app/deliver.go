@@ -99,6 +99,7 @@ func (w *Webhooks) deliverWhileHeld(ctx context.Context, token, key string, k in
 		mu       sync.Mutex
 		inflight = map[string]uint32{} // delivery -> attempt made or being made
 		running  = map[string]bool{}
+		perHook  = map[string]int{} // "<tenant>|<webhook>" -> attempts running
 		wg       sync.WaitGroup
 	)
 	defer wg.Wait()
@@ -133,13 +134,22 @@ func (w *Webhooks) deliverWhileHeld(ctx context.Context, token, key string, k in
 			if err != nil || !ok || made > owed.Attempts {
 				continue // the outcome of attempt `made` is not folded yet
 			}
+			hook := owed.Tenant + "|" + owed.Webhook
 			mu.Lock()
+			if perHook[hook] >= w.PerWebhook {
+				mu.Unlock()
+				continue
+			}
 			running[id], inflight[id] = true, owed.Attempts+1
+			perHook[hook]++
 			mu.Unlock()
 			wg.Go(func() {
 				recorded := w.attempt(ctx, owed)
 				mu.Lock()
 				delete(running, id)
+				if perHook[hook]--; perHook[hook] == 0 {
+					delete(perHook, hook)
+				}
 				if !recorded {
 					delete(inflight, id) // nothing to wait for: try again at the next poll
 				}

@@ -41,7 +41,11 @@ type Webhooks struct {
 	// sender (a retry falls due); default 100 ms.
 	Poll time.Duration
 	// Concurrency bounds the attempts in flight per partition; default 16.
+	// PerWebhook bounds those of one subscription (default 4), so a slow
+	// receiver holds up only its own deliveries, not every tenant's of the
+	// partition.
 	Concurrency int
+	PerWebhook  int
 	Logger      *slog.Logger
 	Now         func() time.Time
 }
@@ -52,7 +56,7 @@ func NewWebhooks(a *App, leases lease.Store, hosts *hostallow.List, logger *slog
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Webhooks{App: a, Hosts: hosts, Sender: webhooks.NewSender(hosts), Leases: leases,
-		Retry: domain.DefaultWebhookRetry, Poll: 100 * time.Millisecond, Concurrency: 16, Logger: logger, Now: time.Now}
+		Retry: domain.DefaultWebhookRetry, Poll: 100 * time.Millisecond, Concurrency: 16, PerWebhook: 4, Logger: logger, Now: time.Now}
 }
 
 func webhookAgg(tenant, session, id string) eventlog.Aggregate {
