@@ -219,14 +219,24 @@ func (w *Webhooks) attempt(ctx context.Context, owed readmodel.Owed) bool {
 		out = proto.Clone(f).(*eventsv1.WebhookDeliveryFact)
 		out.Attempt, out.Outcome, out.Error = owed.Attempts, domain.DeliveryFailed, "expired: the event is older than the delivery window"
 	default:
-		out = w.Retry.DecideDelivery(f, w.send(ctx, owed, sub, ev, now), w.Now(), rand.Float64())
+		a := w.send(ctx, owed, sub, ev, now)
+		if a.StatusCode == 0 && ctx.Err() != nil {
+			// Cut short by this process stopping, not the receiver's
+			// doing: the next holder makes the attempt again.
+			return false
+		}
+		out = w.Retry.DecideDelivery(f, a, w.Now(), rand.Float64())
 	}
 	return w.record(ctx, owed, out)
 }
 
 // record appends an attempt's outcome, retrying a failed append a few
-// times (the same event id: the log keeps one).
+// times (the same event id: the log keeps one). An outcome the receiver
+// gave is recorded even while the process stops (for a few seconds), so
+// a graceful restart does not send it again.
 func (w *Webhooks) record(ctx context.Context, owed readmodel.Owed, out *eventsv1.WebhookDeliveryFact) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
 	rec := domain.WebhookDelivery(owed.Webhook, owed.Session, out)
 	for i := range 5 {
 		_, err := w.App.Log.Append(ctx, webhookAgg(owed.Tenant, owed.Session, owed.Webhook), eventlog.Any, rec)
