@@ -1624,9 +1624,14 @@ func (x *GetThreadReadResponse) GetSequence() uint64 {
 type RegisterToolsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Empty session: the tools apply to every session of the tenant.
-	SessionId     string         `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	WorkerId      string         `protobuf:"bytes,2,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	Tools         []*v1.ToolSpec `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	SessionId string         `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	WorkerId  string         `protobuf:"bytes,2,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Tools     []*v1.ToolSpec `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	// What the worker says about where its tools come from, recorded with
+	// the inventory (snapshot.updated facts): e.g. the state of each MCP
+	// server, key "mcp_server.<name>" (docs/services/worker.md). A worker
+	// registers again when they change.
+	Facts         map[string]string `protobuf:"bytes,4,rep,name=facts,proto3" json:"facts,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1678,6 +1683,13 @@ func (x *RegisterToolsRequest) GetWorkerId() string {
 func (x *RegisterToolsRequest) GetTools() []*v1.ToolSpec {
 	if x != nil {
 		return x.Tools
+	}
+	return nil
+}
+
+func (x *RegisterToolsRequest) GetFacts() map[string]string {
+	if x != nil {
+		return x.Facts
 	}
 	return nil
 }
@@ -3483,8 +3495,16 @@ type Turn struct {
 	// The trace its turn.submitted was appended in (W3C ids, lowercase hex;
 	// empty when the submit carried none). A worker continues it, so a turn
 	// is one trace from the submit through every step and consumer.
-	TraceId       string `protobuf:"bytes,18,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
-	SpanId        string `protobuf:"bytes,19,opt,name=span_id,json=spanId,proto3" json:"span_id,omitempty"`
+	TraceId string `protobuf:"bytes,18,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	SpanId  string `protobuf:"bytes,19,opt,name=span_id,json=spanId,proto3" json:"span_id,omitempty"`
+	// No worker holds it: its last run handed it back (run.status "parked")
+	// and it is claimed again, from that run's checkpoint, when nothing it
+	// waits for is pending. It costs no worker slot, lease or stream.
+	Parked bool `protobuf:"varint,22,opt,name=parked,proto3" json:"parked,omitempty"`
+	// A parked turn's tool calls that wait for an answer, and their step:
+	// an interrupt that ends the turn ends them (tool.failed, cancelled).
+	ParkedStepId  string   `protobuf:"bytes,23,opt,name=parked_step_id,json=parkedStepId,proto3" json:"parked_step_id,omitempty"`
+	ParkedCallIds []string `protobuf:"bytes,24,rep,name=parked_call_ids,json=parkedCallIds,proto3" json:"parked_call_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3650,6 +3670,27 @@ func (x *Turn) GetSpanId() string {
 		return x.SpanId
 	}
 	return ""
+}
+
+func (x *Turn) GetParked() bool {
+	if x != nil {
+		return x.Parked
+	}
+	return false
+}
+
+func (x *Turn) GetParkedStepId() string {
+	if x != nil {
+		return x.ParkedStepId
+	}
+	return ""
+}
+
+func (x *Turn) GetParkedCallIds() []string {
+	if x != nil {
+		return x.ParkedCallIds
+	}
+	return nil
 }
 
 // Action is a human or policy decision.
@@ -4733,9 +4774,15 @@ type ClaimTurnResponse struct {
 	// The claim's secret: heartbeats and reports for the run carry it with
 	// run_id. Only the holder of the run's current lease is heard; after a
 	// loss they are FailedPrecondition LEASE_LOST.
-	LeaseToken    string `protobuf:"bytes,5,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LeaseToken string `protobuf:"bytes,5,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// Set when the turn resumes: the checkpoint its last run handed back
+	// (ReadOutput reads it) and the position of the fact that named it. A
+	// worker continues from there; answers given while the turn was parked
+	// are in the log after checkpoint_sequence. Empty: start from the input.
+	CheckpointUri      string `protobuf:"bytes,6,opt,name=checkpoint_uri,json=checkpointUri,proto3" json:"checkpoint_uri,omitempty"`
+	CheckpointSequence uint64 `protobuf:"varint,7,opt,name=checkpoint_sequence,json=checkpointSequence,proto3" json:"checkpoint_sequence,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ClaimTurnResponse) Reset() {
@@ -4801,6 +4848,20 @@ func (x *ClaimTurnResponse) GetLeaseToken() string {
 		return x.LeaseToken
 	}
 	return ""
+}
+
+func (x *ClaimTurnResponse) GetCheckpointUri() string {
+	if x != nil {
+		return x.CheckpointUri
+	}
+	return ""
+}
+
+func (x *ClaimTurnResponse) GetCheckpointSequence() uint64 {
+	if x != nil {
+		return x.CheckpointSequence
+	}
+	return 0
 }
 
 type HeartbeatTurnRequest struct {
@@ -5005,8 +5066,11 @@ type TurnAttempt struct {
 	// Why it ended: "lost", or the turn's outcome category.
 	OutcomeCategory string `protobuf:"bytes,9,opt,name=outcome_category,json=outcomeCategory,proto3" json:"outcome_category,omitempty"`
 	OutcomeMessage  string `protobuf:"bytes,10,opt,name=outcome_message,json=outcomeMessage,proto3" json:"outcome_message,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// A parked run: the actions it waits for (run.status "parked" metadata
+	// "action_ids"); the turn is claimable again once none is pending.
+	WaitsFor      []string `protobuf:"bytes,12,rep,name=waits_for,json=waitsFor,proto3" json:"waits_for,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TurnAttempt) Reset() {
@@ -5109,6 +5173,13 @@ func (x *TurnAttempt) GetOutcomeMessage() string {
 	return ""
 }
 
+func (x *TurnAttempt) GetWaitsFor() []string {
+	if x != nil {
+		return x.WaitsFor
+	}
+	return nil
+}
+
 // TurnAttempts is the claims read model of one turn.
 type TurnAttempts struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -5120,9 +5191,19 @@ type TurnAttempts struct {
 	// claimable again.
 	RetryPending bool `protobuf:"varint,5,opt,name=retry_pending,json=retryPending,proto3" json:"retry_pending,omitempty"`
 	// The attempt budget the last loss was decided with (0: no loss yet).
-	MaxAttempts   int32 `protobuf:"varint,6,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MaxAttempts int32 `protobuf:"varint,6,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	// The last run parked and nothing it waits for is pending: the turn is
+	// claimable again and resumes from checkpoint_uri.
+	ResumePending bool `protobuf:"varint,7,opt,name=resume_pending,json=resumePending,proto3" json:"resume_pending,omitempty"`
+	// The turn's pending actions (action.required not yet resolved).
+	PendingActionIds []string `protobuf:"bytes,8,rep,name=pending_action_ids,json=pendingActionIds,proto3" json:"pending_action_ids,omitempty"`
+	// The newest checkpoint a run of the turn handed back (StoreOutput's
+	// uri; the worker's transcript and the step it stopped in), and the
+	// position of the run.status "parked" fact that named it.
+	CheckpointUri      string `protobuf:"bytes,9,opt,name=checkpoint_uri,json=checkpointUri,proto3" json:"checkpoint_uri,omitempty"`
+	CheckpointSequence uint64 `protobuf:"varint,10,opt,name=checkpoint_sequence,json=checkpointSequence,proto3" json:"checkpoint_sequence,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *TurnAttempts) Reset() {
@@ -5193,6 +5274,34 @@ func (x *TurnAttempts) GetRetryPending() bool {
 func (x *TurnAttempts) GetMaxAttempts() int32 {
 	if x != nil {
 		return x.MaxAttempts
+	}
+	return 0
+}
+
+func (x *TurnAttempts) GetResumePending() bool {
+	if x != nil {
+		return x.ResumePending
+	}
+	return false
+}
+
+func (x *TurnAttempts) GetPendingActionIds() []string {
+	if x != nil {
+		return x.PendingActionIds
+	}
+	return nil
+}
+
+func (x *TurnAttempts) GetCheckpointUri() string {
+	if x != nil {
+		return x.CheckpointUri
+	}
+	return ""
+}
+
+func (x *TurnAttempts) GetCheckpointSequence() uint64 {
+	if x != nil {
+		return x.CheckpointSequence
 	}
 	return 0
 }
@@ -5653,12 +5762,17 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\"p\n" +
 	"\x15GetThreadReadResponse\x12;\n" +
 	"\x06thread\x18\x01 \x01(\v2#.agentruntime.control.v1.ThreadReadR\x06thread\x12\x1a\n" +
-	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xe8\x01\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\x8c\x03\n" +
 	"\x14RegisterToolsRequest\x12G\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12D\n" +
 	"\tworker_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bworkerId\x12A\n" +
-	"\x05tools\x18\x03 \x03(\v2 .agentruntime.events.v1.ToolSpecB\t\xbaH\x06\x92\x01\x03\x10\x80\x04R\x05tools\"3\n" +
+	"\x05tools\x18\x03 \x03(\v2 .agentruntime.events.v1.ToolSpecB\t\xbaH\x06\x92\x01\x03\x10\x80\x04R\x05tools\x12h\n" +
+	"\x05facts\x18\x04 \x03(\v28.agentruntime.control.v1.RegisterToolsRequest.FactsEntryB\x18\xbaH\x15\x9a\x01\x12\x10@\"\ar\x05\x10\x01\x18\x80\x01*\x05r\x03\x18\x80\bR\x05facts\x1a8\n" +
+	"\n" +
+	"FactsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"3\n" +
 	"\x15RegisterToolsResponse\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\"\x85\x01\n" +
 	"\x17GetToolInventoryRequest\x12G\n" +
@@ -5805,7 +5919,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\bsequence\x18\t \x01(\x04R\bsequence\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf8\a\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xde\b\n" +
 	"\x04Turn\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
@@ -5828,7 +5942,10 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x12submitted_sequence\x18\x10 \x01(\x04R\x11submittedSequence\x12\x1a\n" +
 	"\bsequence\x18\x11 \x01(\x04R\bsequence\x12\x19\n" +
 	"\btrace_id\x18\x12 \x01(\tR\atraceId\x12\x17\n" +
-	"\aspan_id\x18\x13 \x01(\tR\x06spanId\x1a:\n" +
+	"\aspan_id\x18\x13 \x01(\tR\x06spanId\x12\x16\n" +
+	"\x06parked\x18\x16 \x01(\bR\x06parked\x12$\n" +
+	"\x0eparked_step_id\x18\x17 \x01(\tR\fparkedStepId\x12&\n" +
+	"\x0fparked_call_ids\x18\x18 \x03(\tR\rparkedCallIds\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
@@ -5974,14 +6091,16 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\tsessionId\x12<\n" +
 	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\r\xbaH\n" +
 	"\xaa\x01\a\"\x03\b\xac\x022\x00R\x04wait\x12J\n" +
-	"\tlease_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\x12\xbaH\x0f\xaa\x01\f\"\x03\b\x90\x1c2\x05\x10\x80\xc2\xd7/R\bleaseTtl\"\xe0\x01\n" +
+	"\tlease_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\x12\xbaH\x0f\xaa\x01\f\"\x03\b\x90\x1c2\x05\x10\x80\xc2\xd7/R\bleaseTtl\"\xb8\x02\n" +
 	"\x11ClaimTurnResponse\x121\n" +
 	"\x04turn\x18\x01 \x01(\v2\x1d.agentruntime.control.v1.TurnR\x04turn\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12D\n" +
 	"\x10lease_expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12\x1a\n" +
 	"\bsequence\x18\x04 \x01(\x04R\bsequence\x12\x1f\n" +
 	"\vlease_token\x18\x05 \x01(\tR\n" +
-	"leaseToken\"\x8f\x02\n" +
+	"leaseToken\x12%\n" +
+	"\x0echeckpoint_uri\x18\x06 \x01(\tR\rcheckpointUri\x12/\n" +
+	"\x13checkpoint_sequence\x18\a \x01(\x04R\x12checkpointSequence\"\x8f\x02\n" +
 	"\x14HeartbeatTurnRequest\x12@\n" +
 	"\aturn_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12>\n" +
 	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12J\n" +
@@ -5994,7 +6113,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x13interrupt_requested\x18\x03 \x01(\bR\x12interruptRequestedJ\x04\b\x02\x10\x03\"}\n" +
 	"\x16GetTurnAttemptsRequest\x12@\n" +
 	"\aturn_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12!\n" +
-	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xbd\x03\n" +
+	"\fmin_sequence\x18\x02 \x01(\x04R\vminSequence\"\xda\x03\n" +
 	"\vTurnAttempt\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1b\n" +
@@ -6007,7 +6126,8 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x0eended_sequence\x18\b \x01(\x04R\rendedSequence\x12)\n" +
 	"\x10outcome_category\x18\t \x01(\tR\x0foutcomeCategory\x12'\n" +
 	"\x0foutcome_message\x18\n" +
-	" \x01(\tR\x0eoutcomeMessageJ\x04\b\x04\x10\x05\"\xed\x01\n" +
+	" \x01(\tR\x0eoutcomeMessage\x12\x1b\n" +
+	"\twaits_for\x18\f \x03(\tR\bwaitsForJ\x04\b\x04\x10\x05\"\x9a\x03\n" +
 	"\fTurnAttempts\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
@@ -6015,7 +6135,12 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12@\n" +
 	"\battempts\x18\x04 \x03(\v2$.agentruntime.control.v1.TurnAttemptR\battempts\x12#\n" +
 	"\rretry_pending\x18\x05 \x01(\bR\fretryPending\x12!\n" +
-	"\fmax_attempts\x18\x06 \x01(\x05R\vmaxAttempts\"x\n" +
+	"\fmax_attempts\x18\x06 \x01(\x05R\vmaxAttempts\x12%\n" +
+	"\x0eresume_pending\x18\a \x01(\bR\rresumePending\x12,\n" +
+	"\x12pending_action_ids\x18\b \x03(\tR\x10pendingActionIds\x12%\n" +
+	"\x0echeckpoint_uri\x18\t \x01(\tR\rcheckpointUri\x12/\n" +
+	"\x13checkpoint_sequence\x18\n" +
+	" \x01(\x04R\x12checkpointSequence\"x\n" +
 	"\x17GetTurnAttemptsResponse\x12A\n" +
 	"\battempts\x18\x01 \x01(\v2%.agentruntime.control.v1.TurnAttemptsR\battempts\x12\x1a\n" +
 	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\x80\x01\n" +
@@ -6116,7 +6241,7 @@ func file_agentruntime_control_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_control_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
+var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
 var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(CreatePolicy)(0),                 // 0: agentruntime.control.v1.CreatePolicy
 	(BusyPolicy)(0),                   // 1: agentruntime.control.v1.BusyPolicy
@@ -6193,39 +6318,40 @@ var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	nil,                               // 72: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
 	nil,                               // 73: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
 	nil,                               // 74: agentruntime.control.v1.RequestActionRequest.ContextEntry
-	nil,                               // 75: agentruntime.control.v1.Session.MetadataEntry
-	nil,                               // 76: agentruntime.control.v1.Turn.OptionsEntry
-	nil,                               // 77: agentruntime.control.v1.Turn.MetadataEntry
-	nil,                               // 78: agentruntime.control.v1.Action.ContextEntry
-	nil,                               // 79: agentruntime.control.v1.Summary.FactsEntry
-	nil,                               // 80: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	(*v1.InputPart)(nil),              // 81: agentruntime.events.v1.InputPart
-	(*durationpb.Duration)(nil),       // 82: google.protobuf.Duration
-	(*v1.ToolSpec)(nil),               // 83: agentruntime.events.v1.ToolSpec
-	(*v1.RuntimeEvent)(nil),           // 84: agentruntime.events.v1.RuntimeEvent
-	(*timestamppb.Timestamp)(nil),     // 85: google.protobuf.Timestamp
-	(TurnStatus)(0),                   // 86: agentruntime.control.v1.TurnStatus
-	(ActionStatus)(0),                 // 87: agentruntime.control.v1.ActionStatus
-	(v11.FactState)(0),                // 88: agentruntime.common.v1.FactState
-	(ThreadStatus)(0),                 // 89: agentruntime.control.v1.ThreadStatus
-	(*v12.RoutingLimitSummary)(nil),   // 90: agentruntime.routing.v1.RoutingLimitSummary
-	(SubagentStatus)(0),               // 91: agentruntime.control.v1.SubagentStatus
-	(ChannelStatus)(0),                // 92: agentruntime.control.v1.ChannelStatus
-	(TurnAttemptStatus)(0),            // 93: agentruntime.control.v1.TurnAttemptStatus
-	(*v11.OutputRef)(nil),             // 94: agentruntime.common.v1.OutputRef
-	(*WriteProcessStdinRequest)(nil),  // 95: agentruntime.control.v1.WriteProcessStdinRequest
-	(*TerminateProcessRequest)(nil),   // 96: agentruntime.control.v1.TerminateProcessRequest
-	(*CreateWebhookRequest)(nil),      // 97: agentruntime.control.v1.CreateWebhookRequest
-	(*ListWebhooksRequest)(nil),       // 98: agentruntime.control.v1.ListWebhooksRequest
-	(*DeleteWebhookRequest)(nil),      // 99: agentruntime.control.v1.DeleteWebhookRequest
-	(*WriteProcessStdinResponse)(nil), // 100: agentruntime.control.v1.WriteProcessStdinResponse
-	(*TerminateProcessResponse)(nil),  // 101: agentruntime.control.v1.TerminateProcessResponse
-	(*CreateWebhookResponse)(nil),     // 102: agentruntime.control.v1.CreateWebhookResponse
-	(*ListWebhooksResponse)(nil),      // 103: agentruntime.control.v1.ListWebhooksResponse
-	(*DeleteWebhookResponse)(nil),     // 104: agentruntime.control.v1.DeleteWebhookResponse
+	nil,                               // 75: agentruntime.control.v1.RegisterToolsRequest.FactsEntry
+	nil,                               // 76: agentruntime.control.v1.Session.MetadataEntry
+	nil,                               // 77: agentruntime.control.v1.Turn.OptionsEntry
+	nil,                               // 78: agentruntime.control.v1.Turn.MetadataEntry
+	nil,                               // 79: agentruntime.control.v1.Action.ContextEntry
+	nil,                               // 80: agentruntime.control.v1.Summary.FactsEntry
+	nil,                               // 81: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	(*v1.InputPart)(nil),              // 82: agentruntime.events.v1.InputPart
+	(*durationpb.Duration)(nil),       // 83: google.protobuf.Duration
+	(*v1.ToolSpec)(nil),               // 84: agentruntime.events.v1.ToolSpec
+	(*v1.RuntimeEvent)(nil),           // 85: agentruntime.events.v1.RuntimeEvent
+	(*timestamppb.Timestamp)(nil),     // 86: google.protobuf.Timestamp
+	(TurnStatus)(0),                   // 87: agentruntime.control.v1.TurnStatus
+	(ActionStatus)(0),                 // 88: agentruntime.control.v1.ActionStatus
+	(v11.FactState)(0),                // 89: agentruntime.common.v1.FactState
+	(ThreadStatus)(0),                 // 90: agentruntime.control.v1.ThreadStatus
+	(*v12.RoutingLimitSummary)(nil),   // 91: agentruntime.routing.v1.RoutingLimitSummary
+	(SubagentStatus)(0),               // 92: agentruntime.control.v1.SubagentStatus
+	(ChannelStatus)(0),                // 93: agentruntime.control.v1.ChannelStatus
+	(TurnAttemptStatus)(0),            // 94: agentruntime.control.v1.TurnAttemptStatus
+	(*v11.OutputRef)(nil),             // 95: agentruntime.common.v1.OutputRef
+	(*WriteProcessStdinRequest)(nil),  // 96: agentruntime.control.v1.WriteProcessStdinRequest
+	(*TerminateProcessRequest)(nil),   // 97: agentruntime.control.v1.TerminateProcessRequest
+	(*CreateWebhookRequest)(nil),      // 98: agentruntime.control.v1.CreateWebhookRequest
+	(*ListWebhooksRequest)(nil),       // 99: agentruntime.control.v1.ListWebhooksRequest
+	(*DeleteWebhookRequest)(nil),      // 100: agentruntime.control.v1.DeleteWebhookRequest
+	(*WriteProcessStdinResponse)(nil), // 101: agentruntime.control.v1.WriteProcessStdinResponse
+	(*TerminateProcessResponse)(nil),  // 102: agentruntime.control.v1.TerminateProcessResponse
+	(*CreateWebhookResponse)(nil),     // 103: agentruntime.control.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),      // 104: agentruntime.control.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),     // 105: agentruntime.control.v1.DeleteWebhookResponse
 }
 var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
-	81,  // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
+	82,  // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
 	72,  // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
 	73,  // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
 	0,   // 3: agentruntime.control.v1.SubmitTurnRequest.create_policy:type_name -> agentruntime.control.v1.CreatePolicy
@@ -6234,7 +6360,7 @@ var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	2,   // 6: agentruntime.control.v1.InterruptTurnRequest.queue_policy:type_name -> agentruntime.control.v1.QueuePolicy
 	52,  // 7: agentruntime.control.v1.InterruptTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
 	56,  // 8: agentruntime.control.v1.ResumeThreadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	82,  // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
+	83,  // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
 	74,  // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
 	53,  // 11: agentruntime.control.v1.RequestActionResponse.action:type_name -> agentruntime.control.v1.Action
 	53,  // 12: agentruntime.control.v1.RespondActionResponse.action:type_name -> agentruntime.control.v1.Action
@@ -6243,144 +6369,145 @@ var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
 	56,  // 15: agentruntime.control.v1.GetSessionResponse.threads:type_name -> agentruntime.control.v1.ThreadRead
 	52,  // 16: agentruntime.control.v1.GetSessionResponse.history:type_name -> agentruntime.control.v1.Turn
 	56,  // 17: agentruntime.control.v1.GetThreadReadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	83,  // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
-	83,  // 19: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
-	84,  // 20: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
-	81,  // 21: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
-	58,  // 22: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	81,  // 23: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
-	52,  // 24: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
-	82,  // 25: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
-	58,  // 26: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
-	58,  // 27: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	58,  // 28: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	58,  // 29: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
-	3,   // 30: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
-	82,  // 31: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
-	84,  // 32: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
-	44,  // 33: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
-	45,  // 34: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
-	46,  // 35: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
-	85,  // 36: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	56,  // 37: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
-	51,  // 38: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
-	59,  // 39: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
-	59,  // 40: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
-	75,  // 41: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
-	85,  // 42: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	85,  // 43: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	86,  // 44: agentruntime.control.v1.Turn.status:type_name -> agentruntime.control.v1.TurnStatus
-	86,  // 45: agentruntime.control.v1.Turn.admission:type_name -> agentruntime.control.v1.TurnStatus
-	81,  // 46: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
-	76,  // 47: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
-	77,  // 48: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
-	85,  // 49: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
-	85,  // 50: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
-	85,  // 51: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
-	85,  // 52: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
-	78,  // 53: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
-	87,  // 54: agentruntime.control.v1.Action.status:type_name -> agentruntime.control.v1.ActionStatus
-	85,  // 55: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
-	85,  // 56: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
-	88,  // 57: agentruntime.control.v1.Summary.state:type_name -> agentruntime.common.v1.FactState
-	79,  // 58: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
-	89,  // 59: agentruntime.control.v1.ThreadRead.status:type_name -> agentruntime.control.v1.ThreadStatus
-	52,  // 60: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
-	53,  // 61: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
-	86,  // 62: agentruntime.control.v1.ThreadRead.last_outcome:type_name -> agentruntime.control.v1.TurnStatus
-	54,  // 63: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
-	80,  // 64: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	55,  // 65: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
-	55,  // 66: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
-	55,  // 67: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
-	85,  // 68: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
-	85,  // 69: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
-	90,  // 70: agentruntime.control.v1.ThreadRead.routing_limit:type_name -> agentruntime.routing.v1.RoutingLimitSummary
-	57,  // 71: agentruntime.control.v1.ThreadRead.refusals:type_name -> agentruntime.control.v1.Refusal
-	91,  // 72: agentruntime.control.v1.Subagent.status:type_name -> agentruntime.control.v1.SubagentStatus
-	92,  // 73: agentruntime.control.v1.Channel.status:type_name -> agentruntime.control.v1.ChannelStatus
-	82,  // 74: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
-	82,  // 75: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	52,  // 76: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	85,  // 77: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	82,  // 78: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	85,  // 79: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	86,  // 80: agentruntime.control.v1.HeartbeatTurnResponse.status:type_name -> agentruntime.control.v1.TurnStatus
-	93,  // 81: agentruntime.control.v1.TurnAttempt.status:type_name -> agentruntime.control.v1.TurnAttemptStatus
-	85,  // 82: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
-	85,  // 83: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
-	65,  // 84: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
-	66,  // 85: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
-	94,  // 86: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
-	4,   // 87: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
-	6,   // 88: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
-	8,   // 89: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
-	10,  // 90: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
-	12,  // 91: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
-	14,  // 92: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
-	16,  // 93: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
-	18,  // 94: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
-	20,  // 95: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
-	22,  // 96: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
-	24,  // 97: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
-	26,  // 98: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
-	28,  // 99: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
-	30,  // 100: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
-	32,  // 101: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
-	34,  // 102: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
-	36,  // 103: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
-	38,  // 104: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
-	40,  // 105: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
-	42,  // 106: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
-	47,  // 107: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
-	49,  // 108: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
-	60,  // 109: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
-	62,  // 110: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
-	64,  // 111: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
-	68,  // 112: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
-	70,  // 113: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
-	95,  // 114: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
-	96,  // 115: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
-	97,  // 116: agentruntime.control.v1.ControlService.CreateWebhook:input_type -> agentruntime.control.v1.CreateWebhookRequest
-	98,  // 117: agentruntime.control.v1.ControlService.ListWebhooks:input_type -> agentruntime.control.v1.ListWebhooksRequest
-	99,  // 118: agentruntime.control.v1.ControlService.DeleteWebhook:input_type -> agentruntime.control.v1.DeleteWebhookRequest
-	5,   // 119: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
-	7,   // 120: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
-	9,   // 121: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
-	11,  // 122: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
-	13,  // 123: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
-	15,  // 124: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
-	17,  // 125: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
-	19,  // 126: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
-	21,  // 127: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
-	23,  // 128: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
-	25,  // 129: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
-	27,  // 130: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
-	29,  // 131: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
-	31,  // 132: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
-	33,  // 133: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
-	35,  // 134: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
-	37,  // 135: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
-	39,  // 136: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
-	41,  // 137: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
-	43,  // 138: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
-	48,  // 139: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
-	50,  // 140: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
-	61,  // 141: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
-	63,  // 142: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
-	67,  // 143: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
-	69,  // 144: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
-	71,  // 145: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
-	100, // 146: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
-	101, // 147: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
-	102, // 148: agentruntime.control.v1.ControlService.CreateWebhook:output_type -> agentruntime.control.v1.CreateWebhookResponse
-	103, // 149: agentruntime.control.v1.ControlService.ListWebhooks:output_type -> agentruntime.control.v1.ListWebhooksResponse
-	104, // 150: agentruntime.control.v1.ControlService.DeleteWebhook:output_type -> agentruntime.control.v1.DeleteWebhookResponse
-	119, // [119:151] is the sub-list for method output_type
-	87,  // [87:119] is the sub-list for method input_type
-	87,  // [87:87] is the sub-list for extension type_name
-	87,  // [87:87] is the sub-list for extension extendee
-	0,   // [0:87] is the sub-list for field type_name
+	84,  // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
+	75,  // 19: agentruntime.control.v1.RegisterToolsRequest.facts:type_name -> agentruntime.control.v1.RegisterToolsRequest.FactsEntry
+	84,  // 20: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
+	85,  // 21: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
+	82,  // 22: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
+	58,  // 23: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	82,  // 24: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
+	52,  // 25: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
+	83,  // 26: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
+	58,  // 27: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	58,  // 28: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	58,  // 29: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	58,  // 30: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	3,   // 31: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
+	83,  // 32: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
+	85,  // 33: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
+	44,  // 34: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
+	45,  // 35: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
+	46,  // 36: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
+	86,  // 37: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	56,  // 38: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
+	51,  // 39: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
+	59,  // 40: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
+	59,  // 41: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
+	76,  // 42: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
+	86,  // 43: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	86,  // 44: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	87,  // 45: agentruntime.control.v1.Turn.status:type_name -> agentruntime.control.v1.TurnStatus
+	87,  // 46: agentruntime.control.v1.Turn.admission:type_name -> agentruntime.control.v1.TurnStatus
+	82,  // 47: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
+	77,  // 48: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
+	78,  // 49: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
+	86,  // 50: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
+	86,  // 51: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
+	86,  // 52: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
+	86,  // 53: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
+	79,  // 54: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
+	88,  // 55: agentruntime.control.v1.Action.status:type_name -> agentruntime.control.v1.ActionStatus
+	86,  // 56: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
+	86,  // 57: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
+	89,  // 58: agentruntime.control.v1.Summary.state:type_name -> agentruntime.common.v1.FactState
+	80,  // 59: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
+	90,  // 60: agentruntime.control.v1.ThreadRead.status:type_name -> agentruntime.control.v1.ThreadStatus
+	52,  // 61: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
+	53,  // 62: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
+	87,  // 63: agentruntime.control.v1.ThreadRead.last_outcome:type_name -> agentruntime.control.v1.TurnStatus
+	54,  // 64: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
+	81,  // 65: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	55,  // 66: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
+	55,  // 67: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
+	55,  // 68: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
+	86,  // 69: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
+	86,  // 70: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
+	91,  // 71: agentruntime.control.v1.ThreadRead.routing_limit:type_name -> agentruntime.routing.v1.RoutingLimitSummary
+	57,  // 72: agentruntime.control.v1.ThreadRead.refusals:type_name -> agentruntime.control.v1.Refusal
+	92,  // 73: agentruntime.control.v1.Subagent.status:type_name -> agentruntime.control.v1.SubagentStatus
+	93,  // 74: agentruntime.control.v1.Channel.status:type_name -> agentruntime.control.v1.ChannelStatus
+	83,  // 75: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
+	83,  // 76: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	52,  // 77: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	86,  // 78: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	83,  // 79: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	86,  // 80: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	87,  // 81: agentruntime.control.v1.HeartbeatTurnResponse.status:type_name -> agentruntime.control.v1.TurnStatus
+	94,  // 82: agentruntime.control.v1.TurnAttempt.status:type_name -> agentruntime.control.v1.TurnAttemptStatus
+	86,  // 83: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
+	86,  // 84: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
+	65,  // 85: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
+	66,  // 86: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
+	95,  // 87: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
+	4,   // 88: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
+	6,   // 89: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
+	8,   // 90: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
+	10,  // 91: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
+	12,  // 92: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
+	14,  // 93: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
+	16,  // 94: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
+	18,  // 95: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
+	20,  // 96: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
+	22,  // 97: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
+	24,  // 98: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
+	26,  // 99: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
+	28,  // 100: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
+	30,  // 101: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
+	32,  // 102: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
+	34,  // 103: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
+	36,  // 104: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
+	38,  // 105: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
+	40,  // 106: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
+	42,  // 107: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
+	47,  // 108: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
+	49,  // 109: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
+	60,  // 110: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
+	62,  // 111: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
+	64,  // 112: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
+	68,  // 113: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
+	70,  // 114: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
+	96,  // 115: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
+	97,  // 116: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
+	98,  // 117: agentruntime.control.v1.ControlService.CreateWebhook:input_type -> agentruntime.control.v1.CreateWebhookRequest
+	99,  // 118: agentruntime.control.v1.ControlService.ListWebhooks:input_type -> agentruntime.control.v1.ListWebhooksRequest
+	100, // 119: agentruntime.control.v1.ControlService.DeleteWebhook:input_type -> agentruntime.control.v1.DeleteWebhookRequest
+	5,   // 120: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
+	7,   // 121: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
+	9,   // 122: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
+	11,  // 123: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
+	13,  // 124: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
+	15,  // 125: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
+	17,  // 126: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
+	19,  // 127: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
+	21,  // 128: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
+	23,  // 129: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
+	25,  // 130: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
+	27,  // 131: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
+	29,  // 132: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
+	31,  // 133: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
+	33,  // 134: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
+	35,  // 135: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
+	37,  // 136: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
+	39,  // 137: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
+	41,  // 138: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
+	43,  // 139: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
+	48,  // 140: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
+	50,  // 141: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
+	61,  // 142: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
+	63,  // 143: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
+	67,  // 144: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
+	69,  // 145: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
+	71,  // 146: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
+	101, // 147: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
+	102, // 148: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
+	103, // 149: agentruntime.control.v1.ControlService.CreateWebhook:output_type -> agentruntime.control.v1.CreateWebhookResponse
+	104, // 150: agentruntime.control.v1.ControlService.ListWebhooks:output_type -> agentruntime.control.v1.ListWebhooksResponse
+	105, // 151: agentruntime.control.v1.ControlService.DeleteWebhook:output_type -> agentruntime.control.v1.DeleteWebhookResponse
+	120, // [120:152] is the sub-list for method output_type
+	88,  // [88:120] is the sub-list for method input_type
+	88,  // [88:88] is the sub-list for extension type_name
+	88,  // [88:88] is the sub-list for extension extendee
+	0,   // [0:88] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_control_v1_control_proto_init() }
@@ -6403,7 +6530,7 @@ func file_agentruntime_control_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_control_v1_control_proto_rawDesc), len(file_agentruntime_control_v1_control_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   77,
+			NumMessages:   78,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
