@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agentruntime/agentruntime/pkg/a2a"
 	"github.com/agentruntime/agentruntime/pkg/agui"
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/config"
@@ -377,6 +378,11 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			// stream, called in process with the caller's credentials
 			// (docs/ag-ui.md).
 			srv.Handle(agui.Path, agui.New(controlv1.NewControlServiceClient(srv.Local()), logger.With("component", "ag-ui")))
+			// A2A agents: the runtime as an A2A agent, called in process
+			// with the caller's credentials like AG-UI (docs/a2a.md).
+			a2aHandler := a2a.New(controlv1.NewControlServiceClient(srv.Local()), a2a.Config{Version: version, Auth: c.authFile != ""}, logger.With("component", "a2a"))
+			srv.Handle(a2a.CardPath, a2aHandler.Card())
+			srv.Handle(a2a.JSONRPCPath, a2aHandler.JSONRPC())
 		}
 	}
 	return rt, nil
