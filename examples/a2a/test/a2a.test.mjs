@@ -1,0 +1,160 @@
+// The runtime as an A2A agent, against the real binary, through
+// @a2a-js/sdk's client: the card is read by ClientFactory.createFromUrl,
+// and every call goes through the client's own transport and parsing.
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+
+import { Role, TaskState } from "@a2a-js/sdk";
+import { ClientFactory, ClientFactoryOptions } from "@a2a-js/sdk/client";
+
+import { startDev } from "./harness.mjs";
+
+const CURSOR_HEADER = "A2A-Agentruntime-Cursor";
+
+function message(text, { contextId, taskId } = {}) {
+  return {
+    messageId: crypto.randomUUID(),
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: "text", value: text } }],
+    ...(contextId ? { contextId } : {}),
+    ...(taskId ? { taskId } : {}),
+  };
+}
+
+const textOf = (parts) =>
+  (parts ?? [])
+    .filter((p) => p.content?.$case === "text")
+    .map((p) => p.content.value)
+    .join("");
+
+/** collect drains a stream, returning its items as { case, value, cursor }. */
+async function collect(stream, { until } = {}) {
+  const items = [];
+  for await (const ev of stream) {
+    const { $case, value } = ev.payload;
+    const meta = value.metadata?.agentruntime;
+    items.push({ case: $case, value, cursor: meta?.cursor });
+    if (until?.(items.at(-1))) break;
+  }
+  return items;
+}
+
+const states = (items) => items.filter((i) => i.case === "statusUpdate").map((i) => i.value.status.state);
+
+for (const binding of ["JSONRPC"]) {
+  describe(`A2A over ${binding}`, () => {
+    let dev;
+    let client;
+    before(async () => {
+      dev = await startDev();
+      const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: [binding] }));
+      client = await factory.createFromUrl(dev.url);
+    });
+    after(async () => {
+      await dev?.stop();
+    });
+
+    test("the card says streaming, the binding and the cursor extension", async () => {
+      const card = await client.getAgentCard();
+      assert.equal(card.capabilities.streaming, true);
+      const iface = card.supportedInterfaces.find((i) => i.protocolBinding === binding);
+      assert.ok(iface, JSON.stringify(card.supportedInterfaces));
+      assert.equal(iface.protocolVersion, "1.0");
+      assert.ok(card.capabilities.extensions.some((e) => e.uri.endsWith("#the-cursor-extension")));
+    });
+
+    test("a message is a turn: the answer is the completed task's artifact; a stream in the same context sees working then completed", async () => {
+      const task = await client.sendMessage({ message: message("hello there") });
+      assert.equal(task.status.state, TaskState.TASK_STATE_COMPLETED, JSON.stringify(task.status));
+      assert.equal(textOf(task.artifacts[0].parts), "Hello from agentruntime.");
+      assert.equal(textOf(task.status.message.parts), "Hello from agentruntime.");
+      assert.ok(task.id.startsWith("turn_"), task.id);
+
+      const items = await collect(client.sendMessageStream({ message: message("hello again", { contextId: task.contextId }) }));
+      assert.equal(items[0].case, "task");
+      assert.equal(items[0].value.status.state, TaskState.TASK_STATE_SUBMITTED);
+      const second = items[0].value.id;
+      assert.notEqual(second, task.id);
+      for (const i of items) {
+        assert.equal(i.value.contextId, task.contextId);
+        if (i.case !== "task") assert.equal(i.value.taskId, second);
+      }
+      assert.deepEqual(states(items), [TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]);
+      const art = items.find((i) => i.case === "artifactUpdate");
+      assert.equal(textOf(art.value.artifact.parts), "Hello from agentruntime.");
+
+      const got = await client.getTask({ id: second });
+      assert.equal(got.status.state, TaskState.TASK_STATE_COMPLETED);
+      assert.equal(got.contextId, task.contextId);
+    });
+
+    test("an approval is input-required with the action's prompt; a message with the task id answers it; a cut stream resumes by cursor with nothing missed or repeated", async () => {
+      // The stream is cut after its first status update.
+      const cut = new AbortController();
+      const first = await collect(client.sendMessageStream({ message: message("do the demo") }, { signal: cut.signal }), {
+        until: (i) => i.case === "statusUpdate",
+      });
+      cut.abort();
+      const taskId = first[0].value.id;
+      const contextId = first[0].value.contextId;
+      const last = first.at(-1);
+      assert.equal(last.value.status.state, TaskState.TASK_STATE_WORKING);
+      assert.match(last.cursor, /^\d+\.\d+$/);
+
+      // Meanwhile the task comes to wait for the approval: a
+      // subscription from the cursor ends there.
+      const waiting = await collect(client.resubscribeTask({ id: taskId }, { serviceParameters: { [CURSOR_HEADER]: last.cursor } }));
+      assert.deepEqual(states(waiting), [TaskState.TASK_STATE_INPUT_REQUIRED]);
+      const task = await client.getTask({ id: taskId });
+      assert.equal(task.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+      assert.match(textOf(task.status.message.parts), /write_file/);
+      const action = task.status.message.parts.find((p) => p.content.$case === "data").content.value;
+      assert.deepEqual(action.decisions, ["allow_once", "allow_session", "deny"]);
+
+      // A word the action does not offer is refused, naming the field.
+      await assert.rejects(client.sendMessage({ message: message("perhaps", { contextId, taskId }) }), /params\.message\.parts/);
+
+      const answered = await client.sendMessage({ message: message("yes", { contextId, taskId }) });
+      assert.equal(answered.id, taskId);
+      assert.equal(answered.status.state, TaskState.TASK_STATE_COMPLETED, JSON.stringify(answered.status));
+      assert.equal(textOf(answered.artifacts[0].parts), "Done: NOTES.md holds my notes on the README.");
+      assert.ok(existsSync(join(dev.workspace, "NOTES.md")));
+
+      // The cut stream resumed from its last cursor, beside the whole
+      // task replayed from its start ("0.0").
+      const rest = await collect(client.resubscribeTask({ id: taskId }, { serviceParameters: { [CURSOR_HEADER]: last.cursor } }));
+      const all = await collect(client.resubscribeTask({ id: taskId }, { serviceParameters: { [CURSOR_HEADER]: "0.0" } }));
+      const seen = [...first.filter((i) => i.cursor), ...rest].map((i) => i.cursor);
+      assert.deepEqual(seen, all.map((i) => i.cursor));
+      assert.equal(new Set(seen).size, seen.length);
+      assert.deepEqual(states(all), [
+        TaskState.TASK_STATE_WORKING,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        TaskState.TASK_STATE_WORKING,
+        TaskState.TASK_STATE_COMPLETED,
+      ]);
+
+      // Without a cursor, a finished task's subscription is the task.
+      const done = await collect(client.resubscribeTask({ id: taskId }));
+      assert.equal(done.length, 1);
+      assert.equal(done[0].case, "task");
+      assert.equal(done[0].value.status.state, TaskState.TASK_STATE_COMPLETED);
+    });
+
+    test("cancel interrupts the turn: the task is canceled, and cannot be canceled again", async () => {
+      const items = await collect(client.sendMessageStream({ message: message("do the demo again") }));
+      assert.equal(states(items).at(-1), TaskState.TASK_STATE_INPUT_REQUIRED);
+      const id = items[0].value.id;
+      const canceled = await client.cancelTask({ id });
+      assert.equal(canceled.status.state, TaskState.TASK_STATE_CANCELED);
+      assert.equal((await client.getTask({ id })).status.state, TaskState.TASK_STATE_CANCELED);
+      await assert.rejects(client.cancelTask({ id }), (e) => /has ended/.test(e.message));
+    });
+
+    test("an unknown task is not found", async () => {
+      await assert.rejects(client.getTask({ id: "turn_nope" }), (e) => /not found/.test(e.message));
+    });
+  });
+}
