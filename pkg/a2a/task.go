@@ -152,7 +152,7 @@ func parseCursor(s string) (cursor, error) {
 	a, b, ok := strings.Cut(s, ".")
 	seq, err1 := strconv.ParseUint(a, 10, 64)
 	k, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || seq == 0 || k < 0 {
+	if !ok || err1 != nil || err2 != nil || k < 0 {
 		return cursor{}, fmt.Errorf("%q is not a cursor this server issued (SEQUENCE.INDEX)", s)
 	}
 	return cursor{seq: seq, k: k}, nil
