@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentruntime/agentruntime/pkg/testkit"
+)
+
+// a2aReply is a JSON-RPC response of the A2A endpoint.
+type a2aReply struct {
+	status int
+	header http.Header
+	Result map[string]any `json:"result"`
+	Error  *struct {
+		Code    int            `json:"code"`
+		Message string         `json:"message"`
+		Data    map[string]any `json:"data"`
+	} `json:"error"`
+}
+
+// postA2A posts a JSON-RPC request to /a2a/jsonrpc.
+func postA2A(t *testing.T, addr string, headers map[string]string, method string, params any) *http.Response {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, "http://"+addr+"/a2a/jsonrpc", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// callA2A makes a call that answers once.
+func callA2A(t *testing.T, addr string, headers map[string]string, method string, params any) a2aReply {
+	t.Helper()
+	resp := postA2A(t, addr, headers, method, params)
+	r := a2aReply{status: resp.StatusCode, header: resp.Header}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	return r
+}
+
+// streamA2A makes a streaming call and reads it to its end: each item's
+// result, or the error that answered the call.
+func streamA2A(t *testing.T, addr string, headers map[string]string, method string, params any) ([]map[string]any, a2aReply) {
+	t.Helper()
+	resp := postA2A(t, addr, headers, method, params)
+	if resp.Header.Get("Content-Type") != "text/event-stream" {
+		r := a2aReply{status: resp.StatusCode, header: resp.Header}
+		b, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %d %s", method, resp.StatusCode, b)
+		}
+		return nil, r
+	}
+	var out []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var r a2aReply
+			if err := json.Unmarshal([]byte(v), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Error != nil {
+				t.Fatalf("%s: an error in the stream: %+v", method, r.Error)
+			}
+			out = append(out, r.Result)
+		}
+	}
+	return out, a2aReply{status: resp.StatusCode}
+}
+
+func a2aMessage(text string, ids ...string) map[string]any {
+	m := map[string]any{"messageId": "m-" + text + strings.Join(ids, "-"), "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
+	if len(ids) > 0 {
+		m["contextId"] = ids[0]
+	}
+	if len(ids) > 1 {
+		m["taskId"] = ids[1]
+	}
+	return m
+}
+
+func lastState(items []map[string]any) string {
+	for i := len(items) - 1; i >= 0; i-- {
+		if u, ok := items[i]["statusUpdate"].(map[string]any); ok {
+			return u["status"].(map[string]any)["state"].(string)
+		}
+	}
+	return ""
+}
+
+// The A2A endpoint is authenticated like the API: the card declares bearer
+// auth, no credentials is 401 with a Bearer challenge, a viewer may not
+// send (403), bad input names its field, and an operator's message is a
+// turn of the operator's tenant.
+func TestA2AIsAuthenticatedLikeTheAPI(t *testing.T) {
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	p, _ := startDevWithWorkspace(t, "--auth", writeRoleAuth(t, secret))
+
+	resp, err := http.Get("http://" + p.Addr + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card struct {
+		SecuritySchemes     map[string]any   `json:"securitySchemes"`
+		SupportedInterfaces []map[string]any `json:"supportedInterfaces"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&card); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if card.SecuritySchemes["bearer"] == nil || len(card.SupportedInterfaces) == 0 || card.SupportedInterfaces[0]["url"] != "http://"+p.Addr+"/a2a/jsonrpc" {
+		t.Errorf("card: %+v", card)
+	}
+
+	send := map[string]any{"message": a2aMessage("hello"), "configuration": map[string]any{"returnImmediately": true}}
+	r := callA2A(t, p.Addr, nil, "SendMessage", send)
+	if r.status != http.StatusUnauthorized || r.Error == nil || r.header.Get("WWW-Authenticate") != "Bearer" {
+		t.Errorf("without credentials: %d %+v, want 401 with a Bearer challenge", r.status, r.Error)
+	}
+	_, r = streamA2A(t, p.Addr, map[string]string{"Authorization": "Bearer k-wrong"}, "SendStreamingMessage", send)
+	if r.status != http.StatusUnauthorized {
+		t.Errorf("a wrong key, streaming: %d, want 401", r.status)
+	}
+	r = callA2A(t, p.Addr, map[string]string{"Authorization": "Bearer " + signAs(t, secret, "vic", "viewer")}, "SendMessage", send)
+	if r.status != http.StatusForbidden || r.Error == nil {
+		t.Errorf("a viewer: %d %+v, want 403", r.status, r.Error)
+	}
+	operator := map[string]string{"Authorization": "Bearer k-operator"}
+	bad := map[string]any{"message": a2aMessage("hello", "not a context")}
+	r = callA2A(t, p.Addr, operator, "SendMessage", bad)
+	if r.Error == nil || r.Error.Code != -32602 || r.Error.Data["field"] != "params.message.contextId" {
+		t.Errorf("a bad contextId: %+v, want -32602 naming params.message.contextId", r.Error)
+	}
+	r = callA2A(t, p.Addr, operator, "SendMessage", map[string]any{"message": map[string]any{"messageId": "m", "role": "ROLE_USER", "parts": []any{map[string]any{"url": "file:///etc/passwd"}}}})
+	if r.Error == nil || r.Error.Data["field"] != "params.message.parts[0]" {
+		t.Errorf("a file part: %+v, want an error naming params.message.parts[0]", r.Error)
+	}
+	r = callA2A(t, p.Addr, operator, "NoSuchMethod", map[string]any{})
+	if r.Error == nil || r.Error.Code != -32601 {
+		t.Errorf("an unknown method: %+v, want -32601", r.Error)
+	}
+	// No worker runs here: the operator's task is submitted, and stays so.
+	r = callA2A(t, p.Addr, operator, "SendMessage", send)
+	task, _ := r.Result["task"].(map[string]any)
+	if r.Error != nil || task["status"].(map[string]any)["state"] != "TASK_STATE_SUBMITTED" {
+		t.Fatalf("an operator's send: %+v %v", r.Error, r.Result)
+	}
+	got := callA2A(t, p.Addr, operator, "GetTask", map[string]any{"id": task["id"]})
+	if got.Error != nil || got.Result["contextId"] != task["contextId"] {
+		t.Errorf("GetTask: %+v %v", got.Error, got.Result)
+	}
+}
+
+// Tenants are apart: another tenant's task is not found to read, answer,
+// subscribe to or cancel, and stays its owner's to answer; a body over the
+// bound is refused before anything else.
+func TestA2AKeepsTenantsApart(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\nIt says hello.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	authFile := filepath.Join(t.TempDir(), "auth.yaml")
+	if err := os.WriteFile(authFile, []byte(`api_keys:
+  - {name: alice, tenant: acme, role: operator, key: k-acme}
+  - {name: bot-1, tenant: acme, role: worker, key: k-worker}
+  - {name: mallory, tenant: globex, role: operator, key: k-globex}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth", authFile, "--console=false")
+	worker := exec.Command(binary, "worker", "--addr", dev.Addr, "--api-key", "k-worker", "--workspace", ws, "--worker-id", "w1")
+	var wout bytes.Buffer // written by the process's copier, read after Wait
+	worker.Stdout, worker.Stderr = &wout, &wout
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = worker.Process.Kill()
+		_ = worker.Wait()
+		if t.Failed() {
+			t.Logf("worker output:\n%s", wout.String())
+		}
+	})
+	acme := map[string]string{"Authorization": "Bearer k-acme"}
+	globex := map[string]string{"Authorization": "Bearer k-globex"}
+
+	items, r := streamA2A(t, dev.Addr, acme, "SendStreamingMessage", map[string]any{"message": a2aMessage("notes please", "ctx1")})
+	if r.status != http.StatusOK || lastState(items) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("acme's stream: %d %v", r.status, items)
+	}
+	task := items[0]["task"].(map[string]any)
+	id := task["id"].(string)
+	if task["contextId"] != "ctx1" {
+		t.Errorf("contextId %v, want ctx1", task["contextId"])
+	}
+	for _, call := range []struct {
+		method string
+		params any
+	}{
+		{"GetTask", map[string]any{"id": id}},
+		{"CancelTask", map[string]any{"id": id}},
+		{"SendMessage", map[string]any{"message": a2aMessage("yes", "", id)}},
+	} {
+		r := callA2A(t, dev.Addr, globex, call.method, call.params)
+		if r.Error == nil || r.Error.Code != -32001 {
+			t.Errorf("globex's %s of acme's task: %+v, want -32001 task not found", call.method, r.Error)
+		}
+	}
+	if _, r := streamA2A(t, dev.Addr, globex, "SubscribeToTask", map[string]any{"id": id}); r.Error == nil || r.Error.Code != -32001 {
+		t.Errorf("globex's SubscribeToTask of acme's task: %+v, want -32001", r.Error)
+	}
+
+	// acme's approval is still acme's to give.
+	r = callA2A(t, dev.Addr, acme, "SendMessage", map[string]any{"message": a2aMessage("allow_once", "ctx1", id)})
+	if r.Error != nil {
+		t.Fatalf("acme's answer: %+v", r.Error)
+	}
+	done := r.Result["task"].(map[string]any)
+	if done["id"] != id || done["status"].(map[string]any)["state"] != "TASK_STATE_COMPLETED" {
+		t.Errorf("acme's answer: %v", done)
+	}
+
+	// A body past 1 MiB is refused before anything else, credentials or
+	// not.
+	req, err := http.NewRequestWithContext(testkit.Context(t), http.MethodPost, "http://"+dev.Addr+"/a2a/jsonrpc",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"`+strings.Repeat("x", 1<<20)+`"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	big, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Body.Close()
+	if big.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over 1 MiB: %d, want 413", big.StatusCode)
+	}
+}
