@@ -95,7 +95,8 @@ func (s *Server) httpHandler(allowOrigin func(string) bool) (http.Handler, error
 }
 
 // withRoutes sends a request for a path mounted with Handle to its handler
-// and every other one to api.
+// (a path mounted with a trailing slash takes every path below it) and
+// every other one to api.
 func withRoutes(routes map[string]http.Handler, api http.Handler) http.Handler {
 	if len(routes) == 0 {
 		return api
@@ -104,6 +105,12 @@ func withRoutes(routes map[string]http.Handler, api http.Handler) http.Handler {
 		if h, ok := routes[r.URL.Path]; ok {
 			h.ServeHTTP(w, r)
 			return
+		}
+		for path, h := range routes {
+			if strings.HasSuffix(path, "/") && len(path) > 1 && strings.HasPrefix(r.URL.Path, path) {
+				h.ServeHTTP(w, r)
+				return
+			}
 		}
 		api.ServeHTTP(w, r)
 	})

@@ -59,3 +59,27 @@ func TestHandleAndLocalAuthenticateLikeTheAPI(t *testing.T) {
 	code, _ = get("wrong")
 	assert.Equal(t, http.StatusUnauthorized, code)
 }
+
+// A path mounted with a trailing slash takes every path below it, and
+// only those.
+func TestHandleBelowAPath(t *testing.T) {
+	h := startWith(t, func(srv *server.Server) {
+		srv.Handle("/tree/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, "tree "+r.URL.Path)
+		}))
+	})
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return h.dial(ctx)
+	}}}
+	get := func(path string) string {
+		resp, err := client.Get("http://bufconn" + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	assert.Equal(t, "tree /tree/a/b:c", get("/tree/a/b:c"))
+	assert.Equal(t, "tree /tree/", get("/tree/"))
+	assert.NotContains(t, get("/treetop"), "tree ")
+	assert.NotContains(t, get("/tree"), "tree ")
+}

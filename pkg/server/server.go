@@ -200,7 +200,8 @@ const localBuffer = 1 << 20
 // works once Serve has started and closes when Serve returns.
 func (s *Server) Local() grpc.ClientConnInterface { return s.localConn }
 
-// Handle mounts h at the exact path on the HTTP side of the port (where
+// Handle mounts h at the exact path, or below it when it ends with a
+// slash, on the HTTP side of the port (where
 // Connect, gRPC-Web and the console are served), inside the CORS policy and
 // the loopback guard; h authenticates its own requests, typically by
 // calling the API through Local with the request's credentials. Mount
