@@ -234,6 +234,29 @@ func TestA2AKeepsTenantsApart(t *testing.T) {
 		t.Errorf("globex's SubscribeToTask of acme's task: %+v, want -32001", r.Error)
 	}
 
+	// The same over HTTP+JSON: 404 with the A2A reason.
+	for _, who := range []struct {
+		headers map[string]string
+		status  int
+	}{{globex, http.StatusNotFound}, {nil, http.StatusUnauthorized}, {acme, http.StatusOK}} {
+		req, err := http.NewRequestWithContext(testkit.Context(t), http.MethodGet, "http://"+dev.Addr+"/a2a/rest/tasks/"+id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range who.headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != who.status || (who.status == http.StatusNotFound && !strings.Contains(string(body), `"reason":"TASK_NOT_FOUND"`)) {
+			t.Errorf("GET /a2a/rest/tasks/{acme's task} as %v: %d %s, want %d", who.headers, resp.StatusCode, body, who.status)
+		}
+	}
+
 	// acme's approval is still acme's to give.
 	r = callA2A(t, dev.Addr, acme, "SendMessage", map[string]any{"message": a2aMessage("allow_once", "ctx1", id)})
 	if r.Error != nil {

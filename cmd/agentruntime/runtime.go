@@ -383,6 +383,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			a2aHandler := a2a.New(controlv1.NewControlServiceClient(srv.Local()), a2a.Config{Version: version, Auth: c.authFile != ""}, logger.With("component", "a2a"))
 			srv.Handle(a2a.CardPath, a2aHandler.Card())
 			srv.Handle(a2a.JSONRPCPath, a2aHandler.JSONRPC())
+			srv.Handle(a2a.RESTPath+"/", a2aHandler.REST())
 		}
 	}
 	return rt, nil

@@ -1,6 +1,6 @@
 // Package a2a serves the runtime as an A2A 1.0 agent on the API port: the
-// agent card at /.well-known/agent-card.json and the JSON-RPC binding at
-// /a2a/jsonrpc. A message becomes a turn, the task is the turn (its id the
+// agent card at /.well-known/agent-card.json, the JSON-RPC binding at
+// /a2a/jsonrpc and the HTTP+JSON binding below /a2a/rest. A message becomes a turn, the task is the turn (its id the
 // turn id), the context is the session and thread. It drives the runtime
 // only through the control API (SubmitTurn, SubscribeEvents, RespondAction,
 // InterruptTurn, GetThreadRead, GetTurnAttempts) with the caller's own
@@ -96,6 +96,7 @@ func (h *Handler) card(base string) AgentCard {
 		Name: h.cfg.Name, Description: h.cfg.Description, Version: h.cfg.Version,
 		SupportedInterfaces: []AgentInterface{
 			{URL: base + JSONRPCPath, ProtocolBinding: "JSONRPC", ProtocolVersion: ProtocolVersion},
+			{URL: base + RESTPath, ProtocolBinding: "HTTP+JSON", ProtocolVersion: ProtocolVersion},
 		},
 		Capabilities: AgentCapabilities{Streaming: true, Extensions: []AgentExtension{{
 			URI:         CursorExtension,

@@ -147,10 +147,22 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 	ctx := withCredentials(r.Context(), r)
 	switch req.Method {
 	case "SendStreamingMessage":
-		h.sendStreaming(ctx, w, r, id, req.Params)
+		out := newSSE(w, id)
+		var p SendMessageRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			out.fail(err)
+			return
+		}
+		h.sendStreaming(ctx, out, &p)
 		return
 	case "SubscribeToTask":
-		h.subscribe(ctx, w, r, id, req.Params)
+		out := newSSE(w, id)
+		var p TaskIDRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			out.fail(err)
+			return
+		}
+		h.subscribe(ctx, out, r, &p)
 		return
 	}
 	result, rerr := h.call(ctx, req.Method, req.Params)

@@ -8,17 +8,23 @@ import (
 	"strings"
 )
 
-// sse writes a stream of JSON-RPC responses as server-sent events, each
-// with its cursor as the event id.
+// sse writes a stream as server-sent events, each with its cursor as the
+// event id: JSON-RPC responses (id is the request's), or the bare items
+// of HTTP+JSON (rest).
 type sse struct {
 	w       http.ResponseWriter
 	flush   *http.ResponseController
 	id      json.RawMessage
+	rest    bool
 	started bool
 }
 
 func newSSE(w http.ResponseWriter, id json.RawMessage) *sse {
 	return &sse{w: w, flush: http.NewResponseController(w), id: id}
+}
+
+func newRESTSSE(w http.ResponseWriter) *sse {
+	return &sse{w: w, flush: http.NewResponseController(w), rest: true}
 }
 
 func (s *sse) begin() {
@@ -34,7 +40,13 @@ func (s *sse) begin() {
 
 func (s *sse) send(item any, eventID string) error {
 	s.begin()
-	raw, err := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: s.id, Result: item})
+	var raw []byte
+	var err error
+	if s.rest {
+		raw, err = json.Marshal(item)
+	} else {
+		raw, err = json.Marshal(rpcResponse{JSONRPC: "2.0", ID: s.id, Result: item})
+	}
 	if err != nil {
 		return err
 	}
@@ -54,6 +66,16 @@ func (s *sse) send(item any, eventID string) error {
 // fail ends the stream with an error: a JSON-RPC error response when
 // nothing was sent yet, else an error event.
 func (s *sse) fail(e *rpcError) {
+	if s.rest {
+		if !s.started {
+			writeREST(s.w, e)
+			return
+		}
+		raw, _ := json.Marshal(restError(e))
+		_, _ = fmt.Fprintf(s.w, "event: error\ndata: %s\n\n", raw)
+		_ = s.flush.Flush()
+		return
+	}
 	if !s.started {
 		status := e.status
 		if status == 0 {
@@ -85,14 +107,8 @@ func withCursor(item StreamResponse, at cursor, evType string) StreamResponse {
 
 // sendStreaming serves SendStreamingMessage: the task first, then its
 // status and artifact updates until it ends or waits for its client.
-func (h *Handler) sendStreaming(ctx context.Context, w http.ResponseWriter, r *http.Request, id json.RawMessage, params json.RawMessage) {
-	out := newSSE(w, id)
-	var p SendMessageRequest
-	if err := decodeParams(params, &p); err != nil {
-		out.fail(err)
-		return
-	}
-	st, err := h.startSend(ctx, &p)
+func (h *Handler) sendStreaming(ctx context.Context, out *sse, p *SendMessageRequest) {
+	st, err := h.startSend(ctx, p)
 	if err != nil {
 		out.fail(err)
 		return
@@ -115,13 +131,7 @@ func (h *Handler) sendStreaming(ctx context.Context, w http.ResponseWriter, r *h
 // subscribe serves SubscribeToTask: the task as it is, then its updates
 // until it ends or waits for its client. With a cursor (the extension),
 // the items after it instead, a finished task's to its end.
-func (h *Handler) subscribe(ctx context.Context, w http.ResponseWriter, r *http.Request, id json.RawMessage, params json.RawMessage) {
-	out := newSSE(w, id)
-	var p TaskIDRequest
-	if err := decodeParams(params, &p); err != nil {
-		out.fail(err)
-		return
-	}
+func (h *Handler) subscribe(ctx context.Context, out *sse, r *http.Request, p *TaskIDRequest) {
 	if err := checkTaskID("params.id", p.ID); err != nil {
 		out.fail(err)
 		return

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { Role, TaskState } from "@a2a-js/sdk";
-import { ClientFactory, ClientFactoryOptions } from "@a2a-js/sdk/client";
+import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
 
 import { startDev } from "./harness.mjs";
 
@@ -43,13 +43,25 @@ async function collect(stream, { until } = {}) {
 
 const states = (items) => items.filter((i) => i.case === "statusUpdate").map((i) => i.value.status.state);
 
-for (const binding of ["JSONRPC"]) {
+for (const [binding, path] of [
+  ["JSONRPC", "/a2a/jsonrpc"],
+  ["HTTP+JSON", "/a2a/rest/"],
+]) {
   describe(`A2A over ${binding}`, () => {
     let dev;
     let client;
+    // Every call after the card's goes to the binding's path.
+    const calls = [];
+    const fetchImpl = (url, init) => {
+      calls.push(String(url));
+      return fetch(url, init);
+    };
     before(async () => {
       dev = await startDev();
-      const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: [binding] }));
+      const factory = new ClientFactory({
+        transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+        preferredTransports: [binding],
+      });
       client = await factory.createFromUrl(dev.url);
     });
     after(async () => {
@@ -155,6 +167,11 @@ for (const binding of ["JSONRPC"]) {
 
     test("an unknown task is not found", async () => {
       await assert.rejects(client.getTask({ id: "turn_nope" }), (e) => /not found/.test(e.message));
+    });
+
+    test("every call went through the binding", () => {
+      assert.ok(calls.length > 10, calls.join(" "));
+      for (const url of calls) assert.ok(new URL(url).pathname.startsWith(path), url);
     });
   });
 }

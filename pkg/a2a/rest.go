@@ -1,0 +1,196 @@
+package a2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// RESTPath is where the HTTP+JSON binding is mounted: its paths are below
+// it (/a2a/rest/message:send, /a2a/rest/tasks/{id}, ...).
+const RESTPath = "/a2a/rest"
+
+// The google.rpc types of an HTTP+JSON error's details.
+const (
+	errorInfoType  = "type.googleapis.com/google.rpc.ErrorInfo"
+	badRequestType = "type.googleapis.com/google.rpc.BadRequest"
+	errorDomain    = "a2a-protocol.org"
+)
+
+// restKinds are the HTTP status, the google.rpc code name and the A2A
+// reason of each JSON-RPC error code.
+var restKinds = map[int]struct {
+	status       int
+	code, reason string
+}{
+	codeTaskNotFound:        {http.StatusNotFound, "NOT_FOUND", "TASK_NOT_FOUND"},
+	codeTaskNotCancelable:   {http.StatusConflict, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"},
+	codePushNotSupported:    {http.StatusBadRequest, "UNIMPLEMENTED", "PUSH_NOTIFICATION_NOT_SUPPORTED"},
+	codeUnsupported:         {http.StatusBadRequest, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"},
+	-32005:                  {http.StatusUnsupportedMediaType, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"},
+	codeExtendedCardMissing: {http.StatusBadRequest, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
+	codeInvalidParams:       {http.StatusBadRequest, "INVALID_ARGUMENT", ""},
+	codeInvalidRequest:      {http.StatusBadRequest, "INVALID_ARGUMENT", ""},
+	codeParseError:          {http.StatusBadRequest, "INVALID_ARGUMENT", ""},
+	codeMethodNotFound:      {http.StatusNotFound, "NOT_FOUND", ""},
+	codeInternal:            {http.StatusInternalServerError, "INTERNAL", ""},
+}
+
+// restError is e as an HTTP+JSON error body: a google.rpc.Status with the
+// A2A reason in an ErrorInfo and the field in a BadRequest.
+func restError(e *rpcError) map[string]any {
+	k, ok := restKinds[e.Code]
+	if !ok {
+		k = restKinds[codeInternal]
+	}
+	status, code := k.status, k.code
+	switch e.status {
+	case http.StatusUnauthorized:
+		status, code = e.status, "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		status, code = e.status, "PERMISSION_DENIED"
+	case http.StatusRequestEntityTooLarge:
+		status, code = e.status, "RESOURCE_EXHAUSTED"
+	}
+	var details []any
+	if k.reason != "" {
+		meta := map[string]string{}
+		for key, v := range e.Data {
+			if s, ok := v.(string); ok {
+				meta[key] = s
+			}
+		}
+		details = append(details, map[string]any{"@type": errorInfoType, "reason": k.reason, "domain": errorDomain, "metadata": meta})
+	}
+	if f, ok := e.Data["field"].(string); ok {
+		details = append(details, map[string]any{"@type": badRequestType, "fieldViolations": []any{map[string]any{"field": f, "description": e.Message}}})
+	}
+	return map[string]any{"error": map[string]any{"code": status, "status": code, "message": e.Message, "details": details}}
+}
+
+func writeREST(w http.ResponseWriter, e *rpcError) {
+	body := restError(e)
+	status := body["error"].(map[string]any)["code"].(int)
+	w.Header().Set("Content-Type", "application/json")
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// REST serves the HTTP+JSON binding below /a2a/rest/.
+func (h *Handler) REST() http.Handler {
+	return http.HandlerFunc(h.serveREST)
+}
+
+func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
+	rest, _ := strings.CutPrefix(r.URL.Path, RESTPath+"/")
+	ctx := withCredentials(r.Context(), r)
+	post := r.Method == http.MethodPost
+	answer := func(v any, err *rpcError) {
+		if err != nil {
+			writeREST(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	switch {
+	case rest == "message:send" && post:
+		var p SendMessageRequest
+		if err := readBody(w, r, &p); err != nil {
+			writeREST(w, err)
+			return
+		}
+		task, err := h.sendMessage(ctx, &p)
+		answer(map[string]any{"task": task}, err)
+	case rest == "message:stream" && post:
+		out := newRESTSSE(w)
+		var p SendMessageRequest
+		if err := readBody(w, r, &p); err != nil {
+			out.fail(err)
+			return
+		}
+		h.sendStreaming(ctx, out, &p)
+	case rest == "tasks" && r.Method == http.MethodGet:
+		q := r.URL.Query()
+		p := ListTasksRequest{ContextID: q.Get("contextId")}
+		if s := q.Get("pageSize"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				writeREST(w, invalidParams("pageSize", "must be a number"))
+				return
+			}
+			p.PageSize = n
+		}
+		res, err := h.listTasks(ctx, &p)
+		answer(res, err)
+	case rest == "extendedAgentCard":
+		writeREST(w, &rpcError{Code: codeExtendedCardMissing, Message: "this agent has no extended card"})
+	case strings.HasPrefix(rest, "tasks/"):
+		h.serveRESTTask(w, r, strings.TrimPrefix(rest, "tasks/"), answer)
+	default:
+		writeREST(w, &rpcError{Code: codeMethodNotFound, Message: r.Method + " " + r.URL.Path + " is not a route of the HTTP+JSON binding"})
+	}
+}
+
+// serveRESTTask serves tasks/{id}, tasks/{id}:cancel and
+// tasks/{id}:subscribe.
+func (h *Handler) serveRESTTask(w http.ResponseWriter, r *http.Request, rest string, answer func(any, *rpcError)) {
+	ctx := withCredentials(r.Context(), r)
+	if strings.Contains(rest, "/pushNotificationConfigs") {
+		writeREST(w, &rpcError{Code: codePushNotSupported, Message: "push notifications are not supported yet (docs/a2a.md, \"Not done yet\")"})
+		return
+	}
+	id, verb, _ := strings.Cut(rest, ":")
+	id, err := url.PathUnescape(id)
+	if err != nil || strings.Contains(id, "/") {
+		writeREST(w, invalidParams("id", "not a task id"))
+		return
+	}
+	p := TaskIDRequest{ID: id}
+	switch {
+	case verb == "" && r.Method == http.MethodGet:
+		task, err := h.getTask(ctx, &p)
+		answer(task, err)
+	case verb == "cancel" && r.Method == http.MethodPost:
+		task, err := h.cancelTask(ctx, &p)
+		answer(task, err)
+	case verb == "subscribe" && (r.Method == http.MethodPost || r.Method == http.MethodGet):
+		h.subscribe(ctx, newRESTSSE(w), r, &p)
+	default:
+		writeREST(w, &rpcError{Code: codeMethodNotFound, Message: r.Method + " " + r.URL.Path + " is not a route of the HTTP+JSON binding"})
+	}
+}
+
+// readBody reads a JSON request body into v, bounded like JSON-RPC's.
+func readBody(w http.ResponseWriter, r *http.Request, v any) *rpcError {
+	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || (ct != "application/json" && ct != "application/a2a+json") {
+		return &rpcError{Code: -32005, Message: "Content-Type: want application/json", Data: map[string]any{"field": "Content-Type"}}
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &rpcError{Code: codeInvalidRequest, Message: fmt.Sprintf("body: a request may have at most %d bytes", maxBody), status: http.StatusRequestEntityTooLarge}
+		}
+		return invalidParams("body", "unreadable: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return invalidParams(typeErr.Field, "must be a JSON %s", typeErr.Type.Kind())
+		}
+		return invalidParams("body", "not a JSON object of this method: %v", err)
+	}
+	return nil
+}
