@@ -173,6 +173,39 @@ func TestA2AIsAuthenticatedLikeTheAPI(t *testing.T) {
 	if got.Error != nil || got.Result["contextId"] != task["contextId"] {
 		t.Errorf("GetTask: %+v %v", got.Error, got.Result)
 	}
+
+	// A message with the task's id steers it (the same task); one more
+	// without waits in the queue behind it.
+	ctx := task["contextId"].(string)
+	steer := callA2A(t, p.Addr, operator, "SendMessage", map[string]any{"message": a2aMessage("and also this", ctx, task["id"].(string)),
+		"configuration": map[string]any{"returnImmediately": true}})
+	if steer.Error != nil || steer.Result["task"].(map[string]any)["id"] != task["id"] {
+		t.Errorf("a steer: %+v %v", steer.Error, steer.Result)
+	}
+	queued := callA2A(t, p.Addr, operator, "SendMessage", map[string]any{"message": a2aMessage("later", ctx), "configuration": map[string]any{"returnImmediately": true}})
+	if queued.Error != nil {
+		t.Fatalf("a queued send: %+v", queued.Error)
+	}
+	later := queued.Result["task"].(map[string]any)
+	// Cancel: the queued task leaves the queue, the unstarted one ends;
+	// both are canceled, and an ended task is not cancelable.
+	for _, id := range []any{later["id"], task["id"]} {
+		c := callA2A(t, p.Addr, operator, "CancelTask", map[string]any{"id": id})
+		if c.Error != nil || c.Result["status"].(map[string]any)["state"] != "TASK_STATE_CANCELED" {
+			t.Errorf("CancelTask %v: %+v %v", id, c.Error, c.Result)
+		}
+		g := callA2A(t, p.Addr, operator, "GetTask", map[string]any{"id": id})
+		if g.Error != nil || g.Result["status"].(map[string]any)["state"] != "TASK_STATE_CANCELED" {
+			t.Errorf("GetTask %v after cancel: %+v %v", id, g.Error, g.Result)
+		}
+		if c := callA2A(t, p.Addr, operator, "CancelTask", map[string]any{"id": id}); c.Error == nil || c.Error.Code != -32002 {
+			t.Errorf("CancelTask %v again: %+v, want -32002", id, c.Error)
+		}
+	}
+	// An ended task takes no more messages.
+	if r := callA2A(t, p.Addr, operator, "SendMessage", map[string]any{"message": a2aMessage("more", ctx, task["id"].(string))}); r.Error == nil || r.Error.Code != -32004 {
+		t.Errorf("a message to an ended task: %+v, want -32004", r.Error)
+	}
 }
 
 // Tenants are apart: another tenant's task is not found to read, answer,

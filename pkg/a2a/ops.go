@@ -134,6 +134,10 @@ func (h *Handler) continueTask(ctx context.Context, m *Message, session, thread 
 	if serr != nil {
 		return nil, fromStatus(serr, ref.turnID)
 	}
+	if got := resp.GetTurn().GetSteeredInto(); got != ref.turnID {
+		return nil, &rpcError{Code: codeUnsupported, Message: "the message was not merged into task " + ref.turnID + " (steered into \"" + got + "\")",
+			Data: map[string]any{"field": "params.message.taskId"}}
+	}
 	after := cursor{seq: resp.GetSequence(), k: int(^uint(0) >> 1)}
 	return &started{ref: ref, from: from, now: resp.GetSequence(), after: &after, user: user}, nil
 }

@@ -79,6 +79,18 @@ func (v *taskView) apply(ev *eventsv1.RuntimeEvent) []StreamResponse {
 		v.task.Artifacts = []Artifact{art}
 		out := []StreamResponse{{ArtifactUpdate: &TaskArtifactUpdateEvent{TaskID: v.task.ID, ContextID: v.task.ContextID, Artifact: art, LastChunk: true}}}
 		return append(out, v.status(TaskStatus{State: StateCompleted, Timestamp: ts, Message: v.agentMessage(msgID, TextPart(answer))})...)
+	case events.TypeQueueChanged:
+		// A queued turn taken out of the queue ends cancelled, with no
+		// turn.failed of its own.
+		q := ev.GetQueueChanged()
+		if q.GetChange() != "removed" || q.GetTurnId() != v.task.ID || terminal(v.task.Status.State) {
+			return nil
+		}
+		text := "removed from the queue"
+		if r := q.GetReason(); r != "" {
+			text += ": " + r
+		}
+		return v.status(TaskStatus{State: StateCanceled, Timestamp: ts, Message: v.agentMessage(msgID, TextPart(text))})
 	case events.TypeTurnFailed:
 		v.pending = nil
 		f := ev.GetTurnFailed()

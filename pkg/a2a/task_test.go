@@ -88,6 +88,24 @@ func TestTaskViewEnds(t *testing.T) {
 	}
 }
 
+// A queued turn taken out of the queue is canceled; another turn's
+// removal changes nothing.
+func TestTaskViewQueueRemoval(t *testing.T) {
+	v := newTaskView("turn_1", "s1")
+	removed := func(turn string) *eventsv1.RuntimeEvent {
+		return ev(2, events.TypeQueueChanged, func(e *eventsv1.RuntimeEvent) {
+			e.Payload = &eventsv1.RuntimeEvent_QueueChanged{QueueChanged: &eventsv1.QueueChanged{Change: "removed", TurnId: turn, Reason: "interrupted: A2A CancelTask"}}
+		})
+	}
+	if out := v.apply(removed("turn_2")); out != nil || v.task.Status.State != StateSubmitted {
+		t.Errorf("another turn's removal: %v %s", out, v.task.Status.State)
+	}
+	v.apply(removed("turn_1"))
+	if v.task.Status.State != StateCanceled || !strings.Contains(*v.task.Status.Message.Parts[0].Text, "A2A CancelTask") {
+		t.Errorf("removal: %+v", v.task.Status)
+	}
+}
+
 func TestCursors(t *testing.T) {
 	c, err := parseCursor("41.1")
 	if err != nil || c != (cursor{seq: 41, k: 1}) || c.String() != "41.1" {
