@@ -267,6 +267,18 @@ func TestA2AKeepsTenantsApart(t *testing.T) {
 		t.Errorf("globex's SubscribeToTask of acme's task: %+v, want -32001", r.Error)
 	}
 
+	// acme's context lists acme's task; to globex it is empty.
+	for _, who := range []struct {
+		headers map[string]string
+		n       int
+	}{{acme, 1}, {globex, 0}} {
+		r := callA2A(t, dev.Addr, who.headers, "ListTasks", map[string]any{"contextId": "ctx1"})
+		tasks, _ := r.Result["tasks"].([]any)
+		if r.Error != nil || len(tasks) != who.n || (who.n == 1 && tasks[0].(map[string]any)["id"] != id) {
+			t.Errorf("ListTasks ctx1 as %v: %+v %v, want %d task(s)", who.headers, r.Error, r.Result, who.n)
+		}
+	}
+
 	// The same over HTTP+JSON: 404 with the A2A reason.
 	for _, who := range []struct {
 		headers map[string]string

@@ -122,7 +122,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 		h.sendStreaming(ctx, out, &p)
 	case rest == "tasks" && r.Method == http.MethodGet:
 		q := r.URL.Query()
-		p := ListTasksRequest{ContextID: q.Get("contextId")}
+		p := ListTasksRequest{ContextID: q.Get("contextId"), Status: q.Get("status"), PageToken: q.Get("pageToken"), IncludeArtifacts: q.Get("includeArtifacts") == "true"}
 		if s := q.Get("pageSize"); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil {

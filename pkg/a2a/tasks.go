@@ -2,6 +2,12 @@ package a2a
 
 import (
 	"context"
+	"slices"
+	"strconv"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 )
@@ -94,14 +100,116 @@ func (h *Handler) cancelTask(ctx context.Context, p *TaskIDRequest) (*Task, *rpc
 	return &t, nil
 }
 
-// listTasks serves ListTasks: the tasks of one context, newest first.
+// listTasks serves ListTasks: the tasks of one context (every turn of the
+// thread, folded from its events), newest first.
 func (h *Handler) listTasks(ctx context.Context, p *ListTasksRequest) (*ListTasksResponse, *rpcError) {
 	if p.ContextID == "" {
 		return nil, invalidParams("params.contextId", "required: this agent lists the tasks of one context")
 	}
-	_, _, err := parseContext("params.contextId", p.ContextID)
+	session, thread, err := parseContext("params.contextId", p.ContextID)
 	if err != nil {
 		return nil, err
 	}
-	return nil, &rpcError{Code: codeUnsupported, Message: "ListTasks is not done yet (docs/a2a.md)"}
+	size := p.PageSize
+	switch {
+	case size == 0:
+		size = 50
+	case size < 0 || size > 100:
+		return nil, invalidParams("params.pageSize", "between 1 and 100")
+	}
+	offset := 0
+	if p.PageToken != "" {
+		n, cerr := strconv.Atoi(p.PageToken)
+		if cerr != nil || n < 0 {
+			return nil, invalidParams("params.pageToken", "not a page token of this server")
+		}
+		offset = n
+	}
+	switch p.Status {
+	case "TASK_STATE_UNSPECIFIED", "UNRECOGNIZED":
+		// No filter: @a2a-js/sdk 1.3.0 sends "UNRECOGNIZED" for a status
+		// left unset.
+		p.Status = ""
+	}
+	if p.Status != "" && !slices.Contains(allStates, p.Status) {
+		return nil, invalidParams("params.status", "%q is not a task state", p.Status)
+	}
+	views, err := h.scanThread(ctx, session, thread)
+	if err != nil {
+		return nil, err
+	}
+	var all []Task
+	for i := len(views) - 1; i >= 0; i-- {
+		t := views[i].snapshot()
+		if p.Status != "" && t.Status.State != p.Status {
+			continue
+		}
+		if !p.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		all = append(all, t)
+	}
+	res := &ListTasksResponse{Tasks: []Task{}, PageSize: size, TotalSize: len(all)}
+	if offset < len(all) {
+		end := min(offset+size, len(all))
+		res.Tasks = all[offset:end]
+		if end < len(all) {
+			res.NextPageToken = strconv.Itoa(end)
+		}
+	}
+	return res, nil
+}
+
+var allStates = []string{StateSubmitted, StateWorking, StateInputRequired, StateCompleted, StateFailed, StateCanceled}
+
+// scanThread folds every turn of a thread from its events, to the
+// thread's present, in the order the turns were submitted.
+func (h *Handler) scanThread(ctx context.Context, session, thread string) ([]*taskView, *rpcError) {
+	read, err := h.control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: session, ThreadId: thread})
+	if status.Code(err) == codes.NotFound {
+		// A context nobody has used (or another tenant's) has no tasks.
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fromStatus(err, "")
+	}
+	now := read.GetThread().GetSequence()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sub, err := h.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{
+		SessionId: session, ThreadId: thread, TypePrefixes: []string{"turn.", "action.", "queue."},
+		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1, Heartbeat: durationpb.New(heartbeat),
+	})
+	if err != nil {
+		return nil, fromStatus(err, "")
+	}
+	contextID := contextOf(session, thread)
+	byID := map[string]*taskView{}
+	var order []*taskView
+	for {
+		resp, err := sub.Recv()
+		if err != nil {
+			return nil, fromStatus(err, "")
+		}
+		seq := uint64(0)
+		switch item := resp.GetItem().(type) {
+		case *controlv1.SubscribeEventsResponse_Heartbeat:
+			seq = item.Heartbeat.GetSequence()
+		case *controlv1.SubscribeEventsResponse_Event:
+			ev := item.Event
+			seq = ev.GetSequence()
+			if id := ev.GetTurnId(); id != "" && ev.GetThreadId() == thread {
+				v := byID[id]
+				if v == nil {
+					v = newTaskView(id, contextID)
+					byID[id] = v
+					order = append(order, v)
+				}
+				v.apply(ev)
+			}
+		}
+		if seq > 0 && seq >= now {
+			return order, nil
+		}
+	}
 }

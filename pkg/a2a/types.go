@@ -132,9 +132,12 @@ type TaskIDRequest struct {
 
 // ListTasksRequest is ListTasks' params.
 type ListTasksRequest struct {
-	Tenant    string `json:"tenant"`
-	ContextID string `json:"contextId"`
-	PageSize  int    `json:"pageSize"`
+	Tenant           string `json:"tenant"`
+	ContextID        string `json:"contextId"`
+	Status           string `json:"status"`
+	PageSize         int    `json:"pageSize"`
+	PageToken        string `json:"pageToken"`
+	IncludeArtifacts bool   `json:"includeArtifacts"`
 }
 
 // ListTasksResponse is ListTasks' result.

@@ -100,6 +100,18 @@ for (const [binding, path] of [
       const got = await client.getTask({ id: second });
       assert.equal(got.status.state, TaskState.TASK_STATE_COMPLETED);
       assert.equal(got.contextId, task.contextId);
+
+      // The context's tasks, newest first.
+      const list = await client.listTasks({ contextId: task.contextId, includeArtifacts: true });
+      assert.deepEqual(list.tasks.map((t) => t.id), [second, task.id]);
+      assert.equal(list.totalSize, 2);
+      assert.equal(textOf(list.tasks[1].artifacts[0].parts), "Hello from agentruntime.");
+      const page = await client.listTasks({ contextId: task.contextId, pageSize: 1 });
+      assert.deepEqual(page.tasks.map((t) => t.id), [second]);
+      assert.equal(page.tasks[0].artifacts.length, 0);
+      const next = await client.listTasks({ contextId: task.contextId, pageSize: 1, pageToken: page.nextPageToken });
+      assert.deepEqual(next.tasks.map((t) => t.id), [task.id]);
+      assert.equal(next.nextPageToken, "");
     });
 
     test("an approval is input-required with the action's prompt; a message with the task id answers it; a cut stream resumes by cursor with nothing missed or repeated", async () => {
