@@ -159,6 +159,10 @@ func TestA2AIsAuthenticatedLikeTheAPI(t *testing.T) {
 	if r.Error == nil || r.Error.Data["field"] != "params.message.parts[0]" {
 		t.Errorf("a file part: %+v, want an error naming params.message.parts[0]", r.Error)
 	}
+	r = callA2A(t, p.Addr, map[string]string{"Authorization": "Bearer k-operator", "A2A-Version": "0.3"}, "SendMessage", send)
+	if r.Error == nil || r.Error.Code != -32009 {
+		t.Errorf("A2A-Version 0.3: %+v, want -32009", r.Error)
+	}
 	r = callA2A(t, p.Addr, operator, "NoSuchMethod", map[string]any{})
 	if r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("an unknown method: %+v, want -32601", r.Error)

@@ -123,21 +123,36 @@ type follow struct {
 	after *cursor
 	emit  func(StreamResponse, cursor, string) error
 	stop  func(v *taskView, caught bool) bool
+	// keepalive, when set, makes follow a stream's: it is called on the
+	// subscription's heartbeats, which come every streamHeartbeat.
+	keepalive func() error
 }
 
-// heartbeat is how long an idle subscription waits before it says where
-// it is: a read of a task whose thread has nothing after the present ends
-// on it.
-const heartbeat = 100 * time.Millisecond
+// heartbeat is how long an idle subscription of a read waits before it
+// says where it is: a read of a task whose thread has nothing after the
+// present ends on it. A stream's heartbeats are rarer (it is caught up by
+// its events but when the present is a fact of the thread's read model it
+// does not follow) and keep its connection alive.
+const (
+	heartbeat       = 100 * time.Millisecond
+	streamHeartbeat = time.Second
+	// keepaliveEvery heartbeats a stream writes an SSE comment, so that
+	// proxies do not cut an idle stream.
+	keepaliveEvery = 15
+)
 
 func (h *Handler) follow(ctx context.Context, f follow) (*taskView, *rpcError) {
 	v := newTaskView(f.ref.turnID, f.ref.contextID())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	beat := heartbeat
+	if f.keepalive != nil {
+		beat = streamHeartbeat
+	}
 	sub, err := h.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{
 		SessionId: f.ref.sessionID, ThreadId: f.ref.threadID,
 		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: f.from,
-		Heartbeat: durationpb.New(heartbeat),
+		Heartbeat: durationpb.New(beat),
 	})
 	if err != nil {
 		return nil, fromStatus(err, f.ref.turnID)
@@ -146,6 +161,7 @@ func (h *Handler) follow(ctx context.Context, f follow) (*taskView, *rpcError) {
 	if f.stop != nil && f.stop(v, caught) {
 		return v, nil
 	}
+	beats := 0
 	for {
 		resp, err := sub.Recv()
 		if err != nil {
@@ -155,6 +171,11 @@ func (h *Handler) follow(ctx context.Context, f follow) (*taskView, *rpcError) {
 		case *controlv1.SubscribeEventsResponse_Heartbeat:
 			if s := item.Heartbeat.GetSequence(); s > 0 && s >= f.now {
 				caught = true
+			}
+			if beats++; f.keepalive != nil && beats%keepaliveEvery == 0 {
+				if err := f.keepalive(); err != nil {
+					return v, &rpcError{Code: codeInternal, Message: err.Error()}
+				}
 			}
 		case *controlv1.SubscribeEventsResponse_Gap:
 			return v, &rpcError{Code: codeInternal, Message: "the task's history is no longer in the log"}

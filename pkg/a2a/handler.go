@@ -134,6 +134,17 @@ func baseURL(r *http.Request) string {
 	return scheme + "://" + host
 }
 
+// checkVersion refuses a request for an A2A version this server does not
+// speak (the A2A-Version header; none means 1.0 here).
+func checkVersion(r *http.Request) *rpcError {
+	v := strings.TrimSpace(r.Header.Get("A2A-Version"))
+	if v == "" || v == ProtocolVersion || strings.HasPrefix(v, "1.") {
+		return nil
+	}
+	return &rpcError{Code: codeVersionNotSupported, Message: "A2A-Version " + v + " is not supported: this agent speaks A2A " + ProtocolVersion,
+		Data: map[string]any{"field": "A2A-Version"}}
+}
+
 // withCredentials passes the caller's credentials on to the API calls the
 // handler makes: the API authenticates and authorizes them as the caller's
 // own (the tenant comes from them, never from the body).

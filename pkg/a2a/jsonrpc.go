@@ -27,6 +27,7 @@ const (
 	codePushNotSupported    = -32003
 	codeUnsupported         = -32004
 	codeExtendedCardMissing = -32007
+	codeVersionNotSupported = -32009
 	// codeAuth is the implementation-defined code of a refused credential;
 	// the HTTP status (401 or 403) says which.
 	codeAuth = -32000
@@ -142,6 +143,10 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.JSONRPC != "2.0" || !validID(id) || req.Method == "" {
 		writeRPC(w, http.StatusOK, null, nil, &rpcError{Code: codeInvalidRequest, Message: `a JSON-RPC 2.0 request has "jsonrpc": "2.0", a string or number id and a method`})
+		return
+	}
+	if err := checkVersion(r); err != nil {
+		writeRPC(w, http.StatusOK, id, nil, err)
 		return
 	}
 	ctx := withCredentials(r.Context(), r)

@@ -36,6 +36,7 @@ var restKinds = map[int]struct {
 	codeUnsupported:         {http.StatusBadRequest, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"},
 	-32005:                  {http.StatusUnsupportedMediaType, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"},
 	codeExtendedCardMissing: {http.StatusBadRequest, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
+	codeVersionNotSupported: {http.StatusBadRequest, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"},
 	codeInvalidParams:       {http.StatusBadRequest, "INVALID_ARGUMENT", ""},
 	codeInvalidRequest:      {http.StatusBadRequest, "INVALID_ARGUMENT", ""},
 	codeParseError:          {http.StatusBadRequest, "INVALID_ARGUMENT", ""},
@@ -93,6 +94,10 @@ func (h *Handler) REST() http.Handler {
 
 func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 	rest, _ := strings.CutPrefix(r.URL.Path, RESTPath+"/")
+	if err := checkVersion(r); err != nil {
+		writeREST(w, err)
+		return
+	}
 	ctx := withCredentials(r.Context(), r)
 	post := r.Method == http.MethodPost
 	answer := func(v any, err *rpcError) {

@@ -63,6 +63,15 @@ func (s *sse) send(item any, eventID string) error {
 	return s.flush.Flush()
 }
 
+// keepalive writes an SSE comment.
+func (s *sse) keepalive() error {
+	s.begin()
+	if _, err := s.w.Write([]byte(": keepalive\n\n")); err != nil {
+		return err
+	}
+	return s.flush.Flush()
+}
+
 // fail ends the stream with an error: a JSON-RPC error response when
 // nothing was sent yet, else an error event.
 func (s *sse) fail(e *rpcError) {
@@ -123,7 +132,7 @@ func (h *Handler) sendStreaming(ctx context.Context, out *sse, p *SendMessageReq
 	emit := func(item StreamResponse, at cursor, evType string) error {
 		return out.send(withCursor(item, at, evType), at.String())
 	}
-	if _, err := h.follow(ctx, follow{ref: st.ref, from: st.from, now: st.now, after: st.after, emit: emit, stop: stopInterrupted}); err != nil && ctx.Err() == nil {
+	if _, err := h.follow(ctx, follow{ref: st.ref, from: st.from, now: st.now, after: st.after, emit: emit, stop: stopInterrupted, keepalive: out.keepalive}); err != nil && ctx.Err() == nil {
 		out.fail(err)
 	}
 }
@@ -162,7 +171,7 @@ func (h *Handler) subscribe(ctx context.Context, out *sse, r *http.Request, p *T
 		return out.send(withCursor(item, at, evType), at.String())
 	}
 	if after != nil {
-		if _, err := h.follow(ctx, follow{ref: ref, from: from, now: read.GetSequence(), after: after, emit: emit, stop: stopInterrupted}); err != nil && ctx.Err() == nil {
+		if _, err := h.follow(ctx, follow{ref: ref, from: from, now: read.GetSequence(), after: after, emit: emit, stop: stopInterrupted, keepalive: out.keepalive}); err != nil && ctx.Err() == nil {
 			out.fail(err)
 		}
 		return
@@ -185,7 +194,7 @@ func (h *Handler) subscribe(ctx context.Context, out *sse, r *http.Request, p *T
 	if err := out.send(StreamResponse{Task: &t}, cursorString(last)); err != nil || terminal(t.Status.State) || interrupted(t.Status.State) {
 		return
 	}
-	if _, err := h.follow(ctx, follow{ref: ref, from: from, now: read.GetSequence(), after: last, emit: emit, stop: stopInterrupted}); err != nil && ctx.Err() == nil {
+	if _, err := h.follow(ctx, follow{ref: ref, from: from, now: read.GetSequence(), after: last, emit: emit, stop: stopInterrupted, keepalive: out.keepalive}); err != nil && ctx.Err() == nil {
 		out.fail(err)
 	}
 }
