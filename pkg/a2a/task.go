@@ -23,6 +23,10 @@ const AnswerArtifact = "answer"
 type taskView struct {
 	task    Task
 	pending []pendingAction
+	// step and text are the latest model step that streamed text, and
+	// its text: the whole answer when the turn's summary is clipped.
+	step string
+	text strings.Builder
 }
 
 // pendingAction is an action the turn waits for, as an input-required
@@ -72,9 +76,20 @@ func (v *taskView) apply(ev *eventsv1.RuntimeEvent) []StreamResponse {
 			return v.status(v.inputRequired(msgID, ts))
 		}
 		return v.status(TaskStatus{State: StateWorking, Timestamp: ts})
+	case events.TypeModelDelta:
+		if ev.GetStepId() != v.step {
+			v.step = ev.GetStepId()
+			v.text.Reset()
+		}
+		v.text.WriteString(ev.GetModelDelta().GetText())
 	case events.TypeTurnCompleted:
 		v.pending = nil
 		answer := ev.GetTurnCompleted().GetSummary()
+		// The worker clips the summary (with an ellipsis); the final
+		// step's text is the whole answer.
+		if cut, ok := strings.CutSuffix(answer, "…"); ok && strings.HasPrefix(v.text.String(), cut) {
+			answer = v.text.String()
+		}
 		art := Artifact{ArtifactID: AnswerArtifact, Name: "answer", Parts: []Part{TextPart(answer)}}
 		v.task.Artifacts = []Artifact{art}
 		out := []StreamResponse{{ArtifactUpdate: &TaskArtifactUpdateEvent{TaskID: v.task.ID, ContextID: v.task.ContextID, Artifact: art, LastChunk: true}}}

@@ -71,6 +71,33 @@ func TestTaskViewFoldsATurn(t *testing.T) {
 	}
 }
 
+// A clipped summary is not the answer: the final step's text is.
+func TestTaskViewWholeAnswer(t *testing.T) {
+	long := strings.Repeat("a", 2500)
+	v := newTaskView("turn_1", "s1")
+	deltas := []struct{ step, text string }{{"s1", "earlier"}, {"s2", long[:1000]}, {"s2", long[1000:]}}
+	for i, d := range deltas {
+		v.apply(ev(uint64(i+1), events.TypeModelDelta, func(e *eventsv1.RuntimeEvent) {
+			e.StepId = d.step
+			e.Payload = &eventsv1.RuntimeEvent_ModelDelta{ModelDelta: &eventsv1.ModelDelta{Text: d.text}}
+		}))
+	}
+	v.apply(ev(9, events.TypeTurnCompleted, func(e *eventsv1.RuntimeEvent) {
+		e.Payload = &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{Summary: long[:2000] + "…"}}
+	}))
+	if got := *v.task.Artifacts[0].Parts[0].Text; got != long {
+		t.Errorf("answer of %d characters, want %d", len(got), len(long))
+	}
+	// An unclipped summary is the answer as it is.
+	w := newTaskView("turn_1", "s1")
+	w.apply(ev(9, events.TypeTurnCompleted, func(e *eventsv1.RuntimeEvent) {
+		e.Payload = &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{Summary: "Done."}}
+	}))
+	if got := *w.task.Artifacts[0].Parts[0].Text; got != "Done." {
+		t.Errorf("answer %q", got)
+	}
+}
+
 // A cancelled turn is canceled, a failed one failed, with the reason.
 func TestTaskViewEnds(t *testing.T) {
 	for outcome, want := range map[eventsv1.TurnOutcome]string{
