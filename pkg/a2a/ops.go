@@ -115,8 +115,9 @@ func (h *Handler) continueTask(ctx context.Context, m *Message, session, thread 
 		}
 		// The stream goes on from the answer: the items before it were
 		// the input-required the client answers.
-		after := cursor{seq: resp.GetSequence() - 1, k: int(^uint(0) >> 1)}
-		return &started{ref: ref, from: from, now: resp.GetSequence(), after: &after, user: user}, nil
+		at := max(resp.GetSequence(), 1)
+		after := cursor{seq: at - 1, k: int(^uint(0) >> 1)}
+		return &started{ref: ref, from: from, now: at, after: &after, user: user}, nil
 	}
 	if read.GetActiveTurnId() != ref.turnID {
 		return nil, &rpcError{Code: codeUnsupported, Message: "task " + ref.turnID + " is not working: it has ended or waits in the queue; send a message without taskId to start a new task in context " + ref.contextID(),
