@@ -118,13 +118,19 @@ func lastState(items []map[string]any) string {
 // turn of the operator's tenant.
 func TestA2AIsAuthenticatedLikeTheAPI(t *testing.T) {
 	secret := []byte("0123456789abcdef0123456789abcdef")
-	p, _ := startDevWithWorkspace(t, "--auth", writeRoleAuth(t, secret))
+	cardFile := filepath.Join(t.TempDir(), "card.yaml")
+	if err := os.WriteFile(cardFile, []byte("name: notes-agent\nskills:\n  - {id: notes, name: Notes, description: Writes NOTES.md}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := startDevWithWorkspace(t, "--auth", writeRoleAuth(t, secret), "--a2a-card", cardFile)
 
 	resp, err := http.Get("http://" + p.Addr + "/.well-known/agent-card.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var card struct {
+		Name                string           `json:"name"`
+		Skills              []map[string]any `json:"skills"`
 		SecuritySchemes     map[string]any   `json:"securitySchemes"`
 		SupportedInterfaces []map[string]any `json:"supportedInterfaces"`
 	}
@@ -132,7 +138,7 @@ func TestA2AIsAuthenticatedLikeTheAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if card.SecuritySchemes["bearer"] == nil || len(card.SupportedInterfaces) == 0 || card.SupportedInterfaces[0]["url"] != "http://"+p.Addr+"/a2a/jsonrpc" {
+	if card.Name != "notes-agent" || len(card.Skills) != 1 || card.Skills[0]["id"] != "notes" || card.SecuritySchemes["bearer"] == nil || len(card.SupportedInterfaces) == 0 || card.SupportedInterfaces[0]["url"] != "http://"+p.Addr+"/a2a/jsonrpc" {
 		t.Errorf("card: %+v", card)
 	}
 

@@ -87,6 +87,10 @@ type common struct {
 	// serverTLS is what check loaded from them (nil: plaintext).
 	tlsCert, tlsKey string
 	serverTLS       *tls.Config
+	// a2aCardFile names the A2A agent card's name, description and
+	// skills (pkg/a2a LoadCard); a2aCard is what check loaded.
+	a2aCardFile string
+	a2aCard     a2a.Config
 	// healthListen serves grpc.health.v1 alone, in clear (probes that
 	// speak no TLS); empty: nowhere.
 	healthListen string
@@ -140,6 +144,7 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.Var(&c.appendBytes, "append-bytes-per-second", "per-tenant quota of bytes its calls append per second, in each process, e.g. 64MiB (0: no limit); the auth file's tenants override it")
 	fs.IntVar(&c.maxStreams, "max-streams-per-tenant", defaultMaxStreams, "streams (SubscribeEvents) each tenant's callers may hold open at once in each process (0: no limit); the auth file's tenants override it")
 	fs.StringVar(&c.webhookKeyFile, "webhook-key-file", "", "control: file holding the 32-byte key (base64 or hex) that seals webhook secrets in the event log; empty turns webhooks off (dev: <data-dir>/webhook.key, made on first start; see docs/configuration.md)")
+	fs.StringVar(&c.a2aCardFile, "a2a-card", "", "YAML file of the A2A agent card's name, description and skills (docs/a2a.md); empty: the defaults")
 	fs.IntVar(&c.maxQueuedTurns, "max-queued-turns", app.DefaultMaxQueuedTurns, "control: turns a thread may hold queued behind its active turn; a submit beyond it is ResourceExhausted QUEUE_FULL (at least 1)")
 }
 
@@ -187,10 +192,22 @@ func (c *common) check() error {
 			return fmt.Errorf("--webhook-key-file %s: %w", c.webhookKeyFile, err)
 		}
 	}
+	if c.a2aCardFile != "" {
+		if c.a2aCard, err = a2a.LoadCard(c.a2aCardFile); err != nil {
+			return fmt.Errorf("--a2a-card: %w", err)
+		}
+	}
 	if c.logMaxAge < 0 || (c.logMaxAge > 0 && c.logMaxAge < eventlog.DefaultDuplicateWindow) {
 		return fmt.Errorf("--log-max-age %s: the event log keeps events at least %s, its de-duplication window (0 keeps them)", c.logMaxAge, eventlog.DefaultDuplicateWindow)
 	}
 	return nil
+}
+
+// a2aCardConfig is the A2A agent card's configuration.
+func (c *common) a2aCardConfig() a2a.Config {
+	cfg := c.a2aCard
+	cfg.Version, cfg.Auth = version, c.authFile != ""
+	return cfg
 }
 
 // logConfig is the event log's configuration from the shared flags.
@@ -380,7 +397,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			srv.Handle(agui.Path, agui.New(controlv1.NewControlServiceClient(srv.Local()), logger.With("component", "ag-ui")))
 			// A2A agents: the runtime as an A2A agent, called in process
 			// with the caller's credentials like AG-UI (docs/a2a.md).
-			a2aHandler := a2a.New(controlv1.NewControlServiceClient(srv.Local()), a2a.Config{Version: version, Auth: c.authFile != ""}, logger.With("component", "a2a"))
+			a2aHandler := a2a.New(controlv1.NewControlServiceClient(srv.Local()), c.a2aCardConfig(), logger.With("component", "a2a"))
 			srv.Handle(a2a.CardPath, a2aHandler.Card())
 			srv.Handle(a2a.JSONRPCPath, a2aHandler.JSONRPC())
 			srv.Handle(a2a.RESTPath+"/", a2aHandler.REST())
