@@ -132,6 +132,10 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 		writeRPC(w, http.StatusBadRequest, null, nil, &rpcError{Code: codeParseError, Message: "body: unreadable: " + err.Error()})
 		return
 	}
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '[' {
+		writeRPC(w, http.StatusOK, null, nil, &rpcError{Code: codeInvalidRequest, Message: "body: JSON-RPC batches are not supported; send one request per call"})
+		return
+	}
 	var req rpcRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
 		writeRPC(w, http.StatusOK, null, nil, &rpcError{Code: codeParseError, Message: "body: not a JSON-RPC request object: " + err.Error()})
