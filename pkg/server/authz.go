@@ -51,6 +51,10 @@ func (s *Server) accessTable() *accessTable {
 			}
 			for _, m := range info.Methods {
 				full := "/" + svc + "/" + m.Name
+				if s.foreign[svc] {
+					t.byMethod[full] = &authv1.Access{MinRole: authv1.Role_ROLE_VIEWER}
+					continue
+				}
 				if a, ok := s.lookupAccess(svc, m.Name); ok {
 					t.byMethod[full] = a
 				} else {

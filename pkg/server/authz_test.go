@@ -75,6 +75,11 @@ func TestEveryMethodDeclaresARole(t *testing.T) {
 // unimplemented registers sd on s with handlers that answer Unimplemented:
 // a call that reaches one passed authentication and authorization.
 func unimplemented(s *grpc.Server, sd protoreflect.ServiceDescriptor) {
+	s.RegisterService(unimplementedDesc(sd), struct{}{})
+}
+
+// unimplementedDesc is unimplemented's service description.
+func unimplementedDesc(sd protoreflect.ServiceDescriptor) *grpc.ServiceDesc {
 	desc := &grpc.ServiceDesc{ServiceName: string(sd.FullName()), HandlerType: (*any)(nil)}
 	for i := range sd.Methods().Len() {
 		m := sd.Methods().Get(i)
@@ -101,7 +106,7 @@ func unimplemented(s *grpc.Server, sd protoreflect.ServiceDescriptor) {
 			},
 		})
 	}
-	s.RegisterService(desc, struct{}{})
+	return desc
 }
 
 // admits is what each declared least role means, written out here apart
@@ -318,6 +323,64 @@ func TestServeRefusesAMethodWithoutARole(t *testing.T) {
 	err = srv.Serve(context.Background(), lis)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "undeclared.v1.Open/Anything")
+}
+
+// A foreign service (a protocol whose protos declare no roles, such as
+// A2A's) does not stop the server: any authenticated caller of at least
+// the viewer role reaches it over native gRPC, nobody without credentials
+// nor with a worker's key, and it is not transcoded for HTTP.
+func TestForeignServiceIsAuthenticatedNotDeclared(t *testing.T) {
+	fd, err := protodesc.NewFile(&descriptorpb.FileDescriptorProto{
+		Name: proto.String("foreign/v1/foreign.proto"), Package: proto.String("foreign.v1"), Syntax: proto.String("proto3"),
+		MessageType: []*descriptorpb.DescriptorProto{{Name: proto.String("Empty")}},
+		Service: []*descriptorpb.ServiceDescriptorProto{{Name: proto.String("Peer"), Method: []*descriptorpb.MethodDescriptorProto{{
+			Name: proto.String("Anything"), InputType: proto.String(".foreign.v1.Empty"), OutputType: proto.String(".foreign.v1.Empty"),
+		}}}},
+	}, protoregistry.GlobalFiles)
+	require.NoError(t, err)
+	authn, err := auth.New(&auth.Config{APIKeys: []auth.APIKeyConfig{
+		{Name: "v", Tenant: "acme", Role: auth.RoleViewer, Key: "k-viewer"},
+		{Name: "w", Tenant: "acme", Role: auth.RoleWorker, Key: "k-worker"},
+	}})
+	require.NoError(t, err)
+	srv, err := server.New(server.Config{Authenticator: authn})
+	require.NoError(t, err)
+	srv.RegisterForeign(unimplementedDesc(fd.Services().Get(0)), struct{}{})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-served)
+	})
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	empty := fd.Messages().Get(0)
+	call := func(key string) error {
+		ctx := context.Background()
+		if key != "" {
+			ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+key)
+		}
+		return conn.Invoke(ctx, "/foreign.v1.Peer/Anything", dynamicpb.NewMessage(empty), dynamicpb.NewMessage(empty))
+	}
+	assert.Equal(t, codes.Unauthenticated, status.Code(call("")))
+	assert.Equal(t, codes.PermissionDenied, status.Code(call("k-worker")))
+	err = call("k-viewer")
+	assert.Equal(t, codes.Unimplemented, status.Code(err))
+	assert.Contains(t, status.Convert(err).Message(), "reached /foreign.v1.Peer/Anything")
+
+	req, err := http.NewRequest(http.MethodPost, "http://"+lis.Addr().String()+"/foreign.v1.Peer/Anything", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer k-viewer")
+	resp, err := http1().Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.NotContains(t, string(body), "reached", "a foreign service is native gRPC only")
 }
 
 // Connect and gRPC-Web calls reach the same interceptor chain: an

@@ -53,6 +53,9 @@ const (
 func (s *Server) httpHandler(allowOrigin func(string) bool) (http.Handler, error) {
 	var services []*vanguard.Service
 	for name := range s.grpc.GetServiceInfo() {
+		if s.foreign[name] {
+			continue
+		}
 		desc, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
 		if err != nil {
 			s.log.Debug("service has no registered descriptor; native gRPC only", "service", name)

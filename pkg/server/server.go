@@ -109,6 +109,8 @@ type Server struct {
 	access    accessTable
 	// routes are the HTTP handlers mounted beside the API (Handle).
 	routes map[string]http.Handler
+	// foreign are the services registered with RegisterForeign.
+	foreign map[string]bool
 	// local is the in-memory listener Local's connection reaches the
 	// server through; localConn that connection.
 	local     *bufconn.Listener
@@ -169,6 +171,7 @@ func New(cfg Config) (*Server, error) {
 	opts = append(opts, grpcLimits()...)
 	s.grpc = grpc.NewServer(append(opts, cfg.GRPCOptions...)...)
 	s.routes = map[string]http.Handler{}
+	s.foreign = map[string]bool{}
 	s.local = bufconn.Listen(localBuffer)
 	s.localConn, err = grpc.NewClient("passthrough:///local",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return s.local.DialContext(ctx) }),
@@ -207,6 +210,19 @@ func (s *Server) Local() grpc.ClientConnInterface { return s.localConn }
 // calling the API through Local with the request's credentials. Mount
 // before Serve.
 func (s *Server) Handle(path string, h http.Handler) { s.routes[path] = h }
+
+// RegisterForeign registers a gRPC service of a protocol this runtime
+// speaks but whose protos it did not write (A2A's lf.a2a.v1.A2AService),
+// so they declare no role. Like a handler mounted with Handle it holds no
+// privilege of its own: it calls the API through Local with the caller's
+// credentials, where each call is authorized. So any authenticated caller
+// of at least the viewer role reaches it (not a worker's key), and it is
+// served over native gRPC only: no Connect, gRPC-Web or REST transcoding of
+// its protos' own HTTP annotations. Register before Serve.
+func (s *Server) RegisterForeign(desc *grpc.ServiceDesc, impl any) {
+	s.grpc.RegisterService(desc, impl)
+	s.foreign[desc.ServiceName] = true
+}
 
 // MarkServing reports the named services (full names such as
 // "agentruntime.control.v1.ControlService") and the server as a whole ("")
