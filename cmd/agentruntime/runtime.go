@@ -401,6 +401,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			srv.Handle(a2a.CardPath, a2aHandler.Card())
 			srv.Handle(a2a.JSONRPCPath, a2aHandler.JSONRPC())
 			srv.Handle(a2a.RESTPath+"/", a2aHandler.REST())
+			srv.RegisterForeign(a2aHandler.GRPCService())
 		}
 	}
 	return rt, nil

@@ -84,8 +84,7 @@ func (h *Handler) locate(ctx context.Context, id string) (taskRef, *rpcError) {
 }
 
 // start is the sequence a task's events start from, and the thread as
-// it is now (its sequence marks the present: events up to it are the
-// task's history).
+// it is now.
 func (h *Handler) start(ctx context.Context, ref taskRef, minSeq uint64) (uint64, *controlv1.ThreadRead, *rpcError) {
 	read, err := h.control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: ref.sessionID, ThreadId: ref.threadID, MinSequence: minSeq})
 	if err != nil {
@@ -113,28 +112,43 @@ func (h *Handler) start(ctx context.Context, ref taskRef, minSeq uint64) (uint64
 
 // follow is what a stream or a read of a task does: it folds the task's
 // events from its start, hands every item after `after` to emit (when not
-// nil) with its cursor, and returns when the task has ended or stop says
-// so. caught says the fold has reached the present (the thread's sequence
-// when follow began).
+// nil) with its cursor, and returns when the task has ended, or earlier
+// by its until.
 type follow struct {
 	ref   taskRef
 	from  uint64
-	now   uint64
 	after *cursor
 	emit  func(StreamResponse, cursor, string) error
-	stop  func(v *taskView, caught bool) bool
+	until until
 	// keepalive, when set, makes follow a stream's: it is called on the
 	// subscription's heartbeats, which come every streamHeartbeat.
 	keepalive func() error
 }
 
-// heartbeat is how long an idle subscription of a read waits before it
-// says where it is: a read of a task whose thread has nothing after the
-// present ends on it. A stream's heartbeats are rarer (it is caught up by
-// its events but when the present is a fact of the thread's read model it
-// does not follow) and keep its connection alive.
+// until says where a follow ends before the task does.
+type until int
+
 const (
-	heartbeat       = 100 * time.Millisecond
+	// untilEnd follows the task to its end.
+	untilEnd until = iota
+	// untilPresent ends at the end of the log as it is: when the
+	// subscription, having sent every event there is, goes idle (a
+	// heartbeat that says where it is). The read model is not the
+	// present: it may lag the log, and a task read right after its cancel
+	// would still be waiting.
+	untilPresent
+	// untilWaits ends where the task waits for its client: the fold is
+	// input-required, and the thread's read model, once at least at that
+	// event, still has the turn's action pending (its answer, if any, is
+	// later in the log and would have been folded first).
+	untilWaits
+)
+
+// heartbeat is how long an idle subscription of a read waits before it
+// says where it is: a read ends on it. A stream's heartbeats are rarer:
+// they only keep its connection alive.
+const (
+	heartbeat       = 20 * time.Millisecond
 	streamHeartbeat = time.Second
 	// keepaliveEvery heartbeats a stream writes an SSE comment, so that
 	// proxies do not cut an idle stream.
@@ -157,10 +171,6 @@ func (h *Handler) follow(ctx context.Context, f follow) (*taskView, *rpcError) {
 	if err != nil {
 		return nil, fromStatus(err, f.ref.turnID)
 	}
-	caught := f.now < f.from
-	if f.stop != nil && f.stop(v, caught) {
-		return v, nil
-	}
 	beats := 0
 	for {
 		resp, err := sub.Recv()
@@ -169,8 +179,10 @@ func (h *Handler) follow(ctx context.Context, f follow) (*taskView, *rpcError) {
 		}
 		switch item := resp.GetItem().(type) {
 		case *controlv1.SubscribeEventsResponse_Heartbeat:
-			if s := item.Heartbeat.GetSequence(); s > 0 && s >= f.now {
-				caught = true
+			// The first heartbeat (no sequence) says the subscription is
+			// live; the next ones that it went idle.
+			if item.Heartbeat.GetSequence() > 0 && f.until == untilPresent {
+				return v, nil
 			}
 			if beats++; f.keepalive != nil && beats%keepaliveEvery == 0 {
 				if err := f.keepalive(); err != nil {
@@ -181,13 +193,11 @@ func (h *Handler) follow(ctx context.Context, f follow) (*taskView, *rpcError) {
 			return v, &rpcError{Code: codeInternal, Message: "the task's history is no longer in the log"}
 		case *controlv1.SubscribeEventsResponse_Event:
 			ev := item.Event
-			if ev.GetSequence() >= f.now {
-				caught = true
-			}
 			if ev.GetTurnId() != f.ref.turnID {
 				break
 			}
-			for k, out := range v.apply(ev) {
+			items := v.apply(ev)
+			for k, out := range items {
 				at := cursor{seq: ev.GetSequence(), k: k}
 				if f.emit == nil || (f.after != nil && !at.after(*f.after)) {
 					continue
@@ -199,17 +209,22 @@ func (h *Handler) follow(ctx context.Context, f follow) (*taskView, *rpcError) {
 			if terminal(v.task.Status.State) {
 				return v, nil
 			}
-		}
-		if f.stop != nil && f.stop(v, caught) {
-			return v, nil
+			if f.until == untilWaits && len(items) > 0 && interrupted(v.task.Status.State) {
+				waits, err := h.waits(ctx, f.ref, ev.GetSequence())
+				if err != nil || waits {
+					return v, err
+				}
+			}
 		}
 	}
 }
 
-// stopCaught ends a read at the present.
-func stopCaught(_ *taskView, caught bool) bool { return caught }
-
-// stopInterrupted ends a stream where the task waits for its client.
-func stopInterrupted(v *taskView, caught bool) bool {
-	return caught && interrupted(v.task.Status.State)
+// waits says whether the turn has an action pending in the thread's read
+// model once it is at least at seq.
+func (h *Handler) waits(ctx context.Context, ref taskRef, seq uint64) (bool, *rpcError) {
+	read, err := h.control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: ref.sessionID, ThreadId: ref.threadID, MinSequence: seq})
+	if err != nil {
+		return false, fromStatus(err, ref.turnID)
+	}
+	return slices.ContainsFunc(read.GetThread().GetPendingActions(), func(a *controlv1.Action) bool { return a.GetTurnId() == ref.turnID }), nil
 }

@@ -97,6 +97,8 @@ func (h *Handler) card(base string) AgentCard {
 		SupportedInterfaces: []AgentInterface{
 			{URL: base + JSONRPCPath, ProtocolBinding: "JSONRPC", ProtocolVersion: ProtocolVersion},
 			{URL: base + RESTPath, ProtocolBinding: "HTTP+JSON", ProtocolVersion: ProtocolVersion},
+			// gRPC is on the same port: its URL is the bare host:port.
+			{URL: strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://"), ProtocolBinding: "GRPC", ProtocolVersion: ProtocolVersion},
 		},
 		Capabilities: AgentCapabilities{Streaming: true, Extensions: []AgentExtension{{
 			URI:         CursorExtension,

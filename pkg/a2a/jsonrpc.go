@@ -171,7 +171,7 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 			out.fail(err)
 			return
 		}
-		h.subscribe(ctx, out, r, &p)
+		h.subscribe(ctx, out, r.Header.Get, &p)
 		return
 	}
 	result, rerr := h.call(ctx, req.Method, req.Params)

@@ -17,7 +17,6 @@ import (
 type started struct {
 	ref   taskRef
 	from  uint64
-	now   uint64
 	after *cursor
 	// user is the message sent, the task's history.
 	user Message
@@ -72,11 +71,11 @@ func (h *Handler) startSend(ctx context.Context, p *SendMessageRequest) (*starte
 	ref := taskRef{turnID: resp.GetTurn().GetTurnId(), sessionID: session, threadID: thread}
 	user := *m
 	user.ContextID, user.TaskID, user.Role = ref.contextID(), ref.turnID, RoleUser
-	from, read, rerr := h.start(ctx, ref, resp.GetSequence())
+	from, _, rerr := h.start(ctx, ref, resp.GetSequence())
 	if rerr != nil {
 		return nil, rerr
 	}
-	return &started{ref: ref, from: from, now: read.GetSequence(), user: user}, nil
+	return &started{ref: ref, from: from, user: user}, nil
 }
 
 // continueTask answers the action the task waits for with the message, or
@@ -117,7 +116,7 @@ func (h *Handler) continueTask(ctx context.Context, m *Message, session, thread 
 		// the input-required the client answers.
 		at := max(resp.GetSequence(), 1)
 		after := cursor{seq: at - 1, k: int(^uint(0) >> 1)}
-		return &started{ref: ref, from: from, now: at, after: &after, user: user}, nil
+		return &started{ref: ref, from: from, after: &after, user: user}, nil
 	}
 	if read.GetActiveTurnId() != ref.turnID {
 		return nil, &rpcError{Code: codeUnsupported, Message: "task " + ref.turnID + " is not working: it has ended or waits in the queue; send a message without taskId to start a new task in context " + ref.contextID(),
@@ -140,7 +139,7 @@ func (h *Handler) continueTask(ctx context.Context, m *Message, session, thread 
 			Data: map[string]any{"field": "params.message.taskId"}}
 	}
 	after := cursor{seq: resp.GetSequence(), k: int(^uint(0) >> 1)}
-	return &started{ref: ref, from: from, now: resp.GetSequence(), after: &after, user: user}, nil
+	return &started{ref: ref, from: from, after: &after, user: user}, nil
 }
 
 // inputOf is a message's parts as a turn's input: text parts as text,

@@ -170,7 +170,7 @@ func (h *Handler) serveRESTTask(w http.ResponseWriter, r *http.Request, rest str
 		task, err := h.cancelTask(ctx, &p)
 		answer(task, err)
 	case verb == "subscribe" && (r.Method == http.MethodPost || r.Method == http.MethodGet):
-		h.subscribe(ctx, newRESTSSE(w), r, &p)
+		h.subscribe(ctx, newRESTSSE(w), r.Header.Get, &p)
 	default:
 		writeREST(w, &rpcError{Code: codeMethodNotFound, Message: r.Method + " " + r.URL.Path + " is not a route of the HTTP+JSON binding"})
 	}

@@ -8,6 +8,15 @@ import (
 	"strings"
 )
 
+// sink is where a stream's items go: server-sent events (JSON-RPC and
+// HTTP+JSON) or a gRPC stream.
+type sink interface {
+	send(item StreamResponse, cursor string) error
+	keepalive() error
+	// fail ends the stream with an error.
+	fail(e *rpcError)
+}
+
 // sse writes a stream as server-sent events, each with its cursor as the
 // event id: JSON-RPC responses (id is the request's), or the bare items
 // of HTTP+JSON (rest).
@@ -38,7 +47,7 @@ func (s *sse) begin() {
 	s.w.WriteHeader(http.StatusOK)
 }
 
-func (s *sse) send(item any, eventID string) error {
+func (s *sse) send(item StreamResponse, eventID string) error {
 	s.begin()
 	var raw []byte
 	var err error
@@ -116,7 +125,7 @@ func withCursor(item StreamResponse, at cursor, evType string) StreamResponse {
 
 // sendStreaming serves SendStreamingMessage: the task first, then its
 // status and artifact updates until it ends or waits for its client.
-func (h *Handler) sendStreaming(ctx context.Context, out *sse, p *SendMessageRequest) {
+func (h *Handler) sendStreaming(ctx context.Context, out sink, p *SendMessageRequest) {
 	st, err := h.startSend(ctx, p)
 	if err != nil {
 		out.fail(err)
@@ -132,7 +141,7 @@ func (h *Handler) sendStreaming(ctx context.Context, out *sse, p *SendMessageReq
 	emit := func(item StreamResponse, at cursor, evType string) error {
 		return out.send(withCursor(item, at, evType), at.String())
 	}
-	if _, err := h.follow(ctx, follow{ref: st.ref, from: st.from, now: st.now, after: st.after, emit: emit, stop: stopInterrupted, keepalive: out.keepalive}); err != nil && ctx.Err() == nil {
+	if _, err := h.follow(ctx, follow{ref: st.ref, from: st.from, after: st.after, emit: emit, until: untilWaits, keepalive: out.keepalive}); err != nil && ctx.Err() == nil {
 		out.fail(err)
 	}
 }
@@ -140,14 +149,14 @@ func (h *Handler) sendStreaming(ctx context.Context, out *sse, p *SendMessageReq
 // subscribe serves SubscribeToTask: the task as it is, then its updates
 // until it ends or waits for its client. With a cursor (the extension),
 // the items after it instead, a finished task's to its end.
-func (h *Handler) subscribe(ctx context.Context, out *sse, r *http.Request, p *TaskIDRequest) {
+func (h *Handler) subscribe(ctx context.Context, out sink, header func(string) string, p *TaskIDRequest) {
 	if err := checkTaskID("params.id", p.ID); err != nil {
 		out.fail(err)
 		return
 	}
 	var after *cursor
 	for _, hdr := range []string{CursorHeader, "Last-Event-ID"} {
-		if v := r.Header.Get(hdr); v != "" {
+		if v := header(hdr); v != "" {
 			c, err := parseCursor(v)
 			if err != nil {
 				out.fail(invalidParams(hdr, "%v", err))
@@ -162,7 +171,7 @@ func (h *Handler) subscribe(ctx context.Context, out *sse, r *http.Request, p *T
 		out.fail(err)
 		return
 	}
-	from, read, err := h.start(ctx, ref, 0)
+	from, _, err := h.start(ctx, ref, 0)
 	if err != nil {
 		out.fail(err)
 		return
@@ -171,7 +180,7 @@ func (h *Handler) subscribe(ctx context.Context, out *sse, r *http.Request, p *T
 		return out.send(withCursor(item, at, evType), at.String())
 	}
 	if after != nil {
-		if _, err := h.follow(ctx, follow{ref: ref, from: from, now: read.GetSequence(), after: after, emit: emit, stop: stopInterrupted, keepalive: out.keepalive}); err != nil && ctx.Err() == nil {
+		if _, err := h.follow(ctx, follow{ref: ref, from: from, after: after, emit: emit, until: untilWaits, keepalive: out.keepalive}); err != nil && ctx.Err() == nil {
 			out.fail(err)
 		}
 		return
@@ -182,7 +191,7 @@ func (h *Handler) subscribe(ctx context.Context, out *sse, r *http.Request, p *T
 		last = &at
 		return nil
 	}
-	v, err := h.follow(ctx, follow{ref: ref, from: from, now: read.GetSequence(), emit: track, stop: stopCaught})
+	v, err := h.follow(ctx, follow{ref: ref, from: from, emit: track, until: untilPresent})
 	if err != nil {
 		out.fail(err)
 		return
@@ -194,7 +203,7 @@ func (h *Handler) subscribe(ctx context.Context, out *sse, r *http.Request, p *T
 	if err := out.send(StreamResponse{Task: &t}, cursorString(last)); err != nil || terminal(t.Status.State) || interrupted(t.Status.State) {
 		return
 	}
-	if _, err := h.follow(ctx, follow{ref: ref, from: from, now: read.GetSequence(), after: last, emit: emit, stop: stopInterrupted, keepalive: out.keepalive}); err != nil && ctx.Err() == nil {
+	if _, err := h.follow(ctx, follow{ref: ref, from: from, after: last, emit: emit, until: untilWaits, keepalive: out.keepalive}); err != nil && ctx.Err() == nil {
 		out.fail(err)
 	}
 }

@@ -22,9 +22,9 @@ func (h *Handler) sendMessage(ctx context.Context, p *SendMessageRequest) (*Task
 	}
 	c := p.Configuration
 	if c != nil && (c.ReturnImmediately || (c.Blocking != nil && !*c.Blocking)) {
-		return h.readTask(ctx, st.ref, st.from, st.now, st.user)
+		return h.readTask(ctx, st.ref, st.from, st.user)
 	}
-	v, err := h.follow(ctx, follow{ref: st.ref, from: st.from, now: st.now, stop: stopInterrupted})
+	v, err := h.follow(ctx, follow{ref: st.ref, from: st.from, until: untilWaits})
 	if err != nil {
 		return nil, err
 	}
@@ -34,8 +34,8 @@ func (h *Handler) sendMessage(ctx context.Context, p *SendMessageRequest) (*Task
 }
 
 // readTask is a task as it is now.
-func (h *Handler) readTask(ctx context.Context, ref taskRef, from, now uint64, user Message) (*Task, *rpcError) {
-	v, err := h.follow(ctx, follow{ref: ref, from: from, now: now, stop: stopCaught})
+func (h *Handler) readTask(ctx context.Context, ref taskRef, from uint64, user Message) (*Task, *rpcError) {
+	v, err := h.follow(ctx, follow{ref: ref, from: from, until: untilPresent})
 	if err != nil {
 		return nil, err
 	}
@@ -55,11 +55,11 @@ func (h *Handler) getTask(ctx context.Context, p *TaskIDRequest) (*Task, *rpcErr
 	if err != nil {
 		return nil, err
 	}
-	from, read, err := h.start(ctx, ref, 0)
+	from, _, err := h.start(ctx, ref, 0)
 	if err != nil {
 		return nil, err
 	}
-	return h.readTask(ctx, ref, from, read.GetSequence(), Message{})
+	return h.readTask(ctx, ref, from, Message{})
 }
 
 // cancelTask serves CancelTask: the turn is interrupted, and the task
@@ -72,11 +72,11 @@ func (h *Handler) cancelTask(ctx context.Context, p *TaskIDRequest) (*Task, *rpc
 	if err != nil {
 		return nil, err
 	}
-	from, read, err := h.start(ctx, ref, 0)
+	from, _, err := h.start(ctx, ref, 0)
 	if err != nil {
 		return nil, err
 	}
-	now, err := h.readTask(ctx, ref, from, read.GetSequence(), Message{})
+	now, err := h.readTask(ctx, ref, from, Message{})
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (h *Handler) cancelTask(ctx context.Context, p *TaskIDRequest) (*Task, *rpc
 	if !resp.GetAccepted() {
 		return nil, &rpcError{Code: codeTaskNotCancelable, Message: "task " + ref.turnID + " could not be interrupted", Data: map[string]any{"taskId": ref.turnID}}
 	}
-	v, err := h.follow(ctx, follow{ref: ref, from: from, now: resp.GetSequence()})
+	v, err := h.follow(ctx, follow{ref: ref, from: from, until: untilEnd})
 	if err != nil {
 		return nil, err
 	}
@@ -162,10 +162,10 @@ func (h *Handler) listTasks(ctx context.Context, p *ListTasksRequest) (*ListTask
 
 var allStates = []string{StateSubmitted, StateWorking, StateInputRequired, StateCompleted, StateFailed, StateCanceled}
 
-// scanThread folds every turn of a thread from its events, to the
-// thread's present, in the order the turns were submitted.
+// scanThread folds every turn of a thread from its events, to the end of
+// the log, in the order the turns were submitted.
 func (h *Handler) scanThread(ctx context.Context, session, thread string) ([]*taskView, *rpcError) {
-	read, err := h.control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: session, ThreadId: thread})
+	_, err := h.control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: session, ThreadId: thread})
 	if status.Code(err) == codes.NotFound {
 		// A context nobody has used (or another tenant's) has no tasks.
 		return nil, nil
@@ -173,11 +173,10 @@ func (h *Handler) scanThread(ctx context.Context, session, thread string) ([]*ta
 	if err != nil {
 		return nil, fromStatus(err, "")
 	}
-	now := read.GetThread().GetSequence()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sub, err := h.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{
-		SessionId: session, ThreadId: thread, TypePrefixes: []string{"turn.", "action.", "queue."},
+		SessionId: session, ThreadId: thread, TypePrefixes: []string{"turn.", "action.", "queue.", "model.delta"},
 		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1, Heartbeat: durationpb.New(heartbeat),
 	})
 	if err != nil {
@@ -191,13 +190,15 @@ func (h *Handler) scanThread(ctx context.Context, session, thread string) ([]*ta
 		if err != nil {
 			return nil, fromStatus(err, "")
 		}
-		seq := uint64(0)
 		switch item := resp.GetItem().(type) {
 		case *controlv1.SubscribeEventsResponse_Heartbeat:
-			seq = item.Heartbeat.GetSequence()
+			// Idle: every event of the log as it is was folded
+			// (untilPresent).
+			if item.Heartbeat.GetSequence() > 0 {
+				return order, nil
+			}
 		case *controlv1.SubscribeEventsResponse_Event:
 			ev := item.Event
-			seq = ev.GetSequence()
 			if id := ev.GetTurnId(); id != "" && ev.GetThreadId() == thread {
 				v := byID[id]
 				if v == nil {
@@ -207,9 +208,6 @@ func (h *Handler) scanThread(ctx context.Context, session, thread string) ([]*ta
 				}
 				v.apply(ev)
 			}
-		}
-		if seq > 0 && seq >= now {
-			return order, nil
 		}
 	}
 }

@@ -6,12 +6,40 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { Role, TaskState } from "@a2a-js/sdk";
+import {
+  CancelTaskRequest,
+  GetTaskRequest,
+  ListTasksRequest,
+  Role,
+  SendMessageRequest,
+  SubscribeToTaskRequest,
+  TaskState,
+} from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
+import { GrpcTransportFactory } from "@a2a-js/sdk/client/grpc";
 
 import { startDev } from "./harness.mjs";
 
 const CURSOR_HEADER = "A2A-Agentruntime-Cursor";
+
+/**
+ * complete makes each call's params a whole message of its type (every
+ * field, defaults included): the gRPC transport encodes them as they are
+ * and needs them whole; the JSON transports do not mind.
+ */
+function complete(client) {
+  const whole = (T) => (p) => T.fromJSON(T.toJSON(p));
+  return {
+    transport: client.transport,
+    getAgentCard: () => client.getAgentCard(),
+    sendMessage: (p, o) => client.sendMessage(whole(SendMessageRequest)(p), o),
+    sendMessageStream: (p, o) => client.sendMessageStream(whole(SendMessageRequest)(p), o),
+    getTask: (p, o) => client.getTask(whole(GetTaskRequest)(p), o),
+    cancelTask: (p, o) => client.cancelTask(whole(CancelTaskRequest)(p), o),
+    listTasks: (p, o) => client.listTasks(whole(ListTasksRequest)({ status: TaskState.TASK_STATE_UNSPECIFIED, ...p }), o),
+    resubscribeTask: (p, o) => client.resubscribeTask(whole(SubscribeToTaskRequest)(p), o),
+  };
+}
 
 function message(text, { contextId, taskId } = {}) {
   return {
@@ -46,6 +74,8 @@ const states = (items) => items.filter((i) => i.case === "statusUpdate").map((i)
 for (const [binding, path] of [
   ["JSONRPC", "/a2a/jsonrpc"],
   ["HTTP+JSON", "/a2a/rest/"],
+  // gRPC on the API port: no HTTP call at all after the card.
+  ["GRPC", null],
 ]) {
   describe(`A2A over ${binding}`, () => {
     let dev;
@@ -59,10 +89,10 @@ for (const [binding, path] of [
     before(async () => {
       dev = await startDev();
       const factory = new ClientFactory({
-        transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+        transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl }), new GrpcTransportFactory()],
         preferredTransports: [binding],
       });
-      client = await factory.createFromUrl(dev.url);
+      client = complete(await factory.createFromUrl(dev.url));
     });
     after(async () => {
       await dev?.stop();
@@ -182,6 +212,11 @@ for (const [binding, path] of [
     });
 
     test("every call went through the binding", () => {
+      assert.equal(client.transport.protocolName, binding);
+      if (path === null) {
+        assert.deepEqual(calls, []);
+        return;
+      }
       assert.ok(calls.length > 10, calls.join(" "));
       for (const url of calls) assert.ok(new URL(url).pathname.startsWith(path), url);
     });
