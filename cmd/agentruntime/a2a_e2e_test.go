@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +13,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
@@ -310,6 +317,27 @@ func TestA2AKeepsTenantsApart(t *testing.T) {
 		if resp.StatusCode != who.status || (who.status == http.StatusNotFound && !strings.Contains(string(body), `"reason":"TASK_NOT_FOUND"`)) {
 			t.Errorf("GET /a2a/rest/tasks/{acme's task} as %v: %d %s, want %d", who.headers, resp.StatusCode, body, who.status)
 		}
+	}
+
+	// The same over gRPC on the API port: NotFound with the A2A reason,
+	// Unauthenticated without credentials, and acme's own task is there.
+	grpcClient := a2apb.NewA2AServiceClient(dial(t, dev.Addr))
+	as := func(key string) context.Context {
+		ctx := testkit.Context(t)
+		if key == "" {
+			return ctx
+		}
+		return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+key)
+	}
+	_, err := grpcClient.GetTask(as("k-globex"), &a2apb.GetTaskRequest{Id: id})
+	if st := status.Convert(err); st.Code() != codes.NotFound || !strings.Contains(fmt.Sprint(st.Details()), "TASK_NOT_FOUND") {
+		t.Errorf("globex's gRPC GetTask of acme's task: %v, want NotFound TASK_NOT_FOUND", err)
+	}
+	if _, err := grpcClient.GetTask(as(""), &a2apb.GetTaskRequest{Id: id}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("gRPC GetTask without credentials: %v, want Unauthenticated", err)
+	}
+	if got, err := grpcClient.GetTask(as("k-acme"), &a2apb.GetTaskRequest{Id: id}); err != nil || got.GetStatus().GetState() != a2apb.TaskState_TASK_STATE_INPUT_REQUIRED {
+		t.Errorf("acme's gRPC GetTask: %v %v", got, err)
 	}
 
 	// acme's approval is still acme's to give.
