@@ -1,6 +1,9 @@
 package a2a
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,5 +47,30 @@ skills:
 	cfg, err = LoadCard(writeCard(t, ""))
 	if err != nil || New(nil, cfg, nil).card("http://h").Skills[0].ID != "turn" {
 		t.Errorf("empty file: %+v %v", cfg, err)
+	}
+}
+
+// The card's URLs are the request's host, when it is one.
+func TestCardHost(t *testing.T) {
+	h := New(nil, Config{}, nil).Card()
+	for host, want := range map[string]string{
+		"127.0.0.1:7070":     "http://127.0.0.1:7070/a2a/jsonrpc",
+		"[::1]:7070":         "http://[::1]:7070/a2a/jsonrpc",
+		"agents.example.com": "http://agents.example.com/a2a/jsonrpc",
+		"evil.com/x?":        "http://localhost/a2a/jsonrpc",
+		"a\"b":               "http://localhost/a2a/jsonrpc",
+		"user@evil.com:80":   "http://localhost/a2a/jsonrpc",
+	} {
+		req := httptest.NewRequest(http.MethodGet, CardPath, nil)
+		req.Host = host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var card AgentCard
+		if err := json.Unmarshal(rec.Body.Bytes(), &card); err != nil {
+			t.Fatal(err)
+		}
+		if card.SupportedInterfaces[0].URL != want || !card.Capabilities.Streaming || card.SupportedInterfaces[2].ProtocolBinding != "GRPC" {
+			t.Errorf("Host %q: %+v, want %s", host, card.SupportedInterfaces, want)
+		}
 	}
 }

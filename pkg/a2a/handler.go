@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"google.golang.org/grpc/metadata"
@@ -119,6 +120,9 @@ func (h *Handler) card(base string) AgentCard {
 	return c
 }
 
+// hostPattern is a host name or an IP literal, with an optional port.
+var hostPattern = regexp.MustCompile(`^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$`)
+
 // baseURL is the scheme and host the request came to, for the card's
 // interface URLs.
 func baseURL(r *http.Request) string {
@@ -130,7 +134,9 @@ func baseURL(r *http.Request) string {
 		scheme = p
 	}
 	host := r.Host
-	if strings.ContainsAny(host, "/ \\@") || host == "" {
+	if !hostPattern.MatchString(host) {
+		// A Host no client would send (the card is public: it does not
+		// echo what a request made up).
 		host = "localhost"
 	}
 	return scheme + "://" + host
