@@ -339,6 +339,10 @@ func TestA2AKeepsTenantsApart(t *testing.T) {
 	if got, err := grpcClient.GetTask(as("k-acme"), &a2apb.GetTaskRequest{Id: id}); err != nil || got.GetStatus().GetState() != a2apb.TaskState_TASK_STATE_INPUT_REQUIRED {
 		t.Errorf("acme's gRPC GetTask: %v %v", got, err)
 	}
+	_, err = grpcClient.GetTask(metadata.AppendToOutgoingContext(as("k-acme"), "a2a-version", "0.3"), &a2apb.GetTaskRequest{Id: id})
+	if st := status.Convert(err); st.Code() != codes.FailedPrecondition || !strings.Contains(fmt.Sprint(st.Details()), "VERSION_NOT_SUPPORTED") {
+		t.Errorf("gRPC GetTask with A2A-Version 0.3: %v, want FailedPrecondition VERSION_NOT_SUPPORTED", err)
+	}
 
 	// acme's approval is still acme's to give.
 	r = callA2A(t, dev.Addr, acme, "SendMessage", map[string]any{"message": a2aMessage("allow_once", "ctx1", id)})

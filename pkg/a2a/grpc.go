@@ -122,7 +122,10 @@ func grpcError(e *rpcError) error {
 }
 
 func (g *grpcServer) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
-	ctx, _ = grpcCredentials(ctx)
+	ctx, header := grpcCredentials(ctx)
+	if err := checkVersionOf(header); err != nil {
+		return nil, grpcError(err)
+	}
 	var p SendMessageRequest
 	if err := fromPB(req, &p); err != nil {
 		return nil, grpcError(err)
@@ -139,7 +142,10 @@ func (g *grpcServer) SendMessage(ctx context.Context, req *a2apb.SendMessageRequ
 }
 
 func (g *grpcServer) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
-	ctx, _ = grpcCredentials(ctx)
+	ctx, header := grpcCredentials(ctx)
+	if err := checkVersionOf(header); err != nil {
+		return nil, grpcError(err)
+	}
 	var p TaskIDRequest
 	if err := fromPB(req, &p); err != nil {
 		return nil, grpcError(err)
@@ -149,7 +155,10 @@ func (g *grpcServer) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a
 }
 
 func (g *grpcServer) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
-	ctx, _ = grpcCredentials(ctx)
+	ctx, header := grpcCredentials(ctx)
+	if err := checkVersionOf(header); err != nil {
+		return nil, grpcError(err)
+	}
 	var p TaskIDRequest
 	if err := fromPB(req, &p); err != nil {
 		return nil, grpcError(err)
@@ -170,7 +179,10 @@ func (g *grpcServer) task(task *Task, err *rpcError) (*a2apb.Task, error) {
 }
 
 func (g *grpcServer) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
-	ctx, _ = grpcCredentials(ctx)
+	ctx, header := grpcCredentials(ctx)
+	if err := checkVersionOf(header); err != nil {
+		return nil, grpcError(err)
+	}
 	var p ListTasksRequest
 	if err := fromPB(req, &p); err != nil {
 		return nil, grpcError(err)
@@ -187,7 +199,10 @@ func (g *grpcServer) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest)
 }
 
 func (g *grpcServer) SendStreamingMessage(req *a2apb.SendMessageRequest, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
-	ctx, _ := grpcCredentials(stream.Context())
+	ctx, header := grpcCredentials(stream.Context())
+	if err := checkVersionOf(header); err != nil {
+		return grpcError(err)
+	}
 	var p SendMessageRequest
 	if err := fromPB(req, &p); err != nil {
 		return grpcError(err)
@@ -199,6 +214,9 @@ func (g *grpcServer) SendStreamingMessage(req *a2apb.SendMessageRequest, stream 
 
 func (g *grpcServer) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
 	ctx, header := grpcCredentials(stream.Context())
+	if err := checkVersionOf(header); err != nil {
+		return grpcError(err)
+	}
 	var p TaskIDRequest
 	if err := fromPB(req, &p); err != nil {
 		return grpcError(err)

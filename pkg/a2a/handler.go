@@ -144,8 +144,10 @@ func baseURL(r *http.Request) string {
 
 // checkVersion refuses a request for an A2A version this server does not
 // speak (the A2A-Version header; none means 1.0 here).
-func checkVersion(r *http.Request) *rpcError {
-	v := strings.TrimSpace(r.Header.Get("A2A-Version"))
+func checkVersion(r *http.Request) *rpcError { return checkVersionOf(r.Header.Get) }
+
+func checkVersionOf(header func(string) string) *rpcError {
+	v := strings.TrimSpace(header("A2A-Version"))
 	if v == "" || v == ProtocolVersion || strings.HasPrefix(v, "1.") {
 		return nil
 	}
