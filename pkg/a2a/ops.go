@@ -22,7 +22,8 @@ type started struct {
 	user Message
 }
 
-// start makes a message a turn, or the answer of the turn it continues.
+// startSend makes a message a turn, or the answer (or steer) of the turn
+// it continues.
 func (h *Handler) startSend(ctx context.Context, p *SendMessageRequest) (*started, *rpcError) {
 	m := p.Message
 	if m == nil {
