@@ -129,14 +129,12 @@ type follow struct {
 type until int
 
 const (
-	// untilEnd follows the task to its end.
-	untilEnd until = iota
 	// untilPresent ends at the end of the log as it is: when the
 	// subscription, having sent every event there is, goes idle (a
 	// heartbeat that says where it is). The read model is not the
 	// present: it may lag the log, and a task read right after its cancel
 	// would still be waiting.
-	untilPresent
+	untilPresent until = iota
 	// untilWaits ends where the task waits for its client: the fold is
 	// input-required, and the thread's read model, once at least at that
 	// event, still has the turn's action pending (its answer, if any, is

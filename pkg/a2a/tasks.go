@@ -63,7 +63,7 @@ func (h *Handler) getTask(ctx context.Context, p *TaskIDRequest) (*Task, *rpcErr
 }
 
 // cancelTask serves CancelTask: the turn is interrupted, and the task
-// returned once it has ended. An ended task is not cancelable.
+// returned as the interrupt left it. An ended task is not cancelable.
 func (h *Handler) cancelTask(ctx context.Context, p *TaskIDRequest) (*Task, *rpcError) {
 	if err := checkTaskID("params.id", p.ID); err != nil {
 		return nil, err
@@ -92,7 +92,11 @@ func (h *Handler) cancelTask(ctx context.Context, p *TaskIDRequest) (*Task, *rpc
 	if !resp.GetAccepted() {
 		return nil, &rpcError{Code: codeTaskNotCancelable, Message: "task " + ref.turnID + " could not be interrupted", Data: map[string]any{"taskId": ref.turnID}}
 	}
-	v, err := h.follow(ctx, follow{ref: ref, from: from, until: untilEnd})
+	// The task as the interrupt left it: canceled when no worker held
+	// the turn (not started, parked), else still working until its worker
+	// stops it. Waiting for that worker would wait on a worker that may be
+	// gone.
+	v, err := h.follow(ctx, follow{ref: ref, from: from, until: untilPresent})
 	if err != nil {
 		return nil, err
 	}
