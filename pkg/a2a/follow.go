@@ -136,9 +136,7 @@ const (
 	// would still be waiting.
 	untilPresent until = iota
 	// untilWaits ends where the task waits for its client: the fold is
-	// input-required, and the thread's read model, once at least at that
-	// event, still has the turn's action pending (its answer, if any, is
-	// later in the log and would have been folded first).
+	// input-required, and nothing of the turn follows in the log (waits).
 	untilWaits
 )
 
@@ -207,7 +205,7 @@ func (h *Handler) follow(ctx context.Context, f follow) (*taskView, *rpcError) {
 			if terminal(v.task.Status.State) {
 				return v, nil
 			}
-			if f.until == untilWaits && len(items) > 0 && interrupted(v.task.Status.State) {
+			if f.until == untilWaits && interrupted(v.task.Status.State) {
 				waits, err := h.waits(ctx, f.ref, ev.GetSequence())
 				if err != nil || waits {
 					return v, err
@@ -217,12 +215,35 @@ func (h *Handler) follow(ctx context.Context, f follow) (*taskView, *rpcError) {
 	}
 }
 
-// waits says whether the turn has an action pending in the thread's read
-// model once it is at least at seq.
+// waits says whether the task, input-required after the event at seq,
+// still waits at the end of the log: a subscription of the turn's
+// lifecycle events after seq goes idle with none of them. The read model
+// cannot say it: it may lag the log, where the answer already is.
 func (h *Handler) waits(ctx context.Context, ref taskRef, seq uint64) (bool, *rpcError) {
-	read, err := h.control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: ref.sessionID, ThreadId: ref.threadID, MinSequence: seq})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sub, err := h.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{
+		SessionId: ref.sessionID, ThreadId: ref.threadID, TypePrefixes: []string{"action.", "turn.", "queue."},
+		Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: seq + 1,
+		Heartbeat: durationpb.New(heartbeat),
+	})
 	if err != nil {
 		return false, fromStatus(err, ref.turnID)
 	}
-	return slices.ContainsFunc(read.GetThread().GetPendingActions(), func(a *controlv1.Action) bool { return a.GetTurnId() == ref.turnID }), nil
+	for {
+		resp, err := sub.Recv()
+		if err != nil {
+			return false, fromStatus(err, ref.turnID)
+		}
+		switch item := resp.GetItem().(type) {
+		case *controlv1.SubscribeEventsResponse_Heartbeat:
+			if item.Heartbeat.GetSequence() > 0 {
+				return true, nil
+			}
+		case *controlv1.SubscribeEventsResponse_Event:
+			if item.Event.GetTurnId() == ref.turnID {
+				return false, nil
+			}
+		}
+	}
 }
