@@ -92,17 +92,25 @@ func (h *Handler) continueTask(ctx context.Context, m *Message, session, thread 
 	if session != "" && (session != ref.sessionID || thread != ref.threadID) {
 		return nil, invalidParams("params.message.taskId", "task %s is of context %s, not %s", ref.turnID, ref.contextID(), m.ContextID)
 	}
-	from, read, err := h.start(ctx, ref, 0)
+	from, _, err := h.start(ctx, ref, 0)
 	if err != nil {
 		return nil, err
 	}
 	user := *m
 	user.ContextID, user.Role = ref.contextID(), RoleUser
+	// What the task waits for is read from the log, as the client saw
+	// it: the read model may not have the action yet.
+	now, err := h.follow(ctx, follow{ref: ref, from: from, until: untilPresent})
+	if err != nil {
+		return nil, err
+	}
+	if terminal(now.task.Status.State) {
+		return nil, &rpcError{Code: codeUnsupported, Message: "task " + ref.turnID + " has ended (" + now.task.Status.State + "); send a message without taskId to start a new task in context " + ref.contextID(),
+			Data: map[string]any{"field": "params.message.taskId"}}
+	}
 	var pending []*controlv1.Action
-	for _, a := range read.GetPendingActions() {
-		if a.GetTurnId() == ref.turnID {
-			pending = append(pending, a)
-		}
+	for _, p := range now.pending {
+		pending = append(pending, &controlv1.Action{ActionId: p.ID, TurnId: ref.turnID, ActionType: p.Type, Decisions: p.Decisions})
 	}
 	if len(pending) > 0 {
 		a, ans, err := answerOf(m.Parts, pending)
@@ -119,10 +127,8 @@ func (h *Handler) continueTask(ctx context.Context, m *Message, session, thread 
 		after := cursor{seq: at - 1, k: int(^uint(0) >> 1)}
 		return &started{ref: ref, from: from, after: &after, user: user}, nil
 	}
-	if read.GetActiveTurnId() != ref.turnID {
-		return nil, &rpcError{Code: codeUnsupported, Message: "task " + ref.turnID + " is not working: it has ended or waits in the queue; send a message without taskId to start a new task in context " + ref.contextID(),
-			Data: map[string]any{"field": "params.message.taskId"}}
-	}
+	// Working (or not started): the message steers the turn, if it is the
+	// thread's active one (the API checks).
 	input, err := inputOf(m.Parts)
 	if err != nil {
 		return nil, err
