@@ -150,7 +150,7 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		at.PendingActionIds = slices.DeleteFunc(at.PendingActionIds, func(s string) bool { return s == id })
 		if ev.GetType() == events.TypeActionRequired {
 			at.PendingActionIds = append(at.PendingActionIds, id)
-		} else if resumable(at) {
+		} else if at.ResolvedActionIds = append(at.ResolvedActionIds, id); resumable(at) {
 			at.ResumePending = true
 			claimable(ev.GetTurnId())
 		}
@@ -237,15 +237,17 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 	return b, nil
 }
 
-// resumable says whether a turn's last run parked and nothing it waits
-// for is pending any more (and it is not already waiting for a claim).
+// resumable says whether a turn's last run parked and every action it
+// waits for was resolved (and it is not already waiting for a claim). Not
+// "none pending": the park can be recorded before the action it names is
+// opened (control opens a permission action when it sees the request).
 func resumable(at *controlv1.TurnAttempts) bool {
 	last := lastAttempt(at)
 	if at.GetResumePending() || last == nil || last.GetStatus() != domain.AttemptParked {
 		return false
 	}
 	for _, id := range last.GetWaitsFor() {
-		if slices.Contains(at.GetPendingActionIds(), id) {
+		if !slices.Contains(at.GetResolvedActionIds(), id) {
 			return false
 		}
 	}

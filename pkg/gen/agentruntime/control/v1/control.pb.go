@@ -5197,6 +5197,10 @@ type TurnAttempts struct {
 	ResumePending bool `protobuf:"varint,7,opt,name=resume_pending,json=resumePending,proto3" json:"resume_pending,omitempty"`
 	// The turn's pending actions (action.required not yet resolved).
 	PendingActionIds []string `protobuf:"bytes,8,rep,name=pending_action_ids,json=pendingActionIds,proto3" json:"pending_action_ids,omitempty"`
+	// The turn's actions that were resolved (action.resolved): a parked
+	// run is resumed once every action it waits for is among them (a park
+	// can be recorded before the action it names is opened).
+	ResolvedActionIds []string `protobuf:"bytes,11,rep,name=resolved_action_ids,json=resolvedActionIds,proto3" json:"resolved_action_ids,omitempty"`
 	// The newest checkpoint a run of the turn handed back (StoreOutput's
 	// uri; the worker's transcript and the step it stopped in), and the
 	// position of the run.status "parked" fact that named it.
@@ -5288,6 +5292,13 @@ func (x *TurnAttempts) GetResumePending() bool {
 func (x *TurnAttempts) GetPendingActionIds() []string {
 	if x != nil {
 		return x.PendingActionIds
+	}
+	return nil
+}
+
+func (x *TurnAttempts) GetResolvedActionIds() []string {
+	if x != nil {
+		return x.ResolvedActionIds
 	}
 	return nil
 }
@@ -6127,7 +6138,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x10outcome_category\x18\t \x01(\tR\x0foutcomeCategory\x12'\n" +
 	"\x0foutcome_message\x18\n" +
 	" \x01(\tR\x0eoutcomeMessage\x12\x1b\n" +
-	"\twaits_for\x18\f \x03(\tR\bwaitsForJ\x04\b\x04\x10\x05\"\x9a\x03\n" +
+	"\twaits_for\x18\f \x03(\tR\bwaitsForJ\x04\b\x04\x10\x05\"\xca\x03\n" +
 	"\fTurnAttempts\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
@@ -6137,7 +6148,8 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\rretry_pending\x18\x05 \x01(\bR\fretryPending\x12!\n" +
 	"\fmax_attempts\x18\x06 \x01(\x05R\vmaxAttempts\x12%\n" +
 	"\x0eresume_pending\x18\a \x01(\bR\rresumePending\x12,\n" +
-	"\x12pending_action_ids\x18\b \x03(\tR\x10pendingActionIds\x12%\n" +
+	"\x12pending_action_ids\x18\b \x03(\tR\x10pendingActionIds\x12.\n" +
+	"\x13resolved_action_ids\x18\v \x03(\tR\x11resolvedActionIds\x12%\n" +
 	"\x0echeckpoint_uri\x18\t \x01(\tR\rcheckpointUri\x12/\n" +
 	"\x13checkpoint_sequence\x18\n" +
 	" \x01(\x04R\x12checkpointSequence\"x\n" +
