@@ -1,77 +1,18 @@
 // Starts the real `agentruntime dev` (its in-process worker playing
-// test/script.yaml) on a free loopback port with its own data directory
-// and workspace, for the end-to-end tests of POST /ag-ui.
-import { execFileSync, spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+// test/script.yaml) for the end-to-end tests of POST /ag-ui: the shared
+// harness of examples/testkit/dev.mjs, with this suite's script and URL.
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repoDir = resolve(here, "..", "..", "..");
+import { startDev as start } from "../../testkit/dev.mjs";
 
-/** The binary: $AGENTRUNTIME_BIN, else built once into a temporary directory. */
-function binary(dir) {
-  if (process.env.AGENTRUNTIME_BIN) return process.env.AGENTRUNTIME_BIN;
-  const bin = join(dir, "agentruntime");
-  execFileSync("go", ["build", "-o", bin, "./cmd/agentruntime"], { cwd: repoDir, stdio: "inherit" });
-  return bin;
-}
+const here = dirname(fileURLToPath(import.meta.url));
 
 /**
  * startDev runs `agentruntime dev`; with apiKey, authentication is on and
  * that key is an operator's of tenant acme.
  */
 export async function startDev({ apiKey } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), "agentruntime-agui-"));
-  const workspace = join(dir, "workspace");
-  mkdirSync(workspace);
-  // The demo turn reads README.md, then asks to write NOTES.md.
-  copyFileSync(join(repoDir, "README.md"), join(workspace, "README.md"));
-  const args = ["dev", "--listen", "127.0.0.1:0", "--data-dir", join(dir, "data"), "--workspace", workspace,
-    "--script", join(here, "script.yaml"), "--console=false"];
-  if (apiKey) {
-    const auth = join(dir, "auth.yaml");
-    writeFileSync(auth, `api_keys:\n  - {name: front-end, tenant: acme, role: operator, key: ${apiKey}}\n`);
-    args.push("--auth", auth);
-  }
-  const dev = spawn(binary(dir), args, { stdio: ["ignore", "pipe", "pipe"] });
-  const stop = () =>
-    new Promise((res) => {
-      const done = () => {
-        rmSync(dir, { recursive: true, force: true });
-        res();
-      };
-      if (dev.exitCode !== null || dev.signalCode !== null) return done();
-      const kill = setTimeout(() => dev.kill("SIGKILL"), 10_000);
-      dev.once("exit", () => {
-        clearTimeout(kill);
-        done();
-      });
-      dev.kill("SIGTERM");
-    });
-  try {
-    const addr = await new Promise((res, rej) => {
-      let out = "";
-      let err = "";
-      const timer = setTimeout(() => rej(new Error(`agentruntime dev did not report its address in 60s\n${out}\n${err}`)), 60_000);
-      dev.stderr.on("data", (b) => (err += b));
-      dev.stdout.on("data", (b) => {
-        out += b;
-        const m = /listening\s+(\S+)/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          res(m[1]);
-        }
-      });
-      dev.on("exit", (code) => {
-        clearTimeout(timer);
-        rej(new Error(`agentruntime dev exited (${code})\n${out}\n${err}`));
-      });
-    });
-    return { url: `http://${addr}/ag-ui`, workspace, stop };
-  } catch (e) {
-    await stop();
-    throw e;
-  }
+  const dev = await start({ script: join(here, "script.yaml"), apiKey, name: "ag-ui" });
+  return { url: `http://${dev.addr}/ag-ui`, workspace: dev.workspace, stop: dev.stop };
 }
