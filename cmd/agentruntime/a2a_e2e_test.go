@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -229,34 +228,7 @@ func TestA2AIsAuthenticatedLikeTheAPI(t *testing.T) {
 // subscribe to or cancel, and stays its owner's to answer; a body over the
 // bound is refused before anything else.
 func TestA2AKeepsTenantsApart(t *testing.T) {
-	ws := t.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\nIt says hello.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	authFile := filepath.Join(t.TempDir(), "auth.yaml")
-	if err := os.WriteFile(authFile, []byte(`api_keys:
-  - {name: alice, tenant: acme, role: operator, key: k-acme}
-  - {name: bot-1, tenant: acme, role: worker, key: k-worker}
-  - {name: mallory, tenant: globex, role: operator, key: k-globex}
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth", authFile, "--console=false")
-	worker := exec.Command(binary, "worker", "--addr", dev.Addr, "--api-key", "k-worker", "--workspace", ws, "--worker-id", "w1")
-	var wout bytes.Buffer // written by the process's copier, read after Wait
-	worker.Stdout, worker.Stderr = &wout, &wout
-	if err := worker.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = worker.Process.Kill()
-		_ = worker.Wait()
-		if t.Failed() {
-			t.Logf("worker output:\n%s", wout.String())
-		}
-	})
-	acme := map[string]string{"Authorization": "Bearer k-acme"}
-	globex := map[string]string{"Authorization": "Bearer k-globex"}
+	dev, acme, globex := startTwoTenants(t)
 
 	items, r := streamA2A(t, dev.Addr, acme, "SendStreamingMessage", map[string]any{"message": a2aMessage("notes please", "ctx1")})
 	if r.status != http.StatusOK || lastState(items) != "TASK_STATE_INPUT_REQUIRED" {

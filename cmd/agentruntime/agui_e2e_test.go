@@ -315,35 +315,7 @@ func TestAGUIReconnectByCursorMissesNothing(t *testing.T) {
 // answered and its cursor cannot be followed; and a body past the bound is
 // refused before credentials are looked at.
 func TestAGUIKeepsTenantsApart(t *testing.T) {
-	ws := t.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\nIt says hello.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	authFile := filepath.Join(dir, "auth.yaml")
-	if err := os.WriteFile(authFile, []byte(`api_keys:
-  - {name: alice, tenant: acme, role: operator, key: k-acme}
-  - {name: bot-1, tenant: acme, role: worker, key: k-worker}
-  - {name: mallory, tenant: globex, role: operator, key: k-globex}
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth", authFile, "--console=false")
-	worker := exec.Command(binary, "worker", "--addr", dev.Addr, "--api-key", "k-worker", "--workspace", ws, "--worker-id", "w1")
-	var wout bytes.Buffer // written by the process's copier, read after Wait
-	worker.Stdout, worker.Stderr = &wout, &wout
-	if err := worker.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = worker.Process.Kill()
-		_ = worker.Wait()
-		if t.Failed() {
-			t.Logf("worker output:\n%s", wout.String())
-		}
-	})
-	acme := map[string]string{"Authorization": "Bearer k-acme"}
-	globex := map[string]string{"Authorization": "Bearer k-globex"}
+	dev, acme, globex := startTwoTenants(t)
 
 	first := readRun(t, postAGUI(t, dev.Addr, acme, map[string]any{"threadId": "t1", "runId": "r1",
 		"messages": []any{map[string]any{"id": "m1", "role": "user", "content": "notes please"}}}))
@@ -401,4 +373,39 @@ func TestAGUIKeepsTenantsApart(t *testing.T) {
 	if big.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("a body over 4 MiB: %d, want 413", big.StatusCode)
 	}
+}
+
+// startTwoTenants runs `agentruntime dev` with authentication (tenant acme's
+// operator and worker keys, tenant globex's operator key) and acme's worker
+// as its own process, and answers the two operators' headers: the setting
+// of the tests that one tenant's front end gets nothing of another's.
+func startTwoTenants(t *testing.T) (dev *proc, acme, globex map[string]string) {
+	t.Helper()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\nIt says hello.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	authFile := filepath.Join(t.TempDir(), "auth.yaml")
+	if err := os.WriteFile(authFile, []byte(`api_keys:
+  - {name: alice, tenant: acme, role: operator, key: k-acme}
+  - {name: bot-1, tenant: acme, role: worker, key: k-worker}
+  - {name: mallory, tenant: globex, role: operator, key: k-globex}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dev = start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--auth", authFile, "--console=false")
+	worker := exec.Command(binary, "worker", "--addr", dev.Addr, "--api-key", "k-worker", "--workspace", ws, "--worker-id", "w1")
+	var wout bytes.Buffer // written by the process's copier, read after Wait
+	worker.Stdout, worker.Stderr = &wout, &wout
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = worker.Process.Kill()
+		_ = worker.Wait()
+		if t.Failed() {
+			t.Logf("worker output:\n%s", wout.String())
+		}
+	})
+	return dev, map[string]string{"Authorization": "Bearer k-acme"}, map[string]string{"Authorization": "Bearer k-globex"}
 }
