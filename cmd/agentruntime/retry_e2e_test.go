@@ -1,18 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 // startWorker runs `agentruntime worker` as its own process.
@@ -158,4 +163,112 @@ func TestWorkerKilledMidTurnIsRetriedByAnotherWorker(t *testing.T) {
 			t.Fatalf("timeline lacks %q:\n%s", want, text)
 		}
 	}
+}
+
+// A worker process that gets SIGTERM while it runs a turn drains: its
+// health says NOT_SERVING from the first moment, it finishes the running
+// command, hands the turn back at the step boundary and exits cleanly;
+// another worker finishes the turn. Nothing is lost and the command ran
+// once.
+func TestAWorkerDrainsOnSIGTERM(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "slow.yaml")
+	if err := os.WriteFile(script, []byte(slowScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker")
+	w1, addr := startWorkerWithHealth(t, dev.Addr, ws, "w1", "--script", script, "--shutdown-timeout", "60s")
+	hc := healthpb.NewHealthClient(dial(t, addr))
+	status := func() healthpb.HealthCheckResponse_ServingStatus {
+		resp, err := hc.Check(testkit.Context(t), &healthpb.HealthCheckRequest{})
+		if err != nil {
+			return healthpb.HealthCheckResponse_UNKNOWN
+		}
+		return resp.GetStatus()
+	}
+	if s := status(); s != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("a running worker's health: %v", s)
+	}
+	cli(t, "submit", "--addr", dev.Addr, "sleep, then write notes")
+	followDefault(t, dev.Addr, func(ev *eventsv1.RuntimeEvent) bool { return ev.GetRunStatus().GetPhase() == "parked" })
+	cli(t, "approve", "--addr", dev.Addr) // the three-second command
+	followDefault(t, dev.Addr, func(ev *eventsv1.RuntimeEvent) bool { return ev.GetRunStatus().GetPhase() == "resumed" })
+	if err := w1.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "the draining worker's health says NOT_SERVING", func() bool {
+		return status() == healthpb.HealthCheckResponse_NOT_SERVING
+	})
+	if err := w1.Wait(); err != nil {
+		t.Fatalf("the worker did not exit cleanly after its drain: %v", err)
+	}
+	drained := followDefault(t, dev.Addr, func(ev *eventsv1.RuntimeEvent) bool {
+		return ev.GetRunStatus().GetPhase() == "parked" && ev.GetRunStatus().GetMetadata()["reason"] == "drain"
+	})
+	startWorker(t, dev.Addr, ws, "w2", "--script", script)
+	followDefault(t, dev.Addr, func(ev *eventsv1.RuntimeEvent) bool {
+		return ev.GetType() == "action.required" && ev.GetSequence() > drained[len(drained)-1].GetSequence()
+	})
+	cli(t, "approve", "--addr", dev.Addr) // the write
+	seen := followDefault(t, dev.Addr, func(ev *eventsv1.RuntimeEvent) bool {
+		return ev.GetType() == "turn.completed" || ev.GetType() == "turn.failed"
+	})
+	if end := seen[len(seen)-1]; end.GetType() != "turn.completed" {
+		t.Fatalf("the turn ended %v after %v", end, testkit.Types(seen))
+	}
+	results, lost := 0, 0
+	for _, ev := range seen {
+		if ev.GetType() == "tool.result" {
+			results++
+		}
+		if ev.GetRunStatus().GetPhase() == "lost" {
+			lost++
+		}
+	}
+	if results != 2 || lost != 0 {
+		t.Fatalf("%d tool.result (want 2: the command once, the write once), %d runs lost (want 0): %v", results, lost, testkit.Types(seen))
+	}
+}
+
+// startWorkerWithHealth runs `agentruntime worker --health-listen
+// 127.0.0.1:0` and answers the process and the health address its banner
+// gives.
+func startWorkerWithHealth(t *testing.T, addr, ws, id string, extra ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"worker", "--addr", addr, "--workspace", ws, "--worker-id", id, "--health-listen", "127.0.0.1:0"}, extra...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer // written by the process's copier, read after Wait
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("worker %s stderr:\n%s", id, errOut.String())
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		health := regexp.MustCompile(`^\s*health\s+(\S+) \(grpc\.health`)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := health.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+		close(found)
+	}()
+	a, ok := <-found
+	if !ok {
+		t.Fatalf("worker %s gave no health address", id)
+	}
+	return cmd, a
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/agentruntime/agentruntime/pkg/telemetry"
 	"github.com/agentruntime/agentruntime/pkg/worker"
@@ -189,6 +192,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var otlpInsecure bool
 	fs.StringVar(&otlpEndpoint, "otlp-endpoint", "", "OTLP/gRPC collector for the worker's traces and metrics (host:port); empty exports nothing")
 	fs.BoolVar(&otlpInsecure, "otlp-insecure", false, "talk to the OTLP collector without TLS")
+	var healthListen string
+	fs.StringVar(&healthListen, "health-listen", "", "serve grpc.health.v1 in clear on this address (host:port; port 0 picks one, printed): SERVING while the worker claims turns, NOT_SERVING from the first moment of a drain (SIGTERM), for readiness probes")
 	fs.DurationVar(&wf.drainTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM: stop claiming, let turns hand themselves back at their next step boundary for this long, then cancel the rest and hand them back from their last completed call")
 	fs.StringVar(&wf.models, "models", "", "the model registry YAML (deploy/config/models.example.yaml): models of a provider with a kind (anthropic, openai_responses, openai_chat) are served by that API, its key read from the provider's api_key_env")
 	if err := parseFlags(fs, args); err != nil {
@@ -219,9 +224,47 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer stopMCP()
+	healthLine, stopHealth, err := serveWorkerHealth(ctx, healthListen)
+	if err != nil {
+		return err
+	}
+	defer stopHealth()
 	w := worker.New(cfg)
-	fmt.Fprintf(stdout, "agentruntime worker %s\n  runtime    %s\n  provider   %s\n  workspace  %s\n  sandbox    %s\n  mcp        %s\n", w.ID(), conn.Map(), desc, cfg.Sandbox.Root, sandboxLine(w), mcpLine)
+	fmt.Fprintf(stdout, "agentruntime worker %s\n  runtime    %s\n  provider   %s\n  workspace  %s\n  sandbox    %s\n  mcp        %s\n  health     %s\n", w.ID(), conn.Map(), desc, cfg.Sandbox.Root, sandboxLine(w), mcpLine, healthLine)
 	return w.Run(ctx)
+}
+
+// serveWorkerHealth serves grpc.health.v1 on addr ("" serves nothing):
+// SERVING (the empty service name and "agentruntime.worker") until ctx
+// ends, which is when the worker's drain starts (Worker.Run), then
+// NOT_SERVING until stop is called, after the drain.
+func serveWorkerHealth(ctx context.Context, addr string) (line string, stop func(), err error) {
+	if addr == "" {
+		return "off (--health-listen ADDR serves grpc.health.v1)", func() {}, nil
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return "", nil, fmt.Errorf("--health-listen %q: %v (want host:port)", addr, err)
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("--health-listen: %w", err)
+	}
+	hs := health.NewServer()
+	for _, name := range []string{"", "agentruntime.worker"} {
+		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	gs := grpc.NewServer()
+	healthpb.RegisterHealthServer(gs, hs)
+	go func() { _ = gs.Serve(lis) }()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			hs.Shutdown() // every name NOT_SERVING, watchers told
+		case <-done:
+		}
+	}()
+	return lis.Addr().String() + " (grpc.health.v1, in clear; NOT_SERVING while draining)", func() { close(done); gs.Stop() }, nil
 }
 
 // sandboxLine says whether the worker confines shell commands on the
