@@ -167,6 +167,9 @@ func (tu *turn) loop(ctx context.Context, cp *checkpoint) (provider.Response, er
 	}
 	var msgs []provider.Message
 	first := 0
+	if cp != nil && len(cp.Messages) == 0 {
+		cp = nil // handed back before its transcript began: start from the input
+	}
 	if cp != nil {
 		msgs, tu.model, tu.routed, first = cp.Messages, cp.Model, cp.Routed, cp.Steps
 		if cp.Step != nil {
