@@ -121,16 +121,26 @@ func grpcError(e *rpcError) error {
 	return st.Err()
 }
 
-func (g *grpcServer) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
+// accept is every call's start: the caller's credentials into ctx, the
+// A2A version checked, the request in the JSON-RPC binding's shape.
+func accept[P any](ctx context.Context, req proto.Message) (context.Context, func(string) string, *P, error) {
 	ctx, header := grpcCredentials(ctx)
 	if err := checkVersionOf(header); err != nil {
-		return nil, grpcError(err)
+		return ctx, header, nil, grpcError(err)
 	}
-	var p SendMessageRequest
-	if err := fromPB(req, &p); err != nil {
-		return nil, grpcError(err)
+	p := new(P)
+	if err := fromPB(req, p); err != nil {
+		return ctx, header, nil, grpcError(err)
 	}
-	task, err := g.h.sendMessage(ctx, &p)
+	return ctx, header, p, nil
+}
+
+func (g *grpcServer) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
+	ctx, _, p, aerr := accept[SendMessageRequest](ctx, req)
+	if aerr != nil {
+		return nil, aerr
+	}
+	task, err := g.h.sendMessage(ctx, p)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -142,28 +152,20 @@ func (g *grpcServer) SendMessage(ctx context.Context, req *a2apb.SendMessageRequ
 }
 
 func (g *grpcServer) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
-	ctx, header := grpcCredentials(ctx)
-	if err := checkVersionOf(header); err != nil {
-		return nil, grpcError(err)
+	ctx, _, p, aerr := accept[TaskIDRequest](ctx, req)
+	if aerr != nil {
+		return nil, aerr
 	}
-	var p TaskIDRequest
-	if err := fromPB(req, &p); err != nil {
-		return nil, grpcError(err)
-	}
-	task, err := g.h.getTask(ctx, &p)
+	task, err := g.h.getTask(ctx, p)
 	return g.task(task, err)
 }
 
 func (g *grpcServer) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
-	ctx, header := grpcCredentials(ctx)
-	if err := checkVersionOf(header); err != nil {
-		return nil, grpcError(err)
+	ctx, _, p, aerr := accept[TaskIDRequest](ctx, req)
+	if aerr != nil {
+		return nil, aerr
 	}
-	var p TaskIDRequest
-	if err := fromPB(req, &p); err != nil {
-		return nil, grpcError(err)
-	}
-	task, err := g.h.cancelTask(ctx, &p)
+	task, err := g.h.cancelTask(ctx, p)
 	return g.task(task, err)
 }
 
@@ -179,15 +181,11 @@ func (g *grpcServer) task(task *Task, err *rpcError) (*a2apb.Task, error) {
 }
 
 func (g *grpcServer) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
-	ctx, header := grpcCredentials(ctx)
-	if err := checkVersionOf(header); err != nil {
-		return nil, grpcError(err)
+	ctx, _, p, aerr := accept[ListTasksRequest](ctx, req)
+	if aerr != nil {
+		return nil, aerr
 	}
-	var p ListTasksRequest
-	if err := fromPB(req, &p); err != nil {
-		return nil, grpcError(err)
-	}
-	res, err := g.h.listTasks(ctx, &p)
+	res, err := g.h.listTasks(ctx, p)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -199,30 +197,22 @@ func (g *grpcServer) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest)
 }
 
 func (g *grpcServer) SendStreamingMessage(req *a2apb.SendMessageRequest, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
-	ctx, header := grpcCredentials(stream.Context())
-	if err := checkVersionOf(header); err != nil {
-		return grpcError(err)
-	}
-	var p SendMessageRequest
-	if err := fromPB(req, &p); err != nil {
-		return grpcError(err)
+	ctx, _, p, aerr := accept[SendMessageRequest](stream.Context(), req)
+	if aerr != nil {
+		return aerr
 	}
 	out := &grpcSink{stream: stream}
-	g.h.sendStreaming(ctx, out, &p)
+	g.h.sendStreaming(ctx, out, p)
 	return out.err
 }
 
 func (g *grpcServer) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
-	ctx, header := grpcCredentials(stream.Context())
-	if err := checkVersionOf(header); err != nil {
-		return grpcError(err)
-	}
-	var p TaskIDRequest
-	if err := fromPB(req, &p); err != nil {
-		return grpcError(err)
+	ctx, header, p, aerr := accept[TaskIDRequest](stream.Context(), req)
+	if aerr != nil {
+		return aerr
 	}
 	out := &grpcSink{stream: stream}
-	g.h.subscribe(ctx, out, header, &p)
+	g.h.subscribe(ctx, out, header, p)
 	return out.err
 }
 
