@@ -141,16 +141,12 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		if err := put(at); err != nil {
 			return b, err
 		}
-	case events.TypeActionRequired, events.TypeActionResolved:
+	case events.TypeActionResolved:
 		at, err := attempts()
 		if err != nil || at == nil {
 			return b, err // no claimed run waits on it
 		}
-		id := ev.GetActionId()
-		at.PendingActionIds = slices.DeleteFunc(at.PendingActionIds, func(s string) bool { return s == id })
-		if ev.GetType() == events.TypeActionRequired {
-			at.PendingActionIds = append(at.PendingActionIds, id)
-		} else if at.ResolvedActionIds = append(at.ResolvedActionIds, id); resumable(at) {
+		if at.ResolvedActionIds = append(at.ResolvedActionIds, ev.GetActionId()); resumable(at) {
 			at.ResumePending = true
 			claimable(ev.GetTurnId())
 		}

@@ -5195,8 +5195,6 @@ type TurnAttempts struct {
 	// The last run parked and nothing it waits for is pending: the turn is
 	// claimable again and resumes from checkpoint_uri.
 	ResumePending bool `protobuf:"varint,7,opt,name=resume_pending,json=resumePending,proto3" json:"resume_pending,omitempty"`
-	// The turn's pending actions (action.required not yet resolved).
-	PendingActionIds []string `protobuf:"bytes,8,rep,name=pending_action_ids,json=pendingActionIds,proto3" json:"pending_action_ids,omitempty"`
 	// The turn's actions that were resolved (action.resolved): a parked
 	// run is resumed once every action it waits for is among them (a park
 	// can be recorded before the action it names is opened).
@@ -5287,13 +5285,6 @@ func (x *TurnAttempts) GetResumePending() bool {
 		return x.ResumePending
 	}
 	return false
-}
-
-func (x *TurnAttempts) GetPendingActionIds() []string {
-	if x != nil {
-		return x.PendingActionIds
-	}
-	return nil
 }
 
 func (x *TurnAttempts) GetResolvedActionIds() []string {
@@ -6138,7 +6129,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x10outcome_category\x18\t \x01(\tR\x0foutcomeCategory\x12'\n" +
 	"\x0foutcome_message\x18\n" +
 	" \x01(\tR\x0eoutcomeMessage\x12\x1b\n" +
-	"\twaits_for\x18\f \x03(\tR\bwaitsForJ\x04\b\x04\x10\x05\"\xca\x03\n" +
+	"\twaits_for\x18\f \x03(\tR\bwaitsForJ\x04\b\x04\x10\x05\"\x9c\x03\n" +
 	"\fTurnAttempts\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
@@ -6147,8 +6138,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\battempts\x18\x04 \x03(\v2$.agentruntime.control.v1.TurnAttemptR\battempts\x12#\n" +
 	"\rretry_pending\x18\x05 \x01(\bR\fretryPending\x12!\n" +
 	"\fmax_attempts\x18\x06 \x01(\x05R\vmaxAttempts\x12%\n" +
-	"\x0eresume_pending\x18\a \x01(\bR\rresumePending\x12,\n" +
-	"\x12pending_action_ids\x18\b \x03(\tR\x10pendingActionIds\x12.\n" +
+	"\x0eresume_pending\x18\a \x01(\bR\rresumePending\x12.\n" +
 	"\x13resolved_action_ids\x18\v \x03(\tR\x11resolvedActionIds\x12%\n" +
 	"\x0echeckpoint_uri\x18\t \x01(\tR\rcheckpointUri\x12/\n" +
 	"\x13checkpoint_sequence\x18\n" +
