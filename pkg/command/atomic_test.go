@@ -20,8 +20,9 @@ import (
 // between the messages of a command and stops the writer there, as a
 // crash would (ADR 0005, "Atomic commands"), in process (dev) and against a
 // nats-server process (serve). Chained publishes, the control, leave the
-// head of the command in the log; the writer's atomic batch leaves none of
-// it, and the command retried with its key lands whole, once.
+// head of the command in the log; the writer's command message
+// (docs/adr/0016-command-messages.md) leaves none of it, and the command
+// retried with its key lands whole, once.
 func TestCommandsLandWholeOrNotAtAll(t *testing.T) {
 	for _, shape := range []string{"dev", "serve"} {
 		t.Run(shape, func(t *testing.T) {
@@ -102,14 +103,15 @@ func TestCommandsLandWholeOrNotAtAll(t *testing.T) {
 				}
 				before := proxy.Cuts()
 				actx, stop := context.WithCancel(ctx)
-				// Before the command's last message: a batch's commit, or the
-				// third of chained publishes.
+				// Before the command's last message: its command message
+				// (eventlog.HeaderEvents), a batch's commit, or the third of
+				// chained publishes.
 				seen := 0
 				proxy.CutBefore(func(m natsproxy.Msg) bool {
 					if m.Subject != subject {
 						return false
 					}
-					if seen++; seen < 3 {
+					if seen++; seen < 3 && !m.HasHeader(eventlog.HeaderEvents) {
 						return false
 					}
 					stop()

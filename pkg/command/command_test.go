@@ -190,8 +190,9 @@ func TestReplicasExactlyOneWinsEachRound(t *testing.T) {
 						}
 						if calls == 1 {
 							firstTry.Add(1)
-							if res.Appended[0].Sequence != start+1 {
-								t.Errorf("the winner landed at %d, not right after %d", res.Appended[0].Sequence, start)
+							next, err := log.History(ctx, log.Subjects.Aggregate(agg), start+1, 1)
+							if err != nil || len(next) != 1 || next[0].Event.GetSequence() != res.Appended[0].Sequence {
+								t.Errorf("the winner landed at %d, not right after %d (%v, %v)", res.Appended[0].Sequence, start, next, err)
 							}
 						}
 					}()
@@ -321,8 +322,9 @@ func TestAnswerFromTheDecisionWithoutAProjection(t *testing.T) {
 	if bal, err := balance(ctx, res.State); err != nil || bal != 3 || res.State.Last != res.Sequence {
 		t.Fatalf("answer: balance %d at %d (%v), want 3 at %d", bal, res.State.Last, err, res.Sequence)
 	}
+	deposited := res.Sequence
 	res, err = x.Execute(ctx, agg, "", func(context.Context, command.State) ([]*eventsv1.RuntimeEvent, error) { return nil, nil })
-	if err != nil || res.Sequence != 1 || len(res.Appended) != 0 {
+	if err != nil || res.Sequence != deposited || len(res.Appended) != 0 {
 		t.Fatalf("no-op: %+v %v", res, err)
 	}
 	want := fmt.Errorf("refused")

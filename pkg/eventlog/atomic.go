@@ -11,6 +11,7 @@ import (
 	"github.com/synadia-io/orbit.go/jetstreamext"
 
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/quota"
 )
 
 // AppendAtomic writes a command's events to one aggregate all or nothing:
@@ -37,6 +38,15 @@ func (l *Log) AppendAtomic(ctx context.Context, agg Aggregate, expect Expect, ev
 	seq, err := l.sequenceAt(k, expect.seq)
 	if err != nil {
 		return nil, err
+	}
+	if l.slots > 1 {
+		msg, err := l.commandMessage(ctx, agg, subject, evs)
+		if err != nil {
+			return nil, err
+		}
+		if msg != nil {
+			return l.appendCommand(ctx, agg, k, expect, seq, msg, evs)
+		}
 	}
 	msgs := make([]*nats.Msg, len(evs))
 	for i, ev := range evs {
@@ -78,7 +88,33 @@ func (l *Log) AppendAtomic(ctx context.Context, agg Aggregate, expect Expect, ev
 	out := make([]Appended, len(evs))
 	first := ack.Sequence - uint64(len(evs)) + 1
 	for i, ev := range evs {
-		out[i] = Appended{EventID: ev.GetEventId(), Sequence: l.Position(k, first+uint64(i))}
+		out[i] = Appended{EventID: ev.GetEventId(), Sequence: l.lastAt(k, first+uint64(i))}
+	}
+	return out, nil
+}
+
+// appendCommand publishes a command message (slots.go): one publish, one
+// acknowledgement, the expected subject sequence on it. A duplicate (its
+// first event's id already on the aggregate: a retried command) is a
+// conflict to reload on, as a batch with a landed event is.
+func (l *Log) appendCommand(ctx context.Context, agg Aggregate, k int, expect Expect, seq uint64, msg *nats.Msg, evs []*eventsv1.RuntimeEvent) ([]Appended, error) {
+	if err := quota.Charge(ctx, agg.Tenant, len(evs), len(msg.Data)); err != nil {
+		return nil, err
+	}
+	var opts []jetstream.PublishOpt
+	if expect.set {
+		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(seq))
+	}
+	ack, err := l.publish(ctx, agg, msg.Subject, expect.set, seq, msg, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if ack.Duplicate {
+		return nil, fmt.Errorf("%w: %s: the command is already in the log", ErrConflict, agg)
+	}
+	out := make([]Appended, len(evs))
+	for i, ev := range evs {
+		out[i] = Appended{EventID: ev.GetEventId(), Sequence: l.Position(k, l.local(ack.Sequence, i, len(evs)))}
 	}
 	return out, nil
 }

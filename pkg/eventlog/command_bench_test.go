@@ -19,7 +19,9 @@ import (
 
 // BenchmarkTwoEventCommand: a command of two events on one aggregate (a
 // queued submit: turn.submitted and queue.changed) appended as two chained
-// publishes (Append) or as one atomic batch (AppendAtomic), beside a raw
+// publishes (Append), as one JetStream atomic batch (AppendAtomic on a log
+// made with one slot per message) or as one command message (AppendAtomic,
+// docs/adr/0016-command-messages.md), beside a raw
 // JetStream publish with the expected subject sequence in the same run;
 // in process (dev; dev-sync with every write fsynced, dev --sync-always),
 // against a nats-server process (serve) and a 3-node cluster at R3
@@ -64,6 +66,14 @@ func BenchmarkTwoEventCommand(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		// A log made with one slot per message writes commands as
+		// JetStream atomic batches, as every log did before command
+		// messages.
+		oneSlot, err := eventlog.Open(context.Background(), nc, eventlog.Config{RuntimeID: "rt_bench", Storage: storage, Replicas: replicas,
+			Stream: "AR_ONE_SLOT", SubjectPrefix: "ar.one", ObjectBucket: "AR_ONE_SLOT_OBJECTS", Slots: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
 		js, err := jetstream.New(nc)
 		if err != nil {
 			b.Fatal(err)
@@ -83,11 +93,7 @@ func BenchmarkTwoEventCommand(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "publishes/s")
 		})
-		for _, atomicBatch := range []bool{false, true} {
-			name := "chained"
-			if atomicBatch {
-				name = "atomic"
-			}
+		for _, name := range []string{"chained", "atomic-batch", "command"} {
 			a := eventlog.Aggregate{Tenant: "acme", Session: "sess_" + name + shape, Kind: "session", ID: "sess_" + name + shape}
 			var last uint64
 			b.Run(fmt.Sprintf("%s/%s", shape, name), func(b *testing.B) {
@@ -95,10 +101,13 @@ func BenchmarkTwoEventCommand(b *testing.B) {
 					evs := []*eventsv1.RuntimeEvent{withID(warning("a"), ids.New("evt")), withID(warning("b"), ids.New("evt"))}
 					var got []eventlog.Appended
 					var err error
-					if atomicBatch {
-						got, err = log.AppendAtomic(ctx, a, eventlog.ExpectSequence(last), evs...)
-					} else {
+					switch name {
+					case "chained":
 						got, err = log.Append(ctx, a, eventlog.ExpectSequence(last), evs...)
+					case "atomic-batch":
+						got, err = oneSlot.AppendAtomic(ctx, a, eventlog.ExpectSequence(last), evs...)
+					default:
+						got, err = log.AppendAtomic(ctx, a, eventlog.ExpectSequence(last), evs...)
 					}
 					if err != nil {
 						b.Fatal(err)

@@ -39,6 +39,10 @@ func warning(code string) *eventsv1.RuntimeEvent {
 
 var agg = eventlog.Aggregate{Tenant: "acme", Session: "sess_1", Kind: "session", ID: "sess_1"}
 
+// at is the position of the n-th message of an unpartitioned log when the
+// message holds one event: the last of its slots (slots.go).
+func at(n int) uint64 { return uint64(n)*eventlog.DefaultSlots + eventlog.DefaultSlots - 1 }
+
 func readAll(t testing.TB, log *eventlog.Log, filters ...string) []*eventsv1.RuntimeEvent {
 	t.Helper()
 	var out []*eventsv1.RuntimeEvent
@@ -59,15 +63,15 @@ func TestAppendStampsAndReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Sequence != 1 || got[0].Duplicate {
-		t.Fatalf("appended %+v, want one event at sequence 1", got)
+	if len(got) != 1 || got[0].Sequence != at(1) || got[0].Duplicate {
+		t.Fatalf("appended %+v, want one event at %d", got, at(1))
 	}
 	back := readAll(t, log)
 	if len(back) != 1 {
 		t.Fatalf("read %d events, want 1", len(back))
 	}
 	b := back[0]
-	if b.Sequence != 1 || b.EventId != ev.EventId || b.EventId == "" || b.TenantId != "acme" ||
+	if b.Sequence != at(1) || b.EventId != ev.EventId || b.EventId == "" || b.TenantId != "acme" ||
 		b.SessionId != "sess_1" || b.RuntimeId != "rt_test" || b.SchemaVersion == "" || b.Timestamp == nil {
 		t.Fatalf("read back %v", b)
 	}
@@ -95,8 +99,8 @@ func TestExpectedSequenceConflicts(t *testing.T) {
 		t.Fatalf("independent aggregate: %v", err)
 	}
 	last, err := log.LastSequence(ctx, agg)
-	if err != nil || last != 1 {
-		t.Fatalf("LastSequence = %d, %v; want 1", last, err)
+	if err != nil || last != at(1) {
+		t.Fatalf("LastSequence = %d, %v; want %d", last, err, at(1))
 	}
 	if _, err := log.Append(ctx, agg, eventlog.ExpectSequence(last), warning("d")); err != nil {
 		t.Fatalf("append at the right sequence: %v", err)
@@ -179,7 +183,7 @@ func TestConcurrentAppendersToOneAggregate(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for i, ev := range back {
-		if ev.Sequence != uint64(i+1) {
+		if ev.Sequence != at(i+1) {
 			t.Fatalf("event %d has sequence %d: gap or reorder", i, ev.Sequence)
 		}
 		if seqs[ev.Sequence] != ev.EventId || seen[ev.EventId] {
@@ -198,7 +202,7 @@ func TestAppendChainsExpectationsWithinACall(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, a := range got {
-		if a.Sequence != uint64(i+1) {
+		if a.Sequence != at(i+1) {
 			t.Fatalf("event %d at %d", i, a.Sequence)
 		}
 	}
@@ -258,13 +262,13 @@ func TestSubscribeFromASequenceWithFilters(t *testing.T) {
 			}
 		}
 	}
-	// Sequences: acme/sess_1 at 1,4,7. Start after the first of them.
-	sub, err := log.Subscribe(ctx, []string{log.Subjects.Session("acme", "sess_1")}, eventlog.FromSequence(2))
+	// Messages: acme/sess_1 at 1,4,7. Start after the first of them.
+	sub, err := log.Subscribe(ctx, []string{log.Subjects.Session("acme", "sess_1")}, eventlog.FromSequence(at(1)+1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Stop()
-	want := []uint64{4, 7, 10}
+	want := []uint64{at(4), at(7), at(10)}
 	if _, err := log.Append(ctx, agg, eventlog.Any, warning("live")); err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +433,7 @@ func TestAppendFactsKeepsOrderAnswersSequencesAndDeduplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, a := range first {
-		if a.EventID != fmt.Sprintf("evt_fact%03d", i) || a.Duplicate || (i > 0 && a.Sequence != first[i-1].Sequence+1) {
+		if a.EventID != fmt.Sprintf("evt_fact%03d", i) || a.Duplicate || (i > 0 && a.Sequence != first[i-1].Sequence+eventlog.DefaultSlots) {
 			t.Fatalf("answer %d: %+v after %+v", i, a, first[max(i-1, 0)])
 		}
 	}

@@ -90,6 +90,11 @@ type Config struct {
 	// hub): a subscription that misses two notices a lost server and
 	// resumes after its last event on another. Default 500ms.
 	IdleHeartbeat time.Duration
+	// Slots is how many positions each message of a new log has, the most
+	// events a command message carries (slots.go). Default DefaultSlots; 1
+	// makes a log without command messages, whose commands are atomic
+	// batches. A log keeps what it was made with.
+	Slots int
 }
 
 // DefaultDuplicateWindow is the stream's de-duplication window unless
@@ -110,6 +115,9 @@ func (c *Config) defaults() {
 	}
 	if c.Partitions == 0 {
 		c.Partitions = 1
+	}
+	if c.Slots == 0 {
+		c.Slots = DefaultSlots
 	}
 	if c.DuplicateWindow == 0 {
 		c.DuplicateWindow = DefaultDuplicateWindow
@@ -166,6 +174,8 @@ type Log struct {
 	// floors are the tenants' retention floors (retention.go).
 	floors   jetstream.KeyValue
 	Subjects Subjects
+	// slots is how many positions each message of the log has (slots.go).
+	slots uint64
 }
 
 // Open checks the server (CheckServer), ensures the streams and object
@@ -176,6 +186,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	if cfg.Partitions < 1 || cfg.Partitions > MaxPartitions {
 		return nil, fmt.Errorf("eventlog: %d partitions: between 1 and %d", cfg.Partitions, MaxPartitions)
 	}
+	if cfg.Slots < 1 || cfg.Slots > DefaultSlots {
+		return nil, fmt.Errorf("eventlog: %d slots per message: between 1 and %d", cfg.Slots, DefaultSlots)
+	}
 	if err := CheckServer(ctx, nc); err != nil {
 		return nil, err
 	}
@@ -184,9 +197,11 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 		return nil, fmt.Errorf("eventlog: jetstream: %w", err)
 	}
 	l := &Log{cfg: cfg, js: js, Subjects: Subjects{Prefix: cfg.SubjectPrefix, Partitions: cfg.Partitions}}
-	if err := l.checkPartitions(ctx); err != nil {
+	slots, err := l.checkPartitions(ctx)
+	if err != nil {
 		return nil, err
 	}
+	l.slots = uint64(slots)
 	for k := range cfg.Partitions {
 		name := l.streamName(k)
 		var stream jetstream.Stream
@@ -207,7 +222,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 				// Commands append all their events in one atomic batch (AppendAtomic).
 				AllowAtomicPublish: true,
 				MaxConsumers:       cfg.MaxConsumers,
-				Metadata:           map[string]string{metaPartitions: strconv.Itoa(cfg.Partitions)},
+				Metadata:           map[string]string{metaPartitions: strconv.Itoa(cfg.Partitions), metaSlots: strconv.Itoa(slots)},
 			})
 			return err
 		})
@@ -322,7 +337,7 @@ func (l *Log) Append(ctx context.Context, agg Aggregate, expect Expect, evs ...*
 			expect = ExpectSequence(a.Sequence)
 			continue
 		}
-		pos := l.Position(k, ack.Sequence)
+		pos := l.lastAt(k, ack.Sequence)
 		out = append(out, Appended{EventID: ev.GetEventId(), Sequence: pos, Duplicate: ack.Duplicate})
 		expect = ExpectSequence(pos)
 	}
@@ -371,7 +386,7 @@ func (l *Log) AppendFacts(ctx context.Context, agg Aggregate, evs ...*eventsv1.R
 	for i, f := range futures {
 		select {
 		case ack := <-f.Ok():
-			out[i] = Appended{EventID: evs[i].GetEventId(), Sequence: l.Position(l.aggregatePart(agg), ack.Sequence), Duplicate: ack.Duplicate}
+			out[i] = Appended{EventID: evs[i].GetEventId(), Sequence: l.lastAt(l.aggregatePart(agg), ack.Sequence), Duplicate: ack.Duplicate}
 		case err := <-f.Err():
 			failed = errors.Join(failed, publishError(agg, err))
 		case <-ctx.Done():
@@ -457,7 +472,7 @@ func (l *Log) AppendBatch(ctx context.Context, entries []Entry) ([]Result, error
 		}
 		select {
 		case ack := <-f.Ok():
-			results[i].Sequence, results[i].Duplicate = l.Position(l.aggregatePart(entries[i].Aggregate), ack.Sequence), ack.Duplicate
+			results[i].Sequence, results[i].Duplicate = l.lastAt(l.aggregatePart(entries[i].Aggregate), ack.Sequence), ack.Duplicate
 		case err := <-f.Err():
 			e := entries[i]
 			a, err := l.recoverDuplicate(ctx, e.Aggregate, e.Expect, e.Event.GetEventId(), publishError(e.Aggregate, err))
@@ -512,7 +527,7 @@ func (l *Log) LastSequence(ctx context.Context, agg Aggregate) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("eventlog: last sequence of %s: %w", agg, err)
 	}
-	return l.Position(k, seq), nil
+	return l.lastAt(k, seq), nil
 }
 
 // Head is the last position of the stream: everything appended so far.
@@ -540,5 +555,5 @@ func (l *Log) Bounds(ctx context.Context) (first, last uint64, err error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("eventlog: stream info: %w", err)
 	}
-	return l.Position(k, info.State.FirstSeq), l.Position(k, info.State.LastSeq), nil
+	return l.firstAt(k, info.State.FirstSeq), l.lastAt(k, info.State.LastSeq), nil
 }

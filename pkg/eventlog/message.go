@@ -31,12 +31,19 @@ func (l *Log) message(ctx context.Context, agg Aggregate, subject string, ev *ev
 	if err != nil {
 		return nil, fmt.Errorf("%w: marshal: %v", ErrInvalid, err)
 	}
-	msg := &nats.Msg{Subject: subject, Data: data, Header: make(nats.Header, 5)}
+	return l.envelope(ctx, subject, ev, data), nil
+}
+
+// envelope is the message of data on subject, de-duplicated by ev's id
+// (the first event of a command message: a command's events land
+// together, so its first is in the log exactly when all are).
+func (l *Log) envelope(ctx context.Context, subject string, ev *eventsv1.RuntimeEvent, data []byte) *nats.Msg {
+	msg := &nats.Msg{Subject: subject, Data: data, Header: make(nats.Header, 6)}
 	msg.Header[jetstream.MsgIDHeader] = []string{DedupID(subject, ev.GetEventId())}
 	msg.Header[HeaderType] = []string{ev.GetType()}
 	msg.Header[HeaderTenant] = []string{ev.GetTenantId()}
 	l.cfg.Propagator.Inject(ctx, headerCarrier(msg.Header))
-	return msg, nil
+	return msg
 }
 
 // DedupID is the JetStream de-duplication id (Nats-Msg-Id) an event is

@@ -266,7 +266,7 @@ func TestElectionsAreRetriesOnAnR3Stream(t *testing.T) {
 	subMu.Lock()
 	defer subMu.Unlock()
 	for i, seq := range subSeq {
-		if seq != uint64(i+1) {
+		if seq != at(i+1) {
 			t.Fatalf("the subscription's event %d is at sequence %d: a gap or a duplicate", i, seq)
 		}
 	}

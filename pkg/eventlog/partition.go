@@ -24,12 +24,15 @@ import (
 //
 // Positions. What the log hands out as an event's sequence (Record,
 // Appended, LastSequence, Bounds) is a position that says which partition
-// it is of: seq*P + k for stream sequence seq of partition k. With P = 1 it
-// is the stream sequence itself. Positions of one partition grow with its
-// sequence, so "after position x" (x+1 as a start, checkpoint > x) means
-// what it meant; positions of different partitions are not ordered. Readers
-// and writers give positions back as they got them; the log turns them
-// into the stream's sequences.
+// it is of: j*P + k for partition-local position j of partition k, where
+// j numbers the slots of the stream's messages (slots.go: a message at
+// stream sequence seq holds j = seq*S .. seq*S+S-1; S = 1 for a log made
+// before command messages, whose positions are its stream sequences times
+// P plus k). Positions of one partition grow with its sequence, so "after
+// position x" (x+1 as a start, checkpoint > x) means what it meant;
+// positions of different partitions are not ordered. Readers and writers
+// give positions back as they got them; the log turns them into the
+// stream's sequences.
 
 // MaxPartitions bounds Config.Partitions: each partition costs every
 // consuming process a consumer per projector feed and fan-out hub.
@@ -98,38 +101,49 @@ func (l *Log) PartitionOfPosition(pos uint64) int {
 	return int(pos % p)
 }
 
-// Position is the position of stream sequence seq of partition k.
-func (l *Log) Position(k int, seq uint64) uint64 {
-	if seq == 0 {
+// Position is the position of partition-local position j of partition k
+// (pos/P of a position of it, as cursors keep them).
+func (l *Log) Position(k int, j uint64) uint64 {
+	if j == 0 {
 		return 0
 	}
-	return seq*uint64(l.cfg.Partitions) + uint64(k)
+	return j*uint64(l.cfg.Partitions) + uint64(k)
 }
 
-// sequenceAt is the stream sequence of an exact position of partition k
-// (an expected last sequence): a position of another partition is a bug.
+// sequenceAt is the stream sequence of the message holding an exact
+// position of partition k (an expected last sequence): a position of
+// another partition is a bug.
+//
+// The last event of a message takes its last slot (slots.go): a position
+// at another slot has an event after it in the same message, so it is
+// never an aggregate's last, and expecting it is a conflict.
 func (l *Log) sequenceAt(k int, pos uint64) (uint64, error) {
-	p := uint64(l.cfg.Partitions)
-	if pos == 0 || p == 1 {
-		return pos, nil
+	if pos == 0 {
+		return 0, nil
 	}
-	if pos%p != uint64(k) {
+	p := uint64(l.cfg.Partitions)
+	if p > 1 && pos%p != uint64(k) {
 		return 0, fmt.Errorf("%w: position %d is not of partition %d of %d", ErrInvalid, pos, k, p)
 	}
-	return pos / p, nil
+	j := pos / p
+	if j%l.slots != l.slots-1 {
+		return 0, fmt.Errorf("%w: position %d is followed by another event of its command", ErrConflict, pos)
+	}
+	return j / l.slots, nil
 }
 
-// sequenceFrom is the first stream sequence of partition k at or after
-// position pos: where a read "from pos" starts.
+// sequenceFrom is the stream sequence of partition k where a read "from
+// pos" starts: the message holding the first partition-local position at
+// or after pos. The reader skips the events of that message before pos.
 func (l *Log) sequenceFrom(k int, pos uint64) uint64 {
 	p := uint64(l.cfg.Partitions)
 	if p == 1 || pos == 0 {
-		return pos
+		return max(pos/l.slots, 1)
 	}
 	if pos <= uint64(k) {
 		return 1
 	}
-	return (pos - uint64(k) + p - 1) / p
+	return max((pos-uint64(k)+p-1)/p/l.slots, 1)
 }
 
 // streamName is the k-th partition's stream.
@@ -189,7 +203,10 @@ func (l *Log) aggregatePart(agg Aggregate) int {
 // checkPartitions refuses to open a log whose streams were made with
 // another partition count: changing it moves sessions between streams, a
 // migration, not a restart.
-func (l *Log) checkPartitions(ctx context.Context) error {
+//
+// It answers the slots per message of the log (slots.go): those its
+// streams were made with, or Config.Slots for a new log.
+func (l *Log) checkPartitions(ctx context.Context) (int, error) {
 	// The stream a log of another count would have made first.
 	other := l.cfg.Stream + "_0"
 	if l.cfg.Partitions > 1 {
@@ -199,6 +216,7 @@ func (l *Log) checkPartitions(ctx context.Context) error {
 	for k := range l.cfg.Partitions {
 		names = append(names, l.streamName(k))
 	}
+	slots := 0
 	for _, name := range names {
 		var info *jetstream.StreamInfo
 		err := setupRetry(ctx, l.cfg, "stream "+name, func(actx context.Context) error {
@@ -214,7 +232,7 @@ func (l *Log) checkPartitions(ctx context.Context) error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("eventlog: stream %s: %w", name, err)
+			return 0, fmt.Errorf("eventlog: stream %s: %w", name, err)
 		}
 		if info == nil {
 			continue
@@ -224,11 +242,23 @@ func (l *Log) checkPartitions(ctx context.Context) error {
 			had = "1"
 		}
 		if name == other || had != strconv.Itoa(l.cfg.Partitions) {
-			return fmt.Errorf("eventlog: the log was made with %s partition(s) (stream %s) and is opened with %d: "+
+			return 0, fmt.Errorf("eventlog: the log was made with %s partition(s) (stream %s) and is opened with %d: "+
 				"the partition count is fixed for a deployment (docs/scaling.md)", had, name, l.cfg.Partitions)
 		}
+		// A stream made before slots were recorded has one per message.
+		n, err := strconv.Atoi(cmp.Or(info.Config.Metadata[metaSlots], "1"))
+		if err != nil || n < 1 || n > DefaultSlots {
+			return 0, fmt.Errorf("eventlog: stream %s records %s %q", name, metaSlots, info.Config.Metadata[metaSlots])
+		}
+		if slots != 0 && n != slots {
+			return 0, fmt.Errorf("eventlog: the log's streams disagree on %s (%d and %d)", metaSlots, slots, n)
+		}
+		slots = n
 	}
-	return nil
+	if slots == 0 {
+		slots = l.cfg.Slots
+	}
+	return slots, nil
 }
 
 // balanceLeaders asks the partitions' streams to move their leaders so that

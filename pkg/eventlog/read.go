@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/synadia-io/orbit.go/jetstreamext"
-	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -31,17 +30,17 @@ func (l *Log) TraceContext(ctx context.Context, r *Record) context.Context {
 	return l.cfg.Propagator.Extract(ctx, headerCarrier(r.Header))
 }
 
-func (l *Log) decode(k int, msg jetstream.Msg) (*Record, error) {
+// decode is the events of a consumer's message at position min or later.
+func (l *Log) decode(k int, msg jetstream.Msg, min uint64) ([]*Record, error) {
 	meta, err := msg.Metadata()
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: message metadata: %w", err)
 	}
-	ev := &eventsv1.RuntimeEvent{}
-	if err := proto.Unmarshal(msg.Data(), ev); err != nil {
-		return nil, fmt.Errorf("eventlog: decode event at %d: %w", meta.Sequence.Stream, err)
+	recs, err := l.expand(k, meta.Sequence.Stream, msg.Subject(), msg.Headers(), msg.Data(), min)
+	for _, r := range recs {
+		r.Pending += meta.NumPending
 	}
-	ev.Sequence = l.Position(k, meta.Sequence.Stream)
-	return &Record{Event: ev, Subject: msg.Subject(), Header: msg.Headers(), Pending: meta.NumPending}, nil
+	return recs, err
 }
 
 // From is where a subscription or read starts.
@@ -79,6 +78,10 @@ type Subscription struct {
 	log *Log
 	k   int
 	it  jetstream.MessagesContext
+	// next is the lowest position still to deliver; queue holds the rest
+	// of a command message's events.
+	next  uint64
+	queue []*Record
 }
 
 // Subscribe follows the events matching filters (subjects from
@@ -111,19 +114,27 @@ func (l *Log) Subscribe(ctx context.Context, filters []string, from From) (*Subs
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: subscribe: %w", err)
 	}
-	return &Subscription{log: l, k: k, it: it}, nil
+	return &Subscription{log: l, k: k, it: it, next: from.sequence}, nil
 }
 
 // Next blocks until the next event or until ctx ends.
 func (s *Subscription) Next(ctx context.Context) (*Record, error) {
-	msg, err := s.it.Next(jetstream.NextContext(ctx))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	for len(s.queue) == 0 {
+		msg, err := s.it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("eventlog: next: %w", err)
 		}
-		return nil, fmt.Errorf("eventlog: next: %w", err)
+		if s.queue, err = s.log.decode(s.k, msg, s.next); err != nil {
+			return nil, err
+		}
 	}
-	return s.log.decode(s.k, msg)
+	r := s.queue[0]
+	s.queue = s.queue[1:]
+	s.next = r.Event.Sequence + 1
+	return r, nil
 }
 
 // Stop ends the subscription.
@@ -197,14 +208,16 @@ func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, 
 		for msg := range msgs.Messages() {
 			got++
 			pending--
-			rec, err := l.decode(k, msg)
+			recs, err := l.decode(k, msg, max(from.sequence, last+1))
 			if err != nil {
 				return last, err
 			}
-			if err := fn(rec); err != nil {
-				return last, err
+			for _, rec := range recs {
+				if err := fn(rec); err != nil {
+					return last, err
+				}
+				last = rec.Event.Sequence
 			}
-			last = rec.Event.Sequence
 		}
 		if err := msgs.Error(); err != nil {
 			return last, fmt.Errorf("eventlog: read: %w", err)
@@ -266,15 +279,16 @@ func (l *Log) readAggregateOnce(ctx context.Context, agg Aggregate, after uint64
 				return last, fmt.Errorf("eventlog: read %s: %w", agg, err)
 			}
 			n++
-			ev := &eventsv1.RuntimeEvent{}
-			if err := proto.Unmarshal(msg.Data, ev); err != nil {
-				return last, fmt.Errorf("eventlog: decode event at %d: %w", msg.Sequence, err)
-			}
-			ev.Sequence = l.Position(k, msg.Sequence)
-			if err := fn(&Record{Event: ev, Subject: msg.Subject, Header: msg.Header}); err != nil {
+			recs, err := l.expand(k, msg.Sequence, msg.Subject, msg.Header, msg.Data, last+1)
+			if err != nil {
 				return last, err
 			}
-			last = ev.Sequence
+			for _, rec := range recs {
+				if err := fn(rec); err != nil {
+					return last, err
+				}
+				last = rec.Event.Sequence
+			}
 		}
 		if n < aggregateBatch {
 			return last, nil

@@ -6,9 +6,7 @@ import (
 	"fmt"
 
 	"github.com/synadia-io/orbit.go/jetstreamext"
-	"google.golang.org/protobuf/proto"
 
-	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 // History returns up to limit events matching filter (one subject of
@@ -39,12 +37,16 @@ func (l *Log) History(ctx context.Context, filter string, from uint64, limit int
 		if err != nil {
 			return recs, fmt.Errorf("eventlog: history: %w", err)
 		}
-		ev := &eventsv1.RuntimeEvent{}
-		if err := proto.Unmarshal(msg.Data, ev); err != nil {
-			return recs, fmt.Errorf("eventlog: decode event at %d: %w", msg.Sequence, err)
+		got, err := l.expand(k, msg.Sequence, msg.Subject, msg.Header, msg.Data, from)
+		if err != nil {
+			return recs, err
 		}
-		ev.Sequence = l.Position(k, msg.Sequence)
-		recs = append(recs, &Record{Event: ev, Subject: msg.Subject, Header: msg.Header})
+		recs = append(recs, got...)
+	}
+	// A command message may hold more than the limit asked for: the next
+	// page starts after the last event returned, inside it.
+	if limit > 0 && len(recs) > limit {
+		recs = recs[:limit]
 	}
 	return recs, nil
 }

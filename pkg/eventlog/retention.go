@@ -193,5 +193,5 @@ func (l *Log) FirstOf(ctx context.Context, tenant string) (uint64, error) {
 		return 0, fmt.Errorf("eventlog: retention floor of %s: %w", tenant, err)
 	}
 	floor, _ := strconv.ParseUint(string(e.Value()), 10, 64)
-	return max(first, l.Position(k, floor)), nil
+	return max(first, l.firstAt(k, floor)), nil
 }

@@ -59,17 +59,16 @@ func TestProjectorResumesFromItsCheckpoint(t *testing.T) {
 
 	appendN(0, 5)
 	stop := run()
-	head, _ := log.Head(ctx)
-	// The last matching event is one before the head (other's comes last).
-	if _, err := projector.WaitFor(ctx, log, store, p.Name(), head-1, 10*time.Second); err != nil {
+	mineSoFar := readAll(t, ctx, log, p.filters[0])
+	if _, err := projector.WaitFor(ctx, log, store, p.Name(), mineSoFar[len(mineSoFar)-1].Event.GetSequence(), 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	stop()
 	appendN(5, 10)
 	stop = run()
 	defer stop()
-	head, _ = log.Head(ctx)
-	if _, err := projector.WaitFor(ctx, log, store, p.Name(), head-1, 10*time.Second); err != nil {
+	mineSoFar = readAll(t, ctx, log, p.filters[0])
+	if _, err := projector.WaitFor(ctx, log, store, p.Name(), mineSoFar[len(mineSoFar)-1].Event.GetSequence(), 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := store.Get(ctx, "seen")
@@ -81,6 +80,7 @@ func TestProjectorResumesFromItsCheckpoint(t *testing.T) {
 		t.Fatalf("projected %q\nwant      %q", got, want)
 	}
 	// WaitFor beyond the head gives up with ErrBehind.
+	head, _ := log.Head(ctx)
 	if _, err := projector.WaitFor(ctx, log, store, p.Name(), head+100, 20*time.Millisecond); err == nil {
 		t.Fatal("WaitFor past the head returned without error")
 	}
