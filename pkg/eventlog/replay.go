@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/synadia-io/orbit.go/jetstreamext"
-
 )
 
 // History returns up to limit events matching filter (one subject of

@@ -88,7 +88,9 @@ func TestFeedServesConsumersAtDifferentCheckpoints(t *testing.T) {
 	reacted := make(chan string, 1000)
 	wg.Go(func() { _ = projector.Run(fctx, log, s, tally{}, nil, projector.WithMaxBatch(7)) })
 	failed := &atomic.Bool{}
-	wg.Go(func() { _ = projector.Run(fctx, log, s, flaky{failAt: all[76].Event.GetSequence(), failed: failed}, nil) })
+	wg.Go(func() {
+		_ = projector.Run(fctx, log, s, flaky{failAt: all[76].Event.GetSequence(), failed: failed}, nil)
+	})
 	wg.Go(func() {
 		_ = projector.React(fctx, log, s, counterReactor{filters: []string{log.Subjects.All()}, seen: reacted}, nil)
 	})
