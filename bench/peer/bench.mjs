@@ -30,7 +30,7 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRuntimeClient } from "@agentruntime/client/node";
@@ -389,27 +389,34 @@ for (const [name, make] of want) {
 // Warm up: connections, caches, JIT, the first pages of each store.
 for (const side of sides) await measure(side, 8, 40);
 
-console.log(`units per run: ${units1} at 1 client, ${units8} at 8 clients; latency in ms, CPU in ms per unit (servers; driver beside)`);
-console.log(`${"side".padEnd(32)} run  p50@1  p90@1  units/s@8  p50@8  cpu/unit  driver/unit  raw-rtt  p50/raw`);
+const version = (pkg) => JSON.parse(readFileSync(join(here, "node_modules", pkg, "package.json"), "utf8")).version;
+console.log(`node ${process.version}, @restatedev/restate-server ${version("@restatedev/restate-server")}, @restatedev/restate-sdk ${version("@restatedev/restate-sdk")}`);
+console.log(`units per run: ${units1} at 1 client, ${units8} at 8 clients; latency in ms, CPU in ms per unit (servers at 1 and at 8 clients; the driver at 8); cores@8: the servers' CPU seconds per second at 8 clients`);
+console.log(`${"side".padEnd(32)} run  p50@1  p90@1  cpu@1  units/s@8  p50@8  cpu@8  cores@8  driver@8  raw-rtt  p50/raw`);
 const results = new Map(sides.map((s) => [s.name, []]));
 for (let r = 1; r <= runs; r++) {
+  console.log(`run ${r}: load average ${loadavg().map((x) => f(x, 2)).join(" ")}`);
   for (const side of sides) {
     const one = await measure(side, 1, units1);
     const eight = await measure(side, 8, units8);
     const raw = await rawRoundTrip(side);
-    const row = { p50: one.p50, p90: one.p90, rate: eight.rate, p50x8: eight.p50, cpu: eight.cpuPerUnit * 1000, driver: eight.driverPerUnit * 1000, raw };
+    const row = {
+      p50: one.p50, p90: one.p90, cpu1: one.cpuPerUnit * 1000,
+      rate: eight.rate, p50x8: eight.p50, cpu: eight.cpuPerUnit * 1000, driver: eight.driverPerUnit * 1000, raw,
+    };
     results.get(side.name).push(row);
     console.log(
-      `${side.name.padEnd(32)} ${String(r).padStart(3)} ${f(row.p50).padStart(6)} ${f(row.p90).padStart(6)} ${f(row.rate).padStart(10)} ${f(row.p50x8).padStart(6)} ${f(row.cpu, 2).padStart(9)} ${f(row.driver, 2).padStart(12)} ${f(row.raw, 3).padStart(8)} ${f(row.p50 / row.raw).padStart(8)}`,
+      `${side.name.padEnd(32)} ${String(r).padStart(3)} ${f(row.p50).padStart(6)} ${f(row.p90).padStart(6)} ${f(row.cpu1, 2).padStart(6)} ${f(row.rate).padStart(10)} ${f(row.p50x8).padStart(6)} ${f(row.cpu, 2).padStart(6)} ${f((row.cpu * row.rate) / 1000, 2).padStart(8)} ${f(row.driver, 2).padStart(9)} ${f(row.raw, 3).padStart(8)} ${f(row.p50 / row.raw).padStart(8)}`,
     );
   }
 }
 
 // The medians over the runs, and each agentruntime side over Restate's.
 const med = (name, k) => median(results.get(name).map((x) => x[k]));
-console.log(`\nmedian of ${runs} runs         p50@1 ms  p90@1 ms  units/s@8  cpu ms/unit`);
+console.log(`\nmedian of ${runs} runs         p50@1 ms  p90@1 ms  cpu@1 ms  units/s@8  cpu@8 ms`);
 for (const side of sides) {
-  console.log(`${side.name.padEnd(32)} ${f(med(side.name, "p50")).padStart(8)} ${f(med(side.name, "p90")).padStart(9)} ${f(med(side.name, "rate")).padStart(10)} ${f(med(side.name, "cpu"), 2).padStart(12)}`);
+  const m = (k, d = 1, w = 9) => f(med(side.name, k), d).padStart(w);
+  console.log(`${side.name.padEnd(32)} ${m("p50", 1, 8)} ${m("p90")} ${m("cpu1", 2)} ${m("rate", 1, 10)} ${m("cpu", 2)}`);
 }
 const peer = sides.find((s) => s.name === "restate");
 if (peer) {
@@ -417,7 +424,9 @@ if (peer) {
   for (const side of sides) {
     if (side === peer) continue;
     const ratio = (k) => median(results.get(side.name).map((x, i) => x[k] / results.get(peer.name)[i][k]));
-    console.log(`${side.name.padEnd(32)} p50@1 ${f(ratio("p50"), 2)}x  p90@1 ${f(ratio("p90"), 2)}x  units/s@8 ${f(ratio("rate"), 2)}x  cpu/unit ${f(ratio("cpu"), 2)}x`);
+    console.log(
+      `${side.name.padEnd(32)} p50@1 ${f(ratio("p50"), 2)}x  p90@1 ${f(ratio("p90"), 2)}x  cpu@1 ${f(ratio("cpu1"), 2)}x  units/s@8 ${f(ratio("rate"), 2)}x  cpu@8 ${f(ratio("cpu"), 2)}x`,
+    );
   }
 }
 
