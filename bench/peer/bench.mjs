@@ -9,7 +9,7 @@
 //   - agentruntime: a turn the scripted provider plays (the script below:
 //     two read_file calls, then the answer), submitted with SubmitTurn over
 //     gRPC (@agentruntime/client, HTTP/2) and waited for as turn.completed
-//     on the client's session subscription;
+//     on the client's session subscription, after both reads' tool.result;
 //   - Restate: service.mjs's handler (ctx.run three times: read README.md,
 //     read NOTES.md, answer), called over Restate's ingress HTTP and
 //     waited for (request/response).
@@ -183,19 +183,28 @@ function agentruntimeSide(name, clientOptions, pids) {
       const sessionId = `bench-${name.replace(/[^A-Za-z0-9]/g, "")}-${++seq}`;
       const abort = new AbortController();
       const waiting = new Map(); // turn id -> resolve
-      const ended = new Map(); // turn id -> event type, when it ended before its submit answered
+      const ended = new Map(); // turn id -> how it ended, when it ended before its submit answered
+      const reads = new Map(); // turn id -> the reads that succeeded
       let live;
       const isLive = new Promise((r) => (live = r));
+      const prefixes = ["tool.result", "tool.failed", "turn.completed", "turn.failed"];
       const loop = (async () => {
-        for await (const item of client.subscribe({ sessionId, typePrefixes: ["turn.completed", "turn.failed"] }, { signal: abort.signal })) {
+        for await (const item of client.subscribe({ sessionId, typePrefixes: prefixes }, { signal: abort.signal })) {
           if (item.kind === "heartbeat") live();
           if (item.kind !== "event") continue;
-          const { turnId, type } = item.event;
+          const { turnId, type, payload } = item.event;
+          if (type === "tool.result" && payload.case === "toolResult" && !payload.value.isError) {
+            reads.set(turnId, (reads.get(turnId) ?? 0) + 1);
+          }
+          if (!type.startsWith("turn.")) continue;
+          // The unit is done when the turn completed after both reads.
+          const how = type === "turn.completed" && reads.get(turnId) === 2 ? "done" : `${type} after ${reads.get(turnId) ?? 0} reads`;
+          reads.delete(turnId);
           const w = waiting.get(turnId);
           if (w) {
             waiting.delete(turnId);
-            w(type);
-          } else ended.set(turnId, type);
+            w(how);
+          } else ended.set(turnId, how);
         }
       })();
       await isLive;
@@ -204,9 +213,9 @@ function agentruntimeSide(name, clientOptions, pids) {
         async unit() {
           const { turn } = await client.submitTurn({ sessionId, threadId: `${sessionId}-t${++n}`, text: "what do the README and the notes say?" });
           const turnId = turn.turnId;
-          const type = ended.get(turnId) ?? (await new Promise((r) => waiting.set(turnId, r)));
+          const how = ended.get(turnId) ?? (await new Promise((r) => waiting.set(turnId, r)));
           ended.delete(turnId);
-          if (type !== "turn.completed") throw new Error(`${name}: turn ${turnId} ended ${type}`);
+          if (how !== "done") throw new Error(`${name}: turn ${turnId}: ${how}`);
         },
         async close() {
           abort.abort();
