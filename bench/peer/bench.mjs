@@ -16,7 +16,8 @@
 //
 // Per side and run: p50/p90 latency of a unit at 1 client, units/s at 8
 // clients, and the CPU seconds the side's server processes spent per unit
-// at 8 clients (/proc/<pid>/stat utime+stime before and after). Beside
+// at 1 and at 8 clients (/proc/<pid>/stat utime+stime before and after),
+// and per second at 8 clients (the share of the machine it got). Beside
 // them, in the same run, the raw block each side's unit is built on: a
 // bare round trip of the same client to the same server (ListSessions;
 // GET /restate/health on the ingress), and the driver's own CPU per unit,
@@ -28,7 +29,7 @@
 // PEER_UNITS8 (units at 8 clients, default 240), PEER_SIDES (a regexp of
 // side names, default all), PEER_KEEP=1 keeps the temporary directory.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -80,8 +81,9 @@ for (const sig of ["SIGINT", "SIGTERM"]) {
 
 const workspace = join(dir, "workspace");
 mkdirSync(workspace);
+// The files both sides read: the project's README and 8 KiB of notes.
 copyFileSync(join(repoDir, "README.md"), join(workspace, "README.md"));
-copyFileSync(join(repoDir, "docs", "performance.md"), join(workspace, "NOTES.md"));
+writeFileSync(join(workspace, "NOTES.md"), Array.from({ length: 128 }, (_, i) => `note ${String(i).padStart(3, "0")}: ${"x".repeat(53)}\n`).join(""));
 writeFileSync(join(dir, "script.yaml"), script);
 
 /** A free loopback port (the listener is closed before the server binds it). */
@@ -100,6 +102,7 @@ function freePort() {
 function start(name, bin, args, env = {}) {
   const log = openSync(join(dir, `${name}.log`), "a");
   const p = spawn(bin, args, { cwd: dir, env: { ...process.env, ...env }, stdio: ["ignore", log, log] });
+  closeSync(log); // the child has its own
   p.name = name;
   procs.push(p);
   p.once("exit", (code, sig) => {
