@@ -222,6 +222,9 @@ func (tu *turn) reportApplied(ctx context.Context, req *permissionv1.ReportSandb
 	if process != "" {
 		req.Target, req.StepId, req.ToolCallId, req.ProcessId = eventsv1.SandboxTarget_SANDBOX_TARGET_PROCESS, "", "", process
 	}
+	if err := tu.flush(ctx); err != nil {
+		return err
+	}
 	return tu.w.retryInfra(ctx, "permission.ReportSandboxApplied", func(ctx context.Context) error {
 		_, err := tu.w.permission.ReportSandboxApplied(ctx, req)
 		return err
@@ -237,10 +240,13 @@ func (tu *turn) reportViolation(ctx context.Context, step, call, evalID string, 
 	if !errors.As(err, &f) || f.Category != tools.SandboxViolation || f.Path == "" {
 		return
 	}
-	_, rerr := tu.w.permission.ReportSandboxViolation(ctx, &permissionv1.ReportSandboxViolationRequest{
-		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), StepId: step, ToolCallId: call,
-		Kind: f.Violation, Target: f.Path, Reason: clip(f.Message, 1024), EvaluationId: evalID, Blocked: true,
-	})
+	rerr := tu.flush(ctx)
+	if rerr == nil {
+		_, rerr = tu.w.permission.ReportSandboxViolation(ctx, &permissionv1.ReportSandboxViolationRequest{
+			SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), StepId: step, ToolCallId: call,
+			Kind: f.Violation, Target: f.Path, Reason: clip(f.Message, 1024), EvaluationId: evalID, Blocked: true,
+		})
+	}
 	if rerr != nil {
 		// The access was stopped either way; tool.failed still says why.
 		tu.w.cfg.Logger.WarnContext(ctx, "reporting a sandbox violation", "turn_id", tu.t.GetTurnId(), "path", f.Path, "error", rerr)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,8 @@ type turn struct {
 	// holdWaits: calls wait for their answer in place instead of handing
 	// the turn back (after a hand back failed).
 	holdWaits bool
+	// rep holds the turn's facts for a step's worth of them (report.go).
+	rep *reporter
 }
 
 // RunTurn runs a claimed turn to its end and reports it. It returns an
@@ -58,6 +61,8 @@ func (w *Worker) RunTurn(ctx context.Context, claim *controlv1.ClaimTurnResponse
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	tu := &turn{w: w, cancel: cancel, t: claim.GetTurn(), runID: claim.GetRunId(), leaseToken: claim.GetLeaseToken()}
+	tu.rep = w.newReporter(tctx, tu.runID, tu.leaseToken)
+	defer tu.rep.stop()
 	tu.procs = newProcTable(ctx, tu)
 	go w.heartbeat(tctx, cancel, tu.t.GetTurnId(), tu.runID, tu.leaseToken)
 	go w.watch(tctx, cancel, tu.t, tu.runID, claim.GetSequence()+1, tu.procs)
@@ -144,9 +149,22 @@ func (tu *turn) failed(outcome eventsv1.TurnOutcome, category, message string, r
 		Outcome: outcome, Category: category, Message: message, Retryable: retryable}})
 }
 
-// report says facts of the turn (report.go).
+// report says facts of the turn and sends them, with every fact said
+// before them, before it returns (report.go).
 func (tu *turn) report(ctx context.Context, evs ...*eventsv1.RuntimeEvent) error {
-	return tu.w.reportFacts(ctx, tu.runID, tu.leaseToken, evs)
+	return tu.rep.report(ctx, evs...)
+}
+
+// say says facts of the turn; they travel with the facts said after them
+// within Config.ReportLinger, or with the next report or flush.
+func (tu *turn) say(evs ...*eventsv1.RuntimeEvent) error {
+	return tu.rep.say(evs...)
+}
+
+// flush sends every fact said so far: before another service is asked
+// about the turn, the log has what the worker said before it asked.
+func (tu *turn) flush(ctx context.Context) error {
+	return tu.rep.flush(ctx)
 }
 
 func (tu *turn) scope() *routingv1.TurnScope {
@@ -224,7 +242,7 @@ func (tu *turn) prepare(ctx context.Context, names []string) ([]provider.Message
 	for _, m := range msgs {
 		tokens += int64(len(m.Content)+3) / 4
 	}
-	if err := tu.report(ctx,
+	if err := tu.say(
 		tu.event("context.resolved", "", "", &eventsv1.RuntimeEvent_ContextResolved{ContextResolved: &eventsv1.ContextResolved{
 			Refs: []string{"system_prompt", "turn:" + tu.t.GetTurnId() + "/input"}, Tokens: tokens,
 			Warnings: append([]string{"earlier turns of the thread are not included (history is not carried yet)", "tokens are estimated (4 bytes per token)"}, notices...)}}),
@@ -277,6 +295,9 @@ func (tu *turn) route(ctx context.Context, tokens int64) error {
 		RequestedModelId:     tu.t.GetOptions()["model"],
 		EstimatedInputTokens: tokens,
 	}}
+	if err := tu.flush(ctx); err != nil {
+		return err
+	}
 	var resp *routingv1.DecideRouteResponse
 	err := w.retryInfra(ctx, "routing.DecideRoute", func(ctx context.Context) (err error) {
 		resp, err = w.routing.DecideRoute(ctx, req)
@@ -299,7 +320,7 @@ func (tu *turn) route(ctx context.Context, tokens int64) error {
 		return &turnFailure{category: "routing", message: why}
 	}
 	tu.model = w.cfg.DefaultModel
-	return tu.report(ctx, tu.event("run.status", "", "", &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{
+	return tu.say(tu.event("run.status", "", "", &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{
 		Phase: "routing", Title: "using the worker's default model " + tu.model, Detail: why}}))
 }
 
@@ -309,26 +330,23 @@ func (tu *turn) modelStep(ctx context.Context, msgs []provider.Message, specs []
 	w := tu.w
 	for {
 		step := ids.New(ids.Step)
-		if err := tu.report(ctx, tu.event("model.requested", step, "", &eventsv1.RuntimeEvent_ModelRequested{ModelRequested: &eventsv1.ModelRequested{
+		if err := tu.say(tu.event("model.requested", step, "", &eventsv1.RuntimeEvent_ModelRequested{ModelRequested: &eventsv1.ModelRequested{
 			Provider: provider.NameOf(w.cfg.Provider, tu.model), Model: tu.model}})); err != nil {
 			return provider.Response{}, "", err
 		}
-		sink := &sink{tu: tu, ctx: ctx, step: step}
+		sink := &sink{tu: tu, step: step}
 		resp, err := w.cfg.Provider.Stream(ctx, provider.Request{Model: tu.model, Messages: msgs, Tools: specs}, sink)
 		if ferr := sink.flush(); ferr != nil {
 			return provider.Response{}, "", ferr
 		}
-		if sink.err != nil {
-			return provider.Response{}, "", sink.err
-		}
 		if err != nil {
 			if ctx.Err() != nil {
-				_ = tu.report(context.WithoutCancel(ctx), tu.event("model.failed", step, "", &eventsv1.RuntimeEvent_ModelFailed{ModelFailed: &eventsv1.ModelFailed{
+				_ = tu.say(tu.event("model.failed", step, "", &eventsv1.RuntimeEvent_ModelFailed{ModelFailed: &eventsv1.ModelFailed{
 					Provider: provider.NameOf(w.cfg.Provider, tu.model), Model: tu.model, Category: "cancelled", Message: "the turn was interrupted during the call"}}))
 				return provider.Response{}, "", ctx.Err()
 			}
 			pe := provider.AsError(err)
-			if rerr := tu.report(ctx, tu.event("model.failed", step, "", &eventsv1.RuntimeEvent_ModelFailed{ModelFailed: &eventsv1.ModelFailed{
+			if rerr := tu.say(tu.event("model.failed", step, "", &eventsv1.RuntimeEvent_ModelFailed{ModelFailed: &eventsv1.ModelFailed{
 				Provider: provider.NameOf(w.cfg.Provider, tu.model), Model: tu.model, Category: pe.Category, Message: pe.Message, Retryable: pe.Retryable()}})); rerr != nil {
 				return provider.Response{}, "", rerr
 			}
@@ -343,11 +361,14 @@ func (tu *turn) modelStep(ctx context.Context, msgs []provider.Message, specs []
 		if !resp.UsageKnown {
 			usage = nil // unknown, never zero
 		}
-		if err := tu.report(ctx, tu.event("model.completed", step, "", &eventsv1.RuntimeEvent_ModelCompleted{ModelCompleted: &eventsv1.ModelCompleted{
+		if err := tu.say(tu.event("model.completed", step, "", &eventsv1.RuntimeEvent_ModelCompleted{ModelCompleted: &eventsv1.ModelCompleted{
 			Provider: provider.NameOf(w.cfg.Provider, tu.model), Model: tu.model, StopReason: resp.StopReason, Usage: usage, ResponseRef: resp.RequestID}})); err != nil {
 			return provider.Response{}, "", err
 		}
 		if resp.UsageKnown && tu.routed {
+			if err := tu.flush(ctx); err != nil {
+				return provider.Response{}, "", err
+			}
 			_, err := w.routing.RecordCost(ctx, &routingv1.RecordCostRequest{Scope: tu.scope(), UsageId: step, ModelId: tu.model, Usage: &routingv1.Usage{
 				InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
 				CachedInputTokens: resp.Usage.CachedInputTokens, ReasoningTokens: resp.Usage.ReasoningTokens}})
@@ -380,6 +401,10 @@ func (tu *turn) fallback(ctx context.Context, pe *provider.Error) (string, bool)
 	default:
 		return "", false
 	}
+	if err := tu.flush(ctx); err != nil {
+		tu.w.cfg.Logger.WarnContext(ctx, "fallback", "turn_id", tu.t.GetTurnId(), "error", err)
+		return "", false
+	}
 	resp, err := tu.w.routing.ApplyFallback(ctx, &routingv1.ApplyFallbackRequest{Scope: tu.scope(), FailedModelId: tu.model,
 		FailureCategory: cat, FailureDetail: clip(pe.Error(), 1000)})
 	if err != nil || resp.GetFallback() == nil {
@@ -393,50 +418,60 @@ func (tu *turn) fallback(ctx context.Context, pe *provider.Error) (string, bool)
 }
 
 // sink turns a provider stream into facts: text and reasoning are
-// coalesced into one delta per burst (flushed at 256 bytes, at a tool
-// call and at the end), tool calls become tool.started then tool.args.
+// coalesced into one delta per burst (said at DeltaBytes, DeltaInterval
+// after the oldest unsaid token even when no token follows, at a tool
+// call and at the end); the deltas then travel with the turn's other
+// facts (reporter). Tool calls are announced by the tool runner.
 type sink struct {
-	tu              *turn
-	ctx             context.Context
-	step            string
+	tu   *turn
+	step string
+	// mu: the stream's goroutine and the interval's timer.
+	mu              sync.Mutex
 	text, reasoning strings.Builder
 	index           int64
-	pending         []*eventsv1.RuntimeEvent
 	calls           map[int]string
 	args            map[int]*strings.Builder
 	err             error
-	// since is when the oldest unsent delta arrived.
-	since time.Time
+	// timer says the held text DeltaInterval after its oldest token.
+	timer *time.Timer
 }
 
 func (s *sink) Text(d string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.text.WriteString(d)
-	s.maybeSend()
+	s.held()
 }
 
 func (s *sink) Reasoning(d string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.reasoning.WriteString(d)
-	s.maybeSend()
+	s.held()
 }
 
-// maybeSend reports the coalesced deltas once they reach DeltaBytes or
-// the oldest waited DeltaInterval: a token stream is a few reports a
-// second, not one per token.
-func (s *sink) maybeSend() {
+// held says the coalesced deltas once they reach DeltaBytes, or starts
+// the clock of the oldest: a token stream is a few deltas a second, not
+// one per token.
+func (s *sink) held() {
 	cfg := &s.tu.w.cfg
-	if s.since.IsZero() {
-		s.since = time.Now()
-	}
-	if s.text.Len()+s.reasoning.Len() < cfg.DeltaBytes && time.Since(s.since) < cfg.DeltaInterval {
+	if s.text.Len()+s.reasoning.Len() >= cfg.DeltaBytes {
+		s.sayText()
 		return
 	}
-	s.flushText()
-	s.send()
-	s.since = time.Time{}
+	if s.timer == nil {
+		s.timer = time.AfterFunc(cfg.DeltaInterval, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.sayText()
+		})
+	}
 }
 
 func (s *sink) ToolCall(i int, id, name string) {
-	s.flushText()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sayText()
 	if s.calls == nil {
 		s.calls, s.args = map[int]string{}, map[int]*strings.Builder{}
 	}
@@ -445,36 +480,40 @@ func (s *sink) ToolCall(i int, id, name string) {
 }
 
 func (s *sink) ToolArgs(i int, chunk string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if b, ok := s.args[i]; ok {
 		b.WriteString(chunk)
 	}
 }
 
-func (s *sink) flushText() {
+// sayText says the held reasoning and text as deltas (with mu held).
+func (s *sink) sayText() {
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	var evs []*eventsv1.RuntimeEvent
 	if s.reasoning.Len() > 0 {
-		s.pending = append(s.pending, s.tu.event("reasoning.delta", s.step, "", &eventsv1.RuntimeEvent_ReasoningDelta{ReasoningDelta: &eventsv1.ReasoningDelta{Text: s.reasoning.String()}}))
+		evs = append(evs, s.tu.event("reasoning.delta", s.step, "", &eventsv1.RuntimeEvent_ReasoningDelta{ReasoningDelta: &eventsv1.ReasoningDelta{Text: s.reasoning.String()}}))
 		s.reasoning.Reset()
 	}
 	if s.text.Len() > 0 {
-		s.pending = append(s.pending, s.tu.event("model.delta", s.step, "", &eventsv1.RuntimeEvent_ModelDelta{ModelDelta: &eventsv1.ModelDelta{Text: s.text.String(), Index: s.index}}))
+		evs = append(evs, s.tu.event("model.delta", s.step, "", &eventsv1.RuntimeEvent_ModelDelta{ModelDelta: &eventsv1.ModelDelta{Text: s.text.String(), Index: s.index}}))
 		s.index++
 		s.text.Reset()
 	}
-}
-
-func (s *sink) send() {
-	if s.err != nil || len(s.pending) == 0 {
-		return
+	if len(evs) > 0 && s.err == nil {
+		s.err = s.tu.say(evs...)
 	}
-	s.err = s.tu.report(s.ctx, s.pending...)
-	s.pending = nil
 }
 
-// flush reports what is buffered. Tool calls are announced by the tool
-// runner (with the ids the facts use), not here.
+// flush says what is held at the stream's end (it travels with the
+// step's next facts, within the linger).
 func (s *sink) flush() error {
-	s.flushText()
-	s.send()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sayText()
 	return s.err
 }
 

@@ -94,7 +94,7 @@ func (tu *turn) runTools(ctx context.Context, ps *pendingStep, resume *pendingSt
 			// Interrupted before the step could be handed back: the
 			// waiting calls end here, as any call the interrupt stopped.
 			for _, pc := range parked {
-				_ = tu.report(context.WithoutCancel(ctx), tu.event("tool.failed", ps.ID, pc.CallID, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
+				_ = tu.say(tu.event("tool.failed", ps.ID, pc.CallID, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
 					Category: tools.Cancelled, Message: "the turn was interrupted while the call waited for permission"}}))
 			}
 			return nil, ctx.Err()
@@ -131,7 +131,7 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 	msg := provider.Message{Role: "tool", ToolCallID: c.ID}
 	if resumed != nil {
 		id = resumed.CallID
-	} else if err := tu.report(ctx,
+	} else if err := tu.say(
 		tu.event("tool.started", step, id, &eventsv1.RuntimeEvent_ToolStarted{ToolStarted: &eventsv1.ToolStarted{ToolName: c.Name}}),
 		tu.event("tool.args", step, id, &eventsv1.RuntimeEvent_ToolArgs{ToolArgs: &eventsv1.ToolArgs{SafeArgsJson: clip(c.Arguments, 4096)}}),
 	); err != nil {
@@ -139,11 +139,8 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 	}
 	failed := func(category, message string) (provider.Message, error) {
 		msg.Content = fmt.Sprintf("error (%s): %s", category, message)
-		rctx := ctx
-		if ctx.Err() != nil {
-			rctx = context.WithoutCancel(ctx) // the cancelled fact is still said
-		}
-		return msg, tu.report(rctx, tu.event("tool.failed", step, id, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
+		// Said even when the turn is being cancelled (reportFacts).
+		return msg, tu.say(tu.event("tool.failed", step, id, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
 			Category: category, Message: clip(message, 2000), Retryable: category == tools.TimedOut}}))
 	}
 	tool, ok := tu.tools[c.Name]
@@ -227,7 +224,7 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 	}
 	msg.Content = sh.content
 	evs := append(sh.facts, tu.event("tool.result", step, id, &eventsv1.RuntimeEvent_ToolResult{ToolResult: &eventsv1.ToolResult{Preview: sh.preview, Output: sh.ref}}))
-	return msg, tu.report(ctx, evs...)
+	return msg, tu.say(evs...)
 }
 
 func categoryOf(err error) string {
@@ -267,6 +264,10 @@ func (tu *turn) permit(ctx context.Context, step, callID string, c provider.Tool
 	}
 	for _, r := range acc.Resolved {
 		req.ResolvedPaths = append(req.ResolvedPaths, &permissionv1.PathResolution{Path: r.Path, Resolved: r.Resolved})
+	}
+	// The call's start is in the log before its evaluation.
+	if err := tu.flush(ctx); err != nil {
+		return permission{}, err
 	}
 	var resp *permissionv1.EvaluatePermissionResponse
 	err := w.retryInfra(ctx, "permission.EvaluatePermission", func(ctx context.Context) (err error) {

@@ -96,15 +96,26 @@ type Config struct {
 	MaxTurnProcesses int
 	MaxProcesses     int
 	// Deltas coalesces a model's streamed text and reasoning into one
-	// reported delta per DeltaBytes or per DeltaInterval, whichever comes
-	// first (defaults 4 KiB and 50 ms); everything pending is flushed at
-	// every step boundary (a tool call, the model's end, the turn's end).
+	// delta per DeltaBytes or per DeltaInterval after its oldest token,
+	// whichever comes first (defaults 4 KiB and 50 ms), and at every
+	// step boundary (a tool call, the model's end); the delta then waits
+	// at most ReportLinger for its report.
 	DeltaBytes    int
 	DeltaInterval time.Duration
 	// ReportTimeout bounds how long one report is retried (Aborted,
 	// Unavailable) before the worker gives the turn up to its lease
 	// (default 60s).
 	ReportTimeout time.Duration
+	// ReportLinger is how long a fact may wait for the facts after it, so
+	// that a step's facts (a model reply's request, deltas and completion,
+	// its calls' starts and results) travel in one ReportEvents call
+	// (default 10ms; negative: every fact is sent as it is said). A fact
+	// is sent at once, with what waits, before the worker asks another
+	// service anything about the turn (a route, a permission, a sandbox
+	// fact), hands the turn back or ends it. ReportBatch (default 64) is
+	// how many facts may wait: one more sends them at once.
+	ReportLinger time.Duration
+	ReportBatch  int
 	// ToolSource offers tools besides the built-in ones that come and go
 	// while the worker runs: its MCP servers (pkg/worker/mcp). Nil: none.
 	ToolSource ToolSource
@@ -194,6 +205,13 @@ func New(cfg Config) *Worker {
 	if cfg.ReportTimeout <= 0 {
 		cfg.ReportTimeout = 60 * time.Second
 	}
+	if cfg.ReportLinger == 0 {
+		cfg.ReportLinger = 10 * time.Millisecond
+	}
+	if cfg.ReportBatch <= 0 {
+		cfg.ReportBatch = 64
+	}
+	cfg.ReportBatch = min(cfg.ReportBatch, maxReportBatch)
 	if cfg.InfraRetry <= 0 {
 		cfg.InfraRetry = defaultInfraRetry
 	}

@@ -54,6 +54,17 @@ type runtime struct {
 	// the first attempt of every report): the worker's retry must append
 	// nothing twice.
 	failReports *atomic.Int32
+	// reportCalls counts the ReportEvents calls control served, by the
+	// session of their facts (string to *atomic.Int32).
+	reportCalls *sync.Map
+}
+
+// reports is how many ReportEvents calls control served for a session.
+func (rt *runtime) reports(session string) int32 {
+	if n, ok := rt.reportCalls.Load(session); ok {
+		return n.(*atomic.Int32).Load()
+	}
+	return 0
 }
 
 func startRuntime(t testing.TB) *runtime { return startRuntimeWith(t, false) }
@@ -77,9 +88,13 @@ func startRuntimeWith(t testing.TB, withTasks bool, tel ...telemetry) *runtime {
 		t.Fatal(err)
 	}
 	failPermission, failReports := new(atomic.Int32), new(atomic.Int32)
-	var reported sync.Map
+	var reported, reportCalls sync.Map
 	fault := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		if info.FullMethod == controlv1.ControlService_ReportEvents_FullMethodName {
+			if evs := req.(*controlv1.ReportEventsRequest).GetEvents(); len(evs) > 0 {
+				n, _ := reportCalls.LoadOrStore(evs[0].GetSessionId(), new(atomic.Int32))
+				n.(*atomic.Int32).Add(1)
+			}
 			first := req.(*controlv1.ReportEventsRequest).GetEvents()[0].GetEventId()
 			_, retried := reported.LoadOrStore(first, true)
 			if n := failReports.Load(); (n < 0 && !retried) || (n > 0 && failReports.CompareAndSwap(n, n-1)) {
@@ -153,7 +168,7 @@ func startRuntimeWith(t testing.TB, withTasks bool, tel ...telemetry) *runtime {
 		}
 		conn.Close()
 	})
-	return &runtime{conn: conn, control: controlv1.NewControlServiceClient(conn), log: log, srv: srv, failPermission: failPermission, failReports: failReports}
+	return &runtime{conn: conn, control: controlv1.NewControlServiceClient(conn), log: log, srv: srv, failPermission: failPermission, failReports: failReports, reportCalls: &reportCalls}
 }
 
 // startWorker runs a worker until the test ends.
