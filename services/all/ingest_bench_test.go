@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -147,6 +148,77 @@ func benchIngest(b *testing.B, sh shape, clients int) {
 	b.ReportMetric(raw, "raw-async-events/s")
 	b.ReportMetric(rate/raw, "ratio")
 	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkIngestOne: ReportEvents of one model delta on a claimed turn
+// (fenced: run id and lease token), one call in flight, next to a bare
+// gRPC call that runs one awaited JetStream publish of the same envelope
+// (bareGRPC), interleaved in the same run: the p50 ratio says what a
+// one-fact report costs beyond the round trip and the publish it cannot
+// do without.
+func BenchmarkIngestOne(b *testing.B) {
+	for _, sh := range []shape{dev, serve} {
+		b.Run(string(sh), func(b *testing.B) {
+			s := newStack(b, sh, control.Name)
+			ctx := context.Background()
+			c := controlv1.NewControlServiceClient(s.conn(b, control.Name))
+			if _, err := c.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "th-one",
+				Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "hello"}}}}); err != nil {
+				b.Fatal(err)
+			}
+			claim, err := c.ClaimTurn(ctx, &controlv1.ClaimTurnRequest{WorkerId: "w1", SessionId: "s1", Wait: durationpb.New(10 * time.Second),
+				LeaseTtl: durationpb.New(time.Hour)})
+			if err != nil || claim.GetRunId() == "" {
+				b.Fatalf("claim: %v %v", claim, err)
+			}
+			var nc *nats.Conn
+			if sh == dev {
+				nc, err = s.embed.Connect()
+			} else {
+				nc, err = nats.Connect(s.nats.url)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(nc.Close)
+			js, _ := jetstream.New(nc)
+			if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}, Duplicates: 10 * time.Minute}); err != nil {
+				b.Fatal(err)
+			}
+			data := rawDelta(b)
+			bare := bareGRPC(b, func(ctx context.Context) error {
+				_, err := js.PublishMsg(ctx, &nats.Msg{Subject: "raw.one", Data: data, Header: nats.Header{jetstream.MsgIDHeader: []string{ids.New(ids.Event)}}})
+				return err
+			})
+			report := func() error {
+				ev := deltas(claim.GetTurn().GetTurnId())[0]
+				// As a worker sends it: where the turn lives rides along.
+				ev.SessionId, ev.ThreadId, ev.RunId = "s1", "th-one", claim.GetRunId()
+				_, err := c.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{ev}, RunId: claim.GetRunId(), LeaseToken: claim.GetLeaseToken()})
+				return err
+			}
+			lat, bareLat := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if err := report(); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+				t0 = time.Now()
+				if err := bare(); err != nil {
+					b.Fatal(err)
+				}
+				bareLat = append(bareLat, time.Since(t0))
+			}
+			b.StopTimer()
+			p50, bareP50 := median(lat), median(bareLat)
+			b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
+			b.ReportMetric(float64(bareP50.Microseconds()), "raw-grpc-publish-p50-µs")
+			b.ReportMetric(float64(p50)/float64(bareP50), "p50-ratio")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }
 
 // BenchmarkRoundTrips counts what one operation costs the servers in the

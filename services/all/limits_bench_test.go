@@ -3,6 +3,7 @@ package all_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	rv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/routing/v1"
 	"github.com/agentruntime/agentruntime/services/routing"
@@ -33,11 +37,50 @@ quotas:
 
 var pingScript = redis.NewScript(`return 1`)
 
+// bareHealth is a raw block the services' calls stand on: a bare gRPC
+// server (no interceptors, no stats handler) whose one method runs one
+// raw operation (an EVALSHA, a JetStream publish).
+type bareHealth struct {
+	healthpb.UnimplementedHealthServer
+	run func(context.Context) error
+}
+
+func (h bareHealth) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	if err := h.run(ctx); err != nil {
+		return nil, err
+	}
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+}
+
+// bareGRPC serves bareHealth on loopback and answers a call of it.
+func bareGRPC(b *testing.B, run func(context.Context) error) func() error {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, bareHealth{run: run})
+	go func() { _ = srv.Serve(lis) }()
+	b.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = conn.Close() })
+	hc := healthpb.NewHealthClient(conn)
+	return func() error {
+		_, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
+		return err
+	}
+}
+
 // BenchmarkLimits: CheckLimits and ConsumeLimits through routing's gRPC API
 // in the serve shape (limits and read model in Redis), with 1 and 8 calls
-// in flight, next to a raw EVALSHA of a trivial script on the same Redis
-// with as many in flight, in the same run; and the Redis commands each
-// call costs.
+// in flight, next to, in the same run with as many in flight, a raw
+// EVALSHA of a trivial script on the same Redis and a bare gRPC call
+// that runs that EVALSHA (the two round trips a limits call cannot do
+// without: p50-ratio is the limits call's median latency over the bare
+// one's); and the Redis commands each call costs.
 func BenchmarkLimits(b *testing.B) {
 	models := filepath.Join(b.TempDir(), "models.yaml")
 	if err := os.WriteFile(models, []byte(limitsRegistry), 0o600); err != nil {
@@ -58,6 +101,9 @@ func BenchmarkLimits(b *testing.B) {
 		},
 	}
 	raw := func() error { return pingScript.Run(ctx, s.redis, []string{"agentruntime:routing:ping"}).Err() }
+	bare := bareGRPC(b, func(ctx context.Context) error {
+		return pingScript.Run(ctx, s.redis, []string{"agentruntime:routing:ping"}).Err()
+	})
 	// Warm: the registry is imported and held, the scripts are loaded.
 	for _, call := range calls {
 		if err := call(); err != nil {
@@ -67,16 +113,19 @@ func BenchmarkLimits(b *testing.B) {
 	if err := raw(); err != nil {
 		b.Fatal(err)
 	}
+	if err := bare(); err != nil {
+		b.Fatal(err)
+	}
 	for _, name := range []string{"check", "consume"} {
 		for _, inflight := range []int{1, 8} {
 			b.Run(fmt.Sprintf("%s/inflight%d", name, inflight), func(b *testing.B) {
-				var opTook, rawTook time.Duration
-				var lat []time.Duration
+				var opTook, rawTook, bareTook time.Duration
+				var lat, bareLat []time.Duration
 				var mu sync.Mutex
 				// Interleaved in rounds, so the machine's noise hits both sides.
 				const rounds = 10
 				chunk := max(b.N/rounds, 1)
-				run := func(fn func() error, record bool) time.Duration {
+				run := func(fn func() error, record *[]time.Duration) time.Duration {
 					per := max(chunk/inflight, 1)
 					t0 := time.Now()
 					var wg sync.WaitGroup
@@ -88,10 +137,10 @@ func BenchmarkLimits(b *testing.B) {
 									b.Error(err)
 									return
 								}
-								if record {
+								if record != nil {
 									d := time.Since(t)
 									mu.Lock()
-									lat = append(lat, d)
+									*record = append(*record, d)
 									mu.Unlock()
 								}
 							}
@@ -102,24 +151,33 @@ func BenchmarkLimits(b *testing.B) {
 				}
 				cost := s.count(b, 1, func(int) {
 					for r := 0; r < rounds; r++ {
-						opTook += run(calls[name], true)
-						rawTook += run(raw, false)
+						opTook += run(calls[name], &lat)
+						rawTook += run(raw, nil)
+						bareTook += run(bare, &bareLat)
 					}
 				})
 				n := float64(max(chunk/inflight, 1) * inflight * rounds)
-				// The raw side's EVALSHAs ran inside the count too: one each.
-				cmds := cost.redis/n - 1
-				evalsha := cost.redisBy["evalsha"]/n - 1
-				rate, rawRate := n/opTook.Seconds(), n/rawTook.Seconds()
-				sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+				// The raw sides' EVALSHAs ran inside the count too: two each.
+				cmds := cost.redis/n - 2
+				evalsha := cost.redisBy["evalsha"]/n - 2
+				rate, rawRate, bareRate := n/opTook.Seconds(), n/rawTook.Seconds(), n/bareTook.Seconds()
+				p50, bareP50 := median(lat), median(bareLat)
 				b.ReportMetric(rate, "calls/s")
 				b.ReportMetric(rawRate, "raw-evalsha/s")
 				b.ReportMetric(rate/rawRate, "ratio")
-				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
+				b.ReportMetric(bareRate, "raw-grpc-evalsha/s")
+				b.ReportMetric(float64(bareP50.Microseconds()), "raw-grpc-evalsha-p50-µs")
+				b.ReportMetric(float64(p50)/float64(bareP50), "p50-ratio")
 				b.ReportMetric(cmds, "redis-cmds/op")
 				b.ReportMetric(evalsha, "redis-round-trips/op")
 				b.ReportMetric(0, "ns/op")
 			})
 		}
 	}
+}
+
+func median(d []time.Duration) time.Duration {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
 }

@@ -53,6 +53,8 @@ type Claims struct {
 	// for a turn the thread read model did not show yet.
 	MaxNap time.Duration
 	now    func() time.Time
+	// granted are the turn leases this process took or renewed (grants).
+	granted grants
 }
 
 // NewClaims builds the claim use cases on the app and a lease store.
@@ -191,10 +193,12 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 	}
 	runID, token := ids.New(ids.Run), auth.NewLeaseToken()
 	key := TurnLeaseKey(c.Tenant, turnID)
+	asked := cl.now()
 	got, err := cl.Leases.Acquire(ctx, key, auth.LeaseHolder(runID, token), ttl)
 	if err != nil || !got {
 		return nil, err // another worker is starting it
 	}
+	cl.granted.put(key, auth.LeaseHolder(runID, token), asked, asked.Add(ttl))
 	expires := cl.now().Add(ttl)
 	var decided []*eventsv1.RuntimeEvent
 	res, err := a.w.Execute(ctx, threadAgg(c.Tenant, tu.SessionId, tu.ThreadId), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
@@ -210,6 +214,7 @@ func (cl *Claims) claimOne(ctx context.Context, c Caller, worker, turnID string,
 	if err != nil || len(res.Appended) == 0 {
 		// Nothing was written: the lease guards nothing. A refusal means
 		// the turn changed under us (interrupted, started): move on.
+		cl.granted.drop(key)
 		_ = cl.Leases.Release(context.WithoutCancel(ctx), key, auth.LeaseHolder(runID, token))
 		if fault.Refused(err) {
 			return nil, nil
@@ -333,13 +338,15 @@ func (cl *Claims) HeartbeatTurn(ctx context.Context, c Caller, req *controlv1.He
 	if ttl <= 0 {
 		ttl = DefaultTurnLease
 	}
-	ok, err := cl.Leases.Renew(ctx, TurnLeaseKey(c.Tenant, tu.TurnId), auth.LeaseHolder(req.GetRunId(), req.GetLeaseToken()), ttl)
+	key, holder, asked := TurnLeaseKey(c.Tenant, tu.TurnId), auth.LeaseHolder(req.GetRunId(), req.GetLeaseToken()), cl.now()
+	ok, err := cl.Leases.Renew(ctx, key, holder, ttl)
 	if err != nil {
 		return nil, err
 	}
 	if !ok || req.GetLeaseToken() == "" {
 		return nil, domain.LeaseLost(tu, req.GetRunId(), "")
 	}
+	cl.granted.put(key, holder, asked, asked.Add(ttl))
 	if err := cl.HoldSession(ctx, c, tu.SessionId, ttl); err != nil {
 		return nil, err
 	}
@@ -372,7 +379,11 @@ func (cl *Claims) ReportEvents(ctx context.Context, c Caller, req *controlv1.Rep
 		if err := domain.CheckReportingRun(tu, at, runID); err != nil || len(at.GetAttempts()) == 0 {
 			return err
 		}
-		holder, held, err := cl.Leases.Holder(ctx, TurnLeaseKey(c.Tenant, tu.TurnId))
+		key := TurnLeaseKey(c.Tenant, tu.TurnId)
+		if cl.granted.holds(key, auth.LeaseHolder(runID, req.GetLeaseToken()), cl.now()) {
+			return nil // granted here, and not yet past its end
+		}
+		holder, held, err := cl.Leases.Holder(ctx, key)
 		if err != nil {
 			return err
 		}
@@ -384,7 +395,9 @@ func (cl *Claims) ReportEvents(ctx context.Context, c Caller, req *controlv1.Rep
 	if err == nil && parks(req.GetEvents()) {
 		// The run handed the turn back: its lease guards nothing now, and
 		// the worker that resumes it must be able to take it at once.
-		_ = cl.Leases.Release(ctx, TurnLeaseKey(c.Tenant, req.GetEvents()[0].GetTurnId()), auth.LeaseHolder(runID, req.GetLeaseToken()))
+		key := TurnLeaseKey(c.Tenant, req.GetEvents()[0].GetTurnId())
+		cl.granted.drop(key)
+		_ = cl.Leases.Release(ctx, key, auth.LeaseHolder(runID, req.GetLeaseToken()))
 	}
 	return resp, err
 }
@@ -514,4 +527,61 @@ func derivedEventID(parts ...string) string {
 		h.Write([]byte{0})
 	}
 	return ids.Event + "_" + hex.EncodeToString(h.Sum(nil))[:40]
+}
+
+// grants are the turn leases this process took (a claim) or renewed (a
+// heartbeat), each with an end no later than the lease's own in the store:
+// the end is counted from before the store was asked, and until the
+// lease lapses no one else can take it. A report of the holder before
+// that end is fenced without asking the store (one round trip fewer per
+// ReportEvents in the serve shape); anything else (a lease another
+// replica granted, a grant past its end) asks the store as before. A
+// release through this process forgets the grant. What it cannot see is a
+// release through another replica of a lease granted here; that is the
+// handing-back run's own, whose attempt the thread's state already
+// records parked.
+type grants struct {
+	mu sync.Mutex
+	m  map[string]grant
+	// puts counts since the last sweep of lapsed grants.
+	puts int
+}
+
+type grant struct {
+	holder string
+	until  time.Time
+}
+
+// maxGrantPuts: lapsed grants are swept every this many puts.
+const maxGrantPuts = 1024
+
+func (g *grants) put(key, holder string, now, until time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string]grant{}
+	}
+	if g.puts++; g.puts >= maxGrantPuts {
+		g.puts = 0
+		for k, v := range g.m {
+			if !now.Before(v.until) {
+				delete(g.m, k)
+			}
+		}
+	}
+	g.m[key] = grant{holder: holder, until: until}
+}
+
+func (g *grants) drop(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.m, key)
+}
+
+// holds says whether holder holds key at now by a grant of this process.
+func (g *grants) holds(key, holder string, now time.Time) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	v, ok := g.m[key]
+	return ok && v.holder == holder && now.Before(v.until)
 }
