@@ -12,6 +12,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	"github.com/agentruntime/agentruntime/pkg/worker"
 )
 
@@ -31,7 +32,8 @@ turns:
 // BenchmarkTurnOverhead measures the runtime's own cost per turn with the
 // scripted provider (no model latency): the wall time from SubmitTurn to
 // turn.completed through control, routing, permission and a worker over
-// gRPC, the events the turn wrote and the ReportEvents calls that took.
+// gRPC, the events the turn wrote, the ReportEvents calls that took and
+// the permission service's calls of its tool call.
 // Next to it, in the same run, the raw building block: appending that many
 // events of the same log one at a time (eventlog.Append), so the ratio
 // says how much the runtime adds over just recording the facts.
@@ -80,13 +82,16 @@ func BenchmarkTurnOverhead(b *testing.B) {
 	turn(-1) // warm up: the first turn creates the worker's caches and connections
 	var turnTime, rawTime time.Duration
 	var events uint64
-	var reports int32
+	var reports, permissionCalls int32
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		d, n := turn(i)
 		turnTime += d
 		events += n
 		reports += rt.reports(fmt.Sprintf("s%d", i))
+		for _, m := range []string{permissionv1.PermissionService_EvaluatePermission_FullMethodName, permissionv1.PermissionService_ReportSandboxApplied_FullMethodName} {
+			permissionCalls += rt.calls(m, fmt.Sprintf("s%d", i))
+		}
 		t0 := time.Now()
 		for j := uint64(0); j < n; j++ {
 			if _, err := rt.log.Append(ctx, rawAgg, eventlog.Any, &eventsv1.RuntimeEvent{Type: "runtime.warning",
@@ -102,6 +107,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 	b.ReportMetric(float64(perTurn.Microseconds())/1000, "ms/turn")
 	b.ReportMetric(float64(events)/float64(b.N), "events/turn")
 	b.ReportMetric(float64(reports)/float64(b.N), "reports/turn")
+	b.ReportMetric(float64(permissionCalls)/float64(b.N), "permission-calls/turn")
 	b.ReportMetric(float64(rawPerTurn.Microseconds())/1000, "raw-append-ms/turn")
 	b.ReportMetric(float64(perTurn)/float64(rawPerTurn), "ratio")
 	b.ReportMetric(0, "ns/op") // the figures above; ns/op mixes both sides

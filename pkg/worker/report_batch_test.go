@@ -12,6 +12,7 @@ import (
 	"time"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
 	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"github.com/agentruntime/agentruntime/pkg/worker"
 	"github.com/agentruntime/agentruntime/pkg/worker/provider"
@@ -35,8 +36,9 @@ turns:
 // facts in at most 5 ReportEvents calls (counted by control's gRPC
 // server), the linger being long enough that only the points where the
 // worker must have said everything send (the route, the calls'
-// evaluations and sandbox facts, the turn's end). Every fact is in the
-// log once, in the order the worker said them.
+// evaluations, the turn's end). Every fact is in the log once, in the
+// order the worker said them. Each call's evaluation records the
+// sandbox it runs under: one permission round trip per call.
 func TestAStepsFactsTravelInOneReport(t *testing.T) {
 	rt := startRuntime(t)
 	root := workspace(t)
@@ -69,6 +71,27 @@ func TestAStepsFactsTravelInOneReport(t *testing.T) {
 	}
 	if n := rt.reports("s1"); n > 5 || facts < 16 {
 		t.Fatalf("%d facts of the worker took %d ReportEvents calls, want at most 5 (timeline %v)", facts, n, got)
+	}
+	// Each call's permission and what it ran under: one round trip, the
+	// worker's sandbox.applied recorded by the evaluation, with it.
+	if n, m := rt.calls(permissionv1.PermissionService_EvaluatePermission_FullMethodName, "s1"),
+		rt.calls(permissionv1.PermissionService_ReportSandboxApplied_FullMethodName, "s1"); n != 2 || m != 0 {
+		t.Fatalf("two calls took %d EvaluatePermission and %d ReportSandboxApplied calls, want 2 and 0", n, m)
+	}
+	evaluated, applied := map[string]string{}, map[string]bool{}
+	for _, ev := range tl.seen {
+		switch {
+		case ev.GetType() == "permission.evaluated":
+			evaluated[ev.GetToolCallId()] = ev.GetPermissionEvaluated().GetEvaluationId()
+		case ev.GetType() == "sandbox.applied" && ev.GetSandboxApplied().GetAppliedBy() != "permission":
+			if ev.GetStepId() == "" || ev.GetSandboxApplied().GetEvaluationId() != evaluated[ev.GetToolCallId()] || ev.GetSandboxApplied().GetProfile().GetCwd() == "" {
+				t.Fatalf("the worker's sandbox.applied %v does not join its call's evaluation %v", ev, evaluated)
+			}
+			applied[ev.GetToolCallId()] = true
+		}
+	}
+	if len(evaluated) != 2 || len(applied) != 2 {
+		t.Fatalf("evaluated calls %v, calls with the worker's sandbox.applied %v: want both for both calls", evaluated, applied)
 	}
 }
 

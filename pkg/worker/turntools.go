@@ -182,11 +182,15 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 		}
 	}
 	// What the call runs under is recorded before it runs: a call whose
-	// sandbox cannot be recorded does not run.
+	// sandbox cannot be recorded does not run. The evaluation recorded it
+	// when the call runs as asked and its sandbox did not hang on the
+	// decision (permit).
 	enf := w.enforcementFor(perm)
-	if err := tu.reportApplied(ctx, w.appliedSandbox(c.Name, args, acc, enf), step, id, "", evalID); err != nil {
-		tu.permissionUnavailable.Add(1)
-		return failed("permission_unavailable", "the sandbox could not be recorded: "+status.Convert(err).Message())
+	if !perm.applied {
+		if err := tu.reportApplied(ctx, w.appliedSandbox(c.Name, args, acc, enf), step, id, "", evalID); err != nil {
+			tu.permissionUnavailable.Add(1)
+			return failed("permission_unavailable", "the sandbox could not be recorded: "+status.Convert(err).Message())
+		}
 	}
 	var res tools.Result
 	switch sh, isShell := tool.(tools.Shell); {
@@ -248,6 +252,8 @@ type permission struct {
 	// otherwise it was allowed or approved as it is.
 	sandboxed bool
 	profile   *eventsv1.SandboxProfile
+	// applied: the evaluation recorded the call's sandbox.applied.
+	applied bool
 }
 
 // permit asks the permission service; on ask it waits for the human's
@@ -258,9 +264,17 @@ type permission struct {
 func (tu *turn) permit(ctx context.Context, step, callID string, c provider.ToolCall, acc tools.Access) (permission, error) {
 	w := tu.w
 	req := &permissionv1.EvaluatePermissionRequest{
-		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), ToolCallId: callID,
+		SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(), StepId: step, ToolCallId: callID,
 		Target: eventsv1.TargetKind_TARGET_KIND_TOOL, Name: c.Name, Access: acc.Access, Paths: acc.Paths,
 		Command: acc.Command, Cwd: cmp.Or(acc.Cwd, w.cfg.Sandbox.Root), ArgumentsJson: c.Arguments,
+	}
+	if _, shell := w.tools[c.Name].(tools.Shell); !shell {
+		// Only a shell command's sandbox hangs on the decision: any other
+		// call's is known now, and the evaluation records it when the
+		// call runs as asked (one round trip for both).
+		a := w.appliedSandbox(c.Name, json.RawMessage(c.Arguments), acc, enforcement{})
+		req.AppliedIfAllowed = &permissionv1.SandboxEnforcement{Profile: a.GetProfile(), NetworkEnforcement: a.GetNetworkEnforcement(),
+			NetworkEnforcementReason: a.GetNetworkEnforcementReason(), EnvAllowlist: a.GetEnvAllowlist()}
 	}
 	for _, r := range acc.Resolved {
 		req.ResolvedPaths = append(req.ResolvedPaths, &permissionv1.PathResolution{Path: r.Path, Resolved: r.Resolved})
@@ -278,7 +292,8 @@ func (tu *turn) permit(ctx context.Context, step, callID string, c provider.Tool
 		return permission{}, err
 	}
 	ev := resp.GetEvaluation()
-	p := permission{evalID: ev.GetEvaluationId(), rewritten: resp.GetUpdatedArgumentsJson(), profile: resp.GetSandboxProfile()}
+	p := permission{evalID: ev.GetEvaluationId(), rewritten: resp.GetUpdatedArgumentsJson(), profile: resp.GetSandboxProfile(),
+		applied: resp.GetSandboxApplied() != nil}
 	switch ev.GetDecision() {
 	case eventsv1.Decision_DECISION_SANDBOXED:
 		p.allowed, p.sandboxed = true, true

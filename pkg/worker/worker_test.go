@@ -54,14 +54,20 @@ type runtime struct {
 	// the first attempt of every report): the worker's retry must append
 	// nothing twice.
 	failReports *atomic.Int32
-	// reportCalls counts the ReportEvents calls control served, by the
-	// session of their facts (string to *atomic.Int32).
-	reportCalls *sync.Map
+	// served counts the calls the server answered, by method and session
+	// ("method|session" to *atomic.Int32; ReportEvents by the session of
+	// its facts).
+	served *sync.Map
 }
 
 // reports is how many ReportEvents calls control served for a session.
 func (rt *runtime) reports(session string) int32 {
-	if n, ok := rt.reportCalls.Load(session); ok {
+	return rt.calls(controlv1.ControlService_ReportEvents_FullMethodName, session)
+}
+
+// calls is how many calls of a method the server answered for a session.
+func (rt *runtime) calls(method, session string) int32 {
+	if n, ok := rt.served.Load(method + "|" + session); ok {
 		return n.(*atomic.Int32).Load()
 	}
 	return 0
@@ -88,13 +94,18 @@ func startRuntimeWith(t testing.TB, withTasks bool, tel ...telemetry) *runtime {
 		t.Fatal(err)
 	}
 	failPermission, failReports := new(atomic.Int32), new(atomic.Int32)
-	var reported, reportCalls sync.Map
+	var reported, answered sync.Map
 	fault := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		session := ""
+		if r, ok := req.(interface{ GetSessionId() string }); ok {
+			session = r.GetSessionId()
+		}
+		if r, ok := req.(*controlv1.ReportEventsRequest); ok && len(r.GetEvents()) > 0 {
+			session = r.GetEvents()[0].GetSessionId()
+		}
+		n, _ := answered.LoadOrStore(info.FullMethod+"|"+session, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
 		if info.FullMethod == controlv1.ControlService_ReportEvents_FullMethodName {
-			if evs := req.(*controlv1.ReportEventsRequest).GetEvents(); len(evs) > 0 {
-				n, _ := reportCalls.LoadOrStore(evs[0].GetSessionId(), new(atomic.Int32))
-				n.(*atomic.Int32).Add(1)
-			}
 			first := req.(*controlv1.ReportEventsRequest).GetEvents()[0].GetEventId()
 			_, retried := reported.LoadOrStore(first, true)
 			if n := failReports.Load(); (n < 0 && !retried) || (n > 0 && failReports.CompareAndSwap(n, n-1)) {
@@ -168,7 +179,7 @@ func startRuntimeWith(t testing.TB, withTasks bool, tel ...telemetry) *runtime {
 		}
 		conn.Close()
 	})
-	return &runtime{conn: conn, control: controlv1.NewControlServiceClient(conn), log: log, srv: srv, failPermission: failPermission, failReports: failReports, reportCalls: &reportCalls}
+	return &runtime{conn: conn, control: controlv1.NewControlServiceClient(conn), log: log, srv: srv, failPermission: failPermission, failReports: failReports, served: &answered}
 }
 
 // startWorker runs a worker until the test ends.

@@ -96,16 +96,89 @@ func TestReportSandboxApplied(t *testing.T) {
 			if tc.field == "" {
 				return
 			}
-			var fields []string
-			for _, d := range status.Convert(err).Details() {
-				if br, ok := d.(*errdetails.BadRequest); ok {
-					for _, v := range br.GetFieldViolations() {
-						fields = append(fields, v.GetField())
-					}
-				}
-			}
-			assert.Contains(t, fields, tc.field)
+			assert.Contains(t, badFields(err), tc.field)
 		})
 	}
 	assert.Len(t, ofType(h.history("s1"), "sandbox.applied"), 2, "a refused report writes nothing")
+}
+
+// A caller that says what it runs a tool call under (applied_if_allowed)
+// needs no second call: a call that runs now as asked gets its
+// sandbox.applied in the evaluation's own write, joined to the decision,
+// and the answer carries it; a call that must wait for a person gets
+// none (its host reports what it applies when it runs). A profile that
+// cannot be recorded, or a target that is not a tool call, is the
+// caller's mistake, named, and nothing is written.
+func TestEvaluationRecordsTheCallersSandbox(t *testing.T) {
+	h := newHarness(t)
+	c := h.client
+	enf := &permissionv1.SandboxEnforcement{Profile: &eventsv1.SandboxProfile{Mode: eventsv1.SandboxMode_SANDBOX_MODE_READ_ONLY,
+		Cwd: "/work/./src", ReadRoots: []string{"/work"}}, NetworkEnforcement: eventsv1.NetworkEnforcement_NETWORK_ENFORCEMENT_NOT_APPLICABLE,
+		NetworkEnforcementReason: "the tool opens no connections"}
+	read := evalReq("read_file", eventsv1.Access_ACCESS_READ)
+	read.Paths, read.Cwd, read.AppliedIfAllowed = []string{"/work/a"}, "/work", enf
+	res, err := c.EvaluatePermission(h.ctx, read)
+	require.NoError(t, err)
+	require.Equal(t, eventsv1.Decision_DECISION_ALLOW, res.GetEvaluation().GetDecision())
+	require.NotNil(t, res.GetSandboxApplied())
+	assert.Equal(t, "/work/src", res.GetSandboxApplied().GetProfile().GetCwd())
+	var mine []*eventsv1.RuntimeEvent
+	for _, ev := range ofType(h.history(sess), "sandbox.applied") {
+		if ev.GetSandboxApplied().GetAppliedBy() != "permission" {
+			mine = append(mine, ev)
+		}
+	}
+	require.Len(t, mine, 1)
+	sa := mine[0].GetSandboxApplied()
+	assert.Equal(t, res.GetEvaluation().GetEvaluationId(), sa.GetEvaluationId())
+	assert.Equal(t, "alice", sa.GetAppliedBy())
+	assert.Equal(t, []string{"step_1", "call_1"}, []string{mine[0].GetStepId(), mine[0].GetToolCallId()})
+	assert.Contains(t, res.GetWrite().GetEventIds(), mine[0].GetEventId(), "recorded in the evaluation's write")
+
+	// A call that must wait for a person: nothing recorded from it.
+	m, err := c.SetPermissionMode(h.ctx, &permissionv1.SetPermissionModeRequest{Scope: sessionScope(sess), Mode: eventsv1.PermissionMode_PERMISSION_MODE_UNTRUSTED, Interactive: true})
+	require.NoError(t, err)
+	exec := evalReq("shell", eventsv1.Access_ACCESS_EXECUTE)
+	exec.ToolCallId, exec.Command, exec.MinSequence, exec.AppliedIfAllowed = "call_2", "npm install left-pad", m.GetWrite().GetSequence(), enf
+	res, err = c.EvaluatePermission(h.ctx, exec)
+	require.NoError(t, err)
+	require.Equal(t, eventsv1.Decision_DECISION_ASK, res.GetEvaluation().GetDecision())
+	assert.Nil(t, res.GetSandboxApplied())
+
+	for _, tc := range []struct {
+		name, field string
+		mod         func(*permissionv1.EvaluatePermissionRequest)
+	}{
+		{"relative root", "applied_if_allowed.profile.read_roots", func(r *permissionv1.EvaluatePermissionRequest) {
+			r.AppliedIfAllowed = &permissionv1.SandboxEnforcement{Profile: &eventsv1.SandboxProfile{ReadRoots: []string{"work"}},
+				NetworkEnforcement: enf.NetworkEnforcement, NetworkEnforcementReason: enf.NetworkEnforcementReason}
+		}},
+		{"no tool call", "applied_if_allowed", func(r *permissionv1.EvaluatePermissionRequest) { r.ToolCallId = "" }},
+		{"no reason", "applied_if_allowed.network_enforcement_reason", func(r *permissionv1.EvaluatePermissionRequest) {
+			r.AppliedIfAllowed = &permissionv1.SandboxEnforcement{Profile: enf.Profile, NetworkEnforcement: enf.NetworkEnforcement}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := evalReq("read_file", eventsv1.Access_ACCESS_READ)
+			bad.ToolCallId, bad.AppliedIfAllowed = "call_3", enf
+			tc.mod(bad)
+			_, err := c.EvaluatePermission(h.ctx, bad)
+			require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+			assert.Contains(t, badFields(err), tc.field)
+		})
+	}
+	assert.Len(t, ofType(h.history(sess), "permission.evaluated"), 2, "a refused evaluation writes nothing")
+}
+
+// badFields are the fields an InvalidArgument names.
+func badFields(err error) []string {
+	var fields []string
+	for _, d := range status.Convert(err).Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				fields = append(fields, v.GetField())
+			}
+		}
+	}
+	return fields
 }

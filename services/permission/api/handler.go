@@ -38,13 +38,23 @@ func (h *Handler) EvaluatePermission(ctx context.Context, req *permissionv1.Eval
 			Target: req.GetTarget(), Name: req.GetName(), Access: req.GetAccess(), Paths: req.GetPaths(), Command: req.GetCommand(),
 			Hosts: req.GetHosts(), Cwd: req.GetCwd(), Resolved: resolved, ArgumentsJSON: req.GetArgumentsJson(), SkipHooks: req.GetSkipHooks(),
 			ApprovalTimeout: req.GetApprovalTimeout().AsDuration(), MinSequence: req.GetMinSequence(), Requester: p,
+			AppliedIfAllowed: enforcement(req.GetAppliedIfAllowed()),
 		})
 		if err != nil {
 			return nil, err
 		}
 		return &permissionv1.EvaluatePermissionResponse{Evaluation: out.Evaluation, SandboxProfile: out.Profile,
-			UpdatedArgumentsJson: out.UpdatedInput, Write: out.Write}, nil
+			UpdatedArgumentsJson: out.UpdatedInput, Write: out.Write, SandboxApplied: out.Applied}, nil
 	})
+}
+
+// enforcement is applied_if_allowed for the use case (nil when absent).
+func enforcement(e *permissionv1.SandboxEnforcement) *app.Enforcement {
+	if e == nil {
+		return nil
+	}
+	return &app.Enforcement{Profile: e.GetProfile(), Network: e.GetNetworkEnforcement(),
+		NetworkReason: e.GetNetworkEnforcementReason(), EnvAllowlist: e.GetEnvAllowlist()}
 }
 
 // ResolvePermission implements the RPC.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	permissionv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/permission/v1"
@@ -46,6 +47,18 @@ type EvaluateInput struct {
 	// Requester is the caller; a request for approval records it, and it
 	// may never answer that request when it is a worker.
 	Requester auth.Principal
+	// AppliedIfAllowed is what the caller runs a tool call under when it
+	// runs now as asked: recorded as its sandbox.applied with the
+	// decision (nil: the caller reports it).
+	AppliedIfAllowed *Enforcement
+}
+
+// Enforcement is what an executing host enforces for one call.
+type Enforcement struct {
+	Profile       *eventsv1.SandboxProfile
+	Network       eventsv1.NetworkEnforcement
+	NetworkReason string
+	EnvAllowlist  []string
 }
 
 // EvaluateOutput is the decision and what it recorded.
@@ -55,6 +68,9 @@ type EvaluateOutput struct {
 	UpdatedInput  string
 	Write         *commonv1.WriteResult
 	ApprovalAsked bool
+	// Applied is the sandbox.applied recorded from AppliedIfAllowed (nil:
+	// none was).
+	Applied *eventsv1.SandboxApplied
 }
 
 // Evaluate decides whether a tool call, process or action may run and
@@ -62,8 +78,18 @@ type EvaluateOutput struct {
 // sandbox.violation for each target outside the sandbox, and
 // sandbox.applied when it may run now; for an ask, permission.requested
 // with a new action id, which the control service opens as
-// action.required.
+// action.required. With AppliedIfAllowed, a tool call that runs now as
+// asked also gets the caller's sandbox.applied in the same write.
 func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (EvaluateOutput, error) {
+	if in.AppliedIfAllowed != nil && (in.Target != eventsv1.TargetKind_TARGET_KIND_TOOL || in.StepID == "" || in.ToolCallID == "") {
+		return EvaluateOutput{}, fault.Invalid("applied_if_allowed", "%s", "needs a tool target with step_id and tool_call_id")
+	}
+	if e := in.AppliedIfAllowed; e != nil {
+		// A profile that cannot be recorded is refused before any hook runs.
+		if _, _, err := appliedFact(AppliedInput{Profile: e.Profile}, "applied_if_allowed."); err != nil {
+			return EvaluateOutput{}, err
+		}
+	}
 	cps, err := a.waitCheckpoints(ctx, in.MinSequence)
 	if err != nil {
 		return EvaluateOutput{}, err
@@ -141,13 +167,24 @@ func (a *App) Evaluate(ctx context.Context, tenant string, in EvaluateInput) (Ev
 	}
 	actionID := judged.ApprovalActionID
 	pe, evs := domain.Evaluated(scope, judged, ev)
+	var applied *eventsv1.SandboxApplied
+	if e := in.AppliedIfAllowed; e != nil && ev.RunsNow() && rewritten == "" {
+		sa, fact, err := appliedFact(AppliedInput{SessionID: in.SessionID, ThreadID: in.ThreadID, TurnID: in.TurnID, StepID: in.StepID,
+			ToolCallID: in.ToolCallID, Target: eventsv1.SandboxTarget_SANDBOX_TARGET_TOOL, Name: in.Name, EvaluationID: evalID,
+			Profile: e.Profile, Network: e.Network, NetworkReason: e.NetworkReason, EnvAllowlist: e.EnvAllowlist, Reporter: in.Requester.Subject},
+			"applied_if_allowed.")
+		if err != nil {
+			return EvaluateOutput{}, err
+		}
+		evs, applied = append(evs, fact), sa
+	}
 	// The decision and its sandbox facts land whole (one atomic batch) on
 	// the evaluation, after its hook facts.
 	res, err := a.appendOwn(ctx, hs.agg, hs.last, evs...)
 	if err != nil {
 		return EvaluateOutput{}, err
 	}
-	out := EvaluateOutput{Evaluation: pe, Profile: ev.Profile, UpdatedInput: rewritten}
+	out := EvaluateOutput{Evaluation: pe, Profile: ev.Profile, UpdatedInput: rewritten, Applied: applied}
 	out.Write = res.Write()
 	if actionID == "" {
 		return out, nil

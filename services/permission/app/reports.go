@@ -65,29 +65,41 @@ type AppliedInput struct {
 // record compares with the decided profile; a path that cannot be
 // normalized is the caller's mistake (a field error), not evidence to keep.
 func (a *App) ReportApplied(ctx context.Context, tenant string, in AppliedInput) (*eventsv1.SandboxApplied, *commonv1.WriteResult, error) {
-	profile := proto.Clone(in.Profile).(*eventsv1.SandboxProfile)
-	var err error
-	if profile.ReadRoots, err = domain.NormalizeRoots(profile.GetReadRoots()); err != nil {
-		return nil, nil, fault.Invalid("profile.read_roots", "%s", err.Error())
+	sa, ev, err := appliedFact(in, "")
+	if err != nil {
+		return nil, nil, err
 	}
-	if profile.WriteRoots, err = domain.NormalizeRoots(profile.GetWriteRoots()); err != nil {
-		return nil, nil, fault.Invalid("profile.write_roots", "%s", err.Error())
-	}
-	if profile.GetCwd() != "" {
-		if profile.Cwd, err = domain.NormalizePath("/", profile.GetCwd()); err != nil {
-			return nil, nil, fault.Invalid("profile.cwd", "%s", err.Error())
-		}
-	}
-	sa := &eventsv1.SandboxApplied{Target: in.Target, Name: in.Name, EvaluationId: in.EvaluationID, Profile: profile,
-		NetworkEnforcement: in.Network, NetworkEnforcementReason: in.NetworkReason, EnvAllowlist: in.EnvAllowlist, AppliedBy: in.Reporter}
-	ev := domain.ReportedApplied(domain.Scope{Session: in.SessionID, Thread: in.ThreadID, Turn: in.TurnID,
-		Step: in.StepID, ToolCall: in.ToolCallID, Process: in.ProcessID}, sa)
 	// Like a violation, a report of the past: its own aggregate.
 	appended, err := a.log.Append(ctx, eventlog.Aggregate{Tenant: tenant, Session: in.SessionID, Kind: readmodel.KindReport, ID: ids.New("appl")}, eventlog.ExpectSequence(0), ev)
 	if err != nil {
 		return nil, nil, err
 	}
 	return sa, command.Result{Appended: appended, Sequence: appended[0].Sequence}.Write(), nil
+}
+
+// appliedFact is sandbox.applied of what a host enforced, its roots and
+// cwd normalized; a path that cannot be is a field error under field
+// (the request's field that holds the profile's parent, "" for the
+// request itself).
+func appliedFact(in AppliedInput, field string) (*eventsv1.SandboxApplied, *eventsv1.RuntimeEvent, error) {
+	profile := proto.Clone(in.Profile).(*eventsv1.SandboxProfile)
+	var err error
+	if profile.ReadRoots, err = domain.NormalizeRoots(profile.GetReadRoots()); err != nil {
+		return nil, nil, fault.Invalid(field+"profile.read_roots", "%s", err.Error())
+	}
+	if profile.WriteRoots, err = domain.NormalizeRoots(profile.GetWriteRoots()); err != nil {
+		return nil, nil, fault.Invalid(field+"profile.write_roots", "%s", err.Error())
+	}
+	if profile.GetCwd() != "" {
+		if profile.Cwd, err = domain.NormalizePath("/", profile.GetCwd()); err != nil {
+			return nil, nil, fault.Invalid(field+"profile.cwd", "%s", err.Error())
+		}
+	}
+	sa := &eventsv1.SandboxApplied{Target: in.Target, Name: in.Name, EvaluationId: in.EvaluationID, Profile: profile,
+		NetworkEnforcement: in.Network, NetworkEnforcementReason: in.NetworkReason, EnvAllowlist: in.EnvAllowlist, AppliedBy: in.Reporter}
+	ev := domain.ReportedApplied(domain.Scope{Session: in.SessionID, Thread: in.ThreadID, Turn: in.TurnID,
+		Step: in.StepID, ToolCall: in.ToolCallID, Process: in.ProcessID}, sa)
+	return sa, ev, nil
 }
 
 // EnvironmentInput is what the executing host knows about a turn.

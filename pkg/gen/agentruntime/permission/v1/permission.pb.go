@@ -300,9 +300,17 @@ type EvaluatePermissionRequest struct {
 	ApprovalTimeout *durationpb.Duration `protobuf:"bytes,18,opt,name=approval_timeout,json=approvalTimeout,proto3" json:"approval_timeout,omitempty"`
 	// Decide on a policy at least this recent: pass the sequence a policy
 	// write (SetPermissionMode, PutRules...) answered with.
-	MinSequence   uint64 `protobuf:"varint,19,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MinSequence uint64 `protobuf:"varint,19,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	// What the caller runs a tool call under when it runs now as asked (the
+	// decision lets it run at once and no hook rewrote its input): the
+	// service then records it as the call's sandbox.applied, in the same
+	// write as the decision, and answers it in sandbox_applied; the caller
+	// reports nothing more for it. Otherwise nothing is recorded from it,
+	// and the caller reports what it applies (ReportSandboxApplied). Needs
+	// a tool target with step_id and tool_call_id.
+	AppliedIfAllowed *SandboxEnforcement `protobuf:"bytes,20,opt,name=applied_if_allowed,json=appliedIfAllowed,proto3" json:"applied_if_allowed,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *EvaluatePermissionRequest) Reset() {
@@ -468,6 +476,83 @@ func (x *EvaluatePermissionRequest) GetMinSequence() uint64 {
 	return 0
 }
 
+func (x *EvaluatePermissionRequest) GetAppliedIfAllowed() *SandboxEnforcement {
+	if x != nil {
+		return x.AppliedIfAllowed
+	}
+	return nil
+}
+
+// SandboxEnforcement is what an executing host enforces for one call (as
+// in ReportSandboxAppliedRequest).
+type SandboxEnforcement struct {
+	state                    protoimpl.MessageState `protogen:"open.v1"`
+	Profile                  *v1.SandboxProfile     `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"`
+	NetworkEnforcement       v1.NetworkEnforcement  `protobuf:"varint,2,opt,name=network_enforcement,json=networkEnforcement,proto3,enum=agentruntime.events.v1.NetworkEnforcement" json:"network_enforcement,omitempty"`
+	NetworkEnforcementReason string                 `protobuf:"bytes,3,opt,name=network_enforcement_reason,json=networkEnforcementReason,proto3" json:"network_enforcement_reason,omitempty"`
+	EnvAllowlist             []string               `protobuf:"bytes,4,rep,name=env_allowlist,json=envAllowlist,proto3" json:"env_allowlist,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *SandboxEnforcement) Reset() {
+	*x = SandboxEnforcement{}
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SandboxEnforcement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SandboxEnforcement) ProtoMessage() {}
+
+func (x *SandboxEnforcement) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SandboxEnforcement.ProtoReflect.Descriptor instead.
+func (*SandboxEnforcement) Descriptor() ([]byte, []int) {
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SandboxEnforcement) GetProfile() *v1.SandboxProfile {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+func (x *SandboxEnforcement) GetNetworkEnforcement() v1.NetworkEnforcement {
+	if x != nil {
+		return x.NetworkEnforcement
+	}
+	return v1.NetworkEnforcement(0)
+}
+
+func (x *SandboxEnforcement) GetNetworkEnforcementReason() string {
+	if x != nil {
+		return x.NetworkEnforcementReason
+	}
+	return ""
+}
+
+func (x *SandboxEnforcement) GetEnvAllowlist() []string {
+	if x != nil {
+		return x.EnvAllowlist
+	}
+	return nil
+}
+
 type EvaluatePermissionResponse struct {
 	state      protoimpl.MessageState  `protogen:"open.v1"`
 	Evaluation *v1.PermissionEvaluated `protobuf:"bytes,1,opt,name=evaluation,proto3" json:"evaluation,omitempty"`
@@ -477,13 +562,16 @@ type EvaluatePermissionResponse struct {
 	// original.
 	UpdatedArgumentsJson string           `protobuf:"bytes,3,opt,name=updated_arguments_json,json=updatedArgumentsJson,proto3" json:"updated_arguments_json,omitempty"`
 	Write                *v11.WriteResult `protobuf:"bytes,4,opt,name=write,proto3" json:"write,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// The call's sandbox.applied recorded from applied_if_allowed; absent
+	// when nothing was (the caller reports what it applies).
+	SandboxApplied *v1.SandboxApplied `protobuf:"bytes,5,opt,name=sandbox_applied,json=sandboxApplied,proto3" json:"sandbox_applied,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *EvaluatePermissionResponse) Reset() {
 	*x = EvaluatePermissionResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[4]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +583,7 @@ func (x *EvaluatePermissionResponse) String() string {
 func (*EvaluatePermissionResponse) ProtoMessage() {}
 
 func (x *EvaluatePermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[4]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +596,7 @@ func (x *EvaluatePermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluatePermissionResponse.ProtoReflect.Descriptor instead.
 func (*EvaluatePermissionResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{4}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EvaluatePermissionResponse) GetEvaluation() *v1.PermissionEvaluated {
@@ -539,6 +627,13 @@ func (x *EvaluatePermissionResponse) GetWrite() *v11.WriteResult {
 	return nil
 }
 
+func (x *EvaluatePermissionResponse) GetSandboxApplied() *v1.SandboxApplied {
+	if x != nil {
+		return x.SandboxApplied
+	}
+	return nil
+}
+
 type ResolvePermissionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -550,7 +645,7 @@ type ResolvePermissionRequest struct {
 
 func (x *ResolvePermissionRequest) Reset() {
 	*x = ResolvePermissionRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[5]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -562,7 +657,7 @@ func (x *ResolvePermissionRequest) String() string {
 func (*ResolvePermissionRequest) ProtoMessage() {}
 
 func (x *ResolvePermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[5]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -575,7 +670,7 @@ func (x *ResolvePermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolvePermissionRequest.ProtoReflect.Descriptor instead.
 func (*ResolvePermissionRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{5}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ResolvePermissionRequest) GetSessionId() string {
@@ -609,7 +704,7 @@ type ResolvePermissionResponse struct {
 
 func (x *ResolvePermissionResponse) Reset() {
 	*x = ResolvePermissionResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[6]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -621,7 +716,7 @@ func (x *ResolvePermissionResponse) String() string {
 func (*ResolvePermissionResponse) ProtoMessage() {}
 
 func (x *ResolvePermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[6]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -634,7 +729,7 @@ func (x *ResolvePermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolvePermissionResponse.ProtoReflect.Descriptor instead.
 func (*ResolvePermissionResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{6}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ResolvePermissionResponse) GetResolution() *v1.PermissionResolved {
@@ -668,7 +763,7 @@ type LevelState struct {
 
 func (x *LevelState) Reset() {
 	*x = LevelState{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[7]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -680,7 +775,7 @@ func (x *LevelState) String() string {
 func (*LevelState) ProtoMessage() {}
 
 func (x *LevelState) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[7]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -693,7 +788,7 @@ func (x *LevelState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LevelState.ProtoReflect.Descriptor instead.
 func (*LevelState) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{7}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *LevelState) GetScope() *PolicyScope {
@@ -748,7 +843,7 @@ type GetPermissionStateRequest struct {
 
 func (x *GetPermissionStateRequest) Reset() {
 	*x = GetPermissionStateRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[8]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +855,7 @@ func (x *GetPermissionStateRequest) String() string {
 func (*GetPermissionStateRequest) ProtoMessage() {}
 
 func (x *GetPermissionStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[8]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +868,7 @@ func (x *GetPermissionStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPermissionStateRequest.ProtoReflect.Descriptor instead.
 func (*GetPermissionStateRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{8}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetPermissionStateRequest) GetTarget() *Target {
@@ -808,7 +903,7 @@ type GetPermissionStateResponse struct {
 
 func (x *GetPermissionStateResponse) Reset() {
 	*x = GetPermissionStateResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[9]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -820,7 +915,7 @@ func (x *GetPermissionStateResponse) String() string {
 func (*GetPermissionStateResponse) ProtoMessage() {}
 
 func (x *GetPermissionStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[9]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -833,7 +928,7 @@ func (x *GetPermissionStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPermissionStateResponse.ProtoReflect.Descriptor instead.
 func (*GetPermissionStateResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{9}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetPermissionStateResponse) GetMode() v1.PermissionMode {
@@ -892,7 +987,7 @@ type SetPermissionModeRequest struct {
 
 func (x *SetPermissionModeRequest) Reset() {
 	*x = SetPermissionModeRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[10]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -904,7 +999,7 @@ func (x *SetPermissionModeRequest) String() string {
 func (*SetPermissionModeRequest) ProtoMessage() {}
 
 func (x *SetPermissionModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[10]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -917,7 +1012,7 @@ func (x *SetPermissionModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionModeRequest.ProtoReflect.Descriptor instead.
 func (*SetPermissionModeRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{10}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SetPermissionModeRequest) GetScope() *PolicyScope {
@@ -957,7 +1052,7 @@ type SetPermissionModeResponse struct {
 
 func (x *SetPermissionModeResponse) Reset() {
 	*x = SetPermissionModeResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[11]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -969,7 +1064,7 @@ func (x *SetPermissionModeResponse) String() string {
 func (*SetPermissionModeResponse) ProtoMessage() {}
 
 func (x *SetPermissionModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[11]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -982,7 +1077,7 @@ func (x *SetPermissionModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPermissionModeResponse.ProtoReflect.Descriptor instead.
 func (*SetPermissionModeResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{11}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SetPermissionModeResponse) GetWrite() *v11.WriteResult {
@@ -1003,7 +1098,7 @@ type PutRulesRequest struct {
 
 func (x *PutRulesRequest) Reset() {
 	*x = PutRulesRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[12]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1110,7 @@ func (x *PutRulesRequest) String() string {
 func (*PutRulesRequest) ProtoMessage() {}
 
 func (x *PutRulesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[12]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1123,7 @@ func (x *PutRulesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutRulesRequest.ProtoReflect.Descriptor instead.
 func (*PutRulesRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{12}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PutRulesRequest) GetScope() *PolicyScope {
@@ -1063,7 +1158,7 @@ type PutRulesResponse struct {
 
 func (x *PutRulesResponse) Reset() {
 	*x = PutRulesResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[13]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1075,7 +1170,7 @@ func (x *PutRulesResponse) String() string {
 func (*PutRulesResponse) ProtoMessage() {}
 
 func (x *PutRulesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[13]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1088,7 +1183,7 @@ func (x *PutRulesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutRulesResponse.ProtoReflect.Descriptor instead.
 func (*PutRulesResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{13}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PutRulesResponse) GetRules() []*v1.PermissionRule {
@@ -1116,7 +1211,7 @@ type SetSandboxProfileRequest struct {
 
 func (x *SetSandboxProfileRequest) Reset() {
 	*x = SetSandboxProfileRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[14]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1223,7 @@ func (x *SetSandboxProfileRequest) String() string {
 func (*SetSandboxProfileRequest) ProtoMessage() {}
 
 func (x *SetSandboxProfileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[14]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1236,7 @@ func (x *SetSandboxProfileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSandboxProfileRequest.ProtoReflect.Descriptor instead.
 func (*SetSandboxProfileRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{14}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SetSandboxProfileRequest) GetScope() *PolicyScope {
@@ -1175,7 +1270,7 @@ type SetSandboxProfileResponse struct {
 
 func (x *SetSandboxProfileResponse) Reset() {
 	*x = SetSandboxProfileResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[15]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1187,7 +1282,7 @@ func (x *SetSandboxProfileResponse) String() string {
 func (*SetSandboxProfileResponse) ProtoMessage() {}
 
 func (x *SetSandboxProfileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[15]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1200,7 +1295,7 @@ func (x *SetSandboxProfileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSandboxProfileResponse.ProtoReflect.Descriptor instead.
 func (*SetSandboxProfileResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{15}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SetSandboxProfileResponse) GetProfile() *v1.SandboxProfile {
@@ -1227,7 +1322,7 @@ type GetSandboxProfileRequest struct {
 
 func (x *GetSandboxProfileRequest) Reset() {
 	*x = GetSandboxProfileRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[16]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1334,7 @@ func (x *GetSandboxProfileRequest) String() string {
 func (*GetSandboxProfileRequest) ProtoMessage() {}
 
 func (x *GetSandboxProfileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[16]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1347,7 @@ func (x *GetSandboxProfileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSandboxProfileRequest.ProtoReflect.Descriptor instead.
 func (*GetSandboxProfileRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{16}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetSandboxProfileRequest) GetTarget() *Target {
@@ -1282,7 +1377,7 @@ type GetSandboxProfileResponse struct {
 
 func (x *GetSandboxProfileResponse) Reset() {
 	*x = GetSandboxProfileResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[17]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1294,7 +1389,7 @@ func (x *GetSandboxProfileResponse) String() string {
 func (*GetSandboxProfileResponse) ProtoMessage() {}
 
 func (x *GetSandboxProfileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[17]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1307,7 +1402,7 @@ func (x *GetSandboxProfileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSandboxProfileResponse.ProtoReflect.Descriptor instead.
 func (*GetSandboxProfileResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{17}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetSandboxProfileResponse) GetProfile() *v1.SandboxProfile {
@@ -1351,7 +1446,7 @@ type ReportSandboxViolationRequest struct {
 
 func (x *ReportSandboxViolationRequest) Reset() {
 	*x = ReportSandboxViolationRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[18]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +1458,7 @@ func (x *ReportSandboxViolationRequest) String() string {
 func (*ReportSandboxViolationRequest) ProtoMessage() {}
 
 func (x *ReportSandboxViolationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[18]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +1471,7 @@ func (x *ReportSandboxViolationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportSandboxViolationRequest.ProtoReflect.Descriptor instead.
 func (*ReportSandboxViolationRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{18}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReportSandboxViolationRequest) GetSessionId() string {
@@ -1479,7 +1574,7 @@ type ReportSandboxAppliedRequest struct {
 
 func (x *ReportSandboxAppliedRequest) Reset() {
 	*x = ReportSandboxAppliedRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[19]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1586,7 @@ func (x *ReportSandboxAppliedRequest) String() string {
 func (*ReportSandboxAppliedRequest) ProtoMessage() {}
 
 func (x *ReportSandboxAppliedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[19]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1599,7 @@ func (x *ReportSandboxAppliedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportSandboxAppliedRequest.ProtoReflect.Descriptor instead.
 func (*ReportSandboxAppliedRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{19}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReportSandboxAppliedRequest) GetSessionId() string {
@@ -1608,7 +1703,7 @@ type ReportSandboxAppliedResponse struct {
 
 func (x *ReportSandboxAppliedResponse) Reset() {
 	*x = ReportSandboxAppliedResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[20]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1715,7 @@ func (x *ReportSandboxAppliedResponse) String() string {
 func (*ReportSandboxAppliedResponse) ProtoMessage() {}
 
 func (x *ReportSandboxAppliedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[20]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1728,7 @@ func (x *ReportSandboxAppliedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportSandboxAppliedResponse.ProtoReflect.Descriptor instead.
 func (*ReportSandboxAppliedResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{20}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReportSandboxAppliedResponse) GetApplied() *v1.SandboxApplied {
@@ -1660,7 +1755,7 @@ type ReportSandboxViolationResponse struct {
 
 func (x *ReportSandboxViolationResponse) Reset() {
 	*x = ReportSandboxViolationResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[21]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +1767,7 @@ func (x *ReportSandboxViolationResponse) String() string {
 func (*ReportSandboxViolationResponse) ProtoMessage() {}
 
 func (x *ReportSandboxViolationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[21]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1685,7 +1780,7 @@ func (x *ReportSandboxViolationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportSandboxViolationResponse.ProtoReflect.Descriptor instead.
 func (*ReportSandboxViolationResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{21}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReportSandboxViolationResponse) GetViolation() *v1.SandboxViolation {
@@ -1711,7 +1806,7 @@ type RegisterHookRequest struct {
 
 func (x *RegisterHookRequest) Reset() {
 	*x = RegisterHookRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[22]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +1818,7 @@ func (x *RegisterHookRequest) String() string {
 func (*RegisterHookRequest) ProtoMessage() {}
 
 func (x *RegisterHookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[22]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +1831,7 @@ func (x *RegisterHookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterHookRequest.ProtoReflect.Descriptor instead.
 func (*RegisterHookRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{22}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RegisterHookRequest) GetHook() *v1.Hook {
@@ -1756,7 +1851,7 @@ type RegisterHookResponse struct {
 
 func (x *RegisterHookResponse) Reset() {
 	*x = RegisterHookResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[23]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1768,7 +1863,7 @@ func (x *RegisterHookResponse) String() string {
 func (*RegisterHookResponse) ProtoMessage() {}
 
 func (x *RegisterHookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[23]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1781,7 +1876,7 @@ func (x *RegisterHookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterHookResponse.ProtoReflect.Descriptor instead.
 func (*RegisterHookResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{23}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RegisterHookResponse) GetHook() *v1.Hook {
@@ -1807,7 +1902,7 @@ type RemoveHookRequest struct {
 
 func (x *RemoveHookRequest) Reset() {
 	*x = RemoveHookRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[24]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1819,7 +1914,7 @@ func (x *RemoveHookRequest) String() string {
 func (*RemoveHookRequest) ProtoMessage() {}
 
 func (x *RemoveHookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[24]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1832,7 +1927,7 @@ func (x *RemoveHookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveHookRequest.ProtoReflect.Descriptor instead.
 func (*RemoveHookRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{24}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RemoveHookRequest) GetHookId() string {
@@ -1851,7 +1946,7 @@ type RemoveHookResponse struct {
 
 func (x *RemoveHookResponse) Reset() {
 	*x = RemoveHookResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[25]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +1958,7 @@ func (x *RemoveHookResponse) String() string {
 func (*RemoveHookResponse) ProtoMessage() {}
 
 func (x *RemoveHookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[25]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1876,7 +1971,7 @@ func (x *RemoveHookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveHookResponse.ProtoReflect.Descriptor instead.
 func (*RemoveHookResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{25}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RemoveHookResponse) GetWrite() *v11.WriteResult {
@@ -1897,7 +1992,7 @@ type ListHooksRequest struct {
 
 func (x *ListHooksRequest) Reset() {
 	*x = ListHooksRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[26]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1909,7 +2004,7 @@ func (x *ListHooksRequest) String() string {
 func (*ListHooksRequest) ProtoMessage() {}
 
 func (x *ListHooksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[26]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1922,7 +2017,7 @@ func (x *ListHooksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHooksRequest.ProtoReflect.Descriptor instead.
 func (*ListHooksRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{26}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListHooksRequest) GetPoint() v1.HookPoint {
@@ -1949,7 +2044,7 @@ type ListHooksResponse struct {
 
 func (x *ListHooksResponse) Reset() {
 	*x = ListHooksResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[27]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1961,7 +2056,7 @@ func (x *ListHooksResponse) String() string {
 func (*ListHooksResponse) ProtoMessage() {}
 
 func (x *ListHooksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[27]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1974,7 +2069,7 @@ func (x *ListHooksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHooksResponse.ProtoReflect.Descriptor instead.
 func (*ListHooksResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{27}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListHooksResponse) GetHooks() []*v1.Hook {
@@ -2011,7 +2106,7 @@ type RunHooksRequest struct {
 
 func (x *RunHooksRequest) Reset() {
 	*x = RunHooksRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[28]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +2118,7 @@ func (x *RunHooksRequest) String() string {
 func (*RunHooksRequest) ProtoMessage() {}
 
 func (x *RunHooksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[28]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2036,7 +2131,7 @@ func (x *RunHooksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunHooksRequest.ProtoReflect.Descriptor instead.
 func (*RunHooksRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{28}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RunHooksRequest) GetPoint() v1.HookPoint {
@@ -2144,7 +2239,7 @@ type HookRunResult struct {
 
 func (x *HookRunResult) Reset() {
 	*x = HookRunResult{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[29]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2156,7 +2251,7 @@ func (x *HookRunResult) String() string {
 func (*HookRunResult) ProtoMessage() {}
 
 func (x *HookRunResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[29]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2169,7 +2264,7 @@ func (x *HookRunResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRunResult.ProtoReflect.Descriptor instead.
 func (*HookRunResult) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{29}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *HookRunResult) GetHookRunId() string {
@@ -2266,7 +2361,7 @@ type RunHooksResponse struct {
 
 func (x *RunHooksResponse) Reset() {
 	*x = RunHooksResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[30]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2278,7 +2373,7 @@ func (x *RunHooksResponse) String() string {
 func (*RunHooksResponse) ProtoMessage() {}
 
 func (x *RunHooksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[30]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2291,7 +2386,7 @@ func (x *RunHooksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunHooksResponse.ProtoReflect.Descriptor instead.
 func (*RunHooksResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{30}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RunHooksResponse) GetResults() []*HookRunResult {
@@ -2347,7 +2442,7 @@ type ReportExecutionEnvironmentRequest struct {
 
 func (x *ReportExecutionEnvironmentRequest) Reset() {
 	*x = ReportExecutionEnvironmentRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[31]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2359,7 +2454,7 @@ func (x *ReportExecutionEnvironmentRequest) String() string {
 func (*ReportExecutionEnvironmentRequest) ProtoMessage() {}
 
 func (x *ReportExecutionEnvironmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[31]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2372,7 +2467,7 @@ func (x *ReportExecutionEnvironmentRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReportExecutionEnvironmentRequest.ProtoReflect.Descriptor instead.
 func (*ReportExecutionEnvironmentRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{31}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReportExecutionEnvironmentRequest) GetSessionId() string {
@@ -2455,7 +2550,7 @@ type ReportExecutionEnvironmentResponse struct {
 
 func (x *ReportExecutionEnvironmentResponse) Reset() {
 	*x = ReportExecutionEnvironmentResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[32]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2467,7 +2562,7 @@ func (x *ReportExecutionEnvironmentResponse) String() string {
 func (*ReportExecutionEnvironmentResponse) ProtoMessage() {}
 
 func (x *ReportExecutionEnvironmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[32]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2480,7 +2575,7 @@ func (x *ReportExecutionEnvironmentResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReportExecutionEnvironmentResponse.ProtoReflect.Descriptor instead.
 func (*ReportExecutionEnvironmentResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{32}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ReportExecutionEnvironmentResponse) GetEnvironment() *v1.ExecutionEnvironment {
@@ -2508,7 +2603,7 @@ type GetExecutionEnvironmentRequest struct {
 
 func (x *GetExecutionEnvironmentRequest) Reset() {
 	*x = GetExecutionEnvironmentRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[33]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2520,7 +2615,7 @@ func (x *GetExecutionEnvironmentRequest) String() string {
 func (*GetExecutionEnvironmentRequest) ProtoMessage() {}
 
 func (x *GetExecutionEnvironmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[33]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2533,7 +2628,7 @@ func (x *GetExecutionEnvironmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExecutionEnvironmentRequest.ProtoReflect.Descriptor instead.
 func (*GetExecutionEnvironmentRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{33}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetExecutionEnvironmentRequest) GetSessionId() string {
@@ -2569,7 +2664,7 @@ type GetExecutionEnvironmentResponse struct {
 
 func (x *GetExecutionEnvironmentResponse) Reset() {
 	*x = GetExecutionEnvironmentResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[34]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2581,7 +2676,7 @@ func (x *GetExecutionEnvironmentResponse) String() string {
 func (*GetExecutionEnvironmentResponse) ProtoMessage() {}
 
 func (x *GetExecutionEnvironmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[34]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2594,7 +2689,7 @@ func (x *GetExecutionEnvironmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExecutionEnvironmentResponse.ProtoReflect.Descriptor instead.
 func (*GetExecutionEnvironmentResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{34}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetExecutionEnvironmentResponse) GetEnvironment() *v1.ExecutionEnvironment {
@@ -2639,7 +2734,7 @@ type GetPermissionSandboxSummaryRequest struct {
 
 func (x *GetPermissionSandboxSummaryRequest) Reset() {
 	*x = GetPermissionSandboxSummaryRequest{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[35]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2651,7 +2746,7 @@ func (x *GetPermissionSandboxSummaryRequest) String() string {
 func (*GetPermissionSandboxSummaryRequest) ProtoMessage() {}
 
 func (x *GetPermissionSandboxSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[35]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2664,7 +2759,7 @@ func (x *GetPermissionSandboxSummaryRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetPermissionSandboxSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetPermissionSandboxSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{35}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetPermissionSandboxSummaryRequest) GetSessionId() string {
@@ -2712,7 +2807,7 @@ type DecisionSummary struct {
 
 func (x *DecisionSummary) Reset() {
 	*x = DecisionSummary{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[36]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2724,7 +2819,7 @@ func (x *DecisionSummary) String() string {
 func (*DecisionSummary) ProtoMessage() {}
 
 func (x *DecisionSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[36]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2737,7 +2832,7 @@ func (x *DecisionSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecisionSummary.ProtoReflect.Descriptor instead.
 func (*DecisionSummary) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{36}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DecisionSummary) GetEvaluationId() string {
@@ -2855,7 +2950,7 @@ type PendingApproval struct {
 
 func (x *PendingApproval) Reset() {
 	*x = PendingApproval{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[37]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +2962,7 @@ func (x *PendingApproval) String() string {
 func (*PendingApproval) ProtoMessage() {}
 
 func (x *PendingApproval) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[37]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +2975,7 @@ func (x *PendingApproval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingApproval.ProtoReflect.Descriptor instead.
 func (*PendingApproval) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{37}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PendingApproval) GetActionId() string {
@@ -2956,7 +3051,7 @@ type ViolationSummary struct {
 
 func (x *ViolationSummary) Reset() {
 	*x = ViolationSummary{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[38]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2968,7 +3063,7 @@ func (x *ViolationSummary) String() string {
 func (*ViolationSummary) ProtoMessage() {}
 
 func (x *ViolationSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[38]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2981,7 +3076,7 @@ func (x *ViolationSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ViolationSummary.ProtoReflect.Descriptor instead.
 func (*ViolationSummary) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{38}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ViolationSummary) GetEventId() string {
@@ -3055,7 +3150,7 @@ type Explanation struct {
 
 func (x *Explanation) Reset() {
 	*x = Explanation{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[39]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3067,7 +3162,7 @@ func (x *Explanation) String() string {
 func (*Explanation) ProtoMessage() {}
 
 func (x *Explanation) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[39]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3080,7 +3175,7 @@ func (x *Explanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Explanation.ProtoReflect.Descriptor instead.
 func (*Explanation) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{39}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Explanation) GetState() v11.FactState {
@@ -3135,7 +3230,7 @@ type HookRunSummary struct {
 
 func (x *HookRunSummary) Reset() {
 	*x = HookRunSummary{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[40]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3147,7 +3242,7 @@ func (x *HookRunSummary) String() string {
 func (*HookRunSummary) ProtoMessage() {}
 
 func (x *HookRunSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[40]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3160,7 +3255,7 @@ func (x *HookRunSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRunSummary.ProtoReflect.Descriptor instead.
 func (*HookRunSummary) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{40}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *HookRunSummary) GetHookRunId() string {
@@ -3242,7 +3337,7 @@ type GetPermissionSandboxSummaryResponse struct {
 
 func (x *GetPermissionSandboxSummaryResponse) Reset() {
 	*x = GetPermissionSandboxSummaryResponse{}
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[41]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3254,7 +3349,7 @@ func (x *GetPermissionSandboxSummaryResponse) String() string {
 func (*GetPermissionSandboxSummaryResponse) ProtoMessage() {}
 
 func (x *GetPermissionSandboxSummaryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[41]
+	mi := &file_agentruntime_permission_v1_permission_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3267,7 +3362,7 @@ func (x *GetPermissionSandboxSummaryResponse) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetPermissionSandboxSummaryResponse.ProtoReflect.Descriptor instead.
 func (*GetPermissionSandboxSummaryResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{41}
+	return file_agentruntime_permission_v1_permission_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetPermissionSandboxSummaryResponse) GetSequence() uint64 {
@@ -3360,7 +3455,7 @@ const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\tthread_id\x18\x03 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\bthreadId\"R\n" +
 	"\x0ePathResolution\x12\x1b\n" +
 	"\x04path\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04path\x12#\n" +
-	"\bresolved\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\bresolved\"\xf8\b\n" +
+	"\bresolved\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\bresolved\"\xd6\t\n" +
 	"\x19EvaluatePermissionRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
@@ -3388,14 +3483,23 @@ const file_agentruntime_permission_v1_permission_proto_rawDesc = "" +
 	"\n" +
 	"skip_hooks\x18\x11 \x01(\bR\tskipHooks\x12T\n" +
 	"\x10approval_timeout\x18\x12 \x01(\v2\x19.google.protobuf.DurationB\x0e\xbaH\v\xaa\x01\b\"\x04\b\x80\xa3\x052\x00R\x0fapprovalTimeout\x12!\n" +
-	"\fmin_sequence\x18\x13 \x01(\x04R\vminSequence\"\xab\x02\n" +
+	"\fmin_sequence\x18\x13 \x01(\x04R\vminSequence\x12\\\n" +
+	"\x12applied_if_allowed\x18\x14 \x01(\v2..agentruntime.permission.v1.SandboxEnforcementR\x10appliedIfAllowed\"\xca\x02\n" +
+	"\x12SandboxEnforcement\x12H\n" +
+	"\aprofile\x18\x01 \x01(\v2&.agentruntime.events.v1.SandboxProfileB\x06\xbaH\x03\xc8\x01\x01R\aprofile\x12g\n" +
+	"\x13network_enforcement\x18\x02 \x01(\x0e2*.agentruntime.events.v1.NetworkEnforcementB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x12networkEnforcement\x12H\n" +
+	"\x1anetwork_enforcement_reason\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\bR\x18networkEnforcementReason\x127\n" +
+	"\renv_allowlist\x18\x04 \x03(\tB\x12\xbaH\x0f\x92\x01\f\x10\x80\x02\"\ar\x05\x10\x01\x18\x80\x02R\fenvAllowlist\"\xfc\x02\n" +
 	"\x1aEvaluatePermissionResponse\x12K\n" +
 	"\n" +
 	"evaluation\x18\x01 \x01(\v2+.agentruntime.events.v1.PermissionEvaluatedR\n" +
 	"evaluation\x12O\n" +
 	"\x0fsandbox_profile\x18\x02 \x01(\v2&.agentruntime.events.v1.SandboxProfileR\x0esandboxProfile\x124\n" +
 	"\x16updated_arguments_json\x18\x03 \x01(\tR\x14updatedArgumentsJson\x129\n" +
-	"\x05write\x18\x04 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\"\xec\x01\n" +
+	"\x05write\x18\x04 \x01(\v2#.agentruntime.common.v1.WriteResultR\x05write\x12O\n" +
+	"\x0fsandbox_applied\x18\x05 \x01(\v2&.agentruntime.events.v1.SandboxAppliedR\x0esandboxApplied\"\xec\x01\n" +
 	"\x18ResolvePermissionRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
@@ -3690,198 +3794,203 @@ func file_agentruntime_permission_v1_permission_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_permission_v1_permission_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agentruntime_permission_v1_permission_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_agentruntime_permission_v1_permission_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_agentruntime_permission_v1_permission_proto_goTypes = []any{
 	(HookRunStatus)(0),                          // 0: agentruntime.permission.v1.HookRunStatus
 	(*PolicyScope)(nil),                         // 1: agentruntime.permission.v1.PolicyScope
 	(*Target)(nil),                              // 2: agentruntime.permission.v1.Target
 	(*PathResolution)(nil),                      // 3: agentruntime.permission.v1.PathResolution
 	(*EvaluatePermissionRequest)(nil),           // 4: agentruntime.permission.v1.EvaluatePermissionRequest
-	(*EvaluatePermissionResponse)(nil),          // 5: agentruntime.permission.v1.EvaluatePermissionResponse
-	(*ResolvePermissionRequest)(nil),            // 6: agentruntime.permission.v1.ResolvePermissionRequest
-	(*ResolvePermissionResponse)(nil),           // 7: agentruntime.permission.v1.ResolvePermissionResponse
-	(*LevelState)(nil),                          // 8: agentruntime.permission.v1.LevelState
-	(*GetPermissionStateRequest)(nil),           // 9: agentruntime.permission.v1.GetPermissionStateRequest
-	(*GetPermissionStateResponse)(nil),          // 10: agentruntime.permission.v1.GetPermissionStateResponse
-	(*SetPermissionModeRequest)(nil),            // 11: agentruntime.permission.v1.SetPermissionModeRequest
-	(*SetPermissionModeResponse)(nil),           // 12: agentruntime.permission.v1.SetPermissionModeResponse
-	(*PutRulesRequest)(nil),                     // 13: agentruntime.permission.v1.PutRulesRequest
-	(*PutRulesResponse)(nil),                    // 14: agentruntime.permission.v1.PutRulesResponse
-	(*SetSandboxProfileRequest)(nil),            // 15: agentruntime.permission.v1.SetSandboxProfileRequest
-	(*SetSandboxProfileResponse)(nil),           // 16: agentruntime.permission.v1.SetSandboxProfileResponse
-	(*GetSandboxProfileRequest)(nil),            // 17: agentruntime.permission.v1.GetSandboxProfileRequest
-	(*GetSandboxProfileResponse)(nil),           // 18: agentruntime.permission.v1.GetSandboxProfileResponse
-	(*ReportSandboxViolationRequest)(nil),       // 19: agentruntime.permission.v1.ReportSandboxViolationRequest
-	(*ReportSandboxAppliedRequest)(nil),         // 20: agentruntime.permission.v1.ReportSandboxAppliedRequest
-	(*ReportSandboxAppliedResponse)(nil),        // 21: agentruntime.permission.v1.ReportSandboxAppliedResponse
-	(*ReportSandboxViolationResponse)(nil),      // 22: agentruntime.permission.v1.ReportSandboxViolationResponse
-	(*RegisterHookRequest)(nil),                 // 23: agentruntime.permission.v1.RegisterHookRequest
-	(*RegisterHookResponse)(nil),                // 24: agentruntime.permission.v1.RegisterHookResponse
-	(*RemoveHookRequest)(nil),                   // 25: agentruntime.permission.v1.RemoveHookRequest
-	(*RemoveHookResponse)(nil),                  // 26: agentruntime.permission.v1.RemoveHookResponse
-	(*ListHooksRequest)(nil),                    // 27: agentruntime.permission.v1.ListHooksRequest
-	(*ListHooksResponse)(nil),                   // 28: agentruntime.permission.v1.ListHooksResponse
-	(*RunHooksRequest)(nil),                     // 29: agentruntime.permission.v1.RunHooksRequest
-	(*HookRunResult)(nil),                       // 30: agentruntime.permission.v1.HookRunResult
-	(*RunHooksResponse)(nil),                    // 31: agentruntime.permission.v1.RunHooksResponse
-	(*ReportExecutionEnvironmentRequest)(nil),   // 32: agentruntime.permission.v1.ReportExecutionEnvironmentRequest
-	(*ReportExecutionEnvironmentResponse)(nil),  // 33: agentruntime.permission.v1.ReportExecutionEnvironmentResponse
-	(*GetExecutionEnvironmentRequest)(nil),      // 34: agentruntime.permission.v1.GetExecutionEnvironmentRequest
-	(*GetExecutionEnvironmentResponse)(nil),     // 35: agentruntime.permission.v1.GetExecutionEnvironmentResponse
-	(*GetPermissionSandboxSummaryRequest)(nil),  // 36: agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
-	(*DecisionSummary)(nil),                     // 37: agentruntime.permission.v1.DecisionSummary
-	(*PendingApproval)(nil),                     // 38: agentruntime.permission.v1.PendingApproval
-	(*ViolationSummary)(nil),                    // 39: agentruntime.permission.v1.ViolationSummary
-	(*Explanation)(nil),                         // 40: agentruntime.permission.v1.Explanation
-	(*HookRunSummary)(nil),                      // 41: agentruntime.permission.v1.HookRunSummary
-	(*GetPermissionSandboxSummaryResponse)(nil), // 42: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
-	(v1.PolicyLevel)(0),                         // 43: agentruntime.events.v1.PolicyLevel
-	(v1.TargetKind)(0),                          // 44: agentruntime.events.v1.TargetKind
-	(v1.Access)(0),                              // 45: agentruntime.events.v1.Access
-	(*durationpb.Duration)(nil),                 // 46: google.protobuf.Duration
-	(*v1.PermissionEvaluated)(nil),              // 47: agentruntime.events.v1.PermissionEvaluated
+	(*SandboxEnforcement)(nil),                  // 5: agentruntime.permission.v1.SandboxEnforcement
+	(*EvaluatePermissionResponse)(nil),          // 6: agentruntime.permission.v1.EvaluatePermissionResponse
+	(*ResolvePermissionRequest)(nil),            // 7: agentruntime.permission.v1.ResolvePermissionRequest
+	(*ResolvePermissionResponse)(nil),           // 8: agentruntime.permission.v1.ResolvePermissionResponse
+	(*LevelState)(nil),                          // 9: agentruntime.permission.v1.LevelState
+	(*GetPermissionStateRequest)(nil),           // 10: agentruntime.permission.v1.GetPermissionStateRequest
+	(*GetPermissionStateResponse)(nil),          // 11: agentruntime.permission.v1.GetPermissionStateResponse
+	(*SetPermissionModeRequest)(nil),            // 12: agentruntime.permission.v1.SetPermissionModeRequest
+	(*SetPermissionModeResponse)(nil),           // 13: agentruntime.permission.v1.SetPermissionModeResponse
+	(*PutRulesRequest)(nil),                     // 14: agentruntime.permission.v1.PutRulesRequest
+	(*PutRulesResponse)(nil),                    // 15: agentruntime.permission.v1.PutRulesResponse
+	(*SetSandboxProfileRequest)(nil),            // 16: agentruntime.permission.v1.SetSandboxProfileRequest
+	(*SetSandboxProfileResponse)(nil),           // 17: agentruntime.permission.v1.SetSandboxProfileResponse
+	(*GetSandboxProfileRequest)(nil),            // 18: agentruntime.permission.v1.GetSandboxProfileRequest
+	(*GetSandboxProfileResponse)(nil),           // 19: agentruntime.permission.v1.GetSandboxProfileResponse
+	(*ReportSandboxViolationRequest)(nil),       // 20: agentruntime.permission.v1.ReportSandboxViolationRequest
+	(*ReportSandboxAppliedRequest)(nil),         // 21: agentruntime.permission.v1.ReportSandboxAppliedRequest
+	(*ReportSandboxAppliedResponse)(nil),        // 22: agentruntime.permission.v1.ReportSandboxAppliedResponse
+	(*ReportSandboxViolationResponse)(nil),      // 23: agentruntime.permission.v1.ReportSandboxViolationResponse
+	(*RegisterHookRequest)(nil),                 // 24: agentruntime.permission.v1.RegisterHookRequest
+	(*RegisterHookResponse)(nil),                // 25: agentruntime.permission.v1.RegisterHookResponse
+	(*RemoveHookRequest)(nil),                   // 26: agentruntime.permission.v1.RemoveHookRequest
+	(*RemoveHookResponse)(nil),                  // 27: agentruntime.permission.v1.RemoveHookResponse
+	(*ListHooksRequest)(nil),                    // 28: agentruntime.permission.v1.ListHooksRequest
+	(*ListHooksResponse)(nil),                   // 29: agentruntime.permission.v1.ListHooksResponse
+	(*RunHooksRequest)(nil),                     // 30: agentruntime.permission.v1.RunHooksRequest
+	(*HookRunResult)(nil),                       // 31: agentruntime.permission.v1.HookRunResult
+	(*RunHooksResponse)(nil),                    // 32: agentruntime.permission.v1.RunHooksResponse
+	(*ReportExecutionEnvironmentRequest)(nil),   // 33: agentruntime.permission.v1.ReportExecutionEnvironmentRequest
+	(*ReportExecutionEnvironmentResponse)(nil),  // 34: agentruntime.permission.v1.ReportExecutionEnvironmentResponse
+	(*GetExecutionEnvironmentRequest)(nil),      // 35: agentruntime.permission.v1.GetExecutionEnvironmentRequest
+	(*GetExecutionEnvironmentResponse)(nil),     // 36: agentruntime.permission.v1.GetExecutionEnvironmentResponse
+	(*GetPermissionSandboxSummaryRequest)(nil),  // 37: agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
+	(*DecisionSummary)(nil),                     // 38: agentruntime.permission.v1.DecisionSummary
+	(*PendingApproval)(nil),                     // 39: agentruntime.permission.v1.PendingApproval
+	(*ViolationSummary)(nil),                    // 40: agentruntime.permission.v1.ViolationSummary
+	(*Explanation)(nil),                         // 41: agentruntime.permission.v1.Explanation
+	(*HookRunSummary)(nil),                      // 42: agentruntime.permission.v1.HookRunSummary
+	(*GetPermissionSandboxSummaryResponse)(nil), // 43: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
+	(v1.PolicyLevel)(0),                         // 44: agentruntime.events.v1.PolicyLevel
+	(v1.TargetKind)(0),                          // 45: agentruntime.events.v1.TargetKind
+	(v1.Access)(0),                              // 46: agentruntime.events.v1.Access
+	(*durationpb.Duration)(nil),                 // 47: google.protobuf.Duration
 	(*v1.SandboxProfile)(nil),                   // 48: agentruntime.events.v1.SandboxProfile
-	(*v11.WriteResult)(nil),                     // 49: agentruntime.common.v1.WriteResult
-	(*v1.PermissionResolved)(nil),               // 50: agentruntime.events.v1.PermissionResolved
-	(v1.PermissionMode)(0),                      // 51: agentruntime.events.v1.PermissionMode
-	(*v1.PermissionRule)(nil),                   // 52: agentruntime.events.v1.PermissionRule
-	(v1.ViolationKind)(0),                       // 53: agentruntime.events.v1.ViolationKind
-	(v1.SandboxTarget)(0),                       // 54: agentruntime.events.v1.SandboxTarget
-	(v1.NetworkEnforcement)(0),                  // 55: agentruntime.events.v1.NetworkEnforcement
-	(*v1.SandboxApplied)(nil),                   // 56: agentruntime.events.v1.SandboxApplied
-	(*v1.SandboxViolation)(nil),                 // 57: agentruntime.events.v1.SandboxViolation
-	(*v1.Hook)(nil),                             // 58: agentruntime.events.v1.Hook
-	(v1.HookPoint)(0),                           // 59: agentruntime.events.v1.HookPoint
-	(v1.HookOutcome)(0),                         // 60: agentruntime.events.v1.HookOutcome
-	(v1.HookFailureCategory)(0),                 // 61: agentruntime.events.v1.HookFailureCategory
-	(v1.FailMode)(0),                            // 62: agentruntime.events.v1.FailMode
-	(*v11.OutputRef)(nil),                       // 63: agentruntime.common.v1.OutputRef
-	(*v1.ExecutionEnvironment)(nil),             // 64: agentruntime.events.v1.ExecutionEnvironment
-	(*timestamppb.Timestamp)(nil),               // 65: google.protobuf.Timestamp
-	(v1.Decision)(0),                            // 66: agentruntime.events.v1.Decision
-	(v1.DecisionSource)(0),                      // 67: agentruntime.events.v1.DecisionSource
-	(v1.PermissionResolution)(0),                // 68: agentruntime.events.v1.PermissionResolution
-	(v11.FactState)(0),                          // 69: agentruntime.common.v1.FactState
+	(v1.NetworkEnforcement)(0),                  // 49: agentruntime.events.v1.NetworkEnforcement
+	(*v1.PermissionEvaluated)(nil),              // 50: agentruntime.events.v1.PermissionEvaluated
+	(*v11.WriteResult)(nil),                     // 51: agentruntime.common.v1.WriteResult
+	(*v1.SandboxApplied)(nil),                   // 52: agentruntime.events.v1.SandboxApplied
+	(*v1.PermissionResolved)(nil),               // 53: agentruntime.events.v1.PermissionResolved
+	(v1.PermissionMode)(0),                      // 54: agentruntime.events.v1.PermissionMode
+	(*v1.PermissionRule)(nil),                   // 55: agentruntime.events.v1.PermissionRule
+	(v1.ViolationKind)(0),                       // 56: agentruntime.events.v1.ViolationKind
+	(v1.SandboxTarget)(0),                       // 57: agentruntime.events.v1.SandboxTarget
+	(*v1.SandboxViolation)(nil),                 // 58: agentruntime.events.v1.SandboxViolation
+	(*v1.Hook)(nil),                             // 59: agentruntime.events.v1.Hook
+	(v1.HookPoint)(0),                           // 60: agentruntime.events.v1.HookPoint
+	(v1.HookOutcome)(0),                         // 61: agentruntime.events.v1.HookOutcome
+	(v1.HookFailureCategory)(0),                 // 62: agentruntime.events.v1.HookFailureCategory
+	(v1.FailMode)(0),                            // 63: agentruntime.events.v1.FailMode
+	(*v11.OutputRef)(nil),                       // 64: agentruntime.common.v1.OutputRef
+	(*v1.ExecutionEnvironment)(nil),             // 65: agentruntime.events.v1.ExecutionEnvironment
+	(*timestamppb.Timestamp)(nil),               // 66: google.protobuf.Timestamp
+	(v1.Decision)(0),                            // 67: agentruntime.events.v1.Decision
+	(v1.DecisionSource)(0),                      // 68: agentruntime.events.v1.DecisionSource
+	(v1.PermissionResolution)(0),                // 69: agentruntime.events.v1.PermissionResolution
+	(v11.FactState)(0),                          // 70: agentruntime.common.v1.FactState
 }
 var file_agentruntime_permission_v1_permission_proto_depIdxs = []int32{
-	43, // 0: agentruntime.permission.v1.PolicyScope.level:type_name -> agentruntime.events.v1.PolicyLevel
-	44, // 1: agentruntime.permission.v1.EvaluatePermissionRequest.target:type_name -> agentruntime.events.v1.TargetKind
-	45, // 2: agentruntime.permission.v1.EvaluatePermissionRequest.access:type_name -> agentruntime.events.v1.Access
-	3,  // 3: agentruntime.permission.v1.EvaluatePermissionRequest.resolved_paths:type_name -> agentruntime.permission.v1.PathResolution
-	46, // 4: agentruntime.permission.v1.EvaluatePermissionRequest.approval_timeout:type_name -> google.protobuf.Duration
-	47, // 5: agentruntime.permission.v1.EvaluatePermissionResponse.evaluation:type_name -> agentruntime.events.v1.PermissionEvaluated
-	48, // 6: agentruntime.permission.v1.EvaluatePermissionResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
-	49, // 7: agentruntime.permission.v1.EvaluatePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	50, // 8: agentruntime.permission.v1.ResolvePermissionResponse.resolution:type_name -> agentruntime.events.v1.PermissionResolved
-	49, // 9: agentruntime.permission.v1.ResolvePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	1,  // 10: agentruntime.permission.v1.LevelState.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	51, // 11: agentruntime.permission.v1.LevelState.mode:type_name -> agentruntime.events.v1.PermissionMode
-	52, // 12: agentruntime.permission.v1.LevelState.rules:type_name -> agentruntime.events.v1.PermissionRule
-	48, // 13: agentruntime.permission.v1.LevelState.sandbox:type_name -> agentruntime.events.v1.SandboxProfile
-	2,  // 14: agentruntime.permission.v1.GetPermissionStateRequest.target:type_name -> agentruntime.permission.v1.Target
-	51, // 15: agentruntime.permission.v1.GetPermissionStateResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
-	43, // 16: agentruntime.permission.v1.GetPermissionStateResponse.mode_level:type_name -> agentruntime.events.v1.PolicyLevel
-	52, // 17: agentruntime.permission.v1.GetPermissionStateResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
-	8,  // 18: agentruntime.permission.v1.GetPermissionStateResponse.levels:type_name -> agentruntime.permission.v1.LevelState
-	1,  // 19: agentruntime.permission.v1.SetPermissionModeRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	51, // 20: agentruntime.permission.v1.SetPermissionModeRequest.mode:type_name -> agentruntime.events.v1.PermissionMode
-	49, // 21: agentruntime.permission.v1.SetPermissionModeResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	1,  // 22: agentruntime.permission.v1.PutRulesRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	52, // 23: agentruntime.permission.v1.PutRulesRequest.rules:type_name -> agentruntime.events.v1.PermissionRule
-	52, // 24: agentruntime.permission.v1.PutRulesResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
-	49, // 25: agentruntime.permission.v1.PutRulesResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	1,  // 26: agentruntime.permission.v1.SetSandboxProfileRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
-	48, // 27: agentruntime.permission.v1.SetSandboxProfileRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	48, // 28: agentruntime.permission.v1.SetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	49, // 29: agentruntime.permission.v1.SetSandboxProfileResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	2,  // 30: agentruntime.permission.v1.GetSandboxProfileRequest.target:type_name -> agentruntime.permission.v1.Target
-	48, // 31: agentruntime.permission.v1.GetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	43, // 32: agentruntime.permission.v1.GetSandboxProfileResponse.level:type_name -> agentruntime.events.v1.PolicyLevel
-	53, // 33: agentruntime.permission.v1.ReportSandboxViolationRequest.kind:type_name -> agentruntime.events.v1.ViolationKind
-	54, // 34: agentruntime.permission.v1.ReportSandboxAppliedRequest.target:type_name -> agentruntime.events.v1.SandboxTarget
-	48, // 35: agentruntime.permission.v1.ReportSandboxAppliedRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
-	55, // 36: agentruntime.permission.v1.ReportSandboxAppliedRequest.network_enforcement:type_name -> agentruntime.events.v1.NetworkEnforcement
-	56, // 37: agentruntime.permission.v1.ReportSandboxAppliedResponse.applied:type_name -> agentruntime.events.v1.SandboxApplied
-	49, // 38: agentruntime.permission.v1.ReportSandboxAppliedResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	57, // 39: agentruntime.permission.v1.ReportSandboxViolationResponse.violation:type_name -> agentruntime.events.v1.SandboxViolation
-	49, // 40: agentruntime.permission.v1.ReportSandboxViolationResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	58, // 41: agentruntime.permission.v1.RegisterHookRequest.hook:type_name -> agentruntime.events.v1.Hook
-	58, // 42: agentruntime.permission.v1.RegisterHookResponse.hook:type_name -> agentruntime.events.v1.Hook
-	49, // 43: agentruntime.permission.v1.RegisterHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	49, // 44: agentruntime.permission.v1.RemoveHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	59, // 45: agentruntime.permission.v1.ListHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
-	58, // 46: agentruntime.permission.v1.ListHooksResponse.hooks:type_name -> agentruntime.events.v1.Hook
-	59, // 47: agentruntime.permission.v1.RunHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
-	60, // 48: agentruntime.permission.v1.HookRunResult.decision:type_name -> agentruntime.events.v1.HookOutcome
-	61, // 49: agentruntime.permission.v1.HookRunResult.failure:type_name -> agentruntime.events.v1.HookFailureCategory
-	62, // 50: agentruntime.permission.v1.HookRunResult.fail_mode:type_name -> agentruntime.events.v1.FailMode
-	63, // 51: agentruntime.permission.v1.HookRunResult.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
-	63, // 52: agentruntime.permission.v1.HookRunResult.additional_context_refs:type_name -> agentruntime.common.v1.OutputRef
-	63, // 53: agentruntime.permission.v1.HookRunResult.updated_output_ref:type_name -> agentruntime.common.v1.OutputRef
-	30, // 54: agentruntime.permission.v1.RunHooksResponse.results:type_name -> agentruntime.permission.v1.HookRunResult
-	60, // 55: agentruntime.permission.v1.RunHooksResponse.decision:type_name -> agentruntime.events.v1.HookOutcome
-	49, // 56: agentruntime.permission.v1.RunHooksResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	64, // 57: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
-	49, // 58: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.write:type_name -> agentruntime.common.v1.WriteResult
-	64, // 59: agentruntime.permission.v1.GetExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
-	65, // 60: agentruntime.permission.v1.GetExecutionEnvironmentResponse.recorded_at:type_name -> google.protobuf.Timestamp
-	66, // 61: agentruntime.permission.v1.DecisionSummary.decision:type_name -> agentruntime.events.v1.Decision
-	67, // 62: agentruntime.permission.v1.DecisionSummary.decision_source:type_name -> agentruntime.events.v1.DecisionSource
-	68, // 63: agentruntime.permission.v1.DecisionSummary.resolution:type_name -> agentruntime.events.v1.PermissionResolution
-	65, // 64: agentruntime.permission.v1.PendingApproval.requested_at:type_name -> google.protobuf.Timestamp
-	46, // 65: agentruntime.permission.v1.PendingApproval.timeout:type_name -> google.protobuf.Duration
-	53, // 66: agentruntime.permission.v1.ViolationSummary.kind:type_name -> agentruntime.events.v1.ViolationKind
-	69, // 67: agentruntime.permission.v1.Explanation.state:type_name -> agentruntime.common.v1.FactState
-	67, // 68: agentruntime.permission.v1.Explanation.cause:type_name -> agentruntime.events.v1.DecisionSource
-	59, // 69: agentruntime.permission.v1.HookRunSummary.point:type_name -> agentruntime.events.v1.HookPoint
-	0,  // 70: agentruntime.permission.v1.HookRunSummary.status:type_name -> agentruntime.permission.v1.HookRunStatus
-	60, // 71: agentruntime.permission.v1.HookRunSummary.decision:type_name -> agentruntime.events.v1.HookOutcome
-	62, // 72: agentruntime.permission.v1.HookRunSummary.fail_mode:type_name -> agentruntime.events.v1.FailMode
-	51, // 73: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
-	38, // 74: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.pending_approvals:type_name -> agentruntime.permission.v1.PendingApproval
-	37, // 75: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_decisions:type_name -> agentruntime.permission.v1.DecisionSummary
-	48, // 76: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
-	69, // 77: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_state:type_name -> agentruntime.common.v1.FactState
-	39, // 78: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.violations:type_name -> agentruntime.permission.v1.ViolationSummary
-	40, // 79: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.last_denial:type_name -> agentruntime.permission.v1.Explanation
-	41, // 80: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_hook_runs:type_name -> agentruntime.permission.v1.HookRunSummary
-	4,  // 81: agentruntime.permission.v1.PermissionService.EvaluatePermission:input_type -> agentruntime.permission.v1.EvaluatePermissionRequest
-	6,  // 82: agentruntime.permission.v1.PermissionService.ResolvePermission:input_type -> agentruntime.permission.v1.ResolvePermissionRequest
-	9,  // 83: agentruntime.permission.v1.PermissionService.GetPermissionState:input_type -> agentruntime.permission.v1.GetPermissionStateRequest
-	11, // 84: agentruntime.permission.v1.PermissionService.SetPermissionMode:input_type -> agentruntime.permission.v1.SetPermissionModeRequest
-	13, // 85: agentruntime.permission.v1.PermissionService.PutRules:input_type -> agentruntime.permission.v1.PutRulesRequest
-	15, // 86: agentruntime.permission.v1.PermissionService.SetSandboxProfile:input_type -> agentruntime.permission.v1.SetSandboxProfileRequest
-	17, // 87: agentruntime.permission.v1.PermissionService.GetSandboxProfile:input_type -> agentruntime.permission.v1.GetSandboxProfileRequest
-	19, // 88: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:input_type -> agentruntime.permission.v1.ReportSandboxViolationRequest
-	20, // 89: agentruntime.permission.v1.PermissionService.ReportSandboxApplied:input_type -> agentruntime.permission.v1.ReportSandboxAppliedRequest
-	23, // 90: agentruntime.permission.v1.PermissionService.RegisterHook:input_type -> agentruntime.permission.v1.RegisterHookRequest
-	25, // 91: agentruntime.permission.v1.PermissionService.RemoveHook:input_type -> agentruntime.permission.v1.RemoveHookRequest
-	27, // 92: agentruntime.permission.v1.PermissionService.ListHooks:input_type -> agentruntime.permission.v1.ListHooksRequest
-	29, // 93: agentruntime.permission.v1.PermissionService.RunHooks:input_type -> agentruntime.permission.v1.RunHooksRequest
-	32, // 94: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:input_type -> agentruntime.permission.v1.ReportExecutionEnvironmentRequest
-	34, // 95: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:input_type -> agentruntime.permission.v1.GetExecutionEnvironmentRequest
-	36, // 96: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:input_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
-	5,  // 97: agentruntime.permission.v1.PermissionService.EvaluatePermission:output_type -> agentruntime.permission.v1.EvaluatePermissionResponse
-	7,  // 98: agentruntime.permission.v1.PermissionService.ResolvePermission:output_type -> agentruntime.permission.v1.ResolvePermissionResponse
-	10, // 99: agentruntime.permission.v1.PermissionService.GetPermissionState:output_type -> agentruntime.permission.v1.GetPermissionStateResponse
-	12, // 100: agentruntime.permission.v1.PermissionService.SetPermissionMode:output_type -> agentruntime.permission.v1.SetPermissionModeResponse
-	14, // 101: agentruntime.permission.v1.PermissionService.PutRules:output_type -> agentruntime.permission.v1.PutRulesResponse
-	16, // 102: agentruntime.permission.v1.PermissionService.SetSandboxProfile:output_type -> agentruntime.permission.v1.SetSandboxProfileResponse
-	18, // 103: agentruntime.permission.v1.PermissionService.GetSandboxProfile:output_type -> agentruntime.permission.v1.GetSandboxProfileResponse
-	22, // 104: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:output_type -> agentruntime.permission.v1.ReportSandboxViolationResponse
-	21, // 105: agentruntime.permission.v1.PermissionService.ReportSandboxApplied:output_type -> agentruntime.permission.v1.ReportSandboxAppliedResponse
-	24, // 106: agentruntime.permission.v1.PermissionService.RegisterHook:output_type -> agentruntime.permission.v1.RegisterHookResponse
-	26, // 107: agentruntime.permission.v1.PermissionService.RemoveHook:output_type -> agentruntime.permission.v1.RemoveHookResponse
-	28, // 108: agentruntime.permission.v1.PermissionService.ListHooks:output_type -> agentruntime.permission.v1.ListHooksResponse
-	31, // 109: agentruntime.permission.v1.PermissionService.RunHooks:output_type -> agentruntime.permission.v1.RunHooksResponse
-	33, // 110: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:output_type -> agentruntime.permission.v1.ReportExecutionEnvironmentResponse
-	35, // 111: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:output_type -> agentruntime.permission.v1.GetExecutionEnvironmentResponse
-	42, // 112: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:output_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
-	97, // [97:113] is the sub-list for method output_type
-	81, // [81:97] is the sub-list for method input_type
-	81, // [81:81] is the sub-list for extension type_name
-	81, // [81:81] is the sub-list for extension extendee
-	0,  // [0:81] is the sub-list for field type_name
+	44,  // 0: agentruntime.permission.v1.PolicyScope.level:type_name -> agentruntime.events.v1.PolicyLevel
+	45,  // 1: agentruntime.permission.v1.EvaluatePermissionRequest.target:type_name -> agentruntime.events.v1.TargetKind
+	46,  // 2: agentruntime.permission.v1.EvaluatePermissionRequest.access:type_name -> agentruntime.events.v1.Access
+	3,   // 3: agentruntime.permission.v1.EvaluatePermissionRequest.resolved_paths:type_name -> agentruntime.permission.v1.PathResolution
+	47,  // 4: agentruntime.permission.v1.EvaluatePermissionRequest.approval_timeout:type_name -> google.protobuf.Duration
+	5,   // 5: agentruntime.permission.v1.EvaluatePermissionRequest.applied_if_allowed:type_name -> agentruntime.permission.v1.SandboxEnforcement
+	48,  // 6: agentruntime.permission.v1.SandboxEnforcement.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	49,  // 7: agentruntime.permission.v1.SandboxEnforcement.network_enforcement:type_name -> agentruntime.events.v1.NetworkEnforcement
+	50,  // 8: agentruntime.permission.v1.EvaluatePermissionResponse.evaluation:type_name -> agentruntime.events.v1.PermissionEvaluated
+	48,  // 9: agentruntime.permission.v1.EvaluatePermissionResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	51,  // 10: agentruntime.permission.v1.EvaluatePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	52,  // 11: agentruntime.permission.v1.EvaluatePermissionResponse.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
+	53,  // 12: agentruntime.permission.v1.ResolvePermissionResponse.resolution:type_name -> agentruntime.events.v1.PermissionResolved
+	51,  // 13: agentruntime.permission.v1.ResolvePermissionResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	1,   // 14: agentruntime.permission.v1.LevelState.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	54,  // 15: agentruntime.permission.v1.LevelState.mode:type_name -> agentruntime.events.v1.PermissionMode
+	55,  // 16: agentruntime.permission.v1.LevelState.rules:type_name -> agentruntime.events.v1.PermissionRule
+	48,  // 17: agentruntime.permission.v1.LevelState.sandbox:type_name -> agentruntime.events.v1.SandboxProfile
+	2,   // 18: agentruntime.permission.v1.GetPermissionStateRequest.target:type_name -> agentruntime.permission.v1.Target
+	54,  // 19: agentruntime.permission.v1.GetPermissionStateResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
+	44,  // 20: agentruntime.permission.v1.GetPermissionStateResponse.mode_level:type_name -> agentruntime.events.v1.PolicyLevel
+	55,  // 21: agentruntime.permission.v1.GetPermissionStateResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
+	9,   // 22: agentruntime.permission.v1.GetPermissionStateResponse.levels:type_name -> agentruntime.permission.v1.LevelState
+	1,   // 23: agentruntime.permission.v1.SetPermissionModeRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	54,  // 24: agentruntime.permission.v1.SetPermissionModeRequest.mode:type_name -> agentruntime.events.v1.PermissionMode
+	51,  // 25: agentruntime.permission.v1.SetPermissionModeResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	1,   // 26: agentruntime.permission.v1.PutRulesRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	55,  // 27: agentruntime.permission.v1.PutRulesRequest.rules:type_name -> agentruntime.events.v1.PermissionRule
+	55,  // 28: agentruntime.permission.v1.PutRulesResponse.rules:type_name -> agentruntime.events.v1.PermissionRule
+	51,  // 29: agentruntime.permission.v1.PutRulesResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	1,   // 30: agentruntime.permission.v1.SetSandboxProfileRequest.scope:type_name -> agentruntime.permission.v1.PolicyScope
+	48,  // 31: agentruntime.permission.v1.SetSandboxProfileRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	48,  // 32: agentruntime.permission.v1.SetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	51,  // 33: agentruntime.permission.v1.SetSandboxProfileResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	2,   // 34: agentruntime.permission.v1.GetSandboxProfileRequest.target:type_name -> agentruntime.permission.v1.Target
+	48,  // 35: agentruntime.permission.v1.GetSandboxProfileResponse.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	44,  // 36: agentruntime.permission.v1.GetSandboxProfileResponse.level:type_name -> agentruntime.events.v1.PolicyLevel
+	56,  // 37: agentruntime.permission.v1.ReportSandboxViolationRequest.kind:type_name -> agentruntime.events.v1.ViolationKind
+	57,  // 38: agentruntime.permission.v1.ReportSandboxAppliedRequest.target:type_name -> agentruntime.events.v1.SandboxTarget
+	48,  // 39: agentruntime.permission.v1.ReportSandboxAppliedRequest.profile:type_name -> agentruntime.events.v1.SandboxProfile
+	49,  // 40: agentruntime.permission.v1.ReportSandboxAppliedRequest.network_enforcement:type_name -> agentruntime.events.v1.NetworkEnforcement
+	52,  // 41: agentruntime.permission.v1.ReportSandboxAppliedResponse.applied:type_name -> agentruntime.events.v1.SandboxApplied
+	51,  // 42: agentruntime.permission.v1.ReportSandboxAppliedResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	58,  // 43: agentruntime.permission.v1.ReportSandboxViolationResponse.violation:type_name -> agentruntime.events.v1.SandboxViolation
+	51,  // 44: agentruntime.permission.v1.ReportSandboxViolationResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	59,  // 45: agentruntime.permission.v1.RegisterHookRequest.hook:type_name -> agentruntime.events.v1.Hook
+	59,  // 46: agentruntime.permission.v1.RegisterHookResponse.hook:type_name -> agentruntime.events.v1.Hook
+	51,  // 47: agentruntime.permission.v1.RegisterHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	51,  // 48: agentruntime.permission.v1.RemoveHookResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	60,  // 49: agentruntime.permission.v1.ListHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
+	59,  // 50: agentruntime.permission.v1.ListHooksResponse.hooks:type_name -> agentruntime.events.v1.Hook
+	60,  // 51: agentruntime.permission.v1.RunHooksRequest.point:type_name -> agentruntime.events.v1.HookPoint
+	61,  // 52: agentruntime.permission.v1.HookRunResult.decision:type_name -> agentruntime.events.v1.HookOutcome
+	62,  // 53: agentruntime.permission.v1.HookRunResult.failure:type_name -> agentruntime.events.v1.HookFailureCategory
+	63,  // 54: agentruntime.permission.v1.HookRunResult.fail_mode:type_name -> agentruntime.events.v1.FailMode
+	64,  // 55: agentruntime.permission.v1.HookRunResult.updated_input_ref:type_name -> agentruntime.common.v1.OutputRef
+	64,  // 56: agentruntime.permission.v1.HookRunResult.additional_context_refs:type_name -> agentruntime.common.v1.OutputRef
+	64,  // 57: agentruntime.permission.v1.HookRunResult.updated_output_ref:type_name -> agentruntime.common.v1.OutputRef
+	31,  // 58: agentruntime.permission.v1.RunHooksResponse.results:type_name -> agentruntime.permission.v1.HookRunResult
+	61,  // 59: agentruntime.permission.v1.RunHooksResponse.decision:type_name -> agentruntime.events.v1.HookOutcome
+	51,  // 60: agentruntime.permission.v1.RunHooksResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	65,  // 61: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
+	51,  // 62: agentruntime.permission.v1.ReportExecutionEnvironmentResponse.write:type_name -> agentruntime.common.v1.WriteResult
+	65,  // 63: agentruntime.permission.v1.GetExecutionEnvironmentResponse.environment:type_name -> agentruntime.events.v1.ExecutionEnvironment
+	66,  // 64: agentruntime.permission.v1.GetExecutionEnvironmentResponse.recorded_at:type_name -> google.protobuf.Timestamp
+	67,  // 65: agentruntime.permission.v1.DecisionSummary.decision:type_name -> agentruntime.events.v1.Decision
+	68,  // 66: agentruntime.permission.v1.DecisionSummary.decision_source:type_name -> agentruntime.events.v1.DecisionSource
+	69,  // 67: agentruntime.permission.v1.DecisionSummary.resolution:type_name -> agentruntime.events.v1.PermissionResolution
+	66,  // 68: agentruntime.permission.v1.PendingApproval.requested_at:type_name -> google.protobuf.Timestamp
+	47,  // 69: agentruntime.permission.v1.PendingApproval.timeout:type_name -> google.protobuf.Duration
+	56,  // 70: agentruntime.permission.v1.ViolationSummary.kind:type_name -> agentruntime.events.v1.ViolationKind
+	70,  // 71: agentruntime.permission.v1.Explanation.state:type_name -> agentruntime.common.v1.FactState
+	68,  // 72: agentruntime.permission.v1.Explanation.cause:type_name -> agentruntime.events.v1.DecisionSource
+	60,  // 73: agentruntime.permission.v1.HookRunSummary.point:type_name -> agentruntime.events.v1.HookPoint
+	0,   // 74: agentruntime.permission.v1.HookRunSummary.status:type_name -> agentruntime.permission.v1.HookRunStatus
+	61,  // 75: agentruntime.permission.v1.HookRunSummary.decision:type_name -> agentruntime.events.v1.HookOutcome
+	63,  // 76: agentruntime.permission.v1.HookRunSummary.fail_mode:type_name -> agentruntime.events.v1.FailMode
+	54,  // 77: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.mode:type_name -> agentruntime.events.v1.PermissionMode
+	39,  // 78: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.pending_approvals:type_name -> agentruntime.permission.v1.PendingApproval
+	38,  // 79: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_decisions:type_name -> agentruntime.permission.v1.DecisionSummary
+	48,  // 80: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_profile:type_name -> agentruntime.events.v1.SandboxProfile
+	70,  // 81: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.sandbox_state:type_name -> agentruntime.common.v1.FactState
+	40,  // 82: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.violations:type_name -> agentruntime.permission.v1.ViolationSummary
+	41,  // 83: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.last_denial:type_name -> agentruntime.permission.v1.Explanation
+	42,  // 84: agentruntime.permission.v1.GetPermissionSandboxSummaryResponse.recent_hook_runs:type_name -> agentruntime.permission.v1.HookRunSummary
+	4,   // 85: agentruntime.permission.v1.PermissionService.EvaluatePermission:input_type -> agentruntime.permission.v1.EvaluatePermissionRequest
+	7,   // 86: agentruntime.permission.v1.PermissionService.ResolvePermission:input_type -> agentruntime.permission.v1.ResolvePermissionRequest
+	10,  // 87: agentruntime.permission.v1.PermissionService.GetPermissionState:input_type -> agentruntime.permission.v1.GetPermissionStateRequest
+	12,  // 88: agentruntime.permission.v1.PermissionService.SetPermissionMode:input_type -> agentruntime.permission.v1.SetPermissionModeRequest
+	14,  // 89: agentruntime.permission.v1.PermissionService.PutRules:input_type -> agentruntime.permission.v1.PutRulesRequest
+	16,  // 90: agentruntime.permission.v1.PermissionService.SetSandboxProfile:input_type -> agentruntime.permission.v1.SetSandboxProfileRequest
+	18,  // 91: agentruntime.permission.v1.PermissionService.GetSandboxProfile:input_type -> agentruntime.permission.v1.GetSandboxProfileRequest
+	20,  // 92: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:input_type -> agentruntime.permission.v1.ReportSandboxViolationRequest
+	21,  // 93: agentruntime.permission.v1.PermissionService.ReportSandboxApplied:input_type -> agentruntime.permission.v1.ReportSandboxAppliedRequest
+	24,  // 94: agentruntime.permission.v1.PermissionService.RegisterHook:input_type -> agentruntime.permission.v1.RegisterHookRequest
+	26,  // 95: agentruntime.permission.v1.PermissionService.RemoveHook:input_type -> agentruntime.permission.v1.RemoveHookRequest
+	28,  // 96: agentruntime.permission.v1.PermissionService.ListHooks:input_type -> agentruntime.permission.v1.ListHooksRequest
+	30,  // 97: agentruntime.permission.v1.PermissionService.RunHooks:input_type -> agentruntime.permission.v1.RunHooksRequest
+	33,  // 98: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:input_type -> agentruntime.permission.v1.ReportExecutionEnvironmentRequest
+	35,  // 99: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:input_type -> agentruntime.permission.v1.GetExecutionEnvironmentRequest
+	37,  // 100: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:input_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryRequest
+	6,   // 101: agentruntime.permission.v1.PermissionService.EvaluatePermission:output_type -> agentruntime.permission.v1.EvaluatePermissionResponse
+	8,   // 102: agentruntime.permission.v1.PermissionService.ResolvePermission:output_type -> agentruntime.permission.v1.ResolvePermissionResponse
+	11,  // 103: agentruntime.permission.v1.PermissionService.GetPermissionState:output_type -> agentruntime.permission.v1.GetPermissionStateResponse
+	13,  // 104: agentruntime.permission.v1.PermissionService.SetPermissionMode:output_type -> agentruntime.permission.v1.SetPermissionModeResponse
+	15,  // 105: agentruntime.permission.v1.PermissionService.PutRules:output_type -> agentruntime.permission.v1.PutRulesResponse
+	17,  // 106: agentruntime.permission.v1.PermissionService.SetSandboxProfile:output_type -> agentruntime.permission.v1.SetSandboxProfileResponse
+	19,  // 107: agentruntime.permission.v1.PermissionService.GetSandboxProfile:output_type -> agentruntime.permission.v1.GetSandboxProfileResponse
+	23,  // 108: agentruntime.permission.v1.PermissionService.ReportSandboxViolation:output_type -> agentruntime.permission.v1.ReportSandboxViolationResponse
+	22,  // 109: agentruntime.permission.v1.PermissionService.ReportSandboxApplied:output_type -> agentruntime.permission.v1.ReportSandboxAppliedResponse
+	25,  // 110: agentruntime.permission.v1.PermissionService.RegisterHook:output_type -> agentruntime.permission.v1.RegisterHookResponse
+	27,  // 111: agentruntime.permission.v1.PermissionService.RemoveHook:output_type -> agentruntime.permission.v1.RemoveHookResponse
+	29,  // 112: agentruntime.permission.v1.PermissionService.ListHooks:output_type -> agentruntime.permission.v1.ListHooksResponse
+	32,  // 113: agentruntime.permission.v1.PermissionService.RunHooks:output_type -> agentruntime.permission.v1.RunHooksResponse
+	34,  // 114: agentruntime.permission.v1.PermissionService.ReportExecutionEnvironment:output_type -> agentruntime.permission.v1.ReportExecutionEnvironmentResponse
+	36,  // 115: agentruntime.permission.v1.PermissionService.GetExecutionEnvironment:output_type -> agentruntime.permission.v1.GetExecutionEnvironmentResponse
+	43,  // 116: agentruntime.permission.v1.PermissionService.GetPermissionSandboxSummary:output_type -> agentruntime.permission.v1.GetPermissionSandboxSummaryResponse
+	101, // [101:117] is the sub-list for method output_type
+	85,  // [85:101] is the sub-list for method input_type
+	85,  // [85:85] is the sub-list for extension type_name
+	85,  // [85:85] is the sub-list for extension extendee
+	0,   // [0:85] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_permission_v1_permission_proto_init() }
@@ -3895,7 +4004,7 @@ func file_agentruntime_permission_v1_permission_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_permission_v1_permission_proto_rawDesc), len(file_agentruntime_permission_v1_permission_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   42,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

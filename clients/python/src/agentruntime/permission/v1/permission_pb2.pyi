@@ -49,8 +49,9 @@ class DecisionSummary(_message.Message):
     def __init__(self, evaluation_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., decision: _Optional[_Union[_permission_pb2.Decision, str]] = ..., decision_source: _Optional[_Union[_permission_pb2.DecisionSource, str]] = ..., decision_reason: _Optional[str] = ..., rule_refs: _Optional[_Iterable[str]] = ..., destructive: bool = ..., approval_action_id: _Optional[str] = ..., resolution: _Optional[_Union[_permission_pb2.PermissionResolution, str]] = ..., sequence: _Optional[int] = ..., input_rewritten: bool = ...) -> None: ...
 
 class EvaluatePermissionRequest(_message.Message):
-    __slots__ = ["access", "approval_timeout", "arguments_json", "command", "cwd", "hosts", "min_sequence", "name", "paths", "process_id", "resolved_paths", "session_id", "skip_hooks", "step_id", "target", "thread_id", "tool_call_id", "turn_id", "workspace_id"]
+    __slots__ = ["access", "applied_if_allowed", "approval_timeout", "arguments_json", "command", "cwd", "hosts", "min_sequence", "name", "paths", "process_id", "resolved_paths", "session_id", "skip_hooks", "step_id", "target", "thread_id", "tool_call_id", "turn_id", "workspace_id"]
     ACCESS_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_IF_ALLOWED_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +71,7 @@ class EvaluatePermissionRequest(_message.Message):
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
     access: _permission_pb2.Access
+    applied_if_allowed: SandboxEnforcement
     approval_timeout: _duration_pb2.Duration
     arguments_json: str
     command: str
@@ -88,19 +90,21 @@ class EvaluatePermissionRequest(_message.Message):
     tool_call_id: str
     turn_id: str
     workspace_id: str
-    def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., step_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., process_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., target: _Optional[_Union[_permission_pb2.TargetKind, str]] = ..., name: _Optional[str] = ..., access: _Optional[_Union[_permission_pb2.Access, str]] = ..., paths: _Optional[_Iterable[str]] = ..., command: _Optional[str] = ..., hosts: _Optional[_Iterable[str]] = ..., cwd: _Optional[str] = ..., resolved_paths: _Optional[_Iterable[_Union[PathResolution, _Mapping]]] = ..., arguments_json: _Optional[str] = ..., skip_hooks: bool = ..., approval_timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., min_sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., step_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., process_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., target: _Optional[_Union[_permission_pb2.TargetKind, str]] = ..., name: _Optional[str] = ..., access: _Optional[_Union[_permission_pb2.Access, str]] = ..., paths: _Optional[_Iterable[str]] = ..., command: _Optional[str] = ..., hosts: _Optional[_Iterable[str]] = ..., cwd: _Optional[str] = ..., resolved_paths: _Optional[_Iterable[_Union[PathResolution, _Mapping]]] = ..., arguments_json: _Optional[str] = ..., skip_hooks: bool = ..., approval_timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., min_sequence: _Optional[int] = ..., applied_if_allowed: _Optional[_Union[SandboxEnforcement, _Mapping]] = ...) -> None: ...
 
 class EvaluatePermissionResponse(_message.Message):
-    __slots__ = ["evaluation", "sandbox_profile", "updated_arguments_json", "write"]
+    __slots__ = ["evaluation", "sandbox_applied", "sandbox_profile", "updated_arguments_json", "write"]
     EVALUATION_FIELD_NUMBER: _ClassVar[int]
+    SANDBOX_APPLIED_FIELD_NUMBER: _ClassVar[int]
     SANDBOX_PROFILE_FIELD_NUMBER: _ClassVar[int]
     UPDATED_ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     WRITE_FIELD_NUMBER: _ClassVar[int]
     evaluation: _permission_pb2.PermissionEvaluated
+    sandbox_applied: _permission_pb2.SandboxApplied
     sandbox_profile: _permission_pb2.SandboxProfile
     updated_arguments_json: str
     write: _common_pb2.WriteResult
-    def __init__(self, evaluation: _Optional[_Union[_permission_pb2.PermissionEvaluated, _Mapping]] = ..., sandbox_profile: _Optional[_Union[_permission_pb2.SandboxProfile, _Mapping]] = ..., updated_arguments_json: _Optional[str] = ..., write: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ...) -> None: ...
+    def __init__(self, evaluation: _Optional[_Union[_permission_pb2.PermissionEvaluated, _Mapping]] = ..., sandbox_profile: _Optional[_Union[_permission_pb2.SandboxProfile, _Mapping]] = ..., updated_arguments_json: _Optional[str] = ..., write: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ..., sandbox_applied: _Optional[_Union[_permission_pb2.SandboxApplied, _Mapping]] = ...) -> None: ...
 
 class Explanation(_message.Message):
     __slots__ = ["cause", "evaluation_id", "reason", "rule_refs", "state"]
@@ -539,6 +543,18 @@ class RunHooksResponse(_message.Message):
     updated_input_json: str
     write: _common_pb2.WriteResult
     def __init__(self, results: _Optional[_Iterable[_Union[HookRunResult, _Mapping]]] = ..., decision: _Optional[_Union[_permission_pb2.HookOutcome, str]] = ..., reason: _Optional[str] = ..., updated_input_json: _Optional[str] = ..., write: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ...) -> None: ...
+
+class SandboxEnforcement(_message.Message):
+    __slots__ = ["env_allowlist", "network_enforcement", "network_enforcement_reason", "profile"]
+    ENV_ALLOWLIST_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_ENFORCEMENT_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_ENFORCEMENT_REASON_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    env_allowlist: _containers.RepeatedScalarFieldContainer[str]
+    network_enforcement: _permission_pb2.NetworkEnforcement
+    network_enforcement_reason: str
+    profile: _permission_pb2.SandboxProfile
+    def __init__(self, profile: _Optional[_Union[_permission_pb2.SandboxProfile, _Mapping]] = ..., network_enforcement: _Optional[_Union[_permission_pb2.NetworkEnforcement, str]] = ..., network_enforcement_reason: _Optional[str] = ..., env_allowlist: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SetPermissionModeRequest(_message.Message):
     __slots__ = ["interactive", "mode", "reason", "scope"]
