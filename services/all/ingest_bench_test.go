@@ -60,6 +60,31 @@ func rawDelta(b testing.TB) []byte {
 	return data
 }
 
+// rawJetStream is a connection of its own to the stack's NATS server and
+// the stream RAW (subjects raw.>) the raw side publishes to, which no
+// projector reads.
+func rawJetStream(b *testing.B, s *stack) jetstream.JetStream {
+	var nc *nats.Conn
+	var err error
+	if s.shape == dev {
+		nc, err = s.embed.Connect()
+	} else {
+		nc, err = nats.Connect(s.nats.url)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := js.CreateOrUpdateStream(context.Background(), jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}, Duplicates: 10 * time.Minute}); err != nil {
+		b.Fatal(err)
+	}
+	return js
+}
+
 // BenchmarkIngest: ReportEvents of 100 model deltas from 1 and 4 clients
 // (each on its own running turn), next to raw JetStream async publishes of
 // 100 envelopes of the same size awaited together, from as many clients,
@@ -83,21 +108,7 @@ func benchIngest(b *testing.B, sh shape, clients int) {
 	}
 	raws := make([]jetstream.JetStream, clients)
 	for i := range raws {
-		var nc *nats.Conn
-		var err error
-		if sh == dev {
-			nc, err = s.embed.Connect()
-		} else {
-			nc, err = nats.Connect(s.nats.url)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(nc.Close)
-		raws[i], _ = jetstream.New(nc)
-	}
-	if _, err := raws[0].CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}, Duplicates: 10 * time.Minute}); err != nil {
-		b.Fatal(err)
+		raws[i] = rawJetStream(b, s)
 	}
 	data := rawDelta(b)
 	parallel := func(op func(c int) error) time.Duration {
@@ -171,20 +182,7 @@ func BenchmarkIngestOne(b *testing.B) {
 			if err != nil || claim.GetRunId() == "" {
 				b.Fatalf("claim: %v %v", claim, err)
 			}
-			var nc *nats.Conn
-			if sh == dev {
-				nc, err = s.embed.Connect()
-			} else {
-				nc, err = nats.Connect(s.nats.url)
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(nc.Close)
-			js, _ := jetstream.New(nc)
-			if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}, Duplicates: 10 * time.Minute}); err != nil {
-				b.Fatal(err)
-			}
+			js := rawJetStream(b, s)
 			data := rawDelta(b)
 			bare := bareGRPC(b, func(ctx context.Context) error {
 				_, err := js.PublishMsg(ctx, &nats.Msg{Subject: "raw.one", Data: data, Header: nats.Header{jetstream.MsgIDHeader: []string{ids.New(ids.Event)}}})
