@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -275,8 +274,14 @@ func (tu *turn) toolStep(ctx context.Context, msgs []provider.Message, steps int
 		}
 		cp := &checkpoint{Version: checkpointVersion, Model: tu.model, Routed: tu.routed, Steps: steps, Messages: msgs, Step: sp.step}
 		perr := tu.park(ctx, cp, parkWait)
-		if errors.Is(perr, errParked) || ctx.Err() != nil {
-			return nil, cmp.Or(perr, ctx.Err())
+		if errors.Is(perr, errParked) {
+			return nil, perr
+		}
+		if ctx.Err() != nil {
+			// Interrupted while handing the step back (the hand back
+			// failed for it): the waiting calls end here.
+			tu.waitsCancelled(sp.step.ID, sp.step.Parked)
+			return nil, ctx.Err()
 		}
 		tu.w.cfg.Logger.WarnContext(ctx, "handing back a waiting turn; its calls wait in place", "turn_id", tu.t.GetTurnId(), "error", perr)
 		tu.holdWaits, resume = true, sp.step

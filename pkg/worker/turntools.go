@@ -91,12 +91,7 @@ func (tu *turn) runTools(ctx context.Context, ps *pendingStep, resume *pendingSt
 			return nil, err
 		}
 		if ctx.Err() != nil {
-			// Interrupted before the step could be handed back: the
-			// waiting calls end here, as any call the interrupt stopped.
-			for _, pc := range parked {
-				_ = tu.say(tu.event("tool.failed", ps.ID, pc.CallID, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
-					Category: tools.Cancelled, Message: "the turn was interrupted while the call waited for permission"}}))
-			}
+			tu.waitsCancelled(ps.ID, parked)
 			return nil, ctx.Err()
 		}
 		if len(parked) > 0 {
@@ -111,6 +106,16 @@ func (tu *turn) runTools(ctx context.Context, ps *pendingStep, resume *pendingSt
 		i = j
 	}
 	return out, nil
+}
+
+// waitsCancelled ends the calls of step that waited for a person when the
+// turn was interrupted before it could be handed back, as any call the
+// interrupt stopped.
+func (tu *turn) waitsCancelled(step string, parked map[int]parkedCall) {
+	for _, pc := range parked {
+		_ = tu.say(tu.event("tool.failed", step, pc.CallID, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
+			Category: tools.Cancelled, Message: "the turn was interrupted while the call waited for permission"}}))
+	}
 }
 
 func (tu *turn) parallel(c provider.ToolCall) bool {
