@@ -64,16 +64,7 @@ func rawDelta(b testing.TB) []byte {
 // the stream RAW (subjects raw.>) the raw side publishes to, which no
 // projector reads.
 func rawJetStream(b *testing.B, s *stack) jetstream.JetStream {
-	var nc *nats.Conn
-	var err error
-	if s.shape == dev {
-		nc, err = s.embed.Connect()
-	} else {
-		nc, err = nats.Connect(s.nats.url)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	nc := s.natsConn(b)
 	b.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	if err != nil {

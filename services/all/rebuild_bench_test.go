@@ -243,16 +243,7 @@ func benchRebuild(b *testing.B, sh shape) {
 // rawReplay reads the whole stream with an ordered consumer, as the
 // projectors do, without decoding.
 func rawReplay(b *testing.B, s *stack, want uint64) uint64 {
-	var nc *nats.Conn
-	var err error
-	if s.shape == dev {
-		nc, err = s.embed.Connect()
-	} else {
-		nc, err = nats.Connect(s.nats.url)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	nc := s.natsConn(b)
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
 	ctx := context.Background()

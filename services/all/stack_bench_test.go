@@ -194,16 +194,7 @@ func newStackWith(b testing.TB, sh shape, dir, models string, partitions int, se
 	}
 	b.Cleanup(s.stop)
 	connect := func() *nats.Conn {
-		var nc *nats.Conn
-		var err error
-		if sh == dev {
-			nc, err = s.embed.Connect()
-		} else {
-			nc, err = nats.Connect(s.nats.url)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
+		nc := s.natsConn(b)
 		closers = append(closers, nc.Close)
 		return nc
 	}
@@ -268,6 +259,23 @@ func newStackWith(b testing.TB, sh shape, dir, models string, partitions int, se
 		s.addr[name] = lis.Addr().String()
 	}
 	return s
+}
+
+// natsConn is a new connection to the stack's NATS server (the caller
+// closes it).
+func (s *stack) natsConn(b testing.TB) *nats.Conn {
+	b.Helper()
+	var nc *nats.Conn
+	var err error
+	if s.shape == dev {
+		nc, err = s.embed.Connect()
+	} else {
+		nc, err = nats.Connect(s.nats.url)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return nc
 }
 
 func (s *stack) conn(b testing.TB, service string) *grpc.ClientConn {
