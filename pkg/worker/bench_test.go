@@ -71,11 +71,17 @@ func BenchmarkTurnOverhead(b *testing.B) {
 					b.Fatalf("turn ended %v", ev)
 				}
 				d := time.Since(t0)
-				after, err := rt.log.Head(ctx)
-				if err != nil {
+				// Positions are not counts (a message has slots,
+				// docs/adr/0016-command-messages.md): count what the
+				// session's turn wrote.
+				var n uint64
+				if _, err := rt.log.Read(ctx, []string{rt.log.Subjects.Session("t1", session)}, eventlog.FromSequence(before+1), func(*eventlog.Record) error {
+					n++
+					return nil
+				}); err != nil {
 					b.Fatal(err)
 				}
-				return d, after - before
+				return d, n
 			}
 		}
 	}
