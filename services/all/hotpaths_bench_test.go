@@ -2,6 +2,7 @@ package all_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ import (
 func BenchmarkHotPaths(b *testing.B) {
 	for _, sh := range []shape{dev, serve} {
 		b.Run(string(sh)+"/submit", func(b *testing.B) { benchSubmitPath(b, sh) })
+		b.Run(string(sh)+"/submit_new_thread", func(b *testing.B) { benchSubmitNewThread(b, sh) })
 		b.Run(string(sh)+"/report1", func(b *testing.B) { benchReportPath(b, sh) })
 	}
 }
@@ -78,6 +80,41 @@ func benchSubmitPath(b *testing.B, sh shape) {
 		}
 		got = append(got, time.Since(t0))
 		active = resp.GetTurn().GetTurnId()
+		t0 = time.Now()
+		if _, err := health.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+			b.Fatal(err)
+		}
+		ack, err := js.Publish(ctx, "raw.submit", payload, jetstream.WithExpectLastSequencePerSubject(last))
+		if err != nil {
+			b.Fatal(err)
+		}
+		last = ack.Sequence
+		raw = append(raw, time.Since(t0))
+	}
+	b.StopTimer()
+	reportP50s(b, got, raw)
+}
+
+// benchSubmitNewThread: the first turn of a conversation, a thread new
+// to a session that holds 50 threads at most (a new session every 50).
+func benchSubmitNewThread(b *testing.B, sh shape) {
+	s := newStack(b, sh, control.Name)
+	ctx := context.Background()
+	conn := s.conn(b, control.Name)
+	c := controlv1.NewControlServiceClient(conn)
+	health := healthpb.NewHealthClient(conn)
+	js := rawJetStream(b, s)
+	input := []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "hello"}}}
+	payload := make([]byte, 256)
+	var last uint64
+	got, raw := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		if _, err := c.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: fmt.Sprintf("s-%d-%d", b.N, i/50), ThreadId: fmt.Sprintf("th-%d-%d", b.N, i), Input: input}); err != nil {
+			b.Fatal(err)
+		}
+		got = append(got, time.Since(t0))
 		t0 = time.Now()
 		if _, err := health.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
 			b.Fatal(err)

@@ -291,12 +291,10 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 	create := req.GetCreatePolicy() != controlv1.CreatePolicy_CREATE_POLICY_REQUIRE_EXISTING
 	session, thread := req.GetSessionId(), req.GetThreadId()
 	// Fast path: a thread this process holds exists (nothing deletes one).
-	st, err := a.w.Load(ctx, threadAgg(c.Tenant, session, thread))
-	if err != nil {
-		return err
-	}
-	if _, ok, err := readmodel.Thread(ctx, st, c.Tenant, thread); err != nil || ok {
-		return err
+	if st, held := a.w.Held(threadAgg(c.Tenant, session, thread)); held {
+		if _, ok, err := readmodel.Thread(ctx, st, c.Tenant, thread); err != nil || ok {
+			return err
+		}
 	}
 	// A thread id is global in its tenant: one of another session lives on
 	// another subject, which only the read model sees.
@@ -307,7 +305,7 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 			Message: fmt.Sprintf("thread %s belongs to another session", thread)}
 	}
 	open := domain.Open{Session: session, Thread: thread, Create: create, Title: req.GetSessionTitle(), CreatedBy: c.Subject}
-	_, err = a.w.Execute(ctx, sessionAgg(c.Tenant, session), "create-session", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+	_, err := a.w.Execute(ctx, sessionAgg(c.Tenant, session), "create-session", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		_, ok, err := readmodel.Session(ctx, st, c.Tenant, session)
 		if err != nil {
 			return nil, err
@@ -317,7 +315,12 @@ func (a *App) ensureThread(ctx context.Context, c Caller, req *controlv1.SubmitT
 	if err != nil {
 		return err
 	}
-	_, err = a.w.Execute(ctx, threadAgg(c.Tenant, session, thread), "create-thread", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+	// A thread this process does not hold is most often new (a
+	// conversation's first turn): it is created at the expected sequence 0
+	// without reading the log first (ExecuteNew); one that exists answers a
+	// conflict, is read, and is decided again (a no-op). Sessions hold many
+	// threads, so a session is read first as before.
+	_, err = a.w.ExecuteNew(ctx, threadAgg(c.Tenant, session, thread), "create-thread", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
 		_, ok, err := readmodel.Thread(ctx, st, c.Tenant, thread)
 		if err != nil {
 			return nil, err
