@@ -47,6 +47,10 @@ SCRIPT = {
         {"text": "Starting.", "tool_calls": [{"name": "echo_server", "arguments": {}}]},
         {"text": "Waiting.", "tool_calls": [{"name": "wait_processes", "arguments": {}}]},
         {"text": "It ended."},
+    ]}, {"match": "two reads", "steps": [
+        {"text": "Reading both.", "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md", "limit": 2}},
+                                                 {"name": "read_file", "arguments": {"path": "README.md", "offset": 2, "limit": 2}}]},
+        {"text": "Read."},
     ]}, {"match": "leak", "steps": [
         {"text": "Looking.", "tool_calls": [{"name": "leak", "arguments": {}}]},
         {"text": "Seen."},
@@ -518,3 +522,50 @@ def test_a_cancelled_task_interrupts_its_turn(dev, tmp_path, procs):
     failed = [e for e in seen if e.type == "turn.failed"]
     assert failed and failed[0].turn_failed.category == "interrupted", types
     assert types.index("turn.failed") < types.index("task.cancelled")
+
+
+def test_a_steps_facts_travel_in_one_report(dev, tmp_path):
+    """The worker holds a step's facts for its report_linger and sends them
+    together before anything another service decides on: a turn of two
+    reads and an answer is a few ReportEvents calls, not one per fact,
+    counted on the worker's own channel; with no linger it is one per
+    fact, in the same order either way."""
+    import grpc
+    from agentruntime import Endpoints, RetryPolicy, ScriptedModel, Worker
+    from worker_main import workspace_tools
+
+    class Count(grpc.aio.UnaryUnaryClientInterceptor):
+        def __init__(self) -> None:
+            self.reports = 0
+
+        async def intercept_unary_unary(self, continuation, details, request):
+            method = details.method.decode() if isinstance(details.method, bytes) else details.method
+            if method.endswith("/ReportEvents"):
+                self.reports += 1
+            return await continuation(details, request)
+
+    script = script_file(tmp_path)
+
+    async def turn(linger: float, session: str) -> Tuple[int, List[str]]:
+        count = Count()
+        channel = grpc.aio.insecure_channel(dev, interceptors=[count])
+        client = Client(Endpoints.of(dev), {dev: channel}, token=None, retry=RetryPolicy())
+        ws = workspace(tmp_path, session)
+        w = Worker(client=client, tools=workspace_tools(str(ws)), model=ScriptedModel(str(script)), session_id=session,
+                   workspace=str(ws), claim_wait=5.0, report_linger=linger)
+        running = asyncio.ensure_future(w.run())
+        try:
+            async with await Client.connect(dev) as c:
+                _, events = await run_turn(c, session, "two reads")
+        finally:
+            w.stop()
+            await asyncio.wait_for(running, TIMEOUT)
+            await channel.close()
+        assert events[-1].type == "turn.completed", [e.type for e in events]
+        return count.reports, [e.type for e in events if e.run_id]
+
+    held, held_types = asyncio.run(turn(0.010, "facts-held"))
+    each, each_types = asyncio.run(turn(0.0, "facts-each"))
+    assert held_types == each_types, (held_types, each_types)
+    print(f"ReportEvents calls of the turn: {held} with a linger, {each} without")
+    assert held <= 5 < each, f"ReportEvents calls: {held} with a linger, {each} without"

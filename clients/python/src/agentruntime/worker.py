@@ -167,6 +167,7 @@ class Worker:
                  output_budget: int = DEFAULT_OUTPUT_BUDGET,
                  redaction_rules: Sequence[RedactionRule] = DEFAULT_REDACTION_RULES,
                  mcp_config: str = "",
+                 report_linger: float = 0.010,
                  logger: Optional[logging.Logger] = None) -> None:
         if client is None and endpoints is None:
             raise ValueError("give endpoints or a client")
@@ -197,6 +198,10 @@ class Worker:
         #: the MCP config file (the Go worker's --mcp-config): its servers
         #: start with run() and their tools join ``tools`` (agentruntime.mcp).
         self.mcp_config = mcp_config
+        #: how long a turn holds its facts so that a step's facts travel in
+        #: one ReportEvents call (the Go worker's ReportLinger); 0 sends
+        #: each fact at once.
+        self.report_linger = max(0.0, report_linger)
 
     async def _connect(self) -> Client:
         if self._client is None:
@@ -516,6 +521,13 @@ class _Turn:
         self.permission_unavailable = 0
         self.procs = _Processes(self)
         self.task: Optional[asyncio.Task] = None
+        # Facts said but not sent yet (say), the timer that sends them, the
+        # lock that keeps one call in flight, and a timer send's failure
+        # for the next report.
+        self._held: List[RuntimeEvent] = []
+        self._timer: Optional[asyncio.TimerHandle] = None
+        self._sending = asyncio.Lock()
+        self._held_error: Optional[BaseException] = None
 
     # ---- facts ----
 
@@ -528,17 +540,55 @@ class _Turn:
             getattr(ev, name).CopyFrom(value)
         return ev
 
+    def say(self, *events: RuntimeEvent) -> None:
+        """Holds facts for at most the worker's report_linger, so that a
+        step's facts travel in one ReportEvents call. Every event gets its
+        id now, so a retry appends nothing twice. Whatever another service
+        decides on or records about the turn (a route, a permission
+        evaluation, a sandbox fact, the turn's end) is preceded by flush()
+        or report(): the log's order is the order facts were said in."""
+        if self.stop_reason in ("ended", "lease_lost"):
+            raise asyncio.CancelledError()
+        for ev in events:
+            if not ev.event_id:
+                ev.event_id = new_id("evt")
+        self._held.extend(events)
+        if self.w.report_linger <= 0 or len(self._held) >= 64:
+            asyncio.ensure_future(self._flush_held())
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(
+                self.w.report_linger, lambda: asyncio.ensure_future(self._flush_held()))
+
+    async def _flush_held(self) -> None:
+        try:
+            await self.flush()
+        except BaseException as e:  # said by the next report or flush
+            if self._held_error is None:
+                self._held_error = e
+
+    async def flush(self) -> None:
+        """Sends the facts held, in order, and waits for them."""
+        await self.report()
+
     async def report(self, *events: RuntimeEvent) -> None:
+        """Sends the facts held and these, in order, and waits for them."""
         if self.stop_reason in ("ended", "lease_lost"):
             # The run is lost or the turn ended elsewhere: this run says
             # nothing more, whatever was under way.
             raise asyncio.CancelledError()
-        evs = list(events)
-        while evs:
-            req = control_pb2.ReportEventsRequest(events=evs[:256])
-            _set_if(req, "lease_token", self.lease_token)
-            await self.c.control.ReportEvents(req, timeout=30)
-            evs = evs[256:]
+        async with self._sending:
+            if self._held_error is not None:
+                err, self._held_error = self._held_error, None
+                raise err
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            evs, self._held = self._held + list(events), []
+            while evs:
+                req = control_pb2.ReportEventsRequest(events=evs[:256])
+                _set_if(req, "lease_token", self.lease_token)
+                await self.c.control.ReportEvents(req, timeout=30)
+                evs = evs[256:]
 
     async def report_anyway(self, *events: RuntimeEvent) -> None:
         """Reports even while the turn's task is being cancelled (the
@@ -690,7 +740,7 @@ class _Turn:
         names = sorted(w.tools)
         defs = [ToolDef(n, w.tools[n].description, w.tools[n].schema) for n in names]
         tokens = sum((len(m.content.encode()) + 3) // 4 for m in msgs)
-        await self.report(
+        self.say(
             self.event("context.resolved", context_resolved=ev_control.ContextResolved(
                 refs=["system_prompt", f"turn:{self.t.turn_id}/input"], tokens=tokens,
                 warnings=["earlier turns of the thread are not included (history is not carried yet)",
@@ -719,6 +769,7 @@ class _Turn:
                                            fallback_policy=ev_routing.FALLBACK_POLICY_NEXT_CANDIDATE),
             requested_model_id=self.t.options.get("model", ""), estimated_input_tokens=tokens))
         try:
+            await self.flush()
             resp = await self.c.routing.DecideRoute(req, timeout=30)
             if resp.HasField("decision"):
                 self.model, self.routed = resp.decision.selected_model_id, True
@@ -729,7 +780,7 @@ class _Turn:
         if not w.default_model:
             raise _TurnFailure("routing", why)
         self.model = w.default_model
-        await self.report(self.event("run.status", run_status=ev_control.RunStatus(
+        self.say(self.event("run.status", run_status=ev_control.RunStatus(
             phase="routing", title="using the worker's default model " + self.model, detail=why)))
 
     async def model_step(self, msgs: List[Message], defs: List[ToolDef]) -> Tuple[ModelResponse, str]:
@@ -737,7 +788,7 @@ class _Turn:
         provider = getattr(w.model, "name", "custom")
         while True:
             step = new_id("step")
-            await self.report(self.event("model.requested", step, model_requested=ev_control.ModelRequested(
+            self.say(self.event("model.requested", step, model_requested=ev_control.ModelRequested(
                 provider=provider, model=self.model)))
             sink = _Sink(self, step)
             try:
@@ -768,10 +819,11 @@ class _Turn:
                                                   response_ref=resp.request_id)
             if usage is not None:
                 completed.usage.CopyFrom(usage)  # absent when unknown, never zero
-            await self.report(self.event("model.completed", step, model_completed=completed))
+            self.say(self.event("model.completed", step, model_completed=completed))
             if resp.usage is not None and self.routed:
                 u = resp.usage
                 try:
+                    await self.flush()
                     await self.c.routing.RecordCost(routing_pb2.RecordCostRequest(
                         scope=self.scope(), usage_id=step, model_id=self.model, usage=routing_pb2.Usage(
                             input_tokens=u.input_tokens, output_tokens=u.output_tokens,
@@ -789,6 +841,7 @@ class _Turn:
         if cat is None:
             return ""
         try:
+            await self.flush()
             resp = await self.c.routing.ApplyFallback(routing_pb2.ApplyFallbackRequest(
                 scope=self.scope(), failed_model_id=self.model, failure_category=cat,
                 failure_detail=_clip(f"{e.category}: {e.message}", 1000)), timeout=30)
@@ -817,7 +870,7 @@ class _Turn:
 
     async def run_tool(self, step: str, c: ToolCall) -> Message:
         call = c.id if ID_PATTERN.match(c.id or "") else new_id("call")
-        await self.report(
+        self.say(
             self.event("tool.started", step, call, tool_started=ev_control.ToolStarted(tool_name=c.name)),
             self.event("tool.args", step, call, tool_args=ev_control.ToolArgs(safe_args_json=_clip(c.arguments, 4096))))
         ended: list = []  # the call's last fact was reported
@@ -846,7 +899,7 @@ class _Turn:
 
         async def failed(category: str, message: str) -> Message:
             msg.content = f"error ({category}): {message}"
-            await self.report(self.event("tool.failed", step, call, tool_failed=ev_control.ToolFailed(
+            self.say(self.event("tool.failed", step, call, tool_failed=ev_control.ToolFailed(
                 category=category, message=_clip(message, 2000), retryable=category == "timeout")))
             ended.append(True)
             return msg
@@ -859,7 +912,7 @@ class _Turn:
         except ToolError as e:
             return await failed(e.category, e.message)
         try:
-            allowed, why, eval_id, rewritten = await self.permit(call, c, tool, args)
+            allowed, why, eval_id, rewritten = await self.permit(step, call, c, tool, args)
         except RpcError as e:
             self.permission_unavailable += 1
             return await failed("permission_unavailable", e.message)
@@ -899,15 +952,16 @@ class _Turn:
         result = ev_control.ToolResult(preview=preview)
         if ref is not None:
             result.output.CopyFrom(ref)
-        await self.report(*facts, self.event("tool.result", step, call, tool_result=result))
+        self.say(*facts, self.event("tool.result", step, call, tool_result=result))
         ended.append(True)
         return msg
 
-    async def permit(self, call: str, c: ToolCall, tool: Tool, args: Dict[str, Any]) -> Tuple[bool, str, str, str]:
+    async def permit(self, step: str, call: str, c: ToolCall, tool: Tool, args: Dict[str, Any]) -> Tuple[bool, str, str, str]:
         req = permission_pb2.EvaluatePermissionRequest(
-            session_id=self.t.session_id, thread_id=self.t.thread_id, turn_id=self.t.turn_id, tool_call_id=call,
+            session_id=self.t.session_id, thread_id=self.t.thread_id, turn_id=self.t.turn_id, step_id=step, tool_call_id=call,
             target=ev_permission.TARGET_KIND_TOOL, name=c.name, access=tool.access_enum(), paths=tool.paths(args),
             cwd=self.w.workspace, arguments_json=c.arguments)
+        await self.flush()
         resp = await self.c.permission.EvaluatePermission(req, timeout=30)
         ev = resp.evaluation
         d = ev.decision
@@ -956,6 +1010,7 @@ class _Turn:
         if process_id:
             req.target, req.step_id, req.tool_call_id, req.process_id = ev_permission.SANDBOX_TARGET_PROCESS, "", "", process_id
             req.network_enforcement_reason = "a process a Python tool started; the Python SDK does not confine it"
+        await self.flush()
         await self.c.permission.ReportSandboxApplied(req, timeout=30)
 
     async def shape_output(self, step: str, call: str, res: ToolResult) -> Tuple[str, str, Any, List[RuntimeEvent]]:
@@ -1211,9 +1266,10 @@ def _is_ended(err: Optional[BaseException]) -> bool:
 
 
 class _Sink:
-    """Coalesces a model stream into facts: text and reasoning flushed at
-    256 bytes, at a tool call and at the end; tool calls are announced by
-    the tool runner (with the ids the facts use)."""
+    """Coalesces a model stream into facts: text and reasoning cut at 256
+    bytes, at a tool call and at the end, and said to the turn, which sends
+    them within its report_linger; tool calls are announced by the tool
+    runner (with the ids the facts use)."""
 
     def __init__(self, turn: _Turn, step: str) -> None:
         self.turn, self.step = turn, step
@@ -1267,7 +1323,7 @@ class _Sink:
         async def go() -> None:
             if prev is not None:
                 await prev
-            await self.turn.report(*batch)
+            self.turn.say(*batch)
 
         self.sending = asyncio.ensure_future(go())
 
