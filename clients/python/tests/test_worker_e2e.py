@@ -131,10 +131,10 @@ def payloads(events) -> List[Tuple]:
 
 
 def without_hand_back(events):
-    """The Go worker hands a turn that waits for an approval back and a
-    run resumes it (docs/services/worker.md, "Waits cost nothing"); the
-    Python worker waits in place. The hand back (run.status parked and
-    resumed, the resuming run's turn.started) is left out of the comparison."""
+    """Both workers hand a turn that waits for an approval back and a run
+    resumes it (docs/services/worker.md, "Waits cost nothing"). The hand
+    back (run.status parked and resumed, the resuming run's turn.started)
+    is left out of the comparison."""
     out, started = [], False
     for e in events:
         if e.type == "run.status" and e.run_status.phase in ("parked", "resumed"):
@@ -162,8 +162,9 @@ def test_python_worker_reports_what_the_go_worker_reports(dev, binary, tmp_path,
             return go, py, spilled, stored
 
     (go_turn, go_events), (py_turn, py_events), spilled, stored = asyncio.run(main())
-    assert any(e.type == "run.status" and e.run_status.phase == "parked" for e in go_events), "the Go worker did not hand its waiting turn back"
-    go_events = without_hand_back(go_events)
+    for who, events in (("Go", go_events), ("Python", py_events)):
+        assert any(e.type == "run.status" and e.run_status.phase == "parked" for e in events), f"the {who} worker did not hand its waiting turn back"
+    go_events, py_events = without_hand_back(go_events), without_hand_back(py_events)
     readme = (tmp_path / "py" / "README.md").read_text()
     assert stored.decode() == "\n".join(readme.splitlines()[:40]) and spilled.size_bytes == len(stored)
     result = [e for e in py_events if e.type == "tool.result"][0].tool_result
@@ -202,7 +203,9 @@ def test_python_worker_reports_what_the_go_worker_reports(dev, binary, tmp_path,
 def test_python_worker_killed_mid_turn_is_lost_and_another_finishes_it(dev, tmp_path, procs):
     script = script_file(tmp_path)
     ws = workspace(tmp_path, "ws")
-    w1 = python_worker(procs, dev, ws, "kill", "py-w1", script, lease_ttl=1.5)
+    # It waits for the approval in place (a worker that hands waiting turns
+    # back would have nothing to lose there: see the hand-back test).
+    w1 = python_worker(procs, dev, ws, "kill", "py-w1", script, lease_ttl=1.5, extra=("--no-park",))
     seen = {}
 
     async def main():
@@ -218,7 +221,7 @@ def test_python_worker_killed_mid_turn_is_lost_and_another_finishes_it(dev, tmp_
                     w1.p.send_signal(signal.SIGKILL)
                     w1.p.wait()
                     assert w1.p.returncode == -signal.SIGKILL
-                    python_worker(procs, dev, ws, "kill", "py-w2", script, lease_ttl=1.5)
+                    python_worker(procs, dev, ws, "kill", "py-w2", script, lease_ttl=1.5, extra=("--no-park",))
                     return
                 elif ev.type == "action.required":
                     await c.approve(ev.action_id)
@@ -569,3 +572,60 @@ def test_a_steps_facts_travel_in_one_report(dev, tmp_path):
     assert held_types == each_types, (held_types, each_types)
     print(f"ReportEvents calls of the turn: {held} with a linger, {each} without")
     assert held <= 5 < each, f"ReportEvents calls: {held} with a linger, {each} without"
+
+
+def test_a_waiting_turn_is_handed_back_and_a_go_worker_finishes_it(dev, binary, tmp_path, procs):
+    """A Python worker with one slot hands a turn that waits for an approval
+    back (a checkpoint, run.status parked) and runs another turn meanwhile;
+    it is then stopped, the person approves, and a Go worker resumes the
+    turn from the Python worker's checkpoint: the approved write runs once,
+    in the Go worker's workspace, after the read the Python worker did."""
+    script = script_file(tmp_path)
+    py = python_worker(procs, dev, workspace(tmp_path, "py"), "handback", "py-h", script, lease_ttl=5,
+                       extra=("--max-turns", "1"))
+    go_ws = workspace(tmp_path, "go")
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            sub = await c.submit_turn("handback", "write notes about this project", thread_id="th-wait")
+            turn_id = sub.turn.turn_id
+            action, parked = "", None
+            async for ev in c.subscribe(session_id="handback", start=1):
+                if ev.turn_id != turn_id:
+                    continue
+                if ev.type == "action.required":
+                    action = ev.action_id
+                if ev.type == "run.status" and ev.run_status.phase == "parked":
+                    parked = ev
+                if action and parked is not None:
+                    break
+            # The slot is free: the one-slot worker runs another turn now.
+            _, other = await run_turn(c, "handback", "two reads")
+            assert other[-1].type == "turn.completed"
+            assert [e.turn_started.worker_id for e in other if e.type == "turn.started"] == ["py-h"]
+            py.p.send_signal(signal.SIGTERM)
+            py.p.wait()
+            go_worker(procs, binary, dev, go_ws, "handback", "go-h", script, lease_ttl=5)
+            await c.approve(action)
+            events = []
+            async for ev in c.subscribe(session_id="handback", thread_id="th-wait", start=1):
+                if ev.turn_id == turn_id:
+                    events.append(ev)
+                    if ev.type in ("turn.completed", "turn.failed"):
+                        break
+            return parked, events
+
+    parked, events = asyncio.run(asyncio.wait_for(main(), 60))
+    assert parked.run_status.metadata["reason"] == "wait" and parked.run_status.checkpoints
+    assert events[-1].type == "turn.completed", [e.type for e in events]
+    starts = [e.turn_started.worker_id for e in events if e.type == "turn.started"]
+    assert starts == ["py-h", "go-h"], starts
+    # The read ran once (in the Python run), the approved write once (in
+    # the Go run), under the call id the Python run opened it with.
+    results = [e for e in events if e.type == "tool.result"]
+    assert [e.run_id == parked.run_id for e in results] == [True, False], [(e.type, e.run_id) for e in results]
+    write_call = parked.run_status.metadata["call_ids"]
+    assert results[1].tool_call_id == write_call
+    assert len([e for e in events if e.type == "tool.started" and e.tool_call_id == write_call]) == 1
+    assert (go_ws / "NOTES.md").read_text().startswith("# Notes")
+    assert not (tmp_path / "py" / "NOTES.md").exists()

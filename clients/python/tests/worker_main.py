@@ -104,12 +104,14 @@ async def main() -> None:
     ap.add_argument("--script", required=True)
     ap.add_argument("--lease-ttl", type=float, default=15.0)
     ap.add_argument("--mcp-config", default="")
+    ap.add_argument("--max-turns", type=int, default=4)
+    ap.add_argument("--no-park", action="store_true", help="wait for approvals in place instead of handing the turn back")
     a = ap.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     from agentruntime import Endpoints
     w = Worker(Endpoints.parse(a.endpoints, a.addr), token=os.environ.get("AR_TOKEN") or None, tools=workspace_tools(a.workspace), model=ScriptedModel(a.script), worker_id=a.worker_id,
                session_id=a.session, workspace=a.workspace, tasks=a.tasks, lease_ttl=a.lease_ttl, claim_wait=5.0,
-               mcp_config=a.mcp_config)
+               mcp_config=a.mcp_config, max_turns=a.max_turns, park_waits=not a.no_park)
     print(f"worker {w.worker_id} claiming", flush=True)
     await w.run()
 

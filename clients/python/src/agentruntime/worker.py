@@ -21,6 +21,7 @@ lease reports nothing more."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import re
@@ -91,6 +92,58 @@ class _TurnFailure(Exception):
     def __init__(self, category: str, message: str, retryable: bool = False) -> None:
         super().__init__(f"{category}: {message}")
         self.category, self.message, self.retryable = category, message, retryable
+
+
+class _MustWait(Exception):
+    """A call that must wait for a person: its step is handed back. ``call``
+    is the parked call as the Go worker's checkpoint holds it
+    (pkg/worker/park.go, parkedCall)."""
+
+    def __init__(self, call: Dict[str, Any]) -> None:
+        super().__init__("waits for action " + call["action_id"])
+        self.call = call
+
+
+class _StepParked(Exception):
+    """Calls of a step wait for a person: the step as the checkpoint holds
+    it (pendingStep: its calls, the results of those that ran, the parked
+    ones)."""
+
+    def __init__(self, step: Dict[str, Any]) -> None:
+        super().__init__("the step waits for a person")
+        self.step = step
+
+
+class _Parked(Exception):
+    """The run handed the turn back: it says nothing more."""
+
+
+# The checkpoint a parked run hands back, in the Go worker's shape
+# (pkg/worker/park.go): either worker resumes the other's.
+CHECKPOINT_VERSION = 1
+MAX_CHECKPOINT = 3 << 20
+
+
+def _go_message(m: Message) -> Dict[str, Any]:
+    out: Dict[str, Any] = {"Role": m.role, "Content": m.content}
+    if m.tool_calls:
+        out["ToolCalls"] = [_go_call(c) for c in m.tool_calls]
+    if m.tool_call_id:
+        out["ToolCallID"] = m.tool_call_id
+    return out
+
+
+def _go_call(c: ToolCall) -> Dict[str, str]:
+    return {"ID": c.id, "Name": c.name, "Arguments": c.arguments}
+
+
+def _message(d: Mapping[str, Any]) -> Message:
+    return Message(d.get("Role", ""), d.get("Content", "") or "",
+                   tool_calls=[_call(c) for c in d.get("ToolCalls") or []], tool_call_id=d.get("ToolCallID", "") or "")
+
+
+def _call(d: Mapping[str, Any]) -> ToolCall:
+    return ToolCall(d.get("ID", ""), d.get("Name", ""), d.get("Arguments", "") or "")
 
 
 def _clip(s: str, n: int) -> str:
@@ -167,7 +220,7 @@ class Worker:
                  output_budget: int = DEFAULT_OUTPUT_BUDGET,
                  redaction_rules: Sequence[RedactionRule] = DEFAULT_REDACTION_RULES,
                  mcp_config: str = "",
-                 report_linger: float = 0.010,
+                 report_linger: float = 0.010, park_waits: bool = True,
                  logger: Optional[logging.Logger] = None) -> None:
         if client is None and endpoints is None:
             raise ValueError("give endpoints or a client")
@@ -202,6 +255,10 @@ class Worker:
         #: one ReportEvents call (the Go worker's ReportLinger); 0 sends
         #: each fact at once.
         self.report_linger = max(0.0, report_linger)
+        #: hand a turn that waits for a person back (a checkpoint and
+        #: run.status "parked") instead of holding a slot while it waits;
+        #: any worker, Go or Python, resumes it once the answer is in.
+        self.park_waits = park_waits
 
     async def _connect(self) -> Client:
         if self._client is None:
@@ -528,6 +585,9 @@ class _Turn:
         self._timer: Optional[asyncio.TimerHandle] = None
         self._sending = asyncio.Lock()
         self._held_error: Optional[BaseException] = None
+        self.checkpoint_uri = getattr(claim, "checkpoint_uri", "")
+        # A hand back failed: the turn's waits are waited in place.
+        self.hold_waits = False
 
     # ---- facts ----
 
@@ -634,6 +694,9 @@ class _Turn:
         finally:
             for s in side:
                 s.cancel()
+        if isinstance(error, _Parked):
+            self.w.log.info("turn %s run %s handed back: it waits for a person", self.t.turn_id, self.run_id)
+            return
         why = self.stop_reason
         # Background processes end with their turn, and say so before it does.
         if why in ("ended", "lease_lost") or _is_ended(error):
@@ -736,9 +799,82 @@ class _Turn:
 
     async def loop(self) -> ModelResponse:
         w = self.w
-        msgs = [Message("system", w.system_prompt), Message("user", _input_text(self.t.input))]
         names = sorted(w.tools)
         defs = [ToolDef(n, w.tools[n].description, w.tools[n].schema) for n in names]
+        cp = await self.load_checkpoint()
+        first = 0
+        if cp is not None and cp.get("messages"):
+            # A parked run handed the turn back: go on from its checkpoint.
+            msgs = [_message(m) for m in cp["messages"]]
+            self.model, self.routed, first = cp.get("model", ""), bool(cp.get("routed")), int(cp.get("steps", 0))
+            step = cp.get("step")
+            if step:
+                msgs.extend(await self.tool_step(msgs, first, step["id"], [_call(c) for c in step.get("calls") or []], step))
+        else:
+            msgs = await self.prepare(names)
+        for n in range(first, w.max_steps):
+            resp, step_id = await self.model_step(msgs, defs)
+            if not resp.tool_calls:
+                return resp
+            msgs.append(Message("assistant", resp.text, tool_calls=list(resp.tool_calls)))
+            msgs.extend(await self.tool_step(msgs, n + 1, step_id, list(resp.tool_calls), None))
+        raise _TurnFailure("max_steps", f"the model made {w.max_steps} calls without finishing")
+
+    async def load_checkpoint(self) -> Optional[Dict[str, Any]]:
+        if not self.checkpoint_uri:
+            return None
+        raw = await self.c.read_output(self.checkpoint_uri)
+        cp = json.loads(raw)
+        if cp.get("version") != CHECKPOINT_VERSION:
+            raise _TurnFailure("checkpoint", f"checkpoint {self.checkpoint_uri} is version {cp.get('version')}; "
+                                             f"this worker resumes version {CHECKPOINT_VERSION}")
+        return cp
+
+    def may_park(self) -> bool:
+        return self.w.park_waits and not self.hold_waits and not self.procs.procs
+
+    async def tool_step(self, msgs: List[Message], steps: int, step: str, calls: List[ToolCall],
+                        resume: Optional[Dict[str, Any]]) -> List[Message]:
+        """Runs a model step's calls; when some must wait for a person the
+        turn is handed back (_Parked), and when that fails they wait in
+        place."""
+        while True:
+            try:
+                return await self.run_tools(step, calls, resume)
+            except _StepParked as sp:
+                try:
+                    await self.park({"version": CHECKPOINT_VERSION, "model": self.model, "routed": self.routed,
+                                     "steps": steps, "messages": [_go_message(m) for m in msgs], "step": sp.step})
+                except (RpcError, ValueError) as e:
+                    self.w.log.warning("handing back %s: %s; its calls wait in place", self.t.turn_id, e)
+                    self.hold_waits, resume = True, sp.step
+
+    async def park(self, cp: Dict[str, Any]) -> None:
+        """Stores the checkpoint and reports run.status "parked" naming it
+        and the actions the turn waits for; raises _Parked."""
+        raw = json.dumps(cp).encode()
+        if len(raw) > MAX_CHECKPOINT:
+            raise ValueError(f"the checkpoint is {len(raw)} bytes, above the {MAX_CHECKPOINT} a stored output takes")
+        await self.flush()
+        stored = await self.c.control.StoreOutput(control_pb2.StoreOutputRequest(
+            turn_id=self.t.turn_id, tool_call_id="checkpoint:" + self.run_id, media_type="application/json",
+            content=raw), timeout=60)
+        parked = (cp.get("step") or {}).get("parked") or {}
+        waits = [pc["action_id"] for pc in parked.values()]
+        calls = [pc["call_id"] for pc in parked.values()]
+        await self.report(self.event("run.status", run_status=ev_control.RunStatus(
+            phase="parked", title="handed back: waiting for a person",
+            detail=f"the worker released the turn while {len(waits)} action(s) wait for an answer; any worker resumes it then",
+            checkpoints=[stored.output.uri],
+            metadata={"reason": "wait", "action_ids": ",".join(waits), "worker_id": self.w.worker_id,
+                      "step_id": (cp.get("step") or {}).get("id", ""), "call_ids": ",".join(calls)})))
+        raise _Parked()
+
+    async def prepare(self, names: List[str]) -> List[Message]:
+        """Opens the transcript of a turn started from its input: the
+        context and catalog facts, and the route."""
+        w = self.w
+        msgs = [Message("system", w.system_prompt), Message("user", _input_text(self.t.input))]
         tokens = sum((len(m.content.encode()) + 3) // 4 for m in msgs)
         self.say(
             self.event("context.resolved", context_resolved=ev_control.ContextResolved(
@@ -751,13 +887,7 @@ class _Turn:
                        tool_catalog_resolved=ev_control.ToolCatalogResolved(
                            tool_names=names, inventory_ref="worker:" + w.worker_id)))
         await self.route(tokens)
-        for _ in range(w.max_steps):
-            resp, step = await self.model_step(msgs, defs)
-            if not resp.tool_calls:
-                return resp
-            msgs.append(Message("assistant", resp.text, tool_calls=list(resp.tool_calls)))
-            msgs.extend(await self.run_tools(step, resp.tool_calls))
-        raise _TurnFailure("max_steps", f"the model made {w.max_steps} calls without finishing")
+        return msgs
 
     def scope(self) -> routing_pb2.TurnScope:
         return routing_pb2.TurnScope(session_id=self.t.session_id, thread_id=self.t.thread_id, turn_id=self.t.turn_id)
@@ -854,29 +984,57 @@ class _Turn:
         t = self.w.tools.get(c.name)
         return bool(t and t.read_only and t.concurrency_safe)
 
-    async def run_tools(self, step: str, calls: List[ToolCall]) -> List[Message]:
+    async def run_tools(self, step: str, calls: List[ToolCall], resume: Optional[Dict[str, Any]] = None) -> List[Message]:
         """Consecutive read-only, concurrency-safe calls run together;
-        anything else alone, in order."""
-        out: List[Message] = []
+        anything else alone, in order. A resumed step (``resume``, from a
+        checkpoint) keeps the results of the calls that ran and goes on
+        with its parked calls where they waited. When calls must wait for a
+        person, the calls running beside them finish and the step is handed
+        back (_StepParked) with what ran."""
+        results: Dict[int, Message] = {}
+        waiting: Dict[str, Any] = {}
+        if resume:
+            results = {int(k): _message(m) for k, m in (resume.get("results") or {}).items()}
+            waiting = {k: pc for k, pc in (resume.get("parked") or {}).items()}
+        parked: Dict[str, Any] = {}
         i = 0
         while i < len(calls):
+            if i in results:
+                i += 1
+                continue
             j = i + 1
             if self.parallel(calls[i]):
-                while j < len(calls) and self.parallel(calls[j]):
+                while j < len(calls) and j not in results and self.parallel(calls[j]):
                     j += 1
-            out.extend(await asyncio.gather(*(self.run_tool(step, c) for c in calls[i:j])))
+            outs = await asyncio.gather(*(self.run_tool(step, calls[k], waiting.get(str(k))) for k in range(i, j)),
+                                        return_exceptions=True)
+            for k, o in zip(range(i, j), outs):
+                if isinstance(o, _MustWait):
+                    parked[str(k)] = o.call
+                elif isinstance(o, BaseException):
+                    raise o
+                else:
+                    results[k] = o
+            if parked:
+                raise _StepParked({"id": step, "calls": [_go_call(c) for c in calls],
+                                   "results": {str(k): _go_message(m) for k, m in results.items()}, "parked": parked})
             i = j
-        return out
+        return [results[k] for k in range(len(calls))]
 
-    async def run_tool(self, step: str, c: ToolCall) -> Message:
-        call = c.id if ID_PATTERN.match(c.id or "") else new_id("call")
-        self.say(
-            self.event("tool.started", step, call, tool_started=ev_control.ToolStarted(tool_name=c.name)),
-            self.event("tool.args", step, call, tool_args=ev_control.ToolArgs(safe_args_json=_clip(c.arguments, 4096))))
+    async def run_tool(self, step: str, c: ToolCall, parked: Optional[Dict[str, Any]] = None) -> Message:
+        if parked is None:
+            call = c.id if ID_PATTERN.match(c.id or "") else new_id("call")
+            self.say(
+                self.event("tool.started", step, call, tool_started=ev_control.ToolStarted(tool_name=c.name)),
+                self.event("tool.args", step, call, tool_args=ev_control.ToolArgs(safe_args_json=_clip(c.arguments, 4096))))
+        else:
+            # A call that waited for a person in a run that handed the turn
+            # back: it goes on under the id its facts began with.
+            call = parked["call_id"]
         ended: list = []  # the call's last fact was reported
         finished: list = []  # a "finish"/"block" call that ended under an interrupt
         try:
-            return await self._run_tool(step, call, c, ended, finished)
+            return await self._run_tool(step, call, c, ended, finished, parked)
         except asyncio.CancelledError:
             # Interrupted anywhere after it started (the permission wait,
             # the sandbox record, the call itself): the last fact is still
@@ -893,7 +1051,8 @@ class _Turn:
                 await self.report_anyway(ev)
             raise
 
-    async def _run_tool(self, step: str, call: str, c: ToolCall, ended: list, finished: list) -> Message:
+    async def _run_tool(self, step: str, call: str, c: ToolCall, ended: list, finished: list,
+                        parked: Optional[Dict[str, Any]] = None) -> Message:
         w = self.w
         msg = Message("tool", tool_call_id=c.id)
 
@@ -912,7 +1071,11 @@ class _Turn:
         except ToolError as e:
             return await failed(e.category, e.message)
         try:
-            allowed, why, eval_id, rewritten = await self.permit(step, call, c, tool, args)
+            if parked is None:
+                allowed, why, eval_id, rewritten = await self.permit(step, call, c, tool, args)
+            else:
+                allowed, why = await self.await_approval(parked["action_id"], int(parked.get("from", 0)))
+                eval_id, rewritten = parked.get("eval_id", ""), parked.get("rewritten", "") if allowed else ""
         except RpcError as e:
             self.permission_unavailable += 1
             return await failed("permission_unavailable", e.message)
@@ -968,6 +1131,10 @@ class _Turn:
         if d in (ev_permission.DECISION_ALLOW, ev_permission.DECISION_SANDBOXED):
             return True, "", ev.evaluation_id, resp.updated_arguments_json
         if d == ev_permission.DECISION_ASK:
+            if self.may_park():
+                # Hand the turn back while the person decides (tool_step).
+                raise _MustWait({"call_id": call, "action_id": ev.approval_action_id, "from": resp.write.sequence,
+                                 "eval_id": ev.evaluation_id, "rewritten": resp.updated_arguments_json})
             allowed, why = await self.await_approval(ev.approval_action_id, resp.write.sequence)
             return allowed, why, ev.evaluation_id, resp.updated_arguments_json
         if d == ev_permission.DECISION_UNAVAILABLE:
