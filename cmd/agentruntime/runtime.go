@@ -288,6 +288,8 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 type runtime struct {
 	server   *server.Server
 	services []kit.Service
+	// stores are the services' projection stores, by service.
+	stores map[kit.Service]projection.Store
 	tel      *telemetry.Providers
 	logger   *slog.Logger
 	log      *eventlog.Log
@@ -358,7 +360,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 	// One fan-out hub per process feeds every subscription (ADR 0006).
 	hub := fanout.New(be.log, fanout.Config{Logger: logger})
 	rt := &runtime{server: srv, tel: tel, logger: logger, log: be.log, metricsListen: c.metricsListen, healthListen: c.healthListen, hub: hub,
-		ready: readyBounds{maxLag: c.readyMaxLag, failingFor: c.readyFailingFor, every: time.Second}}
+		ready: readyBounds{maxLag: c.readyMaxLag, failingFor: c.readyFailingFor, every: time.Second}, stores: map[kit.Service]projection.Store{}}
 	// Per-tenant retention runs where control runs (dev: the process;
 	// serve: each control replica; its purges are idempotent).
 	if slices.Contains(names, "control") {
@@ -390,6 +392,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 		}
 		svc.Register(srv.GRPC())
 		rt.services = append(rt.services, svc)
+		rt.stores[svc] = deps.Store
 		if name == "control" {
 			// AG-UI front ends: the control API as an AG-UI event
 			// stream, called in process with the caller's credentials
@@ -476,14 +479,34 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 				consumers.Report(name, p.Checkpoint, p.Pending)
 			}
 		}))
+	upgrades, err := rt.startUpgrades(ctx)
+	if err != nil {
+		return err
+	}
 	// Readiness per service: NOT_SERVING for its health name while one of
-	// its projectors or reactors keeps failing or lags beyond the bound.
+	// its projectors or reactors keeps failing or lags beyond the bound,
+	// and while its read models are a generation being rebuilt.
 	readiness := map[kit.Service]*projector.Readiness{}
+	held := map[kit.Service]bool{}
 	for _, s := range rt.services {
 		if r, ok := s.(kit.Runner); ok {
 			rd := &projector.Readiness{MaxLag: rt.ready.maxLag, FailingFor: rt.ready.failingFor}
 			readiness[s] = rd
 			runCtx := projector.ContextWithOptions(consumerCtx, rd.Options()...)
+			if u := upgrades[s]; u != nil {
+				runCtx = projector.ContextWithOptions(runCtx, u.Options()...)
+				if u.Rebuilding() {
+					held[s] = true
+					rd.Hold(fmt.Sprintf("rebuilding its read models: generation %s beside %s (docs/upgrading.md)", u.Generation(), u.Active))
+					runners.Add(1)
+					go func() {
+						defer runners.Done()
+						if u.Run(ctx) == nil {
+							rd.Release()
+						}
+					}()
+				}
+			}
 			runners.Add(1)
 			go func() {
 				defer runners.Done()
@@ -506,11 +529,15 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 	}
 	names := make([]string, 0, len(rt.services))
 	for _, s := range rt.services {
+		if held[s] {
+			rt.server.MarkNotServing(s.HealthName())
+			continue
+		}
 		names = append(names, s.HealthName())
 	}
 	rt.server.MarkServing(names...)
 	runners.Add(1)
-	go func() { defer runners.Done(); rt.followReadiness(ctx, readiness) }()
+	go func() { defer runners.Done(); rt.followReadiness(ctx, readiness, held) }()
 	ready(lis.Addr().String())
 	if err := rt.server.Serve(ctx, lis); err != nil {
 		return err
@@ -522,13 +549,12 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 }
 
 // followReadiness turns each service's health name NOT_SERVING while its
-// consumers are out of bounds, and SERVING again once they are back,
-// logging each change and why. The server as a whole ("", liveness) stays
+// consumers are out of bounds, and SERVING again once they are back (those
+// in notReady start NOT_SERVING), logging each change and why. The server as a whole ("", liveness) stays
 // SERVING: the process is alive and recovering.
-func (rt *runtime) followReadiness(ctx context.Context, readiness map[kit.Service]*projector.Readiness) {
+func (rt *runtime) followReadiness(ctx context.Context, readiness map[kit.Service]*projector.Readiness, notReady map[kit.Service]bool) {
 	t := time.NewTicker(rt.ready.every)
 	defer t.Stop()
-	notReady := map[kit.Service]bool{}
 	for {
 		select {
 		case <-ctx.Done():

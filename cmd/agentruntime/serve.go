@@ -109,7 +109,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	be := backend{
 		log:      log,
-		storeFor: func(service string) projection.Store { return projection.NewRedis(rdb, "agentruntime:"+service) },
+		// Each service's read models live under the generation of its
+		// projections' fold versions (docs/upgrading.md).
+		storeFor: func(service string) projection.Store {
+			return projection.NewRedisGeneration(rdb, "agentruntime:"+service, all.Generation(service))
+		},
 		redis:    rdb,
 	}
 	rt, err := newRuntime(ctx, c, []string{name}, authn, be, stderr)

@@ -37,6 +37,10 @@ const (
 	ConsumerPending    = "agentruntime.consumer.pending"
 	ConsumerCheckpoint = "agentruntime.consumer.checkpoint"
 
+	RebuildRunning = "agentruntime.readmodel.rebuilding"
+	RebuildFolded  = "agentruntime.readmodel.rebuild.folded"
+	RebuildHead    = "agentruntime.readmodel.rebuild.head"
+
 	Subscriptions = "agentruntime.subscriptions"
 	HubPosition   = "agentruntime.hub.position"
 )
@@ -101,6 +105,9 @@ var Catalog = []Instrument{
 	{AppendQuotaRefusals, Counter, []string{"tenant", "limit"}, "Calls refused ResourceExhausted because their tenant appends beyond its quota or holds its bound of open streams (limit: append_events_per_second, append_bytes_per_second or max_streams).", ""},
 	{ConsumerPending, Gauge, []string{"consumer"}, "Events in the log a projector or reactor has not read yet (its lag), as of its last batch.", ""},
 	{ConsumerCheckpoint, Gauge, []string{"consumer"}, "The last log sequence a projector or reactor applied.", ""},
+	{RebuildRunning, Gauge, []string{"service", "generation"}, "1 while the service's read models are a new generation being rebuilt beside the active one (the service is NOT_SERVING meanwhile), 0 once it is active (docs/upgrading.md).", ""},
+	{RebuildFolded, Gauge, []string{"service", "generation"}, "Events the projectors of the service's generation folded since the process started.", ""},
+	{RebuildHead, Gauge, []string{"service", "generation"}, "The log's last sequence when the process started: what a rebuild folds up to (on a partitioned log, the sum of the partitions').", ""},
 	{Subscriptions, Gauge, nil, "Event subscriptions (SubscribeEvents streams) the process's fan-out hub feeds.", ""},
 	{HubPosition, Gauge, nil, "The last log sequence the process's fan-out hub dispatched to its subscriptions (on a partitioned log, the sum of each partition's last stream sequence).", ""},
 }

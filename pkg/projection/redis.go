@@ -33,8 +33,13 @@ import (
 // by an ACL, delays a waiter but cannot hang it. Every (re)subscription also
 // wakes all waiters to re-read, which closes the gap a reconnect opens.
 type Redis struct {
-	client  redis.UniversalClient
+	client redis.UniversalClient
+	// prefix is the namespace's; keys is the generation's within it (the
+	// namespace's own without a generation), computed once: a read costs
+	// no round trip to learn which generation it reads.
 	prefix  string
+	keys    string
+	gen     Generation
 	channel string
 
 	// Bounds of the safety-net poll in WaitFor; variables so tests can prove
@@ -62,15 +67,31 @@ var _ Store = (*Redis)(nil)
 // client and closes it after Close. It panics when namespace is empty or
 // contains a brace, as either would break the hash tag.
 func NewRedis(client redis.UniversalClient, namespace string) *Redis {
+	return NewRedisGeneration(client, namespace, Generation{})
+}
+
+// NewRedisGeneration returns the store of generation g under namespace:
+// its documents, indexes and projections' checkpoints live under
+// "ar:{<namespace>}:<g.ID>:", beside other generations'; checkpoints g
+// does not cover (reactors') stay under the namespace's "ckpt:", shared
+// by every generation. The zero Generation is NewRedis's layout. See
+// generations.go for how a generation becomes the active one.
+func NewRedisGeneration(client redis.UniversalClient, namespace string, g Generation) *Redis {
 	if namespace == "" || strings.ContainsAny(namespace, "{}") {
 		panic(fmt.Sprintf("projection: invalid Redis namespace %q: must be non-empty and brace-free", namespace))
 	}
 	prefix := "ar:{" + namespace + "}:"
+	keys := prefix
+	if g.ID != "" {
+		keys = prefix + g.ID + ":"
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Redis{
 		client:  client,
 		prefix:  prefix,
-		channel: prefix + "applied",
+		keys:    keys,
+		gen:     g,
+		channel: keys + "applied",
 		minPoll: 10 * time.Millisecond,
 		maxPoll: time.Second,
 		ctx:     ctx,
@@ -79,9 +100,14 @@ func NewRedis(client redis.UniversalClient, namespace string) *Redis {
 	}
 }
 
-func (r *Redis) docKey(key string) string         { return r.prefix + "doc:" + key }
-func (r *Redis) indexKey(index string) string     { return r.prefix + "idx:" + index }
-func (r *Redis) checkpointKey(proj string) string { return r.prefix + "ckpt:" + proj }
+func (r *Redis) docKey(key string) string     { return r.keys + "doc:" + key }
+func (r *Redis) indexKey(index string) string { return r.keys + "idx:" + index }
+func (r *Redis) checkpointKey(proj string) string {
+	if r.gen.Covers(proj) {
+		return r.keys + "ckpt:" + proj
+	}
+	return r.prefix + "ckpt:" + proj
+}
 
 func (r *Redis) isClosed() bool {
 	return r.ctx.Err() != nil
@@ -427,7 +453,8 @@ func signal(ch chan struct{}) {
 
 // Reset implements Store. It deletes checkpoints first, so that if it is
 // interrupted the projections restart from zero instead of resuming over
-// half-deleted state.
+// half-deleted state. A store of a generation deletes that generation and
+// the shared checkpoints; one without deletes the whole namespace.
 func (r *Redis) Reset(ctx context.Context) error {
 	if r.isClosed() {
 		return ErrClosed
@@ -436,8 +463,8 @@ func (r *Redis) Reset(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pattern := globEscape(r.prefix)
-	for _, match := range []string{pattern + "ckpt:*", pattern + "*"} {
+	shared, pattern := globEscape(r.prefix), globEscape(r.keys)
+	for _, match := range []string{shared + "ckpt:*", pattern + "ckpt:*", pattern + "*"} {
 		if err := deleteMatching(ctx, node, match); err != nil {
 			return fmt.Errorf("projection: reset %s: %w", r.prefix, err)
 		}

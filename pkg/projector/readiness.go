@@ -23,7 +23,20 @@ type Readiness struct {
 
 	mu        sync.Mutex
 	consumers map[string]*consumerState
+	held      string // why the service is held not ready; "" when not
 }
+
+// Hold makes the service not ready, whatever its consumers say, until
+// Release: its read models are a generation being built beside the active
+// one (Upgrade; docs/upgrading.md).
+func (r *Readiness) Hold(why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held = why
+}
+
+// Release ends a Hold.
+func (r *Readiness) Release() { r.Hold("") }
 
 type consumerState struct {
 	pending      uint64
@@ -76,6 +89,9 @@ func (r *Readiness) Ready(now time.Time) (bool, string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var why []string
+	if r.held != "" {
+		why = append(why, r.held)
+	}
 	for name, c := range r.consumers {
 		switch {
 		case !c.failingSince.IsZero() && now.Sub(c.failingSince) >= failingFor:

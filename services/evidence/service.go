@@ -49,3 +49,8 @@ func (s *Service) Register(g *grpc.Server) { evidencev1.RegisterEvidenceServiceS
 func (s *Service) Run(ctx context.Context) error {
 	return projector.Run(ctx, s.deps.Log, s.deps.Store, readmodel.Projection{}, s.deps.Logger)
 }
+
+// Projections implements kit.Projector.
+func (s *Service) Projections() []projector.Projection {
+	return []projector.Projection{readmodel.Projection{}}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/held"
 	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 )
 
 // Deps are a service's dependencies: the event log it appends to and reads
@@ -115,6 +116,13 @@ type Service interface {
 // returns only when ctx ends or on a failure that should stop the process.
 type Runner interface {
 	Run(ctx context.Context) error
+}
+
+// Projector is a service whose Run folds the log into read models in its
+// store: Projections are every projection Run runs (the composition root
+// builds a new generation of the store from them: docs/upgrading.md).
+type Projector interface {
+	Projections() []projector.Projection
 }
 
 // RunAll runs a service's background loops together under one errgroup:

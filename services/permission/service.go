@@ -85,3 +85,8 @@ func (s *Service) Run(ctx context.Context) error {
 		s.app.RunApprovalReactor,
 	)
 }
+
+// Projections implements kit.Projector.
+func (s *Service) Projections() []projector.Projection {
+	return []projector.Projection{s.app.Projection()}
+}

@@ -71,6 +71,11 @@ func (s *Service) Run(ctx context.Context) error {
 	if s.configErr != nil {
 		return fmt.Errorf("--models %s: %w", s.deps.Config.ModelsFile, s.configErr)
 	}
-	return projector.Run(ctx, s.deps.Log, s.deps.Store, readmodel.Projection{Subjects: s.deps.Log.Subjects}, s.deps.Logger,
+	return projector.Run(ctx, s.deps.Log, s.deps.Store, s.Projections()[0], s.deps.Logger,
 		projector.WithAfterBatch(s.handler.App.Applied))
+}
+
+// Projections implements kit.Projector.
+func (s *Service) Projections() []projector.Projection {
+	return []projector.Projection{readmodel.Projection{Subjects: s.deps.Log.Subjects}}
 }

@@ -15,6 +15,7 @@ import (
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/held"
 	"github.com/agentruntime/agentruntime/pkg/lease"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/tasks/api"
 	"github.com/agentruntime/agentruntime/services/tasks/app"
@@ -74,3 +75,6 @@ func (s *Service) Register(g *grpc.Server) {
 // Run implements kit.Runner: the records projector, the dependency reactor
 // and the lease/timeout sweeper.
 func (s *Service) Run(ctx context.Context) error { return s.app.Run(ctx) }
+
+// Projections implements kit.Projector.
+func (s *Service) Projections() []projector.Projection { return s.app.Projections() }

@@ -25,6 +25,12 @@ import (
 // scanning every thread.
 const ClaimsName = "control.claims"
 
+// ClaimsFoldVersion is the claims projection's fold version (projection.Fold):
+// bump it with any change to what it stores or how it folds an event; a
+// process of a new fold version rebuilds the read models beside the old
+// ones (docs/upgrading.md).
+const ClaimsFoldVersion = 1
+
 // ClaimableIndex lists a tenant's accepted, not yet started turns by the
 // time (unix milliseconds) of the fact that made them claimable: oldest
 // first is fairest. Not by sequence: positions of different partitions of
@@ -71,6 +77,9 @@ type Claims struct{}
 
 // Name implements projector.Projection.
 func (Claims) Name() string { return ClaimsName }
+
+// FoldVersion is the projection's fold version (projection.Fold).
+func (Claims) FoldVersion() int { return ClaimsFoldVersion }
 
 // Filters implements projector.Projection.
 func (Claims) Filters() []string { return nil }

@@ -18,6 +18,12 @@ import (
 // Name is the projection's checkpoint key.
 const Name = "control"
 
+// FoldVersion is the control projection's fold version (projection.Fold):
+// bump it with any change to what it stores or how it folds an event; a
+// process of a new fold version rebuilds the read models beside the old
+// ones (docs/upgrading.md).
+const FoldVersion = 1
+
 // Keys of documents and indexes, all tenant-scoped so one tenant can never
 // address another's.
 func SessionKey(tenant, session string) string { return "sess:" + tenant + ":" + session }

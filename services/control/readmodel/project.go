@@ -24,6 +24,9 @@ type Projection struct{}
 // Name implements projector.Projection.
 func (Projection) Name() string { return Name }
 
+// FoldVersion is the projection's fold version (projection.Fold).
+func (Projection) FoldVersion() int { return FoldVersion }
+
 // Filters implements projector.Projection: the whole log, because the thread
 // read model joins every owner's facts.
 func (Projection) Filters() []string { return nil }

@@ -34,6 +34,12 @@ import (
 // fold must not.
 const WebhooksName = "control.webhooks"
 
+// WebhooksFoldVersion is the webhooks projection's fold version (projection.Fold):
+// bump it with any change to what it stores or how it folds an event; a
+// process of a new fold version rebuilds the read models beside the old
+// ones (docs/upgrading.md).
+const WebhooksFoldVersion = 1
+
 // WebhookKey holds a subscription's channel.connected, or its
 // channel.disconnected once deleted (the control fold: the writer decides
 // on it).
@@ -186,6 +192,9 @@ func (w Webhooks) outbox(tenant, session string) string {
 
 // Name implements projector.Projection.
 func (Webhooks) Name() string { return WebhooksName }
+
+// FoldVersion is the projection's fold version (projection.Fold).
+func (Webhooks) FoldVersion() int { return WebhooksFoldVersion }
 
 // Filters implements projector.Projection: every event may be one a
 // subscription delivers.

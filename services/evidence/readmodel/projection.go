@@ -21,6 +21,12 @@ import (
 // Name keys the evidence projection's checkpoint.
 const Name = "evidence.sessions"
 
+// FoldVersion is the evidence projection's fold version (projection.Fold):
+// bump it with any change to what it stores or how it folds an event; a
+// process of a new fold version rebuilds the read models beside the old
+// ones (docs/upgrading.md).
+const FoldVersion = 1
+
 // Keys of the evidence read model. Each event touches a handful of small
 // documents, never a document that grows with the session, so the
 // projection's cost per event does not grow with the log.
@@ -79,6 +85,9 @@ type Projection struct{}
 
 // Name implements projector.Projection.
 func (Projection) Name() string { return Name }
+
+// FoldVersion is the projection's fold version (projection.Fold).
+func (Projection) FoldVersion() int { return FoldVersion }
 
 // Filters implements projector.Projection: the whole log.
 func (Projection) Filters() []string { return nil }

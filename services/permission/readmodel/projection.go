@@ -20,6 +20,12 @@ import (
 // Name keys the read model's checkpoint.
 const Name = "permission.state"
 
+// FoldVersion is the permission projection's fold version (projection.Fold):
+// bump it with any change to what it stores or how it folds an event; a
+// process of a new fold version rebuilds the read models beside the old
+// ones (docs/upgrading.md).
+const FoldVersion = 1
+
 // recentLimit bounds the recent decisions, violations and hook runs a
 // summary keeps.
 const recentLimit = 20
@@ -43,6 +49,9 @@ func New(subjects eventlog.Subjects) *Projection {
 
 // Name implements projector.Projection.
 func (p *Projection) Name() string { return Name }
+
+// FoldVersion is the projection's fold version (projection.Fold).
+func (p *Projection) FoldVersion() int { return FoldVersion }
 
 // Filters implements projector.Projection.
 func (p *Projection) Filters() []string { return p.filters }

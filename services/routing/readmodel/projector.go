@@ -23,6 +23,12 @@ import (
 // Name of the projection (its checkpoint key).
 const Name = "routing.state"
 
+// FoldVersion is the routing projection's fold version (projection.Fold):
+// bump it with any change to what it stores or how it folds an event; a
+// process of a new fold version rebuilds the read models beside the old
+// ones (docs/upgrading.md).
+const FoldVersion = 1
+
 // Aggregate kinds of the routing service's subjects.
 const (
 	KindTurn     = "routing"
@@ -79,6 +85,9 @@ type Projection struct {
 
 // Name implements projector.Projection.
 func (Projection) Name() string { return Name }
+
+// FoldVersion is the projection's fold version (projection.Fold).
+func (Projection) FoldVersion() int { return FoldVersion }
 
 // Filters implements projector.Projection: the routing aggregates of every
 // tenant (a "*" tenant token in the kind filter).

@@ -21,6 +21,9 @@ import (
 // ReactorName keys the dependency reactor's checkpoint in the store.
 const ReactorName = "tasks.reactor"
 
+// Projections are the read models Run folds.
+func (a *App) Projections() []projector.Projection { return []projector.Projection{a.records} }
+
 // Run runs the background work until ctx ends: the records projector, the
 // dependency reactor and the lease and timeout sweeper. Every replica may
 // run all three: the projector's Apply skips what another replica applied,

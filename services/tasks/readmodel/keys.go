@@ -17,6 +17,12 @@ import (
 // Name of the records projection (its checkpoint key).
 const Name = "tasks.records"
 
+// FoldVersion is the records projection's fold version (projection.Fold):
+// bump it with any change to what it stores or how it folds an event; a
+// process of a new fold version rebuilds the read models beside the old
+// ones (docs/upgrading.md).
+const FoldVersion = 1
+
 // Keys of documents and indexes. Every key but ActiveRuns is scoped by
 // tenant, so no read can cross tenants.
 

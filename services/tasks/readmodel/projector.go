@@ -19,6 +19,9 @@ type Records struct{ Subjects eventlog.Subjects }
 
 func (Records) Name() string { return Name }
 
+// FoldVersion is the projection's fold version (projection.Fold).
+func (Records) FoldVersion() int { return FoldVersion }
+
 // Filters: every task and job aggregate of every tenant.
 func (r Records) Filters() []string {
 	return []string{r.Subjects.Kind("*", "task"), r.Subjects.Kind("*", "job")}
