@@ -15,8 +15,9 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/worker/confine"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is releaseVersion unless the build sets another with -ldflags
+// "-X main.version=...".
+var version = releaseVersion
 
 const usage = `agentruntime: the Agent Runtime execution service
 
@@ -31,7 +32,7 @@ Usage:
   agentruntime export <what> [flags]  evidence|replay|review pack, events or snapshot as spec JSON
   agentruntime tasks ls|show|retry|cancel  the tenant's tasks
   agentruntime webhooks create|ls|delete   the tenant's webhook subscriptions
-  agentruntime version
+  agentruntime version [--json]      version, commit, API and event schema, read models' fold versions
 
 Run "agentruntime <command> -h" for the flags of a command. Every flag can
 also be set by an AR_* environment variable (--data-dir <- AR_DATA_DIR).
@@ -73,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "webhooks":
 		err = runWebhooks(ctx, args[1:], stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "agentruntime", version)
+		err = runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:
