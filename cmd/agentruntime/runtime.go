@@ -290,9 +290,9 @@ type runtime struct {
 	services []kit.Service
 	// stores are the services' projection stores, by service.
 	stores map[kit.Service]projection.Store
-	tel      *telemetry.Providers
-	logger   *slog.Logger
-	log      *eventlog.Log
+	tel    *telemetry.Providers
+	logger *slog.Logger
+	log    *eventlog.Log
 	// metricsListen is where /metrics is served; empty: nowhere.
 	metricsListen string
 	// metricsAddr is the address it listens on once serving.

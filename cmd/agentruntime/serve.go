@@ -108,13 +108,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("check Redis %s: %w", opts.Addr, err)
 	}
 	be := backend{
-		log:      log,
+		log: log,
 		// Each service's read models live under the generation of its
 		// projections' fold versions (docs/upgrading.md).
 		storeFor: func(service string) projection.Store {
 			return projection.NewRedisGeneration(rdb, "agentruntime:"+service, all.Generation(service))
 		},
-		redis:    rdb,
+		redis: rdb,
 	}
 	rt, err := newRuntime(ctx, c, []string{name}, authn, be, stderr)
 	if err != nil {

@@ -47,7 +47,7 @@ type Upgrade struct {
 	mu       sync.Mutex
 	building bool // the generation is not the active one yet
 	head     uint64
-	folded map[string]uint64 // events folded per consumer of the generation
+	folded   map[string]uint64 // events folded per consumer of the generation
 }
 
 // StartUpgrade registers store's generation, whose projections are ps
