@@ -20,8 +20,9 @@ type Fold struct {
 }
 
 // Generation names the read models of one store as one set of folds built
-// them. The projections of a service share their store's key space and
-// read each other's documents, so they are versioned together: a change to
+// them. The projections of a service share their store's key space (a
+// read names a key, not the projection that wrote it), so they are
+// versioned together: a change to
 // any fold version is a new generation of the whole store, built beside
 // the old one (docs/upgrading.md).
 type Generation struct {
