@@ -229,7 +229,9 @@ func newStackWith(b testing.TB, sh shape, dir, models string, partitions int, se
 		if sh == dev {
 			deps.Store = projection.NewMemory()
 		} else {
-			deps.Store = projection.NewRedis(s.redis, "agentruntime:"+name+":"+ids.New("ns"))
+			// As serve keeps them: under the generation of the service's
+			// fold versions (docs/upgrading.md).
+			deps.Store = projection.NewRedisGeneration(s.redis, "agentruntime:"+name+":"+ids.New("ns"), all.Generation(name))
 			deps.Redis = s.redis
 		}
 		s.stores[name] = deps.Store
