@@ -550,8 +550,9 @@ func (rt *runtime) serve(ctx context.Context, ready func(addr string)) error {
 
 // followReadiness turns each service's health name NOT_SERVING while its
 // consumers are out of bounds, and SERVING again once they are back (those
-// in notReady start NOT_SERVING), logging each change and why. The server as a whole ("", liveness) stays
-// SERVING: the process is alive and recovering.
+// in notReady start NOT_SERVING), logging each change and why. The server
+// as a whole ("", liveness) stays SERVING: the process is alive and
+// recovering.
 func (rt *runtime) followReadiness(ctx context.Context, readiness map[kit.Service]*projector.Readiness, notReady map[kit.Service]bool) {
 	t := time.NewTicker(rt.ready.every)
 	defer t.Stop()

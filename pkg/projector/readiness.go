@@ -26,18 +26,6 @@ type Readiness struct {
 	held      string // why the service is held not ready; "" when not
 }
 
-// Hold makes the service not ready, whatever its consumers say, until
-// Release: its read models are a generation being built beside the active
-// one (Upgrade; docs/upgrading.md).
-func (r *Readiness) Hold(why string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.held = why
-}
-
-// Release ends a Hold.
-func (r *Readiness) Release() { r.Hold("") }
-
 type consumerState struct {
 	pending      uint64
 	failingSince time.Time // zero while healthy
@@ -49,6 +37,18 @@ type consumerState struct {
 func (r *Readiness) Options() []Option {
 	return []Option{WithProgress(r.progress), WithFailure(r.failure)}
 }
+
+// Hold makes the service not ready, whatever its consumers say, until
+// Release: its read models are a generation being built beside the active
+// one (Upgrade; docs/upgrading.md).
+func (r *Readiness) Hold(why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held = why
+}
+
+// Release ends a Hold.
+func (r *Readiness) Release() { r.Hold("") }
 
 func (r *Readiness) state(name string) *consumerState {
 	if r.consumers == nil {

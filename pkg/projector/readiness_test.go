@@ -39,3 +39,17 @@ func TestReadiness(t *testing.T) {
 		t.Fatalf("a batch went through: not ready: %s", why)
 	}
 }
+
+// A hold (a generation being rebuilt at an upgrade) makes the service not
+// ready whatever its consumers say, until it is released.
+func TestReadinessHold(t *testing.T) {
+	r := &Readiness{}
+	r.Hold("rebuilding its read models")
+	if ok, why := r.Ready(time.Now()); ok || why != "rebuilding its read models" {
+		t.Fatalf("held: ready=%v %q", ok, why)
+	}
+	r.Release()
+	if ok, why := r.Ready(time.Now()); !ok {
+		t.Fatalf("released: not ready: %s", why)
+	}
+}
