@@ -107,7 +107,7 @@ var Catalog = []Instrument{
 	{ConsumerCheckpoint, Gauge, []string{"consumer"}, "The last log sequence a projector or reactor applied.", ""},
 	{RebuildRunning, Gauge, []string{"service", "generation"}, "1 while the service's read models are a new generation being rebuilt beside the active one (the service is NOT_SERVING meanwhile), 0 once it is active (docs/upgrading.md).", ""},
 	{RebuildFolded, Gauge, []string{"service", "generation"}, "Events the projectors of the service's generation folded since the process started.", ""},
-	{RebuildHead, Gauge, []string{"service", "generation"}, "The log's last sequence when the process started: what a rebuild folds up to (on a partitioned log, the sum of the partitions').", ""},
+	{RebuildHead, Gauge, []string{"service", "generation"}, "The log's last position when the process started: what a rebuild folds up to (on a partitioned log, the sum of the partitions' partition-local positions). Compare with agentruntime.consumer.checkpoint.", ""},
 	{Subscriptions, Gauge, nil, "Event subscriptions (SubscribeEvents streams) the process's fan-out hub feeds.", ""},
 	{HubPosition, Gauge, nil, "The last log sequence the process's fan-out hub dispatched to its subscriptions (on a partitioned log, the sum of each partition's last stream sequence).", ""},
 }

@@ -75,7 +75,8 @@ func StartUpgrade(ctx context.Context, log *eventlog.Log, store Generational, ps
 		if err != nil {
 			return nil, err
 		}
-		// A position of partition k is its stream sequence * P + k.
+		// A position of partition k is its partition-local position *
+		// P + k (eventlog.Log.Position).
 		u.head += last / uint64(log.Partitions())
 	}
 	if active != gen.ID && u.head > 0 {
@@ -183,8 +184,8 @@ func (u *Upgrade) Folded() uint64 {
 	return n
 }
 
-// Head is the log's head when the process started: its last stream
-// sequence (on a partitioned log, the sum of the partitions').
+// Head is the log's head when the process started: its last position (on
+// a partitioned log, the sum of the partitions' partition-local ones).
 func (u *Upgrade) Head() uint64 { return u.head }
 
 // Rebuilding reports whether the generation is still being built.
