@@ -125,8 +125,12 @@ func TestAnOldLogFoldsIntoTodaysReadModels(t *testing.T) {
 	defer conn.Close()
 	c := controlv1.NewControlServiceClient(conn)
 
-	last := recs[len(recs)-1].Sequence
-	resp, err := c.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: "s1", ThreadId: "th1", MinSequence: last})
+	// The read waits for the read model to hold the whole log.
+	head, err := log.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: "s1", ThreadId: "th1", MinSequence: head})
 	if err != nil {
 		t.Fatal(err)
 	}
