@@ -80,7 +80,10 @@ func TestAnOldLogFoldsIntoTodaysReadModels(t *testing.T) {
 
 	ctx := testkit.Context(t)
 	nc := natstest.Connect(t, natstest.Server(t))
-	log, err := eventlog.Open(ctx, nc, eventlog.Config{Partitions: 1})
+	// A log of one slot per message, as logs made before command messages
+	// were (pkg/eventlog slots.go): the old build wrote one event per
+	// message.
+	log, err := eventlog.Open(ctx, nc, eventlog.Config{Partitions: 1, Slots: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
