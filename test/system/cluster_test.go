@@ -74,6 +74,8 @@ type cluster struct {
 // proc is one agentruntime process; restartable on the same arguments.
 type proc struct {
 	name string
+	// bin is the binary it runs; empty: the one built from this tree.
+	bin  string
 	args []string
 	env  []string
 	port int // 0 for the worker
@@ -279,7 +281,11 @@ func (c *cluster) killAndRestart(name string) {
 
 func (p *proc) start(t *testing.T) {
 	t.Helper()
-	cmd := exec.Command(binary, p.args...)
+	bin := p.bin
+	if bin == "" {
+		bin = binary
+	}
+	cmd := exec.Command(bin, p.args...)
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if p.out == nil {

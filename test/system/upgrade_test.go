@@ -1,0 +1,272 @@
+package system_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentruntime/agentruntime/pkg/endpoints"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natsserver"
+	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
+)
+
+// previousRelease is the commit the rolling upgrade starts from: main as
+// it landed before command messages and fold versions (its Redis read
+// models have no generation, its log one slot per message).
+const previousRelease = "91ab27d"
+
+// buildPrevious builds `agentruntime` at previousRelease from this
+// clone's history (git archive: no worktree is left behind).
+func buildPrevious(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("git", "-C", root, "cat-file", "-e", previousRelease+"^{commit}").Run(); err != nil {
+		t.Skipf("commit %s is not in this clone's history (a shallow clone?): the rolling upgrade needs it: %v", previousRelease, err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := exec.Command("sh", "-c", "git -C \"$0\" archive \"$1\" | tar -x -C \"$2\"", root, previousRelease, src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("git archive %s: %v\n%s", previousRelease, err, out)
+	}
+	bin := filepath.Join(dir, "agentruntime-previous")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/agentruntime")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", previousRelease, err, out)
+	}
+	return bin
+}
+
+// TestRollingUpgradeAndRollbackOfControl runs control of the previous
+// release and of this tree side by side on one log and one Redis, under
+// submit load from clients that go to any replica that serves (a load
+// balancer's view): the previous release alone, then a replica of this
+// tree beside it (it builds its read models beside the old ones and
+// serves once caught up), then this tree alone, then a rollback to the
+// previous release. While both serve, every acknowledged turn reads the
+// same through both. At the end every acknowledged turn is in the log
+// once, and the previous release answers every thread as the log says.
+func TestRollingUpgradeAndRollbackOfControl(t *testing.T) {
+	previous := buildPrevious(t)
+	c := &cluster{t: t, services: map[string]*proc{}, models: demoModels(t)}
+	c.nats = natsserver.Start(t)
+	c.redis = redistest.Start(t, redistest.Options{AppendOnly: true})
+	c.authFile = writeAuth(t)
+
+	replica := func(label, bin string) *proc {
+		p := c.serveProc(label, "control", c.nats.URL)
+		p.bin = bin
+		p.start(t)
+		c.services[label] = p
+		return p
+	}
+	var clientsMu sync.Mutex
+	clients := map[*proc]controlv1.ControlServiceClient{}
+	clientOf := func(p *proc) controlv1.ControlServiceClient {
+		clientsMu.Lock()
+		defer clientsMu.Unlock()
+		if cl, ok := clients[p]; ok {
+			return cl
+		}
+		cc, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(p.port), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cc.Close() })
+		clients[p] = controlv1.NewControlServiceClient(cc)
+		return clients[p]
+	}
+	serving := func(p *proc) {
+		t.Helper()
+		cc, err := grpc.NewClient("127.0.0.1:"+strconv.Itoa(p.port), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		var got healthpb.HealthCheckResponse_ServingStatus
+		testkit.EventuallyWithin(t, 90*time.Second, func() string {
+			return fmt.Sprintf("%s health %v:\n%s", p.name, got, p.out.String())
+		}, func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: endpoints.HealthName("control")})
+			got = resp.GetStatus()
+			return err == nil && got == healthpb.HealthCheckResponse_SERVING
+		})
+	}
+
+	// The load: four clients, each on threads of its own that queue (no
+	// worker runs), each submit retried with its turn id as idempotency key
+	// on whichever replica serves until one acknowledges it.
+	type acked struct {
+		thread, turn string
+		seq          uint64
+	}
+	var (
+		mu    sync.Mutex
+		live  []*proc
+		acks  []acked
+		tries = map[codes.Code]int{}
+	)
+	setLive := func(ps ...*proc) {
+		mu.Lock()
+		defer mu.Unlock()
+		live = ps
+	}
+	pick := func() *proc {
+		mu.Lock()
+		defer mu.Unlock()
+		return live[rand.N(len(live))]
+	}
+	ctx, cancel := context.WithCancel(operatorCtx(context.Background()))
+	defer cancel()
+	var wg sync.WaitGroup
+	startLoad := func() {
+		for g := range 4 {
+			wg.Go(func() {
+				for i := 0; ctx.Err() == nil; i++ {
+					a := acked{thread: fmt.Sprintf("th-%d-%d", g, i%3), turn: ids.New(ids.Turn)}
+					for ctx.Err() == nil {
+						cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+						resp, err := clientOf(pick()).SubmitTurn(cctx, &controlv1.SubmitTurnRequest{SessionId: "upgrade", ThreadId: a.thread, TurnId: a.turn,
+							IdempotencyKey: a.turn, Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "load"}}}})
+						ccancel()
+						if err == nil {
+							a.seq = resp.GetSequence()
+							mu.Lock()
+							acks = append(acks, a)
+							mu.Unlock()
+							break
+						}
+						mu.Lock()
+						tries[status.Code(err)]++
+						mu.Unlock()
+						if ctx.Err() == nil {
+							time.Sleep(20 * time.Millisecond) // a client's retry backoff
+						}
+					}
+				}
+			})
+		}
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acks) }
+	more := func(n int) {
+		t.Helper()
+		want := count() + n
+		testkit.EventuallyWithin(t, 60*time.Second, func() string {
+			return fmt.Sprintf("%d turns acknowledged, want %d; failed tries %v", count(), want, tries)
+		}, func() bool { return count() >= want })
+	}
+	// same reads every thread acknowledged so far through each replica at
+	// the newest token and wants the same answer from all, and that answer
+	// to hold every acknowledged turn of the thread.
+	same := func(step string, ps ...*proc) {
+		t.Helper()
+		mu.Lock()
+		byThread := map[string][]string{}
+		var last uint64
+		for _, a := range acks {
+			byThread[a.thread] = append(byThread[a.thread], a.turn)
+			last = max(last, a.seq)
+		}
+		mu.Unlock()
+		rctx, rcancel := context.WithTimeout(operatorCtx(context.Background()), 60*time.Second)
+		defer rcancel()
+		for th, turns := range byThread {
+			var first string
+			for _, p := range ps {
+				var read *controlv1.ThreadRead
+				testkit.EventuallyWithin(t, 30*time.Second, func() string {
+					return fmt.Sprintf("%s: %s read of %s at %d never answered", step, p.name, th, last)
+				}, func() bool {
+					r, err := clientOf(p).GetThreadRead(rctx, &controlv1.GetThreadReadRequest{SessionId: "upgrade", ThreadId: th, MinSequence: last})
+					read = r.GetThread()
+					return err == nil
+				})
+				held := append([]string{read.GetActiveTurnId()}, read.GetQueuedTurnIds()...)
+				for _, turn := range turns {
+					if !slices.Contains(held, turn) {
+						t.Fatalf("%s: %s answers thread %s with %v, without acknowledged turn %s", step, p.name, th, held, turn)
+					}
+				}
+				answer := fmt.Sprint(read.GetStatus(), held)
+				if first == "" {
+					first = answer
+				} else if answer != first {
+					t.Fatalf("%s: thread %s reads %s through one replica and %s through %s", step, th, first, answer, p.name)
+				}
+			}
+		}
+	}
+
+	old := replica("control-previous", previous)
+	serving(old)
+	setLive(old)
+	startLoad()
+	more(20)
+
+	// Upgrade: this tree's control beside the previous one.
+	upgraded := replica("control-new", "")
+	serving(upgraded)
+	setLive(old, upgraded)
+	more(20)
+	same("both serving", old, upgraded)
+
+	// The previous release leaves.
+	setLive(upgraded)
+	old.kill()
+	more(20)
+
+	// Rollback: the previous release comes back, this tree's leaves.
+	back := replica("control-rolled-back", previous)
+	serving(back)
+	setLive(upgraded, back)
+	more(10)
+	same("during the rollback", upgraded, back)
+	setLive(back)
+	upgraded.kill()
+	more(20)
+	cancel()
+	wg.Wait()
+	same("rolled back", back)
+	t.Logf("%d turns acknowledged across the upgrade and the rollback; failed tries by code %v", len(acks), tries)
+
+	evs := readLog(t, c)
+	exactlyOnce(t, evs)
+	submitted := map[string]int{}
+	for _, ev := range evs {
+		if ev.GetType() == "turn.submitted" {
+			submitted[ev.GetTurnId()]++
+		}
+	}
+	for _, a := range acks {
+		if submitted[a.turn] != 1 {
+			t.Errorf("acknowledged turn %s is in the log %d times", a.turn, submitted[a.turn])
+		}
+	}
+}
