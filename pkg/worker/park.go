@@ -61,8 +61,9 @@ type pendingStep struct {
 	Parked map[int]parkedCall `json:"parked,omitempty"`
 }
 
-// parkedCall is a call that waits for a person: what its permission
-// evaluation said, and where the answer will be.
+// parkedCall is a call that waits for an answer: an approval (what its
+// permission evaluation said, and where the answer will be), or, Client,
+// a client tool's result.
 type parkedCall struct {
 	// CallID is the call's id in the facts (tool.started ... tool.result).
 	CallID   string `json:"call_id"`
@@ -71,7 +72,10 @@ type parkedCall struct {
 	From uint64 `json:"from"`
 	// Own: the worker opened the action itself (askUnconfined); its
 	// action.resolved answers it, not a permission.resolved.
-	Own       bool            `json:"own,omitempty"`
+	Own bool `json:"own,omitempty"`
+	// Client: a call to a client tool (clienttools.go); its action's
+	// answer carries the call's result, not a permission.
+	Client    bool            `json:"client,omitempty"`
 	EvalID    string          `json:"eval_id,omitempty"`
 	Rewritten string          `json:"rewritten,omitempty"`
 	Profile   json.RawMessage `json:"profile,omitempty"`

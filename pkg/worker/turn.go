@@ -35,6 +35,9 @@ type turn struct {
 	// tools are what the turn offers and may call (Worker.toolSet at its
 	// start).
 	tools map[string]tools.Tool
+	// client names the turn's client tools (clienttools.go): offered to
+	// the model, run by the turn's submitter.
+	client map[string]bool
 	// candidates are routing's candidates for the turn (their context
 	// windows size compaction).
 	candidates *eventsv1.CandidateSet
@@ -182,6 +185,11 @@ func (tu *turn) loop(ctx context.Context, cp *checkpoint) (provider.Response, er
 		s := tu.tools[n].Spec()
 		specs = append(specs, provider.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
+	client, notices, err := tu.clientTools()
+	if err != nil {
+		return provider.Response{}, err
+	}
+	specs = append(specs, client...)
 	var msgs []provider.Message
 	first := 0
 	if cp != nil && len(cp.Messages) == 0 {
@@ -197,7 +205,7 @@ func (tu *turn) loop(ctx context.Context, cp *checkpoint) (provider.Response, er
 		}
 	} else {
 		var err error
-		if msgs, err = tu.prepare(ctx, names); err != nil {
+		if msgs, err = tu.prepare(ctx, names, notices); err != nil {
 			return provider.Response{}, err
 		}
 	}
@@ -233,9 +241,13 @@ func (tu *turn) loop(ctx context.Context, cp *checkpoint) (provider.Response, er
 
 // prepare opens the transcript of a turn started from its input: the
 // context and catalog facts, and the route.
-func (tu *turn) prepare(ctx context.Context, names []string) ([]provider.Message, error) {
+func (tu *turn) prepare(ctx context.Context, names, clientNotices []string) ([]provider.Message, error) {
 	w := tu.w
 	notices := w.toolNotices()
+	for n := range tu.client {
+		names = append(names, n)
+	}
+	sort.Strings(names)
 	msgs := []provider.Message{{Role: "system", Content: strings.Join(append([]string{w.cfg.SystemPrompt}, notices...), "\n")}, {Role: "user", Content: inputText(tu.t.GetInput())}}
 	tokens := int64(0)
 	for _, m := range msgs {
@@ -244,7 +256,7 @@ func (tu *turn) prepare(ctx context.Context, names []string) ([]provider.Message
 	if err := tu.say(
 		tu.event("context.resolved", "", "", &eventsv1.RuntimeEvent_ContextResolved{ContextResolved: &eventsv1.ContextResolved{
 			Refs: []string{"system_prompt", "turn:" + tu.t.GetTurnId() + "/input"}, Tokens: tokens,
-			Warnings: append([]string{"earlier turns of the thread are not included (history is not carried yet)", "tokens are estimated (4 bytes per token)"}, notices...)}}),
+			Warnings: append(append([]string{"earlier turns of the thread are not included (history is not carried yet)", "tokens are estimated (4 bytes per token)"}, notices...), clientNotices...)}}),
 		// tool.* facts require a step and a call id: the catalog is the
 		// turn's preparation step, and its "call" is the catalog itself.
 		tu.event("tool.catalog.resolved", ids.New(ids.Step), "catalog", &eventsv1.RuntimeEvent_ToolCatalogResolved{ToolCatalogResolved: &eventsv1.ToolCatalogResolved{

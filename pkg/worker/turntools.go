@@ -148,6 +148,24 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 		return msg, tu.say(tu.event("tool.failed", step, id, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
 			Category: category, Message: clip(message, 2000), Retryable: category == tools.TimedOut}}))
 	}
+	if tu.client[c.Name] {
+		// The submitter runs it; no permission of the runtime's applies to
+		// what the runtime does not run.
+		res, err := tu.callClient(ctx, step, id, c, resumed)
+		var mw *mustWait
+		var f *tools.Failure
+		switch {
+		case errors.As(err, &mw):
+			return msg, mw
+		case ctx.Err() != nil:
+			return failed(tools.Cancelled, "the turn was interrupted while the call waited for the client")
+		case errors.As(err, &f):
+			return failed(f.Category, f.Message)
+		case err != nil:
+			return failed("client_tool_unavailable", status.Convert(err).Message())
+		}
+		return tu.toolResult(ctx, step, id, msg, res)
+	}
 	tool, ok := tu.tools[c.Name]
 	if !ok {
 		return failed("unknown_tool", "no tool named "+c.Name)
@@ -221,6 +239,13 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 		}
 		return failed(categoryOf(err), err.Error())
 	}
+	return tu.toolResult(ctx, step, id, msg, res)
+}
+
+// toolResult reports a call's result (tool.result, shaped: spilled,
+// truncated, redacted) and is the tool message the model gets.
+func (tu *turn) toolResult(ctx context.Context, step, id string, msg provider.Message, res tools.Result) (provider.Message, error) {
+	w := tu.w
 	sh, err := tu.shapeOutput(ctx, step, id, res.Output, res.Truncated, res.Bytes)
 	if err != nil {
 		// Without the store the output cannot be kept whole: say so and
@@ -365,9 +390,43 @@ func (tu *turn) askUnconfined(ctx context.Context, step, callID string, acc tool
 // awaitApproval waits for the answer to an approval action: a permission
 // request's permission.resolved, or, for an action the worker opened
 // itself (own), its action.resolved, allowed when allow_once.
-func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64, own bool) (bool, string, error) {
+func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64, own bool) (allowed bool, why string, err error) {
+	err = tu.awaitAnswer(ctx, actionID, from, func(ev *eventsv1.RuntimeEvent) bool {
+		if p := ev.GetPermissionResolved(); p != nil {
+			if allowed = p.GetAllowed(); !allowed {
+				why = fmt.Sprintf("denied by %s (%s)", orUnknown(p.GetResponder()), p.GetDecision())
+			}
+			return true
+		}
+		a := ev.GetActionResolved()
+		switch {
+		case a == nil:
+			return false
+		case own && a.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED:
+			if allowed = a.GetDecision() == "allow_once"; !allowed {
+				why = fmt.Sprintf("denied by %s (%s)", orUnknown(a.GetResponder()), a.GetDecision())
+			}
+			return true
+		case a.GetOutcome() != eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED:
+			if a.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED {
+				// Actions are cancelled when their turn is interrupted or
+				// ends: ask now rather than run another step first.
+				tu.checkNow(ctx)
+			}
+			why = "the approval was " + enums.Word(a.GetOutcome())
+			return true
+		}
+		return false
+	})
+	return allowed, why, err
+}
+
+// awaitAnswer follows the session's answers (permission.resolved,
+// action.resolved) from sequence from until answered takes one about
+// actionID as the end of the wait.
+func (tu *turn) awaitAnswer(ctx context.Context, actionID string, from uint64, answered func(*eventsv1.RuntimeEvent) bool) error {
 	if actionID == "" {
-		return false, "", errors.New("an ask without an approval action")
+		return errors.New("an ask without an approval action")
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -390,7 +449,7 @@ func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64,
 		})
 	}
 	if err := subscribe(); err != nil {
-		return false, "", err
+		return err
 	}
 	for {
 		m, err := stream.Recv()
@@ -401,34 +460,13 @@ func (tu *turn) awaitApproval(ctx context.Context, actionID string, from uint64,
 			}
 		}
 		if err != nil {
-			return false, "", err
+			return err
 		}
 		if seq := m.GetEvent().GetSequence(); seq >= from {
 			from = seq + 1
 		}
-		ev := m.GetEvent()
-		if ev.GetActionId() != actionID {
-			continue
-		}
-		if p := ev.GetPermissionResolved(); p != nil {
-			if p.GetAllowed() {
-				return true, "", nil
-			}
-			return false, fmt.Sprintf("denied by %s (%s)", orUnknown(p.GetResponder()), p.GetDecision()), nil
-		}
-		if a := ev.GetActionResolved(); a != nil && own && a.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED {
-			if a.GetDecision() == "allow_once" {
-				return true, "", nil
-			}
-			return false, fmt.Sprintf("denied by %s (%s)", orUnknown(a.GetResponder()), a.GetDecision()), nil
-		}
-		if a := ev.GetActionResolved(); a != nil && a.GetOutcome() != eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED {
-			if a.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED {
-				// Actions are cancelled when their turn is interrupted or
-				// ends: ask now rather than run another step first.
-				tu.checkNow(ctx)
-			}
-			return false, "the approval was " + enums.Word(a.GetOutcome()), nil
+		if ev := m.GetEvent(); ev.GetActionId() == actionID && answered(ev) {
+			return nil
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/clienttool"
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/fanout"
@@ -205,6 +206,14 @@ func (a *App) turn(ctx context.Context, c Caller, turn string) (*controlv1.Turn,
 // thread's own events, and the events carry ids derived from the key, so
 // even a retry racing its first attempt from another replica is one turn.
 func (a *App) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTurnRequest) (*controlv1.SubmitTurnResponse, error) {
+	if raw, ok := req.GetOptions()[clienttool.Option]; ok {
+		// A worker could only fail the turn later: say it now.
+		if _, err := clienttool.Parse(raw); err != nil {
+			var v *clienttool.Violation
+			errors.As(err, &v)
+			return nil, fault.Invalid("options["+clienttool.Option+"]"+v.Field, "%s", v.Message)
+		}
+	}
 	if err := a.ensureThread(ctx, c, req); err != nil {
 		return nil, err
 	}
