@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/agentruntime/agentruntime/pkg/clienttool"
 )
 
 // maxBody bounds a RunAgentInput: the 1.0 client sends the whole message
@@ -30,7 +32,7 @@ type runInput struct {
 	ThreadID       string            `json:"threadId"`
 	RunID          string            `json:"runId"`
 	Messages       []message         `json:"messages"`
-	Tools          []json.RawMessage `json:"tools"`
+	Tools          []clienttool.Tool `json:"tools"`
 	ForwardedProps json.RawMessage   `json:"forwardedProps"`
 	Resume         []resumeEntry     `json:"resume"`
 }
@@ -39,6 +41,8 @@ type message struct {
 	ID      string          `json:"id"`
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
+	// ToolCallID: a tool message's call (the result of a front-end tool).
+	ToolCallID string `json:"toolCallId"`
 }
 
 type resumeEntry struct {
@@ -63,19 +67,23 @@ type run struct {
 	// userText and userMessageID: the newest user message, the turn's
 	// input (empty on a resume or a reconnect).
 	userText, userMessageID string
-	resume                  []answer
-	cursor                  *cursor
+	// tools are the front end's tools, offered to the model with the
+	// turn (clienttool.Option).
+	tools  []clienttool.Tool
+	resume []answer
+	cursor *cursor
 	// cursorField is where the cursor came from, for errors.
 	cursorField string
-	// ignored names what the request carried that this server does not
-	// act on (said in RUN_STARTED's metadata).
-	ignored []string
 }
 
-// answer is one resume entry: the action it answers and how.
+// answer is one resume entry, or a tool message answering a front-end
+// tool's call: the action it answers and how.
 type answer struct {
-	actionID  string
-	cancelled bool
+	// field is where it is in the request; idField names what names the
+	// action (resume[i].interruptId, messages[i].toolCallId).
+	field, idField string
+	actionID       string
+	cancelled      bool
 	// decision is empty when cancelled, or when the payload named none.
 	decision    string
 	payloadJSON string
@@ -108,10 +116,11 @@ func parseRun(body io.Reader, lastEventID string) (*run, error) {
 		}
 		return nil, invalid("body", "not a RunAgentInput JSON object: %v", err)
 	}
-	r := &run{threadID: in.ThreadID, runID: in.RunID, sessionID: DefaultSession}
-	if len(in.Tools) > 0 {
-		// Front-end tools need the worker (docs/ag-ui.md, "Not done yet").
-		r.ignored = append(r.ignored, "tools")
+	r := &run{threadID: in.ThreadID, runID: in.RunID, sessionID: DefaultSession, tools: in.Tools}
+	if err := clienttool.Check(in.Tools); err != nil {
+		var v *clienttool.Violation
+		errors.As(err, &v)
+		return nil, invalid("tools"+v.Field, "%s", v.Message)
 	}
 	if err := checkID("threadId", in.ThreadID); err != nil {
 		return nil, err
@@ -159,6 +168,18 @@ func parseRun(body io.Reader, lastEventID string) (*run, error) {
 		return nil, invalid("resume", "a run resumes an interrupt or reconnects by cursor, not both")
 	}
 	if len(r.resume) > 0 || r.cursor != nil {
+		return r, nil
+	}
+	// Tool messages after everything else answer front-end tools' calls:
+	// the run resumes the turn that waits for them.
+	for i := len(in.Messages) - 1; i >= 0 && in.Messages[i].Role == "tool"; i-- {
+		a, err := toolAnswer(fmt.Sprintf("messages[%d]", i), in.Messages[i])
+		if err != nil {
+			return nil, err
+		}
+		r.resume = append([]answer{a}, r.resume...)
+	}
+	if len(r.resume) > 0 {
 		return r, nil
 	}
 	for i := len(in.Messages) - 1; i >= 0; i-- {
@@ -214,6 +235,21 @@ func userText(field string, content json.RawMessage) (string, error) {
 	return text, nil
 }
 
+// toolAnswer reads a tool message: the result of the front-end tool call
+// it names, the payload of that call's action (clienttool.ActionID).
+func toolAnswer(field string, m message) (answer, error) {
+	if err := checkID(field+".toolCallId", m.ToolCallID); err != nil {
+		return answer{}, err
+	}
+	var content string
+	if err := json.Unmarshal(m.Content, &content); err != nil {
+		return answer{}, invalid(field+".content", "must be a string: the tool's result")
+	}
+	payload, _ := json.Marshal(content)
+	return answer{field: field, idField: field + ".toolCallId", actionID: clienttool.ActionID(m.ToolCallID),
+		decision: clienttool.Decision, payloadJSON: string(payload)}, nil
+}
+
 // parseAnswer reads a resume entry. The interrupt id is the runtime action
 // id; the payload is the decision as a string, or an object with a
 // decision and an optional payload (the action's structured response).
@@ -221,7 +257,7 @@ func parseAnswer(field string, e resumeEntry) (answer, error) {
 	if err := checkID(field+".interruptId", e.InterruptID); err != nil {
 		return answer{}, err
 	}
-	a := answer{actionID: e.InterruptID}
+	a := answer{field: field, idField: field + ".interruptId", actionID: e.InterruptID}
 	switch e.Status {
 	case "cancelled":
 		a.cancelled = true

@@ -2,8 +2,11 @@ package agui
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentruntime/agentruntime/pkg/clienttool"
 )
 
 func TestParseRunNamesTheFieldOfEachMistake(t *testing.T) {
@@ -25,6 +28,11 @@ func TestParseRunNamesTheFieldOfEachMistake(t *testing.T) {
 		{`{"threadId":"t","runId":"r","resume":[{"interruptId":"a","status":"resolved"}]}`, "resume[0].payload"},
 		{`{"threadId":"t","runId":"r","resume":[{"interruptId":"a","status":"resolved","payload":{"payload":{}}}]}`, "resume[0].payload.decision"},
 		{`{"threadId":"t","runId":"r","resume":[{"interruptId":"","status":"cancelled"}]}`, "resume[0].interruptId"},
+		{`{"threadId":"t","runId":"r",` + user + `,"tools":[{"name":"a b"}]}`, "tools[0].name"},
+		{`{"threadId":"t","runId":"r",` + user + `,"tools":[{"name":"a"},{"name":"a"}]}`, "tools[1].name"},
+		{`{"threadId":"t","runId":"r",` + user + `,"tools":[{"name":"a","parameters":[1]}]}`, "tools[0].parameters"},
+		{`{"threadId":"t","runId":"r","messages":[{"id":"t1","role":"tool","content":"x"}]}`, "messages[0].toolCallId"},
+		{`{"threadId":"t","runId":"r","messages":[{"id":"t1","role":"tool","toolCallId":"c1","content":{"x":1}}]}`, "messages[0].content"},
 	}
 	for _, c := range cases {
 		_, err := parseRun(strings.NewReader(c.body), "")
@@ -64,7 +72,9 @@ func TestParseRunReadsResumeAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []answer{{actionID: "a1", decision: "allow_once"}, {actionID: "a2", decision: "approve", payloadJSON: `{"n":1}`}, {actionID: "a3", cancelled: true}}
+	want := []answer{{field: "resume[0]", idField: "resume[0].interruptId", actionID: "a1", decision: "allow_once"},
+		{field: "resume[1]", idField: "resume[1].interruptId", actionID: "a2", decision: "approve", payloadJSON: `{"n":1}`},
+		{field: "resume[2]", idField: "resume[2].interruptId", actionID: "a3", cancelled: true}}
 	if len(r.resume) != len(want) {
 		t.Fatalf("got %+v", r.resume)
 	}
@@ -72,6 +82,33 @@ func TestParseRunReadsResumeAnswers(t *testing.T) {
 		if r.resume[i] != want[i] {
 			t.Errorf("resume[%d] = %+v, want %+v", i, r.resume[i], want[i])
 		}
+	}
+}
+
+// Tool messages after the newest other message answer front-end tools'
+// calls: each the payload of its call's action; the user message before
+// them is not submitted again. The front end's tools ride with a new turn.
+func TestParseRunReadsToolMessagesAsAnswers(t *testing.T) {
+	r, err := parseRun(strings.NewReader(`{"threadId":"t","runId":"r","messages":[
+		{"id":"m1","role":"user","content":"what time?"},
+		{"id":"a1","role":"assistant","toolCalls":[{"id":"c1"},{"id":"c2"}]},
+		{"id":"t1","role":"tool","toolCallId":"c1","content":"23:59"},
+		{"id":"t2","role":"tool","toolCallId":"c2","content":"say \"hi\""}],
+		"tools":[{"name":"browser_time","parameters":{"type":"object"}}]}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []answer{
+		{field: "messages[2]", idField: "messages[2].toolCallId", actionID: clienttool.ActionID("c1"), decision: clienttool.Decision, payloadJSON: `"23:59"`},
+		{field: "messages[3]", idField: "messages[3].toolCallId", actionID: clienttool.ActionID("c2"), decision: clienttool.Decision, payloadJSON: `"say \"hi\""`},
+	}
+	if !slices.Equal(r.resume, want) || r.userMessageID != "" {
+		t.Fatalf("got %+v (user message %q), want answers %+v", r.resume, r.userMessageID, want)
+	}
+	r, err = parseRun(strings.NewReader(`{"threadId":"t","runId":"r","messages":[{"id":"m1","role":"user","content":"x"}],
+		"tools":[{"name":"browser_time","description":"d","parameters":{"type":"object"}}]}`), "")
+	if err != nil || len(r.tools) != 1 || r.tools[0].Name != "browser_time" || string(r.tools[0].Parameters) != `{"type":"object"}` || len(r.resume) != 0 {
+		t.Fatalf("a new turn with tools: %+v %v", r, err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentruntime/agentruntime/pkg/clienttool"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -67,14 +68,23 @@ func (h *Handler) plan(ctx context.Context, in *run) (*plan, error) {
 	case len(in.resume) > 0:
 		return h.planResume(ctx, in)
 	}
-	resp, err := h.control.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{
+	req := &controlv1.SubmitTurnRequest{
 		SessionId: in.sessionID, ThreadId: in.threadID,
 		// The message id: a retried run of the same message is the same
 		// turn, not a second one.
 		IdempotencyKey: "ag-ui:" + in.userMessageID,
 		Input:          []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: in.userText}}},
 		Metadata:       map[string]string{"ag_ui_run_id": in.runID},
-	})
+	}
+	if len(in.tools) > 0 {
+		// The front end's tools ride with the turn; the worker offers them.
+		offered, err := clienttool.Encode(in.tools)
+		if err != nil {
+			return nil, err
+		}
+		req.Options = map[string]string{clienttool.Option: offered}
+	}
+	resp, err := h.control.SubmitTurn(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -101,8 +111,8 @@ func (h *Handler) planResume(ctx context.Context, in *run) (*plan, error) {
 	var floor uint64
 	var turnID string
 	var required, resolved uint64
-	for i, a := range in.resume {
-		field := "resume[" + itoa(i) + "]"
+	for _, a := range in.resume {
+		field := a.field
 		pending := findAction(thread.GetPendingActions(), a.actionID)
 		decision := a.decision
 		if pending != nil {
@@ -126,7 +136,10 @@ func (h *Handler) planResume(ctx context.Context, in *run) (*plan, error) {
 		}
 		resp, err := h.control.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: a.actionID, Decision: decision, PayloadJson: a.payloadJSON})
 		if pending == nil && status.Code(err) == codes.InvalidArgument {
-			return nil, invalidStatus(field+".interruptId", "action "+a.actionID+" is pending in another thread, not in "+in.threadID)
+			return nil, invalidStatus(a.idField, "action "+a.actionID+" is pending in another thread, not in "+in.threadID)
+		}
+		if a.idField != field+".interruptId" && status.Code(err) == codes.NotFound {
+			return nil, invalidStatus(a.idField, "no front-end tool call "+a.actionID+" waits for a result in thread "+in.threadID)
 		}
 		if err != nil {
 			return nil, err
@@ -135,10 +148,10 @@ func (h *Handler) planResume(ctx context.Context, in *run) (*plan, error) {
 		answered[a.actionID] = true
 		floor = max(floor, resp.GetSequence())
 		if act.GetThreadId() != in.threadID || act.GetSessionId() != in.sessionID {
-			return nil, invalidStatus(field+".interruptId", "action "+a.actionID+" is not in thread "+in.threadID)
+			return nil, invalidStatus(a.idField, "action "+a.actionID+" is not in thread "+in.threadID)
 		}
 		if turnID != "" && act.GetTurnId() != turnID {
-			return nil, invalidStatus(field+".interruptId", "the interrupts of one resume belong to one turn")
+			return nil, invalidStatus(a.idField, "the interrupts of one resume belong to one turn")
 		}
 		turnID = act.GetTurnId()
 		if pending == nil && (resolved == 0 || act.GetSequence() < resolved) {

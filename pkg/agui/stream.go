@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/agentruntime/agentruntime/pkg/clienttool"
 	"github.com/agentruntime/agentruntime/pkg/events"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -49,9 +50,6 @@ func (s *runStream) serve(ctx context.Context, sub grpc.ServerStreamingClient[co
 	// The extension this server offers beyond AG-UI 1.0 (docs/ag-ui.md).
 	start := map[string]any{"turnId": s.p.turnID, "sessionId": s.in.sessionID,
 		"extensions": map[string]any{"reconnect": "forwardedProps.agentruntime.cursor or Last-Event-ID: the cursor of the last event received"}}
-	if len(s.in.ignored) > 0 {
-		start["ignored"] = s.in.ignored
-	}
 	if err := s.send(Event{Type: RunStarted, ThreadID: s.in.threadID, RunID: s.in.runID}, start, s.last); err != nil {
 		return err
 	}
@@ -95,12 +93,14 @@ func (s *runStream) event(ctx context.Context, ev *eventsv1.RuntimeEvent) (done 
 	var out []Event
 	switch ev.GetType() {
 	case events.TypeTurnStarted, events.TypeActionResolved:
+		s.tr.clientCall(ev)
 		if checks {
 			if out, err = s.stateDelta(ctx, seq); err != nil {
 				return false, err
 			}
 		}
 	case events.TypeActionRequired:
+		s.tr.clientCall(ev)
 		if !checks || s.p.answered[ev.GetActionId()] {
 			break
 		}
@@ -113,8 +113,7 @@ func (s *runStream) event(ctx context.Context, ev *eventsv1.RuntimeEvent) (done 
 			break
 		}
 		out = append(s.diff(read), s.open.closeAll()...)
-		out = append(out, Event{Type: RunFinished, ThreadID: s.in.threadID, RunID: s.in.runID, Outcome: &Outcome{Type: "interrupt", Interrupts: interrupts}})
-		return true, s.sendAll(ev, out)
+		return true, s.sendAll(ev, append(out, s.waiting(interrupts)))
 	case events.TypeTurnCompleted, events.TypeTurnFailed:
 		read, err := s.read(ctx, seq)
 		if err != nil {
@@ -126,6 +125,23 @@ func (s *runStream) event(ctx context.Context, ev *eventsv1.RuntimeEvent) (done 
 		out = s.tr.translate(ev)
 	}
 	return false, s.sendAll(ev, out)
+}
+
+// waiting is the last event of a run whose turn waits for the front end:
+// the calls of its front-end tools when that is all it waits for (the
+// front end runs them and answers with tool messages), else interrupts.
+func (s *runStream) waiting(interrupts []Interrupt) Event {
+	fin := Event{Type: RunFinished, ThreadID: s.in.threadID, RunID: s.in.runID, Outcome: &Outcome{Type: "interrupt", Interrupts: interrupts}}
+	calls := []string{}
+	for _, in := range interrupts {
+		if in.Reason != clienttool.ActionType {
+			return fin
+		}
+		calls = append(calls, in.ToolCallID)
+	}
+	fin.Outcome = &Outcome{Type: "success", PendingToolCallIDs: calls}
+	fin.Result = map[string]any{"turnId": s.p.turnID, "pendingToolCallIds": calls}
+	return fin
 }
 
 // end is the run's last event for the turn's end.

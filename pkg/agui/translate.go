@@ -3,6 +3,7 @@ package agui
 import (
 	"slices"
 
+	"github.com/agentruntime/agentruntime/pkg/clienttool"
 	"github.com/agentruntime/agentruntime/pkg/events"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -23,10 +24,20 @@ type translator struct {
 	steps     ordered // open steps (their names)
 	callName  map[string]string
 	callStep  map[string]string
+	// client are the calls of front-end tools: the front end has their
+	// results (its own tool messages), so none is sent back.
+	client map[string]bool
 }
 
 func newTranslator() *translator {
-	return &translator{callName: map[string]string{}, callStep: map[string]string{}}
+	return &translator{callName: map[string]string{}, callStep: map[string]string{}, client: map[string]bool{}}
+}
+
+// clientCall notes the call of a front-end tool an action asks for.
+func (t *translator) clientCall(ev *eventsv1.RuntimeEvent) {
+	if ev.GetActionRequired().GetActionType() == clienttool.ActionType || ev.GetActionResolved().GetActionType() == clienttool.ActionType {
+		t.client[ev.GetToolCallId()] = true
+	}
 }
 
 func modelStep(stepID string) string      { return "model:" + stepID }
@@ -98,7 +109,9 @@ func (t *translator) translate(ev *eventsv1.RuntimeEvent) []Event {
 			content = "error (" + f.GetCategory() + "): " + f.GetMessage()
 		}
 		out := t.endCall(id)
-		out = append(out, Event{Type: ToolCallResult, MessageID: resultID(id), ToolCallID: id, Role: "tool", Content: &content})
+		if !t.client[id] || ev.GetType() == events.TypeToolFailed {
+			out = append(out, Event{Type: ToolCallResult, MessageID: resultID(id), ToolCallID: id, Role: "tool", Content: &content})
+		}
 		if name, ok := t.callName[id]; ok {
 			out = append(out, t.closeStep(toolStep(name, id))...)
 		}

@@ -10,6 +10,8 @@
 package clienttool
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -82,6 +84,20 @@ func Check(ts []Tool) error {
 func isObject(raw json.RawMessage) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// ActionID is the id of the action a call opens, derived from the call's
+// id: a front end answering the call by its id finds the action, and the
+// same call asking again is the same action. The call id is a runtime id
+// (pkg/worker: letters, digits, _ and -, at most 128); a longer one is
+// hashed to fit.
+func ActionID(callID string) string {
+	id := "ct_" + callID
+	if len(id) > 128 {
+		sum := sha256.Sum256([]byte(callID))
+		id = "ct_" + hex.EncodeToString(sum[:])
+	}
+	return id
 }
 
 // Parse reads and checks the option's value.

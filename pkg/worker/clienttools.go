@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/clienttool"
 	"github.com/agentruntime/agentruntime/pkg/enums"
-	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/worker/provider"
 	"github.com/agentruntime/agentruntime/pkg/worker/tools"
 )
@@ -58,7 +57,7 @@ func (tu *turn) callClient(ctx context.Context, step, id string, c provider.Tool
 	} else {
 		req := &controlv1.RequestActionRequest{
 			SessionId: tu.t.GetSessionId(), ThreadId: tu.t.GetThreadId(), TurnId: tu.t.GetTurnId(),
-			ActionId: ids.New(ids.Action), ActionType: clienttool.ActionType, StepId: step, ToolCallId: id,
+			ActionId: clienttool.ActionID(id), ActionType: clienttool.ActionType, StepId: step, ToolCallId: id,
 			Prompt:    clip("Run the client tool "+c.Name+" and answer with its result.", 16000),
 			Decisions: []string{clienttool.Decision}, JsonSchema: clienttool.PayloadSchema,
 			Context: map[string]string{clienttool.ContextTool: c.Name, clienttool.ContextArguments: clip(c.Arguments, 4096)},
@@ -75,7 +74,13 @@ func (tu *turn) callClient(ctx context.Context, step, id string, c provider.Tool
 		if err != nil {
 			return tools.Result{}, err
 		}
-		actionID, from = resp.GetAction().GetActionId(), resp.GetSequence()
+		act := resp.GetAction()
+		actionID, from = act.GetActionId(), resp.GetSequence()
+		if act.GetStatus() != controlv1.ActionStatus_ACTION_STATUS_PENDING {
+			// The same call asking again (a run lost before it parked)
+			// finds its action answered.
+			return clientResult(act.GetStatus() == controlv1.ActionStatus_ACTION_STATUS_RESOLVED, enums.Word(act.GetStatus()), act.GetPayloadJson())
+		}
 		if tu.mayPark() {
 			return tools.Result{}, &mustWait{call: parkedCall{CallID: id, ActionID: actionID, From: from, Own: true, Client: true}}
 		}
@@ -88,12 +93,17 @@ func (tu *turn) callClient(ctx context.Context, step, id string, c provider.Tool
 	if err != nil {
 		return tools.Result{}, err
 	}
-	if answer.GetOutcome() != eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED {
-		if answer.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED {
-			tu.checkNow(ctx)
-		}
-		return tools.Result{}, &tools.Failure{Category: "client_tool_unanswered", Message: "the client tool call was " + enums.Word(answer.GetOutcome())}
+	if answer.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_CANCELLED {
+		tu.checkNow(ctx) // the turn was interrupted or ended
 	}
-	out := clienttool.Result(answer.GetPayloadJson())
+	return clientResult(answer.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, enums.Word(answer.GetOutcome()), answer.GetPayloadJson())
+}
+
+// clientResult is a client tool call's result from its action's answer.
+func clientResult(resolved bool, outcome, payload string) (tools.Result, error) {
+	if !resolved {
+		return tools.Result{}, &tools.Failure{Category: "client_tool_unanswered", Message: "the client tool call was " + outcome}
+	}
+	out := clienttool.Result(payload)
 	return tools.Result{Output: out, Bytes: len(out)}, nil
 }
