@@ -85,15 +85,12 @@ for (const [encoding, BaseAgent, mediaType] of [
       assert.equal(content.metadata.agentruntime.type, "model.delta");
       assert.match(content.metadata.agentruntime.cursor, /^turn_/);
       assert.ok(plain.events[0].metadata.agentruntime.extensions.reconnect, "RUN_STARTED declares the reconnect extension");
-      assert.equal(plain.events[0].metadata.agentruntime.ignored, undefined);
       assert.ok(agent.messages.some((m) => m.role === "assistant" && m.content === "Hello from agentruntime."));
 
       say(agent, "take notes on the README");
-      // Front-end tools are not offered to the model yet: the run says it
-      // ignored them, and goes on.
+      // A front-end tool the model does not call changes nothing.
       const tools = [{ name: "confirm", description: "Ask the user", parameters: { type: "object", properties: {} } }];
       const first = await run(agent, { tools });
-      assert.deepEqual(first.events[0].metadata.agentruntime.ignored, ["tools"]);
       const read = first.events.find((e) => e.type === "TOOL_CALL_START" && e.toolCallName === "read_file");
       assert.ok(read, first.types.join(" "));
       const readResult = first.events.find((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === read.toolCallId);
@@ -132,6 +129,48 @@ for (const [encoding, BaseAgent, mediaType] of [
       const again = await run(new Agent({ url: dev.url, threadId: agent.threadId }), { resume });
       assert.equal(again.events.at(-1).type, "RUN_FINISHED");
       assert.equal(statSync(notes).mtimeMs, mtime);
+    });
+
+    test("a front-end tool: the run ends with its call pending, the tool message resumes the turn", async () => {
+      const agent = new Agent({ url: dev.url, threadId: crypto.randomUUID() });
+      const tools = [
+        {
+          name: "browser_time",
+          description: "The time in the user's browser",
+          parameters: { type: "object", properties: { zone: { type: "string" } } },
+        },
+      ];
+      say(agent, "what time is it?");
+      const first = await run(agent, { tools });
+      const call = first.events.find((e) => e.type === "TOOL_CALL_START" && e.toolCallName === "browser_time");
+      assert.ok(call, first.types.join(" "));
+      const args = first.events.filter((e) => e.type === "TOOL_CALL_ARGS" && e.toolCallId === call.toolCallId);
+      assert.deepEqual(JSON.parse(args.map((e) => e.delta).join("")), { zone: "UTC" });
+      assert.ok(first.events.some((e) => e.type === "TOOL_CALL_END" && e.toolCallId === call.toolCallId));
+      // The front end runs it: the runtime sends no result of its own.
+      assert.ok(!first.types.includes("TOOL_CALL_RESULT"), first.types.join(" "));
+      const finished = first.events.at(-1);
+      assert.equal(finished.type, "RUN_FINISHED");
+      assert.equal(finished.outcome.type, "success");
+      assert.deepEqual(finished.outcome.pendingToolCallIds, [call.toolCallId]);
+      assert.deepEqual(agent.pendingInterrupts, []);
+
+      agent.addMessage({ id: crypto.randomUUID(), role: "tool", toolCallId: call.toolCallId, content: "23:59 UTC" });
+      const answered = agent.messages.slice();
+      const rest = await run(agent, { tools });
+      assert.ok(!rest.types.includes("TOOL_CALL_RESULT"), rest.types.join(" "));
+      assert.equal(text(rest.events), "Your browser says what time it is.");
+      assert.equal(rest.events.at(-1).type, "RUN_FINISHED");
+      assert.equal(rest.events.at(-1).outcome.type, "success");
+      assert.equal(rest.events.at(-1).result.summary, "Your browser says what time it is.");
+      assert.equal(agent.messages.filter((m) => m.role === "tool" && m.toolCallId === call.toolCallId).length, 1);
+
+      // The same answer again is harmless: the first stands, the turn's
+      // rest is streamed from it, and nothing new runs.
+      const again = await run(new Agent({ url: dev.url, threadId: agent.threadId, initialMessages: answered }), { tools });
+      assert.equal(again.events.at(-1).type, "RUN_FINISHED");
+      assert.equal(again.events.at(-1).result.summary, "Your browser says what time it is.");
+      assert.equal(text(again.events), "Your browser says what time it is.");
     });
   });
 }
