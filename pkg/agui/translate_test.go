@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentruntime/agentruntime/pkg/clienttool"
 	"github.com/agentruntime/agentruntime/pkg/events"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -107,5 +108,44 @@ func TestTrackerClosesAndReopensWhatIsOpen(t *testing.T) {
 	}
 	if c := reopen[3]; c.ToolCallName != "x" || c.ParentMessageID != "s1" {
 		t.Errorf("a reopened call: %+v", c)
+	}
+}
+
+// A front-end tool's call streams as a call, but its result is the front
+// end's own tool message: the runtime's tool.result only ends its step. A
+// runtime tool's result is still sent.
+func TestTranslatorSendsNoResultForAFrontEndToolsCall(t *testing.T) {
+	tr := newTranslator()
+	started := func(call, name string) *eventsv1.RuntimeEvent {
+		return ev(events.TypeToolStarted, "s1", call, func(e *eventsv1.RuntimeEvent) {
+			e.Payload = &eventsv1.RuntimeEvent_ToolStarted{ToolStarted: &eventsv1.ToolStarted{ToolName: name}}
+		})
+	}
+	result := func(call string) *eventsv1.RuntimeEvent {
+		return ev(events.TypeToolResult, "s1", call, func(e *eventsv1.RuntimeEvent) {
+			e.Payload = &eventsv1.RuntimeEvent_ToolResult{ToolResult: &eventsv1.ToolResult{Preview: "23:59"}}
+		})
+	}
+	var got []string
+	for _, e := range []*eventsv1.RuntimeEvent{
+		started("c1", "browser_time"),
+		ev(events.TypeActionResolved, "s1", "c1", func(e *eventsv1.RuntimeEvent) {
+			e.Payload = &eventsv1.RuntimeEvent_ActionResolved{ActionResolved: &eventsv1.ActionResolved{ActionType: clienttool.ActionType}}
+		}),
+		result("c1"),
+		started("c2", "read_file"),
+		result("c2"),
+	} {
+		tr.clientCall(e)
+		for _, a := range tr.translate(e) {
+			got = append(got, a.Type+" "+a.ToolCallID+a.StepName)
+		}
+	}
+	want := []string{
+		"TOOL_CALL_START c1", "STEP_STARTED tool:browser_time:c1", "TOOL_CALL_END c1", "STEP_FINISHED tool:browser_time:c1",
+		"TOOL_CALL_START c2", "STEP_STARTED tool:read_file:c2", "TOOL_CALL_END c2", "TOOL_CALL_RESULT c2", "STEP_FINISHED tool:read_file:c2",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
 	}
 }
