@@ -113,8 +113,12 @@ func (tu *turn) runTools(ctx context.Context, ps *pendingStep, resume *pendingSt
 // interrupt stopped.
 func (tu *turn) waitsCancelled(step string, parked map[int]parkedCall) {
 	for _, pc := range parked {
+		waited := "permission"
+		if pc.Client {
+			waited = "its result"
+		}
 		_ = tu.say(tu.event("tool.failed", step, pc.CallID, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
-			Category: tools.Cancelled, Message: "the turn was interrupted while the call waited for permission"}}))
+			Category: tools.Cancelled, Message: "the turn was interrupted while the call waited for " + waited}}))
 	}
 }
 
@@ -148,7 +152,7 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 		return msg, tu.say(tu.event("tool.failed", step, id, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
 			Category: category, Message: clip(message, 2000), Retryable: category == tools.TimedOut}}))
 	}
-	if tu.client[c.Name] {
+	if tu.client[c.Name] || resumed != nil && resumed.Client {
 		// The submitter runs it; no permission of the runtime's applies to
 		// what the runtime does not run.
 		res, err := tu.callClient(ctx, step, id, c, resumed)
@@ -158,7 +162,7 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 		case errors.As(err, &mw):
 			return msg, mw
 		case ctx.Err() != nil:
-			return failed(tools.Cancelled, "the turn was interrupted while the call waited for the client")
+			return failed(tools.Cancelled, "the turn was interrupted while the call waited for its result")
 		case errors.As(err, &f):
 			return failed(f.Category, f.Message)
 		case err != nil:
