@@ -210,6 +210,13 @@ func TestAGUIIsAuthenticatedLikeTheAPI(t *testing.T) {
 	if !slices.Equal(seen, []string{"RUN_STARTED", "STATE_SNAPSHOT"}) {
 		t.Errorf("an operator's run began %v", seen)
 	}
+	// A tool message answering a call no front-end tool made names the call.
+	answer := map[string]any{"threadId": "t1", "runId": "r2", "messages": []any{
+		map[string]any{"id": "m2", "role": "tool", "toolCallId": "call_nobody", "content": "x"}}}
+	resp = postAGUI(t, p.Addr, operator, answer)
+	if code, field := errorOf(resp); resp.StatusCode != http.StatusBadRequest || code != "invalid_argument" || field != "messages[0].toolCallId" {
+		t.Errorf("an answer to no call: %d %s %q, want 400 invalid_argument messages[0].toolCallId", resp.StatusCode, code, field)
+	}
 }
 
 // A run's stream resumed from any event's cursor (forwardedProps or
