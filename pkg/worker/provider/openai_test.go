@@ -222,3 +222,30 @@ turns:
 		t.Fatal("unknown key accepted")
 	}
 }
+
+// A turn that names a tool plays only when the call offers it: a client
+// tool a front end sent, or the next turn that matches.
+func TestScriptedTurnWithAToolPlaysWhenItIsOffered(t *testing.T) {
+	s, err := provider.ParseScript([]byte(`
+turns:
+  - match: time
+    tool: browser_time
+    steps:
+      - tool_calls: [{name: browser_time}]
+  - steps:
+      - text: "No clock here."
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := provider.NewScripted(s)
+	ask := []provider.Message{{Role: "user", Content: "what time is it?"}}
+	with, err := p.Stream(context.Background(), provider.Request{Messages: ask, Tools: []provider.Tool{{Name: "read_file"}, {Name: "browser_time"}}}, &recorder{})
+	if err != nil || len(with.ToolCalls) != 1 || with.ToolCalls[0].Name != "browser_time" {
+		t.Fatalf("with the tool offered: %+v, %v", with, err)
+	}
+	without, err := p.Stream(context.Background(), provider.Request{Messages: ask, Tools: []provider.Tool{{Name: "read_file"}}}, &recorder{})
+	if err != nil || without.Text != "No clock here." || len(without.ToolCalls) != 0 {
+		t.Fatalf("without it: %+v, %v", without, err)
+	}
+}

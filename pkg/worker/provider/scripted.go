@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -19,6 +20,7 @@ import (
 //	model: scripted
 //	turns:
 //	  - match: "notes"          # substring of the user's message; "" matches any
+//	    tool: browser_time      # optional: plays only when the call offers this tool
 //	    steps:
 //	      - text: "Reading it."
 //	        tool_calls: [{name: read_file, arguments: {path: README.md}}]
@@ -31,7 +33,10 @@ type Script struct {
 
 // ScriptTurn is the steps of one turn.
 type ScriptTurn struct {
-	Match string       `yaml:"match" json:"match"`
+	Match string `yaml:"match" json:"match"`
+	// Tool, when set, is a tool the model call must offer for the turn to
+	// play (a client tool a front end may or may not send).
+	Tool  string       `yaml:"tool" json:"tool"`
 	Steps []ScriptStep `yaml:"steps" json:"steps"`
 }
 
@@ -141,7 +146,7 @@ func (p *Scripted) Stream(ctx context.Context, req Request, sink Sink) (Response
 			step += max(1, m.Summarizes)
 		}
 	}
-	turn := p.pick(lastUser)
+	turn := p.pick(lastUser, req.Tools)
 	if step >= len(turn.Steps) {
 		return Response{}, &Error{Category: ScriptEnded, Message: fmt.Sprintf("the script has %d steps for this turn; step %d was asked for", len(turn.Steps), step+1)}
 	}
@@ -182,15 +187,18 @@ func (p *Scripted) Stream(ctx context.Context, req Request, sink Sink) (Response
 	return resp, nil
 }
 
-func (p *Scripted) pick(user string) ScriptTurn {
+func (p *Scripted) pick(user string, offered []Tool) ScriptTurn {
 	lower := strings.ToLower(user)
+	plays := func(t ScriptTurn) bool {
+		return t.Tool == "" || slices.ContainsFunc(offered, func(o Tool) bool { return o.Name == t.Tool })
+	}
 	for _, t := range p.script.Turns {
-		if t.Match != "" && strings.Contains(lower, strings.ToLower(t.Match)) {
+		if t.Match != "" && strings.Contains(lower, strings.ToLower(t.Match)) && plays(t) {
 			return t
 		}
 	}
 	for _, t := range p.script.Turns {
-		if t.Match == "" {
+		if t.Match == "" && plays(t) {
 			return t
 		}
 	}
