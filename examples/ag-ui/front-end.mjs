@@ -1,10 +1,13 @@
 // A minimal AG-UI front end: @ag-ui/client's HttpAgent against agentruntime's
 // POST /ag-ui. It sends a message, prints the streamed answer and the
 // runtime's tool calls, and answers an approval (an AG-UI interrupt) from
-// the terminal, then resumes the run.
+// the terminal, then resumes the run. It offers the model one front-end
+// tool, browser_time, which it runs itself when the model calls it and
+// answers with a tool message.
 //
 //   agentruntime dev                      # in one terminal
 //   npm ci && node front-end.mjs "take notes on the README"
+//   node front-end.mjs "what time is it?" # the demo calls browser_time
 //
 // AG_UI_URL (default http://127.0.0.1:7070/ag-ui) and AR_API_KEY (for a
 // server with --auth) configure it; --yes approves without asking.
@@ -22,7 +25,21 @@ const agent = new HttpAgent({
 });
 agent.addMessage({ id: crypto.randomUUID(), role: "user", content: message });
 
+// The front end's own tools: offered to the model with every run, run here.
+const tools = [
+  {
+    name: "browser_time",
+    description: "The current time where the user is",
+    parameters: { type: "object", properties: {} },
+  },
+];
+const run = { browser_time: () => new Date().toString() };
+
+let pendingCalls = [];
 const print = {
+  onRunFinishedEvent: ({ pendingToolCallIds }) => {
+    pendingCalls = pendingToolCallIds ?? [];
+  },
   onTextMessageContentEvent: ({ event }) => process.stdout.write(event.delta),
   onTextMessageEndEvent: () => process.stdout.write("\n"),
   onToolCallStartEvent: ({ event }) => process.stdout.write(`[tool ${event.toolCallName}] `),
@@ -31,9 +48,22 @@ const print = {
   onRunErrorEvent: ({ event }) => process.stdout.write(`[error ${event.code ?? ""}] ${event.message}\n`),
 };
 
-let params = {};
+let params = { tools };
 for (;;) {
+  pendingCalls = [];
   await agent.runAgent(params, print);
+  if (pendingCalls.length > 0) {
+    // The model called front-end tools: run them and answer with tool
+    // messages; the next run carries them and the turn goes on.
+    for (const id of pendingCalls) {
+      const call = agent.messages.flatMap((m) => m.toolCalls ?? []).find((c) => c.id === id);
+      const content = run[call?.function.name]?.() ?? `no tool ${call?.function.name} here`;
+      process.stdout.write(`[front-end ${call?.function.name}] ${content}\n`);
+      agent.addMessage({ id: crypto.randomUUID(), role: "tool", toolCallId: id, content });
+    }
+    params = { tools };
+    continue;
+  }
   if (agent.pendingInterrupts.length === 0) break;
   // Each interrupt is a runtime action: its id is the action id, its
   // metadata lists the decisions it offers.
@@ -50,5 +80,5 @@ for (;;) {
     }
     resume.push({ interruptId: interrupt.id, status: "resolved", payload: { decision } });
   }
-  params = { resume };
+  params = { tools, resume };
 }

@@ -196,4 +196,16 @@ describe("the example front end", () => {
     assert.match(stdout, /Done: NOTES.md holds my notes on the README./);
     assert.ok(statSync(join(dev.workspace, "NOTES.md")).isFile());
   });
+
+  test("runs its front-end tool when the model calls it", async () => {
+    const { execFile } = await import("node:child_process");
+    const { promisify } = await import("node:util");
+    const { stdout } = await promisify(execFile)(process.execPath, ["front-end.mjs", "what time is it?"], {
+      cwd: join(import.meta.dirname, ".."),
+      env: { ...process.env, AG_UI_URL: dev.url },
+    });
+    assert.match(stdout, /\[tool browser_time\]/);
+    assert.match(stdout, /\[front-end browser_time\] \S/);
+    assert.match(stdout, /Your browser says what time it is./);
+  });
 });
