@@ -51,6 +51,9 @@ SCRIPT = {
         {"text": "Reading both.", "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md", "limit": 2}},
                                                  {"name": "read_file", "arguments": {"path": "README.md", "offset": 2, "limit": 2}}]},
         {"text": "Read."},
+    ]}, {"match": "what time", "tool": "browser_time", "steps": [
+        {"text": "I'll ask your browser.", "tool_calls": [{"name": "browser_time", "arguments": {}}]},
+        {"text": "Your browser told me the time."},
     ]}, {"match": "leak", "steps": [
         {"text": "Looking.", "tool_calls": [{"name": "leak", "arguments": {}}]},
         {"text": "Seen."},
@@ -629,3 +632,50 @@ def test_a_waiting_turn_is_handed_back_and_a_go_worker_finishes_it(dev, binary, 
     assert len([e for e in events if e.type == "tool.started" and e.tool_call_id == write_call]) == 1
     assert (go_ws / "NOTES.md").read_text().startswith("# Notes")
     assert not (tmp_path / "py" / "NOTES.md").exists()
+
+
+def test_a_client_tool_call_parked_by_a_go_worker_is_finished_by_a_python_worker(dev, binary, tmp_path, procs):
+    """A front end's tool (the turn's client_tools option) called in a Go
+    worker's run parks the turn on its client_tool action; the Go worker
+    stops, the front end answers, and a Python worker resumes the turn from
+    the Go checkpoint: the call's result is the answer's payload."""
+    script = script_file(tmp_path)
+    go = go_worker(procs, binary, dev, workspace(tmp_path, "go"), "client", "go-c", script, lease_ttl=5)
+    tools = json.dumps([{"name": "browser_time", "description": "The time in the user's browser.",
+                         "parameters": {"type": "object", "properties": {}}}])
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            sub = await c.submit_turn("client", "what time is it?", thread_id="th-client", options={"client_tools": tools})
+            turn_id = sub.turn.turn_id
+            action, parked = None, None
+            async for ev in c.subscribe(session_id="client", start=1):
+                if ev.turn_id != turn_id:
+                    continue
+                if ev.type == "action.required":
+                    action = ev
+                if ev.type == "run.status" and ev.run_status.phase == "parked":
+                    parked = ev
+                if action is not None and parked is not None:
+                    break
+            go.p.send_signal(signal.SIGTERM)
+            go.p.wait()
+            python_worker(procs, dev, workspace(tmp_path, "py"), "client", "py-c", script, lease_ttl=5)
+            await c.control.RespondAction(control_pb2.RespondActionRequest(
+                action_id=action.action_id, decision="result", payload_json=json.dumps("12:00 in Lisbon")))
+            events = []
+            async for ev in c.subscribe(session_id="client", thread_id="th-client", start=1):
+                if ev.turn_id == turn_id:
+                    events.append(ev)
+                    if ev.type in ("turn.completed", "turn.failed"):
+                        break
+            return action, parked, events
+
+    action, parked, events = asyncio.run(asyncio.wait_for(main(), 60))
+    assert action.action_required.action_type == "client_tool"
+    assert events[-1].type == "turn.completed", [e.type for e in events]
+    assert [e.turn_started.worker_id for e in events if e.type == "turn.started"] == ["go-c", "py-c"]
+    results = [e for e in events if e.type == "tool.result"]
+    assert len(results) == 1 and results[0].run_id != parked.run_id
+    assert results[0].tool_result.preview == "12:00 in Lisbon"
+    assert results[0].tool_call_id == parked.run_status.metadata["call_ids"]

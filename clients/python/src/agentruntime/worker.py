@@ -146,6 +146,16 @@ def _call(d: Mapping[str, Any]) -> ToolCall:
     return ToolCall(d.get("ID", ""), d.get("Name", ""), d.get("Arguments", "") or "")
 
 
+def _client_result(payload: str) -> str:
+    """A client tool's result from its action's payload: a JSON string is
+    its text, anything else is kept as it came (pkg/clienttool Result)."""
+    try:
+        v = json.loads(payload)
+    except ValueError:
+        return payload
+    return v if isinstance(v, str) else payload
+
+
 def _clip(s: str, n: int) -> str:
     b = s.encode()
     if len(b) <= n:
@@ -1063,6 +1073,22 @@ class _Turn:
             ended.append(True)
             return msg
 
+        if parked is not None and parked.get("client"):
+            # A front end's tool (docs/services/worker.md, "Client tools")
+            # that a run parked: its result is the answer of its action.
+            outcome, payload = await self.await_action(parked["action_id"], int(parked.get("from", 0)))
+            if outcome != ev_control.ACTION_OUTCOME_RESOLVED:
+                return await failed("client_tool_unanswered", "the client tool call was " +
+                                    ev_control.ActionOutcome.Name(outcome).removeprefix("ACTION_OUTCOME_").lower())
+            res = ToolResult(output=_client_result(payload))
+            content, preview, ref, facts = await self.shape_output(step, call, res)
+            msg.content = content
+            result = ev_control.ToolResult(preview=preview)
+            if ref is not None:
+                result.output.CopyFrom(ref)
+            self.say(*facts, self.event("tool.result", step, call, tool_result=result))
+            ended.append(True)
+            return msg
         tool = w.tools.get(c.name)
         if tool is None:
             return await failed("unknown_tool", "no tool named " + c.name)
@@ -1140,6 +1166,15 @@ class _Turn:
         if d == ev_permission.DECISION_UNAVAILABLE:
             return False, "the permission decision was unavailable: " + ev.decision_reason, ev.evaluation_id, ""
         return False, ev.decision_reason, ev.evaluation_id, ""
+
+    async def await_action(self, action_id: str, from_sequence: int) -> Tuple[int, str]:
+        """The outcome and payload (JSON) of an action's answer, read from
+        the session's events from ``from_sequence``."""
+        async for ev in self.c.subscribe(session_id=self.t.session_id, types=["action.resolved"],
+                                         start=max(from_sequence, 1), heartbeat=5.0):
+            if isinstance(ev, RuntimeEvent) and ev.action_id == action_id and ev.HasField("action_resolved"):
+                return ev.action_resolved.outcome, ev.action_resolved.payload_json
+        raise RpcError("the subscription ended")
 
     async def await_approval(self, action_id: str, from_sequence: int) -> Tuple[bool, str]:
         if not action_id:
