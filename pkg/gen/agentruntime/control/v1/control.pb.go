@@ -273,9 +273,18 @@ type SubmitTurnRequest struct {
 	// this one ("" means no precondition).
 	ExpectedActiveTurnId string `protobuf:"bytes,10,opt,name=expected_active_turn_id,json=expectedActiveTurnId,proto3" json:"expected_active_turn_id,omitempty"`
 	// Title of the session when it is created.
-	SessionTitle  string `protobuf:"bytes,11,opt,name=session_title,json=sessionTitle,proto3" json:"session_title,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SessionTitle string `protobuf:"bytes,11,opt,name=session_title,json=sessionTitle,proto3" json:"session_title,omitempty"`
+	// Claim order (docs/services/control.md): 1 is the most urgent, 5 the
+	// least; 0 means the default, 3.
+	Priority uint32 `protobuf:"varint,12,opt,name=priority,proto3" json:"priority,omitempty"`
+	// The share this work is scheduled under within its priority: keys are
+	// served in weighted round robin. Empty means the session id.
+	FairnessKey string `protobuf:"bytes,13,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
+	// The key's weight: a key of weight 2 gets about twice the claims of a
+	// key of weight 1 when both have work waiting. Unset means 1.
+	FairnessWeight *float32 `protobuf:"fixed32,14,opt,name=fairness_weight,json=fairnessWeight,proto3,oneof" json:"fairness_weight,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SubmitTurnRequest) Reset() {
@@ -383,6 +392,27 @@ func (x *SubmitTurnRequest) GetSessionTitle() string {
 		return x.SessionTitle
 	}
 	return ""
+}
+
+func (x *SubmitTurnRequest) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *SubmitTurnRequest) GetFairnessKey() string {
+	if x != nil {
+		return x.FairnessKey
+	}
+	return ""
+}
+
+func (x *SubmitTurnRequest) GetFairnessWeight() float32 {
+	if x != nil && x.FairnessWeight != nil {
+		return *x.FairnessWeight
+	}
+	return 0
 }
 
 type SubmitTurnResponse struct {
@@ -3505,8 +3535,13 @@ type Turn struct {
 	// an interrupt that ends the turn ends them (tool.failed, cancelled).
 	ParkedStepId  string   `protobuf:"bytes,23,opt,name=parked_step_id,json=parkedStepId,proto3" json:"parked_step_id,omitempty"`
 	ParkedCallIds []string `protobuf:"bytes,24,rep,name=parked_call_ids,json=parkedCallIds,proto3" json:"parked_call_ids,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// How the turn is claimed (SubmitTurnRequest), defaults applied: its
+	// priority (1..5), its fairness key and the key's weight.
+	Priority       uint32  `protobuf:"varint,25,opt,name=priority,proto3" json:"priority,omitempty"`
+	FairnessKey    string  `protobuf:"bytes,26,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
+	FairnessWeight float32 `protobuf:"fixed32,27,opt,name=fairness_weight,json=fairnessWeight,proto3" json:"fairness_weight,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Turn) Reset() {
@@ -3691,6 +3726,27 @@ func (x *Turn) GetParkedCallIds() []string {
 		return x.ParkedCallIds
 	}
 	return nil
+}
+
+func (x *Turn) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *Turn) GetFairnessKey() string {
+	if x != nil {
+		return x.FairnessKey
+	}
+	return ""
+}
+
+func (x *Turn) GetFairnessWeight() float32 {
+	if x != nil {
+		return x.FairnessWeight
+	}
+	return 0
 }
 
 // Action is a human or policy decision.
@@ -5639,7 +5695,7 @@ var File_agentruntime_control_v1_control_proto protoreflect.FileDescriptor
 
 const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a!agentruntime/auth/v1/access.proto\x1a#agentruntime/common/v1/common.proto\x1a'agentruntime/control/v1/processes.proto\x1a$agentruntime/control/v1/status.proto\x1a&agentruntime/control/v1/webhooks.proto\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/envelope.proto\x1a%agentruntime/routing/v1/routing.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\a\n" +
+	"%agentruntime/control/v1/control.proto\x12\x17agentruntime.control.v1\x1a!agentruntime/auth/v1/access.proto\x1a#agentruntime/common/v1/common.proto\x1a'agentruntime/control/v1/processes.proto\x1a$agentruntime/control/v1/status.proto\x1a&agentruntime/control/v1/webhooks.proto\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/envelope.proto\x1a%agentruntime/routing/v1/routing.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\b\n" +
 	"\x11SubmitTurnRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
@@ -5655,13 +5711,18 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"busyPolicy\x12?\n" +
 	"\x17expected_active_turn_id\x18\n" +
 	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x14expectedActiveTurnId\x12-\n" +
-	"\rsession_title\x18\v \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\fsessionTitle\x1a:\n" +
+	"\rsession_title\x18\v \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\fsessionTitle\x12#\n" +
+	"\bpriority\x18\f \x01(\rB\a\xbaH\x04*\x02\x18\x05R\bpriority\x12*\n" +
+	"\ffairness_key\x18\r \x01(\tB\a\xbaH\x04r\x02(@R\vfairnessKey\x12:\n" +
+	"\x0ffairness_weight\x18\x0e \x01(\x02B\f\xbaH\t\n" +
+	"\a@\x01%\x00\x00\x00\x00H\x00R\x0efairnessWeight\x88\x01\x01\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x87\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x12\n" +
+	"\x10_fairness_weight\"\x87\x01\n" +
 	"\x12SubmitTurnResponse\x121\n" +
 	"\x04turn\x18\x01 \x01(\v2\x1d.agentruntime.control.v1.TurnR\x04turn\x12\"\n" +
 	"\fdeduplicated\x18\x02 \x01(\bR\fdeduplicated\x12\x1a\n" +
@@ -5921,7 +5982,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\bsequence\x18\t \x01(\x04R\bsequence\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xde\b\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc6\t\n" +
 	"\x04Turn\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
@@ -5947,7 +6008,10 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\aspan_id\x18\x13 \x01(\tR\x06spanId\x12\x16\n" +
 	"\x06parked\x18\x16 \x01(\bR\x06parked\x12$\n" +
 	"\x0eparked_step_id\x18\x17 \x01(\tR\fparkedStepId\x12&\n" +
-	"\x0fparked_call_ids\x18\x18 \x03(\tR\rparkedCallIds\x1a:\n" +
+	"\x0fparked_call_ids\x18\x18 \x03(\tR\rparkedCallIds\x12\x1a\n" +
+	"\bpriority\x18\x19 \x01(\rR\bpriority\x12!\n" +
+	"\ffairness_key\x18\x1a \x01(\tR\vfairnessKey\x12'\n" +
+	"\x0ffairness_weight\x18\x1b \x01(\x02R\x0efairnessWeight\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
@@ -6520,6 +6584,7 @@ func file_agentruntime_control_v1_control_proto_init() {
 	file_agentruntime_control_v1_processes_proto_init()
 	file_agentruntime_control_v1_status_proto_init()
 	file_agentruntime_control_v1_webhooks_proto_init()
+	file_agentruntime_control_v1_control_proto_msgTypes[0].OneofWrappers = []any{}
 	file_agentruntime_control_v1_control_proto_msgTypes[39].OneofWrappers = []any{
 		(*SubscribeEventsResponse_Event)(nil),
 		(*SubscribeEventsResponse_Heartbeat)(nil),

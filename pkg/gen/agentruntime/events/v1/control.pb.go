@@ -744,8 +744,14 @@ type TurnSubmitted struct {
 	SubmittedBy string `protobuf:"bytes,8,opt,name=submitted_by,json=submittedBy,proto3" json:"submitted_by,omitempty"`
 	// The turn interrupted to make room for this one (busy policy interrupt).
 	InterruptedTurnId string `protobuf:"bytes,9,opt,name=interrupted_turn_id,json=interruptedTurnId,proto3" json:"interrupted_turn_id,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// How the turn is claimed (SubmitTurnRequest), defaults applied. A fact
+	// recorded without them (0, "", 0) means priority 3, the session's key,
+	// weight 1.
+	Priority       uint32  `protobuf:"varint,10,opt,name=priority,proto3" json:"priority,omitempty"`
+	FairnessKey    string  `protobuf:"bytes,11,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
+	FairnessWeight float32 `protobuf:"fixed32,12,opt,name=fairness_weight,json=fairnessWeight,proto3" json:"fairness_weight,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *TurnSubmitted) Reset() {
@@ -839,6 +845,27 @@ func (x *TurnSubmitted) GetInterruptedTurnId() string {
 		return x.InterruptedTurnId
 	}
 	return ""
+}
+
+func (x *TurnSubmitted) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *TurnSubmitted) GetFairnessKey() string {
+	if x != nil {
+		return x.FairnessKey
+	}
+	return ""
+}
+
+func (x *TurnSubmitted) GetFairnessWeight() float32 {
+	if x != nil {
+		return x.FairnessWeight
+	}
+	return 0
 }
 
 // TurnStarted (turn.started): a worker began executing the turn.
@@ -3440,7 +3467,7 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\x03ref\x18\x03 \x01(\tH\x00R\x03ref\x12\x1d\n" +
 	"\n" +
 	"media_type\x18\x04 \x01(\tR\tmediaTypeB\t\n" +
-	"\acontent\"\xbe\x04\n" +
+	"\acontent\"\xa6\x05\n" +
 	"\rTurnSubmitted\x127\n" +
 	"\x05input\x18\x01 \x03(\v2!.agentruntime.events.v1.InputPartR\x05input\x12L\n" +
 	"\aoptions\x18\x02 \x03(\v22.agentruntime.events.v1.TurnSubmitted.OptionsEntryR\aoptions\x12O\n" +
@@ -3451,7 +3478,11 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"busyPolicy\x12!\n" +
 	"\fsteered_into\x18\a \x01(\tR\vsteeredInto\x12!\n" +
 	"\fsubmitted_by\x18\b \x01(\tR\vsubmittedBy\x12.\n" +
-	"\x13interrupted_turn_id\x18\t \x01(\tR\x11interruptedTurnId\x1a:\n" +
+	"\x13interrupted_turn_id\x18\t \x01(\tR\x11interruptedTurnId\x12\x1a\n" +
+	"\bpriority\x18\n" +
+	" \x01(\rR\bpriority\x12!\n" +
+	"\ffairness_key\x18\v \x01(\tR\vfairnessKey\x12'\n" +
+	"\x0ffairness_weight\x18\f \x01(\x02R\x0efairnessWeight\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +

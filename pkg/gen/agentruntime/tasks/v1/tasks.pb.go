@@ -41,9 +41,18 @@ type CreateTaskRequest struct {
 	// they complete.
 	BlockedBy []string `protobuf:"bytes,8,rep,name=blocked_by,json=blockedBy,proto3" json:"blocked_by,omitempty"`
 	// Create as draft: not accepted until UpdateTask with submit.
-	Draft         bool `protobuf:"varint,9,opt,name=draft,proto3" json:"draft,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Draft bool `protobuf:"varint,9,opt,name=draft,proto3" json:"draft,omitempty"`
+	// Claim order (docs/services/tasks.md): 1 is the most urgent, 5 the
+	// least; 0 means the default, 3.
+	Priority uint32 `protobuf:"varint,10,opt,name=priority,proto3" json:"priority,omitempty"`
+	// The share this work is scheduled under within its priority: keys are
+	// served in weighted round robin. Empty means the session id.
+	FairnessKey string `protobuf:"bytes,11,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
+	// The key's weight: a key of weight 2 gets about twice the claims of a
+	// key of weight 1 when both have work waiting. Unset means 1.
+	FairnessWeight *float32 `protobuf:"fixed32,12,opt,name=fairness_weight,json=fairnessWeight,proto3,oneof" json:"fairness_weight,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CreateTaskRequest) Reset() {
@@ -137,6 +146,27 @@ func (x *CreateTaskRequest) GetDraft() bool {
 		return x.Draft
 	}
 	return false
+}
+
+func (x *CreateTaskRequest) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *CreateTaskRequest) GetFairnessKey() string {
+	if x != nil {
+		return x.FairnessKey
+	}
+	return ""
+}
+
+func (x *CreateTaskRequest) GetFairnessWeight() float32 {
+	if x != nil && x.FairnessWeight != nil {
+		return *x.FairnessWeight
+	}
+	return 0
 }
 
 type CreateTaskResponse struct {
@@ -2736,11 +2766,20 @@ func (x *HeartbeatTaskResponse) GetPauseRequested() bool {
 }
 
 type JobItemInput struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ItemId        string                 `protobuf:"bytes,1,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
-	InputRef      string                 `protobuf:"bytes,2,opt,name=input_ref,json=inputRef,proto3" json:"input_ref,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ItemId   string                 `protobuf:"bytes,1,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
+	InputRef string                 `protobuf:"bytes,2,opt,name=input_ref,json=inputRef,proto3" json:"input_ref,omitempty"`
+	// Claim order (docs/services/tasks.md): 1 is the most urgent, 5 the
+	// least; 0 means the default, 3.
+	Priority uint32 `protobuf:"varint,3,opt,name=priority,proto3" json:"priority,omitempty"`
+	// The share this work is scheduled under within its priority: keys are
+	// served in weighted round robin. Empty means the job's session id.
+	FairnessKey string `protobuf:"bytes,4,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
+	// The key's weight: a key of weight 2 gets about twice the claims of a
+	// key of weight 1 when both have work waiting. Unset means 1.
+	FairnessWeight *float32 `protobuf:"fixed32,5,opt,name=fairness_weight,json=fairnessWeight,proto3,oneof" json:"fairness_weight,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *JobItemInput) Reset() {
@@ -2785,6 +2824,27 @@ func (x *JobItemInput) GetInputRef() string {
 		return x.InputRef
 	}
 	return ""
+}
+
+func (x *JobItemInput) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *JobItemInput) GetFairnessKey() string {
+	if x != nil {
+		return x.FairnessKey
+	}
+	return ""
+}
+
+func (x *JobItemInput) GetFairnessWeight() float32 {
+	if x != nil && x.FairnessWeight != nil {
+		return *x.FairnessWeight
+	}
+	return 0
 }
 
 type CreateJobRequest struct {
@@ -3880,7 +3940,7 @@ var File_agentruntime_tasks_v1_tasks_proto protoreflect.FileDescriptor
 
 const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\n" +
-	"!agentruntime/tasks/v1/tasks.proto\x12\x15agentruntime.tasks.v1\x1a!agentruntime/auth/v1/access.proto\x1a#agentruntime/common/v1/common.proto\x1a!agentruntime/tasks/v1/types.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf3\x04\n" +
+	"!agentruntime/tasks/v1/tasks.proto\x12\x15agentruntime.tasks.v1\x1a!agentruntime/auth/v1/access.proto\x1a#agentruntime/common/v1/common.proto\x1a!agentruntime/tasks/v1/types.proto\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x94\x06\n" +
 	"\x11CreateTaskRequest\x12A\n" +
 	"\atask_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06taskId\x12S\n" +
 	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12G\n" +
@@ -3892,7 +3952,13 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\x04spec\x18\a \x01(\v2\x1f.agentruntime.tasks.v1.TaskSpecB\x06\xbaH\x03\xc8\x01\x01R\x04spec\x12P\n" +
 	"\n" +
 	"blocked_by\x18\b \x03(\tB1\xbaH.\x92\x01+\x10\x80\x02\x18\x01\"$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tblockedBy\x12\x14\n" +
-	"\x05draft\x18\t \x01(\bR\x05draft\"\x82\x01\n" +
+	"\x05draft\x18\t \x01(\bR\x05draft\x12#\n" +
+	"\bpriority\x18\n" +
+	" \x01(\rB\a\xbaH\x04*\x02\x18\x05R\bpriority\x12*\n" +
+	"\ffairness_key\x18\v \x01(\tB\a\xbaH\x04r\x02(@R\vfairnessKey\x12:\n" +
+	"\x0ffairness_weight\x18\f \x01(\x02B\f\xbaH\t\n" +
+	"\a@\x01%\x00\x00\x00\x00H\x00R\x0efairnessWeight\x88\x01\x01B\x12\n" +
+	"\x10_fairness_weight\"\x82\x01\n" +
 	"\x12CreateTaskResponse\x12;\n" +
 	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\x12/\n" +
 	"\x04task\x18\x02 \x01(\v2\x1b.agentruntime.tasks.v1.TaskR\x04task\"\xf8\x03\n" +
@@ -4104,10 +4170,15 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\x15HeartbeatTaskResponse\x12D\n" +
 	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12)\n" +
 	"\x10cancel_requested\x18\x02 \x01(\bR\x0fcancelRequested\x12'\n" +
-	"\x0fpause_requested\x18\x03 \x01(\bR\x0epauseRequested\"n\n" +
+	"\x0fpause_requested\x18\x03 \x01(\bR\x0epauseRequested\"\x8f\x02\n" +
 	"\fJobItemInput\x12A\n" +
 	"\aitem_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x06itemId\x12\x1b\n" +
-	"\tinput_ref\x18\x02 \x01(\tR\binputRef\"\xb8\x03\n" +
+	"\tinput_ref\x18\x02 \x01(\tR\binputRef\x12#\n" +
+	"\bpriority\x18\x03 \x01(\rB\a\xbaH\x04*\x02\x18\x05R\bpriority\x12*\n" +
+	"\ffairness_key\x18\x04 \x01(\tB\a\xbaH\x04r\x02(@R\vfairnessKey\x12:\n" +
+	"\x0ffairness_weight\x18\x05 \x01(\x02B\f\xbaH\t\n" +
+	"\a@\x01%\x00\x00\x00\x00H\x00R\x0efairnessWeight\x88\x01\x01B\x12\n" +
+	"\x10_fairness_weight\"\xb8\x03\n" +
 	"\x10CreateJobRequest\x12?\n" +
 	"\x06job_id\x18\x01 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\x05jobId\x12S\n" +
 	"\x0fidempotency_key\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\x12G\n" +
@@ -4441,6 +4512,8 @@ func file_agentruntime_tasks_v1_tasks_proto_init() {
 		return
 	}
 	file_agentruntime_tasks_v1_types_proto_init()
+	file_agentruntime_tasks_v1_tasks_proto_msgTypes[0].OneofWrappers = []any{}
+	file_agentruntime_tasks_v1_tasks_proto_msgTypes[39].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -1910,8 +1910,15 @@ type Task struct {
 	Version uint64 `protobuf:"varint,25,opt,name=version,proto3" json:"version,omitempty"`
 	// The sequence of task.created: the order of listings and cursors.
 	CreatedSequence uint64 `protobuf:"varint,26,opt,name=created_sequence,json=createdSequence,proto3" json:"created_sequence,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// How PollTask hands the task out (CreateTaskRequest), defaults
+	// applied: priority (1..5), fairness key and the key's weight. Recorded
+	// in task.created; a task created without them reads 3, its session
+	// id, 1. Not spec.priority, which orders tasks within their key.
+	Priority       uint32  `protobuf:"varint,27,opt,name=priority,proto3" json:"priority,omitempty"`
+	FairnessKey    string  `protobuf:"bytes,28,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
+	FairnessWeight float32 `protobuf:"fixed32,29,opt,name=fairness_weight,json=fairnessWeight,proto3" json:"fairness_weight,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -2126,6 +2133,27 @@ func (x *Task) GetCreatedSequence() uint64 {
 	return 0
 }
 
+func (x *Task) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *Task) GetFairnessKey() string {
+	if x != nil {
+		return x.FairnessKey
+	}
+	return ""
+}
+
+func (x *Task) GetFairnessWeight() float32 {
+	if x != nil {
+		return x.FairnessWeight
+	}
+	return 0
+}
+
 type JobItem struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	ItemId           string                 `protobuf:"bytes,1,opt,name=item_id,json=itemId,proto3" json:"item_id,omitempty"`
@@ -2141,9 +2169,14 @@ type JobItem struct {
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// Set when the job was cancelled while the item had not completed: the
 	// item will not run.
-	Cancelled     bool `protobuf:"varint,11,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Cancelled bool `protobuf:"varint,11,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	// JobItemInput's claim order, defaults applied: priority (1..5),
+	// fairness key and the key's weight.
+	Priority       uint32  `protobuf:"varint,12,opt,name=priority,proto3" json:"priority,omitempty"`
+	FairnessKey    string  `protobuf:"bytes,13,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
+	FairnessWeight float32 `protobuf:"fixed32,14,opt,name=fairness_weight,json=fairnessWeight,proto3" json:"fairness_weight,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *JobItem) Reset() {
@@ -2251,6 +2284,27 @@ func (x *JobItem) GetCancelled() bool {
 		return x.Cancelled
 	}
 	return false
+}
+
+func (x *JobItem) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *JobItem) GetFairnessKey() string {
+	if x != nil {
+		return x.FairnessKey
+	}
+	return ""
+}
+
+func (x *JobItem) GetFairnessWeight() float32 {
+	if x != nil {
+		return x.FairnessWeight
+	}
+	return 0
 }
 
 type JobCounts struct {
@@ -2730,7 +2784,8 @@ const file_agentruntime_tasks_v1_types_proto_rawDesc = "" +
 	"\x06labels\x18\x12 \x03(\v2+.agentruntime.tasks.v1.TaskSpec.LabelsEntryR\x06labels\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa3\t\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8b\n" +
+	"\n" +
 	"\x04Task\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12$\n" +
 	"\x0eparent_task_id\x18\x02 \x01(\tR\fparentTaskId\x12 \n" +
@@ -2766,7 +2821,10 @@ const file_agentruntime_tasks_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"not_before\x18\x18 \x01(\v2\x1a.google.protobuf.TimestampR\tnotBefore\x12\x18\n" +
 	"\aversion\x18\x19 \x01(\x04R\aversion\x12)\n" +
-	"\x10created_sequence\x18\x1a \x01(\x04R\x0fcreatedSequence\"\xe7\x03\n" +
+	"\x10created_sequence\x18\x1a \x01(\x04R\x0fcreatedSequence\x12\x1a\n" +
+	"\bpriority\x18\x1b \x01(\rR\bpriority\x12!\n" +
+	"\ffairness_key\x18\x1c \x01(\tR\vfairnessKey\x12'\n" +
+	"\x0ffairness_weight\x18\x1d \x01(\x02R\x0efairnessWeight\"\xcf\x04\n" +
 	"\aJobItem\x12\x17\n" +
 	"\aitem_id\x18\x01 \x01(\tR\x06itemId\x12<\n" +
 	"\x06status\x18\x02 \x01(\x0e2$.agentruntime.tasks.v1.JobItemStatusR\x06status\x12\x1b\n" +
@@ -2782,7 +2840,10 @@ const file_agentruntime_tasks_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1c\n" +
-	"\tcancelled\x18\v \x01(\bR\tcancelled\"\xa7\x01\n" +
+	"\tcancelled\x18\v \x01(\bR\tcancelled\x12\x1a\n" +
+	"\bpriority\x18\f \x01(\rR\bpriority\x12!\n" +
+	"\ffairness_key\x18\r \x01(\tR\vfairnessKey\x12'\n" +
+	"\x0ffairness_weight\x18\x0e \x01(\x02R\x0efairnessWeight\"\xa7\x01\n" +
 	"\tJobCounts\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\rR\x05total\x12\x18\n" +
 	"\apending\x18\x02 \x01(\rR\apending\x12\x18\n" +

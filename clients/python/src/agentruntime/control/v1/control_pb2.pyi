@@ -757,7 +757,7 @@ class Subagent(_message.Message):
     def __init__(self, subagent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., child_thread_id: _Optional[str] = ..., role: _Optional[str] = ..., isolation: _Optional[str] = ..., model_policy: _Optional[str] = ..., objective: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.SubagentStatus, str]] = ..., summary: _Optional[str] = ..., depth: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class SubmitTurnRequest(_message.Message):
-    __slots__ = ["busy_policy", "create_policy", "expected_active_turn_id", "idempotency_key", "input", "metadata", "options", "session_id", "session_title", "thread_id", "turn_id"]
+    __slots__ = ["busy_policy", "create_policy", "expected_active_turn_id", "fairness_key", "fairness_weight", "idempotency_key", "input", "metadata", "options", "priority", "session_id", "session_title", "thread_id", "turn_id"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -775,10 +775,13 @@ class SubmitTurnRequest(_message.Message):
     BUSY_POLICY_FIELD_NUMBER: _ClassVar[int]
     CREATE_POLICY_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_ACTIVE_TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_TITLE_FIELD_NUMBER: _ClassVar[int]
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
@@ -786,15 +789,18 @@ class SubmitTurnRequest(_message.Message):
     busy_policy: BusyPolicy
     create_policy: CreatePolicy
     expected_active_turn_id: str
+    fairness_key: str
+    fairness_weight: float
     idempotency_key: str
     input: _containers.RepeatedCompositeFieldContainer[_control_pb2.InputPart]
     metadata: _containers.ScalarMap[str, str]
     options: _containers.ScalarMap[str, str]
+    priority: int
     session_id: str
     session_title: str
     thread_id: str
     turn_id: str
-    def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., input: _Optional[_Iterable[_Union[_control_pb2.InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., create_policy: _Optional[_Union[CreatePolicy, str]] = ..., busy_policy: _Optional[_Union[BusyPolicy, str]] = ..., expected_active_turn_id: _Optional[str] = ..., session_title: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., input: _Optional[_Iterable[_Union[_control_pb2.InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., create_policy: _Optional[_Union[CreatePolicy, str]] = ..., busy_policy: _Optional[_Union[BusyPolicy, str]] = ..., expected_active_turn_id: _Optional[str] = ..., session_title: _Optional[str] = ..., priority: _Optional[int] = ..., fairness_key: _Optional[str] = ..., fairness_weight: _Optional[float] = ...) -> None: ...
 
 class SubmitTurnResponse(_message.Message):
     __slots__ = ["deduplicated", "sequence", "turn"]
@@ -925,7 +931,7 @@ class ThreadRead(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.ThreadStatus, str]] = ..., active_turn_id: _Optional[str] = ..., active_turn: _Optional[_Union[Turn, _Mapping]] = ..., queued_turn_ids: _Optional[_Iterable[str]] = ..., pending_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., last_outcome: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., last_turn_id: _Optional[str] = ..., incidents: _Optional[_Iterable[_Union[Incident, _Mapping]]] = ..., diagnostics: _Optional[_Mapping[str, str]] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., subagent_id: _Optional[str] = ..., task_ids: _Optional[_Iterable[str]] = ..., routing: _Optional[_Union[Summary, _Mapping]] = ..., permission: _Optional[_Union[Summary, _Mapping]] = ..., tasks: _Optional[_Union[Summary, _Mapping]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., title: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., turn_count: _Optional[int] = ..., compaction_summary_refs: _Optional[_Iterable[str]] = ..., sequence: _Optional[int] = ..., routing_limit: _Optional[_Union[_routing_pb2.RoutingLimitSummary, _Mapping]] = ..., refusals: _Optional[_Iterable[_Union[Refusal, _Mapping]]] = ...) -> None: ...
 
 class Turn(_message.Message):
-    __slots__ = ["admission", "ended_at", "idempotency_key", "input", "metadata", "options", "outcome_category", "outcome_message", "parked", "parked_call_ids", "parked_step_id", "sequence", "session_id", "span_id", "started_at", "status", "steered_into", "submitted_at", "submitted_sequence", "thread_id", "trace_id", "turn_id"]
+    __slots__ = ["admission", "ended_at", "fairness_key", "fairness_weight", "idempotency_key", "input", "metadata", "options", "outcome_category", "outcome_message", "parked", "parked_call_ids", "parked_step_id", "priority", "sequence", "session_id", "span_id", "started_at", "status", "steered_into", "submitted_at", "submitted_sequence", "thread_id", "trace_id", "turn_id"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -942,6 +948,8 @@ class Turn(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ADMISSION_FIELD_NUMBER: _ClassVar[int]
     ENDED_AT_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
@@ -951,6 +959,7 @@ class Turn(_message.Message):
     PARKED_CALL_IDS_FIELD_NUMBER: _ClassVar[int]
     PARKED_FIELD_NUMBER: _ClassVar[int]
     PARKED_STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SPAN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -964,6 +973,8 @@ class Turn(_message.Message):
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     admission: _status_pb2.TurnStatus
     ended_at: _timestamp_pb2.Timestamp
+    fairness_key: str
+    fairness_weight: float
     idempotency_key: str
     input: _containers.RepeatedCompositeFieldContainer[_control_pb2.InputPart]
     metadata: _containers.ScalarMap[str, str]
@@ -973,6 +984,7 @@ class Turn(_message.Message):
     parked: bool
     parked_call_ids: _containers.RepeatedScalarFieldContainer[str]
     parked_step_id: str
+    priority: int
     sequence: int
     session_id: str
     span_id: str
@@ -984,7 +996,7 @@ class Turn(_message.Message):
     thread_id: str
     trace_id: str
     turn_id: str
-    def __init__(self, turn_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., admission: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., input: _Optional[_Iterable[_Union[_control_pb2.InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., submitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., outcome_category: _Optional[str] = ..., outcome_message: _Optional[str] = ..., steered_into: _Optional[str] = ..., submitted_sequence: _Optional[int] = ..., sequence: _Optional[int] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ..., parked: bool = ..., parked_step_id: _Optional[str] = ..., parked_call_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, turn_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., admission: _Optional[_Union[_status_pb2.TurnStatus, str]] = ..., input: _Optional[_Iterable[_Union[_control_pb2.InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., submitted_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., outcome_category: _Optional[str] = ..., outcome_message: _Optional[str] = ..., steered_into: _Optional[str] = ..., submitted_sequence: _Optional[int] = ..., sequence: _Optional[int] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ..., parked: bool = ..., parked_step_id: _Optional[str] = ..., parked_call_ids: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., fairness_key: _Optional[str] = ..., fairness_weight: _Optional[float] = ...) -> None: ...
 
 class TurnAttempt(_message.Message):
     __slots__ = ["attempt", "ended_at", "ended_sequence", "outcome_category", "outcome_message", "run_id", "started_at", "started_sequence", "status", "waits_for", "worker_id"]

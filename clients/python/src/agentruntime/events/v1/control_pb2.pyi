@@ -548,7 +548,7 @@ class TurnStarted(_message.Message):
     def __init__(self, worker_id: _Optional[str] = ...) -> None: ...
 
 class TurnSubmitted(_message.Message):
-    __slots__ = ["admission", "busy_policy", "idempotency_key", "input", "interrupted_turn_id", "metadata", "options", "steered_into", "submitted_by"]
+    __slots__ = ["admission", "busy_policy", "fairness_key", "fairness_weight", "idempotency_key", "input", "interrupted_turn_id", "metadata", "options", "priority", "steered_into", "submitted_by"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -565,23 +565,29 @@ class TurnSubmitted(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ADMISSION_FIELD_NUMBER: _ClassVar[int]
     BUSY_POLICY_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     INTERRUPTED_TURN_ID_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     STEERED_INTO_FIELD_NUMBER: _ClassVar[int]
     SUBMITTED_BY_FIELD_NUMBER: _ClassVar[int]
     admission: str
     busy_policy: str
+    fairness_key: str
+    fairness_weight: float
     idempotency_key: str
     input: _containers.RepeatedCompositeFieldContainer[InputPart]
     interrupted_turn_id: str
     metadata: _containers.ScalarMap[str, str]
     options: _containers.ScalarMap[str, str]
+    priority: int
     steered_into: str
     submitted_by: str
-    def __init__(self, input: _Optional[_Iterable[_Union[InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., admission: _Optional[str] = ..., busy_policy: _Optional[str] = ..., steered_into: _Optional[str] = ..., submitted_by: _Optional[str] = ..., interrupted_turn_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, input: _Optional[_Iterable[_Union[InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., admission: _Optional[str] = ..., busy_policy: _Optional[str] = ..., steered_into: _Optional[str] = ..., submitted_by: _Optional[str] = ..., interrupted_turn_id: _Optional[str] = ..., priority: _Optional[int] = ..., fairness_key: _Optional[str] = ..., fairness_weight: _Optional[float] = ...) -> None: ...
 
 class WebhookDeliveryFact(_message.Message):
     __slots__ = ["attempt", "delivery_id", "error", "event_id", "event_sequence", "event_time", "event_type", "next_attempt_at", "outcome", "status_code"]

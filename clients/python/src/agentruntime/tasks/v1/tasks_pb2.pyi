@@ -182,11 +182,14 @@ class CreateJobResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ..., job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ...) -> None: ...
 
 class CreateTaskRequest(_message.Message):
-    __slots__ = ["blocked_by", "draft", "idempotency_key", "parent_task_id", "session_id", "spec", "task_id", "thread_id", "turn_id"]
+    __slots__ = ["blocked_by", "draft", "fairness_key", "fairness_weight", "idempotency_key", "parent_task_id", "priority", "session_id", "spec", "task_id", "thread_id", "turn_id"]
     BLOCKED_BY_FIELD_NUMBER: _ClassVar[int]
     DRAFT_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     PARENT_TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
@@ -194,14 +197,17 @@ class CreateTaskRequest(_message.Message):
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     blocked_by: _containers.RepeatedScalarFieldContainer[str]
     draft: bool
+    fairness_key: str
+    fairness_weight: float
     idempotency_key: str
     parent_task_id: str
+    priority: int
     session_id: str
     spec: _types_pb2.TaskSpec
     task_id: str
     thread_id: str
     turn_id: str
-    def __init__(self, task_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., parent_task_id: _Optional[str] = ..., spec: _Optional[_Union[_types_pb2.TaskSpec, _Mapping]] = ..., blocked_by: _Optional[_Iterable[str]] = ..., draft: bool = ...) -> None: ...
+    def __init__(self, task_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., parent_task_id: _Optional[str] = ..., spec: _Optional[_Union[_types_pb2.TaskSpec, _Mapping]] = ..., blocked_by: _Optional[_Iterable[str]] = ..., draft: bool = ..., priority: _Optional[int] = ..., fairness_key: _Optional[str] = ..., fairness_weight: _Optional[float] = ...) -> None: ...
 
 class CreateTaskResponse(_message.Message):
     __slots__ = ["result", "task"]
@@ -346,12 +352,18 @@ class HeartbeatTaskResponse(_message.Message):
     def __init__(self, lease_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., cancel_requested: bool = ..., pause_requested: bool = ...) -> None: ...
 
 class JobItemInput(_message.Message):
-    __slots__ = ["input_ref", "item_id"]
+    __slots__ = ["fairness_key", "fairness_weight", "input_ref", "item_id", "priority"]
+    FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     INPUT_REF_FIELD_NUMBER: _ClassVar[int]
     ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    fairness_key: str
+    fairness_weight: float
     input_ref: str
     item_id: str
-    def __init__(self, item_id: _Optional[str] = ..., input_ref: _Optional[str] = ...) -> None: ...
+    priority: int
+    def __init__(self, item_id: _Optional[str] = ..., input_ref: _Optional[str] = ..., priority: _Optional[int] = ..., fairness_key: _Optional[str] = ..., fairness_weight: _Optional[float] = ...) -> None: ...
 
 class LinkTasksRequest(_message.Message):
     __slots__ = ["idempotency_key", "reason", "relation", "target_id", "task_id"]

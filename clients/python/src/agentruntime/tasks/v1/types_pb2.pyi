@@ -223,15 +223,18 @@ class JobCounts(_message.Message):
     def __init__(self, total: _Optional[int] = ..., pending: _Optional[int] = ..., running: _Optional[int] = ..., completed: _Optional[int] = ..., failed: _Optional[int] = ..., reported: _Optional[int] = ...) -> None: ...
 
 class JobItem(_message.Message):
-    __slots__ = ["assigned_thread_id", "attempts", "cancelled", "current_run_id", "input_ref", "item_id", "last_error", "output_ref", "retryable", "status", "updated_at"]
+    __slots__ = ["assigned_thread_id", "attempts", "cancelled", "current_run_id", "fairness_key", "fairness_weight", "input_ref", "item_id", "last_error", "output_ref", "priority", "retryable", "status", "updated_at"]
     ASSIGNED_THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
     CURRENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     INPUT_REF_FIELD_NUMBER: _ClassVar[int]
     ITEM_ID_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_REF_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     RETRYABLE_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
@@ -239,14 +242,17 @@ class JobItem(_message.Message):
     attempts: int
     cancelled: bool
     current_run_id: str
+    fairness_key: str
+    fairness_weight: float
     input_ref: str
     item_id: str
     last_error: TaskError
     output_ref: _common_pb2.OutputRef
+    priority: int
     retryable: bool
     status: JobItemStatus
     updated_at: _timestamp_pb2.Timestamp
-    def __init__(self, item_id: _Optional[str] = ..., status: _Optional[_Union[JobItemStatus, str]] = ..., input_ref: _Optional[str] = ..., attempts: _Optional[int] = ..., last_error: _Optional[_Union[TaskError, _Mapping]] = ..., retryable: bool = ..., assigned_thread_id: _Optional[str] = ..., current_run_id: _Optional[str] = ..., output_ref: _Optional[_Union[_common_pb2.OutputRef, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., cancelled: bool = ...) -> None: ...
+    def __init__(self, item_id: _Optional[str] = ..., status: _Optional[_Union[JobItemStatus, str]] = ..., input_ref: _Optional[str] = ..., attempts: _Optional[int] = ..., last_error: _Optional[_Union[TaskError, _Mapping]] = ..., retryable: bool = ..., assigned_thread_id: _Optional[str] = ..., current_run_id: _Optional[str] = ..., output_ref: _Optional[_Union[_common_pb2.OutputRef, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., cancelled: bool = ..., priority: _Optional[int] = ..., fairness_key: _Optional[str] = ..., fairness_weight: _Optional[float] = ...) -> None: ...
 
 class JobSpec(_message.Message):
     __slots__ = ["input_refs", "instruction_ref", "max_item_attempts", "max_runtime", "output_schema_ref", "title"]
@@ -353,7 +359,7 @@ class Scope(_message.Message):
     def __init__(self, workspace: _Optional[str] = ..., project: _Optional[str] = ..., thread_id: _Optional[str] = ..., account: _Optional[str] = ..., environment: _Optional[str] = ..., host: _Optional[str] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ["artifacts", "attempts", "cancel_requested", "created_at", "created_sequence", "current_run_id", "edges", "ended_at", "evidence_refs", "last_error", "native_status", "not_before", "parent_task_id", "paused_from", "progress", "root_task_id", "session_id", "spec", "started_at", "status", "status_reason", "task_id", "thread_id", "turn_id", "updated_at", "version"]
+    __slots__ = ["artifacts", "attempts", "cancel_requested", "created_at", "created_sequence", "current_run_id", "edges", "ended_at", "evidence_refs", "fairness_key", "fairness_weight", "last_error", "native_status", "not_before", "parent_task_id", "paused_from", "priority", "progress", "root_task_id", "session_id", "spec", "started_at", "status", "status_reason", "task_id", "thread_id", "turn_id", "updated_at", "version"]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
@@ -363,11 +369,14 @@ class Task(_message.Message):
     EDGES_FIELD_NUMBER: _ClassVar[int]
     ENDED_AT_FIELD_NUMBER: _ClassVar[int]
     EVIDENCE_REFS_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
     NATIVE_STATUS_FIELD_NUMBER: _ClassVar[int]
     NOT_BEFORE_FIELD_NUMBER: _ClassVar[int]
     PARENT_TASK_ID_FIELD_NUMBER: _ClassVar[int]
     PAUSED_FROM_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     ROOT_TASK_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -389,11 +398,14 @@ class Task(_message.Message):
     edges: _containers.RepeatedCompositeFieldContainer[Edge]
     ended_at: _timestamp_pb2.Timestamp
     evidence_refs: _containers.RepeatedScalarFieldContainer[str]
+    fairness_key: str
+    fairness_weight: float
     last_error: TaskError
     native_status: str
     not_before: _timestamp_pb2.Timestamp
     parent_task_id: str
     paused_from: TaskStatus
+    priority: int
     progress: Progress
     root_task_id: str
     session_id: str
@@ -406,7 +418,7 @@ class Task(_message.Message):
     turn_id: str
     updated_at: _timestamp_pb2.Timestamp
     version: int
-    def __init__(self, task_id: _Optional[str] = ..., parent_task_id: _Optional[str] = ..., root_task_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., spec: _Optional[_Union[TaskSpec, _Mapping]] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., native_status: _Optional[str] = ..., progress: _Optional[_Union[Progress, _Mapping]] = ..., current_run_id: _Optional[str] = ..., attempts: _Optional[_Iterable[_Union[Attempt, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[Edge, _Mapping]]] = ..., artifacts: _Optional[_Iterable[str]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., last_error: _Optional[_Union[TaskError, _Mapping]] = ..., status_reason: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., cancel_requested: bool = ..., paused_from: _Optional[_Union[TaskStatus, str]] = ..., not_before: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., created_sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, task_id: _Optional[str] = ..., parent_task_id: _Optional[str] = ..., root_task_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., spec: _Optional[_Union[TaskSpec, _Mapping]] = ..., status: _Optional[_Union[TaskStatus, str]] = ..., native_status: _Optional[str] = ..., progress: _Optional[_Union[Progress, _Mapping]] = ..., current_run_id: _Optional[str] = ..., attempts: _Optional[_Iterable[_Union[Attempt, _Mapping]]] = ..., edges: _Optional[_Iterable[_Union[Edge, _Mapping]]] = ..., artifacts: _Optional[_Iterable[str]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., last_error: _Optional[_Union[TaskError, _Mapping]] = ..., status_reason: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., cancel_requested: bool = ..., paused_from: _Optional[_Union[TaskStatus, str]] = ..., not_before: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., version: _Optional[int] = ..., created_sequence: _Optional[int] = ..., priority: _Optional[int] = ..., fairness_key: _Optional[str] = ..., fairness_weight: _Optional[float] = ...) -> None: ...
 
 class TaskError(_message.Message):
     __slots__ = ["category", "code", "message", "retryable"]
