@@ -19,6 +19,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/clienttool"
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	"github.com/agentruntime/agentruntime/pkg/fanout"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
@@ -214,6 +215,9 @@ func (a *App) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTur
 			return nil, fault.Invalid("options["+clienttool.Option+"]"+v.Field, "%s", v.Message)
 		}
 	}
+	if err := fairshare.Validate("", req.GetPriority(), req.GetFairnessKey(), req.FairnessWeight); err != nil {
+		return nil, err
+	}
 	if err := a.ensureThread(ctx, c, req); err != nil {
 		return nil, err
 	}
@@ -240,6 +244,7 @@ func (a *App) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTur
 			TurnID: turnID, IdempotencyKey: req.GetIdempotencyKey(), Input: req.GetInput(), Options: req.GetOptions(),
 			Metadata: req.GetMetadata(), Busy: req.GetBusyPolicy(), ExpectedActiveTurnID: req.GetExpectedActiveTurnId(),
 			SubmittedBy: c.Subject, MaxQueued: a.MaxQueuedTurns,
+			Class: fairshare.Resolve(req.GetPriority(), req.GetFairnessKey(), req.GetFairnessWeight(), req.GetSessionId()),
 		})
 	})
 	if err != nil {

@@ -155,11 +155,29 @@ func (cl *Claims) nap() time.Duration {
 	return maxClaimNap
 }
 
+// tryClaim walks the claimable turns in claim order and claims the first
+// it can: for one session, its index (priority, then arrival); otherwise
+// the tenant's fair queues, most urgent priority first, each in fair-share
+// order (readmodel.TurnQueue).
 func (cl *Claims) tryClaim(ctx context.Context, c Caller, req *controlv1.ClaimTurnRequest, ttl time.Duration) (*controlv1.ClaimTurnResponse, error) {
-	index := readmodel.ClaimableIndex(c.Tenant)
 	if s := req.GetSessionId(); s != "" {
-		index = readmodel.ClaimableSessionIndex(c.Tenant, s)
+		return cl.claimFrom(ctx, c, req, readmodel.ClaimableSessionIndex(c.Tenant, s), ttl)
 	}
+	prios, err := readmodel.TurnQueue.Priorities(ctx, cl.App.Store, c.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range prios {
+		resp, err := cl.claimFrom(ctx, c, req, readmodel.TurnQueue.Index(c.Tenant, p), ttl)
+		if err != nil || resp != nil {
+			return resp, err
+		}
+	}
+	return nil, nil
+}
+
+// claimFrom claims the first turn of index it can, in the index's order.
+func (cl *Claims) claimFrom(ctx context.Context, c Caller, req *controlv1.ClaimTurnRequest, index string, ttl time.Duration) (*controlv1.ClaimTurnResponse, error) {
 	const page = 32
 	for offset := int64(0); ; offset += page {
 		entries, err := cl.App.Store.Range(ctx, index, projection.RangeQuery{Offset: offset, Limit: page})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/enums"
 	"github.com/agentruntime/agentruntime/pkg/events"
+	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -64,6 +65,9 @@ type Submit struct {
 	// MaxQueued bounds the thread's queue (0: unbounded): a turn that would
 	// queue beyond it is refused with ResourceExhausted QUEUE_FULL.
 	MaxQueued int
+	// Class is how the turn is claimed (defaults applied), recorded in
+	// turn.submitted.
+	Class fairshare.Class
 }
 
 // DecideSubmit admits a turn to a thread by its busy policy. pending are the
@@ -86,6 +90,7 @@ func DecideSubmit(th *controlv1.ThreadRead, cmd Submit) ([]*eventsv1.RuntimeEven
 	submitted := &eventsv1.TurnSubmitted{
 		Input: cmd.Input, Options: cmd.Options, Metadata: cmd.Metadata, IdempotencyKey: cmd.IdempotencyKey,
 		BusyPolicy: busyName(cmd.Busy), SubmittedBy: cmd.SubmittedBy, Admission: "accepted",
+		Priority: cmd.Class.Priority, FairnessKey: cmd.Class.Key, FairnessWeight: cmd.Class.Weight,
 	}
 	sub := event(events.TypeTurnSubmitted, scope)
 	sub.Payload = &eventsv1.RuntimeEvent_TurnSubmitted{TurnSubmitted: submitted}

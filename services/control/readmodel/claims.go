@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	"github.com/agentruntime/agentruntime/pkg/events"
+	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -25,21 +26,33 @@ import (
 // scanning every thread.
 const ClaimsName = "control.claims"
 
-// ClaimsFoldVersion is the claims projection's fold version (projection.Fold):
-// bump it with any change to what it stores or how it folds an event; a
-// process of a new fold version rebuilds the read models beside the old
-// ones (docs/upgrading.md).
-const ClaimsFoldVersion = 1
+// TurnQueue orders a tenant's claimable turns: priority, then weighted
+// fair share across fairness keys, then arrival (pkg/fairshare). Its
+// index per (tenant, priority), TurnQueue.Index, is what a claim of any
+// session reads.
+var TurnQueue = fairshare.Queue{Name: "turns"}
 
-// ClaimableIndex lists a tenant's accepted, not yet started turns by the
-// time (unix milliseconds) of the fact that made them claimable: oldest
-// first is fairest. Not by sequence: positions of different partitions of
-// the log do not compare, and a busy partition's would always look newest.
-func ClaimableIndex(tenant string) string { return "claimable:" + tenant }
-
-// ClaimableSessionIndex is the same list for one session.
+// ClaimableSessionIndex lists one session's claimable turns by priority,
+// then the time (unix milliseconds) of the fact that made them claimable:
+// what a claim for that session reads (SessionClaimScore). Not by
+// sequence: positions of different partitions of the log do not compare.
 func ClaimableSessionIndex(tenant, session string) string {
 	return "sclaimable:" + tenant + ":" + session
+}
+
+// SessionClaimScore scores a turn in ClaimableSessionIndex: priority
+// major, time minor. Exact in a float64 while times in milliseconds stay
+// below 10^13 (the year 2286).
+func SessionClaimScore(priority uint32, ev *eventsv1.RuntimeEvent) float64 {
+	return float64(priority)*1e13 + Millis(ev)
+}
+
+// TurnClass is how a turn.submitted asks its turn to be claimed, defaults
+// applied (a fact recorded before the fields existed reads priority 3, the
+// session's key, weight 1).
+func TurnClass(ev *eventsv1.RuntimeEvent) fairshare.Class {
+	p := ev.GetTurnSubmitted()
+	return fairshare.Resolve(p.GetPriority(), p.GetFairnessKey(), p.GetFairnessWeight(), ev.GetSessionId())
 }
 
 // LeasedIndex lists every running turn started by a claim, across tenants;
@@ -78,9 +91,6 @@ type Claims struct{}
 // Name implements projector.Projection.
 func (Claims) Name() string { return ClaimsName }
 
-// FoldVersion is the projection's fold version (projection.Fold).
-func (Claims) FoldVersion() int { return ClaimsFoldVersion }
-
 // Filters implements projector.Projection.
 func (Claims) Filters() []string { return nil }
 
@@ -93,15 +103,27 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 	ev := rec.Event
 	tenant, session, seq := ev.GetTenantId(), ev.GetSessionId(), ev.GetSequence()
 	b := projection.Batch{Projection: ClaimsName, Sequence: seq}
-	claimable := func(turn string) {
-		b.IndexAdds = append(b.IndexAdds,
-			projection.IndexEntry{Index: ClaimableIndex(tenant), Member: turn, Score: Millis(ev)},
-			projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: turn, Score: Millis(ev)})
+	// claimable queues the turn in its tenant's fair queue under the class
+	// its submit recorded (c when the submit is this event).
+	claimable := func(turn string, c *fairshare.Class) error {
+		if c == nil {
+			rec, ok, err := TurnQueue.Class(ctx, store, tenant, turn)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				rec = fairshare.Resolve(0, "", 0, session) // submitted before classes were recorded
+			}
+			c = &rec
+		}
+		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: turn, Score: SessionClaimScore(c.Priority, ev)})
+		return TurnQueue.Enqueue(ctx, store, &b, tenant, turn, *c)
 	}
-	notClaimable := func(turn string) {
-		b.IndexRemoves = append(b.IndexRemoves,
-			projection.IndexEntry{Index: ClaimableIndex(tenant), Member: turn},
-			projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: turn})
+	// notClaimable takes the turn out of the queues; started says a run
+	// took it (which moves the fair queue's virtual time).
+	notClaimable := func(turn string, started bool) error {
+		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: turn})
+		return TurnQueue.Dequeue(ctx, store, &b, tenant, turn, started)
 	}
 	notLeased := func(turn string) {
 		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: LeasedIndex, Member: LeasedMember(tenant, turn)})
@@ -121,15 +143,27 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 	}
 	switch ev.GetType() {
 	case events.TypeTurnSubmitted:
-		if ev.GetTurnSubmitted().GetAdmission() == "accepted" {
-			claimable(ev.GetTurnId())
+		c := TurnClass(ev)
+		switch ev.GetTurnSubmitted().GetAdmission() {
+		case "accepted":
+			if err := claimable(ev.GetTurnId(), &c); err != nil {
+				return b, err
+			}
+		case "queued":
+			if err := TurnQueue.Record(ctx, store, &b, tenant, ev.GetTurnId(), c); err != nil {
+				return b, err
+			}
 		}
 	case events.TypeQueueChanged:
 		if p := ev.GetQueueChanged(); p.GetChange() == "dequeued" && p.GetTurnId() != "" {
-			claimable(p.GetTurnId())
+			if err := claimable(p.GetTurnId(), nil); err != nil {
+				return b, err
+			}
 		}
 	case events.TypeTurnStarted:
-		notClaimable(ev.GetTurnId())
+		if err := notClaimable(ev.GetTurnId(), true); err != nil {
+			return b, err
+		}
 		if ev.GetRunId() == "" {
 			break // started by a plain report: no claim, no lease, no attempt
 		}
@@ -157,7 +191,9 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		}
 		if at.ResolvedActionIds = append(at.ResolvedActionIds, ev.GetActionId()); resumable(at) {
 			at.ResumePending = true
-			claimable(ev.GetTurnId())
+			if err := claimable(ev.GetTurnId(), nil); err != nil {
+				return b, err
+			}
 		}
 		if err := put(at); err != nil {
 			return b, err
@@ -187,7 +223,9 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 			notLeased(ev.GetTurnId())
 			if resumable(at) {
 				at.ResumePending = true
-				claimable(ev.GetTurnId())
+				if err := claimable(ev.GetTurnId(), nil); err != nil {
+					return b, err
+				}
 			}
 			if err := put(at); err != nil {
 				return b, err
@@ -214,13 +252,18 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		notLeased(ev.GetTurnId())
 		if next == domain.NextRetry {
 			at.RetryPending = true
-			claimable(ev.GetTurnId())
+			if err := claimable(ev.GetTurnId(), nil); err != nil {
+				return b, err
+			}
 		}
 		if err := put(at); err != nil {
 			return b, err
 		}
 	case events.TypeTurnCompleted, events.TypeTurnFailed:
-		notClaimable(ev.GetTurnId())
+		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: ev.GetTurnId()})
+		if err := TurnQueue.Forget(ctx, store, &b, tenant, ev.GetTurnId()); err != nil {
+			return b, err
+		}
 		notLeased(ev.GetTurnId())
 		at, err := attempts()
 		if err != nil || at == nil {

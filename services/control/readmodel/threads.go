@@ -85,6 +85,8 @@ func (t *tx) turnSubmitted() {
 		Metadata: p.GetMetadata(), IdempotencyKey: p.GetIdempotencyKey(), SubmittedAt: ev.GetTimestamp(),
 		SteeredInto: p.GetSteeredInto(), SubmittedSequence: t.seq(), TraceId: ev.GetTraceId(), SpanId: ev.GetSpanId(),
 	}
+	c := TurnClass(ev)
+	tu.Priority, tu.FairnessKey, tu.FairnessWeight = c.Priority, c.Key, c.Weight
 	t.touchTurn(tu)
 	t.adds = append(t.adds, projection.IndexEntry{Index: SessionTurnsIndex(t.tenant(), tu.SessionId), Member: tu.TurnId, Score: float64(t.seq())})
 	if p.GetIdempotencyKey() != "" {

@@ -1,0 +1,263 @@
+// Package fairshare orders claimable work (control's turns, the tasks
+// service's tasks) by priority first, then by weighted fair share across
+// fairness keys, then by arrival, with indexes of the projection store, so
+// that a claim reads them as it read one arrival-ordered index before.
+//
+// Within one (tenant, priority) it is start-time fair queuing, the
+// virtual-time form of stride scheduling: each item is given a tag when it
+// becomes claimable,
+//
+//	start  = max(V, finish of its key)
+//	finish = start + 1/weight
+//
+// and claims take the lowest tag (equal tags by item id, which is
+// time-ordered). V, the virtual time, is the tag of the last item handed
+// out. A key of weight 2 advances half as fast as a key of weight 1, so it
+// gets about twice the claims while both have work waiting; a key that
+// comes back after being idle starts at V, so idleness banks no credit;
+// a key holding 10,000 items does not delay a key that arrives with one
+// by more than one item per other key.
+//
+// Tags are given by the projection fold (Enqueue), not by the claim: every
+// replica reads the same order, a claim is one range read, and a claimer
+// that reads an index a moment stale (its own claim not yet folded) takes
+// the next item in order rather than over-serving a key. V and the keys'
+// finish tags are documents written by the fold; two partitions folding
+// items of one key at once (a key shared by sessions of different
+// partitions) may both read the same finish tag, which gives that key one
+// extra turn, never a lost or doubled claim (leases fence claims).
+package fairshare
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+
+	"github.com/agentruntime/agentruntime/pkg/fault"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+)
+
+// Priorities: 1 is the most urgent, 5 the least; 0 in a request or a fact
+// means DefaultPriority.
+const (
+	MostUrgent      = 1
+	LeastUrgent     = 5
+	DefaultPriority = 3
+	// MaxKeyBytes bounds a fairness key.
+	MaxKeyBytes = 64
+)
+
+// Class is how one item is scheduled: its priority, its fairness key and
+// the key's weight.
+type Class struct {
+	Priority uint32  `json:"p"`
+	Key      string  `json:"k"`
+	Weight   float32 `json:"w"`
+}
+
+// Resolve applies the defaults to what a request or a fact carries:
+// priority 0 is DefaultPriority, an empty key is fallback (the session),
+// a weight that is not a positive finite number is 1.
+func Resolve(priority uint32, key string, weight float32, fallback string) Class {
+	if priority == 0 {
+		priority = DefaultPriority
+	}
+	if key == "" {
+		key = fallback
+	}
+	if !(weight > 0) || math.IsInf(float64(weight), 0) {
+		weight = 1
+	}
+	return Class{Priority: min(priority, LeastUrgent), Key: key, Weight: weight}
+}
+
+// Validate checks a request's fields (prefix names where they are, as
+// "items[2]." for a job item, "" at the top level): an error names the
+// first field that is wrong. weight is nil when the request left it unset.
+func Validate(prefix string, priority uint32, key string, weight *float32) error {
+	switch {
+	case priority > LeastUrgent:
+		return fault.Invalid(prefix+"priority", "priority %d is out of range: 1 (most urgent) to 5, or 0 for the default 3", priority)
+	case len(key) > MaxKeyBytes:
+		return fault.Invalid(prefix+"fairness_key", "fairness_key is %d bytes, more than %d", len(key), MaxKeyBytes)
+	case weight != nil && (!(*weight > 0) || math.IsInf(float64(*weight), 0)):
+		return fault.Invalid(prefix+"fairness_weight", "fairness_weight %v must be a finite number above 0 (unset means 1)", *weight)
+	}
+	return nil
+}
+
+// Queue is one kind of work's fair queues in a projection store; Name
+// prefixes its keys and indexes ("turns", "tasks").
+type Queue struct{ Name string }
+
+// Index lists a (tenant, priority)'s claimable items by tag, lowest
+// (next) first.
+func (q Queue) Index(tenant string, priority uint32) string {
+	return "fair:" + q.Name + ":q:" + tenant + ":" + strconv.FormatUint(uint64(priority), 10)
+}
+
+// PrioritiesIndex lists the priorities a tenant ever queued work at
+// (members "1".."5", scored by priority), so a claim ranges only those.
+// Members are never removed: removing one when its index empties would
+// race a fold of another partition adding to it.
+func (q Queue) PrioritiesIndex(tenant string) string { return "fair:" + q.Name + ":p:" + tenant }
+
+func (q Queue) itemKey(tenant, item string) string {
+	return "fair:" + q.Name + ":i:" + tenant + ":" + item
+}
+
+// vKey holds a (tenant, priority)'s virtual time.
+func (q Queue) vKey(tenant string, priority uint32) string {
+	return "fair:" + q.Name + ":v:" + tenant + ":" + strconv.FormatUint(uint64(priority), 10)
+}
+
+// finishKey holds a key's last finish tag at a priority.
+func (q Queue) finishKey(tenant string, priority uint32, key string) string {
+	return "fair:" + q.Name + ":f:" + tenant + ":" + strconv.FormatUint(uint64(priority), 10) + ":" + key
+}
+
+// Priorities lists the priorities a tenant has queued work at, most urgent
+// first: the indexes a claim ranges, in order.
+func (q Queue) Priorities(ctx context.Context, store projection.Store, tenant string) ([]uint32, error) {
+	entries, err := store.Range(ctx, q.PrioritiesIndex(tenant), projection.RangeQuery{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint32, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, uint32(e.Score))
+	}
+	return out, nil
+}
+
+// item is what the store keeps of one item: its class, and its tag while
+// it is queued.
+type item struct {
+	Class
+	Queued bool    `json:"q,omitempty"`
+	Tag    float64 `json:"t,omitempty"`
+}
+
+func (q Queue) load(ctx context.Context, store projection.Store, tenant, id string) (item, bool, error) {
+	raw, err := store.Get(ctx, q.itemKey(tenant, id))
+	if errors.Is(err, projection.ErrNotFound) {
+		return item{}, false, nil
+	}
+	if err != nil {
+		return item{}, false, err
+	}
+	var it item
+	if err := json.Unmarshal(raw, &it); err != nil {
+		return item{}, false, err
+	}
+	return it, true, nil
+}
+
+func (q Queue) put(b *projection.Batch, tenant, id string, it item) {
+	raw, _ := json.Marshal(it) // plain numbers and a string: cannot fail (weights are finite, Resolve)
+	b.Puts = append(b.Puts, projection.KV{Key: q.itemKey(tenant, id), Value: raw})
+}
+
+func getFloat(ctx context.Context, store projection.Store, key string) (float64, error) {
+	raw, err := store.Get(ctx, key)
+	if errors.Is(err, projection.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseFloat(string(raw), 64)
+}
+
+func putFloat(b *projection.Batch, key string, v float64) {
+	b.Puts = append(b.Puts, projection.KV{Key: key, Value: strconv.AppendFloat(nil, v, 'g', -1, 64)})
+}
+
+// Record keeps an item's class for later Enqueues (a queued turn becomes
+// claimable after its predecessors) without queueing it. An item already
+// recorded keeps its first class.
+func (q Queue) Record(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, c Class) error {
+	_, found, err := q.load(ctx, store, tenant, id)
+	if err != nil || found {
+		return err
+	}
+	q.put(b, tenant, id, item{Class: c})
+	return nil
+}
+
+// Class is an item's recorded class; ok is false when none was recorded.
+func (q Queue) Class(ctx context.Context, store projection.Store, tenant, id string) (Class, bool, error) {
+	it, found, err := q.load(ctx, store, tenant, id)
+	return it.Class, found, err
+}
+
+// Enqueue makes an item claimable: it is given its tag and added to its
+// (tenant, priority) index. c is used when no class was recorded for the
+// item (Record); an item already queued keeps its place.
+func (q Queue) Enqueue(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, c Class) error {
+	it, found, err := q.load(ctx, store, tenant, id)
+	if err != nil {
+		return err
+	}
+	if found && it.Queued {
+		return nil
+	}
+	if !found {
+		it = item{Class: c}
+	}
+	p := it.Priority
+	v, err := getFloat(ctx, store, q.vKey(tenant, p))
+	if err != nil {
+		return err
+	}
+	finish, err := getFloat(ctx, store, q.finishKey(tenant, p, it.Key))
+	if err != nil {
+		return err
+	}
+	it.Queued, it.Tag = true, max(v, finish)
+	putFloat(b, q.finishKey(tenant, p, it.Key), it.Tag+1/float64(it.Weight))
+	q.put(b, tenant, id, it)
+	b.IndexAdds = append(b.IndexAdds,
+		projection.IndexEntry{Index: q.Index(tenant, p), Member: id, Score: it.Tag},
+		projection.IndexEntry{Index: q.PrioritiesIndex(tenant), Member: strconv.FormatUint(uint64(p), 10), Score: float64(p)})
+	return nil
+}
+
+// Dequeue takes an item out of its index; served says it was handed out
+// (claimed), which moves its priority's virtual time up to its tag. An
+// item that is not queued is left as it is.
+func (q Queue) Dequeue(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, served bool) error {
+	it, found, err := q.load(ctx, store, tenant, id)
+	if err != nil || !found || !it.Queued {
+		return err
+	}
+	b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: q.Index(tenant, it.Priority), Member: id})
+	if served {
+		v, err := getFloat(ctx, store, q.vKey(tenant, it.Priority))
+		if err != nil {
+			return err
+		}
+		if it.Tag > v {
+			putFloat(b, q.vKey(tenant, it.Priority), it.Tag)
+		}
+	}
+	it.Queued, it.Tag = false, 0
+	q.put(b, tenant, id, it)
+	return nil
+}
+
+// Forget drops an item that will never be claimable again (it ended): out
+// of its index, and its record deleted.
+func (q Queue) Forget(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string) error {
+	it, found, err := q.load(ctx, store, tenant, id)
+	if err != nil || !found {
+		return err
+	}
+	if it.Queued {
+		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: q.Index(tenant, it.Priority), Member: id})
+	}
+	b.Deletes = append(b.Deletes, q.itemKey(tenant, id))
+	return nil
+}
