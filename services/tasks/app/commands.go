@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/auth"
 	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -23,6 +25,9 @@ import (
 // draft when asked). With an idempotency key and no task id, the id is
 // derived from the key, so a repeated create lands on the same task.
 func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.CreateTaskRequest) (Result, *tasksv1.Task, error) {
+	if err := fairshare.Validate("", req.GetPriority(), req.GetFairnessKey(), req.FairnessWeight); err != nil {
+		return Result{}, nil, err
+	}
 	id := req.GetTaskId()
 	if id == "" && req.GetIdempotencyKey() != "" {
 		id = ids.Task + "_" + derivedID(tenant, "create_task", req.GetIdempotencyKey())[len(ids.Event)+1:][:32]
@@ -78,6 +83,7 @@ func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.Create
 			TaskID: id, SessionID: sessionID, ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(),
 			IdempotencyKey: req.GetIdempotencyKey(), Spec: req.GetSpec(), BlockedBy: req.GetBlockedBy(),
 			Blockers: blockers, Parent: parent, Draft: req.GetDraft(), Now: a.now(),
+			Class: fairshare.Resolve(req.GetPriority(), req.GetFairnessKey(), req.GetFairnessWeight(), sessionID),
 		})
 		if err == nil && len(evs) > 0 && req.GetIdempotencyKey() != "" {
 			stampIDs(evs, agg.String(), req.GetIdempotencyKey())
@@ -539,49 +545,87 @@ func (a *App) moved(ctx context.Context, seen []uint64) error {
 	return <-first
 }
 
+// pollSpread is how far ahead a poller that lost a race jumps: pollers
+// take tasks in claim order (readmodel.TaskQueue), and concurrent ones
+// racing for the same task would otherwise race again for the next; the
+// loser of a race only moves on, but each lost race costs round trips.
+const pollSpread = 8
+
+// tryStartOne starts the first runnable task it can, most urgent priority
+// first, each priority in fair-share order.
 func (a *App) tryStartOne(ctx context.Context, tenant string, kinds []string, worker *tasksv1.WorkerRef, ttl time.Duration) (Polled, error) {
+	prios, err := readmodel.TaskQueue.Priorities(ctx, a.store, tenant)
+	if err != nil {
+		return Polled{}, err
+	}
+	for _, p := range prios {
+		got, err := a.startFrom(ctx, tenant, readmodel.TaskQueue.Index(tenant, p), kinds, worker, ttl)
+		if err != nil || got.Task != nil {
+			return got, err
+		}
+	}
+	return Polled{}, nil
+}
+
+// startFrom starts the first task of index it can, in the index's order;
+// after a lost race (the task taken, or started since the index was read)
+// it goes on from a random one of the next pollSpread tasks.
+func (a *App) startFrom(ctx context.Context, tenant, index string, kinds []string, worker *tasksv1.WorkerRef, ttl time.Duration) (Polled, error) {
 	var offset int64
 	const page = 64
 	for {
-		entries, err := a.store.Range(ctx, readmodel.Runnable(tenant), projection.RangeQuery{Offset: offset, Limit: page})
+		entries, err := a.store.Range(ctx, index, projection.RangeQuery{Offset: offset, Limit: page})
 		if err != nil || len(entries) == 0 {
 			return Polled{}, err
 		}
-		// Start each poller at a random place in the page: concurrent
-		// pollers then rarely race for the same task (the loser of a race
-		// only moves on, but each lost race costs round trips).
-		shift := rand.IntN(len(entries))
-		for k := range entries {
-			e := entries[(k+shift)%len(entries)]
-			t, err := a.LoadTask(ctx, tenant, e.Member)
-			if err != nil {
-				continue
+		for rest := entries; len(rest) > 0; {
+			e := rest[0]
+			rest = rest[1:]
+			got, lost, err := a.startEntry(ctx, tenant, e.Member, kinds, worker, ttl)
+			if err != nil || got.Task != nil {
+				return got, err
 			}
-			if !domain.Runnable(t) || (len(kinds) > 0 && !contains(kinds, t.GetSpec().GetTaskKind())) {
-				continue
+			if lost && len(rest) > 1 {
+				shift := rand.IntN(min(len(rest), pollSpread))
+				rest = append(slices.Clone(rest[shift:]), rest[:shift]...)
 			}
-			if nb := t.GetNotBefore(); nb != nil && nb.AsTime().After(a.cfg.Now()) {
-				continue // backing off
-			}
-			runID := ids.New(ids.Run)
-			st, err := a.start(ctx, tenant, t.GetTaskId(), "", runID, worker, nil, ttl, domain.DecideStart)
-			if fault.Is(err, fault.KindPrecondition) {
-				continue // another worker took it first
-			}
-			if err != nil {
-				return Polled{}, err
-			}
-			t, err = st.task(ctx, tenant, t.GetTaskId())
-			if err != nil {
-				return Polled{}, err
-			}
-			return Polled{Started: st, Task: t}, nil
 		}
 		if len(entries) < page {
 			return Polled{}, nil
 		}
 		offset += page
 	}
+}
+
+// startEntry starts one task of a runnable index if it can; lost says
+// another worker got it first.
+func (a *App) startEntry(ctx context.Context, tenant, id string, kinds []string, worker *tasksv1.WorkerRef, ttl time.Duration) (got Polled, lost bool, err error) {
+	t, err := a.LoadTask(ctx, tenant, id)
+	if err != nil {
+		return Polled{}, false, nil
+	}
+	if !domain.Runnable(t) {
+		return Polled{}, true, nil // started since the index was read
+	}
+	if len(kinds) > 0 && !contains(kinds, t.GetSpec().GetTaskKind()) {
+		return Polled{}, false, nil
+	}
+	if nb := t.GetNotBefore(); nb != nil && nb.AsTime().After(a.cfg.Now()) {
+		return Polled{}, false, nil // backing off
+	}
+	runID := ids.New(ids.Run)
+	st, err := a.start(ctx, tenant, t.GetTaskId(), "", runID, worker, nil, ttl, domain.DecideStart)
+	if fault.Is(err, fault.KindPrecondition) {
+		return Polled{}, true, nil // another worker took it first
+	}
+	if err != nil {
+		return Polled{}, false, err
+	}
+	t, err = st.task(ctx, tenant, t.GetTaskId())
+	if err != nil {
+		return Polled{}, false, err
+	}
+	return Polled{Started: st, Task: t}, false, nil
 }
 
 func contains(xs []string, x string) bool {

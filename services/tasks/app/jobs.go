@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
+	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -40,7 +42,11 @@ func (a *App) CreateJob(ctx context.Context, tenant string, req *tasksv1.CreateJ
 	}
 	items := make([]domain.JobItemInput, len(req.GetItems()))
 	for i, it := range req.GetItems() {
-		items[i] = domain.JobItemInput{ItemID: it.GetItemId(), InputRef: it.GetInputRef()}
+		if err := fairshare.Validate(fmt.Sprintf("items[%d].", i), it.GetPriority(), it.GetFairnessKey(), it.FairnessWeight); err != nil {
+			return Result{}, nil, err
+		}
+		items[i] = domain.JobItemInput{ItemID: it.GetItemId(), InputRef: it.GetInputRef(),
+			Class: fairshare.Resolve(it.GetPriority(), it.GetFairnessKey(), it.GetFairnessWeight(), sessionID)}
 		if items[i].ItemID == "" {
 			items[i].ItemID = ids.New(ids.JobItem)
 		}

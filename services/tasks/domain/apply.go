@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 )
@@ -20,6 +21,9 @@ func protoName(s string) protoreflect.Name { return protoreflect.Name(s) }
 func Apply(t *tasksv1.Task, ev *eventsv1.RuntimeEvent) *tasksv1.Task {
 	if ev.GetType() == TypeTaskCreated {
 		next := proto.Clone(ev.GetTaskCreated().GetTask()).(*tasksv1.Task)
+		// A task created before classes were recorded reads the defaults.
+		c := TaskClass(next)
+		next.Priority, next.FairnessKey, next.FairnessWeight = c.Priority, c.Key, c.Weight
 		next.CreatedSequence = ev.GetSequence()
 		next.Version = ev.GetSequence()
 		return next
@@ -222,4 +226,10 @@ func appendUnique(dst []string, vals ...string) []string {
 		}
 	}
 	return dst
+}
+
+// TaskClass is how PollTask hands a task out, defaults applied: priority
+// 3, the task's session as its key, weight 1 where the record has none.
+func TaskClass(t *tasksv1.Task) fairshare.Class {
+	return fairshare.Resolve(t.GetPriority(), t.GetFairnessKey(), t.GetFairnessWeight(), t.GetSessionId())
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -28,7 +29,11 @@ const (
 )
 
 // JobItemInput is one item of a new job.
-type JobItemInput struct{ ItemID, InputRef string }
+type JobItemInput struct {
+	ItemID, InputRef string
+	// Class is the item's claim order (defaults applied).
+	Class fairshare.Class
+}
 
 // CreateJob is the create_job command.
 type CreateJob struct {
@@ -55,7 +60,8 @@ func DecideCreateJob(existing *tasksv1.Job, c CreateJob) ([]*eventsv1.RuntimeEve
 			return nil, fault.Invalid(fmt.Sprintf("items[%d].item_id", i), "%s", fmt.Sprintf("item id %q is used twice", it.ItemID))
 		}
 		seen[it.ItemID] = true
-		j.Items = append(j.Items, &tasksv1.JobItem{ItemId: it.ItemID, InputRef: it.InputRef, Status: ItemPending, Retryable: true, UpdatedAt: ts})
+		j.Items = append(j.Items, &tasksv1.JobItem{ItemId: it.ItemID, InputRef: it.InputRef, Status: ItemPending, Retryable: true, UpdatedAt: ts,
+			Priority: it.Class.Priority, FairnessKey: it.Class.Key, FairnessWeight: it.Class.Weight})
 	}
 	j.Counts = Counts(j)
 	ev := jobEvent(j, TypeJobCreated, c.Now)
@@ -308,6 +314,11 @@ func ApplyJob(j *tasksv1.Job, ev *eventsv1.RuntimeEvent) *tasksv1.Job {
 		next := proto.Clone(ev.GetJobCreated().GetJob()).(*tasksv1.Job)
 		next.CreatedSequence, next.Version = ev.GetSequence(), ev.GetSequence()
 		next.Counts = Counts(next)
+		for _, it := range next.Items {
+			// Items created before classes were recorded read the defaults.
+			c := fairshare.Resolve(it.GetPriority(), it.GetFairnessKey(), it.GetFairnessWeight(), next.GetSessionId())
+			it.Priority, it.FairnessKey, it.FairnessWeight = c.Priority, c.Key, c.Weight
+		}
 		return next
 	}
 	if j == nil {

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -31,6 +32,9 @@ type Create struct {
 	Blockers                            map[string]S
 	Draft                               bool
 	Now                                 time.Time
+	// Class is how PollTask hands the task out (defaults applied),
+	// recorded in task.created.
+	Class fairshare.Class
 }
 
 // DecideCreate returns task.created and the task's first placement
@@ -57,6 +61,7 @@ func DecideCreate(existing *tasksv1.Task, c Create) ([]*eventsv1.RuntimeEvent, e
 		CreatedAt:    timestamppb.New(c.Now),
 		UpdatedAt:    timestamppb.New(c.Now),
 	}
+	t.Priority, t.FairnessKey, t.FairnessWeight = c.Class.Priority, c.Class.Key, c.Class.Weight
 	if c.Draft {
 		t.Status = Draft
 	}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/enums"
+	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
 )
@@ -49,9 +50,11 @@ func TasksByStatus(tenant string, s tasksv1.TaskStatus) string {
 	return "tasks:" + tenant + ":status:" + domain.StatusName(s)
 }
 
-// Runnable lists the tasks a worker may start now (blockers aside from
-// backoff, which the poll checks), best first: higher priority, then older.
-func Runnable(tenant string) string { return "tasks:" + tenant + ":runnable" }
+// TaskQueue orders the tasks a worker may start now (blockers aside from
+// backoff, which the poll checks): priority, then weighted fair share
+// across fairness keys, then arrival (pkg/fairshare). PollTask reads its
+// index per (tenant, priority), most urgent first.
+var TaskQueue = fairshare.Queue{Name: "tasks"}
 
 // ActiveRuns lists every task with an active run, across tenants, for the
 // sweeper; members are ActiveMember(tenant, id).
@@ -102,12 +105,4 @@ func sessionToken(s string) string {
 // ordered by id.
 func CreatedScore(created *timestamppb.Timestamp) float64 {
 	return float64(created.AsTime().UnixMilli())
-}
-
-// RunnableScore orders the runnable index: priority (higher first, 0-100
-// clamped) then creation time (older first). Exact in a float64 while
-// creation times in ms stay below 10^13 (the year 2286).
-func RunnableScore(t *tasksv1.Task) float64 {
-	p := min(max(t.GetSpec().GetPriority(), 0), 100)
-	return float64(100-p)*1e13 + CreatedScore(t.GetCreatedAt())
 }

@@ -59,7 +59,7 @@ func (r Records) Project(ctx context.Context, store projection.Store, rec *event
 		}
 		b.Puts = append(b.Puts, projection.KV{Key: TaskKey(tenant, next.GetTaskId()), Value: data})
 		diff(&b, taskIndexes(tenant, old), taskIndexes(tenant, next))
-		return b, nil
+		return b, queueTask(ctx, store, &b, tenant, old, next)
 	}
 	old, err := LoadJob(ctx, store, tenant, ev.GetJobId())
 	if err != nil && !errors.Is(err, projection.ErrNotFound) {
@@ -156,9 +156,6 @@ func taskIndexes(tenant string, t *tasksv1.Task) []entry {
 	if o := t.GetSpec().GetOwner(); o != "" {
 		out = append(out, entry{TasksByOwner(tenant, o), id, score})
 	}
-	if domain.Runnable(t) {
-		out = append(out, entry{Runnable(tenant), id, RunnableScore(t)})
-	}
 	if t.GetCurrentRunId() != "" {
 		out = append(out, entry{ActiveRuns, ActiveMember(tenant, id), score})
 	}
@@ -212,4 +209,21 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// queueTask moves a task in and out of its tenant's fair queue
+// (TaskQueue) when it becomes runnable or stops being runnable: a start
+// (a run took it) moves the queue's virtual time, an end forgets it.
+func queueTask(ctx context.Context, store projection.Store, b *projection.Batch, tenant string, old, next *tasksv1.Task) error {
+	was, is := old != nil && domain.Runnable(old), domain.Runnable(next)
+	id := next.GetTaskId()
+	switch {
+	case is && !was:
+		return TaskQueue.Enqueue(ctx, store, b, tenant, id, domain.TaskClass(next))
+	case domain.IsTerminal(next.GetStatus()) && (old == nil || !domain.IsTerminal(old.GetStatus())):
+		return TaskQueue.Forget(ctx, store, b, tenant, id)
+	case was && !is:
+		return TaskQueue.Dequeue(ctx, store, b, tenant, id, next.GetCurrentRunId() != "")
+	}
+	return nil
 }
