@@ -4,80 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
-	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
 // Claim order (docs/services/control.md, "Claim order"): priority first,
 // then weighted fair share across fairness keys, then arrival.
-
-// queued is one turn to submit: its session, thread and how it is claimed.
-type queued struct {
-	session, thread, key string
-	priority             uint32
-	weight               float32
-}
-
-// submitAll submits every turn (8 at a time) and waits until the claims
-// projection has queued them all: claims then choose among all of them.
-func (h *harness) submitAll(ctx context.Context, turns []queued) map[string]queued {
-	h.t.Helper()
-	byTurn := make(map[string]queued, len(turns))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	work := make(chan queued)
-	for range 8 {
-		wg.Go(func() {
-			for q := range work {
-				req := &controlv1.SubmitTurnRequest{SessionId: q.session, ThreadId: q.thread, Input: text("work"), Priority: q.priority, FairnessKey: q.key}
-				if q.weight != 0 {
-					req.FairnessWeight = proto.Float32(q.weight)
-				}
-				resp, err := h.client.SubmitTurn(ctx, req)
-				if err != nil {
-					h.t.Errorf("SubmitTurn %s/%s: %v", q.session, q.thread, err)
-					continue
-				}
-				mu.Lock()
-				byTurn[resp.Turn.TurnId] = q
-				mu.Unlock()
-			}
-		})
-	}
-	for _, q := range turns {
-		work <- q
-	}
-	close(work)
-	wg.Wait()
-	if h.t.Failed() {
-		h.t.FailNow()
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		n := int64(0)
-		for p := uint32(1); p <= 5; p++ {
-			c, err := h.store.Count(ctx, readmodel.TurnQueue.Index("acme", p))
-			if err != nil {
-				h.t.Fatal(err)
-			}
-			n += c
-		}
-		if n == int64(len(turns)) {
-			return byTurn
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%d of %d turns queued after 30s", n, len(turns))
-		}
-		time.Sleep(5 * time.Millisecond) // polling the projection's progress, bounded by the deadline
-	}
-}
 
 // claimN claims n turns, in turn through each of hs (replicas), and
 // answers the claimed turns in claim order; no turn is claimed twice.
@@ -189,28 +125,9 @@ func TestAnUrgentTurnIsClaimedFirst(t *testing.T) {
 	if urgent.Turn.GetPriority() != 1 || urgent.Turn.GetFairnessKey() != "user-42" {
 		t.Fatalf("submitted turn reads priority %d key %q", urgent.Turn.GetPriority(), urgent.Turn.GetFairnessKey())
 	}
-	h.waitQueued(ctx, 1, 1)
+	h.waitFolded(ctx)
 	if got := claimN(t, ctx, 2, h); got[0] != urgent.Turn.TurnId || got[1] == urgent.Turn.TurnId {
 		t.Fatalf("claimed %v, want the urgent turn %s first", got, urgent.Turn.TurnId)
-	}
-}
-
-// waitQueued waits until n turns are queued at priority p.
-func (h *harness) waitQueued(ctx context.Context, p uint32, n int64) {
-	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := h.store.Count(ctx, readmodel.TurnQueue.Index("acme", p))
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		if c == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%d turns queued at priority %d after 10s, want %d", c, p, n)
-		}
-		time.Sleep(5 * time.Millisecond) // polling the projection's progress, bounded by the deadline
 	}
 }
 
@@ -252,7 +169,7 @@ func TestFairClaimsAcrossPartitionsAndReplicas(t *testing.T) {
 	assertQuietFirst(t, order, byTurn, 40)
 
 	urgent := h.submit(ctx, h.sessionIn("acme", 1, "urgent"), "urgent", func(r *controlv1.SubmitTurnRequest) { r.Priority = 1 })
-	h.waitQueued(ctx, 1, 1)
+	h.waitFolded(ctx)
 	if got := claimN(t, ctx, 1, r); got[0] != urgent.Turn.TurnId {
 		t.Fatalf("claimed %s, want the urgent turn %s", got[0], urgent.Turn.TurnId)
 	}
