@@ -20,6 +20,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/config"
 	"github.com/agentruntime/agentruntime/pkg/endpoints"
 	"github.com/agentruntime/agentruntime/pkg/enums"
+	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
@@ -105,11 +106,15 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		cf              clientFlags
 		session, thread string
 		model           string
+		priority        uint
+		fairnessKey     string
 	)
 	cf.register(fs)
 	fs.StringVar(&session, "session", "default", "session id (created when missing)")
 	fs.StringVar(&thread, "thread", "main", "thread id (created when missing)")
 	fs.StringVar(&model, "model", "", "ask routing for this model")
+	fs.UintVar(&priority, "priority", 0, "claim priority, 1 (most urgent) to 5 (0: the default, 3)")
+	fs.StringVar(&fairnessKey, "fairness-key", "", "share the turn is claimed under, e.g. an end user's id (default: the session)")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -124,7 +129,11 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer conn.Close()
-	req := &controlv1.SubmitTurnRequest{SessionId: session, ThreadId: thread,
+	if priority > fairshare.LeastUrgent {
+		fmt.Fprintf(stderr, "--priority %d: want 1 (most urgent) to 5, or 0 for the default 3\n", priority)
+		return errUsage
+	}
+	req := &controlv1.SubmitTurnRequest{SessionId: session, ThreadId: thread, Priority: uint32(priority), FairnessKey: fairnessKey,
 		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: objective}}}}
 	if model != "" {
 		req.Options = map[string]string{"model": model}
