@@ -120,7 +120,8 @@ function summary(ev: RuntimeEvent): string {
   const p = ev.payload;
   switch (p.case) {
     case "turnSubmitted":
-      return JSON.stringify(payloadJson(ev)).slice(0, 300);
+      // How it is claimed first (a fact without them: priority 3, the session's key).
+      return `priority ${p.value.priority || 3} · key ${p.value.fairnessKey || ev.sessionId} · ${JSON.stringify(payloadJson(ev)).slice(0, 300)}`;
     case "turnCompleted":
       return [p.value.stopReason, p.value.summary].filter(Boolean).join(": ");
     case "actionRequired":

@@ -171,6 +171,8 @@ test("tasks: the list by status and a small graph's nodes and edges", async () =
   await page.locator('tr[data-task="plan"]').waitFor();
   await page.goto(base + "#/task/plan");
   await page.locator("#attempts").waitFor();
+  // How PollTask hands it out: the defaults (priority 3, its session's key).
+  await page.locator("p", { hasText: "priority 3 · key graph" }).waitFor();
   await page.locator('#task-graph a.node[data-task="build"]').waitFor();
   await shot(page, "task");
   page.once("dialog", (d) => d.accept("not needed"));

@@ -63,6 +63,7 @@ export async function taskView(view: HTMLElement, r: Route, signal: AbortSignal)
   mount(view,
     h("h1", null, "Task ", h("code", null, t.taskId), " ", h("span", { class: `status ${statusName(t.status)}` }, statusName(t.status))),
     h("p", null, t.spec?.title ?? "", t.sessionId ? [" · session ", h("a", { href: `#/session/${encodeURIComponent(t.sessionId)}?thread=${encodeURIComponent(t.threadId)}` }, t.sessionId)] : null,
+      ` · priority ${t.priority || 3} · key ${t.fairnessKey || t.sessionId || "—"}`,
       t.statusReason ? ` · ${t.statusReason}` : ""),
     h("div", { class: "bar" }, h("button", { id: "task-retry", onclick: act("retry") }, "Retry"), h("button", { id: "task-cancel", class: "deny", onclick: act("cancel") }, "Cancel"), msg),
     h("h2", null, "Attempts"),
