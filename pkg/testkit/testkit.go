@@ -6,6 +6,7 @@ package testkit
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,4 +68,43 @@ func Types(evs []*eventsv1.RuntimeEvent) []string {
 		out = append(out, e.GetType())
 	}
 	return out
+}
+
+// Parallel runs fn on every item, n at a time, and returns when all are
+// done.
+func Parallel[T any](n int, items []T, fn func(T)) {
+	work := make(chan T)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for it := range work {
+				fn(it)
+			}
+		})
+	}
+	for _, it := range items {
+		work <- it
+	}
+	close(work)
+	wg.Wait()
+}
+
+// Within fails the test unless exactly want of the ids in order match,
+// each among the first bound (a claim order: the turns of quiet users
+// among the first claims).
+func Within(t testing.TB, order []string, match func(id string) bool, want, bound int) {
+	t.Helper()
+	n := 0
+	for i, id := range order {
+		if !match(id) {
+			continue
+		}
+		n++
+		if i >= bound {
+			t.Errorf("%s at position %d, want within the first %d", id, i+1, bound)
+		}
+	}
+	if n != want {
+		t.Fatalf("%d of %d ids in %d match, want %d", n, want, len(order), want)
+	}
 }

@@ -16,6 +16,7 @@ import (
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
 
@@ -32,31 +33,20 @@ func (h *harness) submitAll(ctx context.Context, turns []queued) map[string]queu
 	h.t.Helper()
 	byTurn := make(map[string]queued, len(turns))
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	work := make(chan queued)
-	for range 8 {
-		wg.Go(func() {
-			for q := range work {
-				req := &controlv1.SubmitTurnRequest{SessionId: q.session, ThreadId: q.thread, Input: text("work"), Priority: q.priority, FairnessKey: q.key}
-				if q.weight != 0 {
-					req.FairnessWeight = proto.Float32(q.weight)
-				}
-				resp, err := h.client.SubmitTurn(ctx, req)
-				if err != nil {
-					h.t.Errorf("SubmitTurn %s/%s: %v", q.session, q.thread, err)
-					continue
-				}
-				mu.Lock()
-				byTurn[resp.Turn.TurnId] = q
-				mu.Unlock()
-			}
-		})
-	}
-	for _, q := range turns {
-		work <- q
-	}
-	close(work)
-	wg.Wait()
+	testkit.Parallel(8, turns, func(q queued) {
+		req := &controlv1.SubmitTurnRequest{SessionId: q.session, ThreadId: q.thread, Input: text("work"), Priority: q.priority, FairnessKey: q.key}
+		if q.weight != 0 {
+			req.FairnessWeight = proto.Float32(q.weight)
+		}
+		resp, err := h.client.SubmitTurn(ctx, req)
+		if err != nil {
+			h.t.Errorf("SubmitTurn %s/%s: %v", q.session, q.thread, err)
+			return
+		}
+		mu.Lock()
+		byTurn[resp.Turn.TurnId] = q
+		mu.Unlock()
+	})
 	if h.t.Failed() {
 		h.t.FailNow()
 	}

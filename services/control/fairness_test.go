@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 )
 
 // Claim order (docs/services/control.md, "Claim order"): priority first,
@@ -52,22 +53,11 @@ func noisyAndQuiet(sessions func(i int) string) []queued {
 	return turns
 }
 
-// assertQuietFirst checks that every quiet turn was among the first bound
-// claims.
+// assertQuietFirst checks that every quiet turn (of its session's key)
+// was among the first bound claims.
 func assertQuietFirst(t *testing.T, order []string, byTurn map[string]queued, bound int) {
 	t.Helper()
-	quiet := 0
-	for i, id := range order {
-		if byTurn[id].key == "" {
-			quiet++
-			if i >= bound {
-				t.Errorf("quiet turn %s (session %s) claimed at position %d, want within the first %d", id, byTurn[id].session, i+1, bound)
-			}
-		}
-	}
-	if quiet != 15 {
-		t.Fatalf("claimed %d quiet turns in %d claims, want 15", quiet, len(order))
-	}
+	testkit.Within(t, order, func(id string) bool { return byTurn[id].key == "" }, 15, bound)
 }
 
 // One user with 300 waiting turns does not delay five others with three

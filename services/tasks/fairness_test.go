@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -16,6 +15,7 @@ import (
 
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/testkit"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/tasks"
@@ -37,27 +37,16 @@ func createAll(t *testing.T, ctx context.Context, c tasksv1.TasksServiceClient, 
 	t.Helper()
 	byTask := make(map[string]waiting, len(ws))
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	work := make(chan waiting)
-	for range 8 {
-		wg.Go(func() {
-			for w := range work {
-				resp, err := c.CreateTask(ctx, &tasksv1.CreateTaskRequest{SessionId: w.session, Spec: &tasksv1.TaskSpec{Title: "work"}, Priority: w.priority, FairnessKey: w.key})
-				if err != nil {
-					t.Errorf("CreateTask: %v", err)
-					continue
-				}
-				mu.Lock()
-				byTask[resp.Task.GetTaskId()] = w
-				mu.Unlock()
-			}
-		})
-	}
-	for _, w := range ws {
-		work <- w
-	}
-	close(work)
-	wg.Wait()
+	testkit.Parallel(8, ws, func(w waiting) {
+		resp, err := c.CreateTask(ctx, &tasksv1.CreateTaskRequest{SessionId: w.session, Spec: &tasksv1.TaskSpec{Title: "work"}, Priority: w.priority, FairnessKey: w.key})
+		if err != nil {
+			t.Errorf("CreateTask: %v", err)
+			return
+		}
+		mu.Lock()
+		byTask[resp.Task.GetTaskId()] = w
+		mu.Unlock()
+	})
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -68,8 +57,7 @@ func createAll(t *testing.T, ctx context.Context, c tasksv1.TasksServiceClient, 
 // waitTasksQueued waits until n tasks of tenant t1 are queued.
 func waitTasksQueued(t *testing.T, ctx context.Context, store projection.Store, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.Eventually(t, fmt.Sprintf("%d tasks queued", n), func() bool {
 		got := int64(0)
 		for p := uint32(1); p <= 5; p++ {
 			c, err := store.Count(ctx, readmodel.TaskQueue.Index("t1", p))
@@ -78,14 +66,8 @@ func waitTasksQueued(t *testing.T, ctx context.Context, store projection.Store, 
 			}
 			got += c
 		}
-		if got == int64(n) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d tasks queued after 30s", got, n)
-		}
-		time.Sleep(5 * time.Millisecond) // polling the projection's progress, bounded by the deadline
-	}
+		return got == int64(n)
+	})
 }
 
 // pollN polls n tasks through each poll function in turn and answers the
@@ -133,20 +115,11 @@ func noisyAndQuietTasks(sessions func(i int) string) []waiting {
 	return ws
 }
 
+// assertQuietPolledFirst checks that every quiet task (of its session's
+// key) was among the first bound polled.
 func assertQuietPolledFirst(t *testing.T, order []string, byTask map[string]waiting, bound int) {
 	t.Helper()
-	quiet := 0
-	for i, id := range order {
-		if byTask[id].key == "" {
-			quiet++
-			if i >= bound {
-				t.Errorf("quiet task %s (session %s) polled at position %d, want within the first %d", id, byTask[id].session, i+1, bound)
-			}
-		}
-	}
-	if quiet != 15 {
-		t.Fatalf("polled %d quiet tasks in %d polls, want 15", quiet, len(order))
-	}
+	testkit.Within(t, order, func(id string) bool { return byTask[id].key == "" }, 15, bound)
 }
 
 func TestPollSharesTasksFairlyAcrossKeys(t *testing.T) {
