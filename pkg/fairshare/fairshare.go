@@ -5,27 +5,30 @@
 //
 // Within one (tenant, priority) it is start-time fair queuing, the
 // virtual-time form of stride scheduling: each item is given a tag when it
-// becomes claimable,
+// is submitted,
 //
 //	start  = max(V, finish of its key)
 //	finish = start + 1/weight
 //
-// and claims take the lowest tag (equal tags by item id, which is
-// time-ordered). V, the virtual time, is the tag of the last item handed
-// out. A key of weight 2 advances half as fast as a key of weight 1, so it
-// gets about twice the claims while both have work waiting; a key that
-// comes back after being idle starts at V, so idleness banks no credit;
-// a key holding 10,000 items does not delay a key that arrives with one
-// by more than one item per other key.
+// and claims take the lowest tag of the items claimable now (equal tags by
+// item id, which is time-ordered). V, the virtual time, is the tag of the
+// last item handed out. A key of weight 2 advances half as fast as a key
+// of weight 1, so it gets about twice the claims while both have work
+// waiting; a key that comes back after being idle starts at V, so idleness
+// banks no credit; a key holding 10,000 items does not delay a key that
+// arrives with one by more than one item per other key.
 //
-// Tags are given by the projection fold (Enqueue), not by the claim: every
-// replica reads the same order, a claim is one range read, and a claimer
-// that reads an index a moment stale (its own claim not yet folded) takes
-// the next item in order rather than over-serving a key. V and the keys'
-// finish tags are documents written by the fold; two partitions folding
-// items of one key at once (a key shared by sessions of different
-// partitions) may both read the same finish tag, which gives that key one
-// extra turn, never a lost or doubled claim (leases fence claims).
+// The tag is decided by the command that submits the item (Tag, reading
+// the read model as the command's other checks do) and recorded in the
+// fact, so the folds that index it are functions of the log: every
+// partition of the log keeps its own V and finish documents, written by
+// its fold alone (the read takes the largest), and a read model rebuilt
+// from the log is the same whatever order its partitions are folded in.
+// An item keeps its tag while it waits (a thread's queued turn, a task
+// blocked, a retry): it is claimed as soon as it is claimable and its tag
+// comes up. Two submits of one key at the same moment may read the same
+// finish and share a tag; that gives the key one extra turn, never a
+// claim handed out twice (leases fence claims).
 package fairshare
 
 import (
@@ -34,6 +37,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -108,14 +112,73 @@ func (q Queue) itemKey(tenant, item string) string {
 	return "fair:" + q.Name + ":i:" + tenant + ":" + item
 }
 
-// vKey holds a (tenant, priority)'s virtual time.
-func (q Queue) vKey(tenant string, priority uint32) string {
-	return "fair:" + q.Name + ":v:" + tenant + ":" + strconv.FormatUint(uint64(priority), 10)
+// vKey holds a (tenant, priority)'s virtual time as partition k folds it.
+func (q Queue) vKey(tenant string, priority uint32, k int) string {
+	return "fair:" + q.Name + ":v:" + tenant + ":" + strconv.FormatUint(uint64(priority), 10) + ":" + strconv.Itoa(k)
 }
 
-// finishKey holds a key's last finish tag at a priority.
-func (q Queue) finishKey(tenant string, priority uint32, key string) string {
-	return "fair:" + q.Name + ":f:" + tenant + ":" + strconv.FormatUint(uint64(priority), 10) + ":" + key
+// finishKey holds a key's last finish tag at a priority as partition k
+// folds it.
+func (q Queue) finishKey(tenant string, priority uint32, k int, key string) string {
+	return "fair:" + q.Name + ":f:" + tenant + ":" + strconv.FormatUint(uint64(priority), 10) + ":" + strconv.Itoa(k) + ":" + key
+}
+
+// Tag is where an item of class c submitted now goes in its queue: the
+// largest of every partition's virtual time and of the key's finish, in
+// one read. partitions is the log's partition count.
+func (q Queue) Tag(ctx context.Context, store projection.Store, tenant string, c Class, partitions int) (float64, error) {
+	partitions = max(partitions, 1)
+	keys := make([]string, 0, 2*partitions)
+	for k := range partitions {
+		keys = append(keys, q.vKey(tenant, c.Priority, k), q.finishKey(tenant, c.Priority, k, c.Key))
+	}
+	vals, err := store.GetMany(ctx, keys...)
+	if err != nil {
+		return 0, err
+	}
+	tag := 0.0
+	for _, raw := range vals {
+		if raw == nil {
+			continue
+		}
+		v, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return 0, err
+		}
+		tag = max(tag, v)
+	}
+	return tag, nil
+}
+
+// Tagger decides the tags of a process's submits (Queue.Tag) and
+// remembers the finish of each key it tagged: submits of one key that come
+// faster than the fold of the previous ones (commands do not wait for the
+// read model) still get successive tags, not the same one. What it
+// remembers is forgotten wholesale past maxRemembered keys; the read
+// model has caught up with them by then.
+type Tagger struct {
+	Queue  Queue
+	mu     sync.Mutex
+	finish map[string]float64
+}
+
+const maxRemembered = 1 << 16
+
+// Tag is Queue.Tag, never below what this process gave the key before.
+func (t *Tagger) Tag(ctx context.Context, store projection.Store, tenant string, c Class, partitions int) (float64, error) {
+	tag, err := t.Queue.Tag(ctx, store, tenant, c, partitions)
+	if err != nil {
+		return 0, err
+	}
+	key := tenant + "\x00" + strconv.FormatUint(uint64(c.Priority), 10) + "\x00" + c.Key
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.finish == nil || len(t.finish) >= maxRemembered {
+		t.finish = map[string]float64{}
+	}
+	tag = max(tag, t.finish[key])
+	t.finish[key] = tag + 1/float64(c.Weight)
+	return tag, nil
 }
 
 // Priorities lists the priorities a tenant has queued work at, most urgent
@@ -175,16 +238,37 @@ func putFloat(b *projection.Batch, key string, v float64) {
 	b.Puts = append(b.Puts, projection.KV{Key: key, Value: strconv.AppendFloat(nil, v, 'g', -1, 64)})
 }
 
-// Record keeps an item's class for later Enqueues (a queued turn becomes
-// claimable after its predecessors) without queueing it. An item already
-// recorded keeps its first class.
-func (q Queue) Record(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, c Class) error {
+// Record keeps a submitted item's class and tag (Tag, as its fact
+// recorded it) and moves its key's finish in partition k, the partition
+// folding the fact; queued says it is claimable at once (Enqueue). An item
+// already recorded keeps its first class and tag unless replace (the fold
+// decided this fact's item is the one of that id).
+func (q Queue) Record(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, c Class, tag float64, k int, queued, replace bool) error {
 	_, found, err := q.load(ctx, store, tenant, id)
-	if err != nil || found {
+	if err != nil || (found && !replace) {
 		return err
 	}
-	q.put(b, tenant, id, item{Class: c})
+	finish, err := getFloat(ctx, store, q.finishKey(tenant, c.Priority, k, c.Key))
+	if err != nil {
+		return err
+	}
+	if f := tag + 1/float64(c.Weight); f > finish {
+		putFloat(b, q.finishKey(tenant, c.Priority, k, c.Key), f)
+	}
+	it := item{Class: c, Tag: tag}
+	if queued {
+		q.index(b, tenant, id, &it)
+	}
+	q.put(b, tenant, id, it)
 	return nil
+}
+
+// index adds a recorded item to its (tenant, priority) queue.
+func (q Queue) index(b *projection.Batch, tenant, id string, it *item) {
+	it.Queued = true
+	b.IndexAdds = append(b.IndexAdds,
+		projection.IndexEntry{Index: q.Index(tenant, it.Priority), Member: id, Score: it.Tag},
+		projection.IndexEntry{Index: q.PrioritiesIndex(tenant), Member: strconv.FormatUint(uint64(it.Priority), 10), Score: float64(it.Priority)})
 }
 
 // Class is an item's recorded class; ok is false when none was recorded.
@@ -193,57 +277,41 @@ func (q Queue) Class(ctx context.Context, store projection.Store, tenant, id str
 	return it.Class, found, err
 }
 
-// Enqueue makes an item claimable: it is given its tag and added to its
-// (tenant, priority) index. c is used when no class was recorded for the
-// item (Record); an item already queued keeps its place.
-func (q Queue) Enqueue(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, c Class) error {
+// Enqueue makes a recorded item claimable under its tag. An item of which
+// nothing was recorded (submitted before tags were) is queued under
+// fallback at tag 0; an item already queued keeps its place.
+func (q Queue) Enqueue(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, fallback Class) error {
 	it, found, err := q.load(ctx, store, tenant, id)
-	if err != nil {
+	if err != nil || (found && it.Queued) {
 		return err
-	}
-	if found && it.Queued {
-		return nil
 	}
 	if !found {
-		it = item{Class: c}
+		it = item{Class: fallback}
 	}
-	p := it.Priority
-	v, err := getFloat(ctx, store, q.vKey(tenant, p))
-	if err != nil {
-		return err
-	}
-	finish, err := getFloat(ctx, store, q.finishKey(tenant, p, it.Key))
-	if err != nil {
-		return err
-	}
-	it.Queued, it.Tag = true, max(v, finish)
-	putFloat(b, q.finishKey(tenant, p, it.Key), it.Tag+1/float64(it.Weight))
+	q.index(b, tenant, id, &it)
 	q.put(b, tenant, id, it)
-	b.IndexAdds = append(b.IndexAdds,
-		projection.IndexEntry{Index: q.Index(tenant, p), Member: id, Score: it.Tag},
-		projection.IndexEntry{Index: q.PrioritiesIndex(tenant), Member: strconv.FormatUint(uint64(p), 10), Score: float64(p)})
 	return nil
 }
 
 // Dequeue takes an item out of its index; served says it was handed out
-// (claimed), which moves its priority's virtual time up to its tag. An
+// (claimed), which moves partition k's virtual time up to its tag. An
 // item that is not queued is left as it is.
-func (q Queue) Dequeue(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, served bool) error {
+func (q Queue) Dequeue(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, served bool, k int) error {
 	it, found, err := q.load(ctx, store, tenant, id)
 	if err != nil || !found || !it.Queued {
 		return err
 	}
 	b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: q.Index(tenant, it.Priority), Member: id})
 	if served {
-		v, err := getFloat(ctx, store, q.vKey(tenant, it.Priority))
+		v, err := getFloat(ctx, store, q.vKey(tenant, it.Priority, k))
 		if err != nil {
 			return err
 		}
 		if it.Tag > v {
-			putFloat(b, q.vKey(tenant, it.Priority), it.Tag)
+			putFloat(b, q.vKey(tenant, it.Priority, k), it.Tag)
 		}
 	}
-	it.Queued, it.Tag = false, 0
+	it.Queued = false
 	q.put(b, tenant, id, it)
 	return nil
 }

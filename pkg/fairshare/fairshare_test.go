@@ -67,8 +67,17 @@ func (q *queue) apply(f func(b *projection.Batch) error) {
 	}
 }
 
+// enqueue submits an item claimable at once: the command decides its tag,
+// the fold records it.
 func (q *queue) enqueue(id string, c fairshare.Class) {
-	q.apply(func(b *projection.Batch) error { return q.q.Enqueue(context.Background(), q.store, b, "t", id, c) })
+	q.t.Helper()
+	tag, err := q.q.Tag(context.Background(), q.store, "t", c, 1)
+	if err != nil {
+		q.t.Fatal(err)
+	}
+	q.apply(func(b *projection.Batch) error {
+		return q.q.Record(context.Background(), q.store, b, "t", id, c, tag, 0, true, false)
+	})
 }
 
 // next claims the first item of the most urgent priority.
@@ -85,7 +94,7 @@ func (q *queue) next() string {
 		}
 		if len(es) == 1 {
 			q.apply(func(b *projection.Batch) error {
-				return q.q.Dequeue(context.Background(), q.store, b, "t", es[0].Member, true)
+				return q.q.Dequeue(context.Background(), q.store, b, "t", es[0].Member, true, 0)
 			})
 			return es[0].Member
 		}

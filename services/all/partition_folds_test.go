@@ -53,7 +53,7 @@ func foldedServices(log *eventlog.Log) []foldedService {
 		}
 	}
 	return []foldedService{
-		{name: "control", projections: []projector.Projection{controlreadmodel.Projection{}, controlreadmodel.Claims{}}, decode: byPrefix(map[string]func() proto.Message{
+		{name: "control", projections: []projector.Projection{controlreadmodel.Projection{}, controlreadmodel.Claims{Subjects: log.Subjects}}, decode: byPrefix(map[string]func() proto.Message{
 			"sess:": func() proto.Message { return &controlv1.Session{} }, "thr:": func() proto.Message { return &controlv1.ThreadRead{} },
 			"turn:": func() proto.Message { return &controlv1.Turn{} }, "act:": func() proto.Message { return &controlv1.Action{} },
 			"sub:": func() proto.Message { return &controlv1.Subagent{} }, "chan:": func() proto.Message { return &controlv1.Channel{} },

@@ -47,6 +47,8 @@ type App struct {
 	// MaxQueuedTurns bounds each thread's queue (0: unbounded); New sets
 	// DefaultMaxQueuedTurns.
 	MaxQueuedTurns int
+	// fair decides a submitted turn's place in its fair queue.
+	fair fairshare.Tagger
 }
 
 // DefaultMaxQueuedTurns is a thread's queue bound unless configured.
@@ -54,8 +56,8 @@ const DefaultMaxQueuedTurns = 1000
 
 // New builds the use cases on a log and the service's store.
 func New(log *eventlog.Log, store projection.Store) *App {
-	return &App{Log: log, Store: store, now: time.Now, MaxQueuedTurns: DefaultMaxQueuedTurns,
-		w: command.NewWriter(log, command.Folds(readmodel.Projection{}, readmodel.Claims{}), command.Options{})}
+	return &App{Log: log, Store: store, now: time.Now, MaxQueuedTurns: DefaultMaxQueuedTurns, fair: fairshare.Tagger{Queue: readmodel.TurnQueue},
+		w: command.NewWriter(log, command.Folds(readmodel.Projection{}, readmodel.Claims{Subjects: log.Subjects}), command.Options{})}
 }
 
 // Instrument records the command path's metrics (conflict retries) on mp.
@@ -218,6 +220,13 @@ func (a *App) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTur
 	if err := fairshare.Validate("", req.GetPriority(), req.GetFairnessKey(), req.FairnessWeight); err != nil {
 		return nil, err
 	}
+	// The turn's place in its priority's fair queue is decided here and
+	// recorded in turn.submitted (pkg/fairshare).
+	class := fairshare.Resolve(req.GetPriority(), req.GetFairnessKey(), req.GetFairnessWeight(), req.GetSessionId())
+	tag, err := a.fair.Tag(ctx, a.Store, c.Tenant, class, a.Log.Partitions())
+	if err != nil {
+		return nil, err
+	}
 	if err := a.ensureThread(ctx, c, req); err != nil {
 		return nil, err
 	}
@@ -244,7 +253,7 @@ func (a *App) SubmitTurn(ctx context.Context, c Caller, req *controlv1.SubmitTur
 			TurnID: turnID, IdempotencyKey: req.GetIdempotencyKey(), Input: req.GetInput(), Options: req.GetOptions(),
 			Metadata: req.GetMetadata(), Busy: req.GetBusyPolicy(), ExpectedActiveTurnID: req.GetExpectedActiveTurnId(),
 			SubmittedBy: c.Subject, MaxQueued: a.MaxQueuedTurns,
-			Class: fairshare.Resolve(req.GetPriority(), req.GetFairnessKey(), req.GetFairnessWeight(), req.GetSessionId()),
+			Class: class, FairTag: tag,
 		})
 	})
 	if err != nil {

@@ -65,9 +65,11 @@ type Submit struct {
 	// MaxQueued bounds the thread's queue (0: unbounded): a turn that would
 	// queue beyond it is refused with ResourceExhausted QUEUE_FULL.
 	MaxQueued int
-	// Class is how the turn is claimed (defaults applied), recorded in
+	// Class is how the turn is claimed (defaults applied) and FairTag its
+	// place among its priority's turns (fairshare.Queue.Tag), recorded in
 	// turn.submitted.
-	Class fairshare.Class
+	Class   fairshare.Class
+	FairTag float64
 }
 
 // DecideSubmit admits a turn to a thread by its busy policy. pending are the
@@ -90,7 +92,7 @@ func DecideSubmit(th *controlv1.ThreadRead, cmd Submit) ([]*eventsv1.RuntimeEven
 	submitted := &eventsv1.TurnSubmitted{
 		Input: cmd.Input, Options: cmd.Options, Metadata: cmd.Metadata, IdempotencyKey: cmd.IdempotencyKey,
 		BusyPolicy: busyName(cmd.Busy), SubmittedBy: cmd.SubmittedBy, Admission: "accepted",
-		Priority: cmd.Class.Priority, FairnessKey: cmd.Class.Key, FairnessWeight: cmd.Class.Weight,
+		Priority: cmd.Class.Priority, FairnessKey: cmd.Class.Key, FairnessWeight: cmd.Class.Weight, FairTag: cmd.FairTag,
 	}
 	sub := event(events.TypeTurnSubmitted, scope)
 	sub.Payload = &eventsv1.RuntimeEvent_TurnSubmitted{TurnSubmitted: submitted}

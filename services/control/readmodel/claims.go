@@ -85,8 +85,8 @@ func Attempts(ctx context.Context, store projection.Store, tenant, turn string) 
 	return at, nil
 }
 
-// Claims is the claims projection.
-type Claims struct{}
+// Claims is the claims projection on a log of Subjects.Partitions.
+type Claims struct{ Subjects eventlog.Subjects }
 
 // Name implements projector.Projection.
 func (Claims) Name() string { return ClaimsName }
@@ -99,31 +99,33 @@ func (Claims) Filters() []string { return nil }
 // turn, dequeued, or its run is lost with budget left (run.status "lost",
 // next "retry", written by control's sweeper); it stops being claimable
 // when a run starts or the turn ends. Every claimed run is an attempt.
-func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
+func (cl Claims) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
 	ev := rec.Event
 	tenant, session, seq := ev.GetTenantId(), ev.GetSessionId(), ev.GetSequence()
 	b := projection.Batch{Projection: ClaimsName, Sequence: seq}
 	// claimable queues the turn in its tenant's fair queue under the class
 	// its submit recorded (c when the submit is this event).
-	claimable := func(turn string, c *fairshare.Class) error {
-		if c == nil {
-			rec, ok, err := TurnQueue.Class(ctx, store, tenant, turn)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				rec = fairshare.Resolve(0, "", 0, session) // submitted before classes were recorded
-			}
-			c = &rec
+	// The partition folding the event: the fair queue's documents of
+	// virtual time and finish tags are each one partition's.
+	k := cl.Subjects.PartitionOf(tenant, session)
+	// claimable queues the turn under the class and tag its submit
+	// recorded.
+	claimable := func(turn string) error {
+		c, ok, err := TurnQueue.Class(ctx, store, tenant, turn)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			c = fairshare.Resolve(0, "", 0, session) // submitted before classes were recorded
 		}
 		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: turn, Score: SessionClaimScore(c.Priority, ev)})
-		return TurnQueue.Enqueue(ctx, store, &b, tenant, turn, *c)
+		return TurnQueue.Enqueue(ctx, store, &b, tenant, turn, c)
 	}
 	// notClaimable takes the turn out of the queues; started says a run
 	// took it (which moves the fair queue's virtual time).
 	notClaimable := func(turn string, started bool) error {
 		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: turn})
-		return TurnQueue.Dequeue(ctx, store, &b, tenant, turn, started)
+		return TurnQueue.Dequeue(ctx, store, &b, tenant, turn, started, k)
 	}
 	notLeased := func(turn string) {
 		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: LeasedIndex, Member: LeasedMember(tenant, turn)})
@@ -143,20 +145,20 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 	}
 	switch ev.GetType() {
 	case events.TypeTurnSubmitted:
-		c := TurnClass(ev)
-		switch ev.GetTurnSubmitted().GetAdmission() {
-		case "accepted":
-			if err := claimable(ev.GetTurnId(), &c); err != nil {
-				return b, err
-			}
-		case "queued":
-			if err := TurnQueue.Record(ctx, store, &b, tenant, ev.GetTurnId(), c); err != nil {
-				return b, err
-			}
+		p := ev.GetTurnSubmitted()
+		if a := p.GetAdmission(); a != "accepted" && a != "queued" {
+			break // steered into the active turn: never claimed itself
+		}
+		c, accepted := TurnClass(ev), p.GetAdmission() == "accepted"
+		if accepted {
+			b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: ev.GetTurnId(), Score: SessionClaimScore(c.Priority, ev)})
+		}
+		if err := TurnQueue.Record(ctx, store, &b, tenant, ev.GetTurnId(), c, p.GetFairTag(), k, accepted, false); err != nil {
+			return b, err
 		}
 	case events.TypeQueueChanged:
 		if p := ev.GetQueueChanged(); p.GetChange() == "dequeued" && p.GetTurnId() != "" {
-			if err := claimable(p.GetTurnId(), nil); err != nil {
+			if err := claimable(p.GetTurnId()); err != nil {
 				return b, err
 			}
 		}
@@ -191,7 +193,7 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		}
 		if at.ResolvedActionIds = append(at.ResolvedActionIds, ev.GetActionId()); resumable(at) {
 			at.ResumePending = true
-			if err := claimable(ev.GetTurnId(), nil); err != nil {
+			if err := claimable(ev.GetTurnId()); err != nil {
 				return b, err
 			}
 		}
@@ -223,7 +225,7 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 			notLeased(ev.GetTurnId())
 			if resumable(at) {
 				at.ResumePending = true
-				if err := claimable(ev.GetTurnId(), nil); err != nil {
+				if err := claimable(ev.GetTurnId()); err != nil {
 					return b, err
 				}
 			}
@@ -252,7 +254,7 @@ func (Claims) Project(ctx context.Context, store projection.Store, rec *eventlog
 		notLeased(ev.GetTurnId())
 		if next == domain.NextRetry {
 			at.RetryPending = true
-			if err := claimable(ev.GetTurnId(), nil); err != nil {
+			if err := claimable(ev.GetTurnId()); err != nil {
 				return b, err
 			}
 		}

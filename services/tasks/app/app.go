@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	commonv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/common/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -62,6 +63,8 @@ type App struct {
 	// warm: the read model has once applied every task and job event that
 	// was in the log (after a start, it rebuilds from its checkpoint).
 	warm atomic.Bool
+	// fair decides a created task's place in its fair queue.
+	fair fairshare.Tagger
 }
 
 // New builds the app.
@@ -89,6 +92,7 @@ func New(log *eventlog.Log, store projection.Store, leases lease.Store, logger *
 		w:       command.NewWriter(log, readmodel.Records{Subjects: log.Subjects}, command.Options{}),
 		where:   newLocator(locatorSize),
 		records: readmodel.Records{Subjects: log.Subjects},
+		fair:    fairshare.Tagger{Queue: readmodel.TaskQueue},
 	}
 }
 

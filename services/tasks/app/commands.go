@@ -66,6 +66,13 @@ func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.Create
 		}
 		blockers[b] = domain.BlockerStatus(bt)
 	}
+	// The task's place in its priority's fair queue is decided here and
+	// recorded in task.created (pkg/fairshare).
+	class := fairshare.Resolve(req.GetPriority(), req.GetFairnessKey(), req.GetFairnessWeight(), sessionID)
+	tag, err := a.fair.Tag(ctx, a.store, tenant, class, a.log.Partitions())
+	if err != nil {
+		return Result{}, nil, err
+	}
 	agg, exec, err := a.createOn(ctx, tenant, "task", id, taskAgg(tenant, &tasksv1.Task{TaskId: id, SessionId: sessionID}),
 		req.GetTaskId() != "" || req.GetIdempotencyKey() != "")
 	if err != nil {
@@ -83,7 +90,7 @@ func (a *App) CreateTask(ctx context.Context, tenant string, req *tasksv1.Create
 			TaskID: id, SessionID: sessionID, ThreadID: req.GetThreadId(), TurnID: req.GetTurnId(),
 			IdempotencyKey: req.GetIdempotencyKey(), Spec: req.GetSpec(), BlockedBy: req.GetBlockedBy(),
 			Blockers: blockers, Parent: parent, Draft: req.GetDraft(), Now: a.now(),
-			Class: fairshare.Resolve(req.GetPriority(), req.GetFairnessKey(), req.GetFairnessWeight(), sessionID),
+			Class: class, FairTag: tag,
 		})
 		if err == nil && len(evs) > 0 && req.GetIdempotencyKey() != "" {
 			stampIDs(evs, agg.String(), req.GetIdempotencyKey())

@@ -32,9 +32,11 @@ type Create struct {
 	Blockers                            map[string]S
 	Draft                               bool
 	Now                                 time.Time
-	// Class is how PollTask hands the task out (defaults applied),
+	// Class is how PollTask hands the task out (defaults applied) and
+	// FairTag its place among its priority's tasks (fairshare.Queue.Tag),
 	// recorded in task.created.
-	Class fairshare.Class
+	Class   fairshare.Class
+	FairTag float64
 }
 
 // DecideCreate returns task.created and the task's first placement
@@ -89,7 +91,7 @@ func DecideCreate(existing *tasksv1.Task, c Create) ([]*eventsv1.RuntimeEvent, e
 	}
 	created := taskEvent(t, TypeTaskCreated, c.Now)
 	created.RequestId = c.IdempotencyKey
-	created.Payload = &eventsv1.RuntimeEvent_TaskCreated{TaskCreated: &eventsv1.TaskCreated{Task: t, IdempotencyKey: c.IdempotencyKey}}
+	created.Payload = &eventsv1.RuntimeEvent_TaskCreated{TaskCreated: &eventsv1.TaskCreated{Task: t, IdempotencyKey: c.IdempotencyKey, FairTag: c.FairTag}}
 	evs := []*eventsv1.RuntimeEvent{created}
 	if !c.Draft {
 		evs = append(evs, place(t, Accepted, "", c.Now))

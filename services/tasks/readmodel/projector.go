@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
@@ -59,7 +60,7 @@ func (r Records) Project(ctx context.Context, store projection.Store, rec *event
 		}
 		b.Puts = append(b.Puts, projection.KV{Key: TaskKey(tenant, next.GetTaskId()), Value: data})
 		diff(&b, taskIndexes(tenant, old), taskIndexes(tenant, next))
-		return b, queueTask(ctx, store, &b, tenant, old, next)
+		return b, r.queueTask(ctx, store, &b, ev, old, next)
 	}
 	old, err := LoadJob(ctx, store, tenant, ev.GetJobId())
 	if err != nil && !errors.Is(err, projection.ErrNotFound) {
@@ -211,19 +212,26 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// queueTask moves a task in and out of its tenant's fair queue
-// (TaskQueue) when it becomes runnable or stops being runnable: a start
-// (a run took it) moves the queue's virtual time, an end forgets it.
-func queueTask(ctx context.Context, store projection.Store, b *projection.Batch, tenant string, old, next *tasksv1.Task) error {
+// queueTask keeps a task's place in its tenant's fair queue (TaskQueue):
+// task.created records its class and tag (and queues it when it is
+// runnable at once); it is queued when it becomes runnable, taken out when
+// it stops being runnable (a start, a run taking it, moves the queue's
+// virtual time in the event's partition), forgotten when it ends.
+func (r Records) queueTask(ctx context.Context, store projection.Store, b *projection.Batch, ev *eventsv1.RuntimeEvent, old, next *tasksv1.Task) error {
+	tenant, id := ev.GetTenantId(), next.GetTaskId()
+	k := r.Subjects.PartitionOf(tenant, firstNonEmpty(ev.GetSessionId(), eventlog.NoSession))
 	was, is := old != nil && domain.Runnable(old), domain.Runnable(next)
-	id := next.GetTaskId()
 	switch {
+	case ev.GetType() == domain.TypeTaskCreated:
+		// This create's task is the record (Project returned before for
+		// another session's): its class and tag replace any other's.
+		return TaskQueue.Record(ctx, store, b, tenant, id, domain.TaskClass(next), ev.GetTaskCreated().GetFairTag(), k, is, true)
 	case is && !was:
 		return TaskQueue.Enqueue(ctx, store, b, tenant, id, domain.TaskClass(next))
 	case domain.IsTerminal(next.GetStatus()) && (old == nil || !domain.IsTerminal(old.GetStatus())):
 		return TaskQueue.Forget(ctx, store, b, tenant, id)
 	case was && !is:
-		return TaskQueue.Dequeue(ctx, store, b, tenant, id, next.GetCurrentRunId() != "")
+		return TaskQueue.Dequeue(ctx, store, b, tenant, id, next.GetCurrentRunId() != "", k)
 	}
 	return nil
 }

@@ -750,8 +750,12 @@ type TurnSubmitted struct {
 	Priority       uint32  `protobuf:"varint,10,opt,name=priority,proto3" json:"priority,omitempty"`
 	FairnessKey    string  `protobuf:"bytes,11,opt,name=fairness_key,json=fairnessKey,proto3" json:"fairness_key,omitempty"`
 	FairnessWeight float32 `protobuf:"fixed32,12,opt,name=fairness_weight,json=fairnessWeight,proto3" json:"fairness_weight,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The turn's place among its priority's claimable turns, decided at the
+	// submit (pkg/fairshare: the virtual start time of start-time fair
+	// queuing); it keeps it while it waits in its thread's queue.
+	FairTag       float64 `protobuf:"fixed64,13,opt,name=fair_tag,json=fairTag,proto3" json:"fair_tag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TurnSubmitted) Reset() {
@@ -864,6 +868,13 @@ func (x *TurnSubmitted) GetFairnessKey() string {
 func (x *TurnSubmitted) GetFairnessWeight() float32 {
 	if x != nil {
 		return x.FairnessWeight
+	}
+	return 0
+}
+
+func (x *TurnSubmitted) GetFairTag() float64 {
+	if x != nil {
+		return x.FairTag
 	}
 	return 0
 }
@@ -3467,7 +3478,7 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\x03ref\x18\x03 \x01(\tH\x00R\x03ref\x12\x1d\n" +
 	"\n" +
 	"media_type\x18\x04 \x01(\tR\tmediaTypeB\t\n" +
-	"\acontent\"\xa6\x05\n" +
+	"\acontent\"\xc1\x05\n" +
 	"\rTurnSubmitted\x127\n" +
 	"\x05input\x18\x01 \x03(\v2!.agentruntime.events.v1.InputPartR\x05input\x12L\n" +
 	"\aoptions\x18\x02 \x03(\v22.agentruntime.events.v1.TurnSubmitted.OptionsEntryR\aoptions\x12O\n" +
@@ -3482,7 +3493,8 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\bpriority\x18\n" +
 	" \x01(\rR\bpriority\x12!\n" +
 	"\ffairness_key\x18\v \x01(\tR\vfairnessKey\x12'\n" +
-	"\x0ffairness_weight\x18\f \x01(\x02R\x0efairnessWeight\x1a:\n" +
+	"\x0ffairness_weight\x18\f \x01(\x02R\x0efairnessWeight\x12\x19\n" +
+	"\bfair_tag\x18\r \x01(\x01R\afairTag\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +

@@ -30,8 +30,12 @@ type TaskCreated struct {
 	Task  *v1.Task               `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	// The caller's idempotency key, when one was given.
 	IdempotencyKey string `protobuf:"bytes,2,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The task's place among its priority's runnable tasks, decided at the
+	// create (pkg/fairshare: the virtual start time of start-time fair
+	// queuing); it keeps it while it is blocked or retried.
+	FairTag       float64 `protobuf:"fixed64,3,opt,name=fair_tag,json=fairTag,proto3" json:"fair_tag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskCreated) Reset() {
@@ -76,6 +80,13 @@ func (x *TaskCreated) GetIdempotencyKey() string {
 		return x.IdempotencyKey
 	}
 	return ""
+}
+
+func (x *TaskCreated) GetFairTag() float64 {
+	if x != nil {
+		return x.FairTag
+	}
+	return 0
 }
 
 // TaskUpdated: metadata changed (task.updated). spec is the whole spec after
@@ -1164,10 +1175,11 @@ var File_agentruntime_events_v1_tasks_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_tasks_proto_rawDesc = "" +
 	"\n" +
-	"\"agentruntime/events/v1/tasks.proto\x12\x16agentruntime.events.v1\x1a#agentruntime/common/v1/common.proto\x1a!agentruntime/tasks/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"g\n" +
+	"\"agentruntime/events/v1/tasks.proto\x12\x16agentruntime.events.v1\x1a#agentruntime/common/v1/common.proto\x1a!agentruntime/tasks/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x01\n" +
 	"\vTaskCreated\x12/\n" +
 	"\x04task\x18\x01 \x01(\v2\x1b.agentruntime.tasks.v1.TaskR\x04task\x12'\n" +
-	"\x0fidempotency_key\x18\x02 \x01(\tR\x0eidempotencyKey\"i\n" +
+	"\x0fidempotency_key\x18\x02 \x01(\tR\x0eidempotencyKey\x12\x19\n" +
+	"\bfair_tag\x18\x03 \x01(\x01R\afairTag\"i\n" +
 	"\vTaskUpdated\x123\n" +
 	"\x04spec\x18\x01 \x01(\v2\x1f.agentruntime.tasks.v1.TaskSpecR\x04spec\x12%\n" +
 	"\x0echanged_fields\x18\x02 \x03(\tR\rchangedFields\"\xaa\x02\n" +

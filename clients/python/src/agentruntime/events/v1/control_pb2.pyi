@@ -548,7 +548,7 @@ class TurnStarted(_message.Message):
     def __init__(self, worker_id: _Optional[str] = ...) -> None: ...
 
 class TurnSubmitted(_message.Message):
-    __slots__ = ["admission", "busy_policy", "fairness_key", "fairness_weight", "idempotency_key", "input", "interrupted_turn_id", "metadata", "options", "priority", "steered_into", "submitted_by"]
+    __slots__ = ["admission", "busy_policy", "fair_tag", "fairness_key", "fairness_weight", "idempotency_key", "input", "interrupted_turn_id", "metadata", "options", "priority", "steered_into", "submitted_by"]
     class MetadataEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -567,6 +567,7 @@ class TurnSubmitted(_message.Message):
     BUSY_POLICY_FIELD_NUMBER: _ClassVar[int]
     FAIRNESS_KEY_FIELD_NUMBER: _ClassVar[int]
     FAIRNESS_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    FAIR_TAG_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     INTERRUPTED_TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -577,6 +578,7 @@ class TurnSubmitted(_message.Message):
     SUBMITTED_BY_FIELD_NUMBER: _ClassVar[int]
     admission: str
     busy_policy: str
+    fair_tag: float
     fairness_key: str
     fairness_weight: float
     idempotency_key: str
@@ -587,7 +589,7 @@ class TurnSubmitted(_message.Message):
     priority: int
     steered_into: str
     submitted_by: str
-    def __init__(self, input: _Optional[_Iterable[_Union[InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., admission: _Optional[str] = ..., busy_policy: _Optional[str] = ..., steered_into: _Optional[str] = ..., submitted_by: _Optional[str] = ..., interrupted_turn_id: _Optional[str] = ..., priority: _Optional[int] = ..., fairness_key: _Optional[str] = ..., fairness_weight: _Optional[float] = ...) -> None: ...
+    def __init__(self, input: _Optional[_Iterable[_Union[InputPart, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., admission: _Optional[str] = ..., busy_policy: _Optional[str] = ..., steered_into: _Optional[str] = ..., submitted_by: _Optional[str] = ..., interrupted_turn_id: _Optional[str] = ..., priority: _Optional[int] = ..., fairness_key: _Optional[str] = ..., fairness_weight: _Optional[float] = ..., fair_tag: _Optional[float] = ...) -> None: ...
 
 class WebhookDeliveryFact(_message.Message):
     __slots__ = ["attempt", "delivery_id", "error", "event_id", "event_sequence", "event_time", "event_type", "next_attempt_at", "outcome", "status_code"]

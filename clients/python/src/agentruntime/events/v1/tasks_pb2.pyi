@@ -122,12 +122,14 @@ class TaskCompleted(_message.Message):
     def __init__(self, summary: _Optional[str] = ..., artifacts: _Optional[_Iterable[str]] = ..., evidence_refs: _Optional[_Iterable[str]] = ..., native_status: _Optional[str] = ..., **kwargs) -> None: ...
 
 class TaskCreated(_message.Message):
-    __slots__ = ["idempotency_key", "task"]
+    __slots__ = ["fair_tag", "idempotency_key", "task"]
+    FAIR_TAG_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
+    fair_tag: float
     idempotency_key: str
     task: _types_pb2.Task
-    def __init__(self, task: _Optional[_Union[_types_pb2.Task, _Mapping]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+    def __init__(self, task: _Optional[_Union[_types_pb2.Task, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., fair_tag: _Optional[float] = ...) -> None: ...
 
 class TaskDelegated(_message.Message):
     __slots__ = ["reason", "relation", "target_id", "target_kind"]
