@@ -34,7 +34,6 @@ package fairshare
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"sync"
@@ -204,34 +203,39 @@ type item struct {
 }
 
 func (q Queue) load(ctx context.Context, store projection.Store, tenant, id string) (item, bool, error) {
-	raw, err := store.Get(ctx, q.itemKey(tenant, id))
-	if errors.Is(err, projection.ErrNotFound) {
-		return item{}, false, nil
-	}
+	it, found, _, err := q.loadWith(ctx, store, tenant, id)
+	return it, found, err
+}
+
+// loadWith loads an item and the numbers under keys in one read (a
+// missing number is 0): a fold reads its store once per event.
+func (q Queue) loadWith(ctx context.Context, store projection.Store, tenant, id string, keys ...string) (item, bool, []float64, error) {
+	raws, err := store.GetMany(ctx, append([]string{q.itemKey(tenant, id)}, keys...)...)
 	if err != nil {
-		return item{}, false, err
+		return item{}, false, nil, err
+	}
+	nums := make([]float64, len(keys))
+	for i, raw := range raws[1:] {
+		if raw == nil {
+			continue
+		}
+		if nums[i], err = strconv.ParseFloat(string(raw), 64); err != nil {
+			return item{}, false, nil, err
+		}
+	}
+	if raws[0] == nil {
+		return item{}, false, nums, nil
 	}
 	var it item
-	if err := json.Unmarshal(raw, &it); err != nil {
-		return item{}, false, err
+	if err := json.Unmarshal(raws[0], &it); err != nil {
+		return item{}, false, nil, err
 	}
-	return it, true, nil
+	return it, true, nums, nil
 }
 
 func (q Queue) put(b *projection.Batch, tenant, id string, it item) {
 	raw, _ := json.Marshal(it) // plain numbers and a string: cannot fail (weights are finite, Resolve)
 	b.Puts = append(b.Puts, projection.KV{Key: q.itemKey(tenant, id), Value: raw})
-}
-
-func getFloat(ctx context.Context, store projection.Store, key string) (float64, error) {
-	raw, err := store.Get(ctx, key)
-	if errors.Is(err, projection.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseFloat(string(raw), 64)
 }
 
 func putFloat(b *projection.Batch, key string, v float64) {
@@ -244,15 +248,11 @@ func putFloat(b *projection.Batch, key string, v float64) {
 // already recorded keeps its first class and tag unless replace (the fold
 // decided this fact's item is the one of that id).
 func (q Queue) Record(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, c Class, tag float64, k int, queued, replace bool) error {
-	_, found, err := q.load(ctx, store, tenant, id)
+	_, found, finish, err := q.loadWith(ctx, store, tenant, id, q.finishKey(tenant, c.Priority, k, c.Key))
 	if err != nil || (found && !replace) {
 		return err
 	}
-	finish, err := getFloat(ctx, store, q.finishKey(tenant, c.Priority, k, c.Key))
-	if err != nil {
-		return err
-	}
-	if f := tag + 1/float64(c.Weight); f > finish {
+	if f := tag + 1/float64(c.Weight); f > finish[0] {
 		putFloat(b, q.finishKey(tenant, c.Priority, k, c.Key), f)
 	}
 	it := item{Class: c, Tag: tag}
@@ -271,43 +271,42 @@ func (q Queue) index(b *projection.Batch, tenant, id string, it *item) {
 		projection.IndexEntry{Index: q.PrioritiesIndex(tenant), Member: strconv.FormatUint(uint64(it.Priority), 10), Score: float64(it.Priority)})
 }
 
-// Class is an item's recorded class; ok is false when none was recorded.
-func (q Queue) Class(ctx context.Context, store projection.Store, tenant, id string) (Class, bool, error) {
-	it, found, err := q.load(ctx, store, tenant, id)
-	return it.Class, found, err
-}
-
 // Enqueue makes a recorded item claimable under its tag. An item of which
 // nothing was recorded (submitted before tags were) is queued under
-// fallback at tag 0; an item already queued keeps its place.
-func (q Queue) Enqueue(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, fallback Class) error {
+// fallback at tag 0; an item already queued keeps its place. It answers
+// the item's class.
+func (q Queue) Enqueue(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, fallback Class) (Class, error) {
 	it, found, err := q.load(ctx, store, tenant, id)
 	if err != nil || (found && it.Queued) {
-		return err
+		return it.Class, err
 	}
 	if !found {
 		it = item{Class: fallback}
 	}
 	q.index(b, tenant, id, &it)
 	q.put(b, tenant, id, it)
-	return nil
+	return it.Class, nil
 }
 
 // Dequeue takes an item out of its index; served says it was handed out
 // (claimed), which moves partition k's virtual time up to its tag. An
 // item that is not queued is left as it is.
 func (q Queue) Dequeue(ctx context.Context, store projection.Store, b *projection.Batch, tenant, id string, served bool, k int) error {
-	it, found, err := q.load(ctx, store, tenant, id)
+	// The virtual times of every priority come with the item (its priority
+	// is in it): one read.
+	var vs []string
+	if served {
+		for p := uint32(MostUrgent); p <= LeastUrgent; p++ {
+			vs = append(vs, q.vKey(tenant, p, k))
+		}
+	}
+	it, found, v, err := q.loadWith(ctx, store, tenant, id, vs...)
 	if err != nil || !found || !it.Queued {
 		return err
 	}
 	b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: q.Index(tenant, it.Priority), Member: id})
 	if served {
-		v, err := getFloat(ctx, store, q.vKey(tenant, it.Priority, k))
-		if err != nil {
-			return err
-		}
-		if it.Tag > v {
+		if it.Tag > v[it.Priority-MostUrgent] {
 			putFloat(b, q.vKey(tenant, it.Priority, k), it.Tag)
 		}
 	}

@@ -111,15 +111,13 @@ func (cl Claims) Project(ctx context.Context, store projection.Store, rec *event
 	// claimable queues the turn under the class and tag its submit
 	// recorded.
 	claimable := func(turn string) error {
-		c, ok, err := TurnQueue.Class(ctx, store, tenant, turn)
+		// A turn submitted before classes were recorded: the defaults.
+		c, err := TurnQueue.Enqueue(ctx, store, &b, tenant, turn, fairshare.Resolve(0, "", 0, session))
 		if err != nil {
 			return err
 		}
-		if !ok {
-			c = fairshare.Resolve(0, "", 0, session) // submitted before classes were recorded
-		}
 		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: turn, Score: SessionClaimScore(c.Priority, ev)})
-		return TurnQueue.Enqueue(ctx, store, &b, tenant, turn, c)
+		return nil
 	}
 	// notClaimable takes the turn out of the queues; started says a run
 	// took it (which moves the fair queue's virtual time).

@@ -227,7 +227,8 @@ func (r Records) queueTask(ctx context.Context, store projection.Store, b *proje
 		// another session's): its class and tag replace any other's.
 		return TaskQueue.Record(ctx, store, b, tenant, id, domain.TaskClass(next), ev.GetTaskCreated().GetFairTag(), k, is, true)
 	case is && !was:
-		return TaskQueue.Enqueue(ctx, store, b, tenant, id, domain.TaskClass(next))
+		_, err := TaskQueue.Enqueue(ctx, store, b, tenant, id, domain.TaskClass(next))
+		return err
 	case domain.IsTerminal(next.GetStatus()) && (old == nil || !domain.IsTerminal(old.GetStatus())):
 		return TaskQueue.Forget(ctx, store, b, tenant, id)
 	case was && !is:
