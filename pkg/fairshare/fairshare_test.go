@@ -136,3 +136,45 @@ func TestAnIdleKeyBanksNoCredit(t *testing.T) {
 		t.Fatalf("claimed %s, want the urgent u0", n)
 	}
 }
+
+// A submit's tag is the largest virtual time and finish of the key over
+// every partition's documents, and the process's Tagger never gives a
+// key the same tag twice before the fold caught up.
+func TestTagReadsEveryPartition(t *testing.T) {
+	ctx := context.Background()
+	store := projection.NewMemory()
+	q := fairshare.Queue{Name: "x"}
+	c := fairshare.Class{Priority: 3, Key: "k", Weight: 2}
+	// Partition 1 folded a served item of tag 6 (its virtual time);
+	// partition 2 recorded the key's item of tag 9 (finish 9.5).
+	b := projection.Batch{Projection: "test", Sequence: 1}
+	other := fairshare.Class{Priority: 3, Key: "o", Weight: 1}
+	if err := q.Record(ctx, store, &b, "t", "a", other, 6, 1, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Apply(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	b = projection.Batch{Projection: "test", Sequence: 2}
+	if err := q.Dequeue(ctx, store, &b, "t", "a", true, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Record(ctx, store, &b, "t", "b", c, 9, 2, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Apply(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if tag, err := q.Tag(ctx, store, "t", fairshare.Class{Priority: 3, Key: "new", Weight: 1}, 3); err != nil || tag != 6 {
+		t.Fatalf("a new key's tag = %v, %v; want the virtual time 6", tag, err)
+	}
+	if tag, err := q.Tag(ctx, store, "t", c, 3); err != nil || tag != 9.5 {
+		t.Fatalf("the key's tag = %v, %v; want its finish 9.5", tag, err)
+	}
+	tagger := fairshare.Tagger{Queue: q}
+	for _, want := range []float64{9.5, 10, 10.5} {
+		if tag, err := tagger.Tag(ctx, store, "t", c, 3); err != nil || tag != want {
+			t.Fatalf("tagger gave %v, %v; want %v", tag, err, want)
+		}
+	}
+}
