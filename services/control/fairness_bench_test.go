@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -86,7 +87,9 @@ func claimAll(b *testing.B, h *harness, n int) (order []string, claims, raw floa
 	order = make([]string, 0, n)
 	for range n {
 		t0 := time.Now()
-		c, err := h.client.ClaimTurn(ctx, &controlv1.ClaimTurnRequest{WorkerId: "bench"})
+		// An hour's lease: no claim of the run lapses (and is claimed
+		// again) before the run ends; nothing heartbeats.
+		c, err := h.client.ClaimTurn(ctx, &controlv1.ClaimTurnRequest{WorkerId: "bench", LeaseTtl: durationpb.New(time.Hour)})
 		if err != nil {
 			b.Fatal(err)
 		}
