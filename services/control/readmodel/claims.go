@@ -97,14 +97,14 @@ func (Claims) Filters() []string { return nil }
 // Project implements projector.Projection. It follows the turn lifecycle
 // and its runs: a turn becomes claimable when it is admitted as the active
 // turn, dequeued, or its run is lost with budget left (run.status "lost",
-// next "retry", written by control's sweeper); it stops being claimable
-// when a run starts or the turn ends. Every claimed run is an attempt.
+// next "retry", written by control's sweeper) or parked and resumable; it
+// stops being claimable when a run starts or the turn ends. Every claimed
+// run is an attempt. A claimable turn is in its tenant's fair queue
+// (TurnQueue) under the class and tag its turn.submitted recorded.
 func (cl Claims) Project(ctx context.Context, store projection.Store, rec *eventlog.Record) (projection.Batch, error) {
 	ev := rec.Event
 	tenant, session, seq := ev.GetTenantId(), ev.GetSessionId(), ev.GetSequence()
 	b := projection.Batch{Projection: ClaimsName, Sequence: seq}
-	// claimable queues the turn in its tenant's fair queue under the class
-	// its submit recorded (c when the submit is this event).
 	// The partition folding the event: the fair queue's documents of
 	// virtual time and finish tags are each one partition's.
 	k := cl.Subjects.PartitionOf(tenant, session)
