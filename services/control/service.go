@@ -122,13 +122,18 @@ func (s *Service) Run(ctx context.Context) error {
 	return kit.RunAll(ctx,
 		// Both read models from one consumer: the log is read and decoded once.
 		func(ctx context.Context) error {
-			return projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, []projector.Projection{readmodel.Projection{}, readmodel.Claims{Subjects: s.deps.Log.Subjects}, readmodel.NewWebhooks(s.deps.Log)})
+			return projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, s.Projections())
 		},
 		s.webhooks.Run,
 		func(ctx context.Context) error { return s.claims.RunSweeper(ctx, s.LeaseSweepInterval) },
 		s.expireActions,
 		func(ctx context.Context) error { return s.app.ReactToPermissionRequests(ctx, s.deps.Logger) },
 	)
+}
+
+// Projections implements kit.Projector.
+func (s *Service) Projections() []projector.Projection {
+	return []projector.Projection{readmodel.Projection{}, readmodel.Claims{Subjects: s.deps.Log.Subjects}, readmodel.NewWebhooks(s.deps.Log)}
 }
 
 func (s *Service) expireActions(ctx context.Context) error {

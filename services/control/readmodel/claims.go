@@ -26,6 +26,13 @@ import (
 // scanning every thread.
 const ClaimsName = "control.claims"
 
+// ClaimsFoldVersion is the claims projection's fold version (projection.Fold):
+// bump it with any change to what it stores or how it folds an event; a
+// process of a new fold version rebuilds the read models beside the old
+// ones (docs/upgrading.md). 2: the fair queues (pkg/fairshare) replace the
+// tenant's claimable index.
+const ClaimsFoldVersion = 2
+
 // TurnQueue orders a tenant's claimable turns: priority, then weighted
 // fair share across fairness keys, then arrival (pkg/fairshare). Its
 // index per (tenant, priority), TurnQueue.Index, is what a claim of any
@@ -90,6 +97,9 @@ type Claims struct{ Subjects eventlog.Subjects }
 
 // Name implements projector.Projection.
 func (Claims) Name() string { return ClaimsName }
+
+// FoldVersion is the projection's fold version (projection.Fold).
+func (Claims) FoldVersion() int { return ClaimsFoldVersion }
 
 // Filters implements projector.Projection.
 func (Claims) Filters() []string { return nil }

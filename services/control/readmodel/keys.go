@@ -21,8 +21,9 @@ const Name = "control"
 // FoldVersion is the control projection's fold version (projection.Fold):
 // bump it with any change to what it stores or how it folds an event; a
 // process of a new fold version rebuilds the read models beside the old
-// ones (docs/upgrading.md).
-const FoldVersion = 1
+// ones (docs/upgrading.md). 2: turns hold their priority, fairness key
+// and weight.
+const FoldVersion = 2
 
 // Keys of documents and indexes, all tenant-scoped so one tenant can never
 // address another's.

@@ -21,8 +21,10 @@ const Name = "tasks.records"
 // FoldVersion is the records projection's fold version (projection.Fold):
 // bump it with any change to what it stores or how it folds an event; a
 // process of a new fold version rebuilds the read models beside the old
-// ones (docs/upgrading.md).
-const FoldVersion = 1
+// ones (docs/upgrading.md). 2: tasks and job items hold their priority,
+// fairness key and weight, and runnable tasks are in fair queues
+// (pkg/fairshare) instead of one runnable index.
+const FoldVersion = 2
 
 // Keys of documents and indexes. Every key but ActiveRuns is scoped by
 // tenant, so no read can cross tenants.
