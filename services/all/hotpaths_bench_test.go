@@ -50,36 +50,39 @@ func reportP50s(b *testing.B, got, raw []time.Duration) {
 	b.ReportMetric(0, "ns/op")
 }
 
-func benchSubmitPath(b *testing.B, sh shape) {
-	s := newStack(b, sh, control.Name)
+// submitBench measures SubmitTurn answered beside a bare gRPC call plus
+// an exp-seq publish, interleaved; each iteration's request comes from
+// next, and between (when set) runs outside the measured interval first.
+type submitBench struct {
+	next    func(i int) *controlv1.SubmitTurnRequest
+	between func(c controlv1.ControlServiceClient)
+	// answered sees each answer (outside the measured interval).
+	answered func(*controlv1.SubmitTurnResponse)
+}
+
+func (sb submitBench) run(b *testing.B, s *stack, c controlv1.ControlServiceClient, health healthpb.HealthClient) {
 	ctx := context.Background()
-	conn := s.conn(b, control.Name)
-	c := controlv1.NewControlServiceClient(conn)
-	health := healthpb.NewHealthClient(conn)
 	js := rawJetStream(b, s)
-	input := []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "hello"}}}
-	// The session and thread exist; each submit finds the thread idle (its
-	// previous turn is completed outside the measured interval), as a
-	// conversation's next turn does.
-	active := runningTurn(b, ctx, c, "th-submit")
 	payload := make([]byte, 256)
 	var last uint64
 	got, raw := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
 	b.ResetTimer()
-	for range b.N {
-		b.StopTimer()
-		if _, err := c.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{{Type: "turn.completed", TurnId: active,
-			Payload: &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{}}}}}); err != nil {
-			b.Fatal(err)
+	for i := range b.N {
+		if sb.between != nil {
+			b.StopTimer()
+			sb.between(c)
+			b.StartTimer()
 		}
-		b.StartTimer()
+		req := sb.next(i)
 		t0 := time.Now()
-		resp, err := c.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "th-submit", Input: input})
+		resp, err := c.SubmitTurn(ctx, req)
 		if err != nil {
 			b.Fatal(err)
 		}
 		got = append(got, time.Since(t0))
-		active = resp.GetTurn().GetTurnId()
+		if sb.answered != nil {
+			sb.answered(resp)
+		}
 		t0 = time.Now()
 		if _, err := health.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
 			b.Fatal(err)
@@ -95,39 +98,41 @@ func benchSubmitPath(b *testing.B, sh shape) {
 	reportP50s(b, got, raw)
 }
 
-// benchSubmitNewThread: the first turn of a conversation, a thread new
-// to a session that holds 50 threads at most (a new session every 50).
-func benchSubmitNewThread(b *testing.B, sh shape) {
+func benchSubmitPath(b *testing.B, sh shape) {
 	s := newStack(b, sh, control.Name)
 	ctx := context.Background()
 	conn := s.conn(b, control.Name)
 	c := controlv1.NewControlServiceClient(conn)
-	health := healthpb.NewHealthClient(conn)
-	js := rawJetStream(b, s)
 	input := []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "hello"}}}
-	payload := make([]byte, 256)
-	var last uint64
-	got, raw := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := range b.N {
-		t0 := time.Now()
-		if _, err := c.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: fmt.Sprintf("s-%d-%d", b.N, i/50), ThreadId: fmt.Sprintf("th-%d-%d", b.N, i), Input: input}); err != nil {
-			b.Fatal(err)
-		}
-		got = append(got, time.Since(t0))
-		t0 = time.Now()
-		if _, err := health.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
-			b.Fatal(err)
-		}
-		ack, err := js.Publish(ctx, "raw.submit", payload, jetstream.WithExpectLastSequencePerSubject(last))
-		if err != nil {
-			b.Fatal(err)
-		}
-		last = ack.Sequence
-		raw = append(raw, time.Since(t0))
-	}
-	b.StopTimer()
-	reportP50s(b, got, raw)
+	// The session and thread exist; each submit finds the thread idle (its
+	// previous turn is completed outside the measured interval), as a
+	// conversation's next turn does.
+	active := runningTurn(b, ctx, c, "th-submit")
+	submitBench{
+		next: func(int) *controlv1.SubmitTurnRequest {
+			return &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "th-submit", Input: input}
+		},
+		between: func(c controlv1.ControlServiceClient) {
+			if _, err := c.ReportEvents(ctx, &controlv1.ReportEventsRequest{Events: []*eventsv1.RuntimeEvent{{Type: "turn.completed", TurnId: active,
+				Payload: &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{}}}}}); err != nil {
+				b.Fatal(err)
+			}
+		},
+		answered: func(resp *controlv1.SubmitTurnResponse) { active = resp.GetTurn().GetTurnId() },
+	}.run(b, s, c, healthpb.NewHealthClient(conn))
+}
+
+// benchSubmitNewThread: the first turn of a conversation, a thread new
+// to a session that holds 50 threads at most (a new session every 50).
+func benchSubmitNewThread(b *testing.B, sh shape) {
+	s := newStack(b, sh, control.Name)
+	conn := s.conn(b, control.Name)
+	input := []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "hello"}}}
+	submitBench{
+		next: func(i int) *controlv1.SubmitTurnRequest {
+			return &controlv1.SubmitTurnRequest{SessionId: fmt.Sprintf("s-%d-%d", b.N, i/50), ThreadId: fmt.Sprintf("th-%d-%d", b.N, i), Input: input}
+		},
+	}.run(b, s, controlv1.NewControlServiceClient(conn), healthpb.NewHealthClient(conn))
 }
 
 func benchReportPath(b *testing.B, sh shape) {

@@ -1073,14 +1073,7 @@ class _Turn:
             ended.append(True)
             return msg
 
-        if parked is not None and parked.get("client"):
-            # A front end's tool (docs/services/worker.md, "Client tools")
-            # that a run parked: its result is the answer of its action.
-            outcome, payload = await self.await_action(parked["action_id"], int(parked.get("from", 0)))
-            if outcome != ev_control.ACTION_OUTCOME_RESOLVED:
-                return await failed("client_tool_unanswered", "the client tool call was " +
-                                    ev_control.ActionOutcome.Name(outcome).removeprefix("ACTION_OUTCOME_").lower())
-            res = ToolResult(output=_client_result(payload))
+        async def succeeded(res: ToolResult) -> Message:
             content, preview, ref, facts = await self.shape_output(step, call, res)
             msg.content = content
             result = ev_control.ToolResult(preview=preview)
@@ -1089,6 +1082,15 @@ class _Turn:
             self.say(*facts, self.event("tool.result", step, call, tool_result=result))
             ended.append(True)
             return msg
+
+        if parked is not None and parked.get("client"):
+            # A front end's tool (docs/services/worker.md, "Client tools")
+            # that a run parked: its result is the answer of its action.
+            outcome, payload = await self.await_action(parked["action_id"], int(parked.get("from", 0)))
+            if outcome != ev_control.ACTION_OUTCOME_RESOLVED:
+                return await failed("client_tool_unanswered", "the client tool call was " +
+                                    ev_control.ActionOutcome.Name(outcome).removeprefix("ACTION_OUTCOME_").lower())
+            return await succeeded(ToolResult(output=_client_result(payload)))
         tool = w.tools.get(c.name)
         if tool is None:
             return await failed("unknown_tool", "no tool named " + c.name)
@@ -1136,14 +1138,7 @@ class _Turn:
             return await failed(e.category, e.message)
         except Exception as e:
             return await failed("tool_error", f"{type(e).__name__}: {e}")
-        content, preview, ref, facts = await self.shape_output(step, call, res)
-        msg.content = content
-        result = ev_control.ToolResult(preview=preview)
-        if ref is not None:
-            result.output.CopyFrom(ref)
-        self.say(*facts, self.event("tool.result", step, call, tool_result=result))
-        ended.append(True)
-        return msg
+        return await succeeded(res)
 
     async def permit(self, step: str, call: str, c: ToolCall, tool: Tool, args: Dict[str, Any]) -> Tuple[bool, str, str, str]:
         req = permission_pb2.EvaluatePermissionRequest(
