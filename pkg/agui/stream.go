@@ -366,8 +366,6 @@ func pointerToken(k string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
 
-func itoa(i int) string { return strconv.Itoa(i) }
-
 func joinQuoted(v []string) string {
 	q := make([]string, len(v))
 	for i, s := range v {
