@@ -28,14 +28,24 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 )
 
-// previousRelease is the commit the rolling upgrade starts from: main as
-// it landed before command messages and fold versions (its Redis read
-// models have no generation, its log one slot per message).
-const previousRelease = "91ab27d"
+// Releases an upgrade starts from (commits of main as it landed), and
+// how: rolling, the old and the new side by side and back, or replaced,
+// the old stopped before the new starts. 91ab27d is main before command
+// messages and fold versions (its Redis read models have no generation,
+// its log one slot per message); 1c3b53a is main before this wave's
+// service shape; d2ffa1c, the first wave, wrote queue.changed as the
+// whole queue, and folds this tree's queue.changed (a change of the
+// queue) wrongly, so it cannot run beside it: from it an upgrade replaces
+// (docs/upgrading.md). AR_UPGRADE_FROM=<commit> runs one release only,
+// rolling.
+var upgradesFrom = []struct {
+	release string
+	rolling bool
+}{{"91ab27d", true}, {"1c3b53a", true}, {"d2ffa1c", false}}
 
-// buildPrevious builds `agentruntime` at previousRelease from this
-// clone's history (git archive: no worktree is left behind).
-func buildPrevious(t *testing.T) string {
+// buildRelease builds `agentruntime` at release from this clone's
+// history (git archive: no worktree is left behind).
+func buildRelease(t *testing.T, previousRelease string) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -62,17 +72,35 @@ func buildPrevious(t *testing.T) string {
 	return bin
 }
 
-// TestRollingUpgradeAndRollbackOfControl runs control of the previous
-// release and of this tree side by side on one log and one Redis, under
+// TestUpgradesOfControl upgrades control from each release of
+// upgradesFrom to this tree under submit load. Rolling: control of the
+// previous release and of this tree side by side on one log and one Redis, under
 // submit load from clients that go to any replica that serves (a load
 // balancer's view): the previous release alone, then a replica of this
 // tree beside it (it builds its read models beside the old ones and
 // serves once caught up), then this tree alone, then a rollback to the
-// previous release. While both serve, every acknowledged turn reads the
-// same through both. At the end every acknowledged turn is in the log
+// previous release. While both serve, every thread reads the same through
+// both (the load held while they are compared, so both answer at the same
+// position). Replaced: the previous release alone, then this tree alone,
+// which answers every thread as the log says. At the end every
+// acknowledged turn is in the log
 // once, and the previous release answers every thread as the log says.
-func TestRollingUpgradeAndRollbackOfControl(t *testing.T) {
-	previous := buildPrevious(t)
+func TestUpgradesOfControl(t *testing.T) {
+	if from := os.Getenv("AR_UPGRADE_FROM"); from != "" {
+		upgradesFrom = upgradesFrom[:1]
+		upgradesFrom[0].release, upgradesFrom[0].rolling = from, true
+	}
+	for _, u := range upgradesFrom {
+		name := "rolling from " + u.release
+		if !u.rolling {
+			name = "replacing " + u.release
+		}
+		t.Run(name, func(t *testing.T) { upgradeControl(t, u.release, u.rolling) })
+	}
+}
+
+func upgradeControl(t *testing.T, release string, rolling bool) {
+	previous := buildRelease(t, release)
 	c := &cluster{t: t, services: map[string]*proc{}, models: demoModels(t)}
 	c.nats = natsserver.Start(t)
 	c.redis = redistest.Start(t, redistest.Options{AppendOnly: true})
@@ -123,15 +151,14 @@ func TestRollingUpgradeAndRollbackOfControl(t *testing.T) {
 	// The load: four clients, each on threads of its own that queue (no
 	// worker runs), each submit retried with its turn id as idempotency key
 	// on whichever replica serves until one acknowledges it.
-	type acked struct {
-		thread, turn string
-		seq          uint64
-	}
 	var (
 		mu    sync.Mutex
 		live  []*proc
 		acks  []acked
 		tries = map[codes.Code]int{}
+		// gate holds the load while the replicas' answers are compared:
+		// each submit holds it for reading.
+		gate sync.RWMutex
 	)
 	setLive := func(ps ...*proc) {
 		mu.Lock()
@@ -152,10 +179,12 @@ func TestRollingUpgradeAndRollbackOfControl(t *testing.T) {
 				for i := 0; ctx.Err() == nil; i++ {
 					a := acked{thread: fmt.Sprintf("th-%d-%d", g, i%3), turn: ids.New(ids.Turn)}
 					for ctx.Err() == nil {
+						gate.RLock()
 						cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
 						resp, err := clientOf(pick()).SubmitTurn(cctx, &controlv1.SubmitTurnRequest{SessionId: "upgrade", ThreadId: a.thread, TurnId: a.turn,
 							IdempotencyKey: a.turn, Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "load"}}}})
 						ccancel()
+						gate.RUnlock()
 						if err == nil {
 							a.seq = resp.GetSequence()
 							mu.Lock()
@@ -182,11 +211,13 @@ func TestRollingUpgradeAndRollbackOfControl(t *testing.T) {
 			return fmt.Sprintf("%d turns acknowledged, want %d; failed tries %v", count(), want, tries)
 		}, func() bool { return count() >= want })
 	}
-	// same reads every thread acknowledged so far through each replica at
-	// the newest token and wants the same answer from all, and that answer
-	// to hold every acknowledged turn of the thread.
-	same := func(step string, ps ...*proc) {
+	// answers reads every thread acknowledged so far through each replica
+	// at the newest token, wants the same answer from all, and that answer
+	// to hold every acknowledged turn of the thread; it returns them by
+	// thread. The caller holds the load (gate).
+	answers := func(step string, ps ...*proc) map[string]string {
 		t.Helper()
+		out := map[string]string{}
 		mu.Lock()
 		byThread := map[string][]string{}
 		var last uint64
@@ -214,14 +245,29 @@ func TestRollingUpgradeAndRollbackOfControl(t *testing.T) {
 						t.Fatalf("%s: %s answers thread %s with %v, without acknowledged turn %s", step, p.name, th, held, turn)
 					}
 				}
-				answer := fmt.Sprint(read.GetStatus(), held)
+				// The status is compared where both speak this API: the
+				// first wave's ThreadRead held it as a string on a field
+				// this API no longer has.
+				answer := fmt.Sprint(held)
+				if rolling {
+					answer = fmt.Sprint(read.GetStatus(), held)
+				}
 				if first == "" {
 					first = answer
 				} else if answer != first {
 					t.Fatalf("%s: thread %s reads %s through one replica and %s through %s", step, th, first, answer, p.name)
 				}
 			}
+			out[th] = first
 		}
+		return out
+	}
+	// same holds the load and compares the replicas' answers.
+	same := func(step string, ps ...*proc) {
+		t.Helper()
+		gate.Lock()
+		defer gate.Unlock()
+		answers(step, ps...)
 	}
 
 	old := replica("control-previous", previous)
@@ -229,6 +275,32 @@ func TestRollingUpgradeAndRollbackOfControl(t *testing.T) {
 	setLive(old)
 	startLoad()
 	more(20)
+
+	if !rolling {
+		// Replaced: the previous release stops (its clients wait), this
+		// tree's starts on what it left and answers every thread as the
+		// previous release did.
+		gate.Lock()
+		before := answers("before the upgrade", old)
+		old.kill()
+		upgraded := replica("control-new", "")
+		serving(upgraded)
+		after := answers("after the upgrade", upgraded)
+		for th, a := range before {
+			if after[th] != a {
+				t.Fatalf("thread %s read %s before the upgrade and %s after", th, a, after[th])
+			}
+		}
+		setLive(upgraded)
+		gate.Unlock()
+		more(20)
+		cancel()
+		wg.Wait()
+		same("after the upgrade", upgraded)
+		t.Logf("%d turns acknowledged across the upgrade; failed tries by code %v", len(acks), tries)
+		checkOnce(t, c, acks)
+		return
+	}
 
 	// Upgrade: this tree's control beside the previous one.
 	upgraded := replica("control-new", "")
@@ -256,6 +328,19 @@ func TestRollingUpgradeAndRollbackOfControl(t *testing.T) {
 	same("rolled back", back)
 	t.Logf("%d turns acknowledged across the upgrade and the rollback; failed tries by code %v", len(acks), tries)
 
+	checkOnce(t, c, acks)
+}
+
+// acked is a turn SubmitTurn acknowledged: its thread, its id, the
+// consistency token of the answer.
+type acked struct {
+	thread, turn string
+	seq          uint64
+}
+
+// checkOnce: every acknowledged turn is in the log once.
+func checkOnce(t *testing.T, c *cluster, acks []acked) {
+	t.Helper()
 	evs := readLog(t, c)
 	exactlyOnce(t, evs)
 	submitted := map[string]int{}
