@@ -20,6 +20,7 @@ func TestFlagsJetStreamWouldRefuseAreFlagErrors(t *testing.T) {
 		{[]string{"serve", "control", "--replicas", "0"}, "--replicas 0"},
 		{[]string{"dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker", "--metrics-listen", "bad"}, `--metrics-listen "bad"`},
 		{[]string{"dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker", "--max-streams-per-tenant", "-1"}, "--max-streams-per-tenant -1: a bound of 0 or more"},
+		{[]string{"dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker", "--max-parked-turns-per-tenant", "-1"}, "--max-parked-turns-per-tenant -1: a bound of 0 or more"},
 		{[]string{"dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker", "--log-max-bytes", "1MiB", "--log-tenant-max-bytes", "2MiB"}, "--log-tenant-max-bytes 2097152: a tenant's share cannot exceed --log-max-bytes 1048576"},
 		{[]string{"dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker", "--append-events-per-second", "-1"}, "--append-events-per-second -1: a rate of 0 or more"},
 		{[]string{"dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker", "--append-bytes-per-second", "lots"}, `invalid value "lots" for flag -append-bytes-per-second`},

@@ -102,6 +102,8 @@ type common struct {
 	tenantLimits []auth.TenantConfig
 	// maxStreams is every tenant's default bound on its open streams.
 	maxStreams int
+	// maxParked is every tenant's default bound on its parked turns.
+	maxParked int
 }
 
 // Default append quotas per tenant and process: far above what one
@@ -117,6 +119,9 @@ const (
 	// beyond them, and bounds what one tenant's subscriptions hold of the
 	// process's fan-out hub.
 	defaultMaxStreams = 1000
+	// defaultMaxParked: a product's end users each waiting on a review or
+	// two; checkpoints are small (a transcript) and at most 3 MiB each.
+	defaultMaxParked = 10000
 )
 
 func (c *common) register(fs *flag.FlagSet, defaultListen string) {
@@ -143,6 +148,7 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.Float64Var(&c.appendEvents, "append-events-per-second", defaultAppendEventsPerSecond, "per-tenant quota of events its calls append per second, in each process (0: no limit); the auth file's tenants override it (docs/security.md)")
 	fs.Var(&c.appendBytes, "append-bytes-per-second", "per-tenant quota of bytes its calls append per second, in each process, e.g. 64MiB (0: no limit); the auth file's tenants override it")
 	fs.IntVar(&c.maxStreams, "max-streams-per-tenant", defaultMaxStreams, "streams (SubscribeEvents) each tenant's callers may hold open at once in each process (0: no limit); the auth file's tenants override it")
+	fs.IntVar(&c.maxParked, "max-parked-turns-per-tenant", defaultMaxParked, "turns each tenant may have parked at once, each holding a checkpoint (0: no limit); a park beyond it is refused and the turn waits in place; the auth file's tenants override it")
 	fs.StringVar(&c.webhookKeyFile, "webhook-key-file", "", "control: file holding the 32-byte key (base64 or hex) that seals webhook secrets in the event log; empty turns webhooks off (dev: <data-dir>/webhook.key, made on first start; see docs/configuration.md)")
 	fs.StringVar(&c.a2aCardFile, "a2a-card", "", "YAML file of the A2A agent card's name, description and skills (docs/a2a.md); empty: the defaults")
 	fs.IntVar(&c.maxQueuedTurns, "max-queued-turns", app.DefaultMaxQueuedTurns, "control: turns a thread may hold queued behind its active turn; a submit beyond it is ResourceExhausted QUEUE_FULL (at least 1)")
@@ -176,6 +182,9 @@ func (c *common) check() error {
 	}
 	if c.appendEvents < 0 || math.IsNaN(c.appendEvents) || math.IsInf(c.appendEvents, 0) {
 		return fmt.Errorf("--append-events-per-second %v: a rate of 0 or more (0: no limit)", c.appendEvents)
+	}
+	if c.maxParked < 0 {
+		return fmt.Errorf("--max-parked-turns-per-tenant %d: a bound of 0 or more (0: no limit)", c.maxParked)
 	}
 	if c.maxStreams < 0 {
 		return fmt.Errorf("--max-streams-per-tenant %d: a bound of 0 or more (0: no limit)", c.maxStreams)
@@ -220,7 +229,7 @@ func (c *common) logConfig(cfg eventlog.Config) eventlog.Config {
 // quota is the append quota every tenant's calls are held to in this
 // process: the flags' defaults, each overridden by the auth file's tenants.
 func (c *common) quota() quota.Config {
-	cfg := quota.Config{Default: quota.Limits{EventsPerSecond: c.appendEvents, BytesPerSecond: float64(c.appendBytes), Streams: c.maxStreams}}
+	cfg := quota.Config{Default: quota.Limits{EventsPerSecond: c.appendEvents, BytesPerSecond: float64(c.appendBytes), Streams: c.maxStreams, ParkedTurns: c.maxParked}}
 	for _, tc := range c.tenantLimits {
 		lim := cfg.Default
 		if tc.AppendEventsPerSecond != nil {
@@ -231,6 +240,9 @@ func (c *common) quota() quota.Config {
 		}
 		if tc.MaxStreams != nil {
 			lim.Streams = *tc.MaxStreams
+		}
+		if tc.MaxParkedTurns != nil {
+			lim.ParkedTurns = *tc.MaxParkedTurns
 		}
 		if cfg.Tenants == nil {
 			cfg.Tenants = map[string]quota.Limits{}

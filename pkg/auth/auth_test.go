@@ -412,6 +412,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{name: "tenant listed twice", body: key("tenants:\n  - {tenant: acme}\n  - {tenant: acme}\n"), wantErr: []string{"tenants[1]: tenant acme is listed twice"}},
 		{name: "negative tenant rate", body: key("tenants:\n  - {tenant: acme, append_bytes_per_second: -1}\n"), wantErr: []string{"tenants[0].append_bytes_per_second: -1 is not a rate"}},
 		{name: "negative tenant streams", body: key("tenants:\n  - {tenant: acme, max_streams: -2}\n"), wantErr: []string{"tenants[0].max_streams: -2 is not a bound"}},
+		{name: "negative tenant parked turns", body: key("tenants:\n  - {tenant: acme, max_parked_turns: -1}\n"), wantErr: []string{"tenants[0].max_parked_turns: -1 is not a bound"}},
 		{name: "unknown tenant field", body: key("tenants:\n  - {tenant: acme, events_per_second: 1}\n"), wantErr: []string{"events_per_second"}},
 		{name: "several errors at once", body: "api_keys:\n  - name: a\n    tenant: a.b\n    role: root\n    key: k\n", wantErr: []string{"tenant", "role"}},
 	}

@@ -25,7 +25,8 @@ type Config struct {
 
 // TenantConfig is one tenant's own limits: a field left out keeps the
 // binary's default (--append-events-per-second, --append-bytes-per-second,
-// --max-streams-per-tenant); 0 lifts the limit for that tenant.
+// --max-streams-per-tenant, --max-parked-turns-per-tenant); 0 lifts the
+// limit for that tenant.
 type TenantConfig struct {
 	Tenant                string   `yaml:"tenant"`
 	AppendEventsPerSecond *float64 `yaml:"append_events_per_second"`
@@ -33,6 +34,9 @@ type TenantConfig struct {
 	// MaxStreams bounds the tenant's open streams per process (default
 	// --max-streams-per-tenant).
 	MaxStreams *int `yaml:"max_streams"`
+	// MaxParkedTurns bounds the tenant's turns parked at once (default
+	// --max-parked-turns-per-tenant).
+	MaxParkedTurns *int `yaml:"max_parked_turns"`
 }
 
 // APIKeyConfig is one static API key. Exactly one of KeySHA256 and Key is
@@ -149,6 +153,9 @@ func (c *Config) Validate() error {
 	for i, tc := range c.Tenants {
 		if tc.MaxStreams != nil && *tc.MaxStreams < 0 {
 			errs = append(errs, fmt.Errorf("tenants[%d].max_streams: %d is not a bound (0 or more; 0 lifts it)", i, *tc.MaxStreams))
+		}
+		if tc.MaxParkedTurns != nil && *tc.MaxParkedTurns < 0 {
+			errs = append(errs, fmt.Errorf("tenants[%d].max_parked_turns: %d is not a bound (0 or more; 0 lifts it)", i, *tc.MaxParkedTurns))
 		}
 	}
 	if j := c.JWT; j != nil {

@@ -56,6 +56,10 @@ type Limits struct {
 	// Streams bounds the server streams (SubscribeEvents) the tenant's
 	// callers hold open at once in the process (OpenStream).
 	Streams int
+	// ParkedTurns bounds the tenant's turns parked at once (each holds a
+	// checkpoint in the object store); 0: no bound. Control checks it when
+	// a worker parks a turn (services/control/app/claim.go).
+	ParkedTurns int
 }
 
 // Config of a Limiter.
@@ -273,6 +277,20 @@ func (l *Limiter) OpenStream(ctx context.Context, tenant string) (release func()
 			tb.mu.Unlock()
 		})
 	}, nil
+}
+
+// ReasonParkedTurns is the ResourceExhausted reason of a park beyond its
+// tenant's Limits.ParkedTurns.
+const ReasonParkedTurns = "PARKED_TURNS_PER_TENANT"
+
+// LimitsAt is tenant's limits when ctx came in at the API door (AtDoor);
+// false for the runtime's own work.
+func LimitsAt(ctx context.Context, tenant string) (Limits, bool) {
+	t, ok := ctx.Value(ticketKey{}).(*ticket)
+	if !ok {
+		return Limits{}, false
+	}
+	return t.lim.LimitsOf(tenant), true
 }
 
 // ticket marks a call that came in at the API door: its first charge may

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/pkg/quota"
 	"github.com/agentruntime/agentruntime/services/control/domain"
 	"github.com/agentruntime/agentruntime/services/control/readmodel"
 )
@@ -384,6 +386,11 @@ func (cl *Claims) HeartbeatTurn(ctx context.Context, c Caller, req *controlv1.He
 // The run is the request's run_id or, when that is empty, the run_id the
 // reported events share (a worker stamps its facts with it).
 func (cl *Claims) ReportEvents(ctx context.Context, c Caller, req *controlv1.ReportEventsRequest) (*controlv1.ReportEventsResponse, error) {
+	if parks(req.GetEvents()) {
+		if err := cl.checkParkedCap(ctx, c.Tenant); err != nil {
+			return nil, err
+		}
+	}
 	runID := req.GetRunId()
 	if runID == "" {
 		runID = sharedRunID(req.GetEvents())
@@ -418,6 +425,33 @@ func (cl *Claims) ReportEvents(ctx context.Context, c Caller, req *controlv1.Rep
 		_ = cl.Leases.Release(ctx, key, auth.LeaseHolder(runID, req.GetLeaseToken()))
 	}
 	return resp, err
+}
+
+// parkedRetry is when a park refused for the tenant's cap may be tried
+// again: parked turns leave when their answers come.
+const parkedRetry = 5 * time.Second
+
+// checkParkedCap refuses a park beyond the tenant's parked-turn cap
+// (quota.Limits.ParkedTurns): ResourceExhausted PARKED_TURNS_PER_TENANT.
+// A worker refused keeps its turn and waits in place. The count is the
+// claims read model's, so parks it has not folded yet are not in it: a
+// burst may pass the cap by those.
+func (cl *Claims) checkParkedCap(ctx context.Context, tenant string) error {
+	lim, ok := quota.LimitsAt(ctx, tenant)
+	if !ok || lim.ParkedTurns <= 0 {
+		return nil
+	}
+	n, err := cl.App.Store.Count(ctx, readmodel.ParkedIndex(tenant))
+	if err != nil {
+		return err
+	}
+	if n < int64(lim.ParkedTurns) {
+		return nil
+	}
+	max := strconv.Itoa(lim.ParkedTurns)
+	return fault.Exhausted(quota.ReasonParkedTurns,
+		fmt.Sprintf("tenant %s has %d turns parked, its limit (max_parked_turns %s): the turn waits in place; retry after %s", tenant, n, max, parkedRetry),
+		parkedRetry, map[string]string{"limit": "max_parked_turns", "max": max, "tenant": tenant})
 }
 
 // parks says whether a report hands its turn back (run.status "parked").

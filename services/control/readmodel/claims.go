@@ -67,6 +67,10 @@ func TurnClass(ev *eventsv1.RuntimeEvent) fairshare.Class {
 const LeasedIndex = "claims:leased"
 
 // ClaimRunKey holds the run id (the lease token) of a claimed turn.
+// ParkedIndex holds a tenant's parked turns (by the position of their
+// park): the count the parked-turn cap is checked against.
+func ParkedIndex(tenant string) string { return "parked:" + tenant }
+
 func ClaimRunKey(tenant, turn string) string { return "claimrun:" + tenant + ":" + turn }
 
 // LeasedMember is a LeasedIndex member.
@@ -177,6 +181,8 @@ func (cl Claims) Project(ctx context.Context, store projection.Store, rec *event
 		if ev.GetRunId() == "" {
 			break // started by a plain report: no claim, no lease, no attempt
 		}
+		// A run resumes it: it is no longer parked.
+		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: ParkedIndex(tenant), Member: ev.GetTurnId()})
 		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: LeasedIndex, Member: LeasedMember(tenant, ev.GetTurnId()), Score: float64(seq)})
 		b.Puts = append(b.Puts, projection.KV{Key: ClaimRunKey(tenant, ev.GetTurnId()), Value: []byte(ev.GetRunId())})
 		at, err := attempts()
@@ -231,6 +237,7 @@ func (cl Claims) Project(ctx context.Context, store projection.Store, rec *event
 			}
 			at.CheckpointUri, at.CheckpointSequence = p.GetCheckpoints()[0], seq
 			notLeased(ev.GetTurnId())
+			b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: ParkedIndex(tenant), Member: ev.GetTurnId(), Score: float64(seq)})
 			if resumable(at) {
 				at.ResumePending = true
 				if err := claimable(ev.GetTurnId()); err != nil {
@@ -270,7 +277,8 @@ func (cl Claims) Project(ctx context.Context, store projection.Store, rec *event
 			return b, err
 		}
 	case events.TypeTurnCompleted, events.TypeTurnFailed:
-		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: ev.GetTurnId()})
+		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: ev.GetTurnId()},
+			projection.IndexEntry{Index: ParkedIndex(tenant), Member: ev.GetTurnId()})
 		if err := TurnQueue.Forget(ctx, store, &b, tenant, ev.GetTurnId()); err != nil {
 			return b, err
 		}
