@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -275,12 +276,31 @@ func (l *Log) balanceLeaders(ctx context.Context) {
 	if l.cfg.Replicas < 2 || l.cfg.Partitions < 2 {
 		return
 	}
+	// Streams just made (or a cluster just restarted) have replicas that
+	// are not current yet, and only current ones may lead: wait a little
+	// for them, so the first layout is spread too. A cluster with a node
+	// down balances over the nodes it has once the wait is over.
+	wait := time.NewTimer(balanceWait)
+	defer wait.Stop()
+	var infos []*jetstream.StreamInfo
+	for {
+		var complete bool
+		infos, complete = l.streamInfos(ctx)
+		if complete {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-wait.C:
+		case <-time.After(100 * time.Millisecond):
+			continue
+		}
+		break
+	}
 	load := map[string]int{}
-	for k, stream := range l.streams {
-		actx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
-		info, err := stream.Info(actx)
-		cancel()
-		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" {
+	for k, info := range infos {
+		if info == nil || info.Cluster == nil || info.Cluster.Leader == "" {
 			continue
 		}
 		peers := []string{info.Cluster.Leader}
@@ -308,10 +328,42 @@ func (l *Log) balanceLeaders(ctx context.Context) {
 			continue
 		}
 		req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": want}})
-		actx, cancel = context.WithTimeout(ctx, l.cfg.AttemptTimeout)
+		actx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
 		_, _ = l.js.Conn().RequestWithContext(actx, "$JS.API.STREAM.LEADER.STEPDOWN."+l.streamName(k), req)
 		cancel()
 	}
+}
+
+// balanceWait bounds how long opening a replicated, partitioned log waits
+// for every stream's replicas to be current before it spreads the leaders.
+const balanceWait = 5 * time.Second
+
+// streamInfos are the partitions' stream infos (nil where one could not be
+// read), and whether every stream has a leader and all its replicas
+// current.
+func (l *Log) streamInfos(ctx context.Context) ([]*jetstream.StreamInfo, bool) {
+	infos := make([]*jetstream.StreamInfo, len(l.streams))
+	complete := true
+	for k, stream := range l.streams {
+		actx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
+		info, err := stream.Info(actx)
+		cancel()
+		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" {
+			complete = false
+			continue
+		}
+		infos[k] = info
+		current := 1
+		for _, r := range info.Cluster.Replicas {
+			if r.Current && !r.Offline {
+				current++
+			}
+		}
+		if current < l.cfg.Replicas {
+			complete = false
+		}
+	}
+	return infos, complete
 }
 
 // Of is the log a session's events are read from: the view of its
