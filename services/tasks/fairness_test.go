@@ -228,6 +228,15 @@ func TestFairPollsAcrossPartitionsAndReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The urgent task queued (a count alone can be reached while it is
+	// not, with a polled task's removal not folded yet).
+	testkit.Eventually(t, "the urgent task queued at priority 1", func() bool {
+		entries, err := store.Range(ctx, readmodel.TaskQueue.Index("t1", 1), projection.RangeQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries) == 1 && entries[0].Member == urgent.Task.GetTaskId()
+	})
 	waitTasksQueued(t, ctx, store, 315-40+1)
 	if got := pollN(t, 1, replicaPoll); got[0] != urgent.Task.GetTaskId() {
 		t.Fatalf("polled %s, want the urgent task %s", got[0], urgent.Task.GetTaskId())
