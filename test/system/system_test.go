@@ -186,24 +186,14 @@ func loadWithFaults(t *testing.T, c *cluster) {
 			session := fmt.Sprintf("load-%d", g)
 			for i := 0; ctx.Err() == nil; i++ {
 				a := acked{session: session, thread: fmt.Sprintf("th-%d-%d", g, i), turn: ids.New(ids.Turn)}
-				for ctx.Err() == nil {
-					cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
-					resp, err := control.SubmitTurn(cctx, &controlv1.SubmitTurnRequest{SessionId: a.session, ThreadId: a.thread, TurnId: a.turn, IdempotencyKey: a.turn,
-						Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "load"}}}})
-					ccancel()
-					if err == nil {
-						a.seq = resp.GetSequence()
-						mu.Lock()
-						acks = append(acks, a)
-						mu.Unlock()
-						break
-					}
+				submit := func(ctx context.Context, req *controlv1.SubmitTurnRequest) (*controlv1.SubmitTurnResponse, error) {
+					return control.SubmitTurn(ctx, req)
+				}
+				if seq, ok := submitAcked(ctx, a.session, a.thread, a.turn, 50*time.Millisecond, &mu, codesErr, submit); ok {
+					a.seq = seq
 					mu.Lock()
-					codesErr[status.Code(err)]++
+					acks = append(acks, a)
 					mu.Unlock()
-					if ctx.Err() == nil {
-						time.Sleep(50 * time.Millisecond) // a client's retry backoff
-					}
 				}
 			}
 		})

@@ -178,26 +178,17 @@ func upgradeControl(t *testing.T, release string, rolling bool) {
 			wg.Go(func() {
 				for i := 0; ctx.Err() == nil; i++ {
 					a := acked{thread: fmt.Sprintf("th-%d-%d", g, i%3), turn: ids.New(ids.Turn)}
-					for ctx.Err() == nil {
-						gate.RLock()
-						cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
-						resp, err := clientOf(pick()).SubmitTurn(cctx, &controlv1.SubmitTurnRequest{SessionId: "upgrade", ThreadId: a.thread, TurnId: a.turn,
-							IdempotencyKey: a.turn, Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "load"}}}})
-						ccancel()
-						gate.RUnlock()
-						if err == nil {
-							a.seq = resp.GetSequence()
-							mu.Lock()
-							acks = append(acks, a)
-							mu.Unlock()
-							break
-						}
+					seq, ok := submitAcked(ctx, "upgrade", a.thread, a.turn, 20*time.Millisecond, &mu, tries,
+						func(ctx context.Context, req *controlv1.SubmitTurnRequest) (*controlv1.SubmitTurnResponse, error) {
+							gate.RLock()
+							defer gate.RUnlock()
+							return clientOf(pick()).SubmitTurn(ctx, req)
+						})
+					if ok {
+						a.seq = seq
 						mu.Lock()
-						tries[status.Code(err)]++
+						acks = append(acks, a)
 						mu.Unlock()
-						if ctx.Err() == nil {
-							time.Sleep(20 * time.Millisecond) // a client's retry backoff
-						}
 					}
 				}
 			})
@@ -329,6 +320,32 @@ func upgradeControl(t *testing.T, release string, rolling bool) {
 	t.Logf("%d turns acknowledged across the upgrade and the rollback; failed tries by code %v", len(acks), tries)
 
 	checkOnce(t, c, acks)
+}
+
+// submitAcked submits a turn until it is acknowledged, each try bounded
+// by 5 s and retried after backoff with the turn id as idempotency key (a
+// client riding out a fault); failed tries are counted by code in tries,
+// under mu. It answers the acknowledgement's consistency token, or false
+// when ctx ended first.
+func submitAcked(ctx context.Context, session, thread, turn string, backoff time.Duration, mu *sync.Mutex, tries map[codes.Code]int,
+	submit func(context.Context, *controlv1.SubmitTurnRequest) (*controlv1.SubmitTurnResponse, error)) (uint64, bool) {
+	req := &controlv1.SubmitTurnRequest{SessionId: session, ThreadId: thread, TurnId: turn, IdempotencyKey: turn,
+		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "load"}}}}
+	for ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		resp, err := submit(cctx, req)
+		cancel()
+		if err == nil {
+			return resp.GetSequence(), true
+		}
+		mu.Lock()
+		tries[status.Code(err)]++
+		mu.Unlock()
+		if ctx.Err() == nil {
+			time.Sleep(backoff) // a client's retry backoff
+		}
+	}
+	return 0, false
 }
 
 // acked is a turn SubmitTurn acknowledged: its thread, its id, the
