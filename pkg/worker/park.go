@@ -75,7 +75,11 @@ type parkedCall struct {
 	Own bool `json:"own,omitempty"`
 	// Client: a call to a client tool (clienttools.go); its action's
 	// answer carries the call's result, not a permission.
-	Client    bool            `json:"client,omitempty"`
+	Client bool `json:"client,omitempty"`
+	// Subagent: a spawn_agent call that waits for the subagent it spawned
+	// (subagents.go), until Until (unix milliseconds); ActionID is empty.
+	Subagent  string          `json:"subagent,omitempty"`
+	Until     int64           `json:"until_ms,omitempty"`
 	EvalID    string          `json:"eval_id,omitempty"`
 	Rewritten string          `json:"rewritten,omitempty"`
 	Profile   json.RawMessage `json:"profile,omitempty"`
@@ -160,23 +164,36 @@ func (tu *turn) park(ctx context.Context, cp *checkpoint, reason string) error {
 	if err != nil {
 		return err
 	}
-	var waits, calls []string
+	var waits, calls, subs, untils []string
 	step := ""
 	if cp.Step != nil {
 		step = cp.Step.ID
 		for _, pc := range cp.Step.Parked {
-			waits, calls = append(waits, pc.ActionID), append(calls, pc.CallID)
+			calls = append(calls, pc.CallID)
+			if pc.Subagent != "" {
+				subs, untils = append(subs, pc.Subagent), append(untils, strconv.FormatInt(pc.Until, 10))
+				continue
+			}
+			waits = append(waits, pc.ActionID)
 		}
 	}
 	title, detail := "handed back: waiting for a person", "the worker released the turn while "+strconv.Itoa(len(waits))+" action(s) wait for an answer; any worker resumes it then"
+	if len(subs) > 0 {
+		title = "handed back: waiting for subagents"
+		detail = "the worker released the turn while " + strconv.Itoa(len(waits)) + " action(s) wait for an answer and " + strconv.Itoa(len(subs)) + " subagent(s) run; any worker resumes it when all are done"
+	}
 	if reason == parkDrain {
 		title, detail = "handed back: the worker is stopping", "worker "+tu.w.cfg.WorkerID+" is draining; another worker resumes the turn from its checkpoint"
+	}
+	md := map[string]string{"reason": reason, "action_ids": strings.Join(waits, ","), "worker_id": tu.w.cfg.WorkerID,
+		"step_id": step, "call_ids": strings.Join(calls, ",")}
+	if len(subs) > 0 {
+		md["subagent_ids"], md["subagent_deadlines_ms"] = strings.Join(subs, ","), strings.Join(untils, ",")
 	}
 	tu.procs.closeAll("the turn was handed back", false)
 	err = tu.report(ctx, tu.event("run.status", "", "", &eventsv1.RuntimeEvent_RunStatus{RunStatus: &eventsv1.RunStatus{
 		Phase: "parked", Title: title, Detail: detail, Checkpoints: []string{stored.GetOutput().GetUri()},
-		Metadata: map[string]string{"reason": reason, "action_ids": strings.Join(waits, ","), "worker_id": tu.w.cfg.WorkerID,
-			"step_id": step, "call_ids": strings.Join(calls, ",")},
+		Metadata: md,
 	}}))
 	if err != nil {
 		return err

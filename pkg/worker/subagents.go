@@ -13,6 +13,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/enums"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/worker/tools"
 )
 
@@ -68,10 +69,14 @@ func (spawnAgent) Run(context.Context, *tools.Sandbox, json.RawMessage) (tools.R
 
 // spawnAgent creates the subagent (SpawnSubagent: a child thread whose
 // first turn is the objective; any worker of the tenant runs it) and
-// waits for it (WaitSubagents). A wait that times out or is interrupted
-// closes the subagent and interrupts its turn: nothing keeps running for
-// a parent that stopped listening.
-func (tu *turn) spawnAgent(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
+// waits for it. A turn that may park hands itself back while it waits
+// (*mustWait): control resumes it when the subagent ends, and closes the
+// subagent at the wait's deadline, whether or not a worker runs. A wait in
+// place that times out or is interrupted closes the subagent and
+// interrupts its turn: nothing keeps running for a parent that stopped
+// listening. The subagent's id derives from the call, so a call run again
+// (a run lost mid-call) finds the subagent it spawned, not a second one.
+func (tu *turn) spawnAgent(ctx context.Context, callID string, raw json.RawMessage) (tools.Result, error) {
 	a, err := parseSpawnAgent(raw)
 	if err != nil {
 		return tools.Result{}, err
@@ -79,7 +84,8 @@ func (tu *turn) spawnAgent(ctx context.Context, raw json.RawMessage) (tools.Resu
 	c := tu.w.control
 	sp, err := c.SpawnSubagent(ctx, &controlv1.SpawnSubagentRequest{
 		SessionId: tu.t.GetSessionId(), ParentThreadId: tu.t.GetThreadId(), ParentTurnId: tu.t.GetTurnId(),
-		Role: clip(a.Role, 120), Isolation: "isolated", Objective: clip(a.Objective, 16000),
+		SubagentId: ids.Derive(ids.Subagent, tu.t.GetTurnId(), callID),
+		Role:       clip(a.Role, 120), Isolation: "isolated", Objective: clip(a.Objective, 16000),
 		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: a.Objective}}},
 	})
 	if err != nil {
@@ -95,12 +101,34 @@ func (tu *turn) spawnAgent(ctx context.Context, raw json.RawMessage) (tools.Resu
 		timeout = min(time.Duration(a.TimeoutMs)*time.Millisecond, maxSubagentWait)
 	}
 	deadline := time.Now().Add(timeout)
+	if !tu.mayPark() {
+		return tu.awaitSubagent(ctx, s, deadline)
+	}
+	// The wait is recorded (subagent.status "waited_on") as for a wait in
+	// place; a subagent that already ended answers at once.
+	wr, err := c.WaitSubagents(ctx, &controlv1.WaitSubagentsRequest{SessionId: tu.t.GetSessionId(), SubagentIds: []string{s.GetSubagentId()},
+		Timeout: durationpb.New(time.Millisecond)})
+	if err == nil && wr.GetAllTerminal() && len(wr.GetSubagents()) == 1 {
+		return subagentOutcome(wr.GetSubagents()[0], deadline)
+	}
+	return tools.Result{}, &mustWait{call: parkedCall{CallID: callID, Subagent: s.GetSubagentId(), Until: deadline.UnixMilli()}}
+}
+
+// resumeSubagent is a parked spawn_agent call continued: its subagent
+// ended, or its wait's deadline closed it.
+func (tu *turn) resumeSubagent(ctx context.Context, pc parkedCall) (tools.Result, error) {
+	s := &controlv1.Subagent{SessionId: tu.t.GetSessionId(), SubagentId: pc.Subagent}
+	return tu.awaitSubagent(ctx, s, time.UnixMilli(pc.Until))
+}
+
+// awaitSubagent waits for s to end, until deadline, and answers its
+// outcome (WaitSubagents).
+func (tu *turn) awaitSubagent(ctx context.Context, s *controlv1.Subagent, deadline time.Time) (tools.Result, error) {
+	c := tu.w.control
 	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			break
-		}
-		// WaitSubagents answers at its own deadline; ask again until ours.
+		// WaitSubagents answers at its own deadline; ask again until ours
+		// (at least once: a resumed wait finds its subagent ended).
+		left := max(time.Until(deadline), time.Millisecond)
 		wr, err := c.WaitSubagents(ctx, &controlv1.WaitSubagentsRequest{SessionId: tu.t.GetSessionId(), SubagentIds: []string{s.GetSubagentId()},
 			Timeout: durationpb.New(min(left, 30*time.Second))})
 		if ctx.Err() != nil {
@@ -110,20 +138,43 @@ func (tu *turn) spawnAgent(ctx context.Context, raw json.RawMessage) (tools.Resu
 		if err != nil {
 			return tools.Result{}, &tools.Failure{Category: "subagent_unavailable", Message: status.Convert(err).Message()}
 		}
+		if len(wr.GetSubagents()) == 1 {
+			s = wr.GetSubagents()[0]
+		}
 		if wr.GetAllTerminal() && len(wr.GetSubagents()) == 1 {
-			got := wr.GetSubagents()[0]
-			out := fmt.Sprintf("subagent %s (thread %s) %s", got.GetSubagentId(), got.GetChildThreadId(), enums.Word(got.GetStatus()))
-			if got.GetSummary() != "" {
-				out += ": " + got.GetSummary()
-			}
-			if got.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED {
-				return tools.Result{}, &tools.Failure{Category: "subagent_failed", Message: out}
-			}
-			return tools.Result{Output: out, Bytes: len(out)}, nil
+			return subagentOutcome(s, deadline)
+		}
+		if !time.Now().Before(deadline) {
+			break
 		}
 	}
-	tu.stopSubagent(s, fmt.Sprintf("did not finish within %s", timeout))
-	return tools.Result{}, &tools.Failure{Category: tools.TimedOut, Message: fmt.Sprintf("subagent %s did not finish within %s; it was closed", s.GetSubagentId(), timeout)}
+	tu.stopSubagent(s, "did not finish in time")
+	return tools.Result{}, &tools.Failure{Category: tools.TimedOut, Message: fmt.Sprintf("subagent %s did not finish in time; it was closed", s.GetSubagentId())}
+}
+
+// subagentOutcome is the call's answer from the subagent's end. Closed
+// at or after the wait's deadline: the runtime closed it because the
+// wait timed out.
+func subagentOutcome(s *controlv1.Subagent, deadline time.Time) (tools.Result, error) {
+	if s.GetStatus() == controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED && !time.Now().Before(deadline) {
+		return tools.Result{}, &tools.Failure{Category: tools.TimedOut, Message: fmt.Sprintf("subagent %s did not finish in time; it was closed", s.GetSubagentId())}
+	}
+	out := fmt.Sprintf("subagent %s (thread %s) %s", s.GetSubagentId(), s.GetChildThreadId(), enums.Word(s.GetStatus()))
+	if s.GetSummary() != "" {
+		out += ": " + s.GetSummary()
+	}
+	if s.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED {
+		return tools.Result{}, &tools.Failure{Category: "subagent_failed", Message: out}
+	}
+	return tools.Result{Output: out, Bytes: len(out)}, nil
+}
+
+func subagentTerminal(st controlv1.SubagentStatus) bool {
+	switch st {
+	case controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED, controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED, controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED:
+		return true
+	}
+	return false
 }
 
 // stopSubagent closes the subagent and interrupts its thread's turn, on a

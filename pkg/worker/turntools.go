@@ -114,8 +114,11 @@ func (tu *turn) runTools(ctx context.Context, ps *pendingStep, resume *pendingSt
 func (tu *turn) waitsCancelled(step string, parked map[int]parkedCall) {
 	for _, pc := range parked {
 		waited := "permission"
-		if pc.Client {
+		switch {
+		case pc.Client:
 			waited = "its result"
+		case pc.Subagent != "":
+			waited = "subagent " + pc.Subagent
 		}
 		_ = tu.say(tu.event("tool.failed", step, pc.CallID, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
 			Category: tools.Cancelled, Message: "the turn was interrupted while the call waited for " + waited}}))
@@ -167,6 +170,14 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 			return failed(f.Category, f.Message)
 		case err != nil:
 			return failed("client_tool_unavailable", status.Convert(err).Message())
+		}
+		return tu.toolResult(ctx, step, id, msg, res)
+	}
+	if resumed != nil && resumed.Subagent != "" {
+		// Spawned under permission before the park; its subagent ended.
+		res, err := tu.resumeSubagent(ctx, *resumed)
+		if err != nil {
+			return failed(categoryOf(err), err.Error())
 		}
 		return tu.toolResult(ctx, step, id, msg, res)
 	}
@@ -224,7 +235,9 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 	case c.Name == processWaitName:
 		res, err = tu.procs.wait(ctx, args)
 	case c.Name == spawnAgentName:
-		res, err = tu.spawnAgent(ctx, args)
+		if res, err = tu.spawnAgent(ctx, id, args); errors.As(err, &mw) {
+			return msg, mw
+		}
 	case isShell && sh.IsBackground(args):
 		res, err = tu.procs.start(step, id, evalID, args, acc, enf)
 	case isShell:

@@ -106,8 +106,9 @@ func (s *Service) Register(g *grpc.Server) {
 	controlv1.RegisterControlServiceServer(g, &api.Handler{App: s.app, Claims: s.claims, Webhooks: s.webhooks})
 }
 
-// Run projects the read model, expires actions whose deadline passed, and
-// turns permission requests into actions, fails claimed turns whose
+// Run projects the read model, expires actions whose deadline passed,
+// closes subagents whose parked parent's wait ended, turns permission
+// requests into actions, fails claimed turns whose
 // lease expired, and delivers webhooks.
 func (s *Service) Run(ctx context.Context) error {
 	if s.ownHub != nil {
@@ -146,6 +147,9 @@ func (s *Service) expireActions(ctx context.Context) error {
 		case <-t.C:
 			if _, err := s.app.ExpireDue(ctx); err != nil && ctx.Err() == nil && s.deps.Logger != nil {
 				s.deps.Logger.WarnContext(ctx, "expiring actions", "error", err)
+			}
+			if _, err := s.app.CloseDueSubagents(ctx); err != nil && ctx.Err() == nil && s.deps.Logger != nil {
+				s.deps.Logger.WarnContext(ctx, "closing subagents whose wait ended", "error", err)
 			}
 		}
 	}

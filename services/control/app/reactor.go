@@ -61,8 +61,9 @@ func (permissionReactor) Wants(ev *eventsv1.RuntimeEvent) bool {
 	switch ev.GetType() {
 	case events.TypePermissionRequested, events.TypePermissionResolved, events.TypeHookFailed:
 		return true
-	case events.TypeActionRequired, events.TypeActionResolved:
-		// On a subagent's thread: its parent hears it waits (subagentWaits).
+	case events.TypeActionRequired, events.TypeActionResolved, events.TypeSubagentCompleted, events.TypeSubagentFailed:
+		// On a subagent's thread: its parent hears it waits and ends
+		// (subagentWaits).
 		return true
 	}
 	return false
@@ -77,7 +78,7 @@ func (r permissionReactor) React(ctx context.Context, rec *eventlog.Record) erro
 		err = r.app.closeAnsweredElsewhere(ctx, ev)
 	case events.TypeHookFailed:
 		err = r.app.mirrorHookWarning(ctx, ev)
-	case events.TypeActionRequired, events.TypeActionResolved:
+	case events.TypeActionRequired, events.TypeActionResolved, events.TypeSubagentCompleted, events.TypeSubagentFailed:
 		err = r.app.subagentWaits(ctx, ev)
 	}
 	if fault.Refused(err) {
@@ -219,10 +220,11 @@ func (a *App) mirrorHookWarning(ctx context.Context, ev *eventsv1.RuntimeEvent) 
 
 // subagentWaits says on the parent's thread that a subagent waits for a
 // person (subagent.status waiting_permission or waiting_input, from the
-// child's action.required) and runs again (running, from the child's
-// action.resolved): the parent sees the wait without reading the child.
-// The status event's id derives from the child's fact, so a replay
-// appends nothing twice.
+// child's action.required), runs again (running, from the child's
+// action.resolved) and ended (completed or failed, from the child's
+// subagent.completed or subagent.failed: what a parked parent resumes
+// on): the parent sees it without reading the child. The status event's
+// id derives from the child's fact, so a replay appends nothing twice.
 func (a *App) subagentWaits(ctx context.Context, ev *eventsv1.RuntimeEvent) error {
 	if ev.GetThreadId() == "" {
 		return nil
@@ -232,6 +234,9 @@ func (a *App) subagentWaits(ctx context.Context, ev *eventsv1.RuntimeEvent) erro
 		return err
 	}
 	out := domain.SubagentWaits(ev, th)
+	if ev.GetType() == events.TypeSubagentCompleted || ev.GetType() == events.TypeSubagentFailed {
+		out = domain.SubagentEndedOnParent(ev, th)
+	}
 	_, err = a.Log.Append(ctx, threadAgg(ev.GetTenantId(), ev.GetSessionId(), th.GetParentThreadId()), eventlog.Any, out)
 	return err
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
@@ -274,4 +275,47 @@ func (a *App) ListSubagents(ctx context.Context, c Caller, req *controlv1.ListSu
 		}
 	}
 	return out, nil
+}
+
+// CloseDueSubagents closes every subagent a parked run waits for whose
+// wait is past its deadline, or whose parent turn ended while it waited
+// (readmodel.DueSubagentsIndex), and interrupts its turn: the parent's
+// wait is over, so nothing keeps running for it. The subagent's end
+// resumes the parent, which tells its model the wait timed out. Safe on
+// every replica at once: a second close finds the subagent closed.
+func (a *App) CloseDueSubagents(ctx context.Context) (int, error) {
+	due, err := a.Store.Range(ctx, readmodel.DueSubagentsIndex, rangeUpTo(float64(a.now().UnixMilli()), 256))
+	if err != nil {
+		return 0, err
+	}
+	closed := 0
+	for _, e := range due {
+		tenant, id, ok := strings.Cut(e.Member, "|")
+		if !ok {
+			continue
+		}
+		s, found, err := readmodel.Subagent(ctx, a.Store, tenant, id)
+		if err != nil {
+			return closed, err
+		}
+		if !found || subagentTerminal(s.Status) {
+			continue // its end is being folded, which takes it out
+		}
+		reason := "its parent's wait for it timed out"
+		if e.Score == 0 {
+			reason = "its parent turn ended while it waited"
+		}
+		// Closed first: the close is what the parent resumes on, and a
+		// subagent closed by its parent stays closed when its turn then
+		// fails.
+		c := Caller{Tenant: tenant}
+		if _, err := a.CloseSubagent(ctx, c, &controlv1.CloseSubagentRequest{SessionId: s.SessionId, SubagentId: id, Reason: reason}); err != nil {
+			return closed, err
+		}
+		if _, err := a.InterruptTurn(ctx, c, &controlv1.InterruptTurnRequest{SessionId: s.SessionId, ThreadId: s.ChildThreadId, Reason: reason}); err != nil && !fault.Is(err, fault.KindNotFound) && !fault.Is(err, fault.KindPrecondition) {
+			return closed, err
+		}
+		closed++
+	}
+	return closed, nil
 }

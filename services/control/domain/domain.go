@@ -380,6 +380,9 @@ func checkPark(ev *eventsv1.RuntimeEvent, field string) error {
 	if ev.GetRunId() == "" {
 		return invalid(field+".run_id", "a parked run names the run that parks")
 	}
+	if _, err := ParkedSubagents(p.GetMetadata()); err != nil {
+		return invalid(field+".run_status.metadata", "%v", err)
+	}
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fairshare"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/services/control/domain"
 )
@@ -30,8 +31,9 @@ const ClaimsName = "control.claims"
 // bump it with any change to what it stores or how it folds an event; a
 // process of a new fold version rebuilds the read models beside the old
 // ones (docs/upgrading.md). 2: the fair queues (pkg/fairshare) replace the
-// tenant's claimable index.
-const ClaimsFoldVersion = 2
+// tenant's claimable index. 3: parked runs wait for subagents too
+// (DueSubagentsIndex, ended_subagent_ids).
+const ClaimsFoldVersion = 3
 
 // TurnQueue orders a tenant's claimable turns: priority, then weighted
 // fair share across fairness keys, then arrival (pkg/fairshare). Its
@@ -66,15 +68,25 @@ func TurnClass(ev *eventsv1.RuntimeEvent) fairshare.Class {
 // members are "<tenant>|<turn_id>" (the sweeper's work list).
 const LeasedIndex = "claims:leased"
 
-// ClaimRunKey holds the run id (the lease token) of a claimed turn.
 // ParkedIndex holds a tenant's parked turns (by the position of their
 // park): the count the parked-turn cap is checked against.
 func ParkedIndex(tenant string) string { return "parked:" + tenant }
 
+// ClaimRunKey holds the run id (the lease token) of a claimed turn.
 func ClaimRunKey(tenant, turn string) string { return "claimrun:" + tenant + ":" + turn }
 
 // LeasedMember is a LeasedIndex member.
 func LeasedMember(tenant, turn string) string { return tenant + "|" + turn }
+
+// DueSubagentsIndex lists the subagents parked runs wait for, by the
+// unix milliseconds of their wait's deadline (0: their parent turn ended,
+// so they are due at once); members are "<tenant>|<subagent_id>". Control's
+// sweeper closes a due subagent and interrupts its turn; its end takes it
+// out.
+const DueSubagentsIndex = "subagents:due"
+
+// DueSubagentMember is a DueSubagentsIndex member.
+func DueSubagentMember(tenant, sub string) string { return tenant + "|" + sub }
 
 // AttemptsKey holds a turn's attempts (controlv1.TurnAttempts): one per
 // claim, and whether a lost run left it waiting for a new claim.
@@ -234,6 +246,14 @@ func (cl Claims) Project(ctx context.Context, store projection.Store, rec *event
 						last.WaitsFor = append(last.WaitsFor, id)
 					}
 				}
+				// Control checked the waits' shape when it took the park.
+				subs, _ := domain.ParkedSubagents(p.GetMetadata())
+				for _, sw := range subs {
+					last.WaitsFor = append(last.WaitsFor, sw.ID)
+					if !slices.Contains(at.GetEndedSubagentIds(), sw.ID) {
+						b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: DueSubagentsIndex, Member: DueSubagentMember(tenant, sw.ID), Score: float64(sw.Deadline)})
+					}
+				}
 			}
 			at.CheckpointUri, at.CheckpointSequence = p.GetCheckpoints()[0], seq
 			notLeased(ev.GetTurnId())
@@ -276,6 +296,33 @@ func (cl Claims) Project(ctx context.Context, store projection.Store, rec *event
 		if err := put(at); err != nil {
 			return b, err
 		}
+	case events.TypeSubagentCompleted, events.TypeSubagentFailed, events.TypeSubagentClosed, events.TypeSubagentStatus:
+		// A subagent's end, as its parent's thread records it (so the
+		// parent's own state has it when a claim decides): subagent.closed,
+		// or the subagent.status "completed"/"failed" control's reactor
+		// appends there for the child's end. The fact names the parent's
+		// turn.
+		sub := ev.GetSubagentId()
+		if ev.GetType() != events.TypeSubagentStatus || domain.SubagentEndedForParent(ev) {
+			b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: DueSubagentsIndex, Member: DueSubagentMember(tenant, sub)})
+		}
+		if !domain.SubagentEndedForParent(ev) {
+			break
+		}
+		at, err := attempts()
+		if err != nil || at == nil || slices.Contains(at.GetEndedSubagentIds(), sub) {
+			return b, err
+		}
+		at.EndedSubagentIds = append(at.EndedSubagentIds, sub)
+		if resumable(at) {
+			at.ResumePending = true
+			if err := claimable(ev.GetTurnId()); err != nil {
+				return b, err
+			}
+		}
+		if err := put(at); err != nil {
+			return b, err
+		}
 	case events.TypeTurnCompleted, events.TypeTurnFailed:
 		b.IndexRemoves = append(b.IndexRemoves, projection.IndexEntry{Index: ClaimableSessionIndex(tenant, session), Member: ev.GetTurnId()},
 			projection.IndexEntry{Index: ParkedIndex(tenant), Member: ev.GetTurnId()})
@@ -288,6 +335,15 @@ func (cl Claims) Project(ctx context.Context, store projection.Store, rec *event
 			return b, err
 		}
 		at.RetryPending, at.ResumePending = false, false
+		if last := lastAttempt(at); last != nil && last.GetStatus() == domain.AttemptParked {
+			// Ended while parked: the subagents it waited for are due at
+			// once (nothing keeps running for a parent that stopped).
+			for _, id := range last.GetWaitsFor() {
+				if strings.HasPrefix(id, ids.Subagent+"_") && !slices.Contains(at.GetEndedSubagentIds(), id) {
+					b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: DueSubagentsIndex, Member: DueSubagentMember(tenant, id), Score: 0})
+				}
+			}
+		}
 		if last := lastAttempt(at); last != nil && last.GetStatus() == domain.AttemptRunning {
 			last.Status, last.EndedAt, last.EndedSequence = endStatus(ev), ev.GetTimestamp(), seq
 			if ev.GetType() == events.TypeTurnCompleted {
@@ -304,16 +360,17 @@ func (cl Claims) Project(ctx context.Context, store projection.Store, rec *event
 }
 
 // resumable says whether a turn's last run parked and every action it
-// waits for was resolved (and it is not already waiting for a claim). Not
-// "none pending": the park can be recorded before the action it names is
-// opened (control opens a permission action when it sees the request).
+// waits for was resolved and every subagent it waits for ended (and it is
+// not already waiting for a claim). Not "none pending": the park can be
+// recorded before the action it names is opened (control opens a
+// permission action when it sees the request).
 func resumable(at *controlv1.TurnAttempts) bool {
 	last := lastAttempt(at)
 	if at.GetResumePending() || last == nil || last.GetStatus() != domain.AttemptParked {
 		return false
 	}
 	for _, id := range last.GetWaitsFor() {
-		if !slices.Contains(at.GetResolvedActionIds(), id) {
+		if !slices.Contains(at.GetResolvedActionIds(), id) && !slices.Contains(at.GetEndedSubagentIds(), id) {
 			return false
 		}
 	}

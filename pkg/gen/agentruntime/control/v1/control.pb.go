@@ -5123,7 +5123,9 @@ type TurnAttempt struct {
 	OutcomeCategory string `protobuf:"bytes,9,opt,name=outcome_category,json=outcomeCategory,proto3" json:"outcome_category,omitempty"`
 	OutcomeMessage  string `protobuf:"bytes,10,opt,name=outcome_message,json=outcomeMessage,proto3" json:"outcome_message,omitempty"`
 	// A parked run: the actions it waits for (run.status "parked" metadata
-	// "action_ids"); the turn is claimable again once none is pending.
+	// "action_ids") and the subagents it waits for (metadata
+	// "subagent_ids"); the turn is claimable again once every action is
+	// resolved and every subagent has ended.
 	WaitsFor      []string `protobuf:"bytes,12,rep,name=waits_for,json=waitsFor,proto3" json:"waits_for,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5255,6 +5257,10 @@ type TurnAttempts struct {
 	// run is resumed once every action it waits for is among them (a park
 	// can be recorded before the action it names is opened).
 	ResolvedActionIds []string `protobuf:"bytes,11,rep,name=resolved_action_ids,json=resolvedActionIds,proto3" json:"resolved_action_ids,omitempty"`
+	// The turn's subagents that ended (subagent.completed, failed or
+	// closed): a parked run waiting for them resumes once all are among
+	// them (a subagent can end before its parent's park is recorded).
+	EndedSubagentIds []string `protobuf:"bytes,12,rep,name=ended_subagent_ids,json=endedSubagentIds,proto3" json:"ended_subagent_ids,omitempty"`
 	// The newest checkpoint a run of the turn handed back (StoreOutput's
 	// uri; the worker's transcript and the step it stopped in), and the
 	// position of the run.status "parked" fact that named it.
@@ -5346,6 +5352,13 @@ func (x *TurnAttempts) GetResumePending() bool {
 func (x *TurnAttempts) GetResolvedActionIds() []string {
 	if x != nil {
 		return x.ResolvedActionIds
+	}
+	return nil
+}
+
+func (x *TurnAttempts) GetEndedSubagentIds() []string {
+	if x != nil {
+		return x.EndedSubagentIds
 	}
 	return nil
 }
@@ -6193,7 +6206,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x10outcome_category\x18\t \x01(\tR\x0foutcomeCategory\x12'\n" +
 	"\x0foutcome_message\x18\n" +
 	" \x01(\tR\x0eoutcomeMessage\x12\x1b\n" +
-	"\twaits_for\x18\f \x03(\tR\bwaitsForJ\x04\b\x04\x10\x05\"\x9c\x03\n" +
+	"\twaits_for\x18\f \x03(\tR\bwaitsForJ\x04\b\x04\x10\x05\"\xca\x03\n" +
 	"\fTurnAttempts\x12\x17\n" +
 	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
 	"\n" +
@@ -6203,7 +6216,8 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\rretry_pending\x18\x05 \x01(\bR\fretryPending\x12!\n" +
 	"\fmax_attempts\x18\x06 \x01(\x05R\vmaxAttempts\x12%\n" +
 	"\x0eresume_pending\x18\a \x01(\bR\rresumePending\x12.\n" +
-	"\x13resolved_action_ids\x18\v \x03(\tR\x11resolvedActionIds\x12%\n" +
+	"\x13resolved_action_ids\x18\v \x03(\tR\x11resolvedActionIds\x12,\n" +
+	"\x12ended_subagent_ids\x18\f \x03(\tR\x10endedSubagentIds\x12%\n" +
 	"\x0echeckpoint_uri\x18\t \x01(\tR\rcheckpointUri\x12/\n" +
 	"\x13checkpoint_sequence\x18\n" +
 	" \x01(\x04R\x12checkpointSequence\"x\n" +

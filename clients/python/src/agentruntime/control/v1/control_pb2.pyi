@@ -1025,10 +1025,11 @@ class TurnAttempt(_message.Message):
     def __init__(self, attempt: _Optional[int] = ..., run_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.TurnAttemptStatus, str]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., started_sequence: _Optional[int] = ..., ended_sequence: _Optional[int] = ..., outcome_category: _Optional[str] = ..., outcome_message: _Optional[str] = ..., waits_for: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class TurnAttempts(_message.Message):
-    __slots__ = ["attempts", "checkpoint_sequence", "checkpoint_uri", "max_attempts", "resolved_action_ids", "resume_pending", "retry_pending", "session_id", "thread_id", "turn_id"]
+    __slots__ = ["attempts", "checkpoint_sequence", "checkpoint_uri", "ended_subagent_ids", "max_attempts", "resolved_action_ids", "resume_pending", "retry_pending", "session_id", "thread_id", "turn_id"]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_URI_FIELD_NUMBER: _ClassVar[int]
+    ENDED_SUBAGENT_IDS_FIELD_NUMBER: _ClassVar[int]
     MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     RESOLVED_ACTION_IDS_FIELD_NUMBER: _ClassVar[int]
     RESUME_PENDING_FIELD_NUMBER: _ClassVar[int]
@@ -1039,6 +1040,7 @@ class TurnAttempts(_message.Message):
     attempts: _containers.RepeatedCompositeFieldContainer[TurnAttempt]
     checkpoint_sequence: int
     checkpoint_uri: str
+    ended_subagent_ids: _containers.RepeatedScalarFieldContainer[str]
     max_attempts: int
     resolved_action_ids: _containers.RepeatedScalarFieldContainer[str]
     resume_pending: bool
@@ -1046,7 +1048,7 @@ class TurnAttempts(_message.Message):
     session_id: str
     thread_id: str
     turn_id: str
-    def __init__(self, turn_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., attempts: _Optional[_Iterable[_Union[TurnAttempt, _Mapping]]] = ..., retry_pending: bool = ..., max_attempts: _Optional[int] = ..., resume_pending: bool = ..., resolved_action_ids: _Optional[_Iterable[str]] = ..., checkpoint_uri: _Optional[str] = ..., checkpoint_sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, turn_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., attempts: _Optional[_Iterable[_Union[TurnAttempt, _Mapping]]] = ..., retry_pending: bool = ..., max_attempts: _Optional[int] = ..., resume_pending: bool = ..., resolved_action_ids: _Optional[_Iterable[str]] = ..., ended_subagent_ids: _Optional[_Iterable[str]] = ..., checkpoint_uri: _Optional[str] = ..., checkpoint_sequence: _Optional[int] = ...) -> None: ...
 
 class WaitSubagentsRequest(_message.Message):
     __slots__ = ["session_id", "subagent_ids", "timeout"]
