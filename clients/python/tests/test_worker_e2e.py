@@ -54,6 +54,10 @@ SCRIPT = {
     ]}, {"match": "what time", "tool": "browser_time", "steps": [
         {"text": "I'll ask your browser.", "tool_calls": [{"name": "browser_time", "arguments": {}}]},
         {"text": "Your browser told me the time."},
+    ]}, {"match": "hold on", "steps": [
+        {"text": "Reading, then holding.", "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md", "limit": 2}},
+                                                          {"name": "hold", "arguments": {}}]},
+        {"text": "Held."},
     ]}, {"match": "leak", "steps": [
         {"text": "Looking.", "tool_calls": [{"name": "leak", "arguments": {}}]},
         {"text": "Seen."},
@@ -679,3 +683,111 @@ def test_a_client_tool_call_parked_by_a_go_worker_is_finished_by_a_python_worker
     assert len(results) == 1 and results[0].run_id != parked.run_id
     assert results[0].tool_result.preview == "12:00 in Lisbon"
     assert results[0].tool_call_id == parked.run_status.metadata["call_ids"]
+
+
+async def _until_parked(c: Client, session: str, ws: Path) -> Tuple[str, List]:
+    """Submits the "hold on" turn and returns its id once its hold call
+    runs (hold.started is on disk)."""
+    sub = await c.submit_turn(session, "hold on", thread_id=session)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT
+    while not (ws / "hold.started").exists():
+        assert loop.time() < deadline, "the hold call never started"
+        await asyncio.sleep(0.01)
+    return sub.turn.turn_id
+
+
+async def _turn_events(c: Client, session: str, turn_id: str) -> List:
+    events = []
+    async for ev in c.subscribe(session_id=session, thread_id=session, start=1):
+        if ev.turn_id == turn_id:
+            events.append(ev)
+            if ev.type in ("turn.completed", "turn.failed"):
+                return events
+    return events
+
+
+def _by_tool(events) -> Dict[str, List]:
+    """tool.result facts by the name their call started with."""
+    names = {e.tool_call_id: e.tool_started.tool_name for e in events if e.type == "tool.started"}
+    out: Dict[str, List] = {}
+    for e in events:
+        if e.type == "tool.result":
+            out.setdefault(names[e.tool_call_id], []).append(e)
+    return out
+
+
+def test_a_stopped_python_worker_hands_its_turn_back_at_the_step_boundary(dev, binary, tmp_path, procs):
+    """SIGTERM while a call runs: the worker claims nothing more, the call
+    finishes, and at the step boundary the turn is handed back (reason
+    "drain", no action waited for); the worker exits, and a Go worker
+    finishes the turn from the Python checkpoint: each call ran once and
+    nothing was reported failed."""
+    script = script_file(tmp_path)
+    ws = workspace(tmp_path, "py")
+    py = python_worker(procs, dev, ws, "drain", "py-d", script, lease_ttl=5, extra=("--max-turns", "1"))
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            turn_id = await _until_parked(c, "drain", ws)
+            py.p.send_signal(signal.SIGTERM)
+            await asyncio.to_thread(py.wait_line, re.compile(r"draining: claiming nothing more"), TIMEOUT)
+            (ws / "release").write_text("")
+            await asyncio.to_thread(py.wait_line, re.compile(r"worker py-d stopped"), TIMEOUT)
+            go_worker(procs, binary, dev, workspace(tmp_path, "go"), "drain", "go-d", script, lease_ttl=5)
+            return await _turn_events(c, "drain", turn_id)
+
+    events = asyncio.run(asyncio.wait_for(main(), 60))
+    types = [e.type for e in events]
+    assert events[-1].type == "turn.completed" and events[-1].turn_completed.summary == "Held.", types
+    assert py.p.wait(TIMEOUT) == 0, py.output()
+    parked = [e for e in events if e.type == "run.status" and e.run_status.phase == "parked"]
+    assert len(parked) == 1, types
+    meta = parked[0].run_status.metadata
+    assert meta["reason"] == "drain" and meta["action_ids"] == "" and meta["worker_id"] == "py-d", meta
+    assert parked[0].run_status.checkpoints, parked[0]
+    assert [e.turn_started.worker_id for e in events if e.type == "turn.started"] == ["py-d", "go-d"]
+    results = _by_tool(events)
+    assert {n: [e.run_id for e in r] for n, r in results.items()} == {
+        "read_file": [parked[0].run_id], "hold": [parked[0].run_id]}, results
+    assert "tool.failed" not in types and types.count("turn.failed") == 0, types
+    # The Go run asked the model once more, with both results in its transcript.
+    resumed = [e for e in events if e.type == "model.requested" and e.run_id != parked[0].run_id]
+    assert len(resumed) == 1, types
+
+
+def test_a_python_worker_past_its_shutdown_timeout_hands_back_its_last_completed_call(dev, tmp_path, procs):
+    """SIGTERM while a call blocks past shutdown_timeout: the call is
+    cancelled and the turn handed back with the step's completed read; a
+    second Python worker resumes the step: the read is not run again, the
+    cancelled call is, and the turn completes."""
+    script = script_file(tmp_path)
+    ws = workspace(tmp_path, "ws")
+    py = python_worker(procs, dev, ws, "drain-t", "py-t1", script, lease_ttl=5,
+                       extra=("--max-turns", "1", "--shutdown-timeout", "0.5"))
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            turn_id = await _until_parked(c, "drain-t", ws)
+            py.p.send_signal(signal.SIGTERM)
+            await asyncio.to_thread(py.wait_line, re.compile(r"worker py-t1 stopped"), TIMEOUT)
+            (ws / "release").write_text("")
+            python_worker(procs, dev, ws, "drain-t", "py-t2", script, lease_ttl=5)
+            return await _turn_events(c, "drain-t", turn_id)
+
+    events = asyncio.run(asyncio.wait_for(main(), 60))
+    types = [e.type for e in events]
+    assert events[-1].type == "turn.completed" and events[-1].turn_completed.summary == "Held.", types
+    assert py.p.wait(TIMEOUT) == 0, py.output()
+    parked = [e for e in events if e.type == "run.status" and e.run_status.phase == "parked"]
+    assert len(parked) == 1 and parked[0].run_status.metadata["reason"] == "drain", types
+    run1 = parked[0].run_id
+    assert [e.turn_started.worker_id for e in events if e.type == "turn.started"] == ["py-t1", "py-t2"]
+    results = _by_tool(events)
+    assert {n: [e.run_id == run1 for e in r] for n, r in results.items()} == {"read_file": [True], "hold": [False]}, results
+    # The first hold call was cancelled (said), never failed the turn.
+    cancelled = [e for e in events if e.type == "tool.failed"]
+    assert [(e.run_id, e.tool_failed.category) for e in cancelled] == [(run1, "cancelled")], types
+    assert "turn.failed" not in types, types
+    # The resumed step ran only the hold call: one tool.started in run 2.
+    assert [e.tool_started.tool_name for e in events if e.type == "tool.started" and e.run_id != run1] == ["hold"]

@@ -90,7 +90,18 @@ def workspace_tools(root: str):
         """Waits for the turn's processes to end."""
         return await ctx.wait_process("", timeout=30)
 
-    return [read_file, write_file, pause, leak, slow_note, echo_server, wait_processes]
+    @tool(access="read")
+    async def hold() -> str:
+        """Says it started (hold.started), then blocks until release exists:
+        a call a test stops the worker during.
+        """
+        with open(os.path.join(root, "hold.started"), "w", encoding="utf-8") as f:
+            f.write("started")
+        while not os.path.exists(os.path.join(root, "release")):
+            await asyncio.sleep(0.02)
+        return "released"
+
+    return [read_file, write_file, pause, leak, slow_note, echo_server, wait_processes, hold]
 
 
 async def main() -> None:
@@ -105,15 +116,18 @@ async def main() -> None:
     ap.add_argument("--lease-ttl", type=float, default=15.0)
     ap.add_argument("--mcp-config", default="")
     ap.add_argument("--max-turns", type=int, default=4)
+    ap.add_argument("--shutdown-timeout", type=float, default=10.0)
     ap.add_argument("--no-park", action="store_true", help="wait for approvals in place instead of handing the turn back")
     a = ap.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     from agentruntime import Endpoints
     w = Worker(Endpoints.parse(a.endpoints, a.addr), token=os.environ.get("AR_TOKEN") or None, tools=workspace_tools(a.workspace), model=ScriptedModel(a.script), worker_id=a.worker_id,
                session_id=a.session, workspace=a.workspace, tasks=a.tasks, lease_ttl=a.lease_ttl, claim_wait=5.0,
-               mcp_config=a.mcp_config, max_turns=a.max_turns, park_waits=not a.no_park)
+               mcp_config=a.mcp_config, max_turns=a.max_turns, park_waits=not a.no_park,
+               shutdown_timeout=a.shutdown_timeout)
     print(f"worker {w.worker_id} claiming", flush=True)
     await w.run()
+    print(f"worker {w.worker_id} stopped", flush=True)
 
 
 if __name__ == "__main__":

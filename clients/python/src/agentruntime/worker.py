@@ -27,6 +27,7 @@ import os
 import re
 import shlex
 import signal
+import threading
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -231,6 +232,7 @@ class Worker:
                  redaction_rules: Sequence[RedactionRule] = DEFAULT_REDACTION_RULES,
                  mcp_config: str = "",
                  report_linger: float = 0.010, park_waits: bool = True,
+                 shutdown_timeout: float = 10.0, handle_signals: bool = True,
                  logger: Optional[logging.Logger] = None) -> None:
         if client is None and endpoints is None:
             raise ValueError("give endpoints or a client")
@@ -269,6 +271,21 @@ class Worker:
         #: run.status "parked") instead of holding a slot while it waits;
         #: any worker, Go or Python, resumes it once the answer is in.
         self.park_waits = park_waits
+        #: how long a stop waits for the running turns to hand themselves
+        #: back at their next step boundary before it cancels them (they
+        #: then hand back what completed): the Go worker's
+        #: --shutdown-timeout.
+        self.shutdown_timeout = max(0.0, shutdown_timeout)
+        #: run() drains on SIGTERM and SIGINT (when it runs in the main
+        #: thread): :meth:`stop`.
+        self.handle_signals = handle_signals
+        self._draining = False
+
+    @property
+    def draining(self) -> bool:
+        """The worker is stopping: it claims nothing more and its turns hand
+        themselves back."""
+        return self._draining
 
     async def _connect(self) -> Client:
         if self._client is None:
@@ -292,9 +309,14 @@ class Worker:
         await c.control.RegisterTools(req)
 
     def stop(self) -> None:
-        """Stops claiming; running turns end as the worker stopping
-        (``turn.failed{worker_shutdown, retryable}``)."""
-        if self._stopping is not None:
+        """Drains: the worker stops claiming, its turns hand themselves back
+        at their next step boundary (a checkpoint and ``run.status
+        {phase "parked", reason "drain"}``, claimable at once by any
+        worker), and after ``shutdown_timeout`` the rest are cancelled and
+        handed back from their last completed call. :meth:`run` returns
+        then. Nothing is reported failed."""
+        if self._stopping is not None and not self._stopping.is_set():
+            self.log.info("worker %s draining: claiming nothing more; turns hand themselves back", self.worker_id)
             self._stopping.set()
 
     async def run(self) -> None:
@@ -314,6 +336,29 @@ class Worker:
 
     async def _run(self) -> None:
         self._stopping = asyncio.Event()
+        self._draining = False
+        signals = self._handle_signals()
+        try:
+            await self._claim_loop()
+        finally:
+            loop = asyncio.get_running_loop()
+            for sig in signals:
+                loop.remove_signal_handler(sig)
+
+    def _handle_signals(self) -> List[int]:
+        if not self.handle_signals or threading.current_thread() is not threading.main_thread():
+            return []
+        loop, out = asyncio.get_running_loop(), []
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(sig, self.stop)
+                out.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass  # not on this platform or loop
+        return out
+
+    async def _claim_loop(self) -> None:
+        assert self._stopping is not None
         backoff = 0.2
         while True:
             try:
@@ -325,6 +370,7 @@ class Worker:
                 backoff = min(backoff * 2, 5.0)
         slots = asyncio.Semaphore(self.max_turns)
         running: set = set()
+        turns: set = set()
         stop_wait = asyncio.ensure_future(self._stopping.wait())
         if self.tasks:
             t = asyncio.ensure_future(self._run_tasks(stop_wait))
@@ -333,7 +379,13 @@ class Worker:
         try:
             backoff = 0.2
             while not self._stopping.is_set():
-                await slots.acquire()
+                # A stop while every slot is busy ends the loop at once (the
+                # drain's clock starts then, not when a turn ends).
+                acquire = asyncio.ensure_future(slots.acquire())
+                await asyncio.wait({acquire, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+                if not acquire.done():
+                    acquire.cancel()
+                    break
                 # A turn claimed while routing or permission is down would
                 # fail for nothing (or run its tools unchecked): claim only
                 # when every service a turn needs says it is serving.
@@ -359,14 +411,36 @@ class Worker:
                     slots.release()
                     continue
                 t = asyncio.ensure_future(self._run_slot(claim, slots))
-                running.add(t)
-                t.add_done_callback(running.discard)
+                turns.add(t)
+                t.add_done_callback(turns.discard)
         finally:
             stop_wait.cancel()
             for t in list(running):
-                t.cancel()  # each reports the worker's shutdown
-            if running:
-                await asyncio.gather(*running, return_exceptions=True)
+                t.cancel()
+            try:
+                await self._drain(turns)
+            finally:
+                if running:
+                    await asyncio.gather(*running, return_exceptions=True)
+
+    async def _drain(self, turns: set) -> None:
+        """Ends run(): turns hand themselves back at their next step
+        boundary; after shutdown_timeout the rest are cancelled (and hand
+        back what completed). A second cancellation cuts the wait short."""
+        self._draining = True
+        if not turns:
+            return
+        self.log.info("draining %d turn(s) for up to %.1f s", len(turns), self.shutdown_timeout)
+        try:
+            _, pending = await asyncio.wait(set(turns), timeout=self.shutdown_timeout)
+        except asyncio.CancelledError:
+            pending = set(turns)
+            raise
+        finally:
+            for t in pending:
+                t.cancel()  # each hands back what completed
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
 
     async def not_serving(self) -> List[str]:
         """The services a turn needs (control, routing, permission) that do
@@ -598,6 +672,13 @@ class _Turn:
         self.checkpoint_uri = getattr(claim, "checkpoint_uri", "")
         # A hand back failed: the turn's waits are waited in place.
         self.hold_waits = False
+        # Where the turn is, for a hand back at any moment (the Go worker's
+        # progress): the transcript at the last step boundary, the model
+        # steps taken, and the step whose calls run (its results as they
+        # complete), in the checkpoint's shape.
+        self.prog_msgs: List[Message] = []
+        self.prog_steps = 0
+        self.prog_step: Optional[Dict[str, Any]] = None
 
     # ---- facts ----
 
@@ -705,9 +786,20 @@ class _Turn:
             for s in side:
                 s.cancel()
         if isinstance(error, _Parked):
-            self.w.log.info("turn %s run %s handed back: it waits for a person", self.t.turn_id, self.run_id)
+            self.w.log.info("turn %s run %s handed back", self.t.turn_id, self.run_id)
             return
         why = self.stop_reason
+        if why == "shutdown":
+            # The worker stopped before the turn reached a step boundary:
+            # hand back what completed; the calls in flight run again
+            # elsewhere.
+            try:
+                await asyncio.shield(asyncio.wait_for(self.park(self.snapshot(), "drain"), 30))
+            except _Parked:
+                self.w.log.info("turn %s run %s handed back from its last completed call", self.t.turn_id, self.run_id)
+                raise asyncio.CancelledError() from None
+            except (RpcError, ValueError, asyncio.TimeoutError) as e:
+                self.w.log.warning("handing back %s: %s", self.t.turn_id, e)
         # Background processes end with their turn, and say so before it does.
         if why in ("ended", "lease_lost") or _is_ended(error):
             await self.procs.close_all("the turn ended without this worker", silent=True)
@@ -823,6 +915,13 @@ class _Turn:
         else:
             msgs = await self.prepare(names)
         for n in range(first, w.max_steps):
+            self.prog_msgs, self.prog_steps, self.prog_step = list(msgs), n, None
+            if w.draining:
+                # Hand the turn back at a step boundary: nothing is lost.
+                try:
+                    await self.park(self.snapshot(), "drain")
+                except (RpcError, ValueError) as e:
+                    w.log.warning("handing back %s: %s", self.t.turn_id, e)
             resp, step_id = await self.model_step(msgs, defs)
             if not resp.tool_calls:
                 return resp
@@ -840,6 +939,20 @@ class _Turn:
                                              f"this worker resumes version {CHECKPOINT_VERSION}")
         return cp
 
+    def snapshot(self) -> Dict[str, Any]:
+        """A checkpoint of what completed: the calls and the model call in
+        flight run again on resume (the Go worker's progress.snapshot)."""
+        cp: Dict[str, Any] = {"version": CHECKPOINT_VERSION, "model": self.model, "routed": self.routed,
+                              "steps": self.prog_steps, "messages": [_go_message(m) for m in self.prog_msgs]}
+        if self.prog_step is not None:
+            cp["step"] = {"id": self.prog_step["id"], "calls": self.prog_step["calls"],
+                          "results": {str(k): _go_message(m) for k, m in self.prog_step["results"].items()}}
+        return cp
+
+    def completed(self, k: int, m: Message) -> None:
+        if self.prog_step is not None:
+            self.prog_step["results"][k] = m
+
     def may_park(self) -> bool:
         return self.w.park_waits and not self.hold_waits and not self.procs.procs
 
@@ -849,6 +962,8 @@ class _Turn:
         turn is handed back (_Parked), and when that fails they wait in
         place."""
         while True:
+            self.prog_msgs, self.prog_steps = list(msgs), steps
+            self.prog_step = {"id": step, "calls": [_go_call(c) for c in calls], "results": {}}
             try:
                 return await self.run_tools(step, calls, resume)
             except _StepParked as sp:
@@ -859,9 +974,11 @@ class _Turn:
                     self.w.log.warning("handing back %s: %s; its calls wait in place", self.t.turn_id, e)
                     self.hold_waits, resume = True, sp.step
 
-    async def park(self, cp: Dict[str, Any]) -> None:
+    async def park(self, cp: Dict[str, Any], reason: str = "wait") -> None:
         """Stores the checkpoint and reports run.status "parked" naming it
-        and the actions the turn waits for; raises _Parked."""
+        and the actions the turn waits for (reason "wait"), or saying the
+        worker is stopping (reason "drain"); raises _Parked. Background
+        processes end first (they belong to the run)."""
         raw = json.dumps(cp).encode()
         if len(raw) > MAX_CHECKPOINT:
             raise ValueError(f"the checkpoint is {len(raw)} bytes, above the {MAX_CHECKPOINT} a stored output takes")
@@ -872,11 +989,15 @@ class _Turn:
         parked = (cp.get("step") or {}).get("parked") or {}
         waits = [pc["action_id"] for pc in parked.values()]
         calls = [pc["call_id"] for pc in parked.values()]
+        title = "handed back: waiting for a person"
+        detail = f"the worker released the turn while {len(waits)} action(s) wait for an answer; any worker resumes it then"
+        if reason == "drain":
+            title = "handed back: the worker is stopping"
+            detail = f"worker {self.w.worker_id} is draining; another worker resumes the turn from its checkpoint"
+        await self.procs.close_all("the turn was handed back")
         await self.report(self.event("run.status", run_status=ev_control.RunStatus(
-            phase="parked", title="handed back: waiting for a person",
-            detail=f"the worker released the turn while {len(waits)} action(s) wait for an answer; any worker resumes it then",
-            checkpoints=[stored.output.uri],
-            metadata={"reason": "wait", "action_ids": ",".join(waits), "worker_id": self.w.worker_id,
+            phase="parked", title=title, detail=detail, checkpoints=[stored.output.uri],
+            metadata={"reason": reason, "action_ids": ",".join(waits), "worker_id": self.w.worker_id,
                       "step_id": (cp.get("step") or {}).get("id", ""), "call_ids": ",".join(calls)})))
         raise _Parked()
 
@@ -1006,6 +1127,14 @@ class _Turn:
         if resume:
             results = {int(k): _message(m) for k, m in (resume.get("results") or {}).items()}
             waiting = {k: pc for k, pc in (resume.get("parked") or {}).items()}
+        for k, m in results.items():
+            self.completed(k, m)
+
+        async def one(k: int) -> Message:
+            m = await self.run_tool(step, calls[k], waiting.get(str(k)), k)
+            self.completed(k, m)
+            return m
+
         parked: Dict[str, Any] = {}
         i = 0
         while i < len(calls):
@@ -1016,8 +1145,7 @@ class _Turn:
             if self.parallel(calls[i]):
                 while j < len(calls) and j not in results and self.parallel(calls[j]):
                     j += 1
-            outs = await asyncio.gather(*(self.run_tool(step, calls[k], waiting.get(str(k))) for k in range(i, j)),
-                                        return_exceptions=True)
+            outs = await asyncio.gather(*(one(k) for k in range(i, j)), return_exceptions=True)
             for k, o in zip(range(i, j), outs):
                 if isinstance(o, _MustWait):
                     parked[str(k)] = o.call
@@ -1031,7 +1159,7 @@ class _Turn:
             i = j
         return [results[k] for k in range(len(calls))]
 
-    async def run_tool(self, step: str, c: ToolCall, parked: Optional[Dict[str, Any]] = None) -> Message:
+    async def run_tool(self, step: str, c: ToolCall, parked: Optional[Dict[str, Any]] = None, index: int = -1) -> Message:
         if parked is None:
             call = c.id if ID_PATTERN.match(c.id or "") else new_id("call")
             self.say(
@@ -1055,6 +1183,8 @@ class _Turn:
                     out, _ = _redact(self.w.redaction_rules, finished[0].result().output)
                     ev = self.event("tool.result", step, call, tool_result=ev_control.ToolResult(
                         preview=_head(out, PREVIEW_BYTES)))
+                    # What it did is kept for a hand back: it does not run twice.
+                    self.completed(index, Message("tool", _head(out, self.w.output_budget), tool_call_id=c.id))
                 else:
                     ev = self.event("tool.failed", step, call, tool_failed=ev_control.ToolFailed(
                         category="cancelled", message="the turn was interrupted during the call"))
@@ -1162,35 +1292,44 @@ class _Turn:
             return False, "the permission decision was unavailable: " + ev.decision_reason, ev.evaluation_id, ""
         return False, ev.decision_reason, ev.evaluation_id, ""
 
-    async def await_action(self, action_id: str, from_sequence: int) -> Tuple[int, str]:
-        """The outcome and payload (JSON) of an action's answer, read from
-        the session's events from ``from_sequence``."""
-        async for ev in self.c.subscribe(session_id=self.t.session_id, types=["action.resolved"],
-                                         start=max(from_sequence, 1), heartbeat=5.0):
-            if isinstance(ev, RuntimeEvent) and ev.action_id == action_id and ev.HasField("action_resolved"):
-                return ev.action_resolved.outcome, ev.action_resolved.payload_json
-        raise RpcError("the subscription ended")
-
-    async def await_approval(self, action_id: str, from_sequence: int) -> Tuple[bool, str]:
+    async def await_answer(self, action_id: str, from_sequence: int, approval: bool = False) -> RuntimeEvent:
+        """The fact that answers an action, read from the session's events
+        from ``from_sequence``: its ``action.resolved``, or, ``approval``,
+        the ``permission.resolved`` that carries a permission's answer (an
+        approval's action.resolved counts only when it was not resolved:
+        expired, cancelled)."""
         if not action_id:
             raise RpcError("an ask without an approval action")
-        async for ev in self.c.subscribe(session_id=self.t.session_id, types=["permission.resolved", "action.resolved"],
+        types = ["permission.resolved", "action.resolved"] if approval else ["action.resolved"]
+        async for ev in self.c.subscribe(session_id=self.t.session_id, types=types,
                                          start=max(from_sequence, 1), heartbeat=5.0):
             if not isinstance(ev, RuntimeEvent) or ev.action_id != action_id:
                 continue
-            if ev.HasField("permission_resolved"):
-                p = ev.permission_resolved
-                if p.allowed:
-                    return True, ""
-                return False, f"denied by {p.responder or 'unknown'} ({p.decision})"
-            if ev.HasField("action_resolved") and ev.action_resolved.outcome != ev_control.ACTION_OUTCOME_RESOLVED:
-                if ev.action_resolved.outcome == ev_control.ACTION_OUTCOME_CANCELLED:
-                    # Actions are cancelled when their turn is interrupted or
-                    # ends: ask now rather than run another step first.
-                    await self.check_now()
-                name = ev_control.ActionOutcome.Name(ev.action_resolved.outcome)
-                return False, "the approval was " + name.removeprefix("ACTION_OUTCOME_").lower()
+            if approval and ev.HasField("permission_resolved"):
+                return ev
+            if ev.HasField("action_resolved") and not (approval and ev.action_resolved.outcome == ev_control.ACTION_OUTCOME_RESOLVED):
+                return ev
         raise RpcError("the subscription ended")
+
+    async def await_action(self, action_id: str, from_sequence: int) -> Tuple[int, str]:
+        """The outcome and payload (JSON) of an action's answer."""
+        ev = await self.await_answer(action_id, from_sequence)
+        return ev.action_resolved.outcome, ev.action_resolved.payload_json
+
+    async def await_approval(self, action_id: str, from_sequence: int) -> Tuple[bool, str]:
+        """Whether a person allowed a call, and why not."""
+        ev = await self.await_answer(action_id, from_sequence, approval=True)
+        if ev.HasField("permission_resolved"):
+            p = ev.permission_resolved
+            if p.allowed:
+                return True, ""
+            return False, f"denied by {p.responder or 'unknown'} ({p.decision})"
+        if ev.action_resolved.outcome == ev_control.ACTION_OUTCOME_CANCELLED:
+            # Actions are cancelled when their turn is interrupted or ends:
+            # ask now rather than run another step first.
+            await self.check_now()
+        name = ev_control.ActionOutcome.Name(ev.action_resolved.outcome)
+        return False, "the approval was " + name.removeprefix("ACTION_OUTCOME_").lower()
 
     async def report_applied(self, name: str, step: str, call: str, eval_id: str, process_id: str = "") -> None:
         # Python tools run inside the worker process with its access: the
