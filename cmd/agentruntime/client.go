@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -340,27 +341,36 @@ func runRespond(ctx context.Context, verb string, args []string, stdout, stderr 
 	id := ""
 	if len(rest) == 1 {
 		id = rest[0]
-	} else {
-		th, err := client.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: session, ThreadId: thread})
-		if err != nil {
-			return rpcError(verb, err)
-		}
-		switch pending := th.GetThread().GetPendingActions(); len(pending) {
-		case 0:
-			return fmt.Errorf("%s: nothing is waiting for a decision in session %s, thread %s", verb, session, thread)
-		case 1:
-			id = pending[0].GetActionId()
-		default:
-			var ids []string
-			for _, a := range pending {
-				ids = append(ids, a.GetActionId())
-			}
-			return fmt.Errorf("%s: %d actions are pending (%s); name one", verb, len(pending), strings.Join(ids, ", "))
-		}
+	} else if id, err = pendingAction(ctx, client, verb, session, thread); err != nil {
+		return err
 	}
+	return respondAction(ctx, client, verb, &controlv1.RespondActionRequest{ActionId: id, Decision: decision}, stdout)
+}
+
+// pendingAction is the one action pending on a thread.
+func pendingAction(ctx context.Context, client controlv1.ControlServiceClient, verb, session, thread string) (string, error) {
+	th, err := client.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: session, ThreadId: thread})
+	if err != nil {
+		return "", rpcError(verb, err)
+	}
+	switch pending := th.GetThread().GetPendingActions(); len(pending) {
+	case 0:
+		return "", fmt.Errorf("%s: nothing is waiting for a decision in session %s, thread %s", verb, session, thread)
+	case 1:
+		return pending[0].GetActionId(), nil
+	default:
+		var ids []string
+		for _, a := range pending {
+			ids = append(ids, a.GetActionId())
+		}
+		return "", fmt.Errorf("%s: %d actions are pending (%s); name one", verb, len(pending), strings.Join(ids, ", "))
+	}
+}
+
+func respondAction(ctx context.Context, client controlv1.ControlServiceClient, verb string, req *controlv1.RespondActionRequest, stdout io.Writer) error {
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	resp, err := client.RespondAction(rctx, &controlv1.RespondActionRequest{ActionId: id, Decision: decision})
+	resp, err := client.RespondAction(rctx, req)
 	if err != nil {
 		return rpcError(verb, err)
 	}
@@ -371,4 +381,54 @@ func runRespond(ctx context.Context, verb string, args []string, stdout, stderr 
 	}
 	fmt.Fprintf(stdout, "action %s: %s\n", a.GetActionId(), a.GetDecision())
 	return nil
+}
+
+// runAnswer answers a question the agent asked (request_user_input, an
+// action of type input), or any action whose answer carries a payload:
+// `agentruntime respond [flags] [action-id] TEXT`. The text is the
+// payload (a JSON string); --json gives the payload as JSON instead;
+// --decision picks one of the question's choices (default "answer").
+func runAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	const verb = "respond"
+	fs := flag.NewFlagSet("agentruntime "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cf                     clientFlags
+		session, thread        string
+		decision, payload, act string
+	)
+	cf.register(fs)
+	fs.StringVar(&session, "session", "default", "session of the pending question (when no id is given)")
+	fs.StringVar(&thread, "thread", "main", "thread of the pending question (when no id is given)")
+	fs.StringVar(&decision, "decision", "answer", "the decision: answer (free text), one of the question's choices, or no_answer")
+	fs.StringVar(&payload, "json", "", "the answer's payload as JSON, instead of TEXT")
+	fs.StringVar(&act, "action", "", "the action to answer (default: the one pending on --session/--thread)")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) > 1:
+		fmt.Fprintf(stderr, "usage: agentruntime %s [flags] [TEXT]  (name the action with --action)\n", verb)
+		return errUsage
+	case len(rest) == 1 && payload != "":
+		return fmt.Errorf("%s: give the answer as TEXT or as --json, not both", verb)
+	case len(rest) == 1:
+		b, _ := json.Marshal(rest[0])
+		payload = string(b)
+	case payload != "" && !json.Valid([]byte(payload)):
+		return fmt.Errorf("%s: --json is not valid JSON", verb)
+	}
+	conn, err := cf.dial()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	client := controlv1.NewControlServiceClient(conn)
+	if act == "" {
+		if act, err = pendingAction(ctx, client, verb, session, thread); err != nil {
+			return err
+		}
+	}
+	return respondAction(ctx, client, verb, &controlv1.RespondActionRequest{ActionId: act, Decision: decision, PayloadJson: payload}, stdout)
 }

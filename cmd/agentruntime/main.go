@@ -29,6 +29,7 @@ Usage:
   agentruntime submit [flags] "..."   submit an objective as a turn
   agentruntime watch [flags]          a session's live timeline (--json: one event per line)
   agentruntime approve|deny [id]      answer the pending approval (or the named action)
+  agentruntime respond [flags] TEXT   answer the agent's pending question (request_user_input)
   agentruntime export <what> [flags]  evidence|replay|review pack, events or snapshot as spec JSON
   agentruntime tasks ls|show|retry|cancel  the tenant's tasks
   agentruntime webhooks create|ls|delete   the tenant's webhook subscriptions
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runWatch(ctx, args[1:], stdout, stderr)
 	case "approve", "deny":
 		err = runRespond(ctx, args[0], args[1:], stdout, stderr)
+	case "respond":
+		err = runAnswer(ctx, args[1:], stdout, stderr)
 	case "export":
 		err = runExport(ctx, args[1:], stdout, stderr)
 	case "tasks":

@@ -120,6 +120,9 @@ func (tu *turn) waitsCancelled(step string, parked map[int]parkedCall) {
 		case pc.Subagent != "":
 			waited = "subagent " + pc.Subagent
 		}
+		if pc.Input {
+			waited = "the person's answer"
+		}
 		_ = tu.say(tu.event("tool.failed", step, pc.CallID, &eventsv1.RuntimeEvent_ToolFailed{ToolFailed: &eventsv1.ToolFailed{
 			Category: tools.Cancelled, Message: "the turn was interrupted while the call waited for " + waited}}))
 	}
@@ -181,6 +184,10 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 		}
 		return tu.toolResult(ctx, step, id, msg, res)
 	}
+	if resumed != nil && resumed.Input {
+		// Allowed before it parked; the answer is its result.
+		return tu.inputCall(ctx, step, id, msg, c, resumed, failed)
+	}
 	tool, ok := tu.tools[c.Name]
 	if !ok {
 		return failed("unknown_tool", "no tool named "+c.Name)
@@ -238,6 +245,9 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 		if res, err = tu.spawnAgent(ctx, id, args); errors.As(err, &mw) {
 			return msg, mw
 		}
+	case c.Name == requestUserInputName:
+		c.Arguments = string(args) // a hook's rewrite, if any
+		return tu.inputCall(ctx, step, id, msg, c, nil, failed)
 	case isShell && sh.IsBackground(args):
 		res, err = tu.procs.start(step, id, evalID, args, acc, enf)
 	case isShell:

@@ -250,11 +250,13 @@ func New(cfg Config) *Worker {
 }
 
 // builtinTools are the sandbox's tools, process_wait (waits on the turn's
-// background processes) and spawn_agent (delegates to a subagent).
+// background processes), spawn_agent (delegates to a subagent) and
+// request_user_input (asks the user, userinput.go).
 func builtinTools() map[string]tools.Tool {
 	m := tools.Builtins()
 	m[processWaitName] = processWait{}
 	m[spawnAgentName] = spawnAgent{}
+	m[requestUserInputName] = requestUserInput{}
 	return m
 }
 
