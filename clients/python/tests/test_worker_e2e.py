@@ -58,6 +58,12 @@ SCRIPT = {
         {"text": "Reading, then holding.", "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md", "limit": 2}},
                                                           {"name": "hold", "arguments": {}}]},
         {"text": "Held."},
+    ]}, {"match": "ask colour", "steps": [
+        {"text": "Asking.", "tool_calls": [{"name": "request_user_input", "arguments": {"question": "Which colour?"}}]},
+        {"text": "Noted."},
+    ]}, {"match": "ask late", "steps": [
+        {"text": "Asking.", "tool_calls": [{"name": "request_user_input", "arguments": {"question": "Anyone there?", "timeout_ms": 300}}]},
+        {"text": "Nobody came."},
     ]}, {"match": "leak", "steps": [
         {"text": "Looking.", "tool_calls": [{"name": "leak", "arguments": {}}]},
         {"text": "Seen."},
@@ -697,9 +703,9 @@ async def _until_parked(c: Client, session: str, ws: Path) -> Tuple[str, List]:
     return sub.turn.turn_id
 
 
-async def _turn_events(c: Client, session: str, turn_id: str) -> List:
+async def _turn_events(c: Client, session: str, turn_id: str, thread: str = "") -> List:
     events = []
-    async for ev in c.subscribe(session_id=session, thread_id=session, start=1):
+    async for ev in c.subscribe(session_id=session, thread_id=thread or session, start=1):
         if ev.turn_id == turn_id:
             events.append(ev)
             if ev.type in ("turn.completed", "turn.failed"):
@@ -791,3 +797,64 @@ def test_a_python_worker_past_its_shutdown_timeout_hands_back_its_last_completed
     assert "turn.failed" not in types, types
     # The resumed step ran only the hold call: one tool.started in run 2.
     assert [e.tool_started.tool_name for e in events if e.type == "tool.started" and e.run_id != run1] == ["hold"]
+
+
+def test_a_question_parked_by_a_go_worker_is_answered_and_a_python_worker_finishes_it(dev, binary, tmp_path, procs):
+    """request_user_input in a Go worker's run: an input action (the
+    question, no approval asked first) and the turn parked; the Go worker
+    stops, the person answers, and a Python worker resumes the turn from
+    the Go checkpoint: the answer is the call's result."""
+    script = script_file(tmp_path)
+    go = go_worker(procs, binary, dev, workspace(tmp_path, "go"), "ask", "go-q", script, lease_ttl=5)
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            sub = await c.submit_turn("ask", "ask colour please", thread_id="th-ask")
+            turn_id = sub.turn.turn_id
+            actions, parked = [], None
+            async for ev in c.subscribe(session_id="ask", start=1):
+                if ev.turn_id != turn_id:
+                    continue
+                if ev.type == "action.required":
+                    actions.append(ev)
+                if ev.type == "run.status" and ev.run_status.phase == "parked":
+                    parked = ev
+                    break
+            go.p.send_signal(signal.SIGTERM)
+            go.p.wait()
+            python_worker(procs, dev, workspace(tmp_path, "py"), "ask", "py-q", script, lease_ttl=5)
+            await c.control.RespondAction(control_pb2.RespondActionRequest(
+                action_id=actions[0].action_id, decision="answer", payload_json=json.dumps("teal, please")))
+            return actions, parked, await _turn_events(c, "ask", turn_id, thread="th-ask")
+
+    actions, parked, events = asyncio.run(asyncio.wait_for(main(), 60))
+    assert [(a.action_required.action_type, a.action_required.prompt) for a in actions] == [("input", "Which colour?")]
+    assert events[-1].type == "turn.completed" and events[-1].turn_completed.summary == "Noted.", [e.type for e in events]
+    assert [e.turn_started.worker_id for e in events if e.type == "turn.started"] == ["go-q", "py-q"]
+    results = [e for e in events if e.type == "tool.result"]
+    assert [(e.tool_result.preview, e.run_id != parked.run_id) for e in results] == [("teal, please", True)]
+    assert results[0].tool_call_id == parked.run_status.metadata["call_ids"]
+
+
+def test_a_python_workers_question_times_out_into_an_answer(dev, tmp_path, procs):
+    """request_user_input with a timeout in a Python worker: the input
+    action decides no_answer at its deadline (no worker holds the turn),
+    and the model is told nobody answered; the turn completes."""
+    python_worker(procs, dev, workspace(tmp_path, "ws"), "ask-late", "py-l", script_file(tmp_path), lease_ttl=5,
+                  extra=("--max-turns", "1"))
+
+    async def main():
+        async with await Client.connect(dev) as c:
+            return await run_turn(c, "ask-late", "ask late please", approve=False)
+
+    _, events = asyncio.run(main())
+    types = [e.type for e in events]
+    asked = [e.action_required for e in events if e.type == "action.required"]
+    assert [(a.action_type, a.prompt, list(a.decisions), a.decision_on_timeout) for a in asked] == [
+        ("input", "Anyone there?", ["answer", "no_answer"], "no_answer")], types
+    assert any(e.type == "run.status" and e.run_status.phase == "parked" for e in events), types
+    resolved = [e.action_resolved for e in events if e.type == "action.resolved"]
+    assert [(r.outcome, r.decision) for r in resolved] == [(ev_control.ACTION_OUTCOME_TIMED_OUT, "no_answer")]
+    assert [e.tool_result.preview for e in events if e.type == "tool.result"] == [
+        "no answer within 300ms: the user did not answer in time"]
+    assert events[-1].type == "turn.completed" and events[-1].turn_completed.summary == "Nobody came.", types

@@ -157,6 +157,87 @@ def _client_result(payload: str) -> str:
     return v if isinstance(v, str) else payload
 
 
+# request_user_input: the agent asks the user and the turn waits for the
+# answer (the Go worker's pkg/worker/userinput.go, the same action).
+USER_INPUT = "request_user_input"
+INPUT_ACTION_TYPE = "input"
+INPUT_ANSWER, INPUT_NO_ANSWER = "answer", "no_answer"
+INPUT_SCHEMA = '{"type":["string","null"],"maxLength":16384}'
+
+
+def _user_input_tool() -> Tool:
+    async def outside(**_: Any) -> str:
+        raise ToolError("invalid_arguments", USER_INPUT + " runs only inside a turn")
+
+    return Tool(name=USER_INPUT, fn=outside, access="read", interrupt="cancel",
+                description="Ask the user a question and wait for the answer, which is this call's result. "
+                            "With choices the user picks one of them (and may add text). With timeout_ms, the call "
+                            "answers that nobody answered when the time is up.",
+                schema={"type": "object", "properties": {
+                    "question": {"type": "string"}, "choices": {"type": "array", "items": {"type": "string"}, "maxItems": 15},
+                    "timeout_ms": {"type": "integer", "minimum": 1}}, "required": ["question"], "additionalProperties": False})
+
+
+def _input_args(args: Mapping[str, Any]) -> Tuple[str, List[str], int]:
+    q, choices, timeout = args.get("question") or "", list(args.get("choices") or []), args.get("timeout_ms") or 0
+    if not q.strip():
+        raise ToolError("invalid_arguments", "question is required")
+    if len(q.encode()) > 16000:
+        raise ToolError("invalid_arguments", f"question is {len(q.encode())} bytes; at most 16000")
+    if len(choices) > 15:
+        raise ToolError("invalid_arguments", f"choices has {len(choices)} entries; at most 15")
+    if timeout < 0 or timeout > 7 * 24 * 3600 * 1000:
+        raise ToolError("invalid_arguments", f"timeout_ms {timeout} is outside 1..{7 * 24 * 3600 * 1000}")
+    for i, c in enumerate(choices):
+        if not isinstance(c, str) or not 1 <= len(c.encode()) <= 64:
+            raise ToolError("invalid_arguments", f"choices[{i}] must be 1 to 64 bytes")
+        if c == INPUT_NO_ANSWER:
+            raise ToolError("invalid_arguments", f"choices[{i}] {c!r} is reserved: it declines to answer")
+        if c in choices[:i]:
+            raise ToolError("invalid_arguments", f"choices[{i}] {c!r} is given twice")
+    return q, choices, timeout
+
+
+def _input_action_id(call_id: str) -> str:
+    aid = "in_" + call_id
+    if len(aid) > 128:
+        import hashlib
+        aid = "in_" + hashlib.sha256(call_id.encode()).hexdigest()
+    return aid
+
+
+def _go_duration(ms: int) -> str:
+    """A whole number of milliseconds as Go's time.Duration prints it."""
+    if ms < 1000:
+        return f"{ms}ms"
+    h, rem = divmod(ms, 3600_000)
+    m, rem = divmod(rem, 60_000)
+    sec = str(rem // 1000) if rem % 1000 == 0 else f"{rem / 1000:.3f}".rstrip("0")
+    return (f"{h}h" if h else "") + (f"{m}m" if h or m else "") + sec + "s"
+
+
+def _input_result(outcome: int, decision: str, payload: str, timeout_ms: int) -> str:
+    """What the model gets for the person's answer (ToolError when the
+    question was cancelled)."""
+    text = ""
+    if payload and payload != "null":
+        try:
+            v = json.loads(payload)
+            text = v if isinstance(v, str) else payload
+        except ValueError:
+            text = payload
+    if outcome == ev_control.ACTION_OUTCOME_TIMED_OUT:
+        return f"no answer within {_go_duration(timeout_ms)}: the user did not answer in time"
+    if outcome != ev_control.ACTION_OUTCOME_RESOLVED:
+        raise ToolError("input_unanswered", "the question was " +
+                        ev_control.ActionOutcome.Name(outcome).removeprefix("ACTION_OUTCOME_").lower())
+    if decision == INPUT_NO_ANSWER:
+        return "the user declined to answer" + (": " + text if text else "")
+    if decision == INPUT_ANSWER:
+        return text or "(the user answered with no text)"
+    return "the user chose: " + decision + ("\n" + text if text else "")
+
+
 def _clip(s: str, n: int) -> str:
     b = s.encode()
     if len(b) <= n:
@@ -232,7 +313,7 @@ class Worker:
                  redaction_rules: Sequence[RedactionRule] = DEFAULT_REDACTION_RULES,
                  mcp_config: str = "",
                  report_linger: float = 0.010, park_waits: bool = True,
-                 shutdown_timeout: float = 10.0, handle_signals: bool = True,
+                 shutdown_timeout: float = 10.0, handle_signals: bool = True, user_input: bool = True,
                  logger: Optional[logging.Logger] = None) -> None:
         if client is None and endpoints is None:
             raise ValueError("give endpoints or a client")
@@ -243,6 +324,12 @@ class Worker:
         self._creds = dict(api_key=api_key, token=token, tls=tls or root_certificates is not None,
                            root_certificates=root_certificates)
         self.tools: Dict[str, Tool] = {t.name: t for t in tools}
+        #: request_user_input (the Go worker's built-in): the agent asks the
+        #: user and the turn waits for the answer; a tool of that name given
+        #: in ``tools`` stays the caller's.
+        self._user_input: Optional[Tool] = None
+        if user_input and USER_INPUT not in self.tools:
+            self._user_input = self.tools[USER_INPUT] = _user_input_tool()
         self.model = model
         self.worker_id = worker_id or new_id("wkr")
         self.default_model = default_model or getattr(model, "model", "")
@@ -1221,6 +1308,9 @@ class _Turn:
                 return await failed("client_tool_unanswered", "the client tool call was " +
                                     ev_control.ActionOutcome.Name(outcome).removeprefix("ACTION_OUTCOME_").lower())
             return await succeeded(ToolResult(output=_client_result(payload)))
+        if parked is not None and parked.get("input"):
+            # A question a run parked: the person's answer is its result.
+            return await self.ask_user(step, call, c, parked, failed, succeeded)
         tool = w.tools.get(c.name)
         if tool is None:
             return await failed("unknown_tool", "no tool named " + c.name)
@@ -1251,6 +1341,8 @@ class _Turn:
         except RpcError as e:
             self.permission_unavailable += 1
             return await failed("permission_unavailable", "the sandbox could not be recorded: " + e.message)
+        if tool is w._user_input and tool is not None:
+            return await self.ask_user(step, call, ToolCall(c.id, c.name, json.dumps(args)), None, failed, succeeded)
         try:
             if tool.interrupt == "cancel":
                 res = await tool.call(args, _CallContext(self, step, call, eval_id))
@@ -1269,6 +1361,52 @@ class _Turn:
         except Exception as e:
             return await failed("tool_error", f"{type(e).__name__}: {e}")
         return await succeeded(res)
+
+    async def ask_user(self, step: str, call: str, c: ToolCall, parked: Optional[Dict[str, Any]], failed: Any, succeeded: Any) -> Message:
+        """A request_user_input call: opens the input action and parks the
+        call (_MustWait), or waits for the answer (a call a parked run
+        left, or one that may not park) and reports it as the result."""
+        try:
+            question, choices, timeout_ms = _input_args(json.loads(c.arguments or "{}"))
+        except ToolError as e:
+            return await failed(e.category, e.message)
+        try:
+            if parked is not None:
+                action_id, start = parked["action_id"], int(parked.get("from", 0))
+            else:
+                req = control_pb2.RequestActionRequest(
+                    session_id=self.t.session_id, thread_id=self.t.thread_id, turn_id=self.t.turn_id,
+                    action_id=_input_action_id(call), action_type=INPUT_ACTION_TYPE, step_id=step, tool_call_id=call,
+                    prompt=question, decisions=(choices or [INPUT_ANSWER]) + [INPUT_NO_ANSWER], json_schema=INPUT_SCHEMA,
+                    context={"tool": USER_INPUT})
+                if timeout_ms:
+                    req.timeout.CopyFrom(_duration(timeout_ms / 1000))
+                    req.decision_on_timeout = INPUT_NO_ANSWER
+                # The call's start is in the log before the action that asks for it.
+                await self.flush()
+                resp = await self.c.control.RequestAction(req, timeout=30)
+                act = resp.action
+                if act.status != status_pb2.ACTION_STATUS_PENDING:
+                    # The same call asking again finds its action answered.
+                    outcome = {status_pb2.ACTION_STATUS_RESOLVED: ev_control.ACTION_OUTCOME_RESOLVED,
+                               status_pb2.ACTION_STATUS_TIMED_OUT: ev_control.ACTION_OUTCOME_TIMED_OUT,
+                               status_pb2.ACTION_STATUS_CANCELLED: ev_control.ACTION_OUTCOME_CANCELLED}.get(
+                        act.status, ev_control.ACTION_OUTCOME_UNSPECIFIED)
+                    return await succeeded(ToolResult(output=_input_result(outcome, act.decision, act.payload_json, timeout_ms)))
+                action_id, start = act.action_id, resp.sequence
+                if self.may_park():
+                    raise _MustWait({"call_id": call, "action_id": action_id, "from": start, "own": True, "input": True})
+            ev = await self.await_answer(action_id, start)
+        except RpcError as e:
+            return await failed("input_unavailable", e.message)
+        a = ev.action_resolved
+        if a.outcome == ev_control.ACTION_OUTCOME_CANCELLED:
+            await self.check_now()  # the turn was interrupted or ended
+        try:
+            out = _input_result(a.outcome, a.decision, a.payload_json, timeout_ms)
+        except ToolError as e:
+            return await failed(e.category, e.message)
+        return await succeeded(ToolResult(output=out))
 
     async def permit(self, step: str, call: str, c: ToolCall, tool: Tool, args: Dict[str, Any]) -> Tuple[bool, str, str, str]:
         req = permission_pb2.EvaluatePermissionRequest(
