@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,6 +37,11 @@ turns:
 	})
 	if asked.GetActionRequired().GetActionType() != "input" || asked.GetActionRequired().GetPrompt() != "Which colour?" {
 		t.Fatalf("action.required = %v, want the question", asked)
+	}
+	// A decision the question does not offer is refused, saying which it offers.
+	if out, err := exec.Command(binary, "respond", "--addr", dev.Addr, "--decision", "maybe", "teal").CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), `"maybe" is not offered; the action offers answer, no_answer`) {
+		t.Fatalf("respond --decision maybe: err=%v\n%s", err, out)
 	}
 	if out := cli(t, "respond", "--addr", dev.Addr, "teal, please"); !strings.Contains(out, asked.GetActionId()+": answer") {
 		t.Fatalf("respond said %q, want the action answered", out)

@@ -78,14 +78,14 @@ type parkedCall struct {
 	Client bool `json:"client,omitempty"`
 	// Subagent: a spawn_agent call that waits for the subagent it spawned
 	// (subagents.go), until Until (unix milliseconds); ActionID is empty.
-	Subagent string `json:"subagent,omitempty"`
-	Until    int64  `json:"until_ms,omitempty"`
-	// Input: a request_user_input call (userinput.go); its action's
-	// answer is the call's result.
-	Input     bool            `json:"input,omitempty"`
+	Subagent  string          `json:"subagent,omitempty"`
+	Until     int64           `json:"until_ms,omitempty"`
 	EvalID    string          `json:"eval_id,omitempty"`
 	Rewritten string          `json:"rewritten,omitempty"`
 	Profile   json.RawMessage `json:"profile,omitempty"`
+	// Input: a request_user_input call (userinput.go); its action's
+	// answer is the call's result.
+	Input bool `json:"input,omitempty"`
 }
 
 // errParked ends a turn's loop whose run handed the turn back: nothing

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -31,6 +32,15 @@ turns:
     steps:
       - tool_calls: [{name: request_user_input, arguments: {question: "Anyone there?", timeout_ms: 300}}]
       - text: nobody came
+  - match: badly
+    steps:
+      - tool_calls:
+          - {name: request_user_input, arguments: {question: "  "}}
+          - {name: request_user_input, arguments: {question: "Which?", choices: [a, a]}}
+          - {name: request_user_input, arguments: {question: "Which?", choices: [no_answer]}}
+          - {name: request_user_input, arguments: {question: "Which?", timeout_ms: 999999999999}}
+          - {name: request_user_input, arguments: {question: "Which?", colour: red}}
+      - text: gave up
   - steps:
       - text: hello at once
 `
@@ -137,5 +147,39 @@ func TestRequestUserInputTimesOutIntoAnAnswer(t *testing.T) {
 	}
 	if n := tl.count("turn-l", "tool.failed"); n != 0 {
 		t.Fatalf("%d tool.failed, want none (%v)", n, testkit.Types(tl.seen))
+	}
+}
+
+// A question the model gets wrong is a tool.failed{invalid_arguments}
+// naming what is wrong, the model goes on, and nobody is asked anything.
+func TestRequestUserInputRefusesBadArguments(t *testing.T) {
+	rt := startRuntime(t)
+	model := &recording{Provider: scripted(t, inputScript)}
+	rt.startStoppableWorker(t, "w1", workspace(t), func(c *worker.Config) { c.Provider = model })
+	tl := rt.follow(t, "s1")
+	rt.submit(t, "main", "turn-b", "ask badly")
+	if end := tl.untilTurnEnds("turn-b"); end.GetType() != "turn.completed" || end.GetTurnCompleted().GetSummary() != "gave up" {
+		t.Fatalf("the turn ended %v after %v", end, testkit.Types(tl.seen))
+	}
+	var got []string
+	for _, ev := range tl.seen {
+		if ev.GetType() == "tool.failed" {
+			if ev.GetToolFailed().GetCategory() != "invalid_arguments" {
+				t.Fatalf("tool.failed %v, want invalid_arguments", ev)
+			}
+			got = append(got, ev.GetToolFailed().GetMessage())
+		}
+	}
+	want := []string{"question is required", `choices[1] "a" is given twice`, `choices[0] "no_answer" is reserved`, "timeout_ms 999999999999 is outside", "unknown field"}
+	if len(got) != len(want) {
+		t.Fatalf("tool.failed messages %q, want %d", got, len(want))
+	}
+	for i := range want {
+		if !strings.Contains(got[i], want[i]) {
+			t.Fatalf("tool.failed[%d] = %q, want it to say %q", i, got[i], want[i])
+		}
+	}
+	if n := tl.count("turn-b", "action.required"); n != 0 {
+		t.Fatalf("%d action.required for bad questions, want none", n)
 	}
 }
