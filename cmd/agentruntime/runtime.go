@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/agentruntime/agentruntime/pkg/a2a"
 	"github.com/agentruntime/agentruntime/pkg/agui"
@@ -412,7 +413,14 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			srv.Handle(agui.Path, agui.New(controlv1.NewControlServiceClient(srv.Local()), logger.With("component", "ag-ui")))
 			// A2A agents: the runtime as an A2A agent, called in process
 			// with the caller's credentials like AG-UI (docs/a2a.md).
-			a2aHandler := a2a.New(controlv1.NewControlServiceClient(srv.Local()), c.a2aCardConfig(), logger.With("component", "a2a"))
+			a2aCfg := c.a2aCardConfig()
+			// The card names the caller's tenant, and a request naming a
+			// tenant is checked, by the API's own authenticator.
+			a2aCfg.Tenant = func(ctx context.Context, authorization []string) (string, error) {
+				p, err := authn.Authenticate(metadata.NewIncomingContext(ctx, metadata.MD{"authorization": authorization}))
+				return p.Tenant, err
+			}
+			a2aHandler := a2a.New(controlv1.NewControlServiceClient(srv.Local()), a2aCfg, logger.With("component", "a2a"))
 			srv.Handle(a2a.CardPath, a2aHandler.Card())
 			srv.Handle(a2a.JSONRPCPath, a2aHandler.JSONRPC())
 			srv.Handle(a2a.RESTPath+"/", a2aHandler.REST())

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/emptypb"
 )
 
 // GRPCService is the A2A gRPC binding's service (lf.a2a.v1.A2AService,
@@ -123,10 +124,15 @@ func grpcError(e *rpcError) error {
 
 // accept is every call's start: the caller's credentials into ctx, the
 // A2A version checked, the request in the JSON-RPC binding's shape.
-func accept[P any](ctx context.Context, req proto.Message) (context.Context, func(string) string, *P, error) {
+func accept[P any](h *Handler, ctx context.Context, req proto.Message) (context.Context, func(string) string, *P, error) {
 	ctx, header := grpcCredentials(ctx)
 	if err := checkVersionOf(header); err != nil {
 		return ctx, header, nil, grpcError(err)
+	}
+	if t, ok := req.(interface{ GetTenant() string }); ok {
+		if err := h.checkTenant(ctx, "tenant", t.GetTenant()); err != nil {
+			return ctx, header, nil, grpcError(err)
+		}
 	}
 	p := new(P)
 	if err := fromPB(req, p); err != nil {
@@ -136,7 +142,7 @@ func accept[P any](ctx context.Context, req proto.Message) (context.Context, fun
 }
 
 func (g *grpcServer) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
-	ctx, _, p, aerr := accept[SendMessageRequest](ctx, req)
+	ctx, _, p, aerr := accept[SendMessageRequest](g.h, ctx, req)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -152,7 +158,7 @@ func (g *grpcServer) SendMessage(ctx context.Context, req *a2apb.SendMessageRequ
 }
 
 func (g *grpcServer) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
-	ctx, _, p, aerr := accept[TaskIDRequest](ctx, req)
+	ctx, _, p, aerr := accept[TaskIDRequest](g.h, ctx, req)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -161,7 +167,7 @@ func (g *grpcServer) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a
 }
 
 func (g *grpcServer) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
-	ctx, _, p, aerr := accept[TaskIDRequest](ctx, req)
+	ctx, _, p, aerr := accept[TaskIDRequest](g.h, ctx, req)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -181,7 +187,7 @@ func (g *grpcServer) task(task *Task, err *rpcError) (*a2apb.Task, error) {
 }
 
 func (g *grpcServer) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
-	ctx, _, p, aerr := accept[ListTasksRequest](ctx, req)
+	ctx, _, p, aerr := accept[ListTasksRequest](g.h, ctx, req)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -197,7 +203,7 @@ func (g *grpcServer) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest)
 }
 
 func (g *grpcServer) SendStreamingMessage(req *a2apb.SendMessageRequest, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
-	ctx, _, p, aerr := accept[SendMessageRequest](stream.Context(), req)
+	ctx, _, p, aerr := accept[SendMessageRequest](g.h, stream.Context(), req)
 	if aerr != nil {
 		return aerr
 	}
@@ -207,13 +213,69 @@ func (g *grpcServer) SendStreamingMessage(req *a2apb.SendMessageRequest, stream 
 }
 
 func (g *grpcServer) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
-	ctx, header, p, aerr := accept[TaskIDRequest](stream.Context(), req)
+	ctx, header, p, aerr := accept[TaskIDRequest](g.h, stream.Context(), req)
 	if aerr != nil {
 		return aerr
 	}
 	out := &grpcSink{stream: stream}
 	g.h.subscribe(ctx, out, header, p)
 	return out.err
+}
+
+func (g *grpcServer) CreateTaskPushNotificationConfig(ctx context.Context, req *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
+	ctx, _, p, aerr := accept[TaskPushNotificationConfig](g.h, ctx, req)
+	if aerr != nil {
+		return nil, aerr
+	}
+	c, err := g.h.createPushConfig(ctx, "params", p)
+	return g.pushConfig(c, err)
+}
+
+func (g *grpcServer) GetTaskPushNotificationConfig(ctx context.Context, req *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
+	ctx, _, p, aerr := accept[PushConfigRequest](g.h, ctx, req)
+	if aerr != nil {
+		return nil, aerr
+	}
+	c, err := g.h.getPushConfig(ctx, p)
+	return g.pushConfig(c, err)
+}
+
+func (g *grpcServer) pushConfig(c *TaskPushNotificationConfig, err *rpcError) (*a2apb.TaskPushNotificationConfig, error) {
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	out := &a2apb.TaskPushNotificationConfig{}
+	if err := toPB(c, out); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return out, nil
+}
+
+func (g *grpcServer) ListTaskPushNotificationConfigs(ctx context.Context, req *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
+	ctx, _, p, aerr := accept[ListPushConfigsRequest](g.h, ctx, req)
+	if aerr != nil {
+		return nil, aerr
+	}
+	res, err := g.h.listPushConfigs(ctx, p)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	out := &a2apb.ListTaskPushNotificationConfigsResponse{}
+	if err := toPB(res, out); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return out, nil
+}
+
+func (g *grpcServer) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
+	ctx, _, p, aerr := accept[PushConfigRequest](g.h, ctx, req)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if err := g.h.deletePushConfig(ctx, p); err != nil {
+		return nil, grpcError(err)
+	}
+	return &emptypb.Empty{}, nil
 }
 
 // grpcSink sends a stream's items as StreamResponse messages; the cursor

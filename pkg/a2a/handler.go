@@ -50,6 +50,11 @@ type Config struct {
 	Skills      []AgentSkill
 	// Auth says bearer credentials are required (--auth).
 	Auth bool
+	// Tenant authenticates credentials (the Authorization header's values)
+	// as the API does and answers their tenant: the card's interfaces
+	// name the caller's tenant with it, and a request that names a tenant
+	// is checked against it. Nil: neither.
+	Tenant func(ctx context.Context, authorization []string) (string, error)
 }
 
 // Handler serves the agent card and the JSON-RPC binding.
@@ -87,9 +92,64 @@ func (h *Handler) Card() http.Handler {
 			http.Error(w, "GET the agent card", http.StatusMethodNotAllowed)
 			return
 		}
+		c := h.card(baseURL(r))
+		if t := h.cardTenant(r); t != "" {
+			for i := range c.SupportedInterfaces {
+				c.SupportedInterfaces[i].Tenant = t
+			}
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(h.card(baseURL(r)))
+		// The card depends on the credentials it was fetched with.
+		w.Header().Set("Vary", "Authorization")
+		_ = json.NewEncoder(w).Encode(c)
 	})
+}
+
+// cardTenant is the tenant the card names in its interfaces: with --auth,
+// the tenant of the request's credentials. A card fetched without
+// credentials, or with credentials the API refuses, names none (it is
+// public, and says nothing of any tenant): a client that fetched it so
+// sends no tenant, and the server takes the tenant from the credentials
+// of each call. Without --auth there is one tenant, never named.
+func (h *Handler) cardTenant(r *http.Request) string {
+	authz := r.Header.Values("Authorization")
+	if !h.cfg.Auth || h.cfg.Tenant == nil || len(authz) == 0 {
+		return ""
+	}
+	t, err := h.cfg.Tenant(r.Context(), authz)
+	if err != nil {
+		return ""
+	}
+	return t
+}
+
+// checkTenant refuses a request that names a tenant (A2A's tenant field,
+// or the HTTP+JSON path's /{tenant} prefix) other than its credentials':
+// the tenant always comes from the credentials, and a request meant for
+// another must not run as this one's. None named is the credentials'.
+func (h *Handler) checkTenant(ctx context.Context, field, tenant string) *rpcError {
+	if tenant == "" || h.cfg.Tenant == nil {
+		return nil
+	}
+	md, _ := metadata.FromOutgoingContext(ctx)
+	got, err := h.cfg.Tenant(ctx, md.Get("authorization"))
+	if err != nil {
+		// The API refuses the credentials on the call itself.
+		return nil
+	}
+	if got != tenant {
+		return invalidParams(field, "%q is not the tenant of these credentials", tenant)
+	}
+	return nil
+}
+
+// tenantOf is the tenant member of a request's params, if any.
+func tenantOf(params []byte) string {
+	var p struct {
+		Tenant string `json:"tenant"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Tenant
 }
 
 func (h *Handler) card(base string) AgentCard {
@@ -101,7 +161,7 @@ func (h *Handler) card(base string) AgentCard {
 			// gRPC is on the same port: its URL is the bare host:port.
 			{URL: strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://"), ProtocolBinding: "GRPC", ProtocolVersion: ProtocolVersion},
 		},
-		Capabilities: AgentCapabilities{Streaming: true, Extensions: []AgentExtension{{
+		Capabilities: AgentCapabilities{Streaming: true, PushNotifications: true, Extensions: []AgentExtension{{
 			URI:         CursorExtension,
 			Description: "Every streamed item carries the runtime's cursor in metadata.agentruntime.cursor (and as the SSE id); SubscribeToTask with that cursor in the " + CursorHeader + " or Last-Event-ID header resumes after it with nothing missed and nothing repeated, and a finished task's subscription replays it to its end.",
 		}}},

@@ -154,6 +154,10 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := withCredentials(r.Context(), r)
+	if err := h.checkTenant(ctx, "params.tenant", tenantOf(req.Params)); err != nil {
+		writeRPC(w, http.StatusOK, id, nil, err)
+		return
+	}
 	switch req.Method {
 	case "SendStreamingMessage":
 		out := newSSE(w, id)
@@ -217,8 +221,33 @@ func (h *Handler) call(ctx context.Context, method string, params json.RawMessag
 			return nil, err
 		}
 		return h.listTasks(ctx, &p)
-	case "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
-		return nil, &rpcError{Code: codePushNotSupported, Message: "push notifications are not supported yet (docs/a2a.md, \"Not done yet\")"}
+	case "CreateTaskPushNotificationConfig":
+		var p TaskPushNotificationConfig
+		if err := decodeParams(params, &p); err != nil {
+			return nil, err
+		}
+		return h.createPushConfig(ctx, "params", &p)
+	case "GetTaskPushNotificationConfig":
+		var p PushConfigRequest
+		if err := decodeParams(params, &p); err != nil {
+			return nil, err
+		}
+		return h.getPushConfig(ctx, &p)
+	case "ListTaskPushNotificationConfigs", "ListTaskPushNotificationConfig":
+		var p ListPushConfigsRequest
+		if err := decodeParams(params, &p); err != nil {
+			return nil, err
+		}
+		return h.listPushConfigs(ctx, &p)
+	case "DeleteTaskPushNotificationConfig":
+		var p PushConfigRequest
+		if err := decodeParams(params, &p); err != nil {
+			return nil, err
+		}
+		if err := h.deletePushConfig(ctx, &p); err != nil {
+			return nil, err
+		}
+		return struct{}{}, nil
 	case "GetExtendedAgentCard":
 		return nil, &rpcError{Code: codeExtendedCardMissing, Message: "this agent has no extended card"}
 	}

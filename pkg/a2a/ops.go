@@ -23,8 +23,39 @@ type started struct {
 }
 
 // startSend makes a message a turn, or the answer (or steer) of the turn
-// it continues.
+// it continues, and the push notification config of its configuration
+// for the task. The config is made once the task is (its id is the
+// turn's): one the API refuses (a URL outside --hook-allow-hosts) fails
+// the send after the task started; the same message sent again is the
+// same task.
 func (h *Handler) startSend(ctx context.Context, p *SendMessageRequest) (*started, *rpcError) {
+	var (
+		field string
+		push  *TaskPushNotificationConfig
+	)
+	if c := p.Configuration; c != nil {
+		field, push = "params.configuration.taskPushNotificationConfig", c.TaskPushNotificationConfig
+		if push == nil {
+			field, push = "params.configuration.pushNotificationConfig", c.PushNotificationConfig
+		}
+	}
+	if push != nil && push.URL == "" {
+		return nil, invalidParams(field+".url", "required")
+	}
+	st, err := h.startTurn(ctx, p)
+	if err != nil || push == nil {
+		return st, err
+	}
+	cfg := *push
+	cfg.TaskID = st.ref.turnID
+	if _, err := h.createPushConfig(ctx, field, &cfg); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// startTurn is startSend but for the push notification config.
+func (h *Handler) startTurn(ctx context.Context, p *SendMessageRequest) (*started, *rpcError) {
 	m := p.Message
 	if m == nil {
 		return nil, invalidParams("params.message", "required")

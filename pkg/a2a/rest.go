@@ -99,6 +99,11 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := withCredentials(r.Context(), r)
+	tenant, rest := splitTenant(rest)
+	if err := h.checkTenant(ctx, "tenant", tenant); err != nil {
+		writeREST(w, err)
+		return
+	}
 	post := r.Method == http.MethodPost
 	answer := func(v any, err *rpcError) {
 		if err != nil {
@@ -112,6 +117,10 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 	case rest == "message:send" && post:
 		var p SendMessageRequest
 		if err := readBody(w, r, &p); err != nil {
+			writeREST(w, err)
+			return
+		}
+		if err := h.checkTenant(ctx, "tenant", p.Tenant); err != nil {
 			writeREST(w, err)
 			return
 		}
@@ -151,8 +160,8 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 // tasks/{id}:subscribe.
 func (h *Handler) serveRESTTask(w http.ResponseWriter, r *http.Request, rest string, answer func(any, *rpcError)) {
 	ctx := withCredentials(r.Context(), r)
-	if strings.Contains(rest, "/pushNotificationConfigs") {
-		writeREST(w, &rpcError{Code: codePushNotSupported, Message: "push notifications are not supported yet (docs/a2a.md, \"Not done yet\")"})
+	if task, cfg, ok := strings.Cut(rest, "/pushNotificationConfigs"); ok {
+		h.serveRESTPush(w, r, task, cfg, answer)
 		return
 	}
 	id, verb, _ := strings.Cut(rest, ":")
@@ -174,6 +183,82 @@ func (h *Handler) serveRESTTask(w http.ResponseWriter, r *http.Request, rest str
 	default:
 		writeREST(w, &rpcError{Code: codeMethodNotFound, Message: r.Method + " " + r.URL.Path + " is not a route of the HTTP+JSON binding"})
 	}
+}
+
+// serveRESTPush serves tasks/{id}/pushNotificationConfigs (POST: create,
+// GET: list) and tasks/{id}/pushNotificationConfigs/{configId} (GET,
+// DELETE).
+func (h *Handler) serveRESTPush(w http.ResponseWriter, r *http.Request, task, rest string, answer func(any, *rpcError)) {
+	ctx := withCredentials(r.Context(), r)
+	task, err1 := url.PathUnescape(task)
+	cfg, err2 := url.PathUnescape(strings.TrimPrefix(rest, "/"))
+	if err1 != nil || err2 != nil || strings.Contains(task, "/") || strings.Contains(cfg, "/") || (rest != "" && !strings.HasPrefix(rest, "/")) {
+		writeREST(w, &rpcError{Code: codeMethodNotFound, Message: r.Method + " " + r.URL.Path + " is not a route of the HTTP+JSON binding"})
+		return
+	}
+	switch {
+	case cfg == "" && r.Method == http.MethodPost:
+		var p TaskPushNotificationConfig
+		if err := readBody(w, r, &p); err != nil {
+			writeREST(w, err)
+			return
+		}
+		if p.TaskID != "" && p.TaskID != task {
+			writeREST(w, invalidParams("taskId", "%q is not the path's task %s", p.TaskID, task))
+			return
+		}
+		p.TaskID = task
+		c, err := h.createPushConfig(ctx, "params", &p)
+		answer(c, err)
+	case cfg == "" && r.Method == http.MethodGet:
+		q := r.URL.Query()
+		p := ListPushConfigsRequest{TaskID: task, PageToken: q.Get("pageToken")}
+		if s := q.Get("pageSize"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				writeREST(w, invalidParams("pageSize", "must be a number"))
+				return
+			}
+			p.PageSize = n
+		}
+		res, err := h.listPushConfigs(ctx, &p)
+		answer(res, err)
+	case cfg != "" && r.Method == http.MethodGet:
+		c, err := h.getPushConfig(ctx, &PushConfigRequest{TaskID: task, ID: cfg})
+		answer(c, err)
+	case cfg != "" && r.Method == http.MethodDelete:
+		err := h.deletePushConfig(ctx, &PushConfigRequest{TaskID: task, ID: cfg})
+		answer(struct{}{}, err)
+	default:
+		writeREST(w, &rpcError{Code: codeMethodNotFound, Message: r.Method + " " + r.URL.Path + " is not a route of the HTTP+JSON binding"})
+	}
+}
+
+// isRoute says whether rest is one of the binding's routes (below
+// RESTPath, after a tenant prefix if any).
+func isRoute(rest string) bool {
+	switch rest {
+	case "message:send", "message:stream", "tasks", "extendedAgentCard":
+		return true
+	}
+	return strings.HasPrefix(rest, "tasks/")
+}
+
+// splitTenant takes the /{tenant} prefix A2A's HTTP+JSON paths may have
+// (a client sends it when the card's interface names a tenant) off rest.
+func splitTenant(rest string) (tenant, route string) {
+	if isRoute(rest) {
+		return "", rest
+	}
+	seg, after, ok := strings.Cut(rest, "/")
+	if !ok || !isRoute(after) {
+		return "", rest
+	}
+	t, err := url.PathUnescape(seg)
+	if err != nil || t == "" {
+		return "", rest
+	}
+	return t, after
 }
 
 // readBody reads a JSON request body into v, bounded like JSON-RPC's.

@@ -121,6 +121,10 @@ type SendMessageConfiguration struct {
 	ReturnImmediately bool `json:"returnImmediately"`
 	// Blocking false is the A2A 0.3 spelling of returnImmediately.
 	Blocking *bool `json:"blocking"`
+	// A push notification config for the task (its taskId is the task's);
+	// pushNotificationConfig is the A2A 0.3 spelling.
+	TaskPushNotificationConfig *TaskPushNotificationConfig `json:"taskPushNotificationConfig"`
+	PushNotificationConfig     *TaskPushNotificationConfig `json:"pushNotificationConfig"`
 }
 
 // TaskIDRequest is GetTask's, CancelTask's and SubscribeToTask's params.

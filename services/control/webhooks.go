@@ -1,6 +1,7 @@
 package control
 
 import (
+	"github.com/agentruntime/agentruntime/pkg/a2a"
 	"github.com/agentruntime/agentruntime/pkg/hostallow"
 	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/services/control/adapters/webhooks"
@@ -30,6 +31,9 @@ func newWebhooks(a *app.App, deps kit.Deps) *app.Webhooks {
 		leases = lease.NewRedis(deps.Redis, WebhookLeasePrefix)
 	}
 	w := app.NewWebhooks(a, leases, hosts, deps.Logger)
+	// A2A push notification configs are delivered as the A2A server folds
+	// their task (docs/a2a.md, "Push notifications").
+	w.TaskPush = a2a.PushBody
 	if len(deps.Config.WebhookKey) > 0 {
 		sealer, err := webhooks.NewSealer(deps.Config.WebhookKey)
 		if err != nil && deps.Logger != nil {

@@ -265,11 +265,54 @@ func (w *Webhooks) send(ctx context.Context, owed readmodel.Owed, sub *eventsv1.
 	if err != nil {
 		return domain.DeliveryAttempt{Err: err.Error()}
 	}
-	body, err := webhookBody(ev)
-	if err != nil {
+	d := webhooks.Delivery{URL: s.GetUrl(), DeliveryID: owed.Delivery, Secret: secret, At: now}
+	if s.GetA2APush() != nil {
+		if err := w.a2aDelivery(ctx, owed.Tenant, sub, &d); err != nil {
+			return domain.DeliveryAttempt{Err: err.Error()}
+		}
+		return w.Sender.Send(ctx, d)
+	}
+	if d.Body, err = webhookBody(ev); err != nil {
 		return domain.DeliveryAttempt{Err: err.Error()}
 	}
-	return w.Sender.Send(ctx, webhooks.Delivery{URL: s.GetUrl(), DeliveryID: owed.Delivery, Secret: secret, Body: body, At: now})
+	return w.Sender.Send(ctx, d)
+}
+
+// a2aDelivery makes d an A2A push notification: the task as its events
+// in the log fold it now (not as the delivered event left it: a late
+// retry tells the receiver where the task is), with the config's token
+// and credentials.
+func (w *Webhooks) a2aDelivery(ctx context.Context, tenant string, sub *eventsv1.RuntimeEvent, d *webhooks.Delivery) error {
+	if w.TaskPush == nil {
+		return errors.New("this runtime makes no A2A push notifications (no task fold)")
+	}
+	a := sub.GetChannelConnected().GetWebhook().GetA2APush()
+	var evs []*eventsv1.RuntimeEvent
+	_, err := w.App.Log.Read(ctx, []string{w.App.Log.Subjects.Session(tenant, a.GetSessionId())}, eventlog.FromSequence(max(a.GetTurnSequence(), 1)),
+		func(r *eventlog.Record) error {
+			if r.Event.GetTurnId() == a.GetTurnId() {
+				evs = append(evs, r.Event)
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	if d.Body, err = w.TaskPush(a.GetTurnId(), a.GetSessionId(), a.GetThreadId(), evs); err != nil {
+		return err
+	}
+	auth, err := w.openA2AAuth(tenant, sub)
+	if err != nil {
+		return err
+	}
+	d.ContentType, d.Headers = "application/a2a+json", map[string]string{}
+	if auth.Token != "" {
+		d.Headers[domain.A2ATokenHeader] = auth.Token
+	}
+	if auth.Credentials != "" {
+		d.Headers["Authorization"] = a.GetAuthScheme() + " " + auth.Credentials
+	}
+	return nil
 }
 
 // subscription is the tenant's live subscription id, nil once deleted,

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -48,6 +49,12 @@ type Webhooks struct {
 	PerWebhook  int
 	Logger      *slog.Logger
 	Now         func() time.Time
+	// TaskPush makes the body of an A2A push notification (docs/a2a.md,
+	// "Push notifications") from its task's events, in log order: the
+	// A2A task fold, which lives with the A2A server (pkg/a2a) and is set
+	// by the composition. Nil: A2A configs are made, and their
+	// deliveries fail.
+	TaskPush func(turnID, sessionID, threadID string, evs []*eventsv1.RuntimeEvent) ([]byte, error)
 }
 
 // NewWebhooks returns the webhooks of a: off until a Sealer is set.
@@ -100,6 +107,12 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 	}
 	sub := &eventsv1.WebhookSubscription{Url: req.GetUrl(), EventTypes: req.GetEventTypes(), SessionIds: req.GetSessionIds(),
 		Description: req.GetDescription(), SealedSecret: sealed, KeyId: w.Sealer.KeyID()}
+	if p := req.GetA2APush(); p != nil {
+		if sub.A2APush, err = w.a2aPush(ctx, c, id, p, req, live); err != nil {
+			return nil, err
+		}
+		sub.EventTypes, sub.SessionIds = domain.A2APushEventTypes, []string{sub.A2APush.GetSessionId()}
+	}
 	res, err := w.App.w.ExecuteNew(ctx, webhookAgg(c.Tenant, "", id), "", func(context.Context, command.State) ([]*eventsv1.RuntimeEvent, error) {
 		return []*eventsv1.RuntimeEvent{domain.WebhookCreated(id, host, sub)}, nil
 	})
@@ -110,7 +123,70 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 	if err != nil {
 		return nil, err
 	}
-	return &controlv1.CreateWebhookResponse{Webhook: publicWebhook(ev), Secret: domain.FormatWebhookSecret(secret), Sequence: res.Sequence}, nil
+	return &controlv1.CreateWebhookResponse{Webhook: w.publicWebhook(c.Tenant, ev), Secret: domain.FormatWebhookSecret(secret), Sequence: res.Sequence}, nil
+}
+
+// a2aPush is the A2A push notification config of a subscription: the
+// task (a turn of the caller's tenant: another's is NotFound), a config
+// id not used by another config of the task, the token and credentials
+// sealed like the secret.
+func (w *Webhooks) a2aPush(ctx context.Context, c Caller, id string, p *controlv1.A2APush, req *controlv1.CreateWebhookRequest, live []*eventsv1.RuntimeEvent) (*eventsv1.A2APushSubscription, error) {
+	if len(req.GetEventTypes()) > 0 {
+		return nil, fault.Invalid("event_types", "an A2A push notification config delivers its task's state changes: name no event types")
+	}
+	if len(req.GetSessionIds()) > 0 {
+		return nil, fault.Invalid("session_ids", "an A2A push notification config follows its task's session: name no sessions")
+	}
+	tu, err := w.App.turn(ctx, c, p.GetTaskId())
+	if err != nil {
+		return nil, err
+	}
+	cfg := p.GetConfigId()
+	if cfg == "" {
+		cfg = id
+	}
+	for _, ev := range live {
+		if a := ev.GetChannelConnected().GetWebhook().GetA2APush(); a.GetTurnId() == tu.GetTurnId() && a.GetConfigId() == cfg {
+			return nil, fault.AlreadyExists("push notification config", cfg, fmt.Sprintf("task %s has a push notification config %s already (webhook %s): delete it first", tu.GetTurnId(), cfg, ev.GetChannelId()))
+		}
+	}
+	if p.GetAuthCredentials() != "" && p.GetAuthScheme() == "" {
+		return nil, fault.Invalid("a2a_push.auth_scheme", "required with credentials")
+	}
+	auth, err := json.Marshal(a2aAuth{Token: p.GetToken(), Credentials: p.GetAuthCredentials()})
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := w.Sealer.Seal(c.Tenant, id+a2aSealSuffix, auth)
+	if err != nil {
+		return nil, err
+	}
+	return &eventsv1.A2APushSubscription{ConfigId: cfg, TurnId: tu.GetTurnId(), SessionId: tu.GetSessionId(), ThreadId: tu.GetThreadId(),
+		TurnSequence: tu.GetSubmittedSequence(), AuthScheme: p.GetAuthScheme(), SealedAuth: sealed}, nil
+}
+
+// a2aSealSuffix binds a config's sealed token and credentials to it, apart
+// from its secret.
+const a2aSealSuffix = "/a2a"
+
+// a2aAuth is what an A2A push subscription seals.
+type a2aAuth struct {
+	Token       string `json:"token,omitempty"`
+	Credentials string `json:"credentials,omitempty"`
+}
+
+// openA2AAuth opens a subscription's sealed token and credentials.
+func (w *Webhooks) openA2AAuth(tenant string, ev *eventsv1.RuntimeEvent) (a2aAuth, error) {
+	var out a2aAuth
+	s := ev.GetChannelConnected().GetWebhook()
+	if w.Sealer == nil {
+		return out, fmt.Errorf("this runtime has no webhook key")
+	}
+	raw, err := w.Sealer.Open(tenant, ev.GetChannelId()+a2aSealSuffix, s.GetKeyId(), s.GetA2APush().GetSealedAuth())
+	if err != nil {
+		return out, err
+	}
+	return out, json.Unmarshal(raw, &out)
 }
 
 // List answers the tenant's live subscriptions with their recent
@@ -126,7 +202,7 @@ func (w *Webhooks) List(ctx context.Context, c Caller, req *controlv1.ListWebhoo
 	}
 	out := &controlv1.ListWebhooksResponse{Sequence: seq}
 	for i := len(subs) - 1; i >= 0; i-- {
-		wh := publicWebhook(subs[i])
+		wh := w.publicWebhook(c.Tenant, subs[i])
 		wh.RecentDeliveries, wh.Delivered, wh.Failed, err = readmodel.RecentDeliveries(ctx, w.App.Store, c.Tenant, wh.WebhookId, 10)
 		if err != nil {
 			return nil, err
@@ -155,9 +231,19 @@ func (w *Webhooks) Delete(ctx context.Context, c Caller, req *controlv1.DeleteWe
 	return &controlv1.DeleteWebhookResponse{Sequence: res.Sequence}, nil
 }
 
-// publicWebhook is what readers see of a subscription.
-func publicWebhook(ev *eventsv1.RuntimeEvent) *controlv1.Webhook {
+// publicWebhook is what readers see of a subscription: an A2A config's
+// token (A2A's GetTaskPushNotificationConfig answers it), never its
+// credentials.
+func (w *Webhooks) publicWebhook(tenant string, ev *eventsv1.RuntimeEvent) *controlv1.Webhook {
 	s := ev.GetChannelConnected().GetWebhook()
-	return &controlv1.Webhook{WebhookId: ev.GetChannelId(), Url: s.GetUrl(), EventTypes: s.GetEventTypes(), SessionIds: s.GetSessionIds(),
+	wh := &controlv1.Webhook{WebhookId: ev.GetChannelId(), Url: s.GetUrl(), EventTypes: s.GetEventTypes(), SessionIds: s.GetSessionIds(),
 		Description: s.GetDescription(), CreatedAt: ev.GetTimestamp(), Sequence: ev.GetSequence()}
+	if a := s.GetA2APush(); a != nil {
+		wh.A2APush = &controlv1.A2APush{TaskId: a.GetTurnId(), ConfigId: a.GetConfigId(), AuthScheme: a.GetAuthScheme(),
+			SessionId: a.GetSessionId(), ThreadId: a.GetThreadId()}
+		if auth, err := w.openA2AAuth(tenant, ev); err == nil {
+			wh.A2APush.Token = auth.Token
+		}
+	}
+	return wh
 }

@@ -41,6 +41,19 @@ const (
 // DefaultWebhookEventTypes are delivered when a subscription names none.
 var DefaultWebhookEventTypes = []string{events.TypeActionRequired}
 
+// A2APushEventTypes are the events an A2A push notification config
+// delivers: those that change its task's state (pkg/a2a's fold of a turn).
+var A2APushEventTypes = []string{events.TypeTurnStarted, events.TypeActionRequired, events.TypeActionResolved,
+	events.TypeTurnCompleted, events.TypeTurnFailed, events.TypeQueueChanged}
+
+// A2APushFormat is the delivery format of an A2A push notification
+// config: the task as A2A's StreamResponse, not the Standard Webhooks
+// envelope of the event.
+const A2APushFormat = "a2a"
+
+// A2ATokenHeader carries an A2A push notification config's token.
+const A2ATokenHeader = "X-A2A-Notification-Token"
+
 // MaxWebhooksPerTenant bounds a tenant's live subscriptions: each one is
 // matched against every event of the tenant.
 const MaxWebhooksPerTenant = 32
@@ -114,6 +127,9 @@ func WebhookWants(sub *eventsv1.RuntimeEvent, ev *eventsv1.RuntimeEvent) bool {
 		return false
 	}
 	if len(s.GetSessionIds()) > 0 && !slices.Contains(s.GetSessionIds(), ev.GetSessionId()) {
+		return false
+	}
+	if a := s.GetA2APush(); a != nil && ev.GetTurnId() != a.GetTurnId() {
 		return false
 	}
 	return !ev.GetTimestamp().AsTime().Before(sub.GetTimestamp().AsTime())

@@ -38,6 +38,11 @@ type Delivery struct {
 	Secret     []byte
 	Body       []byte
 	At         time.Time
+	// ContentType is the body's media type; default application/json.
+	ContentType string
+	// Headers are set on the request after the signature's (an A2A push
+	// notification's token and Authorization).
+	Headers map[string]string
 }
 
 // Send posts d signed in the Standard Webhooks format (webhook-id,
@@ -68,6 +73,12 @@ func (s *Sender) Send(ctx context.Context, d Delivery) domain.DeliveryAttempt {
 	req.Header.Set("webhook-id", d.DeliveryID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(unix, 10))
 	req.Header.Set("webhook-signature", domain.SignWebhook(d.Secret, d.DeliveryID, unix, d.Body))
+	if d.ContentType != "" {
+		req.Header.Set("Content-Type", d.ContentType)
+	}
+	for k, v := range d.Headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := s.HTTP.Do(req)
 	if err != nil {
 		return domain.DeliveryAttempt{Err: err.Error()}

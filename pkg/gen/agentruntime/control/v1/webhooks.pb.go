@@ -42,8 +42,10 @@ type Webhook struct {
 	// The latest delivery outcomes, newest first (a few).
 	RecentDeliveries []*WebhookDelivery `protobuf:"bytes,9,rep,name=recent_deliveries,json=recentDeliveries,proto3" json:"recent_deliveries,omitempty"`
 	Sequence         uint64             `protobuf:"varint,10,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Set on an A2A push notification config (never its credentials).
+	A2APush       *A2APush `protobuf:"bytes,11,opt,name=a2a_push,json=a2aPush,proto3" json:"a2a_push,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Webhook) Reset() {
@@ -146,6 +148,115 @@ func (x *Webhook) GetSequence() uint64 {
 	return 0
 }
 
+func (x *Webhook) GetA2APush() *A2APush {
+	if x != nil {
+		return x.A2APush
+	}
+	return nil
+}
+
+// A2APush makes a webhook an A2A push notification config of one task
+// (docs/a2a.md, "Push notifications"): it delivers the task as A2A's
+// StreamResponse on each change of its state, with the token in
+// X-A2A-Notification-Token and the credentials in Authorization.
+type A2APush struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task: a turn of the tenant.
+	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// The config's id, unique per task; empty: the webhook id.
+	ConfigId string `protobuf:"bytes,2,opt,name=config_id,json=configId,proto3" json:"config_id,omitempty"`
+	Token    string `protobuf:"bytes,3,opt,name=token,proto3" json:"token,omitempty"`
+	// The receiver's authentication scheme ("Bearer", "Basic", ...) and its
+	// credentials, sent as Authorization: SCHEME CREDENTIALS. Credentials
+	// are written here and never read back.
+	AuthScheme      string `protobuf:"bytes,4,opt,name=auth_scheme,json=authScheme,proto3" json:"auth_scheme,omitempty"`
+	AuthCredentials string `protobuf:"bytes,5,opt,name=auth_credentials,json=authCredentials,proto3" json:"auth_credentials,omitempty"`
+	// The turn's session and thread (answers only).
+	SessionId     string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string `protobuf:"bytes,7,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *A2APush) Reset() {
+	*x = A2APush{}
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *A2APush) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*A2APush) ProtoMessage() {}
+
+func (x *A2APush) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use A2APush.ProtoReflect.Descriptor instead.
+func (*A2APush) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *A2APush) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *A2APush) GetConfigId() string {
+	if x != nil {
+		return x.ConfigId
+	}
+	return ""
+}
+
+func (x *A2APush) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *A2APush) GetAuthScheme() string {
+	if x != nil {
+		return x.AuthScheme
+	}
+	return ""
+}
+
+func (x *A2APush) GetAuthCredentials() string {
+	if x != nil {
+		return x.AuthCredentials
+	}
+	return ""
+}
+
+func (x *A2APush) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *A2APush) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
 // WebhookDelivery is one delivery's latest outcome.
 type WebhookDelivery struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -169,7 +280,7 @@ type WebhookDelivery struct {
 
 func (x *WebhookDelivery) Reset() {
 	*x = WebhookDelivery{}
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[1]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -181,7 +292,7 @@ func (x *WebhookDelivery) String() string {
 func (*WebhookDelivery) ProtoMessage() {}
 
 func (x *WebhookDelivery) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[1]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -194,7 +305,7 @@ func (x *WebhookDelivery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookDelivery.ProtoReflect.Descriptor instead.
 func (*WebhookDelivery) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{1}
+	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *WebhookDelivery) GetDeliveryId() string {
@@ -269,15 +380,18 @@ type CreateWebhookRequest struct {
 	// empty: action.required only.
 	EventTypes []string `protobuf:"bytes,2,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
 	// Only these sessions' events; empty: every session of the tenant.
-	SessionIds    []string `protobuf:"bytes,3,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
-	Description   string   `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	SessionIds  []string `protobuf:"bytes,3,rep,name=session_ids,json=sessionIds,proto3" json:"session_ids,omitempty"`
+	Description string   `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	// Set: an A2A push notification config of a task; event_types and
+	// session_ids must then be empty (they are the task's state changes).
+	A2APush       *A2APush `protobuf:"bytes,5,opt,name=a2a_push,json=a2aPush,proto3" json:"a2a_push,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateWebhookRequest) Reset() {
 	*x = CreateWebhookRequest{}
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[2]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -289,7 +403,7 @@ func (x *CreateWebhookRequest) String() string {
 func (*CreateWebhookRequest) ProtoMessage() {}
 
 func (x *CreateWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[2]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -302,7 +416,7 @@ func (x *CreateWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWebhookRequest.ProtoReflect.Descriptor instead.
 func (*CreateWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{2}
+	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateWebhookRequest) GetUrl() string {
@@ -333,6 +447,13 @@ func (x *CreateWebhookRequest) GetDescription() string {
 	return ""
 }
 
+func (x *CreateWebhookRequest) GetA2APush() *A2APush {
+	if x != nil {
+		return x.A2APush
+	}
+	return nil
+}
+
 type CreateWebhookResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Webhook *Webhook               `protobuf:"bytes,1,opt,name=webhook,proto3" json:"webhook,omitempty"`
@@ -345,7 +466,7 @@ type CreateWebhookResponse struct {
 
 func (x *CreateWebhookResponse) Reset() {
 	*x = CreateWebhookResponse{}
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[3]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -357,7 +478,7 @@ func (x *CreateWebhookResponse) String() string {
 func (*CreateWebhookResponse) ProtoMessage() {}
 
 func (x *CreateWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[3]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -370,7 +491,7 @@ func (x *CreateWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWebhookResponse.ProtoReflect.Descriptor instead.
 func (*CreateWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{3}
+	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateWebhookResponse) GetWebhook() *Webhook {
@@ -404,7 +525,7 @@ type ListWebhooksRequest struct {
 
 func (x *ListWebhooksRequest) Reset() {
 	*x = ListWebhooksRequest{}
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[4]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -416,7 +537,7 @@ func (x *ListWebhooksRequest) String() string {
 func (*ListWebhooksRequest) ProtoMessage() {}
 
 func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[4]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -429,7 +550,7 @@ func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhooksRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhooksRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{4}
+	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListWebhooksRequest) GetMinSequence() uint64 {
@@ -449,7 +570,7 @@ type ListWebhooksResponse struct {
 
 func (x *ListWebhooksResponse) Reset() {
 	*x = ListWebhooksResponse{}
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[5]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -461,7 +582,7 @@ func (x *ListWebhooksResponse) String() string {
 func (*ListWebhooksResponse) ProtoMessage() {}
 
 func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[5]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -474,7 +595,7 @@ func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhooksResponse.ProtoReflect.Descriptor instead.
 func (*ListWebhooksResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{5}
+	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListWebhooksResponse) GetWebhooks() []*Webhook {
@@ -500,7 +621,7 @@ type DeleteWebhookRequest struct {
 
 func (x *DeleteWebhookRequest) Reset() {
 	*x = DeleteWebhookRequest{}
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[6]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -512,7 +633,7 @@ func (x *DeleteWebhookRequest) String() string {
 func (*DeleteWebhookRequest) ProtoMessage() {}
 
 func (x *DeleteWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[6]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -525,7 +646,7 @@ func (x *DeleteWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWebhookRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{6}
+	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DeleteWebhookRequest) GetWebhookId() string {
@@ -544,7 +665,7 @@ type DeleteWebhookResponse struct {
 
 func (x *DeleteWebhookResponse) Reset() {
 	*x = DeleteWebhookResponse{}
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[7]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -556,7 +677,7 @@ func (x *DeleteWebhookResponse) String() string {
 func (*DeleteWebhookResponse) ProtoMessage() {}
 
 func (x *DeleteWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[7]
+	mi := &file_agentruntime_control_v1_webhooks_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -569,7 +690,7 @@ func (x *DeleteWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWebhookResponse.ProtoReflect.Descriptor instead.
 func (*DeleteWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{7}
+	return file_agentruntime_control_v1_webhooks_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DeleteWebhookResponse) GetSequence() uint64 {
@@ -583,7 +704,7 @@ var File_agentruntime_control_v1_webhooks_proto protoreflect.FileDescriptor
 
 const file_agentruntime_control_v1_webhooks_proto_rawDesc = "" +
 	"\n" +
-	"&agentruntime/control/v1/webhooks.proto\x12\x17agentruntime.control.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x03\n" +
+	"&agentruntime/control/v1/webhooks.proto\x12\x17agentruntime.control.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbf\x03\n" +
 	"\aWebhook\x12\x1d\n" +
 	"\n" +
 	"webhook_id\x18\x01 \x01(\tR\twebhookId\x12\x10\n" +
@@ -599,7 +720,18 @@ const file_agentruntime_control_v1_webhooks_proto_rawDesc = "" +
 	"\x06failed\x18\b \x01(\x04R\x06failed\x12U\n" +
 	"\x11recent_deliveries\x18\t \x03(\v2(.agentruntime.control.v1.WebhookDeliveryR\x10recentDeliveries\x12\x1a\n" +
 	"\bsequence\x18\n" +
-	" \x01(\x04R\bsequence\"\xa4\x02\n" +
+	" \x01(\x04R\bsequence\x12;\n" +
+	"\ba2a_push\x18\v \x01(\v2 .agentruntime.control.v1.A2APushR\aa2aPush\"\xf1\x02\n" +
+	"\aA2APush\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12G\n" +
+	"\tconfig_id\x18\x02 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\bconfigId\x12\x1e\n" +
+	"\x05token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\x05token\x12J\n" +
+	"\vauth_scheme\x18\x04 \x01(\tB)\xbaH&r$\x18@2 ^([A-Za-z0-9!#$%&'*+.^_`|~-]+)?$R\n" +
+	"authScheme\x123\n" +
+	"\x10auth_credentials\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\x0fauthCredentials\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x06 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tthread_id\x18\a \x01(\tR\bthreadId\"\xa4\x02\n" +
 	"\x0fWebhookDelivery\x12\x1f\n" +
 	"\vdelivery_id\x18\x01 \x01(\tR\n" +
 	"deliveryId\x12\x19\n" +
@@ -613,7 +745,7 @@ const file_agentruntime_control_v1_webhooks_proto_rawDesc = "" +
 	"\vstatus_code\x18\a \x01(\x05R\n" +
 	"statusCode\x12\x14\n" +
 	"\x05error\x18\b \x01(\tR\x05error\x12*\n" +
-	"\x02at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\x82\x02\n" +
+	"\x02at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xbf\x02\n" +
 	"\x14CreateWebhookRequest\x12\x1f\n" +
 	"\x03url\x18\x01 \x01(\tB\r\xbaH\n" +
 	"r\b\x10\x01\x18\x80\x10\x88\x01\x01R\x03url\x12J\n" +
@@ -621,7 +753,8 @@ const file_agentruntime_control_v1_webhooks_proto_rawDesc = "" +
 	"eventTypes\x12Q\n" +
 	"\vsession_ids\x18\x03 \x03(\tB0\xbaH-\x92\x01*\x10 \x18\x01\"$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\n" +
 	"sessionIds\x12*\n" +
-	"\vdescription\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\vdescription\"\x87\x01\n" +
+	"\vdescription\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\vdescription\x12;\n" +
+	"\ba2a_push\x18\x05 \x01(\v2 .agentruntime.control.v1.A2APushR\aa2aPush\"\x87\x01\n" +
 	"\x15CreateWebhookResponse\x12:\n" +
 	"\awebhook\x18\x01 \x01(\v2 .agentruntime.control.v1.WebhookR\awebhook\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\x12\x1a\n" +
@@ -649,29 +782,32 @@ func file_agentruntime_control_v1_webhooks_proto_rawDescGZIP() []byte {
 	return file_agentruntime_control_v1_webhooks_proto_rawDescData
 }
 
-var file_agentruntime_control_v1_webhooks_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_agentruntime_control_v1_webhooks_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_agentruntime_control_v1_webhooks_proto_goTypes = []any{
 	(*Webhook)(nil),               // 0: agentruntime.control.v1.Webhook
-	(*WebhookDelivery)(nil),       // 1: agentruntime.control.v1.WebhookDelivery
-	(*CreateWebhookRequest)(nil),  // 2: agentruntime.control.v1.CreateWebhookRequest
-	(*CreateWebhookResponse)(nil), // 3: agentruntime.control.v1.CreateWebhookResponse
-	(*ListWebhooksRequest)(nil),   // 4: agentruntime.control.v1.ListWebhooksRequest
-	(*ListWebhooksResponse)(nil),  // 5: agentruntime.control.v1.ListWebhooksResponse
-	(*DeleteWebhookRequest)(nil),  // 6: agentruntime.control.v1.DeleteWebhookRequest
-	(*DeleteWebhookResponse)(nil), // 7: agentruntime.control.v1.DeleteWebhookResponse
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*A2APush)(nil),               // 1: agentruntime.control.v1.A2APush
+	(*WebhookDelivery)(nil),       // 2: agentruntime.control.v1.WebhookDelivery
+	(*CreateWebhookRequest)(nil),  // 3: agentruntime.control.v1.CreateWebhookRequest
+	(*CreateWebhookResponse)(nil), // 4: agentruntime.control.v1.CreateWebhookResponse
+	(*ListWebhooksRequest)(nil),   // 5: agentruntime.control.v1.ListWebhooksRequest
+	(*ListWebhooksResponse)(nil),  // 6: agentruntime.control.v1.ListWebhooksResponse
+	(*DeleteWebhookRequest)(nil),  // 7: agentruntime.control.v1.DeleteWebhookRequest
+	(*DeleteWebhookResponse)(nil), // 8: agentruntime.control.v1.DeleteWebhookResponse
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
 }
 var file_agentruntime_control_v1_webhooks_proto_depIdxs = []int32{
-	8, // 0: agentruntime.control.v1.Webhook.created_at:type_name -> google.protobuf.Timestamp
-	1, // 1: agentruntime.control.v1.Webhook.recent_deliveries:type_name -> agentruntime.control.v1.WebhookDelivery
-	8, // 2: agentruntime.control.v1.WebhookDelivery.at:type_name -> google.protobuf.Timestamp
-	0, // 3: agentruntime.control.v1.CreateWebhookResponse.webhook:type_name -> agentruntime.control.v1.Webhook
-	0, // 4: agentruntime.control.v1.ListWebhooksResponse.webhooks:type_name -> agentruntime.control.v1.Webhook
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	9, // 0: agentruntime.control.v1.Webhook.created_at:type_name -> google.protobuf.Timestamp
+	2, // 1: agentruntime.control.v1.Webhook.recent_deliveries:type_name -> agentruntime.control.v1.WebhookDelivery
+	1, // 2: agentruntime.control.v1.Webhook.a2a_push:type_name -> agentruntime.control.v1.A2APush
+	9, // 3: agentruntime.control.v1.WebhookDelivery.at:type_name -> google.protobuf.Timestamp
+	1, // 4: agentruntime.control.v1.CreateWebhookRequest.a2a_push:type_name -> agentruntime.control.v1.A2APush
+	0, // 5: agentruntime.control.v1.CreateWebhookResponse.webhook:type_name -> agentruntime.control.v1.Webhook
+	0, // 6: agentruntime.control.v1.ListWebhooksResponse.webhooks:type_name -> agentruntime.control.v1.Webhook
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_control_v1_webhooks_proto_init() }
@@ -685,7 +821,7 @@ func file_agentruntime_control_v1_webhooks_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_control_v1_webhooks_proto_rawDesc), len(file_agentruntime_control_v1_webhooks_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -2885,7 +2885,11 @@ type WebhookSubscription struct {
 	SealedSecret []byte                 `protobuf:"bytes,5,opt,name=sealed_secret,json=sealedSecret,proto3" json:"sealed_secret,omitempty"`
 	// Which webhook key sealed it (a fingerprint), so a rotated key is told
 	// from a wrong one.
-	KeyId         string `protobuf:"bytes,6,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	KeyId string `protobuf:"bytes,6,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	// Set: the subscription is an A2A push notification config of one task
+	// (a turn), delivered in A2A's format (docs/a2a.md, "Push
+	// notifications") instead of the Standard Webhooks envelope.
+	A2APush       *A2APushSubscription `protobuf:"bytes,7,opt,name=a2a_push,json=a2aPush,proto3" json:"a2a_push,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2962,6 +2966,116 @@ func (x *WebhookSubscription) GetKeyId() string {
 	return ""
 }
 
+func (x *WebhookSubscription) GetA2APush() *A2APushSubscription {
+	if x != nil {
+		return x.A2APush
+	}
+	return nil
+}
+
+// A2APushSubscription is what an A2A push notification config adds to a
+// webhook subscription: the task it follows and how its receiver is
+// authenticated.
+type A2APushSubscription struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The A2A config id, unique per task.
+	ConfigId string `protobuf:"bytes,1,opt,name=config_id,json=configId,proto3" json:"config_id,omitempty"`
+	// The task: the turn, its session and thread.
+	TurnId    string `protobuf:"bytes,2,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	SessionId string `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId  string `protobuf:"bytes,4,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	// Sequence of the turn's turn.submitted: where its events start.
+	TurnSequence uint64 `protobuf:"varint,5,opt,name=turn_sequence,json=turnSequence,proto3" json:"turn_sequence,omitempty"`
+	// The authentication scheme (e.g. "Bearer") of sealed_auth's
+	// credentials; empty: none.
+	AuthScheme string `protobuf:"bytes,6,opt,name=auth_scheme,json=authScheme,proto3" json:"auth_scheme,omitempty"`
+	// The config's token and credentials (JSON {"token", "credentials"}),
+	// sealed like the secret (bound to the tenant and the webhook id plus
+	// "/a2a").
+	SealedAuth    []byte `protobuf:"bytes,7,opt,name=sealed_auth,json=sealedAuth,proto3" json:"sealed_auth,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *A2APushSubscription) Reset() {
+	*x = A2APushSubscription{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *A2APushSubscription) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*A2APushSubscription) ProtoMessage() {}
+
+func (x *A2APushSubscription) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use A2APushSubscription.ProtoReflect.Descriptor instead.
+func (*A2APushSubscription) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *A2APushSubscription) GetConfigId() string {
+	if x != nil {
+		return x.ConfigId
+	}
+	return ""
+}
+
+func (x *A2APushSubscription) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *A2APushSubscription) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *A2APushSubscription) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *A2APushSubscription) GetTurnSequence() uint64 {
+	if x != nil {
+		return x.TurnSequence
+	}
+	return 0
+}
+
+func (x *A2APushSubscription) GetAuthScheme() string {
+	if x != nil {
+		return x.AuthScheme
+	}
+	return ""
+}
+
+func (x *A2APushSubscription) GetSealedAuth() []byte {
+	if x != nil {
+		return x.SealedAuth
+	}
+	return nil
+}
+
 // WebhookDeliveryFact is one delivery attempt's outcome, recorded on the
 // delivered event's session: "delivered", "retrying" (next_attempt_at
 // says when) or "failed" (given up).
@@ -2983,7 +3097,7 @@ type WebhookDeliveryFact struct {
 
 func (x *WebhookDeliveryFact) Reset() {
 	*x = WebhookDeliveryFact{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2995,7 +3109,7 @@ func (x *WebhookDeliveryFact) String() string {
 func (*WebhookDeliveryFact) ProtoMessage() {}
 
 func (x *WebhookDeliveryFact) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3008,7 +3122,7 @@ func (x *WebhookDeliveryFact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookDeliveryFact.ProtoReflect.Descriptor instead.
 func (*WebhookDeliveryFact) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{41}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WebhookDeliveryFact) GetDeliveryId() string {
@@ -3098,7 +3212,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3110,7 +3224,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3123,7 +3237,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{42}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -3195,7 +3309,7 @@ type SnapshotRepaired struct {
 
 func (x *SnapshotRepaired) Reset() {
 	*x = SnapshotRepaired{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3207,7 +3321,7 @@ func (x *SnapshotRepaired) String() string {
 func (*SnapshotRepaired) ProtoMessage() {}
 
 func (x *SnapshotRepaired) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3220,7 +3334,7 @@ func (x *SnapshotRepaired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRepaired.ProtoReflect.Descriptor instead.
 func (*SnapshotRepaired) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{43}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SnapshotRepaired) GetRequestedSequence() uint64 {
@@ -3271,7 +3385,7 @@ type RepairedFact struct {
 
 func (x *RepairedFact) Reset() {
 	*x = RepairedFact{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[44]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3283,7 +3397,7 @@ func (x *RepairedFact) String() string {
 func (*RepairedFact) ProtoMessage() {}
 
 func (x *RepairedFact) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[44]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3296,7 +3410,7 @@ func (x *RepairedFact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairedFact.ProtoReflect.Descriptor instead.
 func (*RepairedFact) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{44}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RepairedFact) GetStatus() string {
@@ -3355,7 +3469,7 @@ type SnapshotUpdated struct {
 
 func (x *SnapshotUpdated) Reset() {
 	*x = SnapshotUpdated{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[45]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3367,7 +3481,7 @@ func (x *SnapshotUpdated) String() string {
 func (*SnapshotUpdated) ProtoMessage() {}
 
 func (x *SnapshotUpdated) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[45]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3380,7 +3494,7 @@ func (x *SnapshotUpdated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotUpdated.ProtoReflect.Descriptor instead.
 func (*SnapshotUpdated) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{45}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SnapshotUpdated) GetKind() string {
@@ -3653,7 +3767,7 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1c\n" +
 	"\ttransport\x18\x04 \x01(\tR\ttransport\x12E\n" +
 	"\awebhook\x18\x05 \x01(\v2+.agentruntime.events.v1.WebhookSubscriptionR\awebhook\x12G\n" +
-	"\bdelivery\x18\x06 \x01(\v2+.agentruntime.events.v1.WebhookDeliveryFactR\bdelivery\"\xc7\x01\n" +
+	"\bdelivery\x18\x06 \x01(\v2+.agentruntime.events.v1.WebhookDeliveryFactR\bdelivery\"\x8f\x02\n" +
 	"\x13WebhookSubscription\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x1f\n" +
 	"\vevent_types\x18\x02 \x03(\tR\n" +
@@ -3662,7 +3776,19 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"sessionIds\x12 \n" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12#\n" +
 	"\rsealed_secret\x18\x05 \x01(\fR\fsealedSecret\x12\x15\n" +
-	"\x06key_id\x18\x06 \x01(\tR\x05keyId\"\x81\x03\n" +
+	"\x06key_id\x18\x06 \x01(\tR\x05keyId\x12F\n" +
+	"\ba2a_push\x18\a \x01(\v2+.agentruntime.events.v1.A2APushSubscriptionR\aa2aPush\"\xee\x01\n" +
+	"\x13A2APushSubscription\x12\x1b\n" +
+	"\tconfig_id\x18\x01 \x01(\tR\bconfigId\x12\x17\n" +
+	"\aturn_id\x18\x02 \x01(\tR\x06turnId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tthread_id\x18\x04 \x01(\tR\bthreadId\x12#\n" +
+	"\rturn_sequence\x18\x05 \x01(\x04R\fturnSequence\x12\x1f\n" +
+	"\vauth_scheme\x18\x06 \x01(\tR\n" +
+	"authScheme\x12\x1f\n" +
+	"\vsealed_auth\x18\a \x01(\fR\n" +
+	"sealedAuth\"\x81\x03\n" +
 	"\x13WebhookDeliveryFact\x12\x1f\n" +
 	"\vdelivery_id\x18\x01 \x01(\tR\n" +
 	"deliveryId\x12\x19\n" +
@@ -3734,7 +3860,7 @@ func file_agentruntime_events_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_events_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_agentruntime_events_v1_control_proto_goTypes = []any{
 	(ActionOutcome)(0),            // 0: agentruntime.events.v1.ActionOutcome
 	(TurnOutcome)(0),              // 1: agentruntime.events.v1.TurnOutcome
@@ -3779,55 +3905,57 @@ var file_agentruntime_events_v1_control_proto_goTypes = []any{
 	(*SubagentStatus)(nil),        // 40: agentruntime.events.v1.SubagentStatus
 	(*ChannelFact)(nil),           // 41: agentruntime.events.v1.ChannelFact
 	(*WebhookSubscription)(nil),   // 42: agentruntime.events.v1.WebhookSubscription
-	(*WebhookDeliveryFact)(nil),   // 43: agentruntime.events.v1.WebhookDeliveryFact
-	(*ToolSpec)(nil),              // 44: agentruntime.events.v1.ToolSpec
-	(*SnapshotRepaired)(nil),      // 45: agentruntime.events.v1.SnapshotRepaired
-	(*RepairedFact)(nil),          // 46: agentruntime.events.v1.RepairedFact
-	(*SnapshotUpdated)(nil),       // 47: agentruntime.events.v1.SnapshotUpdated
-	nil,                           // 48: agentruntime.events.v1.ActionRequired.ContextEntry
-	nil,                           // 49: agentruntime.events.v1.SessionCreated.MetadataEntry
-	nil,                           // 50: agentruntime.events.v1.SessionUpdated.MetadataEntry
-	nil,                           // 51: agentruntime.events.v1.ThreadUpdated.FactsEntry
-	nil,                           // 52: agentruntime.events.v1.TurnSubmitted.OptionsEntry
-	nil,                           // 53: agentruntime.events.v1.TurnSubmitted.MetadataEntry
-	nil,                           // 54: agentruntime.events.v1.TurnCompleted.RefsEntry
-	nil,                           // 55: agentruntime.events.v1.RunStatus.MetadataEntry
-	nil,                           // 56: agentruntime.events.v1.SnapshotUpdated.FactsEntry
-	(*durationpb.Duration)(nil),   // 57: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 58: google.protobuf.Timestamp
-	(*v1.OutputRef)(nil),          // 59: agentruntime.common.v1.OutputRef
+	(*A2APushSubscription)(nil),   // 43: agentruntime.events.v1.A2APushSubscription
+	(*WebhookDeliveryFact)(nil),   // 44: agentruntime.events.v1.WebhookDeliveryFact
+	(*ToolSpec)(nil),              // 45: agentruntime.events.v1.ToolSpec
+	(*SnapshotRepaired)(nil),      // 46: agentruntime.events.v1.SnapshotRepaired
+	(*RepairedFact)(nil),          // 47: agentruntime.events.v1.RepairedFact
+	(*SnapshotUpdated)(nil),       // 48: agentruntime.events.v1.SnapshotUpdated
+	nil,                           // 49: agentruntime.events.v1.ActionRequired.ContextEntry
+	nil,                           // 50: agentruntime.events.v1.SessionCreated.MetadataEntry
+	nil,                           // 51: agentruntime.events.v1.SessionUpdated.MetadataEntry
+	nil,                           // 52: agentruntime.events.v1.ThreadUpdated.FactsEntry
+	nil,                           // 53: agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	nil,                           // 54: agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	nil,                           // 55: agentruntime.events.v1.TurnCompleted.RefsEntry
+	nil,                           // 56: agentruntime.events.v1.RunStatus.MetadataEntry
+	nil,                           // 57: agentruntime.events.v1.SnapshotUpdated.FactsEntry
+	(*durationpb.Duration)(nil),   // 58: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 59: google.protobuf.Timestamp
+	(*v1.OutputRef)(nil),          // 60: agentruntime.common.v1.OutputRef
 }
 var file_agentruntime_events_v1_control_proto_depIdxs = []int32{
-	57, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
-	48, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
-	58, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
+	58, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
+	49, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
+	59, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: agentruntime.events.v1.ActionResolved.outcome:type_name -> agentruntime.events.v1.ActionOutcome
-	49, // 4: agentruntime.events.v1.SessionCreated.metadata:type_name -> agentruntime.events.v1.SessionCreated.MetadataEntry
-	50, // 5: agentruntime.events.v1.SessionUpdated.metadata:type_name -> agentruntime.events.v1.SessionUpdated.MetadataEntry
-	51, // 6: agentruntime.events.v1.ThreadUpdated.facts:type_name -> agentruntime.events.v1.ThreadUpdated.FactsEntry
+	50, // 4: agentruntime.events.v1.SessionCreated.metadata:type_name -> agentruntime.events.v1.SessionCreated.MetadataEntry
+	51, // 5: agentruntime.events.v1.SessionUpdated.metadata:type_name -> agentruntime.events.v1.SessionUpdated.MetadataEntry
+	52, // 6: agentruntime.events.v1.ThreadUpdated.facts:type_name -> agentruntime.events.v1.ThreadUpdated.FactsEntry
 	8,  // 7: agentruntime.events.v1.TurnSubmitted.input:type_name -> agentruntime.events.v1.InputPart
-	52, // 8: agentruntime.events.v1.TurnSubmitted.options:type_name -> agentruntime.events.v1.TurnSubmitted.OptionsEntry
-	53, // 9: agentruntime.events.v1.TurnSubmitted.metadata:type_name -> agentruntime.events.v1.TurnSubmitted.MetadataEntry
-	54, // 10: agentruntime.events.v1.TurnCompleted.refs:type_name -> agentruntime.events.v1.TurnCompleted.RefsEntry
+	53, // 8: agentruntime.events.v1.TurnSubmitted.options:type_name -> agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	54, // 9: agentruntime.events.v1.TurnSubmitted.metadata:type_name -> agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	55, // 10: agentruntime.events.v1.TurnCompleted.refs:type_name -> agentruntime.events.v1.TurnCompleted.RefsEntry
 	1,  // 11: agentruntime.events.v1.TurnFailed.outcome:type_name -> agentruntime.events.v1.TurnOutcome
-	55, // 12: agentruntime.events.v1.RunStatus.metadata:type_name -> agentruntime.events.v1.RunStatus.MetadataEntry
+	56, // 12: agentruntime.events.v1.RunStatus.metadata:type_name -> agentruntime.events.v1.RunStatus.MetadataEntry
 	17, // 13: agentruntime.events.v1.ModelCompleted.usage:type_name -> agentruntime.events.v1.ModelUsage
-	59, // 14: agentruntime.events.v1.ToolResult.output:type_name -> agentruntime.common.v1.OutputRef
-	59, // 15: agentruntime.events.v1.ProcessOutput.output:type_name -> agentruntime.common.v1.OutputRef
-	59, // 16: agentruntime.events.v1.ProcessCompleted.output:type_name -> agentruntime.common.v1.OutputRef
-	59, // 17: agentruntime.events.v1.OutputFact.output:type_name -> agentruntime.common.v1.OutputRef
+	60, // 14: agentruntime.events.v1.ToolResult.output:type_name -> agentruntime.common.v1.OutputRef
+	60, // 15: agentruntime.events.v1.ProcessOutput.output:type_name -> agentruntime.common.v1.OutputRef
+	60, // 16: agentruntime.events.v1.ProcessCompleted.output:type_name -> agentruntime.common.v1.OutputRef
+	60, // 17: agentruntime.events.v1.OutputFact.output:type_name -> agentruntime.common.v1.OutputRef
 	42, // 18: agentruntime.events.v1.ChannelFact.webhook:type_name -> agentruntime.events.v1.WebhookSubscription
-	43, // 19: agentruntime.events.v1.ChannelFact.delivery:type_name -> agentruntime.events.v1.WebhookDeliveryFact
-	58, // 20: agentruntime.events.v1.WebhookDeliveryFact.next_attempt_at:type_name -> google.protobuf.Timestamp
-	58, // 21: agentruntime.events.v1.WebhookDeliveryFact.event_time:type_name -> google.protobuf.Timestamp
-	46, // 22: agentruntime.events.v1.SnapshotRepaired.facts:type_name -> agentruntime.events.v1.RepairedFact
-	44, // 23: agentruntime.events.v1.SnapshotUpdated.tools:type_name -> agentruntime.events.v1.ToolSpec
-	56, // 24: agentruntime.events.v1.SnapshotUpdated.facts:type_name -> agentruntime.events.v1.SnapshotUpdated.FactsEntry
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	44, // 19: agentruntime.events.v1.ChannelFact.delivery:type_name -> agentruntime.events.v1.WebhookDeliveryFact
+	43, // 20: agentruntime.events.v1.WebhookSubscription.a2a_push:type_name -> agentruntime.events.v1.A2APushSubscription
+	59, // 21: agentruntime.events.v1.WebhookDeliveryFact.next_attempt_at:type_name -> google.protobuf.Timestamp
+	59, // 22: agentruntime.events.v1.WebhookDeliveryFact.event_time:type_name -> google.protobuf.Timestamp
+	47, // 23: agentruntime.events.v1.SnapshotRepaired.facts:type_name -> agentruntime.events.v1.RepairedFact
+	45, // 24: agentruntime.events.v1.SnapshotUpdated.tools:type_name -> agentruntime.events.v1.ToolSpec
+	57, // 25: agentruntime.events.v1.SnapshotUpdated.facts:type_name -> agentruntime.events.v1.SnapshotUpdated.FactsEntry
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_control_proto_init() }
@@ -3847,7 +3975,7 @@ func file_agentruntime_events_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_events_v1_control_proto_rawDesc), len(file_agentruntime_events_v1_control_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   55,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -7,17 +7,37 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class A2APush(_message.Message):
+    __slots__ = ["auth_credentials", "auth_scheme", "config_id", "session_id", "task_id", "thread_id", "token"]
+    AUTH_CREDENTIALS_FIELD_NUMBER: _ClassVar[int]
+    AUTH_SCHEME_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    auth_credentials: str
+    auth_scheme: str
+    config_id: str
+    session_id: str
+    task_id: str
+    thread_id: str
+    token: str
+    def __init__(self, task_id: _Optional[str] = ..., config_id: _Optional[str] = ..., token: _Optional[str] = ..., auth_scheme: _Optional[str] = ..., auth_credentials: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ...) -> None: ...
+
 class CreateWebhookRequest(_message.Message):
-    __slots__ = ["description", "event_types", "session_ids", "url"]
+    __slots__ = ["a2a_push", "description", "event_types", "session_ids", "url"]
+    A2A_PUSH_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
     SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
+    a2a_push: A2APush
     description: str
     event_types: _containers.RepeatedScalarFieldContainer[str]
     session_ids: _containers.RepeatedScalarFieldContainer[str]
     url: str
-    def __init__(self, url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ...) -> None: ...
+    def __init__(self, url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., a2a_push: _Optional[_Union[A2APush, _Mapping]] = ...) -> None: ...
 
 class CreateWebhookResponse(_message.Message):
     __slots__ = ["secret", "sequence", "webhook"]
@@ -56,7 +76,8 @@ class ListWebhooksResponse(_message.Message):
     def __init__(self, webhooks: _Optional[_Iterable[_Union[Webhook, _Mapping]]] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class Webhook(_message.Message):
-    __slots__ = ["created_at", "delivered", "description", "event_types", "failed", "recent_deliveries", "sequence", "session_ids", "url", "webhook_id"]
+    __slots__ = ["a2a_push", "created_at", "delivered", "description", "event_types", "failed", "recent_deliveries", "sequence", "session_ids", "url", "webhook_id"]
+    A2A_PUSH_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     DELIVERED_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -67,6 +88,7 @@ class Webhook(_message.Message):
     SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
     WEBHOOK_ID_FIELD_NUMBER: _ClassVar[int]
+    a2a_push: A2APush
     created_at: _timestamp_pb2.Timestamp
     delivered: int
     description: str
@@ -77,7 +99,7 @@ class Webhook(_message.Message):
     session_ids: _containers.RepeatedScalarFieldContainer[str]
     url: str
     webhook_id: str
-    def __init__(self, webhook_id: _Optional[str] = ..., url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., delivered: _Optional[int] = ..., failed: _Optional[int] = ..., recent_deliveries: _Optional[_Iterable[_Union[WebhookDelivery, _Mapping]]] = ..., sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, webhook_id: _Optional[str] = ..., url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., delivered: _Optional[int] = ..., failed: _Optional[int] = ..., recent_deliveries: _Optional[_Iterable[_Union[WebhookDelivery, _Mapping]]] = ..., sequence: _Optional[int] = ..., a2a_push: _Optional[_Union[A2APush, _Mapping]] = ...) -> None: ...
 
 class WebhookDelivery(_message.Message):
     __slots__ = ["at", "attempts", "delivery_id", "error", "event_id", "event_type", "outcome", "session_id", "status_code"]

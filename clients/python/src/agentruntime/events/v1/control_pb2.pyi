@@ -18,6 +18,24 @@ TURN_OUTCOME_FAILED: TurnOutcome
 TURN_OUTCOME_TIMED_OUT: TurnOutcome
 TURN_OUTCOME_UNSPECIFIED: TurnOutcome
 
+class A2APushSubscription(_message.Message):
+    __slots__ = ["auth_scheme", "config_id", "sealed_auth", "session_id", "thread_id", "turn_id", "turn_sequence"]
+    AUTH_SCHEME_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ID_FIELD_NUMBER: _ClassVar[int]
+    SEALED_AUTH_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    auth_scheme: str
+    config_id: str
+    sealed_auth: bytes
+    session_id: str
+    thread_id: str
+    turn_id: str
+    turn_sequence: int
+    def __init__(self, config_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_sequence: _Optional[int] = ..., auth_scheme: _Optional[str] = ..., sealed_auth: _Optional[bytes] = ...) -> None: ...
+
 class ActionRequired(_message.Message):
     __slots__ = ["action_type", "context", "decision_on_timeout", "decisions", "expires_at", "json_schema", "prompt", "requested_by", "requester_role", "requester_subject", "timeout"]
     class ContextEntry(_message.Message):
@@ -616,20 +634,22 @@ class WebhookDeliveryFact(_message.Message):
     def __init__(self, delivery_id: _Optional[str] = ..., event_id: _Optional[str] = ..., event_type: _Optional[str] = ..., event_sequence: _Optional[int] = ..., outcome: _Optional[str] = ..., attempt: _Optional[int] = ..., status_code: _Optional[int] = ..., error: _Optional[str] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., event_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class WebhookSubscription(_message.Message):
-    __slots__ = ["description", "event_types", "key_id", "sealed_secret", "session_ids", "url"]
+    __slots__ = ["a2a_push", "description", "event_types", "key_id", "sealed_secret", "session_ids", "url"]
+    A2A_PUSH_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     SEALED_SECRET_FIELD_NUMBER: _ClassVar[int]
     SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
+    a2a_push: A2APushSubscription
     description: str
     event_types: _containers.RepeatedScalarFieldContainer[str]
     key_id: str
     sealed_secret: bytes
     session_ids: _containers.RepeatedScalarFieldContainer[str]
     url: str
-    def __init__(self, url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., sealed_secret: _Optional[bytes] = ..., key_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., sealed_secret: _Optional[bytes] = ..., key_id: _Optional[str] = ..., a2a_push: _Optional[_Union[A2APushSubscription, _Mapping]] = ...) -> None: ...
 
 class ActionOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

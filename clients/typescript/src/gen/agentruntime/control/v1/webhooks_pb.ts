@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentruntime/control/v1/webhooks.proto.
  */
 export const file_agentruntime_control_v1_webhooks: GenFile = /*@__PURE__*/
-  fileDesc("CiZhZ2VudHJ1bnRpbWUvY29udHJvbC92MS93ZWJob29rcy5wcm90bxIXYWdlbnRydW50aW1lLmNvbnRyb2wudjEikwIKB1dlYmhvb2sSEgoKd2ViaG9va19pZBgBIAEoCRILCgN1cmwYAiABKAkSEwoLZXZlbnRfdHlwZXMYAyADKAkSEwoLc2Vzc2lvbl9pZHMYBCADKAkSEwoLZGVzY3JpcHRpb24YBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJZGVsaXZlcmVkGAcgASgEEg4KBmZhaWxlZBgIIAEoBBJDChFyZWNlbnRfZGVsaXZlcmllcxgJIAMoCzIoLmFnZW50cnVudGltZS5jb250cm9sLnYxLldlYmhvb2tEZWxpdmVyeRIQCghzZXF1ZW5jZRgKIAEoBCLPAQoPV2ViaG9va0RlbGl2ZXJ5EhMKC2RlbGl2ZXJ5X2lkGAEgASgJEhAKCGV2ZW50X2lkGAIgASgJEhIKCmV2ZW50X3R5cGUYAyABKAkSEgoKc2Vzc2lvbl9pZBgEIAEoCRIPCgdvdXRjb21lGAUgASgJEhAKCGF0dGVtcHRzGAYgASgNEhMKC3N0YXR1c19jb2RlGAcgASgFEg0KBWVycm9yGAggASgJEiYKAmF0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLYAQoUQ3JlYXRlV2ViaG9va1JlcXVlc3QSGgoDdXJsGAEgASgJQg26SApyCBABGIAQiAEBEj4KC2V2ZW50X3R5cGVzGAIgAygJQim6SCaSASMQIBgBIh1yGxABGEAyFV5bYS16X10rKFwuW2Etel9dKykqJBJFCgtzZXNzaW9uX2lkcxgDIAMoCUIwukgtkgEqECAYASIkciIQARiAATIbXltBLVphLXowLTldW0EtWmEtejAtOV8tXSokEh0KC2Rlc2NyaXB0aW9uGAQgASgJQgi6SAVyAxiAAiJsChVDcmVhdGVXZWJob29rUmVzcG9uc2USMQoHd2ViaG9vaxgBIAEoCzIgLmFnZW50cnVudGltZS5jb250cm9sLnYxLldlYmhvb2sSDgoGc2VjcmV0GAIgASgJEhAKCHNlcXVlbmNlGAMgASgEIisKE0xpc3RXZWJob29rc1JlcXVlc3QSFAoMbWluX3NlcXVlbmNlGAEgASgEIlwKFExpc3RXZWJob29rc1Jlc3BvbnNlEjIKCHdlYmhvb2tzGAEgAygLMiAuYWdlbnRydW50aW1lLmNvbnRyb2wudjEuV2ViaG9vaxIQCghzZXF1ZW5jZRgCIAEoBCJTChREZWxldGVXZWJob29rUmVxdWVzdBI7Cgp3ZWJob29rX2lkGAEgASgJQie6SCRyIhABGIABMhteW0EtWmEtejAtOV1bQS1aYS16MC05Xy1dKiQiKQoVRGVsZXRlV2ViaG9va1Jlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEQlBaTmdpdGh1Yi5jb20vYWdlbnRydW50aW1lL2FnZW50cnVudGltZS9wa2cvZ2VuL2FnZW50cnVudGltZS9jb250cm9sL3YxO2NvbnRyb2x2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_timestamp]);
+  fileDesc("CiZhZ2VudHJ1bnRpbWUvY29udHJvbC92MS93ZWJob29rcy5wcm90bxIXYWdlbnRydW50aW1lLmNvbnRyb2wudjEixwIKB1dlYmhvb2sSEgoKd2ViaG9va19pZBgBIAEoCRILCgN1cmwYAiABKAkSEwoLZXZlbnRfdHlwZXMYAyADKAkSEwoLc2Vzc2lvbl9pZHMYBCADKAkSEwoLZGVzY3JpcHRpb24YBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJZGVsaXZlcmVkGAcgASgEEg4KBmZhaWxlZBgIIAEoBBJDChFyZWNlbnRfZGVsaXZlcmllcxgJIAMoCzIoLmFnZW50cnVudGltZS5jb250cm9sLnYxLldlYmhvb2tEZWxpdmVyeRIQCghzZXF1ZW5jZRgKIAEoBBIyCghhMmFfcHVzaBgLIAEoCzIgLmFnZW50cnVudGltZS5jb250cm9sLnYxLkEyQVB1c2gipgIKB0EyQVB1c2gSOAoHdGFza19pZBgBIAEoCUInukgkciIQARiAATIbXltBLVphLXowLTldW0EtWmEtejAtOV8tXSokEj0KCWNvbmZpZ19pZBgCIAEoCUIqukgnciUYgAEyIF4oW0EtWmEtejAtOV1bQS1aYS16MC05Xy46LV0qKT8kEhcKBXRva2VuGAMgASgJQgi6SAVyAxiACBI+CgthdXRoX3NjaGVtZRgEIAEoCUIpukgmciQYQDIgXihbQS1aYS16MC05ISMkJSYnKisuXl9gfH4tXSspPyQSIgoQYXV0aF9jcmVkZW50aWFscxgFIAEoCUIIukgFcgMYgCASEgoKc2Vzc2lvbl9pZBgGIAEoCRIRCgl0aHJlYWRfaWQYByABKAkizwEKD1dlYmhvb2tEZWxpdmVyeRITCgtkZWxpdmVyeV9pZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEhIKCnNlc3Npb25faWQYBCABKAkSDwoHb3V0Y29tZRgFIAEoCRIQCghhdHRlbXB0cxgGIAEoDRITCgtzdGF0dXNfY29kZRgHIAEoBRINCgVlcnJvchgIIAEoCRImCgJhdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAIKFENyZWF0ZVdlYmhvb2tSZXF1ZXN0EhoKA3VybBgBIAEoCUINukgKcggQARiAEIgBARI+CgtldmVudF90eXBlcxgCIAMoCUIpukgmkgEjECAYASIdchsQARhAMhVeW2Etel9dKyhcLlthLXpfXSspKiQSRQoLc2Vzc2lvbl9pZHMYAyADKAlCMLpILZIBKhAgGAEiJHIiEAEYgAEyG15bQS1aYS16MC05XVtBLVphLXowLTlfLV0qJBIdCgtkZXNjcmlwdGlvbhgEIAEoCUIIukgFcgMYgAISMgoIYTJhX3B1c2gYBSABKAsyIC5hZ2VudHJ1bnRpbWUuY29udHJvbC52MS5BMkFQdXNoImwKFUNyZWF0ZVdlYmhvb2tSZXNwb25zZRIxCgd3ZWJob29rGAEgASgLMiAuYWdlbnRydW50aW1lLmNvbnRyb2wudjEuV2ViaG9vaxIOCgZzZWNyZXQYAiABKAkSEAoIc2VxdWVuY2UYAyABKAQiKwoTTGlzdFdlYmhvb2tzUmVxdWVzdBIUCgxtaW5fc2VxdWVuY2UYASABKAQiXAoUTGlzdFdlYmhvb2tzUmVzcG9uc2USMgoId2ViaG9va3MYASADKAsyIC5hZ2VudHJ1bnRpbWUuY29udHJvbC52MS5XZWJob29rEhAKCHNlcXVlbmNlGAIgASgEIlMKFERlbGV0ZVdlYmhvb2tSZXF1ZXN0EjsKCndlYmhvb2tfaWQYASABKAlCJ7pIJHIiEAEYgAEyG15bQS1aYS16MC05XVtBLVphLXowLTlfLV0qJCIpChVEZWxldGVXZWJob29rUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKARCUFpOZ2l0aHViLmNvbS9hZ2VudHJ1bnRpbWUvYWdlbnRydW50aW1lL3BrZy9nZW4vYWdlbnRydW50aW1lL2NvbnRyb2wvdjE7Y29udHJvbHYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
  * Webhook is a tenant's webhook subscription as readers see it: never its
@@ -80,6 +80,13 @@ export type Webhook = Message<"agentruntime.control.v1.Webhook"> & {
    * @generated from field: uint64 sequence = 10;
    */
   sequence: bigint;
+
+  /**
+   * Set on an A2A push notification config (never its credentials).
+   *
+   * @generated from field: agentruntime.control.v1.A2APush a2a_push = 11;
+   */
+  a2aPush?: A2APush;
 };
 
 /**
@@ -88,6 +95,68 @@ export type Webhook = Message<"agentruntime.control.v1.Webhook"> & {
  */
 export const WebhookSchema: GenMessage<Webhook> = /*@__PURE__*/
   messageDesc(file_agentruntime_control_v1_webhooks, 0);
+
+/**
+ * A2APush makes a webhook an A2A push notification config of one task
+ * (docs/a2a.md, "Push notifications"): it delivers the task as A2A's
+ * StreamResponse on each change of its state, with the token in
+ * X-A2A-Notification-Token and the credentials in Authorization.
+ *
+ * @generated from message agentruntime.control.v1.A2APush
+ */
+export type A2APush = Message<"agentruntime.control.v1.A2APush"> & {
+  /**
+   * The task: a turn of the tenant.
+   *
+   * @generated from field: string task_id = 1;
+   */
+  taskId: string;
+
+  /**
+   * The config's id, unique per task; empty: the webhook id.
+   *
+   * @generated from field: string config_id = 2;
+   */
+  configId: string;
+
+  /**
+   * @generated from field: string token = 3;
+   */
+  token: string;
+
+  /**
+   * The receiver's authentication scheme ("Bearer", "Basic", ...) and its
+   * credentials, sent as Authorization: SCHEME CREDENTIALS. Credentials
+   * are written here and never read back.
+   *
+   * @generated from field: string auth_scheme = 4;
+   */
+  authScheme: string;
+
+  /**
+   * @generated from field: string auth_credentials = 5;
+   */
+  authCredentials: string;
+
+  /**
+   * The turn's session and thread (answers only).
+   *
+   * @generated from field: string session_id = 6;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string thread_id = 7;
+   */
+  threadId: string;
+};
+
+/**
+ * Describes the message agentruntime.control.v1.A2APush.
+ * Use `create(A2APushSchema)` to create a new message.
+ */
+export const A2APushSchema: GenMessage<A2APush> = /*@__PURE__*/
+  messageDesc(file_agentruntime_control_v1_webhooks, 1);
 
 /**
  * WebhookDelivery is one delivery's latest outcome.
@@ -154,7 +223,7 @@ export type WebhookDelivery = Message<"agentruntime.control.v1.WebhookDelivery">
  * Use `create(WebhookDeliverySchema)` to create a new message.
  */
 export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
-  messageDesc(file_agentruntime_control_v1_webhooks, 1);
+  messageDesc(file_agentruntime_control_v1_webhooks, 2);
 
 /**
  * @generated from message agentruntime.control.v1.CreateWebhookRequest
@@ -187,6 +256,14 @@ export type CreateWebhookRequest = Message<"agentruntime.control.v1.CreateWebhoo
    * @generated from field: string description = 4;
    */
   description: string;
+
+  /**
+   * Set: an A2A push notification config of a task; event_types and
+   * session_ids must then be empty (they are the task's state changes).
+   *
+   * @generated from field: agentruntime.control.v1.A2APush a2a_push = 5;
+   */
+  a2aPush?: A2APush;
 };
 
 /**
@@ -194,7 +271,7 @@ export type CreateWebhookRequest = Message<"agentruntime.control.v1.CreateWebhoo
  * Use `create(CreateWebhookRequestSchema)` to create a new message.
  */
 export const CreateWebhookRequestSchema: GenMessage<CreateWebhookRequest> = /*@__PURE__*/
-  messageDesc(file_agentruntime_control_v1_webhooks, 2);
+  messageDesc(file_agentruntime_control_v1_webhooks, 3);
 
 /**
  * @generated from message agentruntime.control.v1.CreateWebhookResponse
@@ -223,7 +300,7 @@ export type CreateWebhookResponse = Message<"agentruntime.control.v1.CreateWebho
  * Use `create(CreateWebhookResponseSchema)` to create a new message.
  */
 export const CreateWebhookResponseSchema: GenMessage<CreateWebhookResponse> = /*@__PURE__*/
-  messageDesc(file_agentruntime_control_v1_webhooks, 3);
+  messageDesc(file_agentruntime_control_v1_webhooks, 4);
 
 /**
  * @generated from message agentruntime.control.v1.ListWebhooksRequest
@@ -242,7 +319,7 @@ export type ListWebhooksRequest = Message<"agentruntime.control.v1.ListWebhooksR
  * Use `create(ListWebhooksRequestSchema)` to create a new message.
  */
 export const ListWebhooksRequestSchema: GenMessage<ListWebhooksRequest> = /*@__PURE__*/
-  messageDesc(file_agentruntime_control_v1_webhooks, 4);
+  messageDesc(file_agentruntime_control_v1_webhooks, 5);
 
 /**
  * @generated from message agentruntime.control.v1.ListWebhooksResponse
@@ -264,7 +341,7 @@ export type ListWebhooksResponse = Message<"agentruntime.control.v1.ListWebhooks
  * Use `create(ListWebhooksResponseSchema)` to create a new message.
  */
 export const ListWebhooksResponseSchema: GenMessage<ListWebhooksResponse> = /*@__PURE__*/
-  messageDesc(file_agentruntime_control_v1_webhooks, 5);
+  messageDesc(file_agentruntime_control_v1_webhooks, 6);
 
 /**
  * @generated from message agentruntime.control.v1.DeleteWebhookRequest
@@ -281,7 +358,7 @@ export type DeleteWebhookRequest = Message<"agentruntime.control.v1.DeleteWebhoo
  * Use `create(DeleteWebhookRequestSchema)` to create a new message.
  */
 export const DeleteWebhookRequestSchema: GenMessage<DeleteWebhookRequest> = /*@__PURE__*/
-  messageDesc(file_agentruntime_control_v1_webhooks, 6);
+  messageDesc(file_agentruntime_control_v1_webhooks, 7);
 
 /**
  * @generated from message agentruntime.control.v1.DeleteWebhookResponse
@@ -298,5 +375,5 @@ export type DeleteWebhookResponse = Message<"agentruntime.control.v1.DeleteWebho
  * Use `create(DeleteWebhookResponseSchema)` to create a new message.
  */
 export const DeleteWebhookResponseSchema: GenMessage<DeleteWebhookResponse> = /*@__PURE__*/
-  messageDesc(file_agentruntime_control_v1_webhooks, 7);
+  messageDesc(file_agentruntime_control_v1_webhooks, 8);
 
