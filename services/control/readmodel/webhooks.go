@@ -212,6 +212,12 @@ func (w Webhooks) Project(ctx context.Context, store projection.Store, rec *even
 			err = projectDelivery(ctx, store, ev, f.GetDelivery(), w.outbox(tenant, ev.GetSessionId()), &b)
 		case ev.GetType() == events.TypeChannelConnected || ev.GetType() == events.TypeChannelDisconnected:
 			err = projectSubscription(ctx, store, ev, &b)
+			if err == nil && ev.GetChannelConnected().GetWebhook().GetA2APush() != nil {
+				// An A2A push notification config's receiver gets its task
+				// as it is when the config is made (it may have changed, or
+				// ended, before): the creation is delivered too.
+				err = w.owe(ev, ev, &b)
+			}
 		}
 		return b, err
 	}
@@ -219,27 +225,33 @@ func (w Webhooks) Project(ctx context.Context, store projection.Store, rec *even
 	if err != nil || len(subs) == 0 {
 		return b, err
 	}
-	var raw []byte
 	for _, sub := range subs {
 		if !domain.WebhookWants(sub, ev) {
 			continue
 		}
-		if raw == nil {
-			raw, err = proto.MarshalOptions{Deterministic: true}.Marshal(ev)
-			if err != nil {
-				return b, err
-			}
-		}
-		id := domain.DeliveryID(sub.GetChannelId(), ev.GetEventId())
-		due := Millis(ev)
-		owed, err := json.Marshal(Owed{Tenant: tenant, Session: ev.GetSessionId(), Webhook: sub.GetChannelId(), Delivery: id, Event: raw, Due: int64(due)})
-		if err != nil {
+		if err := w.owe(sub, ev, &b); err != nil {
 			return b, err
 		}
-		b.Puts = append(b.Puts, projection.KV{Key: OutboxKey(tenant, id), Value: owed})
-		b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: w.outbox(tenant, ev.GetSessionId()), Member: OutboxMember(tenant, ev.GetSessionId(), id), Score: due})
 	}
 	return b, nil
+}
+
+// owe adds the delivery of ev to subscription sub to the outbox.
+func (w Webhooks) owe(sub, ev *eventsv1.RuntimeEvent, b *projection.Batch) error {
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	tenant := ev.GetTenantId()
+	id := domain.DeliveryID(sub.GetChannelId(), ev.GetEventId())
+	due := Millis(ev)
+	owed, err := json.Marshal(Owed{Tenant: tenant, Session: ev.GetSessionId(), Webhook: sub.GetChannelId(), Delivery: id, Event: raw, Due: int64(due)})
+	if err != nil {
+		return err
+	}
+	b.Puts = append(b.Puts, projection.KV{Key: OutboxKey(tenant, id), Value: owed})
+	b.IndexAdds = append(b.IndexAdds, projection.IndexEntry{Index: w.outbox(tenant, ev.GetSessionId()), Member: OutboxMember(tenant, ev.GetSessionId(), id), Score: due})
+	return nil
 }
 
 func projectSubscription(ctx context.Context, store projection.Store, ev *eventsv1.RuntimeEvent, b *projection.Batch) error {
