@@ -3,16 +3,21 @@
 // and every call goes through the client's own transport and parsing.
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import {
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
   ListTasksRequest,
   Role,
   SendMessageRequest,
   SubscribeToTaskRequest,
+  TaskPushNotificationConfig,
   TaskState,
 } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
@@ -38,6 +43,52 @@ function complete(client) {
     cancelTask: (p, o) => client.cancelTask(whole(CancelTaskRequest)(p), o),
     listTasks: (p, o) => client.listTasks(whole(ListTasksRequest)({ status: TaskState.TASK_STATE_UNSPECIFIED, ...p }), o),
     resubscribeTask: (p, o) => client.resubscribeTask(whole(SubscribeToTaskRequest)(p), o),
+    createTaskPushNotificationConfig: (p, o) => client.createTaskPushNotificationConfig(whole(TaskPushNotificationConfig)(p), o),
+    getTaskPushNotificationConfig: (p, o) => client.getTaskPushNotificationConfig(whole(GetTaskPushNotificationConfigRequest)(p), o),
+    listTaskPushNotificationConfig: (p, o) => client.listTaskPushNotificationConfig(whole(ListTaskPushNotificationConfigsRequest)({ pageSize: 100, ...p }), o),
+    deleteTaskPushNotificationConfig: (p, o) => client.deleteTaskPushNotificationConfig(whole(DeleteTaskPushNotificationConfigRequest)(p), o),
+  };
+}
+
+/**
+ * pushReceiver is an A2A push notification endpoint on loopback: it
+ * records every request (headers, the StreamResponse, the status it
+ * answered) and answers 500 to the first one when failFirst.
+ */
+async function pushReceiver({ failFirst }) {
+  const received = [];
+  const waiters = new Set();
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const status = failFirst && received.length === 0 ? 500 : 200;
+      received.push({ headers: req.headers, body: JSON.parse(body), status });
+      res.writeHead(status).end();
+      for (const w of waiters) w();
+    });
+  });
+  await new Promise((res) => server.listen(0, "127.0.0.1", res));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/a2a-push`,
+    received,
+    /** until resolves when cond() holds, checked at each request; it fails after 20 s. */
+    until: (cond, what) =>
+      new Promise((res, rej) => {
+        const check = () => {
+          if (!cond()) return;
+          waiters.delete(check);
+          clearTimeout(timer);
+          res();
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          rej(new Error(`the receiver waited 20 s for ${what}: ${JSON.stringify(received.map((r) => [r.status, r.body.task?.status?.state]))}`));
+        }, 20_000);
+        waiters.add(check);
+        check();
+      }),
+    close: () => new Promise((res) => server.close(res)),
   };
 }
 
@@ -98,9 +149,10 @@ for (const [binding, path] of [
       await dev?.stop();
     });
 
-    test("the card says streaming, the binding and the cursor extension", async () => {
+    test("the card says streaming, push notifications, the binding and the cursor extension", async () => {
       const card = await client.getAgentCard();
       assert.equal(card.capabilities.streaming, true);
+      assert.equal(card.capabilities.pushNotifications, true);
       const iface = card.supportedInterfaces.find((i) => i.protocolBinding === binding);
       assert.ok(iface, JSON.stringify(card.supportedInterfaces));
       assert.equal(iface.protocolVersion, "1.0");
@@ -205,6 +257,61 @@ for (const [binding, path] of [
       assert.equal(canceled.status.state, TaskState.TASK_STATE_CANCELED);
       assert.equal((await client.getTask({ id })).status.state, TaskState.TASK_STATE_CANCELED);
       await assert.rejects(client.cancelTask({ id }), (e) => /has ended/.test(e.message));
+    });
+
+    test("a push notification config gets the task's updates with its token, retried through a 5xx; a send's configuration makes one", async () => {
+      // The retry (2.5 to 5 s after the 500) is waited for over one binding only.
+      const rx = await pushReceiver({ failFirst: binding === "JSONRPC" });
+      try {
+        const first = await collect(client.sendMessageStream({ message: message("do the demo") }));
+        assert.equal(states(first).at(-1), TaskState.TASK_STATE_INPUT_REQUIRED);
+        const { id: taskId, contextId } = first[0].value;
+        const token = `tok-${binding}`;
+        const cfg = await client.createTaskPushNotificationConfig({ taskId, id: "cfg-1", url: rx.url, token });
+        assert.deepEqual([cfg.id, cfg.taskId, cfg.url, cfg.token], ["cfg-1", taskId, rx.url, token]);
+        assert.equal((await client.getTaskPushNotificationConfig({ taskId, id: "cfg-1" })).token, token);
+        assert.deepEqual((await client.listTaskPushNotificationConfig({ taskId })).configs.map((c) => c.id), ["cfg-1"]);
+        // A URL outside --hook-allow-hosts is refused, naming the field.
+        await assert.rejects(client.createTaskPushNotificationConfig({ taskId, url: "http://169.254.169.254/latest" }), /url/);
+
+        const answered = await client.sendMessage({ message: message("yes", { contextId, taskId }) });
+        assert.equal(answered.status.state, TaskState.TASK_STATE_COMPLETED);
+        const completed = (r) => r.status === 200 && r.body.task?.status?.state === "TASK_STATE_COMPLETED";
+        await rx.until(() => rx.received.some(completed), "the task completed");
+        if (binding === "JSONRPC") {
+          // The first request failed; the same delivery (webhook-id) came again.
+          const failed = rx.received[0];
+          assert.equal(failed.status, 500);
+          await rx.until(
+            () => rx.received.some((r) => r.status === 200 && r.headers["webhook-id"] === failed.headers["webhook-id"]),
+            "the retry of the delivery answered 500",
+          );
+        }
+        for (const r of rx.received) {
+          assert.equal(r.headers["x-a2a-notification-token"], token);
+          assert.match(r.headers["content-type"], /^application\/a2a\+json/);
+          assert.equal(r.body.task.id, taskId);
+          assert.equal(r.body.task.contextId, contextId);
+        }
+        const done = rx.received.find(completed).body.task;
+        assert.equal(textOf([{ content: { $case: "text", value: done.artifacts[0].parts[0].text } }]), "Done: NOTES.md holds my notes on the README.");
+
+        await client.deleteTaskPushNotificationConfig({ taskId, id: "cfg-1" });
+        assert.deepEqual((await client.listTaskPushNotificationConfig({ taskId })).configs, []);
+        await assert.rejects(client.getTaskPushNotificationConfig({ taskId, id: "cfg-1" }), /not found|no push notification config/);
+
+        // A send's configuration: the receiver gets the task made for it.
+        const sent = await client.sendMessage({
+          message: message("hello with push"),
+          configuration: { taskPushNotificationConfig: { url: rx.url, token: "tok-send" } },
+        });
+        await rx.until(() => rx.received.some((r) => r.body.task?.id === sent.id && r.headers["x-a2a-notification-token"] === "tok-send"), "the sent task");
+        const configs = (await client.listTaskPushNotificationConfig({ taskId: sent.id })).configs;
+        assert.equal(configs.length, 1);
+        assert.equal(configs[0].url, rx.url);
+      } finally {
+        await rx.close();
+      }
     });
 
     test("an unknown task is not found", async () => {
