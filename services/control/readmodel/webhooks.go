@@ -38,7 +38,11 @@ const WebhooksName = "control.webhooks"
 // bump it with any change to what it stores or how it folds an event; a
 // process of a new fold version rebuilds the read models beside the old
 // ones (docs/upgrading.md).
-const WebhooksFoldVersion = 1
+//
+// 2: an A2A push notification config (a subscription with a2a_push) owes
+// the delivery of its own creation and matches its turn's events only; a
+// process of version 1 would deliver it every event of its session.
+const WebhooksFoldVersion = 2
 
 // WebhookKey holds a subscription's channel.connected, or its
 // channel.disconnected once deleted (the control fold: the writer decides
