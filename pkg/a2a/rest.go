@@ -133,6 +133,10 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 			out.fail(err)
 			return
 		}
+		if err := h.checkTenant(ctx, "tenant", p.Tenant); err != nil {
+			out.fail(err)
+			return
+		}
 		h.sendStreaming(ctx, out, &p)
 	case rest == "tasks" && r.Method == http.MethodGet:
 		q := r.URL.Query()

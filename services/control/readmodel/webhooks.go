@@ -220,7 +220,7 @@ func (w Webhooks) Project(ctx context.Context, store projection.Store, rec *even
 				// An A2A push notification config's receiver gets its task
 				// as it is when the config is made (it may have changed, or
 				// ended, before): the creation is delivered too.
-				err = w.owe(ev, ev, &b)
+				err = w.owe(ev, ev, nil, &b)
 			}
 		}
 		return b, err
@@ -229,22 +229,31 @@ func (w Webhooks) Project(ctx context.Context, store projection.Store, rec *even
 	if err != nil || len(subs) == 0 {
 		return b, err
 	}
+	var raw []byte
 	for _, sub := range subs {
 		if !domain.WebhookWants(sub, ev) {
 			continue
 		}
-		if err := w.owe(sub, ev, &b); err != nil {
+		if raw == nil {
+			if raw, err = (proto.MarshalOptions{Deterministic: true}).Marshal(ev); err != nil {
+				return b, err
+			}
+		}
+		if err := w.owe(sub, ev, raw, &b); err != nil {
 			return b, err
 		}
 	}
 	return b, nil
 }
 
-// owe adds the delivery of ev to subscription sub to the outbox.
-func (w Webhooks) owe(sub, ev *eventsv1.RuntimeEvent, b *projection.Batch) error {
-	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(ev)
-	if err != nil {
-		return err
+// owe adds the delivery of ev (raw: ev marshaled, nil: not yet) to
+// subscription sub to the outbox.
+func (w Webhooks) owe(sub, ev *eventsv1.RuntimeEvent, raw []byte, b *projection.Batch) error {
+	if raw == nil {
+		var err error
+		if raw, err = (proto.MarshalOptions{Deterministic: true}).Marshal(ev); err != nil {
+			return err
+		}
 	}
 	tenant := ev.GetTenantId()
 	id := domain.DeliveryID(sub.GetChannelId(), ev.GetEventId())
