@@ -29,7 +29,7 @@ type pushReceiver struct {
 	failFirst map[string]bool
 }
 
-func newPushReceiver(t *testing.T, failFirst ...string) *pushReceiver {
+func newPushReceiver(t testing.TB, failFirst ...string) *pushReceiver {
 	r := &pushReceiver{failFirst: map[string]bool{}}
 	for _, p := range failFirst {
 		r.failFirst[p] = true
