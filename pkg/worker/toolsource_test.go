@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -51,19 +52,25 @@ func TestAToolSourceIsRegisteredWithinTheInventorysBound(t *testing.T) {
 	}
 	rt.startWorker(t, provider.NewScripted(provider.Script{Turns: []provider.ScriptTurn{{Steps: []provider.ScriptStep{{Text: "hi"}}}}}), workspace(t),
 		func(c *worker.Config) { c.ToolSource = src })
-	count := func() (int, bool) {
+	// count answers the inventory's size, how many of its tools are the
+	// worker's own (not from the source), and whether read_file is one.
+	count := func() (n, own int, builtin bool) {
 		inv, err := rt.control.GetToolInventory(context.Background(), &controlv1.GetToolInventoryRequest{})
 		if err != nil {
-			return 0, false
+			return 0, 0, false
 		}
-		builtin := false
 		for _, s := range inv.GetTools() {
 			builtin = builtin || s.GetName() == "read_file"
+			if !strings.HasPrefix(s.GetName(), "mcp__") {
+				own++
+			}
 		}
-		return len(inv.GetTools()), builtin
+		return len(inv.GetTools()), own, builtin
 	}
+	builtins := 0
 	testkit.Eventually(t, "the inventory holds 512 tools, read_file among them", func() bool {
-		n, builtin := count()
+		n, own, builtin := count()
+		builtins = own
 		return n == 512 && builtin
 	})
 	src.mu.Lock()
@@ -71,7 +78,7 @@ func TestAToolSourceIsRegisteredWithinTheInventorysBound(t *testing.T) {
 	src.mu.Unlock()
 	src.changed <- struct{}{}
 	testkit.Eventually(t, "the inventory follows the source", func() bool {
-		n, builtin := count()
-		return n == 7+3 && builtin
+		n, own, builtin := count()
+		return n == builtins+3 && own == builtins && builtin
 	})
 }
