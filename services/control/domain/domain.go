@@ -166,10 +166,11 @@ type Interrupt struct {
 	CancelQueue bool
 }
 
-// DecideInterrupt records the intent to stop a turn. A turn no worker has
-// started yet ends at once (cancelled) and the queue moves on; a running
-// turn gets interrupt_requested first and ends when its worker stops. No
-// active turn: nothing to do (nil, nil).
+// DecideInterrupt records the intent to stop a turn. A turn no worker
+// holds (unheld: not started, whether or not an action is pending on it,
+// or parked) ends at once (cancelled, its actions cancelled first) and the
+// queue moves on; a running turn gets interrupt_requested first and ends
+// when its worker stops. No active turn: nothing to do (nil, nil).
 func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Interrupt) ([]*eventsv1.RuntimeEvent, error) {
 	var out []*eventsv1.RuntimeEvent
 	scope := Scope{Session: th.SessionId, Thread: th.ThreadId}
@@ -188,7 +189,7 @@ func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Inter
 			out = append(out, queueChanged(th, "removed", id, "queue cancelled by interrupt", 0, len(th.QueuedTurnIds)-i-1))
 		}
 	}
-	if target.Status == TurnAccepted || target.Parked {
+	if unheld(target) {
 		// No worker holds it (not started, or parked): it ends now.
 		out = append(out, closeCalls(th, target.TurnId, target.ParkedStepId, target.ParkedCallIds)...)
 		out = append(out, endTurn(th, target.TurnId, eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted", cmd.Reason)...)
@@ -207,6 +208,16 @@ func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Inter
 		}
 	}
 	return out, nil
+}
+
+// unheld says whether no worker holds an unfinished active turn, so that
+// nobody would report its end: no claim started it (the thread recorded no
+// turn.started; it may wait on an action opened before any worker came,
+// or be interrupting from before an interrupt ended such a turn at once),
+// or its run handed it back (parked). Its status alone does not say it:
+// an action makes a started and an unstarted turn alike waiting.
+func unheld(tu *controlv1.Turn) bool {
+	return tu.StartedAt == nil || tu.Parked
 }
 
 // removeQueued takes a queued turn out of the queue (it ends cancelled).

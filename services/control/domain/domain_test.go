@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentruntime/agentruntime/pkg/events"
@@ -18,8 +19,22 @@ import (
 
 // Thread states every command is decided against.
 func states() map[string]func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
+	// turn is a turn as the thread's fold holds it: one a worker started
+	// (its turn.started folded) has a start time.
 	turn := func(id, status string) *controlv1.Turn {
-		return &controlv1.Turn{TurnId: id, SessionId: "s", ThreadId: "th", Status: turnStatusOf(status)}
+		tu := &controlv1.Turn{TurnId: id, SessionId: "s", ThreadId: "th", Status: turnStatusOf(status)}
+		if status != "accepted" && status != "queued" && status != "steered" {
+			tu.StartedAt = timestamppb.New(time.Unix(1000, 0))
+		}
+		return tu
+	}
+	// unstarted is the active turn waiting on an action a host opened
+	// before any worker claimed it: waiting, as a started one would be,
+	// with no start.
+	unstarted := func(id string) *controlv1.Turn {
+		tu := turn(id, "waiting_input")
+		tu.StartedAt = nil
+		return tu
 	}
 	return map[string]func() (*controlv1.ThreadRead, map[string]*controlv1.Turn){
 		"idle": func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
@@ -32,6 +47,11 @@ func states() map[string]func() (*controlv1.ThreadRead, map[string]*controlv1.Tu
 			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: controlv1.ThreadStatus_THREAD_STATUS_WAITING_INPUT, ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3"},
 					PendingActions: []*controlv1.Action{{ActionId: "a1", SessionId: "s", ThreadId: "th", TurnId: "t1", Status: controlv1.ActionStatus_ACTION_STATUS_PENDING, ActionType: "input"}}},
 				map[string]*controlv1.Turn{"t1": turn("t1", "waiting_input"), "t2": turn("t2", "queued"), "t3": turn("t3", "queued")}
+		},
+		"unstarted+queue+action": func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
+			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: controlv1.ThreadStatus_THREAD_STATUS_WAITING_INPUT, ActiveTurnId: "t1", QueuedTurnIds: []string{"t2", "t3"},
+					PendingActions: []*controlv1.Action{{ActionId: "a1", SessionId: "s", ThreadId: "th", TurnId: "t1", Status: controlv1.ActionStatus_ACTION_STATUS_PENDING, ActionType: "input"}}},
+				map[string]*controlv1.Turn{"t1": unstarted("t1"), "t2": turn("t2", "queued"), "t3": turn("t3", "queued")}
 		},
 		"closed": func() (*controlv1.ThreadRead, map[string]*controlv1.Turn) {
 			return &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", Status: controlv1.ThreadStatus_THREAD_STATUS_CLOSED}, map[string]*controlv1.Turn{}
@@ -81,22 +101,26 @@ func TestSubmitEveryStateAndBusyPolicy(t *testing.T) {
 		"interrupt": controlv1.BusyPolicy_BUSY_POLICY_INTERRUPT, "steer": controlv1.BusyPolicy_BUSY_POLICY_STEER,
 	}
 	want := map[string]string{
-		"idle/reject":                    "turn.submitted(accepted)",
-		"idle/enqueue":                   "turn.submitted(accepted)",
-		"idle/interrupt":                 "turn.submitted(accepted)",
-		"idle/steer":                     "turn.submitted(accepted)",
-		"accepted/reject":                "error THREAD_BUSY",
-		"accepted/enqueue":               "turn.submitted(queued) queue.changed(enqueued:tn@0/1)",
-		"accepted/interrupt":             "turn.failed(t1) turn.submitted(accepted)",
-		"accepted/steer":                 "turn.submitted(steered)",
-		"running+queue+action/reject":    "error THREAD_BUSY",
-		"running+queue+action/enqueue":   "turn.submitted(queued) queue.changed(enqueued:tn@2/3)",
-		"running+queue+action/interrupt": "action.resolved(CANCELLED) turn.failed(t1) turn.submitted(accepted)",
-		"running+queue+action/steer":     "turn.submitted(steered)",
-		"closed/reject":                  "error THREAD_CLOSED",
-		"closed/enqueue":                 "error THREAD_CLOSED",
-		"closed/interrupt":               "error THREAD_CLOSED",
-		"closed/steer":                   "error THREAD_CLOSED",
+		"idle/reject":                      "turn.submitted(accepted)",
+		"idle/enqueue":                     "turn.submitted(accepted)",
+		"idle/interrupt":                   "turn.submitted(accepted)",
+		"idle/steer":                       "turn.submitted(accepted)",
+		"accepted/reject":                  "error THREAD_BUSY",
+		"accepted/enqueue":                 "turn.submitted(queued) queue.changed(enqueued:tn@0/1)",
+		"accepted/interrupt":               "turn.failed(t1) turn.submitted(accepted)",
+		"accepted/steer":                   "turn.submitted(steered)",
+		"running+queue+action/reject":      "error THREAD_BUSY",
+		"running+queue+action/enqueue":     "turn.submitted(queued) queue.changed(enqueued:tn@2/3)",
+		"running+queue+action/interrupt":   "action.resolved(CANCELLED) turn.failed(t1) turn.submitted(accepted)",
+		"running+queue+action/steer":       "turn.submitted(steered)",
+		"unstarted+queue+action/reject":    "error THREAD_BUSY",
+		"unstarted+queue+action/enqueue":   "turn.submitted(queued) queue.changed(enqueued:tn@2/3)",
+		"unstarted+queue+action/interrupt": "action.resolved(CANCELLED) turn.failed(t1) turn.submitted(accepted)",
+		"unstarted+queue+action/steer":     "turn.submitted(steered)",
+		"closed/reject":                    "error THREAD_CLOSED",
+		"closed/enqueue":                   "error THREAD_CLOSED",
+		"closed/interrupt":                 "error THREAD_CLOSED",
+		"closed/steer":                     "error THREAD_CLOSED",
 	}
 	for sname, st := range states() {
 		for pname, p := range policies {
@@ -136,6 +160,10 @@ func TestInterruptEveryState(t *testing.T) {
 		{"running+queue+action", "t1", false, "thread.updated action.resolved(CANCELLED)"},
 		{"running+queue+action", "t1", true, "thread.updated queue.changed(removed:t2@0/1) queue.changed(removed:t3@0/0) action.resolved(CANCELLED)"},
 		{"running+queue+action", "t3", false, "queue.changed(removed:t3@1/1)"},
+		// No worker started it, so none would report its end: it ends now
+		// (an action pending does not make it running).
+		{"unstarted+queue+action", "t1", false, "action.resolved(CANCELLED) turn.failed(t1) queue.changed(dequeued:t2@0/1)"},
+		{"unstarted+queue+action", "t1", true, "queue.changed(removed:t2@0/1) queue.changed(removed:t3@0/0) action.resolved(CANCELLED) turn.failed(t1)"},
 		{"closed", "", false, "no-op"},
 	}
 	for _, c := range cases {
@@ -158,6 +186,27 @@ func TestAcceptedTurnInterruptAdvancesTheQueue(t *testing.T) {
 	got := outcome(DecideInterrupt(th, &controlv1.Turn{TurnId: "t1", Status: controlv1.TurnStatus_TURN_STATUS_ACCEPTED}, Interrupt{}))
 	if got != "turn.failed(t1) queue.changed(dequeued:t2@0/0)" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// A turn no worker started ends when interrupted whatever its status says:
+// one left interrupting by an earlier interrupt (which took a pending
+// action for a worker) ends on the next one, and an action's cancel_turn
+// fallback ends a turn it kept waiting before any worker came.
+func TestInterruptOfATurnNoWorkerStarted(t *testing.T) {
+	th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2"}}
+	stuck := &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: controlv1.TurnStatus_TURN_STATUS_INTERRUPTING}
+	if got := outcome(DecideInterrupt(th, stuck, Interrupt{TurnID: "t1"})); got != "turn.failed(t1) queue.changed(dequeued:t2@0/0)" {
+		t.Errorf("interrupting, never started: got %q", got)
+	}
+	now := time.Unix(1000, 0)
+	a := &controlv1.Action{ActionId: "a1", SessionId: "s", ThreadId: "th", TurnId: "t1", Status: controlv1.ActionStatus_ACTION_STATUS_PENDING,
+		ActionType: "input", Decisions: []string{"x"}, DecisionOnTimeout: FallbackCancelTurn, ExpiresAt: timestamppb.New(now)}
+	waiting := proto.Clone(th).(*controlv1.ThreadRead)
+	waiting.PendingActions = []*controlv1.Action{a}
+	tu := &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: controlv1.TurnStatus_TURN_STATUS_WAITING_INPUT}
+	if got := outcome(DecideTimeoutOn(waiting, tu, a, now)); got != "action.resolved(TIMED_OUT) turn.failed(t1) queue.changed(dequeued:t2@0/0)" {
+		t.Errorf("cancel_turn on a turn never started: got %q", got)
 	}
 }
 
