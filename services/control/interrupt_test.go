@@ -76,7 +76,8 @@ func (h *harness) historyTurn(ctx context.Context, session, turn string, seq uin
 
 // InterruptTurn on a thread's active turn, in each state it can be in, as
 // docs/services/control.md ("Turns and the queue") says: a turn no worker
-// holds (not started, with or without a pending action, or parked) ends
+// holds (not started, with or without a pending action, its run lost, or
+// parked) ends
 // at once, cancelled, its actions cancelled first, and the queue moves on;
 // a turn a worker runs gets interrupt_requested and its actions cancelled,
 // and ends when its worker reports the end. An interrupted turn is never
@@ -105,6 +106,15 @@ func TestInterruptEndsATurnNoWorkerHolds(t *testing.T) {
 			return c
 		}, ends: true, want: []string{"thread.updated:T1:interrupt_requested", "action.resolved:T1:CANCELLED",
 			"turn.failed:T1:CANCELLED/interrupted", "queue.changed:T2:dequeued"}},
+		{name: "its run lost, not claimed again", setup: func(h *harness, session, thread, turn string) *controlv1.ClaimTurnResponse {
+			s := h.subscribe(ctx, &controlv1.SubscribeEventsRequest{SessionId: session, TypePrefixes: []string{"run.status"}})
+			defer s.cancel()
+			c := h.claim(ctx, &controlv1.ClaimTurnRequest{SessionId: session, LeaseTtl: durationpb.New(200 * time.Millisecond), Wait: durationpb.New(5 * time.Second)})
+			if lost := s.until("run.status"); lost.GetRunId() != c.GetRunId() || lost.GetRunStatus().GetMetadata()["next"] != "retry" {
+				h.t.Fatalf("run.status = %v, want run %s lost, next retry", lost, c.GetRunId())
+			}
+			return c
+		}, want: []string{"turn.failed:T1:CANCELLED/interrupted", "queue.changed:T2:dequeued"}},
 		{name: "parked, an action pending", setup: func(h *harness, session, thread, turn string) *controlv1.ClaimTurnResponse {
 			c := h.claimIn(ctx, session, turn)
 			h.requestAction(ctx, session, thread, turn, "act_"+session)
@@ -123,9 +133,16 @@ func TestInterruptEndsATurnNoWorkerHolds(t *testing.T) {
 			if c.setup != nil {
 				claim = c.setup(h, session, thread, t1)
 			}
+			// The session's events from the interrupt on: after the last
+			// position the setup's commands wrote.
+			head, err := h.log.Of("acme", session).Head(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
 			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			s := h.subscribe(sctx, &controlv1.SubscribeEventsRequest{SessionId: session, TypePrefixes: interruptFacts})
+			s := h.subscribe(sctx, &controlv1.SubscribeEventsRequest{SessionId: session, TypePrefixes: interruptFacts,
+				Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: head + 1})
 			ir, err := h.client.InterruptTurn(ctx, &controlv1.InterruptTurnRequest{SessionId: session, ThreadId: thread, Reason: "user stop"})
 			if err != nil || !ir.GetAccepted() {
 				t.Fatalf("InterruptTurn = %v, %v", ir, err)
@@ -167,7 +184,7 @@ func TestInterruptEndsATurnNoWorkerHolds(t *testing.T) {
 			}
 			// No worker starts it now: a claim gets the next turn and
 			// then nothing; a start reported for it is refused.
-			if next := h.claim(ctx, &controlv1.ClaimTurnRequest{SessionId: session}); next.GetTurn().GetTurnId() != t2 {
+			if next := h.claim(ctx, &controlv1.ClaimTurnRequest{SessionId: session, Wait: durationpb.New(5 * time.Second)}); next.GetTurn().GetTurnId() != t2 {
 				t.Fatalf("claim after the interrupt got %v, want %s", next.GetTurn(), t2)
 			}
 			if again := h.claim(ctx, &controlv1.ClaimTurnRequest{SessionId: session}); again.GetTurn() != nil {

@@ -257,7 +257,12 @@ func (a *App) ExpireDue(ctx context.Context) (int, error) {
 			if err != nil {
 				return nil, err
 			}
-			return domain.DecideTimeoutOn(th, tu, cur, now)
+			// The turn's runs are folded into the thread's state (claims).
+			at, err := readmodel.Attempts(ctx, st, c.Tenant, cur.TurnId)
+			if err != nil {
+				return nil, err
+			}
+			return domain.DecideTimeoutOn(th, tu, at, cur, now)
 		})
 		if err != nil {
 			return expired, err

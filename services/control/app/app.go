@@ -367,6 +367,7 @@ func (a *App) InterruptTurn(ctx context.Context, c Caller, req *controlv1.Interr
 			id = th.ActiveTurnId
 		}
 		target = nil
+		var at *controlv1.TurnAttempts
 		if id != "" {
 			if target, err = turnIn(ctx, st, c, id); err != nil {
 				var de *fault.Error
@@ -375,9 +376,15 @@ func (a *App) InterruptTurn(ctx context.Context, c Caller, req *controlv1.Interr
 				}
 				return nil, err
 			}
+			// Its runs, folded into the thread's state (claims): whether a
+			// worker holds it.
+			if at, err = readmodel.Attempts(ctx, st, c.Tenant, id); err != nil {
+				return nil, err
+			}
 		}
 		return domain.DecideInterrupt(th, target, domain.Interrupt{
 			TurnID: id, Reason: req.GetReason(), CancelQueue: req.GetQueuePolicy() == controlv1.QueuePolicy_QUEUE_POLICY_CANCEL,
+			Attempts: at,
 		})
 	})
 	if err != nil {

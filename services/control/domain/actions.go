@@ -114,18 +114,19 @@ func DecideTimeout(a *controlv1.Action, now time.Time) []*eventsv1.RuntimeEvent 
 	return []*eventsv1.RuntimeEvent{resolveAction(a, eventsv1.ActionOutcome_ACTION_OUTCOME_TIMED_OUT, a.DecisionOnTimeout, "", "runtime")}
 }
 
-// DecideTimeoutOn is DecideTimeout with the action's thread and turn: a
-// cancel_turn fallback also interrupts the turn (DecideInterrupt: a turn
-// no worker holds, parked or not started, ends at once). The runtime keeps
-// the deadline whether or not a worker is up.
-func DecideTimeoutOn(th *controlv1.ThreadRead, turn *controlv1.Turn, a *controlv1.Action, now time.Time) ([]*eventsv1.RuntimeEvent, error) {
+// DecideTimeoutOn is DecideTimeout with the action's thread, turn and the
+// turn's attempts (nil: never claimed): a cancel_turn fallback also
+// interrupts the turn (DecideInterrupt: a turn no worker holds, not
+// started, parked or lost, ends at once). The runtime keeps the deadline
+// whether or not a worker is up.
+func DecideTimeoutOn(th *controlv1.ThreadRead, turn *controlv1.Turn, at *controlv1.TurnAttempts, a *controlv1.Action, now time.Time) ([]*eventsv1.RuntimeEvent, error) {
 	out := DecideTimeout(a, now)
 	if len(out) == 0 || a.DecisionOnTimeout != FallbackCancelTurn || turn == nil {
 		return out, nil
 	}
 	rest := proto.Clone(th).(*controlv1.ThreadRead)
 	rest.PendingActions = slices.DeleteFunc(rest.PendingActions, func(x *controlv1.Action) bool { return x.ActionId == a.ActionId })
-	stop, err := DecideInterrupt(rest, turn, Interrupt{TurnID: turn.TurnId,
+	stop, err := DecideInterrupt(rest, turn, Interrupt{TurnID: turn.TurnId, Attempts: at,
 		Reason: fmt.Sprintf("action %s was not answered in time; its fallback cancels the turn", a.ActionId)})
 	return append(out, stop...), err
 }

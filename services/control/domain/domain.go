@@ -164,11 +164,15 @@ type Interrupt struct {
 	TurnID      string // empty: the active turn
 	Reason      string
 	CancelQueue bool
+	// Attempts are the target's runs as the thread's state holds them
+	// (the claims fold; nil: never claimed): a turn whose last run was
+	// lost waits for a claim, and no worker holds it.
+	Attempts *controlv1.TurnAttempts
 }
 
 // DecideInterrupt records the intent to stop a turn. A turn no worker
 // holds (unheld: not started, whether or not an action is pending on it,
-// or parked) ends at once (cancelled, its actions cancelled first) and the
+// parked, or its run lost and not yet claimed again) ends at once (cancelled, its actions cancelled first) and the
 // queue moves on; a running turn gets interrupt_requested first and ends
 // when its worker stops. No active turn: nothing to do (nil, nil).
 func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Interrupt) ([]*eventsv1.RuntimeEvent, error) {
@@ -189,8 +193,8 @@ func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Inter
 			out = append(out, queueChanged(th, "removed", id, "queue cancelled by interrupt", 0, len(th.QueuedTurnIds)-i-1))
 		}
 	}
-	if unheld(target) {
-		// No worker holds it (not started, or parked): it ends now.
+	if unheld(target, cmd.Attempts) {
+		// No worker holds it (not started, parked, or lost): it ends now.
 		out = append(out, closeCalls(th, target.TurnId, target.ParkedStepId, target.ParkedCallIds)...)
 		out = append(out, endTurn(th, target.TurnId, eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED, "interrupted", cmd.Reason)...)
 		if !cmd.CancelQueue {
@@ -212,12 +216,15 @@ func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Inter
 
 // unheld says whether no worker holds an unfinished active turn, so that
 // nobody would report its end: no claim started it (the thread recorded no
-// turn.started; it may wait on an action opened before any worker came,
-// or be interrupting from before an interrupt ended such a turn at once),
-// or its run handed it back (parked). Its status alone does not say it:
-// an action makes a started and an unstarted turn alike waiting.
-func unheld(tu *controlv1.Turn) bool {
-	return tu.StartedAt == nil || tu.Parked
+// turn.started; it may wait on an action opened before any worker came),
+// its run handed it back (parked), or its last run was lost (it waits for
+// a claim that would start it again). Its status alone does not say it:
+// an action makes a started and an unstarted turn alike waiting, and a
+// lost run leaves its turn running. A turn an earlier release's interrupt
+// left interrupting in one of these states ends on the next interrupt.
+func unheld(tu *controlv1.Turn, at *controlv1.TurnAttempts) bool {
+	last := lastAttempt(at)
+	return tu.StartedAt == nil || tu.Parked || (last != nil && last.GetStatus() == AttemptLost)
 }
 
 // removeQueued takes a queued turn out of the queue (it ends cancelled).

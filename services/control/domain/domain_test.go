@@ -189,15 +189,27 @@ func TestAcceptedTurnInterruptAdvancesTheQueue(t *testing.T) {
 	}
 }
 
-// A turn no worker started ends when interrupted whatever its status says:
+// A turn no worker holds ends when interrupted whatever its status says:
 // one left interrupting by an earlier interrupt (which took a pending
-// action for a worker) ends on the next one, and an action's cancel_turn
-// fallback ends a turn it kept waiting before any worker came.
-func TestInterruptOfATurnNoWorkerStarted(t *testing.T) {
+// action for a worker) ends on the next one, one whose run was lost ends
+// (one claimed again is its new worker's to end), and an action's
+// cancel_turn fallback ends a turn it kept waiting before any worker came.
+func TestInterruptOfATurnNoWorkerHolds(t *testing.T) {
 	th := &controlv1.ThreadRead{SessionId: "s", ThreadId: "th", ActiveTurnId: "t1", QueuedTurnIds: []string{"t2"}}
 	stuck := &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: controlv1.TurnStatus_TURN_STATUS_INTERRUPTING}
 	if got := outcome(DecideInterrupt(th, stuck, Interrupt{TurnID: "t1"})); got != "turn.failed(t1) queue.changed(dequeued:t2@0/0)" {
 		t.Errorf("interrupting, never started: got %q", got)
+	}
+	// Its run was lost and no claim started it again: the turn is running
+	// on the thread, no worker holds it.
+	lost := &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: controlv1.TurnStatus_TURN_STATUS_RUNNING, StartedAt: timestamppb.New(time.Unix(1000, 0))}
+	at := &controlv1.TurnAttempts{TurnId: "t1", RetryPending: true, Attempts: []*controlv1.TurnAttempt{{Attempt: 1, RunId: "r1", Status: controlv1.TurnAttemptStatus_TURN_ATTEMPT_STATUS_LOST}}}
+	if got := outcome(DecideInterrupt(th, lost, Interrupt{TurnID: "t1", Attempts: at})); got != "turn.failed(t1) queue.changed(dequeued:t2@0/0)" {
+		t.Errorf("its run lost: got %q", got)
+	}
+	at.Attempts = append(at.Attempts, &controlv1.TurnAttempt{Attempt: 2, RunId: "r2", Status: controlv1.TurnAttemptStatus_TURN_ATTEMPT_STATUS_RUNNING})
+	if got := outcome(DecideInterrupt(th, lost, Interrupt{TurnID: "t1", Attempts: at})); got != "thread.updated" {
+		t.Errorf("claimed again after its run was lost: got %q, want the interrupt requested of its worker", got)
 	}
 	now := time.Unix(1000, 0)
 	a := &controlv1.Action{ActionId: "a1", SessionId: "s", ThreadId: "th", TurnId: "t1", Status: controlv1.ActionStatus_ACTION_STATUS_PENDING,
@@ -205,7 +217,7 @@ func TestInterruptOfATurnNoWorkerStarted(t *testing.T) {
 	waiting := proto.Clone(th).(*controlv1.ThreadRead)
 	waiting.PendingActions = []*controlv1.Action{a}
 	tu := &controlv1.Turn{TurnId: "t1", SessionId: "s", ThreadId: "th", Status: controlv1.TurnStatus_TURN_STATUS_WAITING_INPUT}
-	if got := outcome(DecideTimeoutOn(waiting, tu, a, now)); got != "action.resolved(TIMED_OUT) turn.failed(t1) queue.changed(dequeued:t2@0/0)" {
+	if got := outcome(DecideTimeoutOn(waiting, tu, nil, a, now)); got != "action.resolved(TIMED_OUT) turn.failed(t1) queue.changed(dequeued:t2@0/0)" {
 		t.Errorf("cancel_turn on a turn never started: got %q", got)
 	}
 }
