@@ -169,14 +169,6 @@ func subagentOutcome(s *controlv1.Subagent, deadline time.Time) (tools.Result, e
 	return tools.Result{Output: out, Bytes: len(out)}, nil
 }
 
-func subagentTerminal(st controlv1.SubagentStatus) bool {
-	switch st {
-	case controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED, controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED, controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED:
-		return true
-	}
-	return false
-}
-
 // stopSubagent closes the subagent and interrupts its thread's turn, on a
 // context of its own (the turn's may be cancelled).
 func (tu *turn) stopSubagent(s *controlv1.Subagent, reason string) {
