@@ -193,13 +193,14 @@ func TestCORSConfiguredOriginsOnly(t *testing.T) {
 }
 
 // A server not on loopback allows no browser origin unless configured; the
-// bufconn harness stands in for a non-loopback address.
+// harness's in-memory network (pipeListener) stands in for a non-loopback
+// address.
 func TestCORSOffByDefaultOutsideLoopback(t *testing.T) {
 	h := start(t)
 	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return h.dial(ctx)
 	}}}
-	req, err := http.NewRequest(http.MethodOptions, "http://bufconn/grpc.health.v1.Health/Check", nil)
+	req, err := http.NewRequest(http.MethodOptions, "http://harness/grpc.health.v1.Health/Check", nil)
 	require.NoError(t, err)
 	req.Header.Set("Origin", "http://localhost:5173")
 	req.Header.Set("Access-Control-Request-Method", http.MethodPost)
@@ -209,7 +210,7 @@ func TestCORSOffByDefaultOutsideLoopback(t *testing.T) {
 	assert.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
 
 	// The same connection type still serves the call itself.
-	req, err = http.NewRequest(http.MethodPost, "http://bufconn/grpc.health.v1.Health/Check", strings.NewReader(`{}`))
+	req, err = http.NewRequest(http.MethodPost, "http://harness/grpc.health.v1.Health/Check", strings.NewReader(`{}`))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err = client.Do(req)

@@ -39,7 +39,7 @@ func TestHandleAndLocalAuthenticateLikeTheAPI(t *testing.T) {
 		return h.dial(ctx)
 	}}}
 	get := func(key string) (int, string) {
-		req, err := http.NewRequest(http.MethodPost, "http://bufconn/probe", nil)
+		req, err := http.NewRequest(http.MethodPost, "http://harness/probe", nil)
 		require.NoError(t, err)
 		if key != "" {
 			req.Header.Set("Authorization", "Bearer "+key)
@@ -72,7 +72,7 @@ func TestHandleBelowAPath(t *testing.T) {
 		return h.dial(ctx)
 	}}}
 	get := func(path string) string {
-		resp, err := client.Get("http://bufconn" + path)
+		resp, err := client.Get("http://harness" + path)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
