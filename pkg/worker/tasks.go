@@ -19,16 +19,22 @@ import (
 )
 
 // Task runs: a worker with Config.Tasks also polls the tasks service
-// (PollTask, under a lease it renews with HeartbeatTask) and runs each
-// task run as a turn: it submits the task's objective as a turn on the
-// task's thread (or a thread of its own), follows that turn to its end
-// and settles the run with CompleteTask or FailTask. The turn is an
+// (PollTask, under a lease) and runs each task run as a turn: it submits
+// the task's objective as a turn on the task's thread (or a thread of its
+// own), records the turn on the run (a progress fact naming it) and hands
+// the run to the turn (DelegateTaskRun): the lease is released, the slot
+// is free at once, and the tasks service settles the run when the turn
+// ends (completed, or failed with the turn's category). The turn is an
 // ordinary turn (claimed by any worker of the tenant, every step a fact,
-// approvals and interrupts as usual); the task's attempt links to it
-// through the turn's metadata (task_id, task_run_id) and a progress fact
-// naming it. A cancel request on the task interrupts the turn; a lost
-// lease interrupts it too (the tasks service retries the run as a new
-// attempt, which is a new turn).
+// approvals, parking and interrupts as usual), so a turn that waits days
+// for a person holds no task slot, no lease and no subscription, and a
+// worker that stops leaves the run to its turn. A cancel request on the
+// task interrupts the turn (the control service reacts to the fact).
+//
+// A tasks service that does not know DelegateTaskRun (Unimplemented: an
+// older release during a rolling upgrade) gets the old behaviour: the
+// worker follows the turn to its end under the run's lease and settles the
+// run itself (followTask).
 
 // runTasks polls task runs while ctx lasts, up to MaxTasks at once.
 func (w *Worker) runTasks(ctx context.Context) {
@@ -78,9 +84,11 @@ func (w *Worker) runTasks(ctx context.Context) {
 
 var errTaskLeaseLost = errors.New("the lease on the task run was lost")
 
-// RunTask runs a polled task run as a turn and settles it. It returns an
-// error when the run could not be settled (its lease then expires and the
-// tasks service records it lost).
+// RunTask runs a polled task run as a turn and hands the run to it (or,
+// against a tasks service without DelegateTaskRun, follows the turn and
+// settles the run). It returns an error when the run could not be handed
+// over nor settled (its lease then expires and the tasks service records
+// it lost).
 func (w *Worker) RunTask(ctx context.Context, poll *tasksv1.PollTaskResponse) error {
 	t, run, token := poll.GetTask(), poll.GetRunId(), poll.GetLeaseToken()
 	session := cmp.Or(t.GetSessionId(), "tasks")
@@ -123,10 +131,36 @@ func (w *Worker) RunTask(ctx context.Context, poll *tasksv1.PollTaskResponse) er
 		RunState: tasksv1.TaskStatus_TASK_STATUS_RUNNING, Reason: fmt.Sprintf("running as turn %s on thread %s of session %s", turn.GetTurnId(), thread, session)}); err != nil {
 		w.cfg.Logger.WarnContext(ctx, "task progress", "task_id", t.GetTaskId(), "error", err)
 	}
+	// Hand the run to its turn, even when the worker is stopping: the
+	// turn goes on without it.
+	err = settle(func(rctx context.Context) error {
+		_, err := w.tasks.DelegateTaskRun(rctx, &tasksv1.DelegateTaskRunRequest{TaskId: t.GetTaskId(), RunId: run, LeaseToken: token,
+			SessionId: turn.GetSessionId(), ThreadId: turn.GetThreadId(), TurnId: turn.GetTurnId(), IdempotencyKey: "delegate:" + run})
+		return err
+	})
+	switch status.Code(err) {
+	case codes.OK:
+		return nil
+	case codes.FailedPrecondition, codes.NotFound:
+		// The lease was lost (or the task is gone): the tasks service
+		// records the run lost; its turn must not go on for nobody.
+		w.interruptTurn(turn, "its task run ended: "+status.Convert(err).Message())
+		return nil
+	case codes.Unimplemented:
+	default:
+		w.cfg.Logger.WarnContext(ctx, "handing the task run to its turn; following the turn instead", "task_id", t.GetTaskId(), "run_id", run, "error", err)
+	}
+	return w.followTask(ctx, t, run, token, turn, sub.GetSequence(), fail, settle)
+}
+
+// followTask follows the task's turn to its end under the run's lease and
+// settles the run (the path for a tasks service without DelegateTaskRun).
+func (w *Worker) followTask(ctx context.Context, t *tasksv1.Task, run, token string, turn *controlv1.Turn, from uint64,
+	fail func(category, message string, retryable bool) error, settle func(func(context.Context) error) error) error {
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go w.heartbeatTask(tctx, cancel, t.GetTaskId(), run, token, turn)
-	end, err := w.awaitTurnEnd(tctx, turn, sub.GetSequence())
+	end, err := w.awaitTurnEnd(tctx, turn, from)
 	if err != nil {
 		cause := context.Cause(tctx)
 		if cause == nil {

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,6 +52,7 @@ func TestTaskRunIsRunAsATurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	inOrder(t, testkit.Types(tl.seen), "turn.submitted", "task.delegated", "task.completed")
 	task := got.GetTask()
 	if task.GetStatus() != tasksv1.TaskStatus_TASK_STATUS_COMPLETED || len(task.GetAttempts()) != 1 || !strings.Contains(task.GetStatusReason()+task.GetNativeStatus(), "turn") {
 		t.Fatalf("task = %v", task)
@@ -98,4 +100,17 @@ func TestCancelledTaskInterruptsItsTurn(t *testing.T) {
 	// A turn parked on its approval ends at once; one still held by its
 	// worker gets interrupt_requested (thread.updated) first.
 	inOrder(t, testkit.Types(tl.seen), "task.started", "turn.submitted", "action.required", "task.cancel_requested", "turn.failed", "task.cancelled")
+	// The run was handed to its turn: the control service interrupted the
+	// turn on the cancel request, and the run ended with it.
+	if !slices.Contains(testkit.Types(tl.seen), "task.delegated") {
+		t.Fatalf("the run was not handed to its turn: %v", testkit.Types(tl.seen))
+	}
+	task, err := tc.GetTask(ctx, &tasksv1.GetTaskRequest{TaskId: created.GetTask().GetTaskId(), MinSequence: tl.seen[len(tl.seen)-1].GetSequence()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := task.GetTask().GetAttempts(); task.GetTask().GetStatus() != tasksv1.TaskStatus_TASK_STATUS_CANCELLED || len(at) != 1 ||
+		at[0].GetError().GetCategory() != "cancelled" || at[0].GetCarriedBy() == nil {
+		t.Fatalf("task = %v, want its one run carried by the turn, cancelled", task.GetTask())
+	}
 }

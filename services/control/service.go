@@ -108,8 +108,8 @@ func (s *Service) Register(g *grpc.Server) {
 
 // Run projects the read model, expires actions whose deadline passed,
 // closes subagents whose parked parent's wait ended, turns permission
-// requests into actions, fails claimed turns whose
-// lease expired, and delivers webhooks.
+// requests into actions, interrupts the turns of cancelled task runs,
+// fails claimed turns whose lease expired, and delivers webhooks.
 func (s *Service) Run(ctx context.Context) error {
 	if s.ownHub != nil {
 		defer s.ownHub.Close()
@@ -129,6 +129,7 @@ func (s *Service) Run(ctx context.Context) error {
 		func(ctx context.Context) error { return s.claims.RunSweeper(ctx, s.LeaseSweepInterval) },
 		s.expireActions,
 		func(ctx context.Context) error { return s.app.ReactToPermissionRequests(ctx, s.deps.Logger) },
+		func(ctx context.Context) error { return s.app.ReactToTaskRunCancels(ctx, s.deps.Logger) },
 	)
 }
 

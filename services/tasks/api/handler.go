@@ -122,6 +122,12 @@ func (h *Handler) FailTask(ctx context.Context, req *tasksv1.FailTaskRequest) (*
 	})
 }
 
+func (h *Handler) DelegateTaskRun(ctx context.Context, req *tasksv1.DelegateTaskRunRequest) (*tasksv1.DelegateTaskRunResponse, error) {
+	return kit.Call(ctx, req, written(h.App.DelegateTaskRun, func(w *commonv1.WriteResult) *tasksv1.DelegateTaskRunResponse {
+		return &tasksv1.DelegateTaskRunResponse{Result: w}
+	}))
+}
+
 func (h *Handler) ArchiveTask(ctx context.Context, req *tasksv1.ArchiveTaskRequest) (*tasksv1.ArchiveTaskResponse, error) {
 	return kit.Call(ctx, req, written(h.App.ArchiveTask, func(w *commonv1.WriteResult) *tasksv1.ArchiveTaskResponse {
 		return &tasksv1.ArchiveTaskResponse{Result: w}

@@ -207,7 +207,7 @@ func (a *App) start(ctx context.Context, tenant, taskID, idemKey, runID string, 
 // AppendTaskProgress records progress facts of the active run.
 func (a *App) AppendTaskProgress(ctx context.Context, tenant string, req *tasksv1.AppendTaskProgressRequest) (Result, error) {
 	return a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(ctx context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
-		if err := a.fence(ctx, tenant, t, req.GetRunId(), req.GetLeaseToken()); err != nil {
+		if err := a.fence(ctx, tenant, t, req.GetRunId(), req.GetLeaseToken(), false); err != nil {
 			return nil, err
 		}
 		return domain.DecideProgress(t, domain.Progress{
@@ -269,11 +269,17 @@ func (a *App) RetryTask(ctx context.Context, tenant string, req *tasksv1.RetryTa
 
 // CompleteTask reconciles completion of the active run.
 func (a *App) CompleteTask(ctx context.Context, tenant string, req *tasksv1.CompleteTaskRequest) (Result, error) {
+	return a.complete(ctx, tenant, req, false)
+}
+
+// complete is CompleteTask; byTurn is the runtime settling a run its turn
+// carried (the worker that delegated it may not).
+func (a *App) complete(ctx context.Context, tenant string, req *tasksv1.CompleteTaskRequest, byTurn bool) (Result, error) {
 	res, err := a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(ctx context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
 		if done := lastAttempt(t, req.GetRunId()); done != nil && done.GetStatus() == tasksv1.RunStatus_RUN_STATUS_COMPLETED {
 			return nil, nil // completing the same run again
 		}
-		if err := a.fence(ctx, tenant, t, req.GetRunId(), req.GetLeaseToken()); err != nil {
+		if err := a.fence(ctx, tenant, t, req.GetRunId(), req.GetLeaseToken(), byTurn); err != nil {
 			return nil, err
 		}
 		return domain.DecideComplete(t, domain.Complete{
@@ -290,8 +296,13 @@ func (a *App) CompleteTask(ctx context.Context, tenant string, req *tasksv1.Comp
 // FailTask ends the active run as failed; the retry policy may schedule
 // another attempt.
 func (a *App) FailTask(ctx context.Context, tenant string, req *tasksv1.FailTaskRequest) (Result, tasksv1.TaskStatus, error) {
+	return a.fail(ctx, tenant, req, false)
+}
+
+// fail is FailTask; byTurn as for complete.
+func (a *App) fail(ctx context.Context, tenant string, req *tasksv1.FailTaskRequest, byTurn bool) (Result, tasksv1.TaskStatus, error) {
 	res, err := a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(ctx context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
-		if err := a.fence(ctx, tenant, t, req.GetRunId(), req.GetLeaseToken()); err != nil {
+		if err := a.fence(ctx, tenant, t, req.GetRunId(), req.GetLeaseToken(), byTurn); err != nil {
 			return nil, err
 		}
 		return domain.DecideFail(t, domain.Fail{
@@ -346,9 +357,13 @@ func (a *App) release(ctx context.Context, tenant, taskID, runID string) {
 // lease lapsed or is held by another run, is LEASE_LOST and nothing is
 // recorded. A run that ended by its own report is left to the decision
 // (repeats are idempotent); runs without a lease (bound to a thread or a
-// job item) are not fenced.
-func (a *App) fence(ctx context.Context, tenant string, t *tasksv1.Task, runID, token string) error {
+// job item) are not fenced. A run a turn carries (DelegateTaskRun) is
+// settled by the runtime when the turn ends (byTurn), never by a report.
+func (a *App) fence(ctx context.Context, tenant string, t *tasksv1.Task, runID, token string, byTurn bool) error {
 	at := lastAttempt(t, runID)
+	if at.GetCarriedBy() != nil && at.GetStatus() == tasksv1.RunStatus_RUN_STATUS_RUNNING && !byTurn {
+		return domain.RunDelegated(t, at)
+	}
 	if at == nil || !at.GetLeased() {
 		return nil
 	}

@@ -22,17 +22,24 @@ import (
 const ReactorName = "tasks.reactor"
 
 // Projections are the read models Run folds.
-func (a *App) Projections() []projector.Projection { return []projector.Projection{a.records} }
+func (a *App) Projections() []projector.Projection {
+	return []projector.Projection{a.records, readmodel.TurnEnds{Subjects: a.log.Subjects}}
+}
 
 // Run runs the background work until ctx ends: the records projector, the
-// dependency reactor and the lease and timeout sweeper. Every replica may
+// turn-ends projector, the dependency reactor, the settler of runs carried
+// by turns (delegate.go) and the lease and timeout sweeper. Every replica may
 // run all three: the projector's Apply skips what another replica applied,
 // and the reactor's and sweeper's writes go through the expected-sequence
 // write path with decisions that append nothing once the fact is there.
 func (a *App) Run(ctx context.Context) error {
 	return kit.RunAll(ctx,
 		func(ctx context.Context) error { return projector.Run(ctx, a.log, a.store, a.records, a.logger) },
+		func(ctx context.Context) error {
+			return projector.Run(ctx, a.log, a.store, readmodel.TurnEnds{Subjects: a.log.Subjects}, a.logger)
+		},
 		a.react,
+		a.settle,
 		a.sweep,
 	)
 }

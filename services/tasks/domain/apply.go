@@ -82,6 +82,8 @@ func Apply(t *tasksv1.Task, ev *eventsv1.RuntimeEvent) *tasksv1.Task {
 		} else if e.GetRelation() == tasksv1.EdgeRelation_EDGE_RELATION_PARENT {
 			next.ParentTaskId = ""
 		}
+	case *eventsv1.RuntimeEvent_TaskDelegated:
+		applyDelegated(next, ev)
 	case *eventsv1.RuntimeEvent_TaskAttemptStarted:
 		a := proto.Clone(p.TaskAttemptStarted.GetAttempt()).(*tasksv1.Attempt)
 		next.Attempts = append(next.Attempts, a)

@@ -78,6 +78,7 @@ func DecideCancel(t *tasksv1.Task, c Cancel) ([]*eventsv1.RuntimeEvent, error) {
 	req := taskEvent(t, TypeTaskCancelRequested, c.Now)
 	req.Payload = &eventsv1.RuntimeEvent_TaskCancelRequested{TaskCancelRequested: &eventsv1.TaskCancelRequested{
 		From: t.GetStatus(), To: to, Reason: c.Reason, RequestedBy: c.RequestedBy, Propagate: c.Propagate,
+		CarriedBy: CarriedBy(t),
 	}}
 	evs := []*eventsv1.RuntimeEvent{req}
 	if to == Cancelled {
@@ -249,8 +250,14 @@ func DecideTimeout(t *tasksv1.Task, runID, why string, now time.Time) ([]*events
 // task.attempt.failed (lost) and task.lost are written first, and only
 // then may the retry policy schedule a new attempt.
 func DecideLose(t *tasksv1.Task, runID string, now time.Time) ([]*eventsv1.RuntimeEvent, error) {
-	if _, err := checkRun(t, CmdLose, runID); err != nil {
+	a, err := checkRun(t, CmdLose, runID)
+	if err != nil {
 		return nil, err
+	}
+	if a.GetCarriedBy() != nil {
+		// Its lease was released when a turn took it over: only the
+		// turn's end settles it.
+		return nil, RunDelegated(t, a)
 	}
 	e := &tasksv1.TaskError{Category: CategoryLost, Message: "worker lease expired without a heartbeat", Retryable: true}
 	return endBySupervisor(t, tasksv1.RunStatus_RUN_STATUS_LOST, TypeTaskLost, Lost, e, now), nil

@@ -323,7 +323,11 @@ type TaskCancelRequested struct {
 	Reason      string        `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	RequestedBy string        `protobuf:"bytes,4,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
 	// Propagate to active child tasks and jobs.
-	Propagate     bool `protobuf:"varint,5,opt,name=propagate,proto3" json:"propagate,omitempty"`
+	Propagate bool `protobuf:"varint,5,opt,name=propagate,proto3" json:"propagate,omitempty"`
+	// The turn that carries the active run (DelegateTaskRun), when one does:
+	// the control service interrupts it (the run then settles as cancelled
+	// when the turn ends).
+	CarriedBy     *v1.RunTurn `protobuf:"bytes,6,opt,name=carried_by,json=carriedBy,proto3" json:"carried_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -391,6 +395,13 @@ func (x *TaskCancelRequested) GetPropagate() bool {
 		return x.Propagate
 	}
 	return false
+}
+
+func (x *TaskCancelRequested) GetCarriedBy() *v1.RunTurn {
+	if x != nil {
+		return x.CarriedBy
+	}
+	return nil
 }
 
 // TaskCompleted: reconciled completion (task.completed).
@@ -472,14 +483,19 @@ func (x *TaskCompleted) GetNativeStatus() string {
 }
 
 // TaskDelegated: child task, subagent, job or worker assignment created
-// (task.delegated).
+// (task.delegated). With target_kind "turn" the task's active run (the
+// envelope's run_id) is handed to a turn (DelegateTaskRun): target_id is
+// the turn id, turn names it whole, and the run settles when the turn
+// ends.
 type TaskDelegated struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Relation v1.EdgeRelation        `protobuf:"varint,1,opt,name=relation,proto3,enum=agentruntime.tasks.v1.EdgeRelation" json:"relation,omitempty"`
 	TargetId string                 `protobuf:"bytes,2,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
-	// "task", "subagent", "job", "thread", "worker".
-	TargetKind    string `protobuf:"bytes,3,opt,name=target_kind,json=targetKind,proto3" json:"target_kind,omitempty"`
-	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// "task", "subagent", "job", "thread", "worker", "turn".
+	TargetKind string `protobuf:"bytes,3,opt,name=target_kind,json=targetKind,proto3" json:"target_kind,omitempty"`
+	Reason     string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// target_kind "turn": the turn that carries the run.
+	Turn          *v1.RunTurn `protobuf:"bytes,5,opt,name=turn,proto3" json:"turn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -540,6 +556,13 @@ func (x *TaskDelegated) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *TaskDelegated) GetTurn() *v1.RunTurn {
+	if x != nil {
+		return x.Turn
+	}
+	return nil
 }
 
 // TaskDependencyUpdated: a relationship or blocker state changed
@@ -1196,25 +1219,28 @@ const file_agentruntime_events_v1_tasks_proto_rawDesc = "" +
 	"\tartifacts\x18\x02 \x03(\tR\tartifacts\x12#\n" +
 	"\revidence_refs\x18\x03 \x03(\tR\fevidenceRefs\x12'\n" +
 	"\x0fcheckpoint_refs\x18\x04 \x03(\tR\x0echeckpointRefs\x121\n" +
-	"\x02to\x18\x05 \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusR\x02to\"\xd8\x01\n" +
+	"\x02to\x18\x05 \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusR\x02to\"\x97\x02\n" +
 	"\x13TaskCancelRequested\x125\n" +
 	"\x04from\x18\x01 \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusR\x04from\x121\n" +
 	"\x02to\x18\x02 \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusR\x02to\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12!\n" +
 	"\frequested_by\x18\x04 \x01(\tR\vrequestedBy\x12\x1c\n" +
-	"\tpropagate\x18\x05 \x01(\bR\tpropagate\"\xc8\x01\n" +
+	"\tpropagate\x18\x05 \x01(\bR\tpropagate\x12=\n" +
+	"\n" +
+	"carried_by\x18\x06 \x01(\v2\x1e.agentruntime.tasks.v1.RunTurnR\tcarriedBy\"\xc8\x01\n" +
 	"\rTaskCompleted\x125\n" +
 	"\x04from\x18\x01 \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusR\x04from\x12\x18\n" +
 	"\asummary\x18\x02 \x01(\tR\asummary\x12\x1c\n" +
 	"\tartifacts\x18\x03 \x03(\tR\tartifacts\x12#\n" +
 	"\revidence_refs\x18\x04 \x03(\tR\fevidenceRefs\x12#\n" +
-	"\rnative_status\x18\x05 \x01(\tR\fnativeStatus\"\xa6\x01\n" +
+	"\rnative_status\x18\x05 \x01(\tR\fnativeStatus\"\xda\x01\n" +
 	"\rTaskDelegated\x12?\n" +
 	"\brelation\x18\x01 \x01(\x0e2#.agentruntime.tasks.v1.EdgeRelationR\brelation\x12\x1b\n" +
 	"\ttarget_id\x18\x02 \x01(\tR\btargetId\x12\x1f\n" +
 	"\vtarget_kind\x18\x03 \x01(\tR\n" +
 	"targetKind\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xa0\x01\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x122\n" +
+	"\x04turn\x18\x05 \x01(\v2\x1e.agentruntime.tasks.v1.RunTurnR\x04turn\"\xa0\x01\n" +
 	"\x15TaskDependencyUpdated\x12/\n" +
 	"\x04edge\x18\x01 \x01(\v2\x1b.agentruntime.tasks.v1.EdgeR\x04edge\x121\n" +
 	"\x02to\x18\x02 \x01(\x0e2!.agentruntime.tasks.v1.TaskStatusR\x02to\x12#\n" +
@@ -1297,14 +1323,15 @@ var file_agentruntime_events_v1_tasks_proto_goTypes = []any{
 	(*v1.TaskError)(nil),          // 21: agentruntime.tasks.v1.TaskError
 	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
 	(*v1.Progress)(nil),           // 23: agentruntime.tasks.v1.Progress
-	(v1.EdgeRelation)(0),          // 24: agentruntime.tasks.v1.EdgeRelation
-	(*v1.Edge)(nil),               // 25: agentruntime.tasks.v1.Edge
-	(*v1.Attempt)(nil),            // 26: agentruntime.tasks.v1.Attempt
-	(*v11.OutputRef)(nil),         // 27: agentruntime.common.v1.OutputRef
-	(v1.RunStatus)(0),             // 28: agentruntime.tasks.v1.RunStatus
-	(*v1.Job)(nil),                // 29: agentruntime.tasks.v1.Job
-	(*v1.JobCounts)(nil),          // 30: agentruntime.tasks.v1.JobCounts
-	(v1.JobStatus)(0),             // 31: agentruntime.tasks.v1.JobStatus
+	(*v1.RunTurn)(nil),            // 24: agentruntime.tasks.v1.RunTurn
+	(v1.EdgeRelation)(0),          // 25: agentruntime.tasks.v1.EdgeRelation
+	(*v1.Edge)(nil),               // 26: agentruntime.tasks.v1.Edge
+	(*v1.Attempt)(nil),            // 27: agentruntime.tasks.v1.Attempt
+	(*v11.OutputRef)(nil),         // 28: agentruntime.common.v1.OutputRef
+	(v1.RunStatus)(0),             // 29: agentruntime.tasks.v1.RunStatus
+	(*v1.Job)(nil),                // 30: agentruntime.tasks.v1.Job
+	(*v1.JobCounts)(nil),          // 31: agentruntime.tasks.v1.JobCounts
+	(v1.JobStatus)(0),             // 32: agentruntime.tasks.v1.JobStatus
 }
 var file_agentruntime_events_v1_tasks_proto_depIdxs = []int32{
 	18, // 0: agentruntime.events.v1.TaskCreated.task:type_name -> agentruntime.tasks.v1.Task
@@ -1317,27 +1344,29 @@ var file_agentruntime_events_v1_tasks_proto_depIdxs = []int32{
 	20, // 7: agentruntime.events.v1.TaskProgressed.to:type_name -> agentruntime.tasks.v1.TaskStatus
 	20, // 8: agentruntime.events.v1.TaskCancelRequested.from:type_name -> agentruntime.tasks.v1.TaskStatus
 	20, // 9: agentruntime.events.v1.TaskCancelRequested.to:type_name -> agentruntime.tasks.v1.TaskStatus
-	20, // 10: agentruntime.events.v1.TaskCompleted.from:type_name -> agentruntime.tasks.v1.TaskStatus
-	24, // 11: agentruntime.events.v1.TaskDelegated.relation:type_name -> agentruntime.tasks.v1.EdgeRelation
-	25, // 12: agentruntime.events.v1.TaskDependencyUpdated.edge:type_name -> agentruntime.tasks.v1.Edge
-	20, // 13: agentruntime.events.v1.TaskDependencyUpdated.to:type_name -> agentruntime.tasks.v1.TaskStatus
-	26, // 14: agentruntime.events.v1.TaskAttemptStarted.attempt:type_name -> agentruntime.tasks.v1.Attempt
-	20, // 15: agentruntime.events.v1.TaskAttemptStarted.from:type_name -> agentruntime.tasks.v1.TaskStatus
-	27, // 16: agentruntime.events.v1.TaskAttemptCompleted.output_refs:type_name -> agentruntime.common.v1.OutputRef
-	28, // 17: agentruntime.events.v1.TaskAttemptFailed.status:type_name -> agentruntime.tasks.v1.RunStatus
-	21, // 18: agentruntime.events.v1.TaskAttemptFailed.error:type_name -> agentruntime.tasks.v1.TaskError
-	27, // 19: agentruntime.events.v1.TaskAttemptFailed.output_refs:type_name -> agentruntime.common.v1.OutputRef
-	29, // 20: agentruntime.events.v1.JobCreated.job:type_name -> agentruntime.tasks.v1.Job
-	30, // 21: agentruntime.events.v1.JobProgressed.counts:type_name -> agentruntime.tasks.v1.JobCounts
-	31, // 22: agentruntime.events.v1.JobProgressed.status:type_name -> agentruntime.tasks.v1.JobStatus
-	27, // 23: agentruntime.events.v1.JobItemCompleted.output_ref:type_name -> agentruntime.common.v1.OutputRef
-	21, // 24: agentruntime.events.v1.JobItemFailed.error:type_name -> agentruntime.tasks.v1.TaskError
-	30, // 25: agentruntime.events.v1.JobEnded.counts:type_name -> agentruntime.tasks.v1.JobCounts
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	24, // 10: agentruntime.events.v1.TaskCancelRequested.carried_by:type_name -> agentruntime.tasks.v1.RunTurn
+	20, // 11: agentruntime.events.v1.TaskCompleted.from:type_name -> agentruntime.tasks.v1.TaskStatus
+	25, // 12: agentruntime.events.v1.TaskDelegated.relation:type_name -> agentruntime.tasks.v1.EdgeRelation
+	24, // 13: agentruntime.events.v1.TaskDelegated.turn:type_name -> agentruntime.tasks.v1.RunTurn
+	26, // 14: agentruntime.events.v1.TaskDependencyUpdated.edge:type_name -> agentruntime.tasks.v1.Edge
+	20, // 15: agentruntime.events.v1.TaskDependencyUpdated.to:type_name -> agentruntime.tasks.v1.TaskStatus
+	27, // 16: agentruntime.events.v1.TaskAttemptStarted.attempt:type_name -> agentruntime.tasks.v1.Attempt
+	20, // 17: agentruntime.events.v1.TaskAttemptStarted.from:type_name -> agentruntime.tasks.v1.TaskStatus
+	28, // 18: agentruntime.events.v1.TaskAttemptCompleted.output_refs:type_name -> agentruntime.common.v1.OutputRef
+	29, // 19: agentruntime.events.v1.TaskAttemptFailed.status:type_name -> agentruntime.tasks.v1.RunStatus
+	21, // 20: agentruntime.events.v1.TaskAttemptFailed.error:type_name -> agentruntime.tasks.v1.TaskError
+	28, // 21: agentruntime.events.v1.TaskAttemptFailed.output_refs:type_name -> agentruntime.common.v1.OutputRef
+	30, // 22: agentruntime.events.v1.JobCreated.job:type_name -> agentruntime.tasks.v1.Job
+	31, // 23: agentruntime.events.v1.JobProgressed.counts:type_name -> agentruntime.tasks.v1.JobCounts
+	32, // 24: agentruntime.events.v1.JobProgressed.status:type_name -> agentruntime.tasks.v1.JobStatus
+	28, // 25: agentruntime.events.v1.JobItemCompleted.output_ref:type_name -> agentruntime.common.v1.OutputRef
+	21, // 26: agentruntime.events.v1.JobItemFailed.error:type_name -> agentruntime.tasks.v1.TaskError
+	31, // 27: agentruntime.events.v1.JobEnded.counts:type_name -> agentruntime.tasks.v1.JobCounts
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_tasks_proto_init() }

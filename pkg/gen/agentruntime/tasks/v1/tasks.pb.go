@@ -2702,6 +2702,144 @@ func (x *HeartbeatTaskRequest) GetLeaseToken() string {
 	return ""
 }
 
+type DelegateTaskRunRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	RunId  string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// PollTaskResponse.lease_token of the run.
+	LeaseToken string `protobuf:"bytes,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// The turn that carries the run (SubmitTurnResponse.turn).
+	SessionId      string `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId       string `protobuf:"bytes,5,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId         string `protobuf:"bytes,6,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	IdempotencyKey string `protobuf:"bytes,7,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *DelegateTaskRunRequest) Reset() {
+	*x = DelegateTaskRunRequest{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DelegateTaskRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DelegateTaskRunRequest) ProtoMessage() {}
+
+func (x *DelegateTaskRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DelegateTaskRunRequest.ProtoReflect.Descriptor instead.
+func (*DelegateTaskRunRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *DelegateTaskRunRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *DelegateTaskRunRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *DelegateTaskRunRequest) GetLeaseToken() string {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return ""
+}
+
+func (x *DelegateTaskRunRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *DelegateTaskRunRequest) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *DelegateTaskRunRequest) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *DelegateTaskRunRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+type DelegateTaskRunResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *v1.WriteResult        `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DelegateTaskRunResponse) Reset() {
+	*x = DelegateTaskRunResponse{}
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DelegateTaskRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DelegateTaskRunResponse) ProtoMessage() {}
+
+func (x *DelegateTaskRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DelegateTaskRunResponse.ProtoReflect.Descriptor instead.
+func (*DelegateTaskRunResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *DelegateTaskRunResponse) GetResult() *v1.WriteResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 type HeartbeatTaskResponse struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	LeaseExpiresAt *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=lease_expires_at,json=leaseExpiresAt,proto3" json:"lease_expires_at,omitempty"`
@@ -2716,7 +2854,7 @@ type HeartbeatTaskResponse struct {
 
 func (x *HeartbeatTaskResponse) Reset() {
 	*x = HeartbeatTaskResponse{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[38]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2728,7 +2866,7 @@ func (x *HeartbeatTaskResponse) String() string {
 func (*HeartbeatTaskResponse) ProtoMessage() {}
 
 func (x *HeartbeatTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[38]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2741,7 +2879,7 @@ func (x *HeartbeatTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatTaskResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatTaskResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{38}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *HeartbeatTaskResponse) GetLeaseExpiresAt() *timestamppb.Timestamp {
@@ -2784,7 +2922,7 @@ type JobItemInput struct {
 
 func (x *JobItemInput) Reset() {
 	*x = JobItemInput{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[39]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2796,7 +2934,7 @@ func (x *JobItemInput) String() string {
 func (*JobItemInput) ProtoMessage() {}
 
 func (x *JobItemInput) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[39]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2809,7 +2947,7 @@ func (x *JobItemInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobItemInput.ProtoReflect.Descriptor instead.
 func (*JobItemInput) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{39}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *JobItemInput) GetItemId() string {
@@ -2862,7 +3000,7 @@ type CreateJobRequest struct {
 
 func (x *CreateJobRequest) Reset() {
 	*x = CreateJobRequest{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[40]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2874,7 +3012,7 @@ func (x *CreateJobRequest) String() string {
 func (*CreateJobRequest) ProtoMessage() {}
 
 func (x *CreateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[40]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2887,7 +3025,7 @@ func (x *CreateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobRequest.ProtoReflect.Descriptor instead.
 func (*CreateJobRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{40}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CreateJobRequest) GetJobId() string {
@@ -2942,7 +3080,7 @@ type CreateJobResponse struct {
 
 func (x *CreateJobResponse) Reset() {
 	*x = CreateJobResponse{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[41]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2954,7 +3092,7 @@ func (x *CreateJobResponse) String() string {
 func (*CreateJobResponse) ProtoMessage() {}
 
 func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[41]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2967,7 +3105,7 @@ func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobResponse.ProtoReflect.Descriptor instead.
 func (*CreateJobResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{41}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CreateJobResponse) GetResult() *v1.WriteResult {
@@ -2994,7 +3132,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[42]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3006,7 +3144,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[42]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3019,7 +3157,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{42}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -3046,7 +3184,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[43]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3058,7 +3196,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[43]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3071,7 +3209,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{43}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -3102,7 +3240,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[44]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3114,7 +3252,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[44]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3127,7 +3265,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{44}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListJobsRequest) GetSessionId() string {
@@ -3183,7 +3321,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[45]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3195,7 +3333,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[45]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3208,7 +3346,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{45}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -3243,7 +3381,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[46]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3255,7 +3393,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[46]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3268,7 +3406,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{46}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CancelJobRequest) GetJobId() string {
@@ -3301,7 +3439,7 @@ type CancelJobResponse struct {
 
 func (x *CancelJobResponse) Reset() {
 	*x = CancelJobResponse{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[47]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3313,7 +3451,7 @@ func (x *CancelJobResponse) String() string {
 func (*CancelJobResponse) ProtoMessage() {}
 
 func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[47]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3326,7 +3464,7 @@ func (x *CancelJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobResponse.ProtoReflect.Descriptor instead.
 func (*CancelJobResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{47}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CancelJobResponse) GetResult() *v1.WriteResult {
@@ -3348,7 +3486,7 @@ type RetryJobItemRequest struct {
 
 func (x *RetryJobItemRequest) Reset() {
 	*x = RetryJobItemRequest{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[48]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3360,7 +3498,7 @@ func (x *RetryJobItemRequest) String() string {
 func (*RetryJobItemRequest) ProtoMessage() {}
 
 func (x *RetryJobItemRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[48]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3373,7 +3511,7 @@ func (x *RetryJobItemRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryJobItemRequest.ProtoReflect.Descriptor instead.
 func (*RetryJobItemRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{48}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RetryJobItemRequest) GetJobId() string {
@@ -3413,7 +3551,7 @@ type RetryJobItemResponse struct {
 
 func (x *RetryJobItemResponse) Reset() {
 	*x = RetryJobItemResponse{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[49]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3425,7 +3563,7 @@ func (x *RetryJobItemResponse) String() string {
 func (*RetryJobItemResponse) ProtoMessage() {}
 
 func (x *RetryJobItemResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[49]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3438,7 +3576,7 @@ func (x *RetryJobItemResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryJobItemResponse.ProtoReflect.Descriptor instead.
 func (*RetryJobItemResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{49}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RetryJobItemResponse) GetResult() *v1.WriteResult {
@@ -3462,7 +3600,7 @@ type StartJobItemRequest struct {
 
 func (x *StartJobItemRequest) Reset() {
 	*x = StartJobItemRequest{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[50]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3474,7 +3612,7 @@ func (x *StartJobItemRequest) String() string {
 func (*StartJobItemRequest) ProtoMessage() {}
 
 func (x *StartJobItemRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[50]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3487,7 +3625,7 @@ func (x *StartJobItemRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartJobItemRequest.ProtoReflect.Descriptor instead.
 func (*StartJobItemRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{50}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *StartJobItemRequest) GetJobId() string {
@@ -3543,7 +3681,7 @@ type StartJobItemResponse struct {
 
 func (x *StartJobItemResponse) Reset() {
 	*x = StartJobItemResponse{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[51]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3555,7 +3693,7 @@ func (x *StartJobItemResponse) String() string {
 func (*StartJobItemResponse) ProtoMessage() {}
 
 func (x *StartJobItemResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[51]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3568,7 +3706,7 @@ func (x *StartJobItemResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartJobItemResponse.ProtoReflect.Descriptor instead.
 func (*StartJobItemResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{51}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *StartJobItemResponse) GetResult() *v1.WriteResult {
@@ -3605,7 +3743,7 @@ type CompleteJobItemRequest struct {
 
 func (x *CompleteJobItemRequest) Reset() {
 	*x = CompleteJobItemRequest{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[52]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3617,7 +3755,7 @@ func (x *CompleteJobItemRequest) String() string {
 func (*CompleteJobItemRequest) ProtoMessage() {}
 
 func (x *CompleteJobItemRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[52]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3630,7 +3768,7 @@ func (x *CompleteJobItemRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteJobItemRequest.ProtoReflect.Descriptor instead.
 func (*CompleteJobItemRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{52}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CompleteJobItemRequest) GetJobId() string {
@@ -3677,7 +3815,7 @@ type CompleteJobItemResponse struct {
 
 func (x *CompleteJobItemResponse) Reset() {
 	*x = CompleteJobItemResponse{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[53]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3689,7 +3827,7 @@ func (x *CompleteJobItemResponse) String() string {
 func (*CompleteJobItemResponse) ProtoMessage() {}
 
 func (x *CompleteJobItemResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[53]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3702,7 +3840,7 @@ func (x *CompleteJobItemResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteJobItemResponse.ProtoReflect.Descriptor instead.
 func (*CompleteJobItemResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{53}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CompleteJobItemResponse) GetResult() *v1.WriteResult {
@@ -3725,7 +3863,7 @@ type FailJobItemRequest struct {
 
 func (x *FailJobItemRequest) Reset() {
 	*x = FailJobItemRequest{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[54]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3737,7 +3875,7 @@ func (x *FailJobItemRequest) String() string {
 func (*FailJobItemRequest) ProtoMessage() {}
 
 func (x *FailJobItemRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[54]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3750,7 +3888,7 @@ func (x *FailJobItemRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailJobItemRequest.ProtoReflect.Descriptor instead.
 func (*FailJobItemRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{54}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *FailJobItemRequest) GetJobId() string {
@@ -3797,7 +3935,7 @@ type FailJobItemResponse struct {
 
 func (x *FailJobItemResponse) Reset() {
 	*x = FailJobItemResponse{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[55]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3809,7 +3947,7 @@ func (x *FailJobItemResponse) String() string {
 func (*FailJobItemResponse) ProtoMessage() {}
 
 func (x *FailJobItemResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[55]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3822,7 +3960,7 @@ func (x *FailJobItemResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailJobItemResponse.ProtoReflect.Descriptor instead.
 func (*FailJobItemResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{55}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *FailJobItemResponse) GetResult() *v1.WriteResult {
@@ -3843,7 +3981,7 @@ type ReportJobItemRequest struct {
 
 func (x *ReportJobItemRequest) Reset() {
 	*x = ReportJobItemRequest{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[56]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3855,7 +3993,7 @@ func (x *ReportJobItemRequest) String() string {
 func (*ReportJobItemRequest) ProtoMessage() {}
 
 func (x *ReportJobItemRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[56]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3868,7 +4006,7 @@ func (x *ReportJobItemRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportJobItemRequest.ProtoReflect.Descriptor instead.
 func (*ReportJobItemRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{56}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ReportJobItemRequest) GetJobId() string {
@@ -3901,7 +4039,7 @@ type ReportJobItemResponse struct {
 
 func (x *ReportJobItemResponse) Reset() {
 	*x = ReportJobItemResponse{}
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[57]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3913,7 +4051,7 @@ func (x *ReportJobItemResponse) String() string {
 func (*ReportJobItemResponse) ProtoMessage() {}
 
 func (x *ReportJobItemResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[57]
+	mi := &file_agentruntime_tasks_v1_tasks_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3926,7 +4064,7 @@ func (x *ReportJobItemResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportJobItemResponse.ProtoReflect.Descriptor instead.
 func (*ReportJobItemResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{57}
+	return file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ReportJobItemResponse) GetResult() *v1.WriteResult {
@@ -4166,7 +4304,20 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\tlease_ttl\x18\x03 \x01(\v2\x19.google.protobuf.DurationB\r\xbaH\n" +
 	"\xaa\x01\a\"\x03\b\xd8\x042\x00R\bleaseTtl\x12)\n" +
 	"\vlease_token\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\n" +
-	"leaseToken\"\xb1\x01\n" +
+	"leaseToken\"\xec\x03\n" +
+	"\x16DelegateTaskRunRequest\x12@\n" +
+	"\atask_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06taskId\x12>\n" +
+	"\x06run_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x05runId\x12+\n" +
+	"\vlease_token\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\n" +
+	"leaseToken\x12F\n" +
+	"\n" +
+	"session_id\x18\x04 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12D\n" +
+	"\tthread_id\x18\x05 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\bthreadId\x12@\n" +
+	"\aturn_id\x18\x06 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06turnId\x12S\n" +
+	"\x0fidempotency_key\x18\a \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\"V\n" +
+	"\x17DelegateTaskRunResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result\"\xb1\x01\n" +
 	"\x15HeartbeatTaskResponse\x12D\n" +
 	"\x10lease_expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x0eleaseExpiresAt\x12)\n" +
 	"\x10cancel_requested\x18\x02 \x01(\bR\x0fcancelRequested\x12'\n" +
@@ -4257,7 +4408,7 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\aitem_id\x18\x02 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\x06itemId\x12S\n" +
 	"\x0fidempotency_key\x18\x03 \x01(\tB*\xbaH'r%\x18\x80\x012 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$R\x0eidempotencyKey\"T\n" +
 	"\x15ReportJobItemResponse\x12;\n" +
-	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result2\x89\x17\n" +
+	"\x06result\x18\x01 \x01(\v2#.agentruntime.common.v1.WriteResultR\x06result2\x83\x18\n" +
 	"\fTasksService\x12i\n" +
 	"\n" +
 	"CreateTask\x12(.agentruntime.tasks.v1.CreateTaskRequest\x1a).agentruntime.tasks.v1.CreateTaskResponse\"\x06ʌ\x19\x02\b\x02\x12i\n" +
@@ -4280,7 +4431,8 @@ const file_agentruntime_tasks_v1_tasks_proto_rawDesc = "" +
 	"\vUnlinkTasks\x12).agentruntime.tasks.v1.UnlinkTasksRequest\x1a*.agentruntime.tasks.v1.UnlinkTasksResponse\"\x06ʌ\x19\x02\b\x02\x12x\n" +
 	"\x0fGetTaskSnapshot\x12-.agentruntime.tasks.v1.GetTaskSnapshotRequest\x1a..agentruntime.tasks.v1.GetTaskSnapshotResponse\"\x06ʌ\x19\x02\b\x01\x12c\n" +
 	"\bPollTask\x12&.agentruntime.tasks.v1.PollTaskRequest\x1a'.agentruntime.tasks.v1.PollTaskResponse\"\x06ʌ\x19\x02\b\x03\x12r\n" +
-	"\rHeartbeatTask\x12+.agentruntime.tasks.v1.HeartbeatTaskRequest\x1a,.agentruntime.tasks.v1.HeartbeatTaskResponse\"\x06ʌ\x19\x02\b\x03\x12f\n" +
+	"\rHeartbeatTask\x12+.agentruntime.tasks.v1.HeartbeatTaskRequest\x1a,.agentruntime.tasks.v1.HeartbeatTaskResponse\"\x06ʌ\x19\x02\b\x03\x12x\n" +
+	"\x0fDelegateTaskRun\x12-.agentruntime.tasks.v1.DelegateTaskRunRequest\x1a..agentruntime.tasks.v1.DelegateTaskRunResponse\"\x06ʌ\x19\x02\b\x03\x12f\n" +
 	"\tCreateJob\x12'.agentruntime.tasks.v1.CreateJobRequest\x1a(.agentruntime.tasks.v1.CreateJobResponse\"\x06ʌ\x19\x02\b\x02\x12]\n" +
 	"\x06GetJob\x12$.agentruntime.tasks.v1.GetJobRequest\x1a%.agentruntime.tasks.v1.GetJobResponse\"\x06ʌ\x19\x02\b\x01\x12c\n" +
 	"\bListJobs\x12&.agentruntime.tasks.v1.ListJobsRequest\x1a'.agentruntime.tasks.v1.ListJobsResponse\"\x06ʌ\x19\x02\b\x01\x12f\n" +
@@ -4303,7 +4455,7 @@ func file_agentruntime_tasks_v1_tasks_proto_rawDescGZIP() []byte {
 	return file_agentruntime_tasks_v1_tasks_proto_rawDescData
 }
 
-var file_agentruntime_tasks_v1_tasks_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_agentruntime_tasks_v1_tasks_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_agentruntime_tasks_v1_tasks_proto_goTypes = []any{
 	(*CreateTaskRequest)(nil),          // 0: agentruntime.tasks.v1.CreateTaskRequest
 	(*CreateTaskResponse)(nil),         // 1: agentruntime.tasks.v1.CreateTaskResponse
@@ -4343,167 +4495,172 @@ var file_agentruntime_tasks_v1_tasks_proto_goTypes = []any{
 	(*PollTaskRequest)(nil),            // 35: agentruntime.tasks.v1.PollTaskRequest
 	(*PollTaskResponse)(nil),           // 36: agentruntime.tasks.v1.PollTaskResponse
 	(*HeartbeatTaskRequest)(nil),       // 37: agentruntime.tasks.v1.HeartbeatTaskRequest
-	(*HeartbeatTaskResponse)(nil),      // 38: agentruntime.tasks.v1.HeartbeatTaskResponse
-	(*JobItemInput)(nil),               // 39: agentruntime.tasks.v1.JobItemInput
-	(*CreateJobRequest)(nil),           // 40: agentruntime.tasks.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),          // 41: agentruntime.tasks.v1.CreateJobResponse
-	(*GetJobRequest)(nil),              // 42: agentruntime.tasks.v1.GetJobRequest
-	(*GetJobResponse)(nil),             // 43: agentruntime.tasks.v1.GetJobResponse
-	(*ListJobsRequest)(nil),            // 44: agentruntime.tasks.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),           // 45: agentruntime.tasks.v1.ListJobsResponse
-	(*CancelJobRequest)(nil),           // 46: agentruntime.tasks.v1.CancelJobRequest
-	(*CancelJobResponse)(nil),          // 47: agentruntime.tasks.v1.CancelJobResponse
-	(*RetryJobItemRequest)(nil),        // 48: agentruntime.tasks.v1.RetryJobItemRequest
-	(*RetryJobItemResponse)(nil),       // 49: agentruntime.tasks.v1.RetryJobItemResponse
-	(*StartJobItemRequest)(nil),        // 50: agentruntime.tasks.v1.StartJobItemRequest
-	(*StartJobItemResponse)(nil),       // 51: agentruntime.tasks.v1.StartJobItemResponse
-	(*CompleteJobItemRequest)(nil),     // 52: agentruntime.tasks.v1.CompleteJobItemRequest
-	(*CompleteJobItemResponse)(nil),    // 53: agentruntime.tasks.v1.CompleteJobItemResponse
-	(*FailJobItemRequest)(nil),         // 54: agentruntime.tasks.v1.FailJobItemRequest
-	(*FailJobItemResponse)(nil),        // 55: agentruntime.tasks.v1.FailJobItemResponse
-	(*ReportJobItemRequest)(nil),       // 56: agentruntime.tasks.v1.ReportJobItemRequest
-	(*ReportJobItemResponse)(nil),      // 57: agentruntime.tasks.v1.ReportJobItemResponse
-	(*TaskSpec)(nil),                   // 58: agentruntime.tasks.v1.TaskSpec
-	(*v1.WriteResult)(nil),             // 59: agentruntime.common.v1.WriteResult
-	(*Task)(nil),                       // 60: agentruntime.tasks.v1.Task
-	(*WorkerRef)(nil),                  // 61: agentruntime.tasks.v1.WorkerRef
-	(*durationpb.Duration)(nil),        // 62: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),      // 63: google.protobuf.Timestamp
-	(*Progress)(nil),                   // 64: agentruntime.tasks.v1.Progress
-	(TaskStatus)(0),                    // 65: agentruntime.tasks.v1.TaskStatus
-	(*v1.OutputRef)(nil),               // 66: agentruntime.common.v1.OutputRef
-	(*TaskError)(nil),                  // 67: agentruntime.tasks.v1.TaskError
-	(*Edge)(nil),                       // 68: agentruntime.tasks.v1.Edge
-	(EdgeRelation)(0),                  // 69: agentruntime.tasks.v1.EdgeRelation
-	(DeliveryState)(0),                 // 70: agentruntime.tasks.v1.DeliveryState
-	(*Attempt)(nil),                    // 71: agentruntime.tasks.v1.Attempt
-	(*JobSpec)(nil),                    // 72: agentruntime.tasks.v1.JobSpec
-	(*Job)(nil),                        // 73: agentruntime.tasks.v1.Job
-	(JobStatus)(0),                     // 74: agentruntime.tasks.v1.JobStatus
+	(*DelegateTaskRunRequest)(nil),     // 38: agentruntime.tasks.v1.DelegateTaskRunRequest
+	(*DelegateTaskRunResponse)(nil),    // 39: agentruntime.tasks.v1.DelegateTaskRunResponse
+	(*HeartbeatTaskResponse)(nil),      // 40: agentruntime.tasks.v1.HeartbeatTaskResponse
+	(*JobItemInput)(nil),               // 41: agentruntime.tasks.v1.JobItemInput
+	(*CreateJobRequest)(nil),           // 42: agentruntime.tasks.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),          // 43: agentruntime.tasks.v1.CreateJobResponse
+	(*GetJobRequest)(nil),              // 44: agentruntime.tasks.v1.GetJobRequest
+	(*GetJobResponse)(nil),             // 45: agentruntime.tasks.v1.GetJobResponse
+	(*ListJobsRequest)(nil),            // 46: agentruntime.tasks.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),           // 47: agentruntime.tasks.v1.ListJobsResponse
+	(*CancelJobRequest)(nil),           // 48: agentruntime.tasks.v1.CancelJobRequest
+	(*CancelJobResponse)(nil),          // 49: agentruntime.tasks.v1.CancelJobResponse
+	(*RetryJobItemRequest)(nil),        // 50: agentruntime.tasks.v1.RetryJobItemRequest
+	(*RetryJobItemResponse)(nil),       // 51: agentruntime.tasks.v1.RetryJobItemResponse
+	(*StartJobItemRequest)(nil),        // 52: agentruntime.tasks.v1.StartJobItemRequest
+	(*StartJobItemResponse)(nil),       // 53: agentruntime.tasks.v1.StartJobItemResponse
+	(*CompleteJobItemRequest)(nil),     // 54: agentruntime.tasks.v1.CompleteJobItemRequest
+	(*CompleteJobItemResponse)(nil),    // 55: agentruntime.tasks.v1.CompleteJobItemResponse
+	(*FailJobItemRequest)(nil),         // 56: agentruntime.tasks.v1.FailJobItemRequest
+	(*FailJobItemResponse)(nil),        // 57: agentruntime.tasks.v1.FailJobItemResponse
+	(*ReportJobItemRequest)(nil),       // 58: agentruntime.tasks.v1.ReportJobItemRequest
+	(*ReportJobItemResponse)(nil),      // 59: agentruntime.tasks.v1.ReportJobItemResponse
+	(*TaskSpec)(nil),                   // 60: agentruntime.tasks.v1.TaskSpec
+	(*v1.WriteResult)(nil),             // 61: agentruntime.common.v1.WriteResult
+	(*Task)(nil),                       // 62: agentruntime.tasks.v1.Task
+	(*WorkerRef)(nil),                  // 63: agentruntime.tasks.v1.WorkerRef
+	(*durationpb.Duration)(nil),        // 64: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),      // 65: google.protobuf.Timestamp
+	(*Progress)(nil),                   // 66: agentruntime.tasks.v1.Progress
+	(TaskStatus)(0),                    // 67: agentruntime.tasks.v1.TaskStatus
+	(*v1.OutputRef)(nil),               // 68: agentruntime.common.v1.OutputRef
+	(*TaskError)(nil),                  // 69: agentruntime.tasks.v1.TaskError
+	(*Edge)(nil),                       // 70: agentruntime.tasks.v1.Edge
+	(EdgeRelation)(0),                  // 71: agentruntime.tasks.v1.EdgeRelation
+	(DeliveryState)(0),                 // 72: agentruntime.tasks.v1.DeliveryState
+	(*Attempt)(nil),                    // 73: agentruntime.tasks.v1.Attempt
+	(*JobSpec)(nil),                    // 74: agentruntime.tasks.v1.JobSpec
+	(*Job)(nil),                        // 75: agentruntime.tasks.v1.Job
+	(JobStatus)(0),                     // 76: agentruntime.tasks.v1.JobStatus
 }
 var file_agentruntime_tasks_v1_tasks_proto_depIdxs = []int32{
-	58, // 0: agentruntime.tasks.v1.CreateTaskRequest.spec:type_name -> agentruntime.tasks.v1.TaskSpec
-	59, // 1: agentruntime.tasks.v1.CreateTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	60, // 2: agentruntime.tasks.v1.CreateTaskResponse.task:type_name -> agentruntime.tasks.v1.Task
-	58, // 3: agentruntime.tasks.v1.UpdateTaskRequest.spec:type_name -> agentruntime.tasks.v1.TaskSpec
-	59, // 4: agentruntime.tasks.v1.UpdateTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	61, // 5: agentruntime.tasks.v1.StartTaskRequest.worker:type_name -> agentruntime.tasks.v1.WorkerRef
-	62, // 6: agentruntime.tasks.v1.StartTaskRequest.lease_ttl:type_name -> google.protobuf.Duration
-	59, // 7: agentruntime.tasks.v1.StartTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	63, // 8: agentruntime.tasks.v1.StartTaskResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	64, // 9: agentruntime.tasks.v1.AppendTaskProgressRequest.progress:type_name -> agentruntime.tasks.v1.Progress
-	65, // 10: agentruntime.tasks.v1.AppendTaskProgressRequest.run_state:type_name -> agentruntime.tasks.v1.TaskStatus
-	59, // 11: agentruntime.tasks.v1.AppendTaskProgressResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	59, // 12: agentruntime.tasks.v1.PauseTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	59, // 13: agentruntime.tasks.v1.ResumeTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	59, // 14: agentruntime.tasks.v1.CancelTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	65, // 15: agentruntime.tasks.v1.CancelTaskResponse.status:type_name -> agentruntime.tasks.v1.TaskStatus
-	61, // 16: agentruntime.tasks.v1.RetryTaskRequest.worker:type_name -> agentruntime.tasks.v1.WorkerRef
-	59, // 17: agentruntime.tasks.v1.RetryTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	66, // 18: agentruntime.tasks.v1.CompleteTaskRequest.output_refs:type_name -> agentruntime.common.v1.OutputRef
-	59, // 19: agentruntime.tasks.v1.CompleteTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	67, // 20: agentruntime.tasks.v1.FailTaskRequest.error:type_name -> agentruntime.tasks.v1.TaskError
-	66, // 21: agentruntime.tasks.v1.FailTaskRequest.output_refs:type_name -> agentruntime.common.v1.OutputRef
-	59, // 22: agentruntime.tasks.v1.FailTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	65, // 23: agentruntime.tasks.v1.FailTaskResponse.status:type_name -> agentruntime.tasks.v1.TaskStatus
-	59, // 24: agentruntime.tasks.v1.ArchiveTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	65, // 25: agentruntime.tasks.v1.ListTasksRequest.status:type_name -> agentruntime.tasks.v1.TaskStatus
-	60, // 26: agentruntime.tasks.v1.ListTasksResponse.tasks:type_name -> agentruntime.tasks.v1.Task
-	60, // 27: agentruntime.tasks.v1.GetTaskResponse.task:type_name -> agentruntime.tasks.v1.Task
-	68, // 28: agentruntime.tasks.v1.GetTaskResponse.reverse_edges:type_name -> agentruntime.tasks.v1.Edge
-	69, // 29: agentruntime.tasks.v1.LinkTasksRequest.relation:type_name -> agentruntime.tasks.v1.EdgeRelation
-	59, // 30: agentruntime.tasks.v1.LinkTasksResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	69, // 31: agentruntime.tasks.v1.UnlinkTasksRequest.relation:type_name -> agentruntime.tasks.v1.EdgeRelation
-	59, // 32: agentruntime.tasks.v1.UnlinkTasksResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	68, // 33: agentruntime.tasks.v1.BlockedTask.blockers:type_name -> agentruntime.tasks.v1.Edge
-	70, // 34: agentruntime.tasks.v1.TaskDelivery.delivery_state:type_name -> agentruntime.tasks.v1.DeliveryState
+	60, // 0: agentruntime.tasks.v1.CreateTaskRequest.spec:type_name -> agentruntime.tasks.v1.TaskSpec
+	61, // 1: agentruntime.tasks.v1.CreateTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	62, // 2: agentruntime.tasks.v1.CreateTaskResponse.task:type_name -> agentruntime.tasks.v1.Task
+	60, // 3: agentruntime.tasks.v1.UpdateTaskRequest.spec:type_name -> agentruntime.tasks.v1.TaskSpec
+	61, // 4: agentruntime.tasks.v1.UpdateTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	63, // 5: agentruntime.tasks.v1.StartTaskRequest.worker:type_name -> agentruntime.tasks.v1.WorkerRef
+	64, // 6: agentruntime.tasks.v1.StartTaskRequest.lease_ttl:type_name -> google.protobuf.Duration
+	61, // 7: agentruntime.tasks.v1.StartTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	65, // 8: agentruntime.tasks.v1.StartTaskResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	66, // 9: agentruntime.tasks.v1.AppendTaskProgressRequest.progress:type_name -> agentruntime.tasks.v1.Progress
+	67, // 10: agentruntime.tasks.v1.AppendTaskProgressRequest.run_state:type_name -> agentruntime.tasks.v1.TaskStatus
+	61, // 11: agentruntime.tasks.v1.AppendTaskProgressResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	61, // 12: agentruntime.tasks.v1.PauseTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	61, // 13: agentruntime.tasks.v1.ResumeTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	61, // 14: agentruntime.tasks.v1.CancelTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	67, // 15: agentruntime.tasks.v1.CancelTaskResponse.status:type_name -> agentruntime.tasks.v1.TaskStatus
+	63, // 16: agentruntime.tasks.v1.RetryTaskRequest.worker:type_name -> agentruntime.tasks.v1.WorkerRef
+	61, // 17: agentruntime.tasks.v1.RetryTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	68, // 18: agentruntime.tasks.v1.CompleteTaskRequest.output_refs:type_name -> agentruntime.common.v1.OutputRef
+	61, // 19: agentruntime.tasks.v1.CompleteTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	69, // 20: agentruntime.tasks.v1.FailTaskRequest.error:type_name -> agentruntime.tasks.v1.TaskError
+	68, // 21: agentruntime.tasks.v1.FailTaskRequest.output_refs:type_name -> agentruntime.common.v1.OutputRef
+	61, // 22: agentruntime.tasks.v1.FailTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	67, // 23: agentruntime.tasks.v1.FailTaskResponse.status:type_name -> agentruntime.tasks.v1.TaskStatus
+	61, // 24: agentruntime.tasks.v1.ArchiveTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	67, // 25: agentruntime.tasks.v1.ListTasksRequest.status:type_name -> agentruntime.tasks.v1.TaskStatus
+	62, // 26: agentruntime.tasks.v1.ListTasksResponse.tasks:type_name -> agentruntime.tasks.v1.Task
+	62, // 27: agentruntime.tasks.v1.GetTaskResponse.task:type_name -> agentruntime.tasks.v1.Task
+	70, // 28: agentruntime.tasks.v1.GetTaskResponse.reverse_edges:type_name -> agentruntime.tasks.v1.Edge
+	71, // 29: agentruntime.tasks.v1.LinkTasksRequest.relation:type_name -> agentruntime.tasks.v1.EdgeRelation
+	61, // 30: agentruntime.tasks.v1.LinkTasksResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	71, // 31: agentruntime.tasks.v1.UnlinkTasksRequest.relation:type_name -> agentruntime.tasks.v1.EdgeRelation
+	61, // 32: agentruntime.tasks.v1.UnlinkTasksResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	70, // 33: agentruntime.tasks.v1.BlockedTask.blockers:type_name -> agentruntime.tasks.v1.Edge
+	72, // 34: agentruntime.tasks.v1.TaskDelivery.delivery_state:type_name -> agentruntime.tasks.v1.DeliveryState
 	31, // 35: agentruntime.tasks.v1.GetTaskSnapshotResponse.task_summary:type_name -> agentruntime.tasks.v1.TaskSummary
-	60, // 36: agentruntime.tasks.v1.GetTaskSnapshotResponse.tasks:type_name -> agentruntime.tasks.v1.Task
-	68, // 37: agentruntime.tasks.v1.GetTaskSnapshotResponse.task_graph:type_name -> agentruntime.tasks.v1.Edge
-	71, // 38: agentruntime.tasks.v1.GetTaskSnapshotResponse.attempts:type_name -> agentruntime.tasks.v1.Attempt
+	62, // 36: agentruntime.tasks.v1.GetTaskSnapshotResponse.tasks:type_name -> agentruntime.tasks.v1.Task
+	70, // 37: agentruntime.tasks.v1.GetTaskSnapshotResponse.task_graph:type_name -> agentruntime.tasks.v1.Edge
+	73, // 38: agentruntime.tasks.v1.GetTaskSnapshotResponse.attempts:type_name -> agentruntime.tasks.v1.Attempt
 	32, // 39: agentruntime.tasks.v1.GetTaskSnapshotResponse.blocked_tasks:type_name -> agentruntime.tasks.v1.BlockedTask
 	33, // 40: agentruntime.tasks.v1.GetTaskSnapshotResponse.delivery_state:type_name -> agentruntime.tasks.v1.TaskDelivery
-	62, // 41: agentruntime.tasks.v1.PollTaskRequest.wait:type_name -> google.protobuf.Duration
-	62, // 42: agentruntime.tasks.v1.PollTaskRequest.lease_ttl:type_name -> google.protobuf.Duration
-	60, // 43: agentruntime.tasks.v1.PollTaskResponse.task:type_name -> agentruntime.tasks.v1.Task
-	63, // 44: agentruntime.tasks.v1.PollTaskResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	59, // 45: agentruntime.tasks.v1.PollTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	62, // 46: agentruntime.tasks.v1.HeartbeatTaskRequest.lease_ttl:type_name -> google.protobuf.Duration
-	63, // 47: agentruntime.tasks.v1.HeartbeatTaskResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	72, // 48: agentruntime.tasks.v1.CreateJobRequest.spec:type_name -> agentruntime.tasks.v1.JobSpec
-	39, // 49: agentruntime.tasks.v1.CreateJobRequest.items:type_name -> agentruntime.tasks.v1.JobItemInput
-	59, // 50: agentruntime.tasks.v1.CreateJobResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	73, // 51: agentruntime.tasks.v1.CreateJobResponse.job:type_name -> agentruntime.tasks.v1.Job
-	73, // 52: agentruntime.tasks.v1.GetJobResponse.job:type_name -> agentruntime.tasks.v1.Job
-	74, // 53: agentruntime.tasks.v1.ListJobsRequest.status:type_name -> agentruntime.tasks.v1.JobStatus
-	73, // 54: agentruntime.tasks.v1.ListJobsResponse.jobs:type_name -> agentruntime.tasks.v1.Job
-	59, // 55: agentruntime.tasks.v1.CancelJobResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	59, // 56: agentruntime.tasks.v1.RetryJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	59, // 57: agentruntime.tasks.v1.StartJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	66, // 58: agentruntime.tasks.v1.CompleteJobItemRequest.output_ref:type_name -> agentruntime.common.v1.OutputRef
-	59, // 59: agentruntime.tasks.v1.CompleteJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	67, // 60: agentruntime.tasks.v1.FailJobItemRequest.error:type_name -> agentruntime.tasks.v1.TaskError
-	59, // 61: agentruntime.tasks.v1.FailJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	59, // 62: agentruntime.tasks.v1.ReportJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
-	0,  // 63: agentruntime.tasks.v1.TasksService.CreateTask:input_type -> agentruntime.tasks.v1.CreateTaskRequest
-	2,  // 64: agentruntime.tasks.v1.TasksService.UpdateTask:input_type -> agentruntime.tasks.v1.UpdateTaskRequest
-	4,  // 65: agentruntime.tasks.v1.TasksService.StartTask:input_type -> agentruntime.tasks.v1.StartTaskRequest
-	6,  // 66: agentruntime.tasks.v1.TasksService.AppendTaskProgress:input_type -> agentruntime.tasks.v1.AppendTaskProgressRequest
-	8,  // 67: agentruntime.tasks.v1.TasksService.PauseTask:input_type -> agentruntime.tasks.v1.PauseTaskRequest
-	10, // 68: agentruntime.tasks.v1.TasksService.ResumeTask:input_type -> agentruntime.tasks.v1.ResumeTaskRequest
-	12, // 69: agentruntime.tasks.v1.TasksService.CancelTask:input_type -> agentruntime.tasks.v1.CancelTaskRequest
-	14, // 70: agentruntime.tasks.v1.TasksService.RetryTask:input_type -> agentruntime.tasks.v1.RetryTaskRequest
-	16, // 71: agentruntime.tasks.v1.TasksService.CompleteTask:input_type -> agentruntime.tasks.v1.CompleteTaskRequest
-	18, // 72: agentruntime.tasks.v1.TasksService.FailTask:input_type -> agentruntime.tasks.v1.FailTaskRequest
-	20, // 73: agentruntime.tasks.v1.TasksService.ArchiveTask:input_type -> agentruntime.tasks.v1.ArchiveTaskRequest
-	22, // 74: agentruntime.tasks.v1.TasksService.ListTasks:input_type -> agentruntime.tasks.v1.ListTasksRequest
-	24, // 75: agentruntime.tasks.v1.TasksService.GetTask:input_type -> agentruntime.tasks.v1.GetTaskRequest
-	26, // 76: agentruntime.tasks.v1.TasksService.LinkTasks:input_type -> agentruntime.tasks.v1.LinkTasksRequest
-	28, // 77: agentruntime.tasks.v1.TasksService.UnlinkTasks:input_type -> agentruntime.tasks.v1.UnlinkTasksRequest
-	30, // 78: agentruntime.tasks.v1.TasksService.GetTaskSnapshot:input_type -> agentruntime.tasks.v1.GetTaskSnapshotRequest
-	35, // 79: agentruntime.tasks.v1.TasksService.PollTask:input_type -> agentruntime.tasks.v1.PollTaskRequest
-	37, // 80: agentruntime.tasks.v1.TasksService.HeartbeatTask:input_type -> agentruntime.tasks.v1.HeartbeatTaskRequest
-	40, // 81: agentruntime.tasks.v1.TasksService.CreateJob:input_type -> agentruntime.tasks.v1.CreateJobRequest
-	42, // 82: agentruntime.tasks.v1.TasksService.GetJob:input_type -> agentruntime.tasks.v1.GetJobRequest
-	44, // 83: agentruntime.tasks.v1.TasksService.ListJobs:input_type -> agentruntime.tasks.v1.ListJobsRequest
-	46, // 84: agentruntime.tasks.v1.TasksService.CancelJob:input_type -> agentruntime.tasks.v1.CancelJobRequest
-	48, // 85: agentruntime.tasks.v1.TasksService.RetryJobItem:input_type -> agentruntime.tasks.v1.RetryJobItemRequest
-	50, // 86: agentruntime.tasks.v1.TasksService.StartJobItem:input_type -> agentruntime.tasks.v1.StartJobItemRequest
-	52, // 87: agentruntime.tasks.v1.TasksService.CompleteJobItem:input_type -> agentruntime.tasks.v1.CompleteJobItemRequest
-	54, // 88: agentruntime.tasks.v1.TasksService.FailJobItem:input_type -> agentruntime.tasks.v1.FailJobItemRequest
-	56, // 89: agentruntime.tasks.v1.TasksService.ReportJobItem:input_type -> agentruntime.tasks.v1.ReportJobItemRequest
-	1,  // 90: agentruntime.tasks.v1.TasksService.CreateTask:output_type -> agentruntime.tasks.v1.CreateTaskResponse
-	3,  // 91: agentruntime.tasks.v1.TasksService.UpdateTask:output_type -> agentruntime.tasks.v1.UpdateTaskResponse
-	5,  // 92: agentruntime.tasks.v1.TasksService.StartTask:output_type -> agentruntime.tasks.v1.StartTaskResponse
-	7,  // 93: agentruntime.tasks.v1.TasksService.AppendTaskProgress:output_type -> agentruntime.tasks.v1.AppendTaskProgressResponse
-	9,  // 94: agentruntime.tasks.v1.TasksService.PauseTask:output_type -> agentruntime.tasks.v1.PauseTaskResponse
-	11, // 95: agentruntime.tasks.v1.TasksService.ResumeTask:output_type -> agentruntime.tasks.v1.ResumeTaskResponse
-	13, // 96: agentruntime.tasks.v1.TasksService.CancelTask:output_type -> agentruntime.tasks.v1.CancelTaskResponse
-	15, // 97: agentruntime.tasks.v1.TasksService.RetryTask:output_type -> agentruntime.tasks.v1.RetryTaskResponse
-	17, // 98: agentruntime.tasks.v1.TasksService.CompleteTask:output_type -> agentruntime.tasks.v1.CompleteTaskResponse
-	19, // 99: agentruntime.tasks.v1.TasksService.FailTask:output_type -> agentruntime.tasks.v1.FailTaskResponse
-	21, // 100: agentruntime.tasks.v1.TasksService.ArchiveTask:output_type -> agentruntime.tasks.v1.ArchiveTaskResponse
-	23, // 101: agentruntime.tasks.v1.TasksService.ListTasks:output_type -> agentruntime.tasks.v1.ListTasksResponse
-	25, // 102: agentruntime.tasks.v1.TasksService.GetTask:output_type -> agentruntime.tasks.v1.GetTaskResponse
-	27, // 103: agentruntime.tasks.v1.TasksService.LinkTasks:output_type -> agentruntime.tasks.v1.LinkTasksResponse
-	29, // 104: agentruntime.tasks.v1.TasksService.UnlinkTasks:output_type -> agentruntime.tasks.v1.UnlinkTasksResponse
-	34, // 105: agentruntime.tasks.v1.TasksService.GetTaskSnapshot:output_type -> agentruntime.tasks.v1.GetTaskSnapshotResponse
-	36, // 106: agentruntime.tasks.v1.TasksService.PollTask:output_type -> agentruntime.tasks.v1.PollTaskResponse
-	38, // 107: agentruntime.tasks.v1.TasksService.HeartbeatTask:output_type -> agentruntime.tasks.v1.HeartbeatTaskResponse
-	41, // 108: agentruntime.tasks.v1.TasksService.CreateJob:output_type -> agentruntime.tasks.v1.CreateJobResponse
-	43, // 109: agentruntime.tasks.v1.TasksService.GetJob:output_type -> agentruntime.tasks.v1.GetJobResponse
-	45, // 110: agentruntime.tasks.v1.TasksService.ListJobs:output_type -> agentruntime.tasks.v1.ListJobsResponse
-	47, // 111: agentruntime.tasks.v1.TasksService.CancelJob:output_type -> agentruntime.tasks.v1.CancelJobResponse
-	49, // 112: agentruntime.tasks.v1.TasksService.RetryJobItem:output_type -> agentruntime.tasks.v1.RetryJobItemResponse
-	51, // 113: agentruntime.tasks.v1.TasksService.StartJobItem:output_type -> agentruntime.tasks.v1.StartJobItemResponse
-	53, // 114: agentruntime.tasks.v1.TasksService.CompleteJobItem:output_type -> agentruntime.tasks.v1.CompleteJobItemResponse
-	55, // 115: agentruntime.tasks.v1.TasksService.FailJobItem:output_type -> agentruntime.tasks.v1.FailJobItemResponse
-	57, // 116: agentruntime.tasks.v1.TasksService.ReportJobItem:output_type -> agentruntime.tasks.v1.ReportJobItemResponse
-	90, // [90:117] is the sub-list for method output_type
-	63, // [63:90] is the sub-list for method input_type
-	63, // [63:63] is the sub-list for extension type_name
-	63, // [63:63] is the sub-list for extension extendee
-	0,  // [0:63] is the sub-list for field type_name
+	64, // 41: agentruntime.tasks.v1.PollTaskRequest.wait:type_name -> google.protobuf.Duration
+	64, // 42: agentruntime.tasks.v1.PollTaskRequest.lease_ttl:type_name -> google.protobuf.Duration
+	62, // 43: agentruntime.tasks.v1.PollTaskResponse.task:type_name -> agentruntime.tasks.v1.Task
+	65, // 44: agentruntime.tasks.v1.PollTaskResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	61, // 45: agentruntime.tasks.v1.PollTaskResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	64, // 46: agentruntime.tasks.v1.HeartbeatTaskRequest.lease_ttl:type_name -> google.protobuf.Duration
+	61, // 47: agentruntime.tasks.v1.DelegateTaskRunResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	65, // 48: agentruntime.tasks.v1.HeartbeatTaskResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	74, // 49: agentruntime.tasks.v1.CreateJobRequest.spec:type_name -> agentruntime.tasks.v1.JobSpec
+	41, // 50: agentruntime.tasks.v1.CreateJobRequest.items:type_name -> agentruntime.tasks.v1.JobItemInput
+	61, // 51: agentruntime.tasks.v1.CreateJobResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	75, // 52: agentruntime.tasks.v1.CreateJobResponse.job:type_name -> agentruntime.tasks.v1.Job
+	75, // 53: agentruntime.tasks.v1.GetJobResponse.job:type_name -> agentruntime.tasks.v1.Job
+	76, // 54: agentruntime.tasks.v1.ListJobsRequest.status:type_name -> agentruntime.tasks.v1.JobStatus
+	75, // 55: agentruntime.tasks.v1.ListJobsResponse.jobs:type_name -> agentruntime.tasks.v1.Job
+	61, // 56: agentruntime.tasks.v1.CancelJobResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	61, // 57: agentruntime.tasks.v1.RetryJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	61, // 58: agentruntime.tasks.v1.StartJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	68, // 59: agentruntime.tasks.v1.CompleteJobItemRequest.output_ref:type_name -> agentruntime.common.v1.OutputRef
+	61, // 60: agentruntime.tasks.v1.CompleteJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	69, // 61: agentruntime.tasks.v1.FailJobItemRequest.error:type_name -> agentruntime.tasks.v1.TaskError
+	61, // 62: agentruntime.tasks.v1.FailJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	61, // 63: agentruntime.tasks.v1.ReportJobItemResponse.result:type_name -> agentruntime.common.v1.WriteResult
+	0,  // 64: agentruntime.tasks.v1.TasksService.CreateTask:input_type -> agentruntime.tasks.v1.CreateTaskRequest
+	2,  // 65: agentruntime.tasks.v1.TasksService.UpdateTask:input_type -> agentruntime.tasks.v1.UpdateTaskRequest
+	4,  // 66: agentruntime.tasks.v1.TasksService.StartTask:input_type -> agentruntime.tasks.v1.StartTaskRequest
+	6,  // 67: agentruntime.tasks.v1.TasksService.AppendTaskProgress:input_type -> agentruntime.tasks.v1.AppendTaskProgressRequest
+	8,  // 68: agentruntime.tasks.v1.TasksService.PauseTask:input_type -> agentruntime.tasks.v1.PauseTaskRequest
+	10, // 69: agentruntime.tasks.v1.TasksService.ResumeTask:input_type -> agentruntime.tasks.v1.ResumeTaskRequest
+	12, // 70: agentruntime.tasks.v1.TasksService.CancelTask:input_type -> agentruntime.tasks.v1.CancelTaskRequest
+	14, // 71: agentruntime.tasks.v1.TasksService.RetryTask:input_type -> agentruntime.tasks.v1.RetryTaskRequest
+	16, // 72: agentruntime.tasks.v1.TasksService.CompleteTask:input_type -> agentruntime.tasks.v1.CompleteTaskRequest
+	18, // 73: agentruntime.tasks.v1.TasksService.FailTask:input_type -> agentruntime.tasks.v1.FailTaskRequest
+	20, // 74: agentruntime.tasks.v1.TasksService.ArchiveTask:input_type -> agentruntime.tasks.v1.ArchiveTaskRequest
+	22, // 75: agentruntime.tasks.v1.TasksService.ListTasks:input_type -> agentruntime.tasks.v1.ListTasksRequest
+	24, // 76: agentruntime.tasks.v1.TasksService.GetTask:input_type -> agentruntime.tasks.v1.GetTaskRequest
+	26, // 77: agentruntime.tasks.v1.TasksService.LinkTasks:input_type -> agentruntime.tasks.v1.LinkTasksRequest
+	28, // 78: agentruntime.tasks.v1.TasksService.UnlinkTasks:input_type -> agentruntime.tasks.v1.UnlinkTasksRequest
+	30, // 79: agentruntime.tasks.v1.TasksService.GetTaskSnapshot:input_type -> agentruntime.tasks.v1.GetTaskSnapshotRequest
+	35, // 80: agentruntime.tasks.v1.TasksService.PollTask:input_type -> agentruntime.tasks.v1.PollTaskRequest
+	37, // 81: agentruntime.tasks.v1.TasksService.HeartbeatTask:input_type -> agentruntime.tasks.v1.HeartbeatTaskRequest
+	38, // 82: agentruntime.tasks.v1.TasksService.DelegateTaskRun:input_type -> agentruntime.tasks.v1.DelegateTaskRunRequest
+	42, // 83: agentruntime.tasks.v1.TasksService.CreateJob:input_type -> agentruntime.tasks.v1.CreateJobRequest
+	44, // 84: agentruntime.tasks.v1.TasksService.GetJob:input_type -> agentruntime.tasks.v1.GetJobRequest
+	46, // 85: agentruntime.tasks.v1.TasksService.ListJobs:input_type -> agentruntime.tasks.v1.ListJobsRequest
+	48, // 86: agentruntime.tasks.v1.TasksService.CancelJob:input_type -> agentruntime.tasks.v1.CancelJobRequest
+	50, // 87: agentruntime.tasks.v1.TasksService.RetryJobItem:input_type -> agentruntime.tasks.v1.RetryJobItemRequest
+	52, // 88: agentruntime.tasks.v1.TasksService.StartJobItem:input_type -> agentruntime.tasks.v1.StartJobItemRequest
+	54, // 89: agentruntime.tasks.v1.TasksService.CompleteJobItem:input_type -> agentruntime.tasks.v1.CompleteJobItemRequest
+	56, // 90: agentruntime.tasks.v1.TasksService.FailJobItem:input_type -> agentruntime.tasks.v1.FailJobItemRequest
+	58, // 91: agentruntime.tasks.v1.TasksService.ReportJobItem:input_type -> agentruntime.tasks.v1.ReportJobItemRequest
+	1,  // 92: agentruntime.tasks.v1.TasksService.CreateTask:output_type -> agentruntime.tasks.v1.CreateTaskResponse
+	3,  // 93: agentruntime.tasks.v1.TasksService.UpdateTask:output_type -> agentruntime.tasks.v1.UpdateTaskResponse
+	5,  // 94: agentruntime.tasks.v1.TasksService.StartTask:output_type -> agentruntime.tasks.v1.StartTaskResponse
+	7,  // 95: agentruntime.tasks.v1.TasksService.AppendTaskProgress:output_type -> agentruntime.tasks.v1.AppendTaskProgressResponse
+	9,  // 96: agentruntime.tasks.v1.TasksService.PauseTask:output_type -> agentruntime.tasks.v1.PauseTaskResponse
+	11, // 97: agentruntime.tasks.v1.TasksService.ResumeTask:output_type -> agentruntime.tasks.v1.ResumeTaskResponse
+	13, // 98: agentruntime.tasks.v1.TasksService.CancelTask:output_type -> agentruntime.tasks.v1.CancelTaskResponse
+	15, // 99: agentruntime.tasks.v1.TasksService.RetryTask:output_type -> agentruntime.tasks.v1.RetryTaskResponse
+	17, // 100: agentruntime.tasks.v1.TasksService.CompleteTask:output_type -> agentruntime.tasks.v1.CompleteTaskResponse
+	19, // 101: agentruntime.tasks.v1.TasksService.FailTask:output_type -> agentruntime.tasks.v1.FailTaskResponse
+	21, // 102: agentruntime.tasks.v1.TasksService.ArchiveTask:output_type -> agentruntime.tasks.v1.ArchiveTaskResponse
+	23, // 103: agentruntime.tasks.v1.TasksService.ListTasks:output_type -> agentruntime.tasks.v1.ListTasksResponse
+	25, // 104: agentruntime.tasks.v1.TasksService.GetTask:output_type -> agentruntime.tasks.v1.GetTaskResponse
+	27, // 105: agentruntime.tasks.v1.TasksService.LinkTasks:output_type -> agentruntime.tasks.v1.LinkTasksResponse
+	29, // 106: agentruntime.tasks.v1.TasksService.UnlinkTasks:output_type -> agentruntime.tasks.v1.UnlinkTasksResponse
+	34, // 107: agentruntime.tasks.v1.TasksService.GetTaskSnapshot:output_type -> agentruntime.tasks.v1.GetTaskSnapshotResponse
+	36, // 108: agentruntime.tasks.v1.TasksService.PollTask:output_type -> agentruntime.tasks.v1.PollTaskResponse
+	40, // 109: agentruntime.tasks.v1.TasksService.HeartbeatTask:output_type -> agentruntime.tasks.v1.HeartbeatTaskResponse
+	39, // 110: agentruntime.tasks.v1.TasksService.DelegateTaskRun:output_type -> agentruntime.tasks.v1.DelegateTaskRunResponse
+	43, // 111: agentruntime.tasks.v1.TasksService.CreateJob:output_type -> agentruntime.tasks.v1.CreateJobResponse
+	45, // 112: agentruntime.tasks.v1.TasksService.GetJob:output_type -> agentruntime.tasks.v1.GetJobResponse
+	47, // 113: agentruntime.tasks.v1.TasksService.ListJobs:output_type -> agentruntime.tasks.v1.ListJobsResponse
+	49, // 114: agentruntime.tasks.v1.TasksService.CancelJob:output_type -> agentruntime.tasks.v1.CancelJobResponse
+	51, // 115: agentruntime.tasks.v1.TasksService.RetryJobItem:output_type -> agentruntime.tasks.v1.RetryJobItemResponse
+	53, // 116: agentruntime.tasks.v1.TasksService.StartJobItem:output_type -> agentruntime.tasks.v1.StartJobItemResponse
+	55, // 117: agentruntime.tasks.v1.TasksService.CompleteJobItem:output_type -> agentruntime.tasks.v1.CompleteJobItemResponse
+	57, // 118: agentruntime.tasks.v1.TasksService.FailJobItem:output_type -> agentruntime.tasks.v1.FailJobItemResponse
+	59, // 119: agentruntime.tasks.v1.TasksService.ReportJobItem:output_type -> agentruntime.tasks.v1.ReportJobItemResponse
+	92, // [92:120] is the sub-list for method output_type
+	64, // [64:92] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_tasks_v1_tasks_proto_init() }
@@ -4513,14 +4670,14 @@ func file_agentruntime_tasks_v1_tasks_proto_init() {
 	}
 	file_agentruntime_tasks_v1_types_proto_init()
 	file_agentruntime_tasks_v1_tasks_proto_msgTypes[0].OneofWrappers = []any{}
-	file_agentruntime_tasks_v1_tasks_proto_msgTypes[39].OneofWrappers = []any{}
+	file_agentruntime_tasks_v1_tasks_proto_msgTypes[41].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_tasks_v1_tasks_proto_rawDesc), len(file_agentruntime_tasks_v1_tasks_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   58,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -37,6 +37,7 @@ const (
 	TasksService_GetTaskSnapshot_FullMethodName    = "/agentruntime.tasks.v1.TasksService/GetTaskSnapshot"
 	TasksService_PollTask_FullMethodName           = "/agentruntime.tasks.v1.TasksService/PollTask"
 	TasksService_HeartbeatTask_FullMethodName      = "/agentruntime.tasks.v1.TasksService/HeartbeatTask"
+	TasksService_DelegateTaskRun_FullMethodName    = "/agentruntime.tasks.v1.TasksService/DelegateTaskRun"
 	TasksService_CreateJob_FullMethodName          = "/agentruntime.tasks.v1.TasksService/CreateJob"
 	TasksService_GetJob_FullMethodName             = "/agentruntime.tasks.v1.TasksService/GetJob"
 	TasksService_ListJobs_FullMethodName           = "/agentruntime.tasks.v1.TasksService/ListJobs"
@@ -87,6 +88,12 @@ type TasksServiceClient interface {
 	// lost.
 	PollTask(ctx context.Context, in *PollTaskRequest, opts ...grpc.CallOption) (*PollTaskResponse, error)
 	HeartbeatTask(ctx context.Context, in *HeartbeatTaskRequest, opts ...grpc.CallOption) (*HeartbeatTaskResponse, error)
+	// DelegateTaskRun hands a polled run to the turn that carries it: the
+	// worker's lease is released (the run no longer expires for missing
+	// heartbeats, it stays running) and the service settles the run when
+	// the turn ends (turn.completed completes it, turn.failed fails it). A
+	// cancel request then interrupts the turn.
+	DelegateTaskRun(ctx context.Context, in *DelegateTaskRunRequest, opts ...grpc.CallOption) (*DelegateTaskRunResponse, error)
 	CreateJob(ctx context.Context, in *CreateJobRequest, opts ...grpc.CallOption) (*CreateJobResponse, error)
 	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*GetJobResponse, error)
 	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
@@ -286,6 +293,16 @@ func (c *tasksServiceClient) HeartbeatTask(ctx context.Context, in *HeartbeatTas
 	return out, nil
 }
 
+func (c *tasksServiceClient) DelegateTaskRun(ctx context.Context, in *DelegateTaskRunRequest, opts ...grpc.CallOption) (*DelegateTaskRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DelegateTaskRunResponse)
+	err := c.cc.Invoke(ctx, TasksService_DelegateTaskRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tasksServiceClient) CreateJob(ctx context.Context, in *CreateJobRequest, opts ...grpc.CallOption) (*CreateJobResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateJobResponse)
@@ -415,6 +432,12 @@ type TasksServiceServer interface {
 	// lost.
 	PollTask(context.Context, *PollTaskRequest) (*PollTaskResponse, error)
 	HeartbeatTask(context.Context, *HeartbeatTaskRequest) (*HeartbeatTaskResponse, error)
+	// DelegateTaskRun hands a polled run to the turn that carries it: the
+	// worker's lease is released (the run no longer expires for missing
+	// heartbeats, it stays running) and the service settles the run when
+	// the turn ends (turn.completed completes it, turn.failed fails it). A
+	// cancel request then interrupts the turn.
+	DelegateTaskRun(context.Context, *DelegateTaskRunRequest) (*DelegateTaskRunResponse, error)
 	CreateJob(context.Context, *CreateJobRequest) (*CreateJobResponse, error)
 	GetJob(context.Context, *GetJobRequest) (*GetJobResponse, error)
 	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
@@ -487,6 +510,9 @@ func (UnimplementedTasksServiceServer) PollTask(context.Context, *PollTaskReques
 }
 func (UnimplementedTasksServiceServer) HeartbeatTask(context.Context, *HeartbeatTaskRequest) (*HeartbeatTaskResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method HeartbeatTask not implemented")
+}
+func (UnimplementedTasksServiceServer) DelegateTaskRun(context.Context, *DelegateTaskRunRequest) (*DelegateTaskRunResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DelegateTaskRun not implemented")
 }
 func (UnimplementedTasksServiceServer) CreateJob(context.Context, *CreateJobRequest) (*CreateJobResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CreateJob not implemented")
@@ -860,6 +886,24 @@ func _TasksService_HeartbeatTask_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TasksService_DelegateTaskRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DelegateTaskRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).DelegateTaskRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_DelegateTaskRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).DelegateTaskRun(ctx, req.(*DelegateTaskRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TasksService_CreateJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateJobRequest)
 	if err := dec(in); err != nil {
@@ -1100,6 +1144,10 @@ var TasksService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "HeartbeatTask",
 			Handler:    _TasksService_HeartbeatTask_Handler,
+		},
+		{
+			MethodName: "DelegateTaskRun",
+			Handler:    _TasksService_DelegateTaskRun_Handler,
 		},
 		{
 			MethodName: "CreateJob",

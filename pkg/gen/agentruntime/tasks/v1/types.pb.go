@@ -1553,8 +1553,12 @@ type Attempt struct {
 	Leased bool `protobuf:"varint,14,opt,name=leased,proto3" json:"leased,omitempty"`
 	// Last progress fact of the attempt (inactivity timeouts count from it).
 	LastActivityAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=last_activity_at,json=lastActivityAt,proto3" json:"last_activity_at,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The turn that carries the run (DelegateTaskRun): the runtime settles
+	// the run when that turn ends; no worker lease supervises it (leased is
+	// false from then on).
+	CarriedBy     *RunTurn `protobuf:"bytes,16,opt,name=carried_by,json=carriedBy,proto3" json:"carried_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Attempt) Reset() {
@@ -1692,6 +1696,74 @@ func (x *Attempt) GetLastActivityAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Attempt) GetCarriedBy() *RunTurn {
+	if x != nil {
+		return x.CarriedBy
+	}
+	return nil
+}
+
+// RunTurn names a control-service turn that carries a task run.
+type RunTurn struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	ThreadId      string                 `protobuf:"bytes,2,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	TurnId        string                 `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunTurn) Reset() {
+	*x = RunTurn{}
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunTurn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunTurn) ProtoMessage() {}
+
+func (x *RunTurn) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunTurn.ProtoReflect.Descriptor instead.
+func (*RunTurn) Descriptor() ([]byte, []int) {
+	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RunTurn) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RunTurn) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *RunTurn) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
 // TaskSpec is what a caller sets on a task (create and update).
 type TaskSpec struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1719,7 +1791,7 @@ type TaskSpec struct {
 
 func (x *TaskSpec) Reset() {
 	*x = TaskSpec{}
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[12]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +1803,7 @@ func (x *TaskSpec) String() string {
 func (*TaskSpec) ProtoMessage() {}
 
 func (x *TaskSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[12]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,7 +1816,7 @@ func (x *TaskSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskSpec.ProtoReflect.Descriptor instead.
 func (*TaskSpec) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TaskSpec) GetTitle() string {
@@ -1923,7 +1995,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[13]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1935,7 +2007,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[13]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1948,7 +2020,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Task) GetTaskId() string {
@@ -2181,7 +2253,7 @@ type JobItem struct {
 
 func (x *JobItem) Reset() {
 	*x = JobItem{}
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[14]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2193,7 +2265,7 @@ func (x *JobItem) String() string {
 func (*JobItem) ProtoMessage() {}
 
 func (x *JobItem) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[14]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2206,7 +2278,7 @@ func (x *JobItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobItem.ProtoReflect.Descriptor instead.
 func (*JobItem) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobItem) GetItemId() string {
@@ -2321,7 +2393,7 @@ type JobCounts struct {
 
 func (x *JobCounts) Reset() {
 	*x = JobCounts{}
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[15]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2405,7 @@ func (x *JobCounts) String() string {
 func (*JobCounts) ProtoMessage() {}
 
 func (x *JobCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[15]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2418,7 @@ func (x *JobCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCounts.ProtoReflect.Descriptor instead.
 func (*JobCounts) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JobCounts) GetTotal() uint32 {
@@ -2405,7 +2477,7 @@ type JobSpec struct {
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[16]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2417,7 +2489,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[16]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2430,7 +2502,7 @@ func (x *JobSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
 func (*JobSpec) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JobSpec) GetTitle() string {
@@ -2499,7 +2571,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[17]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2511,7 +2583,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[17]
+	mi := &file_agentruntime_tasks_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2524,7 +2596,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_agentruntime_tasks_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Job) GetJobId() string {
@@ -2735,7 +2807,7 @@ const file_agentruntime_tasks_v1_types_proto_rawDesc = "" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1b\n" +
 	"\tthread_id\x18\x03 \x01(\tR\bthreadId\x12\x15\n" +
 	"\x06job_id\x18\x04 \x01(\tR\x05jobId\x12\x1e\n" +
-	"\vjob_item_id\x18\x05 \x01(\tR\tjobItemId\"\xa8\x05\n" +
+	"\vjob_item_id\x18\x05 \x01(\tR\tjobItemId\"\xe7\x05\n" +
 	"\aAttempt\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +
@@ -2756,7 +2828,14 @@ const file_agentruntime_tasks_v1_types_proto_rawDesc = "" +
 	"\x12completion_summary\x18\f \x01(\tR\x11completionSummary\x12\x16\n" +
 	"\x06reason\x18\r \x01(\tR\x06reason\x12\x16\n" +
 	"\x06leased\x18\x0e \x01(\bR\x06leased\x12D\n" +
-	"\x10last_activity_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\x0elastActivityAt\"\xa2\a\n" +
+	"\x10last_activity_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\x0elastActivityAt\x12=\n" +
+	"\n" +
+	"carried_by\x18\x10 \x01(\v2\x1e.agentruntime.tasks.v1.RunTurnR\tcarriedBy\"^\n" +
+	"\aRunTurn\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
+	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x17\n" +
+	"\aturn_id\x18\x03 \x01(\tR\x06turnId\"\xa2\a\n" +
 	"\bTaskSpec\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x1c\n" +
 	"\tobjective\x18\x02 \x01(\tR\tobjective\x12\x1b\n" +
@@ -2977,7 +3056,7 @@ func file_agentruntime_tasks_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_tasks_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_agentruntime_tasks_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_agentruntime_tasks_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_agentruntime_tasks_v1_types_proto_goTypes = []any{
 	(TaskStatus)(0),               // 0: agentruntime.tasks.v1.TaskStatus
 	(Visibility)(0),               // 1: agentruntime.tasks.v1.Visibility
@@ -2999,80 +3078,82 @@ var file_agentruntime_tasks_v1_types_proto_goTypes = []any{
 	(*PeerTask)(nil),              // 17: agentruntime.tasks.v1.PeerTask
 	(*WorkerRef)(nil),             // 18: agentruntime.tasks.v1.WorkerRef
 	(*Attempt)(nil),               // 19: agentruntime.tasks.v1.Attempt
-	(*TaskSpec)(nil),              // 20: agentruntime.tasks.v1.TaskSpec
-	(*Task)(nil),                  // 21: agentruntime.tasks.v1.Task
-	(*JobItem)(nil),               // 22: agentruntime.tasks.v1.JobItem
-	(*JobCounts)(nil),             // 23: agentruntime.tasks.v1.JobCounts
-	(*JobSpec)(nil),               // 24: agentruntime.tasks.v1.JobSpec
-	(*Job)(nil),                   // 25: agentruntime.tasks.v1.Job
-	nil,                           // 26: agentruntime.tasks.v1.Constraints.ExtraEntry
-	nil,                           // 27: agentruntime.tasks.v1.Progress.CountersEntry
-	nil,                           // 28: agentruntime.tasks.v1.Progress.OutputOffsetsEntry
-	nil,                           // 29: agentruntime.tasks.v1.TaskSpec.LabelsEntry
-	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 31: google.protobuf.Duration
-	(*v1.OutputRef)(nil),          // 32: agentruntime.common.v1.OutputRef
+	(*RunTurn)(nil),               // 20: agentruntime.tasks.v1.RunTurn
+	(*TaskSpec)(nil),              // 21: agentruntime.tasks.v1.TaskSpec
+	(*Task)(nil),                  // 22: agentruntime.tasks.v1.Task
+	(*JobItem)(nil),               // 23: agentruntime.tasks.v1.JobItem
+	(*JobCounts)(nil),             // 24: agentruntime.tasks.v1.JobCounts
+	(*JobSpec)(nil),               // 25: agentruntime.tasks.v1.JobSpec
+	(*Job)(nil),                   // 26: agentruntime.tasks.v1.Job
+	nil,                           // 27: agentruntime.tasks.v1.Constraints.ExtraEntry
+	nil,                           // 28: agentruntime.tasks.v1.Progress.CountersEntry
+	nil,                           // 29: agentruntime.tasks.v1.Progress.OutputOffsetsEntry
+	nil,                           // 30: agentruntime.tasks.v1.TaskSpec.LabelsEntry
+	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 32: google.protobuf.Duration
+	(*v1.OutputRef)(nil),          // 33: agentruntime.common.v1.OutputRef
 }
 var file_agentruntime_tasks_v1_types_proto_depIdxs = []int32{
 	4,  // 0: agentruntime.tasks.v1.Edge.relation:type_name -> agentruntime.tasks.v1.EdgeRelation
 	5,  // 1: agentruntime.tasks.v1.Edge.status:type_name -> agentruntime.tasks.v1.EdgeStatus
-	30, // 2: agentruntime.tasks.v1.Edge.created_at:type_name -> google.protobuf.Timestamp
-	30, // 3: agentruntime.tasks.v1.Edge.updated_at:type_name -> google.protobuf.Timestamp
-	31, // 4: agentruntime.tasks.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
-	31, // 5: agentruntime.tasks.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
-	31, // 6: agentruntime.tasks.v1.TimeoutPolicy.run_timeout:type_name -> google.protobuf.Duration
-	31, // 7: agentruntime.tasks.v1.TimeoutPolicy.inactivity_timeout:type_name -> google.protobuf.Duration
-	31, // 8: agentruntime.tasks.v1.Constraints.max_duration:type_name -> google.protobuf.Duration
-	26, // 9: agentruntime.tasks.v1.Constraints.extra:type_name -> agentruntime.tasks.v1.Constraints.ExtraEntry
-	27, // 10: agentruntime.tasks.v1.Progress.counters:type_name -> agentruntime.tasks.v1.Progress.CountersEntry
-	32, // 11: agentruntime.tasks.v1.Progress.output_refs:type_name -> agentruntime.common.v1.OutputRef
-	28, // 12: agentruntime.tasks.v1.Progress.output_offsets:type_name -> agentruntime.tasks.v1.Progress.OutputOffsetsEntry
+	31, // 2: agentruntime.tasks.v1.Edge.created_at:type_name -> google.protobuf.Timestamp
+	31, // 3: agentruntime.tasks.v1.Edge.updated_at:type_name -> google.protobuf.Timestamp
+	32, // 4: agentruntime.tasks.v1.RetryPolicy.initial_backoff:type_name -> google.protobuf.Duration
+	32, // 5: agentruntime.tasks.v1.RetryPolicy.max_backoff:type_name -> google.protobuf.Duration
+	32, // 6: agentruntime.tasks.v1.TimeoutPolicy.run_timeout:type_name -> google.protobuf.Duration
+	32, // 7: agentruntime.tasks.v1.TimeoutPolicy.inactivity_timeout:type_name -> google.protobuf.Duration
+	32, // 8: agentruntime.tasks.v1.Constraints.max_duration:type_name -> google.protobuf.Duration
+	27, // 9: agentruntime.tasks.v1.Constraints.extra:type_name -> agentruntime.tasks.v1.Constraints.ExtraEntry
+	28, // 10: agentruntime.tasks.v1.Progress.counters:type_name -> agentruntime.tasks.v1.Progress.CountersEntry
+	33, // 11: agentruntime.tasks.v1.Progress.output_refs:type_name -> agentruntime.common.v1.OutputRef
+	29, // 12: agentruntime.tasks.v1.Progress.output_offsets:type_name -> agentruntime.tasks.v1.Progress.OutputOffsetsEntry
 	3,  // 13: agentruntime.tasks.v1.Progress.delivery_state:type_name -> agentruntime.tasks.v1.DeliveryState
 	2,  // 14: agentruntime.tasks.v1.Attempt.status:type_name -> agentruntime.tasks.v1.RunStatus
 	18, // 15: agentruntime.tasks.v1.Attempt.worker:type_name -> agentruntime.tasks.v1.WorkerRef
-	32, // 16: agentruntime.tasks.v1.Attempt.output_refs:type_name -> agentruntime.common.v1.OutputRef
-	30, // 17: agentruntime.tasks.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	30, // 18: agentruntime.tasks.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	33, // 16: agentruntime.tasks.v1.Attempt.output_refs:type_name -> agentruntime.common.v1.OutputRef
+	31, // 17: agentruntime.tasks.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	31, // 18: agentruntime.tasks.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
 	9,  // 19: agentruntime.tasks.v1.Attempt.error:type_name -> agentruntime.tasks.v1.TaskError
-	30, // 20: agentruntime.tasks.v1.Attempt.last_activity_at:type_name -> google.protobuf.Timestamp
-	1,  // 21: agentruntime.tasks.v1.TaskSpec.visibility:type_name -> agentruntime.tasks.v1.Visibility
-	12, // 22: agentruntime.tasks.v1.TaskSpec.scope:type_name -> agentruntime.tasks.v1.Scope
-	13, // 23: agentruntime.tasks.v1.TaskSpec.constraints:type_name -> agentruntime.tasks.v1.Constraints
-	14, // 24: agentruntime.tasks.v1.TaskSpec.task_profile:type_name -> agentruntime.tasks.v1.TaskProfile
-	15, // 25: agentruntime.tasks.v1.TaskSpec.acceptance:type_name -> agentruntime.tasks.v1.Acceptance
-	10, // 26: agentruntime.tasks.v1.TaskSpec.retry_policy:type_name -> agentruntime.tasks.v1.RetryPolicy
-	11, // 27: agentruntime.tasks.v1.TaskSpec.timeout_policy:type_name -> agentruntime.tasks.v1.TimeoutPolicy
-	17, // 28: agentruntime.tasks.v1.TaskSpec.peer:type_name -> agentruntime.tasks.v1.PeerTask
-	29, // 29: agentruntime.tasks.v1.TaskSpec.labels:type_name -> agentruntime.tasks.v1.TaskSpec.LabelsEntry
-	20, // 30: agentruntime.tasks.v1.Task.spec:type_name -> agentruntime.tasks.v1.TaskSpec
-	0,  // 31: agentruntime.tasks.v1.Task.status:type_name -> agentruntime.tasks.v1.TaskStatus
-	16, // 32: agentruntime.tasks.v1.Task.progress:type_name -> agentruntime.tasks.v1.Progress
-	19, // 33: agentruntime.tasks.v1.Task.attempts:type_name -> agentruntime.tasks.v1.Attempt
-	8,  // 34: agentruntime.tasks.v1.Task.edges:type_name -> agentruntime.tasks.v1.Edge
-	9,  // 35: agentruntime.tasks.v1.Task.last_error:type_name -> agentruntime.tasks.v1.TaskError
-	30, // 36: agentruntime.tasks.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	30, // 37: agentruntime.tasks.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	30, // 38: agentruntime.tasks.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	30, // 39: agentruntime.tasks.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
-	0,  // 40: agentruntime.tasks.v1.Task.paused_from:type_name -> agentruntime.tasks.v1.TaskStatus
-	30, // 41: agentruntime.tasks.v1.Task.not_before:type_name -> google.protobuf.Timestamp
-	7,  // 42: agentruntime.tasks.v1.JobItem.status:type_name -> agentruntime.tasks.v1.JobItemStatus
-	9,  // 43: agentruntime.tasks.v1.JobItem.last_error:type_name -> agentruntime.tasks.v1.TaskError
-	32, // 44: agentruntime.tasks.v1.JobItem.output_ref:type_name -> agentruntime.common.v1.OutputRef
-	30, // 45: agentruntime.tasks.v1.JobItem.updated_at:type_name -> google.protobuf.Timestamp
-	31, // 46: agentruntime.tasks.v1.JobSpec.max_runtime:type_name -> google.protobuf.Duration
-	24, // 47: agentruntime.tasks.v1.Job.spec:type_name -> agentruntime.tasks.v1.JobSpec
-	6,  // 48: agentruntime.tasks.v1.Job.status:type_name -> agentruntime.tasks.v1.JobStatus
-	22, // 49: agentruntime.tasks.v1.Job.items:type_name -> agentruntime.tasks.v1.JobItem
-	23, // 50: agentruntime.tasks.v1.Job.counts:type_name -> agentruntime.tasks.v1.JobCounts
-	30, // 51: agentruntime.tasks.v1.Job.created_at:type_name -> google.protobuf.Timestamp
-	30, // 52: agentruntime.tasks.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
-	30, // 53: agentruntime.tasks.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
-	54, // [54:54] is the sub-list for method output_type
-	54, // [54:54] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	31, // 20: agentruntime.tasks.v1.Attempt.last_activity_at:type_name -> google.protobuf.Timestamp
+	20, // 21: agentruntime.tasks.v1.Attempt.carried_by:type_name -> agentruntime.tasks.v1.RunTurn
+	1,  // 22: agentruntime.tasks.v1.TaskSpec.visibility:type_name -> agentruntime.tasks.v1.Visibility
+	12, // 23: agentruntime.tasks.v1.TaskSpec.scope:type_name -> agentruntime.tasks.v1.Scope
+	13, // 24: agentruntime.tasks.v1.TaskSpec.constraints:type_name -> agentruntime.tasks.v1.Constraints
+	14, // 25: agentruntime.tasks.v1.TaskSpec.task_profile:type_name -> agentruntime.tasks.v1.TaskProfile
+	15, // 26: agentruntime.tasks.v1.TaskSpec.acceptance:type_name -> agentruntime.tasks.v1.Acceptance
+	10, // 27: agentruntime.tasks.v1.TaskSpec.retry_policy:type_name -> agentruntime.tasks.v1.RetryPolicy
+	11, // 28: agentruntime.tasks.v1.TaskSpec.timeout_policy:type_name -> agentruntime.tasks.v1.TimeoutPolicy
+	17, // 29: agentruntime.tasks.v1.TaskSpec.peer:type_name -> agentruntime.tasks.v1.PeerTask
+	30, // 30: agentruntime.tasks.v1.TaskSpec.labels:type_name -> agentruntime.tasks.v1.TaskSpec.LabelsEntry
+	21, // 31: agentruntime.tasks.v1.Task.spec:type_name -> agentruntime.tasks.v1.TaskSpec
+	0,  // 32: agentruntime.tasks.v1.Task.status:type_name -> agentruntime.tasks.v1.TaskStatus
+	16, // 33: agentruntime.tasks.v1.Task.progress:type_name -> agentruntime.tasks.v1.Progress
+	19, // 34: agentruntime.tasks.v1.Task.attempts:type_name -> agentruntime.tasks.v1.Attempt
+	8,  // 35: agentruntime.tasks.v1.Task.edges:type_name -> agentruntime.tasks.v1.Edge
+	9,  // 36: agentruntime.tasks.v1.Task.last_error:type_name -> agentruntime.tasks.v1.TaskError
+	31, // 37: agentruntime.tasks.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	31, // 38: agentruntime.tasks.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	31, // 39: agentruntime.tasks.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	31, // 40: agentruntime.tasks.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
+	0,  // 41: agentruntime.tasks.v1.Task.paused_from:type_name -> agentruntime.tasks.v1.TaskStatus
+	31, // 42: agentruntime.tasks.v1.Task.not_before:type_name -> google.protobuf.Timestamp
+	7,  // 43: agentruntime.tasks.v1.JobItem.status:type_name -> agentruntime.tasks.v1.JobItemStatus
+	9,  // 44: agentruntime.tasks.v1.JobItem.last_error:type_name -> agentruntime.tasks.v1.TaskError
+	33, // 45: agentruntime.tasks.v1.JobItem.output_ref:type_name -> agentruntime.common.v1.OutputRef
+	31, // 46: agentruntime.tasks.v1.JobItem.updated_at:type_name -> google.protobuf.Timestamp
+	32, // 47: agentruntime.tasks.v1.JobSpec.max_runtime:type_name -> google.protobuf.Duration
+	25, // 48: agentruntime.tasks.v1.Job.spec:type_name -> agentruntime.tasks.v1.JobSpec
+	6,  // 49: agentruntime.tasks.v1.Job.status:type_name -> agentruntime.tasks.v1.JobStatus
+	23, // 50: agentruntime.tasks.v1.Job.items:type_name -> agentruntime.tasks.v1.JobItem
+	24, // 51: agentruntime.tasks.v1.Job.counts:type_name -> agentruntime.tasks.v1.JobCounts
+	31, // 52: agentruntime.tasks.v1.Job.created_at:type_name -> google.protobuf.Timestamp
+	31, // 53: agentruntime.tasks.v1.Job.updated_at:type_name -> google.protobuf.Timestamp
+	31, // 54: agentruntime.tasks.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
+	55, // [55:55] is the sub-list for method output_type
+	55, // [55:55] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_tasks_v1_types_proto_init() }
@@ -3086,7 +3167,7 @@ func file_agentruntime_tasks_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_tasks_v1_types_proto_rawDesc), len(file_agentruntime_tasks_v1_types_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -16,7 +16,7 @@ from agentruntime.tasks.v1 import types_pb2 as agentruntime_dot_tasks_dot_v1_dot
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"agentruntime/events/v1/tasks.proto\x12\x16\x61gentruntime.events.v1\x1a#agentruntime/common/v1/common.proto\x1a!agentruntime/tasks/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"c\n\x0bTaskCreated\x12)\n\x04task\x18\x01 \x01(\x0b\x32\x1b.agentruntime.tasks.v1.Task\x12\x17\n\x0fidempotency_key\x18\x02 \x01(\t\x12\x10\n\x08\x66\x61ir_tag\x18\x03 \x01(\x01\"T\n\x0bTaskUpdated\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.agentruntime.tasks.v1.TaskSpec\x12\x16\n\x0e\x63hanged_fields\x18\x02 \x03(\t\"\xf8\x01\n\x0eTaskTransition\x12/\n\x04\x66rom\x18\x01 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12-\n\x02to\x18\x02 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x15\n\rnative_status\x18\x04 \x01(\t\x12/\n\x05\x65rror\x18\x05 \x01(\x0b\x32 .agentruntime.tasks.v1.TaskError\x12.\n\nnot_before\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xb5\x01\n\x0eTaskProgressed\x12\x31\n\x08progress\x18\x01 \x01(\x0b\x32\x1f.agentruntime.tasks.v1.Progress\x12\x11\n\tartifacts\x18\x02 \x03(\t\x12\x15\n\revidence_refs\x18\x03 \x03(\t\x12\x17\n\x0f\x63heckpoint_refs\x18\x04 \x03(\t\x12-\n\x02to\x18\x05 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\"\xae\x01\n\x13TaskCancelRequested\x12/\n\x04\x66rom\x18\x01 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12-\n\x02to\x18\x02 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x14\n\x0crequested_by\x18\x04 \x01(\t\x12\x11\n\tpropagate\x18\x05 \x01(\x08\"\x92\x01\n\rTaskCompleted\x12/\n\x04\x66rom\x18\x01 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12\x0f\n\x07summary\x18\x02 \x01(\t\x12\x11\n\tartifacts\x18\x03 \x03(\t\x12\x15\n\revidence_refs\x18\x04 \x03(\t\x12\x15\n\rnative_status\x18\x05 \x01(\t\"~\n\rTaskDelegated\x12\x35\n\x08relation\x18\x01 \x01(\x0e\x32#.agentruntime.tasks.v1.EdgeRelation\x12\x11\n\ttarget_id\x18\x02 \x01(\t\x12\x13\n\x0btarget_kind\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"\x88\x01\n\x15TaskDependencyUpdated\x12)\n\x04\x65\x64ge\x18\x01 \x01(\x0b\x32\x1b.agentruntime.tasks.v1.Edge\x12-\n\x02to\x18\x02 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12\x15\n\rstatus_reason\x18\x03 \x01(\t\"v\n\x12TaskAttemptStarted\x12/\n\x07\x61ttempt\x18\x01 \x01(\x0b\x32\x1e.agentruntime.tasks.v1.Attempt\x12/\n\x04\x66rom\x18\x02 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\"x\n\x14TaskAttemptCompleted\x12\x0f\n\x07summary\x18\x01 \x01(\t\x12\x36\n\x0boutput_refs\x18\x02 \x03(\x0b\x32!.agentruntime.common.v1.OutputRef\x12\x17\n\x0f\x63heckpoint_refs\x18\x03 \x03(\t\"\xc7\x01\n\x11TaskAttemptFailed\x12\x30\n\x06status\x18\x01 \x01(\x0e\x32 .agentruntime.tasks.v1.RunStatus\x12/\n\x05\x65rror\x18\x02 \x01(\x0b\x32 .agentruntime.tasks.v1.TaskError\x12\x36\n\x0boutput_refs\x18\x03 \x03(\x0b\x32!.agentruntime.common.v1.OutputRef\x12\x17\n\x0f\x63heckpoint_refs\x18\x04 \x03(\t\"N\n\nJobCreated\x12\'\n\x03job\x18\x01 \x01(\x0b\x32\x1a.agentruntime.tasks.v1.Job\x12\x17\n\x0fidempotency_key\x18\x02 \x01(\t\"\x0c\n\nJobStarted\"\xb9\x01\n\rJobProgressed\x12\x30\n\x06\x63ounts\x18\x01 \x01(\x0b\x32 .agentruntime.tasks.v1.JobCounts\x12\x30\n\x06status\x18\x02 \x01(\x0e\x32 .agentruntime.tasks.v1.JobStatus\x12\x19\n\x11requeued_item_ids\x18\x03 \x03(\t\x12\x19\n\x11reported_item_ids\x18\x04 \x03(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\"G\n\x0eJobItemStarted\x12\x11\n\tthread_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\r\x12\x11\n\tworker_id\x18\x03 \x01(\t\"I\n\x10JobItemCompleted\x12\x35\n\noutput_ref\x18\x01 \x01(\x0b\x32!.agentruntime.common.v1.OutputRef\"S\n\rJobItemFailed\x12/\n\x05\x65rror\x18\x01 \x01(\x0b\x32 .agentruntime.tasks.v1.TaskError\x12\x11\n\tretryable\x18\x02 \x01(\x08\"L\n\x08JobEnded\x12\x30\n\x06\x63ounts\x18\x01 \x01(\x0b\x32 .agentruntime.tasks.v1.JobCounts\x12\x0e\n\x06reason\x18\x02 \x01(\tBNZLgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1;eventsv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"agentruntime/events/v1/tasks.proto\x12\x16\x61gentruntime.events.v1\x1a#agentruntime/common/v1/common.proto\x1a!agentruntime/tasks/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"c\n\x0bTaskCreated\x12)\n\x04task\x18\x01 \x01(\x0b\x32\x1b.agentruntime.tasks.v1.Task\x12\x17\n\x0fidempotency_key\x18\x02 \x01(\t\x12\x10\n\x08\x66\x61ir_tag\x18\x03 \x01(\x01\"T\n\x0bTaskUpdated\x12-\n\x04spec\x18\x01 \x01(\x0b\x32\x1f.agentruntime.tasks.v1.TaskSpec\x12\x16\n\x0e\x63hanged_fields\x18\x02 \x03(\t\"\xf8\x01\n\x0eTaskTransition\x12/\n\x04\x66rom\x18\x01 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12-\n\x02to\x18\x02 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x15\n\rnative_status\x18\x04 \x01(\t\x12/\n\x05\x65rror\x18\x05 \x01(\x0b\x32 .agentruntime.tasks.v1.TaskError\x12.\n\nnot_before\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xb5\x01\n\x0eTaskProgressed\x12\x31\n\x08progress\x18\x01 \x01(\x0b\x32\x1f.agentruntime.tasks.v1.Progress\x12\x11\n\tartifacts\x18\x02 \x03(\t\x12\x15\n\revidence_refs\x18\x03 \x03(\t\x12\x17\n\x0f\x63heckpoint_refs\x18\x04 \x03(\t\x12-\n\x02to\x18\x05 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\"\xe2\x01\n\x13TaskCancelRequested\x12/\n\x04\x66rom\x18\x01 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12-\n\x02to\x18\x02 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x14\n\x0crequested_by\x18\x04 \x01(\t\x12\x11\n\tpropagate\x18\x05 \x01(\x08\x12\x32\n\ncarried_by\x18\x06 \x01(\x0b\x32\x1e.agentruntime.tasks.v1.RunTurn\"\x92\x01\n\rTaskCompleted\x12/\n\x04\x66rom\x18\x01 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12\x0f\n\x07summary\x18\x02 \x01(\t\x12\x11\n\tartifacts\x18\x03 \x03(\t\x12\x15\n\revidence_refs\x18\x04 \x03(\t\x12\x15\n\rnative_status\x18\x05 \x01(\t\"\xac\x01\n\rTaskDelegated\x12\x35\n\x08relation\x18\x01 \x01(\x0e\x32#.agentruntime.tasks.v1.EdgeRelation\x12\x11\n\ttarget_id\x18\x02 \x01(\t\x12\x13\n\x0btarget_kind\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12,\n\x04turn\x18\x05 \x01(\x0b\x32\x1e.agentruntime.tasks.v1.RunTurn\"\x88\x01\n\x15TaskDependencyUpdated\x12)\n\x04\x65\x64ge\x18\x01 \x01(\x0b\x32\x1b.agentruntime.tasks.v1.Edge\x12-\n\x02to\x18\x02 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\x12\x15\n\rstatus_reason\x18\x03 \x01(\t\"v\n\x12TaskAttemptStarted\x12/\n\x07\x61ttempt\x18\x01 \x01(\x0b\x32\x1e.agentruntime.tasks.v1.Attempt\x12/\n\x04\x66rom\x18\x02 \x01(\x0e\x32!.agentruntime.tasks.v1.TaskStatus\"x\n\x14TaskAttemptCompleted\x12\x0f\n\x07summary\x18\x01 \x01(\t\x12\x36\n\x0boutput_refs\x18\x02 \x03(\x0b\x32!.agentruntime.common.v1.OutputRef\x12\x17\n\x0f\x63heckpoint_refs\x18\x03 \x03(\t\"\xc7\x01\n\x11TaskAttemptFailed\x12\x30\n\x06status\x18\x01 \x01(\x0e\x32 .agentruntime.tasks.v1.RunStatus\x12/\n\x05\x65rror\x18\x02 \x01(\x0b\x32 .agentruntime.tasks.v1.TaskError\x12\x36\n\x0boutput_refs\x18\x03 \x03(\x0b\x32!.agentruntime.common.v1.OutputRef\x12\x17\n\x0f\x63heckpoint_refs\x18\x04 \x03(\t\"N\n\nJobCreated\x12\'\n\x03job\x18\x01 \x01(\x0b\x32\x1a.agentruntime.tasks.v1.Job\x12\x17\n\x0fidempotency_key\x18\x02 \x01(\t\"\x0c\n\nJobStarted\"\xb9\x01\n\rJobProgressed\x12\x30\n\x06\x63ounts\x18\x01 \x01(\x0b\x32 .agentruntime.tasks.v1.JobCounts\x12\x30\n\x06status\x18\x02 \x01(\x0e\x32 .agentruntime.tasks.v1.JobStatus\x12\x19\n\x11requeued_item_ids\x18\x03 \x03(\t\x12\x19\n\x11reported_item_ids\x18\x04 \x03(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\"G\n\x0eJobItemStarted\x12\x11\n\tthread_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\r\x12\x11\n\tworker_id\x18\x03 \x01(\t\"I\n\x10JobItemCompleted\x12\x35\n\noutput_ref\x18\x01 \x01(\x0b\x32!.agentruntime.common.v1.OutputRef\"S\n\rJobItemFailed\x12/\n\x05\x65rror\x18\x01 \x01(\x0b\x32 .agentruntime.tasks.v1.TaskError\x12\x11\n\tretryable\x18\x02 \x01(\x08\"L\n\x08JobEnded\x12\x30\n\x06\x63ounts\x18\x01 \x01(\x0b\x32 .agentruntime.tasks.v1.JobCounts\x12\x0e\n\x06reason\x18\x02 \x01(\tBNZLgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1;eventsv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentruntime.events.v1.tasks_pb2', globals())
@@ -33,31 +33,31 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _TASKPROGRESSED._serialized_start=606
   _TASKPROGRESSED._serialized_end=787
   _TASKCANCELREQUESTED._serialized_start=790
-  _TASKCANCELREQUESTED._serialized_end=964
-  _TASKCOMPLETED._serialized_start=967
-  _TASKCOMPLETED._serialized_end=1113
-  _TASKDELEGATED._serialized_start=1115
-  _TASKDELEGATED._serialized_end=1241
-  _TASKDEPENDENCYUPDATED._serialized_start=1244
-  _TASKDEPENDENCYUPDATED._serialized_end=1380
-  _TASKATTEMPTSTARTED._serialized_start=1382
-  _TASKATTEMPTSTARTED._serialized_end=1500
-  _TASKATTEMPTCOMPLETED._serialized_start=1502
-  _TASKATTEMPTCOMPLETED._serialized_end=1622
-  _TASKATTEMPTFAILED._serialized_start=1625
-  _TASKATTEMPTFAILED._serialized_end=1824
-  _JOBCREATED._serialized_start=1826
-  _JOBCREATED._serialized_end=1904
-  _JOBSTARTED._serialized_start=1906
-  _JOBSTARTED._serialized_end=1918
-  _JOBPROGRESSED._serialized_start=1921
-  _JOBPROGRESSED._serialized_end=2106
-  _JOBITEMSTARTED._serialized_start=2108
-  _JOBITEMSTARTED._serialized_end=2179
-  _JOBITEMCOMPLETED._serialized_start=2181
-  _JOBITEMCOMPLETED._serialized_end=2254
-  _JOBITEMFAILED._serialized_start=2256
-  _JOBITEMFAILED._serialized_end=2339
-  _JOBENDED._serialized_start=2341
-  _JOBENDED._serialized_end=2417
+  _TASKCANCELREQUESTED._serialized_end=1016
+  _TASKCOMPLETED._serialized_start=1019
+  _TASKCOMPLETED._serialized_end=1165
+  _TASKDELEGATED._serialized_start=1168
+  _TASKDELEGATED._serialized_end=1340
+  _TASKDEPENDENCYUPDATED._serialized_start=1343
+  _TASKDEPENDENCYUPDATED._serialized_end=1479
+  _TASKATTEMPTSTARTED._serialized_start=1481
+  _TASKATTEMPTSTARTED._serialized_end=1599
+  _TASKATTEMPTCOMPLETED._serialized_start=1601
+  _TASKATTEMPTCOMPLETED._serialized_end=1721
+  _TASKATTEMPTFAILED._serialized_start=1724
+  _TASKATTEMPTFAILED._serialized_end=1923
+  _JOBCREATED._serialized_start=1925
+  _JOBCREATED._serialized_end=2003
+  _JOBSTARTED._serialized_start=2005
+  _JOBSTARTED._serialized_end=2017
+  _JOBPROGRESSED._serialized_start=2020
+  _JOBPROGRESSED._serialized_end=2205
+  _JOBITEMSTARTED._serialized_start=2207
+  _JOBITEMSTARTED._serialized_end=2278
+  _JOBITEMCOMPLETED._serialized_start=2280
+  _JOBITEMCOMPLETED._serialized_end=2353
+  _JOBITEMFAILED._serialized_start=2355
+  _JOBITEMFAILED._serialized_end=2438
+  _JOBENDED._serialized_start=2440
+  _JOBENDED._serialized_end=2516
 # @@protoc_insertion_point(module_scope)

@@ -96,17 +96,19 @@ class TaskAttemptStarted(_message.Message):
     def __init__(self, attempt: _Optional[_Union[_types_pb2.Attempt, _Mapping]] = ..., **kwargs) -> None: ...
 
 class TaskCancelRequested(_message.Message):
-    __slots__ = ["propagate", "reason", "requested_by", "to"]
+    __slots__ = ["carried_by", "propagate", "reason", "requested_by", "to"]
+    CARRIED_BY_FIELD_NUMBER: _ClassVar[int]
     FROM_FIELD_NUMBER: _ClassVar[int]
     PROPAGATE_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
     TO_FIELD_NUMBER: _ClassVar[int]
+    carried_by: _types_pb2.RunTurn
     propagate: bool
     reason: str
     requested_by: str
     to: _types_pb2.TaskStatus
-    def __init__(self, to: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., reason: _Optional[str] = ..., requested_by: _Optional[str] = ..., propagate: bool = ..., **kwargs) -> None: ...
+    def __init__(self, to: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., reason: _Optional[str] = ..., requested_by: _Optional[str] = ..., propagate: bool = ..., carried_by: _Optional[_Union[_types_pb2.RunTurn, _Mapping]] = ..., **kwargs) -> None: ...
 
 class TaskCompleted(_message.Message):
     __slots__ = ["artifacts", "evidence_refs", "native_status", "summary"]
@@ -132,16 +134,18 @@ class TaskCreated(_message.Message):
     def __init__(self, task: _Optional[_Union[_types_pb2.Task, _Mapping]] = ..., idempotency_key: _Optional[str] = ..., fair_tag: _Optional[float] = ...) -> None: ...
 
 class TaskDelegated(_message.Message):
-    __slots__ = ["reason", "relation", "target_id", "target_kind"]
+    __slots__ = ["reason", "relation", "target_id", "target_kind", "turn"]
     REASON_FIELD_NUMBER: _ClassVar[int]
     RELATION_FIELD_NUMBER: _ClassVar[int]
     TARGET_ID_FIELD_NUMBER: _ClassVar[int]
     TARGET_KIND_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
     reason: str
     relation: _types_pb2.EdgeRelation
     target_id: str
     target_kind: str
-    def __init__(self, relation: _Optional[_Union[_types_pb2.EdgeRelation, str]] = ..., target_id: _Optional[str] = ..., target_kind: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    turn: _types_pb2.RunTurn
+    def __init__(self, relation: _Optional[_Union[_types_pb2.EdgeRelation, str]] = ..., target_id: _Optional[str] = ..., target_kind: _Optional[str] = ..., reason: _Optional[str] = ..., turn: _Optional[_Union[_types_pb2.RunTurn, _Mapping]] = ...) -> None: ...
 
 class TaskDependencyUpdated(_message.Message):
     __slots__ = ["edge", "status_reason", "to"]

@@ -217,6 +217,30 @@ class CreateTaskResponse(_message.Message):
     task: _types_pb2.Task
     def __init__(self, result: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ..., task: _Optional[_Union[_types_pb2.Task, _Mapping]] = ...) -> None: ...
 
+class DelegateTaskRunRequest(_message.Message):
+    __slots__ = ["idempotency_key", "lease_token", "run_id", "session_id", "task_id", "thread_id", "turn_id"]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    lease_token: str
+    run_id: str
+    session_id: str
+    task_id: str
+    thread_id: str
+    turn_id: str
+    def __init__(self, task_id: _Optional[str] = ..., run_id: _Optional[str] = ..., lease_token: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+
+class DelegateTaskRunResponse(_message.Message):
+    __slots__ = ["result"]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    result: _common_pb2.WriteResult
+    def __init__(self, result: _Optional[_Union[_common_pb2.WriteResult, _Mapping]] = ...) -> None: ...
+
 class FailJobItemRequest(_message.Message):
     __slots__ = ["error", "idempotency_key", "item_id", "job_id", "run_id"]
     ERROR_FIELD_NUMBER: _ClassVar[int]

@@ -114,6 +114,11 @@ class TasksServiceStub(object):
                 request_serializer=agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.HeartbeatTaskRequest.SerializeToString,
                 response_deserializer=agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.HeartbeatTaskResponse.FromString,
                 )
+        self.DelegateTaskRun = channel.unary_unary(
+                '/agentruntime.tasks.v1.TasksService/DelegateTaskRun',
+                request_serializer=agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.DelegateTaskRunRequest.SerializeToString,
+                response_deserializer=agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.DelegateTaskRunResponse.FromString,
+                )
         self.CreateJob = channel.unary_unary(
                 '/agentruntime.tasks.v1.TasksService/CreateJob',
                 request_serializer=agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.CreateJobRequest.SerializeToString,
@@ -288,6 +293,17 @@ class TasksServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DelegateTaskRun(self, request, context):
+        """DelegateTaskRun hands a polled run to the turn that carries it: the
+        worker's lease is released (the run no longer expires for missing
+        heartbeats, it stays running) and the service settles the run when
+        the turn ends (turn.completed completes it, turn.failed fails it). A
+        cancel request then interrupts the turn.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CreateJob(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -434,6 +450,11 @@ def add_TasksServiceServicer_to_server(servicer, server):
                     servicer.HeartbeatTask,
                     request_deserializer=agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.HeartbeatTaskRequest.FromString,
                     response_serializer=agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.HeartbeatTaskResponse.SerializeToString,
+            ),
+            'DelegateTaskRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.DelegateTaskRun,
+                    request_deserializer=agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.DelegateTaskRunRequest.FromString,
+                    response_serializer=agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.DelegateTaskRunResponse.SerializeToString,
             ),
             'CreateJob': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateJob,
@@ -803,6 +824,23 @@ class TasksService(object):
         return grpc.experimental.unary_unary(request, target, '/agentruntime.tasks.v1.TasksService/HeartbeatTask',
             agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.HeartbeatTaskRequest.SerializeToString,
             agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.HeartbeatTaskResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def DelegateTaskRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/agentruntime.tasks.v1.TasksService/DelegateTaskRun',
+            agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.DelegateTaskRunRequest.SerializeToString,
+            agentruntime_dot_tasks_dot_v1_dot_tasks__pb2.DelegateTaskRunResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

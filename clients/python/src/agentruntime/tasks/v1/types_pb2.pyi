@@ -92,8 +92,9 @@ class Acceptance(_message.Message):
     def __init__(self, criteria: _Optional[str] = ..., required_artifacts: _Optional[_Iterable[str]] = ..., required_evidence: _Optional[_Iterable[str]] = ..., refs: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Attempt(_message.Message):
-    __slots__ = ["attempt_id", "checkpoint_refs", "completion_summary", "ended_at", "error", "input_refs", "last_activity_at", "leased", "ordinal", "output_refs", "reason", "run_id", "started_at", "status", "worker"]
+    __slots__ = ["attempt_id", "carried_by", "checkpoint_refs", "completion_summary", "ended_at", "error", "input_refs", "last_activity_at", "leased", "ordinal", "output_refs", "reason", "run_id", "started_at", "status", "worker"]
     ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    CARRIED_BY_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_REFS_FIELD_NUMBER: _ClassVar[int]
     COMPLETION_SUMMARY_FIELD_NUMBER: _ClassVar[int]
     ENDED_AT_FIELD_NUMBER: _ClassVar[int]
@@ -109,6 +110,7 @@ class Attempt(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     WORKER_FIELD_NUMBER: _ClassVar[int]
     attempt_id: str
+    carried_by: RunTurn
     checkpoint_refs: _containers.RepeatedScalarFieldContainer[str]
     completion_summary: str
     ended_at: _timestamp_pb2.Timestamp
@@ -123,7 +125,7 @@ class Attempt(_message.Message):
     started_at: _timestamp_pb2.Timestamp
     status: RunStatus
     worker: WorkerRef
-    def __init__(self, run_id: _Optional[str] = ..., attempt_id: _Optional[str] = ..., ordinal: _Optional[int] = ..., status: _Optional[_Union[RunStatus, str]] = ..., worker: _Optional[_Union[WorkerRef, _Mapping]] = ..., input_refs: _Optional[_Iterable[str]] = ..., output_refs: _Optional[_Iterable[_Union[_common_pb2.OutputRef, _Mapping]]] = ..., checkpoint_refs: _Optional[_Iterable[str]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., error: _Optional[_Union[TaskError, _Mapping]] = ..., completion_summary: _Optional[str] = ..., reason: _Optional[str] = ..., leased: bool = ..., last_activity_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., attempt_id: _Optional[str] = ..., ordinal: _Optional[int] = ..., status: _Optional[_Union[RunStatus, str]] = ..., worker: _Optional[_Union[WorkerRef, _Mapping]] = ..., input_refs: _Optional[_Iterable[str]] = ..., output_refs: _Optional[_Iterable[_Union[_common_pb2.OutputRef, _Mapping]]] = ..., checkpoint_refs: _Optional[_Iterable[str]] = ..., started_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., error: _Optional[_Union[TaskError, _Mapping]] = ..., completion_summary: _Optional[str] = ..., reason: _Optional[str] = ..., leased: bool = ..., last_activity_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., carried_by: _Optional[_Union[RunTurn, _Mapping]] = ...) -> None: ...
 
 class Constraints(_message.Message):
     __slots__ = ["allowed_tools", "extra", "max_cost_usd", "max_duration", "max_output_bytes", "model", "network", "permission_mode", "sandbox_profile"]
@@ -341,6 +343,16 @@ class RetryPolicy(_message.Message):
     max_backoff: _duration_pb2.Duration
     non_retryable_categories: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, max_attempts: _Optional[int] = ..., initial_backoff: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., max_backoff: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., backoff_multiplier: _Optional[float] = ..., non_retryable_categories: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RunTurn(_message.Message):
+    __slots__ = ["session_id", "thread_id", "turn_id"]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    thread_id: str
+    turn_id: str
+    def __init__(self, session_id: _Optional[str] = ..., thread_id: _Optional[str] = ..., turn_id: _Optional[str] = ...) -> None: ...
 
 class Scope(_message.Message):
     __slots__ = ["account", "environment", "host", "project", "thread_id", "workspace"]
