@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -131,9 +132,7 @@ func TestATaskRunSurvivesItsWorkersStop(t *testing.T) {
 
 // The turn may end before its run is handed to it: the run is settled by
 // the delegation then. The protocol is spoken by hand (poll, submit,
-// wait for the turn's end, delegate). A delegated run is the runtime's to
-// settle: the worker's own report is refused, and its lease no longer
-// counts (a run whose lease lapsed is not lost).
+// wait for the turn's end, delegate).
 func TestATurnThatEndedFirstSettlesItsRun(t *testing.T) {
 	rt := startRuntimeWith(t, true)
 	rt.startStoppableWorker(t, "turns", workspace(t)) // runs turns, not tasks
@@ -177,8 +176,9 @@ func TestATurnThatEndedFirstSettlesItsRun(t *testing.T) {
 	}
 }
 
-// A delegated run's own report is refused, and its lapsed lease does not
-// lose it: the runtime settles it when its turn ends.
+// A delegated run's own report is refused, and it has no lease to lose
+// any more: the runtime settles it when its turn ends (here run by a
+// worker started after the hand-over).
 func TestADelegatedRunIsTheRuntimesToSettle(t *testing.T) {
 	rt := startRuntimeWith(t, true)
 	tl := rt.follow(t, "s1")
@@ -203,17 +203,10 @@ func TestADelegatedRunIsTheRuntimesToSettle(t *testing.T) {
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("FailTask on a delegated run = %v, want FailedPrecondition", err)
 	}
-	// No worker runs turns yet: the lease (1 s) lapses while the turn
-	// waits in its queue. Wait past it on a heartbeat's refusal (the
-	// lease is gone), then let a worker run the turn.
-	for {
-		_, err := tc.HeartbeatTask(ctx, &tasksv1.HeartbeatTaskRequest{TaskId: id, RunId: run, LeaseToken: poll.GetLeaseToken()})
-		if status.Code(err) == codes.FailedPrecondition {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	// The lease was released with the hand-over: a heartbeat is refused
+	// (no worker supervises the run), and the run is not lost for it.
+	if _, err := tc.HeartbeatTask(ctx, &tasksv1.HeartbeatTaskRequest{TaskId: id, RunId: run, LeaseToken: poll.GetLeaseToken()}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("HeartbeatTask on a delegated run = %v, want FailedPrecondition (no lease)", err)
 	}
 	rt.startStoppableWorker(t, "turns", workspace(t))
 	done := tl.untilTaskEvent(id, "task.completed")
@@ -224,5 +217,25 @@ func TestADelegatedRunIsTheRuntimesToSettle(t *testing.T) {
 	}
 	if task := taskAt(t, tc, id, done); len(task.GetAttempts()) != 1 {
 		t.Fatalf("task = %v", task)
+	}
+}
+
+// A tasks service of an older release does not know DelegateTaskRun: the
+// worker follows the turn under the run's lease and settles the run
+// itself, as before.
+func TestAnOlderTasksServiceGetsItsRunFollowed(t *testing.T) {
+	rt := startRuntimeWith(t, true)
+	rt.noDelegate.Store(true)
+	rt.startStoppableWorker(t, "w", workspace(t), taskWorker)
+	tl := rt.follow(t, "s1")
+	tc := tasksv1.NewTasksServiceClient(rt.conn)
+	id := createTask(t, tc, "t-old", "hello")
+	done := tl.untilTaskEvent(id, "task.completed")
+	task := taskAt(t, tc, id, done)
+	if at := task.GetAttempts(); len(at) != 1 || at[0].GetCompletionSummary() != "hello at once" || at[0].GetCarriedBy() != nil {
+		t.Fatalf("task = %v, want one run settled by its worker", task)
+	}
+	if slices.Contains(testkit.Types(tl.seen), "task.delegated") {
+		t.Fatalf("the run was delegated: %v", testkit.Types(tl.seen))
 	}
 }

@@ -141,13 +141,12 @@ func (w *Worker) RunTask(ctx context.Context, poll *tasksv1.PollTaskResponse) er
 	switch status.Code(err) {
 	case codes.OK:
 		return nil
-	case codes.FailedPrecondition, codes.NotFound:
-		// The lease was lost (or the task is gone): the tasks service
-		// records the run lost; its turn must not go on for nobody.
-		w.interruptTurn(turn, "its task run ended: "+status.Convert(err).Message())
-		return nil
 	case codes.Unimplemented:
 	default:
+		// Refused (the lease was lost, the task's cancellation was
+		// requested) or not answered: follow the turn under the lease as
+		// before; its heartbeat hears a lost lease or a cancel request
+		// and ends the turn.
 		w.cfg.Logger.WarnContext(ctx, "handing the task run to its turn; following the turn instead", "task_id", t.GetTaskId(), "run_id", run, "error", err)
 	}
 	return w.followTask(ctx, t, run, token, turn, sub.GetSequence(), fail, settle)

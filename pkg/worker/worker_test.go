@@ -23,6 +23,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/server"
@@ -54,6 +55,9 @@ type runtime struct {
 	// the first attempt of every report): the worker's retry must append
 	// nothing twice.
 	failReports *atomic.Int32
+	// noDelegate makes DelegateTaskRun answer Unimplemented, as a tasks
+	// service of an older release does.
+	noDelegate *atomic.Bool
 	// served counts the calls the server answered, by method and session
 	// ("method|session" to *atomic.Int32; ReportEvents by the session of
 	// its facts).
@@ -94,6 +98,7 @@ func startRuntimeWith(t testing.TB, withTasks bool, tel ...telemetry) *runtime {
 		t.Fatal(err)
 	}
 	failPermission, failReports := new(atomic.Int32), new(atomic.Int32)
+	noDelegate := new(atomic.Bool)
 	var reported, answered sync.Map
 	fault := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		session := ""
@@ -117,6 +122,9 @@ func startRuntimeWith(t testing.TB, withTasks bool, tel ...telemetry) *runtime {
 				}
 				return nil, status.Error(codes.Unavailable, "control is restarting (test fault)")
 			}
+		}
+		if info.FullMethod == tasksv1.TasksService_DelegateTaskRun_FullMethodName && noDelegate.Load() {
+			return nil, status.Error(codes.Unimplemented, "unknown method DelegateTaskRun (test fault: an older release)")
 		}
 		if strings.HasPrefix(info.FullMethod, "/agentruntime.permission.") {
 			if n := failPermission.Load(); n < 0 || (n > 0 && failPermission.CompareAndSwap(n, n-1)) {
@@ -179,7 +187,7 @@ func startRuntimeWith(t testing.TB, withTasks bool, tel ...telemetry) *runtime {
 		}
 		conn.Close()
 	})
-	return &runtime{conn: conn, control: controlv1.NewControlServiceClient(conn), log: log, srv: srv, failPermission: failPermission, failReports: failReports, served: &answered}
+	return &runtime{conn: conn, control: controlv1.NewControlServiceClient(conn), log: log, srv: srv, failPermission: failPermission, failReports: failReports, noDelegate: noDelegate, served: &answered}
 }
 
 // startWorker runs a worker until the test ends.

@@ -39,6 +39,13 @@ func DecideDelegate(t *tasksv1.Task, d Delegate) ([]*eventsv1.RuntimeEvent, erro
 		}
 		return nil, RunDelegated(t, a)
 	}
+	if t.GetCancelRequested() {
+		// The cancel request named no turn to interrupt: the worker that
+		// holds the run hears it (HeartbeatTask) and ends the turn itself.
+		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: ReasonIllegalTransition, Subject: "task/" + t.GetTaskId(),
+			Message:  "the task's cancellation was requested: its run is not handed to a turn; interrupt the turn and settle the run",
+			Metadata: map[string]string{"run_id": a.GetRunId(), "status": StatusName(t.GetStatus())}}
+	}
 	ev := taskEvent(t, TypeTaskDelegated, d.Now)
 	ev.RunId, ev.AttemptId = a.GetRunId(), a.GetAttemptId()
 	ev.Payload = &eventsv1.RuntimeEvent_TaskDelegated{TaskDelegated: &eventsv1.TaskDelegated{
