@@ -24,7 +24,10 @@ var Folds = map[string][]projection.Fold{
 		{Name: controlreadmodel.ClaimsName, Version: controlreadmodel.ClaimsFoldVersion},
 		{Name: controlreadmodel.WebhooksName, Version: controlreadmodel.WebhooksFoldVersion},
 	},
-	tasks.Name:      {{Name: tasksreadmodel.Name, Version: tasksreadmodel.FoldVersion}},
+	tasks.Name: {
+		{Name: tasksreadmodel.Name, Version: tasksreadmodel.FoldVersion},
+		{Name: tasksreadmodel.TurnEndsName, Version: tasksreadmodel.TurnEndsFoldVersion},
+	},
 	routing.Name:    {{Name: routingreadmodel.Name, Version: routingreadmodel.FoldVersion}},
 	permission.Name: {{Name: permissionreadmodel.Name, Version: permissionreadmodel.FoldVersion}},
 	evidence.Name:   {{Name: evidencereadmodel.Name, Version: evidencereadmodel.FoldVersion}},

@@ -508,6 +508,8 @@ def test_a_task_run_is_run_as_a_turn_and_settled(dev, tmp_path, procs):
     assert submitted.turn_submitted.metadata["task_id"] == task_id
     assert submitted.turn_submitted.metadata["task_run_id"] == started.run_id
     assert task.status == types_pb2.TASK_STATUS_COMPLETED and len(task.attempts) == 1
+    # The worker handed the run to its turn; the runtime settled it.
+    assert "task.delegated" in types and task.attempts[0].carried_by.turn_id == submitted.turn_id, types
 
 
 def test_a_cancelled_task_interrupts_its_turn(dev, tmp_path, procs):

@@ -23,8 +23,9 @@ const Name = "tasks.records"
 // process of a new fold version rebuilds the read models beside the old
 // ones (docs/upgrading.md). 2: tasks and job items hold their priority,
 // fairness key and weight, and runnable tasks are in fair queues
-// (pkg/fairshare) instead of one runnable index.
-const FoldVersion = 2
+// (pkg/fairshare) instead of one runnable index. 3: a task.delegated of
+// kind "turn" folds into its attempt (carried_by, no longer leased).
+const FoldVersion = 3
 
 // Keys of documents and indexes. Every key but ActiveRuns is scoped by
 // tenant, so no read can cross tenants.

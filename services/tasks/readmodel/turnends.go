@@ -16,6 +16,11 @@ import (
 // TurnEndsName keys the turn-ends projection's checkpoint.
 const TurnEndsName = "tasks.turn-ends"
 
+// TurnEndsFoldVersion is the turn-ends projection's fold version
+// (projection.Fold): bump it with any change to what it stores or how it
+// folds (docs/upgrading.md).
+const TurnEndsFoldVersion = 1
+
 // TurnEnds records how the turns that run tasks ended: the half of the
 // rendezvous between a turn's end (a control fact) and the delegation of
 // the run it carries (a task fact) that the tasks service keeps, so that
@@ -26,6 +31,9 @@ const TurnEndsName = "tasks.turn-ends"
 type TurnEnds struct{ Subjects eventlog.Subjects }
 
 func (TurnEnds) Name() string { return TurnEndsName }
+
+// FoldVersion is the projection's fold version (projection.Fold).
+func (TurnEnds) FoldVersion() int { return TurnEndsFoldVersion }
 
 // Filters: every thread aggregate of every tenant (the control service's
 // turn lifecycle facts).

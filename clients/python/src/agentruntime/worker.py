@@ -612,8 +612,10 @@ class Worker:
                 await asyncio.gather(*running, return_exceptions=True)
 
     async def run_task(self, poll: "tasks_pb2.PollTaskResponse") -> None:
-        """Runs a polled task run as a turn on the task's thread and settles
-        the run with the turn's end (the Go worker's RunTask)."""
+        """Runs a polled task run as a turn on the task's thread and hands the
+        run to the turn (DelegateTaskRun: the runtime settles it when the
+        turn ends), or, against a tasks service without it, follows the turn
+        and settles the run with its end (the Go worker's RunTask)."""
         c = await self._connect()
         t, run = poll.task, poll.run_id
         token = getattr(poll, "lease_token", "")
@@ -649,6 +651,19 @@ class Worker:
             await c.tasks.AppendTaskProgress(progress, timeout=10)
         except RpcError as e:
             self.log.warning("task progress of %s: %s", t.task_id, e)
+        # Hand the run to its turn (the Go worker's RunTask): the tasks
+        # service settles it when the turn ends, and this slot is free now.
+        # An older tasks service (Unimplemented), or a refusal (a lost
+        # lease, a cancel requested first), gets the turn followed below.
+        delegate = tasks_pb2.DelegateTaskRunRequest(task_id=t.task_id, run_id=run, lease_token=token, session_id=turn.session_id,
+                                                    thread_id=turn.thread_id, turn_id=turn.turn_id, idempotency_key="delegate:" + run)
+        try:
+            await asyncio.shield(c.tasks.DelegateTaskRun(delegate, timeout=10))
+            return
+        except Unimplemented:
+            pass
+        except RpcError as e:
+            self.log.warning("handing task run %s to its turn; following the turn instead: %s", run, e)
         lost = asyncio.Event()
 
         async def heartbeat() -> None:
