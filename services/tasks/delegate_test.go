@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -48,14 +49,20 @@ func turnFacts(t *testing.T, log *eventlog.Log, turn string, ev *eventsv1.Runtim
 
 // A run handed to its turn is not lost when the worker's lease lapses; its
 // turn's end settles it, even when the service stops before it could (the
-// settling resumes from the log after the restart), and only once.
+// settling resumes from the log after the restart), and only once. The
+// task and its turn are in sessions of different partitions of the log.
 func TestADelegatedRunSettlesAfterARestart(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
+	e.partitions = 3
 	e.wrap = func(s projection.Store) projection.Store { return noTurnEnds{s} }
 	p := e.start()
 	c := p.client
-	created := must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{SessionId: "s1", ThreadId: "th",
+	session := "task-session"
+	for i := 0; p.log.Subjects.PartitionOf("t1", session) == p.log.Subjects.PartitionOf("t1", "s1"); i++ {
+		session = fmt.Sprintf("task-session-%d", i)
+	}
+	created := must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{SessionId: session,
 		Spec: &tasksv1.TaskSpec{Objective: "o", TaskKind: "agent"}}))
 	id := created.GetTask().GetTaskId()
 	poll := must[*tasksv1.PollTaskResponse](t)(c.PollTask(ctx, &tasksv1.PollTaskRequest{WorkerId: "w", Wait: durationpb.New(10 * time.Second), LeaseTtl: durationpb.New(time.Second)}))
