@@ -10,10 +10,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/testkit/natsserver"
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 	"github.com/agentruntime/agentruntime/services/kit"
@@ -117,4 +119,82 @@ func BenchmarkTaskLifecycle(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// BenchmarkDelegatedRunSettles measures a task run handed to its turn,
+// in the dev shape: create, start, the turn's submission (a control fact
+// appended to the log as control appends it), DelegateTaskRun, the turn's
+// end, and the wait until the settler has reacted to that end (the run's
+// completion is then in the log): the turn-ends projection and the
+// settler's reaction on top of the lifecycle. Interleaved with raw
+// JetStream appends of as many events as the run writes (nine: created,
+// queued, attempt.started, started, turn.submitted, delegated,
+// turn.completed, attempt.completed, completed). Reports runs/s, raw
+// appends/s and the ratio of the run's events/s to the raw rate.
+func BenchmarkDelegatedRunSettles(b *testing.B) {
+	var store projection.Store
+	svc, log, nc := appEnv(b, func(d *kit.Deps) { store = d.Store })
+	a := svc.App()
+	ctx := context.Background()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}}); err != nil {
+		b.Fatal(err)
+	}
+	data, err := proto.Marshal(&eventsv1.RuntimeEvent{Type: "task.created", EventId: "evt_01JCX3Q8Z5V1T2N7R4W9K6M0PA", TenantId: "t1", TaskId: "task_01JCX3Q8Z5V1T2N7R4W9K6M0PA",
+		Payload: &eventsv1.RuntimeEvent_TaskCreated{TaskCreated: &eventsv1.TaskCreated{Task: &tasksv1.Task{TaskId: "task_01JCX3Q8Z5V1T2N7R4W9K6M0PA", Spec: &tasksv1.TaskSpec{Title: "bench"}}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	thread := eventlog.Aggregate{Tenant: "t1", Session: "bench", Kind: "thread", ID: "th"}
+	turnFact := func(turn string, ev *eventsv1.RuntimeEvent) uint64 {
+		ev.TenantId, ev.SessionId, ev.ThreadId, ev.TurnId = "t1", "bench", "th", turn
+		app, err := log.Append(ctx, thread, eventlog.Any, ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return app[0].Sequence
+	}
+	const eventsPerRun = 9
+	var runs, raw time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		_, task, err := a.CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{SessionId: "bench", Spec: &tasksv1.TaskSpec{Title: "bench"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := a.StartTask(ctx, "t1", &tasksv1.StartTaskRequest{TaskId: task.GetTaskId(), Worker: &tasksv1.WorkerRef{WorkerId: "w"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		turn := ids.New("turn")
+		turnFact(turn, &eventsv1.RuntimeEvent{Type: events.TypeTurnSubmitted, Payload: &eventsv1.RuntimeEvent_TurnSubmitted{
+			TurnSubmitted: &eventsv1.TurnSubmitted{Metadata: map[string]string{"task_id": task.GetTaskId(), "task_run_id": st.RunID}}}})
+		if _, err := a.DelegateTaskRun(ctx, "t1", &tasksv1.DelegateTaskRunRequest{TaskId: task.GetTaskId(), RunId: st.RunID,
+			SessionId: "bench", ThreadId: "th", TurnId: turn}); err != nil {
+			b.Fatal(err)
+		}
+		ended := turnFact(turn, &eventsv1.RuntimeEvent{Type: events.TypeTurnCompleted, Payload: &eventsv1.RuntimeEvent_TurnCompleted{
+			TurnCompleted: &eventsv1.TurnCompleted{Summary: "done"}}})
+		if _, err := projector.WaitFor(ctx, log, store, app.SettlerName, ended, 10*time.Second); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		for j := 0; j < eventsPerRun; j++ {
+			if _, err := js.Publish(ctx, "raw.t1", data); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runs += t1.Sub(t0)
+		raw += time.Since(t1)
+	}
+	runRate := float64(b.N) / runs.Seconds()
+	rawRate := float64(b.N*eventsPerRun) / raw.Seconds()
+	b.ReportMetric(runRate, "runs/s")
+	b.ReportMetric(rawRate, "raw-appends/s")
+	b.ReportMetric(runRate*eventsPerRun/rawRate, "ratio")
+	b.ReportMetric(0, "ns/op")
 }
