@@ -239,3 +239,25 @@ func TestAnOlderTasksServiceGetsItsRunFollowed(t *testing.T) {
 		t.Fatalf("the run was delegated: %v", testkit.Types(tl.seen))
 	}
 }
+
+// A handed-over run that times out while its turn waits has its turn
+// interrupted: the turn does not go on for a run that ended.
+func TestATimedOutTaskRunInterruptsItsTurn(t *testing.T) {
+	rt := startRuntimeWith(t, true)
+	rt.startStoppableWorker(t, "w", workspace(t), taskWorker)
+	tl := rt.follow(t, "s1")
+	tc := tasksv1.NewTasksServiceClient(rt.conn)
+	created, err := tc.CreateTask(context.Background(), &tasksv1.CreateTaskRequest{SessionId: "s1", ThreadId: "t-slow",
+		Spec: &tasksv1.TaskSpec{Objective: "please w1", TaskKind: "agent",
+			TimeoutPolicy: &tasksv1.TimeoutPolicy{RunTimeout: durationpb.New(time.Second)}, RetryPolicy: &tasksv1.RetryPolicy{MaxAttempts: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetTask().GetTaskId()
+	turn := tl.untilTaskEvent(id, "task.delegated").GetTaskDelegated().GetTargetId()
+	tl.untilTaskEvent(id, "task.timed_out")
+	end := tl.untilTurnEnds(turn)
+	if end.GetType() != "turn.failed" || end.GetTurnFailed().GetCategory() != "interrupted" {
+		t.Fatalf("the turn ended %v, want interrupted", end)
+	}
+}

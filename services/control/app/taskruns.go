@@ -9,6 +9,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 )
 
@@ -20,6 +21,8 @@ const TaskRunReactor = "control.task-run-reactor"
 // facts and interrupts the turn that carries the cancelled run (a run a
 // worker handed to its turn: DelegateTaskRun, the fact's carried_by). The
 // turn then ends cancelled and the tasks service settles the run with it.
+// A run that ended without its turn (task.attempt.failed with carried_by:
+// a timeout, a forced cancel) has its turn interrupted likewise.
 // The tasks service never calls this service: the log carries the
 // request, as it carries permission requests the other way. A replay
 // interrupts nothing twice (a turn that ended is not interrupted).
@@ -43,12 +46,29 @@ func (taskRunReactor) Name() string        { return TaskRunReactor }
 func (r taskRunReactor) Filters() []string { return []string{r.app.Log.Subjects.Kind("*", "task")} }
 
 func (taskRunReactor) Wants(ev *eventsv1.RuntimeEvent) bool {
-	return ev.GetType() == events.TypeTaskCancelRequested && ev.GetTaskCancelRequested().GetCarriedBy().GetTurnId() != ""
+	return carriedBy(ev).GetTurnId() != ""
+}
+
+// carriedBy is the turn a fact asks to interrupt: the turn of a run whose
+// cancellation was requested, or of a run that ended without its turn (a
+// timeout, a forced cancel).
+func carriedBy(ev *eventsv1.RuntimeEvent) *tasksv1.RunTurn {
+	switch ev.GetType() {
+	case events.TypeTaskCancelRequested:
+		return ev.GetTaskCancelRequested().GetCarriedBy()
+	case events.TypeTaskAttemptFailed:
+		return ev.GetTaskAttemptFailed().GetCarriedBy()
+	}
+	return nil
 }
 
 func (r taskRunReactor) React(ctx context.Context, rec *eventlog.Record) error {
 	ev := rec.Event
-	carried := ev.GetTaskCancelRequested().GetCarriedBy()
+	carried := carriedBy(ev)
+	reason := "its task's cancellation was requested: " + ev.GetTaskCancelRequested().GetReason()
+	if f := ev.GetTaskAttemptFailed(); f != nil {
+		reason = "its task run ended: " + f.GetError().GetMessage()
+	}
 	c := Caller{Tenant: ev.GetTenantId(), Subject: "runtime:tasks"}
 	tu, err := r.app.turn(ctx, c, carried.GetTurnId())
 	if fault.Is(err, fault.KindNotFound) {
@@ -66,7 +86,7 @@ func (r taskRunReactor) React(ctx context.Context, rec *eventlog.Record) error {
 		return nil
 	}
 	_, err = r.app.InterruptTurn(ctx, c, &controlv1.InterruptTurnRequest{SessionId: carried.GetSessionId(), ThreadId: carried.GetThreadId(),
-		TurnId: carried.GetTurnId(), Reason: "its task's cancellation was requested: " + ev.GetTaskCancelRequested().GetReason()})
+		TurnId: carried.GetTurnId(), Reason: reason})
 	if fault.Is(err, fault.KindNotFound) || fault.Is(err, fault.KindPrecondition) {
 		return nil // gone, or ended: nothing to interrupt
 	}

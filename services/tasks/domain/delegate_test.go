@@ -47,3 +47,23 @@ func TestDelegateHandsTheRunToItsTurn(t *testing.T) {
 		t.Fatalf("a hand-over without a run = %v, want refused", err)
 	}
 }
+
+// A carried run that ends without its turn (a timeout) names the turn on
+// the attempt's end, for the control service to interrupt; an end the
+// turn itself brought (a failure reported by the runtime) does not.
+func TestARunEndedWithoutItsTurnNamesIt(t *testing.T) {
+	task := fixture(Running)
+	evs, err := DecideDelegate(task, Delegate{RunID: "run_1", Turn: &tasksv1.RunTurn{SessionId: "s1", ThreadId: "th", TurnId: "turn-1"}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task = fold(task, evs)
+	timedOut, err := DecideTimeout(task, "run_1", "run timeout", now)
+	if err != nil || timedOut[0].GetTaskAttemptFailed().GetCarriedBy().GetTurnId() != "turn-1" {
+		t.Fatalf("DecideTimeout = %v, %v; want the turn named", timedOut, err)
+	}
+	failed, err := DecideFail(task, Fail{RunID: "run_1", Error: &tasksv1.TaskError{Category: "tool_error"}, Now: now})
+	if err != nil || failed[0].GetTaskAttemptFailed().GetCarriedBy() != nil {
+		t.Fatalf("DecideFail = %v, %v; want no turn named", failed, err)
+	}
+}

@@ -68,8 +68,8 @@ func DecideCancel(t *tasksv1.Task, c Cancel) ([]*eventsv1.RuntimeEvent, error) {
 		if !c.Force {
 			return nil, nil // the intent is already recorded
 		}
-		return endRun(t, tasksv1.RunStatus_RUN_STATUS_CANCELLED, &tasksv1.TaskError{Category: CategoryCancelled, Message: firstNonEmpty(c.Reason, "cancelled (forced)")}, nil, nil, c.Now,
-			transition(t, TypeTaskCancelled, &eventsv1.TaskTransition{To: Cancelled, Reason: firstNonEmpty(c.Reason, "cancelled (forced)")}, c.Now)), nil
+		return interruptCarried(t, endRun(t, tasksv1.RunStatus_RUN_STATUS_CANCELLED, &tasksv1.TaskError{Category: CategoryCancelled, Message: firstNonEmpty(c.Reason, "cancelled (forced)")}, nil, nil, c.Now,
+			transition(t, TypeTaskCancelled, &eventsv1.TaskTransition{To: Cancelled, Reason: firstNonEmpty(c.Reason, "cancelled (forced)")}, c.Now))), nil
 	}
 	to := Cancelled
 	if t.GetCurrentRunId() != "" {
@@ -84,8 +84,8 @@ func DecideCancel(t *tasksv1.Task, c Cancel) ([]*eventsv1.RuntimeEvent, error) {
 	if to == Cancelled {
 		evs = append(evs, transition(t, TypeTaskCancelled, &eventsv1.TaskTransition{From: to, To: Cancelled, Reason: c.Reason}, c.Now))
 	} else if c.Force {
-		evs = append(evs, endRun(t, tasksv1.RunStatus_RUN_STATUS_CANCELLED, &tasksv1.TaskError{Category: CategoryCancelled, Message: firstNonEmpty(c.Reason, "cancelled (forced)")}, nil, nil, c.Now,
-			transition(t, TypeTaskCancelled, &eventsv1.TaskTransition{From: Cancelling, To: Cancelled, Reason: c.Reason}, c.Now))...)
+		evs = append(evs, interruptCarried(t, endRun(t, tasksv1.RunStatus_RUN_STATUS_CANCELLED, &tasksv1.TaskError{Category: CategoryCancelled, Message: firstNonEmpty(c.Reason, "cancelled (forced)")}, nil, nil, c.Now,
+			transition(t, TypeTaskCancelled, &eventsv1.TaskTransition{From: Cancelling, To: Cancelled, Reason: c.Reason}, c.Now)))...)
 	}
 	return evs, nil
 }
@@ -242,7 +242,23 @@ func DecideTimeout(t *tasksv1.Task, runID, why string, now time.Time) ([]*events
 		return nil, err
 	}
 	e := &tasksv1.TaskError{Category: CategoryTimeout, Message: why, Retryable: true}
-	return endBySupervisor(t, tasksv1.RunStatus_RUN_STATUS_TIMED_OUT, TypeTaskTimedOut, TimedOut, e, now), nil
+	return interruptCarried(t, endBySupervisor(t, tasksv1.RunStatus_RUN_STATUS_TIMED_OUT, TypeTaskTimedOut, TimedOut, e, now)), nil
+}
+
+// interruptCarried names, on the attempt's end, the turn that carries the
+// run (DelegateTaskRun) when the run ends without that turn (a timeout, a
+// forced cancel): the control service interrupts the turn.
+func interruptCarried(t *tasksv1.Task, evs []*eventsv1.RuntimeEvent) []*eventsv1.RuntimeEvent {
+	turn := CarriedBy(t)
+	if turn == nil {
+		return evs
+	}
+	for _, ev := range evs {
+		if f := ev.GetTaskAttemptFailed(); f != nil {
+			f.CarriedBy = turn
+		}
+	}
+	return evs
 }
 
 // DecideLose marks the active run lost: its lease expired, so nobody can

@@ -751,8 +751,12 @@ type TaskAttemptFailed struct {
 	Error          *v1.TaskError          `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
 	OutputRefs     []*v11.OutputRef       `protobuf:"bytes,3,rep,name=output_refs,json=outputRefs,proto3" json:"output_refs,omitempty"`
 	CheckpointRefs []string               `protobuf:"bytes,4,rep,name=checkpoint_refs,json=checkpointRefs,proto3" json:"checkpoint_refs,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The turn that carried the run (DelegateTaskRun), when the run ended
+	// while that turn may still run (a timeout, a forced cancel): the
+	// control service interrupts it.
+	CarriedBy     *v1.RunTurn `protobuf:"bytes,5,opt,name=carried_by,json=carriedBy,proto3" json:"carried_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskAttemptFailed) Reset() {
@@ -809,6 +813,13 @@ func (x *TaskAttemptFailed) GetOutputRefs() []*v11.OutputRef {
 func (x *TaskAttemptFailed) GetCheckpointRefs() []string {
 	if x != nil {
 		return x.CheckpointRefs
+	}
+	return nil
+}
+
+func (x *TaskAttemptFailed) GetCarriedBy() *v1.RunTurn {
+	if x != nil {
+		return x.CarriedBy
 	}
 	return nil
 }
@@ -1252,13 +1263,15 @@ const file_agentruntime_events_v1_tasks_proto_rawDesc = "" +
 	"\asummary\x18\x01 \x01(\tR\asummary\x12B\n" +
 	"\voutput_refs\x18\x02 \x03(\v2!.agentruntime.common.v1.OutputRefR\n" +
 	"outputRefs\x12'\n" +
-	"\x0fcheckpoint_refs\x18\x03 \x03(\tR\x0echeckpointRefs\"\xf2\x01\n" +
+	"\x0fcheckpoint_refs\x18\x03 \x03(\tR\x0echeckpointRefs\"\xb1\x02\n" +
 	"\x11TaskAttemptFailed\x128\n" +
 	"\x06status\x18\x01 \x01(\x0e2 .agentruntime.tasks.v1.RunStatusR\x06status\x126\n" +
 	"\x05error\x18\x02 \x01(\v2 .agentruntime.tasks.v1.TaskErrorR\x05error\x12B\n" +
 	"\voutput_refs\x18\x03 \x03(\v2!.agentruntime.common.v1.OutputRefR\n" +
 	"outputRefs\x12'\n" +
-	"\x0fcheckpoint_refs\x18\x04 \x03(\tR\x0echeckpointRefs\"c\n" +
+	"\x0fcheckpoint_refs\x18\x04 \x03(\tR\x0echeckpointRefs\x12=\n" +
+	"\n" +
+	"carried_by\x18\x05 \x01(\v2\x1e.agentruntime.tasks.v1.RunTurnR\tcarriedBy\"c\n" +
 	"\n" +
 	"JobCreated\x12,\n" +
 	"\x03job\x18\x01 \x01(\v2\x1a.agentruntime.tasks.v1.JobR\x03job\x12'\n" +
@@ -1356,17 +1369,18 @@ var file_agentruntime_events_v1_tasks_proto_depIdxs = []int32{
 	29, // 19: agentruntime.events.v1.TaskAttemptFailed.status:type_name -> agentruntime.tasks.v1.RunStatus
 	21, // 20: agentruntime.events.v1.TaskAttemptFailed.error:type_name -> agentruntime.tasks.v1.TaskError
 	28, // 21: agentruntime.events.v1.TaskAttemptFailed.output_refs:type_name -> agentruntime.common.v1.OutputRef
-	30, // 22: agentruntime.events.v1.JobCreated.job:type_name -> agentruntime.tasks.v1.Job
-	31, // 23: agentruntime.events.v1.JobProgressed.counts:type_name -> agentruntime.tasks.v1.JobCounts
-	32, // 24: agentruntime.events.v1.JobProgressed.status:type_name -> agentruntime.tasks.v1.JobStatus
-	28, // 25: agentruntime.events.v1.JobItemCompleted.output_ref:type_name -> agentruntime.common.v1.OutputRef
-	21, // 26: agentruntime.events.v1.JobItemFailed.error:type_name -> agentruntime.tasks.v1.TaskError
-	31, // 27: agentruntime.events.v1.JobEnded.counts:type_name -> agentruntime.tasks.v1.JobCounts
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	24, // 22: agentruntime.events.v1.TaskAttemptFailed.carried_by:type_name -> agentruntime.tasks.v1.RunTurn
+	30, // 23: agentruntime.events.v1.JobCreated.job:type_name -> agentruntime.tasks.v1.Job
+	31, // 24: agentruntime.events.v1.JobProgressed.counts:type_name -> agentruntime.tasks.v1.JobCounts
+	32, // 25: agentruntime.events.v1.JobProgressed.status:type_name -> agentruntime.tasks.v1.JobStatus
+	28, // 26: agentruntime.events.v1.JobItemCompleted.output_ref:type_name -> agentruntime.common.v1.OutputRef
+	21, // 27: agentruntime.events.v1.JobItemFailed.error:type_name -> agentruntime.tasks.v1.TaskError
+	31, // 28: agentruntime.events.v1.JobEnded.counts:type_name -> agentruntime.tasks.v1.JobCounts
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_tasks_proto_init() }

@@ -77,16 +77,18 @@ class TaskAttemptCompleted(_message.Message):
     def __init__(self, summary: _Optional[str] = ..., output_refs: _Optional[_Iterable[_Union[_common_pb2.OutputRef, _Mapping]]] = ..., checkpoint_refs: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class TaskAttemptFailed(_message.Message):
-    __slots__ = ["checkpoint_refs", "error", "output_refs", "status"]
+    __slots__ = ["carried_by", "checkpoint_refs", "error", "output_refs", "status"]
+    CARRIED_BY_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_REFS_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_REFS_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    carried_by: _types_pb2.RunTurn
     checkpoint_refs: _containers.RepeatedScalarFieldContainer[str]
     error: _types_pb2.TaskError
     output_refs: _containers.RepeatedCompositeFieldContainer[_common_pb2.OutputRef]
     status: _types_pb2.RunStatus
-    def __init__(self, status: _Optional[_Union[_types_pb2.RunStatus, str]] = ..., error: _Optional[_Union[_types_pb2.TaskError, _Mapping]] = ..., output_refs: _Optional[_Iterable[_Union[_common_pb2.OutputRef, _Mapping]]] = ..., checkpoint_refs: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, status: _Optional[_Union[_types_pb2.RunStatus, str]] = ..., error: _Optional[_Union[_types_pb2.TaskError, _Mapping]] = ..., output_refs: _Optional[_Iterable[_Union[_common_pb2.OutputRef, _Mapping]]] = ..., checkpoint_refs: _Optional[_Iterable[str]] = ..., carried_by: _Optional[_Union[_types_pb2.RunTurn, _Mapping]] = ...) -> None: ...
 
 class TaskAttemptStarted(_message.Message):
     __slots__ = ["attempt"]
