@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,11 @@ import (
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
+	"github.com/agentruntime/agentruntime/pkg/testkit/natstest"
+	"github.com/agentruntime/agentruntime/services/kit"
+	"github.com/agentruntime/agentruntime/services/tasks"
 	"github.com/agentruntime/agentruntime/services/tasks/app"
+	"github.com/agentruntime/agentruntime/services/tasks/domain"
 	"github.com/agentruntime/agentruntime/services/tasks/readmodel"
 )
 
@@ -70,7 +75,7 @@ func TestADelegatedRunSettlesAfterARestart(t *testing.T) {
 	turnFacts(t, p.log, "turn-1", &eventsv1.RuntimeEvent{Type: events.TypeTurnSubmitted, Payload: &eventsv1.RuntimeEvent_TurnSubmitted{
 		TurnSubmitted: &eventsv1.TurnSubmitted{Metadata: map[string]string{"task_id": id, "task_run_id": run}}}})
 	delegate := &tasksv1.DelegateTaskRunRequest{TaskId: id, RunId: run, LeaseToken: poll.GetLeaseToken(), SessionId: "s1", ThreadId: "th", TurnId: "turn-1"}
-	must[*tasksv1.DelegateTaskRunResponse](t)(c.DelegateTaskRun(ctx, delegate))
+	delegated := must[*tasksv1.DelegateTaskRunResponse](t)(c.DelegateTaskRun(ctx, delegate))
 	// A repeat is harmless; another turn is refused.
 	must[*tasksv1.DelegateTaskRunResponse](t)(c.DelegateTaskRun(ctx, delegate))
 	other := &tasksv1.DelegateTaskRunRequest{TaskId: id, RunId: run, LeaseToken: poll.GetLeaseToken(), SessionId: "s1", ThreadId: "th", TurnId: "turn-2"}
@@ -80,7 +85,7 @@ func TestADelegatedRunSettlesAfterARestart(t *testing.T) {
 	if err := p.svc.App().SweepOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got := must[*tasksv1.GetTaskResponse](t)(c.GetTask(ctx, &tasksv1.GetTaskRequest{TaskId: id}))
+	got := must[*tasksv1.GetTaskResponse](t)(c.GetTask(ctx, &tasksv1.GetTaskRequest{TaskId: id, MinSequence: delegated.GetResult().GetSequence()}))
 	if at := got.GetTask().GetAttempts(); got.GetTask().GetStatus() != tasksv1.TaskStatus_TASK_STATUS_RUNNING || len(at) != 1 || at[0].GetLeased() || at[0].GetCarriedBy().GetTurnId() != "turn-1" {
 		t.Fatalf("task = %v, want running, carried by turn-1", got.GetTask())
 	}
@@ -108,5 +113,79 @@ func TestADelegatedRunSettlesAfterARestart(t *testing.T) {
 	}
 	if end, err := readmodel.LoadTurnEnd(ctx, store, "t1", "turn-1"); err != nil || end.GetRunId() != run || end.GetTaskId() != id {
 		t.Fatalf("stored end = %v, %v", end, err)
+	}
+}
+
+// Three replicas, each with its own read model, all run the settler: a
+// run is settled once (one attempt end in the log), whether its turn
+// completed or failed (a retryable failure retried once, not twice).
+func TestReplicasSettleARunOnce(t *testing.T) {
+	ctx := context.Background()
+	ns := natstest.Server(t)
+	type rep struct {
+		app   *app.App
+		log   *eventlog.Log
+		store projection.Store
+	}
+	var reps []rep
+	for range 3 {
+		nc := natstest.Connect(t, ns)
+		rctx, cancel := context.WithCancel(ctx)
+		log, err := eventlog.Open(rctx, nc, eventlog.Config{Partitions: natstest.Partitions(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		store := projection.NewMemory()
+		svc := tasks.NewWithOptions(kit.Deps{Log: log, Store: store}, tasks.Options{SweepInterval: 50 * time.Millisecond})
+		done := make(chan struct{})
+		go func() { _ = svc.Run(rctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done; nc.Close() })
+		reps = append(reps, rep{svc.App(), log, store})
+	}
+	a, log := reps[0].app, reps[0].log
+	for i, end := range []*eventsv1.RuntimeEvent{
+		{Type: events.TypeTurnCompleted, Payload: &eventsv1.RuntimeEvent_TurnCompleted{TurnCompleted: &eventsv1.TurnCompleted{Summary: "done"}}},
+		{Type: events.TypeTurnFailed, Payload: &eventsv1.RuntimeEvent_TurnFailed{TurnFailed: &eventsv1.TurnFailed{
+			Outcome: eventsv1.TurnOutcome_TURN_OUTCOME_FAILED, Category: "provider_error", Message: "down", Retryable: true}}},
+	} {
+		_, task, err := a.CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{SessionId: "s1", ThreadId: "th",
+			Spec: &tasksv1.TaskSpec{Title: "x", RetryPolicy: &tasksv1.RetryPolicy{MaxAttempts: 3, InitialBackoff: durationpb.New(time.Hour)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := a.StartTask(ctx, "t1", &tasksv1.StartTaskRequest{TaskId: task.GetTaskId(), Worker: &tasksv1.WorkerRef{WorkerId: "w"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn := fmt.Sprintf("turn-%d", i)
+		turnFacts(t, log, turn, &eventsv1.RuntimeEvent{Type: events.TypeTurnSubmitted, Payload: &eventsv1.RuntimeEvent_TurnSubmitted{
+			TurnSubmitted: &eventsv1.TurnSubmitted{Metadata: map[string]string{"task_id": task.GetTaskId(), "task_run_id": st.RunID}}}})
+		if _, err := a.DelegateTaskRun(ctx, "t1", &tasksv1.DelegateTaskRunRequest{TaskId: task.GetTaskId(), RunId: st.RunID, SessionId: "s1", ThreadId: "th", TurnId: turn}); err != nil {
+			t.Fatal(err)
+		}
+		ended := turnFacts(t, log, turn, end)
+		for _, r := range reps {
+			if _, err := projector.WaitFor(ctx, r.log, r.store, app.SettlerName, ended, 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var ends []string
+		if _, err := log.Of("t1", "s1").Read(ctx, []string{log.Subjects.Aggregate(eventlog.Aggregate{Tenant: "t1", Session: "s1", Kind: "task", ID: task.GetTaskId()})},
+			eventlog.FromStart, func(r *eventlog.Record) error {
+				switch r.Event.GetType() {
+				case domain.TypeAttemptCompleted, domain.TypeAttemptFailed, domain.TypeTaskCompleted, domain.TypeTaskFailed, domain.TypeTaskRetrying:
+					ends = append(ends, r.Event.GetType())
+				}
+				return nil
+			}); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{domain.TypeAttemptCompleted, domain.TypeTaskCompleted}
+		if end.GetType() == events.TypeTurnFailed {
+			want = []string{domain.TypeAttemptFailed, domain.TypeTaskRetrying}
+		}
+		if !slices.Equal(ends, want) {
+			t.Fatalf("%s: the task's ends %v, want %v (settled once)", end.GetType(), ends, want)
+		}
 	}
 }
