@@ -44,7 +44,7 @@ const SettlerName = "tasks.turn-settler"
 func (a *App) DelegateTaskRun(ctx context.Context, tenant string, req *tasksv1.DelegateTaskRunRequest) (Result, error) {
 	turn := &tasksv1.RunTurn{SessionId: req.GetSessionId(), ThreadId: req.GetThreadId(), TurnId: req.GetTurnId()}
 	res, err := a.onTask(ctx, tenant, req.GetTaskId(), req.GetIdempotencyKey(), func(ctx context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
-		if at := lastAttempt(t, req.GetRunId()); at.GetCarriedBy().GetTurnId() == turn.GetTurnId() && at.GetCarriedBy() != nil {
+		if c := lastAttempt(t, req.GetRunId()).GetCarriedBy(); c != nil && c.GetTurnId() == turn.GetTurnId() {
 			return nil, nil // delegated already (its lease is gone)
 		}
 		if err := a.fence(ctx, tenant, t, req.GetRunId(), req.GetLeaseToken(), false); err != nil {
@@ -121,7 +121,7 @@ func (a *App) settleCarried(ctx context.Context, tenant, taskID, run string, end
 		return ignoreGone(err)
 	}
 	at := lastAttempt(t, run)
-	if at.GetStatus() != tasksv1.RunStatus_RUN_STATUS_RUNNING || at.GetCarriedBy().GetTurnId() != end.GetTurnId() || at.GetCarriedBy() == nil {
+	if c := at.GetCarriedBy(); at.GetStatus() != tasksv1.RunStatus_RUN_STATUS_RUNNING || c == nil || c.GetTurnId() != end.GetTurnId() {
 		return nil
 	}
 	turn := end.GetTurnId()
