@@ -150,34 +150,3 @@ func TestA2APushDeliversTheTaskAsItIsWithTheToken(t *testing.T) {
 		t.Errorf("listed a2a_push %v, want the token and scheme, no credentials", a)
 	}
 }
-
-// A config ends with its task: once the task's final state is delivered,
-// the config is no longer live (it neither counts toward the tenant's
-// webhooks nor is matched against its events).
-func TestA2APushConfigEndsWithItsTask(t *testing.T) {
-	st := webhookStack(t)
-	ctx := testkit.Context(t)
-	rx := newPushReceiver(t)
-	sub, err := st.Control.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: "s1", ThreadId: "th1",
-		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "go on"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn := sub.GetTurn().GetTurnId()
-	if _, err := st.Control.CreateWebhook(ctx, &controlv1.CreateWebhookRequest{Url: rx.URL + "/end",
-		A2APush: &controlv1.A2APush{TaskId: turn, ConfigId: "end", Token: "tok"}}); err != nil {
-		t.Fatal(err)
-	}
-	testkit.Eventually(t, "the creation delivered", func() bool { return len(rx.requests("/end")) == 1 })
-	if _, err := st.Control.InterruptTurn(ctx, &controlv1.InterruptTurnRequest{SessionId: "s1", ThreadId: "th1", TurnId: turn, Reason: "enough"}); err != nil {
-		t.Fatal(err)
-	}
-	testkit.Eventually(t, "the config ended after the final state", func() bool {
-		l, err := st.Control.ListWebhooks(ctx, &controlv1.ListWebhooksRequest{})
-		return err == nil && len(l.GetWebhooks()) == 0
-	})
-	got := rx.requests("/end")
-	if last := got[len(got)-1]; last.state != "TASK_STATE_CANCELED" || last.task != turn {
-		t.Fatalf("requests %+v, want the last one the task canceled", got)
-	}
-}

@@ -12,9 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
-	"github.com/agentruntime/agentruntime/pkg/events"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/projector"
@@ -229,34 +227,7 @@ func (w *Webhooks) attempt(ctx context.Context, owed readmodel.Owed) bool {
 		}
 		out = w.Retry.DecideDelivery(f, a, w.Now(), rand.Float64())
 	}
-	if !w.record(ctx, owed, out) {
-		return false
-	}
-	w.endTaskConfig(ctx, owed, sub, ev, out)
-	return true
-}
-
-// endTaskConfig ends an A2A push notification config once the final
-// state of its task has been delivered (or given up on): nothing more
-// will change, and a config left live would count toward the tenant's
-// webhooks and be matched against each of its events for good.
-func (w *Webhooks) endTaskConfig(ctx context.Context, owed readmodel.Owed, sub, ev *eventsv1.RuntimeEvent, out *eventsv1.WebhookDeliveryFact) {
-	if sub.GetChannelConnected().GetWebhook().GetA2APush() == nil || out.GetOutcome() == domain.DeliveryRetrying ||
-		(ev.GetType() != events.TypeTurnCompleted && ev.GetType() != events.TypeTurnFailed) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	_, err := w.App.w.Execute(ctx, webhookAgg(owed.Tenant, "", owed.Webhook), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		if _, live, _, err := readmodel.Subscription(ctx, st, owed.Tenant, owed.Webhook); err != nil || !live {
-			return nil, err
-		}
-		return []*eventsv1.RuntimeEvent{domain.WebhookEnded(owed.Webhook, "its task ended")}, nil
-	})
-	if err != nil {
-		// Live until deleted, as before; the next delivery of an end tries again.
-		w.Logger.WarnContext(ctx, "ending an A2A push notification config", "webhook", owed.Webhook, "error", err)
-	}
+	return w.record(ctx, owed, out)
 }
 
 // record appends an attempt's outcome, retrying a failed append a few

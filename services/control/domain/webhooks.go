@@ -86,14 +86,10 @@ func WebhookCreated(id, host string, sub *eventsv1.WebhookSubscription) *eventsv
 }
 
 // WebhookDeleted is the channel.disconnected that ends a subscription.
-func WebhookDeleted(id string) *eventsv1.RuntimeEvent { return WebhookEnded(id, "webhook deleted") }
-
-// WebhookEnded ends a subscription for a reason: deleted, or, for an A2A
-// push notification config, its task ended.
-func WebhookEnded(id, reason string) *eventsv1.RuntimeEvent {
+func WebhookDeleted(id string) *eventsv1.RuntimeEvent {
 	return &eventsv1.RuntimeEvent{Type: events.TypeChannelDisconnected, ChannelId: id,
 		Payload: &eventsv1.RuntimeEvent_ChannelDisconnected{ChannelDisconnected: &eventsv1.ChannelFact{
-			Transport: WebhookTransport, Reason: reason}}}
+			Transport: WebhookTransport, Reason: "webhook deleted"}}}
 }
 
 // WebhookDelivery is the channel.message of one delivery attempt's
