@@ -2003,7 +2003,12 @@ type SpawnSubagentRequest struct {
 	ModelPolicy string `protobuf:"bytes,7,opt,name=model_policy,json=modelPolicy,proto3" json:"model_policy,omitempty"`
 	Objective   string `protobuf:"bytes,8,opt,name=objective,proto3" json:"objective,omitempty"`
 	// Optional first input, submitted as the child's first turn.
-	Input         []*v1.InputPart `protobuf:"bytes,9,rep,name=input,proto3" json:"input,omitempty"`
+	Input []*v1.InputPart `protobuf:"bytes,9,rep,name=input,proto3" json:"input,omitempty"`
+	// A remote A2A agent's card URL: the subagent is that peer, driven by
+	// the control service (docs/a2a.md, "Calling a peer"), not a child turn
+	// a worker runs; input is then ignored and the objective is the message
+	// sent. The URL's host must be allowed (--a2a-peers).
+	Agent         string `protobuf:"bytes,10,opt,name=agent,proto3" json:"agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2099,6 +2104,13 @@ func (x *SpawnSubagentRequest) GetInput() []*v1.InputPart {
 		return x.Input
 	}
 	return nil
+}
+
+func (x *SpawnSubagentRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
 }
 
 type SpawnSubagentResponse struct {
@@ -4536,8 +4548,20 @@ type Subagent struct {
 	Summary        string                 `protobuf:"bytes,11,opt,name=summary,proto3" json:"summary,omitempty"`
 	Depth          int32                  `protobuf:"varint,12,opt,name=depth,proto3" json:"depth,omitempty"`
 	Sequence       uint64                 `protobuf:"varint,13,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// A remote subagent's A2A card URL (SpawnSubagentRequest.agent); empty
+	// for a local one.
+	Agent string `protobuf:"bytes,15,opt,name=agent,proto3" json:"agent,omitempty"`
+	// A remote subagent's peer task: the peer's own taskId and contextId
+	// (channel.peer_task.linked) and its latest A2A state word
+	// (channel.peer_task.updated), e.g. "working", "input_required".
+	PeerTaskId    string `protobuf:"bytes,16,opt,name=peer_task_id,json=peerTaskId,proto3" json:"peer_task_id,omitempty"`
+	PeerContextId string `protobuf:"bytes,17,opt,name=peer_context_id,json=peerContextId,proto3" json:"peer_context_id,omitempty"`
+	PeerState     string `protobuf:"bytes,18,opt,name=peer_state,json=peerState,proto3" json:"peer_state,omitempty"`
+	// The input action open on the parent's turn for the peer's
+	// input-required, until its answer is sent to the peer.
+	PeerActionId  string `protobuf:"bytes,19,opt,name=peer_action_id,json=peerActionId,proto3" json:"peer_action_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Subagent) Reset() {
@@ -4659,6 +4683,41 @@ func (x *Subagent) GetSequence() uint64 {
 		return x.Sequence
 	}
 	return 0
+}
+
+func (x *Subagent) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *Subagent) GetPeerTaskId() string {
+	if x != nil {
+		return x.PeerTaskId
+	}
+	return ""
+}
+
+func (x *Subagent) GetPeerContextId() string {
+	if x != nil {
+		return x.PeerContextId
+	}
+	return ""
+}
+
+func (x *Subagent) GetPeerState() string {
+	if x != nil {
+		return x.PeerState
+	}
+	return ""
+}
+
+func (x *Subagent) GetPeerActionId() string {
+	if x != nil {
+		return x.PeerActionId
+	}
+	return ""
 }
 
 // Channel is a remote channel's resume state.
@@ -5865,7 +5924,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"leaseToken\"O\n" +
 	"\x14ReportEventsResponse\x12\x1b\n" +
 	"\tevent_ids\x18\x01 \x03(\tR\beventIds\x12\x1a\n" +
-	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xc1\x04\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xe1\x04\n" +
 	"\x14SpawnSubagentRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12Q\n" +
@@ -5877,7 +5936,9 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\tisolation\x18\x06 \x01(\tB\x1f\xbaH\x1cr\x1aR\x00R\x06sharedR\x04forkR\bisolatedR\tisolation\x12+\n" +
 	"\fmodel_policy\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\vmodelPolicy\x12'\n" +
 	"\tobjective\x18\b \x01(\tB\t\xbaH\x06r\x04\x18\x80\x80\x01R\tobjective\x12A\n" +
-	"\x05input\x18\t \x03(\v2!.agentruntime.events.v1.InputPartB\b\xbaH\x05\x92\x01\x02\x10@R\x05input\"r\n" +
+	"\x05input\x18\t \x03(\v2!.agentruntime.events.v1.InputPartB\b\xbaH\x05\x92\x01\x02\x10@R\x05input\x12\x1e\n" +
+	"\x05agent\x18\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\x05agent\"r\n" +
 	"\x15SpawnSubagentResponse\x12=\n" +
 	"\bsubagent\x18\x01 \x01(\v2!.agentruntime.control.v1.SubagentR\bsubagent\x12\x1a\n" +
 	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\xf1\x01\n" +
@@ -6137,7 +6198,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	" \x01(\tR\bactionId\x12\x1c\n" +
 	"\tviolation\x18\v \x01(\tR\tviolation\x12\x17\n" +
 	"\aturn_id\x18\f \x01(\tR\x06turnId\x12\x1a\n" +
-	"\bsequence\x18\r \x01(\x04R\bsequence\"\xc8\x03\n" +
+	"\bsequence\x18\r \x01(\x04R\bsequence\"\xed\x04\n" +
 	"\bSubagent\x12\x1f\n" +
 	"\vsubagent_id\x18\x01 \x01(\tR\n" +
 	"subagentId\x12\x1d\n" +
@@ -6153,7 +6214,14 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x06status\x18\x0e \x01(\x0e2'.agentruntime.control.v1.SubagentStatusR\x06status\x12\x18\n" +
 	"\asummary\x18\v \x01(\tR\asummary\x12\x14\n" +
 	"\x05depth\x18\f \x01(\x05R\x05depth\x12\x1a\n" +
-	"\bsequence\x18\r \x01(\x04R\bsequenceJ\x04\b\n" +
+	"\bsequence\x18\r \x01(\x04R\bsequence\x12\x14\n" +
+	"\x05agent\x18\x0f \x01(\tR\x05agent\x12 \n" +
+	"\fpeer_task_id\x18\x10 \x01(\tR\n" +
+	"peerTaskId\x12&\n" +
+	"\x0fpeer_context_id\x18\x11 \x01(\tR\rpeerContextId\x12\x1d\n" +
+	"\n" +
+	"peer_state\x18\x12 \x01(\tR\tpeerState\x12$\n" +
+	"\x0epeer_action_id\x18\x13 \x01(\tR\fpeerActionIdJ\x04\b\n" +
 	"\x10\v\"\xed\x01\n" +
 	"\aChannel\x12\x1d\n" +
 	"\n" +

@@ -2635,9 +2635,12 @@ type SubagentSpawned struct {
 	ChildThreadId string                 `protobuf:"bytes,1,opt,name=child_thread_id,json=childThreadId,proto3" json:"child_thread_id,omitempty"`
 	Role          string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
 	// "shared", "fork", "isolated".
-	Isolation     string `protobuf:"bytes,3,opt,name=isolation,proto3" json:"isolation,omitempty"`
-	ModelPolicy   string `protobuf:"bytes,4,opt,name=model_policy,json=modelPolicy,proto3" json:"model_policy,omitempty"`
-	Objective     string `protobuf:"bytes,5,opt,name=objective,proto3" json:"objective,omitempty"`
+	Isolation   string `protobuf:"bytes,3,opt,name=isolation,proto3" json:"isolation,omitempty"`
+	ModelPolicy string `protobuf:"bytes,4,opt,name=model_policy,json=modelPolicy,proto3" json:"model_policy,omitempty"`
+	Objective   string `protobuf:"bytes,5,opt,name=objective,proto3" json:"objective,omitempty"`
+	// A remote subagent: the A2A card URL of the peer agent the control
+	// service drives (channel.peer_task.*); empty for a local one.
+	Agent         string `protobuf:"bytes,6,opt,name=agent,proto3" json:"agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2703,6 +2706,13 @@ func (x *SubagentSpawned) GetModelPolicy() string {
 func (x *SubagentSpawned) GetObjective() string {
 	if x != nil {
 		return x.Objective
+	}
+	return ""
+}
+
+func (x *SubagentSpawned) GetAgent() string {
+	if x != nil {
+		return x.Agent
 	}
 	return ""
 }
@@ -2873,6 +2883,201 @@ func (x *ChannelFact) GetDelivery() *WebhookDeliveryFact {
 	return nil
 }
 
+// PeerTaskFact covers channel.peer_task.linked|updated: a remote A2A
+// peer's task that a subagent is (spec: remote channels, "A2A
+// alignment"). Both identities are kept: the event's subagent_id and
+// channel_id are the runtime's, task_id and context_id the peer's own.
+// The facts are on the subagent's child thread, so its thread reads as
+// the peer's side of the conversation.
+type PeerTaskFact struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The peer's Agent Card URL.
+	CardUrl string `protobuf:"bytes,1,opt,name=card_url,json=cardUrl,proto3" json:"card_url,omitempty"`
+	// The peer's A2A taskId and contextId.
+	TaskId    string `protobuf:"bytes,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	ContextId string `protobuf:"bytes,3,opt,name=context_id,json=contextId,proto3" json:"context_id,omitempty"`
+	// The peer task's A2A state as a word: "submitted", "working",
+	// "input_required", "auth_required", "completed", "failed", "canceled",
+	// "rejected"; "" when the peer answered with a message and no task.
+	State string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	// The text of the peer's status message (or of its message answer).
+	Message string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	// Artifacts the peer produced with this update.
+	Artifacts []*PeerArtifact `protobuf:"bytes,6,rep,name=artifacts,proto3" json:"artifacts,omitempty"`
+	// The input action opened on the parent's turn for an input_required.
+	InputActionId string `protobuf:"bytes,7,opt,name=input_action_id,json=inputActionId,proto3" json:"input_action_id,omitempty"`
+	// The input action whose answer was sent to the peer with this update.
+	AnsweredActionId string `protobuf:"bytes,8,opt,name=answered_action_id,json=answeredActionId,proto3" json:"answered_action_id,omitempty"`
+	// The peer's name from its card.
+	PeerName string `protobuf:"bytes,9,opt,name=peer_name,json=peerName,proto3" json:"peer_name,omitempty"`
+	// "a2a".
+	NativeProtocol string `protobuf:"bytes,10,opt,name=native_protocol,json=nativeProtocol,proto3" json:"native_protocol,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *PeerTaskFact) Reset() {
+	*x = PeerTaskFact{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeerTaskFact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeerTaskFact) ProtoMessage() {}
+
+func (x *PeerTaskFact) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeerTaskFact.ProtoReflect.Descriptor instead.
+func (*PeerTaskFact) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *PeerTaskFact) GetCardUrl() string {
+	if x != nil {
+		return x.CardUrl
+	}
+	return ""
+}
+
+func (x *PeerTaskFact) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *PeerTaskFact) GetContextId() string {
+	if x != nil {
+		return x.ContextId
+	}
+	return ""
+}
+
+func (x *PeerTaskFact) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *PeerTaskFact) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *PeerTaskFact) GetArtifacts() []*PeerArtifact {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
+func (x *PeerTaskFact) GetInputActionId() string {
+	if x != nil {
+		return x.InputActionId
+	}
+	return ""
+}
+
+func (x *PeerTaskFact) GetAnsweredActionId() string {
+	if x != nil {
+		return x.AnsweredActionId
+	}
+	return ""
+}
+
+func (x *PeerTaskFact) GetPeerName() string {
+	if x != nil {
+		return x.PeerName
+	}
+	return ""
+}
+
+func (x *PeerTaskFact) GetNativeProtocol() string {
+	if x != nil {
+		return x.NativeProtocol
+	}
+	return ""
+}
+
+// PeerArtifact is an artifact a peer agent produced: its text parts
+// joined, clipped.
+type PeerArtifact struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ArtifactId    string                 `protobuf:"bytes,1,opt,name=artifact_id,json=artifactId,proto3" json:"artifact_id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Text          string                 `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PeerArtifact) Reset() {
+	*x = PeerArtifact{}
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeerArtifact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeerArtifact) ProtoMessage() {}
+
+func (x *PeerArtifact) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeerArtifact.ProtoReflect.Descriptor instead.
+func (*PeerArtifact) Descriptor() ([]byte, []int) {
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *PeerArtifact) GetArtifactId() string {
+	if x != nil {
+		return x.ArtifactId
+	}
+	return ""
+}
+
+func (x *PeerArtifact) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PeerArtifact) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 // WebhookSubscription is a webhook channel as created. Its signing secret
 // is sealed (AES-256-GCM under the runtime's webhook key, bound to the
 // tenant and webhook id): readers of the log never see it in the clear.
@@ -2896,7 +3101,7 @@ type WebhookSubscription struct {
 
 func (x *WebhookSubscription) Reset() {
 	*x = WebhookSubscription{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[40]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2908,7 +3113,7 @@ func (x *WebhookSubscription) String() string {
 func (*WebhookSubscription) ProtoMessage() {}
 
 func (x *WebhookSubscription) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[40]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2921,7 +3126,7 @@ func (x *WebhookSubscription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookSubscription.ProtoReflect.Descriptor instead.
 func (*WebhookSubscription) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{40}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WebhookSubscription) GetUrl() string {
@@ -2999,7 +3204,7 @@ type A2APushSubscription struct {
 
 func (x *A2APushSubscription) Reset() {
 	*x = A2APushSubscription{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3011,7 +3216,7 @@ func (x *A2APushSubscription) String() string {
 func (*A2APushSubscription) ProtoMessage() {}
 
 func (x *A2APushSubscription) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3024,7 +3229,7 @@ func (x *A2APushSubscription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use A2APushSubscription.ProtoReflect.Descriptor instead.
 func (*A2APushSubscription) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{41}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *A2APushSubscription) GetConfigId() string {
@@ -3097,7 +3302,7 @@ type WebhookDeliveryFact struct {
 
 func (x *WebhookDeliveryFact) Reset() {
 	*x = WebhookDeliveryFact{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3109,7 +3314,7 @@ func (x *WebhookDeliveryFact) String() string {
 func (*WebhookDeliveryFact) ProtoMessage() {}
 
 func (x *WebhookDeliveryFact) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[42]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3122,7 +3327,7 @@ func (x *WebhookDeliveryFact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookDeliveryFact.ProtoReflect.Descriptor instead.
 func (*WebhookDeliveryFact) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{42}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *WebhookDeliveryFact) GetDeliveryId() string {
@@ -3212,7 +3417,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3224,7 +3429,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[43]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3237,7 +3442,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{43}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -3309,7 +3514,7 @@ type SnapshotRepaired struct {
 
 func (x *SnapshotRepaired) Reset() {
 	*x = SnapshotRepaired{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[44]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3321,7 +3526,7 @@ func (x *SnapshotRepaired) String() string {
 func (*SnapshotRepaired) ProtoMessage() {}
 
 func (x *SnapshotRepaired) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[44]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3334,7 +3539,7 @@ func (x *SnapshotRepaired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRepaired.ProtoReflect.Descriptor instead.
 func (*SnapshotRepaired) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{44}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SnapshotRepaired) GetRequestedSequence() uint64 {
@@ -3385,7 +3590,7 @@ type RepairedFact struct {
 
 func (x *RepairedFact) Reset() {
 	*x = RepairedFact{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[45]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3397,7 +3602,7 @@ func (x *RepairedFact) String() string {
 func (*RepairedFact) ProtoMessage() {}
 
 func (x *RepairedFact) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[45]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3410,7 +3615,7 @@ func (x *RepairedFact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairedFact.ProtoReflect.Descriptor instead.
 func (*RepairedFact) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{45}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RepairedFact) GetStatus() string {
@@ -3469,7 +3674,7 @@ type SnapshotUpdated struct {
 
 func (x *SnapshotUpdated) Reset() {
 	*x = SnapshotUpdated{}
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[46]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3481,7 +3686,7 @@ func (x *SnapshotUpdated) String() string {
 func (*SnapshotUpdated) ProtoMessage() {}
 
 func (x *SnapshotUpdated) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_events_v1_control_proto_msgTypes[46]
+	mi := &file_agentruntime_events_v1_control_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3494,7 +3699,7 @@ func (x *SnapshotUpdated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotUpdated.ProtoReflect.Descriptor instead.
 func (*SnapshotUpdated) Descriptor() ([]byte, []int) {
-	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{46}
+	return file_agentruntime_events_v1_control_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SnapshotUpdated) GetKind() string {
@@ -3748,13 +3953,14 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\bread_ref\x18\x02 \x01(\tR\areadRef\x12\x1d\n" +
 	"\n" +
 	"version_id\x18\x03 \x01(\tR\tversionId\x12\x18\n" +
-	"\apreview\x18\x04 \x01(\tR\apreview\"\xac\x01\n" +
+	"\apreview\x18\x04 \x01(\tR\apreview\"\xc2\x01\n" +
 	"\x0fSubagentSpawned\x12&\n" +
 	"\x0fchild_thread_id\x18\x01 \x01(\tR\rchildThreadId\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x1c\n" +
 	"\tisolation\x18\x03 \x01(\tR\tisolation\x12!\n" +
 	"\fmodel_policy\x18\x04 \x01(\tR\vmodelPolicy\x12\x1c\n" +
-	"\tobjective\x18\x05 \x01(\tR\tobjective\"\xa6\x01\n" +
+	"\tobjective\x18\x05 \x01(\tR\tobjective\x12\x14\n" +
+	"\x05agent\x18\x06 \x01(\tR\x05agent\"\xa6\x01\n" +
 	"\x0eSubagentStatus\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12&\n" +
 	"\x0fchild_thread_id\x18\x02 \x01(\tR\rchildThreadId\x12\x18\n" +
@@ -3767,7 +3973,25 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1c\n" +
 	"\ttransport\x18\x04 \x01(\tR\ttransport\x12E\n" +
 	"\awebhook\x18\x05 \x01(\v2+.agentruntime.events.v1.WebhookSubscriptionR\awebhook\x12G\n" +
-	"\bdelivery\x18\x06 \x01(\v2+.agentruntime.events.v1.WebhookDeliveryFactR\bdelivery\"\x8f\x02\n" +
+	"\bdelivery\x18\x06 \x01(\v2+.agentruntime.events.v1.WebhookDeliveryFactR\bdelivery\"\xf1\x02\n" +
+	"\fPeerTaskFact\x12\x19\n" +
+	"\bcard_url\x18\x01 \x01(\tR\acardUrl\x12\x17\n" +
+	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12\x1d\n" +
+	"\n" +
+	"context_id\x18\x03 \x01(\tR\tcontextId\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\x12B\n" +
+	"\tartifacts\x18\x06 \x03(\v2$.agentruntime.events.v1.PeerArtifactR\tartifacts\x12&\n" +
+	"\x0finput_action_id\x18\a \x01(\tR\rinputActionId\x12,\n" +
+	"\x12answered_action_id\x18\b \x01(\tR\x10answeredActionId\x12\x1b\n" +
+	"\tpeer_name\x18\t \x01(\tR\bpeerName\x12'\n" +
+	"\x0fnative_protocol\x18\n" +
+	" \x01(\tR\x0enativeProtocol\"W\n" +
+	"\fPeerArtifact\x12\x1f\n" +
+	"\vartifact_id\x18\x01 \x01(\tR\n" +
+	"artifactId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"\x8f\x02\n" +
 	"\x13WebhookSubscription\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x1f\n" +
 	"\vevent_types\x18\x02 \x03(\tR\n" +
@@ -3860,7 +4084,7 @@ func file_agentruntime_events_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_events_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_agentruntime_events_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_agentruntime_events_v1_control_proto_goTypes = []any{
 	(ActionOutcome)(0),            // 0: agentruntime.events.v1.ActionOutcome
 	(TurnOutcome)(0),              // 1: agentruntime.events.v1.TurnOutcome
@@ -3904,58 +4128,61 @@ var file_agentruntime_events_v1_control_proto_goTypes = []any{
 	(*SubagentSpawned)(nil),       // 39: agentruntime.events.v1.SubagentSpawned
 	(*SubagentStatus)(nil),        // 40: agentruntime.events.v1.SubagentStatus
 	(*ChannelFact)(nil),           // 41: agentruntime.events.v1.ChannelFact
-	(*WebhookSubscription)(nil),   // 42: agentruntime.events.v1.WebhookSubscription
-	(*A2APushSubscription)(nil),   // 43: agentruntime.events.v1.A2APushSubscription
-	(*WebhookDeliveryFact)(nil),   // 44: agentruntime.events.v1.WebhookDeliveryFact
-	(*ToolSpec)(nil),              // 45: agentruntime.events.v1.ToolSpec
-	(*SnapshotRepaired)(nil),      // 46: agentruntime.events.v1.SnapshotRepaired
-	(*RepairedFact)(nil),          // 47: agentruntime.events.v1.RepairedFact
-	(*SnapshotUpdated)(nil),       // 48: agentruntime.events.v1.SnapshotUpdated
-	nil,                           // 49: agentruntime.events.v1.ActionRequired.ContextEntry
-	nil,                           // 50: agentruntime.events.v1.SessionCreated.MetadataEntry
-	nil,                           // 51: agentruntime.events.v1.SessionUpdated.MetadataEntry
-	nil,                           // 52: agentruntime.events.v1.ThreadUpdated.FactsEntry
-	nil,                           // 53: agentruntime.events.v1.TurnSubmitted.OptionsEntry
-	nil,                           // 54: agentruntime.events.v1.TurnSubmitted.MetadataEntry
-	nil,                           // 55: agentruntime.events.v1.TurnCompleted.RefsEntry
-	nil,                           // 56: agentruntime.events.v1.RunStatus.MetadataEntry
-	nil,                           // 57: agentruntime.events.v1.SnapshotUpdated.FactsEntry
-	(*durationpb.Duration)(nil),   // 58: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 59: google.protobuf.Timestamp
-	(*v1.OutputRef)(nil),          // 60: agentruntime.common.v1.OutputRef
+	(*PeerTaskFact)(nil),          // 42: agentruntime.events.v1.PeerTaskFact
+	(*PeerArtifact)(nil),          // 43: agentruntime.events.v1.PeerArtifact
+	(*WebhookSubscription)(nil),   // 44: agentruntime.events.v1.WebhookSubscription
+	(*A2APushSubscription)(nil),   // 45: agentruntime.events.v1.A2APushSubscription
+	(*WebhookDeliveryFact)(nil),   // 46: agentruntime.events.v1.WebhookDeliveryFact
+	(*ToolSpec)(nil),              // 47: agentruntime.events.v1.ToolSpec
+	(*SnapshotRepaired)(nil),      // 48: agentruntime.events.v1.SnapshotRepaired
+	(*RepairedFact)(nil),          // 49: agentruntime.events.v1.RepairedFact
+	(*SnapshotUpdated)(nil),       // 50: agentruntime.events.v1.SnapshotUpdated
+	nil,                           // 51: agentruntime.events.v1.ActionRequired.ContextEntry
+	nil,                           // 52: agentruntime.events.v1.SessionCreated.MetadataEntry
+	nil,                           // 53: agentruntime.events.v1.SessionUpdated.MetadataEntry
+	nil,                           // 54: agentruntime.events.v1.ThreadUpdated.FactsEntry
+	nil,                           // 55: agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	nil,                           // 56: agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	nil,                           // 57: agentruntime.events.v1.TurnCompleted.RefsEntry
+	nil,                           // 58: agentruntime.events.v1.RunStatus.MetadataEntry
+	nil,                           // 59: agentruntime.events.v1.SnapshotUpdated.FactsEntry
+	(*durationpb.Duration)(nil),   // 60: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 61: google.protobuf.Timestamp
+	(*v1.OutputRef)(nil),          // 62: agentruntime.common.v1.OutputRef
 }
 var file_agentruntime_events_v1_control_proto_depIdxs = []int32{
-	58, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
-	49, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
-	59, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
+	60, // 0: agentruntime.events.v1.ActionRequired.timeout:type_name -> google.protobuf.Duration
+	51, // 1: agentruntime.events.v1.ActionRequired.context:type_name -> agentruntime.events.v1.ActionRequired.ContextEntry
+	61, // 2: agentruntime.events.v1.ActionRequired.expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: agentruntime.events.v1.ActionResolved.outcome:type_name -> agentruntime.events.v1.ActionOutcome
-	50, // 4: agentruntime.events.v1.SessionCreated.metadata:type_name -> agentruntime.events.v1.SessionCreated.MetadataEntry
-	51, // 5: agentruntime.events.v1.SessionUpdated.metadata:type_name -> agentruntime.events.v1.SessionUpdated.MetadataEntry
-	52, // 6: agentruntime.events.v1.ThreadUpdated.facts:type_name -> agentruntime.events.v1.ThreadUpdated.FactsEntry
+	52, // 4: agentruntime.events.v1.SessionCreated.metadata:type_name -> agentruntime.events.v1.SessionCreated.MetadataEntry
+	53, // 5: agentruntime.events.v1.SessionUpdated.metadata:type_name -> agentruntime.events.v1.SessionUpdated.MetadataEntry
+	54, // 6: agentruntime.events.v1.ThreadUpdated.facts:type_name -> agentruntime.events.v1.ThreadUpdated.FactsEntry
 	8,  // 7: agentruntime.events.v1.TurnSubmitted.input:type_name -> agentruntime.events.v1.InputPart
-	53, // 8: agentruntime.events.v1.TurnSubmitted.options:type_name -> agentruntime.events.v1.TurnSubmitted.OptionsEntry
-	54, // 9: agentruntime.events.v1.TurnSubmitted.metadata:type_name -> agentruntime.events.v1.TurnSubmitted.MetadataEntry
-	55, // 10: agentruntime.events.v1.TurnCompleted.refs:type_name -> agentruntime.events.v1.TurnCompleted.RefsEntry
+	55, // 8: agentruntime.events.v1.TurnSubmitted.options:type_name -> agentruntime.events.v1.TurnSubmitted.OptionsEntry
+	56, // 9: agentruntime.events.v1.TurnSubmitted.metadata:type_name -> agentruntime.events.v1.TurnSubmitted.MetadataEntry
+	57, // 10: agentruntime.events.v1.TurnCompleted.refs:type_name -> agentruntime.events.v1.TurnCompleted.RefsEntry
 	1,  // 11: agentruntime.events.v1.TurnFailed.outcome:type_name -> agentruntime.events.v1.TurnOutcome
-	56, // 12: agentruntime.events.v1.RunStatus.metadata:type_name -> agentruntime.events.v1.RunStatus.MetadataEntry
+	58, // 12: agentruntime.events.v1.RunStatus.metadata:type_name -> agentruntime.events.v1.RunStatus.MetadataEntry
 	17, // 13: agentruntime.events.v1.ModelCompleted.usage:type_name -> agentruntime.events.v1.ModelUsage
-	60, // 14: agentruntime.events.v1.ToolResult.output:type_name -> agentruntime.common.v1.OutputRef
-	60, // 15: agentruntime.events.v1.ProcessOutput.output:type_name -> agentruntime.common.v1.OutputRef
-	60, // 16: agentruntime.events.v1.ProcessCompleted.output:type_name -> agentruntime.common.v1.OutputRef
-	60, // 17: agentruntime.events.v1.OutputFact.output:type_name -> agentruntime.common.v1.OutputRef
-	42, // 18: agentruntime.events.v1.ChannelFact.webhook:type_name -> agentruntime.events.v1.WebhookSubscription
-	44, // 19: agentruntime.events.v1.ChannelFact.delivery:type_name -> agentruntime.events.v1.WebhookDeliveryFact
-	43, // 20: agentruntime.events.v1.WebhookSubscription.a2a_push:type_name -> agentruntime.events.v1.A2APushSubscription
-	59, // 21: agentruntime.events.v1.WebhookDeliveryFact.next_attempt_at:type_name -> google.protobuf.Timestamp
-	59, // 22: agentruntime.events.v1.WebhookDeliveryFact.event_time:type_name -> google.protobuf.Timestamp
-	47, // 23: agentruntime.events.v1.SnapshotRepaired.facts:type_name -> agentruntime.events.v1.RepairedFact
-	45, // 24: agentruntime.events.v1.SnapshotUpdated.tools:type_name -> agentruntime.events.v1.ToolSpec
-	57, // 25: agentruntime.events.v1.SnapshotUpdated.facts:type_name -> agentruntime.events.v1.SnapshotUpdated.FactsEntry
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	62, // 14: agentruntime.events.v1.ToolResult.output:type_name -> agentruntime.common.v1.OutputRef
+	62, // 15: agentruntime.events.v1.ProcessOutput.output:type_name -> agentruntime.common.v1.OutputRef
+	62, // 16: agentruntime.events.v1.ProcessCompleted.output:type_name -> agentruntime.common.v1.OutputRef
+	62, // 17: agentruntime.events.v1.OutputFact.output:type_name -> agentruntime.common.v1.OutputRef
+	44, // 18: agentruntime.events.v1.ChannelFact.webhook:type_name -> agentruntime.events.v1.WebhookSubscription
+	46, // 19: agentruntime.events.v1.ChannelFact.delivery:type_name -> agentruntime.events.v1.WebhookDeliveryFact
+	43, // 20: agentruntime.events.v1.PeerTaskFact.artifacts:type_name -> agentruntime.events.v1.PeerArtifact
+	45, // 21: agentruntime.events.v1.WebhookSubscription.a2a_push:type_name -> agentruntime.events.v1.A2APushSubscription
+	61, // 22: agentruntime.events.v1.WebhookDeliveryFact.next_attempt_at:type_name -> google.protobuf.Timestamp
+	61, // 23: agentruntime.events.v1.WebhookDeliveryFact.event_time:type_name -> google.protobuf.Timestamp
+	49, // 24: agentruntime.events.v1.SnapshotRepaired.facts:type_name -> agentruntime.events.v1.RepairedFact
+	47, // 25: agentruntime.events.v1.SnapshotUpdated.tools:type_name -> agentruntime.events.v1.ToolSpec
+	59, // 26: agentruntime.events.v1.SnapshotUpdated.facts:type_name -> agentruntime.events.v1.SnapshotUpdated.FactsEntry
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_control_proto_init() }
@@ -3975,7 +4202,7 @@ func file_agentruntime_events_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_events_v1_control_proto_rawDesc), len(file_agentruntime_events_v1_control_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   56,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -132,6 +132,8 @@ type RuntimeEvent struct {
 	//	*RuntimeEvent_ChannelMessage
 	//	*RuntimeEvent_SnapshotUpdated
 	//	*RuntimeEvent_SnapshotRepaired
+	//	*RuntimeEvent_ChannelPeerTaskLinked
+	//	*RuntimeEvent_ChannelPeerTaskUpdated
 	//	*RuntimeEvent_TaskCreated
 	//	*RuntimeEvent_TaskAccepted
 	//	*RuntimeEvent_TaskQueued
@@ -928,6 +930,24 @@ func (x *RuntimeEvent) GetSnapshotRepaired() *SnapshotRepaired {
 	return nil
 }
 
+func (x *RuntimeEvent) GetChannelPeerTaskLinked() *PeerTaskFact {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ChannelPeerTaskLinked); ok {
+			return x.ChannelPeerTaskLinked
+		}
+	}
+	return nil
+}
+
+func (x *RuntimeEvent) GetChannelPeerTaskUpdated() *PeerTaskFact {
+	if x != nil {
+		if x, ok := x.Payload.(*RuntimeEvent_ChannelPeerTaskUpdated); ok {
+			return x.ChannelPeerTaskUpdated
+		}
+	}
+	return nil
+}
+
 func (x *RuntimeEvent) GetTaskCreated() *TaskCreated {
 	if x != nil {
 		if x, ok := x.Payload.(*RuntimeEvent_TaskCreated); ok {
@@ -1704,7 +1724,15 @@ type RuntimeEvent_SnapshotUpdated struct {
 }
 
 type RuntimeEvent_SnapshotRepaired struct {
-	SnapshotRepaired *SnapshotRepaired `protobuf:"bytes,171,opt,name=snapshot_repaired,json=snapshotRepaired,proto3,oneof"` // end control
+	SnapshotRepaired *SnapshotRepaired `protobuf:"bytes,171,opt,name=snapshot_repaired,json=snapshotRepaired,proto3,oneof"`
+}
+
+type RuntimeEvent_ChannelPeerTaskLinked struct {
+	ChannelPeerTaskLinked *PeerTaskFact `protobuf:"bytes,172,opt,name=channel_peer_task_linked,json=channelPeerTaskLinked,proto3,oneof"`
+}
+
+type RuntimeEvent_ChannelPeerTaskUpdated struct {
+	ChannelPeerTaskUpdated *PeerTaskFact `protobuf:"bytes,173,opt,name=channel_peer_task_updated,json=channelPeerTaskUpdated,proto3,oneof"` // end control
 }
 
 type RuntimeEvent_TaskCreated struct {
@@ -2067,6 +2095,10 @@ func (*RuntimeEvent_SnapshotUpdated) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_SnapshotRepaired) isRuntimeEvent_Payload() {}
 
+func (*RuntimeEvent_ChannelPeerTaskLinked) isRuntimeEvent_Payload() {}
+
+func (*RuntimeEvent_ChannelPeerTaskUpdated) isRuntimeEvent_Payload() {}
+
 func (*RuntimeEvent_TaskCreated) isRuntimeEvent_Payload() {}
 
 func (*RuntimeEvent_TaskAccepted) isRuntimeEvent_Payload() {}
@@ -2193,7 +2225,7 @@ var File_agentruntime_events_v1_envelope_proto protoreflect.FileDescriptor
 
 const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\n" +
-	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/evidence.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/routing.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\"agentruntime/events/v1/tasks.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe3U\n" +
+	"%agentruntime/events/v1/envelope.proto\x12\x16agentruntime.events.v1\x1a$agentruntime/events/v1/control.proto\x1a%agentruntime/events/v1/evidence.proto\x1a'agentruntime/events/v1/permission.proto\x1a$agentruntime/events/v1/routing.proto\x1a$agentruntime/events/v1/runtime.proto\x1a\"agentruntime/events/v1/tasks.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa9W\n" +
 	"\fRuntimeEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bevent_id\x18\x02 \x01(\tR\aeventId\x128\n" +
@@ -2293,7 +2325,9 @@ const file_agentruntime_events_v1_envelope_proto_rawDesc = "" +
 	"\x0fchannel_resumed\x18\xa8\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelResumed\x12O\n" +
 	"\x0fchannel_message\x18\xa9\x01 \x01(\v2#.agentruntime.events.v1.ChannelFactH\x00R\x0echannelMessage\x12U\n" +
 	"\x10snapshot_updated\x18\xaa\x01 \x01(\v2'.agentruntime.events.v1.SnapshotUpdatedH\x00R\x0fsnapshotUpdated\x12X\n" +
-	"\x11snapshot_repaired\x18\xab\x01 \x01(\v2(.agentruntime.events.v1.SnapshotRepairedH\x00R\x10snapshotRepaired\x12I\n" +
+	"\x11snapshot_repaired\x18\xab\x01 \x01(\v2(.agentruntime.events.v1.SnapshotRepairedH\x00R\x10snapshotRepaired\x12`\n" +
+	"\x18channel_peer_task_linked\x18\xac\x01 \x01(\v2$.agentruntime.events.v1.PeerTaskFactH\x00R\x15channelPeerTaskLinked\x12b\n" +
+	"\x19channel_peer_task_updated\x18\xad\x01 \x01(\v2$.agentruntime.events.v1.PeerTaskFactH\x00R\x16channelPeerTaskUpdated\x12I\n" +
 	"\ftask_created\x18\x90\x03 \x01(\v2#.agentruntime.events.v1.TaskCreatedH\x00R\vtaskCreated\x12N\n" +
 	"\rtask_accepted\x18\x91\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\ftaskAccepted\x12J\n" +
 	"\vtask_queued\x18\x92\x03 \x01(\v2&.agentruntime.events.v1.TaskTransitionH\x00R\n" +
@@ -2426,52 +2460,53 @@ var file_agentruntime_events_v1_envelope_proto_goTypes = []any{
 	(*ChannelFact)(nil),                    // 42: agentruntime.events.v1.ChannelFact
 	(*SnapshotUpdated)(nil),                // 43: agentruntime.events.v1.SnapshotUpdated
 	(*SnapshotRepaired)(nil),               // 44: agentruntime.events.v1.SnapshotRepaired
-	(*TaskCreated)(nil),                    // 45: agentruntime.events.v1.TaskCreated
-	(*TaskTransition)(nil),                 // 46: agentruntime.events.v1.TaskTransition
-	(*TaskUpdated)(nil),                    // 47: agentruntime.events.v1.TaskUpdated
-	(*TaskProgressed)(nil),                 // 48: agentruntime.events.v1.TaskProgressed
-	(*TaskCancelRequested)(nil),            // 49: agentruntime.events.v1.TaskCancelRequested
-	(*TaskCompleted)(nil),                  // 50: agentruntime.events.v1.TaskCompleted
-	(*TaskDelegated)(nil),                  // 51: agentruntime.events.v1.TaskDelegated
-	(*TaskDependencyUpdated)(nil),          // 52: agentruntime.events.v1.TaskDependencyUpdated
-	(*TaskAttemptStarted)(nil),             // 53: agentruntime.events.v1.TaskAttemptStarted
-	(*TaskAttemptCompleted)(nil),           // 54: agentruntime.events.v1.TaskAttemptCompleted
-	(*TaskAttemptFailed)(nil),              // 55: agentruntime.events.v1.TaskAttemptFailed
-	(*JobCreated)(nil),                     // 56: agentruntime.events.v1.JobCreated
-	(*JobStarted)(nil),                     // 57: agentruntime.events.v1.JobStarted
-	(*JobProgressed)(nil),                  // 58: agentruntime.events.v1.JobProgressed
-	(*JobItemStarted)(nil),                 // 59: agentruntime.events.v1.JobItemStarted
-	(*JobItemCompleted)(nil),               // 60: agentruntime.events.v1.JobItemCompleted
-	(*JobItemFailed)(nil),                  // 61: agentruntime.events.v1.JobItemFailed
-	(*JobEnded)(nil),                       // 62: agentruntime.events.v1.JobEnded
-	(*TaskProfileResolved)(nil),            // 63: agentruntime.events.v1.TaskProfileResolved
-	(*RoutingCandidatesResolved)(nil),      // 64: agentruntime.events.v1.RoutingCandidatesResolved
-	(*RoutingDecided)(nil),                 // 65: agentruntime.events.v1.RoutingDecided
-	(*RoutingFallbackApplied)(nil),         // 66: agentruntime.events.v1.RoutingFallbackApplied
-	(*RoutingNotPossible)(nil),             // 67: agentruntime.events.v1.RoutingNotPossible
-	(*RoutingSingleCandidate)(nil),         // 68: agentruntime.events.v1.RoutingSingleCandidate
-	(*CostEstimated)(nil),                  // 69: agentruntime.events.v1.CostEstimated
-	(*CostRecorded)(nil),                   // 70: agentruntime.events.v1.CostRecorded
-	(*RateLimitHit)(nil),                   // 71: agentruntime.events.v1.RateLimitHit
-	(*QuotaLow)(nil),                       // 72: agentruntime.events.v1.QuotaLow
-	(*QuotaBlocked)(nil),                   // 73: agentruntime.events.v1.QuotaBlocked
-	(*LimitChanged)(nil),                   // 74: agentruntime.events.v1.LimitChanged
-	(*PermissionEvaluated)(nil),            // 75: agentruntime.events.v1.PermissionEvaluated
-	(*PermissionRequested)(nil),            // 76: agentruntime.events.v1.PermissionRequested
-	(*PermissionResolved)(nil),             // 77: agentruntime.events.v1.PermissionResolved
-	(*SandboxApplied)(nil),                 // 78: agentruntime.events.v1.SandboxApplied
-	(*SandboxViolation)(nil),               // 79: agentruntime.events.v1.SandboxViolation
-	(*HookStarted)(nil),                    // 80: agentruntime.events.v1.HookStarted
-	(*HookCompleted)(nil),                  // 81: agentruntime.events.v1.HookCompleted
-	(*HookFailed)(nil),                     // 82: agentruntime.events.v1.HookFailed
-	(*PolicyChanged)(nil),                  // 83: agentruntime.events.v1.PolicyChanged
-	(*EvidenceChanged)(nil),                // 84: agentruntime.events.v1.EvidenceChanged
-	(*BenchmarkTrialStarted)(nil),          // 85: agentruntime.events.v1.BenchmarkTrialStarted
-	(*BenchmarkTrialEnded)(nil),            // 86: agentruntime.events.v1.BenchmarkTrialEnded
-	(*BenchmarkRewardRecorded)(nil),        // 87: agentruntime.events.v1.BenchmarkRewardRecorded
-	(*BenchmarkComparisonCompleted)(nil),   // 88: agentruntime.events.v1.BenchmarkComparisonCompleted
-	(*BenchmarkDatasetResolved)(nil),       // 89: agentruntime.events.v1.BenchmarkDatasetResolved
-	(*BenchmarkConfigurationResolved)(nil), // 90: agentruntime.events.v1.BenchmarkConfigurationResolved
+	(*PeerTaskFact)(nil),                   // 45: agentruntime.events.v1.PeerTaskFact
+	(*TaskCreated)(nil),                    // 46: agentruntime.events.v1.TaskCreated
+	(*TaskTransition)(nil),                 // 47: agentruntime.events.v1.TaskTransition
+	(*TaskUpdated)(nil),                    // 48: agentruntime.events.v1.TaskUpdated
+	(*TaskProgressed)(nil),                 // 49: agentruntime.events.v1.TaskProgressed
+	(*TaskCancelRequested)(nil),            // 50: agentruntime.events.v1.TaskCancelRequested
+	(*TaskCompleted)(nil),                  // 51: agentruntime.events.v1.TaskCompleted
+	(*TaskDelegated)(nil),                  // 52: agentruntime.events.v1.TaskDelegated
+	(*TaskDependencyUpdated)(nil),          // 53: agentruntime.events.v1.TaskDependencyUpdated
+	(*TaskAttemptStarted)(nil),             // 54: agentruntime.events.v1.TaskAttemptStarted
+	(*TaskAttemptCompleted)(nil),           // 55: agentruntime.events.v1.TaskAttemptCompleted
+	(*TaskAttemptFailed)(nil),              // 56: agentruntime.events.v1.TaskAttemptFailed
+	(*JobCreated)(nil),                     // 57: agentruntime.events.v1.JobCreated
+	(*JobStarted)(nil),                     // 58: agentruntime.events.v1.JobStarted
+	(*JobProgressed)(nil),                  // 59: agentruntime.events.v1.JobProgressed
+	(*JobItemStarted)(nil),                 // 60: agentruntime.events.v1.JobItemStarted
+	(*JobItemCompleted)(nil),               // 61: agentruntime.events.v1.JobItemCompleted
+	(*JobItemFailed)(nil),                  // 62: agentruntime.events.v1.JobItemFailed
+	(*JobEnded)(nil),                       // 63: agentruntime.events.v1.JobEnded
+	(*TaskProfileResolved)(nil),            // 64: agentruntime.events.v1.TaskProfileResolved
+	(*RoutingCandidatesResolved)(nil),      // 65: agentruntime.events.v1.RoutingCandidatesResolved
+	(*RoutingDecided)(nil),                 // 66: agentruntime.events.v1.RoutingDecided
+	(*RoutingFallbackApplied)(nil),         // 67: agentruntime.events.v1.RoutingFallbackApplied
+	(*RoutingNotPossible)(nil),             // 68: agentruntime.events.v1.RoutingNotPossible
+	(*RoutingSingleCandidate)(nil),         // 69: agentruntime.events.v1.RoutingSingleCandidate
+	(*CostEstimated)(nil),                  // 70: agentruntime.events.v1.CostEstimated
+	(*CostRecorded)(nil),                   // 71: agentruntime.events.v1.CostRecorded
+	(*RateLimitHit)(nil),                   // 72: agentruntime.events.v1.RateLimitHit
+	(*QuotaLow)(nil),                       // 73: agentruntime.events.v1.QuotaLow
+	(*QuotaBlocked)(nil),                   // 74: agentruntime.events.v1.QuotaBlocked
+	(*LimitChanged)(nil),                   // 75: agentruntime.events.v1.LimitChanged
+	(*PermissionEvaluated)(nil),            // 76: agentruntime.events.v1.PermissionEvaluated
+	(*PermissionRequested)(nil),            // 77: agentruntime.events.v1.PermissionRequested
+	(*PermissionResolved)(nil),             // 78: agentruntime.events.v1.PermissionResolved
+	(*SandboxApplied)(nil),                 // 79: agentruntime.events.v1.SandboxApplied
+	(*SandboxViolation)(nil),               // 80: agentruntime.events.v1.SandboxViolation
+	(*HookStarted)(nil),                    // 81: agentruntime.events.v1.HookStarted
+	(*HookCompleted)(nil),                  // 82: agentruntime.events.v1.HookCompleted
+	(*HookFailed)(nil),                     // 83: agentruntime.events.v1.HookFailed
+	(*PolicyChanged)(nil),                  // 84: agentruntime.events.v1.PolicyChanged
+	(*EvidenceChanged)(nil),                // 85: agentruntime.events.v1.EvidenceChanged
+	(*BenchmarkTrialStarted)(nil),          // 86: agentruntime.events.v1.BenchmarkTrialStarted
+	(*BenchmarkTrialEnded)(nil),            // 87: agentruntime.events.v1.BenchmarkTrialEnded
+	(*BenchmarkRewardRecorded)(nil),        // 88: agentruntime.events.v1.BenchmarkRewardRecorded
+	(*BenchmarkComparisonCompleted)(nil),   // 89: agentruntime.events.v1.BenchmarkComparisonCompleted
+	(*BenchmarkDatasetResolved)(nil),       // 90: agentruntime.events.v1.BenchmarkDatasetResolved
+	(*BenchmarkConfigurationResolved)(nil), // 91: agentruntime.events.v1.BenchmarkConfigurationResolved
 }
 var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	2,   // 0: agentruntime.events.v1.RuntimeEvent.timestamp:type_name -> google.protobuf.Timestamp
@@ -2532,72 +2567,74 @@ var file_agentruntime_events_v1_envelope_proto_depIdxs = []int32{
 	42,  // 55: agentruntime.events.v1.RuntimeEvent.channel_message:type_name -> agentruntime.events.v1.ChannelFact
 	43,  // 56: agentruntime.events.v1.RuntimeEvent.snapshot_updated:type_name -> agentruntime.events.v1.SnapshotUpdated
 	44,  // 57: agentruntime.events.v1.RuntimeEvent.snapshot_repaired:type_name -> agentruntime.events.v1.SnapshotRepaired
-	45,  // 58: agentruntime.events.v1.RuntimeEvent.task_created:type_name -> agentruntime.events.v1.TaskCreated
-	46,  // 59: agentruntime.events.v1.RuntimeEvent.task_accepted:type_name -> agentruntime.events.v1.TaskTransition
-	46,  // 60: agentruntime.events.v1.RuntimeEvent.task_queued:type_name -> agentruntime.events.v1.TaskTransition
-	46,  // 61: agentruntime.events.v1.RuntimeEvent.task_started:type_name -> agentruntime.events.v1.TaskTransition
-	47,  // 62: agentruntime.events.v1.RuntimeEvent.task_updated:type_name -> agentruntime.events.v1.TaskUpdated
-	48,  // 63: agentruntime.events.v1.RuntimeEvent.task_progress:type_name -> agentruntime.events.v1.TaskProgressed
-	46,  // 64: agentruntime.events.v1.RuntimeEvent.task_waiting:type_name -> agentruntime.events.v1.TaskTransition
-	46,  // 65: agentruntime.events.v1.RuntimeEvent.task_blocked:type_name -> agentruntime.events.v1.TaskTransition
-	46,  // 66: agentruntime.events.v1.RuntimeEvent.task_paused:type_name -> agentruntime.events.v1.TaskTransition
-	46,  // 67: agentruntime.events.v1.RuntimeEvent.task_resumed:type_name -> agentruntime.events.v1.TaskTransition
-	46,  // 68: agentruntime.events.v1.RuntimeEvent.task_retrying:type_name -> agentruntime.events.v1.TaskTransition
-	49,  // 69: agentruntime.events.v1.RuntimeEvent.task_cancel_requested:type_name -> agentruntime.events.v1.TaskCancelRequested
-	46,  // 70: agentruntime.events.v1.RuntimeEvent.task_cancelled:type_name -> agentruntime.events.v1.TaskTransition
-	46,  // 71: agentruntime.events.v1.RuntimeEvent.task_timed_out:type_name -> agentruntime.events.v1.TaskTransition
-	46,  // 72: agentruntime.events.v1.RuntimeEvent.task_failed:type_name -> agentruntime.events.v1.TaskTransition
-	46,  // 73: agentruntime.events.v1.RuntimeEvent.task_lost:type_name -> agentruntime.events.v1.TaskTransition
-	50,  // 74: agentruntime.events.v1.RuntimeEvent.task_completed:type_name -> agentruntime.events.v1.TaskCompleted
-	46,  // 75: agentruntime.events.v1.RuntimeEvent.task_archived:type_name -> agentruntime.events.v1.TaskTransition
-	51,  // 76: agentruntime.events.v1.RuntimeEvent.task_delegated:type_name -> agentruntime.events.v1.TaskDelegated
-	52,  // 77: agentruntime.events.v1.RuntimeEvent.task_dependency_updated:type_name -> agentruntime.events.v1.TaskDependencyUpdated
-	53,  // 78: agentruntime.events.v1.RuntimeEvent.task_attempt_started:type_name -> agentruntime.events.v1.TaskAttemptStarted
-	54,  // 79: agentruntime.events.v1.RuntimeEvent.task_attempt_completed:type_name -> agentruntime.events.v1.TaskAttemptCompleted
-	55,  // 80: agentruntime.events.v1.RuntimeEvent.task_attempt_failed:type_name -> agentruntime.events.v1.TaskAttemptFailed
-	56,  // 81: agentruntime.events.v1.RuntimeEvent.job_created:type_name -> agentruntime.events.v1.JobCreated
-	57,  // 82: agentruntime.events.v1.RuntimeEvent.job_started:type_name -> agentruntime.events.v1.JobStarted
-	58,  // 83: agentruntime.events.v1.RuntimeEvent.job_progress:type_name -> agentruntime.events.v1.JobProgressed
-	59,  // 84: agentruntime.events.v1.RuntimeEvent.job_item_started:type_name -> agentruntime.events.v1.JobItemStarted
-	60,  // 85: agentruntime.events.v1.RuntimeEvent.job_item_completed:type_name -> agentruntime.events.v1.JobItemCompleted
-	61,  // 86: agentruntime.events.v1.RuntimeEvent.job_item_failed:type_name -> agentruntime.events.v1.JobItemFailed
-	62,  // 87: agentruntime.events.v1.RuntimeEvent.job_completed:type_name -> agentruntime.events.v1.JobEnded
-	62,  // 88: agentruntime.events.v1.RuntimeEvent.job_failed:type_name -> agentruntime.events.v1.JobEnded
-	62,  // 89: agentruntime.events.v1.RuntimeEvent.job_cancelled:type_name -> agentruntime.events.v1.JobEnded
-	63,  // 90: agentruntime.events.v1.RuntimeEvent.task_profile_resolved:type_name -> agentruntime.events.v1.TaskProfileResolved
-	64,  // 91: agentruntime.events.v1.RuntimeEvent.routing_candidates_resolved:type_name -> agentruntime.events.v1.RoutingCandidatesResolved
-	65,  // 92: agentruntime.events.v1.RuntimeEvent.routing_decided:type_name -> agentruntime.events.v1.RoutingDecided
-	66,  // 93: agentruntime.events.v1.RuntimeEvent.routing_fallback_applied:type_name -> agentruntime.events.v1.RoutingFallbackApplied
-	67,  // 94: agentruntime.events.v1.RuntimeEvent.routing_not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
-	68,  // 95: agentruntime.events.v1.RuntimeEvent.routing_single_candidate:type_name -> agentruntime.events.v1.RoutingSingleCandidate
-	69,  // 96: agentruntime.events.v1.RuntimeEvent.cost_estimated:type_name -> agentruntime.events.v1.CostEstimated
-	70,  // 97: agentruntime.events.v1.RuntimeEvent.cost_recorded:type_name -> agentruntime.events.v1.CostRecorded
-	71,  // 98: agentruntime.events.v1.RuntimeEvent.rate_limit_hit:type_name -> agentruntime.events.v1.RateLimitHit
-	72,  // 99: agentruntime.events.v1.RuntimeEvent.quota_low:type_name -> agentruntime.events.v1.QuotaLow
-	73,  // 100: agentruntime.events.v1.RuntimeEvent.quota_blocked:type_name -> agentruntime.events.v1.QuotaBlocked
-	74,  // 101: agentruntime.events.v1.RuntimeEvent.limit_changed:type_name -> agentruntime.events.v1.LimitChanged
-	75,  // 102: agentruntime.events.v1.RuntimeEvent.permission_evaluated:type_name -> agentruntime.events.v1.PermissionEvaluated
-	76,  // 103: agentruntime.events.v1.RuntimeEvent.permission_requested:type_name -> agentruntime.events.v1.PermissionRequested
-	77,  // 104: agentruntime.events.v1.RuntimeEvent.permission_resolved:type_name -> agentruntime.events.v1.PermissionResolved
-	78,  // 105: agentruntime.events.v1.RuntimeEvent.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
-	79,  // 106: agentruntime.events.v1.RuntimeEvent.sandbox_violation:type_name -> agentruntime.events.v1.SandboxViolation
-	80,  // 107: agentruntime.events.v1.RuntimeEvent.hook_started:type_name -> agentruntime.events.v1.HookStarted
-	81,  // 108: agentruntime.events.v1.RuntimeEvent.hook_completed:type_name -> agentruntime.events.v1.HookCompleted
-	82,  // 109: agentruntime.events.v1.RuntimeEvent.hook_failed:type_name -> agentruntime.events.v1.HookFailed
-	83,  // 110: agentruntime.events.v1.RuntimeEvent.policy_changed:type_name -> agentruntime.events.v1.PolicyChanged
-	84,  // 111: agentruntime.events.v1.RuntimeEvent.evidence_changed:type_name -> agentruntime.events.v1.EvidenceChanged
-	85,  // 112: agentruntime.events.v1.RuntimeEvent.benchmark_trial_started:type_name -> agentruntime.events.v1.BenchmarkTrialStarted
-	86,  // 113: agentruntime.events.v1.RuntimeEvent.benchmark_trial_completed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
-	86,  // 114: agentruntime.events.v1.RuntimeEvent.benchmark_trial_failed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
-	87,  // 115: agentruntime.events.v1.RuntimeEvent.benchmark_reward_recorded:type_name -> agentruntime.events.v1.BenchmarkRewardRecorded
-	88,  // 116: agentruntime.events.v1.RuntimeEvent.benchmark_comparison_completed:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
-	89,  // 117: agentruntime.events.v1.RuntimeEvent.benchmark_dataset_resolved:type_name -> agentruntime.events.v1.BenchmarkDatasetResolved
-	90,  // 118: agentruntime.events.v1.RuntimeEvent.benchmark_configuration_resolved:type_name -> agentruntime.events.v1.BenchmarkConfigurationResolved
-	119, // [119:119] is the sub-list for method output_type
-	119, // [119:119] is the sub-list for method input_type
-	119, // [119:119] is the sub-list for extension type_name
-	119, // [119:119] is the sub-list for extension extendee
-	0,   // [0:119] is the sub-list for field type_name
+	45,  // 58: agentruntime.events.v1.RuntimeEvent.channel_peer_task_linked:type_name -> agentruntime.events.v1.PeerTaskFact
+	45,  // 59: agentruntime.events.v1.RuntimeEvent.channel_peer_task_updated:type_name -> agentruntime.events.v1.PeerTaskFact
+	46,  // 60: agentruntime.events.v1.RuntimeEvent.task_created:type_name -> agentruntime.events.v1.TaskCreated
+	47,  // 61: agentruntime.events.v1.RuntimeEvent.task_accepted:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 62: agentruntime.events.v1.RuntimeEvent.task_queued:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 63: agentruntime.events.v1.RuntimeEvent.task_started:type_name -> agentruntime.events.v1.TaskTransition
+	48,  // 64: agentruntime.events.v1.RuntimeEvent.task_updated:type_name -> agentruntime.events.v1.TaskUpdated
+	49,  // 65: agentruntime.events.v1.RuntimeEvent.task_progress:type_name -> agentruntime.events.v1.TaskProgressed
+	47,  // 66: agentruntime.events.v1.RuntimeEvent.task_waiting:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 67: agentruntime.events.v1.RuntimeEvent.task_blocked:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 68: agentruntime.events.v1.RuntimeEvent.task_paused:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 69: agentruntime.events.v1.RuntimeEvent.task_resumed:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 70: agentruntime.events.v1.RuntimeEvent.task_retrying:type_name -> agentruntime.events.v1.TaskTransition
+	50,  // 71: agentruntime.events.v1.RuntimeEvent.task_cancel_requested:type_name -> agentruntime.events.v1.TaskCancelRequested
+	47,  // 72: agentruntime.events.v1.RuntimeEvent.task_cancelled:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 73: agentruntime.events.v1.RuntimeEvent.task_timed_out:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 74: agentruntime.events.v1.RuntimeEvent.task_failed:type_name -> agentruntime.events.v1.TaskTransition
+	47,  // 75: agentruntime.events.v1.RuntimeEvent.task_lost:type_name -> agentruntime.events.v1.TaskTransition
+	51,  // 76: agentruntime.events.v1.RuntimeEvent.task_completed:type_name -> agentruntime.events.v1.TaskCompleted
+	47,  // 77: agentruntime.events.v1.RuntimeEvent.task_archived:type_name -> agentruntime.events.v1.TaskTransition
+	52,  // 78: agentruntime.events.v1.RuntimeEvent.task_delegated:type_name -> agentruntime.events.v1.TaskDelegated
+	53,  // 79: agentruntime.events.v1.RuntimeEvent.task_dependency_updated:type_name -> agentruntime.events.v1.TaskDependencyUpdated
+	54,  // 80: agentruntime.events.v1.RuntimeEvent.task_attempt_started:type_name -> agentruntime.events.v1.TaskAttemptStarted
+	55,  // 81: agentruntime.events.v1.RuntimeEvent.task_attempt_completed:type_name -> agentruntime.events.v1.TaskAttemptCompleted
+	56,  // 82: agentruntime.events.v1.RuntimeEvent.task_attempt_failed:type_name -> agentruntime.events.v1.TaskAttemptFailed
+	57,  // 83: agentruntime.events.v1.RuntimeEvent.job_created:type_name -> agentruntime.events.v1.JobCreated
+	58,  // 84: agentruntime.events.v1.RuntimeEvent.job_started:type_name -> agentruntime.events.v1.JobStarted
+	59,  // 85: agentruntime.events.v1.RuntimeEvent.job_progress:type_name -> agentruntime.events.v1.JobProgressed
+	60,  // 86: agentruntime.events.v1.RuntimeEvent.job_item_started:type_name -> agentruntime.events.v1.JobItemStarted
+	61,  // 87: agentruntime.events.v1.RuntimeEvent.job_item_completed:type_name -> agentruntime.events.v1.JobItemCompleted
+	62,  // 88: agentruntime.events.v1.RuntimeEvent.job_item_failed:type_name -> agentruntime.events.v1.JobItemFailed
+	63,  // 89: agentruntime.events.v1.RuntimeEvent.job_completed:type_name -> agentruntime.events.v1.JobEnded
+	63,  // 90: agentruntime.events.v1.RuntimeEvent.job_failed:type_name -> agentruntime.events.v1.JobEnded
+	63,  // 91: agentruntime.events.v1.RuntimeEvent.job_cancelled:type_name -> agentruntime.events.v1.JobEnded
+	64,  // 92: agentruntime.events.v1.RuntimeEvent.task_profile_resolved:type_name -> agentruntime.events.v1.TaskProfileResolved
+	65,  // 93: agentruntime.events.v1.RuntimeEvent.routing_candidates_resolved:type_name -> agentruntime.events.v1.RoutingCandidatesResolved
+	66,  // 94: agentruntime.events.v1.RuntimeEvent.routing_decided:type_name -> agentruntime.events.v1.RoutingDecided
+	67,  // 95: agentruntime.events.v1.RuntimeEvent.routing_fallback_applied:type_name -> agentruntime.events.v1.RoutingFallbackApplied
+	68,  // 96: agentruntime.events.v1.RuntimeEvent.routing_not_possible:type_name -> agentruntime.events.v1.RoutingNotPossible
+	69,  // 97: agentruntime.events.v1.RuntimeEvent.routing_single_candidate:type_name -> agentruntime.events.v1.RoutingSingleCandidate
+	70,  // 98: agentruntime.events.v1.RuntimeEvent.cost_estimated:type_name -> agentruntime.events.v1.CostEstimated
+	71,  // 99: agentruntime.events.v1.RuntimeEvent.cost_recorded:type_name -> agentruntime.events.v1.CostRecorded
+	72,  // 100: agentruntime.events.v1.RuntimeEvent.rate_limit_hit:type_name -> agentruntime.events.v1.RateLimitHit
+	73,  // 101: agentruntime.events.v1.RuntimeEvent.quota_low:type_name -> agentruntime.events.v1.QuotaLow
+	74,  // 102: agentruntime.events.v1.RuntimeEvent.quota_blocked:type_name -> agentruntime.events.v1.QuotaBlocked
+	75,  // 103: agentruntime.events.v1.RuntimeEvent.limit_changed:type_name -> agentruntime.events.v1.LimitChanged
+	76,  // 104: agentruntime.events.v1.RuntimeEvent.permission_evaluated:type_name -> agentruntime.events.v1.PermissionEvaluated
+	77,  // 105: agentruntime.events.v1.RuntimeEvent.permission_requested:type_name -> agentruntime.events.v1.PermissionRequested
+	78,  // 106: agentruntime.events.v1.RuntimeEvent.permission_resolved:type_name -> agentruntime.events.v1.PermissionResolved
+	79,  // 107: agentruntime.events.v1.RuntimeEvent.sandbox_applied:type_name -> agentruntime.events.v1.SandboxApplied
+	80,  // 108: agentruntime.events.v1.RuntimeEvent.sandbox_violation:type_name -> agentruntime.events.v1.SandboxViolation
+	81,  // 109: agentruntime.events.v1.RuntimeEvent.hook_started:type_name -> agentruntime.events.v1.HookStarted
+	82,  // 110: agentruntime.events.v1.RuntimeEvent.hook_completed:type_name -> agentruntime.events.v1.HookCompleted
+	83,  // 111: agentruntime.events.v1.RuntimeEvent.hook_failed:type_name -> agentruntime.events.v1.HookFailed
+	84,  // 112: agentruntime.events.v1.RuntimeEvent.policy_changed:type_name -> agentruntime.events.v1.PolicyChanged
+	85,  // 113: agentruntime.events.v1.RuntimeEvent.evidence_changed:type_name -> agentruntime.events.v1.EvidenceChanged
+	86,  // 114: agentruntime.events.v1.RuntimeEvent.benchmark_trial_started:type_name -> agentruntime.events.v1.BenchmarkTrialStarted
+	87,  // 115: agentruntime.events.v1.RuntimeEvent.benchmark_trial_completed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
+	87,  // 116: agentruntime.events.v1.RuntimeEvent.benchmark_trial_failed:type_name -> agentruntime.events.v1.BenchmarkTrialEnded
+	88,  // 117: agentruntime.events.v1.RuntimeEvent.benchmark_reward_recorded:type_name -> agentruntime.events.v1.BenchmarkRewardRecorded
+	89,  // 118: agentruntime.events.v1.RuntimeEvent.benchmark_comparison_completed:type_name -> agentruntime.events.v1.BenchmarkComparisonCompleted
+	90,  // 119: agentruntime.events.v1.RuntimeEvent.benchmark_dataset_resolved:type_name -> agentruntime.events.v1.BenchmarkDatasetResolved
+	91,  // 120: agentruntime.events.v1.RuntimeEvent.benchmark_configuration_resolved:type_name -> agentruntime.events.v1.BenchmarkConfigurationResolved
+	121, // [121:121] is the sub-list for method output_type
+	121, // [121:121] is the sub-list for method input_type
+	121, // [121:121] is the sub-list for extension type_name
+	121, // [121:121] is the sub-list for extension extendee
+	0,   // [0:121] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_events_v1_envelope_proto_init() }
@@ -2668,6 +2705,8 @@ func file_agentruntime_events_v1_envelope_proto_init() {
 		(*RuntimeEvent_ChannelMessage)(nil),
 		(*RuntimeEvent_SnapshotUpdated)(nil),
 		(*RuntimeEvent_SnapshotRepaired)(nil),
+		(*RuntimeEvent_ChannelPeerTaskLinked)(nil),
+		(*RuntimeEvent_ChannelPeerTaskUpdated)(nil),
 		(*RuntimeEvent_TaskCreated)(nil),
 		(*RuntimeEvent_TaskAccepted)(nil),
 		(*RuntimeEvent_TaskQueued)(nil),

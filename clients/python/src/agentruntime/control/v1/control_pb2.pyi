@@ -673,7 +673,8 @@ class Snapshot(_message.Message):
     def __init__(self, thread: _Optional[_Union[ThreadRead, _Mapping]] = ..., session: _Optional[_Union[Session, _Mapping]] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class SpawnSubagentRequest(_message.Message):
-    __slots__ = ["input", "isolation", "model_policy", "objective", "parent_thread_id", "parent_turn_id", "role", "session_id", "subagent_id"]
+    __slots__ = ["agent", "input", "isolation", "model_policy", "objective", "parent_thread_id", "parent_turn_id", "role", "session_id", "subagent_id"]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     ISOLATION_FIELD_NUMBER: _ClassVar[int]
     MODEL_POLICY_FIELD_NUMBER: _ClassVar[int]
@@ -683,6 +684,7 @@ class SpawnSubagentRequest(_message.Message):
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SUBAGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent: str
     input: _containers.RepeatedCompositeFieldContainer[_control_pb2.InputPart]
     isolation: str
     model_policy: str
@@ -692,7 +694,7 @@ class SpawnSubagentRequest(_message.Message):
     role: str
     session_id: str
     subagent_id: str
-    def __init__(self, session_id: _Optional[str] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., subagent_id: _Optional[str] = ..., role: _Optional[str] = ..., isolation: _Optional[str] = ..., model_policy: _Optional[str] = ..., objective: _Optional[str] = ..., input: _Optional[_Iterable[_Union[_control_pb2.InputPart, _Mapping]]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., subagent_id: _Optional[str] = ..., role: _Optional[str] = ..., isolation: _Optional[str] = ..., model_policy: _Optional[str] = ..., objective: _Optional[str] = ..., input: _Optional[_Iterable[_Union[_control_pb2.InputPart, _Mapping]]] = ..., agent: _Optional[str] = ...) -> None: ...
 
 class SpawnSubagentResponse(_message.Message):
     __slots__ = ["sequence", "subagent"]
@@ -727,7 +729,8 @@ class StoreOutputResponse(_message.Message):
     def __init__(self, output: _Optional[_Union[_common_pb2.OutputRef, _Mapping]] = ...) -> None: ...
 
 class Subagent(_message.Message):
-    __slots__ = ["child_thread_id", "depth", "isolation", "model_policy", "objective", "parent_thread_id", "parent_turn_id", "role", "sequence", "session_id", "status", "subagent_id", "summary"]
+    __slots__ = ["agent", "child_thread_id", "depth", "isolation", "model_policy", "objective", "parent_thread_id", "parent_turn_id", "peer_action_id", "peer_context_id", "peer_state", "peer_task_id", "role", "sequence", "session_id", "status", "subagent_id", "summary"]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
     CHILD_THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     ISOLATION_FIELD_NUMBER: _ClassVar[int]
@@ -735,12 +738,17 @@ class Subagent(_message.Message):
     OBJECTIVE_FIELD_NUMBER: _ClassVar[int]
     PARENT_THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    PEER_ACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    PEER_CONTEXT_ID_FIELD_NUMBER: _ClassVar[int]
+    PEER_STATE_FIELD_NUMBER: _ClassVar[int]
+    PEER_TASK_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     SUBAGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    agent: str
     child_thread_id: str
     depth: int
     isolation: str
@@ -748,13 +756,17 @@ class Subagent(_message.Message):
     objective: str
     parent_thread_id: str
     parent_turn_id: str
+    peer_action_id: str
+    peer_context_id: str
+    peer_state: str
+    peer_task_id: str
     role: str
     sequence: int
     session_id: str
     status: _status_pb2.SubagentStatus
     subagent_id: str
     summary: str
-    def __init__(self, subagent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., child_thread_id: _Optional[str] = ..., role: _Optional[str] = ..., isolation: _Optional[str] = ..., model_policy: _Optional[str] = ..., objective: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.SubagentStatus, str]] = ..., summary: _Optional[str] = ..., depth: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, subagent_id: _Optional[str] = ..., session_id: _Optional[str] = ..., parent_thread_id: _Optional[str] = ..., parent_turn_id: _Optional[str] = ..., child_thread_id: _Optional[str] = ..., role: _Optional[str] = ..., isolation: _Optional[str] = ..., model_policy: _Optional[str] = ..., objective: _Optional[str] = ..., status: _Optional[_Union[_status_pb2.SubagentStatus, str]] = ..., summary: _Optional[str] = ..., depth: _Optional[int] = ..., sequence: _Optional[int] = ..., agent: _Optional[str] = ..., peer_task_id: _Optional[str] = ..., peer_context_id: _Optional[str] = ..., peer_state: _Optional[str] = ..., peer_action_id: _Optional[str] = ...) -> None: ...
 
 class SubmitTurnRequest(_message.Message):
     __slots__ = ["busy_policy", "create_policy", "expected_active_turn_id", "fairness_key", "fairness_weight", "idempotency_key", "input", "metadata", "options", "priority", "session_id", "session_title", "thread_id", "turn_id"]

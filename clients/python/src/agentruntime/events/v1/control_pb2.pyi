@@ -227,6 +227,40 @@ class OutputFact(_message.Message):
     reason: str
     def __init__(self, output: _Optional[_Union[_common_pb2.OutputRef, _Mapping]] = ..., reason: _Optional[str] = ...) -> None: ...
 
+class PeerArtifact(_message.Message):
+    __slots__ = ["artifact_id", "name", "text"]
+    ARTIFACT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    artifact_id: str
+    name: str
+    text: str
+    def __init__(self, artifact_id: _Optional[str] = ..., name: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class PeerTaskFact(_message.Message):
+    __slots__ = ["answered_action_id", "artifacts", "card_url", "context_id", "input_action_id", "message", "native_protocol", "peer_name", "state", "task_id"]
+    ANSWERED_ACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
+    CARD_URL_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_ID_FIELD_NUMBER: _ClassVar[int]
+    INPUT_ACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    NATIVE_PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    PEER_NAME_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    answered_action_id: str
+    artifacts: _containers.RepeatedCompositeFieldContainer[PeerArtifact]
+    card_url: str
+    context_id: str
+    input_action_id: str
+    message: str
+    native_protocol: str
+    peer_name: str
+    state: str
+    task_id: str
+    def __init__(self, card_url: _Optional[str] = ..., task_id: _Optional[str] = ..., context_id: _Optional[str] = ..., state: _Optional[str] = ..., message: _Optional[str] = ..., artifacts: _Optional[_Iterable[_Union[PeerArtifact, _Mapping]]] = ..., input_action_id: _Optional[str] = ..., answered_action_id: _Optional[str] = ..., peer_name: _Optional[str] = ..., native_protocol: _Optional[str] = ...) -> None: ...
+
 class ProcessCompleted(_message.Message):
     __slots__ = ["exit_code", "output"]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
@@ -404,18 +438,20 @@ class SnapshotUpdated(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., worker_id: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ..., facts: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class SubagentSpawned(_message.Message):
-    __slots__ = ["child_thread_id", "isolation", "model_policy", "objective", "role"]
+    __slots__ = ["agent", "child_thread_id", "isolation", "model_policy", "objective", "role"]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
     CHILD_THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     ISOLATION_FIELD_NUMBER: _ClassVar[int]
     MODEL_POLICY_FIELD_NUMBER: _ClassVar[int]
     OBJECTIVE_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
+    agent: str
     child_thread_id: str
     isolation: str
     model_policy: str
     objective: str
     role: str
-    def __init__(self, child_thread_id: _Optional[str] = ..., role: _Optional[str] = ..., isolation: _Optional[str] = ..., model_policy: _Optional[str] = ..., objective: _Optional[str] = ...) -> None: ...
+    def __init__(self, child_thread_id: _Optional[str] = ..., role: _Optional[str] = ..., isolation: _Optional[str] = ..., model_policy: _Optional[str] = ..., objective: _Optional[str] = ..., agent: _Optional[str] = ...) -> None: ...
 
 class SubagentStatus(_message.Message):
     __slots__ = ["child_thread_id", "input_turn_id", "reason", "status", "summary"]
