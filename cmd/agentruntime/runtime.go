@@ -29,6 +29,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fanout"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	"github.com/agentruntime/agentruntime/pkg/held"
+	"github.com/agentruntime/agentruntime/pkg/hostallow"
 	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
 	"github.com/agentruntime/agentruntime/pkg/projection"
@@ -74,6 +75,9 @@ type common struct {
 	// hookAllowHosts are the host[:port] patterns a hook's target may
 	// name (registerHookHosts); webhook URLs too.
 	hookAllowHosts string
+	// a2aPeers are the host[:port] patterns of the A2A peers a remote
+	// subagent may call (--a2a-peers).
+	a2aPeers string
 	// webhookKeyFile holds the key that seals webhook secrets; webhookKey
 	// is the key check (or dev) loaded (nil: webhooks are off).
 	webhookKeyFile string
@@ -151,6 +155,7 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.IntVar(&c.maxStreams, "max-streams-per-tenant", defaultMaxStreams, "streams (SubscribeEvents) each tenant's callers may hold open at once in each process (0: no limit); the auth file's tenants override it")
 	fs.IntVar(&c.maxParked, "max-parked-turns-per-tenant", defaultMaxParked, "turns each tenant may have parked at once, each holding a checkpoint (0: no limit); a park beyond it is refused and the turn waits in place; the auth file's tenants override it")
 	fs.StringVar(&c.webhookKeyFile, "webhook-key-file", "", "control: file holding the 32-byte key (base64 or hex) that seals webhook secrets in the event log; empty turns webhooks off (dev: <data-dir>/webhook.key, made on first start; see docs/configuration.md)")
+	fs.StringVar(&c.a2aPeers, "a2a-peers", "", "control: hosts of the A2A peer agents a subagent may be (spawn_agent's agent, SpawnSubagent's agent: a card URL), comma-separated host[:port] patterns (*.example.com matches below it); the card's interfaces must be on them too; empty: none (docs/a2a.md, \"Calling a peer\")")
 	fs.StringVar(&c.a2aCardFile, "a2a-card", "", "YAML file of the A2A agent card's name, description and skills (docs/a2a.md); empty: the defaults")
 	fs.IntVar(&c.maxQueuedTurns, "max-queued-turns", app.DefaultMaxQueuedTurns, "control: turns a thread may hold queued behind its active turn; a submit beyond it is ResourceExhausted QUEUE_FULL (at least 1)")
 }
@@ -180,6 +185,9 @@ func (c *common) check() error {
 	}
 	if _, err := permdomain.ParseHookHosts(splitList(c.hookAllowHosts)); err != nil {
 		return fmt.Errorf("--hook-allow-hosts: %w", err)
+	}
+	if _, err := hostallow.Parse(splitList(c.a2aPeers)); err != nil {
+		return fmt.Errorf("--a2a-peers: %w", err)
 	}
 	if c.appendEvents < 0 || math.IsNaN(c.appendEvents) || math.IsInf(c.appendEvents, 0) {
 		return fmt.Errorf("--append-events-per-second %v: a rate of 0 or more (0: no limit)", c.appendEvents)
@@ -396,7 +404,8 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			TracerProvider: tel.TracerProvider,
 			MeterProvider:  tel.MeterProvider,
 			Config: kit.Config{ModelsFile: c.modelsFile, MaxQueuedTurns: c.maxQueuedTurns,
-				RestrictHookHosts: true, HookAllowHosts: splitList(c.hookAllowHosts), WebhookKey: c.webhookKey},
+				RestrictHookHosts: true, HookAllowHosts: splitList(c.hookAllowHosts), WebhookKey: c.webhookKey,
+				A2APeers: splitList(c.a2aPeers)},
 		}
 		svc, err := all.New(name, deps)
 		if err != nil {

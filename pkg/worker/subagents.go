@@ -32,6 +32,9 @@ type spawnAgentArgs struct {
 	// Wait (default true) waits for the subagent's first turn to end.
 	Wait      *bool `json:"wait"`
 	TimeoutMs int64 `json:"timeout_ms"`
+	// Agent, when set, is a remote A2A agent's card URL: the subagent is
+	// that peer, driven by the control service (docs/a2a.md).
+	Agent string `json:"agent"`
 }
 
 func parseSpawnAgent(raw json.RawMessage) (spawnAgentArgs, error) {
@@ -49,8 +52,8 @@ func parseSpawnAgent(raw json.RawMessage) (spawnAgentArgs, error) {
 type spawnAgent struct{}
 
 func (spawnAgent) Spec() tools.Spec {
-	return tools.Spec{Name: spawnAgentName, Description: "Delegate an objective to a subagent with its own thread; by default waits (timeout_ms, default 120000) for it to finish and answers its summary. A subagent that does not finish in time is closed and its turn interrupted. With wait: false it answers the subagent's id at once.",
-		Schema:    `{"type":"object","properties":{"objective":{"type":"string"},"role":{"type":"string"},"wait":{"type":"boolean"},"timeout_ms":{"type":"integer","minimum":1}},"required":["objective"],"additionalProperties":false}`,
+	return tools.Spec{Name: spawnAgentName, Description: "Delegate an objective to a subagent with its own thread; by default waits (timeout_ms, default 120000) for it to finish and answers its summary. A subagent that does not finish in time is closed and its turn interrupted. With wait: false it answers the subagent's id at once. With agent (a remote A2A agent's card URL, among those the runtime allows) the subagent is that agent.",
+		Schema:    `{"type":"object","properties":{"objective":{"type":"string"},"role":{"type":"string"},"wait":{"type":"boolean"},"timeout_ms":{"type":"integer","minimum":1},"agent":{"type":"string"}},"required":["objective"],"additionalProperties":false}`,
 		Interrupt: "cancel"}
 }
 
@@ -86,7 +89,7 @@ func (tu *turn) spawnAgent(ctx context.Context, callID string, raw json.RawMessa
 		SessionId: tu.t.GetSessionId(), ParentThreadId: tu.t.GetThreadId(), ParentTurnId: tu.t.GetTurnId(),
 		SubagentId: ids.Derive(ids.Subagent, tu.t.GetTurnId(), callID),
 		Role:       clip(a.Role, 120), Isolation: "isolated", Objective: clip(a.Objective, 16000),
-		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: a.Objective}}},
+		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: a.Objective}}}, Agent: a.Agent,
 	})
 	if err != nil {
 		return tools.Result{}, &tools.Failure{Category: "subagent_unavailable", Message: status.Convert(err).Message()}

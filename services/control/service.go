@@ -39,6 +39,7 @@ type Service struct {
 	LeaseSweepInterval time.Duration
 	ownHub             *fanout.Hub
 	webhooks           *app.Webhooks
+	peers              *app.Peers
 }
 
 // LeasePrefix prefixes the service's Redis turn-lease keys.
@@ -78,7 +79,7 @@ func New(deps kit.Deps) *Service {
 	}
 	return &Service{deps: deps, app: a, ownHub: ownHub, ExpiryInterval: 250 * time.Millisecond,
 		claims: claims, LeaseSweepInterval: time.Second,
-		webhooks: newWebhooks(a, deps)}
+		webhooks: newWebhooks(a, deps), peers: newPeers(a, deps)}
 }
 
 // SetMaxQueuedTurns bounds each thread's queue (0: unbounded; default
@@ -109,7 +110,8 @@ func (s *Service) Register(g *grpc.Server) {
 // Run projects the read model, expires actions whose deadline passed,
 // closes subagents whose parked parent's wait ended, turns permission
 // requests into actions, interrupts the turns of cancelled task runs,
-// fails claimed turns whose lease expired, and delivers webhooks.
+// fails claimed turns whose lease expired, delivers webhooks and drives
+// remote (A2A peer) subagents.
 func (s *Service) Run(ctx context.Context) error {
 	if s.ownHub != nil {
 		defer s.ownHub.Close()
@@ -126,6 +128,7 @@ func (s *Service) Run(ctx context.Context) error {
 			return projector.RunAll(ctx, s.deps.Log, s.deps.Store, s.deps.Logger, s.Projections())
 		},
 		s.webhooks.Run,
+		s.peers.Run,
 		func(ctx context.Context) error { return s.claims.RunSweeper(ctx, s.LeaseSweepInterval) },
 		s.expireActions,
 		func(ctx context.Context) error { return s.app.ReactToPermissionRequests(ctx, s.deps.Logger) },

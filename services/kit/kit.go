@@ -88,6 +88,10 @@ type Config struct {
 	// WebhookRetry overrides the control service's delivery retries (zero:
 	// its defaults); tests shorten the backoff.
 	WebhookRetry WebhookRetry
+	// A2APeers are the host[:port] patterns of the A2A peer agents a
+	// subagent may be (--a2a-peers, AR_A2A_PEERS): SpawnSubagent's agent
+	// and the interfaces its card names. None: no peer may be called.
+	A2APeers []string
 }
 
 // WebhookRetry bounds webhook delivery attempts; zero fields take the

@@ -49,6 +49,9 @@ type App struct {
 	MaxQueuedTurns int
 	// fair decides a submitted turn's place in its fair queue.
 	fair fairshare.Tagger
+	// PeerCheck says why a SpawnSubagent may not name an A2A peer's card
+	// URL (the allowlist, --a2a-peers); nil: no peer may be named.
+	PeerCheck func(cardURL string) error
 }
 
 // DefaultMaxQueuedTurns is a thread's queue bound unless configured.

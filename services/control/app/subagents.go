@@ -36,6 +36,14 @@ func (a *App) subagent(ctx context.Context, c Caller, session, id string) (*cont
 // subagent id returns it.
 func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnSubagentRequest) (*controlv1.SpawnSubagentResponse, error) {
 	session := req.GetSessionId()
+	if agent := req.GetAgent(); agent != "" {
+		if err := a.checkPeer(agent); err != nil {
+			return nil, fault.Invalid("agent", "%s", err.Error())
+		}
+		if req.GetObjective() == "" {
+			return nil, fault.Invalid("objective", "required with agent: it is the message sent to the peer")
+		}
+	}
 	parent, err := a.thread(ctx, c, session, req.GetParentThreadId())
 	if err != nil {
 		return nil, err
@@ -84,13 +92,16 @@ func (a *App) SpawnSubagent(ctx context.Context, c Caller, req *controlv1.SpawnS
 		return []*eventsv1.RuntimeEvent{{Type: events.TypeSubagentSpawned, SessionId: session, ThreadId: parent.ThreadId, TurnId: turn.TurnId, SubagentId: subID,
 			Payload: &eventsv1.RuntimeEvent_SubagentSpawned{SubagentSpawned: &eventsv1.SubagentSpawned{
 				ChildThreadId: childID, Role: req.GetRole(), Isolation: isolation, ModelPolicy: req.GetModelPolicy(), Objective: req.GetObjective(),
+				Agent: req.GetAgent(),
 			}}}}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	seq := res.Sequence
-	if len(req.GetInput()) > 0 {
+	// A remote subagent's child thread takes no turn: the control
+	// service sends the objective to the peer (Peers).
+	if len(req.GetInput()) > 0 && req.GetAgent() == "" {
 		sub, err := a.SubmitTurn(ctx, c, &controlv1.SubmitTurnRequest{
 			SessionId: session, ThreadId: childID, Input: req.GetInput(), IdempotencyKey: "spawn:" + subID,
 			CreatePolicy: controlv1.CreatePolicy_CREATE_POLICY_REQUIRE_EXISTING,

@@ -22,8 +22,10 @@ const Name = "control"
 // bump it with any change to what it stores or how it folds an event; a
 // process of a new fold version rebuilds the read models beside the old
 // ones (docs/upgrading.md). 2: turns hold their priority, fairness key
-// and weight.
-const FoldVersion = 2
+// and weight. 3: subagents hold their A2A peer (agent, peer task ids,
+// state, open input action) and remote subagents are indexed
+// (PeersIndex).
+const FoldVersion = 3
 
 // Keys of documents and indexes, all tenant-scoped so one tenant can never
 // address another's.
@@ -51,6 +53,16 @@ func SessionsIndex(tenant string) string { return "sessions:" + tenant }
 
 // SessionTurnsIndex lists a session's turns by submission sequence.
 func SessionTurnsIndex(tenant, session string) string { return "sturns:" + tenant + ":" + session }
+
+// PeersIndex lists the remote (A2A peer) subagents the control service
+// still drives, across tenants; members are PeerMember. A subagent leaves
+// it when it ends, or when it was closed and its peer task was cancelled
+// (or never linked).
+const PeersIndex = "peers:active"
+
+// PeerMember is "<tenant>|<session>|<subagent id>": the driver of a
+// partition of the log tells its own by the session.
+func PeerMember(tenant, session, sub string) string { return tenant + "|" + session + "|" + sub }
 
 // ChildrenIndex lists a thread's direct subagents.
 func ChildrenIndex(tenant, thread string) string { return "children:" + tenant + ":" + thread }

@@ -315,6 +315,8 @@ func (t *tx) apply() error {
 		t.actionResolved()
 	case strings.HasPrefix(typ, "subagent."):
 		t.subagent()
+	case typ == events.TypeChannelPeerTaskLinked || typ == events.TypeChannelPeerTaskUpdated:
+		t.peerTask()
 	case strings.HasPrefix(typ, "process."):
 		t.process()
 	case typ == events.TypeRunStatus && ev.GetRunStatus().GetPhase() == "lost":

@@ -30,9 +30,13 @@ func (t *tx) subagent() {
 			SubagentId: ev.GetSubagentId(), SessionId: ev.GetSessionId(), ParentThreadId: ev.GetThreadId(), ParentTurnId: ev.GetTurnId(),
 			ChildThreadId: p.GetChildThreadId(), Role: p.GetRole(), Isolation: p.GetIsolation(), ModelPolicy: p.GetModelPolicy(),
 			Objective: p.GetObjective(), Status: controlv1.SubagentStatus_SUBAGENT_STATUS_RUNNING, Depth: depth, Sequence: t.seq(),
+			Agent: p.GetAgent(),
 		}
 		t.put(key, s)
 		t.adds = append(t.adds, projection.IndexEntry{Index: ChildrenIndex(t.tenant(), ev.GetThreadId()), Member: s.SubagentId, Score: float64(t.seq())})
+		if s.Agent != "" {
+			t.adds = append(t.adds, projection.IndexEntry{Index: PeersIndex, Member: PeerMember(t.tenant(), s.SessionId, s.SubagentId), Score: t.millis()})
+		}
 		return
 	}
 	s, ok, _ := own(t, key, newSubagent)
@@ -69,6 +73,48 @@ func (t *tx) subagent() {
 	}
 	s.Sequence = t.seq()
 	t.put(key, s)
+	// A remote subagent that ended needs no driving; a closed one does
+	// until its peer task is cancelled, unless it never had one.
+	if s.Agent != "" && (s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED || s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED ||
+		(s.Status == subagentClosed && s.PeerTaskId == "")) {
+		t.removes = append(t.removes, projection.IndexEntry{Index: PeersIndex, Member: PeerMember(t.tenant(), s.SessionId, s.SubagentId)})
+	}
+}
+
+// peerTask folds channel.peer_task.linked|updated into the remote
+// subagent they are of: the peer's ids, its state and the input action
+// open for it.
+func (t *tx) peerTask() {
+	ev := t.ev
+	key := SubagentKey(t.tenant(), ev.GetSubagentId())
+	s, ok, _ := own(t, key, newSubagent)
+	if !ok || s.SessionId != ev.GetSessionId() {
+		return
+	}
+	p := ev.GetChannelPeerTaskLinked()
+	if p == nil {
+		p = ev.GetChannelPeerTaskUpdated()
+	}
+	if p.GetTaskId() != "" {
+		s.PeerTaskId = p.GetTaskId()
+	}
+	if p.GetContextId() != "" {
+		s.PeerContextId = p.GetContextId()
+	}
+	if p.GetState() != "" {
+		s.PeerState = p.GetState()
+	}
+	if p.GetInputActionId() != "" {
+		s.PeerActionId = p.GetInputActionId()
+	}
+	if p.GetAnsweredActionId() != "" && p.GetAnsweredActionId() == s.PeerActionId {
+		s.PeerActionId = ""
+	}
+	s.Sequence = t.seq()
+	t.put(key, s)
+	if s.Status == subagentClosed && ev.GetType() == events.TypeChannelPeerTaskUpdated {
+		t.removes = append(t.removes, projection.IndexEntry{Index: PeersIndex, Member: PeerMember(t.tenant(), s.SessionId, s.SubagentId)})
+	}
 }
 
 // subagentPayload is the SubagentStatus payload of any subagent.* class

@@ -1,0 +1,222 @@
+// Package peers is the control service's A2A client: it resolves a peer
+// agent's card and talks to it (send, subscribe, get, cancel) through the
+// A2A Go SDK's client (a2aclient), over the card's JSON-RPC or HTTP+JSON
+// interface. Every URL it calls is checked against the operator's
+// allowlist (--a2a-peers): the card's, and each interface the card names,
+// since a card could point the runtime at any internal address.
+package peers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
+	"github.com/agentruntime/agentruntime/pkg/hostallow"
+)
+
+// Dialer connects to allowed peers.
+type Dialer struct {
+	// Hosts are the hosts a peer's card and interfaces may name; the zero
+	// List allows none.
+	Hosts hostallow.List
+	// HTTP makes every call; it follows no redirect (a redirect would
+	// reach a host nobody checked). No overall timeout: streams are long;
+	// each call is bounded by its context.
+	HTTP *http.Client
+	// CardTimeout bounds reading a card; default 10 s.
+	CardTimeout time.Duration
+}
+
+// NewDialer returns a Dialer restricted to hosts.
+func NewDialer(hosts hostallow.List) *Dialer {
+	return &Dialer{Hosts: hosts, CardTimeout: 10 * time.Second,
+		HTTP: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// ErrNotAllowed is a URL whose host the allowlist does not hold.
+var ErrNotAllowed = errors.New("not allowed")
+
+// Check says whether cardURL may be called: an http(s) URL whose host
+// and port the allowlist holds.
+func (d *Dialer) Check(cardURL string) error {
+	host, port, err := hostallow.HostPort(cardURL)
+	if err != nil {
+		return err
+	}
+	if !d.Hosts.Allows(host, port) {
+		return fmt.Errorf("host %s:%s is %w as an A2A peer (--a2a-peers, AR_A2A_PEERS; see docs/a2a.md)", host, port, ErrNotAllowed)
+	}
+	return nil
+}
+
+// Peer is a connected peer agent.
+type Peer struct {
+	Card *a2a.AgentCard
+	c    *a2aclient.Client
+}
+
+// Dial reads the card at cardURL (a URL ending in .json is the card
+// itself; otherwise its /.well-known/agent-card.json) and connects to the
+// first of its JSON-RPC or HTTP+JSON interfaces the allowlist holds.
+func (d *Dialer) Dial(ctx context.Context, cardURL string) (*Peer, error) {
+	if err := d.Check(cardURL); err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, d.CardTimeout)
+	defer cancel()
+	var opts []agentcard.ResolveOption
+	if u, err := url.Parse(cardURL); err == nil && strings.HasSuffix(u.Path, ".json") {
+		opts = append(opts, agentcard.WithPath(""))
+	}
+	card, err := agentcard.NewResolver(d.HTTP).Resolve(cctx, cardURL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the card %s: %w", cardURL, err)
+	}
+	allowed := *card
+	allowed.SupportedInterfaces = nil
+	var refused []string
+	for _, i := range card.SupportedInterfaces {
+		if i == nil || (i.ProtocolBinding != a2a.TransportProtocolJSONRPC && i.ProtocolBinding != a2a.TransportProtocolHTTPJSON) {
+			continue
+		}
+		if err := d.Check(i.URL); err != nil {
+			refused = append(refused, i.URL)
+			continue
+		}
+		allowed.SupportedInterfaces = append(allowed.SupportedInterfaces, i)
+	}
+	if len(allowed.SupportedInterfaces) == 0 {
+		return nil, fmt.Errorf("the card %s names no JSON-RPC or HTTP+JSON interface on an allowed host (refused: %s)", cardURL, strings.Join(refused, ", "))
+	}
+	c, err := a2aclient.NewFromCard(ctx, &allowed, a2aclient.WithDefaultsDisabled(),
+		a2aclient.WithJSONRPCTransport(d.HTTP), a2aclient.WithRESTTransport(d.HTTP))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", cardURL, err)
+	}
+	return &Peer{Card: &allowed, c: c}, nil
+}
+
+// Close releases the client.
+func (p *Peer) Close() { _ = p.c.Destroy() }
+
+// Send sends text as a user message (in taskID and contextID when set),
+// streaming when the card says the peer streams (the SDK sends once
+// otherwise): the events it answers with.
+func (p *Peer) Send(ctx context.Context, messageID, taskID, contextID, text string) iter.Seq2[a2a.Event, error] {
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+	if messageID != "" {
+		m.ID = messageID
+	}
+	m.TaskID, m.ContextID = a2a.TaskID(taskID), contextID
+	return p.c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: m})
+}
+
+// Streams says whether the peer streams.
+func (p *Peer) Streams() bool { return p.Card.Capabilities.Streaming }
+
+// Subscribe follows a task's events (SubscribeToTask).
+func (p *Peer) Subscribe(ctx context.Context, taskID string) iter.Seq2[a2a.Event, error] {
+	return p.c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(taskID)})
+}
+
+// Get reads a task (GetTask).
+func (p *Peer) Get(ctx context.Context, taskID string) (*a2a.Task, error) {
+	return p.c.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(taskID)})
+}
+
+// Cancel cancels a task (CancelTask).
+func (p *Peer) Cancel(ctx context.Context, taskID string) (*a2a.Task, error) {
+	return p.c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(taskID)})
+}
+
+// Artifact is an artifact's text.
+type Artifact struct{ ID, Name, Text string }
+
+// Update is what one event of the peer says, flattened: its task's ids,
+// its state as a word ("" when it says none), the text of its message and
+// its artifacts. Direct is a message answer with no task.
+type Update struct {
+	TaskID, ContextID string
+	State             string
+	Message           string
+	Artifacts         []Artifact
+	Direct            bool
+}
+
+// maxText bounds the text kept of one message or artifact.
+const maxText = 16000
+
+// Flatten reads an event.
+func Flatten(ev a2a.Event) Update {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		u := Update{TaskID: string(e.ID), ContextID: e.ContextID, State: StateWord(e.Status.State), Message: textOf(e.Status.Message)}
+		for _, a := range e.Artifacts {
+			u.Artifacts = append(u.Artifacts, artifact(a))
+		}
+		return u
+	case *a2a.TaskStatusUpdateEvent:
+		return Update{TaskID: string(e.TaskID), ContextID: e.ContextID, State: StateWord(e.Status.State), Message: textOf(e.Status.Message)}
+	case *a2a.TaskArtifactUpdateEvent:
+		u := Update{TaskID: string(e.TaskID), ContextID: e.ContextID}
+		if e.Artifact != nil {
+			u.Artifacts = []Artifact{artifact(e.Artifact)}
+		}
+		return u
+	case *a2a.Message:
+		return Update{TaskID: string(e.TaskID), ContextID: e.ContextID, Message: textOf(e), Direct: e.TaskID == ""}
+	}
+	return Update{}
+}
+
+// StateWord is an A2A task state as the runtime records it:
+// TASK_STATE_INPUT_REQUIRED is "input_required".
+func StateWord(s a2a.TaskState) string {
+	return strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_"))
+}
+
+// Terminal says whether a state word ends the task.
+func Terminal(word string) bool {
+	switch word {
+	case "completed", "failed", "canceled", "rejected":
+		return true
+	}
+	return false
+}
+
+func artifact(a *a2a.Artifact) Artifact {
+	return Artifact{ID: string(a.ID), Name: a.Name, Text: clip(partsText(a.Parts))}
+}
+
+func textOf(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
+	return clip(partsText(m.Parts))
+}
+
+func partsText(parts a2a.ContentParts) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p != nil {
+			b.WriteString(p.Text())
+		}
+	}
+	return b.String()
+}
+
+func clip(s string) string {
+	if len(s) <= maxText {
+		return s
+	}
+	return s[:maxText]
+}

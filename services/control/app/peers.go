@@ -1,0 +1,492 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentruntime/agentruntime/pkg/auth"
+	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/events"
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/pkg/ids"
+	"github.com/agentruntime/agentruntime/pkg/lease"
+	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/services/control/adapters/peers"
+	"github.com/agentruntime/agentruntime/services/control/domain"
+	"github.com/agentruntime/agentruntime/services/control/readmodel"
+)
+
+// Peers drives remote subagents: A2A peer agents a SpawnSubagent named by
+// their card URL (docs/a2a.md, "Calling a peer"). Like webhook delivery,
+// one replica per partition of the log drives that partition's peers,
+// elected by a lease, and what it did is in the log as facts
+// (channel.peer_task.linked|updated, the input action, the subagent's
+// end), folded into the Subagent read model, so whichever replica holds
+// the lease next goes on from there: it follows a linked task
+// (GetTask, then SubscribeToTask), waits for an open input action, or
+// cancels the peer task of a closed subagent. A message sent whose
+// answer was not yet recorded when a replica stopped is sent again (at
+// least once): a peer that was never linked gets the objective twice.
+type Peers struct {
+	App *App
+	// Dialer connects to peers; it holds the allowlist (--a2a-peers).
+	Dialer *peers.Dialer
+	// Leases elect, per partition, the replica that drives its peers.
+	Leases     lease.Store
+	LeaseScope string
+	// Poll bounds how long a driver goes without looking at the read
+	// model when nothing wakes it, and paces GetTask of a peer that does
+	// not stream; default 500 ms.
+	Poll   time.Duration
+	Logger *slog.Logger
+}
+
+// NewPeers returns the driver of remote subagents.
+func NewPeers(a *App, dialer *peers.Dialer, leases lease.Store, logger *slog.Logger) *Peers {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Peers{App: a, Dialer: dialer, Leases: leases, Poll: 500 * time.Millisecond, Logger: logger}
+}
+
+// checkPeer says why a SpawnSubagent may not name agent (InvalidArgument
+// on the field), nil when it may.
+func (a *App) checkPeer(agent string) error {
+	if a.PeerCheck == nil {
+		return fmt.Errorf("this runtime calls no A2A peers")
+	}
+	return a.PeerCheck(agent)
+}
+
+const peerLeaseTTL = 10 * time.Second
+
+// Run drives until ctx ends.
+func (p *Peers) Run(ctx context.Context) error {
+	token := ids.New("peerdriver")
+	var wg sync.WaitGroup
+	for k, view := range p.App.Log.Views() {
+		wg.Go(func() { p.holdPartition(ctx, token, k, view) })
+	}
+	wg.Wait()
+	return nil
+}
+
+func (p *Peers) holdPartition(ctx context.Context, token string, k int, view *eventlog.Log) {
+	key := p.LeaseScope + "peers:p" + strconv.Itoa(k)
+	for ctx.Err() == nil {
+		held, err := p.Leases.Acquire(ctx, key, token, peerLeaseTTL)
+		if err != nil && ctx.Err() == nil {
+			p.Logger.WarnContext(ctx, "a2a peer lease", "partition", k, "error", err)
+		}
+		if !held {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(peerLeaseTTL / 3):
+			}
+			continue
+		}
+		p.driveWhileHeld(ctx, token, key, k, view)
+	}
+}
+
+// driveWhileHeld starts a driver for each remote subagent of the
+// partition the read model lists, until the lease is lost.
+func (p *Peers) driveWhileHeld(ctx context.Context, token, key string, k int, view *eventlog.Log) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer func() { _ = p.Leases.Release(context.WithoutCancel(ctx), key, token) }()
+	go func() {
+		t := time.NewTicker(peerLeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if ok, err := p.Leases.Renew(ctx, key, token, peerLeaseTTL); !ok || err != nil {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	var (
+		mu      sync.Mutex
+		running = map[string]bool{}
+		wg      sync.WaitGroup
+	)
+	defer wg.Wait()
+	checkpoint := checkpointName(view, readmodel.Name)
+	for ctx.Err() == nil {
+		cp, _ := p.App.Store.Checkpoint(ctx, checkpoint)
+		members, err := p.App.Store.Range(ctx, readmodel.PeersIndex, projection.RangeQuery{})
+		if err != nil && ctx.Err() == nil {
+			p.Logger.WarnContext(ctx, "a2a peers", "error", err)
+		}
+		for _, e := range members {
+			parts := strings.Split(e.Member, "|")
+			if len(parts) != 3 || (p.App.Log.Partitions() > 1 && p.App.Log.Subjects.PartitionOf(parts[0], parts[1]) != k) {
+				continue
+			}
+			mu.Lock()
+			busy := running[e.Member]
+			running[e.Member] = true
+			mu.Unlock()
+			if busy {
+				continue
+			}
+			wg.Go(func() {
+				defer func() {
+					mu.Lock()
+					delete(running, e.Member)
+					mu.Unlock()
+				}()
+				p.drive(ctx, parts[0], parts[1], parts[2], view)
+			})
+		}
+		p.waitChange(ctx, checkpoint, cp, p.Poll)
+	}
+}
+
+// waitChange returns when the read model applies past cp in the
+// partition, after d, or when ctx ends.
+func (p *Peers) waitChange(ctx context.Context, checkpoint string, cp uint64, d time.Duration) {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	_, _ = p.App.Store.WaitFor(wctx, checkpoint, cp+1)
+}
+
+// driver is one remote subagent's.
+type driver struct {
+	p          *Peers
+	tenant     string
+	sub        string
+	checkpoint string
+	peer       *peers.Peer
+	// artifacts the peer produced so far: the summary when it completes.
+	artifacts []string
+	// recorded is the sequence of the last fact recorded: the read model
+	// is waited for up to it before the state is read again.
+	recorded uint64
+}
+
+func (p *Peers) drive(ctx context.Context, tenant, session, sub string, view *eventlog.Log) {
+	d := &driver{p: p, tenant: tenant, sub: sub, checkpoint: checkpointName(view, readmodel.Name)}
+	defer func() {
+		if d.peer != nil {
+			d.peer.Close()
+		}
+	}()
+	for ctx.Err() == nil {
+		if d.recorded > 0 {
+			if _, err := p.App.caughtUp(ctx, d.recorded); err != nil {
+				continue
+			}
+		}
+		cp, _ := p.App.Store.Checkpoint(ctx, d.checkpoint)
+		s, ok, err := readmodel.Subagent(ctx, p.App.Store, tenant, sub)
+		if err != nil {
+			p.waitChange(ctx, d.checkpoint, cp, p.Poll)
+			continue
+		}
+		if !ok || s.GetSessionId() != session || s.GetAgent() == "" {
+			return
+		}
+		switch s.Status {
+		case controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED, controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED:
+			return
+		case controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED:
+			d.cancelPeer(ctx, s)
+			return
+		}
+		if d.peer == nil {
+			peer, err := p.Dialer.Dial(ctx, s.GetAgent())
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				// The allowlist may have narrowed, the card may be gone:
+				// the subagent fails with why, once.
+				d.end(ctx, s, nil, "failed", "", "the A2A peer could not be reached: "+err.Error())
+				return
+			}
+			d.peer = peer
+		}
+		// A close while talking to the peer stops the call: the loop
+		// then cancels the peer task.
+		callCtx, stop := context.WithCancel(ctx)
+		go d.stopOnClose(callCtx, stop)
+		progressed, err := d.step(callCtx, s)
+		stop()
+		if err != nil && ctx.Err() == nil {
+			p.Logger.WarnContext(ctx, "a2a peer", "subagent_id", sub, "agent", s.GetAgent(), "error", err)
+		}
+		if !progressed {
+			p.waitChange(ctx, d.checkpoint, cp, p.Poll)
+		}
+	}
+}
+
+// stopOnClose cancels stop's call when the subagent is closed.
+func (d *driver) stopOnClose(ctx context.Context, stop context.CancelFunc) {
+	for ctx.Err() == nil {
+		cp, _ := d.p.App.Store.Checkpoint(ctx, d.checkpoint)
+		if s, ok, _ := readmodel.Subagent(ctx, d.p.App.Store, d.tenant, d.sub); ok && s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED {
+			stop()
+			return
+		}
+		d.p.waitChange(ctx, d.checkpoint, cp, time.Minute)
+	}
+}
+
+// step does the next thing the subagent's state calls for; progressed
+// says it recorded something (look again at once).
+func (d *driver) step(ctx context.Context, s *controlv1.Subagent) (bool, error) {
+	switch {
+	case s.GetPeerTaskId() == "" && s.GetPeerContextId() == "":
+		// The objective, as the first message; its id is the subagent's,
+		// so a peer that keeps message ids sees a resend as the same.
+		return d.consume(ctx, s, d.peer.Send(ctx, s.GetSubagentId(), "", "", s.GetObjective()), "")
+	case s.GetPeerActionId() != "":
+		act, ok, err := readmodel.Action(ctx, d.p.App.Store, d.tenant, s.GetPeerActionId())
+		if err != nil || !ok || act.Status == domain.ActionPending {
+			return false, err
+		}
+		text := ""
+		if act.Status == controlv1.ActionStatus_ACTION_STATUS_RESOLVED && act.Decision == domain.PeerAnswer {
+			var body struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal([]byte(act.PayloadJson), &body)
+			text = body.Text
+		}
+		if text == "" {
+			// Declined, timed out or cancelled with its turn: the peer
+			// task is cancelled, which fails the subagent.
+			t, err := d.peer.Cancel(ctx, s.GetPeerTaskId())
+			if err != nil {
+				return false, err
+			}
+			return d.consume(ctx, s, one(t), act.ActionId)
+		}
+		return d.consume(ctx, s, d.peer.Send(ctx, "", s.GetPeerTaskId(), s.GetPeerContextId(), text), act.ActionId)
+	case peers.Terminal(s.GetPeerState()):
+		// The end was recorded with the state; nothing is left to do.
+		return false, nil
+	}
+	t, err := d.peer.Get(ctx, s.GetPeerTaskId())
+	if err != nil {
+		return false, err
+	}
+	if progressed, err := d.consume(ctx, s, one(t), ""); err != nil || progressed || peers.Terminal(peers.StateWord(t.Status.State)) ||
+		t.Status.State == a2a.TaskStateInputRequired || !d.peer.Streams() {
+		return progressed, err
+	}
+	return d.consume(ctx, s, d.peer.Subscribe(ctx, s.GetPeerTaskId()), "")
+}
+
+func one(t *a2a.Task) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) { yield(t, nil) }
+}
+
+// consume records what the peer's events say until the task ends or asks
+// for input. answered, when set, is the input action whose answer (or
+// decline) these events follow.
+func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Seq2[a2a.Event, error], answered string) (bool, error) {
+	progressed := false
+	linked := s.GetPeerTaskId() != "" || s.GetPeerContextId() != ""
+	state := s.GetPeerState()
+	for ev, err := range evs {
+		if err != nil {
+			if !linked && ctx.Err() == nil {
+				// The peer refused the objective.
+				d.end(ctx, s, nil, "failed", "", "the A2A peer refused the message: "+err.Error())
+				return true, nil
+			}
+			return progressed, err
+		}
+		u := peers.Flatten(ev)
+		var arts []*eventsv1.PeerArtifact
+		for _, a := range u.Artifacts {
+			arts = append(arts, &eventsv1.PeerArtifact{ArtifactId: a.ID, Name: a.Name, Text: a.Text})
+			if a.Text != "" {
+				d.artifacts = append(d.artifacts, a.Text)
+			}
+		}
+		if u.Direct {
+			// A message answer, no task: it is the peer's answer.
+			fact := &eventsv1.PeerTaskFact{ContextId: u.ContextID, Message: u.Message, AnsweredActionId: answered}
+			typ := events.TypeChannelPeerTaskUpdated
+			if !linked {
+				typ = events.TypeChannelPeerTaskLinked
+			}
+			d.end(ctx, s, domain.PeerTask(s, typ, fact), "completed", u.Message, "")
+			return true, nil
+		}
+		if !linked && (u.TaskID != "" || u.ContextID != "") {
+			fact := &eventsv1.PeerTaskFact{TaskId: u.TaskID, ContextId: u.ContextID, State: u.State, Message: u.Message, Artifacts: arts, PeerName: d.peer.Card.Name}
+			if err := d.record(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskLinked, fact)); err != nil {
+				return progressed, err
+			}
+			s.PeerTaskId, s.PeerContextId = u.TaskID, u.ContextID
+			linked, progressed, arts = true, true, nil
+			if u.State != "" {
+				state = u.State
+			}
+			if !peers.Terminal(u.State) && u.State != "input_required" {
+				continue
+			}
+		}
+		if u.State == "" && len(arts) == 0 && u.Message == "" && answered == "" {
+			continue
+		}
+		fact := &eventsv1.PeerTaskFact{TaskId: u.TaskID, ContextId: u.ContextID, State: u.State, Message: u.Message, Artifacts: arts, AnsweredActionId: answered}
+		answered = ""
+		if u.State != "" {
+			state = u.State
+		}
+		switch {
+		case peers.Terminal(u.State):
+			summary := strings.Join(d.artifacts, "\n")
+			if summary == "" {
+				summary = u.Message
+			}
+			reason := ""
+			if u.State != "completed" {
+				reason = "the A2A peer's task ended " + u.State
+				if u.Message != "" {
+					reason += ": " + u.Message
+				}
+			}
+			d.end(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskUpdated, fact), u.State, summary, reason)
+			return true, nil
+		case u.State == "input_required":
+			act, err := d.askInput(ctx, s, u.Message)
+			if err != nil {
+				// The parent's turn cannot take it (it ended): nobody
+				// can answer, so the peer task is cancelled.
+				d.p.Logger.WarnContext(ctx, "a2a peer input", "subagent_id", s.GetSubagentId(), "error", err)
+				if _, cerr := d.peer.Cancel(ctx, s.GetPeerTaskId()); cerr != nil {
+					d.p.Logger.WarnContext(ctx, "a2a peer cancel", "subagent_id", s.GetSubagentId(), "error", cerr)
+				}
+				d.end(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskUpdated, fact), "failed", "", "the A2A peer asked for input the parent's turn cannot take: "+err.Error())
+				return true, nil
+			}
+			fact.InputActionId = act
+			if err := d.record(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskUpdated, fact)); err != nil {
+				return progressed, err
+			}
+			return true, nil
+		}
+		if u.State == state && u.State != "" && len(arts) == 0 && u.Message == "" && fact.AnsweredActionId == "" {
+			continue
+		}
+		if err := d.record(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskUpdated, fact)); err != nil {
+			return progressed, err
+		}
+		progressed = true
+	}
+	return progressed, nil
+}
+
+// askInput opens the input action on the parent's turn: its id derives
+// from the subagent's and the peer's task, and the prompt is the peer's.
+func (d *driver) askInput(ctx context.Context, s *controlv1.Subagent, prompt string) (string, error) {
+	if prompt == "" {
+		prompt = "The A2A peer asks for input."
+	}
+	id := ids.New(ids.Action)
+	res, err := d.p.App.requestAction(ctx, Caller{Tenant: d.tenant}, &controlv1.RequestActionRequest{
+		SessionId: s.GetSessionId(), ThreadId: s.GetParentThreadId(), TurnId: s.GetParentTurnId(), ActionId: id,
+		ActionType: domain.PeerInputActionType, Prompt: prompt, JsonSchema: domain.PeerInputSchema,
+		Decisions: []string{domain.PeerAnswer, domain.PeerDecline},
+		Context:   map[string]string{"subagent_id": s.GetSubagentId(), "agent": s.GetAgent(), "peer_task_id": s.GetPeerTaskId()},
+	}, "a2a-peer:"+s.GetSubagentId(), auth.Principal{}, nil)
+	if err != nil {
+		return "", err
+	}
+	return res.GetAction().GetActionId(), nil
+}
+
+// cancelPeer cancels the peer task of a closed subagent and records how
+// the peer answered (which takes it off the drivers' list).
+func (d *driver) cancelPeer(ctx context.Context, s *controlv1.Subagent) {
+	if s.GetPeerTaskId() == "" || peers.Terminal(s.GetPeerState()) {
+		if s.GetPeerTaskId() != "" {
+			_ = d.record(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskUpdated, &eventsv1.PeerTaskFact{TaskId: s.GetPeerTaskId(), ContextId: s.GetPeerContextId()}))
+		}
+		return
+	}
+	fact := &eventsv1.PeerTaskFact{TaskId: s.GetPeerTaskId(), ContextId: s.GetPeerContextId()}
+	if d.peer == nil {
+		peer, err := d.p.Dialer.Dial(ctx, s.GetAgent())
+		if err != nil {
+			fact.Message = "the subagent was closed; the peer could not be reached to cancel its task: " + err.Error()
+			_ = d.record(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskUpdated, fact))
+			return
+		}
+		d.peer = peer
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	t, err := d.peer.Cancel(cctx, s.GetPeerTaskId())
+	if err != nil {
+		fact.Message = "the subagent was closed; cancelling the peer task failed: " + err.Error()
+	} else {
+		fact.State, fact.Message = peers.StateWord(t.Status.State), peers.Flatten(t).Message
+	}
+	if err := d.record(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskUpdated, fact)); err != nil && ctx.Err() == nil {
+		d.p.Logger.WarnContext(ctx, "a2a peer cancel", "subagent_id", s.GetSubagentId(), "error", err)
+	}
+}
+
+// end records the peer task's last fact (when given) and the subagent's
+// end in one append.
+func (d *driver) end(ctx context.Context, s *controlv1.Subagent, last *eventsv1.RuntimeEvent, state, summary, reason string) {
+	evs := []*eventsv1.RuntimeEvent{}
+	if last != nil {
+		evs = append(evs, last)
+	}
+	evs = append(evs, domain.PeerEnded(s, state, summary, reason))
+	if err := d.record(ctx, s, evs...); err != nil && ctx.Err() == nil {
+		d.p.Logger.WarnContext(ctx, "a2a peer end", "subagent_id", s.GetSubagentId(), "error", err)
+	}
+}
+
+// record appends facts on the subagent's child thread, retrying a failed
+// append a few times, even while the process stops: what the peer said
+// is not asked again.
+func (d *driver) record(ctx context.Context, s *controlv1.Subagent, evs ...*eventsv1.RuntimeEvent) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	agg := threadAgg(d.tenant, s.GetSessionId(), s.GetChildThreadId())
+	var err error
+	for i := range 5 {
+		var res []eventlog.Appended
+		if res, err = d.p.App.Log.Append(ctx, agg, eventlog.Any, evs...); err == nil {
+			d.recorded = max(d.recorded, res[len(res)-1].Sequence)
+			return nil
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(i+1) * 200 * time.Millisecond):
+		}
+	}
+	return err
+}

@@ -1,0 +1,36 @@
+package control
+
+import (
+	"github.com/agentruntime/agentruntime/pkg/hostallow"
+	"github.com/agentruntime/agentruntime/pkg/lease"
+	"github.com/agentruntime/agentruntime/services/control/adapters/peers"
+	"github.com/agentruntime/agentruntime/services/control/app"
+	"github.com/agentruntime/agentruntime/services/kit"
+)
+
+// PeerLeasePrefix prefixes the Redis keys of the leases that elect, per
+// partition of the log, the replica that drives remote subagents.
+const PeerLeasePrefix = "agentruntime:control:peer-lease:"
+
+// newPeers builds the driver of remote subagents (A2A peers) from the
+// binary's configuration: the allowlist of peer hosts (--a2a-peers; none
+// allows no peer).
+func newPeers(a *app.App, deps kit.Deps) *app.Peers {
+	hosts, err := hostallow.Parse(deps.Config.A2APeers)
+	if err != nil && deps.Logger != nil {
+		// The binary checked the list before; a bad one allows none.
+		deps.Logger.Error("--a2a-peers", "error", err)
+		hosts = hostallow.List{}
+	}
+	dialer := peers.NewDialer(hosts)
+	a.PeerCheck = dialer.Check
+	var leases lease.Store = lease.NewMemory(nil)
+	if deps.Redis != nil {
+		leases = lease.NewRedis(deps.Redis, PeerLeasePrefix)
+	}
+	return app.NewPeers(a, dialer, leases, deps.Logger)
+}
+
+// SetPeerLeaseScope prefixes the keys of the peer driver's leases, for
+// deployments (or tests) that share one Redis. Call it before Run.
+func (s *Service) SetPeerLeaseScope(scope string) { s.peers.LeaseScope = scope + ":" }
