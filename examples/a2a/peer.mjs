@@ -49,11 +49,13 @@ class PeerExecutor {
     const { taskId, contextId } = ctx;
     const said = text(ctx.userMessage.parts);
     this.contexts.set(taskId, contextId);
-    if (!ctx.task) {
-      bus.publish(
-        AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED }, history: [ctx.userMessage], artifacts: [], metadata: {} }),
-      );
-    }
+    // Every execution starts with the task (the SDK refuses a stream
+    // that starts with a status update), a follow-up's as it stands.
+    bus.publish(
+      AgentEvent.task(
+        ctx.task ?? { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED }, history: [ctx.userMessage], artifacts: [], metadata: {} },
+      ),
+    );
     bus.publish(status(taskId, contextId, TaskState.TASK_STATE_WORKING, "Looking into it."));
     const asked = ctx.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
     if (!asked && /\bask\b/i.test(said)) {

@@ -318,6 +318,11 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 			return progressed, err
 		}
 		u := peers.Flatten(ev)
+		if _, snapshot := ev.(*a2a.Task); snapshot && answered != "" && u.State == s.GetPeerState() {
+			// The answer's stream opens with the task as it stood (still
+			// input_required): not a new question.
+			u.State = ""
+		}
 		var arts []*eventsv1.PeerArtifact
 		for _, a := range u.Artifacts {
 			arts = append(arts, &eventsv1.PeerArtifact{ArtifactId: a.ID, Name: a.Name, Text: a.Text})
