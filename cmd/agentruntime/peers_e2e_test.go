@@ -227,7 +227,9 @@ func TestAParentTurnDelegatesToAnA2APeer(t *testing.T) {
 	if done.GetSubagentCompleted().GetSummary() != "Painted it blue." || done.GetRefs()["parent_thread_id"] != "paint" {
 		t.Fatalf("subagent.completed = %v", done)
 	}
-	result := find(seen, func(ev *eventsv1.RuntimeEvent) bool { return ev.GetType() == "tool.result" && ev.GetThreadId() == "paint" })
+	result := find(seen, func(ev *eventsv1.RuntimeEvent) bool {
+		return ev.GetType() == "tool.result" && ev.GetThreadId() == "paint"
+	})
 	if !strings.Contains(result.GetToolResult().GetPreview(), "completed: Painted it blue.") {
 		t.Fatalf("spawn_agent answered %q", result.GetToolResult().GetPreview())
 	}

@@ -50,6 +50,8 @@ type harness struct {
 	// maxQueuedTurns is the service's queue bound (kit.Config; 0: the
 	// default).
 	maxQueuedTurns int
+	// a2aPeers are the hosts remote subagents may call (kit.Config).
+	a2aPeers []string
 	// noProjectors serves the API without running the service's
 	// projectors and reactors: the read model stays empty, as one that
 	// trails the log would be.
@@ -125,7 +127,7 @@ func (h *harness) start(store projection.Store) {
 		t.Fatal(err)
 	}
 	deps := kit.Deps{Log: h.log, Store: store, Logger: slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Config: kit.Config{MaxQueuedTurns: h.maxQueuedTurns}}
+		Config: kit.Config{MaxQueuedTurns: h.maxQueuedTurns, A2APeers: h.a2aPeers}}
 	if h.leasesInRedis {
 		deps.Redis = redistest.Client(t)
 	}
@@ -135,6 +137,7 @@ func (h *harness) start(store projection.Store) {
 	}
 	svc := control.New(deps)
 	svc.SetWebhookLeaseScope(h.namespace)
+	svc.SetPeerLeaseScope(h.namespace)
 	if h.claimNap > 0 {
 		svc.SetClaimNap(h.claimNap)
 	}

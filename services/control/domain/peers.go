@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"cmp"
+
 	"github.com/agentruntime/agentruntime/pkg/events"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -48,7 +50,8 @@ func PeerTask(s *controlv1.Subagent, typ string, p *eventsv1.PeerTaskFact) *even
 
 // PeerEnded is the subagent's end when its peer task ended in state:
 // completed completes it with summary (the peer's answer), any other
-// state fails it with reason.
+// state fails it with reason (also its summary when there is no other:
+// the parent reads why).
 func PeerEnded(s *controlv1.Subagent, state, summary, reason string) *eventsv1.RuntimeEvent {
 	scope := Scope{Session: s.GetSessionId(), Thread: s.GetChildThreadId(), Subagent: s.GetSubagentId()}
 	refs := map[string]string{ParentThreadRef: s.GetParentThreadId()}
@@ -62,6 +65,6 @@ func PeerEnded(s *controlv1.Subagent, state, summary, reason string) *eventsv1.R
 	ev := event(events.TypeSubagentFailed, scope)
 	ev.Refs = refs
 	ev.Payload = &eventsv1.RuntimeEvent_SubagentFailed{SubagentFailed: &eventsv1.SubagentStatus{
-		Status: "failed", ChildThreadId: s.GetChildThreadId(), Reason: reason, Summary: summary}}
+		Status: "failed", ChildThreadId: s.GetChildThreadId(), Reason: reason, Summary: cmp.Or(summary, reason)}}
 	return ev
 }
