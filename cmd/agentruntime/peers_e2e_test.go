@@ -22,7 +22,7 @@ import (
 // startPeer runs examples/a2a/peer.mjs (an A2A agent on @a2a-js/sdk's
 // server classes) and answers its card URL. Without node or the
 // example's installed dependencies the test is skipped, unless
-// AGENTRUNTIME_A2A_PEER is set (scripts/test-a2a installs them and sets
+// AGENTRUNTIME_A2A_PEER is set (scripts/test installs them and sets
 // it): there a missing peer fails.
 func startPeer(t *testing.T) string {
 	t.Helper()
@@ -35,7 +35,7 @@ func startPeer(t *testing.T) string {
 		if os.Getenv("AGENTRUNTIME_A2A_PEER") != "" {
 			t.Fatalf("the A2A peer cannot run: node %v, examples/a2a/node_modules: %v", err, statErr)
 		}
-		t.Skip("node or examples/a2a's dependencies are missing; scripts/test-a2a installs them and runs this test")
+		t.Skip("node or examples/a2a's dependencies are missing; scripts/test installs them (ensure_npm_deps examples/a2a)")
 	}
 	cmd := exec.Command(node, "peer.mjs")
 	cmd.Dir = dir

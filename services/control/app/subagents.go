@@ -138,6 +138,11 @@ func (a *App) SendSubagentInput(ctx context.Context, c Caller, req *controlv1.Se
 	if err != nil {
 		return nil, err
 	}
+	if s.GetAgent() != "" {
+		// Its child thread takes no turns: a worker would run one as a
+		// local subagent's.
+		return nil, fault.Precondition("SUBAGENT_REMOTE", "subagent/"+s.SubagentId, "subagent "+s.SubagentId+" is the A2A peer "+s.GetAgent()+"; input reaches it through the input actions it opens", nil)
+	}
 	if s.Status == controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED {
 		return nil, &fault.Error{Kind: fault.KindPrecondition, Reason: domain.ReasonSubagentClosed, Subject: "subagent/" + s.SubagentId, Message: "subagent " + s.SubagentId + " is closed; resume it first"}
 	}
