@@ -58,8 +58,8 @@ quotas:
 var notProduced = map[string]string{
 	"channel.permission_forwarded": "no service forwards permission requests over a channel yet",
 	"channel.permission_returned":  "no service forwards permission requests over a channel yet",
-	"channel.peer_task.linked":     "no service links peer tasks yet",
-	"channel.peer_task.updated":    "no service links peer tasks yet",
+	"channel.peer_task.linked":     "control's peer driver writes it for a remote (A2A) subagent; this scenario calls no peer (cmd/agentruntime TestAParentTurnDelegatesToAnA2APeer does)",
+	"channel.peer_task.updated":    "control's peer driver writes it for a remote (A2A) subagent; this scenario calls no peer (cmd/agentruntime TestAParentTurnDelegatesToAnA2APeer does)",
 	"runtime.error":                "control writes no runtime.error yet",
 	"task.timed_out":               "the tasks supervisor's timers need wall-clock time (services/tasks e2e covers them)",
 	"task.lost":                    "the tasks supervisor's lease expiry needs wall-clock time (services/tasks e2e covers it)",

@@ -190,12 +190,14 @@ func (p *Peers) drive(ctx context.Context, tenant, session, sub string, view *ev
 		}
 	}()
 	for ctx.Err() == nil {
+		cp, _ := p.App.Store.Checkpoint(ctx, d.checkpoint)
 		if d.recorded > 0 {
 			if _, err := p.App.caughtUp(ctx, d.recorded); err != nil {
+				p.waitChange(ctx, d.checkpoint, cp, p.Poll)
 				continue
 			}
+			cp, _ = p.App.Store.Checkpoint(ctx, d.checkpoint)
 		}
-		cp, _ := p.App.Store.Checkpoint(ctx, d.checkpoint)
 		s, ok, err := readmodel.Subagent(ctx, p.App.Store, tenant, sub)
 		if err != nil {
 			p.waitChange(ctx, d.checkpoint, cp, p.Poll)
