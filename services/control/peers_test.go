@@ -1,7 +1,9 @@
 package control_test
 
 import (
+	"context"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 )
 
 // A remote subagent names its peer by a card URL the allowlist
@@ -88,5 +93,109 @@ func TestAPeerCardCannotPointTheRuntimeElsewhere(t *testing.T) {
 	}
 	if n := internalHits.Load(); n != 0 {
 		t.Fatalf("the host the card named got %d requests", n)
+	}
+}
+
+// colourPeer is an A2A agent on the Go SDK's server (a2asrv): a new task
+// asks which colour (input-required); the answer completes it.
+type colourPeer struct {
+	objectives, answers atomic.Int32
+}
+
+func (p *colourPeer) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil {
+			p.objectives.Add(1)
+			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("Which colour?"))), nil)
+			return
+		}
+		p.answers.Add(1)
+		said := ""
+		for _, part := range ec.Message.Parts {
+			said += part.Text()
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("Painted it "+said+"."))), nil)
+	}
+}
+
+func (p *colourPeer) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// A remote subagent's state is the log's: a peer waiting for input when
+// the control service restarts (its read model rebuilt from the log) is
+// not sent its objective again; the person's answer, given after the
+// restart, reaches the peer in the same task and completes the subagent.
+func TestARemoteSubagentGoesOnAfterARestart(t *testing.T) {
+	peer := &colourPeer{}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{Name: "colours", Description: "d", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/rpc", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}))
+	mux.Handle("/rpc", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(peer)))
+
+	h := newHarnessWith(t, func(h *harness) { h.memory, h.a2aPeers = true, []string{"127.0.0.1"} })
+	ctx := acme(t)
+	parent := h.submit(ctx, "s1", "main").Turn
+	sp, err := h.client.SpawnSubagent(ctx, &controlv1.SpawnSubagentRequest{SessionId: "s1", ParentThreadId: "main", ParentTurnId: parent.TurnId,
+		Objective: "paint the fence", Agent: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := sp.GetSubagent().GetSubagentId()
+	asked := h.waitEvent(ctx, "s1", func(ev *eventsv1.RuntimeEvent) bool {
+		return ev.GetType() == "action.required" && ev.GetActionRequired().GetActionType() == "input"
+	})
+	if asked.GetTurnId() != parent.TurnId || asked.GetActionRequired().GetPrompt() != "Which colour?" {
+		t.Fatalf("the peer's question = %v", asked)
+	}
+	// The question's fact is recorded after the action: wait for it, so
+	// the restart finds the action linked to the peer task.
+	h.waitEvent(ctx, "s1", func(ev *eventsv1.RuntimeEvent) bool {
+		return ev.GetChannelPeerTaskUpdated().GetInputActionId() == asked.GetActionId()
+	})
+
+	h.restart(true)
+	if _, err := h.client.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: asked.GetActionId(), Decision: "answer", PayloadJson: `{"text":"blue"}`}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := h.client.WaitSubagents(ctx, &controlv1.WaitSubagentsRequest{SessionId: "s1", SubagentIds: []string{sub}, Timeout: durationpb.New(15 * time.Second)})
+	if err != nil || !w.GetAllTerminal() {
+		t.Fatalf("WaitSubagents = %v, %v", w, err)
+	}
+	s := w.GetSubagents()[0]
+	if s.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED || s.GetSummary() != "Painted it blue." || s.GetPeerState() != "completed" || s.GetPeerTaskId() == "" {
+		t.Fatalf("the remote subagent = %v", s)
+	}
+	if o, a := peer.objectives.Load(), peer.answers.Load(); o != 1 || a != 1 {
+		t.Fatalf("the peer got %d objectives and %d answers, want 1 and 1", o, a)
+	}
+}
+
+// waitEvent follows a session from its start to the first event ok
+// accepts.
+func (h *harness) waitEvent(ctx context.Context, session string, ok func(*eventsv1.RuntimeEvent) bool) *eventsv1.RuntimeEvent {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	s, err := h.client.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{SessionId: session, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for {
+		m, err := s.Recv()
+		if err != nil {
+			h.t.Fatalf("waiting for an event: %v", err)
+		}
+		if ev := m.GetEvent(); ev != nil && ok(ev) {
+			return ev
+		}
 	}
 }
