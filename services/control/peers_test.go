@@ -99,7 +99,20 @@ func TestAPeerCardCannotPointTheRuntimeElsewhere(t *testing.T) {
 // colourPeer is an A2A agent on the Go SDK's server (a2asrv): a new task
 // asks which colour (input-required); the answer completes it.
 type colourPeer struct {
-	objectives, answers atomic.Int32
+	objectives, answers, cancels atomic.Int32
+}
+
+// startColourPeer serves a colourPeer's card and JSON-RPC binding.
+func startColourPeer(t *testing.T) (*colourPeer, string) {
+	peer := &colourPeer{}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{Name: "colours", Description: "d", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/rpc", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}))
+	mux.Handle("/rpc", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(peer)))
+	return peer, srv.URL
 }
 
 func (p *colourPeer) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
@@ -122,6 +135,7 @@ func (p *colourPeer) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter
 }
 
 func (p *colourPeer) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	p.cancels.Add(1)
 	return func(yield func(a2a.Event, error) bool) {
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}
@@ -132,20 +146,12 @@ func (p *colourPeer) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.
 // not sent its objective again; the person's answer, given after the
 // restart, reaches the peer in the same task and completes the subagent.
 func TestARemoteSubagentGoesOnAfterARestart(t *testing.T) {
-	peer := &colourPeer{}
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{Name: "colours", Description: "d", Version: "1",
-		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/rpc", a2a.TransportProtocolJSONRPC)},
-		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}))
-	mux.Handle("/rpc", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(peer)))
-
+	peer, url := startColourPeer(t)
 	h := newHarnessWith(t, func(h *harness) { h.memory, h.a2aPeers = true, []string{"127.0.0.1"} })
 	ctx := acme(t)
 	parent := h.submit(ctx, "s1", "main").Turn
 	sp, err := h.client.SpawnSubagent(ctx, &controlv1.SpawnSubagentRequest{SessionId: "s1", ParentThreadId: "main", ParentTurnId: parent.TurnId,
-		Objective: "paint the fence", Agent: srv.URL})
+		Objective: "paint the fence", Agent: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +182,35 @@ func TestARemoteSubagentGoesOnAfterARestart(t *testing.T) {
 	}
 	if o, a := peer.objectives.Load(), peer.answers.Load(); o != 1 || a != 1 {
 		t.Fatalf("the peer got %d objectives and %d answers, want 1 and 1", o, a)
+	}
+}
+
+// Interrupting a remote subagent's thread (it has no turns) closes the
+// subagent, and the peer's task is cancelled on the peer.
+func TestInterruptingARemoteSubagentCancelsThePeerTask(t *testing.T) {
+	peer, url := startColourPeer(t)
+	h := newHarnessWith(t, func(h *harness) { h.memory, h.a2aPeers = true, []string{"127.0.0.1"} })
+	ctx := acme(t)
+	parent := h.submit(ctx, "s1", "main").Turn
+	sp, err := h.client.SpawnSubagent(ctx, &controlv1.SpawnSubagentRequest{SessionId: "s1", ParentThreadId: "main", ParentTurnId: parent.TurnId,
+		Objective: "paint the fence", Agent: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitEvent(ctx, "s1", func(ev *eventsv1.RuntimeEvent) bool {
+		return ev.GetChannelPeerTaskUpdated().GetState() == "input_required"
+	})
+	ir, err := h.client.InterruptTurn(ctx, &controlv1.InterruptTurnRequest{SessionId: "s1", ThreadId: sp.GetSubagent().GetChildThreadId(), Reason: "enough"})
+	if err != nil || !ir.GetAccepted() {
+		t.Fatalf("InterruptTurn = %v, %v", ir, err)
+	}
+	canceled := h.waitEvent(ctx, "s1", func(ev *eventsv1.RuntimeEvent) bool { return ev.GetChannelPeerTaskUpdated().GetState() == "canceled" })
+	if canceled.GetSubagentId() != sp.GetSubagent().GetSubagentId() || peer.cancels.Load() != 1 {
+		t.Fatalf("canceled %v; the peer got %d cancels, want 1", canceled, peer.cancels.Load())
+	}
+	subs, err := h.client.ListSubagents(ctx, &controlv1.ListSubagentsRequest{SessionId: "s1", ThreadId: "main", MinSequence: canceled.GetSequence()})
+	if err != nil || subs.GetSubagents()[0].GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED {
+		t.Fatalf("ListSubagents = %v, %v", subs, err)
 	}
 }
 

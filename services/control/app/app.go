@@ -393,6 +393,13 @@ func (a *App) InterruptTurn(ctx context.Context, c Caller, req *controlv1.Interr
 	if err != nil {
 		return nil, err
 	}
+	if target == nil && req.GetTurnId() == "" {
+		// A remote subagent's thread has no turns: interrupting it
+		// closes the subagent, which cancels the peer's task.
+		if seq, ok, err := a.interruptPeer(ctx, c, res.State, req); err != nil || ok {
+			return &controlv1.InterruptTurnResponse{Accepted: ok, Sequence: seq}, err
+		}
+	}
 	if target == nil || len(res.Appended) == 0 {
 		return &controlv1.InterruptTurnResponse{Accepted: false, Turn: target, Sequence: res.Sequence}, nil
 	}

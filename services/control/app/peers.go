@@ -69,6 +69,28 @@ func (a *App) checkPeer(agent string) error {
 	return a.PeerCheck(agent)
 }
 
+// interruptPeer closes the remote subagent whose child thread an
+// InterruptTurn names (ok: it did); nothing for any other thread.
+func (a *App) interruptPeer(ctx context.Context, c Caller, st projection.Store, req *controlv1.InterruptTurnRequest) (uint64, bool, error) {
+	th, err := threadIn(ctx, st, c, req.GetSessionId(), req.GetThreadId())
+	if err != nil || th.GetSubagentId() == "" {
+		return 0, false, nil
+	}
+	s, err := a.subagent(ctx, c, req.GetSessionId(), th.GetSubagentId())
+	if err != nil || s.GetAgent() == "" || subagentTerminal(s.GetStatus()) {
+		return 0, false, nil
+	}
+	reason := "interrupted"
+	if req.GetReason() != "" {
+		reason += ": " + req.GetReason()
+	}
+	res, err := a.CloseSubagent(ctx, c, &controlv1.CloseSubagentRequest{SessionId: s.GetSessionId(), SubagentId: s.GetSubagentId(), Reason: reason})
+	if err != nil {
+		return 0, false, err
+	}
+	return res.GetSequence(), true, nil
+}
+
 const peerLeaseTTL = 10 * time.Second
 
 // Run drives until ctx ends.
