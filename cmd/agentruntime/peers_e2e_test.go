@@ -117,10 +117,12 @@ turns:
 
 // runWithAnswers submits input to the thread named like the session and
 // follows the session from its start until its first turn ends,
-// answering each action on the way: a permission is allowed once, the
-// peer's input is answered "blue". It returns what it saw.
-func runWithAnswers(t *testing.T, c controlv1.ControlServiceClient, session, input string) []*eventsv1.RuntimeEvent {
+// answering each action on the way: a permission is allowed once
+// (RespondAction), the peer's input is answered "blue" (`agentruntime
+// answer`). It returns what it saw.
+func runWithAnswers(t *testing.T, addr, session, input string) []*eventsv1.RuntimeEvent {
 	t.Helper()
+	c := controlv1.NewControlServiceClient(dial(t, addr))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := c.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: session, ThreadId: session,
@@ -144,11 +146,12 @@ func runWithAnswers(t *testing.T, c controlv1.ControlServiceClient, session, inp
 		seen = append(seen, ev)
 		switch ev.GetType() {
 		case "action.required":
-			req := &controlv1.RespondActionRequest{ActionId: ev.GetActionId(), Decision: "allow_once"}
 			if ev.GetActionRequired().GetActionType() == "input" {
-				req.Decision, req.PayloadJson = "answer", `{"text":"blue"}`
+				// A person answers the peer's question with the CLI.
+				cli(t, "answer", "--addr", addr, "--text", "blue", ev.GetActionId())
+				continue
 			}
-			if _, err := c.RespondAction(ctx, req); err != nil {
+			if _, err := c.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: ev.GetActionId(), Decision: "allow_once"}); err != nil {
 				t.Fatalf("answering %v: %v", ev, err)
 			}
 		case "turn.completed", "turn.failed":
@@ -188,7 +191,7 @@ func TestAParentTurnDelegatesToAnA2APeer(t *testing.T) {
 	dev, _ := startDevWithWorkspace(t, "--script", script, "--a2a-peers", "127.0.0.1")
 	c := controlv1.NewControlServiceClient(dial(t, dev.Addr))
 
-	seen := runWithAnswers(t, c, "paint", "paint the fence")
+	seen := runWithAnswers(t, dev.Addr, "paint", "paint the fence")
 	end := seen[len(seen)-1]
 	if end.GetType() != "turn.completed" || end.GetThreadId() != "paint" {
 		t.Fatalf("the parent turn ended %v after %v", end, testkit.Types(seen))
@@ -252,7 +255,7 @@ func TestAParentTurnDelegatesToAnA2APeer(t *testing.T) {
 
 	// The parent stops waiting: the subagent is closed and the peer's
 	// task cancelled on the peer.
-	seen = runWithAnswers(t, c, "hang", "wait for nothing")
+	seen = runWithAnswers(t, dev.Addr, "hang", "wait for nothing")
 	spawned = find(seen, ofType("subagent.spawned"))
 	linked = find(seen, ofType("channel.peer_task.linked"))
 	if spawned == nil || linked == nil || find(seen, ofType("subagent.closed")) == nil {
@@ -275,6 +278,11 @@ func TestAParentTurnDelegatesToAnA2APeer(t *testing.T) {
 	}
 	if st := peerTask(t, card, linked.GetChannelPeerTaskLinked().GetTaskId())["status"].(map[string]any)["state"]; st != "TASK_STATE_CANCELED" {
 		t.Fatalf("the peer's task is %v, want TASK_STATE_CANCELED", st)
+	}
+
+	// An answer needs its text.
+	if out, err := exec.Command(binary, "answer", "--addr", dev.Addr).CombinedOutput(); err == nil || !strings.Contains(string(out), "--text") {
+		t.Fatalf("answer without --text: err=%v, want a usage error naming --text; output:\n%s", err, out)
 	}
 
 	// Only allowed hosts: the field is named.
