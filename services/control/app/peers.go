@@ -202,7 +202,13 @@ type driver struct {
 	// recorded is the sequence of the last fact recorded: the read model
 	// is waited for up to it before the state is read again.
 	recorded uint64
+	// updates counts the facts recorded: a peer that never stops sending
+	// fails its subagent at maxPeerUpdates rather than flood the log.
+	updates int
 }
+
+// maxPeerUpdates bounds the facts one driver records of a peer.
+const maxPeerUpdates = 1000
 
 func (p *Peers) drive(ctx context.Context, tenant, session, sub string, view *eventlog.Log) {
 	d := &driver{p: p, tenant: tenant, sub: sub, checkpoint: checkpointName(view, readmodel.Name)}
@@ -254,7 +260,7 @@ func (p *Peers) drive(ctx context.Context, tenant, session, sub string, view *ev
 		go d.stopOnClose(callCtx, stop)
 		progressed, err := d.step(callCtx, s)
 		stop()
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 			p.Logger.WarnContext(ctx, "a2a peer", "subagent_id", sub, "agent", s.GetAgent(), "error", err)
 		}
 		if !progressed {
@@ -345,12 +351,16 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 		if _, snapshot := ev.(*a2a.Task); snapshot && answered != "" && u.State == s.GetPeerState() {
 			// The answer's stream opens with the task as it stood (still
 			// input_required): not a new question.
-			u.State = ""
+			u.State, u.Message = "", ""
+		}
+		if d.updates >= maxPeerUpdates && !peers.Terminal(u.State) {
+			d.cancelAndEnd(ctx, s, fmt.Sprintf("the A2A peer sent more than %d updates", maxPeerUpdates))
+			return true, nil
 		}
 		var arts []*eventsv1.PeerArtifact
 		for _, a := range u.Artifacts {
 			arts = append(arts, &eventsv1.PeerArtifact{ArtifactId: a.ID, Name: a.Name, Text: a.Text})
-			if a.Text != "" {
+			if a.Text != "" && len(d.artifacts) < peers.MaxArtifacts {
 				d.artifacts = append(d.artifacts, a.Text)
 			}
 		}
@@ -365,7 +375,7 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 			return true, nil
 		}
 		if !linked && (u.TaskID != "" || u.ContextID != "") {
-			fact := &eventsv1.PeerTaskFact{TaskId: u.TaskID, ContextId: u.ContextID, State: u.State, Message: u.Message, Artifacts: arts, PeerName: d.peer.Card.Name}
+			fact := &eventsv1.PeerTaskFact{TaskId: u.TaskID, ContextId: u.ContextID, State: u.State, Message: u.Message, Artifacts: arts, PeerName: peers.Clip(d.peer.Card.Name)}
 			if err := d.record(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskLinked, fact)); err != nil {
 				return progressed, err
 			}
@@ -388,7 +398,7 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 		}
 		switch {
 		case peers.Terminal(u.State):
-			summary := strings.Join(d.artifacts, "\n")
+			summary := peers.Clip(strings.Join(d.artifacts, "\n"))
 			if summary == "" {
 				summary = u.Message
 			}
@@ -407,10 +417,10 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 				// The parent's turn cannot take it (it ended): nobody
 				// can answer, so the peer task is cancelled.
 				d.p.Logger.WarnContext(ctx, "a2a peer input", "subagent_id", s.GetSubagentId(), "error", err)
-				if _, cerr := d.peer.Cancel(ctx, s.GetPeerTaskId()); cerr != nil {
-					d.p.Logger.WarnContext(ctx, "a2a peer cancel", "subagent_id", s.GetSubagentId(), "error", cerr)
+				if rerr := d.record(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskUpdated, fact)); rerr != nil {
+					return progressed, rerr
 				}
-				d.end(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskUpdated, fact), "failed", "", "the A2A peer asked for input the parent's turn cannot take: "+err.Error())
+				d.cancelAndEnd(ctx, s, "the A2A peer asked for input the parent's turn cannot take: "+err.Error())
 				return true, nil
 			}
 			fact.InputActionId = act
@@ -428,6 +438,23 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 		progressed = true
 	}
 	return progressed, nil
+}
+
+// cancelAndEnd cancels the peer's task and fails the subagent with
+// reason, recording how the peer answered the cancel.
+func (d *driver) cancelAndEnd(ctx context.Context, s *controlv1.Subagent, reason string) {
+	fact := &eventsv1.PeerTaskFact{TaskId: s.GetPeerTaskId(), ContextId: s.GetPeerContextId()}
+	if s.GetPeerTaskId() != "" {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		t, err := d.peer.Cancel(cctx, s.GetPeerTaskId())
+		cancel()
+		if err != nil {
+			fact.Message = "cancelling the peer task failed: " + err.Error()
+		} else {
+			fact.State = peers.StateWord(t.Status.State)
+		}
+	}
+	d.end(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskUpdated, fact), "failed", "", reason)
 }
 
 // askInput opens the input action on the parent's turn: its id derives
@@ -506,6 +533,7 @@ func (d *driver) record(ctx context.Context, s *controlv1.Subagent, evs ...*even
 		var res []eventlog.Appended
 		if res, err = d.p.App.Log.Append(ctx, agg, eventlog.Any, evs...); err == nil {
 			d.recorded = max(d.recorded, res[len(res)-1].Sequence)
+			d.updates += len(evs)
 			return nil
 		}
 		if errors.Is(err, context.DeadlineExceeded) {

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -152,8 +153,16 @@ type Update struct {
 	Direct            bool
 }
 
-// maxText bounds the text kept of one message or artifact.
-const maxText = 16000
+// maxText bounds the text kept of one message or artifact, and
+// MaxArtifacts the artifacts kept of one task: what a peer sends goes
+// into the log, whatever its size.
+const (
+	maxText      = 16000
+	MaxArtifacts = 16
+)
+
+// Clip cuts s to the text kept of a message.
+func Clip(s string) string { return clip(s) }
 
 // Flatten reads an event.
 func Flatten(ev a2a.Event) Update {
@@ -161,6 +170,12 @@ func Flatten(ev a2a.Event) Update {
 	case *a2a.Task:
 		u := Update{TaskID: string(e.ID), ContextID: e.ContextID, State: StateWord(e.Status.State), Message: textOf(e.Status.Message)}
 		for _, a := range e.Artifacts {
+			if a == nil {
+				continue
+			}
+			if len(u.Artifacts) == MaxArtifacts {
+				break
+			}
 			u.Artifacts = append(u.Artifacts, artifact(a))
 		}
 		return u
@@ -218,5 +233,10 @@ func clip(s string) string {
 	if len(s) <= maxText {
 		return s
 	}
-	return s[:maxText]
+	s = s[:maxText]
+	// Not in the middle of a character.
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
 }
