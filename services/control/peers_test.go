@@ -122,6 +122,10 @@ func (p *colourPeer) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter
 			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
 				return
 			}
+			if strings.Contains(ec.Message.Parts[0].Text(), "refuse") {
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateRejected, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("Not my job."))), nil)
+				return
+			}
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("Which colour?"))), nil)
 			return
 		}
@@ -211,6 +215,32 @@ func TestInterruptingARemoteSubagentCancelsThePeerTask(t *testing.T) {
 	subs, err := h.client.ListSubagents(ctx, &controlv1.ListSubagentsRequest{SessionId: "s1", ThreadId: "main", MinSequence: canceled.GetSequence()})
 	if err != nil || subs.GetSubagents()[0].GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED {
 		t.Fatalf("ListSubagents = %v, %v", subs, err)
+	}
+}
+
+// A peer task the peer ends other than completed (here rejected) fails
+// the subagent with the peer's reason, which the parent reads.
+func TestAPeerThatRejectsFailsTheSubagent(t *testing.T) {
+	_, url := startColourPeer(t)
+	h := newHarnessWith(t, func(h *harness) { h.memory, h.a2aPeers = true, []string{"127.0.0.1"} })
+	ctx := acme(t)
+	parent := h.submit(ctx, "s1", "main").Turn
+	sp, err := h.client.SpawnSubagent(ctx, &controlv1.SpawnSubagentRequest{SessionId: "s1", ParentThreadId: "main", ParentTurnId: parent.TurnId,
+		Objective: "refuse this", Agent: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := h.client.WaitSubagents(ctx, &controlv1.WaitSubagentsRequest{SessionId: "s1", SubagentIds: []string{sp.GetSubagent().GetSubagentId()}, Timeout: durationpb.New(15 * time.Second)})
+	if err != nil || !w.GetAllTerminal() {
+		t.Fatalf("WaitSubagents = %v, %v", w, err)
+	}
+	if s := w.GetSubagents()[0]; s.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED || s.GetPeerState() != "rejected" ||
+		s.GetSummary() != "the A2A peer's task ended rejected: Not my job." {
+		t.Fatalf("the remote subagent = %v", s)
+	}
+	failed := h.waitEvent(ctx, "s1", func(ev *eventsv1.RuntimeEvent) bool { return ev.GetType() == "subagent.failed" })
+	if failed.GetRefs()["parent_thread_id"] != "main" || failed.GetThreadId() != sp.GetSubagent().GetChildThreadId() {
+		t.Fatalf("subagent.failed = %v", failed)
 	}
 }
 

@@ -408,6 +408,7 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 				if u.Message != "" {
 					reason += ": " + u.Message
 				}
+				summary = "" // the reason is what the parent reads
 			}
 			d.end(ctx, s, domain.PeerTask(s, events.TypeChannelPeerTaskUpdated, fact), u.State, summary, reason)
 			return true, nil
