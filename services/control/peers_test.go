@@ -102,15 +102,18 @@ type colourPeer struct {
 	objectives, answers, cancels atomic.Int32
 }
 
-// startColourPeer serves a colourPeer's card and JSON-RPC binding.
-func startColourPeer(t *testing.T) (*colourPeer, string) {
+// startColourPeer serves a colourPeer's card and JSON-RPC binding; the
+// card says it streams.
+func startColourPeer(t *testing.T) (*colourPeer, string) { return startColourPeerStreaming(t, true) }
+
+func startColourPeerStreaming(t *testing.T, streaming bool) (*colourPeer, string) {
 	peer := &colourPeer{}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{Name: "colours", Description: "d", Version: "1",
 		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/rpc", a2a.TransportProtocolJSONRPC)},
-		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}))
+		Capabilities:        a2a.AgentCapabilities{Streaming: streaming}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}))
 	mux.Handle("/rpc", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(peer)))
 	return peer, srv.URL
 }
@@ -150,7 +153,15 @@ func (p *colourPeer) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.
 // not sent its objective again; the person's answer, given after the
 // restart, reaches the peer in the same task and completes the subagent.
 func TestARemoteSubagentGoesOnAfterARestart(t *testing.T) {
-	peer, url := startColourPeer(t)
+	for _, streaming := range []bool{true, false} {
+		t.Run(map[bool]string{true: "streaming", false: "not streaming"}[streaming], func(t *testing.T) {
+			goesOnAfterARestart(t, streaming)
+		})
+	}
+}
+
+func goesOnAfterARestart(t *testing.T, streaming bool) {
+	peer, url := startColourPeerStreaming(t, streaming)
 	h := newHarnessWith(t, func(h *harness) { h.memory, h.a2aPeers = true, []string{"127.0.0.1"} })
 	ctx := acme(t)
 	parent := h.submit(ctx, "s1", "main").Turn

@@ -348,7 +348,8 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 			return progressed, err
 		}
 		u := peers.Flatten(ev)
-		if _, snapshot := ev.(*a2a.Task); snapshot && answered != "" && u.State == s.GetPeerState() {
+		_, snapshot := ev.(*a2a.Task)
+		if snapshot && answered != "" && u.State == s.GetPeerState() {
 			// The answer's stream opens with the task as it stood (still
 			// input_required): not a new question.
 			u.State, u.Message = "", ""
@@ -356,6 +357,11 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 		if d.updates >= maxPeerUpdates && !peers.Terminal(u.State) {
 			d.cancelAndEnd(ctx, s, fmt.Sprintf("the A2A peer sent more than %d updates", maxPeerUpdates))
 			return true, nil
+		}
+		if snapshot {
+			// A task holds all its artifacts: they replace what updates
+			// brought so far (a polled task repeats them).
+			d.artifacts = d.artifacts[:0]
 		}
 		var arts []*eventsv1.PeerArtifact
 		for _, a := range u.Artifacts {
@@ -389,6 +395,11 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 			}
 		}
 		if u.State == "" && len(arts) == 0 && u.Message == "" && answered == "" {
+			continue
+		}
+		if snapshot && u.State == state && answered == "" && !peers.Terminal(u.State) && u.State != "input_required" {
+			// A task read again (polled, or the first item of a
+			// subscription) that has not moved: nothing new.
 			continue
 		}
 		fact := &eventsv1.PeerTaskFact{TaskId: u.TaskID, ContextId: u.ContextID, State: u.State, Message: u.Message, Artifacts: arts, AnsweredActionId: answered}
