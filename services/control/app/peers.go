@@ -22,6 +22,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/ids"
 	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/pkg/projection"
+	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/control/adapters/peers"
 	"github.com/agentruntime/agentruntime/services/control/domain"
 	"github.com/agentruntime/agentruntime/services/control/readmodel"
@@ -150,6 +151,16 @@ func (p *Peers) driveWhileHeld(ctx context.Context, token, key string, k int, vi
 		wg      sync.WaitGroup
 	)
 	defer wg.Wait()
+	// What another holder (or this process before a restart) recorded
+	// must be folded before anything is decided again: else a question
+	// whose action is not folded yet would be asked twice.
+	for ctx.Err() == nil {
+		err := projector.CaughtUp(ctx, view, p.App.Store, readmodel.Name, nil, ReadTimeout)
+		if err == nil {
+			break
+		}
+		p.Logger.WarnContext(ctx, "a2a peers: read model not caught up", "partition", k, "error", err)
+	}
 	checkpoint := checkpointName(view, readmodel.Name)
 	for ctx.Err() == nil {
 		cp, _ := p.App.Store.Checkpoint(ctx, checkpoint)
@@ -217,6 +228,11 @@ func (p *Peers) drive(ctx context.Context, tenant, session, sub string, view *ev
 			d.peer.Close()
 		}
 	}()
+	// A driver before this one (of this subagent, now ended) may have
+	// recorded what the read model has not folded yet.
+	if err := projector.CaughtUp(ctx, view, p.App.Store, readmodel.Name, nil, ReadTimeout); err != nil {
+		return // the partition's loop starts it again
+	}
 	for ctx.Err() == nil {
 		cp, _ := p.App.Store.Checkpoint(ctx, d.checkpoint)
 		if d.recorded > 0 {
