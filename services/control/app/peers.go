@@ -321,7 +321,7 @@ func (d *driver) step(ctx context.Context, s *controlv1.Subagent) (bool, error) 
 		if text == "" {
 			// Declined, timed out or cancelled with its turn: the peer
 			// task is cancelled, which fails the subagent.
-			t, err := d.peer.Cancel(ctx, s.GetPeerTaskId())
+			t, err := d.cancelTask(ctx, s.GetPeerTaskId())
 			if err != nil {
 				return false, err
 			}
@@ -468,13 +468,34 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 	return progressed, nil
 }
 
+// cancelTask asks the peer to cancel a task until it says the task ended
+// (a few times: a peer may refuse while an update of the task is being
+// written), and answers the task as the peer last said.
+func (d *driver) cancelTask(ctx context.Context, taskID string) (*a2a.Task, error) {
+	var (
+		t   *a2a.Task
+		err error
+	)
+	for i := range 5 {
+		if t, err = d.peer.Cancel(ctx, taskID); err == nil && peers.Terminal(peers.StateWord(t.Status.State)) {
+			return t, nil
+		}
+		select {
+		case <-ctx.Done():
+			return t, err
+		case <-time.After(time.Duration(i+1) * 100 * time.Millisecond):
+		}
+	}
+	return t, err
+}
+
 // cancelAndEnd cancels the peer's task and fails the subagent with
 // reason, recording how the peer answered the cancel.
 func (d *driver) cancelAndEnd(ctx context.Context, s *controlv1.Subagent, reason string) {
 	fact := &eventsv1.PeerTaskFact{TaskId: s.GetPeerTaskId(), ContextId: s.GetPeerContextId()}
 	if s.GetPeerTaskId() != "" {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		t, err := d.peer.Cancel(cctx, s.GetPeerTaskId())
+		t, err := d.cancelTask(cctx, s.GetPeerTaskId())
 		cancel()
 		if err != nil {
 			fact.Message = "cancelling the peer task failed: " + err.Error()
@@ -525,7 +546,7 @@ func (d *driver) cancelPeer(ctx context.Context, s *controlv1.Subagent) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	t, err := d.peer.Cancel(cctx, s.GetPeerTaskId())
+	t, err := d.cancelTask(cctx, s.GetPeerTaskId())
 	if err != nil {
 		fact.Message = "the subagent was closed; cancelling the peer task failed: " + err.Error()
 	} else {
