@@ -119,7 +119,7 @@ turns:
 // follows the session from its start until its first turn ends,
 // answering each action on the way: a permission is allowed once
 // (RespondAction), the peer's input is answered "blue" (`agentruntime
-// answer`). It returns what it saw.
+// respond`, as a request_user_input question is). It returns what it saw.
 func runWithAnswers(t *testing.T, addr, session, input string) []*eventsv1.RuntimeEvent {
 	t.Helper()
 	c := controlv1.NewControlServiceClient(dial(t, addr))
@@ -148,7 +148,7 @@ func runWithAnswers(t *testing.T, addr, session, input string) []*eventsv1.Runti
 		case "action.required":
 			if ev.GetActionRequired().GetActionType() == "input" {
 				// A person answers the peer's question with the CLI.
-				cli(t, "answer", "--addr", addr, "--text", "blue", ev.GetActionId())
+				cli(t, "respond", "--addr", addr, "--action", ev.GetActionId(), "blue")
 				continue
 			}
 			if _, err := c.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: ev.GetActionId(), Decision: "allow_once"}); err != nil {
@@ -278,11 +278,6 @@ func TestAParentTurnDelegatesToAnA2APeer(t *testing.T) {
 	}
 	if st := peerTask(t, card, linked.GetChannelPeerTaskLinked().GetTaskId())["status"].(map[string]any)["state"]; st != "TASK_STATE_CANCELED" {
 		t.Fatalf("the peer's task is %v, want TASK_STATE_CANCELED", st)
-	}
-
-	// An answer needs its text.
-	if out, err := exec.Command(binary, "answer", "--addr", dev.Addr).CombinedOutput(); err == nil || !strings.Contains(string(out), "--text") {
-		t.Fatalf("answer without --text: err=%v, want a usage error naming --text; output:\n%s", err, out)
 	}
 
 	// Only allowed hosts: the field is named.

@@ -184,7 +184,7 @@ func goesOnAfterARestart(t *testing.T, streaming bool) {
 	})
 
 	h.restart(true)
-	if _, err := h.client.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: asked.GetActionId(), Decision: "answer", PayloadJson: `{"text":"blue"}`}); err != nil {
+	if _, err := h.client.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: asked.GetActionId(), Decision: "answer", PayloadJson: `"blue"`}); err != nil {
 		t.Fatal(err)
 	}
 	w, err := h.client.WaitSubagents(ctx, &controlv1.WaitSubagentsRequest{SessionId: "s1", SubagentIds: []string{sub}, Timeout: durationpb.New(15 * time.Second)})

@@ -312,11 +312,7 @@ func (d *driver) step(ctx context.Context, s *controlv1.Subagent) (bool, error) 
 		}
 		text := ""
 		if act.Status == controlv1.ActionStatus_ACTION_STATUS_RESOLVED && act.Decision == domain.PeerAnswer {
-			var body struct {
-				Text string `json:"text"`
-			}
-			_ = json.Unmarshal([]byte(act.PayloadJson), &body)
-			text = body.Text
+			_ = json.Unmarshal([]byte(act.PayloadJson), &text) // a JSON string (PeerInputSchema)
 		}
 		if text == "" {
 			// Declined, timed out or cancelled with its turn: the peer

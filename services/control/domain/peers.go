@@ -23,17 +23,19 @@ func PeerChannelID(subagentID string) string { return ids.Channel + "_" + subage
 // input_required opens on the parent's turn.
 const PeerInputActionType = "input"
 
-// PeerAnswer and PeerDecline are the decisions of that action: answer
-// sends payload_json's "text" to the peer in the same task; decline
-// cancels the peer task.
+// PeerAnswer and PeerDecline are the decisions of that action, as a
+// request_user_input question's (pkg/worker): answer sends the payload's
+// text (a JSON string) to the peer in the same task; no_answer (or a
+// timeout, or the turn's end) cancels the peer task. So
+// `agentruntime respond --action ID TEXT` answers a peer too.
 const (
 	PeerAnswer  = "answer"
-	PeerDecline = "cancel"
+	PeerDecline = "no_answer"
 )
 
-// PeerInputSchema is the input action's payload: {"text": "..."} with
-// answer, nothing with cancel.
-const PeerInputSchema = `{"type":["object","null"],"properties":{"text":{"type":"string","minLength":1,"maxLength":16000}},"additionalProperties":false}`
+// PeerInputSchema is the input action's payload: the answer's text (a
+// JSON string), or nothing.
+const PeerInputSchema = `{"type":["string","null"],"maxLength":16384}`
 
 // PeerTask is a channel.peer_task.linked or .updated fact of s.
 func PeerTask(s *controlv1.Subagent, typ string, p *eventsv1.PeerTaskFact) *eventsv1.RuntimeEvent {
