@@ -253,7 +253,8 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 	case isShell:
 		res, err = tool.Run(ctx, w.shellSandbox(enf), args)
 	default:
-		res, err = tool.Run(ctx, &w.cfg.Sandbox, args)
+		// An MCP server may ask a person during the call (elicitation.go).
+		res, err = tool.Run(tu.withElicitor(ctx, step, id), &w.cfg.Sandbox, args)
 	}
 	if err != nil {
 		tu.reportViolation(ctx, step, id, evalID, err)

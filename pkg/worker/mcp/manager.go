@@ -42,6 +42,12 @@ type Options struct {
 	MaxOutput int
 	// Version is reported to servers as the client's version.
 	Version string
+	// ElicitationTimeout bounds how long a person is waited for when a
+	// server asks for input during a call (default 10 minutes; elicit.go);
+	// MaxElicitations how often one call may ask (default
+	// DefaultMaxElicitations).
+	ElicitationTimeout time.Duration
+	MaxElicitations    int
 }
 
 // States of a server.
@@ -98,6 +104,10 @@ func Start(ctx context.Context, cfg Config, opts Options) *Manager {
 	def(&opts.MinBackoff, 250*time.Millisecond)
 	def(&opts.MaxBackoff, 30*time.Second)
 	def(&opts.StableAfter, 30*time.Second)
+	def(&opts.ElicitationTimeout, 10*time.Minute)
+	if opts.MaxElicitations <= 0 {
+		opts.MaxElicitations = DefaultMaxElicitations
+	}
 	if opts.MaxOutput <= 0 {
 		opts.MaxOutput = 1 << 20
 	}
@@ -225,6 +235,8 @@ type server struct {
 	session *mcp.ClientSession
 	tools   []*Tool
 	status  Status
+	// calls are the calls in flight (elicitations find theirs).
+	calls map[*call]struct{}
 	// listing serializes tool listings (the initial one and those a
 	// tools/list_changed notification asks for).
 	listing sync.Mutex
@@ -341,9 +353,11 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *process, err
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentruntime-worker", Version: s.m.opts.Version}, &mcp.ClientOptions{
-		// No roots, sampling or elicitation: a server gets nothing of the
-		// worker's but the calls the model makes.
-		Capabilities: &mcp.ClientCapabilities{},
+		// No roots or sampling: a server gets nothing of the worker's but
+		// the calls the model makes, and, during one, may ask a person for
+		// input (form elicitation; elicit.go).
+		Capabilities:       &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		ElicitationHandler: s.elicit,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			go s.relist(ctx)
 		},

@@ -120,7 +120,8 @@ func object(args json.RawMessage) (json.RawMessage, error) {
 
 // Run implements tools.Tool: the call goes to the server's running
 // session, under ctx (and the manager's CallTimeout when ctx has no
-// deadline); cancelling ctx cancels the call on the server.
+// deadline); cancelling ctx cancels the call on the server. The server's
+// elicitations during the call go to ctx's Elicitor (WithElicitor).
 func (t *Tool) Run(ctx context.Context, _ *tools.Sandbox, args json.RawMessage) (tools.Result, error) {
 	args, err := object(args)
 	if err != nil {
@@ -134,11 +135,15 @@ func (t *Tool) Run(ctx context.Context, _ *tools.Sandbox, args json.RawMessage) 
 		}
 		return tools.Result{}, &tools.Failure{Category: Unavailable, Message: msg}
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	c := &call{sess: sess, ctx: ctx, tool: t, elicit: elicitorOf(ctx)}
 	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t.s.m.opts.CallTimeout)
-		defer cancel()
+		// The call's timeout, stopped while a person is asked (elicit.go).
+		c.clock = startClock(t.s.m.opts.CallTimeout, func() { cancel(errCallTimeout) })
+		defer c.clock.stop()
 	}
+	defer t.s.track(c)()
 	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: t.remote, Arguments: args})
 	if err != nil {
 		return tools.Result{}, t.failure(ctx, err)
@@ -157,7 +162,7 @@ func (t *Tool) Run(ctx context.Context, _ *tools.Sandbox, args json.RawMessage) 
 // failure is a failed call's category and message.
 func (t *Tool) failure(ctx context.Context, err error) error {
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(context.Cause(ctx), errCallTimeout):
 		return &tools.Failure{Category: tools.TimedOut, Message: fmt.Sprintf("the MCP server %q did not answer %s in time; the call was cancelled", t.s.name, t.spec.Name)}
 	case ctx.Err() != nil:
 		return &tools.Failure{Category: tools.Cancelled, Message: "the call was cancelled"}
