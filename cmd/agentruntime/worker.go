@@ -54,6 +54,9 @@ type workerFlags struct {
 	// dev passes its own --shutdown-timeout).
 	drainTimeout time.Duration
 	mcpConfig    string
+	// mcpElicitTimeout bounds a person's answer to an MCP server's
+	// elicitation (the action's timeout).
+	mcpElicitTimeout time.Duration
 	// models is the model registry whose providers' kinds pick each
 	// model's API (dev: its --models; worker: --models).
 	models string
@@ -73,6 +76,7 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxTurns, "max-turns", 4, "turns run at once (a delegating turn waits for its subagent's turn)")
 	fs.BoolVar(&f.noNetIsolate, "no-network-isolation", false, "run shell commands with the host's network instead of their own network namespace (sandbox.applied records network enforcement as unavailable)")
 	fs.StringVar(&f.mcpConfig, "mcp-config", "", "MCP servers whose tools the worker offers, as mcp__<server>__<tool>: a JSON file in the mcpServers shape of Claude Code's .mcp.json (docs/services/worker.md)")
+	fs.DurationVar(&f.mcpElicitTimeout, "mcp-elicitation-timeout", 10*time.Minute, "how long a person has to answer an MCP server that asks for input during a tool call (its action's timeout; unanswered, the server is told decline); at most 168h")
 	fs.Int64Var(&f.contextWindow, "context-window", 0, "context window in tokens of --model when routing does not say it; a transcript above 80% of it is compacted (0: never)")
 }
 
@@ -149,6 +153,9 @@ func (f *workerFlags) byRegistry(def provider.Provider, desc string) (provider.P
 
 // loadMCP reads --mcp-config (nil when not given).
 func (f *workerFlags) loadMCP() (*mcp.Config, error) {
+	if f.mcpElicitTimeout <= 0 || f.mcpElicitTimeout > 7*24*time.Hour {
+		return nil, fmt.Errorf("--mcp-elicitation-timeout %s: must be above 0 and at most 168h", f.mcpElicitTimeout)
+	}
 	if f.mcpConfig == "" {
 		return nil, nil
 	}
@@ -166,7 +173,8 @@ func (f *workerFlags) startMCP(ctx context.Context, cfg *worker.Config) (string,
 	if mc == nil || err != nil {
 		return "none", func() {}, err
 	}
-	m := mcp.Start(ctx, *mc, mcp.Options{Dir: cfg.Sandbox.Root, Logger: cfg.Logger.With("component", "mcp"), Version: version})
+	m := mcp.Start(ctx, *mc, mcp.Options{Dir: cfg.Sandbox.Root, Logger: cfg.Logger.With("component", "mcp"), Version: version,
+		ElicitationTimeout: f.mcpElicitTimeout})
 	cfg.ToolSource = m
 	var parts []string
 	for _, st := range m.Statuses() {
