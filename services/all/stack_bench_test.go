@@ -244,6 +244,8 @@ func newStackWith(b testing.TB, sh shape, dir, models string, partitions int, se
 			b.Fatal(err)
 		}
 		svc.Register(g.GRPC())
+		// Serving from the start, as a worker waits to see (readiness).
+		g.MarkServing(svc.HealthName())
 		lis, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			b.Fatal(err)
