@@ -40,7 +40,9 @@ turns:
 // BenchmarkParkedTurns measures what waiting turns cost in the dev shape
 // (the services and the worker in one process, JetStream embedded, read
 // models in memory): a worker with 4 slots runs plain turns (SubmitTurn to
-// turn.completed) with no turn parked, then with AR_BENCH_PARKED (default
+// turn.completed; 4 sessions at once, each one turn after another, so
+// every slot is busy; 200 turns at -benchtime 1x) with no turn parked,
+// then with AR_BENCH_PARKED (default
 // 500) turns parked on unanswered approvals (one session each; this
 // harness sets no per-tenant parked cap, so 10,000 fit): the ratio of the
 // two per-turn times says whether waits take the worker's capacity (a
@@ -48,9 +50,9 @@ turns:
 // each parked turn adds in the process, beside what an idle subscription
 // (the stream a wait held in place keeps open) adds: the heap in use after
 // a forced collection, the median of three samples on each side, over all
-// parked turns and over 1,000 subscriptions on four connections (opened,
-// each until its first heartbeat, and closed before the turns park; the
-// figure holds both ends, as both run here), so a few MiB of noise weigh
+// parked turns and over 2,000 subscriptions on eight connections (opened
+// first, each until its first heartbeat, and closed before anything runs;
+// the figure holds both ends, as both run here), so a few MiB of noise weigh
 // little. Then the p50 from RespondAction to the approved call starting
 // (its sandbox.applied: a resumed call's tool.started was said before it
 // parked) and to its tool.result (claim, checkpoint read, resume, the
@@ -72,37 +74,11 @@ func BenchmarkParkedTurns(b *testing.B) {
 		c.MaxTurns = 4
 	})
 	ctx := context.Background()
-	follow := func(session string) *timeline {
-		s, err := rt.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{SessionId: session, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return &timeline{stream: s}
-	}
-	// plain runs n plain turns one after another: the mean time of one.
-	plain := func(tag string, n int) time.Duration {
-		tl := follow("plain-" + tag)
-		t0 := time.Now()
-		for i := range n {
-			turn := fmt.Sprintf("%s-%d", tag, i)
-			if _, err := rt.control.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: "plain-" + tag, ThreadId: turn, TurnId: turn, Input: text("what does the README say?")}); err != nil {
-				b.Fatal(err)
-			}
-			if end := untilEnd(b, tl, turn); end != "turn.completed" {
-				b.Fatalf("plain turn ended %s", end)
-			}
-		}
-		return time.Since(t0) / time.Duration(n)
-	}
-	n := max(b.N, 20)
-	plain("warm", 3)
-	unloaded := plain("unloaded", n)
-
-	// The raw block of memory, measured before any turn parks: idle
-	// subscriptions, each open at the server.
-	subs := 1000
-	// Four connections of 250 streams (a connection takes 1,000).
-	conns := make([]controlv1.ControlServiceClient, 4)
+	// The raw block of memory, measured first, in a runtime that has run
+	// nothing yet (quiet): idle subscriptions, each open at the server.
+	subs := 2000
+	// Eight connections of 250 streams (a connection takes 1,000).
+	conns := make([]controlv1.ControlServiceClient, 8)
 	for i := range conns {
 		c, err := grpc.NewClient(rt.conn.Target(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
@@ -125,6 +101,45 @@ func BenchmarkParkedTurns(b *testing.B) {
 	}
 	perSub := float64(heapInuse()-heapBefore) / float64(subs)
 	cancelSubs()
+
+	// plain runs n plain turns on the worker's 4 slots (4 sessions, each
+	// one turn after another): the time per turn of the worker's rate.
+	plain := func(tag string, n int) time.Duration {
+		const lanes = 4
+		errs := make(chan error, lanes)
+		t0 := time.Now()
+		for l := range lanes {
+			go func() {
+				session := fmt.Sprintf("plain-%s-%d", tag, l)
+				s, err := rt.control.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{SessionId: session, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i := l; i < n; i += lanes {
+					turn := fmt.Sprintf("%s-%d", tag, i)
+					if _, err := rt.control.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: session, ThreadId: turn, TurnId: turn, Input: text("what does the README say?")}); err != nil {
+						errs <- err
+						return
+					}
+					if end, err := endOf(s, turn); err != nil || end != "turn.completed" {
+						errs <- fmt.Errorf("plain turn %s ended %q: %v", turn, end, err)
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range lanes {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+		return time.Since(t0) / time.Duration(n)
+	}
+	n := max(b.N, 200)
+	plain("warm", 8)
+	unloaded := plain("unloaded", n)
 
 	heapBefore = heapInuse()
 	// One session per parked turn (a product's users, each reviewing one
@@ -316,15 +331,15 @@ func p50(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// untilEnd reads a timeline to the end of turn: its end's type.
-func untilEnd(b *testing.B, tl *timeline, turn string) string {
+// endOf reads a stream to the end of turn: its end's type.
+func endOf(s grpc.ServerStreamingClient[controlv1.SubscribeEventsResponse], turn string) (string, error) {
 	for {
-		m, err := tl.stream.Recv()
+		m, err := s.Recv()
 		if err != nil {
-			b.Fatal(err)
+			return "", err
 		}
 		if ev := m.GetEvent(); ev.GetTurnId() == turn && (ev.GetType() == "turn.completed" || ev.GetType() == "turn.failed") {
-			return ev.GetType()
+			return ev.GetType(), nil
 		}
 	}
 }
