@@ -52,8 +52,9 @@ turns:
 // a forced collection, the median of three samples on each side, over all
 // parked turns and over 2,000 subscriptions on eight connections (opened
 // first, each until its first heartbeat, and closed before anything runs;
-// the figure holds both ends, as both run here), so a few MiB of noise weigh
-// little. Then the p50 from RespondAction to the approved call starting
+// measured against the mean of the heap before they opened and after they
+// closed, so a heap that drifts meanwhile drifts out; the figure holds
+// both ends, as both run here), so a few MiB of noise weigh little. Then the p50 from RespondAction to the approved call starting
 // (its sandbox.applied: a resumed call's tool.started was said before it
 // parked) and to its tool.result (claim, checkpoint read, resume, the
 // write), beside a bare ClaimTurn round trip (nothing to claim, no wait) on
@@ -99,8 +100,12 @@ func BenchmarkParkedTurns(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	perSub := float64(heapInuse()-heapBefore) / float64(subs)
+	heapOpen := heapInuse()
 	cancelSubs()
+	// Against the mean of the heap before they opened and after they
+	// closed: a heap that drifts while they are measured (the previous
+	// run's runtime still being torn down, with -count) drifts out.
+	perSub := (float64(heapOpen) - float64(heapBefore+heapInuse())/2) / float64(subs)
 
 	// plain runs n plain turns on the worker's 4 slots (4 sessions, each
 	// one turn after another): the time per turn of the worker's rate.

@@ -421,5 +421,7 @@ func BenchmarkWorkerRollout(b *testing.B) {
 	b.ReportMetric(float64(len(submitted)-failed), "completed")
 	b.ReportMetric(float64(failed), "lost")
 	b.ReportMetric(float64(dup+twice), "repeated")
+	b.ReportMetric(float64(lostRuns), "runs-lost")
+	b.ReportMetric(float64(drained), "runs-handed-back")
 	b.ReportMetric(0, "ns/op")
 }
