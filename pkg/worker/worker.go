@@ -316,7 +316,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if !w.awaitReady(ctx) {
 			return nil
 		}
-		claim, err := w.Claim(ctx, w.cfg.ClaimWait)
+		claim, err := w.claimDraining(ctx)
 		if err != nil {
 			<-slots
 			if ctx.Err() != nil {
@@ -344,6 +344,33 @@ func (w *Worker) Run(ctx context.Context) error {
 		}()
 	}
 	return nil
+}
+
+// claimGrace is how long a claim poll in flight may go on once the
+// worker starts draining: long enough for a grant under way to be
+// answered, short enough not to hold a stop.
+const claimGrace = 2 * time.Second
+
+// claimDraining is one claim poll that a drain does not cut at once: a
+// poll cancelled while control grants it would leave a turn started that
+// no worker runs, recorded lost (an attempt spent) when its lease lapses.
+// The poll ends claimGrace after ctx does; a turn it still brings is run
+// and hands itself back at its first step boundary (drain), claimable at
+// once.
+func (w *Worker) claimDraining(ctx context.Context) (*controlv1.ClaimTurnResponse, error) {
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(claimGrace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-pctx.Done():
+		}
+	})
+	defer stop()
+	return w.Claim(pctx, w.cfg.ClaimWait)
 }
 
 // drain ends Run: turns hand themselves back at their next step boundary;
