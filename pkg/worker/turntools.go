@@ -162,19 +162,7 @@ func (tu *turn) runTool(ctx context.Context, step string, c provider.ToolCall, r
 		// The submitter runs it; no permission of the runtime's applies to
 		// what the runtime does not run.
 		res, err := tu.callClient(ctx, step, id, c, resumed)
-		var mw *mustWait
-		var f *tools.Failure
-		switch {
-		case errors.As(err, &mw):
-			return msg, mw
-		case ctx.Err() != nil:
-			return failed(tools.Cancelled, "the turn was interrupted while the call waited for its result")
-		case errors.As(err, &f):
-			return failed(f.Category, f.Message)
-		case err != nil:
-			return failed("client_tool_unavailable", status.Convert(err).Message())
-		}
-		return tu.toolResult(ctx, step, id, msg, res)
+		return tu.answeredCall(ctx, step, id, msg, res, err, "its result", "client_tool_unavailable", failed)
 	}
 	if resumed != nil && resumed.Subagent != "" {
 		// Spawned under permission before the park; its subagent ended.

@@ -126,17 +126,26 @@ func inputActionID(callID string) string {
 func (tu *turn) inputCall(ctx context.Context, step, id string, msg provider.Message, c provider.ToolCall, resumed *parkedCall,
 	failed func(category, message string) (provider.Message, error)) (provider.Message, error) {
 	res, err := tu.askUser(ctx, step, id, c, resumed)
+	return tu.answeredCall(ctx, step, id, msg, res, err, "the person's answer", "input_unavailable", failed)
+}
+
+// answeredCall reports a call whose result is a person's (or a client's)
+// answer to an action: its result, its failure, or *mustWait when it
+// parks. waited says what the call waited for; unavailable is the
+// category of an error reaching control.
+func (tu *turn) answeredCall(ctx context.Context, step, id string, msg provider.Message, res tools.Result, err error, waited, unavailable string,
+	failed func(category, message string) (provider.Message, error)) (provider.Message, error) {
 	var mw *mustWait
 	var f *tools.Failure
 	switch {
 	case errors.As(err, &mw):
 		return msg, mw
 	case ctx.Err() != nil:
-		return failed(tools.Cancelled, "the turn was interrupted while the call waited for the person's answer")
+		return failed(tools.Cancelled, "the turn was interrupted while the call waited for "+waited)
 	case errors.As(err, &f):
 		return failed(f.Category, f.Message)
 	case err != nil:
-		return failed("input_unavailable", status.Convert(err).Message())
+		return failed(unavailable, status.Convert(err).Message())
 	}
 	return tu.toolResult(ctx, step, id, msg, res)
 }

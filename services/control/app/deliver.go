@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"time"
 
@@ -37,55 +36,14 @@ const webhookLeaseTTL = 10 * time.Second
 // Run delivers until ctx ends: for each partition, wait for its lease,
 // then deliver what is due while the lease holds.
 func (w *Webhooks) Run(ctx context.Context) error {
-	token := ids.New("deliverer")
-	var wg sync.WaitGroup
-	for k, view := range w.App.Log.Views() {
-		wg.Go(func() { w.holdPartition(ctx, token, k, view) })
-	}
-	wg.Wait()
+	perPartition{Leases: w.Leases, Key: w.LeaseScope + "webhooks", TTL: webhookLeaseTTL, Logger: w.Logger, Work: w.deliverWhileHeld}.
+		run(ctx, w.App.Log, ids.New("deliverer"))
 	return nil
-}
-
-func (w *Webhooks) holdPartition(ctx context.Context, token string, k int, view *eventlog.Log) {
-	key := w.LeaseScope + "webhooks:p" + strconv.Itoa(k)
-	for ctx.Err() == nil {
-		held, err := w.Leases.Acquire(ctx, key, token, webhookLeaseTTL)
-		if err != nil && ctx.Err() == nil {
-			w.Logger.WarnContext(ctx, "webhook lease", "partition", k, "error", err)
-		}
-		if !held {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(webhookLeaseTTL / 3):
-			}
-			continue
-		}
-		w.deliverWhileHeld(ctx, token, key, k, view)
-	}
 }
 
 // deliverWhileHeld delivers the partition's due deliveries until the
 // lease is lost or ctx ends.
-func (w *Webhooks) deliverWhileHeld(ctx context.Context, token, key string, k int, view *eventlog.Log) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer func() { _ = w.Leases.Release(context.WithoutCancel(ctx), key, token) }()
-	go func() {
-		t := time.NewTicker(webhookLeaseTTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if ok, err := w.Leases.Renew(ctx, key, token, webhookLeaseTTL); !ok || err != nil {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
+func (w *Webhooks) deliverWhileHeld(ctx context.Context, k int, view *eventlog.Log) {
 	// What another holder recorded must be folded before anything is
 	// attempted again: otherwise a handover re-sends what was delivered.
 	for ctx.Err() == nil {

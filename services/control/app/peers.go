@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -94,57 +93,17 @@ func (a *App) interruptPeer(ctx context.Context, c Caller, st projection.Store, 
 
 const peerLeaseTTL = 10 * time.Second
 
-// Run drives until ctx ends.
+// Run drives until ctx ends: for each partition, wait for its lease,
+// then drive its remote subagents while the lease holds.
 func (p *Peers) Run(ctx context.Context) error {
-	token := ids.New("peerdriver")
-	var wg sync.WaitGroup
-	for k, view := range p.App.Log.Views() {
-		wg.Go(func() { p.holdPartition(ctx, token, k, view) })
-	}
-	wg.Wait()
+	perPartition{Leases: p.Leases, Key: p.LeaseScope + "peers", TTL: peerLeaseTTL, Logger: p.Logger, Work: p.driveWhileHeld}.
+		run(ctx, p.App.Log, ids.New("peerdriver"))
 	return nil
-}
-
-func (p *Peers) holdPartition(ctx context.Context, token string, k int, view *eventlog.Log) {
-	key := p.LeaseScope + "peers:p" + strconv.Itoa(k)
-	for ctx.Err() == nil {
-		held, err := p.Leases.Acquire(ctx, key, token, peerLeaseTTL)
-		if err != nil && ctx.Err() == nil {
-			p.Logger.WarnContext(ctx, "a2a peer lease", "partition", k, "error", err)
-		}
-		if !held {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(peerLeaseTTL / 3):
-			}
-			continue
-		}
-		p.driveWhileHeld(ctx, token, key, k, view)
-	}
 }
 
 // driveWhileHeld starts a driver for each remote subagent of the
 // partition the read model lists, until the lease is lost.
-func (p *Peers) driveWhileHeld(ctx context.Context, token, key string, k int, view *eventlog.Log) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer func() { _ = p.Leases.Release(context.WithoutCancel(ctx), key, token) }()
-	go func() {
-		t := time.NewTicker(peerLeaseTTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if ok, err := p.Leases.Renew(ctx, key, token, peerLeaseTTL); !ok || err != nil {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
+func (p *Peers) driveWhileHeld(ctx context.Context, k int, view *eventlog.Log) {
 	var (
 		mu      sync.Mutex
 		running = map[string]bool{}
