@@ -113,6 +113,11 @@ func (h *Handler) createPushConfig(ctx context.Context, field string, p *TaskPus
 	if err != nil {
 		return nil, pushError(err, field, p.TaskID)
 	}
+	// A2A has no read-your-writes token: the config is answered once the
+	// read model has it, so the client's next Get or List sees it.
+	if _, err := h.control.ListWebhooks(ctx, &controlv1.ListWebhooksRequest{MinSequence: resp.GetSequence()}); err != nil {
+		return nil, pushError(err, field, p.TaskID)
+	}
 	out := configOf(resp.GetWebhook())
 	return &out, nil
 }

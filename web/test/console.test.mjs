@@ -365,6 +365,54 @@ test("webhooks: a subscription and its deliveries under the approvals", async ()
   }
 });
 
+test("an action that takes an answer is answered in the page: a question as text, a form as JSON", async () => {
+  const base = server.url;
+  const page = await newPage();
+  try {
+    // A turn that waits (the demo model asks before it writes), and two
+    // actions on it that take answers.
+    const sub = await rpc(base, "agentruntime.control.v1.ControlService/SubmitTurn", { sessionId: "ask", threadId: "ask-main", input: [{ text: "write notes about this project" }] });
+    await page.goto(base + "#/approvals");
+    await page.locator('#approvals article.action button[data-decision="allow_once"]').first().waitFor({ timeout: 30_000 });
+    const on = { sessionId: "ask", threadId: "ask-main", turnId: sub.turn.turnId };
+    await rpc(base, "agentruntime.control.v1.ControlService/RequestAction", { ...on, actionId: "act_ask", actionType: "input",
+      prompt: "Which color?", decisions: ["answer", "no_answer"], jsonSchema: '{"type":["string","null"]}' });
+    await rpc(base, "agentruntime.control.v1.ControlService/RequestAction", { ...on, actionId: "act_form", actionType: "elicitation",
+      prompt: "The MCP server asks for a color", decisions: ["accept", "decline"],
+      jsonSchema: '{"type":["object","null"],"properties":{"color":{"type":"string"}},"required":["color"]}' });
+    const ask = page.locator('article[data-action="act_ask"]');
+    const form = page.locator('article[data-action="act_form"]');
+    // Half an answer typed in one card survives the list being drawn
+    // again when another action is answered.
+    await form.locator("textarea.answer").fill('{"colour":"teal"}');
+    await ask.locator("textarea.answer").fill("teal, please");
+    await ask.locator('button[data-decision="answer"]').click();
+    await ask.locator('[role="alert"]', { hasText: "recorded" }).waitFor();
+    await ask.waitFor({ state: "detached", timeout: 30_000 });
+    assert.equal(await form.locator("textarea.answer").inputValue(), '{"colour":"teal"}');
+    // A payload the form's schema refuses is refused, and the card says why.
+    await form.locator('button[data-decision="accept"]').click();
+    await form.locator('[role="alert"]', { hasText: /payload/ }).waitFor();
+    await form.locator("textarea.answer").fill('{"color":"teal"}');
+    await form.locator('button[data-decision="accept"]').click();
+    await form.locator('[role="alert"]', { hasText: "recorded" }).waitFor();
+    await shot(page, "answers");
+    // What was recorded: each action.resolved carries the answer typed.
+    await page.goto(base + "#/session/ask?thread=ask-main");
+    const resolved = page.locator('.row[data-type="action.resolved"]');
+    await resolved.nth(1).waitFor({ timeout: 30_000 });
+    const payloads = [];
+    for (let i = 0; i < await resolved.count(); i++) {
+      await resolved.nth(i).click();
+      payloads.push(await page.locator("#detail pre").first().innerText());
+    }
+    assert.ok(payloads.some((p) => p.includes('"payloadJson": "\\"teal, please\\""')), payloads.join("\n"));
+    assert.ok(payloads.some((p) => p.includes('"payloadJson": "{\\"color\\":\\"teal\\"}"')), payloads.join("\n"));
+  } finally {
+    await page.close();
+  }
+});
+
 test("no console errors on any screen", () => {
   assert.deepEqual(errors, []);
 });

@@ -88,7 +88,9 @@ async function pushReceiver({ failFirst }) {
         waiters.add(check);
         check();
       }),
-    close: () => new Promise((res) => server.close(res)),
+    // The runtime's sender keeps its connections alive: close them too,
+    // or close waits for them to idle out.
+    close: () => new Promise((res) => { server.close(res); server.closeAllConnections(); }),
   };
 }
 

@@ -1,6 +1,8 @@
 // An action waiting for a person: its prompt, what it would do (the
-// context the asker attached), why it was asked, and its decisions as
-// buttons. Shared by the approvals screen and a session's screen.
+// context the asker attached), why it was asked, its decisions as
+// buttons, and, for an action that takes an answer (a question, an
+// elicitation), a field for it. Shared by the approvals screen and a
+// session's screen.
 import type { Action } from "../../../clients/typescript/src/gen/agentruntime/control/v1/control_pb.js";
 import { client, errorText } from "../api.js";
 import { fmtTime, h, mount } from "../dom.js";
@@ -19,8 +21,42 @@ export function label(decision: string): [string, string] {
   return labels[decision] ?? [decision, ""];
 }
 
+/**
+ * answerField is where a person types the payload of an action that takes
+ * one (it has a json_schema): text for a question (a schema that allows a
+ * string: request_user_input, an A2A peer's question), JSON otherwise (an
+ * MCP server's elicitation form). payload reads it as payload_json.
+ */
+// drafts keeps what was typed per action: the approvals screen redraws
+// its cards whenever any action changes, and a typed answer must survive.
+const drafts = new Map<string, string>();
+
+function answerField(a: Action): { field: HTMLTextAreaElement; payload: () => string } | null {
+  if (!a.jsonSchema) return null;
+  let text = false;
+  try {
+    const t = JSON.parse(a.jsonSchema).type;
+    text = t === "string" || (Array.isArray(t) && t.includes("string"));
+  } catch {
+    // control checked the schema; an unreadable one takes JSON
+  }
+  const field = h("textarea", {
+    class: "answer", rows: 2, "aria-label": text ? "answer" : "answer (JSON)",
+    placeholder: text ? "Your answer" : `JSON matching ${a.jsonSchema.slice(0, 200)}`,
+    oninput: (e: Event) => drafts.set(a.actionId, (e.target as HTMLTextAreaElement).value),
+  }) as HTMLTextAreaElement;
+  field.value = drafts.get(a.actionId) ?? "";
+  const payload = () => {
+    const v = field.value.trim();
+    if (!v) return "";
+    return text ? JSON.stringify(field.value) : v;
+  };
+  return { field, payload };
+}
+
 export function actionCard(a: Action, onDone: () => void): HTMLElement {
   const msg = h("span", { class: "error", role: "alert" });
+  const answer = answerField(a);
   const why = a.context["reason"] ?? a.context["decision_reason"] ?? a.context["why"] ?? "";
   const would = Object.entries(a.context).filter(([k]) => !["reason", "decision_reason", "why"].includes(k));
   const decisions = a.decisions.length ? a.decisions : ["allow_once", "deny"];
@@ -31,6 +67,7 @@ export function actionCard(a: Action, onDone: () => void): HTMLElement {
         a.turnId ? ` · turn ${a.turnId}` : "", ` · asked ${fmtTime(a.requestedAt)} by ${a.requestedBy || "?"}`)),
     would.length ? h("dl", { class: "would" }, would.map(([k, v]) => [h("dt", null, k), h("dd", null, h("code", null, v))])) : null,
     why ? h("p", { class: "why" }, "Why: ", why) : null,
+    answer ? answer.field : null,
     h("div", { class: "decide" },
       decisions.map((d) => {
         const [text, key] = label(d);
@@ -42,7 +79,8 @@ export function actionCard(a: Action, onDone: () => void): HTMLElement {
             const b = e.currentTarget as HTMLButtonElement;
             card.querySelectorAll("button").forEach((x) => (x.disabled = true));
             try {
-              await client().respondAction(a.actionId, d);
+              await client().respondAction(a.actionId, d, answer?.payload() ?? "");
+              drafts.delete(a.actionId);
               card.classList.add("done");
               mount(msg, `${text}: recorded`);
               b.classList.add("chosen");

@@ -45,7 +45,7 @@ export async function approvalsView(view: HTMLElement, _r: Route, signal: AbortS
     select(selected);
   };
   const onKey = (e: KeyboardEvent) => {
-    if (e.target instanceof HTMLInputElement || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement || e.ctrlKey || e.metaKey || e.altKey) return;
     const all = cards();
     if (e.key === "j" || e.key === "ArrowDown") select(selected + 1);
     else if (e.key === "k" || e.key === "ArrowUp") select(selected - 1);
