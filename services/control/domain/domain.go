@@ -172,9 +172,10 @@ type Interrupt struct {
 
 // DecideInterrupt records the intent to stop a turn. A turn no worker
 // holds (unheld: not started, whether or not an action is pending on it,
-// parked, or its run lost and not yet claimed again) ends at once (cancelled, its actions cancelled first) and the
-// queue moves on; a running turn gets interrupt_requested first and ends
-// when its worker stops. No active turn: nothing to do (nil, nil).
+// parked, or its run lost and not yet claimed again) ends at once
+// (cancelled, its actions cancelled first) and the queue moves on; a
+// running turn gets interrupt_requested first and ends when its worker
+// stops. No active turn: nothing to do (nil, nil).
 func DecideInterrupt(th *controlv1.ThreadRead, target *controlv1.Turn, cmd Interrupt) ([]*eventsv1.RuntimeEvent, error) {
 	var out []*eventsv1.RuntimeEvent
 	scope := Scope{Session: th.SessionId, Thread: th.ThreadId}
