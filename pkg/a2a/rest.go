@@ -141,13 +141,8 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request) {
 	case rest == "tasks" && r.Method == http.MethodGet:
 		q := r.URL.Query()
 		p := ListTasksRequest{ContextID: q.Get("contextId"), Status: q.Get("status"), PageToken: q.Get("pageToken"), IncludeArtifacts: q.Get("includeArtifacts") == "true"}
-		if s := q.Get("pageSize"); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				writeREST(w, invalidParams("pageSize", "must be a number"))
-				return
-			}
-			p.PageSize = n
+		if !pageSize(w, q, &p.PageSize) {
+			return
 		}
 		res, err := h.listTasks(ctx, &p)
 		answer(res, err)
@@ -217,13 +212,8 @@ func (h *Handler) serveRESTPush(w http.ResponseWriter, r *http.Request, task, re
 	case cfg == "" && r.Method == http.MethodGet:
 		q := r.URL.Query()
 		p := ListPushConfigsRequest{TaskID: task, PageToken: q.Get("pageToken")}
-		if s := q.Get("pageSize"); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				writeREST(w, invalidParams("pageSize", "must be a number"))
-				return
-			}
-			p.PageSize = n
+		if !pageSize(w, q, &p.PageSize) {
+			return
 		}
 		res, err := h.listPushConfigs(ctx, &p)
 		answer(res, err)
@@ -287,4 +277,20 @@ func readBody(w http.ResponseWriter, r *http.Request, v any) *rpcError {
 		return invalidParams("body", "not a JSON object of this method: %v", err)
 	}
 	return nil
+}
+
+// pageSize reads a list's pageSize query parameter into n; false when it
+// is not a number (the refusal is written).
+func pageSize(w http.ResponseWriter, q url.Values, n *int) bool {
+	s := q.Get("pageSize")
+	if s == "" {
+		return true
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		writeREST(w, invalidParams("pageSize", "must be a number"))
+		return false
+	}
+	*n = v
+	return true
 }

@@ -62,15 +62,7 @@ func (tu *turn) callClient(ctx context.Context, step, id string, c provider.Tool
 			Decisions: []string{clienttool.Decision}, JsonSchema: clienttool.PayloadSchema,
 			Context: map[string]string{clienttool.ContextTool: c.Name, clienttool.ContextArguments: clip(c.Arguments, 4096)},
 		}
-		// The call's start is in the log before the action that asks for it.
-		if err := tu.flush(ctx); err != nil {
-			return tools.Result{}, err
-		}
-		var resp *controlv1.RequestActionResponse
-		err := tu.w.retryInfra(ctx, "control.RequestAction", func(ctx context.Context) (err error) {
-			resp, err = tu.w.control.RequestAction(ctx, req)
-			return err
-		})
+		resp, err := tu.openAction(ctx, req)
 		if err != nil {
 			return tools.Result{}, err
 		}
@@ -97,6 +89,21 @@ func (tu *turn) callClient(ctx context.Context, step, id string, c provider.Tool
 		tu.checkNow(ctx) // the turn was interrupted or ended
 	}
 	return clientResult(answer.GetOutcome() == eventsv1.ActionOutcome_ACTION_OUTCOME_RESOLVED, enums.Word(answer.GetOutcome()), answer.GetPayloadJson())
+}
+
+// openAction opens an action a call of the turn waits on (RequestAction,
+// retried while control is unavailable), once the call's own facts are in
+// the log before it.
+func (tu *turn) openAction(ctx context.Context, req *controlv1.RequestActionRequest) (*controlv1.RequestActionResponse, error) {
+	if err := tu.flush(ctx); err != nil {
+		return nil, err
+	}
+	var resp *controlv1.RequestActionResponse
+	err := tu.w.retryInfra(ctx, "control.RequestAction", func(ctx context.Context) (err error) {
+		resp, err = tu.w.control.RequestAction(ctx, req)
+		return err
+	})
+	return resp, err
 }
 
 // clientResult is a client tool call's result from its action's answer.

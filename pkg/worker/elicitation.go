@@ -94,15 +94,7 @@ func (tu *turn) elicit(ctx context.Context, step, callID string, e mcp.Elicitati
 	if e.Timeout > 0 {
 		req.Timeout, req.DecisionOnTimeout = durationpb.New(e.Timeout), mcp.ElicitDecline
 	}
-	// The call's start is in the log before the action its server opens.
-	if err := tu.flush(ctx); err != nil {
-		return mcp.ElicitAnswer{}, err
-	}
-	var resp *controlv1.RequestActionResponse
-	err = tu.w.retryInfra(ctx, "control.RequestAction", func(ctx context.Context) (err error) {
-		resp, err = tu.w.control.RequestAction(ctx, req)
-		return err
-	})
+	resp, err := tu.openAction(ctx, req)
 	if err != nil {
 		return mcp.ElicitAnswer{}, err
 	}

@@ -174,15 +174,7 @@ func (tu *turn) askUser(ctx context.Context, step, id string, c provider.ToolCal
 			req.Timeout = durationpb.New(timeout)
 			req.DecisionOnTimeout = InputNoAnswer
 		}
-		// The call's start is in the log before the action that asks for it.
-		if err := tu.flush(ctx); err != nil {
-			return tools.Result{}, err
-		}
-		var resp *controlv1.RequestActionResponse
-		err = tu.w.retryInfra(ctx, "control.RequestAction", func(ctx context.Context) (err error) {
-			resp, err = tu.w.control.RequestAction(ctx, req)
-			return err
-		})
+		resp, err := tu.openAction(ctx, req)
 		if err != nil {
 			return tools.Result{}, err
 		}
