@@ -113,9 +113,7 @@ func (h *Handler) createPushConfig(ctx context.Context, field string, p *TaskPus
 	if err != nil {
 		return nil, pushError(err, field, p.TaskID)
 	}
-	// A2A has no read-your-writes token: the config is answered once the
-	// read model has it, so the client's next Get or List sees it.
-	if _, err := h.control.ListWebhooks(ctx, &controlv1.ListWebhooksRequest{MinSequence: resp.GetSequence()}); err != nil {
+	if err := h.readable(ctx, resp.GetSequence()); err != nil {
 		return nil, pushError(err, field, p.TaskID)
 	}
 	out := configOf(resp.GetWebhook())
@@ -210,10 +208,22 @@ func (h *Handler) deletePushConfig(ctx context.Context, p *PushConfigRequest) *r
 	if err != nil {
 		return err
 	}
-	if _, err := h.control.DeleteWebhook(ctx, &controlv1.DeleteWebhookRequest{WebhookId: wh.GetWebhookId()}); err != nil {
-		return fromStatus(err, p.TaskID)
+	resp, derr := h.control.DeleteWebhook(ctx, &controlv1.DeleteWebhookRequest{WebhookId: wh.GetWebhookId()})
+	if derr == nil {
+		derr = h.readable(ctx, resp.GetSequence())
+	}
+	if derr != nil {
+		return fromStatus(derr, p.TaskID)
 	}
 	return nil
+}
+
+// readable returns once the webhooks read model has applied sequence. A2A
+// has no read-your-writes token, so a config call answers only when the
+// client's next Get or List sees what it did.
+func (h *Handler) readable(ctx context.Context, sequence uint64) error {
+	_, err := h.control.ListWebhooks(ctx, &controlv1.ListWebhooksRequest{MinSequence: sequence})
+	return err
 }
 
 // listPushConfigs serves ListTaskPushNotificationConfigs: every config of
