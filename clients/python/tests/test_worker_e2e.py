@@ -321,25 +321,29 @@ def test_a_stalled_worker_whose_run_was_lost_reports_nothing_more(dev, tmp_path,
     script = script_file(tmp_path)
     ws = workspace(tmp_path, "ws")
     w1 = python_worker(procs, dev, ws, "stall", "py-s1", script, lease_ttl=1.5)
-    seen = {}
 
     async def main():
         async with await Client.connect(dev) as c:
-            async def on_event(ev):
-                if ev.type == "turn.started" and "run1" not in seen:
-                    seen["run1"] = ev.run_id
-                elif ev.type == "action.required" and "asked1" not in seen:
-                    seen["asked1"] = ev.action_id
-                    w1.p.send_signal(signal.SIGSTOP)  # stalled, not dead
-                elif ev.type == "run.status" and ev.run_status.phase == "lost":
-                    w1.p.send_signal(signal.SIGCONT)  # it wakes up after its lease
+            # The hold call blocks until release exists, so the worker
+            # holds its run while stopped (a wait for a person would park
+            # the turn and hold nothing).
+            turn_id = await _until_parked(c, "stall", ws)
+            w1.p.send_signal(signal.SIGSTOP)  # stalled, not dead
+            events = []
+            async for ev in c.subscribe(session_id="stall", thread_id="stall", start=1):
+                if ev.turn_id != turn_id:
+                    continue
+                events.append(ev)
+                if ev.type == "run.status" and ev.run_status.phase == "lost":
+                    # It wakes up after its lease, its call released.
+                    (ws / "release").write_text("go")
+                    w1.p.send_signal(signal.SIGCONT)
                     python_worker(procs, dev, ws, "stall", "py-s2", script, lease_ttl=1.5)
-                elif ev.type == "action.required":
-                    await c.approve(ev.action_id)
-
-            turn_id, events = await run_turn(c, "stall", "write notes about this project", approve=False, on_event=on_event)
+                if ev.type in ("turn.completed", "turn.failed"):
+                    break
+            run1 = [e for e in events if e.type == "turn.started"][0].run_id
             # The woken worker learnt that its run was lost and stopped it.
-            await asyncio.to_thread(w1.wait_line, re.compile(r"run %s stopped: lease_lost" % seen["run1"]), TIMEOUT)
+            await asyncio.to_thread(w1.wait_line, re.compile(r"run %s stopped: lease_lost" % run1), TIMEOUT)
             # Everything in the log from the loss up to a fact appended now.
             marker = (await c.channel("marker", "stall").reconnect()).sequence
             lost = [e for e in events if e.type == "run.status" and e.run_status.phase == "lost"][0]
@@ -348,12 +352,12 @@ def test_a_stalled_worker_whose_run_was_lost_reports_nothing_more(dev, tmp_path,
                 later.append(ev)
                 if ev.sequence >= marker:
                     break
-            return events, later
+            return run1, events, later
 
-    events, later = asyncio.run(main())
-    after = [e.type for e in later if e.run_id == seen["run1"]]
+    run1, events, later = asyncio.run(asyncio.wait_for(main(), 2 * TIMEOUT))
+    after = [e.type for e in later if e.run_id == run1]
     assert after == [], after
-    assert events[-1].type == "turn.completed" and events[-1].run_id != seen["run1"]
+    assert events[-1].type == "turn.completed" and events[-1].run_id != run1
     assert w1.p.poll() is None, "the stalled worker should live on and claim other turns"
 
 
