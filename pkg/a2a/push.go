@@ -149,17 +149,11 @@ func (h *Handler) pushConfigs(ctx context.Context, task string) ([]*controlv1.We
 	if _, err := h.locate(ctx, task); err != nil {
 		return nil, err
 	}
-	resp, err := h.control.ListWebhooks(ctx, &controlv1.ListWebhooksRequest{})
+	resp, err := h.control.ListWebhooks(ctx, &controlv1.ListWebhooksRequest{A2ATaskId: task})
 	if err != nil {
 		return nil, fromStatus(err, task)
 	}
-	var out []*controlv1.Webhook
-	for _, wh := range resp.GetWebhooks() {
-		if wh.GetA2APush().GetTaskId() == task {
-			out = append(out, wh)
-		}
-	}
-	return out, nil
+	return resp.GetWebhooks(), nil
 }
 
 func configOf(wh *controlv1.Webhook) TaskPushNotificationConfig {
@@ -227,7 +221,7 @@ func (h *Handler) readable(ctx context.Context, sequence uint64) error {
 }
 
 // listPushConfigs serves ListTaskPushNotificationConfigs: every config of
-// the task in one page (a tenant has at most a few dozen webhooks).
+// the task in one page (a task has at most 10).
 func (h *Handler) listPushConfigs(ctx context.Context, p *ListPushConfigsRequest) (*ListPushConfigsResponse, *rpcError) {
 	if err := checkTaskID("params.taskId", p.TaskID); err != nil {
 		return nil, err

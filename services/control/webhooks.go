@@ -57,6 +57,12 @@ func newWebhooks(a *app.App, deps kit.Deps) *app.Webhooks {
 	if r.AttemptTimeout > 0 {
 		w.Sender.Timeout = r.AttemptTimeout
 	}
+	if r.A2APushRetention > 0 {
+		w.A2ARetention = r.A2APushRetention
+	}
+	if r.A2APushCollectEvery > 0 {
+		w.A2ACollectEvery = r.A2APushCollectEvery
+	}
 	return w
 }
 

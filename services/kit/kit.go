@@ -102,6 +102,11 @@ type WebhookRetry struct {
 	MaxAge                 time.Duration
 	// AttemptTimeout bounds one attempt (default 10 s).
 	AttemptTimeout time.Duration
+	// A2APushRetention is how long an A2A push notification config is
+	// kept after its task ends (default 25 h; never less than MaxAge and
+	// an attempt), and A2APushCollectEvery how often ended tasks' configs
+	// are looked for (default a minute).
+	A2APushRetention, A2APushCollectEvery time.Duration
 }
 
 // Service is one of the five agentruntime services.

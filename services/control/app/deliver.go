@@ -61,6 +61,7 @@ func (w *Webhooks) deliverWhileHeld(ctx context.Context, k int, view *eventlog.L
 		wg       sync.WaitGroup
 	)
 	defer wg.Wait()
+	wg.Go(func() { w.collectWhileHeld(ctx, k) })
 	// The loop looks at the outbox again when an attempt ends (a slot is
 	// free), when the projection moves in this partition (a delivery may
 	// be owed), or after Poll (a retry may be due).

@@ -55,6 +55,14 @@ type Webhooks struct {
 	// by the composition. Nil: A2A configs are made, and their
 	// deliveries fail.
 	TaskPush func(turnID, sessionID, threadID string, evs []*eventsv1.RuntimeEvent) ([]byte, error)
+	// A2ARetention is how long an A2A push notification config is kept
+	// after its task ended (or after it was made, when later); never less
+	// than Retry.MaxAge plus one attempt, so no delivery still owed is
+	// cancelled. Default domain.DefaultA2APushRetention.
+	A2ARetention time.Duration
+	// A2ACollectEvery is how often the holder of a partition looks for
+	// configs to collect; default a minute.
+	A2ACollectEvery time.Duration
 }
 
 // NewWebhooks returns the webhooks of a: off until a Sealer is set.
@@ -63,7 +71,8 @@ func NewWebhooks(a *App, leases lease.Store, hosts *hostallow.List, logger *slog
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Webhooks{App: a, Hosts: hosts, Sender: webhooks.NewSender(hosts), Leases: leases,
-		Retry: domain.DefaultWebhookRetry, Poll: 100 * time.Millisecond, Concurrency: 16, PerWebhook: 4, Logger: logger, Now: time.Now}
+		Retry: domain.DefaultWebhookRetry, Poll: 100 * time.Millisecond, Concurrency: 16, PerWebhook: 4, Logger: logger, Now: time.Now,
+		A2ARetention: domain.DefaultA2APushRetention, A2ACollectEvery: time.Minute}
 }
 
 func webhookAgg(tenant, session, id string) eventlog.Aggregate {
@@ -89,12 +98,14 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 	if err := domain.CheckWebhookEventTypes(req.GetEventTypes()); err != nil {
 		return nil, err
 	}
-	live, err := readmodel.Subscriptions(ctx, w.App.Store, c.Tenant)
-	if err != nil {
-		return nil, err
-	}
-	if len(live) >= domain.MaxWebhooksPerTenant {
-		return nil, fault.Exhausted("WEBHOOKS_PER_TENANT", fmt.Sprintf("a tenant has at most %d webhooks; delete one first", domain.MaxWebhooksPerTenant), 0, nil)
+	if req.GetA2APush() == nil {
+		live, err := readmodel.Subscriptions(ctx, w.App.Store, c.Tenant)
+		if err != nil {
+			return nil, err
+		}
+		if len(live) >= domain.MaxWebhooksPerTenant {
+			return nil, fault.Exhausted("WEBHOOKS_PER_TENANT", fmt.Sprintf("a tenant has at most %d webhooks (A2A push notification configs apart); delete one first", domain.MaxWebhooksPerTenant), 0, nil)
+		}
 	}
 	id := ids.New(domain.WebhookIDPrefix)
 	secret, err := webhooks.NewSecret()
@@ -108,7 +119,7 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 	sub := &eventsv1.WebhookSubscription{Url: req.GetUrl(), EventTypes: req.GetEventTypes(), SessionIds: req.GetSessionIds(),
 		Description: req.GetDescription(), SealedSecret: sealed, KeyId: w.Sealer.KeyID()}
 	if p := req.GetA2APush(); p != nil {
-		if sub.A2APush, err = w.a2aPush(ctx, c, id, p, req, live); err != nil {
+		if sub.A2APush, err = w.a2aPush(ctx, c, id, p, req); err != nil {
 			return nil, err
 		}
 		sub.EventTypes, sub.SessionIds = domain.A2APushEventTypes, []string{sub.A2APush.GetSessionId()}
@@ -128,9 +139,9 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 
 // a2aPush is the A2A push notification config of a subscription: the
 // task (a turn of the caller's tenant: another's is NotFound), a config
-// id not used by another config of the task, the token and credentials
-// sealed like the secret.
-func (w *Webhooks) a2aPush(ctx context.Context, c Caller, id string, p *controlv1.A2APush, req *controlv1.CreateWebhookRequest, live []*eventsv1.RuntimeEvent) (*eventsv1.A2APushSubscription, error) {
+// id not used by another config of the task, room for one more config on
+// the task, the token and credentials sealed like the secret.
+func (w *Webhooks) a2aPush(ctx context.Context, c Caller, id string, p *controlv1.A2APush, req *controlv1.CreateWebhookRequest) (*eventsv1.A2APushSubscription, error) {
 	if len(req.GetEventTypes()) > 0 {
 		return nil, fault.Invalid("event_types", "an A2A push notification config delivers its task's state changes: name no event types")
 	}
@@ -145,10 +156,17 @@ func (w *Webhooks) a2aPush(ctx context.Context, c Caller, id string, p *controlv
 	if cfg == "" {
 		cfg = id
 	}
+	live, err := readmodel.A2APushConfigs(ctx, w.App.Store, c.Tenant, tu.GetTurnId())
+	if err != nil {
+		return nil, err
+	}
 	for _, ev := range live {
-		if a := ev.GetChannelConnected().GetWebhook().GetA2APush(); a.GetTurnId() == tu.GetTurnId() && a.GetConfigId() == cfg {
+		if a := ev.GetChannelConnected().GetWebhook().GetA2APush(); a.GetConfigId() == cfg {
 			return nil, fault.AlreadyExists("push notification config", cfg, fmt.Sprintf("task %s has a push notification config %s already (webhook %s): delete it first", tu.GetTurnId(), cfg, ev.GetChannelId()))
 		}
+	}
+	if len(live) >= domain.MaxA2APushConfigsPerTask {
+		return nil, fault.Exhausted("A2A_PUSH_CONFIGS_PER_TASK", fmt.Sprintf("a task has at most %d push notification configs; delete one first", domain.MaxA2APushConfigsPerTask), 0, nil)
 	}
 	if p.GetAuthCredentials() != "" && p.GetAuthScheme() == "" {
 		return nil, fault.Invalid("a2a_push.auth_scheme", "required with credentials")
@@ -189,14 +207,23 @@ func (w *Webhooks) openA2AAuth(tenant string, ev *eventsv1.RuntimeEvent) (a2aAut
 	return out, json.Unmarshal(raw, &out)
 }
 
-// List answers the tenant's live subscriptions with their recent
-// deliveries; never a secret, sealed or not.
+// List answers the tenant's live subscriptions, or one task's A2A push
+// notification configs, with their recent deliveries; never a secret,
+// sealed or not.
 func (w *Webhooks) List(ctx context.Context, c Caller, req *controlv1.ListWebhooksRequest) (*controlv1.ListWebhooksResponse, error) {
 	seq, err := projector.WaitForSession(ctx, w.App.Log, w.App.Store, readmodel.WebhooksName, c.Tenant, "", req.GetMinSequence(), ReadTimeout)
 	if err != nil {
 		return nil, err
 	}
-	subs, err := readmodel.Subscriptions(ctx, w.App.Store, c.Tenant)
+	var subs []*eventsv1.RuntimeEvent
+	if task := req.GetA2ATaskId(); task != "" {
+		if _, err := w.App.turn(ctx, c, task); err != nil {
+			return nil, err
+		}
+		subs, err = readmodel.A2APushConfigs(ctx, w.App.Store, c.Tenant, task)
+	} else {
+		subs, err = readmodel.Subscriptions(ctx, w.App.Store, c.Tenant)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -215,20 +242,110 @@ func (w *Webhooks) List(ctx context.Context, c Caller, req *controlv1.ListWebhoo
 // Delete ends a subscription. Deliveries still owed to it are recorded as
 // cancelled by the sender, not attempted.
 func (w *Webhooks) Delete(ctx context.Context, c Caller, req *controlv1.DeleteWebhookRequest) (*controlv1.DeleteWebhookResponse, error) {
-	res, err := w.App.w.Execute(ctx, webhookAgg(c.Tenant, "", req.GetWebhookId()), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
-		_, live, _, err := readmodel.Subscription(ctx, st, c.Tenant, req.GetWebhookId())
+	seq, err := w.end(ctx, c.Tenant, req.GetWebhookId(), domain.WebhookDeletedReason)
+	if err != nil {
+		return nil, err
+	}
+	return &controlv1.DeleteWebhookResponse{Sequence: seq}, nil
+}
+
+// end records a live subscription's deletion; NotFound when it is not
+// live.
+func (w *Webhooks) end(ctx context.Context, tenant, id, reason string) (uint64, error) {
+	res, err := w.App.w.Execute(ctx, webhookAgg(tenant, "", id), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		_, live, _, err := readmodel.Subscription(ctx, st, tenant, id)
 		if err != nil {
 			return nil, err
 		}
 		if !live {
-			return nil, fault.NotFound("webhook", req.GetWebhookId())
+			return nil, fault.NotFound("webhook", id)
 		}
-		return []*eventsv1.RuntimeEvent{domain.WebhookDeleted(req.GetWebhookId())}, nil
+		return []*eventsv1.RuntimeEvent{domain.WebhookDeleted(id, reason)}, nil
 	})
-	if err != nil {
-		return nil, err
+	return res.Sequence, err
+}
+
+// a2aRetention is how long a config is kept after its task ended: at
+// least past the last attempt of a delivery of its task's last state.
+func (w *Webhooks) a2aRetention() time.Duration {
+	return max(w.A2ARetention, w.Retry.MaxAge+w.Sender.Timeout)
+}
+
+// collectWhileHeld collects, every A2ACollectEvery until ctx ends, the
+// A2A push notification configs of partition k's tenants whose task
+// ended more than the retention ago. It pages through the configs made
+// before that (a config whose task still runs stays listed), a page of
+// 256 each time, so every config is looked at in turn.
+func (w *Webhooks) collectWhileHeld(ctx context.Context, k int) {
+	every := w.A2ACollectEvery
+	if every <= 0 {
+		every = time.Minute
 	}
-	return &controlv1.DeleteWebhookResponse{Sequence: res.Sequence}, nil
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var offset int64 // configs made long ago whose task still runs, skipped
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		const page = 256
+		now, keep := w.Now(), w.a2aRetention()
+		due, err := readmodel.A2APushCollectable(ctx, w.App.Store, k, now.Add(-keep).UnixMilli(), offset, page)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.Logger.WarnContext(ctx, "collecting A2A push notification configs", "partition", k, "error", err)
+			}
+			continue
+		}
+		kept := int64(0)
+		for _, e := range due {
+			tenant, id, ok := readmodel.ParseA2APushCollectMember(e.Member)
+			if !ok {
+				kept++
+				continue
+			}
+			collected, err := w.collect(ctx, tenant, id, now, keep)
+			if err != nil && ctx.Err() == nil {
+				w.Logger.WarnContext(ctx, "collecting an A2A push notification config", "tenant", tenant, "webhook_id", id, "error", err)
+			}
+			if !collected {
+				kept++
+			}
+		}
+		// The next page starts after what stays listed; from the start
+		// again once a page came back short.
+		offset += kept
+		if len(due) < page {
+			offset = 0
+		}
+	}
+}
+
+// collect deletes an A2A push notification config whose task ended more
+// than keep before now (or is gone); collected says it did.
+func (w *Webhooks) collect(ctx context.Context, tenant, id string, now time.Time, keep time.Duration) (bool, error) {
+	sub, live, _, err := readmodel.Subscription(ctx, w.App.Store, tenant, id)
+	if err != nil || !live {
+		return false, err
+	}
+	turn := sub.GetChannelConnected().GetWebhook().GetA2APush().GetTurnId()
+	tu, found, err := readmodel.Turn(ctx, w.App.Store, tenant, turn)
+	if err != nil {
+		return false, err
+	}
+	reason := fmt.Sprintf("collected: its A2A task %s is gone", turn)
+	if found {
+		if tu.GetEndedAt() == nil || now.Sub(tu.GetEndedAt().AsTime()) < keep {
+			return false, nil
+		}
+		reason = fmt.Sprintf("collected: its A2A task %s ended at %s, more than %s ago", turn, tu.GetEndedAt().AsTime().UTC().Format(time.RFC3339), keep)
+	}
+	if _, err := w.end(ctx, tenant, id, reason); err != nil && !fault.Is(err, fault.KindNotFound) {
+		return false, err
+	}
+	return true, nil
 }
 
 // publicWebhook is what readers see of a subscription: an A2A config's

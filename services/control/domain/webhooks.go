@@ -55,8 +55,22 @@ const A2APushFormat = "a2a"
 const A2ATokenHeader = "X-A2A-Notification-Token"
 
 // MaxWebhooksPerTenant bounds a tenant's live subscriptions: each one is
-// matched against every event of the tenant.
+// matched against every event of the tenant. A2A push notification
+// configs are not counted: each is matched against its own task's events
+// only, and bounded per task.
 const MaxWebhooksPerTenant = 32
+
+// MaxA2APushConfigsPerTask bounds the live A2A push notification configs
+// of one task.
+const MaxA2APushConfigsPerTask = 10
+
+// DefaultA2APushRetention is how long after its task ended (or after it
+// was made, when later) an A2A push notification config is kept: A2A
+// clients read their configs after the task ends, and a delivery of the
+// task's last state is retried for up to DefaultWebhookRetry.MaxAge, which
+// the config must outlive (a deleted config's owed deliveries are
+// cancelled).
+const DefaultA2APushRetention = 25 * time.Hour
 
 // WebhookFact returns the webhook payload of a channel fact of a webhook,
 // nil for any other event.
@@ -85,12 +99,17 @@ func WebhookCreated(id, host string, sub *eventsv1.WebhookSubscription) *eventsv
 			Transport: WebhookTransport, Peer: host, Reason: "webhook created", Webhook: sub}}}
 }
 
-// WebhookDeleted is the channel.disconnected that ends a subscription.
-func WebhookDeleted(id string) *eventsv1.RuntimeEvent {
+// WebhookDeleted is the channel.disconnected that ends a subscription:
+// deleted by its tenant (reason "webhook deleted") or collected by the
+// runtime (the reason says why).
+func WebhookDeleted(id, reason string) *eventsv1.RuntimeEvent {
 	return &eventsv1.RuntimeEvent{Type: events.TypeChannelDisconnected, ChannelId: id,
 		Payload: &eventsv1.RuntimeEvent_ChannelDisconnected{ChannelDisconnected: &eventsv1.ChannelFact{
-			Transport: WebhookTransport, Reason: "webhook deleted"}}}
+			Transport: WebhookTransport, Reason: reason}}}
 }
+
+// WebhookDeletedReason is the reason of a deletion by the tenant.
+const WebhookDeletedReason = "webhook deleted"
 
 // WebhookDelivery is the channel.message of one delivery attempt's
 // outcome, on the delivered event's session, under an id derived from

@@ -42,7 +42,10 @@ const WebhooksName = "control.webhooks"
 // 2: an A2A push notification config (a subscription with a2a_push) owes
 // the delivery of its own creation and matches its turn's events only; a
 // process of version 1 would deliver it every event of its session.
-const WebhooksFoldVersion = 2
+//
+// 3: A2A push notification configs are kept per task (A2APushKey), not in
+// the tenant's index, and listed for collection (A2APushCollectIndex).
+const WebhooksFoldVersion = 3
 
 // WebhookKey holds a subscription's channel.connected, or its
 // channel.disconnected once deleted (the control fold: the writer decides
@@ -50,9 +53,31 @@ const WebhooksFoldVersion = 2
 func WebhookKey(tenant, id string) string { return "whk:" + tenant + ":" + id }
 
 // WebhookIndexKey holds a tenant's live subscriptions (their
-// channel.connected facts, delimited protos): one read per event matches
-// them all. Only the tenant's session-less partition writes it.
+// channel.connected facts, delimited protos) but its A2A push notification
+// configs: one read per event matches them all. Only the tenant's
+// session-less partition writes it.
 func WebhookIndexKey(tenant string) string { return "whidx:" + tenant }
+
+// A2APushKey holds the live A2A push notification configs of a task (a
+// turn), as WebhookIndexKey does a tenant's other subscriptions: a
+// tenant may have a config on every task it runs, and an event is matched
+// against its own task's only. Only the tenant's session-less partition
+// writes it.
+func A2APushKey(tenant, turn string) string { return "whpush:" + tenant + ":" + turn }
+
+// a2aPushTaskKey names the task of a live A2A push notification config,
+// for its deletion's fold.
+func a2aPushTaskKey(tenant, id string) string { return "whpusht:" + tenant + ":" + id }
+
+// A2APushCollectIndex lists the live A2A push notification configs of
+// the tenants whose session-less partition is k, scored by when each was
+// made (unix ms); members are "<tenant>|<webhook id>". The sender of
+// partition k collects those whose task ended long enough ago
+// (app.Webhooks.A2ARetention).
+func A2APushCollectIndex(k int) string { return "whgc:p" + strconv.Itoa(k) }
+
+// A2APushCollectMember is a member of A2APushCollectIndex.
+func A2APushCollectMember(tenant, id string) string { return tenant + "|" + id }
 
 // OutboxIndex lists the deliveries owed of partition k of the log, across
 // tenants, scored by when the next attempt is due (unix ms); members are
@@ -146,7 +171,11 @@ type replayEntry struct {
 func (w Webhooks) subscriptionsAt(ctx context.Context, store projection.Store, ev *eventsv1.RuntimeEvent) ([]*eventsv1.RuntimeEvent, error) {
 	at := ev.GetTimestamp().AsTime()
 	if w.log == nil || !at.Before(w.started) {
-		return Subscriptions(ctx, store, ev.GetTenantId())
+		turn := ""
+		if slices.Contains(domain.A2APushEventTypes, ev.GetType()) {
+			turn = ev.GetTurnId()
+		}
+		return liveSubscriptions(ctx, store, ev.GetTenantId(), turn)
 	}
 	tenant := ev.GetTenantId()
 	w.replay.mu.Lock()
@@ -215,7 +244,7 @@ func (w Webhooks) Project(ctx context.Context, store projection.Store, rec *even
 		case f.GetDelivery() != nil:
 			err = projectDelivery(ctx, store, ev, f.GetDelivery(), w.outbox(tenant, ev.GetSessionId()), &b)
 		case ev.GetType() == events.TypeChannelConnected || ev.GetType() == events.TypeChannelDisconnected:
-			err = projectSubscription(ctx, store, ev, &b)
+			err = w.projectSubscription(ctx, store, ev, &b)
 			if err == nil && ev.GetChannelConnected().GetWebhook().GetA2APush() != nil {
 				// An A2A push notification config's receiver gets its task
 				// as it is when the config is made (it may have changed, or
@@ -267,14 +296,44 @@ func (w Webhooks) owe(sub, ev *eventsv1.RuntimeEvent, raw []byte, b *projection.
 	return nil
 }
 
-func projectSubscription(ctx context.Context, store projection.Store, ev *eventsv1.RuntimeEvent, b *projection.Batch) error {
-	subs, err := Subscriptions(ctx, store, ev.GetTenantId())
+// projectSubscription folds a subscription's creation or deletion into
+// the list it is on: the tenant's, or its task's for an A2A push
+// notification config (which is also listed for collection).
+func (w Webhooks) projectSubscription(ctx context.Context, store projection.Store, ev *eventsv1.RuntimeEvent, b *projection.Batch) error {
+	tenant, id := ev.GetTenantId(), ev.GetChannelId()
+	key, turn := WebhookIndexKey(tenant), ""
+	if a := ev.GetChannelConnected().GetWebhook().GetA2APush(); a != nil {
+		turn = a.GetTurnId()
+	} else if ev.GetType() == events.TypeChannelDisconnected {
+		raw, err := store.Get(ctx, a2aPushTaskKey(tenant, id))
+		if err != nil && !errors.Is(err, projection.ErrNotFound) {
+			return err
+		}
+		turn = string(raw)
+	}
+	if turn != "" {
+		key = A2APushKey(tenant, turn)
+		collect := projection.IndexEntry{Index: A2APushCollectIndex(w.Subjects.PartitionOf(tenant, eventlog.NoSession)),
+			Member: A2APushCollectMember(tenant, id), Score: Millis(ev)}
+		if ev.GetType() == events.TypeChannelConnected {
+			b.Puts = append(b.Puts, projection.KV{Key: a2aPushTaskKey(tenant, id), Value: []byte(turn)})
+			b.IndexAdds = append(b.IndexAdds, collect)
+		} else {
+			b.Deletes = append(b.Deletes, a2aPushTaskKey(tenant, id))
+			b.IndexRemoves = append(b.IndexRemoves, collect)
+		}
+	}
+	subs, err := subscriptionsOf(ctx, store, key)
 	if err != nil {
 		return err
 	}
-	subs = slices.DeleteFunc(subs, func(s *eventsv1.RuntimeEvent) bool { return s.GetChannelId() == ev.GetChannelId() })
+	subs = slices.DeleteFunc(subs, func(s *eventsv1.RuntimeEvent) bool { return s.GetChannelId() == id })
 	if ev.GetType() == events.TypeChannelConnected {
 		subs = append(subs, ev)
+	}
+	if len(subs) == 0 && turn != "" {
+		b.Deletes = append(b.Deletes, key)
+		return nil
 	}
 	var buf bytes.Buffer
 	for _, s := range subs {
@@ -282,7 +341,7 @@ func projectSubscription(ctx context.Context, store projection.Store, ev *events
 			return err
 		}
 	}
-	b.Puts = append(b.Puts, projection.KV{Key: WebhookIndexKey(ev.GetTenantId()), Value: buf.Bytes()})
+	b.Puts = append(b.Puts, projection.KV{Key: key, Value: buf.Bytes()})
 	return nil
 }
 
@@ -328,15 +387,48 @@ func projectDelivery(ctx context.Context, store projection.Store, ev *eventsv1.R
 }
 
 // Subscriptions are a tenant's live subscriptions (their channel.connected
-// facts), oldest first.
+// facts), oldest first, but its A2A push notification configs.
 func Subscriptions(ctx context.Context, store projection.Store, tenant string) ([]*eventsv1.RuntimeEvent, error) {
-	raw, err := store.Get(ctx, WebhookIndexKey(tenant))
+	return subscriptionsOf(ctx, store, WebhookIndexKey(tenant))
+}
+
+// A2APushConfigs are the live A2A push notification configs of a task,
+// oldest first.
+func A2APushConfigs(ctx context.Context, store projection.Store, tenant, turn string) ([]*eventsv1.RuntimeEvent, error) {
+	return subscriptionsOf(ctx, store, A2APushKey(tenant, turn))
+}
+
+// liveSubscriptions are the tenant's subscriptions and, with a turn, that
+// task's A2A push notification configs: one read.
+func liveSubscriptions(ctx context.Context, store projection.Store, tenant, turn string) ([]*eventsv1.RuntimeEvent, error) {
+	if turn == "" {
+		return Subscriptions(ctx, store, tenant)
+	}
+	key, pushKey := WebhookIndexKey(tenant), A2APushKey(tenant, turn)
+	raws, err := store.GetMany(ctx, key, pushKey)
+	if err != nil {
+		return nil, err
+	}
+	subs, err := parseSubscriptions(key, raws[0])
+	if err != nil {
+		return nil, err
+	}
+	push, err := parseSubscriptions(pushKey, raws[1])
+	return append(subs, push...), err
+}
+
+func subscriptionsOf(ctx context.Context, store projection.Store, key string) ([]*eventsv1.RuntimeEvent, error) {
+	raw, err := store.Get(ctx, key)
 	if errors.Is(err, projection.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	return parseSubscriptions(key, raw)
+}
+
+func parseSubscriptions(key string, raw []byte) ([]*eventsv1.RuntimeEvent, error) {
 	var out []*eventsv1.RuntimeEvent
 	r := bufio.NewReader(bytes.NewReader(raw))
 	for {
@@ -344,10 +436,23 @@ func Subscriptions(ctx context.Context, store projection.Store, tenant string) (
 		if err := protodelim.UnmarshalFrom(r, ev); errors.Is(err, io.EOF) {
 			return out, nil
 		} else if err != nil {
-			return nil, fmt.Errorf("webhooks of tenant %s: %w", tenant, err)
+			return nil, fmt.Errorf("webhooks %s: %w", key, err)
 		}
 		out = append(out, ev)
 	}
+}
+
+// A2APushCollectable lists up to limit A2A push notification configs of
+// partition k made at or before madeBy (unix ms), oldest first, from the
+// offset-th.
+func A2APushCollectable(ctx context.Context, store projection.Store, k int, madeBy, offset, limit int64) ([]projection.IndexEntry, error) {
+	hi := float64(madeBy)
+	return store.Range(ctx, A2APushCollectIndex(k), projection.RangeQuery{Max: &hi, Offset: offset, Limit: limit})
+}
+
+// ParseA2APushCollectMember splits an A2APushCollectMember.
+func ParseA2APushCollectMember(m string) (tenant, id string, ok bool) {
+	return strings.Cut(m, "|")
 }
 
 // Subscription is a subscription's channel.connected as the control fold

@@ -518,7 +518,12 @@ func (x *CreateWebhookResponse) GetSequence() uint64 {
 type ListWebhooksRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Wait (bounded) until the read model has applied this sequence.
-	MinSequence   uint64 `protobuf:"varint,1,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	MinSequence uint64 `protobuf:"varint,1,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	// Set: the A2A push notification configs of this task (a turn of the
+	// tenant), and nothing else. Empty: the tenant's webhooks, without A2A
+	// push notification configs (a task has its own, at most 10, kept until
+	// a day after the task ends; docs/a2a.md, "Push notifications").
+	A2ATaskId     string `protobuf:"bytes,2,opt,name=a2a_task_id,json=a2aTaskId,proto3" json:"a2a_task_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -558,6 +563,13 @@ func (x *ListWebhooksRequest) GetMinSequence() uint64 {
 		return x.MinSequence
 	}
 	return 0
+}
+
+func (x *ListWebhooksRequest) GetA2ATaskId() string {
+	if x != nil {
+		return x.A2ATaskId
+	}
+	return ""
 }
 
 type ListWebhooksResponse struct {
@@ -758,9 +770,10 @@ const file_agentruntime_control_v1_webhooks_proto_rawDesc = "" +
 	"\x15CreateWebhookResponse\x12:\n" +
 	"\awebhook\x18\x01 \x01(\v2 .agentruntime.control.v1.WebhookR\awebhook\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\x12\x1a\n" +
-	"\bsequence\x18\x03 \x01(\x04R\bsequence\"8\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\x82\x01\n" +
 	"\x13ListWebhooksRequest\x12!\n" +
-	"\fmin_sequence\x18\x01 \x01(\x04R\vminSequence\"p\n" +
+	"\fmin_sequence\x18\x01 \x01(\x04R\vminSequence\x12H\n" +
+	"\va2a_task_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\ta2aTaskId\"p\n" +
 	"\x14ListWebhooksResponse\x12<\n" +
 	"\bwebhooks\x18\x01 \x03(\v2 .agentruntime.control.v1.WebhookR\bwebhooks\x12\x1a\n" +
 	"\bsequence\x18\x02 \x01(\x04R\bsequence\"^\n" +

@@ -62,10 +62,12 @@ class DeleteWebhookResponse(_message.Message):
     def __init__(self, sequence: _Optional[int] = ...) -> None: ...
 
 class ListWebhooksRequest(_message.Message):
-    __slots__ = ["min_sequence"]
+    __slots__ = ["a2a_task_id", "min_sequence"]
+    A2A_TASK_ID_FIELD_NUMBER: _ClassVar[int]
     MIN_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    a2a_task_id: str
     min_sequence: int
-    def __init__(self, min_sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, min_sequence: _Optional[int] = ..., a2a_task_id: _Optional[str] = ...) -> None: ...
 
 class ListWebhooksResponse(_message.Message):
     __slots__ = ["sequence", "webhooks"]
