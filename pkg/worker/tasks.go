@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentruntime/agentruntime/pkg/events"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
@@ -189,25 +190,8 @@ func (w *Worker) followTask(ctx context.Context, t *tasksv1.Task, run, token str
 		})
 	}
 	f := end.GetTurnFailed()
-	category := taskCategory(f.GetCategory())
-	if f.GetOutcome() == eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED {
-		category = "cancelled"
-	}
-	return fail(category, fmt.Sprintf("turn %s failed: %s", turn.GetTurnId(), f.GetMessage()), f.GetRetryable())
-}
-
-// taskCategory makes a turn's failure category a task error category
-// (lower case, digits and underscores).
-func taskCategory(c string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(c) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return cmp.Or(clip(b.String(), 64), "internal")
+	category, msg := events.TaskFailureOfTurn(turn.GetTurnId(), f)
+	return fail(category, msg, f.GetRetryable())
 }
 
 // heartbeatTask renews the run's lease; a cancel request interrupts the

@@ -1,10 +1,7 @@
 package app
 
 import (
-	"cmp"
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
@@ -147,25 +144,8 @@ func (a *App) settleCarried(ctx context.Context, tenant, taskID, run string, end
 		return ignoreGone(err)
 	}
 	f := end.GetTurnFailed()
-	category := TurnCategory(f.GetCategory())
-	if f.GetOutcome() == eventsv1.TurnOutcome_TURN_OUTCOME_CANCELLED {
-		category = "cancelled"
-	}
-	return failWith(category, fmt.Sprintf("turn %s failed: %s", turn, f.GetMessage()), f.GetRetryable())
-}
-
-// TurnCategory makes a turn's failure category a task error category
-// (lower case, digits and underscores), as the Go worker does.
-func TurnCategory(c string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(c) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return cmp.Or(clip(b.String(), 64), "internal")
+	category, msg := events.TaskFailureOfTurn(turn, f)
+	return failWith(category, msg, f.GetRetryable())
 }
 
 func clip(s string, n int) string {
