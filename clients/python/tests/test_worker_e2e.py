@@ -268,12 +268,17 @@ def test_python_worker_killed_mid_turn_is_lost_and_another_finishes_it(dev, tmp_
 def test_interrupt_cancels_the_running_tool_and_the_turn(dev, tmp_path, procs):
     python_worker(procs, dev, workspace(tmp_path, "ws"), "intr", "py-i", script_file(tmp_path), lease_ttl=5)
 
+    interrupted = []
+
     async def main():
         async with await Client.connect(dev) as c:
             async def on_event(ev):
                 # The tool runs once its sandbox is recorded: interrupt it
-                # then (it would wait ten minutes).
-                if ev.type == "sandbox.applied" and ev.step_id:
+                # then (it would wait ten minutes). Once: the call has two
+                # sandbox.applied (the decision's and the worker's), and
+                # the turn may have ended by the second.
+                if ev.type == "sandbox.applied" and ev.step_id and not interrupted:
+                    interrupted.append(ev.sequence)
                     r = await c.interrupt_turn("intr", "intr", reason="enough")
                     assert r.accepted
 
@@ -293,10 +298,13 @@ def test_an_interrupt_lets_a_finish_tool_end_and_says_what_it_did(dev, tmp_path,
     ws = workspace(tmp_path, "ws")
     python_worker(procs, dev, ws, "fin", "py-f", script_file(tmp_path), lease_ttl=5)
 
+    interrupted = []
+
     async def main():
         async with await Client.connect(dev) as c:
             async def on_event(ev):
-                if ev.type == "sandbox.applied" and ev.step_id:
+                if ev.type == "sandbox.applied" and ev.step_id and not interrupted:
+                    interrupted.append(ev.sequence)
                     # Interrupt once the call is running (it says so on disk).
                     deadline = asyncio.get_running_loop().time() + TIMEOUT
                     while not (ws / "slow.started").exists():
