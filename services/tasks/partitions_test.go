@@ -575,3 +575,46 @@ func TestReadsOfATaskAnswerTheirSessionsPosition(t *testing.T) {
 		}
 	}
 }
+
+// A task whose creation read its two blockers as queued, appended after
+// both completed (the race XR-1 names: the blockers' own reactions did
+// not list it yet), learns both outcomes from its creation's reaction:
+// the two updates, one per blocker, are two facts, not one dropped as the
+// other's duplicate, and the task becomes runnable.
+func TestADependentCreatedAsItsBlockersEndLearnsEachOutcome(t *testing.T) {
+	ctx := context.Background()
+	_, p := partitioned(t)
+	c := p.client
+	sessions := sessionsApart(t, p.log, "t1")
+	blockers := map[string]domain.S{}
+	for i, id := range []string{"x", "y"} {
+		must[*tasksv1.CreateTaskResponse](t)(c.CreateTask(ctx, &tasksv1.CreateTaskRequest{TaskId: id, SessionId: sessions[i], Spec: &tasksv1.TaskSpec{Title: id}}))
+		blockers[id] = domain.BlockerStatus(getTask(t, c, id, 0).GetTask())
+	}
+	var last uint64
+	for range 2 {
+		poll := must[*tasksv1.PollTaskResponse](t)(c.PollTask(ctx, &tasksv1.PollTaskRequest{WorkerId: "w", Wait: durationpb.New(10 * time.Second), LeaseTtl: durationpb.New(time.Minute)}))
+		done := must[*tasksv1.CompleteTaskResponse](t)(c.CompleteTask(ctx, &tasksv1.CompleteTaskRequest{TaskId: poll.GetTask().GetTaskId(), RunId: poll.GetRunId(), LeaseToken: poll.GetLeaseToken()}))
+		last = max(last, done.GetResult().GetSequence())
+	}
+	if _, err := projector.WaitFor(ctx, p.log, tasks.StoreOf(p.svc), app.ReactorName, last, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := domain.DecideCreate(nil, domain.Create{TaskID: "d", SessionID: sessions[2], BlockedBy: []string{"x", "y"}, Blockers: blockers,
+		Spec: &tasksv1.TaskSpec{Title: "d"}, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.log.AppendAtomic(ctx, eventlog.Aggregate{Tenant: "t1", Session: sessions[2], Kind: "task", ID: "d"}, eventlog.Any, evs...); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "d runnable, both its edges satisfied", func() bool {
+		d := getTask(t, c, "d", 0).GetTask()
+		for _, e := range d.GetEdges() {
+			if e.GetStatus() != tasksv1.EdgeStatus_EDGE_STATUS_SATISFIED {
+				return false
+			}
+		}
+		return d.GetStatus() == tasksv1.TaskStatus_TASK_STATUS_QUEUED
+	})
+}

@@ -233,8 +233,12 @@ func (a *App) resolveDependents(ctx context.Context, ev *eventsv1.RuntimeEvent) 
 	})
 }
 
+// resolve updates dependent's edge to blocker. Its facts' ids are derived
+// from the blocker too: a task's creation can resolve several blockers,
+// and the updates of one cause on one task would otherwise share ids, the
+// log keeping the first and dropping the others as its duplicates.
 func (a *App) resolve(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant, dependent string, blocker *tasksv1.Task) error {
-	_, err := a.reactOn(ctx, cause, tenant, dependent, func(t *tasksv1.Task) []*eventsv1.RuntimeEvent {
+	_, err := a.reactOnAs(ctx, cause, tenant, dependent, dependent+"/blocked_by/"+blocker.GetTaskId(), func(t *tasksv1.Task) []*eventsv1.RuntimeEvent {
 		return domain.DecideDependency(t, blocker.GetTaskId(), domain.BlockerStatus(blocker), a.now())
 	})
 	return err
@@ -299,6 +303,12 @@ func (a *App) cancelChild(ctx context.Context, cause *eventsv1.RuntimeEvent, ten
 // reactOn writes a reaction on a task through the write path, with event
 // ids derived from the causing event so a replayed reaction is dropped.
 func (a *App) reactOn(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant, taskID string, decide func(*tasksv1.Task) []*eventsv1.RuntimeEvent) (Result, error) {
+	return a.reactOnAs(ctx, cause, tenant, taskID, taskID, decide)
+}
+
+// reactOnAs is reactOn with the ids derived from key as well: one cause
+// reacting more than once on a task names each reaction.
+func (a *App) reactOnAs(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant, taskID, key string, decide func(*tasksv1.Task) []*eventsv1.RuntimeEvent) (Result, error) {
 	// Most reactions are no-ops (a started blocker changes no edge): decide
 	// on the current record first and skip the write path's round trips
 	// when there is nothing to write. The write path decides again.
@@ -307,7 +317,7 @@ func (a *App) reactOn(ctx context.Context, cause *eventsv1.RuntimeEvent, tenant,
 	}
 	res, err := a.onTask(ctx, tenant, taskID, "", func(_ context.Context, t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
 		evs := decide(t)
-		derive(evs, cause, taskID)
+		derive(evs, cause, key)
 		return evs, nil
 	})
 	return res, ignoreGone(err)
