@@ -50,6 +50,10 @@ func (h *Handler) ListSessions(ctx context.Context, req *controlv1.ListSessionsR
 	return kit.Call(ctx, req, h.App.ListSessions)
 }
 
+func (h *Handler) ListTurns(ctx context.Context, req *controlv1.ListTurnsRequest) (*controlv1.ListTurnsResponse, error) {
+	return kit.Call(ctx, req, h.App.ListTurns)
+}
+
 func (h *Handler) GetSession(ctx context.Context, req *controlv1.GetSessionRequest) (*controlv1.GetSessionResponse, error) {
 	return kit.Call(ctx, req, app.Held(h.Claims, (*controlv1.GetSessionRequest).GetSessionId, h.App.GetSession))
 }

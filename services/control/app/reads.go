@@ -130,22 +130,88 @@ func (a *App) ListSessions(ctx context.Context, c Caller, req *controlv1.ListSes
 	if err != nil {
 		return nil, err
 	}
-	size := int64(req.GetPageSize())
+	entries, next, err := a.pageNewestFirst(ctx, readmodel.SessionsIndex(c.Tenant), req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	out := &controlv1.ListSessionsResponse{Sequence: seq, NextPageToken: next}
+	for _, e := range entries {
+		s, ok, err := readmodel.Session(ctx, a.Store, c.Tenant, e.Member)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out.Sessions = append(out.Sessions, s)
+		}
+	}
+	return out, nil
+}
+
+// ListTurns pages the tenant's turns across its sessions, newest first: by
+// the time of their turn.submitted, turns of one millisecond by id,
+// descending (readmodel.TenantTurnsIndex), paged as ListSessions. The
+// response's sequence is as ListSessions'.
+func (a *App) ListTurns(ctx context.Context, c Caller, req *controlv1.ListTurnsRequest) (*controlv1.ListTurnsResponse, error) {
+	seq, err := a.caughtUp(ctx, req.GetMinSequence())
+	if err != nil {
+		return nil, err
+	}
+	index := readmodel.TenantTurnsIndex(c.Tenant)
+	entries, next, err := a.pageNewestFirst(ctx, index, req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	total, err := a.Store.Count(ctx, index)
+	if err != nil {
+		return nil, err
+	}
+	out := &controlv1.ListTurnsResponse{Sequence: seq, NextPageToken: next, TotalSize: total}
+	if len(entries) == 0 {
+		return out, nil
+	}
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		keys[i] = readmodel.TurnKey(c.Tenant, e.Member)
+	}
+	raws, err := a.Store.GetMany(ctx, keys...)
+	if err != nil {
+		return nil, err
+	}
+	for _, raw := range raws {
+		if raw == nil {
+			continue
+		}
+		tu := &controlv1.Turn{}
+		if err := proto.Unmarshal(raw, tu); err != nil {
+			return nil, err
+		}
+		out.Turns = append(out.Turns, tu)
+	}
+	return out, nil
+}
+
+// pageNewestFirst is a page of an index scored by time in milliseconds,
+// newest first, members of one millisecond descending: up to size
+// entries (default 50) after the page token, and the token after the
+// last of them when more follow. A token is the last entry listed (its
+// time and member), so entries added while a client pages do not shift
+// the pages.
+func (a *App) pageNewestFirst(ctx context.Context, index string, pageSize int32, tok string) ([]projection.IndexEntry, string, error) {
+	size := int64(pageSize)
 	if size == 0 {
 		size = 50
 	}
-	index := readmodel.SessionsIndex(c.Tenant)
 	var entries []projection.IndexEntry
 	q := projection.RangeQuery{Reverse: true}
-	if tok := req.GetPageToken(); tok != "" {
+	if tok != "" {
 		created, after, ok := parseSessionsToken(tok)
 		if !ok {
-			return nil, fault.Invalid("page_token", "%s", "not a page token from a previous response")
+			return nil, "", fault.Invalid("page_token", "%s", "not a page token from a previous response")
 		}
-		// The rest of the token's millisecond: ids below the token's.
+		// The rest of the token's millisecond: members below the token's.
 		same, err := a.Store.Range(ctx, index, projection.RangeQuery{Min: &created, Max: &created, Reverse: true})
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		for _, e := range same {
 			if e.Member < after {
@@ -159,26 +225,17 @@ func (a *App) ListSessions(ctx context.Context, c Caller, req *controlv1.ListSes
 		q.Limit = size + 1 - n
 		rest, err := a.Store.Range(ctx, index, q)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		entries = append(entries, rest...)
 	}
-	out := &controlv1.ListSessionsResponse{Sequence: seq}
+	next := ""
 	if int64(len(entries)) > size {
 		entries = entries[:size]
 		last := entries[size-1]
-		out.NextPageToken = sessionsToken(last.Score, last.Member)
+		next = sessionsToken(last.Score, last.Member)
 	}
-	for _, e := range entries {
-		s, ok, err := readmodel.Session(ctx, a.Store, c.Tenant, e.Member)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out.Sessions = append(out.Sessions, s)
-		}
-	}
-	return out, nil
+	return entries, next, nil
 }
 
 // sessionsToken is the page token after a session: its creation time (the

@@ -24,8 +24,9 @@ const Name = "control"
 // ones (docs/upgrading.md). 2: turns hold their priority, fairness key
 // and weight. 3: subagents hold their A2A peer (agent, peer task ids,
 // state, open input action) and remote subagents are indexed
-// (PeersIndex).
-const FoldVersion = 3
+// (PeersIndex). 4: a tenant's turns are indexed by submission time
+// (TenantTurnsIndex, what ListTurns pages).
+const FoldVersion = 4
 
 // Keys of documents and indexes, all tenant-scoped so one tenant can never
 // address another's.
@@ -53,6 +54,13 @@ func SessionsIndex(tenant string) string { return "sessions:" + tenant }
 
 // SessionTurnsIndex lists a session's turns by submission sequence.
 func SessionTurnsIndex(tenant, session string) string { return "sturns:" + tenant + ":" + session }
+
+// TenantTurnsIndex lists a tenant's turns across its sessions by the time
+// of their turn.submitted (unix milliseconds: positions of different
+// partitions of the log do not compare); members are turn ids. Each member
+// is written by its session's partition only. A rolled-back turn leaves
+// it, as it leaves SessionTurnsIndex.
+func TenantTurnsIndex(tenant string) string { return "tturns:" + tenant }
 
 // PeersIndex lists the remote (A2A peer) subagents the control service
 // still drives, across tenants; members are PeerMember. A subagent leaves

@@ -358,7 +358,8 @@ func (t *tx) apply() error {
 			if tu, ok := t.turn(id); ok {
 				tu.Status = domain.TurnRolledBack
 				t.touchTurn(tu)
-				t.removes = append(t.removes, projection.IndexEntry{Index: SessionTurnsIndex(t.tenant(), tu.SessionId), Member: tu.TurnId})
+				t.removes = append(t.removes, projection.IndexEntry{Index: SessionTurnsIndex(t.tenant(), tu.SessionId), Member: tu.TurnId},
+					projection.IndexEntry{Index: TenantTurnsIndex(t.tenant()), Member: tu.TurnId})
 			}
 		}
 	case typ == events.TypePermissionRequested:

@@ -88,7 +88,8 @@ func (t *tx) turnSubmitted() {
 	c := TurnClass(ev)
 	tu.Priority, tu.FairnessKey, tu.FairnessWeight = c.Priority, c.Key, c.Weight
 	t.touchTurn(tu)
-	t.adds = append(t.adds, projection.IndexEntry{Index: SessionTurnsIndex(t.tenant(), tu.SessionId), Member: tu.TurnId, Score: float64(t.seq())})
+	t.adds = append(t.adds, projection.IndexEntry{Index: SessionTurnsIndex(t.tenant(), tu.SessionId), Member: tu.TurnId, Score: float64(t.seq())},
+		projection.IndexEntry{Index: TenantTurnsIndex(t.tenant()), Member: tu.TurnId, Score: t.millis()})
 	if p.GetIdempotencyKey() != "" {
 		t.puts[IdempotencyKey(t.tenant(), tu.ThreadId, p.GetIdempotencyKey())] = []byte(tu.TurnId)
 	}

@@ -1389,6 +1389,141 @@ func (x *ListSessionsResponse) GetSequence() uint64 {
 	return 0
 }
 
+type ListTurnsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many turns (default 50).
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From a previous response's next_page_token: the turns after it.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	MinSequence   uint64 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTurnsRequest) Reset() {
+	*x = ListTurnsRequest{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTurnsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTurnsRequest) ProtoMessage() {}
+
+func (x *ListTurnsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTurnsRequest.ProtoReflect.Descriptor instead.
+func (*ListTurnsRequest) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListTurnsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListTurnsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListTurnsRequest) GetMinSequence() uint64 {
+	if x != nil {
+		return x.MinSequence
+	}
+	return 0
+}
+
+type ListTurnsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Newest first: by submission time (unix milliseconds), turns of one
+	// millisecond by id, descending. Rolled-back turns are not listed.
+	Turns []*Turn `protobuf:"bytes,1,rep,name=turns,proto3" json:"turns,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	Sequence      uint64 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// How many turns the tenant has (every page; rolled-back turns not
+	// counted).
+	TotalSize     int64 `protobuf:"varint,4,opt,name=total_size,json=totalSize,proto3" json:"total_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTurnsResponse) Reset() {
+	*x = ListTurnsResponse{}
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTurnsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTurnsResponse) ProtoMessage() {}
+
+func (x *ListTurnsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTurnsResponse.ProtoReflect.Descriptor instead.
+func (*ListTurnsResponse) Descriptor() ([]byte, []int) {
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListTurnsResponse) GetTurns() []*Turn {
+	if x != nil {
+		return x.Turns
+	}
+	return nil
+}
+
+func (x *ListTurnsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ListTurnsResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *ListTurnsResponse) GetTotalSize() int64 {
+	if x != nil {
+		return x.TotalSize
+	}
+	return 0
+}
+
 type GetSessionRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1405,7 +1540,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[16]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1417,7 +1552,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[16]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1430,7 +1565,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{16}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetSessionRequest) GetSessionId() string {
@@ -1476,7 +1611,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[17]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1623,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[17]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1636,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{17}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetSessionResponse) GetSession() *Session {
@@ -1550,7 +1685,7 @@ type GetThreadReadRequest struct {
 
 func (x *GetThreadReadRequest) Reset() {
 	*x = GetThreadReadRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[18]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1562,7 +1697,7 @@ func (x *GetThreadReadRequest) String() string {
 func (*GetThreadReadRequest) ProtoMessage() {}
 
 func (x *GetThreadReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[18]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1575,7 +1710,7 @@ func (x *GetThreadReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadReadRequest.ProtoReflect.Descriptor instead.
 func (*GetThreadReadRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{18}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetThreadReadRequest) GetSessionId() string {
@@ -1609,7 +1744,7 @@ type GetThreadReadResponse struct {
 
 func (x *GetThreadReadResponse) Reset() {
 	*x = GetThreadReadResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[19]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1621,7 +1756,7 @@ func (x *GetThreadReadResponse) String() string {
 func (*GetThreadReadResponse) ProtoMessage() {}
 
 func (x *GetThreadReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[19]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1634,7 +1769,7 @@ func (x *GetThreadReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetThreadReadResponse.ProtoReflect.Descriptor instead.
 func (*GetThreadReadResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{19}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetThreadReadResponse) GetThread() *ThreadRead {
@@ -1668,7 +1803,7 @@ type RegisterToolsRequest struct {
 
 func (x *RegisterToolsRequest) Reset() {
 	*x = RegisterToolsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[20]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1680,7 +1815,7 @@ func (x *RegisterToolsRequest) String() string {
 func (*RegisterToolsRequest) ProtoMessage() {}
 
 func (x *RegisterToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[20]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1693,7 +1828,7 @@ func (x *RegisterToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterToolsRequest.ProtoReflect.Descriptor instead.
 func (*RegisterToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{20}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RegisterToolsRequest) GetSessionId() string {
@@ -1733,7 +1868,7 @@ type RegisterToolsResponse struct {
 
 func (x *RegisterToolsResponse) Reset() {
 	*x = RegisterToolsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[21]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1745,7 +1880,7 @@ func (x *RegisterToolsResponse) String() string {
 func (*RegisterToolsResponse) ProtoMessage() {}
 
 func (x *RegisterToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[21]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1758,7 +1893,7 @@ func (x *RegisterToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterToolsResponse.ProtoReflect.Descriptor instead.
 func (*RegisterToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{21}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RegisterToolsResponse) GetSequence() uint64 {
@@ -1778,7 +1913,7 @@ type GetToolInventoryRequest struct {
 
 func (x *GetToolInventoryRequest) Reset() {
 	*x = GetToolInventoryRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[22]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1790,7 +1925,7 @@ func (x *GetToolInventoryRequest) String() string {
 func (*GetToolInventoryRequest) ProtoMessage() {}
 
 func (x *GetToolInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[22]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1803,7 +1938,7 @@ func (x *GetToolInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolInventoryRequest.ProtoReflect.Descriptor instead.
 func (*GetToolInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{22}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetToolInventoryRequest) GetSessionId() string {
@@ -1830,7 +1965,7 @@ type GetToolInventoryResponse struct {
 
 func (x *GetToolInventoryResponse) Reset() {
 	*x = GetToolInventoryResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[23]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1842,7 +1977,7 @@ func (x *GetToolInventoryResponse) String() string {
 func (*GetToolInventoryResponse) ProtoMessage() {}
 
 func (x *GetToolInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[23]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1855,7 +1990,7 @@ func (x *GetToolInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolInventoryResponse.ProtoReflect.Descriptor instead.
 func (*GetToolInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{23}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetToolInventoryResponse) GetTools() []*v1.ToolSpec {
@@ -1890,7 +2025,7 @@ type ReportEventsRequest struct {
 
 func (x *ReportEventsRequest) Reset() {
 	*x = ReportEventsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[24]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1902,7 +2037,7 @@ func (x *ReportEventsRequest) String() string {
 func (*ReportEventsRequest) ProtoMessage() {}
 
 func (x *ReportEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[24]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1915,7 +2050,7 @@ func (x *ReportEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportEventsRequest.ProtoReflect.Descriptor instead.
 func (*ReportEventsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{24}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReportEventsRequest) GetEvents() []*v1.RuntimeEvent {
@@ -1949,7 +2084,7 @@ type ReportEventsResponse struct {
 
 func (x *ReportEventsResponse) Reset() {
 	*x = ReportEventsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[25]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1961,7 +2096,7 @@ func (x *ReportEventsResponse) String() string {
 func (*ReportEventsResponse) ProtoMessage() {}
 
 func (x *ReportEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[25]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1974,7 +2109,7 @@ func (x *ReportEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportEventsResponse.ProtoReflect.Descriptor instead.
 func (*ReportEventsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{25}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ReportEventsResponse) GetEventIds() []string {
@@ -2015,7 +2150,7 @@ type SpawnSubagentRequest struct {
 
 func (x *SpawnSubagentRequest) Reset() {
 	*x = SpawnSubagentRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[26]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2162,7 @@ func (x *SpawnSubagentRequest) String() string {
 func (*SpawnSubagentRequest) ProtoMessage() {}
 
 func (x *SpawnSubagentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[26]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2175,7 @@ func (x *SpawnSubagentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnSubagentRequest.ProtoReflect.Descriptor instead.
 func (*SpawnSubagentRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{26}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SpawnSubagentRequest) GetSessionId() string {
@@ -2123,7 +2258,7 @@ type SpawnSubagentResponse struct {
 
 func (x *SpawnSubagentResponse) Reset() {
 	*x = SpawnSubagentResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[27]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2135,7 +2270,7 @@ func (x *SpawnSubagentResponse) String() string {
 func (*SpawnSubagentResponse) ProtoMessage() {}
 
 func (x *SpawnSubagentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[27]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2148,7 +2283,7 @@ func (x *SpawnSubagentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnSubagentResponse.ProtoReflect.Descriptor instead.
 func (*SpawnSubagentResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{27}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SpawnSubagentResponse) GetSubagent() *Subagent {
@@ -2176,7 +2311,7 @@ type SendSubagentInputRequest struct {
 
 func (x *SendSubagentInputRequest) Reset() {
 	*x = SendSubagentInputRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[28]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2323,7 @@ func (x *SendSubagentInputRequest) String() string {
 func (*SendSubagentInputRequest) ProtoMessage() {}
 
 func (x *SendSubagentInputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[28]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2336,7 @@ func (x *SendSubagentInputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendSubagentInputRequest.ProtoReflect.Descriptor instead.
 func (*SendSubagentInputRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{28}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SendSubagentInputRequest) GetSessionId() string {
@@ -2235,7 +2370,7 @@ type SendSubagentInputResponse struct {
 
 func (x *SendSubagentInputResponse) Reset() {
 	*x = SendSubagentInputResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[29]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2247,7 +2382,7 @@ func (x *SendSubagentInputResponse) String() string {
 func (*SendSubagentInputResponse) ProtoMessage() {}
 
 func (x *SendSubagentInputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[29]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2260,7 +2395,7 @@ func (x *SendSubagentInputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendSubagentInputResponse.ProtoReflect.Descriptor instead.
 func (*SendSubagentInputResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{29}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SendSubagentInputResponse) GetTurn() *Turn {
@@ -2288,7 +2423,7 @@ type WaitSubagentsRequest struct {
 
 func (x *WaitSubagentsRequest) Reset() {
 	*x = WaitSubagentsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[30]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2300,7 +2435,7 @@ func (x *WaitSubagentsRequest) String() string {
 func (*WaitSubagentsRequest) ProtoMessage() {}
 
 func (x *WaitSubagentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[30]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2313,7 +2448,7 @@ func (x *WaitSubagentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitSubagentsRequest.ProtoReflect.Descriptor instead.
 func (*WaitSubagentsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{30}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WaitSubagentsRequest) GetSessionId() string {
@@ -2349,7 +2484,7 @@ type WaitSubagentsResponse struct {
 
 func (x *WaitSubagentsResponse) Reset() {
 	*x = WaitSubagentsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[31]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2361,7 +2496,7 @@ func (x *WaitSubagentsResponse) String() string {
 func (*WaitSubagentsResponse) ProtoMessage() {}
 
 func (x *WaitSubagentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[31]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2374,7 +2509,7 @@ func (x *WaitSubagentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitSubagentsResponse.ProtoReflect.Descriptor instead.
 func (*WaitSubagentsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{31}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WaitSubagentsResponse) GetSubagents() []*Subagent {
@@ -2408,7 +2543,7 @@ type ResumeSubagentRequest struct {
 
 func (x *ResumeSubagentRequest) Reset() {
 	*x = ResumeSubagentRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[32]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2420,7 +2555,7 @@ func (x *ResumeSubagentRequest) String() string {
 func (*ResumeSubagentRequest) ProtoMessage() {}
 
 func (x *ResumeSubagentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[32]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2433,7 +2568,7 @@ func (x *ResumeSubagentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeSubagentRequest.ProtoReflect.Descriptor instead.
 func (*ResumeSubagentRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{32}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ResumeSubagentRequest) GetSessionId() string {
@@ -2460,7 +2595,7 @@ type ResumeSubagentResponse struct {
 
 func (x *ResumeSubagentResponse) Reset() {
 	*x = ResumeSubagentResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[33]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2472,7 +2607,7 @@ func (x *ResumeSubagentResponse) String() string {
 func (*ResumeSubagentResponse) ProtoMessage() {}
 
 func (x *ResumeSubagentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[33]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2485,7 +2620,7 @@ func (x *ResumeSubagentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeSubagentResponse.ProtoReflect.Descriptor instead.
 func (*ResumeSubagentResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{33}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ResumeSubagentResponse) GetSubagent() *Subagent {
@@ -2513,7 +2648,7 @@ type CloseSubagentRequest struct {
 
 func (x *CloseSubagentRequest) Reset() {
 	*x = CloseSubagentRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[34]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2660,7 @@ func (x *CloseSubagentRequest) String() string {
 func (*CloseSubagentRequest) ProtoMessage() {}
 
 func (x *CloseSubagentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[34]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2673,7 @@ func (x *CloseSubagentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSubagentRequest.ProtoReflect.Descriptor instead.
 func (*CloseSubagentRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{34}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CloseSubagentRequest) GetSessionId() string {
@@ -2572,7 +2707,7 @@ type CloseSubagentResponse struct {
 
 func (x *CloseSubagentResponse) Reset() {
 	*x = CloseSubagentResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[35]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2584,7 +2719,7 @@ func (x *CloseSubagentResponse) String() string {
 func (*CloseSubagentResponse) ProtoMessage() {}
 
 func (x *CloseSubagentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[35]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2597,7 +2732,7 @@ func (x *CloseSubagentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSubagentResponse.ProtoReflect.Descriptor instead.
 func (*CloseSubagentResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{35}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CloseSubagentResponse) GetSubagent() *Subagent {
@@ -2627,7 +2762,7 @@ type ListSubagentsRequest struct {
 
 func (x *ListSubagentsRequest) Reset() {
 	*x = ListSubagentsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[36]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2774,7 @@ func (x *ListSubagentsRequest) String() string {
 func (*ListSubagentsRequest) ProtoMessage() {}
 
 func (x *ListSubagentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[36]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2787,7 @@ func (x *ListSubagentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSubagentsRequest.ProtoReflect.Descriptor instead.
 func (*ListSubagentsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{36}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListSubagentsRequest) GetSessionId() string {
@@ -2693,7 +2828,7 @@ type ListSubagentsResponse struct {
 
 func (x *ListSubagentsResponse) Reset() {
 	*x = ListSubagentsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[37]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2705,7 +2840,7 @@ func (x *ListSubagentsResponse) String() string {
 func (*ListSubagentsResponse) ProtoMessage() {}
 
 func (x *ListSubagentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[37]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2718,7 +2853,7 @@ func (x *ListSubagentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSubagentsResponse.ProtoReflect.Descriptor instead.
 func (*ListSubagentsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{37}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListSubagentsResponse) GetSubagents() []*Subagent {
@@ -2765,7 +2900,7 @@ type SubscribeEventsRequest struct {
 
 func (x *SubscribeEventsRequest) Reset() {
 	*x = SubscribeEventsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[38]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2777,7 +2912,7 @@ func (x *SubscribeEventsRequest) String() string {
 func (*SubscribeEventsRequest) ProtoMessage() {}
 
 func (x *SubscribeEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[38]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2790,7 +2925,7 @@ func (x *SubscribeEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeEventsRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeEventsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{38}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SubscribeEventsRequest) GetSessionId() string {
@@ -2880,7 +3015,7 @@ type SubscribeEventsResponse struct {
 
 func (x *SubscribeEventsResponse) Reset() {
 	*x = SubscribeEventsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[39]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2892,7 +3027,7 @@ func (x *SubscribeEventsResponse) String() string {
 func (*SubscribeEventsResponse) ProtoMessage() {}
 
 func (x *SubscribeEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[39]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2905,7 +3040,7 @@ func (x *SubscribeEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeEventsResponse.ProtoReflect.Descriptor instead.
 func (*SubscribeEventsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{39}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SubscribeEventsResponse) GetItem() isSubscribeEventsResponse_Item {
@@ -2999,7 +3134,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[40]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3011,7 +3146,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[40]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3024,7 +3159,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{40}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Heartbeat) GetTime() *timestamppb.Timestamp {
@@ -3054,7 +3189,7 @@ type Snapshot struct {
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3066,7 +3201,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[41]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3079,7 +3214,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{41}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Snapshot) GetThread() *ThreadRead {
@@ -3118,7 +3253,7 @@ type Gap struct {
 
 func (x *Gap) Reset() {
 	*x = Gap{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[42]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3265,7 @@ func (x *Gap) String() string {
 func (*Gap) ProtoMessage() {}
 
 func (x *Gap) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[42]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3278,7 @@ func (x *Gap) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gap.ProtoReflect.Descriptor instead.
 func (*Gap) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{42}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Gap) GetRequestedSequence() uint64 {
@@ -3172,7 +3307,7 @@ type ReconnectChannelRequest struct {
 
 func (x *ReconnectChannelRequest) Reset() {
 	*x = ReconnectChannelRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[43]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3184,7 +3319,7 @@ func (x *ReconnectChannelRequest) String() string {
 func (*ReconnectChannelRequest) ProtoMessage() {}
 
 func (x *ReconnectChannelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[43]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3197,7 +3332,7 @@ func (x *ReconnectChannelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconnectChannelRequest.ProtoReflect.Descriptor instead.
 func (*ReconnectChannelRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{43}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ReconnectChannelRequest) GetChannelId() string {
@@ -3240,7 +3375,7 @@ type ReconnectChannelResponse struct {
 
 func (x *ReconnectChannelResponse) Reset() {
 	*x = ReconnectChannelResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[44]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3252,7 +3387,7 @@ func (x *ReconnectChannelResponse) String() string {
 func (*ReconnectChannelResponse) ProtoMessage() {}
 
 func (x *ReconnectChannelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[44]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3265,7 +3400,7 @@ func (x *ReconnectChannelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconnectChannelResponse.ProtoReflect.Descriptor instead.
 func (*ReconnectChannelResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{44}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ReconnectChannelResponse) GetChannel() *Channel {
@@ -3300,7 +3435,7 @@ type AckEventsRequest struct {
 
 func (x *AckEventsRequest) Reset() {
 	*x = AckEventsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[45]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3312,7 +3447,7 @@ func (x *AckEventsRequest) String() string {
 func (*AckEventsRequest) ProtoMessage() {}
 
 func (x *AckEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[45]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3325,7 +3460,7 @@ func (x *AckEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckEventsRequest.ProtoReflect.Descriptor instead.
 func (*AckEventsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{45}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *AckEventsRequest) GetChannelId() string {
@@ -3359,7 +3494,7 @@ type AckEventsResponse struct {
 
 func (x *AckEventsResponse) Reset() {
 	*x = AckEventsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[46]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3371,7 +3506,7 @@ func (x *AckEventsResponse) String() string {
 func (*AckEventsResponse) ProtoMessage() {}
 
 func (x *AckEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[46]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3384,7 +3519,7 @@ func (x *AckEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckEventsResponse.ProtoReflect.Descriptor instead.
 func (*AckEventsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{46}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *AckEventsResponse) GetChannel() *Channel {
@@ -3420,7 +3555,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[47]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3432,7 +3567,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[47]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3445,7 +3580,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{47}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Session) GetSessionId() string {
@@ -3558,7 +3693,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[48]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3570,7 +3705,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[48]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3583,7 +3718,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{48}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Turn) GetTurnId() string {
@@ -3794,7 +3929,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[49]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3806,7 +3941,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[49]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3819,7 +3954,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{49}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Action) GetActionId() string {
@@ -3997,7 +4132,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[50]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4009,7 +4144,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[50]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4022,7 +4157,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{50}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *Incident) GetType() string {
@@ -4073,7 +4208,7 @@ type Summary struct {
 
 func (x *Summary) Reset() {
 	*x = Summary{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[51]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4085,7 +4220,7 @@ func (x *Summary) String() string {
 func (*Summary) ProtoMessage() {}
 
 func (x *Summary) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[51]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4098,7 +4233,7 @@ func (x *Summary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Summary.ProtoReflect.Descriptor instead.
 func (*Summary) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{51}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Summary) GetState() v11.FactState {
@@ -4166,7 +4301,7 @@ type ThreadRead struct {
 
 func (x *ThreadRead) Reset() {
 	*x = ThreadRead{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[52]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4178,7 +4313,7 @@ func (x *ThreadRead) String() string {
 func (*ThreadRead) ProtoMessage() {}
 
 func (x *ThreadRead) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[52]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4191,7 +4326,7 @@ func (x *ThreadRead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThreadRead.ProtoReflect.Descriptor instead.
 func (*ThreadRead) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{52}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ThreadRead) GetSessionId() string {
@@ -4413,7 +4548,7 @@ type Refusal struct {
 
 func (x *Refusal) Reset() {
 	*x = Refusal{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4425,7 +4560,7 @@ func (x *Refusal) String() string {
 func (*Refusal) ProtoMessage() {}
 
 func (x *Refusal) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[53]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4438,7 +4573,7 @@ func (x *Refusal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Refusal.ProtoReflect.Descriptor instead.
 func (*Refusal) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{53}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Refusal) GetCause() string {
@@ -4566,7 +4701,7 @@ type Subagent struct {
 
 func (x *Subagent) Reset() {
 	*x = Subagent{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4578,7 +4713,7 @@ func (x *Subagent) String() string {
 func (*Subagent) ProtoMessage() {}
 
 func (x *Subagent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[54]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4591,7 +4726,7 @@ func (x *Subagent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subagent.ProtoReflect.Descriptor instead.
 func (*Subagent) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{54}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Subagent) GetSubagentId() string {
@@ -4735,7 +4870,7 @@ type Channel struct {
 
 func (x *Channel) Reset() {
 	*x = Channel{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4747,7 +4882,7 @@ func (x *Channel) String() string {
 func (*Channel) ProtoMessage() {}
 
 func (x *Channel) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[55]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4760,7 +4895,7 @@ func (x *Channel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Channel.ProtoReflect.Descriptor instead.
 func (*Channel) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{55}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Channel) GetChannelId() string {
@@ -4820,7 +4955,7 @@ type ClaimTurnRequest struct {
 
 func (x *ClaimTurnRequest) Reset() {
 	*x = ClaimTurnRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[56]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4832,7 +4967,7 @@ func (x *ClaimTurnRequest) String() string {
 func (*ClaimTurnRequest) ProtoMessage() {}
 
 func (x *ClaimTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[56]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4845,7 +4980,7 @@ func (x *ClaimTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimTurnRequest.ProtoReflect.Descriptor instead.
 func (*ClaimTurnRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{56}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ClaimTurnRequest) GetWorkerId() string {
@@ -4902,7 +5037,7 @@ type ClaimTurnResponse struct {
 
 func (x *ClaimTurnResponse) Reset() {
 	*x = ClaimTurnResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[57]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4914,7 +5049,7 @@ func (x *ClaimTurnResponse) String() string {
 func (*ClaimTurnResponse) ProtoMessage() {}
 
 func (x *ClaimTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[57]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4927,7 +5062,7 @@ func (x *ClaimTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimTurnResponse.ProtoReflect.Descriptor instead.
 func (*ClaimTurnResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{57}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ClaimTurnResponse) GetTurn() *Turn {
@@ -4993,7 +5128,7 @@ type HeartbeatTurnRequest struct {
 
 func (x *HeartbeatTurnRequest) Reset() {
 	*x = HeartbeatTurnRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[58]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5005,7 +5140,7 @@ func (x *HeartbeatTurnRequest) String() string {
 func (*HeartbeatTurnRequest) ProtoMessage() {}
 
 func (x *HeartbeatTurnRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[58]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5018,7 +5153,7 @@ func (x *HeartbeatTurnRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatTurnRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatTurnRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{58}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *HeartbeatTurnRequest) GetTurnId() string {
@@ -5063,7 +5198,7 @@ type HeartbeatTurnResponse struct {
 
 func (x *HeartbeatTurnResponse) Reset() {
 	*x = HeartbeatTurnResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[59]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5075,7 +5210,7 @@ func (x *HeartbeatTurnResponse) String() string {
 func (*HeartbeatTurnResponse) ProtoMessage() {}
 
 func (x *HeartbeatTurnResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[59]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5088,7 +5223,7 @@ func (x *HeartbeatTurnResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatTurnResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatTurnResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{59}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *HeartbeatTurnResponse) GetLeaseExpiresAt() *timestamppb.Timestamp {
@@ -5122,7 +5257,7 @@ type GetTurnAttemptsRequest struct {
 
 func (x *GetTurnAttemptsRequest) Reset() {
 	*x = GetTurnAttemptsRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[60]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5134,7 +5269,7 @@ func (x *GetTurnAttemptsRequest) String() string {
 func (*GetTurnAttemptsRequest) ProtoMessage() {}
 
 func (x *GetTurnAttemptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[60]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5147,7 +5282,7 @@ func (x *GetTurnAttemptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTurnAttemptsRequest.ProtoReflect.Descriptor instead.
 func (*GetTurnAttemptsRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{60}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *GetTurnAttemptsRequest) GetTurnId() string {
@@ -5192,7 +5327,7 @@ type TurnAttempt struct {
 
 func (x *TurnAttempt) Reset() {
 	*x = TurnAttempt{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[61]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5204,7 +5339,7 @@ func (x *TurnAttempt) String() string {
 func (*TurnAttempt) ProtoMessage() {}
 
 func (x *TurnAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[61]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5217,7 +5352,7 @@ func (x *TurnAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnAttempt.ProtoReflect.Descriptor instead.
 func (*TurnAttempt) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{61}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *TurnAttempt) GetAttempt() int32 {
@@ -5331,7 +5466,7 @@ type TurnAttempts struct {
 
 func (x *TurnAttempts) Reset() {
 	*x = TurnAttempts{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[62]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5343,7 +5478,7 @@ func (x *TurnAttempts) String() string {
 func (*TurnAttempts) ProtoMessage() {}
 
 func (x *TurnAttempts) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[62]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5356,7 +5491,7 @@ func (x *TurnAttempts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnAttempts.ProtoReflect.Descriptor instead.
 func (*TurnAttempts) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{62}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *TurnAttempts) GetTurnId() string {
@@ -5448,7 +5583,7 @@ type GetTurnAttemptsResponse struct {
 
 func (x *GetTurnAttemptsResponse) Reset() {
 	*x = GetTurnAttemptsResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[63]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5460,7 +5595,7 @@ func (x *GetTurnAttemptsResponse) String() string {
 func (*GetTurnAttemptsResponse) ProtoMessage() {}
 
 func (x *GetTurnAttemptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[63]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5473,7 +5608,7 @@ func (x *GetTurnAttemptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTurnAttemptsResponse.ProtoReflect.Descriptor instead.
 func (*GetTurnAttemptsResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{63}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetTurnAttemptsResponse) GetAttempts() *TurnAttempts {
@@ -5503,7 +5638,7 @@ type ReadOutputRequest struct {
 
 func (x *ReadOutputRequest) Reset() {
 	*x = ReadOutputRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[64]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5515,7 +5650,7 @@ func (x *ReadOutputRequest) String() string {
 func (*ReadOutputRequest) ProtoMessage() {}
 
 func (x *ReadOutputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[64]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5528,7 +5663,7 @@ func (x *ReadOutputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOutputRequest.ProtoReflect.Descriptor instead.
 func (*ReadOutputRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{64}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ReadOutputRequest) GetUri() string {
@@ -5566,7 +5701,7 @@ type ReadOutputResponse struct {
 
 func (x *ReadOutputResponse) Reset() {
 	*x = ReadOutputResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[65]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5578,7 +5713,7 @@ func (x *ReadOutputResponse) String() string {
 func (*ReadOutputResponse) ProtoMessage() {}
 
 func (x *ReadOutputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[65]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5591,7 +5726,7 @@ func (x *ReadOutputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOutputResponse.ProtoReflect.Descriptor instead.
 func (*ReadOutputResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{65}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ReadOutputResponse) GetData() []byte {
@@ -5642,7 +5777,7 @@ type StoreOutputRequest struct {
 
 func (x *StoreOutputRequest) Reset() {
 	*x = StoreOutputRequest{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[66]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5654,7 +5789,7 @@ func (x *StoreOutputRequest) String() string {
 func (*StoreOutputRequest) ProtoMessage() {}
 
 func (x *StoreOutputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[66]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5667,7 +5802,7 @@ func (x *StoreOutputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreOutputRequest.ProtoReflect.Descriptor instead.
 func (*StoreOutputRequest) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{66}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *StoreOutputRequest) GetTurnId() string {
@@ -5728,7 +5863,7 @@ type StoreOutputResponse struct {
 
 func (x *StoreOutputResponse) Reset() {
 	*x = StoreOutputResponse{}
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[67]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5740,7 +5875,7 @@ func (x *StoreOutputResponse) String() string {
 func (*StoreOutputResponse) ProtoMessage() {}
 
 func (x *StoreOutputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentruntime_control_v1_control_proto_msgTypes[67]
+	mi := &file_agentruntime_control_v1_control_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5753,7 +5888,7 @@ func (x *StoreOutputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreOutputResponse.ProtoReflect.Descriptor instead.
 func (*StoreOutputResponse) Descriptor() ([]byte, []int) {
-	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{67}
+	return file_agentruntime_control_v1_control_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *StoreOutputResponse) GetOutput() *v11.OutputRef {
@@ -5876,7 +6011,19 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x14ListSessionsResponse\x12<\n" +
 	"\bsessions\x18\x01 \x03(\v2 .agentruntime.control.v1.SessionR\bsessions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xdf\x01\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\x87\x01\n" +
+	"\x10ListTurnsRequest\x12'\n" +
+	"\tpage_size\x18\x01 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\tpageToken\x12!\n" +
+	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\"\xab\x01\n" +
+	"\x11ListTurnsResponse\x123\n" +
+	"\x05turns\x18\x01 \x03(\v2\x1d.agentruntime.control.v1.TurnR\x05turns\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\x12\x1d\n" +
+	"\n" +
+	"total_size\x18\x04 \x01(\x03R\ttotalSize\"\xdf\x01\n" +
 	"\x11GetSessionRequest\x12F\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB'\xbaH$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\tsessionId\x12!\n" +
@@ -6338,7 +6485,7 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x16START_FROM_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSTART_FROM_NOW\x10\x01\x12\x17\n" +
 	"\x13START_FROM_SEQUENCE\x10\x02\x12\x17\n" +
-	"\x13START_FROM_SNAPSHOT\x10\x032\xc7\x1e\n" +
+	"\x13START_FROM_SNAPSHOT\x10\x032\xb3\x1f\n" +
 	"\x0eControlService\x12o\n" +
 	"\n" +
 	"SubmitTurn\x12*.agentruntime.control.v1.SubmitTurnRequest\x1a+.agentruntime.control.v1.SubmitTurnResponse\"\bʌ\x19\x04\b\x02\x10\x01\x12x\n" +
@@ -6348,7 +6495,8 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\rRespondAction\x12-.agentruntime.control.v1.RespondActionRequest\x1a..agentruntime.control.v1.RespondActionResponse\"\x06ʌ\x19\x02\b\x02\x12\x7f\n" +
 	"\x10RemoveQueuedTurn\x120.agentruntime.control.v1.RemoveQueuedTurnRequest\x1a1.agentruntime.control.v1.RemoveQueuedTurnResponse\"\x06ʌ\x19\x02\b\x02\x12\x82\x01\n" +
 	"\x11PromoteQueuedTurn\x121.agentruntime.control.v1.PromoteQueuedTurnRequest\x1a2.agentruntime.control.v1.PromoteQueuedTurnResponse\"\x06ʌ\x19\x02\b\x02\x12s\n" +
-	"\fListSessions\x12,.agentruntime.control.v1.ListSessionsRequest\x1a-.agentruntime.control.v1.ListSessionsResponse\"\x06ʌ\x19\x02\b\x01\x12o\n" +
+	"\fListSessions\x12,.agentruntime.control.v1.ListSessionsRequest\x1a-.agentruntime.control.v1.ListSessionsResponse\"\x06ʌ\x19\x02\b\x01\x12j\n" +
+	"\tListTurns\x12).agentruntime.control.v1.ListTurnsRequest\x1a*.agentruntime.control.v1.ListTurnsResponse\"\x06ʌ\x19\x02\b\x01\x12o\n" +
 	"\n" +
 	"GetSession\x12*.agentruntime.control.v1.GetSessionRequest\x1a+.agentruntime.control.v1.GetSessionResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12x\n" +
 	"\rGetThreadRead\x12-.agentruntime.control.v1.GetThreadReadRequest\x1a..agentruntime.control.v1.GetThreadReadResponse\"\bʌ\x19\x04\b\x01\x10\x01\x12v\n" +
@@ -6389,7 +6537,7 @@ func file_agentruntime_control_v1_control_proto_rawDescGZIP() []byte {
 }
 
 var file_agentruntime_control_v1_control_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
+var file_agentruntime_control_v1_control_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
 var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(CreatePolicy)(0),                 // 0: agentruntime.control.v1.CreatePolicy
 	(BusyPolicy)(0),                   // 1: agentruntime.control.v1.BusyPolicy
@@ -6411,251 +6559,256 @@ var file_agentruntime_control_v1_control_proto_goTypes = []any{
 	(*PromoteQueuedTurnResponse)(nil), // 17: agentruntime.control.v1.PromoteQueuedTurnResponse
 	(*ListSessionsRequest)(nil),       // 18: agentruntime.control.v1.ListSessionsRequest
 	(*ListSessionsResponse)(nil),      // 19: agentruntime.control.v1.ListSessionsResponse
-	(*GetSessionRequest)(nil),         // 20: agentruntime.control.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),        // 21: agentruntime.control.v1.GetSessionResponse
-	(*GetThreadReadRequest)(nil),      // 22: agentruntime.control.v1.GetThreadReadRequest
-	(*GetThreadReadResponse)(nil),     // 23: agentruntime.control.v1.GetThreadReadResponse
-	(*RegisterToolsRequest)(nil),      // 24: agentruntime.control.v1.RegisterToolsRequest
-	(*RegisterToolsResponse)(nil),     // 25: agentruntime.control.v1.RegisterToolsResponse
-	(*GetToolInventoryRequest)(nil),   // 26: agentruntime.control.v1.GetToolInventoryRequest
-	(*GetToolInventoryResponse)(nil),  // 27: agentruntime.control.v1.GetToolInventoryResponse
-	(*ReportEventsRequest)(nil),       // 28: agentruntime.control.v1.ReportEventsRequest
-	(*ReportEventsResponse)(nil),      // 29: agentruntime.control.v1.ReportEventsResponse
-	(*SpawnSubagentRequest)(nil),      // 30: agentruntime.control.v1.SpawnSubagentRequest
-	(*SpawnSubagentResponse)(nil),     // 31: agentruntime.control.v1.SpawnSubagentResponse
-	(*SendSubagentInputRequest)(nil),  // 32: agentruntime.control.v1.SendSubagentInputRequest
-	(*SendSubagentInputResponse)(nil), // 33: agentruntime.control.v1.SendSubagentInputResponse
-	(*WaitSubagentsRequest)(nil),      // 34: agentruntime.control.v1.WaitSubagentsRequest
-	(*WaitSubagentsResponse)(nil),     // 35: agentruntime.control.v1.WaitSubagentsResponse
-	(*ResumeSubagentRequest)(nil),     // 36: agentruntime.control.v1.ResumeSubagentRequest
-	(*ResumeSubagentResponse)(nil),    // 37: agentruntime.control.v1.ResumeSubagentResponse
-	(*CloseSubagentRequest)(nil),      // 38: agentruntime.control.v1.CloseSubagentRequest
-	(*CloseSubagentResponse)(nil),     // 39: agentruntime.control.v1.CloseSubagentResponse
-	(*ListSubagentsRequest)(nil),      // 40: agentruntime.control.v1.ListSubagentsRequest
-	(*ListSubagentsResponse)(nil),     // 41: agentruntime.control.v1.ListSubagentsResponse
-	(*SubscribeEventsRequest)(nil),    // 42: agentruntime.control.v1.SubscribeEventsRequest
-	(*SubscribeEventsResponse)(nil),   // 43: agentruntime.control.v1.SubscribeEventsResponse
-	(*Heartbeat)(nil),                 // 44: agentruntime.control.v1.Heartbeat
-	(*Snapshot)(nil),                  // 45: agentruntime.control.v1.Snapshot
-	(*Gap)(nil),                       // 46: agentruntime.control.v1.Gap
-	(*ReconnectChannelRequest)(nil),   // 47: agentruntime.control.v1.ReconnectChannelRequest
-	(*ReconnectChannelResponse)(nil),  // 48: agentruntime.control.v1.ReconnectChannelResponse
-	(*AckEventsRequest)(nil),          // 49: agentruntime.control.v1.AckEventsRequest
-	(*AckEventsResponse)(nil),         // 50: agentruntime.control.v1.AckEventsResponse
-	(*Session)(nil),                   // 51: agentruntime.control.v1.Session
-	(*Turn)(nil),                      // 52: agentruntime.control.v1.Turn
-	(*Action)(nil),                    // 53: agentruntime.control.v1.Action
-	(*Incident)(nil),                  // 54: agentruntime.control.v1.Incident
-	(*Summary)(nil),                   // 55: agentruntime.control.v1.Summary
-	(*ThreadRead)(nil),                // 56: agentruntime.control.v1.ThreadRead
-	(*Refusal)(nil),                   // 57: agentruntime.control.v1.Refusal
-	(*Subagent)(nil),                  // 58: agentruntime.control.v1.Subagent
-	(*Channel)(nil),                   // 59: agentruntime.control.v1.Channel
-	(*ClaimTurnRequest)(nil),          // 60: agentruntime.control.v1.ClaimTurnRequest
-	(*ClaimTurnResponse)(nil),         // 61: agentruntime.control.v1.ClaimTurnResponse
-	(*HeartbeatTurnRequest)(nil),      // 62: agentruntime.control.v1.HeartbeatTurnRequest
-	(*HeartbeatTurnResponse)(nil),     // 63: agentruntime.control.v1.HeartbeatTurnResponse
-	(*GetTurnAttemptsRequest)(nil),    // 64: agentruntime.control.v1.GetTurnAttemptsRequest
-	(*TurnAttempt)(nil),               // 65: agentruntime.control.v1.TurnAttempt
-	(*TurnAttempts)(nil),              // 66: agentruntime.control.v1.TurnAttempts
-	(*GetTurnAttemptsResponse)(nil),   // 67: agentruntime.control.v1.GetTurnAttemptsResponse
-	(*ReadOutputRequest)(nil),         // 68: agentruntime.control.v1.ReadOutputRequest
-	(*ReadOutputResponse)(nil),        // 69: agentruntime.control.v1.ReadOutputResponse
-	(*StoreOutputRequest)(nil),        // 70: agentruntime.control.v1.StoreOutputRequest
-	(*StoreOutputResponse)(nil),       // 71: agentruntime.control.v1.StoreOutputResponse
-	nil,                               // 72: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
-	nil,                               // 73: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
-	nil,                               // 74: agentruntime.control.v1.RequestActionRequest.ContextEntry
-	nil,                               // 75: agentruntime.control.v1.RegisterToolsRequest.FactsEntry
-	nil,                               // 76: agentruntime.control.v1.Session.MetadataEntry
-	nil,                               // 77: agentruntime.control.v1.Turn.OptionsEntry
-	nil,                               // 78: agentruntime.control.v1.Turn.MetadataEntry
-	nil,                               // 79: agentruntime.control.v1.Action.ContextEntry
-	nil,                               // 80: agentruntime.control.v1.Summary.FactsEntry
-	nil,                               // 81: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	(*v1.InputPart)(nil),              // 82: agentruntime.events.v1.InputPart
-	(*durationpb.Duration)(nil),       // 83: google.protobuf.Duration
-	(*v1.ToolSpec)(nil),               // 84: agentruntime.events.v1.ToolSpec
-	(*v1.RuntimeEvent)(nil),           // 85: agentruntime.events.v1.RuntimeEvent
-	(*timestamppb.Timestamp)(nil),     // 86: google.protobuf.Timestamp
-	(TurnStatus)(0),                   // 87: agentruntime.control.v1.TurnStatus
-	(ActionStatus)(0),                 // 88: agentruntime.control.v1.ActionStatus
-	(v11.FactState)(0),                // 89: agentruntime.common.v1.FactState
-	(ThreadStatus)(0),                 // 90: agentruntime.control.v1.ThreadStatus
-	(*v12.RoutingLimitSummary)(nil),   // 91: agentruntime.routing.v1.RoutingLimitSummary
-	(SubagentStatus)(0),               // 92: agentruntime.control.v1.SubagentStatus
-	(ChannelStatus)(0),                // 93: agentruntime.control.v1.ChannelStatus
-	(TurnAttemptStatus)(0),            // 94: agentruntime.control.v1.TurnAttemptStatus
-	(*v11.OutputRef)(nil),             // 95: agentruntime.common.v1.OutputRef
-	(*WriteProcessStdinRequest)(nil),  // 96: agentruntime.control.v1.WriteProcessStdinRequest
-	(*TerminateProcessRequest)(nil),   // 97: agentruntime.control.v1.TerminateProcessRequest
-	(*CreateWebhookRequest)(nil),      // 98: agentruntime.control.v1.CreateWebhookRequest
-	(*ListWebhooksRequest)(nil),       // 99: agentruntime.control.v1.ListWebhooksRequest
-	(*DeleteWebhookRequest)(nil),      // 100: agentruntime.control.v1.DeleteWebhookRequest
-	(*WriteProcessStdinResponse)(nil), // 101: agentruntime.control.v1.WriteProcessStdinResponse
-	(*TerminateProcessResponse)(nil),  // 102: agentruntime.control.v1.TerminateProcessResponse
-	(*CreateWebhookResponse)(nil),     // 103: agentruntime.control.v1.CreateWebhookResponse
-	(*ListWebhooksResponse)(nil),      // 104: agentruntime.control.v1.ListWebhooksResponse
-	(*DeleteWebhookResponse)(nil),     // 105: agentruntime.control.v1.DeleteWebhookResponse
+	(*ListTurnsRequest)(nil),          // 20: agentruntime.control.v1.ListTurnsRequest
+	(*ListTurnsResponse)(nil),         // 21: agentruntime.control.v1.ListTurnsResponse
+	(*GetSessionRequest)(nil),         // 22: agentruntime.control.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),        // 23: agentruntime.control.v1.GetSessionResponse
+	(*GetThreadReadRequest)(nil),      // 24: agentruntime.control.v1.GetThreadReadRequest
+	(*GetThreadReadResponse)(nil),     // 25: agentruntime.control.v1.GetThreadReadResponse
+	(*RegisterToolsRequest)(nil),      // 26: agentruntime.control.v1.RegisterToolsRequest
+	(*RegisterToolsResponse)(nil),     // 27: agentruntime.control.v1.RegisterToolsResponse
+	(*GetToolInventoryRequest)(nil),   // 28: agentruntime.control.v1.GetToolInventoryRequest
+	(*GetToolInventoryResponse)(nil),  // 29: agentruntime.control.v1.GetToolInventoryResponse
+	(*ReportEventsRequest)(nil),       // 30: agentruntime.control.v1.ReportEventsRequest
+	(*ReportEventsResponse)(nil),      // 31: agentruntime.control.v1.ReportEventsResponse
+	(*SpawnSubagentRequest)(nil),      // 32: agentruntime.control.v1.SpawnSubagentRequest
+	(*SpawnSubagentResponse)(nil),     // 33: agentruntime.control.v1.SpawnSubagentResponse
+	(*SendSubagentInputRequest)(nil),  // 34: agentruntime.control.v1.SendSubagentInputRequest
+	(*SendSubagentInputResponse)(nil), // 35: agentruntime.control.v1.SendSubagentInputResponse
+	(*WaitSubagentsRequest)(nil),      // 36: agentruntime.control.v1.WaitSubagentsRequest
+	(*WaitSubagentsResponse)(nil),     // 37: agentruntime.control.v1.WaitSubagentsResponse
+	(*ResumeSubagentRequest)(nil),     // 38: agentruntime.control.v1.ResumeSubagentRequest
+	(*ResumeSubagentResponse)(nil),    // 39: agentruntime.control.v1.ResumeSubagentResponse
+	(*CloseSubagentRequest)(nil),      // 40: agentruntime.control.v1.CloseSubagentRequest
+	(*CloseSubagentResponse)(nil),     // 41: agentruntime.control.v1.CloseSubagentResponse
+	(*ListSubagentsRequest)(nil),      // 42: agentruntime.control.v1.ListSubagentsRequest
+	(*ListSubagentsResponse)(nil),     // 43: agentruntime.control.v1.ListSubagentsResponse
+	(*SubscribeEventsRequest)(nil),    // 44: agentruntime.control.v1.SubscribeEventsRequest
+	(*SubscribeEventsResponse)(nil),   // 45: agentruntime.control.v1.SubscribeEventsResponse
+	(*Heartbeat)(nil),                 // 46: agentruntime.control.v1.Heartbeat
+	(*Snapshot)(nil),                  // 47: agentruntime.control.v1.Snapshot
+	(*Gap)(nil),                       // 48: agentruntime.control.v1.Gap
+	(*ReconnectChannelRequest)(nil),   // 49: agentruntime.control.v1.ReconnectChannelRequest
+	(*ReconnectChannelResponse)(nil),  // 50: agentruntime.control.v1.ReconnectChannelResponse
+	(*AckEventsRequest)(nil),          // 51: agentruntime.control.v1.AckEventsRequest
+	(*AckEventsResponse)(nil),         // 52: agentruntime.control.v1.AckEventsResponse
+	(*Session)(nil),                   // 53: agentruntime.control.v1.Session
+	(*Turn)(nil),                      // 54: agentruntime.control.v1.Turn
+	(*Action)(nil),                    // 55: agentruntime.control.v1.Action
+	(*Incident)(nil),                  // 56: agentruntime.control.v1.Incident
+	(*Summary)(nil),                   // 57: agentruntime.control.v1.Summary
+	(*ThreadRead)(nil),                // 58: agentruntime.control.v1.ThreadRead
+	(*Refusal)(nil),                   // 59: agentruntime.control.v1.Refusal
+	(*Subagent)(nil),                  // 60: agentruntime.control.v1.Subagent
+	(*Channel)(nil),                   // 61: agentruntime.control.v1.Channel
+	(*ClaimTurnRequest)(nil),          // 62: agentruntime.control.v1.ClaimTurnRequest
+	(*ClaimTurnResponse)(nil),         // 63: agentruntime.control.v1.ClaimTurnResponse
+	(*HeartbeatTurnRequest)(nil),      // 64: agentruntime.control.v1.HeartbeatTurnRequest
+	(*HeartbeatTurnResponse)(nil),     // 65: agentruntime.control.v1.HeartbeatTurnResponse
+	(*GetTurnAttemptsRequest)(nil),    // 66: agentruntime.control.v1.GetTurnAttemptsRequest
+	(*TurnAttempt)(nil),               // 67: agentruntime.control.v1.TurnAttempt
+	(*TurnAttempts)(nil),              // 68: agentruntime.control.v1.TurnAttempts
+	(*GetTurnAttemptsResponse)(nil),   // 69: agentruntime.control.v1.GetTurnAttemptsResponse
+	(*ReadOutputRequest)(nil),         // 70: agentruntime.control.v1.ReadOutputRequest
+	(*ReadOutputResponse)(nil),        // 71: agentruntime.control.v1.ReadOutputResponse
+	(*StoreOutputRequest)(nil),        // 72: agentruntime.control.v1.StoreOutputRequest
+	(*StoreOutputResponse)(nil),       // 73: agentruntime.control.v1.StoreOutputResponse
+	nil,                               // 74: agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	nil,                               // 75: agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	nil,                               // 76: agentruntime.control.v1.RequestActionRequest.ContextEntry
+	nil,                               // 77: agentruntime.control.v1.RegisterToolsRequest.FactsEntry
+	nil,                               // 78: agentruntime.control.v1.Session.MetadataEntry
+	nil,                               // 79: agentruntime.control.v1.Turn.OptionsEntry
+	nil,                               // 80: agentruntime.control.v1.Turn.MetadataEntry
+	nil,                               // 81: agentruntime.control.v1.Action.ContextEntry
+	nil,                               // 82: agentruntime.control.v1.Summary.FactsEntry
+	nil,                               // 83: agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	(*v1.InputPart)(nil),              // 84: agentruntime.events.v1.InputPart
+	(*durationpb.Duration)(nil),       // 85: google.protobuf.Duration
+	(*v1.ToolSpec)(nil),               // 86: agentruntime.events.v1.ToolSpec
+	(*v1.RuntimeEvent)(nil),           // 87: agentruntime.events.v1.RuntimeEvent
+	(*timestamppb.Timestamp)(nil),     // 88: google.protobuf.Timestamp
+	(TurnStatus)(0),                   // 89: agentruntime.control.v1.TurnStatus
+	(ActionStatus)(0),                 // 90: agentruntime.control.v1.ActionStatus
+	(v11.FactState)(0),                // 91: agentruntime.common.v1.FactState
+	(ThreadStatus)(0),                 // 92: agentruntime.control.v1.ThreadStatus
+	(*v12.RoutingLimitSummary)(nil),   // 93: agentruntime.routing.v1.RoutingLimitSummary
+	(SubagentStatus)(0),               // 94: agentruntime.control.v1.SubagentStatus
+	(ChannelStatus)(0),                // 95: agentruntime.control.v1.ChannelStatus
+	(TurnAttemptStatus)(0),            // 96: agentruntime.control.v1.TurnAttemptStatus
+	(*v11.OutputRef)(nil),             // 97: agentruntime.common.v1.OutputRef
+	(*WriteProcessStdinRequest)(nil),  // 98: agentruntime.control.v1.WriteProcessStdinRequest
+	(*TerminateProcessRequest)(nil),   // 99: agentruntime.control.v1.TerminateProcessRequest
+	(*CreateWebhookRequest)(nil),      // 100: agentruntime.control.v1.CreateWebhookRequest
+	(*ListWebhooksRequest)(nil),       // 101: agentruntime.control.v1.ListWebhooksRequest
+	(*DeleteWebhookRequest)(nil),      // 102: agentruntime.control.v1.DeleteWebhookRequest
+	(*WriteProcessStdinResponse)(nil), // 103: agentruntime.control.v1.WriteProcessStdinResponse
+	(*TerminateProcessResponse)(nil),  // 104: agentruntime.control.v1.TerminateProcessResponse
+	(*CreateWebhookResponse)(nil),     // 105: agentruntime.control.v1.CreateWebhookResponse
+	(*ListWebhooksResponse)(nil),      // 106: agentruntime.control.v1.ListWebhooksResponse
+	(*DeleteWebhookResponse)(nil),     // 107: agentruntime.control.v1.DeleteWebhookResponse
 }
 var file_agentruntime_control_v1_control_proto_depIdxs = []int32{
-	82,  // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
-	72,  // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
-	73,  // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
+	84,  // 0: agentruntime.control.v1.SubmitTurnRequest.input:type_name -> agentruntime.events.v1.InputPart
+	74,  // 1: agentruntime.control.v1.SubmitTurnRequest.options:type_name -> agentruntime.control.v1.SubmitTurnRequest.OptionsEntry
+	75,  // 2: agentruntime.control.v1.SubmitTurnRequest.metadata:type_name -> agentruntime.control.v1.SubmitTurnRequest.MetadataEntry
 	0,   // 3: agentruntime.control.v1.SubmitTurnRequest.create_policy:type_name -> agentruntime.control.v1.CreatePolicy
 	1,   // 4: agentruntime.control.v1.SubmitTurnRequest.busy_policy:type_name -> agentruntime.control.v1.BusyPolicy
-	52,  // 5: agentruntime.control.v1.SubmitTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	54,  // 5: agentruntime.control.v1.SubmitTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
 	2,   // 6: agentruntime.control.v1.InterruptTurnRequest.queue_policy:type_name -> agentruntime.control.v1.QueuePolicy
-	52,  // 7: agentruntime.control.v1.InterruptTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	56,  // 8: agentruntime.control.v1.ResumeThreadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	83,  // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
-	74,  // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
-	53,  // 11: agentruntime.control.v1.RequestActionResponse.action:type_name -> agentruntime.control.v1.Action
-	53,  // 12: agentruntime.control.v1.RespondActionResponse.action:type_name -> agentruntime.control.v1.Action
-	51,  // 13: agentruntime.control.v1.ListSessionsResponse.sessions:type_name -> agentruntime.control.v1.Session
-	51,  // 14: agentruntime.control.v1.GetSessionResponse.session:type_name -> agentruntime.control.v1.Session
-	56,  // 15: agentruntime.control.v1.GetSessionResponse.threads:type_name -> agentruntime.control.v1.ThreadRead
-	52,  // 16: agentruntime.control.v1.GetSessionResponse.history:type_name -> agentruntime.control.v1.Turn
-	56,  // 17: agentruntime.control.v1.GetThreadReadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
-	84,  // 18: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
-	75,  // 19: agentruntime.control.v1.RegisterToolsRequest.facts:type_name -> agentruntime.control.v1.RegisterToolsRequest.FactsEntry
-	84,  // 20: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
-	85,  // 21: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
-	82,  // 22: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
-	58,  // 23: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	82,  // 24: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
-	52,  // 25: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
-	83,  // 26: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
-	58,  // 27: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
-	58,  // 28: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	58,  // 29: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
-	58,  // 30: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
-	3,   // 31: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
-	83,  // 32: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
-	85,  // 33: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
-	44,  // 34: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
-	45,  // 35: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
-	46,  // 36: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
-	86,  // 37: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
-	56,  // 38: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
-	51,  // 39: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
-	59,  // 40: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
-	59,  // 41: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
-	76,  // 42: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
-	86,  // 43: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	86,  // 44: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	87,  // 45: agentruntime.control.v1.Turn.status:type_name -> agentruntime.control.v1.TurnStatus
-	87,  // 46: agentruntime.control.v1.Turn.admission:type_name -> agentruntime.control.v1.TurnStatus
-	82,  // 47: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
-	77,  // 48: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
-	78,  // 49: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
-	86,  // 50: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
-	86,  // 51: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
-	86,  // 52: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
-	86,  // 53: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
-	79,  // 54: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
-	88,  // 55: agentruntime.control.v1.Action.status:type_name -> agentruntime.control.v1.ActionStatus
-	86,  // 56: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
-	86,  // 57: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
-	89,  // 58: agentruntime.control.v1.Summary.state:type_name -> agentruntime.common.v1.FactState
-	80,  // 59: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
-	90,  // 60: agentruntime.control.v1.ThreadRead.status:type_name -> agentruntime.control.v1.ThreadStatus
-	52,  // 61: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
-	53,  // 62: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
-	87,  // 63: agentruntime.control.v1.ThreadRead.last_outcome:type_name -> agentruntime.control.v1.TurnStatus
-	54,  // 64: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
-	81,  // 65: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
-	55,  // 66: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
-	55,  // 67: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
-	55,  // 68: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
-	86,  // 69: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
-	86,  // 70: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
-	91,  // 71: agentruntime.control.v1.ThreadRead.routing_limit:type_name -> agentruntime.routing.v1.RoutingLimitSummary
-	57,  // 72: agentruntime.control.v1.ThreadRead.refusals:type_name -> agentruntime.control.v1.Refusal
-	92,  // 73: agentruntime.control.v1.Subagent.status:type_name -> agentruntime.control.v1.SubagentStatus
-	93,  // 74: agentruntime.control.v1.Channel.status:type_name -> agentruntime.control.v1.ChannelStatus
-	83,  // 75: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
-	83,  // 76: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	52,  // 77: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
-	86,  // 78: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	83,  // 79: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
-	86,  // 80: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
-	87,  // 81: agentruntime.control.v1.HeartbeatTurnResponse.status:type_name -> agentruntime.control.v1.TurnStatus
-	94,  // 82: agentruntime.control.v1.TurnAttempt.status:type_name -> agentruntime.control.v1.TurnAttemptStatus
-	86,  // 83: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
-	86,  // 84: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
-	65,  // 85: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
-	66,  // 86: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
-	95,  // 87: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
-	4,   // 88: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
-	6,   // 89: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
-	8,   // 90: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
-	10,  // 91: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
-	12,  // 92: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
-	14,  // 93: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
-	16,  // 94: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
-	18,  // 95: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
-	20,  // 96: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
-	22,  // 97: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
-	24,  // 98: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
-	26,  // 99: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
-	28,  // 100: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
-	30,  // 101: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
-	32,  // 102: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
-	34,  // 103: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
-	36,  // 104: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
-	38,  // 105: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
-	40,  // 106: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
-	42,  // 107: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
-	47,  // 108: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
-	49,  // 109: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
-	60,  // 110: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
-	62,  // 111: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
-	64,  // 112: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
-	68,  // 113: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
-	70,  // 114: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
-	96,  // 115: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
-	97,  // 116: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
-	98,  // 117: agentruntime.control.v1.ControlService.CreateWebhook:input_type -> agentruntime.control.v1.CreateWebhookRequest
-	99,  // 118: agentruntime.control.v1.ControlService.ListWebhooks:input_type -> agentruntime.control.v1.ListWebhooksRequest
-	100, // 119: agentruntime.control.v1.ControlService.DeleteWebhook:input_type -> agentruntime.control.v1.DeleteWebhookRequest
-	5,   // 120: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
-	7,   // 121: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
-	9,   // 122: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
-	11,  // 123: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
-	13,  // 124: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
-	15,  // 125: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
-	17,  // 126: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
-	19,  // 127: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
-	21,  // 128: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
-	23,  // 129: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
-	25,  // 130: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
-	27,  // 131: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
-	29,  // 132: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
-	31,  // 133: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
-	33,  // 134: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
-	35,  // 135: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
-	37,  // 136: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
-	39,  // 137: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
-	41,  // 138: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
-	43,  // 139: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
-	48,  // 140: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
-	50,  // 141: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
-	61,  // 142: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
-	63,  // 143: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
-	67,  // 144: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
-	69,  // 145: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
-	71,  // 146: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
-	101, // 147: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
-	102, // 148: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
-	103, // 149: agentruntime.control.v1.ControlService.CreateWebhook:output_type -> agentruntime.control.v1.CreateWebhookResponse
-	104, // 150: agentruntime.control.v1.ControlService.ListWebhooks:output_type -> agentruntime.control.v1.ListWebhooksResponse
-	105, // 151: agentruntime.control.v1.ControlService.DeleteWebhook:output_type -> agentruntime.control.v1.DeleteWebhookResponse
-	120, // [120:152] is the sub-list for method output_type
-	88,  // [88:120] is the sub-list for method input_type
-	88,  // [88:88] is the sub-list for extension type_name
-	88,  // [88:88] is the sub-list for extension extendee
-	0,   // [0:88] is the sub-list for field type_name
+	54,  // 7: agentruntime.control.v1.InterruptTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	58,  // 8: agentruntime.control.v1.ResumeThreadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
+	85,  // 9: agentruntime.control.v1.RequestActionRequest.timeout:type_name -> google.protobuf.Duration
+	76,  // 10: agentruntime.control.v1.RequestActionRequest.context:type_name -> agentruntime.control.v1.RequestActionRequest.ContextEntry
+	55,  // 11: agentruntime.control.v1.RequestActionResponse.action:type_name -> agentruntime.control.v1.Action
+	55,  // 12: agentruntime.control.v1.RespondActionResponse.action:type_name -> agentruntime.control.v1.Action
+	53,  // 13: agentruntime.control.v1.ListSessionsResponse.sessions:type_name -> agentruntime.control.v1.Session
+	54,  // 14: agentruntime.control.v1.ListTurnsResponse.turns:type_name -> agentruntime.control.v1.Turn
+	53,  // 15: agentruntime.control.v1.GetSessionResponse.session:type_name -> agentruntime.control.v1.Session
+	58,  // 16: agentruntime.control.v1.GetSessionResponse.threads:type_name -> agentruntime.control.v1.ThreadRead
+	54,  // 17: agentruntime.control.v1.GetSessionResponse.history:type_name -> agentruntime.control.v1.Turn
+	58,  // 18: agentruntime.control.v1.GetThreadReadResponse.thread:type_name -> agentruntime.control.v1.ThreadRead
+	86,  // 19: agentruntime.control.v1.RegisterToolsRequest.tools:type_name -> agentruntime.events.v1.ToolSpec
+	77,  // 20: agentruntime.control.v1.RegisterToolsRequest.facts:type_name -> agentruntime.control.v1.RegisterToolsRequest.FactsEntry
+	86,  // 21: agentruntime.control.v1.GetToolInventoryResponse.tools:type_name -> agentruntime.events.v1.ToolSpec
+	87,  // 22: agentruntime.control.v1.ReportEventsRequest.events:type_name -> agentruntime.events.v1.RuntimeEvent
+	84,  // 23: agentruntime.control.v1.SpawnSubagentRequest.input:type_name -> agentruntime.events.v1.InputPart
+	60,  // 24: agentruntime.control.v1.SpawnSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	84,  // 25: agentruntime.control.v1.SendSubagentInputRequest.input:type_name -> agentruntime.events.v1.InputPart
+	54,  // 26: agentruntime.control.v1.SendSubagentInputResponse.turn:type_name -> agentruntime.control.v1.Turn
+	85,  // 27: agentruntime.control.v1.WaitSubagentsRequest.timeout:type_name -> google.protobuf.Duration
+	60,  // 28: agentruntime.control.v1.WaitSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	60,  // 29: agentruntime.control.v1.ResumeSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	60,  // 30: agentruntime.control.v1.CloseSubagentResponse.subagent:type_name -> agentruntime.control.v1.Subagent
+	60,  // 31: agentruntime.control.v1.ListSubagentsResponse.subagents:type_name -> agentruntime.control.v1.Subagent
+	3,   // 32: agentruntime.control.v1.SubscribeEventsRequest.start:type_name -> agentruntime.control.v1.StartFrom
+	85,  // 33: agentruntime.control.v1.SubscribeEventsRequest.heartbeat:type_name -> google.protobuf.Duration
+	87,  // 34: agentruntime.control.v1.SubscribeEventsResponse.event:type_name -> agentruntime.events.v1.RuntimeEvent
+	46,  // 35: agentruntime.control.v1.SubscribeEventsResponse.heartbeat:type_name -> agentruntime.control.v1.Heartbeat
+	47,  // 36: agentruntime.control.v1.SubscribeEventsResponse.snapshot:type_name -> agentruntime.control.v1.Snapshot
+	48,  // 37: agentruntime.control.v1.SubscribeEventsResponse.gap:type_name -> agentruntime.control.v1.Gap
+	88,  // 38: agentruntime.control.v1.Heartbeat.time:type_name -> google.protobuf.Timestamp
+	58,  // 39: agentruntime.control.v1.Snapshot.thread:type_name -> agentruntime.control.v1.ThreadRead
+	53,  // 40: agentruntime.control.v1.Snapshot.session:type_name -> agentruntime.control.v1.Session
+	61,  // 41: agentruntime.control.v1.ReconnectChannelResponse.channel:type_name -> agentruntime.control.v1.Channel
+	61,  // 42: agentruntime.control.v1.AckEventsResponse.channel:type_name -> agentruntime.control.v1.Channel
+	78,  // 43: agentruntime.control.v1.Session.metadata:type_name -> agentruntime.control.v1.Session.MetadataEntry
+	88,  // 44: agentruntime.control.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	88,  // 45: agentruntime.control.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	89,  // 46: agentruntime.control.v1.Turn.status:type_name -> agentruntime.control.v1.TurnStatus
+	89,  // 47: agentruntime.control.v1.Turn.admission:type_name -> agentruntime.control.v1.TurnStatus
+	84,  // 48: agentruntime.control.v1.Turn.input:type_name -> agentruntime.events.v1.InputPart
+	79,  // 49: agentruntime.control.v1.Turn.options:type_name -> agentruntime.control.v1.Turn.OptionsEntry
+	80,  // 50: agentruntime.control.v1.Turn.metadata:type_name -> agentruntime.control.v1.Turn.MetadataEntry
+	88,  // 51: agentruntime.control.v1.Turn.submitted_at:type_name -> google.protobuf.Timestamp
+	88,  // 52: agentruntime.control.v1.Turn.started_at:type_name -> google.protobuf.Timestamp
+	88,  // 53: agentruntime.control.v1.Turn.ended_at:type_name -> google.protobuf.Timestamp
+	88,  // 54: agentruntime.control.v1.Action.expires_at:type_name -> google.protobuf.Timestamp
+	81,  // 55: agentruntime.control.v1.Action.context:type_name -> agentruntime.control.v1.Action.ContextEntry
+	90,  // 56: agentruntime.control.v1.Action.status:type_name -> agentruntime.control.v1.ActionStatus
+	88,  // 57: agentruntime.control.v1.Action.requested_at:type_name -> google.protobuf.Timestamp
+	88,  // 58: agentruntime.control.v1.Action.resolved_at:type_name -> google.protobuf.Timestamp
+	91,  // 59: agentruntime.control.v1.Summary.state:type_name -> agentruntime.common.v1.FactState
+	82,  // 60: agentruntime.control.v1.Summary.facts:type_name -> agentruntime.control.v1.Summary.FactsEntry
+	92,  // 61: agentruntime.control.v1.ThreadRead.status:type_name -> agentruntime.control.v1.ThreadStatus
+	54,  // 62: agentruntime.control.v1.ThreadRead.active_turn:type_name -> agentruntime.control.v1.Turn
+	55,  // 63: agentruntime.control.v1.ThreadRead.pending_actions:type_name -> agentruntime.control.v1.Action
+	89,  // 64: agentruntime.control.v1.ThreadRead.last_outcome:type_name -> agentruntime.control.v1.TurnStatus
+	56,  // 65: agentruntime.control.v1.ThreadRead.incidents:type_name -> agentruntime.control.v1.Incident
+	83,  // 66: agentruntime.control.v1.ThreadRead.diagnostics:type_name -> agentruntime.control.v1.ThreadRead.DiagnosticsEntry
+	57,  // 67: agentruntime.control.v1.ThreadRead.routing:type_name -> agentruntime.control.v1.Summary
+	57,  // 68: agentruntime.control.v1.ThreadRead.permission:type_name -> agentruntime.control.v1.Summary
+	57,  // 69: agentruntime.control.v1.ThreadRead.tasks:type_name -> agentruntime.control.v1.Summary
+	88,  // 70: agentruntime.control.v1.ThreadRead.created_at:type_name -> google.protobuf.Timestamp
+	88,  // 71: agentruntime.control.v1.ThreadRead.updated_at:type_name -> google.protobuf.Timestamp
+	93,  // 72: agentruntime.control.v1.ThreadRead.routing_limit:type_name -> agentruntime.routing.v1.RoutingLimitSummary
+	59,  // 73: agentruntime.control.v1.ThreadRead.refusals:type_name -> agentruntime.control.v1.Refusal
+	94,  // 74: agentruntime.control.v1.Subagent.status:type_name -> agentruntime.control.v1.SubagentStatus
+	95,  // 75: agentruntime.control.v1.Channel.status:type_name -> agentruntime.control.v1.ChannelStatus
+	85,  // 76: agentruntime.control.v1.ClaimTurnRequest.wait:type_name -> google.protobuf.Duration
+	85,  // 77: agentruntime.control.v1.ClaimTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	54,  // 78: agentruntime.control.v1.ClaimTurnResponse.turn:type_name -> agentruntime.control.v1.Turn
+	88,  // 79: agentruntime.control.v1.ClaimTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	85,  // 80: agentruntime.control.v1.HeartbeatTurnRequest.lease_ttl:type_name -> google.protobuf.Duration
+	88,  // 81: agentruntime.control.v1.HeartbeatTurnResponse.lease_expires_at:type_name -> google.protobuf.Timestamp
+	89,  // 82: agentruntime.control.v1.HeartbeatTurnResponse.status:type_name -> agentruntime.control.v1.TurnStatus
+	96,  // 83: agentruntime.control.v1.TurnAttempt.status:type_name -> agentruntime.control.v1.TurnAttemptStatus
+	88,  // 84: agentruntime.control.v1.TurnAttempt.started_at:type_name -> google.protobuf.Timestamp
+	88,  // 85: agentruntime.control.v1.TurnAttempt.ended_at:type_name -> google.protobuf.Timestamp
+	67,  // 86: agentruntime.control.v1.TurnAttempts.attempts:type_name -> agentruntime.control.v1.TurnAttempt
+	68,  // 87: agentruntime.control.v1.GetTurnAttemptsResponse.attempts:type_name -> agentruntime.control.v1.TurnAttempts
+	97,  // 88: agentruntime.control.v1.StoreOutputResponse.output:type_name -> agentruntime.common.v1.OutputRef
+	4,   // 89: agentruntime.control.v1.ControlService.SubmitTurn:input_type -> agentruntime.control.v1.SubmitTurnRequest
+	6,   // 90: agentruntime.control.v1.ControlService.InterruptTurn:input_type -> agentruntime.control.v1.InterruptTurnRequest
+	8,   // 91: agentruntime.control.v1.ControlService.ResumeThread:input_type -> agentruntime.control.v1.ResumeThreadRequest
+	10,  // 92: agentruntime.control.v1.ControlService.RequestAction:input_type -> agentruntime.control.v1.RequestActionRequest
+	12,  // 93: agentruntime.control.v1.ControlService.RespondAction:input_type -> agentruntime.control.v1.RespondActionRequest
+	14,  // 94: agentruntime.control.v1.ControlService.RemoveQueuedTurn:input_type -> agentruntime.control.v1.RemoveQueuedTurnRequest
+	16,  // 95: agentruntime.control.v1.ControlService.PromoteQueuedTurn:input_type -> agentruntime.control.v1.PromoteQueuedTurnRequest
+	18,  // 96: agentruntime.control.v1.ControlService.ListSessions:input_type -> agentruntime.control.v1.ListSessionsRequest
+	20,  // 97: agentruntime.control.v1.ControlService.ListTurns:input_type -> agentruntime.control.v1.ListTurnsRequest
+	22,  // 98: agentruntime.control.v1.ControlService.GetSession:input_type -> agentruntime.control.v1.GetSessionRequest
+	24,  // 99: agentruntime.control.v1.ControlService.GetThreadRead:input_type -> agentruntime.control.v1.GetThreadReadRequest
+	26,  // 100: agentruntime.control.v1.ControlService.RegisterTools:input_type -> agentruntime.control.v1.RegisterToolsRequest
+	28,  // 101: agentruntime.control.v1.ControlService.GetToolInventory:input_type -> agentruntime.control.v1.GetToolInventoryRequest
+	30,  // 102: agentruntime.control.v1.ControlService.ReportEvents:input_type -> agentruntime.control.v1.ReportEventsRequest
+	32,  // 103: agentruntime.control.v1.ControlService.SpawnSubagent:input_type -> agentruntime.control.v1.SpawnSubagentRequest
+	34,  // 104: agentruntime.control.v1.ControlService.SendSubagentInput:input_type -> agentruntime.control.v1.SendSubagentInputRequest
+	36,  // 105: agentruntime.control.v1.ControlService.WaitSubagents:input_type -> agentruntime.control.v1.WaitSubagentsRequest
+	38,  // 106: agentruntime.control.v1.ControlService.ResumeSubagent:input_type -> agentruntime.control.v1.ResumeSubagentRequest
+	40,  // 107: agentruntime.control.v1.ControlService.CloseSubagent:input_type -> agentruntime.control.v1.CloseSubagentRequest
+	42,  // 108: agentruntime.control.v1.ControlService.ListSubagents:input_type -> agentruntime.control.v1.ListSubagentsRequest
+	44,  // 109: agentruntime.control.v1.ControlService.SubscribeEvents:input_type -> agentruntime.control.v1.SubscribeEventsRequest
+	49,  // 110: agentruntime.control.v1.ControlService.ReconnectChannel:input_type -> agentruntime.control.v1.ReconnectChannelRequest
+	51,  // 111: agentruntime.control.v1.ControlService.AckEvents:input_type -> agentruntime.control.v1.AckEventsRequest
+	62,  // 112: agentruntime.control.v1.ControlService.ClaimTurn:input_type -> agentruntime.control.v1.ClaimTurnRequest
+	64,  // 113: agentruntime.control.v1.ControlService.HeartbeatTurn:input_type -> agentruntime.control.v1.HeartbeatTurnRequest
+	66,  // 114: agentruntime.control.v1.ControlService.GetTurnAttempts:input_type -> agentruntime.control.v1.GetTurnAttemptsRequest
+	70,  // 115: agentruntime.control.v1.ControlService.ReadOutput:input_type -> agentruntime.control.v1.ReadOutputRequest
+	72,  // 116: agentruntime.control.v1.ControlService.StoreOutput:input_type -> agentruntime.control.v1.StoreOutputRequest
+	98,  // 117: agentruntime.control.v1.ControlService.WriteProcessStdin:input_type -> agentruntime.control.v1.WriteProcessStdinRequest
+	99,  // 118: agentruntime.control.v1.ControlService.TerminateProcess:input_type -> agentruntime.control.v1.TerminateProcessRequest
+	100, // 119: agentruntime.control.v1.ControlService.CreateWebhook:input_type -> agentruntime.control.v1.CreateWebhookRequest
+	101, // 120: agentruntime.control.v1.ControlService.ListWebhooks:input_type -> agentruntime.control.v1.ListWebhooksRequest
+	102, // 121: agentruntime.control.v1.ControlService.DeleteWebhook:input_type -> agentruntime.control.v1.DeleteWebhookRequest
+	5,   // 122: agentruntime.control.v1.ControlService.SubmitTurn:output_type -> agentruntime.control.v1.SubmitTurnResponse
+	7,   // 123: agentruntime.control.v1.ControlService.InterruptTurn:output_type -> agentruntime.control.v1.InterruptTurnResponse
+	9,   // 124: agentruntime.control.v1.ControlService.ResumeThread:output_type -> agentruntime.control.v1.ResumeThreadResponse
+	11,  // 125: agentruntime.control.v1.ControlService.RequestAction:output_type -> agentruntime.control.v1.RequestActionResponse
+	13,  // 126: agentruntime.control.v1.ControlService.RespondAction:output_type -> agentruntime.control.v1.RespondActionResponse
+	15,  // 127: agentruntime.control.v1.ControlService.RemoveQueuedTurn:output_type -> agentruntime.control.v1.RemoveQueuedTurnResponse
+	17,  // 128: agentruntime.control.v1.ControlService.PromoteQueuedTurn:output_type -> agentruntime.control.v1.PromoteQueuedTurnResponse
+	19,  // 129: agentruntime.control.v1.ControlService.ListSessions:output_type -> agentruntime.control.v1.ListSessionsResponse
+	21,  // 130: agentruntime.control.v1.ControlService.ListTurns:output_type -> agentruntime.control.v1.ListTurnsResponse
+	23,  // 131: agentruntime.control.v1.ControlService.GetSession:output_type -> agentruntime.control.v1.GetSessionResponse
+	25,  // 132: agentruntime.control.v1.ControlService.GetThreadRead:output_type -> agentruntime.control.v1.GetThreadReadResponse
+	27,  // 133: agentruntime.control.v1.ControlService.RegisterTools:output_type -> agentruntime.control.v1.RegisterToolsResponse
+	29,  // 134: agentruntime.control.v1.ControlService.GetToolInventory:output_type -> agentruntime.control.v1.GetToolInventoryResponse
+	31,  // 135: agentruntime.control.v1.ControlService.ReportEvents:output_type -> agentruntime.control.v1.ReportEventsResponse
+	33,  // 136: agentruntime.control.v1.ControlService.SpawnSubagent:output_type -> agentruntime.control.v1.SpawnSubagentResponse
+	35,  // 137: agentruntime.control.v1.ControlService.SendSubagentInput:output_type -> agentruntime.control.v1.SendSubagentInputResponse
+	37,  // 138: agentruntime.control.v1.ControlService.WaitSubagents:output_type -> agentruntime.control.v1.WaitSubagentsResponse
+	39,  // 139: agentruntime.control.v1.ControlService.ResumeSubagent:output_type -> agentruntime.control.v1.ResumeSubagentResponse
+	41,  // 140: agentruntime.control.v1.ControlService.CloseSubagent:output_type -> agentruntime.control.v1.CloseSubagentResponse
+	43,  // 141: agentruntime.control.v1.ControlService.ListSubagents:output_type -> agentruntime.control.v1.ListSubagentsResponse
+	45,  // 142: agentruntime.control.v1.ControlService.SubscribeEvents:output_type -> agentruntime.control.v1.SubscribeEventsResponse
+	50,  // 143: agentruntime.control.v1.ControlService.ReconnectChannel:output_type -> agentruntime.control.v1.ReconnectChannelResponse
+	52,  // 144: agentruntime.control.v1.ControlService.AckEvents:output_type -> agentruntime.control.v1.AckEventsResponse
+	63,  // 145: agentruntime.control.v1.ControlService.ClaimTurn:output_type -> agentruntime.control.v1.ClaimTurnResponse
+	65,  // 146: agentruntime.control.v1.ControlService.HeartbeatTurn:output_type -> agentruntime.control.v1.HeartbeatTurnResponse
+	69,  // 147: agentruntime.control.v1.ControlService.GetTurnAttempts:output_type -> agentruntime.control.v1.GetTurnAttemptsResponse
+	71,  // 148: agentruntime.control.v1.ControlService.ReadOutput:output_type -> agentruntime.control.v1.ReadOutputResponse
+	73,  // 149: agentruntime.control.v1.ControlService.StoreOutput:output_type -> agentruntime.control.v1.StoreOutputResponse
+	103, // 150: agentruntime.control.v1.ControlService.WriteProcessStdin:output_type -> agentruntime.control.v1.WriteProcessStdinResponse
+	104, // 151: agentruntime.control.v1.ControlService.TerminateProcess:output_type -> agentruntime.control.v1.TerminateProcessResponse
+	105, // 152: agentruntime.control.v1.ControlService.CreateWebhook:output_type -> agentruntime.control.v1.CreateWebhookResponse
+	106, // 153: agentruntime.control.v1.ControlService.ListWebhooks:output_type -> agentruntime.control.v1.ListWebhooksResponse
+	107, // 154: agentruntime.control.v1.ControlService.DeleteWebhook:output_type -> agentruntime.control.v1.DeleteWebhookResponse
+	122, // [122:155] is the sub-list for method output_type
+	89,  // [89:122] is the sub-list for method input_type
+	89,  // [89:89] is the sub-list for extension type_name
+	89,  // [89:89] is the sub-list for extension extendee
+	0,   // [0:89] is the sub-list for field type_name
 }
 
 func init() { file_agentruntime_control_v1_control_proto_init() }
@@ -6667,7 +6820,7 @@ func file_agentruntime_control_v1_control_proto_init() {
 	file_agentruntime_control_v1_status_proto_init()
 	file_agentruntime_control_v1_webhooks_proto_init()
 	file_agentruntime_control_v1_control_proto_msgTypes[0].OneofWrappers = []any{}
-	file_agentruntime_control_v1_control_proto_msgTypes[39].OneofWrappers = []any{
+	file_agentruntime_control_v1_control_proto_msgTypes[41].OneofWrappers = []any{
 		(*SubscribeEventsResponse_Event)(nil),
 		(*SubscribeEventsResponse_Heartbeat)(nil),
 		(*SubscribeEventsResponse_Snapshot)(nil),
@@ -6679,7 +6832,7 @@ func file_agentruntime_control_v1_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentruntime_control_v1_control_proto_rawDesc), len(file_agentruntime_control_v1_control_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   78,
+			NumMessages:   80,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	ControlService_RemoveQueuedTurn_FullMethodName  = "/agentruntime.control.v1.ControlService/RemoveQueuedTurn"
 	ControlService_PromoteQueuedTurn_FullMethodName = "/agentruntime.control.v1.ControlService/PromoteQueuedTurn"
 	ControlService_ListSessions_FullMethodName      = "/agentruntime.control.v1.ControlService/ListSessions"
+	ControlService_ListTurns_FullMethodName         = "/agentruntime.control.v1.ControlService/ListTurns"
 	ControlService_GetSession_FullMethodName        = "/agentruntime.control.v1.ControlService/GetSession"
 	ControlService_GetThreadRead_FullMethodName     = "/agentruntime.control.v1.ControlService/GetThreadRead"
 	ControlService_RegisterTools_FullMethodName     = "/agentruntime.control.v1.ControlService/RegisterTools"
@@ -80,6 +81,9 @@ type ControlServiceClient interface {
 	RemoveQueuedTurn(ctx context.Context, in *RemoveQueuedTurnRequest, opts ...grpc.CallOption) (*RemoveQueuedTurnResponse, error)
 	PromoteQueuedTurn(ctx context.Context, in *PromoteQueuedTurnRequest, opts ...grpc.CallOption) (*PromoteQueuedTurnResponse, error)
 	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
+	// Pages the tenant's turns across its sessions, newest first by
+	// submission time: what A2A's ListTasks without a contextId lists.
+	ListTurns(ctx context.Context, in *ListTurnsRequest, opts ...grpc.CallOption) (*ListTurnsResponse, error)
 	// The session snapshot: shell, threads, a recent history window and a
 	// cursor that pages older history.
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
@@ -231,6 +235,16 @@ func (c *controlServiceClient) ListSessions(ctx context.Context, in *ListSession
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListSessionsResponse)
 	err := c.cc.Invoke(ctx, ControlService_ListSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlServiceClient) ListTurns(ctx context.Context, in *ListTurnsRequest, opts ...grpc.CallOption) (*ListTurnsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTurnsResponse)
+	err := c.cc.Invoke(ctx, ControlService_ListTurns_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -513,6 +527,9 @@ type ControlServiceServer interface {
 	RemoveQueuedTurn(context.Context, *RemoveQueuedTurnRequest) (*RemoveQueuedTurnResponse, error)
 	PromoteQueuedTurn(context.Context, *PromoteQueuedTurnRequest) (*PromoteQueuedTurnResponse, error)
 	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
+	// Pages the tenant's turns across its sessions, newest first by
+	// submission time: what A2A's ListTasks without a contextId lists.
+	ListTurns(context.Context, *ListTurnsRequest) (*ListTurnsResponse, error)
 	// The session snapshot: shell, threads, a recent history window and a
 	// cursor that pages older history.
 	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
@@ -613,6 +630,9 @@ func (UnimplementedControlServiceServer) PromoteQueuedTurn(context.Context, *Pro
 }
 func (UnimplementedControlServiceServer) ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListSessions not implemented")
+}
+func (UnimplementedControlServiceServer) ListTurns(context.Context, *ListTurnsRequest) (*ListTurnsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListTurns not implemented")
 }
 func (UnimplementedControlServiceServer) GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetSession not implemented")
@@ -847,6 +867,24 @@ func _ControlService_ListSessions_Handler(srv interface{}, ctx context.Context, 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ControlServiceServer).ListSessions(ctx, req.(*ListSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ControlService_ListTurns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListTurnsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServiceServer).ListTurns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ControlService_ListTurns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServiceServer).ListTurns(ctx, req.(*ListTurnsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1314,6 +1352,10 @@ var ControlService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListSessions",
 			Handler:    _ControlService_ListSessions_Handler,
+		},
+		{
+			MethodName: "ListTurns",
+			Handler:    _ControlService_ListTurns_Handler,
 		},
 		{
 			MethodName: "GetSession",

@@ -363,6 +363,28 @@ class ListSubagentsResponse(_message.Message):
     subagents: _containers.RepeatedCompositeFieldContainer[Subagent]
     def __init__(self, subagents: _Optional[_Iterable[_Union[Subagent, _Mapping]]] = ..., sequence: _Optional[int] = ...) -> None: ...
 
+class ListTurnsRequest(_message.Message):
+    __slots__ = ["min_sequence", "page_size", "page_token"]
+    MIN_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    min_sequence: int
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., min_sequence: _Optional[int] = ...) -> None: ...
+
+class ListTurnsResponse(_message.Message):
+    __slots__ = ["next_page_token", "sequence", "total_size", "turns"]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_SIZE_FIELD_NUMBER: _ClassVar[int]
+    TURNS_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: str
+    sequence: int
+    total_size: int
+    turns: _containers.RepeatedCompositeFieldContainer[Turn]
+    def __init__(self, turns: _Optional[_Iterable[_Union[Turn, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., sequence: _Optional[int] = ..., total_size: _Optional[int] = ...) -> None: ...
+
 class PromoteQueuedTurnRequest(_message.Message):
     __slots__ = ["queued_turn_id", "session_id", "thread_id"]
     QUEUED_TURN_ID_FIELD_NUMBER: _ClassVar[int]

@@ -60,6 +60,11 @@ class ControlServiceStub(object):
                 request_serializer=agentruntime_dot_control_dot_v1_dot_control__pb2.ListSessionsRequest.SerializeToString,
                 response_deserializer=agentruntime_dot_control_dot_v1_dot_control__pb2.ListSessionsResponse.FromString,
                 )
+        self.ListTurns = channel.unary_unary(
+                '/agentruntime.control.v1.ControlService/ListTurns',
+                request_serializer=agentruntime_dot_control_dot_v1_dot_control__pb2.ListTurnsRequest.SerializeToString,
+                response_deserializer=agentruntime_dot_control_dot_v1_dot_control__pb2.ListTurnsResponse.FromString,
+                )
         self.GetSession = channel.unary_unary(
                 '/agentruntime.control.v1.ControlService/GetSession',
                 request_serializer=agentruntime_dot_control_dot_v1_dot_control__pb2.GetSessionRequest.SerializeToString,
@@ -243,6 +248,14 @@ class ControlServiceServicer(object):
 
     def ListSessions(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTurns(self, request, context):
+        """Pages the tenant's turns across its sessions, newest first by
+        submission time: what A2A's ListTasks without a contextId lists.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -476,6 +489,11 @@ def add_ControlServiceServicer_to_server(servicer, server):
                     servicer.ListSessions,
                     request_deserializer=agentruntime_dot_control_dot_v1_dot_control__pb2.ListSessionsRequest.FromString,
                     response_serializer=agentruntime_dot_control_dot_v1_dot_control__pb2.ListSessionsResponse.SerializeToString,
+            ),
+            'ListTurns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTurns,
+                    request_deserializer=agentruntime_dot_control_dot_v1_dot_control__pb2.ListTurnsRequest.FromString,
+                    response_serializer=agentruntime_dot_control_dot_v1_dot_control__pb2.ListTurnsResponse.SerializeToString,
             ),
             'GetSession': grpc.unary_unary_rpc_method_handler(
                     servicer.GetSession,
@@ -744,6 +762,23 @@ class ControlService(object):
         return grpc.experimental.unary_unary(request, target, '/agentruntime.control.v1.ControlService/ListSessions',
             agentruntime_dot_control_dot_v1_dot_control__pb2.ListSessionsRequest.SerializeToString,
             agentruntime_dot_control_dot_v1_dot_control__pb2.ListSessionsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ListTurns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/agentruntime.control.v1.ControlService/ListTurns',
+            agentruntime_dot_control_dot_v1_dot_control__pb2.ListTurnsRequest.SerializeToString,
+            agentruntime_dot_control_dot_v1_dot_control__pb2.ListTurnsResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
