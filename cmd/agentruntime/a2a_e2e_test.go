@@ -266,6 +266,12 @@ func TestA2AKeepsTenantsApart(t *testing.T) {
 		if r.Error != nil || len(tasks) != who.n || (who.n == 1 && tasks[0].(map[string]any)["id"] != id) {
 			t.Errorf("ListTasks ctx1 as %v: %+v %v, want %d task(s)", who.headers, r.Error, r.Result, who.n)
 		}
+		// Without a contextId: the tenant's tasks, never another's.
+		r = callA2A(t, dev.Addr, who.headers, "ListTasks", map[string]any{})
+		tasks, _ = r.Result["tasks"].([]any)
+		if r.Error != nil || len(tasks) != who.n || r.Result["totalSize"] != float64(who.n) || (who.n == 1 && tasks[0].(map[string]any)["id"] != id) {
+			t.Errorf("ListTasks as %v: %+v %v, want %d task(s)", who.headers, r.Error, r.Result, who.n)
+		}
 	}
 
 	// The same over HTTP+JSON: 404 with the A2A reason.

@@ -105,14 +105,15 @@ func (h *Handler) cancelTask(ctx context.Context, p *TaskIDRequest) (*Task, *rpc
 }
 
 // listTasks serves ListTasks: the tasks of one context (every turn of the
-// thread, folded from its events), newest first.
+// thread, folded from its events), newest first; without a contextId the
+// tenant's tasks across its contexts (listTenantTasks).
 func (h *Handler) listTasks(ctx context.Context, p *ListTasksRequest) (*ListTasksResponse, *rpcError) {
-	if p.ContextID == "" {
-		return nil, invalidParams("params.contextId", "required: this agent lists the tasks of one context")
-	}
-	session, thread, err := parseContext("params.contextId", p.ContextID)
-	if err != nil {
-		return nil, err
+	var session, thread string
+	if p.ContextID != "" {
+		var err *rpcError
+		if session, thread, err = parseContext("params.contextId", p.ContextID); err != nil {
+			return nil, err
+		}
 	}
 	size := p.PageSize
 	switch {
@@ -120,14 +121,6 @@ func (h *Handler) listTasks(ctx context.Context, p *ListTasksRequest) (*ListTask
 		size = 50
 	case size < 0 || size > 100:
 		return nil, invalidParams("params.pageSize", "between 1 and 100")
-	}
-	offset := 0
-	if p.PageToken != "" {
-		n, cerr := strconv.Atoi(p.PageToken)
-		if cerr != nil || n < 0 {
-			return nil, invalidParams("params.pageToken", "not a page token of this server")
-		}
-		offset = n
 	}
 	switch p.Status {
 	case "TASK_STATE_UNSPECIFIED", "UNRECOGNIZED":
@@ -137,6 +130,17 @@ func (h *Handler) listTasks(ctx context.Context, p *ListTasksRequest) (*ListTask
 	}
 	if p.Status != "" && !slices.Contains(allStates, p.Status) {
 		return nil, invalidParams("params.status", "%q is not a task state", p.Status)
+	}
+	if p.ContextID == "" {
+		return h.listTenantTasks(ctx, p, size)
+	}
+	offset := 0
+	if p.PageToken != "" {
+		n, cerr := strconv.Atoi(p.PageToken)
+		if cerr != nil || n < 0 {
+			return nil, invalidParams("params.pageToken", "not a page token of this server")
+		}
+		offset = n
 	}
 	views, err := h.scanThread(ctx, session, thread)
 	if err != nil {

@@ -90,6 +90,20 @@ func TestTurnsAreListedNewestFirstAcrossPartitions(t *testing.T) {
 		}
 	}
 
+	// after_turn_id resumes after any listed turn, as a page ending there
+	// would: tied turns and turns of other partitions included.
+	for i, id := range want {
+		page, err := h.client.ListTurns(ctx, &controlv1.ListTurnsRequest{PageSize: 500, AfterTurnId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := turnIDs(page.Turns); strings.Join(got, " ") != strings.Join(want[i+1:], " ") || page.NextPageToken != "" {
+			t.Fatalf("after %s: %v, want %v", id, got, want[i+1:])
+		}
+	}
+	_, err = h.client.ListTurns(ctx, &controlv1.ListTurnsRequest{AfterTurnId: want[0], PageToken: all.NextPageToken + "x"})
+	assertCode(t, err, codes.InvalidArgument, "after_turn_id")
+
 	// Another tenant sees its own turns only: the busy partition's 30.
 	theirs, err := h.client.ListTurns(globex(t), &controlv1.ListTurnsRequest{PageSize: 500})
 	if err != nil {
@@ -117,6 +131,9 @@ func TestTurnsAreListedNewestFirstAcrossPartitions(t *testing.T) {
 			t.Fatalf("globex lists acme's turn %s with acme's token", tu.TurnId)
 		}
 	}
+	// acme's turn ids are no place in globex's list.
+	_, err = h.client.ListTurns(globex(t), &controlv1.ListTurnsRequest{AfterTurnId: want[0]})
+	assertCode(t, err, codes.InvalidArgument, "after_turn_id")
 
 	// A rolled-back turn is not listed.
 	gone := newestFirst[0]

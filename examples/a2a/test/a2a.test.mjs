@@ -316,6 +316,53 @@ for (const [binding, path] of [
       }
     });
 
+    test("without a contextId, the tenant's tasks across contexts, newest first, paged with nothing missed or repeated; the status filter is the task's state", async () => {
+      const t1 = await client.sendMessage({ message: message("hello there") });
+      const t2 = await client.sendMessage({ message: message("hello again", { contextId: t1.contextId }) });
+      const t3 = await client.sendMessage({ message: message("do the demo") });
+      assert.notEqual(t3.contextId, t1.contextId);
+      assert.equal(t3.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+
+      const all = await client.listTasks({ pageSize: 100 });
+      assert.deepEqual(all.tasks.slice(0, 3).map((t) => [t.id, t.contextId]), [[t3.id, t3.contextId], [t2.id, t1.contextId], [t1.id, t1.contextId]]);
+      assert.equal(all.totalSize, all.tasks.length);
+      assert.equal(all.nextPageToken, "");
+      assert.equal(all.tasks[0].status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+      assert.equal(all.tasks[1].status.state, TaskState.TASK_STATE_COMPLETED);
+      assert.equal(all.tasks[1].artifacts.length, 0);
+      // Pages of two: the same tasks in the same order.
+      const paged = [];
+      let pageToken = "";
+      do {
+        const page = await client.listTasks({ pageSize: 2, pageToken });
+        assert.ok(page.tasks.length <= 2 && page.tasks.length > 0, JSON.stringify(page));
+        assert.equal(page.totalSize, all.totalSize);
+        paged.push(...page.tasks.map((t) => t.id));
+        pageToken = page.nextPageToken;
+      } while (pageToken && paged.length <= all.tasks.length);
+      assert.deepEqual(paged, all.tasks.map((t) => t.id));
+
+      // The filter is the fold's state: t3 waits for its approval.
+      const waiting = await client.listTasks({ status: TaskState.TASK_STATE_INPUT_REQUIRED, pageSize: 1 });
+      assert.deepEqual(waiting.tasks.map((t) => t.id), [t3.id]);
+      const completed = await client.listTasks({ status: TaskState.TASK_STATE_COMPLETED, pageSize: 1, includeArtifacts: true });
+      assert.deepEqual(completed.tasks.map((t) => t.id), [t2.id]);
+      assert.equal(textOf(completed.tasks[0].artifacts[0].parts), "Hello from agentruntime.");
+      const older = await client.listTasks({ status: TaskState.TASK_STATE_COMPLETED, pageSize: 1, pageToken: completed.nextPageToken });
+      assert.deepEqual(older.tasks.map((t) => t.id), [t1.id]);
+      const everyCompleted = await client.listTasks({ status: TaskState.TASK_STATE_COMPLETED });
+      assert.ok(everyCompleted.tasks.every((t) => t.status.state === TaskState.TASK_STATE_COMPLETED));
+      assert.deepEqual(everyCompleted.tasks.map((t) => t.id), all.tasks.filter((t) => t.status.state === TaskState.TASK_STATE_COMPLETED).map((t) => t.id));
+      assert.equal(everyCompleted.totalSize, everyCompleted.tasks.length);
+
+      // Bad input names its field.
+      await assert.rejects(client.listTasks({ pageSize: 101 }), /params\.pageSize/);
+      await assert.rejects(client.listTasks({ pageToken: "nope" }), /params\.pageToken/);
+
+      const answered = await client.sendMessage({ message: message("yes", { contextId: t3.contextId, taskId: t3.id }) });
+      assert.equal(answered.status.state, TaskState.TASK_STATE_COMPLETED);
+    });
+
     test("an unknown task is not found", async () => {
       await assert.rejects(client.getTask({ id: "turn_nope" }), (e) => /not found/.test(e.message));
     });

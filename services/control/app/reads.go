@@ -157,7 +157,23 @@ func (a *App) ListTurns(ctx context.Context, c Caller, req *controlv1.ListTurnsR
 		return nil, err
 	}
 	index := readmodel.TenantTurnsIndex(c.Tenant)
-	entries, next, err := a.pageNewestFirst(ctx, index, req.GetPageSize(), req.GetPageToken())
+	tok := req.GetPageToken()
+	if after := req.GetAfterTurnId(); after != "" {
+		if tok != "" {
+			return nil, fault.Invalid("after_turn_id", "%s", "not with page_token")
+		}
+		tu, ok, err := readmodel.Turn(ctx, a.Store, c.Tenant, after)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fault.Invalid("after_turn_id", "no turn %s", after)
+		}
+		// The turn's place in the index: the time of its turn.submitted
+		// (readmodel.TenantTurnsIndex) and its id.
+		tok = timeToken(float64(tu.GetSubmittedAt().AsTime().UnixMilli()), after)
+	}
+	entries, next, err := a.pageNewestFirst(ctx, index, req.GetPageSize(), tok)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +220,7 @@ func (a *App) pageNewestFirst(ctx context.Context, index string, pageSize int32,
 	var entries []projection.IndexEntry
 	q := projection.RangeQuery{Reverse: true}
 	if tok != "" {
-		created, after, ok := parseSessionsToken(tok)
+		created, after, ok := parseTimeToken(tok)
 		if !ok {
 			return nil, "", fault.Invalid("page_token", "%s", "not a page token from a previous response")
 		}
@@ -233,18 +249,19 @@ func (a *App) pageNewestFirst(ctx context.Context, index string, pageSize int32,
 	if int64(len(entries)) > size {
 		entries = entries[:size]
 		last := entries[size-1]
-		next = sessionsToken(last.Score, last.Member)
+		next = timeToken(last.Score, last.Member)
 	}
 	return entries, next, nil
 }
 
-// sessionsToken is the page token after a session: its creation time (the
-// index score, unix milliseconds) and id, opaque to clients.
-func sessionsToken(created float64, session string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(int64(created), 10) + ":" + session))
+// timeToken is the page token after an entry of an index scored by time
+// (pageNewestFirst): its score (unix milliseconds) and member, opaque to
+// clients.
+func timeToken(score float64, member string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(int64(score), 10) + ":" + member))
 }
 
-func parseSessionsToken(tok string) (created float64, session string, ok bool) {
+func parseTimeToken(tok string) (created float64, session string, ok bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil {
 		return 0, "", false

@@ -1394,8 +1394,13 @@ type ListTurnsRequest struct {
 	// How many turns (default 50).
 	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// From a previous response's next_page_token: the turns after it.
-	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	MinSequence   uint64 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	PageToken   string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	MinSequence uint64 `protobuf:"varint,3,opt,name=min_sequence,json=minSequence,proto3" json:"min_sequence,omitempty"`
+	// Instead of page_token: the turns after this turn of the tenant's (by
+	// its submission time and id), as if a page had ended with it; a
+	// client that stopped inside a page resumes from the last turn it used.
+	// Not with page_token.
+	AfterTurnId   string `protobuf:"bytes,4,opt,name=after_turn_id,json=afterTurnId,proto3" json:"after_turn_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1449,6 +1454,13 @@ func (x *ListTurnsRequest) GetMinSequence() uint64 {
 		return x.MinSequence
 	}
 	return 0
+}
+
+func (x *ListTurnsRequest) GetAfterTurnId() string {
+	if x != nil {
+		return x.AfterTurnId
+	}
+	return ""
 }
 
 type ListTurnsResponse struct {
@@ -6011,13 +6023,14 @@ const file_agentruntime_control_v1_control_proto_rawDesc = "" +
 	"\x14ListSessionsResponse\x12<\n" +
 	"\bsessions\x18\x01 \x03(\v2 .agentruntime.control.v1.SessionR\bsessions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\x87\x01\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\"\xd5\x01\n" +
 	"\x10ListTurnsRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12'\n" +
 	"\n" +
 	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\tpageToken\x12!\n" +
-	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\"\xab\x01\n" +
+	"\fmin_sequence\x18\x03 \x01(\x04R\vminSequence\x12L\n" +
+	"\rafter_turn_id\x18\x04 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\vafterTurnId\"\xab\x01\n" +
 	"\x11ListTurnsResponse\x123\n" +
 	"\x05turns\x18\x01 \x03(\v2\x1d.agentruntime.control.v1.TurnR\x05turns\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +

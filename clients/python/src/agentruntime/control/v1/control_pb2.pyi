@@ -364,14 +364,16 @@ class ListSubagentsResponse(_message.Message):
     def __init__(self, subagents: _Optional[_Iterable[_Union[Subagent, _Mapping]]] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class ListTurnsRequest(_message.Message):
-    __slots__ = ["min_sequence", "page_size", "page_token"]
+    __slots__ = ["after_turn_id", "min_sequence", "page_size", "page_token"]
+    AFTER_TURN_ID_FIELD_NUMBER: _ClassVar[int]
     MIN_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    after_turn_id: str
     min_sequence: int
     page_size: int
     page_token: str
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., min_sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., min_sequence: _Optional[int] = ..., after_turn_id: _Optional[str] = ...) -> None: ...
 
 class ListTurnsResponse(_message.Message):
     __slots__ = ["next_page_token", "sequence", "total_size", "turns"]
