@@ -62,6 +62,9 @@ type Handler struct {
 	control controlv1.ControlServiceClient
 	log     *slog.Logger
 	cfg     Config
+	// examine bounds the turns a filtered ListTasks call without a
+	// contextId examines (listExamine).
+	examine int64
 }
 
 // New returns a handler that calls the runtime through control, a client
@@ -81,7 +84,7 @@ func New(control controlv1.ControlServiceClient, cfg Config, log *slog.Logger) *
 			Description: "Runs a turn of the runtime's agent on the message: it may use tools and ask for approvals (input-required).",
 			Tags:        []string{"agent", "tools"}}}
 	}
-	return &Handler{control: control, log: log, cfg: cfg}
+	return &Handler{control: control, log: log, cfg: cfg, examine: listExamine}
 }
 
 // Card serves GET /.well-known/agent-card.json.

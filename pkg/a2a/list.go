@@ -91,7 +91,7 @@ func (h *Handler) listTenantTasks(ctx context.Context, p *ListTasksRequest, size
 			// Twice what is missing, as some will not match; no more than
 			// a batch, nor past the call's bound.
 			need := int64(size - len(res.Tasks))
-			ask = min(max(2*need, 10), listBatch, listExamine-examined)
+			ask = min(max(2*need, 10), listBatch, h.examine-examined)
 		}
 		resp, err := h.control.ListTurns(ctx, &controlv1.ListTurnsRequest{PageSize: int32(ask), AfterTurnId: after})
 		if status.Code(err) == codes.InvalidArgument {
@@ -124,7 +124,7 @@ func (h *Handler) listTenantTasks(ctx context.Context, p *ListTasksRequest, size
 				break
 			}
 		}
-		if !more || len(res.Tasks) == size || examined >= listExamine || len(turns) == 0 {
+		if !more || len(res.Tasks) == size || examined >= h.examine || len(turns) == 0 {
 			break
 		}
 	}
