@@ -24,7 +24,7 @@ const (
 	// listBatch is how many turns a filtered call reads at once.
 	listBatch int64 = 100
 	// listFolds is how many threads' events one call folds at once.
-	listFolds = 8
+	listFolds = 32
 )
 
 // tenantToken is a page token of the tenant-wide listing: how many turns

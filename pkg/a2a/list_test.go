@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -252,4 +253,54 @@ func settle(t *testing.T, st *alltest.Stack, ctx context.Context, session string
 	if _, err := st.Control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: session, ThreadId: session, MinSequence: seq}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A page of 100 tasks, each of its own context (100 threads to fold),
+// without a filter; and under a filter none matches, which examines 500
+// turns (the call's bound) of 600.
+func BenchmarkListTasksWithoutAContext(b *testing.B) {
+	st := alltest.Start(b, alltest.Options{Partitions: 2})
+	ctx := context.Background()
+	for i := range 600 {
+		s := "ctx-" + strconv.Itoa(i)
+		r, err := st.Control.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: s, ThreadId: s,
+			Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: "hello"}}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.Control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: s, ThreadId: s, MinSequence: r.GetSequence()}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(a2a.New(st.Control, a2a.Config{}, nil).JSONRPC())
+	b.Cleanup(srv.Close)
+	call := func(params map[string]any) *listed {
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": params})
+		resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Result *listed `json:"result"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Result == nil {
+			b.Fatalf("%v %+v", err, out)
+		}
+		return out.Result
+	}
+	b.Run("page of 100", func(b *testing.B) {
+		for b.Loop() {
+			if r := call(map[string]any{"pageSize": 100}); len(r.Tasks) != 100 {
+				b.Fatalf("%d tasks", len(r.Tasks))
+			}
+		}
+	})
+	b.Run("filter examining 500", func(b *testing.B) {
+		for b.Loop() {
+			if r := call(map[string]any{"status": "TASK_STATE_COMPLETED"}); len(r.Tasks) != 0 || r.NextPageToken == "" {
+				b.Fatalf("%d tasks, next %q", len(r.Tasks), r.NextPageToken)
+			}
+		}
+	})
 }
