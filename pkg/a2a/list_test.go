@@ -257,10 +257,14 @@ func settle(t *testing.T, st *alltest.Stack, ctx context.Context, session string
 
 // A page of 100 tasks, each of its own context (100 threads to fold),
 // without a filter; and under a filter none matches, which examines 500
-// turns (the call's bound) of 600.
+// turns (the call's bound) of 600. The building block is GetTask of one
+// of those tasks over the same binding (one thread folded), measured in
+// the same run: each sub-benchmark reports its time per task examined as
+// a ratio to it.
 func BenchmarkListTasksWithoutAContext(b *testing.B) {
 	st := alltest.Start(b, alltest.Options{Partitions: 2})
 	ctx := context.Background()
+	var oneTask string
 	for i := range 600 {
 		s := "ctx-" + strconv.Itoa(i)
 		r, err := st.Control.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: s, ThreadId: s,
@@ -271,23 +275,52 @@ func BenchmarkListTasksWithoutAContext(b *testing.B) {
 		if _, err := st.Control.GetThreadRead(ctx, &controlv1.GetThreadReadRequest{SessionId: s, ThreadId: s, MinSequence: r.GetSequence()}); err != nil {
 			b.Fatal(err)
 		}
+		oneTask = r.GetTurn().GetTurnId()
 	}
 	srv := httptest.NewServer(a2a.New(st.Control, a2a.Config{}, nil).JSONRPC())
 	b.Cleanup(srv.Close)
-	call := func(params map[string]any) *listed {
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": params})
+	rpc := func(method string, params map[string]any, result any) {
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 		resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var out struct {
-			Result *listed `json:"result"`
+		out := struct {
+			Result any `json:"result"`
+		}{Result: result}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			b.Fatalf("%s: %v", method, err)
 		}
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Result == nil {
-			b.Fatalf("%v %+v", err, out)
+	}
+	call := func(params map[string]any) *listed {
+		var out *listed
+		rpc("ListTasks", params, &out)
+		if out == nil {
+			b.Fatalf("ListTasks %v: no result", params)
 		}
-		return out.Result
+		return out
+	}
+	// GetTask's median over 50 calls.
+	var times []time.Duration
+	for range 50 {
+		var task struct {
+			ID string `json:"id"`
+		}
+		began := time.Now()
+		rpc("GetTask", map[string]any{"id": oneTask}, &task)
+		times = append(times, time.Since(began))
+		if task.ID != oneTask {
+			b.Fatalf("GetTask %s: %+v", oneTask, task)
+		}
+	}
+	slices.Sort(times)
+	getTask := times[len(times)/2]
+	perTask := func(b *testing.B, tasks int) {
+		ms := float64(b.Elapsed()) / float64(b.N) / float64(tasks) / 1e6
+		b.ReportMetric(ms, "ms/task")
+		b.ReportMetric(float64(getTask)/1e6, "gettask-p50-ms")
+		b.ReportMetric(ms/(float64(getTask)/1e6), "ratio-task/gettask")
 	}
 	b.Run("page of 100", func(b *testing.B) {
 		for b.Loop() {
@@ -295,6 +328,7 @@ func BenchmarkListTasksWithoutAContext(b *testing.B) {
 				b.Fatalf("%d tasks", len(r.Tasks))
 			}
 		}
+		perTask(b, 100)
 	})
 	b.Run("filter examining 500", func(b *testing.B) {
 		for b.Loop() {
@@ -302,5 +336,6 @@ func BenchmarkListTasksWithoutAContext(b *testing.B) {
 				b.Fatalf("%d tasks, next %q", len(r.Tasks), r.NextPageToken)
 			}
 		}
+		perTask(b, 500)
 	})
 }
