@@ -64,25 +64,8 @@ func (a *App) GetSession(ctx context.Context, c Caller, req *controlv1.GetSessio
 	if more {
 		entries = entries[:limit]
 	}
-	keys := make([]string, len(entries))
-	for i, e := range entries {
-		keys[i] = readmodel.TurnKey(c.Tenant, e.Member)
-	}
-	if len(keys) > 0 {
-		raws, err := a.Store.GetMany(ctx, keys...)
-		if err != nil {
-			return nil, err
-		}
-		for _, raw := range raws {
-			if raw == nil {
-				continue
-			}
-			tu := &controlv1.Turn{}
-			if err := proto.Unmarshal(raw, tu); err != nil {
-				return nil, err
-			}
-			out.History = append(out.History, tu)
-		}
+	if out.History, err = a.turnsOf(ctx, c.Tenant, entries); err != nil {
+		return nil, err
 	}
 	if more && len(entries) > 0 {
 		out.HistoryCursor = strconv.FormatUint(uint64(entries[len(entries)-1].Score), 10)
@@ -182,17 +165,27 @@ func (a *App) ListTurns(ctx context.Context, c Caller, req *controlv1.ListTurnsR
 		return nil, err
 	}
 	out := &controlv1.ListTurnsResponse{Sequence: seq, NextPageToken: next, TotalSize: total}
+	if out.Turns, err = a.turnsOf(ctx, c.Tenant, entries); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// turnsOf reads the turns an index's entries name (members are turn ids),
+// in their order, in one round trip; a turn gone since is left out.
+func (a *App) turnsOf(ctx context.Context, tenant string, entries []projection.IndexEntry) ([]*controlv1.Turn, error) {
 	if len(entries) == 0 {
-		return out, nil
+		return nil, nil
 	}
 	keys := make([]string, len(entries))
 	for i, e := range entries {
-		keys[i] = readmodel.TurnKey(c.Tenant, e.Member)
+		keys[i] = readmodel.TurnKey(tenant, e.Member)
 	}
 	raws, err := a.Store.GetMany(ctx, keys...)
 	if err != nil {
 		return nil, err
 	}
+	var out []*controlv1.Turn
 	for _, raw := range raws {
 		if raw == nil {
 			continue
@@ -201,7 +194,7 @@ func (a *App) ListTurns(ctx context.Context, c Caller, req *controlv1.ListTurnsR
 		if err := proto.Unmarshal(raw, tu); err != nil {
 			return nil, err
 		}
-		out.Turns = append(out.Turns, tu)
+		out = append(out, tu)
 	}
 	return out, nil
 }
