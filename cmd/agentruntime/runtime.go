@@ -32,6 +32,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/hostallow"
 	"github.com/agentruntime/agentruntime/pkg/lease"
 	"github.com/agentruntime/agentruntime/pkg/metrics"
+	"github.com/agentruntime/agentruntime/pkg/peerauth"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/pkg/quota"
@@ -78,6 +79,10 @@ type common struct {
 	// a2aPeers are the host[:port] patterns of the A2A peers a remote
 	// subagent may call (--a2a-peers).
 	a2aPeers string
+	// a2aPeerCredsFile names the credentials sent to A2A peers
+	// (pkg/peerauth); a2aPeerCreds is what check loaded from it.
+	a2aPeerCredsFile string
+	a2aPeerCreds     *peerauth.Set
 	// webhookKeyFile holds the key that seals webhook secrets; webhookKey
 	// is the key check (or dev) loaded (nil: webhooks are off).
 	webhookKeyFile string
@@ -156,6 +161,7 @@ func (c *common) register(fs *flag.FlagSet, defaultListen string) {
 	fs.IntVar(&c.maxParked, "max-parked-turns-per-tenant", defaultMaxParked, "turns each tenant may have parked at once, each holding a checkpoint (0: no limit); a park beyond it is refused and the turn waits in place; the auth file's tenants override it")
 	fs.StringVar(&c.webhookKeyFile, "webhook-key-file", "", "control: file holding the 32-byte key (base64 or hex) that seals webhook secrets in the event log; empty turns webhooks off (dev: <data-dir>/webhook.key, made on first start; see docs/configuration.md)")
 	fs.StringVar(&c.a2aPeers, "a2a-peers", "", "control: hosts of the A2A peer agents a subagent may be (spawn_agent's agent, SpawnSubagent's agent: a card URL), comma-separated host[:port] patterns (*.example.com matches below it); the card's interfaces must be on them too; empty: none (docs/a2a.md, \"Calling a peer\")")
+	fs.StringVar(&c.a2aPeerCredsFile, "a2a-peer-credentials", "", "control: YAML file of the credentials sent to A2A peers, each entry a host[:port] pattern, a scheme (bearer, api_key) and where its secret is (secret_file or secret_env); a request carries only the credential of its own host; empty: none are sent (docs/a2a.md, \"Calling a peer\")")
 	fs.StringVar(&c.a2aCardFile, "a2a-card", "", "YAML file of the A2A agent card's name, description and skills (docs/a2a.md); empty: the defaults")
 	fs.IntVar(&c.maxQueuedTurns, "max-queued-turns", app.DefaultMaxQueuedTurns, "control: turns a thread may hold queued behind its active turn; a submit beyond it is ResourceExhausted QUEUE_FULL (at least 1)")
 }
@@ -208,6 +214,11 @@ func (c *common) check() error {
 		}
 		if c.webhookKey, err = webhooks.ParseKey(string(raw)); err != nil {
 			return fmt.Errorf("--webhook-key-file %s: %w", c.webhookKeyFile, err)
+		}
+	}
+	if c.a2aPeerCredsFile != "" {
+		if c.a2aPeerCreds, err = peerauth.Load(c.a2aPeerCredsFile); err != nil {
+			return fmt.Errorf("--a2a-peer-credentials: %w", err)
 		}
 	}
 	if c.a2aCardFile != "" {
@@ -405,7 +416,7 @@ func newRuntime(ctx context.Context, c common, names []string, authn auth.Authen
 			MeterProvider:  tel.MeterProvider,
 			Config: kit.Config{ModelsFile: c.modelsFile, MaxQueuedTurns: c.maxQueuedTurns,
 				RestrictHookHosts: true, HookAllowHosts: splitList(c.hookAllowHosts), WebhookKey: c.webhookKey,
-				A2APeers: splitList(c.a2aPeers)},
+				A2APeers: splitList(c.a2aPeers), A2APeerCredentials: c.a2aPeerCreds},
 		}
 		svc, err := all.New(name, deps)
 		if err != nil {

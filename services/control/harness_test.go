@@ -52,6 +52,8 @@ type harness struct {
 	maxQueuedTurns int
 	// a2aPeers are the hosts remote subagents may call (kit.Config).
 	a2aPeers []string
+	// a2aPeerRetry bounds the attempts to reach a peer (kit.Config).
+	a2aPeerRetry kit.A2APeerRetry
 	// noProjectors serves the API without running the service's
 	// projectors and reactors: the read model stays empty, as one that
 	// trails the log would be.
@@ -127,7 +129,7 @@ func (h *harness) start(store projection.Store) {
 		t.Fatal(err)
 	}
 	deps := kit.Deps{Log: h.log, Store: store, Logger: slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Config: kit.Config{MaxQueuedTurns: h.maxQueuedTurns, A2APeers: h.a2aPeers}}
+		Config: kit.Config{MaxQueuedTurns: h.maxQueuedTurns, A2APeers: h.a2aPeers, A2APeerRetry: h.a2aPeerRetry}}
 	if h.leasesInRedis {
 		deps.Redis = redistest.Client(t)
 	}

@@ -14,7 +14,8 @@ const PeerLeasePrefix = "agentruntime:control:peer-lease:"
 
 // newPeers builds the driver of remote subagents (A2A peers) from the
 // binary's configuration: the allowlist of peer hosts (--a2a-peers; none
-// allows no peer).
+// allows no peer) and the credentials sent to them
+// (--a2a-peer-credentials).
 func newPeers(a *app.App, deps kit.Deps) *app.Peers {
 	hosts, err := hostallow.Parse(deps.Config.A2APeers)
 	if err != nil && deps.Logger != nil {
@@ -22,13 +23,16 @@ func newPeers(a *app.App, deps kit.Deps) *app.Peers {
 		deps.Logger.Error("--a2a-peers", "error", err)
 		hosts = hostallow.List{}
 	}
-	dialer := peers.NewDialer(hosts)
+	dialer := peers.NewDialer(hosts, deps.Config.A2APeerCredentials)
 	a.PeerCheck = dialer.Check
 	var leases lease.Store = lease.NewMemory(nil)
 	if deps.Redis != nil {
 		leases = lease.NewRedis(deps.Redis, PeerLeasePrefix)
 	}
-	return app.NewPeers(a, dialer, leases, deps.Logger)
+	p := app.NewPeers(a, dialer, leases, deps.Logger)
+	r := deps.Config.A2APeerRetry
+	p.Retry = app.PeerRetry{MaxAttempts: r.MaxAttempts, MinBackoff: r.MinBackoff, MaxBackoff: r.MaxBackoff, MaxElapsed: r.MaxElapsed}
+	return p
 }
 
 // SetPeerLeaseScope prefixes the keys of the peer driver's leases, for

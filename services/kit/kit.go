@@ -18,6 +18,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/fanout"
 	"github.com/agentruntime/agentruntime/pkg/held"
 	"github.com/agentruntime/agentruntime/pkg/lease"
+	"github.com/agentruntime/agentruntime/pkg/peerauth"
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 )
@@ -92,6 +93,22 @@ type Config struct {
 	// subagent may be (--a2a-peers, AR_A2A_PEERS): SpawnSubagent's agent
 	// and the interfaces its card names. None: no peer may be called.
 	A2APeers []string
+	// A2APeerCredentials are the credentials sent to A2A peers, each to
+	// the hosts its entry names (--a2a-peer-credentials,
+	// AR_A2A_PEER_CREDENTIALS; pkg/peerauth). Nil: none are sent.
+	A2APeerCredentials *peerauth.Set
+	// A2APeerRetry overrides how the control service tries again to reach
+	// a peer at a remote subagent's start (zero: its defaults,
+	// app.DefaultPeerRetry); tests shorten it.
+	A2APeerRetry A2APeerRetry
+}
+
+// A2APeerRetry bounds the attempts to reach an A2A peer at a remote
+// subagent's start; zero fields take the control service's defaults.
+type A2APeerRetry struct {
+	MaxAttempts            int
+	MinBackoff, MaxBackoff time.Duration
+	MaxElapsed             time.Duration
 }
 
 // WebhookRetry bounds webhook delivery attempts; zero fields take the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -48,8 +49,47 @@ type Peers struct {
 	// Poll bounds how long a driver goes without looking at the read
 	// model when nothing wakes it, and paces GetTask of a peer that does
 	// not stream; default 500 ms.
-	Poll   time.Duration
+	Poll time.Duration
+	// Retry bounds the attempts to reach a peer at the start (its card,
+	// the objective); zero fields take DefaultPeerRetry's.
+	Retry  PeerRetry
 	Logger *slog.Logger
+}
+
+// PeerRetry bounds how a remote subagent's driver tries again to reach a
+// peer that could not be reached at the start: its card could not be
+// read, or the objective could not be sent, for a cause that may pass (a
+// network error, a timeout, HTTP 408, 429 or 5xx; peers.Transient). The
+// n-th wait is MinBackoff doubled n-1 times, at most MaxBackoff, less up
+// to half of it at random; the driver gives up after MaxAttempts
+// attempts, or when the next would start more than MaxElapsed after the
+// first, whichever comes first. Any other failure ends the subagent at
+// once.
+type PeerRetry struct {
+	MaxAttempts            int
+	MinBackoff, MaxBackoff time.Duration
+	MaxElapsed             time.Duration
+}
+
+// DefaultPeerRetry: 1 s doubling to 30 s, 8 attempts or 5 minutes
+// (the 8th attempt starts about 1.5 minutes after the first).
+var DefaultPeerRetry = PeerRetry{MaxAttempts: 8, MinBackoff: time.Second, MaxBackoff: 30 * time.Second, MaxElapsed: 5 * time.Minute}
+
+func (r PeerRetry) withDefaults() PeerRetry {
+	d := DefaultPeerRetry
+	if r.MaxAttempts > 0 {
+		d.MaxAttempts = r.MaxAttempts
+	}
+	if r.MinBackoff > 0 {
+		d.MinBackoff = r.MinBackoff
+	}
+	if r.MaxBackoff > 0 {
+		d.MaxBackoff = r.MaxBackoff
+	}
+	if r.MaxElapsed > 0 {
+		d.MaxElapsed = r.MaxElapsed
+	}
+	return d
 }
 
 // NewPeers returns the driver of remote subagents.
@@ -175,6 +215,53 @@ type driver struct {
 	// updates counts the facts recorded: a peer that never stops sending
 	// fails its subagent at maxPeerUpdates rather than flood the log.
 	updates int
+	// reach counts the failed attempts to reach the peer at the start;
+	// nothing of them is recorded but the last one's reason.
+	reach reach
+}
+
+// reach is the state of a driver's attempts to reach its peer.
+type reach struct {
+	attempts int
+	first    time.Time
+	// next is when the next attempt may start.
+	next time.Time
+}
+
+// errPeerRetry says the step failed in a way worth another try, after
+// the driver's reach.next.
+var errPeerRetry = errors.New("the A2A peer will be tried again")
+
+// unreachable decides what an attempt to reach the peer that failed with
+// err (what: "read the card", "send the objective") leads to: another
+// try, scheduled (true), or the subagent's end, recorded with the reason.
+func (d *driver) unreachable(ctx context.Context, s *controlv1.Subagent, what string, err error) bool {
+	now := time.Now()
+	r := &d.reach
+	if r.attempts == 0 {
+		r.first = now
+	}
+	r.attempts++
+	if refused := peers.Refused(err); refused != nil {
+		d.end(ctx, s, nil, "failed", "", "the A2A peer refused the runtime: "+refused.Error())
+		return false
+	}
+	if !peers.Transient(err) {
+		d.end(ctx, s, nil, "failed", "", fmt.Sprintf("the A2A peer could not %s: %v", what, err))
+		return false
+	}
+	policy := d.p.Retry.withDefaults()
+	wait := min(policy.MinBackoff<<min(r.attempts-1, 30), policy.MaxBackoff)
+	wait -= rand.N(wait/2 + 1)
+	if r.attempts >= policy.MaxAttempts || now.Add(wait).Sub(r.first) > policy.MaxElapsed {
+		d.end(ctx, s, nil, "failed", "", fmt.Sprintf("the A2A peer could not %s after %d attempts over %s: %v",
+			what, r.attempts, now.Sub(r.first).Round(time.Millisecond), err))
+		return false
+	}
+	r.next = now.Add(wait)
+	d.p.Logger.InfoContext(ctx, "a2a peer not reached; trying again", "subagent_id", s.GetSubagentId(), "agent", s.GetAgent(),
+		"attempt", r.attempts, "retry_in", wait.Round(time.Millisecond), "error", err)
+	return true
 }
 
 // maxPeerUpdates bounds the facts one driver records of a peer.
@@ -216,25 +303,45 @@ func (p *Peers) drive(ctx context.Context, tenant, session, sub string, view *ev
 			d.cancelPeer(ctx, s)
 			return
 		}
-		if d.peer == nil {
-			peer, err := p.Dialer.Dial(ctx, s.GetAgent())
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				// The allowlist may have narrowed, the card may be gone:
-				// the subagent fails with why, once.
-				d.end(ctx, s, nil, "failed", "", "the A2A peer could not be reached: "+err.Error())
-				return
-			}
-			d.peer = peer
+		if wait := time.Until(d.reach.next); wait > 0 {
+			// Waiting to try the peer again; anything the read model
+			// applies (a close, say) is looked at before.
+			p.waitChange(ctx, d.checkpoint, cp, wait)
+			continue
 		}
 		// A close while talking to the peer stops the call: the loop
 		// then cancels the peer task.
 		callCtx, stop := context.WithCancel(ctx)
 		go d.stopOnClose(callCtx, stop)
+		if d.peer == nil {
+			peer, err := p.Dialer.Dial(callCtx, s.GetAgent())
+			if err != nil {
+				stopped := callCtx.Err() != nil
+				stop()
+				if stopped {
+					continue // closed (the loop cancels) or stopping
+				}
+				// The allowlist may have narrowed, the card may be gone,
+				// the peer may not be up yet: tried again when that may
+				// pass, else the subagent fails with why, once.
+				if !d.unreachable(ctx, s, "be reached", err) {
+					return
+				}
+				continue
+			}
+			d.peer = peer
+		}
 		progressed, err := d.step(callCtx, s)
 		stop()
+		if errors.Is(err, errPeerRetry) {
+			continue
+		}
+		if refused := peers.Refused(err); refused != nil && ctx.Err() == nil {
+			// The peer refuses the runtime's credential (or its lack)
+			// halfway: asking again will not change its mind.
+			d.end(ctx, s, nil, "failed", "", "the A2A peer refused the runtime: "+refused.Error())
+			return
+		}
 		if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 			p.Logger.WarnContext(ctx, "a2a peer", "subagent_id", sub, "agent", s.GetAgent(), "error", err)
 		}
@@ -311,9 +418,12 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 	state := s.GetPeerState()
 	for ev, err := range evs {
 		if err != nil {
-			if !linked && ctx.Err() == nil {
-				// The peer refused the objective.
-				d.end(ctx, s, nil, "failed", "", "the A2A peer refused the message: "+err.Error())
+			if !linked && answered == "" && ctx.Err() == nil {
+				// The objective did not reach the peer, or the peer
+				// refused it: tried again when that may pass.
+				if d.unreachable(ctx, s, "take the objective", err) {
+					return false, errPeerRetry
+				}
 				return true, nil
 			}
 			return progressed, err

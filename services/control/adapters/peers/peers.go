@@ -3,7 +3,9 @@
 // A2A Go SDK's client (a2aclient), over the card's JSON-RPC or HTTP+JSON
 // interface. Every URL it calls is checked against the operator's
 // allowlist (--a2a-peers): the card's, and each interface the card names,
-// since a card could point the runtime at any internal address.
+// since a card could point the runtime at any internal address. Each
+// request carries the credential the operator configured for its own host
+// (--a2a-peer-credentials, transport.go), none when there is none.
 package peers
 
 import (
@@ -22,6 +24,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/agentruntime/agentruntime/pkg/hostallow"
+	"github.com/agentruntime/agentruntime/pkg/peerauth"
 )
 
 // Dialer connects to allowed peers.
@@ -30,17 +33,22 @@ type Dialer struct {
 	// List allows none.
 	Hosts hostallow.List
 	// HTTP makes every call; it follows no redirect (a redirect would
-	// reach a host nobody checked). No overall timeout: streams are long;
-	// each call is bounded by its context.
+	// reach a host nobody checked, and take a credential there). No
+	// overall timeout: streams are long; each call is bounded by its
+	// context. NewDialer's gives each request its host's credential.
 	HTTP *http.Client
 	// CardTimeout bounds reading a card; default 10 s.
 	CardTimeout time.Duration
 }
 
-// NewDialer returns a Dialer restricted to hosts.
-func NewDialer(hosts hostallow.List) *Dialer {
+// NewDialer returns a Dialer restricted to hosts that sends creds (nil:
+// none) to the hosts they are for.
+func NewDialer(hosts hostallow.List, creds *peerauth.Set) *Dialer {
 	return &Dialer{Hosts: hosts, CardTimeout: 10 * time.Second,
-		HTTP: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+		HTTP: &http.Client{
+			Transport:     &transport{base: http.DefaultTransport, creds: creds},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}}
 }
 
 // ErrNotAllowed is a URL whose host the allowlist does not hold.

@@ -16,7 +16,7 @@ func TestCheckHoldsTheAllowlist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := NewDialer(hosts)
+	d := NewDialer(hosts, nil)
 	for url, ok := range map[string]bool{
 		"https://peers.example.com/.well-known/agent-card.json": true,
 		"https://a.agents.example/card.json":                    true,
@@ -30,7 +30,7 @@ func TestCheckHoldsTheAllowlist(t *testing.T) {
 			t.Errorf("Check(%s) = %v, want allowed %v", url, err, ok)
 		}
 	}
-	if err := NewDialer(hostallow.List{}).Check("https://peers.example.com/"); !errors.Is(err, ErrNotAllowed) {
+	if err := NewDialer(hostallow.List{}, nil).Check("https://peers.example.com/"); !errors.Is(err, ErrNotAllowed) {
 		t.Errorf("the empty list allowed a peer: %v", err)
 	}
 }

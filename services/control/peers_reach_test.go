@@ -1,0 +1,192 @@
+package control_test
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
+	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
+	"github.com/agentruntime/agentruntime/services/kit"
+)
+
+// flaky is a colour peer behind faults: its listener drops the first
+// drops connections unanswered, its card answers cardFails, then the
+// card; its JSON-RPC binding answers rpcFails, then the agent.
+type flaky struct {
+	peer                 *colourPeer
+	url                  string
+	dropped, cards, rpcs atomic.Int32
+	drops                int32
+	cardFails, rpcFails  []int
+}
+
+type dropping struct {
+	net.Listener
+	f *flaky
+}
+
+func (l dropping) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil || l.f.dropped.Add(1) > l.f.drops {
+			return c, err
+		}
+		_ = c.Close()
+	}
+}
+
+func startFlaky(t *testing.T, f *flaky) *flaky {
+	t.Helper()
+	f.peer = &colourPeer{}
+	mux := http.NewServeMux()
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Listener = dropping{srv.Listener, f}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	card := a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{Name: "colours", Description: "d", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/rpc", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}})
+	rpc := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(f.peer))
+	failing := func(n *atomic.Int32, fails []int, h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if i := int(n.Add(1)) - 1; i < len(fails) || (len(fails) > 0 && fails[len(fails)-1] < 0) {
+				code := fails[min(i, len(fails)-1)]
+				if code < 0 {
+					code = -code // every request from here on
+				}
+				http.Error(w, "not now", code)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	mux.Handle("/.well-known/agent-card.json", failing(&f.cards, f.cardFails, card))
+	mux.Handle("/rpc", failing(&f.rpcs, f.rpcFails, rpc))
+	f.url = srv.URL
+	return f
+}
+
+func (h *harness) spawnPeer(t *testing.T, agent string) *controlv1.Subagent {
+	t.Helper()
+	ctx := acme(t)
+	parent := h.submit(ctx, "s1", "main").Turn
+	sp, err := h.client.SpawnSubagent(ctx, &controlv1.SpawnSubagentRequest{SessionId: "s1", ParentThreadId: "main", ParentTurnId: parent.TurnId,
+		Objective: "paint the fence", Agent: agent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp.GetSubagent()
+}
+
+func (h *harness) waitSubagent(t *testing.T, sub string) *controlv1.Subagent {
+	t.Helper()
+	w, err := h.client.WaitSubagents(acme(t), &controlv1.WaitSubagentsRequest{SessionId: "s1", SubagentIds: []string{sub}, Timeout: durationpb.New(20 * time.Second)})
+	if err != nil || !w.GetAllTerminal() {
+		t.Fatalf("WaitSubagents = %v, %v", w, err)
+	}
+	return w.GetSubagents()[0]
+}
+
+// A peer that cannot be reached at the start (its connections dropped,
+// its card and then its JSON-RPC binding answering 503) is tried again
+// until it answers; the objective reaches it once, the delegation
+// completes, and none of the failed attempts is in the log.
+func TestAPeerNotReachedAtTheStartIsTriedAgain(t *testing.T) {
+	f := startFlaky(t, &flaky{drops: 2, cardFails: []int{503, 429}, rpcFails: []int{502}})
+	h := newHarnessWith(t, func(h *harness) {
+		h.memory, h.a2aPeers = true, []string{"127.0.0.1"}
+		h.a2aPeerRetry = kit.A2APeerRetry{MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond, MaxAttempts: 20}
+	})
+	ctx := acme(t)
+	sub := h.spawnPeer(t, f.url)
+	asked := h.waitEvent(ctx, "s1", func(ev *eventsv1.RuntimeEvent) bool {
+		return ev.GetType() == "action.required" && ev.GetActionRequired().GetActionType() == "input"
+	})
+	if _, err := h.client.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: asked.GetActionId(), Decision: "answer", PayloadJson: `"blue"`}); err != nil {
+		t.Fatal(err)
+	}
+	s := h.waitSubagent(t, sub.GetSubagentId())
+	if s.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED || s.GetSummary() != "Painted it blue." {
+		t.Fatalf("the remote subagent = %v", s)
+	}
+	if d, c, r, o := f.dropped.Load(), f.cards.Load(), f.rpcs.Load(), f.peer.objectives.Load(); d < 3 || c != 3 || r < 3 || o != 1 {
+		t.Fatalf("connections %d (2 dropped), card reads %d (want 3), calls %d (want the refused send, the objective, the answer), objectives %d (want 1)", d, c, r, o)
+	}
+	// Nothing was recorded of the attempts: the subagent's first fact
+	// after its spawn is the peer task's link.
+	var before []string
+	h.waitEvent(ctx, "s1", func(ev *eventsv1.RuntimeEvent) bool {
+		if ev.GetType() == "channel.peer_task.linked" {
+			return true
+		}
+		if ev.GetSubagentId() == sub.GetSubagentId() || ev.GetThreadId() == sub.GetChildThreadId() {
+			before = append(before, ev.GetType())
+		}
+		return false
+	})
+	if strings.Join(before, ",") != "thread.started,subagent.spawned" {
+		t.Fatalf("recorded of the subagent before its link: %v, want its thread and its spawn alone", before)
+	}
+}
+
+// A peer that refuses for good fails the subagent at its first answer:
+// a card that is not there (404), or a binding that refuses the runtime
+// (401), whose reason names the host and the flag that gives it a
+// credential.
+func TestAPeerThatRefusesFailsAtOnce(t *testing.T) {
+	for name, c := range map[string]struct {
+		f    *flaky
+		want []string
+	}{
+		"no card":      {&flaky{cardFails: []int{-404}}, []string{"the A2A peer could not be reached: ", "404"}},
+		"unauthorized": {&flaky{rpcFails: []int{-401}}, []string{"the A2A peer refused the runtime: ", "401", "--a2a-peer-credentials"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := startFlaky(t, c.f)
+			h := newHarnessWith(t, func(h *harness) {
+				h.memory, h.a2aPeers = true, []string{"127.0.0.1"}
+				h.a2aPeerRetry = kit.A2APeerRetry{MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond, MaxAttempts: 20}
+			})
+			s := h.waitSubagent(t, h.spawnPeer(t, f.url).GetSubagentId())
+			want := append(c.want, strings.TrimPrefix(f.url, "http://"))
+			if name == "no card" {
+				want = want[:2] // the card's URL is named, and the answer
+			}
+			for _, w := range want {
+				if s.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED || !strings.Contains(s.GetSummary(), w) {
+					t.Fatalf("the remote subagent = %v, want failed saying %q", s, w)
+				}
+			}
+			if strings.Contains(s.GetSummary(), "attempts") || f.cards.Load()+f.rpcs.Load() != map[string]int32{"no card": 1, "unauthorized": 2}[name] {
+				t.Fatalf("tried again: %s; card reads %d, calls %d", s.GetSummary(), f.cards.Load(), f.rpcs.Load())
+			}
+		})
+	}
+}
+
+// A peer that is never reached fails the subagent after the attempts the
+// policy allows, saying how many, over how long, and the last error.
+func TestAPeerNeverReachedFailsAfterItsAttempts(t *testing.T) {
+	f := startFlaky(t, &flaky{cardFails: []int{-503}})
+	h := newHarnessWith(t, func(h *harness) {
+		h.memory, h.a2aPeers = true, []string{"127.0.0.1"}
+		h.a2aPeerRetry = kit.A2APeerRetry{MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 3}
+	})
+	s := h.waitSubagent(t, h.spawnPeer(t, f.url).GetSubagentId())
+	if s.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED || !strings.Contains(s.GetSummary(), "could not be reached after 3 attempts over ") ||
+		!strings.Contains(s.GetSummary(), "503 Service Unavailable") {
+		t.Fatalf("the remote subagent = %v", s)
+	}
+	if n := f.cards.Load(); n != 3 {
+		t.Fatalf("the card was read %d times, want 3", n)
+	}
+}
