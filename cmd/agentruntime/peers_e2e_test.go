@@ -24,7 +24,11 @@ import (
 // example's installed dependencies the test is skipped, unless
 // AGENTRUNTIME_A2A_PEER is set (scripts/test installs them and sets
 // it): there a missing peer fails.
-func startPeer(t *testing.T) string {
+func startPeer(t *testing.T) string { return startPeerWith(t) }
+
+// startPeerWith runs the peer with env added to the test's environment
+// (PEER_TOKEN, PEER_PORT: examples/a2a/peer.mjs).
+func startPeerWith(t *testing.T, env ...string) string {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", "a2a"))
 	if err != nil {
@@ -39,6 +43,7 @@ func startPeer(t *testing.T) string {
 	}
 	cmd := exec.Command(node, "peer.mjs")
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -122,14 +127,37 @@ turns:
 // respond`, as a request_user_input question is). It returns what it saw.
 func runWithAnswers(t *testing.T, addr, session, input string) []*eventsv1.RuntimeEvent {
 	t.Helper()
+	submitText(t, addr, session, input)
+	return followWithAnswers(t, addr, session)
+}
+
+// submitText submits input to the thread named like the session.
+func submitText(t *testing.T, addr, session, input string) {
+	t.Helper()
 	c := controlv1.NewControlServiceClient(dial(t, addr))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if _, err := c.SubmitTurn(ctx, &controlv1.SubmitTurnRequest{SessionId: session, ThreadId: session,
+	if _, err := c.SubmitTurn(testkit.Context(t), &controlv1.SubmitTurnRequest{SessionId: session, ThreadId: session,
 		Input: []*eventsv1.InputPart{{Content: &eventsv1.InputPart_Text{Text: input}}}}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{SessionId: session, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: 1})
+}
+
+// followWithAnswers follows the session from its start until its first
+// turn ends, answering as runWithAnswers does.
+func followWithAnswers(t *testing.T, addr, session string) []*eventsv1.RuntimeEvent {
+	t.Helper()
+	return followUntil(t, addr, session, 1, func(ev *eventsv1.RuntimeEvent) bool {
+		return ev.GetType() == "turn.completed" || ev.GetType() == "turn.failed"
+	})
+}
+
+// followUntil follows the session from the sequence from, answering as
+// runWithAnswers does, up to the first event until accepts.
+func followUntil(t *testing.T, addr, session string, from uint64, until func(*eventsv1.RuntimeEvent) bool) []*eventsv1.RuntimeEvent {
+	t.Helper()
+	c := controlv1.NewControlServiceClient(dial(t, addr))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := c.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{SessionId: session, Start: controlv1.StartFrom_START_FROM_SEQUENCE, FromSequence: from})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +172,9 @@ func runWithAnswers(t *testing.T, addr, session, input string) []*eventsv1.Runti
 			continue
 		}
 		seen = append(seen, ev)
+		if until(ev) {
+			return seen
+		}
 		switch ev.GetType() {
 		case "action.required":
 			if ev.GetActionRequired().GetActionType() == "input" {
@@ -154,8 +185,6 @@ func runWithAnswers(t *testing.T, addr, session, input string) []*eventsv1.Runti
 			if _, err := c.RespondAction(ctx, &controlv1.RespondActionRequest{ActionId: ev.GetActionId(), Decision: "allow_once"}); err != nil {
 				t.Fatalf("answering %v: %v", ev, err)
 			}
-		case "turn.completed", "turn.failed":
-			return seen
 		}
 	}
 }

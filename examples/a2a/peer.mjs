@@ -7,8 +7,13 @@
 // answer it completes with. A message that says "hang" keeps it working
 // until the task is cancelled.
 //
+// With a token (PEER_TOKEN) it is a peer that asks for credentials: its
+// card declares a bearer scheme, and its JSON-RPC binding answers 401 to a
+// call without "Authorization: Bearer <token>" (the card stays public).
+//
 // Usage: node peer.mjs  — it prints "peer listening http://127.0.0.1:PORT"
-// and serves the card at /.well-known/agent-card.json.
+// and serves the card at /.well-known/agent-card.json. PEER_PORT sets the
+// port (default: a free one); PEER_TOKEN the token it requires.
 import express from "express";
 
 import { Role, TaskState } from "@a2a-js/sdk";
@@ -91,11 +96,16 @@ class PeerExecutor {
   }
 }
 
-/** startPeer serves the peer on a free loopback port; it answers its base URL and a stop function. */
-export async function startPeer() {
+/**
+ * startPeer serves the peer on a loopback port (port, or a free one); with
+ * token, calls must carry it as a bearer token. It answers its base URL
+ * and a stop function.
+ */
+export async function startPeer({ port = 0, token = "" } = {}) {
   const app = express();
-  const server = await new Promise((resolve) => {
-    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  const server = await new Promise((resolve, reject) => {
+    const s = app.listen(port, "127.0.0.1", () => resolve(s));
+    s.once("error", reject);
   });
   const base = `http://127.0.0.1:${server.address().port}`;
   const card = {
@@ -107,13 +117,23 @@ export async function startPeer() {
     defaultInputModes: ["text/plain"],
     defaultOutputModes: ["text/plain"],
     skills: [{ id: "paint", name: "paint", description: "Paints things.", tags: ["test"], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
-    securitySchemes: {},
-    securityRequirements: [],
+    securitySchemes: token
+      ? { bearer: { scheme: { $case: "httpAuthSecurityScheme", value: { description: "A bearer token.", scheme: "Bearer", bearerFormat: "" } } } }
+      : {},
+    securityRequirements: token ? [{ schemes: { bearer: { list: [] } } }] : [],
     signatures: [],
   };
   const executor = new PeerExecutor();
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }));
+  if (token) {
+    app.use("/a2a/jsonrpc", (req, res, next) => {
+      if (req.headers.authorization === `Bearer ${token}`) {
+        return next();
+      }
+      res.status(401).set("WWW-Authenticate", "Bearer").json({ error: "a bearer token is required" });
+    });
+  }
   app.use("/a2a/jsonrpc", jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   const stop = () => new Promise((resolve) => server.close(() => resolve()));
   server.closeAllConnections && process.once("exit", () => server.closeAllConnections());
@@ -121,6 +141,6 @@ export async function startPeer() {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const peer = await startPeer();
+  const peer = await startPeer({ port: Number(process.env.PEER_PORT ?? 0), token: process.env.PEER_TOKEN ?? "" });
   console.log(`peer listening ${peer.base}`);
 }

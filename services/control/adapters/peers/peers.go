@@ -9,7 +9,9 @@
 package peers
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -86,7 +88,7 @@ func (d *Dialer) Dial(ctx context.Context, cardURL string) (*Peer, error) {
 	if u, err := url.Parse(cardURL); err == nil && strings.HasSuffix(u.Path, ".json") {
 		opts = append(opts, agentcard.WithPath(""))
 	}
-	card, err := agentcard.NewResolver(d.HTTP).Resolve(cctx, cardURL, opts...)
+	card, err := (&agentcard.Resolver{Client: d.HTTP, CardParser: parseCard}).Resolve(cctx, cardURL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the card %s: %w", cardURL, err)
 	}
@@ -112,6 +114,82 @@ func (d *Dialer) Dial(ctx context.Context, cardURL string) (*Peer, error) {
 		return nil, fmt.Errorf("connecting to %s: %w", cardURL, err)
 	}
 	return &Peer{Card: &allowed, c: c}, nil
+}
+
+// parseCard reads a card as a2aclient's parser does, after writing its
+// security as that parser takes it, so that a card that declares
+// security parses whoever wrote it:
+//   - the A2A 1.0 JSON of a requirement is {"schemes": {"name": {"list":
+//     [scopes]}}}, and a2a-go 2.3.1 reads only {"schemes": {"name":
+//     [scopes]}};
+//   - @a2a-js/sdk 1.3.0's card handler writes a scheme as its TypeScript
+//     object, {"scheme": {"$case": "httpAuthSecurityScheme", "value":
+//     {...}}}, where the A2A JSON is {"httpAuthSecurityScheme": {...}}
+//     (examples/a2a/peer.mjs's card with a token is such a card).
+func parseCard(body []byte) (*a2a.AgentCard, error) {
+	var raw map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, err
+	}
+	flattenScopes(raw)
+	if schemes, ok := raw["securitySchemes"].(map[string]any); ok {
+		for name, v := range schemes {
+			m, ok := v.(map[string]any)
+			if !ok || len(m) != 1 {
+				continue
+			}
+			oneof, ok := m["scheme"].(map[string]any)
+			if !ok {
+				continue
+			}
+			if c, ok := oneof["$case"].(string); ok {
+				schemes[name] = map[string]any{c: oneof["value"]}
+			}
+		}
+	}
+	if skills, ok := raw["skills"].([]any); ok {
+		for _, sk := range skills {
+			if m, ok := sk.(map[string]any); ok {
+				flattenScopes(m)
+			}
+		}
+	}
+	fixed, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	return agentcard.DefaultCardParser(fixed)
+}
+
+// flattenScopes rewrites m's securityRequirements' {"list": [...]} as
+// [...].
+func flattenScopes(m map[string]any) {
+	reqs, ok := m["securityRequirements"].([]any)
+	if !ok {
+		return
+	}
+	for _, r := range reqs {
+		req, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		schemes, ok := req["schemes"].(map[string]any)
+		if !ok {
+			continue
+		}
+		for name, v := range schemes {
+			if l, ok := v.(map[string]any); ok && len(l) <= 1 {
+				if list, ok := l["list"]; ok || len(l) == 0 {
+					if list == nil {
+						list = []any{}
+					}
+					schemes[name] = list
+				}
+			}
+		}
+	}
 }
 
 // Close releases the client.

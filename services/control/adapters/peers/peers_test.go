@@ -70,3 +70,29 @@ func TestClipKeepsWholeCharacters(t *testing.T) {
 		t.Fatalf("Clip gave %d bytes, valid %v", len(s), utf8.ValidString(s))
 	}
 }
+
+// A card's security parses in A2A 1.0's JSON ({"list": [...]}), in the
+// bare list a2a-go writes, and as @a2a-js/sdk 1.3.0's card handler
+// writes a scheme ({"scheme": {"$case": ..., "value": ...}}).
+func TestACardDeclaringSecurityParses(t *testing.T) {
+	for _, raw := range []string{
+		`{"name":"p","securitySchemes":{"bearer":{"httpAuthSecurityScheme":{"scheme":"Bearer"}}},"securityRequirements":[{"schemes":{"bearer":{"list":["read"]}}}],"skills":[{"id":"s","securityRequirements":[{"schemes":{"bearer":{"list":[]}}}]}]}`,
+		`{"name":"p","securitySchemes":{"bearer":{"httpAuthSecurityScheme":{"scheme":"Bearer"}}},"securityRequirements":[{"schemes":{"bearer":["read"]}}],"skills":[{"id":"s","securityRequirements":[{"schemes":{"bearer":[]}}]}]}`,
+		`{"name":"p","securitySchemes":{"bearer":{"scheme":{"$case":"httpAuthSecurityScheme","value":{"scheme":"Bearer","description":"","bearerFormat":""}}}},"securityRequirements":[{"schemes":{"bearer":{"list":["read"]}}}],"skills":[{"id":"s","securityRequirements":[{"schemes":{"bearer":{"list":[]}}}]}]}`,
+	} {
+		card, err := parseCard([]byte(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if len(card.SecurityRequirements) != 1 || strings.Join(card.SecurityRequirements[0]["bearer"], ",") != "read" || len(card.SecuritySchemes) != 1 ||
+			len(card.Skills) != 1 || len(card.Skills[0].SecurityRequirements) != 1 {
+			t.Fatalf("%s parsed as %+v", raw, card)
+		}
+		if s, ok := card.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); !ok || s.Scheme != "Bearer" {
+			t.Fatalf("%s parsed as %+v", raw, card)
+		}
+	}
+	if _, err := parseCard([]byte(`{"name":`)); err == nil {
+		t.Fatal("a card cut short parsed")
+	}
+}
