@@ -71,8 +71,10 @@ type PeerRetry struct {
 	MaxElapsed             time.Duration
 }
 
-// DefaultPeerRetry: 1 s doubling to 30 s, 8 attempts or 5 minutes
-// (the 8th attempt starts about 1.5 minutes after the first).
+// DefaultPeerRetry: 1 s doubling to 30 s, 8 attempts or 5 minutes (the
+// waits before the 8th attempt add up to at most 91 s, so the attempts
+// bound it unless the attempts themselves are slow: a card read may take
+// 10 s).
 var DefaultPeerRetry = PeerRetry{MaxAttempts: 8, MinBackoff: time.Second, MaxBackoff: 30 * time.Second, MaxElapsed: 5 * time.Minute}
 
 func (r PeerRetry) withDefaults() PeerRetry {
@@ -223,7 +225,8 @@ type driver struct {
 // reach is the state of a driver's attempts to reach its peer.
 type reach struct {
 	attempts int
-	first    time.Time
+	// first is when the first attempt started.
+	first time.Time
 	// next is when the next attempt may start.
 	next time.Time
 }
@@ -233,12 +236,13 @@ type reach struct {
 var errPeerRetry = errors.New("the A2A peer will be tried again")
 
 // unreachable decides what an attempt to reach the peer that failed with
-// err (what: "read the card", "send the objective") leads to: another
+// err (what it could not do: "be reached" for the card, "take the
+// objective" for the first message) leads to: another
 // try, scheduled (true), or the subagent's end, recorded with the reason.
 func (d *driver) unreachable(ctx context.Context, s *controlv1.Subagent, what string, err error) bool {
 	now := time.Now()
 	r := &d.reach
-	if r.attempts == 0 {
+	if r.first.IsZero() {
 		r.first = now
 	}
 	r.attempts++
@@ -314,6 +318,9 @@ func (p *Peers) drive(ctx context.Context, tenant, session, sub string, view *ev
 		callCtx, stop := context.WithCancel(ctx)
 		go d.stopOnClose(callCtx, stop)
 		if d.peer == nil {
+			if d.reach.first.IsZero() {
+				d.reach.first = time.Now() // the attempts' time counts from here
+			}
 			peer, err := p.Dialer.Dial(callCtx, s.GetAgent())
 			if err != nil {
 				stopped := callCtx.Err() != nil
