@@ -1,6 +1,7 @@
 package control_test
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -188,5 +189,65 @@ func TestAPeerNeverReachedFailsAfterItsAttempts(t *testing.T) {
 	}
 	if n := f.cards.Load(); n != 3 {
 		t.Fatalf("the card was read %d times, want 3", n)
+	}
+}
+
+// A subagent closed while its driver is still trying to reach the peer
+// (here: the card answered 503 once, then the objective's call hangs)
+// stops at once: the call in flight is abandoned, nothing is sent again,
+// and the subagent is closed, not failed.
+func TestClosingASubagentStopsReachingItsPeer(t *testing.T) {
+	entered, abandoned, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var calls, cards atomic.Int32
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		// Read to the end, so the server notices the client leave.
+		_, _ = io.Copy(io.Discard, r.Body)
+		if n == 1 {
+			close(entered)
+		}
+		select {
+		case <-r.Context().Done():
+			if n == 1 {
+				close(abandoned)
+			}
+		case <-done:
+		}
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(done) }) // before the server's Close
+	cardHandler := a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{Name: "slow", Description: "d", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(hang.URL, a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}})
+	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cards.Add(1) == 1 {
+			http.Error(w, "not yet", http.StatusServiceUnavailable)
+			return
+		}
+		cardHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(card.Close)
+	h := newHarnessWith(t, func(h *harness) {
+		h.memory, h.a2aPeers = true, []string{"127.0.0.1"}
+		h.a2aPeerRetry = kit.A2APeerRetry{MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond, MaxAttempts: 20}
+	})
+	ctx := acme(t)
+	sub := h.spawnPeer(t, card.URL)
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("the objective was never sent")
+	}
+	if _, err := h.client.CloseSubagent(ctx, &controlv1.CloseSubagentRequest{SessionId: "s1", SubagentId: sub.GetSubagentId(), Reason: "enough"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-abandoned:
+	case <-ctx.Done():
+		t.Fatal("the call in flight went on after the close")
+	}
+	s := h.waitSubagent(t, sub.GetSubagentId())
+	if s.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED || calls.Load() != 1 || cards.Load() != 2 {
+		t.Fatalf("the subagent = %v after %d card reads and %d calls, want closed after 2 and 1", s, cards.Load(), calls.Load())
 	}
 }
