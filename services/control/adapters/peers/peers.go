@@ -10,6 +10,7 @@ package peers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -305,10 +306,39 @@ func textOf(m *a2a.Message) string {
 	return clip(partsText(m.Parts))
 }
 
+// partsText is what a model reads of a peer's parts: text as it is,
+// structured data as its JSON, on a line of its own; a file (by URL or
+// inline bytes) as a line that names it, its content not read.
 func partsText(parts a2a.ContentParts) string {
 	var b strings.Builder
+	own := false // the last part written had a line of its own
+	line := func() {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		own = true
+	}
 	for _, p := range parts {
-		if p != nil {
+		switch {
+		case p == nil:
+		case p.Data() != nil:
+			raw, err := json.Marshal(p.Data())
+			if err != nil {
+				raw = []byte(fmt.Sprintf("[data the runtime could not encode: %v]", err))
+			}
+			line()
+			b.Write(raw)
+		case p.URL() != "":
+			line()
+			fmt.Fprintf(&b, "[file %s: %s]", cmp.Or(p.Filename, p.MediaType, "from the peer"), p.URL())
+		case p.Raw() != nil:
+			line()
+			fmt.Fprintf(&b, "[file %s: %d bytes, not read]", cmp.Or(p.Filename, p.MediaType, "from the peer"), len(p.Raw()))
+		default:
+			if own {
+				b.WriteByte('\n')
+				own = false
+			}
 			b.WriteString(p.Text())
 		}
 	}

@@ -96,3 +96,19 @@ func TestACardDeclaringSecurityParses(t *testing.T) {
 		t.Fatal("a card cut short parsed")
 	}
 }
+
+// A peer's structured data reaches the model as JSON, and its files as
+// lines that name them; text runs on as it came.
+func TestPartsTextReadsEveryKindOfPart(t *testing.T) {
+	got := partsText(a2a.ContentParts{
+		a2a.NewTextPart("The fence is "), a2a.NewTextPart("blue."),
+		a2a.NewDataPart(map[string]any{"colour": "blue", "coats": 2}),
+		{Content: a2a.URL("https://painter.example/fence.png"), Filename: "fence.png"},
+		{Content: a2a.Raw([]byte("PNG...")), MediaType: "image/png"},
+		a2a.NewTextPart("Done."),
+	})
+	want := "The fence is blue.\n" + `{"coats":2,"colour":"blue"}` + "\n[file fence.png: https://painter.example/fence.png]\n[file image/png: 6 bytes, not read]\nDone."
+	if got != want {
+		t.Errorf("partsText = %q, want %q", got, want)
+	}
+}
