@@ -24,7 +24,9 @@ import (
 // another host never draws out a credential meant for the card's host.
 // (a2aclient's AuthInterceptor does not fit: it keys credentials by the
 // card's scheme names, not by host, and does not cover the card fetch.)
-// The client follows no redirect, so a credential never crosses one.
+// The client follows no redirect, so a credential never crosses one, and
+// a credential goes over https only, or to this machine: never in clear
+// text across a network.
 //
 // An answer the driver must tell apart whatever binding the SDK spoke,
 // which the SDK reports as text ("unexpected HTTP status"), is turned
@@ -40,11 +42,16 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[r.URL.Scheme]
 	}
-	sent := false
+	sent, withheld := false, false
 	if name, value, ok := t.creds.Header(host, port); ok {
-		r = r.Clone(r.Context())
-		r.Header.Set(name, value)
-		sent = true
+		if r.URL.Scheme != "https" && !onThisMachine(host) {
+			// A secret is not sent in clear text off this machine.
+			withheld = true
+		} else {
+			r = r.Clone(r.Context())
+			r.Header.Set(name, value)
+			sent = true
+		}
 	}
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
@@ -54,9 +61,19 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	case c == http.StatusUnauthorized, c == http.StatusForbidden, c == http.StatusRequestTimeout, c == http.StatusTooManyRequests, c >= 500:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
-		return nil, &StatusError{Host: net.JoinHostPort(host, port), Status: resp.Status, Code: resp.StatusCode, CredentialSent: sent}
+		return nil, &StatusError{Host: net.JoinHostPort(host, port), Status: resp.Status, Code: resp.StatusCode, CredentialSent: sent, CredentialWithheld: withheld}
 	}
 	return resp, nil
+}
+
+// onThisMachine says whether host is this machine: "localhost" or a loopback
+// address.
+func onThisMachine(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // StatusError is an HTTP answer of a peer that refuses the runtime (401,
@@ -67,8 +84,10 @@ type StatusError struct {
 	Status string
 	Code   int
 	// CredentialSent says the request carried a credential of
-	// --a2a-peer-credentials.
-	CredentialSent bool
+	// --a2a-peer-credentials; CredentialWithheld that one is configured
+	// for the host and was not sent, the request being plain http to
+	// another machine.
+	CredentialSent, CredentialWithheld bool
 }
 
 func (e *StatusError) Error() string {
@@ -77,6 +96,9 @@ func (e *StatusError) Error() string {
 	}
 	if e.CredentialSent {
 		return fmt.Sprintf("%s answered HTTP %s to the credential --a2a-peer-credentials gives it", e.Host, e.Status)
+	}
+	if e.CredentialWithheld {
+		return fmt.Sprintf("%s answered HTTP %s: the credential --a2a-peer-credentials gives it is sent over https only (or to this machine), and this request was plain http", e.Host, e.Status)
 	}
 	return fmt.Sprintf("%s answered HTTP %s and no credential is configured for it (--a2a-peer-credentials, AR_A2A_PEER_CREDENTIALS; docs/a2a.md)", e.Host, e.Status)
 }

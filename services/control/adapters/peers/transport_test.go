@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -242,5 +243,40 @@ func TestPeerErrorsAreToldApart(t *testing.T) {
 	}
 	if errors.Is(err, ErrNotAllowed) {
 		t.Fatal("a refusal is not the allowlist's")
+	}
+}
+
+// roundTripFunc is the network beyond this machine, which a test cannot
+// reach: it records the requests and answers 401.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A credential crosses a network over https only: plain http to another
+// machine goes without it, and the refusal says why.
+func TestACredentialIsNotSentInClearText(t *testing.T) {
+	t.Setenv("PAINTER_KEY", "secret-of-the-painter")
+	set := credentials(t, "peers:\n  - {host: \"painter.example\", scheme: bearer, secret_env: PAINTER_KEY}\n")
+	var got []string
+	tr := &transport{creds: set, base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		got = append(got, r.URL.Scheme+" "+r.Header.Get("Authorization"))
+		return &http.Response{StatusCode: http.StatusUnauthorized, Status: "401 Unauthorized", Body: http.NoBody, Request: r}, nil
+	})}
+	for _, u := range []string{"http://painter.example/.well-known/agent-card.json", "https://painter.example/.well-known/agent-card.json"} {
+		req, err := http.NewRequest(http.MethodGet, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tr.RoundTrip(req)
+		if refused := Refused(err); refused == nil {
+			t.Fatalf("%s: %v, want a refusal", u, err)
+		} else if strings.HasPrefix(u, "http:") && (!refused.CredentialWithheld || !strings.Contains(refused.Error(), "https only")) {
+			t.Errorf("%s: %v, want the credential said withheld", u, refused)
+		} else if strings.HasPrefix(u, "https:") && !refused.CredentialSent {
+			t.Errorf("%s: %v, want the credential said sent", u, refused)
+		}
+	}
+	if want := []string{"http ", "https Bearer secret-of-the-painter"}; !slices.Equal(got, want) {
+		t.Errorf("the network saw %q, want %q", got, want)
 	}
 }
