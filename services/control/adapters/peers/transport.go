@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
@@ -63,8 +64,41 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		_ = resp.Body.Close()
 		return nil, &StatusError{Host: net.JoinHostPort(host, port), Status: resp.Status, Code: resp.StatusCode, CredentialSent: sent, CredentialWithheld: withheld}
 	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// The SDK reads a card or an answer whole: a peer cannot make
+		// the control service hold more than this of it.
+		resp.Body = &capped{r: resp.Body, left: MaxAnswerBytes, host: net.JoinHostPort(host, port)}
+	}
 	return resp, nil
 }
+
+// MaxAnswerBytes bounds a peer's answer that is not a stream (its card, a
+// task, a message).
+const MaxAnswerBytes = 4 << 20
+
+// ErrTooLarge is a peer's answer past MaxAnswerBytes.
+var ErrTooLarge = errors.New("the A2A peer's answer is too large")
+
+// capped reads a body until left runs out, then fails.
+type capped struct {
+	r    io.ReadCloser
+	left int64
+	host string
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, fmt.Errorf("%w: %s sent more than %d bytes", ErrTooLarge, c.host, MaxAnswerBytes)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+func (c *capped) Close() error { return c.r.Close() }
 
 // onThisMachine says whether host is this machine: "localhost" or a loopback
 // address.
@@ -125,7 +159,7 @@ func Refused(err error) *StatusError {
 // does not parse, a card with no usable interface, an A2A error) is not.
 // A context ended by the caller is not either: the caller stopped.
 func Transient(err error) bool {
-	if err == nil || errors.Is(err, ErrNotAllowed) || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, ErrNotAllowed) || errors.Is(err, ErrTooLarge) || errors.Is(err, context.Canceled) {
 		return false
 	}
 	var se *StatusError

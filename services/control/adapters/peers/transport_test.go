@@ -280,3 +280,25 @@ func TestACredentialIsNotSentInClearText(t *testing.T) {
 		t.Errorf("the network saw %q, want %q", got, want)
 	}
 }
+
+// A card larger than a peer may send is refused, not read whole.
+func TestAHugeCardIsRefused(t *testing.T) {
+	var served int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		chunk := []byte(`{"name": "` + strings.Repeat("x", 1<<16))
+		for served < 64<<20 {
+			n, err := w.Write(chunk)
+			served += int64(n)
+			if err != nil {
+				return
+			}
+			chunk = []byte(strings.Repeat("x", 1<<16))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	_, err := NewDialer(loopback(t), nil).Dial(context.Background(), srv.URL+"/.well-known/agent-card.json")
+	if !errors.Is(err, ErrTooLarge) || Transient(err) {
+		t.Fatalf("a 64 MiB card: %v, want ErrTooLarge, not worth another try", err)
+	}
+}
