@@ -165,6 +165,18 @@ func TestWorkerKilledMidTurnIsRetriedByAnotherWorker(t *testing.T) {
 	}
 }
 
+// drainScript: the agent runs a shell command (asked first) that waits
+// until the workspace holds "release", then writes NOTES.md (asked too),
+// then finishes: the worker is stopped while the command surely runs.
+const drainScript = `
+model: scripted
+turns:
+  - steps:
+      - tool_calls: [{name: shell, arguments: {command: "while [ ! -e release ]; do sleep 0.05; done"}}]
+      - tool_calls: [{name: write_file, arguments: {path: NOTES.md, content: "waited, then asked for permission to write this"}}]
+      - text: done
+`
+
 // A worker process that gets SIGTERM while it runs a turn drains: its
 // health says NOT_SERVING from the first moment, it finishes the running
 // command, hands the turn back at the step boundary and exits cleanly;
@@ -175,8 +187,8 @@ func TestAWorkerDrainsOnSIGTERM(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# A project\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(t.TempDir(), "slow.yaml")
-	if err := os.WriteFile(script, []byte(slowScript), 0o644); err != nil {
+	script := filepath.Join(t.TempDir(), "drain.yaml")
+	if err := os.WriteFile(script, []byte(drainScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dev := start(t, "dev", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--no-worker")
@@ -194,7 +206,7 @@ func TestAWorkerDrainsOnSIGTERM(t *testing.T) {
 	}
 	cli(t, "submit", "--addr", dev.Addr, "sleep, then write notes")
 	followDefault(t, dev.Addr, func(ev *eventsv1.RuntimeEvent) bool { return ev.GetRunStatus().GetPhase() == "parked" })
-	cli(t, "approve", "--addr", dev.Addr) // the three-second command
+	cli(t, "approve", "--addr", dev.Addr) // the command that waits for release
 	followDefault(t, dev.Addr, func(ev *eventsv1.RuntimeEvent) bool { return ev.GetRunStatus().GetPhase() == "resumed" })
 	if err := w1.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -202,6 +214,10 @@ func TestAWorkerDrainsOnSIGTERM(t *testing.T) {
 	testkit.Eventually(t, "the draining worker's health says NOT_SERVING", func() bool {
 		return status() == healthpb.HealthCheckResponse_NOT_SERVING
 	})
+	// The drain waits for the running command: let it end.
+	if err := os.WriteFile(filepath.Join(ws, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := w1.Wait(); err != nil {
 		t.Fatalf("the worker did not exit cleanly after its drain: %v", err)
 	}

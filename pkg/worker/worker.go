@@ -297,6 +297,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer stopTurns()
 	var running sync.WaitGroup
 	defer w.drain(&running, stopTurns)
+	// The drain starts when ctx ends, not when the claim loop has
+	// returned: a claim poll in flight may go on for claimGrace, and a
+	// turn that reaches a step boundary meanwhile hands itself back.
+	stopDraining := context.AfterFunc(ctx, func() { w.draining.Store(true) })
+	defer stopDraining()
 	running.Go(func() { w.followToolSource(ctx) })
 	if w.cfg.Tasks {
 		running.Add(1)
