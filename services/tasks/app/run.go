@@ -413,8 +413,15 @@ func (a *App) SweepOnce(ctx context.Context) error {
 					return domain.DecideTimeout(t, at.GetRunId(), "run timeout of "+d.String()+" passed", a.now())
 				}
 			} else if d := tp.GetInactivityTimeout().AsDuration(); d > 0 && now.Sub(at.GetLastActivityAt().AsTime()) > d {
-				decide = func(t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
-					return domain.DecideTimeout(t, at.GetRunId(), "no progress for "+d.String(), a.now())
+				idle, err := a.turnIdle(ctx, tenant, at, d, now)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				if idle {
+					decide = func(t *tasksv1.Task) ([]*eventsv1.RuntimeEvent, error) {
+						return domain.DecideTimeout(t, at.GetRunId(), "no progress for "+d.String(), a.now())
+					}
 				}
 			}
 		}
@@ -437,4 +444,47 @@ func (a *App) SweepOnce(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// turnCatchUp bounds the sweeper's wait for the turn-ends projection
+// before it times out a carried run (turnIdle).
+const turnCatchUp = 5 * time.Second
+
+// turnIdle says whether the turn that carries the attempt, if any, has
+// been idle for longer than d at now: a carried run's inactivity follows
+// its turn (readmodel.TaskTurn). The caller found the attempt's own last
+// activity (its progress facts) older than d; a run not carried is then
+// idle. A carried one is not while its turn waits for a person (an action
+// open on it, or parked for one), nor within d of the turn's last
+// activity (a run of it starting, a step boundary, an answer). A turn
+// whose note is gone (ended: its end settles the run) or names another
+// run counts for nothing.
+//
+// The note is read from the read model, which may lag the log: before
+// answering idle, the sweeper lets the turn-ends projection hold every
+// fact of the turn's thread in the log now (its partition only), and
+// reads again, so a turn that just moved is not timed out.
+func (a *App) turnIdle(ctx context.Context, tenant string, at *tasksv1.Attempt, d time.Duration, now time.Time) (bool, error) {
+	c := at.GetCarriedBy()
+	if c.GetTurnId() == "" {
+		return true, nil
+	}
+	idle := func() (bool, error) {
+		tt, err := readmodel.LoadTaskTurn(ctx, a.store, tenant, c.GetTurnId())
+		if err != nil {
+			return false, err
+		}
+		if tt == nil || tt.RunID != at.GetRunId() {
+			return true, nil
+		}
+		return !tt.Waiting() && now.Sub(tt.LastActivityAt()) > d, nil
+	}
+	if quiet, err := idle(); err != nil || !quiet || c.GetSessionId() == "" || c.GetThreadId() == "" {
+		return quiet, err
+	}
+	thread := a.log.Subjects.Aggregate(eventlog.Aggregate{Tenant: tenant, Session: c.GetSessionId(), Kind: "thread", ID: c.GetThreadId()})
+	if err := projector.CaughtUp(ctx, a.log.Of(tenant, c.GetSessionId()), a.store, readmodel.TurnEndsName, []string{thread}, turnCatchUp); err != nil {
+		return false, err
+	}
+	return idle()
 }
