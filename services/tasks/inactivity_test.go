@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/events"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
 	tasksv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/tasks/v1"
+	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/tasks"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
@@ -215,4 +217,112 @@ func timedOut(t *testing.T, log *eventlog.Log, id string) bool {
 		t.Fatalf("the run's ends: %v, want one inactivity timeout", failed)
 	}
 	return true
+}
+
+// gatedTurnEnds is a read-model store whose turn-ends projection applies
+// nothing while its gate is shut, and that says when someone waits for
+// that projection: a read model lagging the log.
+type gatedTurnEnds struct {
+	projection.Store
+	mu      sync.Mutex
+	shut    chan struct{} // closed: open
+	waiting chan struct{} // closed at the first wait while shut
+}
+
+func (s *gatedTurnEnds) gate() (shut, waiting chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shut, s.waiting
+}
+
+func (s *gatedTurnEnds) Apply(ctx context.Context, b projection.Batch) (bool, error) {
+	if strings.HasPrefix(b.Projection, readmodel.TurnEndsName) {
+		shut, _ := s.gate()
+		select {
+		case <-shut:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	return s.Store.Apply(ctx, b)
+}
+
+func (s *gatedTurnEnds) WaitFor(ctx context.Context, name string, seq uint64) (uint64, error) {
+	if strings.HasPrefix(name, readmodel.TurnEndsName) {
+		s.mu.Lock()
+		select {
+		case <-s.shut:
+		default:
+			select {
+			case <-s.waiting:
+			default:
+				close(s.waiting)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return s.Store.WaitFor(ctx, name, seq)
+}
+
+// The sweeper does not time out a carried run on a turn-ends read model
+// that lags the log: its turn's step, in the log but not yet folded, keeps
+// the run. It waits for the fold of the turn's thread before it decides.
+func TestASweepWaitsForTheTurnsLatestFacts(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := &clock{now: t0}
+	gated := &gatedTurnEnds{shut: make(chan struct{}), waiting: make(chan struct{})}
+	close(gated.shut)
+	e := newEnv(t)
+	e.opts = tasks.Options{SweepInterval: time.Hour, Now: clk.Now}
+	e.wrap = func(s projection.Store) projection.Store { gated.Store = s; return gated }
+	p := e.start()
+	a := p.svc.App()
+	_, task, err := a.CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{SessionId: "s1", ThreadId: "th", Spec: &tasksv1.TaskSpec{Title: "x",
+		TimeoutPolicy: &tasksv1.TimeoutPolicy{InactivityTimeout: durationpb.New(time.Second)}, RetryPolicy: &tasksv1.RetryPolicy{MaxAttempts: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := task.GetTaskId()
+	st, err := a.StartTask(ctx, "t1", &tasksv1.StartTaskRequest{TaskId: id, Worker: &tasksv1.WorkerRef{WorkerId: "w"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	submitted := turnFacts(t, p.log, "turn-1", &eventsv1.RuntimeEvent{Type: events.TypeTurnSubmitted, Timestamp: timestamppb.New(t0),
+		Payload: &eventsv1.RuntimeEvent_TurnSubmitted{TurnSubmitted: &eventsv1.TurnSubmitted{Metadata: map[string]string{"task_id": id, "task_run_id": st.RunID}}}})
+	delegated, err := a.DelegateTaskRun(ctx, "t1", &tasksv1.DelegateTaskRunRequest{TaskId: id, RunId: st.RunID, SessionId: "s1", ThreadId: "th", TurnId: "turn-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := projector.WaitFor(ctx, p.log, gated, readmodel.Name, delegated.Write.GetSequence(), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := projector.WaitFor(ctx, p.log, gated, readmodel.TurnEndsName, submitted, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The read model stops folding the turn's facts; the turn takes a step.
+	gated.mu.Lock()
+	gated.shut = make(chan struct{})
+	gated.mu.Unlock()
+	shut, waiting := gated.gate()
+	turnFacts(t, p.log, "turn-1", &eventsv1.RuntimeEvent{Type: events.TypeModelCompleted, Timestamp: timestamppb.New(t0.Add(5 * time.Second)),
+		Payload: &eventsv1.RuntimeEvent_ModelCompleted{ModelCompleted: &eventsv1.ModelCompleted{}}})
+	// 5.5 s after the run started, 0.5 s after the step: the folded note
+	// says nothing since the start.
+	clk.set(t0.Add(5500 * time.Millisecond))
+	swept := make(chan error, 1)
+	go func() { swept <- a.SweepOnce(ctx) }()
+	select {
+	case <-waiting: // the sweeper waits for the fold: let it fold
+		close(shut)
+	case err := <-swept:
+		close(shut)
+		t.Fatalf("the sweep decided without waiting for the turn's facts (err %v); timed out: %v", err, timedOut(t, p.log, id))
+	}
+	if err := <-swept; err != nil {
+		t.Fatal(err)
+	}
+	if timedOut(t, p.log, id) {
+		t.Fatal("the run was timed out on a read model that lagged its turn's step")
+	}
 }
