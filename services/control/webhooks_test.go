@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -286,5 +287,60 @@ func TestASlowReceiverDoesNotHoldUpOtherWebhooks(t *testing.T) {
 	testkit.Eventually(t, "the other webhook's delivery", func() bool { return len(rx.Accepted()) == 1 })
 	if n := hung.Load(); n > 4 {
 		t.Fatalf("%d attempts held by the slow receiver, want at most 4 (its share)", n)
+	}
+}
+
+// An A2A push notification config's deliveries survive a restart that
+// rebuilds the read model from the log: the events before the start are
+// matched against the configs of their own task as the log held them,
+// so the config's task's events are delivered, another task's never.
+func TestA2APushDeliveriesSurviveARebuild(t *testing.T) {
+	h := newHarnessWith(t, func(h *harness) { h.webhooks, h.memory = true, true })
+	ctx := acme(t)
+	rx := webhooktest.New(t)
+	rx.SetFailFirst(1 << 30) // down until told otherwise
+	mine := h.submit(ctx, "s1", "th1").GetTurn().GetTurnId()
+	other := h.submit(ctx, "s1", "th2").GetTurn().GetTurnId()
+	cfg, err := h.client.CreateWebhook(ctx, &controlv1.CreateWebhookRequest{Url: rx.URL, A2APush: &controlv1.A2APush{TaskId: mine, ConfigId: "c1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rx.SetSecret(cfg.GetSecret()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tu := range []struct{ thread, turn, action string }{{"th1", mine, "act_mine"}, {"th2", other, "act_other"}} {
+		if _, err := h.client.RequestAction(ctx, &controlv1.RequestActionRequest{SessionId: "s1", ThreadId: tu.thread, TurnId: tu.turn,
+			ActionId: tu.action, ActionType: "input", Prompt: "Which branch?", Decisions: []string{"main", "dev"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owed := func() map[string]string { // event type -> its latest outcome, of the config's deliveries
+		out := map[string]string{}
+		for _, f := range h.deliveryFacts(ctx) {
+			out[f.GetEventType()] = f.GetOutcome()
+		}
+		return out
+	}
+	testkit.Eventually(t, "the creation and the action tried", func() bool { return len(owed()) == 2 })
+	h.stop()
+	rx.SetFailFirst(0)
+	h.start(projection.NewMemory()) // rebuilt from the log
+	testkit.Eventually(t, "both delivered after the rebuild", func() bool {
+		o := owed()
+		return o[events.TypeChannelConnected] == "delivered" && o[events.TypeActionRequired] == "delivered"
+	})
+	var ids []string
+	for _, f := range h.deliveryFacts(ctx) {
+		ids = append(ids, f.GetEventId())
+	}
+	// The other task's action was never the config's.
+	err = h.readLog(ctx, []string{h.log.Subjects.All()}, func(rec *eventlog.Record) error {
+		if rec.Event.GetActionId() == "act_other" && rec.Event.GetType() == events.TypeActionRequired && slices.Contains(ids, rec.Event.GetEventId()) {
+			t.Errorf("the other task's action.required was delivered to %s's config %s", mine, cfg.GetWebhook().GetWebhookId())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -123,6 +123,13 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.secret == nil {
+		// Not set up yet (its secret comes with the subscription it
+		// receives for, and an A2A push config's first delivery can come
+		// before the test has it): come back later.
+		http.Error(w, "no secret yet", http.StatusServiceUnavailable)
+		return
+	}
 	if why := verify(r.secret, req.Header, body); why != "" {
 		r.rejected = append(r.rejected, why)
 		http.Error(w, why, http.StatusUnauthorized)

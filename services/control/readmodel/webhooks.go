@@ -163,7 +163,12 @@ type replaySubscriptions struct {
 }
 
 type replayEntry struct {
-	facts  []*eventsv1.RuntimeEvent // channel.connected and .disconnected of the tenant's webhooks
+	// facts are the channel.connected and .disconnected of the tenant's
+	// webhooks but its A2A push notification configs, whose facts are
+	// byTurn, by their task: an event is matched against its own task's
+	// only, however many tasks had configs.
+	facts  []*eventsv1.RuntimeEvent
+	byTurn map[string][]*eventsv1.RuntimeEvent
 	readAt time.Time
 }
 
@@ -184,33 +189,55 @@ func (w Webhooks) subscriptionsAt(ctx context.Context, store projection.Store, e
 	// What was read covers the event when it was read well after it: any
 	// subscription fact stamped before the event was appended by then.
 	if !ok || !e.readAt.After(at.Add(appendSlack)) {
-		readAt := time.Now()
-		var facts []*eventsv1.RuntimeEvent
+		e = replayEntry{byTurn: map[string][]*eventsv1.RuntimeEvent{}, readAt: time.Now()}
+		turnOf := map[string]string{} // A2A config -> its task
 		one := w.Subjects.Aggregate(eventlog.Aggregate{Tenant: tenant, Session: eventlog.NoSession, Kind: webhookKind, ID: "x"})
 		filter := strings.TrimSuffix(one, "x") + "*"
 		if _, err := w.log.Of(tenant, "").Read(ctx, []string{filter}, eventlog.FromStart, func(rec *eventlog.Record) error {
-			if domain.WebhookFact(rec.Event) != nil && rec.Event.GetType() != events.TypeChannelMessage {
-				facts = append(facts, rec.Event)
+			f := rec.Event
+			if domain.WebhookFact(f) == nil || f.GetType() == events.TypeChannelMessage {
+				return nil
+			}
+			if a := f.GetChannelConnected().GetWebhook().GetA2APush(); a != nil {
+				turnOf[f.GetChannelId()] = a.GetTurnId()
+			}
+			if turn, ok := turnOf[f.GetChannelId()]; ok {
+				e.byTurn[turn] = append(e.byTurn[turn], f)
+			} else {
+				e.facts = append(e.facts, f)
 			}
 			return nil
 		}); err != nil {
 			return nil, err
 		}
-		e = replayEntry{facts: facts, readAt: readAt}
 		w.replay.mu.Lock()
 		w.replay.byTenant[tenant] = e
 		w.replay.mu.Unlock()
 	}
-	var live []*eventsv1.RuntimeEvent
-	for _, f := range e.facts {
-		switch {
-		case f.GetType() == events.TypeChannelConnected && !f.GetTimestamp().AsTime().After(at):
-			live = append(live, f)
-		case f.GetType() == events.TypeChannelDisconnected && !f.GetTimestamp().AsTime().After(at):
-			live = slices.DeleteFunc(live, func(s *eventsv1.RuntimeEvent) bool { return s.GetChannelId() == f.GetChannelId() })
-		}
+	live := liveAt(nil, e.facts, at)
+	if slices.Contains(domain.A2APushEventTypes, ev.GetType()) && ev.GetTurnId() != "" {
+		live = liveAt(live, e.byTurn[ev.GetTurnId()], at)
 	}
 	return live, nil
+}
+
+// liveAt appends to live the subscriptions that facts (channel.connected
+// and .disconnected, in log order) leave live at time at.
+func liveAt(live, facts []*eventsv1.RuntimeEvent, at time.Time) []*eventsv1.RuntimeEvent {
+	start := len(live)
+	for _, f := range facts {
+		if f.GetTimestamp().AsTime().After(at) {
+			continue
+		}
+		switch f.GetType() {
+		case events.TypeChannelConnected:
+			live = append(live, f)
+		case events.TypeChannelDisconnected:
+			mine := live[start:]
+			live = append(live[:start], slices.DeleteFunc(mine, func(s *eventsv1.RuntimeEvent) bool { return s.GetChannelId() == f.GetChannelId() })...)
+		}
+	}
+	return live
 }
 
 // webhookKind is the subject kind of a webhook's facts.
