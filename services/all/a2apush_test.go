@@ -186,6 +186,7 @@ func TestA2APushConfigsAreTheTasksAndCollectedAfterItEnds(t *testing.T) {
 		turns = append(turns, sub.GetTurn().GetTurnId())
 	}
 	ids := map[string][]string{}
+	var last uint64
 	for i, turn := range turns {
 		for c := range domain.MaxA2APushConfigsPerTask {
 			wh, err := st.Control.CreateWebhook(ctx, &controlv1.CreateWebhookRequest{Url: fmt.Sprintf("%s/t%d/c%d", rx.URL, i, c),
@@ -194,6 +195,7 @@ func TestA2APushConfigsAreTheTasksAndCollectedAfterItEnds(t *testing.T) {
 				t.Fatalf("config %d of task %d (%d in all, past the tenant's %d webhooks): %v", c, i, len(ids)*10+c+1, domain.MaxWebhooksPerTenant, err)
 			}
 			ids[turn] = append(ids[turn], wh.GetWebhook().GetWebhookId())
+			last = max(last, wh.GetSequence())
 		}
 	}
 	_, err := st.Control.CreateWebhook(ctx, &controlv1.CreateWebhookRequest{Url: rx.URL + "/one-too-many", A2APush: &controlv1.A2APush{TaskId: turns[0]}})
@@ -240,7 +242,7 @@ func TestA2APushConfigsAreTheTasksAndCollectedAfterItEnds(t *testing.T) {
 	}
 	// The running tasks' configs, as old and looked at as often, stay.
 	for _, turn := range turns[1:] {
-		if l, err := st.Control.ListWebhooks(ctx, &controlv1.ListWebhooksRequest{A2ATaskId: turn}); err != nil || len(l.GetWebhooks()) != domain.MaxA2APushConfigsPerTask {
+		if l, err := st.Control.ListWebhooks(ctx, &controlv1.ListWebhooksRequest{A2ATaskId: turn, MinSequence: last}); err != nil || len(l.GetWebhooks()) != domain.MaxA2APushConfigsPerTask {
 			t.Errorf("configs of running task %s: %d %v, want all %d", turn, len(l.GetWebhooks()), err, domain.MaxA2APushConfigsPerTask)
 		}
 	}

@@ -98,6 +98,14 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 	if err := domain.CheckWebhookEventTypes(req.GetEventTypes()); err != nil {
 		return nil, err
 	}
+	// The bounds are counted on the read model: it first holds every
+	// subscription the tenant made or deleted before this call (a client
+	// making configs one after the other meets its bound exactly;
+	// concurrent creates may pass it by their number).
+	if err := projector.CaughtUp(ctx, w.App.Log.Of(c.Tenant, ""), w.App.Store, readmodel.WebhooksName,
+		[]string{readmodel.WebhookSubjects(w.App.Log.Subjects, c.Tenant)}, ReadTimeout); err != nil {
+		return nil, err
+	}
 	if req.GetA2APush() == nil {
 		live, err := readmodel.Subscriptions(ctx, w.App.Store, c.Tenant)
 		if err != nil {

@@ -191,9 +191,7 @@ func (w Webhooks) subscriptionsAt(ctx context.Context, store projection.Store, e
 	if !ok || !e.readAt.After(at.Add(appendSlack)) {
 		e = replayEntry{byTurn: map[string][]*eventsv1.RuntimeEvent{}, readAt: time.Now()}
 		turnOf := map[string]string{} // A2A config -> its task
-		one := w.Subjects.Aggregate(eventlog.Aggregate{Tenant: tenant, Session: eventlog.NoSession, Kind: webhookKind, ID: "x"})
-		filter := strings.TrimSuffix(one, "x") + "*"
-		if _, err := w.log.Of(tenant, "").Read(ctx, []string{filter}, eventlog.FromStart, func(rec *eventlog.Record) error {
+		if _, err := w.log.Of(tenant, "").Read(ctx, []string{WebhookSubjects(w.Subjects, tenant)}, eventlog.FromStart, func(rec *eventlog.Record) error {
 			f := rec.Event
 			if domain.WebhookFact(f) == nil || f.GetType() == events.TypeChannelMessage {
 				return nil
@@ -242,6 +240,13 @@ func liveAt(live, facts []*eventsv1.RuntimeEvent, at time.Time) []*eventsv1.Runt
 
 // webhookKind is the subject kind of a webhook's facts.
 const webhookKind = "webhook"
+
+// WebhookSubjects is the subject filter of a tenant's subscriptions'
+// facts (creations, deletions) in its session-less partition.
+func WebhookSubjects(subjects eventlog.Subjects, tenant string) string {
+	one := subjects.Aggregate(eventlog.Aggregate{Tenant: tenant, Session: eventlog.NoSession, Kind: webhookKind, ID: "x"})
+	return strings.TrimSuffix(one, "x") + "*"
+}
 
 func (w Webhooks) outbox(tenant, session string) string {
 	if session == "" {
