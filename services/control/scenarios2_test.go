@@ -304,6 +304,50 @@ func TestSessionOfACommandIsFoundBeforeTheReadModelHasIt(t *testing.T) {
 	}
 }
 
+// TestAChannelsEndIsRecordedBeforeTheReadModelHasIt: the end of a
+// channel's stream is decided on the channel's own facts, as its
+// ReconnectChannel and AckEvents are, not on the read model: a stream that
+// ends right after its ReconnectChannel, the read model trailing (here: no
+// projector runs at all), records its channel.disconnected, at the
+// channel's last acknowledged sequence.
+func TestAChannelsEndIsRecordedBeforeTheReadModelHasIt(t *testing.T) {
+	h := newHarnessWith(t, func(h *harness) { h.noProjectors = true })
+	ctx := acme(t)
+	h.submit(ctx, "s1", "th1")
+	rc, err := h.client.ReconnectChannel(ctx, &controlv1.ReconnectChannelRequest{ChannelId: "chan_a", SessionId: "s1", Peer: "slack:C1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.client.AckEvents(ctx, &controlv1.AckEventsRequest{ChannelId: "chan_a", SessionId: "s1", Sequence: rc.Sequence}); err != nil {
+		t.Fatal(err)
+	}
+	// A session and a resume cursor: the handler ends the stream with an
+	// error, and records the end before the status reaches the caller.
+	stream, err := h.client.SubscribeEvents(ctx, &controlv1.SubscribeEventsRequest{SessionId: "s1", ChannelId: "chan_a", ResumeCursor: "x"})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("subscription with a session and a resume cursor: %v, want InvalidArgument", err)
+	}
+	var types []string
+	var last *eventsv1.RuntimeEvent
+	agg := eventlog.Aggregate{Tenant: "acme", Session: "s1", Kind: "channel", ID: "chan_a"}
+	if err := h.readLog(ctx, []string{h.log.Subjects.Aggregate(agg)}, func(r *eventlog.Record) error {
+		types, last = append(types, r.Event.GetType()), r.Event
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"channel.connected", "channel.message", "channel.disconnected"}
+	if !slices.Equal(types, want) {
+		t.Fatalf("the channel's facts: %v, want %v", types, want)
+	}
+	if got := last.GetChannelDisconnected().GetLastAckedSequence(); got != rc.Sequence {
+		t.Fatalf("channel.disconnected at last acknowledged sequence %d, want %d", got, rc.Sequence)
+	}
+}
+
 func TestRemoteChannelReconnect(t *testing.T) {
 	h := newHarness(t)
 	ctx := acme(t)

@@ -100,15 +100,21 @@ func (a *App) AckEvents(ctx context.Context, c Caller, req *controlv1.AckEventsR
 // DisconnectChannel records that a channel's stream ended, when the
 // caller may keep a channel (the role ReconnectChannel declares): a
 // viewer may follow a channel's session but appends nothing to the log,
-// not even the end of its own stream.
+// not even the end of its own stream. It decides on the channel's own
+// facts, as ReconnectChannel and AckEvents do, not on the read model: a
+// stream that ends right after its ReconnectChannel (the read model not yet
+// folded its channel.reconnected) still records its end, and the end
+// carries the channel's last acknowledged sequence, not an older one.
 func (a *App) DisconnectChannel(ctx context.Context, c Caller, session, channel, reason string) error {
 	if !auth.Permits(reconnectAccess, c.Role) {
 		return nil
 	}
-	ch, ok, err := readmodel.Channel(ctx, a.Store, c.Tenant, channel)
-	if err != nil || !ok || ch.SessionId != session {
-		return err
-	}
-	_, err = a.Log.Append(ctx, channelAgg(c.Tenant, session, channel), eventlog.Any, domain.ChannelDisconnected(session, channel, ch.LastAckedSequence, reason))
+	_, err := a.w.Execute(ctx, channelAgg(c.Tenant, session, channel), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		ch, ok, err := readmodel.Channel(ctx, st, c.Tenant, channel)
+		if err != nil || !ok || ch.SessionId != session {
+			return nil, err
+		}
+		return []*eventsv1.RuntimeEvent{domain.ChannelDisconnected(session, channel, ch.LastAckedSequence, reason)}, nil
+	})
 	return err
 }
