@@ -533,8 +533,20 @@ func DueOutbox(ctx context.Context, store projection.Store, k int, nowMillis int
 }
 
 // RecentDeliveries are a subscription's latest delivery outcomes, newest
-// first, and how many deliveries succeeded and failed in all.
+// first, and how many deliveries succeeded and failed in all. The counts
+// are read first: the fold writes an outcome and its count in one batch,
+// so the outcomes read after them are at least as new, and a delivery the
+// counts call ended is never listed at an earlier attempt (the fold may
+// apply a batch between the reads).
 func RecentDeliveries(ctx context.Context, store projection.Store, tenant, webhook string, limit int64) (recent []*controlv1.WebhookDelivery, delivered, failed uint64, err error) {
+	ok, err := store.Count(ctx, DeliveredIndex(tenant, webhook))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	ko, err := store.Count(ctx, FailedIndex(tenant, webhook))
+	if err != nil {
+		return nil, 0, 0, err
+	}
 	entries, err := store.Range(ctx, DeliveriesIndex(tenant, webhook), projection.RangeQuery{Reverse: true, Limit: limit})
 	if err != nil {
 		return nil, 0, 0, err
@@ -558,14 +570,6 @@ func RecentDeliveries(ctx context.Context, store projection.Store, tenant, webho
 			}
 			recent = append(recent, d)
 		}
-	}
-	ok, err := store.Count(ctx, DeliveredIndex(tenant, webhook))
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	ko, err := store.Count(ctx, FailedIndex(tenant, webhook))
-	if err != nil {
-		return nil, 0, 0, err
 	}
 	return recent, uint64(ok), uint64(ko), nil
 }
