@@ -75,7 +75,9 @@ func TestWebhookDeliversEachActionOnceSignedAfterTheReceiversFailures(t *testing
 	requireAction(t, st, "s2", "th2", "act_two")
 
 	var list *controlv1.ListWebhooksResponse
-	testkit.Eventually(t, "both deliveries recorded as ended", func() bool {
+	testkit.EventuallyWithin(t, testkit.Deadline, func() string {
+		return fmt.Sprintf("both deliveries not recorded as ended: listed %v (%v); the receiver accepted %d, refused %v", list, err, len(rx.Accepted()), rx.Rejected())
+	}, func() bool {
 		list, err = st.Control.ListWebhooks(ctx, &controlv1.ListWebhooksRequest{})
 		wh := list.GetWebhooks()
 		return err == nil && len(wh) == 1 && wh[0].GetDelivered()+wh[0].GetFailed() == 2

@@ -138,6 +138,14 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 	if err != nil {
 		return nil, err
 	}
+	// Delivered from its creation on: an event appended after this answer
+	// is matched against the subscriptions the read model holds when its
+	// partition's fold reaches it, and on a partitioned log the tenant's
+	// session-less partition, which folds the creation, may trail that
+	// fold. Once the creation is folded, every later event finds it.
+	if _, err := projector.WaitFor(ctx, w.App.Log, w.App.Store, readmodel.WebhooksName, res.Sequence, ReadTimeout); err != nil {
+		return nil, err
+	}
 	ev, _, _, err := readmodel.Subscription(ctx, res.State, c.Tenant, id)
 	if err != nil {
 		return nil, err
