@@ -113,9 +113,6 @@ func (h *Handler) createPushConfig(ctx context.Context, field string, p *TaskPus
 	if err != nil {
 		return nil, pushError(err, field, p.TaskID)
 	}
-	if err := h.readable(ctx, resp.GetSequence()); err != nil {
-		return nil, pushError(err, field, p.TaskID)
-	}
 	out := configOf(resp.GetWebhook())
 	return &out, nil
 }
@@ -202,22 +199,13 @@ func (h *Handler) deletePushConfig(ctx context.Context, p *PushConfigRequest) *r
 	if err != nil {
 		return err
 	}
-	resp, derr := h.control.DeleteWebhook(ctx, &controlv1.DeleteWebhookRequest{WebhookId: wh.GetWebhookId()})
-	if derr == nil {
-		derr = h.readable(ctx, resp.GetSequence())
-	}
-	if derr != nil {
-		return fromStatus(derr, p.TaskID)
+	// The control API answers once its read model has dropped the config
+	// (and a create once it holds it): A2A has no read-your-writes token,
+	// and the client's next Get or List sees what it did.
+	if _, err := h.control.DeleteWebhook(ctx, &controlv1.DeleteWebhookRequest{WebhookId: wh.GetWebhookId()}); err != nil {
+		return fromStatus(err, p.TaskID)
 	}
 	return nil
-}
-
-// readable returns once the webhooks read model has applied sequence. A2A
-// has no read-your-writes token, so a config call answers only when the
-// client's next Get or List sees what it did.
-func (h *Handler) readable(ctx context.Context, sequence uint64) error {
-	_, err := h.control.ListWebhooks(ctx, &controlv1.ListWebhooksRequest{MinSequence: sequence})
-	return err
 }
 
 // listPushConfigs serves ListTaskPushNotificationConfigs: every config of

@@ -262,6 +262,11 @@ func (w *Webhooks) Delete(ctx context.Context, c Caller, req *controlv1.DeleteWe
 	if err != nil {
 		return nil, err
 	}
+	// Answered once the read model has dropped it, as Create answers once
+	// it holds it: the caller's next list does not show it.
+	if _, err := projector.WaitFor(ctx, w.App.Log, w.App.Store, readmodel.WebhooksName, seq, ReadTimeout); err != nil {
+		return nil, err
+	}
 	return &controlv1.DeleteWebhookResponse{Sequence: seq}, nil
 }
 
