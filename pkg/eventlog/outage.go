@@ -204,7 +204,36 @@ func (l *Log) publish(ctx context.Context, agg Aggregate, subject string, expect
 // leaderLastSequence asks the stream leader (not a direct get, which a
 // follower may answer from behind) for the last sequence on subject.
 func (l *Log) leaderLastSequence(ctx context.Context, k int, subject string) (uint64, bool, error) {
-	req, err := json.Marshal(map[string]string{"last_by_subj": subject})
+	return l.leaderGet(ctx, k, subject, map[string]any{"last_by_subj": subject})
+}
+
+// leaderNext asks the stream leader for the first message at stream
+// sequence from or later matching any of filters (none: any message), and
+// answers its sequence, or 0 when there is none.
+func (l *Log) leaderNext(ctx context.Context, k int, filters []string, from uint64) (uint64, error) {
+	if len(filters) == 0 {
+		filters = []string{">"}
+	}
+	var first uint64
+	for _, f := range filters {
+		actx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
+		seq, found, err := l.leaderGet(actx, k, f, map[string]any{"seq": from, "next_by_subj": f})
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("eventlog: read: %w", err)
+		}
+		if found && (first == 0 || seq < first) {
+			first = seq
+		}
+	}
+	return first, nil
+}
+
+// leaderGet asks the stream leader for one message (a STREAM.MSG.GET
+// request, which only the leader answers) and answers its sequence, or
+// found false when there is none.
+func (l *Log) leaderGet(ctx context.Context, k int, subject string, request map[string]any) (uint64, bool, error) {
+	req, err := json.Marshal(request)
 	if err != nil {
 		return 0, false, err
 	}
@@ -219,7 +248,7 @@ func (l *Log) leaderLastSequence(ctx context.Context, k int, subject string) (ui
 		Error *jetstream.APIError `json:"error"`
 	}
 	if err := json.Unmarshal(resp.Data, &out); err != nil {
-		return 0, false, fmt.Errorf("eventlog: last message of %s: %w", subject, err)
+		return 0, false, fmt.Errorf("eventlog: a message of %s from the leader: %w", subject, err)
 	}
 	switch {
 	case out.Error != nil && out.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
@@ -227,7 +256,7 @@ func (l *Log) leaderLastSequence(ctx context.Context, k int, subject string) (ui
 	case out.Error != nil:
 		return 0, false, out.Error
 	case out.Message == nil:
-		return 0, false, fmt.Errorf("eventlog: last message of %s: empty answer", subject)
+		return 0, false, fmt.Errorf("eventlog: a message of %s from the leader: empty answer", subject)
 	}
 	return out.Message.Seq, true, nil
 }

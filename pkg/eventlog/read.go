@@ -169,6 +169,23 @@ func (l *Log) Read(ctx context.Context, filters []string, from From, fn func(*Re
 
 func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, fn func(*Record) error) (uint64, error) {
 	policy, start := l.deliver(k, from)
+	// On a replicated stream the consumer may be placed on a replica that
+	// trails the leader (JetStream places a consumer of one replica on any
+	// of the stream's peers, caught up or not; one restarted a moment ago
+	// holds what it held when it stopped, and catches up from there). It
+	// counts and delivers what that replica has, so the read's end is the
+	// leader's instead: its last sequence now, checked at the end
+	// (caughtUp).
+	var end uint64
+	if l.cfg.Replicas > 1 {
+		ictx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
+		info, err := l.streams[k].Info(ictx) // answered by the stream's leader
+		cancel()
+		if err != nil {
+			return 0, fmt.Errorf("eventlog: read: %w", err)
+		}
+		end = info.State.LastSeq
+	}
 	// An ephemeral pull consumer without acks: it reports how many messages
 	// match at creation, which is exactly where "history" ends, and delivers
 	// them in stream order.
@@ -192,7 +209,36 @@ func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, 
 	// Every requested message exists already, so each fetch fills at once.
 	pending := cons.CachedInfo().NumPending
 	var last uint64
-	for pending > 0 {
+	// delivered is the stream sequence of the last message given to fn.
+	delivered := max(start, 1) - 1
+	for {
+		// waiting: the consumer's replica trails the leader and had nothing
+		// more when asked; the fetch waits for the message it owes.
+		waiting := false
+		if pending == 0 {
+			// Everything the consumer counted has been delivered. A message
+			// the leader holds beyond it, up to end, is still owed: the
+			// replica is catching up.
+			if end <= delivered {
+				return last, nil
+			}
+			next, err := l.leaderNext(ctx, k, filters, delivered+1)
+			if err != nil {
+				return last, err
+			}
+			if next == 0 || next > end {
+				return last, nil
+			}
+			cctx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
+			info, err := cons.Info(cctx)
+			cancel()
+			if err != nil {
+				return last, fmt.Errorf("eventlog: read: %w", err)
+			}
+			if pending = info.NumPending; pending == 0 {
+				pending, waiting = 1, true
+			}
+		}
 		batch := min(pending, 1024)
 		// The messages are there already: a fetch that waits longer than
 		// an attempt's bound is an outage (nats.ErrTimeout), retried from
@@ -212,6 +258,9 @@ func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, 
 			if err != nil {
 				return last, err
 			}
+			if meta, err := msg.Metadata(); err == nil {
+				delivered = meta.Sequence.Stream
+			}
 			for _, rec := range recs {
 				if err := fn(rec); err != nil {
 					return last, err
@@ -221,6 +270,12 @@ func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, 
 		}
 		if err := msgs.Error(); err != nil {
 			return last, fmt.Errorf("eventlog: read: %w", err)
+		}
+		if got == 0 && waiting {
+			// The replica did not catch up within an attempt: an outage,
+			// retried on a new consumer (on another replica, perhaps) after
+			// the last event delivered.
+			return last, fmt.Errorf("eventlog: read: the consumer's replica trails the stream's leader: %w", nats.ErrTimeout)
 		}
 		if got == 0 {
 			// Nothing came although some were counted: retention (the
@@ -235,7 +290,6 @@ func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, 
 			pending = info.NumPending
 		}
 	}
-	return last, nil
 }
 
 // aggregateBatch bounds one batch direct get of an aggregate's events.

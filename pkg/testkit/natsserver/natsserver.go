@@ -160,6 +160,8 @@ type Server struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	output *lockedBuffer
+	// earlier is the output of the runs before the current one.
+	earlier string
 }
 
 // Start builds (once) and starts a nats-server with JetStream on a free
@@ -235,14 +237,15 @@ func (s *Server) Running() bool {
 	}
 }
 
-// Output is what the server wrote to stdout and stderr since its last start.
+// Output is what the server wrote to stdout and stderr, across its
+// restarts (each run after the first begins with a "--- restart" line).
 func (s *Server) Output() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.output == nil {
-		return ""
+		return s.earlier
 	}
-	return s.output.String()
+	return s.earlier + s.output.String()
 }
 
 func (s *Server) start() error {
@@ -285,6 +288,9 @@ func (s *Server) launch() error {
 		return fmt.Errorf("start %s: %w", s.bin, err)
 	}
 	s.mu.Lock()
+	if s.output != nil {
+		s.earlier += s.output.String() + "--- restart\n"
+	}
 	s.cmd, s.exited, s.output = cmd, exited, out
 	s.mu.Unlock()
 	return nil
