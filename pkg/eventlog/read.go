@@ -176,19 +176,34 @@ func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, 
 	// counts and delivers what that replica has, so the read's end is the
 	// leader's instead: its last sequence now, checked at the end
 	// (caughtUp).
-	var end uint64
+	// Asked beside the consumer's creation: an end past the consumer's
+	// start only makes the read wait for what the consumer delivers anyway.
+	type leaderEnd struct {
+		seq    uint64
+		leader string
+		err    error
+	}
+	var ended chan leaderEnd
 	if l.cfg.Replicas > 1 {
-		ictx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
-		info, err := l.streams[k].Info(ictx) // answered by the stream's leader
-		cancel()
-		if err != nil {
-			return 0, fmt.Errorf("eventlog: read: %w", err)
-		}
-		end = info.State.LastSeq
+		ended = make(chan leaderEnd, 1)
+		go func() {
+			ictx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
+			defer cancel()
+			info, err := l.streams[k].Info(ictx) // answered by the stream's leader
+			if err != nil {
+				ended <- leaderEnd{err: err}
+				return
+			}
+			e := leaderEnd{seq: info.State.LastSeq}
+			if info.Cluster != nil {
+				e.leader = info.Cluster.Leader
+			}
+			ended <- e
+		}()
 	}
 	// An ephemeral pull consumer without acks: it reports how many messages
-	// match at creation, which is exactly where "history" ends, and delivers
-	// them in stream order.
+	// match at creation, which is exactly where "history" ends on its
+	// replica, and delivers them in stream order.
 	cctx, cancel := context.WithTimeout(ctx, l.cfg.AttemptTimeout)
 	cons, err := l.streams[k].CreateConsumer(cctx, jetstream.ConsumerConfig{
 		FilterSubjects:    filters,
@@ -199,7 +214,23 @@ func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, 
 		MemoryStorage:     true,
 	})
 	cancel()
+	var end uint64
+	if ended != nil {
+		e := <-ended
+		if err == nil && e.err != nil {
+			err = e.err
+		}
+		end = e.seq
+		// The server that answered holds everything up to end: a consumer
+		// it hosts owes nothing beyond its own count.
+		if err == nil && cons.CachedInfo().Cluster != nil && cons.CachedInfo().Cluster.Leader == e.leader {
+			end = 0
+		}
+	}
 	if err != nil {
+		if cons != nil {
+			_ = l.streams[k].DeleteConsumer(context.WithoutCancel(ctx), cons.CachedInfo().Name)
+		}
 		return 0, fmt.Errorf("eventlog: read: %w", err)
 	}
 	defer func() {
