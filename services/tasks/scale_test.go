@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/testkit/redistest"
 	"github.com/agentruntime/agentruntime/services/kit"
 	"github.com/agentruntime/agentruntime/services/tasks"
+	"github.com/agentruntime/agentruntime/services/tasks/app"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
 )
 
@@ -94,6 +96,38 @@ func TestTenThousandTaskGraph(t *testing.T) {
 
 	var mu sync.Mutex
 	completed := 0
+	done := map[string]bool{}
+	// A graph that stops completing fails the test, saying which tasks were
+	// left and where they stand, instead of hanging until the binary's
+	// timeout.
+	runCtx, stalled := context.WithCancel(ctx)
+	defer stalled()
+	watch := make(chan struct{})
+	go func() {
+		defer close(watch)
+		last, since := -1, time.Now()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-tick.C:
+			}
+			mu.Lock()
+			now := completed
+			mu.Unlock()
+			if now != last {
+				last, since = now, time.Now()
+				continue
+			}
+			if time.Since(since) > 60*time.Second {
+				t.Errorf("no task completed for a minute, %d of %d done; %s", now, n, graphLeft(ctx, a, n, id, &mu, done))
+				stalled()
+				return
+			}
+		}
+	}()
 	var wg sync.WaitGroup
 	for w := 0; w < 16; w++ {
 		wg.Add(1)
@@ -103,10 +137,13 @@ func TestTenThousandTaskGraph(t *testing.T) {
 				mu.Lock()
 				finished := completed == n
 				mu.Unlock()
-				if finished {
+				if finished || runCtx.Err() != nil {
 					return
 				}
-				got, err := a.PollTask(ctx, "t1", &tasksv1.PollTaskRequest{WorkerId: fmt.Sprint("w", w), Wait: durpb(200 * time.Millisecond), LeaseTtl: durpb(time.Minute)})
+				got, err := a.PollTask(runCtx, "t1", &tasksv1.PollTaskRequest{WorkerId: fmt.Sprint("w", w), Wait: durpb(200 * time.Millisecond), LeaseTtl: durpb(time.Minute)})
+				if runCtx.Err() != nil {
+					return
+				}
 				if err != nil {
 					t.Error(err)
 					return
@@ -120,11 +157,14 @@ func TestTenThousandTaskGraph(t *testing.T) {
 				}
 				mu.Lock()
 				completed++
+				done[got.Task.GetTaskId()] = true
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
+	stalled()
+	<-watch
 	ran := time.Since(began) - created
 	if t.Failed() {
 		t.FailNow()
@@ -159,6 +199,33 @@ func TestTenThousandTaskGraph(t *testing.T) {
 		}
 	}
 	t.Logf("%d tasks: created in %v, run to completion in dependency order in %v", n, created.Round(time.Millisecond), ran.Round(time.Millisecond))
+}
+
+// graphLeft says which of the graph's tasks are not done, and for the
+// first few, where the read model has them and their blockers.
+func graphLeft(ctx context.Context, a *app.App, n int, id func(int) string, mu *sync.Mutex, done map[string]bool) string {
+	mu.Lock()
+	var left []string
+	for i := range n {
+		if !done[id(i)] {
+			left = append(left, id(i))
+		}
+	}
+	mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d left", len(left))
+	for _, tid := range left[:min(len(left), 5)] {
+		task, edges, seq, err := a.GetTask(ctx, "t1", tid, 0)
+		if err != nil {
+			fmt.Fprintf(&b, "; %s: %v", tid, err)
+			continue
+		}
+		fmt.Fprintf(&b, "; %s at %d: %s", tid, seq, task.GetStatus())
+		for _, e := range edges {
+			fmt.Fprintf(&b, ", %s %s %s (%s)", e.GetSourceTaskId(), e.GetRelation(), e.GetTargetId(), e.GetStatus())
+		}
+	}
+	return b.String()
 }
 
 // Many workers polling at once never get the same run, nor the same task
