@@ -28,6 +28,9 @@ type flaky struct {
 	dropped, cards, rpcs atomic.Int32
 	drops                int32
 	cardFails, rpcFails  []int
+	// down, while above zero, is how many calls to the binding still
+	// answer 503 (each takes one); below zero, every call does.
+	down atomic.Int32
 }
 
 type dropping struct {
@@ -45,6 +48,20 @@ func (l dropping) Accept() (net.Conn, error) {
 	}
 }
 
+// takeDown says whether this call to the binding answers 503, taking
+// one of down's.
+func (f *flaky) takeDown() bool {
+	for {
+		d := f.down.Load()
+		if d <= 0 {
+			return d < 0
+		}
+		if f.down.CompareAndSwap(d, d-1) {
+			return true
+		}
+	}
+}
+
 func startFlaky(t *testing.T, f *flaky) *flaky {
 	t.Helper()
 	f.peer = &colourPeer{}
@@ -59,6 +76,11 @@ func startFlaky(t *testing.T, f *flaky) *flaky {
 	rpc := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(f.peer))
 	failing := func(n *atomic.Int32, fails []int, h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n == &f.rpcs && f.takeDown() {
+				n.Add(1)
+				http.Error(w, "redeploying", http.StatusServiceUnavailable)
+				return
+			}
 			if i := int(n.Add(1)) - 1; i < len(fails) || (len(fails) > 0 && fails[len(fails)-1] < 0) {
 				code := fails[min(i, len(fails)-1)]
 				if code < 0 {
@@ -249,5 +271,63 @@ func TestClosingASubagentStopsReachingItsPeer(t *testing.T) {
 	s := h.waitSubagent(t, sub.GetSubagentId())
 	if s.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_CLOSED || calls.Load() != 1 || cards.Load() != 2 {
 		t.Fatalf("the subagent = %v after %d card reads and %d calls, want closed after 2 and 1", s, cards.Load(), calls.Load())
+	}
+}
+
+// linkAndAsk spawns a remote subagent on f's peer and waits for the
+// peer's question in the parent: the peer task is linked.
+func (h *harness) linkAndAsk(t *testing.T, f *flaky) (*controlv1.Subagent, *eventsv1.RuntimeEvent) {
+	t.Helper()
+	sub := h.spawnPeer(t, f.url)
+	asked := h.waitEvent(acme(t), "s1", func(ev *eventsv1.RuntimeEvent) bool {
+		return ev.GetType() == "action.required" && ev.GetActionRequired().GetActionType() == "input"
+	})
+	return sub, asked
+}
+
+// A linked peer that stops answering (every call 503 after its question)
+// is not tried forever: the answer is sent again and again within the
+// policy's time, then the subagent fails saying the peer could not answer
+// about its task, how often it was tried and the last error.
+func TestALinkedPeerThatStopsAnsweringFailsAfterItsTime(t *testing.T) {
+	f := startFlaky(t, &flaky{})
+	h := newHarnessWith(t, func(h *harness) {
+		h.memory, h.a2aPeers = true, []string{"127.0.0.1"}
+		h.a2aPeerRetry = kit.A2APeerRetry{MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond, MaxAttempts: 2, MaxElapsed: 500 * time.Millisecond}
+	})
+	sub, asked := h.linkAndAsk(t, f)
+	f.down.Store(-1)
+	calls := f.rpcs.Load()
+	if _, err := h.client.RespondAction(acme(t), &controlv1.RespondActionRequest{ActionId: asked.GetActionId(), Decision: "answer", PayloadJson: `"blue"`}); err != nil {
+		t.Fatal(err)
+	}
+	s := h.waitSubagent(t, sub.GetSubagentId())
+	if s.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_FAILED || !strings.Contains(s.GetSummary(), "the A2A peer could not answer about its task after ") ||
+		!strings.Contains(s.GetSummary(), "503 Service Unavailable") {
+		t.Fatalf("the remote subagent = %v", s)
+	}
+	// More attempts than MaxAttempts: once linked, time bounds them.
+	if n := f.rpcs.Load() - calls; n <= 2 || f.peer.answers.Load() != 0 {
+		t.Fatalf("the answer was tried %d times (want more than 2) and reached the peer %d times (want 0)", n, f.peer.answers.Load())
+	}
+}
+
+// A linked peer away for a while (its next calls answered 503, more of
+// them than MaxAttempts) gets the answer once it is back, and the
+// delegation completes.
+func TestALinkedPeerBackAfterAnOutageCompletes(t *testing.T) {
+	f := startFlaky(t, &flaky{})
+	h := newHarnessWith(t, func(h *harness) {
+		h.memory, h.a2aPeers = true, []string{"127.0.0.1"}
+		h.a2aPeerRetry = kit.A2APeerRetry{MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxAttempts: 2, MaxElapsed: time.Minute}
+	})
+	sub, asked := h.linkAndAsk(t, f)
+	f.down.Store(5)
+	if _, err := h.client.RespondAction(acme(t), &controlv1.RespondActionRequest{ActionId: asked.GetActionId(), Decision: "answer", PayloadJson: `"blue"`}); err != nil {
+		t.Fatal(err)
+	}
+	s := h.waitSubagent(t, sub.GetSubagentId())
+	if s.GetStatus() != controlv1.SubagentStatus_SUBAGENT_STATUS_COMPLETED || s.GetSummary() != "Painted it blue." || f.peer.answers.Load() != 1 || f.down.Load() > 0 {
+		t.Fatalf("the remote subagent = %v after %d answers reached the peer (want 1), %d outage calls left", s, f.peer.answers.Load(), f.down.Load())
 	}
 }

@@ -51,7 +51,8 @@ type Peers struct {
 	// not stream; default 500 ms.
 	Poll time.Duration
 	// Retry bounds the attempts to reach a peer at the start (its card,
-	// the objective); zero fields take DefaultPeerRetry's.
+	// the objective) and a linked peer that stops answering; zero fields
+	// take DefaultPeerRetry's.
 	Retry  PeerRetry
 	Logger *slog.Logger
 }
@@ -64,7 +65,8 @@ type Peers struct {
 // to half of it at random; the driver gives up after MaxAttempts
 // attempts, or when the next would start more than MaxElapsed after the
 // first, whichever comes first. Any other failure ends the subagent at
-// once.
+// once. A linked peer that stops answering waits the same, whatever the
+// failure but a refusal, bounded by MaxElapsed alone (driver.unreachable).
 type PeerRetry struct {
 	MaxAttempts            int
 	MinBackoff, MaxBackoff time.Duration
@@ -235,11 +237,26 @@ type reach struct {
 // the driver's reach.next.
 var errPeerRetry = errors.New("the A2A peer will be tried again")
 
+// peerCallError is a call to a linked peer task that failed (the peer
+// did not answer, or answered with an error), as opposed to the
+// runtime's own failure to read or record.
+type peerCallError struct{ err error }
+
+func (e *peerCallError) Error() string { return e.err.Error() }
+func (e *peerCallError) Unwrap() error { return e.err }
+
 // unreachable decides what an attempt to reach the peer that failed with
 // err (what it could not do: "be reached" for the card, "take the
-// objective" for the first message) leads to: another
-// try, scheduled (true), or the subagent's end, recorded with the reason.
-func (d *driver) unreachable(ctx context.Context, s *controlv1.Subagent, what string, err error) bool {
+// objective" for the first message, "answer about its task" once linked)
+// leads to: another try, scheduled (true), or the subagent's end,
+// recorded with the reason.
+//
+// Once the peer task is linked, the peer has taken the work: any failure
+// but a refusal is tried again (a peer being redeployed answers 503 or
+// nothing, then an error or two), and only time bounds it, MaxElapsed
+// from the first call the peer left unanswered in a row, not the
+// attempts. Any answer of the peer's starts the count again.
+func (d *driver) unreachable(ctx context.Context, s *controlv1.Subagent, what string, err error, linked bool) bool {
 	now := time.Now()
 	r := &d.reach
 	if r.first.IsZero() {
@@ -250,14 +267,14 @@ func (d *driver) unreachable(ctx context.Context, s *controlv1.Subagent, what st
 		d.end(ctx, s, nil, "failed", "", "the A2A peer refused the runtime: "+refused.Error())
 		return false
 	}
-	if !peers.Transient(err) {
+	if !linked && !peers.Transient(err) {
 		d.end(ctx, s, nil, "failed", "", fmt.Sprintf("the A2A peer could not %s: %v", what, err))
 		return false
 	}
 	policy := d.p.Retry.withDefaults()
 	wait := min(policy.MinBackoff<<min(r.attempts-1, 30), policy.MaxBackoff)
 	wait -= rand.N(wait/2 + 1)
-	if r.attempts >= policy.MaxAttempts || now.Add(wait).Sub(r.first) > policy.MaxElapsed {
+	if (!linked && r.attempts >= policy.MaxAttempts) || now.Add(wait).Sub(r.first) > policy.MaxElapsed {
 		d.end(ctx, s, nil, "failed", "", fmt.Sprintf("the A2A peer could not %s after %d attempts over %s: %v",
 			what, r.attempts, now.Sub(r.first).Round(time.Millisecond), err))
 		return false
@@ -331,7 +348,7 @@ func (p *Peers) drive(ctx context.Context, tenant, session, sub string, view *ev
 				// The allowlist may have narrowed, the card may be gone,
 				// the peer may not be up yet: tried again when that may
 				// pass, else the subagent fails with why, once.
-				if !d.unreachable(ctx, s, "be reached", err) {
+				if !d.unreachable(ctx, s, "be reached", err, false) {
 					return
 				}
 				continue
@@ -339,8 +356,19 @@ func (p *Peers) drive(ctx context.Context, tenant, session, sub string, view *ev
 			d.peer = peer
 		}
 		progressed, err := d.step(callCtx, s)
+		stopped := callCtx.Err() != nil
 		stop()
 		if errors.Is(err, errPeerRetry) {
+			continue
+		}
+		var call *peerCallError
+		if errors.As(err, &call) && !stopped && peers.Refused(err) == nil {
+			// The linked peer task did not answer: tried again after a
+			// wait, within the policy's time; then the subagent fails
+			// with why, once.
+			if !d.unreachable(ctx, s, "answer about its task", call.err, true) {
+				return
+			}
 			continue
 		}
 		if refused := peers.Refused(err); refused != nil && ctx.Err() == nil {
@@ -392,7 +420,7 @@ func (d *driver) step(ctx context.Context, s *controlv1.Subagent) (bool, error) 
 			// task is cancelled, which fails the subagent.
 			t, err := d.cancelTask(ctx, s.GetPeerTaskId())
 			if err != nil {
-				return false, err
+				return false, &peerCallError{err}
 			}
 			return d.consume(ctx, s, one(t), act.ActionId)
 		}
@@ -403,7 +431,7 @@ func (d *driver) step(ctx context.Context, s *controlv1.Subagent) (bool, error) 
 	}
 	t, err := d.peer.Get(ctx, s.GetPeerTaskId())
 	if err != nil {
-		return false, err
+		return false, &peerCallError{err}
 	}
 	if progressed, err := d.consume(ctx, s, one(t), ""); err != nil || progressed || peers.Terminal(peers.StateWord(t.Status.State)) ||
 		t.Status.State == a2a.TaskStateInputRequired || !d.peer.Streams() {
@@ -428,13 +456,14 @@ func (d *driver) consume(ctx context.Context, s *controlv1.Subagent, evs iter.Se
 			if !linked && answered == "" && ctx.Err() == nil {
 				// The objective did not reach the peer, or the peer
 				// refused it: tried again when that may pass.
-				if d.unreachable(ctx, s, "take the objective", err) {
+				if d.unreachable(ctx, s, "take the objective", err, false) {
 					return false, errPeerRetry
 				}
 				return true, nil
 			}
-			return progressed, err
+			return progressed, &peerCallError{err}
 		}
+		d.reach = reach{} // the peer answered
 		u := peers.Flatten(ev)
 		_, snapshot := ev.(*a2a.Task)
 		if snapshot && answered != "" && u.State == s.GetPeerState() {
