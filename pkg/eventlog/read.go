@@ -172,12 +172,14 @@ func (l *Log) readOnce(ctx context.Context, k int, filters []string, from From, 
 	// On a replicated stream the consumer may be placed on a replica that
 	// trails the leader (JetStream places a consumer of one replica on any
 	// of the stream's peers, caught up or not; one restarted a moment ago
-	// holds what it held when it stopped, and catches up from there). It
-	// counts and delivers what that replica has, so the read's end is the
-	// leader's instead: its last sequence now, checked at the end
-	// (caughtUp).
-	// Asked beside the consumer's creation: an end past the consumer's
-	// start only makes the read wait for what the consumer delivers anyway.
+	// holds what it held when it stopped, and a follower applies an append
+	// a little after the leader acknowledged it). The consumer counts and
+	// delivers what its replica has, so the read's end is the leader's: its
+	// last sequence, asked beside the consumer's creation (an end past the
+	// consumer's start only makes the read wait for messages the consumer
+	// delivers anyway), and checked with the leader once the consumer's
+	// count is delivered (leaderNext). During an election, with no leader
+	// to ask, the read is retried as any outage is.
 	type leaderEnd struct {
 		seq    uint64
 		leader string
