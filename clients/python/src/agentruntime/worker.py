@@ -848,6 +848,14 @@ class _Turn:
         cancelled facts are still said), bounded."""
         try:
             await asyncio.shield(asyncio.wait_for(self.report(*events), 10))
+        except FailedPrecondition as e:
+            if e.reason == "LEASE_LOST":
+                # The run was lost before this last word (its heartbeat and
+                # its watch had not said so yet): the same stop as theirs.
+                self.stop_reason = "lease_lost"
+                self.w.log.info("turn %s run %s stopped: lease_lost", self.t.turn_id, self.run_id)
+                return
+            self.w.log.warning("reporting %s: %s", [e.type for e in events], e)
         except (RpcError, asyncio.TimeoutError) as e:
             self.w.log.warning("reporting %s: %s", [e.type for e in events], e)
 
