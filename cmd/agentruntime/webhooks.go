@@ -17,7 +17,8 @@ import (
 const webhooksUsage = `usage: agentruntime webhooks <command> [flags]
 
   create <url>          subscribe a URL to the tenant's events (--events, --session,
-                        --description); prints the signing secret, shown only once
+                        --description); prints the signing secret, shown only by
+                        this create (and, with --id, by the same create run again)
   ls                    the tenant's webhooks and their recent deliveries (--json)
   delete <webhook-id>   end a subscription
 `
@@ -34,9 +35,9 @@ func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := flag.NewFlagSet("agentruntime webhooks "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		cf                          clientFlags
-		eventTypes, sessions, about string
-		asJSON                      bool
+		cf                              clientFlags
+		eventTypes, sessions, about, id string
+		asJSON                          bool
 	)
 	cf.register(fs)
 	switch verb {
@@ -44,6 +45,7 @@ func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fs.StringVar(&eventTypes, "events", "", "event types to deliver, comma-separated (default: action.required)")
 		fs.StringVar(&sessions, "session", "", "only these sessions' events, comma-separated (default: every session)")
 		fs.StringVar(&about, "description", "", "what the webhook is for")
+		fs.StringVar(&id, "id", "", "the webhook's id, yours to choose: the same create run again answers the same webhook and secret (safe to retry)")
 		fs.BoolVar(&asJSON, "json", false, "the answer as JSON (secret included)")
 	case "ls":
 		fs.BoolVar(&asJSON, "json", false, "one webhook per line as JSON")
@@ -71,7 +73,7 @@ func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	switch verb {
 	case "create":
 		resp, err := client.CreateWebhook(rctx, &controlv1.CreateWebhookRequest{Url: rest[0], EventTypes: splitList(eventTypes),
-			SessionIds: splitList(sessions), Description: about})
+			SessionIds: splitList(sessions), Description: about, WebhookId: id})
 		if err != nil {
 			return rpcError("webhooks create", err)
 		}
@@ -83,7 +85,7 @@ func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			_, err = fmt.Fprintln(stdout, string(b))
 			return err
 		}
-		fmt.Fprintf(stdout, "webhook %s -> %s\nsecret  %s\n(the secret is shown only now: verify each delivery's webhook-signature with it, see docs/services/control.md)\n",
+		fmt.Fprintf(stdout, "webhook %s -> %s\nsecret  %s\n(the secret is shown only by this create: verify each delivery's webhook-signature with it, see docs/services/control.md)\n",
 			resp.GetWebhook().GetWebhookId(), resp.GetWebhook().GetUrl(), resp.GetSecret())
 		return nil
 	case "ls":

@@ -40,15 +40,34 @@ func TestWebhooksAreTheTenantsOwnAndStayInsideTheAllowlist(t *testing.T) {
 	operator, worker, gOperator := as(acmeOperator), as(acmeWorker), as(globexOperator)
 
 	rx := webhooktest.New(t)
+	created := regexp.MustCompile(`(?m)^webhook (\S+) .*\nsecret\s+(whsec_\S+)`)
 	out, err := exec.Command(bin, "webhooks", "create", "--addr", dev.Addr, "--api-key", acmeOperator, "--description", "pager", rx.URL).CombinedOutput()
 	if err != nil {
 		t.Fatalf("webhooks create: %v\n%s", err, out)
 	}
-	m := regexp.MustCompile(`(?m)^webhook (wh_\S+) .*\nsecret\s+(whsec_\S+)`).FindStringSubmatch(string(out))
-	if m == nil {
+	m := created.FindStringSubmatch(string(out))
+	if m == nil || !strings.HasPrefix(m[1], "wh_") {
 		t.Fatalf("webhooks create printed %q, want the id and the secret", out)
 	}
 	id := m[1]
+	// Under an id of the operator's: the same create run again (its
+	// answer lost, say) answers the same webhook and secret.
+	var named []string
+	for range 2 {
+		out, err := exec.Command(bin, "webhooks", "create", "--addr", dev.Addr, "--api-key", acmeOperator, "--id", "pager-2", "--events", "turn.completed", rx.URL).CombinedOutput()
+		if err != nil {
+			t.Fatalf("webhooks create --id: %v\n%s", err, out)
+		}
+		if m := created.FindStringSubmatch(string(out)); m != nil && m[1] == "pager-2" {
+			named = append(named, m[2])
+		}
+	}
+	if len(named) != 2 || named[0] != named[1] {
+		t.Fatalf("webhooks create --id pager-2, twice, printed the secrets %v, want one secret twice", named)
+	}
+	if out, err := exec.Command(bin, "webhooks", "delete", "--addr", dev.Addr, "--api-key", acmeOperator, "pager-2").CombinedOutput(); err != nil {
+		t.Fatalf("webhooks delete pager-2: %v\n%s", err, out)
+	}
 	if err := rx.SetSecret(m[2]); err != nil {
 		t.Fatal(err)
 	}

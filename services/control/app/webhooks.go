@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/agentruntime/agentruntime/pkg/command"
 	"github.com/agentruntime/agentruntime/pkg/eventlog"
+	"github.com/agentruntime/agentruntime/pkg/events"
 	"github.com/agentruntime/agentruntime/pkg/fault"
 	controlv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1"
 	eventsv1 "github.com/agentruntime/agentruntime/pkg/gen/agentruntime/events/v1"
@@ -98,6 +100,10 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 	if err := domain.CheckWebhookEventTypes(req.GetEventTypes()); err != nil {
 		return nil, err
 	}
+	id := req.GetWebhookId()
+	if id != "" && req.GetA2APush() != nil {
+		return nil, fault.Invalid("webhook_id", "an A2A push notification config is named by a2a_push.config_id: leave webhook_id empty")
+	}
 	// The bounds are counted on the read model: it first holds every
 	// subscription the tenant made or deleted before this call (a client
 	// making configs one after the other meets its bound exactly;
@@ -106,7 +112,17 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 		[]string{readmodel.WebhookSubjects(w.App.Log.Subjects, c.Tenant)}, ReadTimeout); err != nil {
 		return nil, err
 	}
-	if req.GetA2APush() == nil {
+	// A retried create of a webhook the tenant has is not refused by the
+	// bound it counts toward.
+	retried := false
+	if id != "" {
+		_, _, found, err := readmodel.Subscription(ctx, w.App.Store, c.Tenant, id)
+		if err != nil {
+			return nil, err
+		}
+		retried = found
+	}
+	if req.GetA2APush() == nil && !retried {
 		live, err := readmodel.Subscriptions(ctx, w.App.Store, c.Tenant)
 		if err != nil {
 			return nil, err
@@ -115,7 +131,9 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 			return nil, fault.Exhausted("WEBHOOKS_PER_TENANT", fmt.Sprintf("a tenant has at most %d webhooks (A2A push notification configs apart); delete one first", domain.MaxWebhooksPerTenant), 0, nil)
 		}
 	}
-	id := ids.New(domain.WebhookIDPrefix)
+	if id == "" {
+		id = ids.New(domain.WebhookIDPrefix)
+	}
 	secret, err := webhooks.NewSecret()
 	if err != nil {
 		return nil, err
@@ -132,11 +150,28 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 		}
 		sub.EventTypes, sub.SessionIds = domain.A2APushEventTypes, []string{sub.A2APush.GetSessionId()}
 	}
-	res, err := w.App.w.ExecuteNew(ctx, webhookAgg(c.Tenant, "", id), "", func(context.Context, command.State) ([]*eventsv1.RuntimeEvent, error) {
+	// A caller-chosen id may name a webhook made already (the same create
+	// retried): decided on the aggregate's own facts, which the append's
+	// expected sequence guards.
+	var made *eventsv1.RuntimeEvent
+	execute := w.App.w.ExecuteNew
+	if req.GetWebhookId() != "" {
+		execute = w.App.w.Execute
+	}
+	res, err := execute(ctx, webhookAgg(c.Tenant, "", id), "", func(ctx context.Context, st command.State) ([]*eventsv1.RuntimeEvent, error) {
+		ev, _, found, err := readmodel.Subscription(ctx, st, c.Tenant, id)
+		if err != nil || found {
+			made = ev
+			return nil, err
+		}
+		made = nil
 		return []*eventsv1.RuntimeEvent{domain.WebhookCreated(id, host, sub)}, nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if made != nil {
+		return w.retriedCreate(ctx, c, req, made, res.Sequence)
 	}
 	// Delivered from its creation on: an event appended after this answer
 	// is matched against the subscriptions the read model holds when its
@@ -151,6 +186,31 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 		return nil, err
 	}
 	return &controlv1.CreateWebhookResponse{Webhook: w.publicWebhook(c.Tenant, ev), Secret: domain.FormatWebhookSecret(secret), Sequence: res.Sequence}, nil
+}
+
+// retriedCreate answers a create whose caller-chosen id names a webhook
+// made already: the same definition is the same create retried (its
+// answer was lost), answered as the first call was, secret included;
+// anything else under the id is AlreadyExists.
+func (w *Webhooks) retriedCreate(ctx context.Context, c Caller, req *controlv1.CreateWebhookRequest, made *eventsv1.RuntimeEvent, seq uint64) (*controlv1.CreateWebhookResponse, error) {
+	id := req.GetWebhookId()
+	if made.GetType() != events.TypeChannelConnected {
+		return nil, fault.AlreadyExists("webhook", id, fmt.Sprintf("webhook %s was deleted: choose another webhook_id", id))
+	}
+	s := made.GetChannelConnected().GetWebhook()
+	if s.GetUrl() != req.GetUrl() || !slices.Equal(s.GetEventTypes(), req.GetEventTypes()) || !slices.Equal(s.GetSessionIds(), req.GetSessionIds()) ||
+		s.GetDescription() != req.GetDescription() || s.GetA2APush() != nil {
+		return nil, fault.AlreadyExists("webhook", id, fmt.Sprintf("webhook %s exists with another definition (url, event_types, session_ids or description): delete it first, or choose another webhook_id", id))
+	}
+	secret, err := w.Sealer.Open(c.Tenant, id, s.GetKeyId(), s.GetSealedSecret())
+	if err != nil {
+		return nil, fmt.Errorf("webhook %s: its secret: %w", id, err)
+	}
+	// Answered once the read model holds it, as the first call was.
+	if _, err := projector.WaitFor(ctx, w.App.Log, w.App.Store, readmodel.WebhooksName, made.GetSequence(), ReadTimeout); err != nil {
+		return nil, err
+	}
+	return &controlv1.CreateWebhookResponse{Webhook: w.publicWebhook(c.Tenant, made), Secret: domain.FormatWebhookSecret(secret), Sequence: seq}, nil
 }
 
 // a2aPush is the A2A push notification config of a subscription: the

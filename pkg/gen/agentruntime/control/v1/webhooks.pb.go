@@ -384,7 +384,15 @@ type CreateWebhookRequest struct {
 	Description string   `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
 	// Set: an A2A push notification config of a task; event_types and
 	// session_ids must then be empty (they are the task's state changes).
-	A2APush       *A2APush `protobuf:"bytes,5,opt,name=a2a_push,json=a2aPush,proto3" json:"a2a_push,omitempty"`
+	A2APush *A2APush `protobuf:"bytes,5,opt,name=a2a_push,json=a2aPush,proto3" json:"a2a_push,omitempty"`
+	// Caller-chosen webhook id, which makes the create safe to retry: a
+	// retry with the same id and the same url, event_types, session_ids
+	// and description answers the webhook and its secret as the first call
+	// made them, and makes nothing. Another definition under the id, or an
+	// id whose webhook was deleted, is AlreadyExists (ResourceInfo
+	// resource_type "webhook"). Empty: the runtime mints an id ("wh_...").
+	// Not with a2a_push (a config is named by its a2a_push.config_id).
+	WebhookId     string `protobuf:"bytes,6,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -454,10 +462,18 @@ func (x *CreateWebhookRequest) GetA2APush() *A2APush {
 	return nil
 }
 
+func (x *CreateWebhookRequest) GetWebhookId() string {
+	if x != nil {
+		return x.WebhookId
+	}
+	return ""
+}
+
 type CreateWebhookResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Webhook *Webhook               `protobuf:"bytes,1,opt,name=webhook,proto3" json:"webhook,omitempty"`
-	// The signing secret, "whsec_<base64>": shown here once, never again.
+	// The signing secret, "whsec_<base64>": shown here, and to a retry of
+	// the same create (webhook_id), never by a read.
 	Secret        string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
 	Sequence      uint64 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -757,7 +773,7 @@ const file_agentruntime_control_v1_webhooks_proto_rawDesc = "" +
 	"\vstatus_code\x18\a \x01(\x05R\n" +
 	"statusCode\x12\x14\n" +
 	"\x05error\x18\b \x01(\tR\x05error\x12*\n" +
-	"\x02at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\xbf\x02\n" +
+	"\x02at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"\x88\x03\n" +
 	"\x14CreateWebhookRequest\x12\x1f\n" +
 	"\x03url\x18\x01 \x01(\tB\r\xbaH\n" +
 	"r\b\x10\x01\x18\x80\x10\x88\x01\x01R\x03url\x12J\n" +
@@ -766,7 +782,9 @@ const file_agentruntime_control_v1_webhooks_proto_rawDesc = "" +
 	"\vsession_ids\x18\x03 \x03(\tB0\xbaH-\x92\x01*\x10 \x18\x01\"$r\"\x10\x01\x18\x80\x012\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$R\n" +
 	"sessionIds\x12*\n" +
 	"\vdescription\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\vdescription\x12;\n" +
-	"\ba2a_push\x18\x05 \x01(\v2 .agentruntime.control.v1.A2APushR\aa2aPush\"\x87\x01\n" +
+	"\ba2a_push\x18\x05 \x01(\v2 .agentruntime.control.v1.A2APushR\aa2aPush\x12G\n" +
+	"\n" +
+	"webhook_id\x18\x06 \x01(\tB(\xbaH%r#\x18\x80\x012\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$R\twebhookId\"\x87\x01\n" +
 	"\x15CreateWebhookResponse\x12:\n" +
 	"\awebhook\x18\x01 \x01(\v2 .agentruntime.control.v1.WebhookR\awebhook\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\x12\x1a\n" +

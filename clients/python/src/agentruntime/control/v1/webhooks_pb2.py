@@ -15,7 +15,7 @@ from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&agentruntime/control/v1/webhooks.proto\x12\x17\x61gentruntime.control.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc7\x02\n\x07Webhook\x12\x12\n\nwebhook_id\x18\x01 \x01(\t\x12\x0b\n\x03url\x18\x02 \x01(\t\x12\x13\n\x0b\x65vent_types\x18\x03 \x03(\t\x12\x13\n\x0bsession_ids\x18\x04 \x03(\t\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tdelivered\x18\x07 \x01(\x04\x12\x0e\n\x06\x66\x61iled\x18\x08 \x01(\x04\x12\x43\n\x11recent_deliveries\x18\t \x03(\x0b\x32(.agentruntime.control.v1.WebhookDelivery\x12\x10\n\x08sequence\x18\n \x01(\x04\x12\x32\n\x08\x61\x32\x61_push\x18\x0b \x01(\x0b\x32 .agentruntime.control.v1.A2APush\"\xa6\x02\n\x07\x41\x32\x41Push\x12\x38\n\x07task_id\x18\x01 \x01(\tB\'\xbaH$r\"\x10\x01\x18\x80\x01\x32\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$\x12=\n\tconfig_id\x18\x02 \x01(\tB*\xbaH\'r%\x18\x80\x01\x32 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$\x12\x17\n\x05token\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x08\x12>\n\x0b\x61uth_scheme\x18\x04 \x01(\tB)\xbaH&r$\x18@2 ^([A-Za-z0-9!#$%&\'*+.^_`|~-]+)?$\x12\"\n\x10\x61uth_credentials\x18\x05 \x01(\tB\x08\xbaH\x05r\x03\x18\x80 \x12\x12\n\nsession_id\x18\x06 \x01(\t\x12\x11\n\tthread_id\x18\x07 \x01(\t\"\xcf\x01\n\x0fWebhookDelivery\x12\x13\n\x0b\x64\x65livery_id\x18\x01 \x01(\t\x12\x10\n\x08\x65vent_id\x18\x02 \x01(\t\x12\x12\n\nevent_type\x18\x03 \x01(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12\x0f\n\x07outcome\x18\x05 \x01(\t\x12\x10\n\x08\x61ttempts\x18\x06 \x01(\r\x12\x13\n\x0bstatus_code\x18\x07 \x01(\x05\x12\r\n\x05\x65rror\x18\x08 \x01(\t\x12&\n\x02\x61t\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x8c\x02\n\x14\x43reateWebhookRequest\x12\x1a\n\x03url\x18\x01 \x01(\tB\r\xbaH\nr\x08\x10\x01\x18\x80\x10\x88\x01\x01\x12>\n\x0b\x65vent_types\x18\x02 \x03(\tB)\xbaH&\x92\x01#\x10 \x18\x01\"\x1dr\x1b\x10\x01\x18@2\x15^[a-z_]+(\\.[a-z_]+)*$\x12\x45\n\x0bsession_ids\x18\x03 \x03(\tB0\xbaH-\x92\x01*\x10 \x18\x01\"$r\"\x10\x01\x18\x80\x01\x32\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$\x12\x1d\n\x0b\x64\x65scription\x18\x04 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02\x12\x32\n\x08\x61\x32\x61_push\x18\x05 \x01(\x0b\x32 .agentruntime.control.v1.A2APush\"l\n\x15\x43reateWebhookResponse\x12\x31\n\x07webhook\x18\x01 \x01(\x0b\x32 .agentruntime.control.v1.Webhook\x12\x0e\n\x06secret\x18\x02 \x01(\t\x12\x10\n\x08sequence\x18\x03 \x01(\x04\"j\n\x13ListWebhooksRequest\x12\x14\n\x0cmin_sequence\x18\x01 \x01(\x04\x12=\n\x0b\x61\x32\x61_task_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x01\x32\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$\"\\\n\x14ListWebhooksResponse\x12\x32\n\x08webhooks\x18\x01 \x03(\x0b\x32 .agentruntime.control.v1.Webhook\x12\x10\n\x08sequence\x18\x02 \x01(\x04\"S\n\x14\x44\x65leteWebhookRequest\x12;\n\nwebhook_id\x18\x01 \x01(\tB\'\xbaH$r\"\x10\x01\x18\x80\x01\x32\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$\")\n\x15\x44\x65leteWebhookResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x42PZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&agentruntime/control/v1/webhooks.proto\x12\x17\x61gentruntime.control.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc7\x02\n\x07Webhook\x12\x12\n\nwebhook_id\x18\x01 \x01(\t\x12\x0b\n\x03url\x18\x02 \x01(\t\x12\x13\n\x0b\x65vent_types\x18\x03 \x03(\t\x12\x13\n\x0bsession_ids\x18\x04 \x03(\t\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\tdelivered\x18\x07 \x01(\x04\x12\x0e\n\x06\x66\x61iled\x18\x08 \x01(\x04\x12\x43\n\x11recent_deliveries\x18\t \x03(\x0b\x32(.agentruntime.control.v1.WebhookDelivery\x12\x10\n\x08sequence\x18\n \x01(\x04\x12\x32\n\x08\x61\x32\x61_push\x18\x0b \x01(\x0b\x32 .agentruntime.control.v1.A2APush\"\xa6\x02\n\x07\x41\x32\x41Push\x12\x38\n\x07task_id\x18\x01 \x01(\tB\'\xbaH$r\"\x10\x01\x18\x80\x01\x32\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$\x12=\n\tconfig_id\x18\x02 \x01(\tB*\xbaH\'r%\x18\x80\x01\x32 ^([A-Za-z0-9][A-Za-z0-9_.:-]*)?$\x12\x17\n\x05token\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x08\x12>\n\x0b\x61uth_scheme\x18\x04 \x01(\tB)\xbaH&r$\x18@2 ^([A-Za-z0-9!#$%&\'*+.^_`|~-]+)?$\x12\"\n\x10\x61uth_credentials\x18\x05 \x01(\tB\x08\xbaH\x05r\x03\x18\x80 \x12\x12\n\nsession_id\x18\x06 \x01(\t\x12\x11\n\tthread_id\x18\x07 \x01(\t\"\xcf\x01\n\x0fWebhookDelivery\x12\x13\n\x0b\x64\x65livery_id\x18\x01 \x01(\t\x12\x10\n\x08\x65vent_id\x18\x02 \x01(\t\x12\x12\n\nevent_type\x18\x03 \x01(\t\x12\x12\n\nsession_id\x18\x04 \x01(\t\x12\x0f\n\x07outcome\x18\x05 \x01(\t\x12\x10\n\x08\x61ttempts\x18\x06 \x01(\r\x12\x13\n\x0bstatus_code\x18\x07 \x01(\x05\x12\r\n\x05\x65rror\x18\x08 \x01(\t\x12&\n\x02\x61t\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xca\x02\n\x14\x43reateWebhookRequest\x12\x1a\n\x03url\x18\x01 \x01(\tB\r\xbaH\nr\x08\x10\x01\x18\x80\x10\x88\x01\x01\x12>\n\x0b\x65vent_types\x18\x02 \x03(\tB)\xbaH&\x92\x01#\x10 \x18\x01\"\x1dr\x1b\x10\x01\x18@2\x15^[a-z_]+(\\.[a-z_]+)*$\x12\x45\n\x0bsession_ids\x18\x03 \x03(\tB0\xbaH-\x92\x01*\x10 \x18\x01\"$r\"\x10\x01\x18\x80\x01\x32\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$\x12\x1d\n\x0b\x64\x65scription\x18\x04 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02\x12\x32\n\x08\x61\x32\x61_push\x18\x05 \x01(\x0b\x32 .agentruntime.control.v1.A2APush\x12<\n\nwebhook_id\x18\x06 \x01(\tB(\xbaH%r#\x18\x80\x01\x32\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$\"l\n\x15\x43reateWebhookResponse\x12\x31\n\x07webhook\x18\x01 \x01(\x0b\x32 .agentruntime.control.v1.Webhook\x12\x0e\n\x06secret\x18\x02 \x01(\t\x12\x10\n\x08sequence\x18\x03 \x01(\x04\"j\n\x13ListWebhooksRequest\x12\x14\n\x0cmin_sequence\x18\x01 \x01(\x04\x12=\n\x0b\x61\x32\x61_task_id\x18\x02 \x01(\tB(\xbaH%r#\x18\x80\x01\x32\x1e^([A-Za-z0-9][A-Za-z0-9_-]*)?$\"\\\n\x14ListWebhooksResponse\x12\x32\n\x08webhooks\x18\x01 \x03(\x0b\x32 .agentruntime.control.v1.Webhook\x12\x10\n\x08sequence\x18\x02 \x01(\x04\"S\n\x14\x44\x65leteWebhookRequest\x12;\n\nwebhook_id\x18\x01 \x01(\tB\'\xbaH$r\"\x10\x01\x18\x80\x01\x32\x1b^[A-Za-z0-9][A-Za-z0-9_-]*$\")\n\x15\x44\x65leteWebhookResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x42PZNgithub.com/agentruntime/agentruntime/pkg/gen/agentruntime/control/v1;controlv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentruntime.control.v1.webhooks_pb2', globals())
@@ -41,6 +41,8 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _CREATEWEBHOOKREQUEST.fields_by_name['session_ids']._serialized_options = b'\272H-\222\001*\020 \030\001\"$r\"\020\001\030\200\0012\033^[A-Za-z0-9][A-Za-z0-9_-]*$'
   _CREATEWEBHOOKREQUEST.fields_by_name['description']._options = None
   _CREATEWEBHOOKREQUEST.fields_by_name['description']._serialized_options = b'\272H\005r\003\030\200\002'
+  _CREATEWEBHOOKREQUEST.fields_by_name['webhook_id']._options = None
+  _CREATEWEBHOOKREQUEST.fields_by_name['webhook_id']._serialized_options = b'\272H%r#\030\200\0012\036^([A-Za-z0-9][A-Za-z0-9_-]*)?$'
   _LISTWEBHOOKSREQUEST.fields_by_name['a2a_task_id']._options = None
   _LISTWEBHOOKSREQUEST.fields_by_name['a2a_task_id']._serialized_options = b'\272H%r#\030\200\0012\036^([A-Za-z0-9][A-Za-z0-9_-]*)?$'
   _DELETEWEBHOOKREQUEST.fields_by_name['webhook_id']._options = None
@@ -52,15 +54,15 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _WEBHOOKDELIVERY._serialized_start=757
   _WEBHOOKDELIVERY._serialized_end=964
   _CREATEWEBHOOKREQUEST._serialized_start=967
-  _CREATEWEBHOOKREQUEST._serialized_end=1235
-  _CREATEWEBHOOKRESPONSE._serialized_start=1237
-  _CREATEWEBHOOKRESPONSE._serialized_end=1345
-  _LISTWEBHOOKSREQUEST._serialized_start=1347
-  _LISTWEBHOOKSREQUEST._serialized_end=1453
-  _LISTWEBHOOKSRESPONSE._serialized_start=1455
-  _LISTWEBHOOKSRESPONSE._serialized_end=1547
-  _DELETEWEBHOOKREQUEST._serialized_start=1549
-  _DELETEWEBHOOKREQUEST._serialized_end=1632
-  _DELETEWEBHOOKRESPONSE._serialized_start=1634
-  _DELETEWEBHOOKRESPONSE._serialized_end=1675
+  _CREATEWEBHOOKREQUEST._serialized_end=1297
+  _CREATEWEBHOOKRESPONSE._serialized_start=1299
+  _CREATEWEBHOOKRESPONSE._serialized_end=1407
+  _LISTWEBHOOKSREQUEST._serialized_start=1409
+  _LISTWEBHOOKSREQUEST._serialized_end=1515
+  _LISTWEBHOOKSRESPONSE._serialized_start=1517
+  _LISTWEBHOOKSRESPONSE._serialized_end=1609
+  _DELETEWEBHOOKREQUEST._serialized_start=1611
+  _DELETEWEBHOOKREQUEST._serialized_end=1694
+  _DELETEWEBHOOKRESPONSE._serialized_start=1696
+  _DELETEWEBHOOKRESPONSE._serialized_end=1737
 # @@protoc_insertion_point(module_scope)

@@ -26,18 +26,20 @@ class A2APush(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., config_id: _Optional[str] = ..., token: _Optional[str] = ..., auth_scheme: _Optional[str] = ..., auth_credentials: _Optional[str] = ..., session_id: _Optional[str] = ..., thread_id: _Optional[str] = ...) -> None: ...
 
 class CreateWebhookRequest(_message.Message):
-    __slots__ = ["a2a_push", "description", "event_types", "session_ids", "url"]
+    __slots__ = ["a2a_push", "description", "event_types", "session_ids", "url", "webhook_id"]
     A2A_PUSH_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
     SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
+    WEBHOOK_ID_FIELD_NUMBER: _ClassVar[int]
     a2a_push: A2APush
     description: str
     event_types: _containers.RepeatedScalarFieldContainer[str]
     session_ids: _containers.RepeatedScalarFieldContainer[str]
     url: str
-    def __init__(self, url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., a2a_push: _Optional[_Union[A2APush, _Mapping]] = ...) -> None: ...
+    webhook_id: str
+    def __init__(self, url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., a2a_push: _Optional[_Union[A2APush, _Mapping]] = ..., webhook_id: _Optional[str] = ...) -> None: ...
 
 class CreateWebhookResponse(_message.Message):
     __slots__ = ["secret", "sequence", "webhook"]
