@@ -71,6 +71,8 @@ type harness struct {
 const (
 	keyAcme   = "k-acme-0123456789"
 	keyGlobex = "k-globex-0123456789"
+	// keyAcmeOperator is another caller of acme's, an operator.
+	keyAcmeOperator = "k-acme-operator-0123456789"
 )
 
 func newHarness(t testing.TB) *harness { return newHarnessOn(t, false) }
@@ -124,6 +126,7 @@ func (h *harness) start(store projection.Store) {
 	authn, err := auth.New(&auth.Config{APIKeys: []auth.APIKeyConfig{
 		{Name: "alice", Tenant: "acme", Role: "admin", Key: keyAcme},
 		{Name: "gus", Tenant: "globex", Role: "admin", Key: keyGlobex},
+		{Name: "olga", Tenant: "acme", Role: "operator", Key: keyAcmeOperator},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -38,9 +38,9 @@ func refusedAs(t *testing.T, err error, code codes.Code, id, want string) {
 // whose answer was lost, sent again, answers the same webhook with the
 // same secret and makes no second one (one delivery per event, signed
 // with that secret), even with the tenant at its bound. Another
-// definition under the id, or the id of a deleted webhook, is
-// AlreadyExists; the id is the tenant's own; an A2A push config cannot
-// take one.
+// caller, another definition under the id, or the id of a deleted
+// webhook, is AlreadyExists; the id is the tenant's own; an A2A push
+// config cannot take one.
 func TestACreateUnderItsOwnIDIsSafeToRetry(t *testing.T) {
 	h := newHarnessWith(t, withWebhooks)
 	ctx := acme(t)
@@ -86,6 +86,10 @@ func TestACreateUnderItsOwnIDIsSafeToRetry(t *testing.T) {
 	if got := rx.Accepted(); len(got) != 1 || got[0].Data["actionId"] != "act_1" {
 		t.Fatalf("delivered %v, want act_1 once", got)
 	}
+	// Another caller of the tenant, an operator too, is not shown the
+	// secret.
+	_, err = h.client.CreateWebhook(as(t, keyAcmeOperator), req)
+	refusedAs(t, err, codes.AlreadyExists, "build-bot", "webhook build-bot was made by another caller")
 	// Another definition under the id.
 	other := &controlv1.CreateWebhookRequest{WebhookId: "build-bot", Url: rx.URL + "/elsewhere", EventTypes: req.GetEventTypes(), Description: req.GetDescription()}
 	_, err = h.client.CreateWebhook(ctx, other)

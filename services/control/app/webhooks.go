@@ -143,7 +143,7 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 		return nil, err
 	}
 	sub := &eventsv1.WebhookSubscription{Url: req.GetUrl(), EventTypes: req.GetEventTypes(), SessionIds: req.GetSessionIds(),
-		Description: req.GetDescription(), SealedSecret: sealed, KeyId: w.Sealer.KeyID()}
+		Description: req.GetDescription(), SealedSecret: sealed, KeyId: w.Sealer.KeyID(), CreatedBy: c.Subject}
 	if p := req.GetA2APush(); p != nil {
 		if sub.A2APush, err = w.a2aPush(ctx, c, id, p, req); err != nil {
 			return nil, err
@@ -189,9 +189,11 @@ func (w *Webhooks) Create(ctx context.Context, c Caller, req *controlv1.CreateWe
 }
 
 // retriedCreate answers a create whose caller-chosen id names a webhook
-// made already: the same definition is the same create retried (its
-// answer was lost), answered as the first call was, secret included;
-// anything else under the id is AlreadyExists.
+// made already: the same definition from the same caller is the same
+// create retried (its answer was lost), answered as the first call was,
+// secret included; anything else under the id is AlreadyExists. Another
+// caller of the tenant, an operator too, is not shown the secret: it
+// would let them sign deliveries the receiver takes for the runtime's.
 func (w *Webhooks) retriedCreate(ctx context.Context, c Caller, req *controlv1.CreateWebhookRequest, made *eventsv1.RuntimeEvent, seq uint64) (*controlv1.CreateWebhookResponse, error) {
 	id := req.GetWebhookId()
 	if made.GetType() != events.TypeChannelConnected {
@@ -201,6 +203,9 @@ func (w *Webhooks) retriedCreate(ctx context.Context, c Caller, req *controlv1.C
 	if s.GetUrl() != req.GetUrl() || !slices.Equal(s.GetEventTypes(), req.GetEventTypes()) || !slices.Equal(s.GetSessionIds(), req.GetSessionIds()) ||
 		s.GetDescription() != req.GetDescription() || s.GetA2APush() != nil {
 		return nil, fault.AlreadyExists("webhook", id, fmt.Sprintf("webhook %s exists with another definition (url, event_types, session_ids or description): delete it first, or choose another webhook_id", id))
+	}
+	if s.GetCreatedBy() != c.Subject {
+		return nil, fault.AlreadyExists("webhook", id, fmt.Sprintf("webhook %s was made by another caller: its secret is shown only to its creator's retry; choose another webhook_id", id))
 	}
 	secret, err := w.Sealer.Open(c.Tenant, id, s.GetKeyId(), s.GetSealedSecret())
 	if err != nil {

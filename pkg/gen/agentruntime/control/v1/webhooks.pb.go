@@ -386,12 +386,13 @@ type CreateWebhookRequest struct {
 	// session_ids must then be empty (they are the task's state changes).
 	A2APush *A2APush `protobuf:"bytes,5,opt,name=a2a_push,json=a2aPush,proto3" json:"a2a_push,omitempty"`
 	// Caller-chosen webhook id, which makes the create safe to retry: a
-	// retry with the same id and the same url, event_types, session_ids
-	// and description answers the webhook and its secret as the first call
-	// made them, and makes nothing. Another definition under the id, or an
-	// id whose webhook was deleted, is AlreadyExists (ResourceInfo
-	// resource_type "webhook"). Empty: the runtime mints an id ("wh_...").
-	// Not with a2a_push (a config is named by its a2a_push.config_id).
+	// retry by the same caller (subject) with the same id and the same url,
+	// event_types, session_ids and description answers the webhook and its
+	// secret as the first call made them, and makes nothing. Another
+	// definition under the id, another caller, or an id whose webhook was
+	// deleted, is AlreadyExists (ResourceInfo resource_type "webhook").
+	// Empty: the runtime mints an id ("wh_..."). Not with a2a_push (a
+	// config is named by its a2a_push.config_id).
 	WebhookId     string `protobuf:"bytes,6,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -3094,7 +3094,11 @@ type WebhookSubscription struct {
 	// Set: the subscription is an A2A push notification config of one task
 	// (a turn), delivered in A2A's format (docs/a2a.md, "Push
 	// notifications") instead of the Standard Webhooks envelope.
-	A2APush       *A2APushSubscription `protobuf:"bytes,7,opt,name=a2a_push,json=a2aPush,proto3" json:"a2a_push,omitempty"`
+	A2APush *A2APushSubscription `protobuf:"bytes,7,opt,name=a2a_push,json=a2aPush,proto3" json:"a2a_push,omitempty"`
+	// The subject of the caller that created it: only that caller's retry
+	// of the same create (CreateWebhookRequest.webhook_id) is shown the
+	// secret again.
+	CreatedBy     string `protobuf:"bytes,8,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3176,6 +3180,13 @@ func (x *WebhookSubscription) GetA2APush() *A2APushSubscription {
 		return x.A2APush
 	}
 	return nil
+}
+
+func (x *WebhookSubscription) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
 }
 
 // A2APushSubscription is what an A2A push notification config adds to a
@@ -3991,7 +4002,7 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\vartifact_id\x18\x01 \x01(\tR\n" +
 	"artifactId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
-	"\x04text\x18\x03 \x01(\tR\x04text\"\x8f\x02\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"\xae\x02\n" +
 	"\x13WebhookSubscription\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x1f\n" +
 	"\vevent_types\x18\x02 \x03(\tR\n" +
@@ -4001,7 +4012,9 @@ const file_agentruntime_events_v1_control_proto_rawDesc = "" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12#\n" +
 	"\rsealed_secret\x18\x05 \x01(\fR\fsealedSecret\x12\x15\n" +
 	"\x06key_id\x18\x06 \x01(\tR\x05keyId\x12F\n" +
-	"\ba2a_push\x18\a \x01(\v2+.agentruntime.events.v1.A2APushSubscriptionR\aa2aPush\"\xee\x01\n" +
+	"\ba2a_push\x18\a \x01(\v2+.agentruntime.events.v1.A2APushSubscriptionR\aa2aPush\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\b \x01(\tR\tcreatedBy\"\xee\x01\n" +
 	"\x13A2APushSubscription\x12\x1b\n" +
 	"\tconfig_id\x18\x01 \x01(\tR\bconfigId\x12\x17\n" +
 	"\aturn_id\x18\x02 \x01(\tR\x06turnId\x12\x1d\n" +

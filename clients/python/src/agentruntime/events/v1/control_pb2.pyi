@@ -670,8 +670,9 @@ class WebhookDeliveryFact(_message.Message):
     def __init__(self, delivery_id: _Optional[str] = ..., event_id: _Optional[str] = ..., event_type: _Optional[str] = ..., event_sequence: _Optional[int] = ..., outcome: _Optional[str] = ..., attempt: _Optional[int] = ..., status_code: _Optional[int] = ..., error: _Optional[str] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., event_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class WebhookSubscription(_message.Message):
-    __slots__ = ["a2a_push", "description", "event_types", "key_id", "sealed_secret", "session_ids", "url"]
+    __slots__ = ["a2a_push", "created_by", "description", "event_types", "key_id", "sealed_secret", "session_ids", "url"]
     A2A_PUSH_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BY_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
@@ -679,13 +680,14 @@ class WebhookSubscription(_message.Message):
     SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
     a2a_push: A2APushSubscription
+    created_by: str
     description: str
     event_types: _containers.RepeatedScalarFieldContainer[str]
     key_id: str
     sealed_secret: bytes
     session_ids: _containers.RepeatedScalarFieldContainer[str]
     url: str
-    def __init__(self, url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., sealed_secret: _Optional[bytes] = ..., key_id: _Optional[str] = ..., a2a_push: _Optional[_Union[A2APushSubscription, _Mapping]] = ...) -> None: ...
+    def __init__(self, url: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., session_ids: _Optional[_Iterable[str]] = ..., description: _Optional[str] = ..., sealed_secret: _Optional[bytes] = ..., key_id: _Optional[str] = ..., a2a_push: _Optional[_Union[A2APushSubscription, _Mapping]] = ..., created_by: _Optional[str] = ...) -> None: ...
 
 class ActionOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

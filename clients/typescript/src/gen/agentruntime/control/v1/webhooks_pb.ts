@@ -267,12 +267,13 @@ export type CreateWebhookRequest = Message<"agentruntime.control.v1.CreateWebhoo
 
   /**
    * Caller-chosen webhook id, which makes the create safe to retry: a
-   * retry with the same id and the same url, event_types, session_ids
-   * and description answers the webhook and its secret as the first call
-   * made them, and makes nothing. Another definition under the id, or an
-   * id whose webhook was deleted, is AlreadyExists (ResourceInfo
-   * resource_type "webhook"). Empty: the runtime mints an id ("wh_...").
-   * Not with a2a_push (a config is named by its a2a_push.config_id).
+   * retry by the same caller (subject) with the same id and the same url,
+   * event_types, session_ids and description answers the webhook and its
+   * secret as the first call made them, and makes nothing. Another
+   * definition under the id, another caller, or an id whose webhook was
+   * deleted, is AlreadyExists (ResourceInfo resource_type "webhook").
+   * Empty: the runtime mints an id ("wh_..."). Not with a2a_push (a
+   * config is named by its a2a_push.config_id).
    *
    * @generated from field: string webhook_id = 6;
    */
