@@ -76,6 +76,18 @@ func TestAppendDuringAnOutageAnswersUnavailableAndLandsOnceAfter(t *testing.T) {
 	}
 }
 
+// r3Log opens a log at R3 on a cluster of three nats-server processes.
+func r3Log(t *testing.T) (*natsserver.Cluster, *nats.Conn, *eventlog.Log) {
+	t.Helper()
+	cluster := natsserver.StartCluster(t, 3)
+	nc := connectAll(t, cluster.URLs())
+	log, err := eventlog.Open(testkit.Context(t), nc, eventlog.Config{RuntimeID: "rt_test", Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cluster, nc, log
+}
+
 func withEventID(ev *eventsv1.RuntimeEvent, id string) *eventsv1.RuntimeEvent {
 	ev.EventId = id
 	return ev
@@ -92,13 +104,8 @@ func TestElectionsAreRetriesOnAnR3Stream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
-	cluster := natsserver.StartCluster(t, 3)
-	nc := connectAll(t, cluster.URLs())
+	cluster, nc, log := r3Log(t)
 	ctx := testkit.Context(t)
-	log, err := eventlog.Open(ctx, nc, eventlog.Config{RuntimeID: "rt_test", Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sub, err := log.Subscribe(ctx, nil, eventlog.FromStart)
 	if err != nil {
 		t.Fatal(err)
@@ -315,13 +322,8 @@ func TestAReadHoldsEverythingAcknowledgedWhileAReplicaCatchesUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
 	}
-	cluster := natsserver.StartCluster(t, 3)
-	nc := connectAll(t, cluster.URLs())
+	cluster, nc, log := r3Log(t)
 	ctx := testkit.Context(t)
-	log, err := eventlog.Open(ctx, nc, eventlog.Config{RuntimeID: "rt_test", Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
 	leader, err := cluster.StreamLeader(ctx, nc, "AGENTRUNTIME")
 	if err != nil {
 		t.Fatal(err)

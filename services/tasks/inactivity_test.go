@@ -18,6 +18,7 @@ import (
 	"github.com/agentruntime/agentruntime/pkg/projection"
 	"github.com/agentruntime/agentruntime/pkg/projector"
 	"github.com/agentruntime/agentruntime/services/tasks"
+	"github.com/agentruntime/agentruntime/services/tasks/app"
 	"github.com/agentruntime/agentruntime/services/tasks/domain"
 	"github.com/agentruntime/agentruntime/services/tasks/readmodel"
 )
@@ -132,16 +133,7 @@ func TestACarriedRunsInactivityFollowsItsTurn(t *testing.T) {
 	} {
 		t0 := time.Date(2026, 1, 1, i+1, 0, 0, 0, time.UTC)
 		clk.set(t0)
-		_, task, err := a.CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{SessionId: "s1", ThreadId: "th", Spec: &tasksv1.TaskSpec{Title: sc.name,
-			TimeoutPolicy: &tasksv1.TimeoutPolicy{InactivityTimeout: durationpb.New(time.Second)}, RetryPolicy: &tasksv1.RetryPolicy{MaxAttempts: 1}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := task.GetTaskId()
-		st, err := a.StartTask(ctx, "t1", &tasksv1.StartTaskRequest{TaskId: id, Worker: &tasksv1.WorkerRef{WorkerId: "w"}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		id, st := startIdleBound(ctx, t, a, sc.name)
 		turn := fmt.Sprintf("turn-%d", i)
 		at := func(ev *eventsv1.RuntimeEvent, d time.Duration) *eventsv1.RuntimeEvent {
 			ev.Timestamp = timestamppb.New(t0.Add(d))
@@ -198,6 +190,22 @@ func TestACarriedRunsInactivityFollowsItsTurn(t *testing.T) {
 
 // timedOut says whether the task's run was timed out for inactivity: its
 // task.attempt.failed in the log, status timed out, the sweeper's reason.
+// startIdleBound creates and starts a task of one attempt that times out
+// after a second without progress.
+func startIdleBound(ctx context.Context, t *testing.T, a *app.App, title string) (string, app.Started) {
+	t.Helper()
+	_, task, err := a.CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{SessionId: "s1", ThreadId: "th", Spec: &tasksv1.TaskSpec{Title: title,
+		TimeoutPolicy: &tasksv1.TimeoutPolicy{InactivityTimeout: durationpb.New(time.Second)}, RetryPolicy: &tasksv1.RetryPolicy{MaxAttempts: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.StartTask(ctx, "t1", &tasksv1.StartTaskRequest{TaskId: task.GetTaskId(), Worker: &tasksv1.WorkerRef{WorkerId: "w"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task.GetTaskId(), st
+}
+
 func timedOut(t *testing.T, log *eventlog.Log, id string) bool {
 	t.Helper()
 	var failed []*eventsv1.TaskAttemptFailed
@@ -278,16 +286,7 @@ func TestASweepWaitsForTheTurnsLatestFacts(t *testing.T) {
 	e.wrap = func(s projection.Store) projection.Store { gated.Store = s; return gated }
 	p := e.start()
 	a := p.svc.App()
-	_, task, err := a.CreateTask(ctx, "t1", &tasksv1.CreateTaskRequest{SessionId: "s1", ThreadId: "th", Spec: &tasksv1.TaskSpec{Title: "x",
-		TimeoutPolicy: &tasksv1.TimeoutPolicy{InactivityTimeout: durationpb.New(time.Second)}, RetryPolicy: &tasksv1.RetryPolicy{MaxAttempts: 1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := task.GetTaskId()
-	st, err := a.StartTask(ctx, "t1", &tasksv1.StartTaskRequest{TaskId: id, Worker: &tasksv1.WorkerRef{WorkerId: "w"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, st := startIdleBound(ctx, t, a, "x")
 	submitted := turnFacts(t, p.log, "turn-1", &eventsv1.RuntimeEvent{Type: events.TypeTurnSubmitted, Timestamp: timestamppb.New(t0),
 		Payload: &eventsv1.RuntimeEvent_TurnSubmitted{TurnSubmitted: &eventsv1.TurnSubmitted{Metadata: map[string]string{"task_id": id, "task_run_id": st.RunID}}}})
 	delegated, err := a.DelegateTaskRun(ctx, "t1", &tasksv1.DelegateTaskRunRequest{TaskId: id, RunId: st.RunID, SessionId: "s1", ThreadId: "th", TurnId: "turn-1"})
